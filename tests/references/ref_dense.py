@@ -83,6 +83,56 @@ def ref_fused_add_rmsnorm(args, symbols):
     return {"residual": h.ravel(), "y": y.ravel()}
 
 
+# --------------------------------------------------------------------------------------------
+# gemv/
+# --------------------------------------------------------------------------------------------
+
+def ref_gemv_row_per_thread(args, symbols):
+    A = _f64(args["A"]).reshape(args["rows"], args["cols"])
+    y = args["alpha"] * (A @ _f64(args["x"])) + args["beta"] * _f64(args["y"])
+    return {"y": y}
+
+
+def ref_gemv_t_col_per_thread(args, symbols):
+    A = _f64(args["A"]).reshape(args["rows"], args["cols"])
+    return {"z": A.T @ _f64(args["w"])}
+
+
+def ref_gemv_warp_per_row(args, symbols):
+    A = _f64(args["A"]).reshape(args["rows"], args["cols"])
+    return {"y": A @ _f64(args["x"]) + _f64(args["bias"])}
+
+
+# --------------------------------------------------------------------------------------------
+# matmul/
+# --------------------------------------------------------------------------------------------
+
+def _mm(args, a="A", b="B"):
+    M, N, K = args["M"], args["N"], args["K"]
+    return _f64(args[a]).reshape(M, K) @ _f64(args[b]).reshape(K, N)
+
+
+def ref_matmul_naive(args, symbols):
+    return {"C": _mm(args).ravel()}
+
+
+def ref_matmul_tiled(args, symbols):
+    C = args["alpha"] * _mm(args).ravel() + args["beta"] * _f64(args["C"])
+    return {"C": C}
+
+
+def ref_matmul_regblock_4x4(args, symbols):
+    return {"C": _mm(args).ravel()}
+
+
+def ref_bmm_nt(args, symbols):
+    M, N, K = args["M"], args["N"], args["K"]
+    A = _f64(args["A"]).reshape(-1, M, K)
+    B = _f64(args["B"]).reshape(-1, N, K)
+    C = args["alpha"] * np.einsum("bmk,bnk->bmn", A, B)
+    return {"C": C.ravel()}
+
+
 REFERENCES = {
     "norm/softmax_rows.cu:softmax_rows": ref_softmax_rows,
     "norm/softmax_rows.cu:log_softmax_rows": ref_log_softmax_rows,
@@ -90,4 +140,11 @@ REFERENCES = {
     "norm/layernorm.cu:layernorm_forward": ref_layernorm_forward,
     "norm/rmsnorm.cu:rmsnorm_forward": ref_rmsnorm_forward,
     "norm/rmsnorm.cu:fused_add_rmsnorm": ref_fused_add_rmsnorm,
+    "gemv/gemv_thread_row.cu:gemv_row_per_thread": ref_gemv_row_per_thread,
+    "gemv/gemv_thread_row.cu:gemv_t_col_per_thread": ref_gemv_t_col_per_thread,
+    "gemv/gemv_warp_row.cu:gemv_warp_per_row": ref_gemv_warp_per_row,
+    "matmul/matmul_naive.cu:matmul_naive": ref_matmul_naive,
+    "matmul/matmul_tiled.cu:matmul_tiled": ref_matmul_tiled,
+    "matmul/matmul_regblock.cu:matmul_regblock_4x4": ref_matmul_regblock_4x4,
+    "matmul/bmm_nt.cu:bmm_nt": ref_bmm_nt,
 }
