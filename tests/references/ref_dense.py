@@ -133,6 +133,117 @@ def ref_bmm_nt(args, symbols):
     return {"C": C.ravel()}
 
 
+# --------------------------------------------------------------------------------------------
+# conv/
+# --------------------------------------------------------------------------------------------
+
+def ref_conv2d_nchw(args, symbols):
+    N, C, H, W = args["N"], args["C"], args["H"], args["W"]
+    K, R, S = args["K"], args["R"], args["S"]
+    stride, pad, P, Q = args["stride"], args["pad"], args["P"], args["Q"]
+    x = _f64(args["input"]).reshape(N, C, H, W)
+    w = _f64(args["weight"]).reshape(K, C, R, S)
+    xp = np.zeros((N, C, H + 2 * pad + stride * P, W + 2 * pad + stride * Q))
+    xp[:, :, pad:pad + H, pad:pad + W] = x
+    out = np.zeros((N, K, P, Q)) + _f64(args["bias"])[None, :, None, None]
+    for r in range(R):
+        for s in range(S):
+            # window of input pixels seen by filter tap (r, s) for every output pixel
+            patch = xp[:, :, r:r + stride * P:stride, s:s + stride * Q:stride]  # N,C,P,Q
+            out += np.einsum("ncpq,kc->nkpq", patch, w[:, :, r, s])
+    return {"output": out.ravel()}
+
+
+def ref_depthwise_conv2d_nhwc_relu6(args, symbols):
+    N, H, W, C = args["N"], args["H"], args["W"], args["C"]
+    R, S, pad = args["R"], args["S"], args["pad"]
+    x = _f64(args["in"]).reshape(N, H, W, C)
+    f = _f64(args["filt"]).reshape(R, S, C)
+    xp = np.zeros((N, H + 2 * pad + R, W + 2 * pad + S, C))
+    xp[:, pad:pad + H, pad:pad + W, :] = x
+    out = np.zeros((N, H, W, C)) + _f64(args["bias"])
+    for r in range(R):
+        for s in range(S):
+            out += xp[:, r:r + H, s:s + W, :] * f[r, s]
+    return {"out": np.clip(out, 0.0, 6.0).ravel()}
+
+
+# --------------------------------------------------------------------------------------------
+# attention/
+# --------------------------------------------------------------------------------------------
+
+def ref_attention_row_forward(args, symbols):
+    Lq, Lk, D = args["Lq"], args["Lk"], args["D"]
+    q = _f64(args["Q"]).reshape(Lq, D)
+    k = _f64(args["K"]).reshape(Lk, D)
+    v = _f64(args["V"]).reshape(Lk, D)
+    scores = (q @ k.T) * float(np.float32(args["scale"]))
+    if args["causal"]:
+        i = np.arange(Lq)[:, None]
+        j = np.arange(Lk)[None, :]
+        scores = np.where(j > i, -np.inf, scores)
+    return {"O": (_softmax(scores) @ v).ravel()}
+
+
+# --------------------------------------------------------------------------------------------
+# precision/
+# --------------------------------------------------------------------------------------------
+
+def ref_half_axpby(args, symbols):
+    a = _to_half(np.float32(args["a"]))
+    b = _to_half(np.float32(args["b"]))
+    x = args["x"].astype(np.float16)
+    y = args["y"].astype(np.float16)
+    # each half operation rounds its exact result to half
+    ax = _to_half(_f64(a) * _f64(x))
+    by = _to_half(_f64(b) * _f64(y))
+    return {"y": _to_half(_f64(ax) + _f64(by))}
+
+
+def _gelu_tanh(v):
+    return 0.5 * v * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (v + 0.044715 * v ** 3)))
+
+
+def ref_half_bias_gelu_rows(args, symbols):
+    rows, cols = args["rows"], args["cols"]
+    v = _f64(args["x"]).reshape(rows, cols) + _f64(args["bias"])
+    return {"y": _to_half(_gelu_tanh(v)).ravel()}
+
+
+def ref_half2_fma_affine(args, symbols):
+    n = args["n"]
+    # fused multiply-add: one rounding of the exact x*scale + shift
+    y = _f64(args["x"][:n]) * _f64(args["scale"][:n]) + _f64(args["shift"][:n])
+    return {"y": _to_half(y)}
+
+
+def ref_half2_dot_partial(args, symbols):
+    # Launched as 4 blocks of 128 threads over n/2 half2 pairs with a grid-stride loop:
+    # pair i is summed by block (i // 128) % 4.
+    block, grid = 128, 4
+    n = args["n"]
+    prod = (_f64(args["a"][:n]) * _f64(args["b"][:n])).reshape(-1, 2).sum(axis=1)
+    owner = (np.arange(n // 2) // block) % grid
+    return {"partial": np.array([prod[owner == g].sum() for g in range(grid)])}
+
+
+def ref_bf16_swiglu(args, symbols):
+    g = _f64(args["gate"])
+    u = _f64(args["up"])
+    return {"out": _to_bf16(g / (1.0 + np.exp(-g)) * u)}
+
+
+def ref_quantize_f32_to_bf16(args, symbols):
+    # the float32 product is rounded to float32 first, then to bfloat16
+    prod = args["x"].astype(np.float32) * np.float32(args["scale"])
+    return {"out": _to_bf16(prod)}
+
+
+def ref_hgemm_f32acc(args, symbols):
+    C = float(np.float32(args["alpha"])) * _mm(args)
+    return {"C": _to_half(C).ravel()}
+
+
 REFERENCES = {
     "norm/softmax_rows.cu:softmax_rows": ref_softmax_rows,
     "norm/softmax_rows.cu:log_softmax_rows": ref_log_softmax_rows,
@@ -147,4 +258,15 @@ REFERENCES = {
     "matmul/matmul_tiled.cu:matmul_tiled": ref_matmul_tiled,
     "matmul/matmul_regblock.cu:matmul_regblock_4x4": ref_matmul_regblock_4x4,
     "matmul/bmm_nt.cu:bmm_nt": ref_bmm_nt,
+    "conv/conv2d_nchw.cu:conv2d_nchw": ref_conv2d_nchw,
+    "conv/depthwise_conv_nhwc.cu:depthwise_conv2d_nhwc_relu6": ref_depthwise_conv2d_nhwc_relu6,
+    "attention/attention_row.cu:attention_cross": ref_attention_row_forward,
+    "attention/attention_row.cu:attention_causal": ref_attention_row_forward,
+    "precision/half_ops.cu:half_axpby": ref_half_axpby,
+    "precision/half_ops.cu:half_bias_gelu_rows": ref_half_bias_gelu_rows,
+    "precision/half2_vectorized.cu:half2_fma_affine": ref_half2_fma_affine,
+    "precision/half2_vectorized.cu:half2_dot_partial": ref_half2_dot_partial,
+    "precision/bf16_ops.cu:bf16_swiglu": ref_bf16_swiglu,
+    "precision/bf16_ops.cu:quantize_f32_to_bf16": ref_quantize_f32_to_bf16,
+    "precision/hgemm_f32acc.cu:hgemm_f32acc": ref_hgemm_f32acc,
 }
