@@ -1,0 +1,173 @@
+"""The ``migrate`` command line: ``convert`` and ``explain``.
+
+Exit status: 0 when everything converted, 1 when some kernels did not, 2 on usage errors.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+
+EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 2 with one clear line (argparse's own convention)
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="migrate", description="Migrate CUDA C++ kernels to TileLang.")
+    parser.add_argument("--version", action="version", version=f"cuda2tile {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    conv = sub.add_parser("convert", help="convert .cu/.cuh files or folders into OUT")
+    conv.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to convert")
+    conv.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder")
+    conv.add_argument("--json", metavar="FILE", help="also write the report to FILE")
+    conv.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                      help="parallel parser processes (default: number of CPUs)")
+    conv.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                      help="skip files whose relative path or name matches GLOB (repeatable)")
+    conv.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                      help="add an include folder")
+    conv.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]",
+                      help="define a macro")
+    conv.add_argument("-std", "--std", dest="std", default=None, metavar="STD",
+                      help="C++ standard (default c++17)")
+    conv.add_argument("-p", dest="compdb", metavar="DIR",
+                      help="folder holding compile_commands.json (flags per file)")
+    conv.add_argument("--max-file-size", type=int, default=4 * 1024 * 1024, metavar="BYTES",
+                      help="skip larger files with M1004 (default 4 MiB)")
+    conv.add_argument("-q", "--quiet", action="store_true", help="print no diagnostics, only the summary")
+
+    explain = sub.add_parser("explain", help="explain a diagnostic code")
+    explain.add_argument("code", metavar="CODE")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "explain":
+        return cmd_explain(args)
+    return cmd_convert(args)
+
+
+def cmd_explain(args) -> int:
+    from .codes import CODES
+
+    code = args.code.upper()
+    if code not in CODES:
+        print(f"migrate: unknown diagnostic code {args.code!r}", file=sys.stderr)
+        return EXIT_USAGE
+    entry = CODES[code]
+    print(f"{entry.code} ({entry.severity.value}): {entry.title}\n\n{entry.explanation}\n\nFix: {entry.fix}")
+    return EXIT_OK
+
+
+def cmd_convert(args) -> int:
+    from rich.console import Console
+
+    from . import convert as cv
+    from . import report
+    from .codes import Severity
+    from .emit import render
+    from .parse.frontend import ParseOptions
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False)
+    out_dir = Path(args.out)
+    if out_dir.exists() and not out_dir.is_dir():
+        err.print(f"migrate: error: output {args.out} exists and is not a folder")
+        return EXIT_USAGE
+    try:
+        files = cv.discover(args.paths, out_dir, args.exclude)
+    except cv.UsageError as exc:
+        err.print(f"migrate: error: {exc}")
+        return EXIT_USAGE
+    for src in files:
+        if src.path.resolve() == out_dir.resolve():
+            err.print("migrate: error: the output folder cannot be a source file")
+            return EXIT_USAGE
+
+    compdb = {}
+    if args.compdb:
+        from .parse import compdb as cdb
+        try:
+            compdb = cdb.load(args.compdb)
+        except cdb.CompDbError as exc:
+            err.print(f"migrate: error: M9002: {exc}")
+            return EXIT_USAGE
+
+    base = ParseOptions(include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
+                        std=args.std or "c++17", max_file_size=args.max_file_size)
+
+    def options_for(path: Path) -> ParseOptions:
+        flags = compdb.get(str(path.resolve()))
+        if flags is None:
+            return base
+        return ParseOptions(include_dirs=base.include_dirs + flags.include_dirs,
+                            defines=flags.defines + base.defines,
+                            std=args.std or flags.std or "c++17", extra_args=flags.extra,
+                            max_file_size=base.max_file_size)
+
+    jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+    jobs = min(jobs, max(1, len(files)))
+    start = time.perf_counter()
+    parsed = _parse_with_progress(cv, files, options_for, jobs, out)
+
+    results = []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for src in files:
+        pf = parsed[src.path]
+        kernels, file_diags = cv.analyse(pf, str(src.rel))
+        rel_out = cv.module_path(src.rel)
+        target = cv.safe_output(out_dir, rel_out)
+        text = render("placeholder.py.j2", version=__version__, source=str(src.rel), kernels=kernels)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        results.append(cv.FileResult(src, str(rel_out), kernels, file_diags, pf.seconds,
+                                     cv.count_lines(src.path), text.count("\n")))
+
+    data = report.report_dict(results, out_dir)
+    data["summary"]["seconds"] = round(time.perf_counter() - start, 3)
+    report.write_json(data, out_dir / "report.json")
+    if args.json:
+        report.write_json(data, Path(args.json))
+
+    if not args.quiet:
+        for r in results:
+            for d in list(r.diagnostics) + [d for k in r.kernels for d in k.diagnostics]:
+                if d.severity is not Severity.NOTE:
+                    err.print(str(d), markup=False)
+    report.print_summary(out, data)
+    out.print(f"report: {out_dir / 'report.json'}", markup=False)
+
+    incomplete = any(k.form == "unsupported" for r in results for k in r.kernels) or \
+        cv.error_count(results) > 0
+    return EXIT_INCOMPLETE if incomplete else EXIT_OK
+
+
+def _parse_with_progress(cv, files, options_for, jobs, console):
+    if not console.is_terminal or not files:
+        return cv.parse_all(files, options_for, jobs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("[bold]parsing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.description}"))
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("", total=len(files))
+
+        def done(src):
+            progress.update(task, advance=1, description=str(src.rel))
+
+        return cv.parse_all(files, options_for, jobs, on_done=done)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

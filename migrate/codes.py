@@ -1,0 +1,109 @@
+"""The registry of diagnostic codes: each code once, with its severity, meaning and fix.
+
+Codes are stable: tests, reports and users' ``--suppress`` lists refer to them. Ranges:
+M1xxx frontend (reading and modelling CUDA), M2xxx analysis, M3xxx emission, M4xxx runtime checks,
+M9xxx the tool itself (files, options).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    NOTE = "note"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    code: str
+    severity: Severity
+    title: str
+    explanation: str
+    fix: str
+
+
+_CODES = [
+    # -- reading files ---------------------------------------------------------------------------
+    Code("M1001", Severity.ERROR, "CUDA source does not compile",
+         "clang reported an error inside a kernel or a device function it calls; the kernel cannot be "
+         "modelled until the code is valid CUDA.",
+         "Fix the error in the source, or pass the -I/-D flags (or -p with compile_commands.json) the "
+         "project builds with."),
+    Code("M1002", Severity.ERROR, "not a text file",
+         "The file has NUL bytes or is not valid UTF-8/Latin-1 text; it is not CUDA source.",
+         "Exclude it with --exclude, or rename it if it is not meant to be a .cu/.cuh file."),
+    Code("M1003", Severity.NOTE, "no kernels in file",
+         "The file holds no __global__ function; nothing is migrated from it (its device functions "
+         "are modelled when a kernel elsewhere calls them).",
+         "Nothing to do."),
+    Code("M1004", Severity.ERROR, "file too large",
+         "The file is larger than the size limit; such files are usually generated or not source.",
+         "Raise the limit with --max-file-size, or exclude the file."),
+    Code("M1005", Severity.WARNING, "header not found",
+         "An #include could not be resolved; it was read as an empty file so that the rest of the "
+         "file could be parsed. Declarations it should provide are missing.",
+         "Pass the include folder with -I, or a compile_commands.json with -p."),
+    Code("M1006", Severity.WARNING, "host code does not compile",
+         "clang reported an error in host code (outside every kernel); kernels are still modelled, "
+         "but launch sites in that code may be missing.",
+         "Pass the -I/-D flags the project builds with, or fix the host code."),
+    Code("M1007", Severity.ERROR, "file cannot be read",
+         "The file could not be opened or decoded.",
+         "Check the path and its permissions."),
+    # -- constructs the model does not represent -------------------------------------------------
+    Code("M1101", Severity.ERROR, "unknown type",
+         "A type used by the kernel is neither a CUDA/C++ builtin nor declared in the code the "
+         "frontend can see.",
+         "Declare the type, or pass the include folder (-I) of the header that does."),
+    Code("M1201", Severity.ERROR, "inline PTX assembly",
+         "asm() statements have no TileLang equivalent; the kernel keeps running as CUDA.",
+         "Replace the assembly with the CUDA intrinsic it implements, or keep the kernel in CUDA "
+         "(hybrid project)."),
+    Code("M1202", Severity.ERROR, "texture or surface object",
+         "Texture and surface fetches (tex1Dfetch, tex2D, surf2Dread, ...) are not modelled.",
+         "Read the data through a plain pointer (const __restrict__ / __ldg) instead."),
+    Code("M1203", Severity.ERROR, "dynamic parallelism",
+         "A kernel launches another kernel from device code; TileLang kernels cannot launch kernels.",
+         "Move the launch to the host."),
+    Code("M1204", Severity.ERROR, "recursion",
+         "A device function calls itself, directly or through others; TileLang inlines device code "
+         "and cannot express recursion.",
+         "Rewrite the recursion as a loop with an explicit stack."),
+    Code("M1205", Severity.ERROR, "goto",
+         "goto and labels have no structured equivalent in TileLang.",
+         "Rewrite the jump as a loop with break/continue or a flag."),
+    Code("M1206", Severity.ERROR, "unsupported construct",
+         "The kernel uses a C++ construct the kernel model does not represent (named in the message).",
+         "Rewrite the construct in plain C-style CUDA, or keep the kernel in CUDA (hybrid project)."),
+    Code("M1207", Severity.ERROR, "call to unknown function",
+         "A kernel calls a function whose body the frontend cannot see and that is not part of the "
+         "CUDA API it knows.",
+         "Make the __device__ function's definition visible (include its header), or check the name."),
+    Code("M1208", Severity.WARNING, "template never instantiated",
+         "A templated kernel has no launch site or explicit instantiation in the code, so its "
+         "template arguments are unknown.",
+         "Launch it from host code in the same file, or give the instance in the kernel's spec."),
+    Code("M1209", Severity.ERROR, "function pointer or virtual call",
+         "Calls through function pointers or virtual functions are not modelled.",
+         "Call the device function directly, or dispatch with a switch."),
+    Code("M1210", Severity.ERROR, "device-side memory allocation",
+         "malloc/free/new/delete in device code cannot be migrated.",
+         "Allocate on the host and pass the buffer to the kernel."),
+    # -- the tool ---------------------------------------------------------------------------------
+    Code("M9001", Severity.ERROR, "internal error",
+         "The tool failed on this input; this is a bug in cuda2tile, not in your code.",
+         "Report it with the file that triggered it."),
+    Code("M9002", Severity.ERROR, "bad compile_commands.json",
+         "The compilation database given with -p could not be read.",
+         "Check that -p names the folder that holds compile_commands.json and that it is valid JSON."),
+]
+
+CODES: dict[str, Code] = {c.code: c for c in _CODES}
+assert len(CODES) == len(_CODES), "duplicate diagnostic code"
+
+
+def lookup(code: str) -> Code:
+    return CODES[code]

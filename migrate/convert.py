@@ -1,0 +1,184 @@
+"""``migrate convert``: walk a codebase, model every kernel, write the mirrored output tree.
+
+The driver owns files and folders; the frontend owns parsing; the analysis owns the choice of
+form; the emitter owns the module text. One bad file never stops the others: each is parsed in
+a worker process, and a worker that dies is reported as an internal error (M9001) for that file.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .analysis.forms import choose_form
+from .codes import Severity
+from .diagnostics import Diagnostic, make
+from .parse import model as m
+from .parse.frontend import ParsedFile, ParseOptions, parse_file
+from .span import Span
+
+SOURCE_SUFFIXES = (".cu", ".cuh")
+
+
+class UsageError(Exception):
+    """A problem with the command line or the paths given: exit status 2."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path  # absolute
+    rel: Path  # relative to the conversion root, mirrored under OUT
+
+
+@dataclass
+class KernelResult:
+    file: str
+    kernel: str
+    line: int
+    form: str
+    reason: str
+    diagnostics: list[Diagnostic]
+    template_instances: list[list[str]]
+    params: list[dict]
+    launches: list[dict]
+    check: dict = field(default_factory=lambda: {"device": None, "status": "skipped",
+                                                 "max_abs_err": None, "max_rel_err": None,
+                                                 "message": "not requested (use --check cpu|cuda)"})
+
+
+@dataclass
+class FileResult:
+    source: SourceFile
+    output: str | None
+    kernels: list[KernelResult]
+    diagnostics: list[Diagnostic]  # file-level (not inside a kernel)
+    seconds: float
+    lines_in: int = 0
+    lines_out: int = 0
+
+
+def discover(paths: list[str], out_dir: Path, excludes: list[str]) -> list[SourceFile]:
+    """The .cu/.cuh files under ``paths``, relative to their common root, minus OUT and excludes."""
+    roots = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            raise UsageError(f"{p}: no such file or directory")
+        roots.append(path.resolve())
+    if len(roots) == 1:
+        base = roots[0] if roots[0].is_dir() else roots[0].parent
+    else:
+        base = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in roots]))
+    out_resolved = out_dir.resolve()
+    found: dict[Path, SourceFile] = {}
+    for root in roots:
+        candidates = [root] if root.is_file() else sorted(
+            p for p in root.rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file())
+        for path in candidates:
+            if path.is_relative_to(out_resolved):
+                continue
+            rel = path.relative_to(base)
+            if any(fnmatch.fnmatch(str(rel), g) or fnmatch.fnmatch(path.name, g) for g in excludes):
+                continue
+            found.setdefault(path, SourceFile(path, rel))
+    return sorted(found.values(), key=lambda s: str(s.rel))
+
+
+def module_path(rel: Path) -> Path:
+    """``dir/my-kernels.cu`` -> ``dir/my_kernels.py``; headers get a ``_cuh`` suffix."""
+    stem = re.sub(r"\W", "_", rel.stem)
+    if stem[:1].isdigit():
+        stem = "_" + stem
+    if rel.suffix == ".cuh":
+        stem += "_cuh"
+    return rel.with_name(stem + ".py")
+
+
+def safe_output(out_dir: Path, rel: Path) -> Path:
+    """The output path for ``rel``; refuses anything that would land outside ``out_dir``."""
+    target = (out_dir / rel).resolve()
+    if not target.is_relative_to(out_dir.resolve()):
+        raise UsageError(f"refusing to write outside the output folder: {target}")
+    return target
+
+
+def analyse(parsed: ParsedFile, display: str) -> tuple[list[KernelResult], list[Diagnostic]]:
+    """Per-kernel results (form, diagnostics, instances) of one parsed file."""
+    unit = parsed.unit
+    device_fns = {f.name: f for f in unit.device_functions}
+    kernels = []
+    for k in unit.kernels:
+        diags = parsed.by_kernel.get(k.name, [])
+        choice = choose_form(k, diags, device_fns)
+        kernels.append(KernelResult(
+            file=display, kernel=k.name, line=k.span.line, form=choice.form, reason=choice.reason,
+            diagnostics=diags,
+            template_instances=[list(i.args) for i in k.instantiations],
+            params=[{"name": p.name, "type": str(p.type), "const": p.const, "restrict": p.restrict}
+                    for p in k.params],
+            launches=[_launch_json(s) for s in unit.launches if s.kernel == k.name]))
+    return kernels, parsed.file_diagnostics()
+
+
+def _launch_json(site: m.LaunchSite) -> dict:
+    def text(e):
+        return e.text if e is not None else None
+    return {"line": site.span.line, "caller": site.caller, "template_args": list(site.template_args),
+            "grid": text(site.grid), "block": text(site.block), "shared_bytes": text(site.shared_bytes),
+            "stream": text(site.stream), "args": [a.text for a in site.args]}
+
+
+def _parse_job(path: str, options: ParseOptions) -> ParsedFile:
+    try:
+        return parse_file(path, options)
+    except Exception:  # a bug in the tool: report it for this file, never crash the run
+        diag = make("M9001", Span.point(path), "internal error while parsing: "
+                    + traceback.format_exc(limit=3).strip().splitlines()[-1])
+        return ParsedFile(path, m.TranslationUnit(path, (), (), (), ()), [diag])
+
+
+def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None) -> dict[Path, ParsedFile]:
+    """Parse every file, ``jobs`` at a time; a dead worker costs only the file it was on."""
+    results: dict[Path, ParsedFile] = {}
+    if jobs <= 1:
+        for src in files:
+            results[src.path] = _parse_job(str(src.path), options_for(src.path))
+            if on_done:
+                on_done(src)
+        return results
+    remaining = list(files)
+    while remaining:
+        try:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = {src: pool.submit(_parse_job, str(src.path), options_for(src.path))
+                           for src in remaining}
+                for src, future in futures.items():
+                    results[src.path] = future.result()
+                    remaining.remove(src)
+                    if on_done:
+                        on_done(src)
+        except BrokenProcessPool:
+            # the file being collected when the pool broke is the likely culprit: report it
+            culprit = remaining.pop(0)
+            results[culprit.path] = ParsedFile(str(culprit.path), m.TranslationUnit(
+                str(culprit.path), (), (), (), ()), [make("M9001", Span.point(str(culprit.path)),
+                                                         "the parser process crashed on this file")])
+            if on_done:
+                on_done(culprit)
+    return results
+
+
+def count_lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except OSError:
+        return 0
+
+
+def error_count(results: list[FileResult]) -> int:
+    return sum(1 for r in results for d in r.diagnostics if d.severity is Severity.ERROR)

@@ -1,0 +1,679 @@
+"""Cursor → kernel model: one ``visit_<CURSOR_KIND>`` method per construct.
+
+:class:`ModelBuilder` turns the libclang cursors of one function into :mod:`.model` nodes.
+Anything the model cannot represent becomes an ``Unsupported*`` node plus a coded diagnostic;
+the builder never raises on user input.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import clang.cindex as ci
+
+from ..compat.catalog import UNSUPPORTED_CODES, section_of
+from ..diagnostics import DiagnosticBag
+from ..span import Span
+from . import clang as cl
+from . import model as m
+
+K = ci.CursorKind
+T = ci.TypeKind
+
+BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}
+
+#: Catalog section -> model call kind.
+_SECTION_KIND = {"math": "math", "half": "math", "conversion": "conversion", "atomic": "atomic",
+                 "warp": "warp", "sync": "sync", "memory": "memory", "cg": "cg", "io": "io",
+                 "constructor": "constructor", "unsupported": "unknown"}
+
+_TEXTURE_TYPE = re.compile(r"\b(cudaTextureObject_t|cudaSurfaceObject_t|texture\s*<|surface\s*<)")
+
+_CAST_STYLES = {K.CSTYLE_CAST_EXPR: "c", K.CXX_STATIC_CAST_EXPR: "static",
+                K.CXX_REINTERPRET_CAST_EXPR: "reinterpret", K.CXX_CONST_CAST_EXPR: "const",
+                K.CXX_FUNCTIONAL_CAST_EXPR: "functional"}
+
+_OPERATOR_NAME = re.compile(r"^operator(\W+)$")
+
+
+def span_of(cursor: ci.Cursor) -> Span:
+    start, end = cursor.extent.start, cursor.extent.end
+    file = start.file.name if start.file else (cursor.location.file.name if cursor.location.file else "")
+    line, col = (start.line, start.column) if start.file else (cursor.location.line, cursor.location.column)
+    return Span(file, line, col, end.line if end.file else line, end.column if end.file else col)
+
+
+class SourceText:
+    """Byte-offset access to the files of a translation unit, for host expressions and pragmas."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, bytes] = {}
+
+    def _data(self, name: str) -> bytes:
+        if name not in self._cache:
+            try:
+                self._cache[name] = Path(name).read_bytes()
+            except OSError:
+                self._cache[name] = b""
+        return self._cache[name]
+
+    def of(self, cursor: ci.Cursor) -> str:
+        start, end = cursor.extent.start, cursor.extent.end
+        if not start.file or not end.file or start.file.name != end.file.name:
+            return " ".join(t.spelling for t in cursor.get_tokens())
+        data = self._data(start.file.name)
+        return data[start.offset:end.offset].decode("utf-8", "replace")
+
+    def line(self, file: str, line: int) -> str:
+        lines = self._data(file).decode("utf-8", "replace").splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -> m.CType:
+    """A clang type as a model type (typedefs resolved, CUDA vector and half types recognised)."""
+    kind = ctype.kind
+    if kind == T.LVALUEREFERENCE or kind == T.RVALUEREFERENCE:
+        return m.Reference(convert_type(ctype.get_pointee(), template_names))
+    if kind in (T.ELABORATED, T.TYPEDEF, T.UNEXPOSED, T.AUTO):
+        spelling = _bare(ctype.spelling)
+        if spelling in template_names:
+            return m.TemplateType(spelling)
+        named = _named_type(spelling)
+        if named is not None:
+            return named
+        canon = ctype.get_canonical()
+        if canon.kind != kind or canon.spelling != ctype.spelling:
+            return convert_type(canon, template_names)
+        if kind == T.UNEXPOSED:
+            return m.Opaque(spelling)
+    if kind == T.POINTER:
+        pointee = ctype.get_pointee()
+        return m.Pointer(convert_type(pointee, template_names), pointee.is_const_qualified(),
+                         ctype.is_restrict_qualified())
+    if kind == T.CONSTANTARRAY:
+        return m.Array(convert_type(ctype.element_type, template_names), ctype.element_count)
+    if kind in (T.INCOMPLETEARRAY, T.DEPENDENTSIZEDARRAY, T.VARIABLEARRAY):
+        text = ""
+        match = re.search(r"\[([^\]]*)\]\s*$", ctype.spelling)
+        if match:
+            text = match.group(1).strip()
+        return m.Array(convert_type(ctype.element_type, template_names), None, text)
+    spelling = _bare(ctype.get_canonical().spelling)
+    named = _named_type(spelling)
+    if named is not None:
+        return named
+    if kind == T.RECORD:
+        return m.Record(spelling)
+    if kind == T.ENUM:
+        return m.Scalar("int32")
+    if spelling in template_names:
+        return m.TemplateType(spelling)
+    return m.Opaque(spelling or ctype.spelling)
+
+
+def _bare(spelling: str) -> str:
+    for word in ("const ", "volatile ", "struct ", "class ", "__restrict", "restrict "):
+        spelling = spelling.replace(word, "")
+    return spelling.strip()
+
+
+def _named_type(spelling: str) -> m.CType | None:
+    name = spelling.removeprefix("::")
+    if name in m.SCALAR_DTYPES:
+        return m.Scalar(m.SCALAR_DTYPES[name])
+    aliases = {"half": "float16", "nv_bfloat16": "bfloat16", "size_t": "uint64",
+               "int8_t": "int8", "uint8_t": "uint8", "int16_t": "int16", "uint16_t": "uint16",
+               "int32_t": "int32", "uint32_t": "uint32", "int64_t": "int64", "uint64_t": "uint64",
+               "ptrdiff_t": "int64", "uint": "uint32"}
+    if name in aliases:
+        return m.Scalar(aliases[name])
+    vector_aliases = {"half2": "__half2", "nv_bfloat162": "__nv_bfloat162"}
+    name = vector_aliases.get(name, name)
+    if name in m.VECTOR_TYPES:
+        dtype, lanes = m.VECTOR_TYPES[name]
+        return m.Vector(name, dtype, lanes)
+    return None
+
+
+class ModelBuilder:
+    """Builds the model of one function; collects diagnostics into ``bag``."""
+
+    def __init__(self, bag: DiagnosticBag, text: SourceText, user_functions: dict[str, ci.Cursor],
+                 template_names: frozenset[str] = frozenset()) -> None:
+        self.bag = bag
+        self.text = text
+        self.user_functions = user_functions
+        self.template_names = template_names
+        self.called: list[str] = []
+
+    # -- helpers ----------------------------------------------------------------------------
+    def type_of(self, cursor: ci.Cursor) -> m.CType:
+        return convert_type(cursor.type, self.template_names)
+
+    def unsupported_stmt(self, cursor: ci.Cursor, code: str, what: str) -> m.UnsupportedStmt:
+        span = span_of(cursor)
+        self.bag.add(code, span, what)
+        return m.UnsupportedStmt(what, self.text.of(cursor)[:200], span)
+
+    def unsupported_expr(self, cursor: ci.Cursor, code: str, what: str) -> m.UnsupportedExpr:
+        span = span_of(cursor)
+        self.bag.add(code, span, what)
+        return m.UnsupportedExpr(what, self.text.of(cursor)[:200], self.type_of(cursor), span)
+
+    # -- statements -------------------------------------------------------------------------
+    def stmt(self, cursor: ci.Cursor) -> m.Stmt:
+        visit = getattr(self, f"visit_{cursor.kind.name}", None)
+        if visit is not None:
+            return visit(cursor)
+        if cursor.kind.is_expression():
+            return m.ExprStmt(self.expr(cursor), span_of(cursor))
+        name = cursor.kind.name.lower().replace("_", " ")
+        return self.unsupported_stmt(cursor, "M1206", f"statement kind '{name}' is not modelled")
+
+    def block(self, cursor: ci.Cursor) -> m.Block:
+        return m.Block(tuple(self.stmt(c) for c in cursor.get_children()), span_of(cursor))
+
+    visit_COMPOUND_STMT = block
+
+    def visit_DECL_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        decls = []
+        for child in cursor.get_children():
+            if child.kind == K.VAR_DECL:
+                decls.append(self.var_decl(child))
+            elif child.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL, K.TYPEDEF_DECL,
+                                K.TYPE_ALIAS_DECL, K.ENUM_DECL):
+                return self.unsupported_stmt(child, "M1206", "local type declaration is not modelled")
+            elif child.kind == K.STATIC_ASSERT:
+                continue
+        return m.DeclStmt(tuple(decls), span_of(cursor))
+
+    def var_decl(self, cursor: ci.Cursor) -> m.VarDecl:
+        attrs = {c.kind for c in cursor.get_children()}
+        ctype = self.type_of(cursor)
+        if K.CUDASHARED_ATTR in attrs:
+            storage = "extern_shared" if cursor.storage_class == ci.StorageClass.EXTERN else "shared"
+        elif K.CUDACONSTANT_ATTR in attrs:
+            storage = "constant"
+        elif cursor.storage_class == ci.StorageClass.STATIC:
+            storage = "static"
+        else:
+            storage = "local"
+        if _TEXTURE_TYPE.search(cursor.type.spelling):
+            self.bag.add("M1202", span_of(cursor), f"variable '{cursor.spelling}' is a texture/surface object")
+        init = None
+        exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
+        if exprs and not isinstance(ctype, m.Array) or (exprs and exprs[-1].kind == K.INIT_LIST_EXPR):
+            init = self.expr(exprs[-1])
+        return m.VarDecl(cursor.spelling, ctype, storage, cursor.type.is_const_qualified(), init,
+                         span_of(cursor))
+
+    def visit_IF_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        kids = list(cursor.get_children())
+        if kids and kids[0].kind == K.VAR_DECL:
+            return self.unsupported_stmt(cursor, "M1206", "declaration in an if condition is not modelled")
+        cond = self.expr(kids[0])
+        then = self.stmt(kids[1])
+        other = self.stmt(kids[2]) if len(kids) > 2 else None
+        return m.If(cond, then, other, span_of(cursor))
+
+    def visit_FOR_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        kids = list(cursor.get_children())
+        body = kids[-1]
+        init = cond = step = None
+        semis = self._for_header_semicolons(cursor)
+        for child in kids[:-1]:
+            offset = child.extent.start.offset
+            if semis is None:
+                break
+            if offset < semis[0]:
+                init = self.stmt(child)
+            elif offset < semis[1]:
+                cond = self.expr(child)
+            else:
+                step = self.expr(child)
+        pragmas = self._pragmas_before(cursor)
+        return m.For(init, cond, step, self.stmt(body), pragmas, span_of(cursor))
+
+    def _for_header_semicolons(self, cursor: ci.Cursor) -> tuple[int, int] | None:
+        depth, semis = 0, []
+        for token in cursor.get_tokens():
+            spelling = token.spelling
+            if spelling == "(":
+                depth += 1
+            elif spelling == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif spelling == ";" and depth == 1:
+                semis.append(token.extent.start.offset)
+        return (semis[0], semis[1]) if len(semis) >= 2 else None
+
+    def _pragmas_before(self, cursor: ci.Cursor) -> tuple[str, ...]:
+        loc = cursor.extent.start
+        if not loc.file:
+            return ()
+        pragmas = []
+        line = loc.line - 1
+        while line > 0:
+            text = self.text.line(loc.file.name, line).strip()
+            match = re.match(r"#\s*pragma\s+(unroll(?:\s*\(?\s*\w+\s*\)?)?|nounroll)", text)
+            if not match:
+                break
+            pragmas.append(re.sub(r"[()]", " ", match.group(1)).split() and
+                           " ".join(re.sub(r"[()]", " ", match.group(1)).split()))
+            line -= 1
+        return tuple(reversed(pragmas))
+
+    def visit_WHILE_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        kids = list(cursor.get_children())
+        if kids[0].kind == K.VAR_DECL:
+            return self.unsupported_stmt(cursor, "M1206", "declaration in a while condition is not modelled")
+        return m.While(self.expr(kids[0]), self.stmt(kids[1]), span_of(cursor))
+
+    def visit_DO_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        body, cond = list(cursor.get_children())
+        return m.DoWhile(self.stmt(body), self.expr(cond), span_of(cursor))
+
+    def visit_SWITCH_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        kids = list(cursor.get_children())
+        return m.Switch(self.expr(kids[0]), self.stmt(kids[-1]), span_of(cursor))
+
+    def visit_CASE_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        kids = list(cursor.get_children())
+        return m.Case(self.expr(kids[0]), self.stmt(kids[-1]), span_of(cursor))
+
+    def visit_DEFAULT_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        kids = list(cursor.get_children())
+        return m.Case(None, self.stmt(kids[-1]), span_of(cursor))
+
+    def visit_BREAK_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        return m.Break(span_of(cursor))
+
+    def visit_CONTINUE_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        return m.Continue(span_of(cursor))
+
+    def visit_RETURN_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        kids = list(cursor.get_children())
+        return m.Return(self.expr(kids[0]) if kids else None, span_of(cursor))
+
+    def visit_NULL_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        return m.Empty(span_of(cursor))
+
+    def visit_GOTO_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        return self.unsupported_stmt(cursor, "M1205", "goto is not supported")
+
+    visit_INDIRECT_GOTO_STMT = visit_GOTO_STMT
+
+    def visit_LABEL_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        return self.unsupported_stmt(cursor, "M1205", f"label '{cursor.spelling}' (goto target) is not supported")
+
+    def visit_ASM_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        return self.unsupported_stmt(cursor, "M1201", "inline PTX assembly (asm statement)")
+
+    visit_GCC_ASM_STMT = visit_ASM_STMT
+    visit_MS_ASM_STMT = visit_ASM_STMT
+
+    def visit_ATTRIBUTED_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        kids = [c for c in cursor.get_children() if not c.kind.is_attribute()]
+        return self.stmt(kids[-1]) if kids else m.Empty(span_of(cursor))
+
+    def visit_UNEXPOSED_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        kids = [c for c in cursor.get_children() if not c.kind.is_attribute()]
+        if len(kids) == 1 and (kids[0].kind.is_statement() or kids[0].kind.is_expression()):
+            return self.stmt(kids[0])
+        return self.unsupported_stmt(cursor, "M1206", "statement is not modelled")
+
+    def visit_CXX_TRY_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        return self.unsupported_stmt(cursor, "M1206", "exceptions (try/catch) are not supported in device code")
+
+    def visit_CXX_FOR_RANGE_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        return self.unsupported_stmt(cursor, "M1206", "range-based for loop is not modelled")
+
+    # -- expressions ------------------------------------------------------------------------
+    def expr(self, cursor: ci.Cursor) -> m.Expr:
+        visit = getattr(self, f"expr_{cursor.kind.name}", None)
+        if visit is not None:
+            return visit(cursor)
+        name = cursor.kind.name.lower().replace("_", " ")
+        return self.unsupported_expr(cursor, "M1206", f"expression kind '{name}' is not modelled")
+
+    def expr_PAREN_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        return self.expr(next(cursor.get_children()))
+
+    def expr_UNEXPOSED_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        kids = list(cursor.get_children())
+        if len(kids) == 1:
+            inner = self.expr(kids[0])
+            outer_type = self.type_of(cursor)
+            if _is_value_conversion(inner.type, outer_type):
+                return m.Cast(outer_type, inner, "implicit", outer_type, span_of(cursor))
+            return inner
+        if not kids:
+            value = cl.evaluate(cursor)
+            if isinstance(value, int):
+                return m.IntLit(value, str(value), self.type_of(cursor), span_of(cursor))
+            if isinstance(value, float):
+                return m.FloatLit(value, repr(value), self.type_of(cursor), span_of(cursor))
+        # Dependent calls in templates (``f<T>(x)`` before instantiation) come out unexposed.
+        if kids and kids[0].kind in (K.OVERLOADED_DECL_REF, K.DECL_REF_EXPR, K.UNEXPOSED_EXPR,
+                                     K.MEMBER_REF_EXPR):
+            return self.call_like(cursor, kids)
+        return self.unsupported_expr(cursor, "M1206", "expression is not modelled")
+
+    def expr_INTEGER_LITERAL(self, cursor: ci.Cursor) -> m.Expr:
+        value = cl.evaluate(cursor)
+        text = self.text.of(cursor)
+        return m.IntLit(int(value) if value is not None else 0, text, self.type_of(cursor), span_of(cursor))
+
+    def expr_FLOATING_LITERAL(self, cursor: ci.Cursor) -> m.Expr:
+        value = cl.evaluate(cursor)
+        text = self.text.of(cursor)
+        return m.FloatLit(float(value) if value is not None else float("nan"), text,
+                          self.type_of(cursor), span_of(cursor))
+
+    def expr_CXX_BOOL_LITERAL_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        return m.BoolLit(self.text.of(cursor).strip() == "true", m.Scalar("bool"), span_of(cursor))
+
+    def expr_CHARACTER_LITERAL(self, cursor: ci.Cursor) -> m.Expr:
+        value = cl.evaluate(cursor)
+        return m.IntLit(int(value or 0), self.text.of(cursor), m.Scalar("int8"), span_of(cursor))
+
+    def expr_CXX_NULL_PTR_LITERAL_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        return m.IntLit(0, "nullptr", self.type_of(cursor), span_of(cursor))
+
+    def expr_STRING_LITERAL(self, cursor: ci.Cursor) -> m.Expr:
+        return m.StringLit(cursor.spelling, self.type_of(cursor), span_of(cursor))
+
+    def expr_DECL_REF_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        ref = cursor.referenced
+        span = span_of(cursor)
+        ctype = self.type_of(cursor)
+        if ref is None:
+            if cursor.spelling in self.template_names:
+                return m.Ref(cursor.spelling, "template", ctype, span)
+            return self.unsupported_expr(cursor, "M1206", f"unresolved name '{cursor.spelling}'")
+        name = ref.spelling
+        if ref.kind == K.VAR_DECL and name in BUILTIN_VARS and cl.is_prelude_file(
+                ref.location.file.name if ref.location.file else None):
+            return m.Builtin(name, None, ctype, span)
+        if ref.kind == K.PARM_DECL:
+            return m.Ref(name, "param", ctype, span)
+        if ref.kind == K.VAR_DECL:
+            return m.Ref(name, _var_kind(ref), ctype, span)
+        if ref.kind == K.ENUM_CONSTANT_DECL:
+            return m.IntLit(ref.enum_value, name, m.Scalar("int32"), span)
+        if ref.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
+            return m.Ref(name, "template", ctype, span)
+        if ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
+            return m.Ref(_qualified(ref), "function", ctype, span)
+        return self.unsupported_expr(cursor, "M1206", f"reference to a {ref.kind.name.lower()} is not modelled")
+
+    def expr_MEMBER_REF_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        kids = list(cursor.get_children())
+        span = span_of(cursor)
+        if not kids:
+            return self.unsupported_expr(cursor, "M1206", f"implicit member access '{cursor.spelling}'")
+        base = self.expr(kids[0])
+        if isinstance(base, m.Builtin) and base.dim is None and base.var != "warpSize":
+            return m.Builtin(base.var, cursor.spelling, m.Scalar("uint32"), span)
+        arrow = isinstance(base.type, m.Pointer)
+        return m.Member(base, cursor.spelling, arrow, self.type_of(cursor), span)
+
+    def expr_ARRAY_SUBSCRIPT_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        base, index = list(cursor.get_children())
+        return m.Index(self.expr(base), self.expr(index), self.type_of(cursor), span_of(cursor))
+
+    def expr_UNARY_OPERATOR(self, cursor: ci.Cursor) -> m.Expr:
+        op, postfix = cl.unary_op(cursor)
+        operand = next(cursor.get_children())
+        if not op:
+            return self.unsupported_expr(cursor, "M1206", "unary operator is not modelled")
+        return m.Unary(op, self.expr(operand), postfix, self.type_of(cursor), span_of(cursor))
+
+    def expr_BINARY_OPERATOR(self, cursor: ci.Cursor) -> m.Expr:
+        lhs, rhs = list(cursor.get_children())
+        op = cl.binary_op(cursor)
+        span = span_of(cursor)
+        if op == "=":
+            return m.Assign("=", self.expr(lhs), self.expr(rhs), self.type_of(cursor), span)
+        return m.Binary(op, self.expr(lhs), self.expr(rhs), self.type_of(cursor), span)
+
+    def expr_COMPOUND_ASSIGNMENT_OPERATOR(self, cursor: ci.Cursor) -> m.Expr:
+        lhs, rhs = list(cursor.get_children())
+        return m.Assign(cl.binary_op(cursor), self.expr(lhs), self.expr(rhs), self.type_of(cursor),
+                        span_of(cursor))
+
+    def expr_CONDITIONAL_OPERATOR(self, cursor: ci.Cursor) -> m.Expr:
+        cond, then, other = list(cursor.get_children())
+        return m.Ternary(self.expr(cond), self.expr(then), self.expr(other), self.type_of(cursor),
+                         span_of(cursor))
+
+    def _cast(self, cursor: ci.Cursor) -> m.Expr:
+        kids = [c for c in cursor.get_children() if c.kind.is_expression()]
+        target = self.type_of(cursor)
+        span = span_of(cursor)
+        style = _CAST_STYLES[cursor.kind]
+        if style == "functional" and len(kids) != 1:
+            return m.Call(str(target), tuple(self.expr(k) for k in kids), "constructor", (), target, span)
+        if not kids:
+            return m.Call(str(target), (), "constructor", (), target, span)
+        return m.Cast(target, self.expr(kids[-1]), style, target, span)
+
+    expr_CSTYLE_CAST_EXPR = _cast
+    expr_CXX_STATIC_CAST_EXPR = _cast
+    expr_CXX_REINTERPRET_CAST_EXPR = _cast
+    expr_CXX_CONST_CAST_EXPR = _cast
+    expr_CXX_FUNCTIONAL_CAST_EXPR = _cast
+
+    def expr_CXX_UNARY_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        value = cl.evaluate(cursor)
+        text = self.text.of(cursor)
+        return m.SizeOf(text, value if isinstance(value, int) else None, self.type_of(cursor),
+                        span_of(cursor))
+
+    def expr_INIT_LIST_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        return m.InitList(tuple(self.expr(c) for c in cursor.get_children()), self.type_of(cursor),
+                          span_of(cursor))
+
+    def expr_LAMBDA_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        return self.unsupported_expr(cursor, "M1206", "lambda expressions are not modelled")
+
+    def expr_CXX_NEW_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        return self.unsupported_expr(cursor, "M1210", "'new' in device code")
+
+    def expr_CXX_DELETE_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        return self.unsupported_expr(cursor, "M1210", "'delete' in device code")
+
+    def expr_CXX_THIS_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        return self.unsupported_expr(cursor, "M1206", "member functions ('this') are not modelled")
+
+    def expr_CALL_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        kids = list(cursor.get_children())
+        if len(kids) >= 2 and _is_push_config(kids[1]):
+            return self.unsupported_expr(
+                cursor, "M1203", f"kernel '{cursor.spelling}' is launched from device code")
+        ref = cursor.referenced
+        if ref is not None and ref.kind == K.CONSTRUCTOR:
+            args = tuple(self.expr(k) for k in kids if not _is_default_arg(k))
+            return m.Call(_bare(cursor.type.spelling), args, "constructor", (), self.type_of(cursor),
+                          span_of(cursor))
+        return self.call_like(cursor, kids)
+
+    def call_like(self, cursor: ci.Cursor, kids: list[ci.Cursor]) -> m.Expr:
+        span = span_of(cursor)
+        if not kids:
+            return self.unsupported_expr(cursor, "M1206", "call without a callee")
+        callee, arg_cursors = kids[0], kids[1:]
+        args = tuple(self.expr(a) for a in arg_cursors if not _is_default_arg(a))
+        ctype = self.type_of(cursor)
+        target = _callee_cursor(callee)
+        if target is not None and target.kind == K.MEMBER_REF_EXPR:
+            obj_kids = list(target.get_children())
+            method = target.spelling
+            operator = _OPERATOR_NAME.match(method)
+            if obj_kids and operator:
+                return self._operator(operator.group(1), (self.expr(obj_kids[0]),) + args, ctype, span, cursor)
+            if not obj_kids:
+                return self.unsupported_expr(cursor, "M1206", f"call of member '{method}' is not modelled")
+            return m.MethodCall(self.expr(obj_kids[0]), method, args, ctype, span)
+        name, decl, template_args = self._resolve_callee(cursor, callee)
+        if name is None:
+            return self.unsupported_expr(cursor, "M1209", "call through a function pointer")
+        operator = _OPERATOR_NAME.match(name.rsplit("::", 1)[-1])
+        if operator:
+            return self._operator(operator.group(1), args, ctype, span, cursor)
+        kind = self._call_kind(name, decl, cursor)
+        return m.Call(name, args, kind, template_args, ctype, span)
+
+    def _operator(self, op: str, args: tuple[m.Expr, ...], ctype: m.CType, span: Span,
+                  cursor: ci.Cursor) -> m.Expr:
+        """An overloaded operator call (``__half`` arithmetic, ``float4`` helpers) as plain syntax."""
+        if len(args) == 2:
+            if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
+                return m.Assign(op, args[0], args[1], ctype, span)
+            if op == "[]":
+                return m.Index(args[0], args[1], ctype, span)
+            if op in ("++", "--"):
+                return m.Unary(op, args[0], True, ctype, span)
+            return m.Binary(op, args[0], args[1], ctype, span)
+        if len(args) == 1:
+            return m.Unary(op, args[0], False, ctype, span)
+        return self.unsupported_expr(cursor, "M1206", f"operator{op} call is not modelled")
+
+    def _resolve_callee(self, cursor: ci.Cursor, callee: ci.Cursor):
+        target = _callee_cursor(callee)
+        if target is None:
+            return None, None, ()
+        if target.kind == K.OVERLOADED_DECL_REF:
+            name = target.spelling
+            decls = cl.overloaded_decls(target)
+            decl = decls[0] if decls else None
+            qual = _qualified(decl) if decl is not None else name
+            return qual, decl, _explicit_template_args(callee)
+        ref = target.referenced if target.kind == K.DECL_REF_EXPR else None
+        if ref is None:
+            if target.kind == K.DECL_REF_EXPR and target.spelling:
+                return target.spelling, None, _explicit_template_args(callee)
+            ref = cursor.referenced
+        if ref is None or ref.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
+            return None, None, ()
+        args = _template_args_of(ref)
+        return _qualified(ref), ref, args or _explicit_template_args(callee)
+
+    def _call_kind(self, name: str, decl: ci.Cursor | None, cursor: ci.Cursor) -> str:
+        short = name.rsplit("::", 1)[-1]
+        if name in self.user_functions or short in self.user_functions:
+            user = self.user_functions.get(name) or self.user_functions.get(short)
+            if user is not None and not cl.is_prelude_file(
+                    user.location.file.name if user.location.file else None):
+                self.called.append(short)
+                return "device"
+        section = section_of(name)
+        if section is None and decl is not None and cl.is_prelude_file(
+                decl.location.file.name if decl.location.file else None):
+            section = section_of(short)
+        if section == "unsupported":
+            code = UNSUPPORTED_CODES.get(short, "M1206")
+            what = "texture/surface fetch" if code == "M1202" else "device-side memory allocation"
+            self.bag.add(code, span_of(cursor), f"{what} '{short}'")
+            return "unknown"
+        if section is not None:
+            return _SECTION_KIND[section]
+        if decl is not None and cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
+            return "math" if decl.location.file and "math" in decl.location.file.name else "unknown"
+        self.bag.add("M1207", span_of(cursor),
+                     f"call to '{short}', which is neither a visible __device__ function nor a known CUDA API")
+        return "unknown"
+
+
+def _is_value_conversion(inner: m.CType, outer: m.CType) -> bool:
+    if isinstance(inner, m.Scalar) and isinstance(outer, m.Scalar):
+        return inner.dtype != outer.dtype
+    return False
+
+
+def _is_default_arg(cursor: ci.Cursor) -> bool:
+    return cursor.kind == K.UNEXPOSED_EXPR and not list(cursor.get_children()) and cl.evaluate(cursor) is None \
+        and cursor.extent.start.file is None
+
+
+def _is_push_config(cursor: ci.Cursor) -> bool:
+    """The launch-configuration call clang puts in a ``<<<...>>>`` kernel call."""
+    return cursor.kind == K.CALL_EXPR and cursor.spelling in ("__cudaPushCallConfiguration",
+                                                              "cudaConfigureCall")
+
+
+def _callee_cursor(cursor: ci.Cursor) -> ci.Cursor | None:
+    """The DECL_REF/OVERLOADED_DECL_REF/MEMBER_REF under implicit casts and parentheses."""
+    current = cursor
+    for _ in range(8):
+        kids = list(current.get_children())
+        if current.kind == K.DECL_REF_EXPR and kids and kids[0].kind == K.OVERLOADED_DECL_REF:
+            return kids[0]
+        if current.kind in (K.DECL_REF_EXPR, K.OVERLOADED_DECL_REF, K.MEMBER_REF_EXPR):
+            return current
+        if current.kind not in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) or not kids:
+            return None
+        current = kids[0]
+    return None
+
+
+def _qualified(cursor: ci.Cursor) -> str:
+    parts = [cursor.spelling]
+    parent = cursor.semantic_parent
+    while parent is not None and parent.kind == K.NAMESPACE:
+        parts.append(parent.spelling)
+        parent = parent.semantic_parent
+    return "::".join(reversed(parts))
+
+
+def _template_args_of(cursor: ci.Cursor) -> tuple[str, ...]:
+    count = cursor.get_num_template_arguments()
+    if count <= 0:
+        return ()
+    args = []
+    for i in range(count):
+        kind = cursor.get_template_argument_kind(i)
+        if kind == ci.TemplateArgumentKind.TYPE:
+            args.append(_bare(cursor.get_template_argument_type(i).spelling))
+        elif kind in (ci.TemplateArgumentKind.INTEGRAL,):
+            args.append(str(cursor.get_template_argument_value(i)))
+        else:
+            args.append("?")
+    return tuple(args)
+
+
+def _explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
+    """Template arguments written at a call (``f<float, 4>(...)``), from the tokens."""
+    tokens = [t.spelling for t in callee.get_tokens()]
+    if "<" not in tokens:
+        return ()
+    inner = tokens[tokens.index("<") + 1:]
+    depth, current, args = 0, [], []
+    for tok in inner:
+        if tok == "<":
+            depth += 1
+        elif tok == ">" and depth == 0:
+            break
+        elif tok == ">":
+            depth -= 1
+        if tok == "," and depth == 0:
+            args.append(" ".join(current))
+            current = []
+        else:
+            current.append(tok)
+    if current:
+        args.append(" ".join(current))
+    return tuple(a for a in args if a)
+
+
+def _var_kind(ref: ci.Cursor) -> str:
+    attrs = {c.kind for c in ref.get_children()}
+    if K.CUDASHARED_ATTR in attrs:
+        return "shared"
+    if K.CUDACONSTANT_ATTR in attrs:
+        return "constant"
+    parent = ref.semantic_parent
+    if parent is not None and parent.kind in (K.TRANSLATION_UNIT, K.NAMESPACE):
+        return "global" if K.CUDADEVICE_ATTR in attrs else "host"
+    return "local"

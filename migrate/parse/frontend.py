@@ -1,0 +1,405 @@
+"""Read one CUDA file into the kernel model: :func:`parse_file`.
+
+The frontend never raises on user input: unreadable, binary, empty, huge or broken files come back
+as a :class:`ParsedFile` with coded diagnostics, and the kernels it could model.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import clang.cindex as ci
+
+from ..codes import Severity
+from ..diagnostics import Diagnostic, DiagnosticBag
+from ..span import Span
+from . import clang as cl
+from . import model as m
+from .build import ModelBuilder, SourceText, _is_push_config, _qualified, _template_args_of, \
+    convert_type, span_of
+
+K = ci.CursorKind
+
+DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024
+_MISSING_HEADER = re.compile(r"'([^']+)' file not found")
+_FUNCTION_KINDS = (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE)
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    std: str = "c++17"
+    arch: str = "sm_90"
+    extra_args: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+
+    def clang_args(self) -> list[str]:
+        return cl.build_args(self.include_dirs, self.defines, self.std, self.arch, self.extra_args)
+
+
+@dataclass
+class ParsedFile:
+    path: str
+    unit: m.TranslationUnit
+    diagnostics: list[Diagnostic]
+    #: kernel name -> the diagnostics inside it and inside the device functions it calls.
+    by_kernel: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def file_diagnostics(self) -> list[Diagnostic]:
+        """Diagnostics that belong to no kernel (file-level, host code, unused device code)."""
+        owned = {id(d) for ds in self.by_kernel.values() for d in ds}
+        return [d for d in self.diagnostics if id(d) not in owned]
+
+    def kernel_errors(self, name: str) -> list[Diagnostic]:
+        return [d for d in self.by_kernel.get(name, []) if d.severity is Severity.ERROR]
+
+
+def _empty_unit(path: str) -> m.TranslationUnit:
+    return m.TranslationUnit(path, (), (), (), ())
+
+
+def parse_file(path: str | Path, options: ParseOptions = ParseOptions()) -> ParsedFile:
+    """Parse ``path`` and model its kernels; every problem becomes a diagnostic."""
+    start = time.perf_counter()
+    path = str(path)
+    result = _parse(path, options)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _parse(path: str, options: ParseOptions) -> ParsedFile:
+    bag = DiagnosticBag()
+    here = Span.point(path)
+    try:
+        size = Path(path).stat().st_size
+        if size > options.max_file_size:
+            bag.add("M1004", here, f"file is {size / 2**20:.1f} MiB, over the "
+                                   f"{options.max_file_size / 2**20:.1f} MiB limit (--max-file-size)")
+            return ParsedFile(path, _empty_unit(path), bag.items)
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        bag.add("M1007", here, f"cannot read file: {exc.strerror or exc}")
+        return ParsedFile(path, _empty_unit(path), bag.items)
+    if b"\0" in data[:65536]:
+        bag.add("M1002", here, "file contains NUL bytes: it is binary, not CUDA source")
+        return ParsedFile(path, _empty_unit(path), bag.items)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bag.add("M1002", here, f"file is not UTF-8 text (byte {exc.start})")
+        return ParsedFile(path, _empty_unit(path), bag.items)
+    if not data.strip():
+        bag.add("M1003", here, "file is empty")
+        return ParsedFile(path, _empty_unit(path), bag.items)
+
+    tu = _parse_with_missing_headers(path, options, bag)
+    if tu is None:
+        return ParsedFile(path, _empty_unit(path), bag.items)
+    return UnitBuilder(path, tu, bag).build()
+
+
+def _parse_with_missing_headers(path: str, options: ParseOptions, bag: DiagnosticBag):
+    """Parse; a missing #include is read as an empty file (M1005) and parsing retried."""
+    args = options.clang_args()
+    unsaved: dict[str, str] = {}
+    for _attempt in range(16):
+        try:
+            tu = cl.parse(path, args, list(unsaved.items()))
+        except ci.TranslationUnitLoadError as exc:
+            bag.add("M1001", Span.point(path), f"clang could not parse the file: {exc}")
+            return None
+        missing = []
+        for diag in tu.diagnostics:
+            match = _MISSING_HEADER.search(diag.spelling)
+            if diag.severity >= ci.Diagnostic.Fatal and match:
+                missing.append((diag, match.group(1)))
+        if not missing:
+            return tu
+        for diag, header in missing:
+            loc = diag.location
+            including = Path(loc.file.name).parent if loc.file else Path(path).parent
+            virtual = str((including / header).resolve())
+            if virtual in unsaved:
+                continue
+            unsaved[virtual] = ""
+            span = Span.point(loc.file.name if loc.file else path, loc.line, loc.column)
+            bag.add("M1005", span, f"header '{header}' not found; read as empty "
+                                   "(pass its folder with -I)")
+    return tu
+
+
+class UnitBuilder:
+    """Collects functions, globals and launch sites of one translation unit into the model."""
+
+    def __init__(self, path: str, tu: ci.TranslationUnit, bag: DiagnosticBag) -> None:
+        self.path = path
+        self.main = str(Path(path).resolve())
+        self.tu = tu
+        self.bag = bag
+        self.text = SourceText()
+        self.functions: dict[str, ci.Cursor] = {}  # user function definitions by name
+        self.globals: list[ci.Cursor] = []
+        self.extents: list[tuple[str, Span]] = []  # (function name, extent) of user functions
+
+    # -- discovery ----------------------------------------------------------------------------
+    def _is_main(self, cursor: ci.Cursor) -> bool:
+        f = cursor.location.file
+        return f is not None and str(Path(f.name).resolve()) == self.main
+
+    def _collect(self, parent: ci.Cursor) -> None:
+        for cursor in parent.get_children():
+            f = cursor.location.file
+            if f is None or cl.is_prelude_file(f.name):
+                continue
+            if cursor.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
+                self._collect(cursor)
+            elif cursor.kind in _FUNCTION_KINDS and cursor.is_definition():
+                self.functions.setdefault(cursor.spelling, cursor)
+                self.extents.append((cursor.spelling, span_of(cursor)))
+            elif cursor.kind == K.VAR_DECL:
+                attrs = {c.kind for c in cursor.get_children()}
+                if attrs & {K.CUDACONSTANT_ATTR, K.CUDADEVICE_ATTR, K.CUDASHARED_ATTR}:
+                    self.globals.append(cursor)
+
+    @staticmethod
+    def _cuda_kind(cursor: ci.Cursor) -> str | None:
+        attrs = {c.kind for c in cursor.get_children()}
+        if K.CUDAGLOBAL_ATTR in attrs:
+            return "global"
+        if K.CUDADEVICE_ATTR in attrs:
+            return "host_device" if K.CUDAHOST_ATTR in attrs else "device"
+        return None
+
+    # -- clang diagnostics ---------------------------------------------------------------------
+    def _clang_diagnostics(self) -> None:
+        host_errors: dict[str, list] = {}
+        for diag in self.tu.diagnostics:
+            if diag.severity < ci.Diagnostic.Error or _MISSING_HEADER.search(diag.spelling):
+                continue
+            loc = diag.location
+            file = loc.file.name if loc.file else self.path
+            span = Span.point(file, loc.line or 1, loc.column or 1)
+            owner = self._owner(file, loc.line, loc.column)
+            if owner is None or self._cuda_kind(self.functions[owner]) is None:
+                host_errors.setdefault(owner or "", []).append((span, diag.spelling))
+            elif "unknown type name" in diag.spelling or "no type named" in diag.spelling:
+                self.bag.add("M1101", span, diag.spelling)
+            else:
+                self.bag.add("M1001", span, diag.spelling)
+        # Host code only matters for launch sites: one diagnostic per host function, not a flood.
+        for owner, errors in host_errors.items():
+            span, first = errors[0]
+            where = f"in '{owner}'" if owner else "outside any function"
+            more = f" (and {len(errors) - 1} more errors there)" if len(errors) > 1 else ""
+            self.bag.add("M1006", span, f"host code {where}: {first}{more}")
+
+    def _owner(self, file: str, line: int, col: int) -> str | None:
+        for name, extent in self.extents:
+            if extent.contains(file, line, col):
+                return name
+        return None
+
+    # -- model -------------------------------------------------------------------------------
+    def build(self) -> ParsedFile:
+        self._collect(self.tu.cursor)
+        self._clang_diagnostics()
+        launches = self._launch_sites()
+        instances = self._instances(launches)
+
+        kernels, device_fns = [], {}
+        pending = [c for c in self.functions.values()
+                   if self._cuda_kind(c) == "global" and self._is_main(c)]
+        pending.sort(key=lambda c: (c.extent.start.line, c.extent.start.column))
+        built: dict[str, m.Function] = {}
+        queue = list(pending)
+        while queue:
+            cursor = queue.pop(0)
+            if cursor.spelling in built:
+                continue
+            fn = self._function(cursor, instances)
+            built[fn.name] = fn
+            if fn.is_kernel:
+                kernels.append(fn)
+            else:
+                device_fns[fn.name] = fn
+            for callee in fn.calls:
+                if callee not in built and callee in self.functions:
+                    queue.append(self.functions[callee])
+
+        self._check_recursion(built)
+        unit = m.TranslationUnit(
+            self.path, tuple(kernels),
+            tuple(sorted(device_fns.values(), key=lambda f: (f.span.file, f.span.line))),
+            tuple(self._global(c) for c in self.globals),
+            tuple(launches))
+        if not kernels:
+            self.bag.add("M1003", Span.point(self.path), "no __global__ kernels in this file")
+        parsed = ParsedFile(self.path, unit, self.bag.items)
+        parsed.by_kernel = {k.name: self._kernel_diagnostics(k, built) for k in kernels}
+        return parsed
+
+    def _kernel_diagnostics(self, kernel: m.Function, built: dict[str, m.Function]) -> list[Diagnostic]:
+        names, stack = set(), [kernel.name]
+        while stack:
+            name = stack.pop()
+            if name in names:
+                continue
+            names.add(name)
+            if name in built:
+                stack.extend(built[name].calls)
+        spans = [f.span for n, f in built.items() if n in names]
+        return [d for d in self.bag.items
+                if any(s.contains(d.span.file, d.span.line, d.span.col) for s in spans)]
+
+    def _function(self, cursor: ci.Cursor, instances: dict[str, list[m.Instantiation]]) -> m.Function:
+        template_params = []
+        if cursor.kind == K.FUNCTION_TEMPLATE:
+            for child in cursor.get_children():
+                if child.kind == K.TEMPLATE_TYPE_PARAMETER:
+                    template_params.append(m.TemplateParam(child.spelling, "type", None,
+                                                           _default_of(child, self.text), span_of(child)))
+                elif child.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
+                    template_params.append(m.TemplateParam(child.spelling, "value",
+                                                           convert_type(child.type), _default_of(child, self.text),
+                                                           span_of(child)))
+                elif child.kind == K.TEMPLATE_TEMPLATE_PARAMETER:
+                    self.bag.add("M1206", span_of(child), "template template parameters are not modelled")
+        names = frozenset(p.name for p in template_params)
+        builder = ModelBuilder(self.bag, self.text, self.functions, names)
+        params = []
+        body = None
+        for child in cursor.get_children():
+            if child.kind == K.PARM_DECL:
+                ptype = convert_type(child.type, names)
+                if re.search(r"\b(cudaTextureObject_t|cudaSurfaceObject_t)\b", child.type.spelling):
+                    self.bag.add("M1202", span_of(child),
+                                 f"parameter '{child.spelling}' is a texture/surface object")
+                params.append(m.Param(child.spelling, ptype, child.type.is_const_qualified(), span_of(child)))
+            elif child.kind == K.COMPOUND_STMT:
+                body = builder.block(child)
+        kind = self._cuda_kind(cursor) or "host"
+        returns = convert_type(cursor.result_type, names)
+        if kind == "global" and template_params and not instances.get(cursor.spelling):
+            self.bag.add("M1208", span_of(cursor),
+                         f"templated kernel '{cursor.spelling}' is never launched or instantiated here")
+        calls = tuple(dict.fromkeys(builder.called))
+        return m.Function(cursor.spelling, kind, tuple(params), returns, body, tuple(template_params),
+                          tuple(instances.get(cursor.spelling, ())), _launch_bounds(cursor, self.text),
+                          calls, span_of(cursor))
+
+    def _global(self, cursor: ci.Cursor) -> m.GlobalVar:
+        attrs = {c.kind for c in cursor.get_children()}
+        storage = "constant" if K.CUDACONSTANT_ATTR in attrs else (
+            "shared" if K.CUDASHARED_ATTR in attrs else "device")
+        if storage == "device" and "__managed__" in self.text.line(cursor.location.file.name,
+                                                                   cursor.location.line):
+            storage = "managed"
+        builder = ModelBuilder(self.bag, self.text, self.functions)
+        exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
+        init = builder.expr(exprs[-1]) if exprs else None
+        return m.GlobalVar(cursor.spelling, convert_type(cursor.type), storage, init, span_of(cursor))
+
+    def _check_recursion(self, built: dict[str, m.Function]) -> None:
+        def reaches(start: str, target: str) -> bool:
+            seen, stack = set(), list(built[start].calls)
+            while stack:
+                name = stack.pop()
+                if name == target:
+                    return True
+                if name in seen or name not in built:
+                    continue
+                seen.add(name)
+                stack.extend(built[name].calls)
+            return False
+
+        for name, fn in built.items():
+            if reaches(name, name):
+                self.bag.add("M1204", fn.span, f"'{name}' calls itself (directly or through other functions)")
+
+    # -- launch sites -------------------------------------------------------------------------
+    def _launch_sites(self) -> list[m.LaunchSite]:
+        sites = []
+        for name, cursor in self.functions.items():
+            if self._cuda_kind(cursor) in ("global", "device"):
+                continue  # device-side launches are diagnosed by the model builder (M1203)
+            for node in cursor.walk_preorder():
+                if node.kind != K.CALL_EXPR:
+                    continue
+                kids = list(node.get_children())
+                if len(kids) < 2 or not _is_push_config(kids[1]):
+                    continue
+                sites.append(self._launch_site(node, kids, name))
+        sites.sort(key=lambda s: (s.span.file, s.span.line, s.span.col))
+        return sites
+
+    def _host_expr(self, cursor: ci.Cursor) -> m.HostExpr | None:
+        if cursor.extent.start.file is None:
+            return None  # a defaulted argument
+        value = cl.evaluate(cursor)
+        return m.HostExpr(self.text.of(cursor).strip(), value if isinstance(value, int) else None,
+                          span_of(cursor))
+
+    def _launch_site(self, node: ci.Cursor, kids: list[ci.Cursor], caller: str) -> m.LaunchSite:
+        config = [c for c in list(kids[1].get_children())[1:]]
+        exprs = [self._host_expr(c) for c in config]
+        exprs += [None] * (4 - len(exprs))
+        callee = kids[0]
+        ref = None
+        for c in callee.walk_preorder():
+            if c.kind in (K.DECL_REF_EXPR, K.OVERLOADED_DECL_REF):
+                ref = c.referenced if c.kind == K.DECL_REF_EXPR else None
+                kernel_name = c.spelling
+                break
+        else:
+            kernel_name = node.spelling
+        template_args = _template_args_of(ref) if ref is not None else ()
+        if ref is not None:
+            kernel_name = ref.spelling
+        args = tuple(e for e in (self._host_expr(c) for c in kids[2:]) if e is not None)
+        return m.LaunchSite(kernel_name, template_args, exprs[0], exprs[1], exprs[2], exprs[3], args,
+                            caller, span_of(node))
+
+    def _instances(self, launches: list[m.LaunchSite]) -> dict[str, list[m.Instantiation]]:
+        instances: dict[str, list[m.Instantiation]] = {}
+        for site in launches:
+            if site.template_args:
+                known = instances.setdefault(site.kernel, [])
+                if all(i.args != site.template_args for i in known):
+                    known.append(m.Instantiation(site.template_args, site.span))
+        for cursor in self.tu.cursor.walk_preorder():
+            # explicit instantiations: ``template __global__ void k<float>(...);``
+            if cursor.kind == K.FUNCTION_DECL and not cursor.is_definition() and \
+                    cursor.get_num_template_arguments() > 0 and cursor.location.file and \
+                    not cl.is_prelude_file(cursor.location.file.name):
+                args = _template_args_of(cursor)
+                known = instances.setdefault(cursor.spelling, [])
+                if args and all(i.args != args for i in known):
+                    known.append(m.Instantiation(args, span_of(cursor)))
+        return instances
+
+
+def _default_of(cursor: ci.Cursor, text: SourceText) -> str | None:
+    source = text.of(cursor)
+    if "=" in source:
+        return source.split("=", 1)[1].strip()
+    return None
+
+
+def _launch_bounds(cursor: ci.Cursor, text: SourceText) -> tuple[int, ...]:
+    for child in cursor.get_children():
+        if child.kind == K.CUDAGLOBAL_ATTR:
+            break
+    source = " ".join(t.spelling for t in cursor.get_tokens())
+    match = re.search(r"__launch_bounds__\s*\(([^)]*)\)", source)
+    if not match:
+        return ()
+    values = []
+    for part in match.group(1).split(","):
+        part = part.strip()
+        if part.isdigit():
+            values.append(int(part))
+    return tuple(values)

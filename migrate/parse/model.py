@@ -1,0 +1,587 @@
+"""The kernel model: what the frontend knows about a CUDA translation unit.
+
+Frozen, slotted dataclasses, every node with a :class:`~migrate.span.Span`. This is the one IR
+between ``parse/`` and ``analysis/``; nothing downstream sees a libclang cursor. Edit nodes with
+``dataclasses.replace``. :func:`dump` prints any node as a deterministic indented tree for golden
+tests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Optional, Union
+
+from ..span import Span
+
+# ---------------------------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------------------------
+
+#: Canonical scalar dtype names, keyed by the canonical clang spelling.
+SCALAR_DTYPES = {
+    "bool": "bool",
+    "char": "int8",
+    "signed char": "int8",
+    "unsigned char": "uint8",
+    "short": "int16",
+    "unsigned short": "uint16",
+    "int": "int32",
+    "unsigned int": "uint32",
+    "long": "int64",
+    "unsigned long": "uint64",
+    "long long": "int64",
+    "unsigned long long": "uint64",
+    "float": "float32",
+    "double": "float64",
+    "__half": "float16",
+    "__nv_bfloat16": "bfloat16",
+    "void": "void",
+}
+
+#: CUDA vector types: name -> (scalar dtype, lanes).
+VECTOR_TYPES = {
+    f"{base}{n}": (dtype, n)
+    for base, dtype in [
+        ("char", "int8"), ("uchar", "uint8"), ("short", "int16"), ("ushort", "uint16"),
+        ("int", "int32"), ("uint", "uint32"), ("long", "int64"), ("ulong", "uint64"),
+        ("longlong", "int64"), ("ulonglong", "uint64"), ("float", "float32"), ("double", "float64"),
+    ]
+    for n in (1, 2, 3, 4)
+}
+VECTOR_TYPES.update({"__half2": ("float16", 2), "__nv_bfloat162": ("bfloat16", 2)})
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    dtype: str  # a value of SCALAR_DTYPES
+
+    def __str__(self) -> str:
+        return self.dtype
+
+
+@dataclass(frozen=True, slots=True)
+class Vector:
+    name: str  # float4, int2, __half2, ...
+    dtype: str
+    lanes: int
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Pointer:
+    pointee: "CType"
+    const: bool = False  # pointee is const
+    restrict: bool = False
+
+    def __str__(self) -> str:
+        return f"{'const ' if self.const else ''}{self.pointee}*{' __restrict__' if self.restrict else ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    target: "CType"  # ``float&`` parameters of device functions
+
+    def __str__(self) -> str:
+        return f"{self.target}&"
+
+
+@dataclass(frozen=True, slots=True)
+class Array:
+    element: "CType"
+    extent: Optional[int]  # None: unsized (extern __shared__) or dependent on a template parameter
+    extent_text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.element}[{self.extent if self.extent is not None else self.extent_text}]"
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateType:
+    name: str  # a type template parameter, e.g. T
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    name: str  # dim3, uint3, cooperative_groups::thread_block, user structs
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    spelling: str  # anything else (dependent expressions, function types, ...)
+
+    def __str__(self) -> str:
+        return self.spelling
+
+
+CType = Union[Scalar, Vector, Pointer, Reference, Array, TemplateType, Record, Opaque]
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IntLit:
+    value: int
+    text: str
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FloatLit:
+    value: float
+    text: str
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class BoolLit:
+    value: bool
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class StringLit:
+    value: str
+    type: CType
+    span: Span
+
+
+#: What a :class:`Ref` names.
+REF_KINDS = ("param", "local", "shared", "constant", "global", "template", "function", "enum",
+             "host")
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    name: str
+    kind: str  # one of REF_KINDS
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin:
+    """threadIdx/blockIdx/blockDim/gridDim with a dimension, or warpSize (dim None)."""
+
+    var: str
+    dim: Optional[str]
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: str  # - + ! ~ ++ -- & * ; postfix for i++/i--
+    operand: "Expr"
+    postfix: bool
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    op: str  # + - * / % << >> & | ^ && || == != < <= > >= ,
+    lhs: "Expr"
+    rhs: "Expr"
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    op: str  # = += -= *= /= %= <<= >>= &= |= ^=
+    target: "Expr"
+    value: "Expr"
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Ternary:
+    cond: "Expr"
+    then: "Expr"
+    other: "Expr"
+    type: CType
+    span: Span
+
+
+#: Call categories, decided by the compat catalog (or by the callee's definition).
+CALL_KINDS = ("device", "math", "atomic", "warp", "sync", "conversion", "memory", "cg", "io",
+              "constructor", "unknown")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    callee: str
+    args: tuple["Expr", ...]
+    kind: str  # one of CALL_KINDS
+    template_args: tuple[str, ...]
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class MethodCall:
+    """``obj.method(args)``: cooperative-groups objects and vector/half helpers."""
+
+    obj: "Expr"
+    method: str
+    args: tuple["Expr", ...]
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Cast:
+    target: CType
+    operand: "Expr"
+    style: str  # implicit, c, static, reinterpret, const, functional
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    base: "Expr"
+    index: "Expr"
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    base: "Expr"
+    field: str
+    arrow: bool
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class SizeOf:
+    of: str  # the type or expression text
+    value: Optional[int]
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class InitList:
+    items: tuple["Expr", ...]
+    type: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class UnsupportedExpr:
+    what: str
+    text: str
+    type: CType
+    span: Span
+
+
+Expr = Union[IntLit, FloatLit, BoolLit, StringLit, Ref, Builtin, Unary, Binary, Assign, Ternary,
+             Call, MethodCall, Cast, Index, Member, SizeOf, InitList, UnsupportedExpr]
+
+# ---------------------------------------------------------------------------------------------
+# Statements
+# ---------------------------------------------------------------------------------------------
+
+#: Storage of a variable: where it lives.
+STORAGE = ("local", "shared", "extern_shared", "constant", "device", "managed", "static")
+
+
+@dataclass(frozen=True, slots=True)
+class VarDecl:
+    name: str
+    type: CType
+    storage: str  # one of STORAGE
+    const: bool
+    init: Optional[Expr]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class DeclStmt:
+    decls: tuple[VarDecl, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt:
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    stmts: tuple["Stmt", ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class If:
+    cond: Expr
+    then: "Stmt"
+    other: Optional["Stmt"]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class For:
+    init: Optional["Stmt"]
+    cond: Optional[Expr]
+    step: Optional[Expr]
+    body: "Stmt"
+    pragmas: tuple[str, ...]  # e.g. ("unroll",), ("unroll 4",)
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class While:
+    cond: Expr
+    body: "Stmt"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class DoWhile:
+    body: "Stmt"
+    cond: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    cond: Expr
+    body: "Stmt"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    value: Optional[Expr]  # None for default:
+    body: "Stmt"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Break:
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    value: Optional[Expr]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Empty:
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class UnsupportedStmt:
+    what: str
+    text: str
+    span: Span
+
+
+Stmt = Union[DeclStmt, ExprStmt, Block, If, For, While, DoWhile, Switch, Case, Break, Continue,
+             Return, Empty, UnsupportedStmt]
+
+# ---------------------------------------------------------------------------------------------
+# Functions, launch sites, translation units
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    type: CType
+    const: bool  # the parameter itself is const (``const int n``)
+    span: Span
+
+    @property
+    def restrict(self) -> bool:
+        return isinstance(self.type, Pointer) and self.type.restrict
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateParam:
+    name: str
+    kind: str  # "type" or "value"
+    value_type: Optional[CType]  # for value parameters
+    default: Optional[str]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Instantiation:
+    """Template arguments a function is used with, in parameter order, as C++ text."""
+
+    args: tuple[str, ...]
+    span: Span  # where the instance is named (a launch site, a call, an explicit instantiation)
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    name: str
+    kind: str  # "global", "device" or "host_device"
+    params: tuple[Param, ...]
+    returns: CType
+    body: Optional[Block]
+    template_params: tuple[TemplateParam, ...]
+    instantiations: tuple[Instantiation, ...]
+    launch_bounds: tuple[int, ...]
+    calls: tuple[str, ...]  # names of user device functions called (directly)
+    span: Span
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.kind == "global"
+
+    @property
+    def is_template(self) -> bool:
+        return bool(self.template_params)
+
+
+@dataclass(frozen=True, slots=True)
+class HostExpr:
+    """An expression in host code, kept as text; ``value`` when it is a compile-time constant."""
+
+    text: str
+    value: Optional[int]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSite:
+    kernel: str
+    template_args: tuple[str, ...]
+    grid: HostExpr
+    block: HostExpr
+    shared_bytes: Optional[HostExpr]
+    stream: Optional[HostExpr]
+    args: tuple[HostExpr, ...]
+    caller: str  # the enclosing function
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalVar:
+    name: str
+    type: CType
+    storage: str  # constant, device, managed
+    init: Optional[Expr]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationUnit:
+    file: str
+    kernels: tuple[Function, ...]
+    device_functions: tuple[Function, ...]
+    globals: tuple[GlobalVar, ...]
+    launches: tuple[LaunchSite, ...]
+
+    def kernel(self, name: str) -> Function:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    def function(self, name: str) -> Function:
+        for f in self.kernels + self.device_functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+Node = Union[Expr, Stmt, VarDecl, Param, TemplateParam, Instantiation, Function, HostExpr,
+             LaunchSite, GlobalVar, TranslationUnit]
+
+# ---------------------------------------------------------------------------------------------
+# Traversal and dumping
+# ---------------------------------------------------------------------------------------------
+
+_TYPES = (Scalar, Vector, Pointer, Reference, Array, TemplateType, Record, Opaque)
+
+
+def children(node) -> list:
+    """The model nodes directly under ``node`` (types and spans excluded), in field order."""
+    out = []
+    for f in fields(node):
+        if f.name in ("span", "type"):
+            continue
+        value = getattr(node, f.name)
+        if isinstance(value, tuple):
+            out.extend(v for v in value if _is_node(v))
+        elif _is_node(value):
+            out.append(value)
+    return out
+
+
+def _is_node(value) -> bool:
+    return hasattr(value, "__dataclass_fields__") and not isinstance(value, (Span,) + _TYPES)
+
+
+def walk(node):
+    """Pre-order iteration over ``node`` and everything under it."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(children(current)))
+
+
+def dump(node, indent: int = 0, spans: bool = False) -> str:
+    """A deterministic, indented rendering of a model node, for golden tests and debugging."""
+    pad = "  " * indent
+    name = type(node).__name__
+    attrs, kids = [], []
+    for f in fields(node):
+        if f.name == "span":
+            continue
+        value = getattr(node, f.name)
+        if _is_node(value):
+            kids.append((f.name, [value]))
+        elif isinstance(value, tuple) and value and all(_is_node(v) for v in value):
+            kids.append((f.name, list(value)))
+        elif value is None or value == ():
+            continue
+        else:
+            attrs.append(f"{f.name}={_fmt(value)}")
+    head = f"{pad}{name}({', '.join(attrs)})"
+    if spans and hasattr(node, "span"):
+        head += f"  @{node.span.line}:{node.span.col}"
+    lines = [head]
+    for field_name, nodes in kids:
+        lines.append(f"{pad}  .{field_name}:")
+        lines.extend(dump(n, indent + 2, spans) for n in nodes)
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, _TYPES):
+        return f"'{value}'"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_fmt(v) for v in value) + ")"
+    return repr(value)
