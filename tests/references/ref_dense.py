@@ -244,6 +244,102 @@ def ref_hgemm_f32acc(args, symbols):
     return {"C": _to_half(C).ravel()}
 
 
+# --------------------------------------------------------------------------------------------
+# features/
+# --------------------------------------------------------------------------------------------
+
+def ref_row_mean(args, symbols):
+    x = _f64(args["in"]).reshape(args["rows"], args["cols"])
+    return {"out": x.mean(axis=1)}
+
+
+def ref_poly_soft_clip(args, symbols):
+    # coeffs[0] is the coefficient of the highest power
+    p = np.polyval(_f64(args["coeffs"][:args["degree"] + 1]), _f64(args["x"]))
+    limit = float(np.float32(args["limit"]))
+    return {"y": limit * np.tanh(p / limit)}
+
+
+def ref_hypot_newton(args, symbols):
+    return {"r": np.hypot(_f64(args["a"]), _f64(args["b"]))}
+
+
+def ref_bias_act_2d(args, symbols):
+    rows, cols, ld = args["rows"], args["cols"], args["ld"]
+    out = args["out"].astype(np.float32).reshape(-1, ld).copy()
+    x = args["in"].astype(np.float32).reshape(-1, ld)[:rows, :cols]
+    v = x + args["bias"].astype(np.float32)[:cols]
+    # USE_LEAKY_RELU is defined in the source, slope 0.1f
+    out[:rows, :cols] = np.where(v > 0, v, np.float32(0.1) * v)
+    return {"out": out.ravel()}
+
+
+def ref_fir_filter_1d(args, symbols):
+    n = args["n"]
+    taps = _f64(symbols["c_taps"])
+    half = len(taps) // 2
+    xp = np.concatenate([np.zeros(half), _f64(args["x"][:n]), np.zeros(half)])
+    # y[i] = sum_t taps[t] * x[i + t - half]
+    y = sum(taps[t] * xp[t:t + n] for t in range(len(taps)))
+    return {"y": y}
+
+
+def ref_poly_eval_const(args, symbols):
+    # c_poly[k] multiplies x^k
+    c = _f64(symbols["c_poly"])
+    return {"y": np.polyval(c[::-1], _f64(args["x"][:args["n"]]))}
+
+
+def ref_moving_average_1d(args, symbols):
+    n, r = args["n"], args["radius"]
+    xp = np.concatenate([np.zeros(r), _f64(args["in"][:n]), np.zeros(r)])
+    y = sum(xp[k:k + n] for k in range(2 * r + 1)) / (2 * r + 1)
+    return {"out": y}
+
+
+def ref_row_scale_max_abs(args, symbols):
+    x = _f64(args["x"]).reshape(args["rows"], args["cols"])
+    return {"y": (x / np.abs(x).max(axis=1, keepdims=True)).ravel()}
+
+
+def ref_axpy_float4(args, symbols):
+    a = float(np.float32(args["a"]))
+    n = 4 * args["n4"]
+    return {"y": a * _f64(args["x"][:n]) + _f64(args["y"][:n])}
+
+
+def ref_complex_mul_float2(args, symbols):
+    n = args["n"]
+    a = _f64(args["a"]).reshape(-1, 2)[:n]
+    b = _f64(args["b"]).reshape(-1, 2)[:n]
+    za = a[:, 0] + 1j * a[:, 1]
+    zb = b[:, 0] + 1j * b[:, 1]
+    if args["conjugate_b"]:
+        zb = np.conj(zb)
+    zc = za * zb
+    return {"c": np.stack([zc.real, zc.imag], axis=1).ravel()}
+
+
+def ref_cg_row_dot(args, symbols):
+    shape = (args["rows"], args["cols"])
+    return {"out": (_f64(args["a"]).reshape(shape) * _f64(args["b"]).reshape(shape)).sum(axis=1)}
+
+
+def ref_cg_tile_row_norm(args, symbols):
+    x = _f64(args["x"]).reshape(args["rows"], args["cols"])
+    return {"out": np.sqrt((x * x).sum(axis=1))}
+
+
+def ref_embedding_gather_ldg(args, symbols):
+    T, dim, vocab = args["num_tokens"], args["dim"], args["vocab"]
+    table = args["table"].astype(np.float32).reshape(vocab, dim)
+    ids = np.asarray(args["ids"][:T], dtype=np.int64)
+    valid = (ids >= 0) & (ids < vocab)
+    out = np.zeros((T, dim), dtype=np.float32)
+    out[valid] = np.float32(args["scale"]) * table[ids[valid]]
+    return {"out": out.ravel()}
+
+
 REFERENCES = {
     "norm/softmax_rows.cu:softmax_rows": ref_softmax_rows,
     "norm/softmax_rows.cu:log_softmax_rows": ref_log_softmax_rows,
@@ -269,4 +365,18 @@ REFERENCES = {
     "precision/bf16_ops.cu:bf16_swiglu": ref_bf16_swiglu,
     "precision/bf16_ops.cu:quantize_f32_to_bf16": ref_quantize_f32_to_bf16,
     "precision/hgemm_f32acc.cu:hgemm_f32acc": ref_hgemm_f32acc,
+    "features/template_row_mean.cu:row_mean_f32_b128": ref_row_mean,
+    "features/template_row_mean.cu:row_mean_f64_b256": ref_row_mean,
+    "features/device_functions.cu:poly_soft_clip": ref_poly_soft_clip,
+    "features/device_functions.cu:hypot_newton": ref_hypot_newton,
+    "features/macros_bias_act.cu:bias_act_2d": ref_bias_act_2d,
+    "features/constant_fir.cu:fir_filter_1d": ref_fir_filter_1d,
+    "features/constant_fir.cu:poly_eval_const": ref_poly_eval_const,
+    "features/dynamic_smem.cu:moving_average_1d": ref_moving_average_1d,
+    "features/dynamic_smem.cu:row_scale_max_abs": ref_row_scale_max_abs,
+    "features/vector_types.cu:axpy_float4": ref_axpy_float4,
+    "features/vector_types.cu:complex_mul_float2": ref_complex_mul_float2,
+    "features/coop_groups_reduce.cu:cg_row_dot": ref_cg_row_dot,
+    "features/coop_groups_reduce.cu:cg_tile_row_norm": ref_cg_tile_row_norm,
+    "features/ldg_embedding.cu:embedding_gather_ldg": ref_embedding_gather_ldg,
 }
