@@ -107,3 +107,18 @@ assert len(CODES) == len(_CODES), "duplicate diagnostic code"
 
 def lookup(code: str) -> Code:
     return CODES[code]
+
+
+def markdown() -> str:
+    """The diagnostics reference page (docs/diagnostics.md), generated from this registry."""
+    lines = ["# Diagnostic codes", "",
+             "Generated from `migrate/codes.py` by `python -m migrate.codes`; do not edit by hand.",
+             "`migrate explain CODE` prints the same text.", ""]
+    for c in _CODES:
+        lines += [f"## {c.code}: {c.title} ({c.severity.value})", "", c.explanation, "",
+                  f"**Fix:** {c.fix}", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

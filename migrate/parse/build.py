@@ -492,6 +492,15 @@ class ModelBuilder:
         if len(kids) >= 2 and _is_push_config(kids[1]):
             return self.unsupported_expr(
                 cursor, "M1203", f"kernel '{cursor.spelling}' is launched from device code")
+        if kids and kids[0].kind == K.TYPE_REF:  # T(x) or T{x} on a dependent type
+            args = [k for k in kids[1:]]
+            if len(args) == 1 and args[0].kind == K.INIT_LIST_EXPR:
+                args = list(args[0].get_children())
+            target = self.type_of(cursor)
+            if len(args) == 1:
+                return m.Cast(target, self.expr(args[0]), "functional", target, span_of(cursor))
+            return m.Call(str(target), tuple(self.expr(a) for a in args), "constructor", (), target,
+                          span_of(cursor))
         ref = cursor.referenced
         if ref is not None and ref.kind == K.CONSTRUCTOR:
             args = tuple(self.expr(k) for k in kids if not _is_default_arg(k))

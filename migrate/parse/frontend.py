@@ -26,6 +26,13 @@ DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024
 _MISSING_HEADER = re.compile(r"'([^']+)' file not found")
 _FUNCTION_KINDS = (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE)
 
+#: clang error messages inside device code that have a code of their own (first match wins).
+CLANG_MESSAGE_CODES = (
+    (re.compile(r"unknown type name|no type named|unknown template name"), "M1101"),
+    (re.compile(r"reference to __global__ function .* in __(global|device)__ function"), "M1203"),
+    (re.compile(r"calling a __global__ function from a __(global|device)__ function"), "M1203"),
+)
+
 
 @dataclass(frozen=True)
 class ParseOptions:
@@ -186,10 +193,10 @@ class UnitBuilder:
             owner = self._owner(file, loc.line, loc.column)
             if owner is None or self._cuda_kind(self.functions[owner]) is None:
                 host_errors.setdefault(owner or "", []).append((span, diag.spelling))
-            elif "unknown type name" in diag.spelling or "no type named" in diag.spelling:
-                self.bag.add("M1101", span, diag.spelling)
             else:
-                self.bag.add("M1001", span, diag.spelling)
+                code = next((c for pattern, c in CLANG_MESSAGE_CODES if pattern.search(diag.spelling)),
+                            "M1001")
+                self.bag.add(code, span, diag.spelling)
         # Host code only matters for launch sites: one diagnostic per host function, not a flood.
         for owner, errors in host_errors.items():
             span, first = errors[0]

@@ -1,0 +1,202 @@
+"""``migrate convert`` end to end: the output tree, report.json, exit codes and file safety."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from migrate.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "corpus"
+
+GOOD = """\
+#include <cuda_runtime.h>
+__global__ void scale(float* y, const float* x, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i];
+}
+int main() { scale<<<4, 256>>>(nullptr, nullptr, 2.0f, 1000); return 0; }
+"""
+
+BROKEN = """\
+#include <cuda_runtime.h>
+__global__ void fine(int* y) { y[threadIdx.x] = 1; }
+__global__ void uses_ptx(int* y) {
+    int v;
+    asm("mov.u32 %0, 7;" : "=r"(v));
+    y[threadIdx.x] = v;
+}
+"""
+
+
+def make_tree(root: Path) -> Path:
+    src = root / "src"
+    (src / "ops").mkdir(parents=True)
+    (src / "ops" / "scale.cu").write_text(GOOD)
+    (src / "ops" / "ptx.cu").write_text(BROKEN)
+    (src / "data.cu").write_bytes(b"\x00\x01\x02binary\x00" * 100)
+    (src / "notes.txt").write_text("not CUDA")
+    (src / "helpers.cuh").write_text("#pragma once\n__device__ inline float sq(float v) { return v * v; }\n")
+    return src
+
+
+def snapshot(root: Path, skip: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and not p.is_relative_to(skip):
+            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def load_report(out: Path) -> dict:
+    return json.loads((out / "report.json").read_text())
+
+
+def test_convert_tree_mirrors_and_reports_every_kernel(tmp_path, capsys):
+    src = make_tree(tmp_path)
+    out = tmp_path / "out"
+    before = snapshot(tmp_path, out)
+    status = main(["convert", str(src), "-o", str(out), "--jobs", "2"])
+    assert status == 1  # one kernel cannot be converted, one file is binary
+    assert snapshot(tmp_path, out) == before  # sources untouched, nothing written beside them
+
+    report = load_report(out)
+    kernels = {(k["file"], k["kernel"]): k for k in report["kernels"]}
+    assert set(kernels) == {("ops/scale.cu", "scale"), ("ops/ptx.cu", "fine"), ("ops/ptx.cu", "uses_ptx")}
+    for k in report["kernels"]:
+        assert set(k) >= {"file", "kernel", "line", "form", "diagnostics", "check"}
+        assert k["form"] in ("tile", "portable", "simt", "hybrid", "unsupported")
+        for d in k["diagnostics"]:
+            assert set(d) >= {"code", "severity", "line", "col", "message"}
+    assert kernels[("ops/scale.cu", "scale")]["line"] == 2
+    assert kernels[("ops/scale.cu", "scale")]["form"] == "portable"
+    assert kernels[("ops/ptx.cu", "fine")]["form"] == "portable"
+    bad = kernels[("ops/ptx.cu", "uses_ptx")]
+    assert bad["form"] == "unsupported"
+    assert [(d["code"], d["line"]) for d in bad["diagnostics"]] == [("M1201", 5)]
+    scale_launch = kernels[("ops/scale.cu", "scale")]["launches"][0]
+    assert scale_launch["grid"] == "4" and scale_launch["block"] == "256"
+
+    files = {f["file"]: f for f in report["files"]}
+    assert set(files) == {"ops/scale.cu", "ops/ptx.cu", "data.cu", "helpers.cuh"}
+    assert [d["code"] for d in files["data.cu"]["diagnostics"]] == ["M1002"]
+    assert files["helpers.cuh"]["output"] == "helpers_cuh.py"
+    for f in files.values():
+        assert (out / f["output"]).is_file()
+    assert (out / "ops" / "scale.py").read_text().startswith('"""Placeholder written by cuda2tile')
+    assert report["summary"]["kernels"] == 3 and report["summary"]["forms"]["unsupported"] == 1
+
+    err = capsys.readouterr().err
+    assert "ptx.cu:5:5: error: M1201" in err
+
+
+def test_all_good_exits_zero_and_json_copy(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "scale.cu").write_text(GOOD)
+    out = tmp_path / "out"
+    status = main(["convert", str(src / "scale.cu"), "-o", str(out), "--json", str(tmp_path / "r.json"), "-q"])
+    assert status == 0
+    assert json.loads((tmp_path / "r.json").read_text())["kernels"] == load_report(out)["kernels"]
+    assert (out / "scale.py").exists()
+
+
+def test_exclude_and_jobs_give_same_report(tmp_path):
+    src = make_tree(tmp_path)
+    main(["convert", str(src), "-o", str(tmp_path / "a"), "--jobs", "1", "--exclude", "data.cu", "-q"])
+    main(["convert", str(src), "-o", str(tmp_path / "b"), "--jobs", "2", "--exclude", "data.cu", "-q"])
+    a, b = load_report(tmp_path / "a"), load_report(tmp_path / "b")
+    assert "data.cu" not in {f["file"] for f in a["files"]}
+    assert a["kernels"] == b["kernels"]
+    assert [(f["file"], f["diagnostics"]) for f in a["files"]] == \
+        [(f["file"], f["diagnostics"]) for f in b["files"]]
+
+
+def test_output_inside_source_tree_is_not_reconverted(tmp_path):
+    src = make_tree(tmp_path)
+    out = src / "converted"
+    main(["convert", str(src), "-o", str(out), "-q"])
+    (out / "stale.cu").write_text(GOOD)  # something a user left in the output folder
+    main(["convert", str(src), "-o", str(out), "-q"])
+    assert "converted/stale.cu" not in {f["file"] for f in load_report(out)["files"]}
+
+
+def test_usage_errors_exit_two(tmp_path, capsys):
+    assert main(["convert", str(tmp_path / "nope"), "-o", str(tmp_path / "o")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["convert", str(tmp_path)])  # -o missing
+    assert exc.value.code == 2
+    (tmp_path / "a.cu").write_text(GOOD)
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "compile_commands.json").write_text("{not json")
+    assert main(["convert", str(tmp_path / "a.cu"), "-o", str(tmp_path / "o"), "-p", str(tmp_path / "db")]) == 2
+    assert "M9002" in capsys.readouterr().err
+
+
+def test_compile_commands_supply_flags(tmp_path):
+    src = tmp_path / "proj"
+    (src / "include").mkdir(parents=True)
+    (src / "include" / "cfg.h").write_text("#define WIDTH 64\n")
+    (src / "k.cu").write_text(textwrap.dedent("""\
+        #include "cfg.h"
+        #ifndef REAL
+        #error REAL must be defined
+        #endif
+        __global__ void k(REAL* y) { y[threadIdx.x] = WIDTH; }
+    """))
+    db = [{"directory": str(src), "file": "k.cu",
+           "command": "nvcc -Iinclude -DREAL=double -std=c++17 -O3 -c k.cu -o k.o"}]
+    (src / "compile_commands.json").write_text(json.dumps(db))
+    out = tmp_path / "out"
+    assert main(["convert", str(src / "k.cu"), "-o", str(out), "-p", str(src), "-q"]) == 0
+    (kernel,) = load_report(out)["kernels"]
+    assert kernel["diagnostics"] == []
+    assert kernel["params"][0]["type"] == "float64*"
+
+
+def test_explain(capsys):
+    assert main(["explain", "M1201"]) == 0
+    text = capsys.readouterr().out
+    assert "inline PTX" in text and "Fix:" in text
+    assert main(["explain", "M0000"]) == 2
+
+
+def test_console_script_runs(tmp_path):
+    (tmp_path / "a.cu").write_text(GOOD)
+    proc = subprocess.run([sys.executable, "-m", "migrate", "convert", str(tmp_path / "a.cu"),
+                           "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "kernels" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def corpus_spec_kernels() -> set[tuple[str, str]]:
+    names = set()
+    for spec in CORPUS.rglob("*.toml"):
+        data = tomllib.loads(spec.read_text())
+        for k in data.get("kernel", []):
+            names.add((str(spec.relative_to(CORPUS).with_suffix(".cu")), k["name"]))
+    return names
+
+
+def test_whole_corpus_converts_without_frontend_errors(tmp_path):
+    out = tmp_path / "out"
+    status = main(["convert", str(CORPUS), "-o", str(out), "-q"])
+    report = load_report(out)
+    listed = {(k["file"], k["kernel"]) for k in report["kernels"]}
+    expected = corpus_spec_kernels()
+    assert len(expected) >= 40
+    assert expected <= listed
+    problems = [(k["file"], k["kernel"], d["code"], d["line"], d["message"])
+                for k in report["kernels"] for d in k["diagnostics"] if d["severity"] == "error"]
+    problems += [(f["file"], "", d["code"], d["line"], d["message"])
+                 for f in report["files"] for d in f["diagnostics"] if d["severity"] != "note"]
+    assert problems == []
+    assert status == 0
