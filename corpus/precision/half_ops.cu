@@ -1,7 +1,13 @@
 // Scalar __half kernels.
 //
-//   half_axpby:          y = a*x + b*y computed entirely in half precision
-//                        (__hmul / __hadd, each rounded to half).
+//   half_axpby:          y = a*x + b*y computed entirely in half precision:
+//                        b*y is rounded to half (__hmul), then a*x + that is
+//                        one fused multiply-add (__hfma), rounded once.
+//   half_add_scale:      out = (a + b) * s with __hadd then __hmul, each
+//                        rounded to half.  (A product feeding an add may be
+//                        contracted into an fma by the compiler; an add
+//                        feeding a product may not, so the two roundings are
+//                        guaranteed.)
 //   half_bias_gelu_rows: y = gelu(x + bias[col]); loads half, computes in float
 //                        (tanh approximation), stores half.
 #include <cuda_runtime.h>
@@ -32,7 +38,17 @@ __global__ void half_axpby(int n, float a, const __half* __restrict__ x,
     if (i >= n) return;
     const __half ha = __float2half(a);
     const __half hb = __float2half(b);
-    y[i] = __hadd(__hmul(ha, x[i]), __hmul(hb, y[i]));
+    y[i] = __hfma(ha, x[i], __hmul(hb, y[i]));
+}
+
+__global__ void half_add_scale(const __half* __restrict__ a,
+                               const __half* __restrict__ b,
+                               __half* __restrict__ out,
+                               float s, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = __hmul(__hadd(a[i], b[i]), __float2half(s));
 }
 
 __device__ __forceinline__ float gelu_tanh(float v)
@@ -75,6 +91,14 @@ int main()
     CUDA_CHECK(cudaMemcpy(h_y.data(), d_y, n * sizeof(__half), cudaMemcpyDeviceToHost));
     printf("half_axpby: y[0] = %f\n", __half2float(h_y[0]));
 
+    // --- (a + b) * s, reusing x as a and the new y as b ---
+    __half* d_sum;
+    CUDA_CHECK(cudaMalloc(&d_sum, n * sizeof(__half)));
+    half_add_scale<<<(n + BLOCK_SIZE - 1) / BLOCK_SIZE, BLOCK_SIZE>>>(d_x, d_y, d_sum, 0.3f, n);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaMemcpy(h_y.data(), d_sum, n * sizeof(__half), cudaMemcpyDeviceToHost));
+    printf("half_add_scale: out[0] = %f\n", __half2float(h_y[0]));
+
     // --- bias + GELU ---
     const int rows = 20, cols = 300;
     std::vector<__half> h_act((size_t)rows * cols), h_bias(cols), h_out((size_t)rows * cols);
@@ -96,6 +120,7 @@ int main()
 
     CUDA_CHECK(cudaFree(d_x));
     CUDA_CHECK(cudaFree(d_y));
+    CUDA_CHECK(cudaFree(d_sum));
     CUDA_CHECK(cudaFree(d_act));
     CUDA_CHECK(cudaFree(d_bias));
     CUDA_CHECK(cudaFree(d_out));

@@ -194,10 +194,16 @@ def ref_half_axpby(args, symbols):
     b = _to_half(np.float32(args["b"]))
     x = args["x"].astype(np.float16)
     y = args["y"].astype(np.float16)
-    # each half operation rounds its exact result to half
-    ax = _to_half(_f64(a) * _f64(x))
-    by = _to_half(_f64(b) * _f64(y))
-    return {"y": _to_half(_f64(ax) + _f64(by))}
+    by = _to_half(_f64(b) * _f64(y))              # __hmul: rounded to half
+    # __hfma: a*x + by exactly (float64 holds it), rounded to half once
+    return {"y": _to_half(_f64(a) * _f64(x) + _f64(by))}
+
+
+def ref_half_add_scale(args, symbols):
+    n = args["n"]
+    s = _to_half(np.float32(args["s"]))
+    total = _to_half(_f64(args["a"][:n]) + _f64(args["b"][:n]))   # __hadd
+    return {"out": _to_half(_f64(total) * _f64(s))}             # __hmul
 
 
 def _gelu_tanh(v):
@@ -359,6 +365,7 @@ REFERENCES = {
     "attention/attention_row.cu:attention_cross": ref_attention_row_forward,
     "attention/attention_row.cu:attention_causal": ref_attention_row_forward,
     "precision/half_ops.cu:half_axpby": ref_half_axpby,
+    "precision/half_ops.cu:half_add_scale": ref_half_add_scale,
     "precision/half_ops.cu:half_bias_gelu_rows": ref_half_bias_gelu_rows,
     "precision/half2_vectorized.cu:half2_fma_affine": ref_half2_fma_affine,
     "precision/half2_vectorized.cu:half2_dot_partial": ref_half2_dot_partial,
