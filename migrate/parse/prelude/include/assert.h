@@ -1,6 +1,7 @@
 /* assert.h -- cuda2tile parse stub.  No include guard: NDEBUG is honoured at every inclusion.
  * __assert_fail is __host__ __device__, so assert() works in kernels as with nvcc. */
 #pragma clang system_header
+#include <stddef.h>
 #undef assert
 #ifndef __CUDA2TILE_ASSERT_FAIL_DECLARED
 #define __CUDA2TILE_ASSERT_FAIL_DECLARED

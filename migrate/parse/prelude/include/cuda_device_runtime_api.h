@@ -1,0 +1,4 @@
+/* cuda_device_runtime_api.h -- cuda2tile parse stub: the types live in driver_types.h. */
+#pragma once
+#pragma clang system_header
+#include <driver_types.h>

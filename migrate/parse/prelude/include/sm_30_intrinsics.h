@@ -1,0 +1,4 @@
+/* sm_30_intrinsics.h -- cuda2tile parse stub: the declarations live in device_functions.h. */
+#pragma once
+#pragma clang system_header
+#include <device_functions.h>
