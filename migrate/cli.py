@@ -76,7 +76,6 @@ def cmd_convert(args) -> int:
     from . import convert as cv
     from . import report
     from .codes import Severity
-    from .emit import render
     from .parse.frontend import ParseOptions
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -125,10 +124,9 @@ def cmd_convert(args) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     for src in files:
         pf = parsed[src.path]
-        kernels, file_diags = cv.analyse(pf, str(src.rel))
         rel_out = cv.module_path(src.rel)
+        kernels, file_diags, text = cv.convert_file(pf, str(src.rel))
         target = cv.safe_output(out_dir, rel_out)
-        text = render("placeholder.py.j2", version=__version__, source=str(src.rel), kernels=kernels)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         results.append(cv.FileResult(src, str(rel_out), kernels, file_diags, pf.seconds,

@@ -92,6 +92,19 @@ _CODES = [
     Code("M1210", Severity.ERROR, "device-side memory allocation",
          "malloc/free/new/delete in device code cannot be migrated.",
          "Allocate on the host and pass the buffer to the kernel."),
+    # -- emission ---------------------------------------------------------------------------------
+    Code("M3001", Severity.ERROR, "no TileLang form",
+         "The kernel (or a device function it calls) uses a construct that neither the portable nor "
+         "the thread-level (simt) TileLang form can express yet; the message names it. The kernel "
+         "keeps running as CUDA.",
+         "Rewrite the construct (the message says which), or keep the kernel in CUDA (hybrid project)."),
+    Code("M3002", Severity.NOTE, "kept at thread level (simt)",
+         "The kernel is emitted as thread-level TileLang (T.get_thread_bindings, T.sync_threads, "
+         "warp shuffles) because the portable form, one T.Parallel phase per barrier interval, "
+         "cannot express it. Thread-level TileLang runs on GPUs only, so its equivalence is checked "
+         "on a GPU.",
+         "Nothing is required. To make the kernel portable, keep barriers out of thread-dependent "
+         "branches and replace warp intrinsics with shared-memory exchanges."),
     # -- the tool ---------------------------------------------------------------------------------
     Code("M9001", Severity.ERROR, "internal error",
          "The tool failed on this input; this is a bug in cuda2tile, not in your code.",

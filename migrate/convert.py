@@ -125,6 +125,30 @@ def analyse(parsed: ParsedFile, display: str) -> tuple[list[KernelResult], list[
     return kernels, parsed.file_diagnostics()
 
 
+def convert_file(parsed: ParsedFile, display: str) -> tuple[list[KernelResult], list[Diagnostic], str]:
+    """Analyse and emit one parsed file: per-kernel results, file diagnostics, module text."""
+    from .emit.module import emit_module
+
+    kernels, file_diags = analyse(parsed, display)
+    try:
+        module = emit_module(parsed.unit, display, parsed.by_kernel)
+    except Exception:  # a bug in the emitter: the file's kernels are reported, never a crash
+        message = "internal error while emitting: " + traceback.format_exc(limit=3).strip().splitlines()[-1]
+        diag = make("M9001", Span.point(parsed.path), message)
+        for k in kernels:
+            k.form, k.reason = "unsupported", message
+            k.diagnostics.append(diag)
+        return kernels, file_diags, f'"""cuda2tile could not emit {display}: {message}"""\n'
+    by_name = {out.name: out for out in module.kernels}
+    for k in kernels:
+        out = by_name.get(k.kernel)
+        if out is None:
+            continue
+        k.form, k.reason = out.form, out.reason
+        k.diagnostics = k.diagnostics + out.diagnostics
+    return kernels, file_diags, module.text
+
+
 def _launch_json(site: m.LaunchSite) -> dict:
     def text(e):
         return e.text if e is not None else None

@@ -23,21 +23,64 @@ class FormChoice:
 
 
 def thread_dependent_names(fn: m.Function) -> set[str]:
-    """Local variables whose value can differ between the threads of a block (a fixpoint)."""
-    assigned: list[tuple[str, m.Expr]] = []
-    for node in m.walk(fn.body) if fn.body else ():
-        if isinstance(node, m.VarDecl) and node.init is not None:
-            assigned.append((node.name, node.init))
-        elif isinstance(node, m.Assign) and isinstance(node.target, m.Ref):
-            assigned.append((node.target.name, node.value))
-        elif isinstance(node, m.Unary) and node.op in ("++", "--") and isinstance(node.operand, m.Ref):
-            assigned.append((node.operand.name, node.operand))
+    """Local variables whose value can differ between the threads of a block (a fixpoint).
+
+    A variable is thread-dependent when a value assigned to it depends on the thread, or when
+    it is assigned under control flow that does.
+    """
+    assigned: list[tuple[str, m.Expr, tuple[m.Expr, ...]]] = []
+
+    def target_name(e):
+        while isinstance(e, (m.Index, m.Member)):
+            e = e.base
+        return e.name if isinstance(e, m.Ref) and e.kind == "local" else None
+
+    def visit(node, guards: tuple):
+        if isinstance(node, m.VarDecl):
+            if node.init is not None:
+                assigned.append((node.name, node.init, guards))
+            return
+        if isinstance(node, m.Assign):
+            name = target_name(node.target)
+            if name:
+                assigned.append((name, node.value, guards))
+                if isinstance(node.target, m.Index):
+                    assigned.append((name, node.target.index, guards))
+        if isinstance(node, m.Unary) and node.op in ("++", "--"):
+            name = target_name(node.operand)
+            if name:
+                assigned.append((name, node.operand, guards))
+        if isinstance(node, m.If):
+            visit(node.cond, guards)
+            inner = guards + (node.cond,)
+            visit(node.then, inner)
+            if node.other is not None:
+                visit(node.other, inner)
+            return
+        if isinstance(node, (m.For, m.While, m.DoWhile)):
+            if isinstance(node, m.For) and node.init is not None:
+                visit(node.init, guards)
+            inner = guards + ((node.cond,) if node.cond is not None else ())
+            if isinstance(node, m.For) and node.step is not None:
+                visit(node.step, inner)
+            visit(node.body, inner)
+            return
+        if isinstance(node, m.Switch):
+            visit(node.body, guards + (node.cond,))
+            return
+        for child in m.children(node):
+            visit(child, guards)
+
+    if fn.body is not None:
+        visit(fn.body, ())
     dependent: set[str] = set()
     changed = True
     while changed:
         changed = False
-        for name, value in assigned:
-            if name not in dependent and depends_on_thread(value, dependent):
+        for name, value, guards in assigned:
+            if name in dependent:
+                continue
+            if depends_on_thread(value, dependent) or any(depends_on_thread(g, dependent) for g in guards):
                 dependent.add(name)
                 changed = True
     return dependent

@@ -27,6 +27,8 @@ SECTIONS: dict[str, str] = {
         __fmaf_rz __fmaf_ru __fmaf_rd __fadd_rn __fadd_rz __fadd_ru __fadd_rd __fsub_rn __fsub_rz
         __fmul_rn __fmul_rz __fmul_ru __fmul_rd __saturatef __dadd_rn __dmul_rn __fma_rn __drcp_rn
         __dsqrt_rn
+        __builtin_inff __builtin_inf __builtin_nanf __builtin_nan __builtin_huge_valf
+        __builtin_huge_val __builtin_fabsf __builtin_fabs __builtin_isnan __builtin_isinf
         __popc __popcll __clz __clzll __ffs __ffsll __brev __brevll __byte_perm __mul24 __umul24
         __mulhi __umulhi __mul64hi __umul64hi __sad __usad __hadd __rhadd __uhadd __urhadd __funnelshift_l
         __funnelshift_r umin umax llmin llmax ullmin ullmax

@@ -501,6 +501,14 @@ class ModelBuilder:
                 return m.Cast(target, self.expr(args[0]), "functional", target, span_of(cursor))
             return m.Call(str(target), tuple(self.expr(a) for a in args), "constructor", (), target,
                           span_of(cursor))
+        operator = _OPERATOR_NAME.match(cursor.spelling or "")
+        if operator and len(kids) >= 2:
+            # An overloaded-operator call lists its operands in source order with the operator's
+            # reference between them (``a = b`` → a, operator=, b).
+            operands = [k for k in kids if _callee_name(k) != cursor.spelling]
+            if len(operands) == len(kids) - 1:
+                return self._operator(operator.group(1), tuple(self.expr(k) for k in operands),
+                                      self.type_of(cursor), span_of(cursor), cursor)
         ref = cursor.referenced
         if ref is not None and ref.kind == K.CONSTRUCTOR:
             args = tuple(self.expr(k) for k in kids if not _is_default_arg(k))
@@ -625,6 +633,13 @@ def _callee_cursor(cursor: ci.Cursor) -> ci.Cursor | None:
             return None
         current = kids[0]
     return None
+
+
+def _callee_name(cursor: ci.Cursor) -> str | None:
+    target = _callee_cursor(cursor)
+    if target is None or target.kind == K.MEMBER_REF_EXPR:
+        return None
+    return target.spelling
 
 
 def _qualified(cursor: ci.Cursor) -> str:

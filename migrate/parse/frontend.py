@@ -346,9 +346,7 @@ class UnitBuilder:
     def _host_expr(self, cursor: ci.Cursor) -> m.HostExpr | None:
         if cursor.extent.start.file is None:
             return None  # a defaulted argument
-        value = cl.evaluate(cursor)
-        return m.HostExpr(self.text.of(cursor).strip(), value if isinstance(value, int) else None,
-                          span_of(cursor))
+        return m.HostExpr(self.text.of(cursor).strip(), _constant(cursor), span_of(cursor))
 
     def _launch_site(self, node: ci.Cursor, kids: list[ci.Cursor], caller: str) -> m.LaunchSite:
         config = [c for c in list(kids[1].get_children())[1:]]
@@ -387,6 +385,27 @@ class UnitBuilder:
                 if args and all(i.args != args for i in known):
                     known.append(m.Instantiation(args, span_of(cursor)))
         return instances
+
+
+def _constant(cursor: ci.Cursor) -> int | None:
+    """The integer value of a host expression, looking through ``dim3(...)`` conversions."""
+    for _ in range(6):
+        value = cl.evaluate(cursor)
+        if isinstance(value, int):
+            return value
+        kids = [k for k in cursor.get_children() if k.extent.start.file is not None]
+        if cursor.kind in (K.UNEXPOSED_EXPR, K.CALL_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR, K.PAREN_EXPR) \
+                and len(kids) == 1 and (cursor.kind != K.CALL_EXPR or cursor.spelling == "dim3"):
+            cursor = kids[0]
+            continue
+        if cursor.kind == K.DECL_REF_EXPR and cursor.referenced is not None \
+                and cursor.referenced.kind == K.VAR_DECL and cursor.referenced.type.is_const_qualified():
+            inits = [k for k in cursor.referenced.get_children() if k.kind.is_expression()]
+            if inits:
+                cursor = inits[-1]
+                continue
+        return None
+    return None
 
 
 def _default_of(cursor: ci.Cursor, text: SourceText) -> str | None:

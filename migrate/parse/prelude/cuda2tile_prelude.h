@@ -71,6 +71,12 @@
 #define __CUDA_DEPRECATED
 #define __dv(v) = v
 
+/* ---- Helper for the stub headers ------------------------------------------------------------
+ * Body given to stub functions that clang must see defined: a template used with a lambda or a
+ * local type (std::sort(..., [](...){}), std::vector<LocalStruct>::push_back, cudaMalloc on a
+ * local struct type) is an error unless defined in the same translation unit. */
+#define __C2T_BODY { __builtin_unreachable(); }
+
 /* ---- Types the builtins and the launch configuration need ---------------------------------- */
 #include <vector_types.h>   /* uint3, dim3, float4, ... */
 #include <driver_types.h>   /* cudaError_t, cudaStream_t, ... */

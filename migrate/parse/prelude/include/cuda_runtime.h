@@ -39,73 +39,73 @@ static inline __host__ struct cudaExtent make_cudaExtent(size_t w, size_t h, siz
 }
 
 /* ---- C++ overloads of the runtime API (templates over the pointer / symbol / kernel type) -- */
-__host__ cudaError_t cudaEventCreate(cudaEvent_t *event, unsigned int flags);
-__host__ cudaError_t cudaMallocHost(void **ptr, size_t size, unsigned int flags);
-template <class T> __host__ cudaError_t cudaMalloc(T **devPtr, size_t size);
-template <class T> __host__ cudaError_t cudaMallocHost(T **ptr, size_t size, unsigned int flags = 0);
-template <class T> __host__ cudaError_t cudaHostAlloc(T **ptr, size_t size, unsigned int flags);
-template <class T> __host__ cudaError_t cudaHostGetDevicePointer(T **pDevice, void *pHost, unsigned int flags);
-template <class T> __host__ cudaError_t cudaMallocManaged(T **devPtr, size_t size, unsigned int flags = cudaMemAttachGlobal);
-template <class T> __host__ cudaError_t cudaMallocPitch(T **devPtr, size_t *pitch, size_t width, size_t height);
-template <class T> __host__ cudaError_t cudaMallocAsync(T **devPtr, size_t size, cudaStream_t stream);
-template <class T> __host__ cudaError_t cudaMallocAsync(T **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream);
-template <class T> __host__ cudaError_t cudaMallocFromPoolAsync(T **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream);
+__host__ cudaError_t cudaEventCreate(cudaEvent_t *event, unsigned int flags) __C2T_BODY
+__host__ cudaError_t cudaMallocHost(void **ptr, size_t size, unsigned int flags) __C2T_BODY
+template <class T> __host__ cudaError_t cudaMalloc(T **devPtr, size_t size) __C2T_BODY
+template <class T> __host__ cudaError_t cudaMallocHost(T **ptr, size_t size, unsigned int flags = 0) __C2T_BODY
+template <class T> __host__ cudaError_t cudaHostAlloc(T **ptr, size_t size, unsigned int flags) __C2T_BODY
+template <class T> __host__ cudaError_t cudaHostGetDevicePointer(T **pDevice, void *pHost, unsigned int flags) __C2T_BODY
+template <class T> __host__ cudaError_t cudaMallocManaged(T **devPtr, size_t size, unsigned int flags = cudaMemAttachGlobal) __C2T_BODY
+template <class T> __host__ cudaError_t cudaMallocPitch(T **devPtr, size_t *pitch, size_t width, size_t height) __C2T_BODY
+template <class T> __host__ cudaError_t cudaMallocAsync(T **devPtr, size_t size, cudaStream_t stream) __C2T_BODY
+template <class T> __host__ cudaError_t cudaMallocAsync(T **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) __C2T_BODY
+template <class T> __host__ cudaError_t cudaMallocFromPoolAsync(T **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaMemcpyToSymbol(const T &symbol, const void *src, size_t count, size_t offset = 0,
-                                                      enum cudaMemcpyKind kind = cudaMemcpyHostToDevice);
+                                                      enum cudaMemcpyKind kind = cudaMemcpyHostToDevice) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaMemcpyToSymbolAsync(const T &symbol, const void *src, size_t count, size_t offset = 0,
                                                            enum cudaMemcpyKind kind = cudaMemcpyHostToDevice,
-                                                           cudaStream_t stream = 0);
+                                                           cudaStream_t stream = 0) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaMemcpyFromSymbol(void *dst, const T &symbol, size_t count, size_t offset = 0,
-                                                        enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost);
+                                                        enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const T &symbol, size_t count, size_t offset = 0,
                                                              enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost,
-                                                             cudaStream_t stream = 0);
-template <class T> __host__ cudaError_t cudaGetSymbolAddress(void **devPtr, const T &symbol);
-template <class T> __host__ cudaError_t cudaGetSymbolSize(size_t *size, const T &symbol);
+                                                             cudaStream_t stream = 0) __C2T_BODY
+template <class T> __host__ cudaError_t cudaGetSymbolAddress(void **devPtr, const T &symbol) __C2T_BODY
+template <class T> __host__ cudaError_t cudaGetSymbolSize(size_t *size, const T &symbol) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaLaunchKernel(const T *func, dim3 gridDim, dim3 blockDim, void **args,
-                                                    size_t sharedMem = 0, cudaStream_t stream = 0);
+                                                    size_t sharedMem = 0, cudaStream_t stream = 0) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaLaunchCooperativeKernel(const T *func, dim3 gridDim, dim3 blockDim, void **args,
-                                                               size_t sharedMem = 0, cudaStream_t stream = 0);
+                                                               size_t sharedMem = 0, cudaStream_t stream = 0) __C2T_BODY
 template <class T>
-__host__ cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, const T *func, void **args);
+__host__ cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, const T *func, void **args) __C2T_BODY
 template <class... ExpTypes, class... ActTypes>
 __host__ cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, void (*kernel)(ExpTypes...),
-                                                      ActTypes &&...args);
-template <class T> __host__ cudaError_t cudaFuncSetCacheConfig(T *func, enum cudaFuncCache cacheConfig);
-template <class T> __host__ cudaError_t cudaFuncSetSharedMemConfig(T *func, enum cudaSharedMemConfig config);
-template <class T> __host__ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, T *entry);
-template <class T> __host__ cudaError_t cudaFuncSetAttribute(T *entry, enum cudaFuncAttribute attr, int value);
-template <class T> __host__ cudaError_t cudaFuncGetName(const char **name, const T *func);
+                                                      ActTypes &&...args) __C2T_BODY
+template <class T> __host__ cudaError_t cudaFuncSetCacheConfig(T *func, enum cudaFuncCache cacheConfig) __C2T_BODY
+template <class T> __host__ cudaError_t cudaFuncSetSharedMemConfig(T *func, enum cudaSharedMemConfig config) __C2T_BODY
+template <class T> __host__ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, T *entry) __C2T_BODY
+template <class T> __host__ cudaError_t cudaFuncSetAttribute(T *entry, enum cudaFuncAttribute attr, int value) __C2T_BODY
+template <class T> __host__ cudaError_t cudaFuncGetName(const char **name, const T *func) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, T func, int blockSize,
-                                                                                 size_t dynamicSMemSize);
+                                                                                 size_t dynamicSMemSize) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, T func, int blockSize,
-                                                                                          size_t dynamicSMemSize, unsigned int flags);
+                                                                                          size_t dynamicSMemSize, unsigned int flags) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, T func,
-                                                                      size_t dynamicSMemSize = 0, int blockSizeLimit = 0);
+                                                                      size_t dynamicSMemSize = 0, int blockSizeLimit = 0) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, T func,
                                                                                size_t dynamicSMemSize = 0,
-                                                                               int blockSizeLimit = 0, unsigned int flags = 0);
+                                                                               int blockSizeLimit = 0, unsigned int flags = 0) __C2T_BODY
 template <class UnaryFunction, class T>
 __host__ cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMem(int *minGridSize, int *blockSize, T func,
                                                                                   UnaryFunction blockSizeToDynamicSMemSize,
-                                                                                  int blockSizeLimit = 0);
+                                                                                  int blockSizeLimit = 0) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, T func, int numBlocks,
-                                                                             int blockSize);
+                                                                             int blockSize) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, T *func,
-                                                                        const cudaLaunchConfig_t *config);
+                                                                        const cudaLaunchConfig_t *config) __C2T_BODY
 template <class T>
-__host__ cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, T *func, const cudaLaunchConfig_t *config);
-template <class T> __host__ struct cudaChannelFormatDesc cudaCreateChannelDesc(void);
+__host__ cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, T *func, const cudaLaunchConfig_t *config) __C2T_BODY
+template <class T> __host__ struct cudaChannelFormatDesc cudaCreateChannelDesc(void) __C2T_BODY
 #endif

@@ -6,13 +6,13 @@
 #define __C2T_SURF(fn, ...)                                                                    \
   template <class T>                                                                           \
   __device__ T fn##read(cudaSurfaceObject_t surfObject, __VA_ARGS__,                           \
-                        cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap);          \
+                        cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap) __C2T_BODY \
   template <class T>                                                                           \
   __device__ void fn##read(T *data, cudaSurfaceObject_t surfObject, __VA_ARGS__,               \
-                           cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap);       \
+                           cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap) __C2T_BODY \
   template <class T>                                                                           \
   __device__ void fn##write(T data, cudaSurfaceObject_t surfObject, __VA_ARGS__,               \
-                            cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap);
+                            cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap) __C2T_BODY
 __C2T_SURF(surf1D, int x)
 __C2T_SURF(surf2D, int x, int y)
 __C2T_SURF(surf3D, int x, int y, int z)

@@ -6,8 +6,8 @@
 #include <driver_types.h>
 #include <vector_types.h>
 #define __C2T_TEX(fn, ...)                                                                     \
-  template <class T> __device__ T fn(cudaTextureObject_t texObject, __VA_ARGS__);              \
-  template <class T> __device__ void fn(T *retVal, cudaTextureObject_t texObject, __VA_ARGS__);
+  template <class T> __device__ T fn(cudaTextureObject_t texObject, __VA_ARGS__) __C2T_BODY       \
+  template <class T> __device__ void fn(T *retVal, cudaTextureObject_t texObject, __VA_ARGS__) __C2T_BODY
 __C2T_TEX(tex1Dfetch, int x)
 __C2T_TEX(tex1D, float x)
 __C2T_TEX(tex2D, float x, float y)

@@ -1,0 +1,85 @@
+"""The loop IR: a kernel as TileLang will run it, between analysis/ and emit/.
+
+A kernel body becomes a sequence of *regions*:
+
+- :class:`Phase` — statements every thread of the block runs, one ``T.Parallel`` loop over the
+  block's threads (the stretch of CUDA code between two barriers);
+- :class:`Barrier` — a block-wide ``__syncthreads()``;
+- :class:`UniformLoop` / :class:`UniformIf` — control flow that is the same in every thread of the
+  block and encloses barriers; its body is again a sequence of regions;
+- :class:`SimtBody` — the whole body kept at thread level (the ``simt`` form).
+
+Each local variable has a :class:`VarPlan` that says where it lives.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from ..parse import model as m
+from ..span import Span
+
+
+@dataclass(frozen=True)
+class Phase:
+    stmts: tuple[m.Stmt, ...]
+    index: int  # phase number, in order of appearance
+    span: Span
+
+
+@dataclass(frozen=True)
+class Barrier:
+    span: Span
+
+
+@dataclass(frozen=True)
+class UniformLoop:
+    kind: str  # for, while, do
+    init: Optional[m.Stmt]
+    cond: Optional[m.Expr]
+    step: Optional[m.Expr]
+    body: tuple["Region", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class UniformIf:
+    cond: m.Expr
+    then: tuple["Region", ...]
+    other: tuple["Region", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class SimtBody:
+    stmts: tuple[m.Stmt, ...]
+    span: Span
+
+
+Region = Union[Phase, Barrier, UniformLoop, UniformIf, SimtBody]
+
+#: Where a local variable lives in the emitted kernel.
+PLACEMENTS = (
+    "phase",         # declared inside the one phase that uses it
+    "kernel_var",    # a kernel-level T.alloc_var: uniform across the block, used in several places
+    "thread_array",  # per-thread value crossing a barrier: a shared array indexed by the thread
+    "shared",        # a __shared__ array of the CUDA kernel
+)
+
+
+@dataclass(frozen=True)
+class VarPlan:
+    name: str
+    type: m.CType
+    placement: str
+    single_assignment: bool  # declared with an initialiser and never assigned again
+    decl: m.VarDecl
+
+
+@dataclass
+class KernelPlan:
+    fn: m.Function
+    form: str  # portable or simt
+    regions: tuple[Region, ...]
+    vars: dict[str, VarPlan] = field(default_factory=dict)
+    aliases: dict = field(default_factory=dict)

@@ -1,0 +1,241 @@
+"""Split a kernel at its barriers into loop-IR regions and place its variables.
+
+This is the loop-fission translation of SIMT code: each stretch between ``__syncthreads()``
+becomes a :class:`~.loop_ir.Phase` (a ``T.Parallel`` over the block's threads); loops and
+branches that enclose barriers must be uniform (the same in every thread) and stay outside the
+phases. A local value that crosses a barrier is kept per thread in a shared array.
+
+:func:`plan_portable` raises :class:`NotPortable` with the reason when the kernel cannot take this
+form (a barrier under thread-dependent control flow, a warp-synchronous operation, ...).
+"""
+from __future__ import annotations
+
+from ..parse import model as m
+from .forms import depends_on_thread, thread_dependent_names
+from .loop_ir import Barrier, KernelPlan, Phase, Region, SimtBody, UniformIf, UniformLoop, VarPlan
+
+
+class NotPortable(Exception):
+    pass
+
+
+def is_barrier_call(node) -> bool:
+    if isinstance(node, m.Call) and node.callee in ("__syncthreads", "__syncwarp"):
+        return True
+    if isinstance(node, m.MethodCall) and node.method == "sync" and not node.args:
+        return True
+    return False
+
+
+def contains_barrier(stmt) -> bool:
+    return any(is_barrier_call(n) for n in m.walk(stmt))
+
+
+def _is_barrier_stmt(stmt) -> bool:
+    return isinstance(stmt, m.ExprStmt) and is_barrier_call(stmt.expr)
+
+
+class _Splitter:
+    def __init__(self, dependent: set[str]) -> None:
+        self.dependent = dependent
+        self.count = 0
+
+    def phase(self, stmts: list[m.Stmt]) -> Phase:
+        first, last = stmts[0].span, stmts[-1].span
+        span = type(first)(first.file, first.line, first.col, last.end_line, last.end_col)
+        p = Phase(tuple(stmts), self.count, span)
+        self.count += 1
+        return p
+
+    def uniform(self, expr, what: str, span) -> None:
+        if expr is not None and depends_on_thread(expr, self.dependent):
+            raise NotPortable(f"barrier inside {what} that depends on the thread (line {span.line})")
+
+    def split(self, stmts) -> tuple[Region, ...]:
+        regions: list[Region] = []
+        current: list[m.Stmt] = []
+
+        def flush():
+            if current:
+                regions.append(self.phase(list(current)))
+                current.clear()
+
+        for s in stmts:
+            if isinstance(s, m.Empty):
+                continue
+            if not contains_barrier(s):
+                current.append(s)
+                continue
+            flush()
+            if _is_barrier_stmt(s):
+                if isinstance(s.expr, m.Call) and s.expr.callee == "__syncwarp" and s.expr.args:
+                    pass  # a masked warp barrier in uniform code: a block barrier is stronger
+                regions.append(Barrier(s.span))
+            elif isinstance(s, m.Block):
+                regions.extend(self.split(s.stmts))
+            elif isinstance(s, m.For):
+                init_exprs = [d.init for d in s.init.decls] if isinstance(s.init, m.DeclStmt) else (
+                    [s.init.expr] if isinstance(s.init, m.ExprStmt) else [])
+                for e in init_exprs:
+                    self.uniform(e, "a loop", s.span)
+                self.uniform(s.cond, "a loop", s.span)
+                self.uniform(s.step, "a loop", s.span)
+                regions.append(UniformLoop("for", s.init, s.cond, s.step, self.split(_stmts(s.body)), s.span))
+            elif isinstance(s, m.While):
+                self.uniform(s.cond, "a loop", s.span)
+                regions.append(UniformLoop("while", None, s.cond, None, self.split(_stmts(s.body)), s.span))
+            elif isinstance(s, m.DoWhile):
+                self.uniform(s.cond, "a loop", s.span)
+                regions.append(UniformLoop("do", None, s.cond, None, self.split(_stmts(s.body)), s.span))
+            elif isinstance(s, m.If):
+                self.uniform(s.cond, "a branch", s.span)
+                regions.append(UniformIf(s.cond, self.split(_stmts(s.then)),
+                                         self.split(_stmts(s.other)) if s.other else (), s.span))
+            else:
+                raise NotPortable(f"barrier inside a statement that cannot be split (line {s.span.line})")
+        flush()
+        return tuple(regions)
+
+
+def _stmts(s) -> tuple:
+    if s is None:
+        return ()
+    return s.stmts if isinstance(s, m.Block) else (s,)
+
+
+def _header_exprs(region) -> list:
+    if isinstance(region, UniformLoop):
+        out = [region.cond, region.step]
+        if isinstance(region.init, m.DeclStmt):
+            out += [d.init for d in region.init.decls]
+        elif isinstance(region.init, m.ExprStmt):
+            out.append(region.init.expr)
+        return [e for e in out if e is not None]
+    if isinstance(region, UniformIf):
+        return [region.cond]
+    return []
+
+
+def _collect(regions, uses: dict[str, set], decls: dict[str, tuple], where_decl) -> None:
+    """uses[name] = set of phase numbers and 'K' (kernel level); decls[name] = (decl, site)."""
+    for region in regions:
+        if isinstance(region, Phase):
+            for node in m.walk(m.Block(region.stmts, region.span)):
+                if isinstance(node, m.Ref):
+                    uses.setdefault(node.name, set()).add(region.index)
+                elif isinstance(node, m.VarDecl):
+                    decls[node.name] = (node, region.index)
+                    uses.setdefault(node.name, set()).add(region.index)
+        elif isinstance(region, (UniformLoop, UniformIf)):
+            for e in _header_exprs(region):
+                for node in m.walk(e):
+                    if isinstance(node, m.Ref):
+                        uses.setdefault(node.name, set()).add("K")
+            if isinstance(region, UniformLoop) and isinstance(region.init, m.DeclStmt):
+                for d in region.init.decls:
+                    decls[d.name] = (d, "K")
+                    uses.setdefault(d.name, set()).add("K")
+            body = region.body if isinstance(region, UniformLoop) else region.then + region.other
+            _collect(body, uses, decls, where_decl)
+
+
+def _updated_in_phases(regions) -> set[str]:
+    """Variables a phase updates from their own value (``x += 1``, ``p = 1 - p``).
+
+    Every thread runs the update on its own copy; a kernel-level variable shared by the
+    iterations of a serial ``T.Parallel`` (the CPU target) would apply it once per thread.
+    """
+    names: set[str] = set()
+    for region in regions:
+        if isinstance(region, Phase):
+            for node in m.walk(m.Block(region.stmts, region.span)):
+                if isinstance(node, m.Assign) and isinstance(node.target, m.Ref):
+                    reads = any(isinstance(r, m.Ref) and r.name == node.target.name for r in m.walk(node.value))
+                    if node.op != "=" or reads:
+                        names.add(node.target.name)
+                elif isinstance(node, m.Unary) and node.op in ("++", "--") and isinstance(node.operand, m.Ref):
+                    names.add(node.operand.name)
+        elif isinstance(region, UniformLoop):
+            names |= _updated_in_phases(region.body)
+        elif isinstance(region, UniformIf):
+            names |= _updated_in_phases(region.then + region.other)
+    return names
+
+
+def _assignment_counts(fn: m.Function) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in m.walk(fn.body):
+        if isinstance(node, m.Assign) and isinstance(node.target, m.Ref):
+            counts[node.target.name] = counts.get(node.target.name, 0) + 1
+        elif isinstance(node, m.Unary) and node.op in ("++", "--") and isinstance(node.operand, m.Ref):
+            counts[node.operand.name] = counts.get(node.operand.name, 0) + 1
+        elif isinstance(node, m.Unary) and node.op == "&" and isinstance(node.operand, m.Ref):
+            counts[node.operand.name] = counts.get(node.operand.name, 0) + 2  # address taken
+    return counts
+
+
+def place_variables(fn: m.Function, regions, dependent: set[str], portable: bool) -> dict[str, VarPlan]:
+    uses: dict[str, set] = {}
+    decls: dict[str, tuple] = {}
+    if portable:
+        _collect(regions, uses, decls, None)
+    else:
+        for node in m.walk(fn.body):
+            if isinstance(node, m.VarDecl):
+                decls[node.name] = (node, 0)
+    counts = _assignment_counts(fn)
+    updated = _updated_in_phases(regions) if portable else set()
+    plans = {}
+    for name, (decl, site) in decls.items():
+        single = decl.init is not None and counts.get(name, 0) == 0 and not isinstance(decl.type, m.Array)
+        if decl.storage in ("shared", "extern_shared"):
+            placement = "shared"
+        elif not portable:
+            placement = "phase"
+        else:
+            sites = uses.get(name, set())
+            phases = {s for s in sites if s != "K"}
+            if "K" in sites:
+                if name in dependent:
+                    raise NotPortable(f"'{name}' depends on the thread but steers a loop or branch "
+                                      "that encloses a barrier")
+                if isinstance(decl.type, m.Array):
+                    raise NotPortable(f"local array '{name}' is used by a loop enclosing a barrier")
+                if name in updated:
+                    raise NotPortable(f"'{name}' steers a loop enclosing a barrier but is updated "
+                                      "inside a barrier interval")
+                placement = "kernel_var"
+            elif len(phases) > 1:
+                uniform_scalar = name not in dependent and not isinstance(decl.type, m.Array) \
+                    and name not in updated
+                placement = "kernel_var" if uniform_scalar else "thread_array"
+            else:
+                placement = "phase"
+        plans[name] = VarPlan(name, decl.type, placement, single, decl)
+    return plans
+
+
+def plan_portable(fn: m.Function) -> KernelPlan:
+    """The portable plan of a (rewritten) kernel, or :class:`NotPortable`."""
+    if fn.body is None:
+        raise NotPortable("kernel has no body")
+    for node in m.walk(fn.body):
+        if isinstance(node, m.Call) and node.kind == "warp":
+            raise NotPortable(f"warp-level operation '{node.callee}' (line {node.span.line})")
+        if isinstance(node, m.Call) and node.kind == "cg":
+            raise NotPortable(f"cooperative groups '{node.callee}' (line {node.span.line})")
+        if isinstance(node, m.MethodCall):
+            raise NotPortable(f"method call '.{node.method}()' (line {node.span.line})")
+        if isinstance(node, m.Call) and node.callee.startswith("__syncthreads_"):
+            raise NotPortable(f"'{node.callee}' returns a block-wide value (line {node.span.line})")
+    dependent = thread_dependent_names(fn)
+    regions = _Splitter(dependent).split(fn.body.stmts)
+    plans = place_variables(fn, regions, dependent, portable=True)
+    return KernelPlan(fn, "portable", regions, plans)
+
+
+def plan_simt(fn: m.Function) -> KernelPlan:
+    body = fn.body.stmts if fn.body else ()
+    span = fn.body.span if fn.body else fn.span
+    regions = (SimtBody(tuple(body), span),)
+    return KernelPlan(fn, "simt", regions, place_variables(fn, regions, set(), portable=False))

@@ -1,0 +1,487 @@
+"""One CUDA kernel → a TileLang kernel factory (the loop IR printed), in the form it can take.
+
+:func:`emit_kernel` runs the preparation passes, tries the ``portable`` plan, falls back to
+``simt`` when the kernel needs thread-level code, and reports ``unsupported`` with a diagnostic
+when neither can be printed. Device functions become ``T.macro`` helpers
+(:func:`emit_device_function`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from ..analysis import rewrite
+from ..analysis.loop_ir import Barrier, KernelPlan, Phase, SimtBody, UniformIf, UniformLoop
+from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
+from ..diagnostics import Diagnostic, make
+from ..parse import model as m
+from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_shape,
+                      canonical_loop, dtype_of, scalar_name)
+
+DIMS = ("x", "y", "z")
+#: Scalar dtypes TileLang 0.1.15's CPU call path cannot pass (its ctypes table lacks them): they
+#: travel as a wider signed integer and are cast back at the top of the kernel.
+_SCALAR_CARRIERS = {"uint32": "int64", "uint16": "int32"}
+
+
+@dataclass
+class KernelOutput:
+    name: str
+    form: str  # portable, simt, unsupported
+    reason: str
+    lines: list[Line] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    signature: dict = field(default_factory=dict)
+    macros: list[str] = field(default_factory=list)  # device functions it calls
+
+
+def builtin_dims(fns) -> tuple[set[str], set[str]]:
+    """(thread dims, block dims) a kernel and its device functions use."""
+    thread, block = set(), set()
+    for fn in fns:
+        for node in m.walk(fn.body) if fn.body else ():
+            if isinstance(node, m.Builtin) and node.dim:
+                (thread if node.var in ("threadIdx", "blockDim") else block).add(node.dim)
+    return thread, block
+
+
+def _used_dims(dims: set[str]) -> list[str]:
+    if "z" in dims:
+        return ["x", "y", "z"]
+    if "y" in dims:
+        return ["x", "y"]
+    return ["x"]
+
+
+def _callees(fn: m.Function, table: dict[str, m.Function]) -> list[m.Function]:
+    out, stack = [], list(fn.calls)
+    seen = set()
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in table:
+            continue
+        seen.add(name)
+        out.append(table[name])
+        stack.extend(table[name].calls)
+    return out
+
+
+def _nonneg_names(fn: m.Function) -> set[str]:
+    """Locals that only ever hold non-negative values (unsigned, or built from builtins)."""
+    from .printer import ExprPrinter
+    assigned: dict[str, list] = {}
+    for node in m.walk(fn.body) if fn.body else ():
+        if isinstance(node, m.VarDecl):
+            assigned.setdefault(node.name, []).append(node.init)
+        elif isinstance(node, m.Assign) and isinstance(node.target, m.Ref):
+            if node.op in ("=", "+=", "*=", "/=", "%=", ">>=", "&=", "|="):
+                assigned.setdefault(node.target.name, []).append(node.value)
+            else:
+                assigned.setdefault(node.target.name, []).append(None)
+        elif isinstance(node, m.Unary) and node.op == "--" and isinstance(node.operand, m.Ref):
+            assigned.setdefault(node.operand.name, []).append(None)
+    good: set[str] = set()
+    scope = Scope(nonneg=good)
+    printer = ExprPrinter(scope)
+    changed = True
+    while changed:
+        changed = False
+        for name, values in assigned.items():
+            if name in good or any(v is None for v in values):
+                continue
+            if all(printer._nonneg(v) for v in values):
+                good.add(name)
+                changed = True
+    return good
+
+
+def prepare(fn: m.Function) -> tuple[m.Function, dict]:
+    """The preparation passes, in order: safe names, no early returns, buffer views folded."""
+    fn = rewrite.unique_names(fn)
+    fn = rewrite.returns_to_guards(fn)
+    fn, aliases, unresolved = rewrite.pointer_aliases(fn)
+    if unresolved:
+        d = unresolved[0]
+        raise EmitError(f"local pointer '{d.name}' is not a fixed view of a buffer parameter", d.span)
+    return fn, aliases
+
+
+def plan(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPlan, str]:
+    try:
+        for dev in device_fns:
+            if dev.body is not None and contains_barrier(dev.body):
+                raise NotPortable(f"device function '{dev.name}' contains a barrier")
+            for node in m.walk(dev.body) if dev.body else ():
+                if isinstance(node, m.Call) and node.kind in ("warp", "cg"):
+                    raise NotPortable(f"device function '{dev.name}' uses '{node.callee}'")
+        return plan_portable(fn), ""
+    except NotPortable as exc:
+        return plan_simt(fn), str(exc)
+
+
+class KernelEmitter:
+    def __init__(self, fn: m.Function, unit: m.TranslationUnit, tag_of, extras=None) -> None:
+        self.extras = extras or {}
+        self.original = fn
+        self.unit = unit
+        self.tag_of = tag_of
+        self.device = {f.name: f for f in unit.device_functions}
+
+    def emit(self, force_simt: bool = False) -> KernelOutput:
+        fn = self.original
+        out = KernelOutput(fn.name, "unsupported", "")
+        try:
+            prepared, _aliases = prepare(fn)
+            callees = _callees(prepared, self.device)
+            if force_simt:
+                kplan, why = plan_simt(prepared), "requested"
+            else:
+                kplan, why = plan(prepared, callees)
+            out.form = kplan.form
+            out.reason = "barriers are uniform: one T.Parallel phase per barrier interval" \
+                if kplan.form == "portable" else f"thread-level code needed: {why}"
+            out.lines = self.factory(kplan, callees)
+            out.macros = [c.name for c in callees]
+            out.signature = self.signature(prepared, kplan)
+        except EmitError as exc:
+            if not force_simt and out.form == "portable":
+                fallback = self.emit(force_simt=True)
+                if fallback.form == "simt":
+                    fallback.reason = f"thread-level code needed: {exc}"
+                    fallback.diagnostics.append(make(
+                        "M3002", exc.span or fn.span, f"kept at thread level (simt): {exc}"))
+                    return fallback
+            out.form = "unsupported"
+            out.reason = str(exc)
+            out.lines = []
+            out.diagnostics.append(make("M3001", exc.span or fn.span, str(exc)))
+        return out
+
+    # -- the factory -------------------------------------------------------------------------
+    def scope_for(self, fn: m.Function, kplan: KernelPlan, tdims: list[str], bdims: list[str]) -> Scope:
+        simt = kplan.form == "simt"
+        scope = Scope(simt=simt)
+        scope.thread_vars = {d: f"t{d}" for d in (DIMS if simt else tdims)}
+        for d in DIMS:
+            scope.thread_vars.setdefault(d, "0")
+        scope.thread_index = ", ".join(f"t{d}" for d in reversed(tdims))
+        scope.block_vars = {d: f"b{d}" for d in bdims}
+        for d in DIMS:
+            scope.block_vars.setdefault(d, "0")
+        scope.placements = {name: plan.placement for name, plan in kplan.vars.items()}
+        scope.single = {name for name, plan in kplan.vars.items() if plan.single_assignment}
+        scope.type_params = {t.name: _tp_name(t.name) for t in fn.template_params if t.kind == "type"}
+        scope.value_params = {t.name for t in fn.template_params if t.kind == "value"}
+        scope.buffers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
+        scope.buffers |= {g.name for g in self.unit.globals if g.storage == "constant"}
+        scope.nonneg = _nonneg_names(fn)
+        scope.device_functions = set(self.device)
+        scope.device_extra = self.extras
+        scope.file_tags = self.tag_of
+        return scope
+
+    def factory(self, kplan: KernelPlan, callees: list[m.Function]) -> list[Line]:
+        fn = kplan.fn
+        tset, bset = builtin_dims([fn] + callees)
+        tdims, bdims = _used_dims(tset), _used_dims(bset)
+        scope = self.scope_for(fn, kplan, tdims, bdims)
+        lines: list[Line] = []
+
+        def add(indent, text, origin=""):
+            lines.append(Line(indent, text, origin))
+
+        tparams = "".join(f", {_tp_name(t.name)}={_tp_default(t)}" for t in fn.template_params)
+        add(0, f"def make_{fn.name}(grid, block, shared_bytes=0{tparams}):", scope.tag(fn.span))
+        add(1, f'"""TileLang ({kplan.form}) for CUDA kernel `{fn.name}`; '
+               f'grid/block as in `{fn.name}<<<grid, block, shared_bytes>>>`."""')
+        add(1, "grid_x, grid_y, grid_z = grid")
+        add(1, "block_x, block_y, block_z = block")
+        unused_t = [d for d in DIMS if d not in tdims]
+        unused_b = [d for d in DIMS if d not in bdims]
+        if unused_t:
+            cond = " and ".join(f"block_{d} == 1" for d in unused_t)
+            add(1, f'assert {cond}, "{fn.name} indexes threads in {", ".join(tdims)} only"')
+        if unused_b:
+            cond = " and ".join(f"grid_{d} == 1" for d in unused_b)
+            add(1, f'assert {cond}, "{fn.name} indexes blocks in {", ".join(bdims)} only"')
+        for p in fn.params:
+            if isinstance(p.type, m.Pointer):
+                add(1, f'{p.name}_len = T.dynamic("{p.name}_len")')
+
+        params = []
+        rebinds = []
+        for p in fn.params:
+            if isinstance(p.type, m.Pointer):
+                dtype = dtype_of(p.type.pointee, scope) if not isinstance(p.type.pointee, m.Vector) else None
+                if dtype is None:
+                    raise EmitError(f"vector-typed buffer '{p.name}' ({p.type})", p.span)
+                params.append(f"{p.name}: T.Tensor(({p.name}_len,), {dtype})")
+            else:
+                dtype = scalar_name(p.type)
+                if isinstance(p.type, m.TemplateType):
+                    raise EmitError(f"scalar parameter '{p.name}' of template type", p.span)
+                if dtype is None:
+                    raise EmitError(f"parameter '{p.name}' of type '{p.type}'", p.span)
+                if dtype in _SCALAR_CARRIERS:
+                    carrier = _SCALAR_CARRIERS[dtype]
+                    params.append(f"{p.name}_arg: T.{carrier}")
+                    rebinds.append(f"{p.name} = T.Cast({dtype_of(p.type, scope)}, {p.name}_arg)")
+                else:
+                    params.append(f"{p.name}: {dtype_of(p.type, scope)}")
+        for g in self.unit.globals:
+            if g.storage == "constant" and _uses_global(fn, callees, g.name):
+                if not isinstance(g.type, m.Array) or g.type.extent is None:
+                    raise EmitError(f"__constant__ '{g.name}' is not a fixed-size array", g.span)
+                shape = ", ".join(_array_shape(g.type, scope))
+                params.append(f"{g.name}: T.Tensor(({shape},), {dtype_of(_array_elem(g.type), scope)})")
+            elif g.storage in ("device", "managed") and _uses_global(fn, callees, g.name):
+                raise EmitError(f"__device__ global '{g.name}'", g.span)
+
+        add(1, "")
+        add(1, "@T.prim_func")
+        add(1, f"def {fn.name}({', '.join(params)}):")
+        grid_args = ", ".join(f"grid_{d}" for d in bdims)
+        block_vars = ", ".join(f"b{d}" for d in bdims)
+        if len(bdims) > 1:
+            block_vars = f"({block_vars})"
+        if kplan.form == "portable":
+            threads = " * ".join(f"block_{d}" for d in tdims)
+        else:
+            threads = f"({', '.join(f'block_{d}' for d in DIMS)})"
+        add(2, f"with T.Kernel({grid_args}, threads={threads}) as {block_vars}:", scope.tag(fn.span))
+        for text in rebinds:
+            add(3, text)
+        if kplan.form == "simt":
+            add(3, "tx, ty, tz = T.get_thread_bindings()")
+        self.kernel_allocations(kplan, scope, tdims, add)
+
+        printer = StmtPrinter(scope, indent=3)
+        self.regions(kplan.regions, printer, scope, tdims)
+        lines.extend(printer.lines)
+        add(1, f"return {fn.name}")
+        return lines
+
+    def kernel_allocations(self, kplan: KernelPlan, scope: Scope, tdims, add) -> None:
+        thread_shape = [f"block_{d}" for d in reversed(tdims)]
+        for name, vp in kplan.vars.items():
+            d = vp.decl
+            if vp.placement == "shared":
+                elem = _array_elem(d.type)
+                if d.storage == "extern_shared":
+                    size = _sizeof(elem)
+                    shape = f"(shared_bytes // {size},)"
+                else:
+                    shape = "(" + ", ".join(_array_shape(d.type, scope)) + ",)"
+                add(3, f'{name} = T.alloc_shared({shape}, {dtype_of(elem, scope)}, scope="shared")',
+                    scope.tag(d.span))
+            elif vp.placement == "thread_array":
+                extra = _array_shape(d.type, scope) if isinstance(d.type, m.Array) else []
+                shape = ", ".join(thread_shape + extra)
+                add(3, f'{name} = T.alloc_shared(({shape},), {dtype_of(_array_elem(d.type), scope)}, '
+                       f'scope="shared")', scope.tag(d.span))
+            elif vp.placement == "kernel_var":
+                if name in self._canonical_vars(kplan, scope):
+                    continue
+                add(3, f"{name} = T.alloc_var({dtype_of(d.type, scope)})", scope.tag(d.span))
+
+    def _canonical_vars(self, kplan: KernelPlan, scope: Scope) -> set[str]:
+        out = set()
+
+        def visit(regions):
+            for r in regions:
+                if isinstance(r, UniformLoop):
+                    if r.kind == "for":
+                        canon = canonical_loop(m.For(r.init, r.cond, r.step, m.Empty(r.span), (), r.span), scope)
+                        if canon:
+                            out.add(canon[0])
+                    visit(r.body)
+                elif isinstance(r, UniformIf):
+                    visit(r.then)
+                    visit(r.other)
+        visit(kplan.regions)
+        return out
+
+    def regions(self, regions, printer: StmtPrinter, scope: Scope, tdims) -> None:
+        for r in regions:
+            if isinstance(r, Phase):
+                loop_vars = ", ".join(f"t{d}" for d in reversed(tdims))
+                extents = ", ".join(f"block_{d}" for d in reversed(tdims))
+                printer.emit(f"for {loop_vars} in T.Parallel({extents}):", r.span)
+                printer.indent += 1
+                printer.block(r.stmts)
+                printer.indent -= 1
+            elif isinstance(r, Barrier):
+                printer.emit("T.sync_threads()", r.span)
+            elif isinstance(r, SimtBody):
+                printer.block(r.stmts)
+            elif isinstance(r, UniformIf):
+                printer.emit(f"if {printer.expr.cond(r.cond)}:", r.span)
+                printer.indent += 1
+                self.regions(r.then, printer, scope, tdims) if r.then else printer.emit("pass", None)
+                printer.indent -= 1
+                if r.other:
+                    printer.emit("else:", r.span)
+                    printer.indent += 1
+                    self.regions(r.other, printer, scope, tdims)
+                    printer.indent -= 1
+            elif isinstance(r, UniformLoop):
+                self.uniform_loop(r, printer, scope, tdims)
+
+    def uniform_loop(self, r: UniformLoop, printer: StmtPrinter, scope: Scope, tdims) -> None:
+        if r.kind == "for":
+            canon = canonical_loop(m.For(r.init, r.cond, r.step, m.Empty(r.span), (), r.span), scope)
+            if canon:
+                var, start, stop, step = canon
+                args = stop if (start == "0" and step == "1") else f"{start}, {stop}" + (
+                    f", {step}" if step != "1" else "")
+                printer.emit(f"for {var} in T.serial({args}):", r.span)
+                printer.indent += 1
+                self.regions(r.body, printer, scope, tdims)
+                printer.indent -= 1
+                return
+            if r.init is not None:
+                printer.stmt(r.init)
+            cond = printer.expr.cond(r.cond) if r.cond is not None else "True"
+            printer.emit(f"while {cond}:", r.span)
+            printer.indent += 1
+            self.regions(r.body, printer, scope, tdims)
+            if r.step is not None:
+                printer.s_ExprStmt(m.ExprStmt(r.step, r.step.span))
+            printer.indent -= 1
+            return
+        if r.kind == "while":
+            printer.emit(f"while {printer.expr.cond(r.cond)}:", r.span)
+            printer.indent += 1
+            self.regions(r.body, printer, scope, tdims)
+            printer.indent -= 1
+            return
+        printer.emit("while True:", r.span)
+        printer.indent += 1
+        self.regions(r.body, printer, scope, tdims)
+        printer.emit(f"if not ({printer.expr.cond(r.cond)}):", r.span)
+        printer.indent += 1
+        printer.emit("break", r.span)
+        printer.indent -= 2
+
+    # -- what the launcher needs ---------------------------------------------------------------
+    def signature(self, fn: m.Function, kplan: KernelPlan) -> dict:
+        scope_types = {t.name: _tp_name(t.name) for t in fn.template_params if t.kind == "type"}
+        params = []
+        for p in fn.params:
+            if isinstance(p.type, m.Pointer):
+                pointee = p.type.pointee
+                dtype = scope_types.get(pointee.name) if isinstance(pointee, m.TemplateType) else scalar_name(pointee)
+                params.append((p.name, "buffer", dtype))
+            else:
+                params.append((p.name, "scalar", scalar_name(p.type)))
+        callees = _callees(fn, self.device)
+        symbols = [(g.name, scalar_name(_array_elem(g.type)), g.type.extent)
+                   for g in self.unit.globals if g.storage == "constant" and _uses_global(fn, callees, g.name)]
+        return {"name": fn.name, "params": params,
+                "template": [(_tp_name(t.name), t.kind) for t in fn.template_params],
+                "symbols": symbols, "form": kplan.form}
+
+
+def _uses_global(fn: m.Function, callees, name: str) -> bool:
+    for f in [fn] + list(callees):
+        for node in m.walk(f.body) if f.body else ():
+            if isinstance(node, m.Ref) and node.name == name and node.kind in ("constant", "global"):
+                return True
+    return False
+
+
+def _tp_name(name: str) -> str:
+    return f"{name}_" if name in rewrite.RESERVED or name in ("T",) else name
+
+
+def _tp_default(t: m.TemplateParam) -> str:
+    if t.default is None:
+        return "None"
+    if t.kind == "type":
+        from ..runtime.tilelang_support import C_TYPE_DTYPES
+        return repr(C_TYPE_DTYPES.get(t.default, t.default))
+    return t.default
+
+
+_SIZES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
+          "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8}
+
+
+def _sizeof(t: m.CType) -> int:
+    name = scalar_name(t)
+    if name not in _SIZES:
+        raise EmitError(f"dynamic shared memory of type '{t}'")
+    return _SIZES[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Device functions
+# ---------------------------------------------------------------------------------------------
+
+
+def emit_device_function(fn: m.Function, tag_of, extras=None) -> list[Line]:
+    """A ``@T.macro`` inlined at each call; builtins it reads become extra parameters."""
+    fn = rewrite.unique_names(fn)
+    result = None
+    if fn.body is not None and not isinstance(fn.returns, m.Opaque) and \
+            not (isinstance(fn.returns, m.Scalar) and fn.returns.dtype == "void"):
+        body = fn.body.stmts
+        single_final = body and isinstance(body[-1], m.Return) and \
+            sum(isinstance(n, m.Return) for n in m.walk(fn.body)) == 1
+        if not single_final:
+            result = m.Ref("result_", "local", fn.returns, fn.span)
+            fn = rewrite.returns_to_guards(fn, result)
+    if fn.body is not None:
+        fn = rewrite.returns_to_guards(fn) if result is None and isinstance(fn.returns, m.Scalar) \
+            and fn.returns.dtype == "void" else fn
+    fn, _aliases, unresolved = rewrite.pointer_aliases(fn)
+    if unresolved:
+        raise EmitError(f"local pointer '{unresolved[0].name}' in device function '{fn.name}'", unresolved[0].span)
+    kplan = plan_simt(fn)
+    scope = Scope(simt=True)
+    scope.thread_vars = {d: f"t{d}" for d in DIMS}
+    scope.block_vars = {d: f"b{d}" for d in DIMS}
+    scope.placements = {n: "phase" for n in kplan.vars}
+    scope.single = {n for n, vp in kplan.vars.items() if vp.single_assignment}
+    scope.type_params = {t.name: _tp_name(t.name) for t in fn.template_params if t.kind == "type"}
+    scope.buffers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
+    scope.nonneg = _nonneg_names(fn)
+    scope.file_tags = tag_of
+    scope.device_extra = extras or {}
+    assigned = {n.target.name for n in m.walk(fn.body) if isinstance(n, m.Assign) and isinstance(n.target, m.Ref)} \
+        | {n.operand.name for n in m.walk(fn.body) if isinstance(n, m.Unary) and n.op in ("++", "--")
+           and isinstance(n.operand, m.Ref)}
+    params, copies = [], []
+    for p in fn.params:
+        if isinstance(p.type, m.Reference):
+            raise EmitError(f"reference parameter '{p.name}' of device function '{fn.name}'", p.span)
+        if p.name in assigned and not isinstance(p.type, m.Pointer):
+            params.append(f"{p.name}_in")
+            copies.append((p.name, dtype_of(p.type, scope), f"{p.name}_in", p.span))
+        else:
+            params.append(p.name)
+    extra = (extras or {}).get(fn.name, device_builtin_params(fn))
+    lines = [Line(0, "@T.macro", ""),
+             Line(0, f"def {fn.name}({', '.join(params + extra)}):", scope.tag(fn.span))]
+    printer = StmtPrinter(scope, indent=1)
+    for name, dtype, source, span in copies:
+        printer.emit(f"{name} = T.alloc_var({dtype})", span)
+        printer.emit(f"{name} = {source}", span)
+    if result is not None:
+        printer.emit(f"result_ = T.alloc_var({dtype_of(fn.returns, scope)})", fn.span)
+    printer.block(fn.body.stmts if fn.body else ())
+    if result is not None:
+        printer.emit("return result_", fn.span)
+    return lines + printer.lines
+
+
+def device_builtin_params(fn: m.Function) -> list[str]:
+    """Builtins a device function reads, passed in by its callers (a macro sees no caller names)."""
+    names = []
+    for node in m.walk(fn.body) if fn.body else ():
+        if isinstance(node, m.Builtin) and node.dim:
+            name = {"threadIdx": f"t{node.dim}", "blockIdx": f"b{node.dim}",
+                    "blockDim": f"block_{node.dim}", "gridDim": f"grid_{node.dim}"}[node.var]
+            if name not in names:
+                names.append(name)
+    return sorted(names)

@@ -1,0 +1,771 @@
+"""Model expressions and statements → TileLang Python source.
+
+:class:`ExprPrinter` prints one expression with the fewest parentheses Python needs;
+:class:`StmtPrinter` prints statements as indented lines, each tagged with its CUDA source line
+(the provenance that the report aligns on). Names are resolved through :class:`Scope`, which
+knows where each variable lives (the loop IR's :class:`~migrate.analysis.loop_ir.VarPlan`).
+
+Anything that has no TileLang spelling raises :class:`EmitError` with the node's span; the
+emitter turns it into a diagnostic and a different form, never into wrong code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..parse import model as m
+from ..span import Span
+
+
+class EmitError(Exception):
+    def __init__(self, message: str, span: Span | None = None) -> None:
+        super().__init__(message)
+        self.span = span
+
+
+DTYPES = {"bool": "T.bool", "int8": "T.int8", "uint8": "T.uint8", "int16": "T.int16",
+          "uint16": "T.uint16", "int32": "T.int32", "uint32": "T.uint32", "int64": "T.int64",
+          "uint64": "T.uint64", "float16": "T.float16", "bfloat16": "T.bfloat16",
+          "float32": "T.float32", "float64": "T.float64"}
+
+#: C type spellings of template arguments -> TileLang dtype strings.
+C_TYPE_DTYPES = {"float": "float32", "double": "float64", "int": "int32", "unsigned int": "uint32",
+                 "unsigned": "uint32", "long": "int64", "long long": "int64",
+                 "unsigned long": "uint64", "unsigned long long": "uint64", "short": "int16",
+                 "unsigned short": "uint16", "char": "int8", "signed char": "int8",
+                 "unsigned char": "uint8", "bool": "bool", "__half": "float16", "half": "float16",
+                 "__nv_bfloat16": "bfloat16", "nv_bfloat16": "bfloat16", "int8_t": "int8",
+                 "uint8_t": "uint8", "int32_t": "int32", "uint32_t": "uint32", "int64_t": "int64",
+                 "uint64_t": "uint64", "size_t": "uint64"}
+
+_PREC = {"or": 2, "and": 3, "not": 4, "cmp": 5, "|": 6, "^": 7, "&": 8, "<<": 9, ">>": 9,
+         "+": 10, "-": 10, "*": 11, "/": 11, "//": 11, "%": 11, "unary": 12, "atom": 16}
+_CMP = {"<", "<=", ">", ">=", "==", "!="}
+_INT = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"}
+_UNSIGNED = {"uint8", "uint16", "uint32", "uint64"}
+
+
+def dtype_of(ctype: m.CType, scope: "Scope | None" = None) -> str:
+    """The TileLang dtype expression (Python source) of a model type."""
+    if isinstance(ctype, m.Scalar) and ctype.dtype in DTYPES:
+        return DTYPES[ctype.dtype]
+    if isinstance(ctype, m.TemplateType) and scope is not None and ctype.name in scope.type_params:
+        return scope.type_params[ctype.name]
+    if isinstance(ctype, m.Reference):
+        return dtype_of(ctype.target, scope)
+    raise EmitError(f"type '{ctype}' has no TileLang dtype")
+
+
+def scalar_name(ctype: m.CType) -> str | None:
+    return ctype.dtype if isinstance(ctype, m.Scalar) else None
+
+
+@dataclass
+class Scope:
+    """How names print inside one kernel (or device function) being emitted."""
+
+    thread_vars: dict[str, str] = field(default_factory=dict)  # 'x' -> 'tx' (portable) or bound names
+    thread_index: str = ""  # how a thread array is indexed in a phase, e.g. "ty, tx"
+    block_vars: dict[str, str] = field(default_factory=dict)  # 'x' -> 'bx'
+    placements: dict[str, str] = field(default_factory=dict)  # local name -> placement
+    type_params: dict[str, str] = field(default_factory=dict)  # template type name -> python name
+    value_params: set[str] = field(default_factory=set)
+    buffers: set[str] = field(default_factory=set)
+    nonneg: set[str] = field(default_factory=set)
+    device_functions: set[str] = field(default_factory=set)
+    simt: bool = False
+    single: set[str] = field(default_factory=set)  # locals assigned exactly once, at declaration
+    device_extra: dict[str, list[str]] = field(default_factory=dict)  # builtins a macro takes
+    file_tags: dict[str, str] = field(default_factory=dict)  # file -> tag used in provenance
+
+    def tag(self, span: Span) -> str:
+        if not self.file_tags or span.file in self.file_tags and self.file_tags[span.file] == "":
+            return f"L{span.line}"
+        return f"{self.file_tags.get(span.file, span.file.rsplit('/', 1)[-1])}:L{span.line}"
+
+
+class ExprPrinter:
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+
+    # -- entry points --------------------------------------------------------------------------
+    def __call__(self, e: m.Expr) -> str:
+        return self.expr(e)[0]
+
+    def cond(self, e: m.Expr) -> str:
+        """A condition: C truthiness made explicit (``x`` → ``x != 0``)."""
+        return self.expr(_as_bool(e))[0]
+
+    # -- core ----------------------------------------------------------------------------------
+    def expr(self, e: m.Expr, typed: bool = True) -> tuple[str, int]:
+        method = getattr(self, f"e_{type(e).__name__}", None)
+        if method is None:
+            raise EmitError(f"expression '{type(e).__name__}' has no TileLang form", e.span)
+        return method(e, typed) if method.__code__.co_argcount > 2 else method(e)
+
+    def tir_dtype(self, e: m.Expr) -> str | None:
+        """The dtype TileLang gives the printed expression (None: a literal that adapts).
+
+        It differs from the C type where CUDA builtins are involved: ``threadIdx.x`` is
+        ``unsigned`` in CUDA but an ``int32`` thread variable in TileLang."""
+        if isinstance(e, (m.IntLit, m.FloatLit)):
+            return None
+        if isinstance(e, m.Builtin):
+            return "int32"
+        if isinstance(e, m.Ref) and e.kind == "template":
+            return None
+        if isinstance(e, m.Cast):
+            if isinstance(e.operand, (m.IntLit, m.FloatLit)):
+                return None
+            return scalar_name(e.target)
+        if isinstance(e, m.Binary):
+            if e.op in _CMP or e.op in ("&&", "||"):
+                return "bool"
+            lt, rt = self.tir_dtype(e.lhs), self.tir_dtype(e.rhs)
+            if e.op in ("<<", ">>"):
+                return lt
+            if lt is None or rt is None:
+                out = lt or rt
+            else:
+                out = lt if lt == rt else scalar_name(e.type)
+            if e.op == "-" and scalar_name(e.type) in _UNSIGNED and out not in _UNSIGNED:
+                return scalar_name(e.type)
+            return out
+        if isinstance(e, m.Unary):
+            if e.op == "!":
+                return "bool"
+            return self.tir_dtype(e.operand)
+        if isinstance(e, m.Ternary):
+            return self.tir_dtype(e.then) or self.tir_dtype(e.other)
+        return scalar_name(e.type)
+
+    def coerce(self, e: m.Expr, dtype: str | None, min_prec: int = 0) -> str:
+        """``e`` printed so that its TileLang dtype is ``dtype`` (a cast where they differ)."""
+        have = self.tir_dtype(e)
+        if dtype is None or have is None or have == dtype or dtype not in DTYPES:
+            return self.sub(e, min_prec) if min_prec else self.expr(e)[0]
+        return f"T.Cast({DTYPES[dtype]}, {self.expr(e)[0]})"
+
+    def sub(self, e: m.Expr, min_prec: int, typed: bool = True) -> str:
+        text, prec = self.expr(e, typed)
+        return f"({text})" if prec < min_prec else text
+
+    def e_IntLit(self, e: m.IntLit, typed: bool = True):
+        dtype = scalar_name(e.type) or "int32"
+        if dtype in ("int32", "bool") or not typed:
+            return (str(e.value), _PREC["atom"]) if e.value >= 0 else (str(e.value), _PREC["unary"])
+        if dtype in DTYPES:
+            return f"{DTYPES[dtype]}({e.value})", _PREC["atom"]
+        return str(e.value), _PREC["atom"]
+
+    def e_FloatLit(self, e: m.FloatLit, typed: bool = True):
+        return self._float(e.value, scalar_name(e.type) or "float64", typed)
+
+    def _float(self, value: float, dtype: str, typed: bool):
+        text = repr(float(value))
+        if text in ("inf", "-inf", "nan"):
+            return f"T.{'infinity' if 'inf' in text else 'nan'}({DTYPES.get(dtype, 'T.float32')})", _PREC["atom"]
+        if typed and dtype in DTYPES:
+            return f"{DTYPES[dtype]}({text})", _PREC["atom"]
+        return text, (_PREC["atom"] if value >= 0 else _PREC["unary"])
+
+    def e_BoolLit(self, e: m.BoolLit):
+        return ("True" if e.value else "False"), _PREC["atom"]
+
+    def e_Ref(self, e: m.Ref):
+        s = self.scope
+        if e.kind == "local":
+            placement = s.placements.get(e.name, "phase")
+            if placement == "thread_array":
+                if not s.thread_index:
+                    raise EmitError(f"per-thread value '{e.name}' used outside a phase", e.span)
+                return f"{e.name}[{s.thread_index}]", _PREC["atom"]
+            return e.name, _PREC["atom"]
+        if e.kind in ("param", "shared", "constant", "global", "template"):
+            return e.name, _PREC["atom"]
+        raise EmitError(f"reference to {e.kind} '{e.name}' has no TileLang form", e.span)
+
+    def e_Builtin(self, e: m.Builtin):
+        s = self.scope
+        if e.var == "warpSize":
+            return "32", _PREC["atom"]
+        if e.var == "threadIdx":
+            name = s.thread_vars.get(e.dim)
+            if name is None:
+                raise EmitError("threadIdx used outside a phase", e.span)
+            return name, _PREC["atom"]
+        if e.var == "blockIdx":
+            return s.block_vars[e.dim], _PREC["atom"]
+        if e.var == "blockDim":
+            return f"block_{e.dim}", _PREC["atom"]
+        if e.var == "gridDim":
+            return f"grid_{e.dim}", _PREC["atom"]
+        raise EmitError(f"builtin '{e.var}'", e.span)
+
+    def e_Unary(self, e: m.Unary):
+        if e.op == "-":
+            return "-" + self.sub(e.operand, _PREC["unary"]), _PREC["unary"]
+        if e.op == "+":
+            return self.expr(e.operand)
+        if e.op == "~":
+            return "~" + self.sub(e.operand, _PREC["unary"]), _PREC["unary"]
+        if e.op == "!":
+            return "not " + self.sub(_as_bool(e.operand), _PREC["not"]), _PREC["not"]
+        if e.op == "*":  # *p on a buffer parameter: element 0
+            if isinstance(e.operand, m.Ref) and e.operand.name in self.scope.buffers:
+                return f"{e.operand.name}[0]", _PREC["atom"]
+        raise EmitError(f"operator '{e.op}' used as a value has no TileLang form", e.span)
+
+    def e_Binary(self, e: m.Binary):
+        op = e.op
+        lhs_lit = isinstance(e.lhs, (m.IntLit, m.FloatLit)) or _is_lit_cast(e.lhs)
+        rhs_lit = isinstance(e.rhs, (m.IntLit, m.FloatLit)) or _is_lit_cast(e.rhs)
+        # a literal beside a typed expression takes that expression's dtype in TVM
+        lt, rt = not (lhs_lit and not rhs_lit), not (rhs_lit and not lhs_lit)
+        if op in ("&&", "||"):
+            word = "and" if op == "&&" else "or"
+            p = _PREC[word]
+            return (f"{self.sub(_as_bool(e.lhs), p)} {word} {self.sub(_as_bool(e.rhs), p + 1)}", p)
+        ld, rd = self.tir_dtype(e.lhs), self.tir_dtype(e.rhs)
+        if ld is not None and rd is not None and ld != rd or (
+                op == "-" and scalar_name(e.type) in _UNSIGNED and (ld or rd) not in _UNSIGNED | {None}):
+            # operands TileLang types differently (a builtin beside an unsigned value, or an
+            # unsigned subtraction that must wrap): cast to the C operand type
+            want = scalar_name(e.lhs.type) if op in _CMP else scalar_name(e.type)
+            if op in ("<<", ">>"):
+                want_l, want_r = scalar_name(e.type), ld
+            else:
+                want_l = want_r = want
+            if want_l in DTYPES:
+                p = _PREC["cmp"] if op in _CMP else _PREC.get(op, _PREC["atom"])
+                lhs = self._typed_operand(e.lhs, want_l, p, lt)
+                rhs = self._typed_operand(e.rhs, want_r, p + 1, rt)
+                if op in ("/", "%") and self._is_int(e) and not (self._nonneg(e.lhs) and self._nonneg(e.rhs)):
+                    fn = "T.truncdiv" if op == "/" else "T.truncmod"
+                    return f"{fn}({lhs}, {rhs})", _PREC["atom"]
+                pyop = {"/": "//"}.get(op, op) if self._is_int(e) else op
+                return f"{lhs} {pyop} {rhs}", p
+        if op in _CMP:
+            p = _PREC["cmp"]
+            return f"{self.sub(e.lhs, p + 1, lt)} {op} {self.sub(e.rhs, p + 1, rt)}", p
+        if op in ("/", "%") and self._is_int(e):
+            if self._nonneg(e.lhs) and self._nonneg(e.rhs):
+                pyop = "//" if op == "/" else "%"
+                p = _PREC[pyop]
+                return f"{self.sub(e.lhs, p, lt)} {pyop} {self.sub(e.rhs, p + 1, rt)}", p
+            fn = "T.truncdiv" if op == "/" else "T.truncmod"
+            return f"{fn}({self.expr(e.lhs, lt)[0]}, {self.expr(e.rhs, rt)[0]})", _PREC["atom"]
+        if op == ",":
+            raise EmitError("the comma operator has no TileLang form", e.span)
+        p = _PREC[op]
+        return f"{self.sub(e.lhs, p, lt)} {op} {self.sub(e.rhs, p + 1, rt)}", p
+
+    def _typed_operand(self, e: m.Expr, dtype: str | None, prec: int, typed: bool) -> str:
+        have = self.tir_dtype(e)
+        if have is None or have == dtype or dtype not in DTYPES:
+            return self.sub(e, prec, typed)
+        return f"T.Cast({DTYPES[dtype]}, {self.expr(e)[0]})"
+
+    def _is_int(self, e: m.Expr) -> bool:
+        return scalar_name(e.type) in _INT
+
+    def _nonneg(self, e: m.Expr) -> bool:
+        if scalar_name(e.type) in _UNSIGNED:
+            return True
+        if isinstance(e, m.IntLit):
+            return e.value >= 0
+        if isinstance(e, m.Builtin):
+            return True
+        if isinstance(e, m.Ref):
+            return e.name in self.scope.nonneg or e.kind == "template"
+        if isinstance(e, m.Cast):
+            return self._nonneg(e.operand)
+        if isinstance(e, m.SizeOf):
+            return True
+        if isinstance(e, m.Binary) and e.op in ("+", "*", "/", "%", ">>", "&", "|", "<<"):
+            return self._nonneg(e.lhs) and self._nonneg(e.rhs)
+        return False
+
+    def e_Ternary(self, e: m.Ternary):
+        return (f"T.if_then_else({self.cond(e.cond)}, {self.expr(e.then)[0]}, {self.expr(e.other)[0]})",
+                _PREC["atom"])
+
+    def e_Cast(self, e: m.Cast, typed: bool = True):
+        target = e.target
+        inner = e.operand
+        if isinstance(target, m.Scalar) and target.dtype == "bool":
+            if scalar_name(inner.type) == "bool":
+                return self.expr(inner)
+            p = _PREC["cmp"]
+            zero = "0.0" if scalar_name(inner.type) and "float" in scalar_name(inner.type) else "0"
+            return f"{self.sub(inner, p + 1)} != {zero}", p
+        if isinstance(inner, m.IntLit) and isinstance(target, m.Scalar):
+            if "float" in target.dtype:
+                return self._float(float(inner.value), target.dtype, typed)
+            return self.e_IntLit(m.IntLit(inner.value, inner.text, target, inner.span), typed)
+        if isinstance(inner, m.FloatLit) and isinstance(target, m.Scalar) and "float" in target.dtype:
+            return self._float(inner.value, target.dtype, typed)
+        if isinstance(target, m.Pointer) or isinstance(inner.type, m.Pointer):
+            raise EmitError(f"pointer cast to '{target}' has no TileLang form", e.span)
+        if target == inner.type and self.tir_dtype(inner) in (None, scalar_name(target)):
+            return self.expr(inner, typed)
+        if isinstance(target, m.Scalar) and self.tir_dtype(inner) == target.dtype:
+            return self.expr(inner, typed)
+        return f"T.Cast({dtype_of(target, self.scope)}, {self.expr(inner)[0]})", _PREC["atom"]
+
+    def e_Index(self, e: m.Index):
+        base, indices = e, []
+        while isinstance(base, m.Index):
+            indices.append(base.index)
+            base = base.base
+        indices.reverse()
+        if not isinstance(base, m.Ref):
+            raise EmitError("indexing something that is not a named array", e.span)
+        texts = [self.expr(i)[0] for i in indices]
+        if base.kind == "local" and self.scope.placements.get(base.name) == "thread_array":
+            texts = [self.scope.thread_index] + texts
+        elif base.kind == "param" and base.name not in self.scope.buffers:
+            raise EmitError(f"'{base.name}' is indexed but is not a buffer", e.span)
+        return f"{base.name}[{', '.join(texts)}]", _PREC["atom"]
+
+    def e_SizeOf(self, e: m.SizeOf):
+        if e.value is None:
+            raise EmitError(f"'{e.of}' has no constant size", e.span)
+        return str(e.value), _PREC["atom"]
+
+    def e_Assign(self, e: m.Assign):
+        raise EmitError("an assignment used as a value has no TileLang form", e.span)
+
+    def e_Call(self, e: m.Call):
+        return self.call(e, value=True)
+
+    def call(self, e: m.Call, value: bool) -> tuple[str, int]:
+        name = e.callee.lstrip(":").removeprefix("std::")
+        if e.kind == "device":
+            args = [self.expr(a)[0] for a in e.args]
+            args += [f"{x}={self.builtin_name(x)}" for x in self.scope.device_extra.get(name, [])]
+            return f"{name}({', '.join(args)})", _PREC["atom"]
+        if e.kind == "atomic":
+            return self.atomic(e, value)
+        if e.kind == "memory" and name in ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv"):
+            return self.expr(_deref(e.args[0]))
+        if e.kind == "sync":
+            if not self.scope.simt:
+                raise EmitError(f"'{name}' inside a phase", e.span)
+            if name == "__syncthreads":
+                return "T.sync_threads()", _PREC["atom"]
+            if name == "__syncwarp":
+                return "T.sync_warp()", _PREC["atom"]
+            raise EmitError(f"'{name}' has no TileLang form", e.span)
+        if e.kind == "warp":
+            return self.warp(e)
+        args = [self.expr(a)[0] for a in e.args]
+        text = render_math(name, args)
+        if text is None:
+            raise EmitError(f"'{name}' has no TileLang mapping", e.span)
+        return text, _PREC["atom"]
+
+    def builtin_name(self, extra: str) -> str:
+        """How a builtin passed to a macro (``tx``, ``bx``, ``block_x``) is named here."""
+        if extra[0] == "t" and len(extra) == 2:
+            return self.scope.thread_vars.get(extra[1], "0")
+        if extra[0] == "b" and len(extra) == 2:
+            return self.scope.block_vars.get(extra[1], "0")
+        return extra
+
+    def atomic(self, e: m.Call, value: bool):
+        name = e.callee.removesuffix("_block").removesuffix("_system")
+        target = self.expr(_deref(e.args[0]))[0]
+        ops = {"atomicAdd": "T.atomic_add", "atomicMax": "T.atomic_max", "atomicMin": "T.atomic_min"}
+        if name == "atomicSub":
+            val = "-" + self.sub(e.args[1], _PREC["unary"])
+            fn = "T.atomic_add"
+        elif name in ops:
+            val, fn = self.expr(e.args[1])[0], ops[name]
+        else:
+            raise EmitError(f"'{e.callee}' has no TileLang form", e.span)
+        prev = ", return_prev=True" if value else ""
+        return f"{fn}({target}, {val}{prev})", _PREC["atom"]
+
+    def warp(self, e: m.Call):
+        if not self.scope.simt:
+            raise EmitError(f"warp operation '{e.callee}' inside a phase", e.span)
+        name = e.callee
+        args = [self.expr(a)[0] for a in e.args]
+        shfl = {"__shfl_sync": "T.shfl_sync", "__shfl_xor_sync": "T.shfl_xor",
+                "__shfl_down_sync": "T.shfl_down", "__shfl_up_sync": "T.shfl_up"}
+        if name in shfl:
+            mask, val, lane = args[:3]
+            width = f", width={args[3]}" if len(args) > 3 else ""
+            mask_arg = "" if mask in ("4294967295", "0xffffffff", "T.uint32(4294967295)") else f", mask={mask}"
+            if name == "__shfl_sync":
+                return f"T.shfl_sync({val}, {lane}{width}{mask_arg})", _PREC["atom"]
+            return f"{shfl[name]}({val}, {lane}{width}{mask_arg})", _PREC["atom"]
+        votes = {"__ballot_sync": "T.ballot_sync", "__any_sync": "T.any_sync", "__all_sync": "T.all_sync"}
+        if name in votes:
+            return f"{votes[name]}({args[0]}, {args[1]})", _PREC["atom"]
+        if name == "__activemask":
+            return "T.activemask()", _PREC["atom"]
+        raise EmitError(f"warp operation '{name}' has no TileLang form", e.span)
+
+
+def render_math(name: str, args: list[str]) -> str | None:
+    """The TileLang text of a CUDA math/intrinsic call, from the compat table."""
+    try:
+        from ..compat.cuda_math import render
+    except ImportError:  # the compat table is not installed: nothing maps
+        return None
+    try:
+        return render(name, args)
+    except (KeyError, ValueError):
+        return None
+
+
+def _dtype_key(e: m.Expr) -> str:
+    return scalar_name(e.type) or "?"
+
+
+def _deref(e: m.Expr) -> m.Expr:
+    """``&x[i]`` → ``x[i]``; a bare buffer ``p`` → ``p[0]``."""
+    if isinstance(e, m.Unary) and e.op == "&":
+        return e.operand
+    if isinstance(e, m.Cast) and isinstance(e.type, m.Pointer):
+        return _deref(e.operand)
+    if isinstance(e, m.Ref):
+        return m.Index(e, m.IntLit(0, "0", m.Scalar("int32"), e.span), e.type, e.span)
+    if isinstance(e, m.Binary) and e.op == "+" and isinstance(e.lhs, m.Ref):
+        return m.Index(e.lhs, e.rhs, e.type, e.span)
+    raise EmitError("address expression has no TileLang form", e.span)
+
+
+def _is_lit_cast(e) -> bool:
+    return isinstance(e, m.Cast) and isinstance(e.operand, (m.IntLit, m.FloatLit)) and e.style == "implicit"
+
+
+def _as_bool(e: m.Expr) -> m.Expr:
+    if scalar_name(e.type) == "bool":
+        return e
+    return m.Cast(m.Scalar("bool"), e, "implicit", m.Scalar("bool"), e.span)
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Line:
+    indent: int
+    text: str
+    origin: str  # provenance tag ("L12"), or "" for lines with no CUDA counterpart
+
+
+class StmtPrinter:
+    def __init__(self, scope: Scope, indent: int = 0) -> None:
+        self.scope = scope
+        self.expr = ExprPrinter(scope)
+        self.lines: list[Line] = []
+        self.indent = indent
+        self.loop_stack: list[str] = []  # "serial" or "while-step" for continue handling
+
+    def emit(self, text: str, span: Span | None) -> None:
+        self.lines.append(Line(self.indent, text, self.scope.tag(span) if span else ""))
+
+    def block(self, stmts) -> None:
+        before = len(self.lines)
+        for s in stmts:
+            self.stmt(s)
+        if len(self.lines) == before:
+            self.emit("pass", None)
+
+    def body(self, s) -> None:
+        self.indent += 1
+        self.block(s.stmts if isinstance(s, m.Block) else (s,))
+        self.indent -= 1
+
+    def stmt(self, s: m.Stmt) -> None:
+        method = getattr(self, f"s_{type(s).__name__}", None)
+        if method is None:
+            raise EmitError(f"statement '{type(s).__name__}' has no TileLang form", s.span)
+        method(s)
+
+    def s_Empty(self, s):
+        pass
+
+    def s_Block(self, s: m.Block):
+        for x in s.stmts:
+            self.stmt(x)
+
+    def s_DeclStmt(self, s: m.DeclStmt):
+        for d in s.decls:
+            self.decl(d)
+
+    def decl(self, d: m.VarDecl) -> None:
+        placement = self.scope.placements.get(d.name, "phase")
+        if placement == "shared":
+            return
+        if isinstance(d.type, m.Array):
+            if placement == "phase":
+                shape = ", ".join(str(x) for x in _array_shape(d.type, self.scope))
+                self.emit(f"{d.name} = T.alloc_local(({shape},), {dtype_of(_array_elem(d.type), self.scope)})",
+                          d.span)
+            if isinstance(d.init, m.InitList):
+                self._init_list(d, d.init, [])
+            elif d.init is not None:
+                raise EmitError(f"initialiser of array '{d.name}'", d.span)
+            return
+        if isinstance(d.type, m.Pointer):
+            raise EmitError(f"local pointer '{d.name}' that is not a view of a buffer", d.span)
+        dtype = dtype_of(d.type, self.scope)
+        target = self.expr.e_Ref(m.Ref(d.name, "local", d.type, d.span))[0]
+        if placement == "phase":
+            single = self.scope_single(d.name)
+            if single and d.init is not None:
+                self.emit(f"{d.name} = {self._value(d.init, d.type)}", d.span)
+                return
+            self.emit(f"{d.name} = T.alloc_var({dtype})", d.span)
+        if d.init is not None:
+            self.emit(f"{target} = {self._value(d.init, d.type)}", d.span)
+
+    def scope_single(self, name: str) -> bool:
+        return name in self.scope.single
+
+    def _value(self, value: m.Expr, target_type: m.CType) -> str:
+        return self.expr.coerce(value, scalar_name(target_type))
+
+    def _init_list(self, d: m.VarDecl, init: m.InitList, prefix: list[str]) -> None:
+        for i, item in enumerate(init.items):
+            if isinstance(item, m.InitList):
+                self._init_list(d, item, prefix + [str(i)])
+                continue
+            idx = prefix + [str(i)]
+            if self.scope.placements.get(d.name) == "thread_array":
+                idx = [self.scope.thread_index] + idx
+            self.emit(f"{d.name}[{', '.join(idx)}] = {self.expr(item)}", d.span)
+
+    def s_ExprStmt(self, s: m.ExprStmt):
+        e = s.expr
+        if isinstance(e, m.Assign):
+            target = self.expr(e.target)
+            if e.op == "=":
+                self.emit(f"{target} = {self._value(e.value, e.target.type)}", s.span)
+            else:
+                op = e.op[:-1]
+                combined = m.Binary(op, e.target, e.value, e.target.type, e.span)
+                self.emit(f"{target} = {self._value(combined, e.target.type)}", s.span)
+            return
+        if isinstance(e, m.Unary) and e.op in ("++", "--"):
+            target = self.expr(e.operand)
+            one = m.IntLit(1, "1", e.operand.type if isinstance(e.operand.type, m.Scalar) else m.Scalar("int32"), e.span)
+            combined = m.Binary("+" if e.op == "++" else "-", e.operand, one, e.operand.type, e.span)
+            self.emit(f"{target} = {self.expr(combined)}", s.span)
+            return
+        if isinstance(e, m.Call):
+            if e.kind == "io":
+                return  # printf/assert: host-visible side effects are not migrated
+            text, _ = self.expr.call(e, value=False)
+            self.emit(text, s.span)
+            return
+        if isinstance(e, m.Cast) and isinstance(e.operand, m.Call):  # (void)call(...)
+            self.s_ExprStmt(m.ExprStmt(e.operand, s.span))
+            return
+        raise EmitError("expression statement without effect", s.span)
+
+    def s_If(self, s: m.If, keyword: str = "if"):
+        self.emit(f"{keyword} {self.expr.cond(s.cond)}:", s.span)
+        self.body(s.then)
+        other = s.other
+        if other is None:
+            return
+        if isinstance(other, m.If):
+            self.s_If(other, "elif")
+            return
+        if isinstance(other, m.Block) and len(other.stmts) == 1 and isinstance(other.stmts[0], m.If):
+            self.s_If(other.stmts[0], "elif")
+            return
+        self.emit("else:", other.span)
+        self.body(other)
+
+    def s_For(self, s: m.For):
+        canon = canonical_loop(s, self.scope)
+        if canon is not None:
+            var, start, stop, step = canon
+            loop = "T.unroll" if any(p.startswith("unroll") for p in s.pragmas) else "T.serial"
+            args = f"{start}, {stop}" + (f", {step}" if step != "1" else "")
+            if start == "0" and step == "1":
+                args = stop
+            self.emit(f"for {var} in {loop}({args}):", s.span)
+            self.loop_stack.append("serial")
+            self.body(s.body)
+            self.loop_stack.pop()
+            return
+        if s.init is not None:
+            self.stmt(s.init)
+        cond = self.expr.cond(s.cond) if s.cond is not None else "True"
+        if s.step is not None and _has_continue(s.body):
+            raise EmitError("'continue' in a loop that is not a counted loop", s.span)
+        self.emit(f"while {cond}:", s.span)
+        self.loop_stack.append("while")
+        self.indent += 1
+        self.block(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
+        if s.step is not None:
+            self.s_ExprStmt(m.ExprStmt(s.step, s.step.span))
+        self.indent -= 1
+        self.loop_stack.pop()
+
+    def s_While(self, s: m.While):
+        self.emit(f"while {self.expr.cond(s.cond)}:", s.span)
+        self.loop_stack.append("while")
+        self.body(s.body)
+        self.loop_stack.pop()
+
+    def s_DoWhile(self, s: m.DoWhile):
+        if _has_continue(s.body):
+            raise EmitError("'continue' in a do-while loop", s.span)
+        self.emit("while True:", s.span)
+        self.indent += 1
+        self.block(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
+        self.emit(f"if not ({self.expr.cond(s.cond)}):", s.cond.span)
+        self.indent += 1
+        self.emit("break", s.cond.span)
+        self.indent -= 2
+
+    def s_Break(self, s):
+        self.emit("break", s.span)
+
+    def s_Continue(self, s):
+        self.emit("continue", s.span)
+
+    def s_Return(self, s: m.Return):
+        if s.value is None:
+            raise EmitError("'return' inside a kernel phase", s.span)
+        self.emit(f"return {self.expr(s.value)}", s.span)
+
+    def s_Switch(self, s: m.Switch):
+        cases = _switch_cases(s)
+        subject = self.expr(s.cond)
+        first = True
+        default = None
+        for values, body, span in cases:
+            if values is None:
+                default = (body, span)
+                continue
+            test = " or ".join(f"{subject} == {self.expr(v)}" for v in values)
+            self.emit(f"{'if' if first else 'elif'} {test}:", span)
+            first = False
+            self.indent += 1
+            self.block(body)
+            self.indent -= 1
+        if default is not None:
+            if first:
+                self.block(default[0])
+            else:
+                self.emit("else:", default[1])
+                self.indent += 1
+                self.block(default[0])
+                self.indent -= 1
+
+    def s_UnsupportedStmt(self, s):
+        raise EmitError(s.what, s.span)
+
+
+def _has_continue(s) -> bool:
+    """A ``continue`` that belongs to this loop (not to a nested one)."""
+    def visit(node):
+        if isinstance(node, m.Continue):
+            return True
+        if isinstance(node, (m.For, m.While, m.DoWhile)):
+            return False
+        return any(visit(c) for c in m.children(node))
+    return visit(s)
+
+
+def _switch_cases(s: m.Switch):
+    body = s.body.stmts if isinstance(s.body, m.Block) else (s.body,)
+    cases, pending_values = [], []
+    current = None
+    for st in body:
+        if isinstance(st, m.Case):
+            inner = st
+            values = []
+            while isinstance(inner, m.Case):
+                values.append(inner.value)
+                inner = inner.body
+            if current is not None and current[1] and not isinstance(current[1][-1], (m.Break, m.Return)):
+                raise EmitError("switch case falls through", st.span)
+            vals = None if any(v is None for v in values) else tuple(values)
+            current = (vals, [inner], st.span)
+            cases.append(current)
+        elif current is not None:
+            current[1].append(st)
+        else:
+            raise EmitError("statement before the first case of a switch", st.span)
+    out = []
+    for values, stmts, span in cases:
+        if stmts and isinstance(stmts[-1], m.Break):
+            stmts = stmts[:-1]
+        elif stmts and not isinstance(stmts[-1], m.Return) and (values, stmts, span) != cases[-1]:
+            raise EmitError("switch case falls through", span)
+        if any(isinstance(n, m.Break) for st in stmts for n in m.walk(st)):
+            raise EmitError("break inside a switch case body", span)
+        out.append((values, stmts, span))
+    return out
+
+
+def _array_shape(t: m.CType, scope: Scope) -> list[str]:
+    dims = []
+    while isinstance(t, m.Array):
+        if t.extent is not None:
+            dims.append(str(t.extent))
+        elif t.extent_text and t.extent_text.replace("_", "").replace(" ", "").isalnum():
+            dims.append(t.extent_text)
+        else:
+            raise EmitError(f"array extent '{t.extent_text}' is not a constant")
+        t = t.element
+    return dims
+
+
+def _array_elem(t: m.CType) -> m.CType:
+    while isinstance(t, m.Array):
+        t = t.element
+    return t
+
+
+def canonical_loop(s: m.For, scope: Scope):
+    """(var, start, stop, step) texts when ``s`` is ``for (int v = a; v < b; v += c)`` with
+    ``v`` an int32 the body never assigns; None otherwise."""
+    if not isinstance(s.init, m.DeclStmt) or len(s.init.decls) != 1:
+        return None
+    d = s.init.decls[0]
+    if scalar_name(d.type) != "int32" or d.init is None or s.cond is None or s.step is None:
+        return None
+    if scope.placements.get(d.name, "phase") not in ("phase", "kernel_var"):
+        return None
+    var = d.name
+    cond = s.cond
+    if not (isinstance(cond, m.Binary) and cond.op in ("<", "<=") and isinstance(cond.lhs, m.Ref)
+            and cond.lhs.name == var):
+        return None
+    step = s.step
+    inc = None
+    if isinstance(step, m.Unary) and step.op == "++" and isinstance(step.operand, m.Ref) and step.operand.name == var:
+        inc = 1
+    elif isinstance(step, m.Assign) and step.op == "+=" and isinstance(step.target, m.Ref) \
+            and step.target.name == var and isinstance(step.value, m.IntLit) and step.value.value > 0:
+        inc = step.value.value
+    if inc is None:
+        return None
+    for node in m.walk(s.body):
+        if isinstance(node, m.Assign) and isinstance(node.target, m.Ref) and node.target.name == var:
+            return None
+        if isinstance(node, m.Unary) and node.op in ("++", "--", "&") and isinstance(node.operand, m.Ref) \
+                and node.operand.name == var:
+            return None
+    printer = ExprPrinter(scope)
+    stop_expr = cond.rhs
+    if scalar_name(stop_expr.type) not in ("int32",) or scalar_name(d.init.type) not in ("int32",):
+        return None
+    start = printer(d.init)
+    stop = printer(stop_expr)
+    if cond.op == "<=":
+        stop = f"{printer.sub(stop_expr, _PREC['+'])} + 1"
+    return var, start, stop, str(inc)

@@ -1,0 +1,90 @@
+"""Run a migrated TileLang module (written by ``migrate convert``) on spec inputs.
+
+    >>> outputs = run_migrated("out/elementwise/saxpy.py", kernel_spec, inputs, target="c")
+
+``inputs`` are :class:`~migrate.runtime.inputs.Inputs` (flat numpy arrays by argument name);
+the result maps every ``out``/``inout`` buffer name to a flat numpy array in the spec's holder
+dtype (bfloat16 as float32), ready for :mod:`migrate.runtime.compare`. Inputs are copied, so the
+caller's arrays are never modified. This module imports neither libclang nor the frontend.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .inputs import Inputs
+from .spec import KernelSpec
+
+
+class MigratedKernelMissing(LookupError):
+    pass
+
+
+def load_module(path: str | Path):
+    """Import an emitted module from its file (it must stay on disk: TileLang re-reads the source)."""
+    path = Path(path).resolve()
+    name = "cuda2tile_migrated_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _torch_dtype(dtype: str):
+    import torch
+    return {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+            "float64": torch.float64, "int8": torch.int8, "uint8": torch.uint8,
+            "int16": torch.int16, "uint16": torch.uint16, "int32": torch.int32,
+            "uint32": torch.uint32, "int64": torch.int64, "uint64": torch.uint64}[dtype]
+
+
+def to_tensor(array: np.ndarray, dtype: str, device: str | None):
+    import torch
+    if dtype == "bfloat16":
+        tensor = torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(torch.bfloat16)
+    else:
+        tensor = torch.from_numpy(np.array(array, copy=True))
+        tensor = tensor.to(_torch_dtype(dtype))
+    return tensor.to(device) if device else tensor
+
+
+def to_numpy(tensor, dtype: str) -> np.ndarray:
+    import torch
+    tensor = tensor.detach().cpu()
+    if dtype == "bfloat16":
+        return tensor.to(torch.float32).numpy()
+    return tensor.numpy().copy()
+
+
+def run_migrated(module_path: str | Path, kernel: KernelSpec, inputs: Inputs, target: str = "c") -> dict:
+    module = load_module(module_path)
+    table = getattr(module, "KERNELS", {})
+    if kernel.name not in table:
+        raise MigratedKernelMissing(f"{Path(module_path).name} has no migrated kernel '{kernel.name}'")
+    sig = table[kernel.name]
+    from .tilelang_support import launch
+
+    device = "cuda" if target != "c" else None
+    args, tensors = [], {}
+    for a in kernel.args:
+        value = inputs.args[a.name]
+        if a.is_buffer:
+            tensors[a.name] = to_tensor(value, a.dtype, device)
+            args.append(tensors[a.name])
+        else:
+            args.append(value)
+    symbols = {s.name: to_tensor(inputs.symbols[s.name], s.dtype, device) for s in kernel.symbols}
+    launch(sig, args, grid=kernel.grid, block=kernel.block, shared_bytes=kernel.shared_bytes,
+           template=kernel.template or None, symbols=symbols, target=target)
+    return {a.name: to_numpy(tensors[a.name], a.dtype) for a in kernel.outputs}

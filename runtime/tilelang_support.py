@@ -1,0 +1,164 @@
+"""What an emitted TileLang module needs at run time: compile a kernel factory for a launch
+configuration and call it with the CUDA kernel's arguments.
+
+Emitted modules describe each kernel with a :class:`Signature` and launch it through
+:func:`launch`, which mirrors ``kernel<<<grid, block, shared_bytes>>>(args...)``: pointers are
+passed as tensors (torch or numpy, any shape, contiguous; they are viewed flat), scalars as
+Python numbers, template arguments as the C++ text of the instance (``("float", "256")``).
+Compiled kernels are cached per configuration in memory and, by TileLang, on disk.
+
+This module imports neither libclang nor the frontend.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+#: C spellings of template type arguments -> TileLang dtype strings.
+C_TYPE_DTYPES = {
+    "float": "float32", "double": "float64", "int": "int32", "unsigned int": "uint32",
+    "unsigned": "uint32", "long": "int64", "long long": "int64", "unsigned long": "uint64",
+    "unsigned long long": "uint64", "short": "int16", "unsigned short": "uint16", "char": "int8",
+    "signed char": "int8", "unsigned char": "uint8", "bool": "bool", "__half": "float16",
+    "half": "float16", "__nv_bfloat16": "bfloat16", "nv_bfloat16": "bfloat16", "int8_t": "int8",
+    "uint8_t": "uint8", "int16_t": "int16", "uint16_t": "uint16", "int32_t": "int32",
+    "uint32_t": "uint32", "int64_t": "int64", "uint64_t": "uint64", "size_t": "uint64",
+}
+
+CPU_PASS_CONFIGS = {"tirx.disable_vectorize": True}
+
+
+def _patch_cpu_wrapper() -> None:
+    """TileLang 0.1.15's CPU host wrapper has no C spelling for uint32 (its CUDA wrapper has):
+    kernels with ``unsigned int`` parameters fail with "Unsupported dtype uint32" on the ``c``
+    target. Add the missing entry; nothing else in the wrapper depends on it."""
+    from tilelang.jit.adapter import wrapper
+
+    wrapper.TLCPUSourceWrapper._TYPE_MAP.setdefault("uint32", "uint32_t")
+
+
+class LaunchError(Exception):
+    """The arguments do not fit the kernel (count, dtype, dimensions)."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    factory: Callable
+    params: tuple  # (name, "buffer" | "scalar", dtype or template parameter name)
+    template: tuple = ()  # (name, "type" | "value")
+    symbols: tuple = ()  # (name, dtype, elements) of __constant__ arrays passed after the params
+    form: str = "portable"
+    source: str = ""
+
+
+def dims(value) -> tuple[int, int, int]:
+    """A CUDA dim3 from an int or a sequence of one to three ints."""
+    if isinstance(value, int):
+        return (value, 1, 1)
+    items = tuple(int(v) for v in value)
+    if not 1 <= len(items) <= 3:
+        raise LaunchError(f"expected 1 to 3 dimensions, got {value!r}")
+    return items + (1,) * (3 - len(items))
+
+
+def template_kwargs(sig: Signature, args) -> dict:
+    if not sig.template:
+        return {}
+    args = tuple(args or ())
+    if len(args) != len(sig.template):
+        raise LaunchError(f"{sig.name} takes {len(sig.template)} template arguments, got {args!r}")
+    out = {}
+    for (name, kind), value in zip(sig.template, args):
+        if kind == "type":
+            text = str(value).strip()
+            if text not in C_TYPE_DTYPES and text not in C_TYPE_DTYPES.values():
+                raise LaunchError(f"template argument {text!r} of {sig.name} is not a known type")
+            out[name] = C_TYPE_DTYPES.get(text, text)
+        else:
+            out[name] = int(str(value).rstrip("uUlL"), 0)
+    return out
+
+
+def default_target() -> str:
+    try:
+        import torch
+        if torch.cuda.is_available():
+            return "cuda"
+    except ImportError:
+        pass
+    return "c"
+
+
+_CACHE: dict = {}
+
+
+def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target=None):
+    """The compiled TileLang kernel of ``sig`` for one launch configuration (cached)."""
+    import tilelang
+
+    target = target or default_target()
+    grid, block = dims(grid), dims(block)
+    kwargs = template_kwargs(sig, template)
+    key = (sig.factory, grid, block, int(shared_bytes), tuple(sorted(kwargs.items())), str(target))
+    if key not in _CACHE:
+        func = sig.factory(grid, block, int(shared_bytes), **kwargs)
+        if target == "c":
+            _patch_cpu_wrapper()
+            _CACHE[key] = tilelang.compile(func, target="c", pass_configs=dict(CPU_PASS_CONFIGS))
+        else:
+            _CACHE[key] = tilelang.compile(func, target=target)
+    return _CACHE[key]
+
+
+def _as_tensor(value, name: str, device):
+    import numpy as np
+    import torch
+
+    if isinstance(value, np.ndarray):
+        value = torch.from_numpy(np.ascontiguousarray(value))
+    if not isinstance(value, torch.Tensor):
+        raise LaunchError(f"argument '{name}' must be a tensor (it is a pointer in CUDA)")
+    if not value.is_contiguous():
+        raise LaunchError(f"argument '{name}' must be contiguous")
+    if device is not None and value.device.type != device:
+        value = value.to(device)
+    return value.reshape(-1)
+
+
+def arguments(sig: Signature, args, symbols=None, template=None, device=None) -> list:
+    """The TileLang call arguments for the CUDA arguments ``args`` (and ``__constant__`` data)."""
+    import torch
+
+    if len(args) != len(sig.params):
+        raise LaunchError(f"{sig.name} takes {len(sig.params)} arguments, got {len(args)}")
+    kwargs = template_kwargs(sig, template)
+    out = []
+    for (name, kind, dtype), value in zip(sig.params, args):
+        if kind == "buffer":
+            tensor = _as_tensor(value, name, device)
+            want = kwargs.get(dtype, dtype)
+            if str(tensor.dtype).removeprefix("torch.") != want:
+                raise LaunchError(f"argument '{name}' must hold {want}, not {tensor.dtype}")
+            out.append(tensor)
+        else:
+            out.append(value.item() if isinstance(value, torch.Tensor) else value)
+    symbols = symbols or {}
+    for name, dtype, elements in sig.symbols:
+        if name not in symbols:
+            raise LaunchError(f"{sig.name} reads __constant__ '{name}': pass its {elements} values "
+                              "in symbols={...}")
+        tensor = _as_tensor(symbols[name], name, device)
+        if tensor.numel() < elements:
+            raise LaunchError(f"symbol '{name}' needs {elements} values, got {tensor.numel()}")
+        out.append(tensor[:elements].contiguous())
+    return out
+
+
+def launch(sig: Signature, args, *, grid, block, shared_bytes: int = 0, template=None,
+           symbols=None, target=None):
+    """Run ``sig`` like ``kernel<<<grid, block, shared_bytes>>>(*args)``; tensors are updated in place."""
+    target = target or default_target()
+    kernel = compile_kernel(sig, grid, block, shared_bytes, template, target)
+    device = "cuda" if target != "c" else None
+    kernel(*arguments(sig, args, symbols, template, device))
