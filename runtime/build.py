@@ -1,0 +1,297 @@
+"""Building an original CUDA program into a shared library with a generated launcher.
+
+Both executors build the same thing: the original source (for the CPU rewritten by
+:mod:`.source`), ``main`` renamed to ``cuda2tile_host_main``, and appended to it a launcher with
+``extern "C"`` entry points (:func:`launcher_text`):
+
+``c2t_launch_<i>``      launch kernel instance i (``name<template args>``) on packed arguments
+``c2t_set_symbol_<j>``  fill ``__constant__``/``__device__`` symbol j from bytes
+``c2t_get_symbol_<j>``  read it back
+``c2t_run_main``        run the program's own main (when it has one)
+
+Libraries are cached by content hash (the source and every local header it includes, the
+runtime headers, the launcher, compiler identity and flags) under ``$CUDA2TILE_CACHE``
+(default ``~/.cache/cuda2tile``); a build happens in a temporary folder renamed into place, so
+concurrent builds of the same key are safe.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .source import find_main, find_quoted_includes, rewrite_for_cpu, RewriteError
+
+__all__ = ["Library", "BuildError", "cache_root", "launcher_text", "find_cxx", "HEADER_DIR",
+           "STUB_HEADERS", "collect_sources", "build_library"]
+
+HEADER_DIR = Path(__file__).resolve().parent / "cpu"
+
+#: CUDA headers a program may include; for the CPU build each becomes a stub that includes
+#: cuda_cpu.h (already forced in with -include).
+STUB_HEADERS = (
+    "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h",
+    "cuda_bf16.hpp", "device_launch_parameters.h", "device_functions.h", "device_atomic_functions.h",
+    "sm_20_atomic_functions.h", "sm_30_intrinsics.h", "sm_32_intrinsics.h", "sm_60_atomic_functions.h",
+    "math_constants.h", "math_functions.h", "vector_types.h", "vector_functions.h", "driver_types.h",
+    "cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/scan.h",
+    "cooperative_groups/memcpy_async.h", "cuda_device_runtime_api.h", "host_defines.h",
+    "crt/host_defines.h", "builtin_types.h", "channel_descriptor.h", "texture_types.h",
+    "surface_types.h", "cuda_profiler_api.h", "nvtx3/nvToolsExt.h", "nvToolsExt.h", "cuda/std/cstdint",
+)
+
+_lock = threading.Lock()
+
+
+class BuildError(RuntimeError):
+    """A build failed; ``log`` holds the compiler's output, ``command`` the command line."""
+
+    def __init__(self, message: str, log: str = "", command: list | None = None):
+        super().__init__(message)
+        self.log = log
+        self.command = command or []
+
+
+@dataclass
+class Library:
+    """A built library and the names of its entry points."""
+
+    path: str
+    device: str                                   # "cpu" | "gpu"
+    kernels: dict = field(default_factory=dict)   # instance text -> launch entry name
+    symbols: dict = field(default_factory=dict)   # symbol name -> (set entry, get entry)
+    main_entry: str | None = None
+    cached: bool = False                          # True when it came from the cache
+    key: str = ""
+
+    def launch_entry(self, instance: str) -> str:
+        try:
+            return self.kernels[_norm(instance)]
+        except KeyError:
+            raise KeyError(f"kernel instance {instance!r} is not in this library "
+                           f"(has {', '.join(self.kernels) or 'none'})") from None
+
+
+def _norm(instance: str) -> str:
+    return re.sub(r"\s+", "", instance)
+
+
+def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
+    if cache_dir is not None:
+        return Path(cache_dir)
+    env = os.environ.get("CUDA2TILE_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.path.expanduser("~")) / ".cache" / "cuda2tile"
+
+
+_cxx_cache: dict = {}
+
+
+def find_cxx() -> tuple[str, str] | None:
+    """(path, version line) of the host C++ compiler: $CXX, g++, clang++ or c++."""
+    with _lock:
+        if "cxx" in _cxx_cache:
+            return _cxx_cache["cxx"]
+        found = None
+        candidates = [os.environ.get("CXX")] if os.environ.get("CXX") else []
+        candidates += ["g++", "clang++", "c++"]
+        for c in candidates:
+            path = shutil.which(c) if c else None
+            if not path:
+                continue
+            try:
+                v = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if v.returncode == 0:
+                found = (path, v.stdout.splitlines()[0] if v.stdout else c)
+                break
+        _cxx_cache["cxx"] = found
+        return found
+
+
+def collect_sources(cu_path: Path, include_dirs=()) -> dict[str, str]:
+    """The source and the local headers it includes with ``#include "..."`` (recursively), as
+    {path relative to the source's folder: text}; headers outside that folder are not mirrored
+    but their text still enters the cache key under their absolute path."""
+    root = cu_path.parent.resolve()
+    out: dict[str, str] = {}
+    todo = [cu_path.resolve()]
+    seen = set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            text = p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        try:
+            rel = p.relative_to(root).as_posix()
+        except ValueError:
+            rel = str(p)
+        out[rel] = text
+        for inc in find_quoted_includes(text):
+            for base in [p.parent, *[Path(d) for d in include_dirs]]:
+                q = (base / inc).resolve()
+                if q.is_file():
+                    todo.append(q)
+                    break
+    return out
+
+
+def launcher_text(kernels, symbols, main_params: int | None) -> tuple[str, dict, dict, str | None]:
+    """C++ text of the launcher for kernel instances and symbol names.
+
+    Returns (text, {instance: entry}, {symbol: (set entry, get entry)}, main entry or None).
+    """
+    lines = ["", "// ---- cuda2tile generated launcher", "#line 1 \"cuda2tile-launcher\""]
+    kmap, smap = {}, {}
+    for i, inst in enumerate(kernels):
+        entry = f"c2t_launch_{i}"
+        kmap[_norm(inst)] = entry
+        lit = inst.replace("\\", "\\\\").replace('"', '\\"')
+        lines.append(
+            f"C2T_EXPORT int {entry}(const unsigned* grid, const unsigned* block, unsigned long long shmem, "
+            f"void** slots, const int* kinds, const int* dtypes, int nargs) {{\n"
+            f"    return ::c2t::launch_entry(&{inst}, \"{lit}\", grid, block, shmem, slots, kinds, dtypes, nargs);\n"
+            f"}}")
+    for j, sym in enumerate(symbols):
+        se, ge = f"c2t_set_symbol_{j}", f"c2t_get_symbol_{j}"
+        smap[sym] = (se, ge)
+        lines.append(
+            f"C2T_EXPORT int {se}(const void* data, unsigned long long bytes, int dtype) {{\n"
+            f"    return ::c2t::set_symbol({sym}, \"{sym}\", data, bytes, dtype);\n}}\n"
+            f"C2T_EXPORT int {ge}(void* data, unsigned long long bytes) {{\n"
+            f"    return ::c2t::get_symbol({sym}, \"{sym}\", data, bytes);\n}}")
+    main_entry = None
+    if main_params is not None:
+        main_entry = "c2t_run_main"
+        lines.append("C2T_EXPORT int c2t_run_main(int argc, char** argv) {\n"
+                     "    return ::c2t::call_main(&cuda2tile_host_main, argc, argv);\n}")
+    return "\n".join(lines) + "\n", kmap, smap, main_entry
+
+
+def _c_string(path: str) -> str:
+    return path.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), defines=(),
+                  compiler: list[str], compiler_id: str, flags: list[str], cache_dir=None,
+                  timeout: float = 300.0, rewrite: bool = True, suffix: str = ".cpp",
+                  extra_key: str = "", stub_headers: bool = True) -> Library:
+    """Build (or fetch from the cache) the library for ``cu_path`` with launchers for
+    ``kernels`` (instance texts) and ``symbols`` (names). ``compiler`` is the command prefix,
+    ``flags`` come after it; the wrapper source and ``-o`` are added here."""
+    cu_path = Path(cu_path).resolve()
+    if not cu_path.is_file():
+        raise BuildError(f"no such source file: {cu_path}")
+    include_dirs = [str(Path(d).resolve()) for d in include_dirs]
+    sources = collect_sources(cu_path, include_dirs)
+    main_rel = cu_path.name
+    main_params = find_main(sources[main_rel])
+    ltext, kmap, smap, main_entry = launcher_text(list(kernels), list(symbols), main_params)
+
+    prepared: dict[str, str] = {}
+    for rel, text in sources.items():
+        if rewrite:
+            try:
+                body = rewrite_for_cpu(text)
+            except RewriteError as e:
+                raise BuildError(f"{rel}: {e}") from None
+        else:
+            body = text
+        prepared[rel] = body
+    headers = {}
+    if device == "cpu" or stub_headers:
+        for h in sorted(HEADER_DIR.glob("*.h")):
+            headers[h.name] = h.read_text()
+
+    h = hashlib.sha256()
+    for part in (device, compiler_id, " ".join(compiler), " ".join(flags), " ".join(include_dirs),
+                 " ".join(defines), extra_key, ltext, str(cu_path)):
+        h.update(part.encode())
+        h.update(b"\0")
+    for name in sorted(prepared):
+        h.update(name.encode() + b"\0" + prepared[name].encode() + b"\0")
+    for name in sorted(headers):
+        h.update(name.encode() + b"\0" + headers[name].encode() + b"\0")
+    key = h.hexdigest()[:32]
+
+    root = cache_root(cache_dir) / device
+    final = root / key[:2] / key
+    lib_path = final / "lib.so"
+    lib = Library(path=str(lib_path), device=device, kernels=kmap, symbols=smap, main_entry=main_entry, key=key)
+    if lib_path.is_file():
+        lib.cached = True
+        return lib
+
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="build-", dir=root))
+    try:
+        src_dir = tmp / "src"
+        wrapper = src_dir / (cu_path.stem + suffix)
+        if wrapper.name == main_rel:
+            wrapper = src_dir / (cu_path.stem + ".c2t" + suffix)
+        for rel, body in prepared.items():
+            if rel.startswith("/"):
+                continue          # outside the source tree: found through -iquote / -I
+            dst = wrapper if rel == main_rel else src_dir / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            abs_orig = (cu_path.parent / rel).resolve()
+            text = f"#line 1 \"{_c_string(str(abs_orig))}\"\n{body}"
+            if rel == main_rel:
+                text += ltext
+            dst.write_text(text)
+        stub_dir = tmp / "include"
+        if device == "cpu":
+            for name in STUB_HEADERS:
+                p = stub_dir / name
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_text(f"// cuda2tile CPU executor stub for <{name}>\n#pragma once\n"
+                             f"#include \"{_c_string(str(HEADER_DIR / 'cuda_cpu.h'))}\"\n")
+        out = tmp / "lib.so"
+        cmd = list(compiler) + list(flags)
+        if device == "cpu":
+            cmd += ["-I", str(stub_dir)]
+        cmd += ["-iquote", str(cu_path.parent)] if device == "cpu" else ["-I", str(cu_path.parent)]
+        for d in include_dirs:
+            cmd += ["-I", d]
+        for d in defines:
+            cmd.append(f"-D{d}")
+        cmd += [str(wrapper), "-o", str(out)]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(tmp))
+        except subprocess.TimeoutExpired:
+            raise BuildError(f"compiling {cu_path.name} took more than {timeout:.0f}s", command=cmd) from None
+        except OSError as e:
+            raise BuildError(f"cannot run the compiler: {e}", command=cmd) from None
+        log = (p.stdout or "") + (p.stderr or "")
+        (tmp / "build.log").write_text(" ".join(cmd) + "\n\n" + log)
+        if p.returncode != 0 or not out.is_file():
+            raise BuildError(f"compiling {cu_path.name} failed:\n{_trim_log(log)}", log=log, command=cmd)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not lib_path.is_file():   # somebody else won the race, or a stale folder sits there
+                shutil.rmtree(final, ignore_errors=True)
+                os.rename(tmp, final)
+        return lib
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _trim_log(log: str, limit: int = 6000) -> str:
+    if len(log) <= limit:
+        return log
+    return log[:limit // 2] + "\n...\n" + log[-limit // 2:]

@@ -1,0 +1,417 @@
+"""Textual preparation of an original CUDA source for the host C++ compiler (CPU executor).
+
+A host compiler cannot parse CUDA's launch syntax, and ``extern __shared__`` arrays need a
+per-launch base address. :func:`rewrite_for_cpu` rewrites, outside comments and literals and
+keeping every line where it was (so compiler messages point into the original file):
+
+* ``k<T, 4><<<grid, block, shmem, stream>>>(a, b)`` becomes
+  ``::c2t::launch_cfg(grid, block, shmem, stream).go([&](auto&... c2t_a_) { k<T, 4>(c2t_a_...); }, a, b)``
+  (template arguments in the kernel name, nested parentheses and empty argument lists work, and
+  a kernel template whose arguments are deduced from the launch's arguments is deduced the same way);
+* ``extern __shared__ __align__(16) T name[];`` becomes
+  ``T *&name = reinterpret_cast<T *&>(c2t_dyn_smem);`` (valid at block and namespace scope);
+* ``static __shared__`` loses the ``static`` (``__shared__`` itself expands to a static).
+
+``main`` is renamed by the compiler flag ``-Dmain=cuda2tile_host_main``; :func:`find_main`
+reports whether the program has one and how many parameters it takes.
+
+Nothing here imports libclang: the runtime must work where only it is installed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["mask_source", "rewrite_launches", "rewrite_extern_shared", "rewrite_for_cpu",
+           "find_main", "find_kernels", "find_quoted_includes", "RewriteError", "Launch", "find_launches"]
+
+
+class RewriteError(ValueError):
+    """The source has a construct the rewriter cannot handle; ``line`` is 1-based."""
+
+    def __init__(self, message: str, line: int | None = None):
+        self.line = line
+        super().__init__(f"line {line}: {message}" if line else message)
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def mask_source(text: str) -> str:
+    """A copy of ``text`` with comments, string and character literals replaced by spaces.
+
+    Newlines are kept, so offsets and line numbers are the same as in ``text``.
+    """
+    out = list(text)
+    n = len(text)
+    i = 0
+
+    def blank(a: int, b: int) -> None:
+        for k in range(a, min(b, n)):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = text[i]
+        if c == "/" and i + 1 < n and text[i + 1] == "/":
+            j = i + 2
+            while j < n:
+                if text[j] == "\n":
+                    # a backslash-newline continues a // comment
+                    k = j - 1
+                    while k > i and text[k] == "\r":
+                        k -= 1
+                    if text[k] == "\\":
+                        j += 1
+                        continue
+                    break
+                j += 1
+            blank(i, j)
+            i = j
+        elif c == "/" and i + 1 < n and text[i + 1] == "*":
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif c == '"':
+            # raw string R"delim( ... )delim"
+            if i > 0 and text[i - 1] == "R" and (i < 2 or not (text[i - 2].isalnum() or text[i - 2] == "_")
+                                                 or text[i - 2] in "uUL8"):
+                m = re.match(r'"([^()\\\s]{0,16})\(', text[i:])
+                if m:
+                    end = text.find(")" + m.group(1) + '"', i + m.end())
+                    end = n if end < 0 else end + len(m.group(1)) + 2
+                    blank(i + 1, end - 1)
+                    i = end
+                    continue
+            j = i + 1
+            while j < n and text[j] != '"' and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, j)
+            i = j + 1
+        elif c == "'":
+            # digit separator (1'000'000) or a character literal?
+            k = i - 1
+            while k >= 0 and (text[k].isalnum() or text[k] in "_.'"):
+                k -= 1
+            token = text[k + 1:i]
+            if token and token[0].isdigit():
+                i += 1
+                continue
+            j = i + 1
+            while j < n and text[j] != "'" and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, j)
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = {")": "(", "]": "[", "}": "{"}
+
+
+def _match_forward(masked: str, start: int) -> int:
+    """Index just past the bracket matching the one at ``start``."""
+    stack = []
+    i = start
+    n = len(masked)
+    while i < n:
+        c = masked[i]
+        if c in _OPEN:
+            stack.append(_OPEN[c])
+        elif c in _CLOSE:
+            if not stack or stack[-1] != c:
+                raise RewriteError(f"unbalanced '{c}'", _line_of(masked, i))
+            stack.pop()
+            if not stack:
+                return i + 1
+        i += 1
+    raise RewriteError("unterminated bracket", _line_of(masked, start))
+
+
+def _match_angle_back(masked: str, close: int) -> int:
+    """Index of the '<' matching the '>' at ``close`` (template arguments), or -1."""
+    depth, paren = 0, 0
+    k = close
+    while k >= 0:
+        c = masked[k]
+        if c in ")]}":
+            paren += 1
+        elif c in "([{":
+            paren -= 1
+            if paren < 0:
+                return -1
+        elif paren == 0:
+            if c == ">":
+                depth += 1
+            elif c == "<":
+                depth -= 1
+                if depth == 0:
+                    return k
+            elif c in ";{}":
+                return -1
+        k -= 1
+    return -1
+
+
+def _skip_ws_back(masked: str, i: int) -> int:
+    while i > 0 and masked[i - 1].isspace():
+        i -= 1
+    return i
+
+
+def _kernel_expr_start(masked: str, end: int) -> int | None:
+    """Start of the kernel expression (``ns::k<T, 4>``) that ends just before ``end``."""
+    i = _skip_ws_back(masked, end)
+    start = None
+    while True:
+        j = i
+        if j > 0 and masked[j - 1] == ">":
+            k = _match_angle_back(masked, j - 1)
+            if k < 0:
+                break
+            j = _skip_ws_back(masked, k)
+        k = j
+        while k > 0 and (masked[k - 1].isalnum() or masked[k - 1] == "_"):
+            k -= 1
+        if k == j or masked[k].isdigit():
+            break
+        start = k
+        t = _skip_ws_back(masked, k)
+        if t >= 2 and masked[t - 2:t] == "::":
+            start = t - 2
+            i = _skip_ws_back(masked, t - 2)
+            continue
+        break
+    return start
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One ``<<<>>>`` launch: offsets into the text, and its pieces as written."""
+
+    start: int            # start of the kernel expression
+    end: int              # just past the closing parenthesis of the arguments
+    kernel: str
+    config: str
+    args: str
+    line: int
+
+
+def find_launches(text: str, masked: str | None = None) -> list[Launch]:
+    masked = mask_source(text) if masked is None else masked
+    launches = []
+    pos = 0
+    while True:
+        i = masked.find("<<<", pos)
+        if i < 0:
+            break
+        # the configuration runs to the first >>> outside brackets
+        j = i + 3
+        depth = 0
+        n = len(masked)
+        cfg_end = -1
+        while j < n:
+            c = masked[j]
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+            elif depth == 0 and masked.startswith(">>>", j):
+                cfg_end = j
+                break
+            elif c == ";" and depth == 0:
+                break
+            j += 1
+        if cfg_end < 0:
+            raise RewriteError("'<<<' without a matching '>>>'", _line_of(text, i))
+        k = cfg_end + 3
+        while k < n and masked[k].isspace():
+            k += 1
+        if k >= n or masked[k] != "(":
+            raise RewriteError("a kernel launch needs an argument list after '>>>'", _line_of(text, i))
+        close = _match_forward(masked, k)
+        start = _kernel_expr_start(masked, i)
+        if start is None or not masked[start:i].strip():
+            raise RewriteError("cannot find the kernel name before '<<<'", _line_of(text, i))
+        launches.append(Launch(start=start, end=close, kernel=text[start:i].strip(),
+                               config=text[i + 3:cfg_end], args=text[k + 1:close - 1],
+                               line=_line_of(text, i)))
+        pos = close
+    return launches
+
+
+def _keep_newlines(original: str, replacement: str) -> str:
+    """``replacement`` followed by as many newlines as ``original`` had, so lines stay put."""
+    extra = original.count("\n") - replacement.count("\n")
+    return replacement + "\n" * max(extra, 0)
+
+
+def rewrite_launches(text: str) -> str:
+    """Replace every ``<<<>>>`` launch by a call of the CPU header's launcher."""
+    masked = mask_source(text)
+    launches = find_launches(text, masked)
+    if not launches:
+        return text
+    out = []
+    pos = 0
+    for L in launches:
+        out.append(text[pos:L.start])
+        kernel = L.kernel
+        if L.args.strip():
+            rep = (f"::c2t::launch_cfg({L.config}).go([&](auto&... c2t_a_) {{ {kernel}(c2t_a_...); }}, "
+                   f"{L.args})")
+        else:
+            rep = f"::c2t::launch_cfg({L.config}).go([&]() {{ {kernel}(); }})"
+        # the config and args keep their own newlines; the kernel name rarely has any
+        rep = rep.replace("\n", " ") if "\n" in kernel else rep
+        out.append(_keep_newlines(text[L.start:L.end], rep) if "\n" in kernel else rep)
+        pos = L.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_ALIGN_RE = re.compile(r"\b(?:__align__|alignas)\s*\(")
+_ATTR_RE = re.compile(r"\b__attribute__\s*\(\(")
+_SHARED_RE = re.compile(r"\b__shared__\b")
+
+
+def _strip_parenthesised(decl: str, pattern: re.Pattern, masked: str) -> tuple[str, str]:
+    """Remove every ``pattern(...)`` group from decl (using masked for bracket matching)."""
+    while True:
+        m = pattern.search(masked)
+        if not m:
+            return decl, masked
+        open_at = m.end() - 1
+        while masked[open_at] != "(":
+            open_at -= 1
+        close = _match_forward(masked, open_at)
+        decl = decl[:m.start()] + " " * (close - m.start()) + decl[close:]
+        masked = masked[:m.start()] + " " * (close - m.start()) + masked[close:]
+
+
+def _decl_bounds(masked: str, at: int) -> tuple[int, int]:
+    """The declaration around offset ``at``: from after the previous ; { } or directive to its ;."""
+    s = at
+    while s > 0 and masked[s - 1] not in ";{}":
+        if masked[s - 1] == "\n":
+            # a preprocessor line ends a declaration too
+            line_start = masked.rfind("\n", 0, s - 1) + 1
+            if masked[line_start:s - 1].lstrip().startswith("#"):
+                break
+        s -= 1
+    while s < at and masked[s].isspace():
+        s += 1
+    e = masked.find(";", at)
+    if e < 0:
+        raise RewriteError("__shared__ declaration without ';'", _line_of(masked, at))
+    return s, e + 1
+
+
+def rewrite_extern_shared(text: str) -> str:
+    """Rewrite ``extern __shared__`` arrays to references to the dynamic shared memory base and
+    drop ``static`` before ``__shared__``."""
+    masked = mask_source(text)
+    edits: list[tuple[int, int, str]] = []
+    seen: set[int] = set()
+    for m in _SHARED_RE.finditer(masked):
+        s, e = _decl_bounds(masked, m.start())
+        if s in seen:
+            continue
+        seen.add(s)
+        decl_m = masked[s:e]
+        decl_t = text[s:e]
+        if not re.search(r"\bextern\b", decl_m):
+            sm = re.search(r"\bstatic\b", decl_m)
+            if sm:
+                edits.append((s + sm.start(), s + sm.end(), " " * (sm.end() - sm.start())))
+            continue
+        body = decl_m[:-1]
+        body, _ = _strip_parenthesised(body, _ALIGN_RE, body)
+        body, _ = _strip_parenthesised(body, _ATTR_RE, body)
+        body = re.sub(r"\b(extern|__shared__|static)\b", " ", body)
+        mm = re.match(r"^(?P<type>.*?)\b(?P<name>[A-Za-z_]\w*)\s*\[\s*\](?P<dims>(?:\s*\[[^\]]*\])*)\s*$",
+                      body, re.S)
+        if not mm:
+            raise RewriteError("cannot understand this extern __shared__ declaration "
+                               f"{' '.join(decl_t.split())!r}; expected `extern __shared__ T name[];`",
+                               _line_of(text, s))
+        typ = " ".join(mm.group("type").split())
+        name = mm.group("name")
+        dims = " ".join(mm.group("dims").split())
+        if not typ:
+            raise RewriteError("extern __shared__ declaration without a type", _line_of(text, s))
+        if dims:
+            rep = f"{typ} (*&{name}){dims} = reinterpret_cast<{typ} (*&){dims}>(c2t_dyn_smem);"
+        else:
+            rep = f"{typ} *&{name} = reinterpret_cast<{typ} *&>(c2t_dyn_smem);"
+        edits.append((s, e, _keep_newlines(decl_t, rep)))
+    if not edits:
+        return text
+    edits.sort()
+    out, pos = [], 0
+    for a, b, rep in edits:
+        out.append(text[pos:a])
+        out.append(rep)
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def rewrite_for_cpu(text: str) -> str:
+    """Both rewrites; the result compiles with ``-include cuda_cpu.h``."""
+    return rewrite_launches(rewrite_extern_shared(text))
+
+
+_MAIN_RE = re.compile(r"\bint\s+main\s*\(([^)]*)\)\s*\{")
+
+
+def find_main(text: str) -> int | None:
+    """Number of parameters of ``int main(...)`` (0 or 2), or None when there is no main."""
+    m = _MAIN_RE.search(mask_source(text))
+    if not m:
+        return None
+    params = m.group(1).strip()
+    if not params or params == "void":
+        return 0
+    return len([p for p in params.split(",") if p.strip()])
+
+
+_GLOBAL_RE = re.compile(r"\b__global__\b")
+
+
+def find_kernels(text: str) -> list[str]:
+    """Names of the ``__global__`` functions defined or declared in ``text`` (best effort)."""
+    masked = mask_source(text)
+    names = []
+    for m in _GLOBAL_RE.finditer(masked):
+        p = masked.find("(", m.end())
+        if p < 0:
+            continue
+        head = masked[m.end():p]
+        if ";" in head or "{" in head:
+            continue
+        ids = _IDENT.findall(head)
+        if ids:
+            names.append(ids[-1])
+    return names
+
+
+_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def find_quoted_includes(text: str) -> list[str]:
+    """The ``#include "..."`` paths of ``text``, outside comments."""
+    masked_lines = mask_source(text)
+    out = []
+    for m in _INCLUDE_RE.finditer(text):
+        # keep it only if the directive is not inside a comment
+        if masked_lines[m.start():m.start() + 1].strip() or masked_lines[m.start():m.end()].lstrip().startswith("#"):
+            out.append(m.group(1))
+    return out
