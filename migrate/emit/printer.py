@@ -225,6 +225,15 @@ class ExprPrinter:
             word = "and" if op == "&&" else "or"
             p = _PREC[word]
             return (f"{self.sub(_as_bool(e.lhs), p)} {word} {self.sub(_as_bool(e.rhs), p + 1)}", p)
+        if op in _CMP and scalar_name(e.lhs.type) in ("uint32", "uint16", "uint8") and \
+                any(self.tir_dtype(x) in _UNSIGNED for x in (e.lhs, e.rhs)):
+            # TVM's bound solver fails on unsigned comparisons ("cannot make uint from negative
+            # value"); an unsigned 32-bit comparison is exact in int64.
+            def widen(x):
+                if isinstance(x, (m.IntLit, m.FloatLit)) or _is_lit_cast(x):
+                    return self.sub(x, _PREC["cmp"] + 1, typed=False)
+                return f"T.Cast(T.int64, {self.coerce(x, scalar_name(e.lhs.type))})"
+            return f"{widen(e.lhs)} {op} {widen(e.rhs)}", _PREC["cmp"]
         ld, rd = self.tir_dtype(e.lhs), self.tir_dtype(e.rhs)
         if ld is not None and rd is not None and ld != rd or (
                 op == "-" and scalar_name(e.type) in _UNSIGNED and (ld or rd) not in _UNSIGNED | {None}):
