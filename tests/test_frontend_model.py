@@ -28,7 +28,7 @@ HEADER = "#include <cuda_runtime.h>"
 
 
 def test_parameters_types_and_qualifiers(tmp_path):
-    p = parse(tmp_path, HEADER + """
+    p = parse(tmp_path, HEADER + "#include <cuda_fp16.h>" + """
         __global__ void k(const float* __restrict__ x, float* __restrict__ y, double* z,
                           const int n, unsigned int flags, float4* v, __half* h, size_t count) {}
         int main() { k<<<1, 1>>>(0, 0, 0, 0, 0, 0, 0, 0); }
