@@ -72,6 +72,13 @@ __host__ cudaError_t cudaLaunchKernel(const T *func, dim3 gridDim, dim3 blockDim
 template <class T>
 __host__ cudaError_t cudaLaunchCooperativeKernel(const T *func, dim3 gridDim, dim3 blockDim, void **args,
                                                                size_t sharedMem = 0, cudaStream_t stream = 0) __C2T_BODY
+/* clang cannot deduce `const T *` from a kernel name, so kernels passed uncast get these: */
+template <class... P>
+__host__ cudaError_t cudaLaunchKernel(void (*func)(P...), dim3 gridDim, dim3 blockDim, void **args,
+                                      size_t sharedMem = 0, cudaStream_t stream = 0) __C2T_BODY
+template <class... P>
+__host__ cudaError_t cudaLaunchCooperativeKernel(void (*func)(P...), dim3 gridDim, dim3 blockDim, void **args,
+                                                 size_t sharedMem = 0, cudaStream_t stream = 0) __C2T_BODY
 template <class T>
 __host__ cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, const T *func, void **args) __C2T_BODY
 template <class... ExpTypes, class... ActTypes>
