@@ -139,7 +139,7 @@ def finding_from_report(r: dict, kernel_name: str = "kernel") -> Finding:
     if sig == "SIGSEGV" and r.get("general_protection") == "1":
         hint = "general protection fault: a misaligned vector access or a wild pointer"
         addr = ""
-    elif sig == "SIGSEGV" and r.get("addr") in ("0x0",):
+    elif sig == "SIGSEGV" and r.get("addr", "").startswith("0x") and int(r["addr"], 16) < 65536:
         hint = "null pointer dereference"
     msg = f"{sig}{addr}{' (' + hint + ')' if hint else ''}{who}"
     return Finding(kind="signal", message=f"{kernel_name}: {msg}", access=access, thread=thread, block=block,
@@ -249,8 +249,19 @@ def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | No
                         f"spinning on a value no running thread will write?)")
         base.findings.append(Finding(kind="timeout", message=base.message))
         return base
-    if reports:
-        findings = [finding_from_report(r, kname) for r in reports]
+    warnings = []
+    for r in reports:
+        if r.get("kind") == "warning" and r.get("message") and r["message"] not in warnings:
+            warnings.append(r["message"])
+    if res is not None:
+        for w in (res.get("warnings") or "").splitlines():
+            if w.strip() and w.strip() not in warnings:
+                warnings.append(w.strip())
+    for w in warnings:
+        base.findings.append(Finding(kind="spec_mismatch", message=w, severity="warning"))
+    faults = [r for r in reports if r.get("kind") != "warning"]
+    if faults:
+        findings = [finding_from_report(r, kname) for r in faults]
         base.findings.extend(findings)
         base.status = "oob" if findings[0].kind == "oob" else "crash"
         base.message = findings[0].message
@@ -274,9 +285,6 @@ def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | No
         return base
 
     base.elapsed = res.get("elapsed", 0.0)
-    for w in (res.get("warnings") or "").splitlines():
-        if w.strip():
-            base.findings.append(Finding(kind="spec_mismatch", message=w.strip(), severity="warning"))
     if res["status"] != "ok":
         base.status = res["status"]
         base.message = res["message"]

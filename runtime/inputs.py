@@ -190,8 +190,13 @@ def random_buffer(dtype: str, n: int, rng_range, rng: np.random.Generator) -> np
     vals = rng.uniform(float(lo), float(hi), size=n)
     arr = _round_into_range(vals, dtype, float(lo), float(hi))
     if n and not np.any(arr != 0):
-        edge = hi if hi != 0 else lo
-        arr[0] = _round_into_range(np.array([edge], dtype=np.float64), dtype, float(lo), float(hi))[0]
+        for edge in (hi, lo):
+            v = _round_into_range(np.array([edge], dtype=np.float64), dtype, float(lo), float(hi))[0]
+            if v != 0:
+                arr[0] = v
+                break
+        else:
+            raise ValueError(f"range {list(rng_range)} holds no non-zero {dtype} value")
     return arr
 
 

@@ -386,9 +386,22 @@ def find_main(text: str) -> int | None:
 _GLOBAL_RE = re.compile(r"\b__global__\b")
 
 
+_ATTR_MACRO_RE = re.compile(r"\b(__launch_bounds__|__cluster_dims__|__maxnreg__|__align__|alignas|__attribute__)\s*\(")
+
+
 def find_kernels(text: str) -> list[str]:
     """Names of the ``__global__`` functions defined or declared in ``text`` (best effort)."""
     masked = mask_source(text)
+    # blank attribute macros and their arguments: they are not part of the name
+    while True:
+        m = _ATTR_MACRO_RE.search(masked)
+        if not m:
+            break
+        try:
+            end = _match_forward(masked, m.end() - 1)
+        except RewriteError:
+            break
+        masked = masked[:m.start()] + " " * (end - m.start()) + masked[end:]
     names = []
     for m in _GLOBAL_RE.finditer(masked):
         p = masked.find("(", m.end())

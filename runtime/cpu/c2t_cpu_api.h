@@ -20,7 +20,6 @@ struct GuardBuf {
 };
 inline GuardBuf g_bufs[512];
 inline int g_nbufs = 0;
-inline int g_report_fd = 2;
 inline size_t g_page = 4096;
 static const unsigned char FRONT_CANARY = 0xA5;
 
@@ -82,9 +81,18 @@ static void on_fatal_signal(int sig, siginfo_t* si, void* ucv) {
             w.s("nbytes="); w.u(g_dsm.bytes); w.s("\n");
             done = true;
         }
+        // A fault in the guard below a thread stack, or with the stack pointer below the running
+        // thread's stack, is a stack overflow.
+        uintptr_t sp = 0;
+#if defined(__x86_64__) && defined(REG_RSP)
+        if (ucv) sp = (uintptr_t)((ucontext_t*)ucv)->uc_mcontext.gregs[REG_RSP];
+#endif
         for (int i = 0; i < g_stacks.count && !done; ++i) {
             uintptr_t lo = (uintptr_t)g_stacks.lo[i];
-            if (addr >= lo - g_stacks.page && addr < lo) {
+            bool in_guard = addr >= lo - g_stacks.guard && addr < lo;
+            bool sp_below = sp && sp < lo + 256 && sp + ((uintptr_t)16 << 20) > lo &&
+                            g.in_kernel && i == g.th[g.cur].stack;
+            if (in_guard || sp_below) {
                 w.s("kind=stack_overflow\nstack_bytes="); w.u(g_stacks.size); w.s("\n");
                 done = true;
             }

@@ -212,6 +212,16 @@ static int launch_impl(void (*fn)(P...), const char* kname, const unsigned* grid
     }
     return 0;
 #else
+    if (g_warnings[0]) {   // reported now: the kernel may never come back
+        for (const char* line = g_warnings; *line;) {
+            const char* end = strchr(line, '\n');
+            size_t len = end ? (size_t)(end - line) : strlen(line);
+            char buf[1200];
+            int k = snprintf(buf, sizeof buf, "kind=warning\nmessage=%.*s\n\n", (int)(len > 1000 ? 1000 : len), line);
+            if (k > 0 && write(g_report_fd, buf, (size_t)k) < 0) break;
+            line = end ? end + 1 : line + len;
+        }
+    }
     typedef std::tuple<typename std::decay<P>::type...> Tup;
     struct Call { void (*fn)(P...); Tup* vals; } call{fn, &vals};
     g_last_error = cudaSuccess;

@@ -126,6 +126,7 @@ struct Sched {
     char msg[2048];
 };
 inline Sched g;
+inline int g_report_fd = 2;   // where fault reports go (c2t_cpu_api.h)
 
 // ----------------------------------------------------------------------------- messages
 static inline void set_msg(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -154,6 +155,7 @@ static inline void shuffle(int* a, int n) {
 struct StackPool {
     size_t size = 0;          // usable bytes per stack
     size_t page = 4096;
+    size_t guard = 65536;     // PROT_NONE bytes below each stack
     char** lo = nullptr;      // lowest usable address of each stack (a guard page lies below)
     int count = 0, cap = 0;
     int* free_list = nullptr;
@@ -170,6 +172,7 @@ static inline int stack_acquire() {
         size_t kb = 256;
         if (const char* e = getenv("C2T_STACK_KB")) { long v = atol(e); if (v >= 16) kb = (size_t)v; }
         P.size = (kb * 1024 + P.page - 1) / P.page * P.page;
+        P.guard = (65536 + P.page - 1) / P.page * P.page;
     }
     if (P.count == P.cap) {
         int nc = P.cap ? P.cap * 2 : 64;
@@ -177,14 +180,14 @@ static inline int stack_acquire() {
         P.free_list = (int*)realloc(P.free_list, sizeof(int) * nc);
         P.cap = nc;
     }
-    char* base = (char*)mmap(nullptr, P.size + P.page, PROT_READ | PROT_WRITE,
+    char* base = (char*)mmap(nullptr, P.size + P.guard, PROT_READ | PROT_WRITE,
                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == (char*)MAP_FAILED) {
         fprintf(stderr, "cuda2tile CPU executor: cannot map a %zu-byte thread stack\n", P.size);
         abort();
     }
-    mprotect(base, P.page, PROT_NONE);
-    P.lo[P.count] = base + P.page;
+    mprotect(base, P.guard, PROT_NONE);
+    P.lo[P.count] = base + P.guard;
     return P.count++;
 }
 static inline void stack_release(int s) { g_stacks.free_list[g_stacks.nfree++] = s; }

@@ -1,0 +1,100 @@
+"""Textual rewriting of CUDA sources for the host compiler (runtime/source.py)."""
+from __future__ import annotations
+
+import pytest
+
+from migrate.runtime.source import (
+    RewriteError, find_kernels, find_launches, find_main, find_quoted_includes, mask_source,
+    rewrite_extern_shared, rewrite_for_cpu, rewrite_launches,
+)
+
+
+def test_plain_launch():
+    out = rewrite_launches("saxpy<<<blocks, threads>>>(n, a, x, y);")
+    assert out == ("::c2t::launch_cfg(blocks, threads).go([&](auto&... c2t_a_) { saxpy(c2t_a_...); }, "
+                   "n, a, x, y);")
+
+
+def test_template_kernel_and_full_config():
+    out = rewrite_launches("k<T, 4><<<g, b, s, st>>>(a, b)")
+    assert out == "::c2t::launch_cfg(g, b, s, st).go([&](auto&... c2t_a_) { k<T, 4>(c2t_a_...); }, a, b)"
+
+
+def test_nested_templates_parentheses_and_empty_args():
+    src = ("ns::k<Foo<int>, (N > 2)><<<dim3((n + 255) / 256, 1), std::max<int>(1, m)>>>"
+           "(f(a, g(b)), c[i]);\n::z <<< 1, 1 >>> ( );")
+    out = rewrite_launches(src)
+    assert ("::c2t::launch_cfg(dim3((n + 255) / 256, 1), std::max<int>(1, m)).go([&](auto&... c2t_a_) "
+            "{ ns::k<Foo<int>, (N > 2)>(c2t_a_...); }, f(a, g(b)), c[i]);") in out
+    assert "::c2t::launch_cfg( 1, 1 ).go([&]() { ::z(); });" in out
+
+
+def test_comments_strings_and_lines_are_kept():
+    src = ('// k<<<1,1>>>(x);\nconst char* s = "<<<a>>>(b)";\n/* k<<<2,2>>>() */\n'
+           "k<<<grid,\n    block>>>(a,\n      b);\nint v = 1'000'000; char c = '<';\n")
+    out = rewrite_launches(src)
+    assert out.count("\n") == src.count("\n")
+    assert '// k<<<1,1>>>(x);' in out and '"<<<a>>>(b)"' in out and "/* k<<<2,2>>>() */" in out
+    assert "::c2t::launch_cfg(grid,\n    block).go(" in out and "k(c2t_a_...); }, a,\n      b);" in out
+
+
+def test_launch_errors():
+    with pytest.raises(RewriteError, match="matching '>>>'"):
+        rewrite_launches("k<<<1, 1(a);")
+    with pytest.raises(RewriteError, match="argument list"):
+        rewrite_launches("k<<<1, 1>>>;")
+    with pytest.raises(RewriteError, match="kernel name"):
+        rewrite_launches("x = (<<<1, 1>>>());")
+
+
+def test_find_launches():
+    (L,) = find_launches("int main() {\n  kern<float><<<4, 64>>>(p);\n}")
+    assert L.kernel == "kern<float>" and L.config == "4, 64" and L.args == "p" and L.line == 2
+
+
+def test_extern_shared_forms():
+    src = ("__global__ void k() {\n"
+           "  extern __shared__ float sdata[];\n"
+           "  extern __shared__ __align__(16) unsigned char raw[];\n"
+           "  extern volatile __shared__ T vals[];\n"
+           "  extern __shared__ float tile[][33];\n"
+           "  static __shared__ int count;\n"
+           "  __shared__ float keep[32];\n"
+           "}\nextern __shared__ double global_smem[];\n")
+    out = rewrite_extern_shared(src)
+    assert out.count("\n") == src.count("\n")
+    assert "float *&sdata = reinterpret_cast<float *&>(c2t_dyn_smem);" in out
+    assert "unsigned char *&raw = reinterpret_cast<unsigned char *&>(c2t_dyn_smem);" in out
+    assert "volatile T *&vals = reinterpret_cast<volatile T *&>(c2t_dyn_smem);" in out
+    assert "float (*&tile)[33] = reinterpret_cast<float (*&)[33]>(c2t_dyn_smem);" in out
+    assert "static" not in out.split("count")[0].splitlines()[-1]
+    assert "__shared__ float keep[32];" in out
+    assert "double *&global_smem = reinterpret_cast<double *&>(c2t_dyn_smem);" in out
+    # each declaration stays on its line
+    for i, line in enumerate(src.splitlines()):
+        if "sdata" in line:
+            assert "sdata" in out.splitlines()[i]
+
+
+def test_rewrite_for_cpu_combines():
+    src = "__global__ void k(float* x) { extern __shared__ float s[]; }\nint main() { k<<<1, 2, 8>>>(0); }\n"
+    out = rewrite_for_cpu(src)
+    assert "c2t_dyn_smem" in out and "::c2t::launch_cfg(1, 2, 8)" in out
+
+
+def test_find_main_and_kernels():
+    assert find_main("int main(int argc, char** argv) { return 0; }") == 2
+    assert find_main("int main() {}") == 0
+    assert find_main("int main(void)\n{}") == 0
+    assert find_main("// int main() {}\nvoid f() {}") is None
+    src = ("template <int B> __global__ void __launch_bounds__(256) red(float* x) {}\n"
+           "__global__ void\nscale(float* y);\nstatic __global__ void z() {}\n")
+    assert find_kernels(src) == ["red", "scale", "z"]
+
+
+def test_quoted_includes_and_mask():
+    src = '#include "a.cuh"\n// #include "b.cuh"\n  #  include "c/d.h"\n#include <cuda_runtime.h>\n'
+    assert find_quoted_includes(src) == ["a.cuh", "c/d.h"]
+    m = mask_source('x = "a\\"b"; // c\ny = R"(raw "str")"; z = \'q\';')
+    assert len(m) == len('x = "a\\"b"; // c\ny = R"(raw "str")"; z = \'q\';')
+    assert "a" not in m.split("=")[1] and "raw" not in m and "q" not in m
