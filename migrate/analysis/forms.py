@@ -35,24 +35,32 @@ def thread_dependent_names(fn: m.Function) -> set[str]:
             e = e.base
         return e.name if isinstance(e, m.Ref) and e.kind == "local" else None
 
+    # A guard is (condition, names declared under it): a variable declared inside a branch is
+    # only ever seen by the threads that take it, so the branch does not make it differ.
+    def declared(node) -> frozenset:
+        return frozenset(n.name for n in m.walk(node) if isinstance(n, m.VarDecl))
+
+    def record(name, value, guards):
+        assigned.append((name, value, tuple(c for c, inside in guards if name not in inside)))
+
     def visit(node, guards: tuple):
         if isinstance(node, m.VarDecl):
             if node.init is not None:
-                assigned.append((node.name, node.init, guards))
+                record(node.name, node.init, guards)
             return
         if isinstance(node, m.Assign):
             name = target_name(node.target)
             if name:
-                assigned.append((name, node.value, guards))
+                record(name, node.value, guards)
                 if isinstance(node.target, m.Index):
-                    assigned.append((name, node.target.index, guards))
+                    record(name, node.target.index, guards)
         if isinstance(node, m.Unary) and node.op in ("++", "--"):
             name = target_name(node.operand)
             if name:
-                assigned.append((name, node.operand, guards))
+                record(name, node.operand, guards)
         if isinstance(node, m.If):
             visit(node.cond, guards)
-            inner = guards + (node.cond,)
+            inner = guards + ((node.cond, declared(node)),)
             visit(node.then, inner)
             if node.other is not None:
                 visit(node.other, inner)
@@ -60,13 +68,13 @@ def thread_dependent_names(fn: m.Function) -> set[str]:
         if isinstance(node, (m.For, m.While, m.DoWhile)):
             if isinstance(node, m.For) and node.init is not None:
                 visit(node.init, guards)
-            inner = guards + ((node.cond,) if node.cond is not None else ())
+            inner = guards + (((node.cond, declared(node)),) if node.cond is not None else ())
             if isinstance(node, m.For) and node.step is not None:
                 visit(node.step, inner)
             visit(node.body, inner)
             return
         if isinstance(node, m.Switch):
-            visit(node.body, guards + (node.cond,))
+            visit(node.body, guards + ((node.cond, declared(node)),))
             return
         for child in m.children(node):
             visit(child, guards)

@@ -44,9 +44,30 @@ class UniformLoop:
 
 @dataclass(frozen=True)
 class UniformIf:
+    """A branch enclosing barriers. When its condition depends on the thread, ``predicate`` names
+    a per-thread flag: the condition is stored in it first, every thread runs the barriers, and
+    each phase inside runs its statements only where the flag says so."""
+
     cond: m.Expr
     then: tuple["Region", ...]
     other: tuple["Region", ...]
+    span: Span
+    predicate: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A warp shuffle or vote as an exchange through shared memory: every thread writes
+    ``value`` (phase ``index``), a barrier, then each reads what its lane would have received
+    into ``target`` (phase ``index + 1``), and a barrier before the buffer is reused."""
+
+    op: str  # shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all
+    value: m.Expr
+    lane: Optional[m.Expr]  # source lane, delta or xor mask (None for votes)
+    width: Optional[m.Expr]
+    target: m.Expr  # the local that receives the result
+    decl: Optional[m.VarDecl]  # when the statement also declares it
+    index: int
     span: Span
 
 
@@ -56,7 +77,7 @@ class SimtBody:
     span: Span
 
 
-Region = Union[Phase, Barrier, UniformLoop, UniformIf, SimtBody]
+Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody]
 
 #: Where a local variable lives in the emitted kernel.
 PLACEMENTS = (
@@ -83,3 +104,5 @@ class KernelPlan:
     regions: tuple[Region, ...]
     vars: dict[str, VarPlan] = field(default_factory=dict)
     aliases: dict = field(default_factory=dict)
+    flags: tuple[str, ...] = ()  # per-thread predicate flags of thread-dependent branches
+    exchange_dtypes: tuple[str, ...] = ()  # one shared exchange buffer per dtype

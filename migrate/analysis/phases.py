@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from ..parse import model as m
 from .forms import depends_on_thread, thread_dependent_names
-from .loop_ir import Barrier, KernelPlan, Phase, Region, SimtBody, UniformIf, UniformLoop, VarPlan
+from .inline import EXCHANGES
+from .loop_ir import (Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, UniformIf, UniformLoop,
+                      VarPlan)
 
 
 class NotPortable(Exception):
@@ -27,8 +29,24 @@ def is_barrier_call(node) -> bool:
     return False
 
 
+def is_exchange_call(node) -> bool:
+    return isinstance(node, m.Call) and node.callee in EXCHANGES
+
+
 def contains_barrier(stmt) -> bool:
-    return any(is_barrier_call(n) for n in m.walk(stmt))
+    """A barrier, or a warp exchange (which the portable form turns into barriers)."""
+    return any(is_barrier_call(n) or is_exchange_call(n) for n in m.walk(stmt))
+
+
+def _exchange_parts(stmt):
+    """(target Ref, VarDecl or None, call) when ``stmt`` is ``T t = warp(...)`` / ``t = warp(...)``."""
+    if isinstance(stmt, m.DeclStmt) and len(stmt.decls) == 1 and is_exchange_call(stmt.decls[0].init):
+        d = stmt.decls[0]
+        return m.Ref(d.name, "local", d.type, d.span), d, d.init
+    if isinstance(stmt, m.ExprStmt) and isinstance(stmt.expr, m.Assign) and stmt.expr.op == "=" \
+            and is_exchange_call(stmt.expr.value):
+        return stmt.expr.target, None, stmt.expr.value
+    return None
 
 
 def _is_barrier_stmt(stmt) -> bool:
@@ -39,6 +57,41 @@ class _Splitter:
     def __init__(self, dependent: set[str]) -> None:
         self.dependent = dependent
         self.count = 0
+        self.flags: list[str] = []
+        self.flag_decls: list[m.VarDecl] = []
+        self.exchange_dtypes: list[str] = []
+
+    def exchange(self, stmt) -> Exchange:
+        target, decl, call = _exchange_parts(stmt)
+        op = EXCHANGES[call.callee]
+        args = call.args
+        if op in ("ballot", "any", "all"):
+            value, lane, width = args[1], None, None
+            dtype = "int32"
+        else:
+            value, lane = args[1], args[2]
+            width = args[3] if len(args) > 3 else None
+            if not isinstance(value.type, m.Scalar):
+                raise NotPortable(f"shuffle of a '{value.type}' value (line {stmt.span.line})")
+            dtype = value.type.dtype
+        if dtype not in self.exchange_dtypes:
+            self.exchange_dtypes.append(dtype)
+        for e in (lane, width):
+            if e is not None and depends_on_thread(e, self.dependent) and op != "shfl":
+                raise NotPortable(f"shuffle offset that depends on the thread (line {stmt.span.line})")
+        region = Exchange(op, value, lane, width, target, decl, self.count, stmt.span)
+        self.count += 2
+        return region
+
+    def flag(self, cond: m.Expr, span) -> str:
+        name = f"cond_L{span.line}"
+        n = 2
+        while name in self.flags:
+            name = f"cond_L{span.line}_{n}"
+            n += 1
+        self.flags.append(name)
+        self.flag_decls.append(m.VarDecl(name, m.Scalar("bool"), "local", False, cond, span))
+        return name
 
     def phase(self, stmts: list[m.Stmt]) -> Phase:
         first, last = stmts[0].span, stmts[-1].span
@@ -56,9 +109,21 @@ class _Splitter:
         current: list[m.Stmt] = []
 
         def flush():
-            if current:
+            stmts = [st for st in current if not _is_empty_decl(st)]
+            if stmts:
+                if regions and isinstance(regions[-1], Phase) and not _is_flag_phase(regions[-1]):
+                    # two stretches with no barrier between them are one phase
+                    prev = regions.pop()
+                    self.count -= 0
+                    regions.append(Phase(prev.stmts + tuple(stmts), prev.index, prev.span))
+                else:
+                    regions.append(self.phase(stmts))
+            elif current and regions and isinstance(regions[-1], Phase):
+                prev = regions.pop()
+                regions.append(Phase(prev.stmts + tuple(current), prev.index, prev.span))
+            elif current:
                 regions.append(self.phase(list(current)))
-                current.clear()
+            current.clear()
 
         for s in stmts:
             if isinstance(s, m.Empty):
@@ -67,12 +132,20 @@ class _Splitter:
                 current.append(s)
                 continue
             flush()
-            if _is_barrier_stmt(s):
+            if _exchange_parts(s) is not None:
+                regions.append(self.exchange(s))
+            elif _is_barrier_stmt(s):
                 if isinstance(s.expr, m.Call) and s.expr.callee == "__syncwarp" and s.expr.args:
                     pass  # a masked warp barrier in uniform code: a block barrier is stronger
                 regions.append(Barrier(s.span))
             elif isinstance(s, m.Block):
-                regions.extend(self.split(s.stmts))
+                for inner in self.split(s.stmts):
+                    if isinstance(inner, Phase) and regions and isinstance(regions[-1], Phase) \
+                            and not _is_flag_phase(regions[-1]) and not _is_flag_phase(inner):
+                        prev = regions.pop()
+                        regions.append(Phase(prev.stmts + inner.stmts, prev.index, prev.span))
+                    else:
+                        regions.append(inner)
             elif isinstance(s, m.For):
                 init_exprs = [d.init for d in s.init.decls] if isinstance(s.init, m.DeclStmt) else (
                     [s.init.expr] if isinstance(s.init, m.ExprStmt) else [])
@@ -88,13 +161,29 @@ class _Splitter:
                 self.uniform(s.cond, "a loop", s.span)
                 regions.append(UniformLoop("do", None, s.cond, None, self.split(_stmts(s.body)), s.span))
             elif isinstance(s, m.If):
-                self.uniform(s.cond, "a branch", s.span)
+                predicate = None
+                if depends_on_thread(s.cond, self.dependent):
+                    # every thread runs the barriers; the statements between them are predicated
+                    predicate = self.flag(s.cond, s.span)
+                    flag_stmt = m.DeclStmt((self.flag_decls[-1],), s.span)
+                    regions.append(self.phase([flag_stmt]))
                 regions.append(UniformIf(s.cond, self.split(_stmts(s.then)),
-                                         self.split(_stmts(s.other)) if s.other else (), s.span))
+                                         self.split(_stmts(s.other)) if s.other else (), s.span, predicate))
             else:
                 raise NotPortable(f"barrier inside a statement that cannot be split (line {s.span.line})")
         flush()
         return tuple(regions)
+
+
+def _is_empty_decl(stmt) -> bool:
+    """A declaration without initialiser: it needs no statement inside a phase."""
+    return isinstance(stmt, m.DeclStmt) and all(d.init is None and not isinstance(d.type, m.Array)
+                                                 for d in stmt.decls) and bool(stmt.decls)
+
+
+def _is_flag_phase(region) -> bool:
+    return isinstance(region, Phase) and len(region.stmts) == 1 and isinstance(region.stmts[0], m.DeclStmt) \
+        and region.stmts[0].decls[0].name.startswith("cond_L")
 
 
 def _stmts(s) -> tuple:
@@ -126,6 +215,18 @@ def _collect(regions, uses: dict[str, set], decls: dict[str, tuple], where_decl)
                 elif isinstance(node, m.VarDecl):
                     decls[node.name] = (node, region.index)
                     uses.setdefault(node.name, set()).add(region.index)
+        elif isinstance(region, Exchange):
+            for e in (region.value, region.lane, region.width):
+                for node in m.walk(e) if e is not None else ():
+                    if isinstance(node, m.Ref):
+                        uses.setdefault(node.name, set()).add(region.index)
+            for node in m.walk(region.target):
+                if isinstance(node, m.Ref):
+                    uses.setdefault(node.name, set()).add(region.index + 1)
+            if region.decl is not None:
+                decls[region.decl.name] = (region.decl, region.index + 1)
+        elif isinstance(region, UniformIf) and region.predicate is not None:
+            _collect(region.then + region.other, uses, decls, where_decl)
         elif isinstance(region, (UniformLoop, UniformIf)):
             for e in _header_exprs(region):
                 for node in m.walk(e):
@@ -159,6 +260,8 @@ def _updated_in_phases(regions) -> set[str]:
             names |= _updated_in_phases(region.body)
         elif isinstance(region, UniformIf):
             names |= _updated_in_phases(region.then + region.other)
+        elif isinstance(region, Exchange):
+            names.add(region.target.name if isinstance(region.target, m.Ref) else "")
     return names
 
 
@@ -220,7 +323,7 @@ def plan_portable(fn: m.Function) -> KernelPlan:
     if fn.body is None:
         raise NotPortable("kernel has no body")
     for node in m.walk(fn.body):
-        if isinstance(node, m.Call) and node.kind == "warp":
+        if isinstance(node, m.Call) and node.kind == "warp" and node.callee not in EXCHANGES:
             raise NotPortable(f"warp-level operation '{node.callee}' (line {node.span.line})")
         if isinstance(node, m.Call) and node.kind == "cg":
             raise NotPortable(f"cooperative groups '{node.callee}' (line {node.span.line})")
@@ -229,9 +332,14 @@ def plan_portable(fn: m.Function) -> KernelPlan:
         if isinstance(node, m.Call) and node.callee.startswith("__syncthreads_"):
             raise NotPortable(f"'{node.callee}' returns a block-wide value (line {node.span.line})")
     dependent = thread_dependent_names(fn)
-    regions = _Splitter(dependent).split(fn.body.stmts)
+    splitter = _Splitter(dependent)
+    regions = splitter.split(fn.body.stmts)
     plans = place_variables(fn, regions, dependent, portable=True)
-    return KernelPlan(fn, "portable", regions, plans)
+    for name in splitter.flags:
+        plans[name] = VarPlan(name, m.Scalar("bool"), "thread_array", True,
+                              next(d for d in splitter.flag_decls if d.name == name))
+    return KernelPlan(fn, "portable", regions, plans, flags=tuple(splitter.flags),
+                      exchange_dtypes=tuple(splitter.exchange_dtypes))
 
 
 def plan_simt(fn: m.Function) -> KernelPlan:

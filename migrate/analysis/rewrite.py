@@ -22,6 +22,7 @@ RESERVED = frozenset({
     "block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z", "shared_bytes", "target",
     "kernel", "main", "self", "range", "len", "int", "float", "bool", "min", "max", "abs", "sum",
     "print", "type", "object", "list", "dict", "tuple", "str", "round", "pow", "all", "any",
+    "x_lane", "x_acc", "x_src", "result_",
 })
 
 

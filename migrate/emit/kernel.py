@@ -11,7 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..analysis import rewrite
-from ..analysis.loop_ir import Barrier, KernelPlan, Phase, SimtBody, UniformIf, UniformLoop
+from ..analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
+from ..analysis.loop_ir import Barrier, Exchange, KernelPlan, Phase, SimtBody, UniformIf, UniformLoop
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
@@ -95,8 +96,16 @@ def _nonneg_names(fn: m.Function) -> set[str]:
     return good
 
 
-def prepare(fn: m.Function) -> tuple[m.Function, dict]:
-    """The preparation passes, in order: safe names, no early returns, buffer views folded."""
+def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
+            portable: bool = True) -> tuple[m.Function, dict]:
+    """The preparation passes, in order: device functions with barriers inlined (portable form),
+    warp operations hoisted, safe names, no early returns, buffer views folded."""
+    if portable and device:
+        try:
+            fn = inline_calls(fn, device, needs_inlining(device))
+        except InlineError as exc:
+            raise NotPortable(str(exc)) from None
+        fn = hoist_warp_calls(fn)
     fn = rewrite.unique_names(fn)
     fn = rewrite.returns_to_guards(fn)
     fn, aliases, unresolved = rewrite.pointer_aliases(fn)
@@ -131,10 +140,17 @@ class KernelEmitter:
         fn = self.original
         out = KernelOutput(fn.name, "unsupported", "")
         try:
-            prepared, _aliases = prepare(fn)
+            why = ""
+            if not force_simt:
+                try:
+                    prepared, _aliases = prepare(fn, self.device, portable=True)
+                except NotPortable as exc:
+                    force_simt, why = True, str(exc)
+            if force_simt:
+                prepared, _aliases = prepare(fn, self.device, portable=False)
             callees = _callees(prepared, self.device)
             if force_simt:
-                kplan, why = plan_simt(prepared), "requested"
+                kplan, why = plan_simt(prepared), why or "requested"
             else:
                 kplan, why = plan(prepared, callees)
             out.form = kplan.form
@@ -185,6 +201,7 @@ class KernelEmitter:
         tset, bset = builtin_dims([fn] + callees)
         tdims, bdims = _used_dims(tset), _used_dims(bset)
         scope = self.scope_for(fn, kplan, tdims, bdims)
+        self.flags = set(kplan.flags)
         lines: list[Line] = []
 
         def add(indent, text, origin=""):
@@ -263,6 +280,9 @@ class KernelEmitter:
 
     def kernel_allocations(self, kplan: KernelPlan, scope: Scope, tdims, add) -> None:
         thread_shape = [f"block_{d}" for d in reversed(tdims)]
+        nthreads = " * ".join(f"block_{d}" for d in tdims)
+        for dtype in kplan.exchange_dtypes:
+            add(3, f'xch_{dtype} = T.alloc_shared(({nthreads},), T.{dtype}, scope="shared")')
         for name, vp in kplan.vars.items():
             d = vp.decl
             if vp.placement == "shared":
@@ -301,15 +321,37 @@ class KernelEmitter:
         visit(kplan.regions)
         return out
 
-    def regions(self, regions, printer: StmtPrinter, scope: Scope, tdims) -> None:
+    def parallel(self, printer: StmtPrinter, tdims, span, guards=()) -> None:
+        loop_vars = ", ".join(f"t{d}" for d in reversed(tdims))
+        extents = ", ".join(f"block_{d}" for d in reversed(tdims))
+        printer.emit(f"for {loop_vars} in T.Parallel({extents}):", span)
+        printer.indent += 1
+        if guards:
+            printer.emit(f"if {' and '.join(guards)}:", span)
+            printer.indent += 1
+
+    def end_parallel(self, printer: StmtPrinter, guards=()) -> None:
+        printer.indent -= 2 if guards else 1
+
+    def regions(self, regions, printer: StmtPrinter, scope: Scope, tdims, guards=()) -> None:
         for r in regions:
             if isinstance(r, Phase):
-                loop_vars = ", ".join(f"t{d}" for d in reversed(tdims))
-                extents = ", ".join(f"block_{d}" for d in reversed(tdims))
-                printer.emit(f"for {loop_vars} in T.Parallel({extents}):", r.span)
-                printer.indent += 1
+                if all(isinstance(st, (m.DeclStmt, m.Empty)) and all(
+                        d.init is None and scope.placements.get(d.name) in ("thread_array", "kernel_var", "shared")
+                        for d in getattr(st, "decls", ())) for st in r.stmts):
+                    continue  # declarations of kernel-level storage only: nothing to run
+                flag_only = all(isinstance(st, m.DeclStmt) and st.decls[0].name in self.flags
+                                for st in r.stmts)
+                self.parallel(printer, tdims, r.span, () if flag_only else guards)
                 printer.block(r.stmts)
-                printer.indent -= 1
+                self.end_parallel(printer, () if flag_only else guards)
+            elif isinstance(r, Exchange):
+                self.exchange(r, printer, scope, tdims, guards)
+            elif isinstance(r, UniformIf) and r.predicate is not None:
+                flag = f"{r.predicate}[{scope.thread_index}]"
+                self.regions(r.then, printer, scope, tdims, guards + (flag,))
+                if r.other:
+                    self.regions(r.other, printer, scope, tdims, guards + (f"not {flag}",))
             elif isinstance(r, Barrier):
                 printer.emit("T.sync_threads()", r.span)
             elif isinstance(r, SimtBody):
@@ -317,17 +359,72 @@ class KernelEmitter:
             elif isinstance(r, UniformIf):
                 printer.emit(f"if {printer.expr.cond(r.cond)}:", r.span)
                 printer.indent += 1
-                self.regions(r.then, printer, scope, tdims) if r.then else printer.emit("pass", None)
+                self.regions(r.then, printer, scope, tdims, guards) if r.then else printer.emit("pass", None)
                 printer.indent -= 1
                 if r.other:
                     printer.emit("else:", r.span)
                     printer.indent += 1
-                    self.regions(r.other, printer, scope, tdims)
+                    self.regions(r.other, printer, scope, tdims, guards)
                     printer.indent -= 1
             elif isinstance(r, UniformLoop):
-                self.uniform_loop(r, printer, scope, tdims)
+                self.uniform_loop(r, printer, scope, tdims, guards)
 
-    def uniform_loop(self, r: UniformLoop, printer: StmtPrinter, scope: Scope, tdims) -> None:
+    def exchange(self, r: Exchange, printer: StmtPrinter, scope: Scope, tdims, guards) -> None:
+        """A warp shuffle/vote: write every thread's value, barrier, read the lane's source."""
+        lin = {1: "tx", 2: "ty * block_x + tx", 3: "(tz * block_y + ty) * block_x + tx"}[len(tdims)]
+        nthreads = " * ".join(f"block_{d}" for d in tdims)
+        e = printer.expr
+        vote = r.op in ("ballot", "any", "all")
+        dtype = "int32" if vote else scalar_name(r.value.type)
+        buf = f"xch_{dtype}"
+        self.parallel(printer, tdims, r.span)
+        value = f"T.if_then_else({e.cond(r.value)}, 1, 0)" if vote else e.coerce(r.value, dtype)
+        printer.emit(f"{buf}[{lin}] = {value}", r.span)
+        self.end_parallel(printer)
+        printer.emit("T.sync_threads()", r.span)
+        self.parallel(printer, tdims, r.span, guards)
+        printer.emit(f"x_lane = ({lin}) % 32", r.span)
+        if r.decl is not None and scope.placements.get(r.decl.name) == "phase":
+            raise EmitError(f"result of a warp operation '{r.decl.name}' has no per-thread home", r.span)
+        target = e(r.target)
+        width = e.coerce(r.width, "int32") if r.width is not None else "32"
+        if r.op == "shfl_down":
+            d = e.coerce(r.lane, "int32")
+            src = f"{lin} + {d}"
+            ok = f"x_lane % {width} + {d} < {width} and {src} < {nthreads}"
+            printer.emit(f"{target} = T.if_then_else({ok}, {buf}[{src}], {buf}[{lin}])", r.span)
+        elif r.op == "shfl_up":
+            d = e.coerce(r.lane, "int32")
+            printer.emit(f"{target} = T.if_then_else(x_lane % {width} >= {d}, {buf}[{lin} - {d}], {buf}[{lin}])",
+                         r.span)
+        elif r.op == "shfl_xor":
+            mask = e.coerce(r.lane, "int32")
+            src = f"{lin} - x_lane + (x_lane ^ {mask})"
+            ok = f"(x_lane ^ {mask}) // {width} == x_lane // {width} and {src} < {nthreads}"
+            printer.emit(f"{target} = T.if_then_else({ok}, {buf}[{src}], {buf}[{lin}])", r.span)
+        elif r.op == "shfl":
+            srclane = e.coerce(r.lane, "int32")
+            src = f"{lin} - x_lane + x_lane // {width} * {width} + {srclane} % {width}"
+            printer.emit(f"{target} = T.if_then_else({src} < {nthreads}, {buf}[{src}], {buf}[{lin}])", r.span)
+        else:
+            init, combine = {"ballot": ("T.uint32(0)", None), "any": ("0", "|"), "all": ("1", "&")}[r.op]
+            printer.emit(f"x_acc = T.alloc_var({'T.uint32' if r.op == 'ballot' else 'T.int32'})", r.span)
+            printer.emit(f"x_acc = {init}", r.span)
+            printer.emit("for x_src in T.serial(32):", r.span)
+            printer.indent += 1
+            printer.emit(f"if {lin} - x_lane + x_src < {nthreads}:", r.span)
+            printer.indent += 1
+            bit = f"{buf}[{lin} - x_lane + x_src]"
+            if r.op == "ballot":
+                printer.emit(f"x_acc = x_acc | (T.Cast(T.uint32, {bit}) << T.Cast(T.uint32, x_src))", r.span)
+            else:
+                printer.emit(f"x_acc = x_acc {combine} {bit}", r.span)
+            printer.indent -= 2
+            printer.emit(f"{target} = x_acc", r.span)
+        self.end_parallel(printer, guards)
+        printer.emit("T.sync_threads()", r.span)
+
+    def uniform_loop(self, r: UniformLoop, printer: StmtPrinter, scope: Scope, tdims, guards=()) -> None:
         if r.kind == "for":
             canon = canonical_loop(m.For(r.init, r.cond, r.step, m.Empty(r.span), (), r.span), scope)
             if canon:
@@ -336,7 +433,7 @@ class KernelEmitter:
                     f", {step}" if step != "1" else "")
                 printer.emit(f"for {var} in T.serial({args}):", r.span)
                 printer.indent += 1
-                self.regions(r.body, printer, scope, tdims)
+                self.regions(r.body, printer, scope, tdims, guards)
                 printer.indent -= 1
                 return
             if r.init is not None:
@@ -344,7 +441,7 @@ class KernelEmitter:
             cond = printer.expr.cond(r.cond) if r.cond is not None else "True"
             printer.emit(f"while {cond}:", r.span)
             printer.indent += 1
-            self.regions(r.body, printer, scope, tdims)
+            self.regions(r.body, printer, scope, tdims, guards)
             if r.step is not None:
                 printer.s_ExprStmt(m.ExprStmt(r.step, r.step.span))
             printer.indent -= 1
@@ -352,12 +449,12 @@ class KernelEmitter:
         if r.kind == "while":
             printer.emit(f"while {printer.expr.cond(r.cond)}:", r.span)
             printer.indent += 1
-            self.regions(r.body, printer, scope, tdims)
+            self.regions(r.body, printer, scope, tdims, guards)
             printer.indent -= 1
             return
         printer.emit("while True:", r.span)
         printer.indent += 1
-        self.regions(r.body, printer, scope, tdims)
+        self.regions(r.body, printer, scope, tdims, guards)
         printer.emit(f"if not ({printer.expr.cond(r.cond)}):", r.span)
         printer.indent += 1
         printer.emit("break", r.span)

@@ -110,11 +110,12 @@ class ExprPrinter:
         if isinstance(e, (m.IntLit, m.FloatLit)):
             return None
         if isinstance(e, m.Builtin):
-            return "int32"
+            # thread and block indices are int32 variables; dimensions are Python ints
+            return "int32" if e.var in ("threadIdx", "blockIdx") else None
         if isinstance(e, m.Ref) and e.kind == "template":
             return None
         if isinstance(e, m.Cast):
-            if isinstance(e.operand, (m.IntLit, m.FloatLit)):
+            if self._python_int(e.operand) and scalar_name(e.target) in _INT:
                 return None
             return scalar_name(e.target)
         if isinstance(e, m.Binary):
@@ -138,8 +139,24 @@ class ExprPrinter:
             return self.tir_dtype(e.then) or self.tir_dtype(e.other)
         return scalar_name(e.type)
 
+    def _python_int(self, e: m.Expr) -> bool:
+        """Printed as a Python int (a literal, a block/grid dimension, warpSize, a template value),
+        which takes the dtype of whatever TileLang expression it meets."""
+        if isinstance(e, m.IntLit):
+            return True
+        if isinstance(e, m.Builtin):
+            return e.var not in ("threadIdx", "blockIdx")
+        if isinstance(e, m.Ref):
+            return e.kind == "template"
+        if isinstance(e, m.Cast):
+            return self._python_int(e.operand) and scalar_name(e.target) in _INT
+        if isinstance(e, m.Binary) and e.op in ("+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"):
+            return self._python_int(e.lhs) and self._python_int(e.rhs)
+        return False
+
     def coerce(self, e: m.Expr, dtype: str | None, min_prec: int = 0) -> str:
         """``e`` printed so that its TileLang dtype is ``dtype`` (a cast where they differ)."""
+        e = _strip_roundtrip(e, dtype, self)
         have = self.tir_dtype(e)
         if dtype is None or have is None or have == dtype or dtype not in DTYPES:
             return self.sub(e, min_prec) if min_prec else self.expr(e)[0]
@@ -307,6 +324,9 @@ class ExprPrinter:
             p = _PREC["cmp"]
             zero = "0.0" if scalar_name(inner.type) and "float" in scalar_name(inner.type) else "0"
             return f"{self.sub(inner, p + 1)} != {zero}", p
+        if isinstance(target, m.Scalar) and target.dtype in _INT and target.dtype != "bool" \
+                and self._python_int(inner) and not isinstance(inner, m.IntLit):
+            return self.expr(inner, typed)
         if isinstance(inner, m.IntLit) and isinstance(target, m.Scalar):
             if "float" in target.dtype:
                 return self._float(float(inner.value), target.dtype, typed)
@@ -444,6 +464,19 @@ def _deref(e: m.Expr) -> m.Expr:
     if isinstance(e, m.Binary) and e.op == "+" and isinstance(e.lhs, m.Ref):
         return m.Index(e.lhs, e.rhs, e.type, e.span)
     raise EmitError("address expression has no TileLang form", e.span)
+
+
+_SAME_WIDTH = {frozenset({"int32", "uint32"}), frozenset({"int64", "uint64"}),
+               frozenset({"int16", "uint16"}), frozenset({"int8", "uint8"})}
+
+
+def _strip_roundtrip(e: m.Expr, dtype: str | None, printer: "ExprPrinter") -> m.Expr:
+    """``(unsigned)x`` read back as ``int`` is ``x`` when ``x`` is already an ``int``."""
+    if isinstance(e, m.Cast) and isinstance(e.target, m.Scalar) and dtype is not None:
+        inner = printer.tir_dtype(e.operand)
+        if inner == dtype and frozenset({e.target.dtype, dtype}) in _SAME_WIDTH:
+            return e.operand
+    return e
 
 
 def _is_lit_cast(e) -> bool:

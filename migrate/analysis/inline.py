@@ -1,0 +1,288 @@
+"""Inline device functions into a kernel where the phase split must see inside them.
+
+A ``__device__`` function that contains a barrier or a warp operation (directly or through its
+callees) cannot stay a ``T.macro`` in the portable form: the barrier decides where a phase ends.
+:func:`inline_calls` replaces each call to such a function by its body:
+
+- scalar parameters become locals initialised with the argument;
+- pointer parameters are replaced by the argument (a buffer, a shared array, ``buf + off``);
+- ``return e`` becomes an assignment to a result local (guards keep later statements from
+  running, as :func:`~.rewrite.returns_to_guards` does);
+- the callee's locals are prefixed with its name, so no name clashes.
+
+Calls are first hoisted to statement level (``x = a + f(y)`` → ``t = f(y); x = a + t``); a call
+whose hoisting would change evaluation (inside ``?:``, ``&&``, ``||`` or a loop condition)
+raises :class:`InlineError`.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..parse import model as m
+from . import rewrite
+
+
+class InlineError(Exception):
+    pass
+
+
+def needs_inlining(device: dict[str, m.Function]) -> set[str]:
+    """Device functions containing (transitively) a barrier or a warp-level operation."""
+    direct = set()
+    for name, fn in device.items():
+        for node in m.walk(fn.body) if fn.body else ():
+            if isinstance(node, m.Call) and (node.kind in ("warp", "cg") or node.callee in (
+                    "__syncthreads", "__syncwarp")):
+                direct.add(name)
+            if isinstance(node, m.MethodCall) and node.method == "sync":
+                direct.add(name)
+    changed = True
+    while changed:
+        changed = False
+        for name, fn in device.items():
+            if name not in direct and any(c in direct for c in fn.calls):
+                direct.add(name)
+                changed = True
+    return direct
+
+
+class _Inliner:
+    def __init__(self, device: dict[str, m.Function], targets: set[str]) -> None:
+        self.device = device
+        self.targets = targets
+        self.counter = 0
+
+    def result_base(self, callee: str) -> str:
+        return f"{callee}_ret"
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        return f"{base}_{self.counter}"
+
+    # -- statements -----------------------------------------------------------------------------
+    def stmts(self, stmts, depth=0) -> tuple:
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s, depth))
+        return tuple(out)
+
+    def block(self, s, depth):
+        if s is None:
+            return None
+        if isinstance(s, m.Block):
+            return dataclasses.replace(s, stmts=self.stmts(s.stmts, depth))
+        inner = self.stmt(s, depth)
+        return inner[0] if len(inner) == 1 else m.Block(tuple(inner), s.span)
+
+    def stmt(self, s, depth) -> list:
+        if depth > 16:
+            raise InlineError("device functions nested too deeply")
+        if isinstance(s, m.Block):
+            return [self.block(s, depth)]
+        if isinstance(s, m.If):
+            self.forbid(s.cond, "a branch condition")
+            return [dataclasses.replace(s, then=self.block(s.then, depth), other=self.block(s.other, depth))]
+        if isinstance(s, m.For):
+            for e in (s.cond, s.step):
+                if e is not None:
+                    self.forbid(e, "a loop header")
+            init = s.init
+            if init is not None and self.calls_in(init):
+                raise InlineError("call to a device function with barriers in a loop initialiser")
+            return [dataclasses.replace(s, body=self.block(s.body, depth))]
+        if isinstance(s, (m.While, m.DoWhile)):
+            self.forbid(s.cond, "a loop condition")
+            return [dataclasses.replace(s, body=self.block(s.body, depth))]
+        if isinstance(s, m.Switch):
+            self.forbid(s.cond, "a switch")
+            return [dataclasses.replace(s, body=self.block(s.body, depth))]
+        if isinstance(s, m.Case):
+            return [dataclasses.replace(s, body=self.block(s.body, depth))]
+        if isinstance(s, m.DeclStmt):
+            out = []
+            for d in s.decls:
+                if d.init is not None and self.calls_in(d.init):
+                    pre, init = self.hoist(d.init, depth)
+                    out.extend(pre)
+                    d = dataclasses.replace(d, init=init)
+                out.append(m.DeclStmt((d,), d.span))
+            return out
+        if isinstance(s, m.ExprStmt):
+            e = s.expr
+            if isinstance(e, m.Call) and e.callee in self.targets:
+                return self.expand(e, None, depth)
+            if self.calls_in(e):
+                pre, new = self.hoist(e, depth)
+                return pre + [m.ExprStmt(new, s.span)]
+            return [s]
+        if isinstance(s, m.Return) and s.value is not None and self.calls_in(s.value):
+            pre, new = self.hoist(s.value, depth)
+            return pre + [dataclasses.replace(s, value=new)]
+        return [s]
+
+    def calls_in(self, node) -> bool:
+        return any(isinstance(n, m.Call) and n.callee in self.targets for n in m.walk(node))
+
+    def forbid(self, e, where: str) -> None:
+        if e is not None and self.calls_in(e):
+            raise InlineError(f"call to a device function with barriers in {where}")
+
+    # -- expressions ------------------------------------------------------------------------------
+    def hoist(self, e: m.Expr, depth) -> tuple[list, m.Expr]:
+        """Statements computing the target calls in ``e``, and ``e`` reading their results."""
+        pre: list = []
+
+        def visit(node):
+            if isinstance(node, m.Call) and node.callee in self.targets:
+                args = tuple(visit(a) for a in node.args)
+                call = dataclasses.replace(node, args=args)
+                name = self.fresh(self.result_base(node.callee))
+                result = m.Ref(name, "local", node.type, node.span)
+                pre.append(m.DeclStmt((m.VarDecl(name, node.type, "local", False, None, node.span),), node.span))
+                pre.extend(self.expand(call, result, depth))
+                return result
+            if isinstance(node, m.Ternary) and self.calls_in(node):
+                raise InlineError("call to a device function with barriers inside '?:'")
+            if isinstance(node, m.Binary) and node.op in ("&&", "||") and self.calls_in(node.rhs):
+                raise InlineError(f"call to a device function with barriers after '{node.op}'")
+            changes = {}
+            for f in dataclasses.fields(node):
+                if f.name in ("span", "type"):
+                    continue
+                value = getattr(node, f.name)
+                if isinstance(value, tuple) and value and m._is_node(value[0]):
+                    changes[f.name] = tuple(visit(v) for v in value)
+                elif m._is_node(value):
+                    changes[f.name] = visit(value)
+            return dataclasses.replace(node, **changes) if changes else node
+
+        return pre, visit(e)
+
+    def expand(self, call: m.Call, result: m.Ref | None, depth) -> list:
+        callee = self.device[call.callee]
+        if callee.template_params:
+            raise InlineError(f"templated device function '{callee.name}' with barriers")
+        if callee.body is None:
+            raise InlineError(f"device function '{callee.name}' has no body")
+        prefix = self.fresh(callee.name)
+        renamed = _rename_locals(callee, prefix)
+        stmts: list = []
+        substitutions: dict[str, m.Expr] = {}
+        for param, arg in zip(renamed.params, call.args):
+            if isinstance(param.type, (m.Pointer, m.Reference)):
+                substitutions[param.name] = _strip_decay(arg)
+            else:
+                local = f"{prefix}_{param.name}"
+                stmts.append(m.DeclStmt((m.VarDecl(local, param.type, "local", False, arg, call.span),), call.span))
+                substitutions[param.name] = m.Ref(local, "local", param.type, param.span)
+        body = _substitute(renamed.body, substitutions)
+        fn = dataclasses.replace(renamed, body=body)
+        fn = rewrite.returns_to_guards(fn, result)
+        if rewrite.remaining_returns(fn):
+            raise InlineError(f"'return' inside a loop of device function '{callee.name}'")
+        inner = self.stmts(fn.body.stmts, depth + 1)
+        return stmts + [m.Block(tuple(inner), call.span)]
+
+
+def _strip_decay(arg: m.Expr) -> m.Expr:
+    while isinstance(arg, m.Cast) and arg.style == "implicit":
+        arg = arg.operand
+    return arg
+
+
+def _rename_locals(fn: m.Function, prefix: str) -> m.Function:
+    names = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
+
+    class Rename(rewrite.Transformer):
+        def leave_VarDecl(self, node):
+            return dataclasses.replace(node, name=f"{prefix}_{node.name}")
+
+        def leave_Ref(self, node):
+            if node.kind in ("local", "shared") and node.name in names:
+                return dataclasses.replace(node, name=f"{prefix}_{node.name}")
+            return node
+
+    return dataclasses.replace(fn, body=Rename().transform(fn.body))
+
+
+def _substitute(body, subs: dict[str, m.Expr]):
+    class Sub(rewrite.Transformer):
+        def leave_Ref(self, node):
+            if node.kind == "param" and node.name in subs:
+                return subs[node.name]
+            return node
+
+        def leave_Index(self, node):
+            base = node.base
+            # (buf + off)[i]  ->  buf[off + i]
+            if isinstance(base, m.Binary) and base.op == "+" and isinstance(base.lhs, m.Ref):
+                index = m.Binary("+", base.rhs, node.index, node.index.type, node.span)
+                return dataclasses.replace(node, base=base.lhs, index=index)
+            if isinstance(base, m.Unary) and base.op == "&" and isinstance(base.operand, m.Index):
+                inner = base.operand
+                index = m.Binary("+", inner.index, node.index, node.index.type, node.span)
+                return dataclasses.replace(node, base=inner.base, index=index)
+            return node
+
+        def leave_Unary(self, node):  # *p on a substituted pointer
+            if node.op == "*" and isinstance(node.operand, m.Ref) and node.operand.kind != "param":
+                if isinstance(node.operand.type, (m.Pointer, m.Array)):
+                    zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
+                    return m.Index(node.operand, zero, node.type, node.span)
+            return node
+
+    return Sub().transform(body)
+
+
+def inline_calls(fn: m.Function, device: dict[str, m.Function], targets: set[str]) -> m.Function:
+    """``fn`` with every call to a function in ``targets`` replaced by its body."""
+    if fn.body is None or not targets or not any(
+            isinstance(n, m.Call) and n.callee in targets for n in m.walk(fn.body)):
+        return fn
+    inliner = _Inliner(device, targets)
+    body = dataclasses.replace(fn.body, stmts=inliner.stmts(fn.body.stmts))
+    calls = tuple(c for c in fn.calls if c not in targets)
+    # the inlined bodies may call further (non-inlined) device functions
+    for node in m.walk(body):
+        if isinstance(node, m.Call) and node.kind == "device" and node.callee not in calls:
+            calls += (node.callee,)
+    return dataclasses.replace(fn, body=body, calls=calls)
+
+
+#: Warp operations the portable form expresses as exchanges through shared memory.
+EXCHANGES = {"__shfl_sync": "shfl", "__shfl_up_sync": "shfl_up", "__shfl_down_sync": "shfl_down",
+             "__shfl_xor_sync": "shfl_xor", "__ballot_sync": "ballot", "__any_sync": "any",
+             "__all_sync": "all"}
+
+
+class _WarpHoister(_Inliner):
+    """Moves every exchangeable warp call into a statement of its own: ``T t = __shfl...(...)``."""
+
+    def stmt(self, s, depth) -> list:
+        if isinstance(s, m.DeclStmt) and len(s.decls) == 1 and isinstance(s.decls[0].init, m.Call) \
+                and s.decls[0].init.callee in self.targets \
+                and not any(self.calls_in(a) for a in s.decls[0].init.args):
+            return [s]
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and s.expr.op == "=" \
+                and isinstance(s.expr.target, m.Ref) and isinstance(s.expr.value, m.Call) \
+                and s.expr.value.callee in self.targets \
+                and not any(self.calls_in(a) for a in s.expr.value.args):
+            return [s]
+        return super().stmt(s, depth)
+
+    def result_base(self, callee: str) -> str:
+        return EXCHANGES[callee]
+
+    def expand(self, call: m.Call, result: m.Ref | None, depth) -> list:
+        if result is None:
+            return []  # a warp call whose value is unused has no effect
+        return [m.ExprStmt(m.Assign("=", result, call, result.type, call.span), call.span)]
+
+
+def hoist_warp_calls(fn: m.Function) -> m.Function:
+    """Each warp shuffle or vote in a statement of its own, so the phase split can cut there."""
+    targets = set(EXCHANGES)
+    if fn.body is None or not any(isinstance(n, m.Call) and n.callee in targets for n in m.walk(fn.body)):
+        return fn
+    hoister = _WarpHoister({}, targets)
+    return dataclasses.replace(fn, body=dataclasses.replace(fn.body, stmts=hoister.stmts(fn.body.stmts)))
