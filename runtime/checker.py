@@ -1,0 +1,225 @@
+"""Equivalence checks: the original CUDA and the migrated TileLang on the same random inputs.
+
+:func:`check_module` checks every spec'd kernel of one converted file: it makes seeded inputs,
+runs the original (CPU executor or GPU) and the migrated module (TileLang ``c`` target or CUDA,
+in a child process), and compares each output buffer under the kernel's tolerance class.
+
+The result of each kernel is a :class:`KernelCheck` whose ``status`` is ``pass``, ``fail``
+(outputs differ: the first mismatch says where), ``skipped`` (not migrated, or a form that cannot
+run on this device; the message says why) or ``error`` (the original or the migrated kernel did
+not run; the message and findings say why). This module imports neither libclang nor the
+frontend, so a GPU machine can check a converted folder with only the runtime.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .compare import compare_arrays
+from .inputs import DEFAULT_SEED, make_inputs
+from .spec import KernelSpec
+
+DEVICES = {"cpu": ("cpu", "c"), "cuda": ("gpu", "cuda")}
+
+
+@dataclass
+class KernelCheck:
+    file: str
+    kernel: str
+    id: str
+    device: str
+    status: str  # pass, fail, skipped, error
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    first_mismatch: dict | None = None
+    seed: int | None = None
+    tolerance: str = ""
+    message: str = ""
+    findings: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _form_skip(form: str | None, device: str, reason: str = "") -> str | None:
+    if form is None:
+        return "the migrated module has no kernel of this name"
+    if form == "unsupported":
+        return f"not migrated: {reason}" if reason else "not migrated"
+    if form == "simt" and device == "cpu":
+        return ("not checkable on CPU: thread-level (simt) TileLang runs on GPUs only "
+                "(TileLang's c target has no SIMT threads); check it with --device cuda")
+    return None
+
+
+def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float) -> dict:
+    with tempfile.TemporaryDirectory(prefix="c2t-tl-") as tmp:
+        job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
+        job.write_bytes(pickle.dumps({"module": str(module), "target": target, "runs": runs}))
+        env = dict(os.environ)
+        repo_root = str(Path(__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
+        try:
+            subprocess.run([sys.executable, "-m", "migrate.runtime.tilelang_worker", str(job), str(result)],
+                           env=env, timeout=timeout, capture_output=True)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        results = pickle.loads(result.read_bytes()) if result.exists() else {}
+    for run in runs:
+        entry = results.get(run["key"])
+        if entry is None:
+            results[run["key"]] = {"status": "timeout" if timed_out else "crash",
+                                   "message": "not reached: an earlier kernel of the module hung or crashed"}
+        elif entry["status"] == "crash" and timed_out:
+            entry.update(status="timeout", message=f"the migrated kernel ran past {timeout:.0f} s")
+    return results
+
+
+def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: dict[str, tuple[str, str]],
+                 *, device: str = "cpu", seed: int | None = None, schedule: str = "forward",
+                 include_dirs=(), defines=(), timeout: float = 300.0, display: str = "") -> list[KernelCheck]:
+    """Check the spec'd ``kernels`` of ``cu_path`` against the migrated ``module``.
+
+    ``forms`` maps kernel name to (form, reason) as ``migrate convert`` reported them.
+    """
+    from .api import run_original
+
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {sorted(DEVICES)}")
+    original_device, target = DEVICES[device]
+    seed = DEFAULT_SEED if seed is None else int(seed)
+    display = display or cu_path.name
+    checks: list[KernelCheck] = []
+    pending: list[tuple[KernelCheck, KernelSpec, object, object]] = []
+    for k in kernels:
+        form, reason = forms.get(k.name, (None, ""))
+        check = KernelCheck(display, k.name, k.id, device, "skipped", seed=seed, tolerance=k.tolerance)
+        checks.append(check)
+        skip = _form_skip(form, device, reason)
+        if skip:
+            check.message = skip
+            continue
+        start = time.perf_counter()
+        inputs = make_inputs(k, seed)
+        original = run_original(cu_path, k, inputs.copy().args, dict(inputs.symbols), device=original_device,
+                                schedule=schedule, seed=seed, include_dirs=include_dirs, defines=defines,
+                                timeout=timeout)
+        check.seconds = time.perf_counter() - start
+        check.findings = [str(f) for f in original.findings]
+        if not original.ok:
+            check.status = "error"
+            check.message = f"the original CUDA kernel did not run ({original.status}): {original.message}"
+            continue
+        pending.append((check, k, inputs, original))
+
+    if pending:
+        runs = [{"key": c.id, "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
+                 "symbols": dict(inp.symbols)} for c, k, inp, _ in pending]
+        start = time.perf_counter()
+        results = _run_migrated(module, target, runs, timeout)
+        per_kernel = (time.perf_counter() - start) / len(pending)
+        for check, k, inputs, original in pending:
+            check.seconds += per_kernel
+            entry = results[check.id]
+            if entry["status"] != "ok":
+                check.status = "error"
+                check.message = f"the migrated kernel did not run ({entry['status']}): {entry['message']}"
+                continue
+            _compare(check, k, original.outputs, entry["outputs"])
+    return checks
+
+
+def _compare(check: KernelCheck, k: KernelSpec, expected: dict, actual: dict) -> None:
+    worst_abs = worst_rel = 0.0
+    failures = []
+    for a in k.outputs:
+        res = compare_arrays(expected[a.name], actual[a.name], a.dtype, k.tolerance, name=a.name)
+        worst_abs = max(worst_abs, float(res.max_abs_err))
+        worst_rel = max(worst_rel, float(res.max_rel_err))
+        if not res.passed:
+            failures.append(res)
+    check.max_abs_err, check.max_rel_err = worst_abs, worst_rel
+    if failures:
+        first = failures[0]
+        check.status = "fail"
+        check.first_mismatch = {"buffer": first.name, "index": first.first_bad_index,
+                                "expected": _plain(first.expected_value), "actual": _plain(first.actual_value)}
+        check.message = "; ".join(f.message for f in failures)
+    else:
+        check.status = "pass"
+        check.message = f"{len(k.outputs)} output(s) equal within {k.tolerance}"
+
+
+def _plain(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None if value is None else str(value)
+
+
+class CheckSetupError(Exception):
+    """The output folder or the specs cannot be used (exit status 2)."""
+
+
+def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", kernels: set[str] | None = None,
+                        spec: Path | None = None, seed: int | None = None, schedule: str = "forward",
+                        include_dirs=(), defines=(), jobs: int = 1, timeout: float = 300.0,
+                        on_done=None) -> list[KernelCheck]:
+    """Check every converted file of ``out_dir`` (as described by its ``report.json``).
+
+    Each file's original source and spec travel inside the folder (``original`` and ``spec`` of
+    its entry in ``report["files"]``), so the folder can be checked on another machine.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .spec import SpecError, load_spec
+
+    forms: dict[str, dict[str, tuple[str, str]]] = {}
+    for k in report.get("kernels", []):
+        forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""))
+    jobs_list = []
+    for entry in report.get("files", []):
+        if not entry.get("original") or not entry.get("output"):
+            continue
+        spec_path = spec if spec is not None else (out_dir / entry["spec"] if entry.get("spec") else None)
+        file_kernels = forms.get(entry["file"], {})
+        if kernels is not None and not (set(file_kernels) & kernels):
+            continue
+        if spec_path is None:
+            jobs_list.append((entry, None))
+            continue
+        try:
+            specs = load_spec(spec_path)
+        except (SpecError, OSError) as exc:
+            raise CheckSetupError(f"{spec_path}: {exc}") from None
+        specs = [s for s in specs if kernels is None or s.name in kernels or s.id in kernels]
+        jobs_list.append((entry, specs))
+
+    def one(item):
+        entry, specs = item
+        file_forms = forms.get(entry["file"], {})
+        if specs is None:
+            out = [KernelCheck(entry["file"], name, name, device, "skipped",
+                               message=f"no spec: state the launch configuration and buffer sizes in "
+                                       f"{Path(entry['file']).with_suffix('.toml')}")
+                   for name in file_forms if kernels is None or name in kernels]
+        else:
+            out = check_module(out_dir / entry["output"], out_dir / entry["original"],
+                               specs, file_forms, device=device, seed=seed, schedule=schedule,
+                               include_dirs=include_dirs, defines=defines, timeout=timeout,
+                               display=entry["file"])
+        if on_done:
+            on_done(entry, out)
+        return out
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(one, jobs_list))
+    return [c for group in results for c in group]
