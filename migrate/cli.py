@@ -46,6 +46,25 @@ def build_parser() -> argparse.ArgumentParser:
                       help="skip larger files with M1004 (default 4 MiB)")
     conv.add_argument("-q", "--quiet", action="store_true", help="print no diagnostics, only the summary")
 
+    conv.add_argument("--check", choices=("cpu", "cuda"), default=None,
+                      help="after converting, check each spec'd kernel against the original on this device")
+
+    check = sub.add_parser("check", help="run original and migrated kernels on the same inputs and compare")
+    check.add_argument("paths", nargs="*", metavar="FILE.cu", help="CUDA files to convert and check")
+    check.add_argument("--from", dest="from_dir", metavar="OUT",
+                       help="check an output folder of `migrate convert` (needs no frontend)")
+    check.add_argument("--kernel", action="append", default=None, metavar="NAME",
+                       help="check only this kernel (name or spec id; repeatable)")
+    check.add_argument("--spec", metavar="FILE", help="spec TOML to use instead of NAME.toml beside the source")
+    check.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    check.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    check.add_argument("--seed", type=int, default=None, help="seed of the random inputs (reported)")
+    check.add_argument("--schedule", choices=("forward", "reverse", "random"), default="forward",
+                       help="order of the threads of a block in the CPU executor")
+    check.add_argument("--jobs", "-j", type=int, default=0, metavar="N", help="files checked in parallel")
+    check.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
+    check.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]")
+
     explain = sub.add_parser("explain", help="explain a diagnostic code")
     explain.add_argument("code", metavar="CODE")
     return parser
@@ -55,7 +74,85 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "explain":
         return cmd_explain(args)
+    if args.command == "check":
+        return cmd_check(args)
     return cmd_convert(args)
+
+
+def cmd_check(args) -> int:
+    """``migrate check``: exit 0 when every checked kernel agrees, 1 when any does not, 2 on
+    usage or setup errors. ``--from OUT`` imports neither libclang nor the frontend."""
+    import json
+    import tempfile
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from .runtime.checker import CheckSetupError, check_output_folder
+
+    out = Console(highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if bool(args.paths) == bool(args.from_dir):
+        err.print("migrate check: give either FILE.cu ... or --from OUT")
+        return EXIT_USAGE
+    tmp = None
+    if args.from_dir:
+        out_dir = Path(args.from_dir)
+        if not (out_dir / "report.json").is_file():
+            err.print(f"migrate check: {out_dir} has no report.json (is it an output folder of migrate convert?)")
+            return EXIT_USAGE
+    else:
+        for p in args.paths:
+            if not Path(p).is_file():
+                err.print(f"migrate check: {p}: no such file")
+                return EXIT_USAGE
+        tmp = tempfile.TemporaryDirectory(prefix="c2t-check-")
+        out_dir = Path(tmp.name)
+        convert_args = ["convert", *args.paths, "-o", str(out_dir), "-q"]
+        for d in args.include_dirs:
+            convert_args += ["-I", d]
+        for d in args.defines:
+            convert_args += ["-D", d]
+        import contextlib
+        import io
+        with contextlib.redirect_stdout(io.StringIO()):
+            status = main(convert_args)
+        if status == EXIT_USAGE:
+            return EXIT_USAGE
+    try:
+        data = json.loads((out_dir / "report.json").read_text())
+        spec = Path(args.spec) if args.spec else None
+        if spec is not None and not spec.is_file():
+            err.print(f"migrate check: {spec}: no such spec file")
+            return EXIT_USAGE
+        jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+        checks = check_output_folder(out_dir, data, device=args.device,
+                                     kernels=set(args.kernel) if args.kernel else None, spec=spec,
+                                     seed=args.seed, schedule=args.schedule,
+                                     include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
+                                     jobs=jobs)
+    except CheckSetupError as exc:
+        err.print(f"migrate check: {exc}")
+        return EXIT_USAGE
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    if args.kernel and not checks:
+        err.print(f"migrate check: no kernel named {', '.join(args.kernel)}")
+        return EXIT_USAGE
+
+    table = Table(title=f"migrate check ({args.device})", header_style="bold")
+    for col in ("file", "kernel", "status", "max abs err", "max rel err", "message"):
+        table.add_column(col)
+    for c in checks:
+        fmt = (lambda v: "" if v is None else f"{v:.3g}")
+        table.add_row(c.file, c.id, c.status, fmt(c.max_abs_err), fmt(c.max_rel_err), c.message[:100])
+    out.print(table)
+    counts = {s: sum(c.status == s for c in checks) for s in ("pass", "fail", "error", "skipped")}
+    out.print(", ".join(f"{n} {s}" for s, n in counts.items()), markup=False)
+    if args.json:
+        Path(args.json).write_text(json.dumps([c.to_json() for c in checks], indent=2) + "\n")
+    return EXIT_INCOMPLETE if counts["fail"] or counts["error"] else EXIT_OK
 
 
 def cmd_explain(args) -> int:
@@ -129,8 +226,14 @@ def cmd_convert(args) -> int:
         target = cv.safe_output(out_dir, rel_out)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
+        original, spec = cv.copy_original(out_dir, src)
         results.append(cv.FileResult(src, str(rel_out), kernels, file_diags, pf.seconds,
-                                     cv.count_lines(src.path), text.count("\n")))
+                                     cv.count_lines(src.path), text.count("\n"), original, spec))
+
+    if args.check:
+        failed = _check_converted(args, out_dir, results, report, jobs, out)
+    else:
+        failed = False
 
     data = report.report_dict(results, out_dir)
     data["summary"]["seconds"] = round(time.perf_counter() - start, 3)
@@ -147,8 +250,25 @@ def cmd_convert(args) -> int:
     out.print(f"report: {out_dir / 'report.json'}", markup=False)
 
     incomplete = any(k.form == "unsupported" for r in results for k in r.kernels) or \
-        cv.error_count(results) > 0
+        cv.error_count(results) > 0 or failed
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
+
+
+def _check_converted(args, out_dir: Path, results, report, jobs: int, console) -> bool:
+    """``convert --check``: run the equivalence check on what was just written; True if any
+    checked kernel failed or could not run."""
+    from .runtime.checker import check_output_folder
+
+    data = report.report_dict(results, out_dir)
+    checks = check_output_folder(out_dir, data, device=args.check, include_dirs=tuple(args.include_dirs),
+                                 defines=tuple(args.defines), jobs=jobs)
+    by_key = {(c.file, c.kernel): c for c in checks}
+    for r in results:
+        for k in r.kernels:
+            c = by_key.get((k.file, k.kernel))
+            if c is not None:
+                k.check = c.to_json()
+    return any(c.status in ("fail", "error") for c in checks)
 
 
 def _parse_with_progress(cv, files, options_for, jobs, console):

@@ -60,6 +60,26 @@ class FileResult:
     seconds: float
     lines_in: int = 0
     lines_out: int = 0
+    original: str | None = None  # the copy of the source inside OUT
+    spec: str | None = None  # the copy of its spec (NAME.toml) inside OUT
+
+
+def copy_original(out_dir: Path, src: SourceFile) -> tuple[str, str | None]:
+    """Copy the source (and its spec beside it) into OUT, so OUT can be checked elsewhere."""
+    import shutil
+
+    target = safe_output(out_dir, src.rel)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.resolve() != src.path.resolve():
+        shutil.copyfile(src.path, target)
+    spec = src.path.with_suffix(".toml")
+    spec_rel = None
+    if spec.is_file():
+        spec_rel = src.rel.with_suffix(".toml")
+        spec_target = safe_output(out_dir, spec_rel)
+        if spec_target.resolve() != spec.resolve():
+            shutil.copyfile(spec, spec_target)
+    return str(src.rel), (str(spec_rel) if spec_rel else None)
 
 
 def discover(paths: list[str], out_dir: Path, excludes: list[str]) -> list[SourceFile]:

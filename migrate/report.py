@@ -18,6 +18,8 @@ def report_dict(results: list[FileResult], out_dir: Path) -> dict:
             "file": str(r.source.rel),
             "source": str(r.source.path),
             "output": r.output,
+            "original": r.original,
+            "spec": r.spec,
             "kernels": len(r.kernels),
             "diagnostics": [d.to_json() for d in r.diagnostics],
             "lines_in": r.lines_in,
