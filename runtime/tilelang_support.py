@@ -102,7 +102,10 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
     kwargs = template_kwargs(sig, template)
     key = (sig.factory, grid, block, int(shared_bytes), tuple(sorted(kwargs.items())), str(target))
     if key not in _CACHE:
-        func = sig.factory(grid, block, int(shared_bytes), **kwargs)
+        from migrate.compat import cuda_math
+
+        cuda_math.set_target("c" if target == "c" else "cuda")  # the shim's forms follow the target
+        func = sig.factory(grid, block, int(shared_bytes), target="c" if target == "c" else "cuda", **kwargs)
         if target == "c":
             _patch_cpu_wrapper()
             _CACHE[key] = tilelang.compile(func, target="c", pass_configs=dict(CPU_PASS_CONFIGS))

@@ -140,3 +140,17 @@ def test_every_corpus_spec_parses():
         kernels = load_spec(p)
         assert kernels, p
         assert Path(kernels[0].cu_path).is_file(), f"{p}: no .cu beside it"
+
+
+def test_runtime_needs_no_libclang():
+    """A GPU machine runs the runtime with only the runtime installed: no libclang, no migrate.parse."""
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "import migrate.runtime.api, migrate.runtime.cuda_cpu, migrate.runtime.cuda_gpu, migrate.runtime.compare\n"
+            "import migrate.runtime.__main__\n"
+            "bad = [m for m in sys.modules if m.startswith(('clang', 'migrate.parse', 'migrate.analysis', "
+            "'migrate.emit', 'tilelang', 'torch'))]\n"
+            "assert not bad, bad\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr

@@ -116,7 +116,6 @@ static inline double now_ms() {
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 }  // namespace c2t
-
 static inline const char* cudaGetErrorString(cudaError_t e) {
     switch (e) {
     case cudaSuccess: return "no error";
@@ -336,6 +335,15 @@ struct LaunchCfg {
         }
     }
 };
+// cudaLaunchKernel(fn, grid, block, args, shmem, stream) from host code: args[i] points to the
+// value of parameter i, as for the CUDA runtime.
+template <class... P, size_t... I>
+static inline cudaError_t launch_from_pointers(void (*fn)(P...), dim3 g, dim3 b, void** args, size_t sh,
+                                               std::index_sequence<I...>) {
+    std::tuple<typename std::decay<P>::type...> vals{*(typename std::decay<P>::type*)args[I]...};
+    LaunchCfg{g, b, sh}.go([&](auto&... a) { fn(a...); }, std::get<I>(vals)...);
+    return g_last_error;
+}
 static inline dim3 to_dim3(dim3 d) { return d; }
 static inline dim3 to_dim3(uint3 d) { return dim3(d); }
 template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
@@ -347,3 +355,17 @@ static inline LaunchCfg launch_cfg(const G& g, const B& b, size_t sh) { return L
 template <class G, class B, class S>
 static inline LaunchCfg launch_cfg(const G& g, const B& b, size_t sh, S) { return LaunchCfg{to_dim3(g), to_dim3(b), sh}; }
 }  // namespace c2t
+template <class... P>
+static inline cudaError_t cudaLaunchKernel(void (*fn)(P...), dim3 grid, dim3 block, void** args,
+                                           size_t shmem = 0, cudaStream_t = 0) {
+    return c2t::launch_from_pointers(fn, grid, block, args, shmem, std::index_sequence_for<P...>{});
+}
+static inline cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t = 0, cudaStream_t = 0) {
+    fprintf(stderr, "cuda2tile CPU executor: cudaLaunchKernel needs the kernel itself, not a void*\n");
+    return c2t::set_error(cudaErrorNotSupported);
+}
+template <class... P>
+static inline cudaError_t cudaLaunchCooperativeKernel(void (*fn)(P...), dim3 grid, dim3 block, void** args,
+                                                      size_t shmem = 0, cudaStream_t = 0) {
+    return c2t::launch_from_pointers(fn, grid, block, args, shmem, std::index_sequence_for<P...>{});
+}
