@@ -21,6 +21,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def _suppress_type(spec: str) -> str:
+    from .reports.suppress import argparse_type
+    return argparse_type(spec)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="migrate", description="Migrate CUDA C++ kernels to TileLang.")
     parser.add_argument("--version", action="version", version=f"cuda2tile {__version__}")
@@ -45,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("--max-file-size", type=int, default=4 * 1024 * 1024, metavar="BYTES",
                       help="skip larger files with M1004 (default 4 MiB)")
     conv.add_argument("-q", "--quiet", action="store_true", help="print no diagnostics, only the summary")
+    conv.add_argument("--examine", action="store_true",
+                      help="analysis only: write no TileLang; report per file which kernels would convert "
+                           "in which form and what blocks the rest (OUT/examine.json)")
+    conv.add_argument("--suppress", action="append", default=[], metavar="CODES", type=_suppress_type,
+                      help="hide these diagnostics, e.g. M1003,M1005-M1006 (repeatable; forms and the "
+                           "exit status do not change)")
 
     conv.add_argument("--check", choices=("cpu", "cuda"), default=None,
                       help="after converting, check each spec'd kernel against the original on this device")
@@ -216,6 +227,10 @@ def cmd_convert(args) -> int:
     jobs = min(jobs, max(1, len(files)))
     start = time.perf_counter()
     parsed = _parse_with_progress(cv, files, options_for, jobs, out)
+    suppress = _suppressor(args)
+    if args.examine:
+        from .reports.examine import run_examine
+        return run_examine(cv, files, parsed, out_dir, args, out, err, start, suppress)
 
     results = []
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -235,19 +250,20 @@ def cmd_convert(args) -> int:
     else:
         failed = False
 
-    data = report.report_dict(results, out_dir)
+    from .reports import write_reports
+
+    data = report.report_dict(results, out_dir, suppress=suppress)
     data["summary"]["seconds"] = round(time.perf_counter() - start, 3)
-    report.write_json(data, out_dir / "report.json")
+    written = write_reports(data, out_dir)  # report.json, report.html, stats.csv, report.sarif
     if args.json:
         report.write_json(data, Path(args.json))
 
     if not args.quiet:
         for r in results:
             for d in list(r.diagnostics) + [d for k in r.kernels for d in k.diagnostics]:
-                if d.severity is not Severity.NOTE:
+                if d.severity is not Severity.NOTE and not (suppress and suppress(d.code)):
                     err.print(str(d), markup=False)
-    report.print_summary(out, data)
-    out.print(f"report: {out_dir / 'report.json'}", markup=False)
+    report.print_summary(out, data, written)
 
     incomplete = any(k.form == "unsupported" for r in results for k in r.kernels) or \
         cv.error_count(results) > 0 or failed
@@ -269,6 +285,14 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console) -
             if c is not None:
                 k.check = c.to_json()
     return any(c.status in ("fail", "error") for c in checks)
+
+
+def _suppressor(args):
+    """The ``--suppress`` predicate (code -> hidden?), or None when nothing is suppressed."""
+    if not getattr(args, "suppress", None):
+        return None
+    from .reports.suppress import matcher
+    return matcher(args.suppress)
 
 
 def _parse_with_progress(cv, files, options_for, jobs, console):

@@ -26,10 +26,12 @@ class InlineError(Exception):
     pass
 
 
-def needs_inlining(device: dict[str, m.Function]) -> set[str]:
-    """Device functions containing (transitively) a barrier or a warp-level operation."""
-    direct = set()
-    for name, fn in device.items():
+def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[str]:
+    """Device functions that cannot stay ``T.macro`` helpers: those with reference parameters
+    (a macro cannot assign to its caller's variable) and, for the portable form, those that
+    contain (transitively) a barrier or a warp-level operation."""
+    direct = {name for name, fn in device.items() if any(isinstance(p.type, m.Reference) for p in fn.params)}
+    for name, fn in device.items() if portable else ():
         for node in m.walk(fn.body) if fn.body else ():
             if isinstance(node, m.Call) and (node.kind in ("warp", "cg") or node.callee in (
                     "__syncthreads", "__syncwarp")):

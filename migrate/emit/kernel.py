@@ -100,11 +100,14 @@ def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
             portable: bool = True) -> tuple[m.Function, dict]:
     """The preparation passes, in order: device functions with barriers inlined (portable form),
     warp operations hoisted, safe names, no early returns, buffer views folded."""
-    if portable and device:
+    if device:
         try:
-            fn = inline_calls(fn, device, needs_inlining(device))
+            fn = inline_calls(fn, device, needs_inlining(device, portable))
         except InlineError as exc:
-            raise NotPortable(str(exc)) from None
+            if portable:
+                raise NotPortable(str(exc)) from None
+            raise EmitError(str(exc), fn.span) from None
+    if portable:
         fn = hoist_warp_calls(fn)
     fn = rewrite.unique_names(fn)
     fn = rewrite.returns_to_guards(fn)
@@ -208,7 +211,8 @@ class KernelEmitter:
             lines.append(Line(indent, text, origin))
 
         tparams = "".join(f", {_tp_name(t.name)}={_tp_default(t)}" for t in fn.template_params)
-        add(0, f"def make_{fn.name}(grid, block, shared_bytes=0{tparams}):", scope.tag(fn.span))
+        add(0, f"def make_{fn.name}(grid, block, shared_bytes=0{tparams}, target=\"cuda\"):",
+            scope.tag(fn.span))
         add(1, f'"""TileLang ({kplan.form}) for CUDA kernel `{fn.name}`; '
                f'grid/block as in `{fn.name}<<<grid, block, shared_bytes>>>`."""')
         add(1, "grid_x, grid_y, grid_z = grid")
@@ -265,18 +269,40 @@ class KernelEmitter:
             threads = " * ".join(f"block_{d}" for d in tdims)
         else:
             threads = f"({', '.join(f'block_{d}' for d in DIMS)})"
+        kernel_at = len(lines)
         add(2, f"with T.Kernel({grid_args}, threads={threads}) as {block_vars}:", scope.tag(fn.span))
         for text in rebinds:
-            add(3, text)
+            add(3, text, scope.tag(fn.span))
         if kplan.form == "simt":
-            add(3, "tx, ty, tz = T.get_thread_bindings()")
+            add(3, "tx, ty, tz = T.get_thread_bindings()", scope.tag(fn.span))
         self.kernel_allocations(kplan, scope, tdims, add)
 
         printer = StmtPrinter(scope, indent=3)
         self.regions(kplan.regions, printer, scope, tdims)
         lines.extend(printer.lines)
         add(1, f"return {fn.name}")
+        shim = sorted(scope.shim_calls | self.macro_shim_calls(callees))
+        if shim and _needs_prelude(shim):
+            names = ", ".join(repr(n) for n in shim)
+            lines[kernel_at] = Line(2, f"with T.Kernel({grid_args}, threads={threads}, "
+                                       f"prelude=cuda_math.externs_for([{names}], target)) as {block_vars}:",
+                                    scope.tag(fn.span))
+        self.uses_shim = bool(shim)
         return lines
+
+    def macro_shim_calls(self, callees) -> set[str]:
+        """Shim calls inside the device functions this kernel inlines through macros."""
+        from .printer import render_math
+        out: set[str] = set()
+        for f in callees:
+            for node in m.walk(f.body) if f.body else ():
+                if isinstance(node, m.Call) and node.kind in ("math", "conversion"):
+                    probe = Scope()
+                    args = [f"a{i}" for i in range(len(node.args))]
+                    render_math(node.callee.lstrip(":").removeprefix("std::"), args,
+                                [scalar_name(a.type) for a in node.args], probe)
+                    out |= probe.shim_calls
+        return out
 
     def kernel_allocations(self, kplan: KernelPlan, scope: Scope, tdims, add) -> None:
         thread_shape = [f"block_{d}" for d in reversed(tdims)]
@@ -477,6 +503,11 @@ class KernelEmitter:
         return {"name": fn.name, "params": params,
                 "template": [(_tp_name(t.name), t.kind) for t in fn.template_params],
                 "symbols": symbols, "form": kplan.form}
+
+
+def _needs_prelude(names) -> bool:
+    from ..compat import cuda_math
+    return bool(cuda_math.helper_names(names, "c") or cuda_math.helper_names(names, "cuda"))
 
 
 def _uses_global(fn: m.Function, callees, name: str) -> bool:

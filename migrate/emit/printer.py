@@ -75,6 +75,7 @@ class Scope:
     simt: bool = False
     single: set[str] = field(default_factory=set)  # locals assigned exactly once, at declaration
     device_extra: dict[str, list[str]] = field(default_factory=dict)  # builtins a macro takes
+    shim_calls: set[str] = field(default_factory=set)  # CUDA names printed as cuda_math.<name>()
     file_tags: dict[str, str] = field(default_factory=dict)  # file -> tag used in provenance
 
     def tag(self, span: Span) -> str:
@@ -387,8 +388,18 @@ class ExprPrinter:
             raise EmitError(f"'{name}' has no TileLang form", e.span)
         if e.kind == "warp":
             return self.warp(e)
+        if e.kind == "constructor" and isinstance(e.type, m.Scalar):
+            # __half(x), float(x): a conversion
+            if len(e.args) == 1:
+                return self.e_Cast(m.Cast(e.type, e.args[0], "functional", e.type, e.span))
+            if not e.args:
+                return self.expr(m.IntLit(0, "0", e.type, e.span))
+        special = _BUILTIN_CONSTANTS.get(name)
+        if special is not None:
+            return special, _PREC["atom"]
         args = [self.expr(a)[0] for a in e.args]
-        text = render_math(name, args)
+        dtypes = [scalar_name(a.type) for a in e.args]
+        text = render_math(name, args, dtypes, self.scope)
         if text is None:
             raise EmitError(f"'{name}' has no TileLang mapping", e.span)
         return text, _PREC["atom"]
@@ -437,16 +448,32 @@ class ExprPrinter:
         raise EmitError(f"warp operation '{name}' has no TileLang form", e.span)
 
 
-def render_math(name: str, args: list[str]) -> str | None:
-    """The TileLang text of a CUDA math/intrinsic call, from the compat table."""
+#: clang builtins that math.h macros (INFINITY, NAN, HUGE_VALF) expand to.
+_BUILTIN_CONSTANTS = {
+    "__builtin_inff": "T.infinity(T.float32)", "__builtin_huge_valf": "T.infinity(T.float32)",
+    "__builtin_inf": "T.infinity(T.float64)", "__builtin_huge_val": "T.infinity(T.float64)",
+}
+
+
+def render_math(name: str, args: list[str], dtypes: list, scope: "Scope") -> str | None:
+    """The TileLang text of a CUDA math/intrinsic call, from the compat table.
+
+    Where the table's CPU and CUDA forms agree the form itself is printed (``T.exp(x)``);
+    otherwise the call goes through the shim, ``cuda_math.fmaxf(x, y)``, which picks the form of
+    the target the module is compiled for.
+    """
+    from ..compat import cuda_math
+
+    dtypes = [d for d in dtypes] if all(dtypes) else None
     try:
-        from ..compat.cuda_math import render
-    except ImportError:  # the compat table is not installed: nothing maps
+        cpu = cuda_math.render(name, args, target="c", dtypes=dtypes)
+        gpu = cuda_math.render(name, args, target="cuda", dtypes=dtypes)
+    except Exception:  # not in the table, no TileLang form, wrong arity: the caller reports it
         return None
-    try:
-        return render(name, args)
-    except (KeyError, ValueError):
-        return None
+    if cpu == gpu and "c2t_" not in cpu:
+        return cpu
+    scope.shim_calls.add(name)
+    return f"cuda_math.{cuda_math.python_name(name)}({', '.join(args)})"
 
 
 def _dtype_key(e: m.Expr) -> str:

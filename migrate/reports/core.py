@@ -40,6 +40,8 @@ def report_dict(results: list["FileResult"], out_dir: Path,
             "file": str(r.source.rel),
             "source": str(r.source.path),
             "output": r.output,
+            "original": getattr(r, "original", None),  # the copy of the source inside OUT
+            "spec": getattr(r, "spec", None),  # the copy of its spec inside OUT
             "kernels": len(r.kernels),
             "diagnostics": keep(r.diagnostics),
             "lines_in": r.lines_in,

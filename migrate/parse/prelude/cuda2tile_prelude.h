@@ -21,6 +21,13 @@
 #pragma clang diagnostic ignored "-Wunknown-pragmas"      /* #pragma nv_diag_suppress ... */
 #pragma clang diagnostic ignored "-Wunknown-cuda-version"
 
+/* nvcc accepts `__shared__ alignas(16) float buf[N]`, but clang only takes `alignas` first in the
+ * declaration, before the GNU attribute __shared__ expands to.  So alignas becomes the GNU aligned
+ * attribute, which may follow it; the overload pair accepts a type or a constant, as alignas does. */
+template <class __T> constexpr unsigned long __c2t_alignas(int) { return alignof(__T); }
+template <unsigned long __N> constexpr unsigned long __c2t_alignas(long) { return __N; }
+#define alignas(...) __attribute__((aligned(__c2t_alignas<__VA_ARGS__>(0))))
+
 /* ---- Version macros: a recent toolkit (CUDA 12.8), so code gated on new versions parses ------ */
 #ifndef __CUDACC__
 #define __CUDACC__ 1

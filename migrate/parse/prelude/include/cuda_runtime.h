@@ -5,7 +5,8 @@
 #define __CUDA2TILE_CUDA_RUNTIME_H
 #pragma clang system_header
 
-/* C/C++ library headers that CUDA's headers bring along */
+/* C/C++ library headers that CUDA's headers bring along (nvcc users rely on std::min, std::max,
+ * std::swap, std::numeric_limits, ... without including anything) */
 #include <stddef.h>
 #include <stdint.h>
 #include <limits.h>
@@ -19,6 +20,11 @@
 #include <new>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <type_traits>
+#include <limits>
+#include <__cuda2tile/algobase.h>
 
 #include <vector_types.h>
 #include <driver_types.h>

@@ -14,6 +14,12 @@ typedef __INT_FAST8_TYPE__ int_fast8_t;     typedef __UINT_FAST8_TYPE__ uint_fas
 typedef __INT_FAST16_TYPE__ int_fast16_t;   typedef __UINT_FAST16_TYPE__ uint_fast16_t;
 typedef __INT_FAST32_TYPE__ int_fast32_t;   typedef __UINT_FAST32_TYPE__ uint_fast32_t;
 typedef __INT_FAST64_TYPE__ int_fast64_t;   typedef __UINT_FAST64_TYPE__ uint_fast64_t;
+/* glibc's internal names (<bits/types.h>), which some programs use directly */
+typedef __INT8_TYPE__ __int8_t;    typedef __UINT8_TYPE__ __uint8_t;
+typedef __INT16_TYPE__ __int16_t;  typedef __UINT16_TYPE__ __uint16_t;
+typedef __INT32_TYPE__ __int32_t;  typedef __UINT32_TYPE__ __uint32_t;
+typedef __INT64_TYPE__ __int64_t;  typedef __UINT64_TYPE__ __uint64_t;
+typedef __INTMAX_TYPE__ __intmax_t; typedef __UINTMAX_TYPE__ __uintmax_t;
 typedef __INTPTR_TYPE__ intptr_t;  typedef __UINTPTR_TYPE__ uintptr_t;
 typedef __INTMAX_TYPE__ intmax_t;  typedef __UINTMAX_TYPE__ uintmax_t;
 

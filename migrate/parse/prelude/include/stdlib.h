@@ -3,6 +3,7 @@
 #define __CUDA2TILE_STDLIB_H
 #pragma clang system_header
 #include <stddef.h>
+#include <sys/types.h>
 #define EXIT_SUCCESS 0
 #define EXIT_FAILURE 1
 #define RAND_MAX 2147483647

@@ -3,8 +3,7 @@
 #define __CUDA2TILE_TIME_H
 #pragma clang system_header
 #include <stddef.h>
-typedef long time_t;
-typedef long clock_t;
+#include <sys/types.h>
 typedef int clockid_t;
 struct tm {
   int tm_sec, tm_min, tm_hour, tm_mday, tm_mon, tm_year, tm_wday, tm_yday, tm_isdst;

@@ -3,8 +3,7 @@
 #define __CUDA2TILE_UNISTD_H
 #pragma clang system_header
 #include <stddef.h>
-typedef long ssize_t;
-typedef int pid_t;
+#include <sys/types.h>
 #define F_OK 0
 #define X_OK 1
 #define W_OK 2

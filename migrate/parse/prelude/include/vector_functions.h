@@ -51,4 +51,14 @@ __host__ __device__ double1 make_double1(double x);
 __host__ __device__ double2 make_double2(double x, double y);
 __host__ __device__ double3 make_double3(double x, double y, double z);
 __host__ __device__ double4 make_double4(double x, double y, double z, double w);
+__host__ __device__ long4_16a make_long4_16a(long int x, long int y, long int z, long int w);
+__host__ __device__ long4_32a make_long4_32a(long int x, long int y, long int z, long int w);
+__host__ __device__ ulong4_16a make_ulong4_16a(unsigned long int x, unsigned long int y, unsigned long int z, unsigned long int w);
+__host__ __device__ ulong4_32a make_ulong4_32a(unsigned long int x, unsigned long int y, unsigned long int z, unsigned long int w);
+__host__ __device__ longlong4_16a make_longlong4_16a(long long int x, long long int y, long long int z, long long int w);
+__host__ __device__ longlong4_32a make_longlong4_32a(long long int x, long long int y, long long int z, long long int w);
+__host__ __device__ ulonglong4_16a make_ulonglong4_16a(unsigned long long int x, unsigned long long int y, unsigned long long int z, unsigned long long int w);
+__host__ __device__ ulonglong4_32a make_ulonglong4_32a(unsigned long long int x, unsigned long long int y, unsigned long long int z, unsigned long long int w);
+__host__ __device__ double4_16a make_double4_16a(double x, double y, double z, double w);
+__host__ __device__ double4_32a make_double4_32a(double x, double y, double z, double w);
 #endif

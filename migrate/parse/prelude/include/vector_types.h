@@ -29,6 +29,13 @@ struct float3 { float x, y, z; }; struct __align__(16) float4 { float x, y, z, w
 struct double1 { double x; }; struct __align__(16) double2 { double x, y; };
 struct double3 { double x, y, z; }; struct __align__(16) double4 { double x, y, z, w; };
 
+/* ---- CUDA 13 explicitly aligned 4 x 64-bit types ------------------------------------------- */
+struct __align__(16) long4_16a { long int x, y, z, w; }; struct __align__(32) long4_32a { long int x, y, z, w; };
+struct __align__(16) ulong4_16a { unsigned long int x, y, z, w; }; struct __align__(32) ulong4_32a { unsigned long int x, y, z, w; };
+struct __align__(16) longlong4_16a { long long int x, y, z, w; }; struct __align__(32) longlong4_32a { long long int x, y, z, w; };
+struct __align__(16) ulonglong4_16a { unsigned long long int x, y, z, w; }; struct __align__(32) ulonglong4_32a { unsigned long long int x, y, z, w; };
+struct __align__(16) double4_16a { double x, y, z, w; }; struct __align__(32) double4_32a { double x, y, z, w; };
+
 /* ---- dim3: launch extents; converts to and from uint3 ---------------------------------------- */
 struct dim3 {
   unsigned int x, y, z;
