@@ -109,21 +109,14 @@ class _Splitter:
         current: list[m.Stmt] = []
 
         def flush():
-            stmts = [st for st in current if not _is_empty_decl(st)]
-            if stmts:
+            if current:
                 if regions and isinstance(regions[-1], Phase) and not _is_flag_phase(regions[-1]):
                     # two stretches with no barrier between them are one phase
                     prev = regions.pop()
-                    self.count -= 0
-                    regions.append(Phase(prev.stmts + tuple(stmts), prev.index, prev.span))
+                    regions.append(Phase(prev.stmts + tuple(current), prev.index, prev.span))
                 else:
-                    regions.append(self.phase(stmts))
-            elif current and regions and isinstance(regions[-1], Phase):
-                prev = regions.pop()
-                regions.append(Phase(prev.stmts + tuple(current), prev.index, prev.span))
-            elif current:
-                regions.append(self.phase(list(current)))
-            current.clear()
+                    regions.append(self.phase(list(current)))
+                current.clear()
 
         for s in stmts:
             if isinstance(s, m.Empty):

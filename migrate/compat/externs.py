@@ -144,6 +144,9 @@ static double c2t__erfinv_d(double y) {
 }
 /* normcdf with the argument scaling done in double-double (erfc is steep). */
 static double c2t__normcdf_d(double a) {
+  if (a != a) return a;
+  if (a == INFINITY) return 1.0;
+  if (a == -INFINITY) return 0.0;
   const double hi = 0.70710678118654757, lo = -4.8336466567264567e-17;
   double u = -a, t = u * hi;
   double err = fma(u, hi, -t) + u * lo;

@@ -244,11 +244,6 @@ def _fdim(x, y):
     return np.where(np.isnan(x) | np.isnan(y), np.nan, np.where(x > y, x - y, 0.0))
 
 
-def _normcdfinv(p):
-    return -mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * p) if 0 < p < 1 else (
-        -mpmath.inf if p == 0 else (mpmath.inf if p == 1 else mpmath.nan))
-
-
 def _erfcinv(y):
     if y == 0:
         return mpmath.inf
@@ -256,10 +251,31 @@ def _erfcinv(y):
         return -mpmath.inf
     if not 0 < y < 2:
         return mpmath.nan
-    # erfinv(1 - y) loses y near 0: solve erfc(x) = y at high precision instead.
+    if y > 1:
+        return -_erfcinv(2 - y)
+    # erfinv(1 - y) would lose y near 0: solve erfc(x) = y on a bracket instead
     with mpmath.workprec(200):
-        guess = mpmath.erfinv(1 - y) if y > 1e-10 else mpmath.sqrt(-mpmath.log(y))
-        return mpmath.findroot(lambda t: mpmath.erfc(t) - y, guess)
+        yy = mpmath.mpf(y)
+        return mpmath.findroot(lambda t: mpmath.log(mpmath.erfc(t)) - mpmath.log(yy),
+                               (mpmath.mpf(0), mpmath.mpf(28)), solver="anderson")
+
+
+def _normcdfinv(p):
+    if p == 0:
+        return -mpmath.inf
+    if p == 1:
+        return mpmath.inf
+    if not 0 < p < 1:
+        return mpmath.nan
+    return -mpmath.sqrt(2) * _erfcinv(2 * p)
+
+
+def _lgamma_mp(x):
+    if mpmath.isinf(x):
+        return mpmath.inf
+    if x <= 0 and x == mpmath.floor(x):
+        return mpmath.inf
+    return mpmath.re(mpmath.loggamma(x)) if x > 0 else mpmath.log(abs(mpmath.gamma(x)))
 
 
 def _erfinv(y):
@@ -305,7 +321,7 @@ for _n, _f in _MATH64.items():
 # functions where the double version needs more than float64 numpy: high-precision mpmath
 _MP = {
     "erfinvf": _erfinv, "erfcinvf": _erfcinv, "normcdff": mpmath.ncdf if mpmath else None,
-    "normcdfinvf": _normcdfinv, "sinpif": _sinpi, "cospif": _cospi,
+    "normcdfinvf": _normcdfinv, "sinpif": _sinpi, "cospif": _cospi, "lgammaf": _lgamma_mp,
 }
 for _n, _f in _MP.items():
     _float_pair(_n, _mp(_f, 120))
@@ -449,8 +465,11 @@ def _frsqrt(x):
 
 # ============================================================================ integer intrinsics
 def _pyint(fn, out):
+    bits = np.dtype(out).itemsize * 8
+    signed = np.dtype(out).kind == "i"
     def g(*xs):
-        return np.array([fn(*v) for v in zip(*[x.tolist() for x in xs])]).astype(out)
+        return np.array([_wrap(int(fn(*v)), bits, signed) for v in zip(*[x.tolist() for x in xs])],
+                        dtype=out)
     return g
 
 
@@ -718,8 +737,9 @@ def _half_domain(domain, rng, n):
                                * rng.choice([-1.0, 1.0], k - k // 2)])
         spec = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 65504.0, -65504.0, 6e-8,
                 6.1e-5, math.inf, -math.inf, math.nan]
-    vals = np.concatenate([np.array(spec), body])[:n]
-    return vals.astype(np.float16)
+    vals = np.resize(np.concatenate([np.array(spec), body]), n)
+    with np.errstate(over="ignore"):
+        return vals.astype(np.float16)
 
 
 def _f2h_domain(rng, n):

@@ -787,11 +787,13 @@ def _atomic_rows() -> list[Row]:
                            "statement form drops it. Float atomics make the sum order-dependent "
                            "across threads, as on CUDA. The c target runs the loop serially.",
                       **{**A, "domain": "int" if c in "iuL" else "small"}))
-    for dt in ("int32", "uint32"):
+    for dt, neg in (("int32", "-({1})"), ("uint32", "T.uint32(0) - {1}")):
         c = codes[dt]
-        rows.append(R("atomicSub", "T.atomic_add({0}, -({1}), return_prev=True)", f"{c}:{c}{c}",
-                      overload=dt, stmt="T.atomic_add({0}, -({1}))",
-                      note="Adds the negation (modular, as atomicSub). Integers only.", **A))
+        rows.append(R("atomicSub", f"T.atomic_add({{0}}, {neg}, return_prev=True)", f"{c}:{c}{c}",
+                      overload=dt, stmt=f"T.atomic_add({{0}}, {neg})",
+                      note="Adds the negation, modulo 2^32 like atomicSub"
+                           + (" (unary minus on a uint32 PrimExpr raises in TVM: 0 - v)."
+                              if dt == "uint32" else "."), **A))
     for op, tl in (("atomicMax", "atomic_max"), ("atomicMin", "atomic_min")):
         for dt in ("int32", "uint32", "int64", "uint64"):
             c = codes[dt]

@@ -316,6 +316,8 @@ class KernelEmitter:
                 if d.storage == "extern_shared":
                     size = _sizeof(elem)
                     shape = f"(shared_bytes // {size},)"
+                elif not isinstance(d.type, m.Array):
+                    shape = "(1,)"  # a __shared__ scalar
                 else:
                     shape = "(" + ", ".join(_array_shape(d.type, scope)) + ",)"
                 add(3, f'{name} = T.alloc_shared({shape}, {dtype_of(elem, scope)}, scope="shared")',

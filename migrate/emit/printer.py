@@ -92,9 +92,15 @@ class ExprPrinter:
     def __call__(self, e: m.Expr) -> str:
         return self.expr(e)[0]
 
+    in_condition = False
+
     def cond(self, e: m.Expr) -> str:
-        """A condition: C truthiness made explicit (``x`` → ``x != 0``)."""
-        return self.expr(_as_bool(e))[0]
+        """A branch or loop condition: C truthiness made explicit (``x`` → ``x != 0``)."""
+        self.in_condition = True
+        try:
+            return self.expr(_as_bool(e))[0]
+        finally:
+            self.in_condition = False
 
     # -- core ----------------------------------------------------------------------------------
     def expr(self, e: m.Expr, typed: bool = True) -> tuple[str, int]:
@@ -191,6 +197,9 @@ class ExprPrinter:
 
     def e_Ref(self, e: m.Ref):
         s = self.scope
+        if e.kind in ("local", "shared") and s.placements.get(e.name) == "shared" \
+                and not isinstance(e.type, (m.Array, m.Pointer)):
+            return f"{e.name}[0]", _PREC["atom"]  # a __shared__ scalar: a one-element buffer
         if e.kind == "local":
             placement = s.placements.get(e.name, "phase")
             if placement == "thread_array":
@@ -243,14 +252,20 @@ class ExprPrinter:
             word = "and" if op == "&&" else "or"
             p = _PREC[word]
             return (f"{self.sub(_as_bool(e.lhs), p)} {word} {self.sub(_as_bool(e.rhs), p + 1)}", p)
-        if op in _CMP and scalar_name(e.lhs.type) in ("uint32", "uint16", "uint8") and \
-                any(self.tir_dtype(x) in _UNSIGNED for x in (e.lhs, e.rhs)):
-            # TVM's bound solver fails on unsigned comparisons ("cannot make uint from negative
-            # value"); an unsigned 32-bit comparison is exact in int64.
+        unsigned = scalar_name(e.lhs.type)
+        if op in _CMP and unsigned in ("uint64", "uint32", "uint16", "uint8") and \
+                any(self.tir_dtype(x) in _UNSIGNED for x in (e.lhs, e.rhs)) and \
+                (unsigned != "uint64" or self.in_condition):
+            # TVM's bound solver fails on unsigned branch conditions ("cannot make uint from
+            # negative value"). An unsigned 32-bit comparison is exact in int64; a 64-bit one
+            # is exact as a signed comparison once the sign bit is flipped.
             def widen(x):
-                if isinstance(x, (m.IntLit, m.FloatLit)) or _is_lit_cast(x):
+                if unsigned != "uint64" and (isinstance(x, (m.IntLit, m.FloatLit)) or _is_lit_cast(x)):
                     return self.sub(x, _PREC["cmp"] + 1, typed=False)
-                return f"T.Cast(T.int64, {self.coerce(x, scalar_name(e.lhs.type))})"
+                value = self.coerce(x, unsigned)
+                if unsigned == "uint64":
+                    value = f"{value} ^ T.uint64(0x8000000000000000)"
+                return f"T.Cast(T.int64, {value})"
             return f"{widen(e.lhs)} {op} {widen(e.rhs)}", _PREC["cmp"]
         ld, rd = self.tir_dtype(e.lhs), self.tir_dtype(e.rhs)
         if ld is not None and rd is not None and ld != rd or (
