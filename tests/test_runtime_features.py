@@ -265,3 +265,36 @@ def test_ucontext_fallback(lib):
 def test_library_cache(lib):
     again = compile_cpu(CU, list(KERNELS.values()))
     assert again.cached and again.path == lib.path
+
+
+def test_local_headers_include_dirs_and_defines(tmp_path):
+    """Kernels in a quoted include (rewritten too), an -I folder, and -D defines."""
+    from migrate.runtime.api import run_original
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "scale.h").write_text("#pragma once\n#define SCALE_OF(v) ((v) * SCALE)\n")
+    (tmp_path / "kern.cuh").write_text(
+        '#pragma once\n#include "scale.h"\n'
+        "__global__ void scaled_shift(const float* x, float* y, int n) {\n"
+        "    extern __shared__ float s[];\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    s[threadIdx.x] = i < n ? x[i] : 0.0f;\n"
+        "    __syncthreads();\n"
+        "    if (i < n) y[i] = SCALE_OF(s[threadIdx.x]) + s[(threadIdx.x + 1) % blockDim.x];\n"
+        "}\n"
+        "inline void launch_scaled(const float* x, float* y, int n) {\n"
+        "    scaled_shift<<<(n + 63) / 64, 64, 64 * sizeof(float)>>>(x, y, n);\n"
+        "}\n")
+    (tmp_path / "prog.cu").write_text('#include "kern.cuh"\nint main() { return 0; }\n')
+    (tmp_path / "prog.toml").write_text(
+        '[[kernel]]\nname = "scaled_shift"\ngrid = [4]\nblock = [64]\nshared_bytes = 256\ntolerance = "fp32"\n'
+        '[[kernel.args]]\nname = "x"\nbuffer = "float32"\nelements = 256\nrole = "in"\nrange = [-1.0, 1.0]\n'
+        '[[kernel.args]]\nname = "y"\nbuffer = "float32"\nelements = 256\nrole = "out"\n'
+        '[[kernel.args]]\nname = "n"\nscalar = "int32"\nvalue = 256\n')
+    k = load_spec(tmp_path / "prog.toml")[0]
+    inp = make_inputs(k, 3)
+    r = run_original(tmp_path / "prog.cu", k, inp.args, inp.symbols, include_dirs=[tmp_path / "inc"],
+                     defines=["SCALE=3.0f"], schedule="reverse")
+    assert r.ok, r.message
+    x = inp.args["x"].astype(np.float64).reshape(4, 64)
+    y = 3.0 * x + np.roll(x, -1, axis=1)
+    assert compare_arrays(y.reshape(-1), r.outputs["y"], "float32", "fp32").passed

@@ -149,6 +149,7 @@ C2T_EXPORT int c2t_init(int report_fd, int schedule, unsigned long long seed, in
     long pg = sysconf(_SC_PAGESIZE);
     c2t::g_page = pg > 0 ? (size_t)pg : 4096;
     c2t::install_handlers();
+    setvbuf(stdout, nullptr, _IOLBF, 1 << 16);   // kernel printf output survives a crash
     return 0;
 }
 
