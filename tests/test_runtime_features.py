@@ -219,6 +219,26 @@ def test_math_and_integer_intrinsics(lib):
     assert_match(KERNELS["intrinsics"], {"fo": F.reshape(-1), "io": I.reshape(-1)}, res.outputs)
 
 
+def test_math_api_and_keywords(lib):
+    inp, res = run(lib, "math_api")
+    v = inp.args["x"].astype(np.float64)
+    v32 = inp.args["x"]
+    t = v32 * np.float32(3.0)
+    erf = np.array([math.erf(a) for a in v])
+    F = np.stack([
+        np.exp(v), np.exp2(v), np.log(v), np.log2(v), np.log1p(v), np.sqrt(v), 1 / np.sqrt(v), np.sin(v),
+        np.cos(v), np.tanh(v), v ** 1.5, v * 2 + 1, np.minimum(v, 1) + np.maximum(v, 1), v, np.floor(t),
+        np.ceil(t) + np.where(t - np.floor(t) >= 0.5, np.ceil(t), np.floor(t)) + np.trunc(t),
+        erf, 1 / v + np.sqrt(v), v * 3 + (v + 1), 3 + 4 + np.minimum(v, 0.5) + 0.5, v * v + v ** 3,
+        np.floor(v32 * np.float32(7.0)), v + 8 + 31, v + 4 + 2], 1)
+    D = np.stack([np.exp(v), np.log(v), np.sqrt(v), np.sin(v), np.tanh(v), v ** 1.5, v * v + 1,
+                  2 * (np.minimum(v, 1) + np.maximum(v, 1))], 1)
+    r = compare_arrays(F.reshape(-1), res.outputs["fo"], "float32", "fp32", name="fo")
+    assert r.passed, r.message
+    r = compare_arrays(D.reshape(-1), res.outputs["dout"], "float64", "fp64", name="dout")
+    assert r.passed, r.message
+
+
 # --------------------------------------------------------------------------- symbols, shared memory, templates
 
 def test_constant_and_device_symbols(lib):
