@@ -43,7 +43,7 @@ STUB_HEADERS = (
     "cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/scan.h",
     "cooperative_groups/memcpy_async.h", "cuda_device_runtime_api.h", "host_defines.h",
     "crt/host_defines.h", "builtin_types.h", "channel_descriptor.h", "texture_types.h",
-    "surface_types.h", "cuda_profiler_api.h", "nvtx3/nvToolsExt.h", "nvToolsExt.h", "cuda/std/cstdint",
+    "surface_types.h", "cuda_profiler_api.h", "nvtx3/nvToolsExt.h", "nvToolsExt.h", "cuda/std/cstdint", "mma.h",
 )
 
 _lock = threading.Lock()

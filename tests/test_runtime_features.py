@@ -318,3 +318,28 @@ def test_local_headers_include_dirs_and_defines(tmp_path):
     x = inp.args["x"].astype(np.float64).reshape(4, 64)
     y = 3.0 * x + np.roll(x, -1, axis=1)
     assert compare_arrays(y.reshape(-1), r.outputs["y"], "float32", "fp32").passed
+
+
+# --------------------------------------------------------------------------- wmma
+
+WMMA = {k.id: k for k in load_spec(FIX / "wmma.toml")}
+
+
+def ref_wmma_half(args, symbols):
+    A = args["A"].astype(np.float64).reshape(48, 48)
+    Bt = args["B"].astype(np.float64).reshape(64, 48)       # column-major B = row-major B^T
+    return {"C": (0.5 * A @ Bt.T).reshape(-1)}
+
+
+def ref_wmma_tf32(args, symbols):
+    A = args["A"].astype(np.float64).reshape(48, 32)
+    B = args["B"].astype(np.float64).reshape(32, 64)
+    return {"C": (A @ B).reshape(-1)}
+
+
+@pytest.mark.parametrize("kid,ref", [("wmma_gemm_half", ref_wmma_half), ("wmma_gemm_tf32", ref_wmma_tf32)])
+@pytest.mark.parametrize("schedule", ["forward", "random"])
+def test_wmma(kid, ref, schedule):
+    from migrate.runtime.api import check_original
+    c = check_original(FIX / "wmma.cu", WMMA[kid], ref, schedule=schedule, seed=4)
+    assert c.passed, c.message

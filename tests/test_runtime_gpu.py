@@ -39,7 +39,7 @@ def test_flags():
 
 
 @needs_nvcc
-@pytest.mark.parametrize("name", ["features", "bugs"])
+@pytest.mark.parametrize("name", ["features", "bugs", "wmma"])
 def test_fixture_builds_with_nvcc(name):
     kernels = load_spec(FIX / f"{name}.toml")
     lib = compile_gpu(FIX / f"{name}.cu", kernels, arch="sm_90a")
@@ -97,6 +97,15 @@ def test_gpu_runs_fixture_kernels():
     x = inp.args["x"].astype(np.float64)
     y = c[0] + x * (c[1] + x * (c[2] + x * c[3])) + 5
     assert all(r.passed for r in compare_outputs(k, {"y": y}, res.outputs))
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_wmma_matches_reference():
+    from tests.test_runtime_features import WMMA, ref_wmma_half, ref_wmma_tf32
+    for kid, ref in (("wmma_gemm_half", ref_wmma_half), ("wmma_gemm_tf32", ref_wmma_tf32)):
+        c = check_original(FIX / "wmma.cu", WMMA[kid], ref, device="gpu", seed=4)
+        assert c.passed, c.message
 
 
 @pytest.mark.gpu

@@ -10,6 +10,7 @@
 //   c2t_math.h      the CUDA math API and intrinsics (precision table inside)
 //   c2t_sched.h     threads as fibers, barriers, warp shuffles and votes, the grid loop
 //   c2t_device.h    atomics, cooperative groups, misc device functions
+//   c2t_wmma.h      nvcuda::wmma fragments, load/store/mma (whole tile in every lane)
 //   c2t_host.h      the host runtime API (cudaMalloc, cudaMemcpy, events...) and launches
 //   c2t_launcher.h  argument conversion and launch entry points, shared with the GPU build
 //   c2t_cpu_api.h   guarded buffers, fault reports, worker entry points
@@ -87,6 +88,7 @@
 #include "c2t_math.h"
 #include "c2t_sched.h"
 #include "c2t_device.h"
+#include "c2t_wmma.h"
 #include "c2t_host.h"
 #include "c2t_launcher.h"
 #include "c2t_cpu_api.h"
