@@ -13,7 +13,9 @@ _FLOAT_MATH = """
     rhypotf rintf roundf rsqrtf scalbnf signbit sincosf sincospif sinf sinhf sinpif sqrtf tanf
     tanhf tgammaf truncf
 """
-_DOUBLE_MATH = " ".join(name[:-1] for name in _FLOAT_MATH.split() if name.endswith("f")) + """
+# double forms drop the trailing "f" (isinf is not a float-suffixed name: keep it out)
+_DOUBLE_MATH = " ".join(name[:-1] for name in _FLOAT_MATH.split()
+                        if name.endswith("f") and name != "isinf") + """
     rsqrt fabs abs min max fmin fmax fma exp log sqrt pow
 """
 _STD_MATH = "std::" + " std::".join(

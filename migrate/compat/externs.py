@@ -332,6 +332,7 @@ def _atomic(op: str, dt: str, c_update: str, cuda_call: str, nargs: int = 2,
 
 _ULL = "(unsigned long long*)x"
 EXTERNS_LIST += [
+    _atomic("atomicAdd", "uint64", "old + y", f"atomicAdd({_ULL}, (unsigned long long)y)"),
     *[_atomic("atomicMax", dt, "old > y ? old : y", call) for dt, call in (
         ("int32", "atomicMax(x, y)"), ("uint32", "atomicMax(x, y)"),
         ("int64", "atomicMax((long long*)x, (long long)y)"),

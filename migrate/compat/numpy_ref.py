@@ -221,17 +221,6 @@ def _tgamma(v):
         return math.nan
 
 
-def _lgamma(v):
-    if math.isinf(v):
-        return math.inf
-    if v <= 0 and v == math.floor(v):
-        return math.inf
-    try:
-        return math.lgamma(v)
-    except OverflowError:
-        return math.inf
-
-
 def _remainder(x, y):
     if math.isnan(x) or math.isnan(y) or math.isinf(x) or y == 0:
         return math.nan
@@ -310,7 +299,7 @@ _MATH64 = {
     "truncf": np.trunc, "rintf": np.rint, "nearbyintf": np.rint, "fmodf": np.fmod,
     "copysignf": np.copysign, "expm1f": np.expm1, "cbrtf": np.cbrt,
     "rcbrtf": lambda x: 1.0 / np.cbrt(x), "erfcf": _vec(math.erfc),
-    "lgammaf": _vec(_lgamma), "tgammaf": _vec(_tgamma), "remainderf": _vec(_remainder),
+    "tgammaf": _vec(_tgamma), "remainderf": _vec(_remainder),
     "fdimf": _fdim, "logbf": _logb, "rhypotf": lambda x, y: 1.0 / np.hypot(x, y),
     "exp10f": lambda x: np.power(10.0, x), "roundf": _round_away, "fabsf": np.abs,
     "fmaxf": np.fmax, "fminf": np.fmin,

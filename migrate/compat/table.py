@@ -773,13 +773,18 @@ def _half_rows() -> list[Row]:
 
 
 # ============================================================================ atomics
+_U64_NOTE = ("T.{op} on uint64 lowers but does not compile with nvcc (TileLang's atomic templates "
+             "take uint64_t = unsigned long, CUDA's atomics unsigned long long): the helper calls "
+             "the CUDA atomic with the pointer cast. Plain read-modify-write on c.")
+
+
 def _atomic_rows() -> list[Row]:
     A = dict(kind="atomic", domain="int")
     rows = []
     codes = {"int32": "i", "uint32": "u", "int64": "l", "uint64": "L", "float32": "f", "float64": "d"}
     short = {"int32": "i32", "uint32": "u32", "int64": "i64", "uint64": "u64", "float32": "f32",
              "float64": "f64"}
-    for dt in ("int32", "uint32", "uint64", "float32", "float64"):
+    for dt in ("int32", "uint32", "float32", "float64"):
         c = codes[dt]
         rows.append(R("atomicAdd", "T.atomic_add({0}, {1}, return_prev=True)", f"{c}:{c}{c}",
                       overload=dt, stmt="T.atomic_add({0}, {1})", ulp=0,
@@ -787,6 +792,8 @@ def _atomic_rows() -> list[Row]:
                            "statement form drops it. Float atomics make the sum order-dependent "
                            "across threads, as on CUDA. The c target runs the loop serially.",
                       **{**A, "domain": "int" if c in "iuL" else "small"}))
+    rows.append(R("atomicAdd", _x("c2t_atomicAdd_u64"), "L:LL", overload="uint64",
+                  note=_U64_NOTE.format(op="atomic_add"), **A))
     for dt, neg in (("int32", "-({1})"), ("uint32", "T.uint32(0) - {1}")):
         c = codes[dt]
         rows.append(R("atomicSub", f"T.atomic_add({{0}}, {neg}, return_prev=True)", f"{c}:{c}{c}",
@@ -795,7 +802,7 @@ def _atomic_rows() -> list[Row]:
                            + (" (unary minus on a uint32 PrimExpr raises in TVM: 0 - v)."
                               if dt == "uint32" else "."), **A))
     for op, tl in (("atomicMax", "atomic_max"), ("atomicMin", "atomic_min")):
-        for dt in ("int32", "uint32", "int64", "uint64"):
+        for dt in ("int32", "uint32"):
             c = codes[dt]
             rows.append(R(op, f"T.{tl}({{0}}, {{1}}, return_prev=True)", f"{c}:{c}{c}",
                           overload=dt, stmt=f"T.{tl}({{0}}, {{1}})", cpu=False,
@@ -803,6 +810,12 @@ def _atomic_rows() -> list[Row]:
                           note=f"T.{tl} emits {'AtomicMaxRet' if 'Max' in op else 'AtomicMinRet'} "
                                "(cuda::atomic_ref fetch, relaxed, device scope). It fails to lower on "
                                "c; CPU form: a helper calling the CUDA atomic on the GPU.", **A))
+        rows.append(R(op, _x(f"c2t_{op}_i64"), "l:ll", overload="int64",
+                      note=f"T.{tl} on int64 does not compile with nvcc, and TileLang's atomic "
+                           "templates normalise int64_t to unsigned long long (an unsigned "
+                           "comparison): the helper calls the CUDA atomic on long long.", **A))
+        rows.append(R(op, _x(f"c2t_{op}_u64"), "L:LL", overload="uint64",
+                      note=_U64_NOTE.format(op=tl), **A))
     ext = {
         "atomicExch": ("int32", "uint32", "uint64", "float32"),
         "atomicCAS": ("int32", "uint32", "uint64"),

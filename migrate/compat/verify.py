@@ -141,11 +141,151 @@ def cpu_out_idx(row: Row) -> list[int]:
 
 
 def compile_cpu(row: Row):
-    """Compile ``row``'s CPU kernel (cached by TileLang on disk)."""
+    """Compile ``row``'s own CPU kernel (cached by TileLang on disk)."""
     import tilelang
     func = load_prim_func(cpu_kernel_source(row))
     return tilelang.compile(func, out_idx=cpu_out_idx(row), target="c",
                             pass_configs=CPU_PASS_CONFIGS)
+
+
+# ------------------------------------------------------------------------------ CPU batches
+def cpu_group(row: Row) -> str:
+    """Rows with the same key share one CPU kernel (one row per output row of the kernel)."""
+    if row.kind == "atomic":
+        return f"atomic__{row.args[0]}__{len(row.args)}"
+    args = "_".join(a if a.endswith("x2") else c_value_dtype(a) for a in row.args)
+    return f"{c_value_dtype(row.ret)}__{args}"
+
+
+def cpu_groups(rows) -> dict[str, list[Row]]:
+    out: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.status is not UNSUPPORTED:
+            out.setdefault(cpu_group(r), []).append(r)
+    return out
+
+
+def cpu_batch_source(rows: list[Row]) -> str:
+    """One kernel applying every row of a :func:`cpu_group` (their c forms): row ``j`` reads
+    input row ``j`` and writes output row ``j``."""
+    helpers = cuda_math.helper_names([r.cuda for r in rows], "c")
+    prelude = prelude_source(helpers, "c") if helpers else None
+    lines = ["import tilelang.language as T", "", f"N = {N}", f"R = {len(rows)}",
+             f"PRELUDE = {prelude!r}", "", "@T.prim_func"]
+    first = rows[0]
+    if first.kind == "atomic":
+        return "\n".join(lines + _atomic_batch_body(rows)) + "\n"
+    params, lanes = [], []
+    for k, dt in enumerate(first.args):
+        bdt, _ = _arg_text(k, dt, first)
+        shape = "(R, N, 2)" if dt.endswith("x2") else "(R, N)"
+        params.append(f'A{k}: T.Tensor({shape}, "{bdt}")')
+        if dt.endswith("x2"):
+            lanes.append((k, bdt))
+    ret = c_value_dtype(first.ret)
+    bret = _C_BUFFER.get(ret, ret)
+    params.append(f'B: T.Tensor((R, N), "{bret}")')
+    lines.append(f"def kernel({', '.join(params)}):")
+    lines.append("    with T.Kernel(1, prelude=PRELUDE):")
+    for k, bdt in lanes:
+        lines.append(f'        v{k} = T.alloc_local((2,), "{bdt}")')
+    lines.append(f"        for i in {'T.serial(N)' if lanes else 'T.Parallel(N)'}:")
+    for j, row in enumerate(rows):
+        texts = []
+        for k, dt in enumerate(row.args):
+            if dt.endswith("x2"):
+                lines.append(f"            v{k}[0] = A{k}[{j}, i, 0]")
+                lines.append(f"            v{k}[1] = A{k}[{j}, i, 1]")
+                texts.append(f"v{k}")
+            else:
+                vdt = c_value_dtype(dt)
+                bdt = _C_BUFFER.get(vdt, vdt)
+                texts.append(f"A{k}[{j}, i]" if bdt == vdt else f'T.cast(A{k}[{j}, i], "{vdt}")')
+        expr = cuda_math.render(row.cuda, texts, target="c",
+                                dtypes=[c_value_dtype(a) for a in row.args])
+        if bret != ret or row.ret == "bool":
+            expr = f'T.cast({expr}, "{bret}")'
+        lines.append(f"            B[{j}, i] = {expr}")
+    return "\n".join(lines) + "\n"
+
+
+def _atomic_batch_body(rows: list[Row]) -> list[str]:
+    dt = rows[0].args[0]
+    bdt = _C_BUFFER.get(dt, dt)
+    cast = (lambda e: f'T.cast({e}, "{bdt}")') if bdt != dt else (lambda e: e)
+    nv = len(rows[0].args) - 1
+    params = [f'D: T.Tensor((R, 4), "{bdt}")']
+    params += [f'V{k}: T.Tensor((R, N), "{bdt}")' for k in range(1, nv + 1)]
+    params += [f'OLD: T.Tensor((R, N), "{bdt}")', f'DOUT: T.Tensor((R, 4), "{bdt}")',
+               f'DOUT2: T.Tensor((R, 4), "{bdt}")']
+    out = [f"def kernel({', '.join(params)}):", "    with T.Kernel(1, prelude=PRELUDE):"]
+    for j, row in enumerate(rows):
+        vals = [cast_in(f"V{k}[{j}, i]", bdt, dt) for k in range(1, nv + 1)]
+        value = cuda_math.render(row.cuda, [f"acc{j}[i % 4]", *vals], target="c",
+                                 dtypes=list(row.args))
+        with_stmt = row.stmt is not None and row.cpu
+        out += [f'        acc{j} = T.alloc_local((4,), "{dt}")',
+                f'        acc{j}s = T.alloc_local((4,), "{dt}")',
+                "        for q in T.serial(4):",
+                f'            acc{j}[q] = T.cast(D[{j}, q], "{dt}")',
+                f'            acc{j}s[q] = T.cast(D[{j}, q], "{dt}")',
+                "        for i in T.serial(N):",
+                f"            OLD[{j}, i] = {cast(value)}"]
+        if with_stmt:
+            stmt = cuda_math.render(row.cuda, [f"acc{j}s[i % 4]", *vals], target="c",
+                                    dtypes=list(row.args), statement=True)
+            out.append(f"            {stmt}")
+        out += ["        for q in T.serial(4):",
+                f"            DOUT[{j}, q] = {cast(f'acc{j}[q]')}",
+                f"            DOUT2[{j}, q] = {cast(f'acc{j}s[q]' if with_stmt else f'acc{j}[q]')}"]
+    return out
+
+
+def cast_in(text: str, bdt: str, dt: str) -> str:
+    return text if bdt == dt else f'T.cast({text}, "{dt}")'
+
+
+def cpu_batch_out_idx(rows: list[Row]) -> list[int]:
+    first = rows[0]
+    if first.kind == "atomic":
+        return list(range(len(first.args), len(first.args) + 3))
+    return [len(first.args)]
+
+
+def compile_cpu_batch(rows: list[Row]):
+    import tilelang
+    func = load_prim_func(cpu_batch_source(rows))
+    return tilelang.compile(func, out_idx=cpu_batch_out_idx(rows), target="c",
+                            pass_configs=CPU_PASS_CONFIGS)
+
+
+def run_cpu_batch(kernel, rows: list[Row], inputs: list[list[np.ndarray]]) -> list:
+    """Run a batch kernel; ``inputs[j]`` are row ``j``'s arguments. Returns per-row results as
+    :func:`run_cpu` does."""
+    first = rows[0]
+    stacked = [np.stack([inp[k] for inp in inputs]) for k in range(len(first.args))]
+    outs = kernel(*[_to_torch(a, dt) for a, dt in zip(stacked, first.args)])
+    if not isinstance(outs, (list, tuple)):
+        outs = [outs]
+    if first.kind == "atomic":
+        arrs = [_from_torch(o, first.args[0]) for o in outs]
+        return [[a[j] for a in arrs] for j in range(len(rows))]
+    arr = _from_torch(outs[0], c_value_dtype(first.ret))
+    return [arr[j] for j in range(len(rows))]
+
+
+def check_row(row: Row, got, ins: list[np.ndarray]) -> list[str]:
+    """Compare a row's CPU result with the numpy reference; returns mismatch descriptions."""
+    from migrate.compat import numpy_ref
+    if row.kind == "atomic":
+        old, final = numpy_ref.atomic_reference(row, *ins)
+        bad = mismatches(got[0], old, 0, zero_sign=False, args=ins[1:])
+        bad += ["final: " + m for m in mismatches(got[1], final, 0, zero_sign=False)]
+        if len(got) > 2:
+            bad += ["statement form: " + m for m in mismatches(got[2], final, 0, zero_sign=False)]
+        return bad
+    want = numpy_ref.reference(row, *ins)
+    return mismatches(got, want, tolerance(row), zero_sign=row.cuda not in ZERO_SIGN_FREE, args=ins)
 
 
 def _to_torch(a: np.ndarray, dt: str):
@@ -308,8 +448,8 @@ def cuda_batch_source(vs: list[Variant], *, prelude: str | None = None) -> str:
                 if dt not in in_dts:
                     in_dts.append(dt)
                 texts.append(f"X_{dt}[{k}, i]")
-        col = out_cols.get(v.ret, 0)
-        out_cols[v.ret] = col + 1
+        col = out_cols.get(_buf(v.ret), 0)
+        out_cols[_buf(v.ret)] = col + 1
         expr = _variant_expr(v, texts)
         if v.ret == "bool":
             expr = f'T.cast({expr}, "int32")'
@@ -334,7 +474,7 @@ def cuda_batch_source(vs: list[Variant], *, prelude: str | None = None) -> str:
     params += [f'L_{b}: T.Tensor((N, 2), "{b}")' for b in lane_dts]
     params += [f'ACC_{dt}: T.Tensor((4,), "{dt}")' for dt in dict.fromkeys(
         v.row.args[0] for v in vs if v.row.kind == "atomic")]
-    params += [f'Y_{_buf(r)}: T.Tensor(({n}, N), "{_buf(r)}")' for r, n in out_cols.items()]
+    params += [f'Y_{r}: T.Tensor(({n}, N), "{r}")' for r, n in out_cols.items()]
     params += [f'OLD_{dt}: T.Tensor(({n}, N), "{dt}")' for dt, n in atomic_cols.items()]
     lines = ["import tilelang.language as T", "", f"N = {N}", f"PRELUDE = {prelude!r}", "",
              "@T.prim_func", f"def kernel({', '.join(params)}):",
