@@ -30,7 +30,9 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
     """Device functions that cannot stay ``T.macro`` helpers: those with reference parameters
     (a macro cannot assign to its caller's variable) and, for the portable form, those that
     contain (transitively) a barrier or a warp-level operation."""
-    direct = {name for name, fn in device.items() if any(isinstance(p.type, m.Reference) for p in fn.params)}
+    direct = {name for name, fn in device.items()
+              if any(isinstance(p.type, m.Reference) or isinstance(p.type, m.Vector) for p in fn.params)
+              or isinstance(fn.returns, m.Vector)}
     for name, fn in device.items() if portable else ():
         for node in m.walk(fn.body) if fn.body else ():
             if isinstance(node, m.Call) and (node.kind in ("warp", "cg") or node.callee in (
@@ -100,6 +102,16 @@ class _Inliner:
             return [dataclasses.replace(s, body=self.block(s.body, depth))]
         if isinstance(s, m.Case):
             return [dataclasses.replace(s, body=self.block(s.body, depth))]
+        if isinstance(s, m.DeclStmt) and len(s.decls) == 1 and isinstance(s.decls[0].init, m.Ternary) \
+                and self.calls_in(s.decls[0].init):
+            # T v = c ? f(x) : y;  ->  T v; if (c) v = f(x); else v = y;
+            d = s.decls[0]
+            target = m.Ref(d.name, "local", d.type, d.span)
+            return [m.DeclStmt((dataclasses.replace(d, init=None),), s.span)] + \
+                self.stmt(_ternary_to_if(target, d.init, s.span), depth)
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and s.expr.op == "=" \
+                and isinstance(s.expr.value, m.Ternary) and self.calls_in(s.expr.value):
+            return self.stmt(_ternary_to_if(s.expr.target, s.expr.value, s.span), depth)
         if isinstance(s, m.DeclStmt):
             out = []
             for d in s.decls:
@@ -184,6 +196,12 @@ class _Inliner:
             raise InlineError(f"'return' inside a loop of device function '{callee.name}'")
         inner = self.stmts(fn.body.stmts, depth + 1)
         return stmts + [m.Block(tuple(inner), call.span)]
+
+
+def _ternary_to_if(target: m.Expr, t: m.Ternary, span) -> m.If:
+    def assign(value):
+        return m.Block((m.ExprStmt(m.Assign("=", target, value, target.type, span), span),), span)
+    return m.If(t.cond, assign(t.then), assign(t.other), span)
 
 
 def _strip_decay(arg: m.Expr) -> m.Expr:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..analysis import rewrite
 from ..analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
 from ..analysis.loop_ir import Barrier, Exchange, KernelPlan, Phase, SimtBody, UniformIf, UniformLoop
+from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
@@ -107,6 +108,10 @@ def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
             if portable:
                 raise NotPortable(str(exc)) from None
             raise EmitError(str(exc), fn.span) from None
+    try:
+        fn = scalarize_vectors(fn)
+    except VectorError as exc:
+        raise EmitError(str(exc), exc.span or fn.span) from None
     if portable:
         fn = hoist_warp_calls(fn)
     fn = rewrite.unique_names(fn)
@@ -567,6 +572,8 @@ def emit_device_function(fn: m.Function, tag_of, extras=None) -> list[Line]:
     fn, _aliases, unresolved = rewrite.pointer_aliases(fn)
     if unresolved:
         raise EmitError(f"local pointer '{unresolved[0].name}' in device function '{fn.name}'", unresolved[0].span)
+    if uses_vectors(fn):
+        raise EmitError(f"device function '{fn.name}' works on vector types", fn.span)
     kplan = plan_simt(fn)
     scope = Scope(simt=True)
     scope.thread_vars = {d: f"t{d}" for d in DIMS}

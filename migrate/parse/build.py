@@ -512,8 +512,10 @@ class ModelBuilder:
         ref = cursor.referenced
         if ref is not None and ref.kind == K.CONSTRUCTOR:
             args = tuple(self.expr(k) for k in kids if not _is_default_arg(k))
-            return m.Call(_bare(cursor.type.spelling), args, "constructor", (), self.type_of(cursor),
-                          span_of(cursor))
+            ctype = self.type_of(cursor)
+            if len(args) == 1 and args[0].type == ctype:
+                return args[0]  # a copy: float4 v = x[i];
+            return m.Call(_bare(cursor.type.spelling), args, "constructor", (), ctype, span_of(cursor))
         return self.call_like(cursor, kids)
 
     def call_like(self, cursor: ci.Cursor, kids: list[ci.Cursor]) -> m.Expr:

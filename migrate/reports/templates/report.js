@@ -438,4 +438,5 @@
   refresh();
   route();
   document.body.setAttribute('data-ready', '1');
+  if (window.performance && performance.mark) performance.mark('c2t-ready');
 })();

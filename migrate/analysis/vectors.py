@@ -1,0 +1,251 @@
+"""Scalarise CUDA vector types (``float4``, ``float2``, ``int4``, ``__half2``, ...).
+
+TileLang kernels here work on flat scalar buffers, so every vector value becomes its lanes:
+
+- a ``float4*`` parameter becomes a ``float*`` buffer of four times as many elements (the
+  launcher and the spec already count scalars): ``x[i].y`` → ``x[4*i + 1]``;
+- ``reinterpret_cast<const float4*>(a)`` of a scalar buffer is a view: ``v4[i].z`` → ``a[4*i + 2]``;
+- a vector local ``float4 v`` becomes ``v_x, v_y, v_z, v_w``; assigning a vector assigns each lane;
+- ``make_float4(a, b, c, d)``, ``__floats2half2_rn``, ``__hadd2``/``__hmul2``/``__hfma2``,
+  ``__half22float2``, ``__low2float``/``__high2float`` act lane by lane.
+
+Anything else of vector type raises :class:`VectorError` with the span.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..parse import model as m
+from ..span import Span
+
+LANES = ("x", "y", "z", "w")
+
+
+class VectorError(Exception):
+    def __init__(self, message: str, span: Span | None = None) -> None:
+        super().__init__(message)
+        self.span = span
+
+
+def _vec(t) -> m.Vector | None:
+    if isinstance(t, m.Vector):
+        return t
+    if isinstance(t, m.Reference) and isinstance(t.target, m.Vector):
+        return t.target
+    return None
+
+
+def uses_vectors(fn: m.Function) -> bool:
+    if any(_vec(p.type) or (isinstance(p.type, m.Pointer) and _vec(p.type.pointee)) for p in fn.params):
+        return True
+    return any(hasattr(n, "type") and (_vec(n.type) or (isinstance(n.type, m.Pointer) and _vec(n.type.pointee)))
+               for n in m.walk(fn.body)) if fn.body else False
+
+
+def _int(value: int, span: Span) -> m.IntLit:
+    return m.IntLit(value, str(value), m.Scalar("int32"), span)
+
+
+def _add(a: m.Expr | None, b: m.Expr, span: Span) -> m.Expr:
+    if a is None:
+        return b
+    return m.Binary("+", a, b, b.type, span)
+
+
+def _mul(a: m.Expr, k: int, span: Span) -> m.Expr:
+    return m.Binary("*", a, _int(k, span), a.type if isinstance(a.type, m.Scalar) else m.Scalar("int32"), span)
+
+
+@dataclasses.dataclass(frozen=True)
+class _View:
+    buffer: str  # the scalar buffer (parameter) holding the lanes
+    lanes: int
+    offset: m.Expr | None  # in vectors
+    scalar: m.Scalar
+
+
+_HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
+_LANE_PICK = {"__low2float": (0, "float32"), "__high2float": (1, "float32"),
+              "__low2half": (0, "float16"), "__high2half": (1, "float16")}
+
+
+class _Scalarizer:
+    def __init__(self, fn: m.Function) -> None:
+        self.views: dict[str, _View] = {}
+        self.locals: dict[str, m.Vector] = {}
+        for p in fn.params:
+            if isinstance(p.type, m.Pointer) and _vec(p.type.pointee):
+                v = _vec(p.type.pointee)
+                self.views[p.name] = _View(p.name, v.lanes, None, m.Scalar(v.dtype))
+
+    # -- lanes of a vector expression -------------------------------------------------------------
+    def lane(self, e: m.Expr, i: int) -> m.Expr:
+        span = e.span
+        if isinstance(e, m.Ref) and e.name in self.locals:
+            v = self.locals[e.name]
+            return m.Ref(f"{e.name}_{LANES[i]}", "local", m.Scalar(v.dtype), span)
+        if isinstance(e, m.Index):
+            view = self.view_of(e.base)
+            if view is not None:
+                index = _add(_mul(_add(view.offset, e.index, span), view.lanes, span), _int(i, span), span) \
+                    if view.offset is not None else _add(_mul(e.index, view.lanes, span), _int(i, span), span)
+                return m.Index(m.Ref(view.buffer, "param", m.Pointer(view.scalar), span), index, view.scalar, span)
+        if isinstance(e, m.Unary) and e.op == "*":
+            return self.lane(m.Index(e.operand, _int(0, span), e.type, span), i)
+        if isinstance(e, m.Call):
+            name = e.callee
+            if name.startswith("make_"):
+                return self.scalar(e.args[i])
+            if name in ("__floats2half2_rn", "__halves2half2", "__floats2bfloat162_rn", "__halves2bfloat162"):
+                arg = self.scalar(e.args[i])
+                target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
+                return arg if "halves" in name else m.Cast(target, arg, "implicit", target, span)
+            if name in ("__float2half2_rn", "__half2half2", "__bfloat162bfloat162"):
+                arg = self.scalar(e.args[0])
+                if name == "__float2half2_rn":
+                    return m.Cast(m.Scalar("float16"), arg, "implicit", m.Scalar("float16"), span)
+                return arg
+            if name in _HALF2_BINARY:
+                a, b = self.lane(e.args[0], i), self.lane(e.args[1], i)
+                return m.Binary(_HALF2_BINARY[name], a, b, a.type, span)
+            if name == "__hfma2":
+                args = tuple(self.lane(a, i) for a in e.args)
+                return m.Call("__hfma", args, "math", (), args[0].type, span)
+            if name == "__hneg2":
+                a = self.lane(e.args[0], i)
+                return m.Unary("-", a, False, a.type, span)
+            if name in ("__half22float2", "__bfloat1622float2"):
+                return m.Cast(m.Scalar("float32"), self.lane(e.args[0], i), "implicit", m.Scalar("float32"), span)
+            if name in ("__float22half2_rn", "__float22bfloat162_rn"):
+                target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
+                return m.Cast(target, self.lane(e.args[0], i), "implicit", target, span)
+        if isinstance(e, m.Ternary):
+            return m.Ternary(self.scalar(e.cond), self.lane(e.then, i), self.lane(e.other, i),
+                             m.Scalar(_vec(e.type).dtype) if _vec(e.type) else e.type, span)
+        if isinstance(e, m.Cast) and e.style in ("implicit", "functional") and _vec(e.operand.type):
+            return self.lane(e.operand, i)
+        raise VectorError(f"vector expression of type '{e.type}' has no lane form", span)
+
+    def view_of(self, base: m.Expr) -> _View | None:
+        while isinstance(base, m.Cast) and isinstance(base.type, m.Pointer):
+            inner = base.operand
+            target = _vec(base.type.pointee)
+            if target is not None and isinstance(inner, m.Ref) and isinstance(inner.type, m.Pointer) \
+                    and isinstance(inner.type.pointee, m.Scalar):
+                return _View(inner.name, target.lanes, None, m.Scalar(target.dtype))
+            base = inner
+        if isinstance(base, m.Ref) and base.name in self.views:
+            return self.views[base.name]
+        if isinstance(base, m.Binary) and base.op == "+":
+            view = self.view_of(base.lhs)
+            if view is not None:
+                return dataclasses.replace(view, offset=_add(view.offset, base.rhs, base.span))
+        return None
+
+    # -- scalar expressions that may contain vectors ---------------------------------------------
+    def scalar(self, e):
+        if e is None:
+            return None
+        if isinstance(e, m.Member) and _vec(e.base.type) and e.field in LANES:
+            return self.lane(e.base, LANES.index(e.field))
+        if isinstance(e, m.Call) and e.callee in _LANE_PICK:
+            index, dtype = _LANE_PICK[e.callee]
+            value = self.lane(e.args[0], index)
+            if value.type == m.Scalar(dtype):
+                return value
+            return m.Cast(m.Scalar(dtype), value, "implicit", m.Scalar(dtype), e.span)
+        if _vec(getattr(e, "type", None)):
+            raise VectorError(f"vector value of type '{e.type}' used where a scalar is expected", e.span)
+        changes = {}
+        for f in dataclasses.fields(e):
+            if f.name in ("span", "type"):
+                continue
+            value = getattr(e, f.name)
+            if isinstance(value, tuple) and value and m._is_node(value[0]):
+                changes[f.name] = tuple(self.scalar(v) for v in value)
+            elif m._is_node(value):
+                changes[f.name] = self.scalar(value)
+        return dataclasses.replace(e, **changes) if changes else e
+
+    # -- statements --------------------------------------------------------------------------------
+    def stmts(self, stmts) -> tuple:
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return tuple(out)
+
+    def body(self, s):
+        if s is None:
+            return None
+        if isinstance(s, m.Block):
+            return dataclasses.replace(s, stmts=self.stmts(s.stmts))
+        inner = self.stmt(s)
+        return inner[0] if len(inner) == 1 else m.Block(tuple(inner), s.span)
+
+    def stmt(self, s) -> list:
+        if isinstance(s, m.DeclStmt):
+            out = []
+            for d in s.decls:
+                v = _vec(d.type)
+                if v is not None:
+                    self.locals[d.name] = v
+                    value = d.init
+                    if isinstance(value, m.Call) and value.kind == "constructor" and not value.args:
+                        value = None  # float4 v;  (default-constructed: no initial value)
+                    for i in range(v.lanes):
+                        init = self.lane(value, i) if value is not None else None
+                        out.append(m.DeclStmt((m.VarDecl(f"{d.name}_{LANES[i]}", m.Scalar(v.dtype), d.storage,
+                                                         d.const, init, d.span),), d.span))
+                elif isinstance(d.type, m.Pointer) and _vec(d.type.pointee):
+                    view = self.view_of(d.init) if d.init is not None else None
+                    if view is None:
+                        raise VectorError(f"vector pointer '{d.name}' is not a view of a buffer", d.span)
+                    self.views[d.name] = view
+                else:
+                    out.append(m.DeclStmt((dataclasses.replace(d, init=self.scalar(d.init)),), d.span))
+            return out
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and _vec(s.expr.target.type):
+            a = s.expr
+            if a.op != "=":
+                raise VectorError(f"compound assignment '{a.op}' of a vector", s.span)
+            v = _vec(a.target.type)
+            return [m.ExprStmt(m.Assign("=", self.lane(a.target, i), self.lane(a.value, i),
+                                        m.Scalar(v.dtype), s.span), s.span) for i in range(v.lanes)]
+        if isinstance(s, m.ExprStmt):
+            return [dataclasses.replace(s, expr=self.scalar(s.expr))]
+        if isinstance(s, m.Block):
+            return [self.body(s)]
+        if isinstance(s, m.If):
+            return [dataclasses.replace(s, cond=self.scalar(s.cond), then=self.body(s.then),
+                                        other=self.body(s.other))]
+        if isinstance(s, m.For):
+            init = self.stmt(s.init) if s.init is not None else [None]
+            if len(init) != 1:
+                raise VectorError("vector declared in a loop header", s.span)
+            return [dataclasses.replace(s, init=init[0], cond=self.scalar(s.cond), step=self.scalar(s.step),
+                                        body=self.body(s.body))]
+        if isinstance(s, (m.While, m.DoWhile)):
+            return [dataclasses.replace(s, cond=self.scalar(s.cond), body=self.body(s.body))]
+        if isinstance(s, m.Switch):
+            return [dataclasses.replace(s, cond=self.scalar(s.cond), body=self.body(s.body))]
+        if isinstance(s, m.Case):
+            return [dataclasses.replace(s, body=self.body(s.body))]
+        if isinstance(s, m.Return) and s.value is not None:
+            if _vec(s.value.type):
+                raise VectorError("a device function returning a vector must be inlined", s.span)
+            return [dataclasses.replace(s, value=self.scalar(s.value))]
+        return [s]
+
+
+def scalarize_vectors(fn: m.Function) -> m.Function:
+    """``fn`` with every vector value split into its lanes (see the module docstring)."""
+    if fn.body is None or not uses_vectors(fn):
+        return fn
+    sc = _Scalarizer(fn)
+    body = dataclasses.replace(fn.body, stmts=sc.stmts(fn.body.stmts))
+    params = tuple(dataclasses.replace(p, type=m.Pointer(m.Scalar(_vec(p.type.pointee).dtype), p.type.const,
+                                                         p.type.restrict))
+                   if isinstance(p.type, m.Pointer) and _vec(p.type.pointee) else p for p in fn.params)
+    if any(_vec(p.type) for p in params):
+        raise VectorError("vector passed by value to a kernel", fn.span)
+    return dataclasses.replace(fn, params=params, body=body)
