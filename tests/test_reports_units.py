@@ -112,6 +112,9 @@ def test_alignment_puts_each_tileLang_line_beside_its_cuda_line():
             tag = tag_of(mod.lines[t - 1])
             if tag is not None:
                 assert tag == last_c, (c, t, mod.lines[t - 1])
+    # a tagged line stands beside its CUDA line, the macro's decorator above it
+    ma, mb = mod.macros["twice"]
+    assert [4, ma + 1] in pairs and pairs[pairs.index([4, ma + 1]) - 1] == [0, ma]
     # every line of the kernel's section and of its macro is shown once
     ka, kb = mod.kernels["scale"]
     ma, mb = mod.macros["twice"]

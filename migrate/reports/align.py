@@ -220,8 +220,12 @@ def align_kernel(cuda_lines: list[str], mod: ModuleMap, name: str, line: int) ->
         rows.append(" \u00b7 ".join(labels + [where]))
         for n in range(a, b + 1):
             ts = groups.get(n, [])
-            rows.append([n, ts[0] if ts else 0])
-            rows.extend([0, t] for t in ts[1:])
+            # untagged lines that precede the group's first tagged line (a macro's decorator)
+            # go above it, so that the tagged line stands beside its CUDA line
+            lead = next((j for j, t in enumerate(ts) if tag_of(mod.lines[t - 1]) == n), 0)
+            rows.extend([0, t] for t in ts[:lead])
+            rows.append([n, ts[lead] if ts else 0])
+            rows.extend([0, t] for t in ts[lead + 1:])
     if bottom:
         rows.append("TileLang only: signature and launcher")
         rows.extend([0, t] for t in bottom)
