@@ -180,6 +180,20 @@ def launcher_text(kernels, symbols, main_params: int | None) -> tuple[str, dict,
     return "\n".join(lines) + "\n", kmap, smap, main_entry
 
 
+def _writable(root: Path) -> Path:
+    """``root`` if it can be created and written, else a per-user folder under the temp dir."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = root / f".probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+        return root
+    except OSError:
+        alt = Path(tempfile.gettempdir()) / f"cuda2tile-cache-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+        alt.mkdir(parents=True, exist_ok=True)
+        return alt
+
+
 def _c_string(path: str) -> str:
     return path.replace("\\", "\\\\").replace('"', '\\"')
 
@@ -227,7 +241,7 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
         h.update(name.encode() + b"\0" + headers[name].encode() + b"\0")
     key = h.hexdigest()[:32]
 
-    root = cache_root(cache_dir) / device
+    root = _writable(cache_root(cache_dir)) / device
     final = root / key[:2] / key
     lib_path = final / "lib.so"
     lib = Library(path=str(lib_path), device=device, kernels=kmap, symbols=smap, main_entry=main_entry, key=key)

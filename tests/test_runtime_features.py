@@ -265,6 +265,12 @@ def test_template_instances(lib):
     assert_match(KERNELS["block_sum"], {"out": x.sum(axis=1)}, res.outputs)
 
 
+@pytest.mark.parametrize("schedule", ["forward", "reverse", "random"])
+def test_spin_wait_within_a_block(lib, schedule):
+    inp, res = run(lib, "spin_handoff", schedule)
+    assert np.array_equal(res.outputs["y"], 2 * inp.args["x"])
+
+
 def test_whole_program_runs(lib):
     rc, out, err = run_program(lib)
     assert rc == 0, out + err

@@ -528,7 +528,8 @@ static int run_grid(dim3 grid, dim3 block, size_t shmem, void (*invoke)(void*), 
     int rc = LAUNCH_OK;
     S.in_kernel = 1;
     for (unsigned long long i = 0; i < G; ++i) {
-        unsigned long long b = border ? border[i] : (mode == SCHED_FORWARD ? i : (mode == SCHED_REVERSE ? G - 1 - i : G - 1 - i));
+        // random order for grids of up to 2^24 blocks, descending order for larger random grids
+        unsigned long long b = border ? border[i] : (mode == SCHED_FORWARD ? i : G - 1 - i);
         blockIdx.x = (unsigned)(b % grid.x);
         blockIdx.y = (unsigned)((b / grid.x) % grid.y);
         blockIdx.z = (unsigned)(b / ((unsigned long long)grid.x * grid.y));
@@ -559,16 +560,19 @@ static inline int __syncthreads_or(int p) { return c2t::block_barrier(p) != 0; }
 static inline void __syncwarp(unsigned mask = 0xFFFFFFFFu) {
     c2t::warp_op(c2t::WOP_SYNC, mask, nullptr, 0, 0, 0, nullptr, 0);
 }
-static inline void __threadfence() { __asm__ __volatile__("" ::: "memory"); }
-static inline void __threadfence_block() { __asm__ __volatile__("" ::: "memory"); }
-static inline void __threadfence_system() { __asm__ __volatile__("" ::: "memory"); }
-
-// __nanosleep lets other threads of the block run (spin-wait loops make progress).
-static inline void __nanosleep(unsigned) {
-    if (!c2t::g.in_kernel) return;
-    c2t::push_ready(c2t::g.cur);
-    c2t::suspend();
+// Memory fences and __nanosleep are scheduling points: the thread lets the other threads of its
+// block run first, so spin-wait loops on another thread of the block make progress.
+namespace c2t {
+static inline void yield_thread() {
+    if (!g.in_kernel) { __asm__ __volatile__("" ::: "memory"); return; }
+    push_ready(g.cur);
+    suspend();
 }
+}  // namespace c2t
+static inline void __threadfence() { c2t::yield_thread(); }
+static inline void __threadfence_block() { c2t::yield_thread(); }
+static inline void __threadfence_system() { c2t::yield_thread(); }
+static inline void __nanosleep(unsigned) { c2t::yield_thread(); }
 
 // ----------------------------------------------------------------------------- warp shuffles
 namespace c2t {
