@@ -240,7 +240,7 @@
   function value(v) { return (v !== null && typeof v === 'object') ? JSON.stringify(v) : (v === null || v === undefined ? '\u2014' : String(v)); }
   function checkBox(check) {
     var keys = CHECK_ORDER.filter(function (k) { return k in check; });
-    Object.keys(check).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); });
+    Object.keys(check).forEach(function (k) { if (keys.indexOf(k) < 0 && k !== 'file' && k !== 'kernel') keys.push(k); });
     var st = String(check.status || 'none').toLowerCase();
     var tone = /^(pass|passed|ok|equal)$/.test(st) ? ' check-good' : /^(fail|failed|mismatch|error)$/.test(st) ? ' check-bad' : '';
     var h = '<div class="box check' + tone + '" id="check"><b>Equivalence check</b><dl class="kv">';
