@@ -9,7 +9,8 @@ keeping every line where it was (so compiler messages point into the original fi
   (template arguments in the kernel name, nested parentheses and empty argument lists work, and
   a kernel template whose arguments are deduced from the launch's arguments is deduced the same way);
 * ``extern __shared__ __align__(16) T name[];`` becomes
-  ``T *&name = reinterpret_cast<T *&>(c2t_dyn_smem);`` (valid at block and namespace scope);
+  ``T *&name = (T *&)c2t_dyn_smem;`` (valid at block and namespace scope; a C-style cast, since
+  ``T`` may be volatile);
 * ``static __shared__`` loses the ``static`` (``__shared__`` itself expands to a static).
 
 ``main`` is renamed by the compiler flag ``-Dmain=cuda2tile_host_main``; :func:`find_main`
@@ -348,9 +349,9 @@ def rewrite_extern_shared(text: str) -> str:
         if not typ:
             raise RewriteError("extern __shared__ declaration without a type", _line_of(text, s))
         if dims:
-            rep = f"{typ} (*&{name}){dims} = reinterpret_cast<{typ} (*&){dims}>(c2t_dyn_smem);"
+            rep = f"{typ} (*&{name}){dims} = ({typ} (*&){dims})c2t_dyn_smem;"
         else:
-            rep = f"{typ} *&{name} = reinterpret_cast<{typ} *&>(c2t_dyn_smem);"
+            rep = f"{typ} *&{name} = ({typ} *&)c2t_dyn_smem;"
         edits.append((s, e, _keep_newlines(decl_t, rep)))
     if not edits:
         return text

@@ -349,3 +349,48 @@ def test_wmma(kid, ref, schedule):
     from migrate.runtime.api import check_original
     c = check_original(FIX / "wmma.cu", WMMA[kid], ref, schedule=schedule, seed=4)
     assert c.passed, c.message
+
+
+def test_declaration_forms_and_namespaces(tmp_path):
+    """Qualifier orders of __shared__, extern "C" kernels, kernels in namespaces."""
+    from migrate.runtime.api import run_original
+    (tmp_path / "forms.cu").write_text(r'''
+#include <cuda_runtime.h>
+namespace ops {
+__global__ void forms(const float* x, float* y) {
+    volatile __shared__ float a[64];
+    __shared__ volatile int b;
+    static __shared__ float c[64];
+    __shared__ __align__(16) float d[64];
+    extern __shared__ __align__(16) volatile float e[];
+    int t = threadIdx.x;
+    if (t == 0) b = 3;
+    a[t] = x[t]; c[t] = 2.0f * x[t]; d[t] = 3.0f; e[t] = 1.0f;
+    __syncthreads();
+    y[t] = a[63 - t] + c[t] + d[t] * (float)b + e[(t + 1) % 64];
+}
+}  // namespace ops
+extern "C" __global__ void plain_c(float* y) { y[threadIdx.x] = 1.0f; }
+int main() {
+    float *x, *y;
+    cudaMalloc(&x, 256); cudaMalloc(&y, 256);
+    ops::forms<<<1, 64, 64 * sizeof(float)>>>(x, y);
+    plain_c<<<1, 64>>>(y);
+    return 0;
+}
+''')
+    (tmp_path / "forms.toml").write_text(
+        '[[kernel]]\nname = "ops::forms"\nid = "forms"\ngrid = [1]\nblock = [64]\nshared_bytes = 256\n'
+        'tolerance = "fp32"\n'
+        '[[kernel.args]]\nname = "x"\nbuffer = "float32"\nelements = 64\nrole = "in"\nrange = [-1.0, 1.0]\n'
+        '[[kernel.args]]\nname = "y"\nbuffer = "float32"\nelements = 64\nrole = "out"\n'
+        '[[kernel]]\nname = "plain_c"\ngrid = [1]\nblock = [64]\ntolerance = "exact"\n'
+        '[[kernel.args]]\nname = "y"\nbuffer = "float32"\nelements = 64\nrole = "out"\n')
+    ks = load_spec(tmp_path / "forms.toml")
+    inp = make_inputs(ks[0], 1)
+    r = run_original(tmp_path / "forms.cu", ks[0], inp.args, schedule="random", seed=2)
+    assert r.ok, r.message
+    x = inp.args["x"].astype(np.float64)
+    assert compare_arrays(x[::-1] + 2 * x + 9 + 1, r.outputs["y"], "float32", "fp32").passed
+    r = run_original(tmp_path / "forms.cu", "plain_c")
+    assert r.ok and (r.outputs["y"] == 1).all()

@@ -63,13 +63,13 @@ def test_extern_shared_forms():
            "}\nextern __shared__ double global_smem[];\n")
     out = rewrite_extern_shared(src)
     assert out.count("\n") == src.count("\n")
-    assert "float *&sdata = reinterpret_cast<float *&>(c2t_dyn_smem);" in out
-    assert "unsigned char *&raw = reinterpret_cast<unsigned char *&>(c2t_dyn_smem);" in out
-    assert "volatile T *&vals = reinterpret_cast<volatile T *&>(c2t_dyn_smem);" in out
-    assert "float (*&tile)[33] = reinterpret_cast<float (*&)[33]>(c2t_dyn_smem);" in out
+    assert "float *&sdata = (float *&)c2t_dyn_smem;" in out
+    assert "unsigned char *&raw = (unsigned char *&)c2t_dyn_smem;" in out
+    assert "volatile T *&vals = (volatile T *&)c2t_dyn_smem;" in out
+    assert "float (*&tile)[33] = (float (*&)[33])c2t_dyn_smem;" in out
     assert "static" not in out.split("count")[0].splitlines()[-1]
     assert "__shared__ float keep[32];" in out
-    assert "double *&global_smem = reinterpret_cast<double *&>(c2t_dyn_smem);" in out
+    assert "double *&global_smem = (double *&)c2t_dyn_smem;" in out
     # each declaration stays on its line
     for i, line in enumerate(src.splitlines()):
         if "sdata" in line:

@@ -70,7 +70,7 @@ inline dim3 blockDim = dim3(1, 1, 1);
 inline dim3 gridDim = dim3(1, 1, 1);
 static constexpr int warpSize = 32;
 // Base of the dynamic (extern __shared__) shared memory of the running block; the source
-// rewriter turns `extern __shared__ T s[];` into `T*& s = reinterpret_cast<T*&>(c2t_dyn_smem);`
+// rewriter turns `extern __shared__ T s[];` into `T *&s = (T *&)c2t_dyn_smem;`
 inline void* c2t_dyn_smem = nullptr;
 
 // Static __shared__ variables live in the section c2t_shared, poisoned before every block.
