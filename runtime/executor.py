@@ -226,6 +226,10 @@ def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | No
             timed_out = True
             proc.kill()
             proc.wait()
+        except BaseException:        # KeyboardInterrupt and friends: never leave the child running
+            proc.kill()
+            proc.wait()
+            raise
         out_d.join(5)
         err_d.join(5)
         wall = time.perf_counter() - t0
