@@ -37,7 +37,7 @@ from migrate.compat.externs import EXTERNS, normalize_target, prelude_source
 from migrate.compat.table import ROWS, UNSUPPORTED, Row, lookup, normalize_name, rows_for
 
 __all__ = [
-    "UnsupportedCall", "render", "template", "externs_for", "helper_names", "prelude",
+    "UnsupportedCall", "render", "render_template", "template", "externs_for", "helper_names", "prelude",
     "python_name", "names", "call", "set_target", "get_target",
 ]
 
@@ -125,6 +125,13 @@ def render(name: str, args: Iterable[str], *, target: str = "cuda", dtypes=None,
     row = _row(name, dtypes)
     if len(args) != len(row.args):
         raise TypeError(f"{name} takes {len(row.args)} argument(s), got {len(args)}")
+    return render_template(form, args, dtypes=dtypes)
+
+
+def render_template(form: str, args: Iterable[str], *, dtypes=None) -> str:
+    """Substitute argument texts into a template (``"T.exp({0})"``), adding parentheses only
+    where precedence needs them and dropping ``T.cast`` of an argument to its own dtype."""
+    args = list(args)
     tree = _parsed_template(form, len(args))
     parsed = [ast.parse(a, mode="eval").body for a in args]
     new = _Subst(parsed, dtypes).visit(ast.parse(ast.unparse(tree), mode="eval"))
@@ -207,7 +214,9 @@ def _make(name: str) -> Callable:
             raise TypeError(f"{name} takes {len(row.args)} argument(s), got {len(args)}")
         vals = [_convert(a, dt) for a, dt in zip(args, row.args)]
         form = template(name, target=tgt, dtypes=dts, statement=statement)
-        return _compile_cached(form, len(vals))(T, vals)
+        out = _compile_cached(form, len(vals))(T, vals)
+        # ``a == b`` / ``a != b`` on PrimExprs give EqualOp/NotEqualOp wrappers in plain Python
+        return out.asobject() if hasattr(out, "asobject") else out
 
     fn.__name__ = python_name(name)
     fn.__qualname__ = fn.__name__

@@ -798,4 +798,7 @@ def inputs(row, seed: int | None = None) -> list[np.ndarray]:
             out.append(rng.integers(-70000, 70000, n).astype(t))
         else:
             out.append(_int_domain(t, rng, n))
+    if row.kind == "expr":
+        # pair special values of one argument with other values of the next (NaN with 1.0, …)
+        out = [a if i == 0 or a.ndim != 1 else rng.permutation(a) for i, a in enumerate(out)]
     return out

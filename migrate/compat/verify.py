@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,30 @@ def load_prim_func(source: str, name: str = "kernel"):
     return getattr(mod, name)
 
 
+# ------------------------------------------------------------------------------ rendering
+def render_row(row: Row, texts: list[str], target: str, *, dtypes=None,
+               statement: bool = False) -> str:
+    """The row's form for ``target`` (its own templates, so rows outside the table work too)."""
+    if statement and row.stmt is not None and (target == "cuda" or row.cpu):
+        form = row.stmt
+    else:
+        form = row.form(target)
+    if form is None:
+        raise ValueError(f"{row.label} has no form for target {target}")
+    return cuda_math.render_template(form, texts, dtypes=dtypes)
+
+
+def row_helpers(rows, target: str) -> list[str]:
+    out: list[str] = []
+    for row in rows:
+        forms = [row.form("c")] if target == "c" else [row.tilelang, row.cpu_form, row.stmt]
+        for form in forms:
+            for h in re.findall(r'"(c2t_\w+)"', form or ""):
+                if h not in out:
+                    out.append(h)
+    return out
+
+
 # ------------------------------------------------------------------------------ CPU kernels
 def _arg_text(i: int, dt: str, row: Row) -> tuple[str, str]:
     """(buffer dtype, argument text) for argument ``i`` on c."""
@@ -66,7 +91,7 @@ def _arg_text(i: int, dt: str, row: Row) -> tuple[str, str]:
 
 def cpu_kernel_source(row: Row) -> str:
     """Source of a tiny kernel applying ``row`` (its c form) elementwise on ``N`` inputs."""
-    helpers = cuda_math.helper_names([row.cuda], "c")
+    helpers = row_helpers([row], "c")
     prelude = prelude_source(helpers, "c") if helpers else None
     lines = ["import tilelang.language as T", "", f"N = {N}", f"PRELUDE = {prelude!r}", "",
              "@T.prim_func"]
@@ -83,7 +108,7 @@ def cpu_kernel_source(row: Row) -> str:
     ret = c_value_dtype(row.ret)
     bret = _C_BUFFER.get(ret, ret)
     params.append(f'B: T.Tensor((N,), "{bret}")')
-    expr = cuda_math.render(row.cuda, texts, target="c", dtypes=[c_value_dtype(a) for a in row.args])
+    expr = render_row(row, texts, "c", dtypes=[c_value_dtype(a) for a in row.args])
     if bret != ret or row.ret == "bool":
         expr = f'T.cast({expr}, "{bret}")'
     lines.append(f"def kernel({', '.join(params)}):")
@@ -109,7 +134,7 @@ def _atomic_body(row: Row) -> list[str]:
     params += [f'OLD: T.Tensor((N,), "{bdt}")', f'DOUT: T.Tensor((4,), "{bdt}")']
     if with_stmt:
         params.append(f'DOUT2: T.Tensor((4,), "{bdt}")')
-    value = cuda_math.render(row.cuda, ["acc[i % 4]", *vals], target="c", dtypes=list(row.args))
+    value = render_row(row, ["acc[i % 4]", *vals], "c", dtypes=list(row.args))
     cast = (lambda e: f'T.cast({e}, "{bdt}")') if bdt != dt else (lambda e: e)
     out = [f"def kernel({', '.join(params)}):",
            "    with T.Kernel(1, prelude=PRELUDE):",
@@ -121,8 +146,7 @@ def _atomic_body(row: Row) -> list[str]:
            "        for j in T.serial(4):",
            f"            DOUT[j] = {cast('acc[j]')}"]
     if with_stmt:
-        stmt = cuda_math.render(row.cuda, ["acc2[i % 4]", *vals], target="c",
-                                dtypes=list(row.args), statement=True)
+        stmt = render_row(row, ["acc2[i % 4]", *vals], "c", dtypes=list(row.args), statement=True)
         out += [f'        acc2 = T.alloc_local((4,), "{dt}")',
                 "        for j in T.serial(4):",
                 f'            acc2[j] = T.cast(D[j], "{dt}")',
@@ -168,7 +192,7 @@ def cpu_groups(rows) -> dict[str, list[Row]]:
 def cpu_batch_source(rows: list[Row]) -> str:
     """One kernel applying every row of a :func:`cpu_group` (their c forms): row ``j`` reads
     input row ``j`` and writes output row ``j``."""
-    helpers = cuda_math.helper_names([r.cuda for r in rows], "c")
+    helpers = row_helpers(rows, "c")
     prelude = prelude_source(helpers, "c") if helpers else None
     lines = ["import tilelang.language as T", "", f"N = {N}", f"R = {len(rows)}",
              f"PRELUDE = {prelude!r}", "", "@T.prim_func"]
@@ -201,8 +225,7 @@ def cpu_batch_source(rows: list[Row]) -> str:
                 vdt = c_value_dtype(dt)
                 bdt = _C_BUFFER.get(vdt, vdt)
                 texts.append(f"A{k}[{j}, i]" if bdt == vdt else f'T.cast(A{k}[{j}, i], "{vdt}")')
-        expr = cuda_math.render(row.cuda, texts, target="c",
-                                dtypes=[c_value_dtype(a) for a in row.args])
+        expr = render_row(row, texts, "c", dtypes=[c_value_dtype(a) for a in row.args])
         if bret != ret or row.ret == "bool":
             expr = f'T.cast({expr}, "{bret}")'
         lines.append(f"            B[{j}, i] = {expr}")
@@ -221,8 +244,7 @@ def _atomic_batch_body(rows: list[Row]) -> list[str]:
     out = [f"def kernel({', '.join(params)}):", "    with T.Kernel(1, prelude=PRELUDE):"]
     for j, row in enumerate(rows):
         vals = [cast_in(f"V{k}[{j}, i]", bdt, dt) for k in range(1, nv + 1)]
-        value = cuda_math.render(row.cuda, [f"acc{j}[i % 4]", *vals], target="c",
-                                 dtypes=list(row.args))
+        value = render_row(row, [f"acc{j}[i % 4]", *vals], "c", dtypes=list(row.args))
         with_stmt = row.stmt is not None and row.cpu
         out += [f'        acc{j} = T.alloc_local((4,), "{dt}")',
                 f'        acc{j}s = T.alloc_local((4,), "{dt}")',
@@ -232,8 +254,8 @@ def _atomic_batch_body(rows: list[Row]) -> list[str]:
                 "        for i in T.serial(N):",
                 f"            OLD[{j}, i] = {cast(value)}"]
         if with_stmt:
-            stmt = cuda_math.render(row.cuda, [f"acc{j}s[i % 4]", *vals], target="c",
-                                    dtypes=list(row.args), statement=True)
+            stmt = render_row(row, [f"acc{j}s[i % 4]", *vals], "c", dtypes=list(row.args),
+                              statement=True)
             out.append(f"            {stmt}")
         out += ["        for q in T.serial(4):",
                 f"            DOUT[{j}, q] = {cast(f'acc{j}[q]')}",
@@ -417,19 +439,14 @@ def variants(rows) -> list[Variant]:
 
 
 def _variant_expr(v: Variant, texts: list[str]) -> str:
-    # render through the public API: the form selected by target and statement flags
-    if v.which == "cpu_form":
-        return cuda_math.render(v.row.cuda, texts, target="c", dtypes=list(v.args))
-    return cuda_math.render(v.row.cuda, texts, target="cuda", dtypes=list(v.args),
-                            statement=v.which == "stmt")
+    return cuda_math.render_template(v.text, texts, dtypes=list(v.args))
 
 
 def cuda_batch_source(vs: list[Variant], *, prelude: str | None = None) -> str:
     """One kernel applying every variant: expression variants write column ``j`` of an output
     per result dtype; atomic variants update shared accumulators."""
-    names = [v.row.cuda for v in vs]
     if prelude is None:
-        prelude = cuda_math.externs_for(names, "cuda")
+        prelude = prelude_source(row_helpers(dict.fromkeys(v.row for v in vs), "cuda"), "cuda")
     in_dts: list[str] = []
     lane_dts: list[str] = []
     out_cols: dict[str, int] = {}
