@@ -19,6 +19,9 @@ from migrate.runtime.compare import compare_outputs
 from migrate.runtime.cuda_cpu import compile_many, run_cpu
 from migrate.runtime.inputs import DEFAULT_SEED, make_inputs
 from migrate.runtime.spec import SpecError, load_spec
+from migrate.runtime.build import find_cxx
+
+pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpus"

@@ -15,6 +15,9 @@ from migrate.runtime.api import check_original, run_original
 from migrate.runtime.compare import compare_outputs
 from migrate.runtime.cuda_cpu import compile_cpu
 from migrate.runtime.spec import load_spec
+from migrate.runtime.build import find_cxx
+
+pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "runtime"
 CU = FIX / "bugs.cu"

@@ -17,6 +17,9 @@ from migrate.runtime.compare import compare_arrays, compare_outputs
 from migrate.runtime.cuda_cpu import compile_cpu, run_cpu, run_program
 from migrate.runtime.inputs import bf16_to_bits, bits_to_bf16, make_inputs, round_to_bf16
 from migrate.runtime.spec import load_spec
+from migrate.runtime.build import find_cxx
+
+pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "runtime"
 CU = FIX / "features.cu"
