@@ -534,7 +534,9 @@ static int run_grid(dim3 grid, dim3 block, size_t shmem, void (*invoke)(void*), 
         blockIdx.y = (unsigned)((b / grid.x) % grid.y);
         blockIdx.z = (unsigned)(b / ((unsigned long long)grid.x * grid.y));
         if (S.poison_shared) {
-            if (sh_len) std::memset(sh_lo, 0xFF, sh_len);
+            // the static section holds the __shared__ variables of every kernel of the program:
+            // when it is large, poison it before the first block only
+            if (sh_len && (i == 0 || sh_len <= 65536)) std::memset(sh_lo, 0xFF, sh_len);
             if (shmem) std::memset(g_dsm.ptr, 0xFF, shmem);
         }
         for (int t = 0; t < n; ++t) S.th[t].state = TS_UNSTARTED;
