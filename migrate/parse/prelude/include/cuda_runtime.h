@@ -78,6 +78,11 @@ __host__ cudaError_t cudaLaunchKernel(const T *func, dim3 gridDim, dim3 blockDim
 template <class T>
 __host__ cudaError_t cudaLaunchCooperativeKernel(const T *func, dim3 gridDim, dim3 blockDim, void **args,
                                                                size_t sharedMem = 0, cudaStream_t stream = 0) __C2T_BODY
+/* CUDA 13 signatures of calls that changed (the 12.x C forms are in cuda_runtime_api.h) */
+__host__ cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location,
+                                          unsigned int flags, cudaStream_t stream = 0) __C2T_BODY
+__host__ cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
+                                   struct cudaMemLocation location) __C2T_BODY
 /* clang cannot deduce `const T *` from a kernel name, so kernels passed uncast get these: */
 template <class... P>
 __host__ cudaError_t cudaLaunchKernel(void (*func)(P...), dim3 gridDim, dim3 blockDim, void **args,
