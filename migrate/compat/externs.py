@@ -306,6 +306,7 @@ EXTERNS_LIST: list[Extern] = [
     # ---------------------------------------------------------------- half / bfloat16
     _ext("c2t___float2half_rz", "float16", _F,
          "half_float::half_cast<half, std::round_toward_zero>(x)", "half_t(__float2half_rz(x))"),
+    _ext("c2t_hrcp", "float16", "float16", "half(1.0f / (float)x)", "half_t(hrcp(x.to_half()))"),
     # On target c there is no bfloat16 type: bfloat16 data is held in float32 and these round
     # a float to bfloat16 precision (the CUDA bodies do the same through the CUDA conversions).
     _ext("c2t_bf16_rn", _F, _F,

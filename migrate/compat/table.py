@@ -657,8 +657,8 @@ _HALF_MATH = [  # name, TileLang op, float helper for the CPU form
     ("hsqrt", "T.sqrt"), ("hrsqrt", "T.rsqrt"), ("hsin", "T.sin"), ("hcos", "T.cos"),
     ("hfloor", "T.floor"), ("hceil", "T.ceil"), ("htrunc", "T.trunc"),
 ]
-_H_NOTE = ("CUDA documents no ULP bound for half functions; verified within 1 half-ulp of the "
-           "correctly rounded result. ")
+_H_NOTE = ("CUDA documents no ULP bound for half functions (hsqrt/hrsqrt are sqrt/rsqrt.approx.f32 "
+           "rounded to half); verified within 1 half-ulp of the correctly rounded result. ")
 
 
 def _half_rows() -> list[Row]:
@@ -677,14 +677,18 @@ def _half_rows() -> list[Row]:
                "correctly rounded half result, like CUDA's __hadd)."),
         R("__hsub", "{0} - {1}", "h:hh", domain="half", note="As __hadd."),
         R("__hmul", "{0} * {1}", "h:hh", domain="half", note="As __hadd."),
-        R("__hdiv", "{0} / {1}", "h:hh", domain="half",
-          note="Division through float, rounded once to half: correctly rounded."),
+        R("__hdiv", "{0} / {1}", "h:hh", ulp=1, domain="half",
+          note="half_t / half_t is cutlass's operator/, i.e. __hdiv on the GPU (rcp.approx times "
+               "the dividend, rounded to half; not always correctly rounded). On c: correctly "
+               "rounded division."),
         R("__hfma", "T.fma({0}, {1}, {2})", "h:hhh", domain="half", cpu=False,
           cpu_form='T.cast(T.cast({0}, "float64") * T.cast({1}, "float64") + T.cast({2}, "float64"), "float16")',
           note="T.fma on float16 emits __hfma (one rounding). tl.fma fails on c; the CPU form "
                "computes in double and rounds to half (may differ in the last bit in rare "
                "double-rounding cases)."),
-        R("__hneg", "-{0}", "h:h", domain="half", note="Exact (TileLang emits x * -1)."),
+        R("__hneg", "-{0}", "h:h", domain="half",
+          note="TileLang emits x * -1 (__hmul): the same value; a NaN may come out with another "
+               "sign/payload than __hneg gives."),
         R("__habs", "T.abs({0})", "h:h", domain="half", cpu=False,
           cpu_form=f'T.cast({_x("c2t_fabsf")}, "float16")',
           note="T.abs emits __habs. tirx.fabs fails on c; CPU form: fabsf through float (exact)."),
@@ -706,9 +710,11 @@ def _half_rows() -> list[Row]:
         R("__hisinf", 'T.if_then_else({0} == T.infinity("float16"), 1, '
                       'T.if_then_else({0} == -T.infinity("float16"), -1, 0))', "i:h", domain="half",
           note="CUDA __hisinf returns int: 1 for +inf, -1 for -inf, 0 otherwise (not a bool)."),
-        R("hrcp", 'T.cast(1.0 / {0}, "float16")', "h:h", domain="half",
-          note="Correctly rounded reciprocal: divides in float, rounds once. The cast matters: a "
-               "Python float literal promotes a float16 operand to float32 in TileLang."),
+        R("hrcp", _x("c2t_hrcp"), "h:h", ulp=1, domain="half",
+          note="No TileLang operator: helper calls CUDA hrcp (rcp.approx.ftz.f32, then rounded "
+               "to half: not always correctly rounded). C body: float division rounded once. "
+               "(T.cast(1.0 / x, 'float16') would be the correctly rounded value; note a Python "
+               "float literal promotes a float16 operand to float32 in TileLang.)"),
         R("__half2int_rn", 'T.cast(T.nearbyint(T.cast({0}, "float32")), "int32")', "i:h",
           domain="half", note="Round half to even (through float: exact)."),
         R("__int2half_rn", 'T.cast({0}, "float16")', "h:i", domain="int",
@@ -726,7 +732,7 @@ def _half_rows() -> list[Row]:
     for name, op in _HALF_MATH:
         dom = {"hexp": "halfunit", "hexp2": "halfunit", "hlog": "halfpos", "hlog2": "halfpos",
                "hsqrt": "halfpos", "hrsqrt": "halfpos"}.get(name, "half")
-        exact = name in ("hfloor", "hceil", "htrunc", "hsqrt")
+        exact = name in ("hfloor", "hceil", "htrunc")
         rows.append(R(name, f"{op}({{0}})", "h:h", ulp=0 if exact else 1, domain=dom, cpu=False,
                       cpu_form=f'T.cast({op}(T.cast({{0}}, "float32")), "float16")',
                       note=f"{op} on float16 emits {name}. Half math is unresolved on c; CPU form: "
