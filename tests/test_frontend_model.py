@@ -28,7 +28,7 @@ HEADER = "#include <cuda_runtime.h>"
 
 
 def test_parameters_types_and_qualifiers(tmp_path):
-    p = parse(tmp_path, HEADER + "#include <cuda_fp16.h>" + """
+    p = parse(tmp_path, HEADER + "\n#include <cuda_fp16.h>" + """
         __global__ void k(const float* __restrict__ x, float* __restrict__ y, double* z,
                           const int n, unsigned int flags, float4* v, __half* h, size_t count) {}
         int main() { k<<<1, 1>>>(0, 0, 0, 0, 0, 0, 0, 0); }
@@ -46,7 +46,7 @@ def test_parameters_types_and_qualifiers(tmp_path):
     assert params["h"].type == m.Pointer(m.Scalar("float16"))
     assert params["count"].type == m.Scalar("uint64")
     assert [q.name for q in k.params] == ["x", "y", "z", "n", "flags", "v", "h", "count"]
-    assert params["x"].span.line == 2
+    assert params["x"].span.line == 3
 
 
 def test_builtin_variables_all_dimensions(tmp_path):

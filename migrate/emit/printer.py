@@ -844,6 +844,13 @@ def canonical_loop(s: m.For, scope: Scope):
         if isinstance(node, m.Unary) and node.op in ("++", "--", "&") and isinstance(node.operand, m.Ref) \
                 and node.operand.name == var:
             return None
+    for bound in (d.init, cond.rhs):
+        # a bound read from memory makes TileLang's CUDA lowering fail ("allow_append_"):
+        # such loops keep the while form
+        for node in m.walk(bound):
+            if isinstance(node, m.Index) or (isinstance(node, m.Ref) and scope.placements.get(node.name)
+                                              in ("thread_array", "shared")):
+                return None
     printer = ExprPrinter(scope)
     stop_expr = cond.rhs
     if scalar_name(stop_expr.type) not in ("int32",) or scalar_name(d.init.type) not in ("int32",):

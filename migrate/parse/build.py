@@ -511,7 +511,8 @@ class ModelBuilder:
                                       self.type_of(cursor), span_of(cursor), cursor)
         ref = cursor.referenced
         if ref is not None and ref.kind == K.CONSTRUCTOR:
-            args = tuple(self.expr(k) for k in kids if not _is_default_arg(k))
+            # cg::plus<float>(): the namespace/template/type references name the type
+            args = tuple(self.expr(k) for k in kids if k.kind.is_expression() and not _is_default_arg(k))
             ctype = self.type_of(cursor)
             if len(args) == 1 and args[0].type == ctype:
                 return args[0]  # a copy: float4 v = x[i];

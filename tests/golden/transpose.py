@@ -1,0 +1,120 @@
+"""TileLang migration of transpose.cu, written by cuda2tile 0.1.0.
+
+Each kernel has a factory `make_<kernel>(grid, block, shared_bytes, ...)` that returns its
+`T.prim_func`, and a launcher `<kernel>(*args, grid=..., block=...)` that runs it like
+`<kernel><<<grid, block, shared_bytes>>>(args...)`, with tensors for pointer arguments.
+Comments `# L<n>` give the line of transpose.cu that each statement comes from.
+"""
+import tilelang.language as T
+
+from migrate.compat import cuda_math
+from migrate.runtime.tilelang_support import Signature, launch
+
+
+
+# -- transposeNaive: portable -----------------------------------------------
+# barriers are uniform: one T.Parallel phase per barrier interval
+
+
+def make_transposeNaive(grid, block, shared_bytes=0, target="cuda"):  # L31
+    """TileLang (portable) for CUDA kernel `transposeNaive`; grid/block as in `transposeNaive<<<grid, block, shared_bytes>>>`."""
+    grid_x, grid_y, grid_z = grid
+    block_x, block_y, block_z = block
+    assert block_z == 1, "transposeNaive indexes threads in x, y only"
+    assert grid_z == 1, "transposeNaive indexes blocks in x, y only"
+    in__len = T.dynamic("in__len")
+    out_len = T.dynamic("out_len")
+
+    @T.prim_func
+    def transposeNaive(in_: T.Tensor((in__len,), T.float32), out: T.Tensor((out_len,), T.float32), rows: T.int32, cols: T.int32):
+        with T.Kernel(grid_x, grid_y, threads=block_x * block_y) as (bx, by):  # L31
+            for ty, tx in T.Parallel(block_y, block_x):  # L34
+                col = bx * block_x + tx  # L34
+                row = by * block_y + ty  # L35
+                if row < rows and col < cols:  # L36
+                    out[T.Cast(T.uint64, col) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, row)] = in_[T.Cast(T.uint64, row) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, col)]  # L37
+    return transposeNaive
+
+
+TRANSPOSENAIVE = Signature(
+    name="transposeNaive",
+    factory=make_transposeNaive,
+    params=(
+        ("in_", "buffer", "float32"),
+        ("out", "buffer", "float32"),
+        ("rows", "scalar", "int32"),
+        ("cols", "scalar", "int32"),
+    ),
+    template=(),
+    symbols=(),
+    form="portable",
+    source="transpose.cu",
+)
+
+
+def transposeNaive(*args, grid, block, shared_bytes=0, template=None, symbols=None, target=None):
+    """Run like `transposeNaive<<<grid, block, shared_bytes>>>(in_, out, rows, cols)`."""
+    launch(TRANSPOSENAIVE, args, grid=grid, block=block, shared_bytes=shared_bytes,
+           template=template, symbols=symbols, target=target)
+
+# -- transposeTiled: portable -----------------------------------------------
+# barriers are uniform: one T.Parallel phase per barrier interval
+
+
+def make_transposeTiled(grid, block, shared_bytes=0, target="cuda"):  # L41
+    """TileLang (portable) for CUDA kernel `transposeTiled`; grid/block as in `transposeTiled<<<grid, block, shared_bytes>>>`."""
+    grid_x, grid_y, grid_z = grid
+    block_x, block_y, block_z = block
+    assert block_z == 1, "transposeTiled indexes threads in x, y only"
+    assert grid_z == 1, "transposeTiled indexes blocks in x, y only"
+    in__len = T.dynamic("in__len")
+    out_len = T.dynamic("out_len")
+
+    @T.prim_func
+    def transposeTiled(in_: T.Tensor((in__len,), T.float32), out: T.Tensor((out_len,), T.float32), rows: T.int32, cols: T.int32):
+        with T.Kernel(grid_x, grid_y, threads=block_x * block_y) as (bx, by):  # L41
+            tile = T.alloc_shared((32, 33,), T.float32, scope="shared")  # L44
+            x = T.alloc_shared((block_y, block_x,), T.int32, scope="shared")  # L47
+            y = T.alloc_shared((block_y, block_x,), T.int32, scope="shared")  # L48
+            for ty, tx in T.Parallel(block_y, block_x):  # L44
+                x[ty, tx] = bx * 32 + tx  # L47
+                y[ty, tx] = by * 32 + ty  # L48
+                for j in T.serial(0, 32, 8):  # L49
+                    if x[ty, tx] < cols and y[ty, tx] + j < rows:  # L50
+                        tile[T.Cast(T.uint32, ty) + T.Cast(T.uint32, j), tx] = in_[T.Cast(T.uint64, y[ty, tx] + j) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, x[ty, tx])]  # L51
+            T.sync_threads()  # L55
+            for ty, tx in T.Parallel(block_y, block_x):  # L58
+                x[ty, tx] = by * 32 + tx  # L58
+                y[ty, tx] = bx * 32 + ty  # L59
+                for j_2 in T.serial(0, 32, 8):  # L60
+                    if x[ty, tx] < rows and y[ty, tx] + j_2 < cols:  # L61
+                        out[T.Cast(T.uint64, y[ty, tx] + j_2) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, x[ty, tx])] = tile[tx, T.Cast(T.uint32, ty) + T.Cast(T.uint32, j_2)]  # L62
+    return transposeTiled
+
+
+TRANSPOSETILED = Signature(
+    name="transposeTiled",
+    factory=make_transposeTiled,
+    params=(
+        ("in_", "buffer", "float32"),
+        ("out", "buffer", "float32"),
+        ("rows", "scalar", "int32"),
+        ("cols", "scalar", "int32"),
+    ),
+    template=(),
+    symbols=(),
+    form="portable",
+    source="transpose.cu",
+)
+
+
+def transposeTiled(*args, grid, block, shared_bytes=0, template=None, symbols=None, target=None):
+    """Run like `transposeTiled<<<grid, block, shared_bytes>>>(in_, out, rows, cols)`."""
+    launch(TRANSPOSETILED, args, grid=grid, block=block, shared_bytes=shared_bytes,
+           template=template, symbols=symbols, target=target)
+
+
+KERNELS = {
+    "transposeNaive": TRANSPOSENAIVE,
+    "transposeTiled": TRANSPOSETILED,
+}
