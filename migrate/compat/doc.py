@@ -51,6 +51,41 @@ def _cpu(row: Row) -> str:
     return f"no; CPU form: {_code(alt)}" if alt else "no"
 
 
+#: TileLang 0.1.15 behaviour the mappings are built around (pinned by tests/test_compat_semantics.py
+#: and the per-row tests).
+TRAPS = [
+    "`T.round(x)` is `nearbyintf` (half to even) on CUDA but C `round` (half away from zero) on c. "
+    "Use `T.nearbyint` for rint/`__float2int_rn`, `T.round(x, \"ties-away-from-zero\")` for roundf.",
+    "Integer `//` and `%` are floor division/modulo (Python semantics); C's `/` and `%` are "
+    "`T.truncdiv`/`T.truncmod`. `a / b` on integer PrimExprs raises. `x // 2` becomes `x >> 1`.",
+    "`T.cast(float, int)` truncates like C; out-of-range values and NaN saturate on CUDA but are "
+    "undefined on c.",
+    "A Python float literal is float32: `h * 0.5` promotes a float16 `h` to float32, and `f * 0.1` "
+    "stays float32 where C computes in double (write `T.cast(T.cast(f, 'float64') * 0.1, 'float32')` "
+    "to keep C's result). int8/int16 promote to int32; `T.max(int, float)` converts the int; "
+    "`T.min(int32, uint32)` is unsigned.",
+    "On c, `T.max`/`T.min` are `a > b ? a : b` ternaries (NaN: the second operand); on CUDA they "
+    "lower to `max(float, float)` = fmaxf (`max.f32`, NaN-ignoring).",
+    "Unresolved on c: float `T.abs`, `T.fmod`, `T.exp10`, `T.fma`, `T.clz`, `T.__ffs`, `T.isinf`, "
+    "`T.isfinite`, `T.ieee_*`, `T.__exp`/`__log`/..., `T.round(..., 'ties-away-from-zero')`, every "
+    "math function on float16, `T.atomic_max/min`. `T.popcount` is unresolved on both targets.",
+    "bfloat16 cannot be compiled for c at all; uint32/uint64 tensors cannot be kernel parameters on "
+    "c (cast inside the kernel); `T.Tensor(shape, dtype, buf.data)` views break the c wrapper.",
+    "Math in a vectorized `T.Parallel` fails on c (also `T.max`, `T.truncmod`): compile with "
+    "`pass_configs={\"tirx.disable_vectorize\": True}`. Extern helpers work either way.",
+    "nvcc contracts `a * b + c` into an fma by default (-fmad=true); the c target (g++ -O0, no FMA) "
+    "never does, so plain float arithmetic can differ in the last bit between targets. The "
+    "`__fmul_rn`-style rows (T.ieee_*) forbid contraction.",
+    "TileLang's atomic templates map int64_t to `unsigned long long`: `T.atomic_add/max/min` on "
+    "int64/uint64 lower but fail nvcc (rows use helpers instead).",
+    "The prelude is pasted before TileLang's own includes in CUDA output (the helpers include "
+    "`tl_templates/cuda/common.h` themselves); on c, helpers need `extern \"C\"` linkage and the "
+    "argument dtypes must match the parameter types (the templates cast).",
+    "`T.reinterpret(value, dtype)` (the dtype-first order is deprecated). Outside the TileLang "
+    "parser `a == b` on PrimExprs gives an EqualOp: call `.asobject()` (cuda_math does).",
+]
+
+
 def render_markdown() -> str:
     c = counts()
     out = [
@@ -81,6 +116,9 @@ def render_markdown() -> str:
         "(`cuda_math.__popc`).",
         "",
     ]
+    out += ["## TileLang traps behind these mappings", ""]
+    out += [f"* {t}" for t in TRAPS]
+    out.append("")
     for section in SECTIONS:
         rows = [r for r in ROWS if r.section == section]
         if not rows:

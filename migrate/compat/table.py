@@ -57,6 +57,8 @@ DTYPE_CODES = {
     "f": "float32", "d": "float64", "h": "float16", "b": "bfloat16",
     "i": "int32", "u": "uint32", "l": "int64", "L": "uint64",
     "s": "int16", "S": "uint16", "?": "bool",
+    # a string literal argument (nanf's tag): passed through as text, never a tensor
+    "z": "str",
     # two-lane vectors, passed as a 2-element buffer (see module docstring)
     "H": "float16x2", "B": "bfloat16x2",
 }
@@ -378,9 +380,24 @@ def _math_rows() -> list[Row]:
         stem = "sin/cos" if "pi" not in name else "sinpi/cospi"
         rows.append(U(name, f"Writes two results through pointers: emit two statements with the "
                             f"{stem} rows instead."))
-    for name in ("nanf", "nan"):
-        rows.append(U(name, "Takes a string argument. Emit a NaN constant "
-                            "(T.float32(float('nan')) / T.float64(...)) instead."))
+    for name, code, dt in (("nanf", "f", "float32"), ("nan", "d", "float64"),
+                           ("__builtin_nanf", "f", "float32"), ("__builtin_nan", "d", "float64")):
+        rows.append(R(name, f'T.{dt}(float("nan"))', f"{code}:z", APPROX, ulp=None,
+                      note="A quiet NaN constant; the tag string is ignored (CUDA may encode it in "
+                           "the payload, which no comparison observes)."
+                           + (" clang's expansion of NAN / CUDART_NAN_F." if "builtin" in name else "")))
+    for name, code, dt in (("__builtin_inff", "f", "float32"), ("__builtin_huge_valf", "f", "float32"),
+                           ("__builtin_inf", "d", "float64"), ("__builtin_huge_val", "d", "float64")):
+        rows.append(R(name, f'T.infinity("{dt}")', f"{code}:",
+                      note="+inf (clang's expansion of INFINITY / HUGE_VAL / CUDART_INF_F)."))
+    for name, code, helper in (("__builtin_fabsf", "f", "c2t_fabsf"), ("__builtin_fabs", "d", "c2t_fabs")):
+        rows.append(R(name, "T.abs({0})", f"{code}:{code}", cpu=False, cpu_form=_x(helper),
+                      note=f"clang builtin behind fabs{'f' if code == 'f' else ''}; as that row."))
+    rows.append(R("__builtin_isnan", "T.isnan({0})", "?:f", note="clang builtin behind isnan."))
+    for code, sfx, ov in (("f", "f", "float32"), ("d", "", "float64")):
+        rows.append(R("__builtin_isinf", "T.isinf({0})", f"?:{code}", overload=ov, cpu=False,
+                      cpu_form=f"{_x('c2t_isinf' + sfx)} != 0",
+                      note="clang builtin behind isinf; as that row."))
     return rows
 
 

@@ -99,6 +99,9 @@ def cpu_kernel_source(row: Row) -> str:
         return "\n".join(lines + _atomic_body(row)) + "\n"
     params, texts, lanes = [], [], []
     for i, dt in enumerate(row.args):
+        if dt == "str":  # a string literal (nanf's tag), not a tensor
+            texts.append('""')
+            continue
         bdt, text = _arg_text(i, dt, row)
         shape = "(N, 2)" if dt.endswith("x2") else "(N,)"
         params.append(f'A{i}: T.Tensor({shape}, "{bdt}")')
@@ -161,7 +164,11 @@ def cpu_out_idx(row: Row) -> list[int]:
     if row.kind == "atomic":
         n_out = 3 if (row.stmt is not None and row.cpu) else 2
         return list(range(len(row.args), len(row.args) + n_out))
-    return [len(row.args)]
+    return [_n_tensor_args(row)]
+
+
+def _n_tensor_args(row: Row) -> int:
+    return sum(1 for a in row.args if a != "str")
 
 
 def compile_cpu(row: Row):
@@ -201,6 +208,8 @@ def cpu_batch_source(rows: list[Row]) -> str:
         return "\n".join(lines + _atomic_batch_body(rows)) + "\n"
     params, lanes = [], []
     for k, dt in enumerate(first.args):
+        if dt == "str":
+            continue
         bdt, _ = _arg_text(k, dt, first)
         shape = "(R, N, 2)" if dt.endswith("x2") else "(R, N)"
         params.append(f'A{k}: T.Tensor({shape}, "{bdt}")')
@@ -217,7 +226,9 @@ def cpu_batch_source(rows: list[Row]) -> str:
     for j, row in enumerate(rows):
         texts = []
         for k, dt in enumerate(row.args):
-            if dt.endswith("x2"):
+            if dt == "str":
+                texts.append('""')
+            elif dt.endswith("x2"):
                 lines.append(f"            v{k}[0] = A{k}[{j}, i, 0]")
                 lines.append(f"            v{k}[1] = A{k}[{j}, i, 1]")
                 texts.append(f"v{k}")
@@ -271,7 +282,7 @@ def cpu_batch_out_idx(rows: list[Row]) -> list[int]:
     first = rows[0]
     if first.kind == "atomic":
         return list(range(len(first.args), len(first.args) + 3))
-    return [len(first.args)]
+    return [_n_tensor_args(first)]
 
 
 def compile_cpu_batch(rows: list[Row]):
@@ -286,7 +297,7 @@ def run_cpu_batch(kernel, rows: list[Row], inputs: list[list[np.ndarray]]) -> li
     :func:`run_cpu` does."""
     first = rows[0]
     stacked = [np.stack([inp[k] for inp in inputs]) for k in range(len(first.args))]
-    outs = kernel(*[_to_torch(a, dt) for a, dt in zip(stacked, first.args)])
+    outs = kernel(*[_to_torch(a, dt) for a, dt in zip(stacked, first.args) if dt != "str"])
     if not isinstance(outs, (list, tuple)):
         outs = [outs]
     if first.kind == "atomic":
@@ -331,7 +342,7 @@ def _from_torch(t, dt: str) -> np.ndarray:
 
 def run_cpu(kernel, row: Row, args: list[np.ndarray]):
     """Run a compiled CPU kernel on numpy inputs; returns numpy output(s) in the row's dtypes."""
-    outs = kernel(*[_to_torch(a, dt) for a, dt in zip(args, row.args)])
+    outs = kernel(*[_to_torch(a, dt) for a, dt in zip(args, row.args) if dt != "str"])
     if not isinstance(outs, (list, tuple)):
         outs = [outs]
     if row.kind == "atomic":
@@ -456,7 +467,9 @@ def cuda_batch_source(vs: list[Variant], *, prelude: str | None = None) -> str:
             continue
         texts = []
         for k, dt in enumerate(v.args):
-            if dt.endswith("x2"):
+            if dt == "str":
+                texts.append('""')
+            elif dt.endswith("x2"):
                 base = "float16" if dt == "float16x2" else "bfloat16"
                 if base not in lane_dts:
                     lane_dts.append(base)
