@@ -75,6 +75,8 @@ template <unsigned long __N> constexpr unsigned long __c2t_alignas(long) { retur
 #define __device_builtin_surface_type__
 #define CUDARTAPI
 #define CUDAAPI
+#define CUDART_CB
+#define CUDA_CB
 #define __CUDA_DEPRECATED
 #define __dv(v) = v
 

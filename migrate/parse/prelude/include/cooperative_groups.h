@@ -3,6 +3,8 @@
  * in cooperative_groups/{reduce,scan,memcpy_async}.h, as in CUDA. */
 #ifndef __CUDA2TILE_COOPERATIVE_GROUPS_H
 #define __CUDA2TILE_COOPERATIVE_GROUPS_H
+/* the include-guard name code tests to see whether this header was included */
+#define _COOPERATIVE_GROUPS_H_
 #pragma clang system_header
 #include <vector_types.h>
 
@@ -31,6 +33,11 @@ class thread_block : public thread_group {
   __device__ static void barrier_wait();
 };
 __device__ thread_block this_thread_block();
+/* Scratch for tiles wider than a warp: `__shared__ cg::block_tile_memory<1024> scratch;` */
+template <unsigned int MaxBlockSize = 1024> struct block_tile_memory {
+  alignas(16) unsigned char __scratch[MaxBlockSize / 32 * 8 + 64];
+};
+template <unsigned int MaxBlockSize> __device__ thread_block this_thread_block(block_tile_memory<MaxBlockSize> &scratch) __C2T_BODY
 
 /* ---- The grid (cooperative launch) --------------------------------------------------------- */
 class grid_group : public thread_group {

@@ -1,6 +1,8 @@
 /* cuComplex.h -- single/double complex numbers on float2/double2 (cuda2tile parse stub). */
 #ifndef __CUDA2TILE_CUCOMPLEX_H
 #define __CUDA2TILE_CUCOMPLEX_H
+/* the include-guard name code tests to see whether this header was included */
+#define CU_COMPLEX_H_
 #pragma clang system_header
 #include <vector_types.h>
 typedef float2 cuFloatComplex;

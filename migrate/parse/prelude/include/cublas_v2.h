@@ -1,6 +1,9 @@
 /* cublas_v2.h -- cuBLAS, the calls benchmarks compare kernels against (cuda2tile parse stub). */
 #ifndef __CUDA2TILE_CUBLAS_V2_H
 #define __CUDA2TILE_CUBLAS_V2_H
+/* the include-guard name code tests to see whether this header was included */
+#define CUBLAS_V2_H_
+#define CUBLAS_API_H_
 #pragma clang system_header
 #include <driver_types.h>
 #include <library_types.h>

@@ -3,6 +3,8 @@
  * arithmetic and comparison operators, as with nvcc; so `h + 1.0f` is ambiguous here as it is there. */
 #ifndef __CUDA2TILE_CUDA_BF16_H
 #define __CUDA2TILE_CUDA_BF16_H
+/* the include-guard name code tests to see whether this header was included */
+#define __CUDA_BF16_H__
 #pragma clang system_header
 #include <vector_types.h>
 #define __CUDA_BF16_TYPES_EXIST__

@@ -1,6 +1,8 @@
 /* cuda_fp8.h -- 8-bit floating point types (cuda2tile parse stub). */
 #ifndef __CUDA2TILE_CUDA_FP8_H
 #define __CUDA2TILE_CUDA_FP8_H
+/* the include-guard name code tests to see whether this header was included */
+#define __CUDA_FP8_H__
 #pragma clang system_header
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>

@@ -3,6 +3,8 @@
  * math API, plus the C library headers CUDA's own headers pull in. */
 #ifndef __CUDA2TILE_CUDA_RUNTIME_H
 #define __CUDA2TILE_CUDA_RUNTIME_H
+/* the include-guard name code tests to see whether this header was included */
+#define __CUDA_RUNTIME_H__
 #pragma clang system_header
 
 /* C/C++ library headers that CUDA's headers bring along (nvcc users rely on std::min, std::max,
@@ -83,6 +85,22 @@ __host__ cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, stru
                                           unsigned int flags, cudaStream_t stream = 0) __C2T_BODY
 __host__ cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
                                    struct cudaMemLocation location) __C2T_BODY
+/* graph calls with edge data (CUDA 12.3+ "_v2" forms, the only forms in CUDA 13) */
+__host__ cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                      const struct cudaGraphEdgeData *dependencyData, size_t numDependencies,
+                                      struct cudaGraphNodeParams *nodeParams) __C2T_BODY
+__host__ cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
+                                              const struct cudaGraphEdgeData *edgeData, size_t numDependencies) __C2T_BODY
+__host__ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+                                              unsigned long long *id_out, cudaGraph_t *graph_out,
+                                              const cudaGraphNode_t **dependencies_out,
+                                              const struct cudaGraphEdgeData **edgeData_out,
+                                              size_t *numDependencies_out) __C2T_BODY
+/* pre-12.0 signatures, still accepted from C++ */
+__host__ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphNode_t *hErrorNode_out,
+                                         enum cudaGraphExecUpdateResult *updateResult_out) __C2T_BODY
+__host__ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphNode_t *pErrorNode,
+                                          char *pLogBuffer, size_t bufferSize) __C2T_BODY
 /* clang cannot deduce `const T *` from a kernel name, so kernels passed uncast get these: */
 template <class... P>
 __host__ cudaError_t cudaLaunchKernel(void (*func)(P...), dim3 gridDim, dim3 blockDim, void **args,

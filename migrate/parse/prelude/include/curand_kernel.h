@@ -2,6 +2,8 @@
  * the per-state generation functions. */
 #ifndef __CUDA2TILE_CURAND_KERNEL_H
 #define __CUDA2TILE_CURAND_KERNEL_H
+/* the include-guard name code tests to see whether this header was included */
+#define CURAND_KERNEL_H_
 #pragma clang system_header
 #include <vector_types.h>
 #include <curand.h>
@@ -9,6 +11,10 @@ struct curandStateXORWOW { unsigned int d, v[5]; int boxmuller_flag, boxmuller_f
 struct curandStatePhilox4_32_10 { uint4 ctr; uint4 output; uint2 key; unsigned int STATE; int boxmuller_flag, boxmuller_flag_double; float boxmuller_extra; double boxmuller_extra_double; };
 struct curandStateMRG32k3a { unsigned int s1[3], s2[3]; int boxmuller_flag, boxmuller_flag_double; float boxmuller_extra; double boxmuller_extra_double; };
 struct curandStateSobol32 { unsigned int i, x, c; unsigned int direction_vectors[32]; };
+struct curandStateSobol64 { unsigned long long i, x, c; unsigned long long direction_vectors[64]; };
+struct curandStateScrambledSobol32 { unsigned int i, x, c; unsigned int direction_vectors[32]; };
+typedef struct curandStateSobol64 curandStateSobol64_t;
+typedef struct curandStateScrambledSobol32 curandStateScrambledSobol32_t;
 typedef struct curandStateXORWOW curandStateXORWOW_t;
 typedef struct curandStatePhilox4_32_10 curandStatePhilox4_32_10_t;
 typedef struct curandStateMRG32k3a curandStateMRG32k3a_t;
@@ -34,6 +40,14 @@ __C2T_CURAND(curandStateXORWOW_t)
 __C2T_CURAND(curandStatePhilox4_32_10_t)
 __C2T_CURAND(curandStateMRG32k3a_t)
 #undef __C2T_CURAND
+__device__ void curand_init(curandDirectionVectors32_t direction_vectors, unsigned int offset, curandStateSobol32_t *state);
+__device__ void curand_init(curandDirectionVectors64_t direction_vectors, unsigned long long offset, curandStateSobol64_t *state);
+__device__ unsigned int curand(curandStateSobol32_t *state);
+__device__ unsigned long long curand(curandStateSobol64_t *state);
+__device__ float curand_uniform(curandStateSobol32_t *state);
+__device__ double curand_uniform_double(curandStateSobol64_t *state);
+__device__ float curand_normal(curandStateSobol32_t *state);
+__device__ double curand_normal_double(curandStateSobol64_t *state);
 __device__ uint4 curand4(curandStatePhilox4_32_10_t *state);
 __device__ float4 curand_uniform4(curandStatePhilox4_32_10_t *state);
 __device__ float4 curand_normal4(curandStatePhilox4_32_10_t *state);

@@ -4,9 +4,12 @@
  * The sm_*_intrinsics.h / *_atomic_functions.h headers include this one. */
 #ifndef __CUDA2TILE_DEVICE_FUNCTIONS_H
 #define __CUDA2TILE_DEVICE_FUNCTIONS_H
+/* the include-guard name code tests to see whether this header was included */
+#define __DEVICE_FUNCTIONS_H__
 #pragma clang system_header
 #include <stddef.h>
 #include <vector_types.h>
+#include <driver_types.h>
 
 /* ---- Barriers and memory fences ------------------------------------------------------------ */
 extern "C" {
@@ -301,6 +304,9 @@ __device__ void *__cvta_constant_to_generic(size_t rawbits);
 __device__ void *__cvta_local_to_generic(size_t rawbits);
 __device__ void *__nv_aligned_device_malloc(size_t size, size_t align);
 }
+
+/* ---- Conditional graph nodes ------------------------------------------------------------- */
+extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value);
 
 /* ---- sm_90 thread-block clusters ----------------------------------------------------------- */
 extern "C" {

@@ -3,6 +3,8 @@
  * known, and only matter as distinct constants here). */
 #ifndef __CUDA2TILE_DRIVER_TYPES_H
 #define __CUDA2TILE_DRIVER_TYPES_H
+/* the include-guard name code tests to see whether this header was included */
+#define __DRIVER_TYPES_H__
 #pragma clang system_header
 #include <stddef.h>
 #include <limits.h>
@@ -114,6 +116,8 @@ enum cudaError {
   cudaErrorStreamCaptureWrongThread = 908,
   cudaErrorTimeout = 909,
   cudaErrorGraphExecUpdateFailure = 910,
+  cudaErrorExternalDevice = 911,
+  cudaErrorInvalidClusterSize = 912,
   cudaErrorUnknown = 999,
   cudaErrorApiFailureBase = 10000
 };
@@ -181,8 +185,17 @@ typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, vo
 #define cudaInvalidDeviceId ((int)-2)
 #define cudaInitDeviceFlagsAreValid 0x01
 #define CUDA_IPC_HANDLE_SIZE 64
+#define cudaIpcMemLazyEnablePeerAccess 0x01
 
 /* ---- Memory -------------------------------------------------------------------------------- */
+enum cudaChannelFormatKind {
+  cudaChannelFormatKindSigned = 0,
+  cudaChannelFormatKindUnsigned = 1,
+  cudaChannelFormatKindFloat = 2,
+  cudaChannelFormatKindNone = 3,
+  cudaChannelFormatKindNV12 = 4
+};
+struct cudaChannelFormatDesc { int x; int y; int z; int w; enum cudaChannelFormatKind f; };
 enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,
   cudaMemcpyHostToDevice = 1,
@@ -399,6 +412,7 @@ enum cudaDeviceAttr {
   cudaDevAttrHostRegisterReadOnlySupported = 113,
   cudaDevAttrMemoryPoolsSupported = 115,
   cudaDevAttrClusterLaunch = 120,
+  cudaDevAttrMemoryPoolSupportedHandleTypes = 129,
   cudaDevAttrMax
 };
 enum cudaLimit {
@@ -544,6 +558,7 @@ enum cudaStreamCaptureStatus {
   cudaStreamCaptureStatusActive = 1,
   cudaStreamCaptureStatusInvalidated = 2
 };
+enum cudaStreamUpdateCaptureDependenciesFlags { cudaStreamAddCaptureDependencies = 0x0, cudaStreamSetCaptureDependencies = 0x1 };
 enum cudaGraphInstantiateFlags {
   cudaGraphInstantiateFlagAutoFreeOnLaunch = 1,
   cudaGraphInstantiateFlagUpload = 2,
@@ -559,15 +574,147 @@ struct cudaKernelNodeParams {
   void **extra;
 };
 
-/* ---- Textures and surfaces ----------------------------------------------------------------- */
-enum cudaChannelFormatKind {
-  cudaChannelFormatKindSigned = 0,
-  cudaChannelFormatKindUnsigned = 1,
-  cudaChannelFormatKindFloat = 2,
-  cudaChannelFormatKindNone = 3,
-  cudaChannelFormatKindNV12 = 4
+/* ---- Graph nodes and conditional graphs ---------------------------------------------------- */
+enum cudaGraphNodeType {
+  cudaGraphNodeTypeKernel = 0x00, cudaGraphNodeTypeMemcpy = 0x01, cudaGraphNodeTypeMemset = 0x02,
+  cudaGraphNodeTypeHost = 0x03, cudaGraphNodeTypeGraph = 0x04, cudaGraphNodeTypeEmpty = 0x05,
+  cudaGraphNodeTypeWaitEvent = 0x06, cudaGraphNodeTypeEventRecord = 0x07, cudaGraphNodeTypeMemAlloc = 0x0a,
+  cudaGraphNodeTypeMemFree = 0x0b, cudaGraphNodeTypeConditional = 0x0d, cudaGraphNodeTypeCount
 };
-struct cudaChannelFormatDesc { int x; int y; int z; int w; enum cudaChannelFormatKind f; };
+typedef unsigned long long cudaGraphConditionalHandle;
+enum cudaGraphConditionalNodeType { cudaGraphCondTypeIf = 0, cudaGraphCondTypeWhile = 1, cudaGraphCondTypeSwitch = 2 };
+#define cudaGraphCondAssignDefault 1
+enum cudaGraphExecUpdateResult {
+  cudaGraphExecUpdateSuccess = 0x0, cudaGraphExecUpdateError = 0x1, cudaGraphExecUpdateErrorTopologyChanged = 0x2,
+  cudaGraphExecUpdateErrorNodeTypeChanged = 0x3, cudaGraphExecUpdateErrorFunctionChanged = 0x4,
+  cudaGraphExecUpdateErrorParametersChanged = 0x5, cudaGraphExecUpdateErrorNotSupported = 0x6
+};
+struct cudaGraphEdgeData { unsigned char from_port; unsigned char to_port; unsigned char type; unsigned char reserved[5]; };
+#define cudaGraphKernelNodePortDefault 0
+#define cudaGraphKernelNodePortProgrammatic 1
+#define cudaGraphKernelNodePortLaunchCompletion 2
+struct cudaGraphExecUpdateResultInfo { enum cudaGraphExecUpdateResult result; cudaGraphNode_t errorNode; cudaGraphNode_t errorFromNode; };
+enum cudaGraphMemAttributeType {
+  cudaGraphMemAttrUsedMemCurrent = 0x0, cudaGraphMemAttrUsedMemHigh = 0x1,
+  cudaGraphMemAttrReservedMemCurrent = 0x2, cudaGraphMemAttrReservedMemHigh = 0x3
+};
+struct cudaMemsetParams { void *dst; size_t pitch; unsigned int value; unsigned int elementSize; size_t width; size_t height; };
+struct cudaHostNodeParams { cudaHostFn_t fn; void *userData; };
+struct cudaMemcpyNodeParams { int flags; int reserved[3]; struct cudaMemcpy3DParms copyParams; };
+struct cudaConditionalNodeParams {
+  cudaGraphConditionalHandle handle;
+  enum cudaGraphConditionalNodeType type;
+  unsigned int size;
+  cudaGraph_t *phGraph_out;
+};
+
+/* ---- Memory pools, allocation handles, IPC ------------------------------------------------- */
+enum cudaMemAllocationType { cudaMemAllocationTypeInvalid = 0x0, cudaMemAllocationTypePinned = 0x1, cudaMemAllocationTypeMax = 0x7FFFFFFF };
+enum cudaMemAllocationHandleType {
+  cudaMemHandleTypeNone = 0x0, cudaMemHandleTypePosixFileDescriptor = 0x1, cudaMemHandleTypeWin32 = 0x2,
+  cudaMemHandleTypeWin32Kmt = 0x4, cudaMemHandleTypeFabric = 0x8
+};
+enum cudaMemAccessFlags { cudaMemAccessFlagsProtNone = 0, cudaMemAccessFlagsProtRead = 1, cudaMemAccessFlagsProtReadWrite = 3 };
+struct cudaMemAccessDesc { struct cudaMemLocation location; enum cudaMemAccessFlags flags; };
+struct cudaMemPoolProps {
+  enum cudaMemAllocationType allocType;
+  enum cudaMemAllocationHandleType handleTypes;
+  struct cudaMemLocation location;
+  void *win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+};
+enum cudaMemPoolAttr {
+  cudaMemPoolReuseFollowEventDependencies = 0x1, cudaMemPoolReuseAllowOpportunistic = 0x2,
+  cudaMemPoolReuseAllowInternalDependencies = 0x3, cudaMemPoolAttrReleaseThreshold = 0x4,
+  cudaMemPoolAttrReservedMemCurrent = 0x5, cudaMemPoolAttrReservedMemHigh = 0x6,
+  cudaMemPoolAttrUsedMemCurrent = 0x7, cudaMemPoolAttrUsedMemHigh = 0x8
+};
+struct cudaMemPoolPtrExportData { unsigned char reserved[64]; };
+struct cudaMemAllocNodeParams {
+  struct cudaMemPoolProps poolProps;
+  const struct cudaMemAccessDesc *accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void *dptr;
+};
+struct cudaMemFreeNodeParams { void *dptr; };
+struct cudaGraphNodeParams {
+  enum cudaGraphNodeType type;
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    struct cudaKernelNodeParams kernel;
+    struct cudaMemcpyNodeParams memcpy;
+    struct cudaMemsetParams memset;
+    struct cudaHostNodeParams host;
+    struct cudaMemAllocNodeParams alloc;
+    struct cudaMemFreeNodeParams free;
+    struct cudaConditionalNodeParams conditional;
+  };
+  long long reserved2;
+};
+
+/* ---- External memory and semaphores (graphics / IPC interop) ------------------------------- */
+enum cudaExternalMemoryHandleType {
+  cudaExternalMemoryHandleTypeOpaqueFd = 1, cudaExternalMemoryHandleTypeOpaqueWin32 = 2,
+  cudaExternalMemoryHandleTypeOpaqueWin32Kmt = 3, cudaExternalMemoryHandleTypeD3D12Heap = 4,
+  cudaExternalMemoryHandleTypeD3D12Resource = 5, cudaExternalMemoryHandleTypeD3D11Resource = 6,
+  cudaExternalMemoryHandleTypeD3D11ResourceKmt = 7, cudaExternalMemoryHandleTypeNvSciBuf = 8
+};
+#define cudaExternalMemoryDedicated 0x1
+struct cudaExternalMemoryHandleDesc {
+  enum cudaExternalMemoryHandleType type;
+  union { int fd; struct { void *handle; const void *name; } win32; const void *nvSciBufObject; } handle;
+  unsigned long long size;
+  unsigned int flags;
+};
+struct cudaExternalMemoryBufferDesc { unsigned long long offset; unsigned long long size; unsigned int flags; };
+struct cudaExternalMemoryMipmappedArrayDesc {
+  unsigned long long offset;
+  struct cudaChannelFormatDesc formatDesc;
+  struct cudaExtent extent;
+  unsigned int flags;
+  unsigned int numLevels;
+};
+enum cudaExternalSemaphoreHandleType {
+  cudaExternalSemaphoreHandleTypeOpaqueFd = 1, cudaExternalSemaphoreHandleTypeOpaqueWin32 = 2,
+  cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt = 3, cudaExternalSemaphoreHandleTypeD3D12Fence = 4,
+  cudaExternalSemaphoreHandleTypeD3D11Fence = 5, cudaExternalSemaphoreHandleTypeNvSciSync = 6,
+  cudaExternalSemaphoreHandleTypeKeyedMutex = 7, cudaExternalSemaphoreHandleTypeKeyedMutexKmt = 8,
+  cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd = 9, cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 = 10
+};
+struct cudaExternalSemaphoreHandleDesc {
+  enum cudaExternalSemaphoreHandleType type;
+  union { int fd; struct { void *handle; const void *name; } win32; const void *nvSciSyncObj; } handle;
+  unsigned int flags;
+};
+struct cudaExternalSemaphoreSignalParams {
+  struct { struct { unsigned long long value; } fence; union { void *fence; unsigned long long reserved; } nvSciSync;
+           struct { unsigned long long key; } keyedMutex; unsigned int reserved[12]; } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+};
+struct cudaExternalSemaphoreWaitParams {
+  struct { struct { unsigned long long value; } fence; union { void *fence; unsigned long long reserved; } nvSciSync;
+           struct { unsigned long long key; unsigned int timeoutMs; } keyedMutex; unsigned int reserved[10]; } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+};
+
+/* ---- Graphics resources (the API-specific registration calls are in the *_interop.h headers) */
+enum cudaGraphicsRegisterFlags {
+  cudaGraphicsRegisterFlagsNone = 0, cudaGraphicsRegisterFlagsReadOnly = 1, cudaGraphicsRegisterFlagsWriteDiscard = 2,
+  cudaGraphicsRegisterFlagsSurfaceLoadStore = 4, cudaGraphicsRegisterFlagsTextureGather = 8
+};
+enum cudaGraphicsMapFlags { cudaGraphicsMapFlagsNone = 0, cudaGraphicsMapFlagsReadOnly = 1, cudaGraphicsMapFlagsWriteDiscard = 2 };
+enum cudaGraphicsCubeFace {
+  cudaGraphicsCubeFacePositiveX = 0x00, cudaGraphicsCubeFaceNegativeX = 0x01, cudaGraphicsCubeFacePositiveY = 0x02,
+  cudaGraphicsCubeFaceNegativeY = 0x03, cudaGraphicsCubeFacePositiveZ = 0x04, cudaGraphicsCubeFaceNegativeZ = 0x05
+};
+
+/* ---- Textures and surfaces ----------------------------------------------------------------- */
 enum cudaResourceType {
   cudaResourceTypeArray = 0x00,
   cudaResourceTypeMipmappedArray = 0x01,

@@ -2,6 +2,8 @@
  * use clang builtins so they are constant expressions on host and device. */
 #ifndef __CUDA2TILE_MATH_CONSTANTS_H
 #define __CUDA2TILE_MATH_CONSTANTS_H
+/* the include-guard name code tests to see whether this header was included */
+#define __MATH_CONSTANTS_H__
 #pragma clang system_header
 /* ---- single precision ---------------------------------------------------------------------- */
 #define CUDART_INF_F __builtin_inff()

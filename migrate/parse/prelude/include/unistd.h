@@ -14,6 +14,7 @@ extern "C" {
 unsigned int sleep(unsigned int seconds);
 int usleep(unsigned int usec);
 pid_t getpid(void);
+pid_t getppid(void);
 long sysconf(int name);
 int access(const char *pathname, int mode);
 char *getcwd(char *buf, size_t size);

@@ -1,6 +1,8 @@
 /* vector_functions.h -- make_<type>N constructors of the CUDA vector types (cuda2tile stub). */
 #ifndef __CUDA2TILE_VECTOR_FUNCTIONS_H
 #define __CUDA2TILE_VECTOR_FUNCTIONS_H
+/* the include-guard name code tests to see whether this header was included */
+#define __VECTOR_FUNCTIONS_H__
 #pragma clang system_header
 #include <vector_types.h>
 __host__ __device__ char1 make_char1(signed char x);

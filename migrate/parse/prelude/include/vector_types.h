@@ -1,6 +1,8 @@
 /* vector_types.h -- CUDA built-in vector types (cuda2tile parse stub). */
 #ifndef __CUDA2TILE_VECTOR_TYPES_H
 #define __CUDA2TILE_VECTOR_TYPES_H
+/* the include-guard name code tests to see whether this header was included */
+#define __VECTOR_TYPES_H__
 #pragma clang system_header
 
 /* ---- char1..4 ... double1..4: 2- and 4-element types carry CUDA's alignment ----------------- */
