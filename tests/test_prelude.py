@@ -149,7 +149,7 @@ def test_fixtures_cover_every_api_family():
     present = {p.name for p in fixture_files()}
     assert {"runtime_api.cu", "math_intrinsics.cu", "atomics_warp.cu", "vector_types.cu",
             "half_bf16.cu", "coop_groups.cu", "textures_surfaces.cu", "host_std.cu",
-            "templates_features.cu", "extras.cu", "libraries.cu"} <= present
+            "templates_features.cu", "extras.cu", "libraries.cu", "posix_host.cu"} <= present
 
 
 # ---- what the frontend relies on ----------------------------------------------------------------

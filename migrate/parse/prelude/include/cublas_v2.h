@@ -9,6 +9,7 @@
 #include <library_types.h>
 #include <cuComplex.h>
 #include <cuda_fp16.h>
+#include <cuda_bf16.h>
 typedef struct cublasContext *cublasHandle_t;
 typedef enum {
   CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_NOT_INITIALIZED = 1, CUBLAS_STATUS_ALLOC_FAILED = 3,
@@ -30,6 +31,7 @@ typedef enum {
   CUBLAS_COMPUTE_32I = 72
 } cublasComputeType_t;
 typedef enum { CUBLAS_GEMM_DEFAULT = -1, CUBLAS_GEMM_DEFAULT_TENSOR_OP = 99 } cublasGemmAlgo_t;
+typedef cudaDataType cublasDataType_t;
 extern "C" {
 cublasStatus_t cublasCreate(cublasHandle_t *handle);
 cublasStatus_t cublasDestroy(cublasHandle_t handle);
