@@ -245,7 +245,8 @@ def test_missing_api_is_reported():
 @pytest.mark.parametrize("mode", MODES, ids=MODE_ID.get)
 def test_nvcc_leniencies(mode):
     """Constructs nvcc accepts and plain clang rejects: `__shared__ alignas(N)`, narrowing in
-    dim3 braces, `register`, glibc's __intN_t names, templates over lambdas and local types."""
+    dim3 braces, `register`, glibc's __intN_t names, templates over lambdas and local types; and
+    both spellings of noinline."""
     src = """
 #include <vector>
 #include <algorithm>
@@ -257,6 +258,8 @@ __global__ void k(float *p, int n) {
   __int8_t small = (__int8_t)n;
   p[0] = tile[0] + small;
 }
+__device__ __noinline__ float f1(float x) { return x; }
+__device__ __attribute__((__noinline__)) float f2(float x) { return x; }
 struct alignas(16) Pod { float a; };
 static_assert(alignof(Pod) == 16, "alignas still aligns");
 int main() {

@@ -58,7 +58,7 @@ template <unsigned long __N> constexpr unsigned long __c2t_alignas(long) { retur
 /* clang 18 knows `managed` only for HIP: keep the variable a __device__ one and tag it. */
 #define __managed__ __attribute__((device)) __attribute__((annotate("__managed__")))
 #define __forceinline__ __inline__ __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
+/* __noinline__ is a keyword of clang's CUDA mode; a macro would break __attribute__((__noinline__)). */
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 /* __restrict__ is a keyword in clang; nothing to define. */
 #define __align__(n) __attribute__((aligned(n)))
