@@ -7,8 +7,11 @@
  * assume this file was included first.
  *
  * Parse-only: declarations, written from the documented CUDA API; nothing here is ever compiled.
- * Parse flags: -x cuda --cuda-device-only (or --cuda-host-only) --cuda-gpu-arch=sm_90
- *              -nocudainc -nocudalib -nostdinc -std=c++17
+ * Parse flags: -x cuda --cuda-device-only --cuda-gpu-arch=sm_90 -nocudainc -nocudalib -nostdinc
+ *              -std=c++17 -Wno-unknown-cuda-version -include <this file> -isystem <include/>
+ * --cuda-device-only is the better mode (clang defines __CUDA_ARCH__ = 900, so `#if __CUDA_ARCH__
+ * >= 800` device paths are parsed; host code and <<<>>> launches are parsed too); everything
+ * here also works with --cuda-host-only.
  */
 #ifndef __CUDA2TILE_PRELUDE_H
 #define __CUDA2TILE_PRELUDE_H
@@ -19,7 +22,6 @@
 #pragma clang diagnostic ignored "-Wregister"             /* `register int x` (removed in C++17) */
 #pragma clang diagnostic ignored "-Wdynamic-exception-spec"
 #pragma clang diagnostic ignored "-Wunknown-pragmas"      /* #pragma nv_diag_suppress ... */
-#pragma clang diagnostic ignored "-Wunknown-cuda-version"
 
 /* nvcc accepts `__shared__ alignas(16) float buf[N]`, but clang only takes `alignas` first in the
  * declaration, before the GNU attribute __shared__ expands to.  So alignas becomes the GNU aligned
