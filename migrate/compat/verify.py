@@ -285,9 +285,11 @@ def cpu_batch_out_idx(rows: list[Row]) -> list[int]:
     return [_n_tensor_args(first)]
 
 
-def compile_cpu_batch(rows: list[Row]):
+def compile_cpu_batch(rows: list[Row], func=None):
+    """Compile the batch kernel of ``rows`` (``func``: its already parsed prim_func)."""
     import tilelang
-    func = load_prim_func(cpu_batch_source(rows))
+    if func is None:
+        func = load_prim_func(cpu_batch_source(rows))
     return tilelang.compile(func, out_idx=cpu_batch_out_idx(rows), target="c",
                             pass_configs=CPU_PASS_CONFIGS)
 
