@@ -690,8 +690,8 @@ def _half_rows() -> list[Row]:
           note="No TileLang operator for the mode: helper calls CUDA __float2half_rz "
                "(C body: half_float::half_cast with round_toward_zero)."),
         R("__hadd", "{0} + {1}", "h:hh", section="half", overload="float16", domain="half",
-          note="Half add: TileLang computes in float and rounds once to half (equal to the "
-               "correctly rounded half result, like CUDA's __hadd)."),
+          note="half_t + half_t is cutlass's operator+, i.e. __hadd on the GPU; on c half.hpp "
+               "adds with one rounding (the same correctly rounded result)."),
         R("__hsub", "{0} - {1}", "h:hh", domain="half", note="As __hadd."),
         R("__hmul", "{0} * {1}", "h:hh", domain="half", note="As __hadd."),
         R("__hdiv", "{0} / {1}", "h:hh", ulp=1, domain="half",
