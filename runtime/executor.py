@@ -148,7 +148,8 @@ def finding_from_report(r: dict, kernel_name: str = "kernel") -> Finding:
 
 def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | None = None, *,
                 schedule: str = "forward", seed: int = 0, timeout: float = 120.0,
-                poison_shared: bool = True, read_symbols=(), env: dict | None = None) -> RunResult:
+                poison_shared: bool = True, read_symbols=(), env: dict | None = None,
+                repeat: int = 0) -> RunResult:
     """Launch ``kernel`` from ``lib`` on ``args`` (holder arrays / numbers by name)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, not {schedule!r}")
@@ -201,7 +202,7 @@ def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | No
         job = {"lib": lib.path, "entry": entry, "grid": list(kernel.grid), "block": list(kernel.block),
                "shmem": kernel.shared_bytes, "schedule": SCHEDULES[schedule], "seed": seed,
                "poison_shared": int(poison_shared), "report": report, "result": result_path,
-               "args": job_args, "symbols": job_syms, "read_symbols": job_read}
+               "args": job_args, "symbols": job_syms, "read_symbols": job_read, "repeat": int(repeat)}
         payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
         penv = dict(os.environ)
         penv.pop("PYTHONPATH", None)
@@ -289,6 +290,7 @@ def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | No
         return base
 
     base.elapsed = res.get("elapsed", 0.0)
+    base.per_launch = res.get("per_launch")
     if res["status"] != "ok":
         base.status = res["status"]
         base.message = res["message"]

@@ -64,6 +64,7 @@ class RunResult:
     schedule: str = "forward"
     seed: int | None = None
     elapsed: float = 0.0              # seconds the kernel ran (inside the worker)
+    per_launch: float | None = None   # seconds per launch when run with repeat= (timing)
     library: str | None = None        # the compiled shared library
 
     @property

@@ -50,6 +50,7 @@ class Signature:
     symbols: tuple = ()  # (name, dtype, elements) of __constant__ arrays passed after the params
     form: str = "portable"
     source: str = ""
+    pass_configs: tuple = ()  # (key, value) TileLang pass options the kernel is compiled with
 
 
 def dims(value) -> tuple[int, int, int]:
@@ -106,11 +107,12 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
 
         cuda_math.set_target("c" if target == "c" else "cuda")  # the shim's forms follow the target
         func = sig.factory(grid, block, int(shared_bytes), target="c" if target == "c" else "cuda", **kwargs)
+        configs = dict(sig.pass_configs)
         if target == "c":
             _patch_cpu_wrapper()
-            _CACHE[key] = tilelang.compile(func, target="c", pass_configs=dict(CPU_PASS_CONFIGS))
+            _CACHE[key] = tilelang.compile(func, target="c", pass_configs={**configs, **CPU_PASS_CONFIGS})
         else:
-            _CACHE[key] = tilelang.compile(func, target=target)
+            _CACHE[key] = tilelang.compile(func, target=target, pass_configs=configs or None)
     return _CACHE[key]
 
 

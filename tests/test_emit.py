@@ -133,7 +133,7 @@ def test_every_module_lowers_to_cuda_and_compiles(corpus_out):
                 continue
             try:
                 func = sig.factory(k.grid, k.block, k.shared_bytes, **template_kwargs(sig, k.template))
-                kernel = tilelang.compile(func, target=target)
+                kernel = tilelang.compile(func, target=target, pass_configs=dict(sig.pass_configs))
                 assert "__global__" in kernel.get_kernel_source()
                 compiled += 1
             except Exception as exc:  # collect all, report together

@@ -21,9 +21,10 @@ from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_s
                       canonical_loop, dtype_of, scalar_name)
 
 DIMS = ("x", "y", "z")
-#: Scalar dtypes TileLang 0.1.15's CPU call path cannot pass (its ctypes table lacks them): they
-#: travel as a wider signed integer and are cast back at the top of the kernel.
-_SCALAR_CARRIERS = {"uint32": "int64", "uint16": "int32"}
+#: Scalar dtypes TileLang 0.1.15 cannot pass to a kernel (its CPU ctypes table lacks uint32/uint16;
+#: its CUDA host code rejects uint64): they travel as a signed integer and are cast back at the top
+#: of the kernel (uint64 values below 2**63: sizes and counts).
+_SCALAR_CARRIERS = {"uint32": "int64", "uint16": "int32", "uint64": "int64"}
 
 
 @dataclass

@@ -68,6 +68,9 @@ BLOCKREDUCESUM = Signature(
     symbols=(),
     form="portable",
     source="block_sum.cu",
+    # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
+    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
+    pass_configs=(("tl.disable_thread_storage_sync", True),),
 )
 
 

@@ -49,6 +49,9 @@ TRANSPOSENAIVE = Signature(
     symbols=(),
     form="portable",
     source="transpose.cu",
+    # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
+    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
+    pass_configs=(("tl.disable_thread_storage_sync", True),),
 )
 
 
@@ -105,6 +108,9 @@ TRANSPOSETILED = Signature(
     symbols=(),
     form="portable",
     source="transpose.cu",
+    # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
+    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
+    pass_configs=(("tl.disable_thread_storage_sync", True),),
 )
 
 

@@ -26,8 +26,9 @@ def make_reduceSumAtomic(grid, block, shared_bytes=0, target="cuda"):  # L38
     result_len = T.dynamic("result_len")
 
     @T.prim_func
-    def reduceSumAtomic(in_: T.Tensor((in__len,), T.float32), result: T.Tensor((result_len,), T.float32), n: T.uint64):
+    def reduceSumAtomic(in_: T.Tensor((in__len,), T.float32), result: T.Tensor((result_len,), T.float32), n_arg: T.int64):
         with T.Kernel(grid_x, threads=block_x) as bx:  # L38
+            n = T.Cast(T.uint64, n_arg)  # L38
             xch_float32 = T.alloc_shared((block_x,), T.float32, scope="shared")
             warpSums = T.alloc_shared((32,), T.float32, scope="shared")  # L40
             sum_ = T.alloc_shared((block_x,), T.float32, scope="shared")  # L42
@@ -115,6 +116,9 @@ REDUCESUMATOMIC = Signature(
     symbols=(),
     form="portable",
     source="warp_reduce_sum.cu",
+    # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
+    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
+    pass_configs=(("tl.disable_thread_storage_sync", True),),
 )
 
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One GPU session's work (run through the device tool, from the repository root):
+#   1. equivalence: every converted corpus kernel, original (nvcc) vs migrated (TileLang cuda);
+#   2. timing: original vs migrated per kernel (bench/gpu_bench.py).
+# Needs .gpu/tilelang-site.tar.xz (../shared/gpu/stage-tilelang.sh) and .gpu/pyextra.tar.xz (rich,
+# jinja2, pygments wheels for Python 3.12, unpacked), and a converted folder (default build/gpu_out:
+# `migrate convert corpus -o build/gpu_out`). Results go to $OUT (or ./build/gpu_results).
+set -uo pipefail
+SRC=${1:-build/gpu_out}
+RES=${OUT:-build/gpu_results}
+mkdir -p "$RES" /tmp/site
+[ -d /tmp/site/tilelang ] || tar xJf .gpu/tilelang-site.tar.xz -C /tmp/site
+[ -d /tmp/site/rich ] || tar xJf .gpu/pyextra.tar.xz -C /tmp/site
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDA2TILE_CACHE=/tmp/c2t-cache
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$RES/device.txt"
+date -u +%Y-%m-%dT%H:%M:%SZ | tee -a "$RES/device.txt"
+start=$(date +%s)
+timeout 330 python -m migrate.cli check --from "$SRC" --device cuda --jobs 8 --json "$RES/check_cuda.json" \
+  > "$RES/check_cuda.txt" 2>&1
+echo "check exit $? after $(( $(date +%s) - start )) s"
+tail -3 "$RES/check_cuda.txt"
+python - "$RES/check_cuda.json" <<'PY'
+import json, sys, collections
+rows = json.load(open(sys.argv[1]))
+print(collections.Counter(r["status"] for r in rows))
+for r in rows:
+    if r["status"] != "pass":
+        print(f'{r["file"]}:{r["id"]} {r["status"]}: {r["message"][:160]}')
+PY
+left=$(( 560 - ($(date +%s) - start) ))
+[ $left -gt 30 ] && timeout $left python bench/gpu_bench.py --from "$SRC" --json "$RES/timing.json" \
+  --budget $(( left - 40 )) > "$RES/timing.txt" 2>&1
+tail -40 "$RES/timing.txt"
