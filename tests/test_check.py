@@ -1,0 +1,160 @@
+"""`migrate check`: the equivalence check passes on faithful migrations and fails on wrong ones."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from migrate.cli import main
+from migrate.runtime.checker import check_output_folder
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "corpus"
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    """vector_add and saxpy converted once; each test mutates its own copy."""
+    out = tmp_path_factory.mktemp("converted")
+    assert main(["convert", str(CORPUS / "elementwise" / "vector_add.cu"),
+                 str(CORPUS / "elementwise" / "saxpy.cu"), "-o", str(out), "-q"]) == 0
+    return out
+
+
+def copy_with(converted: Path, tmp_path: Path, module: str, old: str, new: str) -> Path:
+    out = tmp_path / "out"
+    shutil.copytree(converted, out)
+    path = out / module
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {module}"
+    path.write_text(text.replace(old, new, 1))
+    return out
+
+
+def run_checks(out: Path):
+    report = json.loads((out / "report.json").read_text())
+    return {c.kernel: c for c in check_output_folder(out, report, device="cpu")}
+
+
+def test_faithful_migrations_pass(converted):
+    checks = run_checks(converted)
+    assert set(checks) == {"vectorAdd", "saxpy"}
+    for c in checks.values():
+        assert c.status == "pass", c.message
+        assert c.max_abs_err is not None and c.seed is not None and c.device == "cpu"
+
+
+def test_mutated_operator_is_a_mismatch(converted, tmp_path):
+    out = copy_with(converted, tmp_path, "saxpy.py", "a * x[i] + y[i]", "a * x[i] - y[i]")
+    check = run_checks(out)["saxpy"]
+    assert check.status == "fail"
+    assert check.first_mismatch["buffer"] == "y" and check.first_mismatch["index"] is not None
+    assert check.max_abs_err > 0.1
+
+
+def test_mutated_index_is_a_mismatch(converted, tmp_path):
+    out = copy_with(converted, tmp_path, "vector_add.py", "a[i] + b[i]", "a[i] + b[i + 1]")
+    check = run_checks(out)["vectorAdd"]
+    assert check.status == "fail" and check.first_mismatch["buffer"] == "c"
+
+
+def test_mutated_bound_leaves_an_output_unwritten(converted, tmp_path):
+    out = copy_with(converted, tmp_path, "vector_add.py", "if i < n:", "if i < n - 1:")
+    check = run_checks(out)["vectorAdd"]
+    assert check.status == "fail"
+    assert "never written" in check.message or "poison" in check.message or "unwritten" in check.message
+
+
+def test_crashing_migration_is_an_error_not_a_crash_of_the_tool(converted, tmp_path):
+    out = copy_with(converted, tmp_path, "vector_add.py", "c[i] = a[i] + b[i]",
+                    "c[i] = a[i] + b[i] + undefined_name")
+    check = run_checks(out)["vectorAdd"]
+    assert check.status == "error" and "migrated kernel did not run" in check.message
+
+
+def test_cli_exit_status(converted, tmp_path, capsys):
+    assert main(["check", "--from", str(converted)]) == 0
+    assert main(["check", "--from", str(converted), "--kernel", "saxpy", "--json", str(tmp_path / "r.json")]) == 0
+    rows = json.loads((tmp_path / "r.json").read_text())
+    assert [r["kernel"] for r in rows] == ["saxpy"] and rows[0]["status"] == "pass"
+    bad = copy_with(converted, tmp_path, "saxpy.py", "a * x[i] + y[i]", "a * x[i] * y[i]")
+    assert main(["check", "--from", str(bad)]) == 1
+    assert main(["check", "--from", str(tmp_path / "nowhere")]) == 2
+    assert main(["check", "--from", str(converted), "--kernel", "no_such_kernel"]) == 2
+    assert main(["check"]) == 2
+    assert main(["check", str(CORPUS / "elementwise" / "saxpy.cu")]) == 0  # converts, then checks
+
+
+def test_check_from_imports_no_frontend(converted):
+    code = textwrap.dedent(f"""
+        import sys
+        from migrate.cli import main
+        status = main(["check", "--from", {str(converted)!r}, "--kernel", "vectorAdd"])
+        loaded = [m for m in sys.modules if m == "clang" or m.startswith(("clang.", "migrate.parse"))]
+        print("STATUS", status, "LOADED", loaded)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert "STATUS 0 LOADED []" in proc.stdout, proc.stdout + proc.stderr
+
+
+SIMT = textwrap.dedent("""\
+    #include <cuda_runtime.h>
+    __global__ void uneven(const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        float v = i < n ? x[i] : 0.0f;
+        for (int k = 0; k < (int)(threadIdx.x % 3); ++k) {   // trip count differs per thread
+            v += __shfl_xor_sync(0xffffffffu, v, 1);
+            __syncthreads();
+        }
+        if (i < n) y[i] = v;
+    }
+    int main() { uneven<<<1, 32>>>(nullptr, nullptr, 0); return 0; }
+""")
+
+SIMT_SPEC = textwrap.dedent("""\
+    [[kernel]]
+    name = "uneven"
+    grid = [2, 1, 1]
+    block = [32, 1, 1]
+    tolerance = "fp32"
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 50
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "y"
+    buffer = "float32"
+    elements = 50
+    role = "inout"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 50
+""")
+
+
+def test_simt_kernel_is_not_checkable_on_cpu_and_says_why(tmp_path):
+    (tmp_path / "uneven.cu").write_text(SIMT)
+    (tmp_path / "uneven.toml").write_text(SIMT_SPEC)
+    out = tmp_path / "out"
+    main(["convert", str(tmp_path / "uneven.cu"), "-o", str(out), "-q"])
+    check = run_checks(out)["uneven"]
+    assert check.status == "skipped" and "not checkable on CPU" in check.message
+
+
+def test_convert_check_fills_the_report(tmp_path):
+    out = tmp_path / "out"
+    assert main(["convert", str(CORPUS / "reduction" / "block_sum.cu"), "-o", str(out), "-q",
+                 "--check", "cpu"]) == 0
+    (kernel,) = json.loads((out / "report.json").read_text())["kernels"]
+    check = kernel["check"]
+    assert check["status"] == "pass" and check["device"] == "cpu"
+    assert check["max_abs_err"] is not None and check["max_rel_err"] is not None
