@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("--max-file-size", type=int, default=4 * 1024 * 1024, metavar="BYTES",
                       help="skip larger files with M1004 (default 4 MiB)")
     conv.add_argument("-q", "--quiet", action="store_true", help="print no diagnostics, only the summary")
+    conv.add_argument("--keep-original-code", action="store_true",
+                      help="quote the CUDA source line of each statement in a comment above its TileLang")
     conv.add_argument("--examine", action="store_true",
                       help="analysis only: write no TileLang; report per file which kernels would convert "
                            "in which form and what blocks the rest (OUT/examine.json)")
@@ -237,7 +239,7 @@ def cmd_convert(args) -> int:
     for src in files:
         pf = parsed[src.path]
         rel_out = cv.module_path(src.rel)
-        kernels, file_diags, text = cv.convert_file(pf, str(src.rel))
+        kernels, file_diags, text = cv.convert_file(pf, str(src.rel), args.keep_original_code)
         target = cv.safe_output(out_dir, rel_out)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)

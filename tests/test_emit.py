@@ -140,3 +140,17 @@ def test_every_module_lowers_to_cuda_and_compiles(corpus_out):
                 failures.append(f"{k.id}: {type(exc).__name__}: {str(exc).splitlines()[-1][:200]}")
     assert not failures, "\n".join(failures)
     assert compiled >= 30
+
+
+def test_keep_original_code_quotes_each_cuda_line(tmp_path):
+    src = CORPUS / "elementwise" / "saxpy.cu"
+    main(["convert", str(src), "-o", str(tmp_path / "plain"), "-q"])
+    main(["convert", str(src), "-o", str(tmp_path / "kept"), "-q", "--keep-original-code"])
+    plain = (tmp_path / "plain" / "saxpy.py").read_text()
+    kept = (tmp_path / "kept" / "saxpy.py").read_text()
+    cuda = src.read_text().splitlines()
+    quotes = [ln.strip()[len("# CUDA: "):] for ln in kept.splitlines() if ln.strip().startswith("# CUDA: ")]
+    assert quotes and all(q in (c.strip() for c in cuda) for q in quotes)
+    # the code itself is unchanged: dropping the quotes gives the plain module
+    stripped = [ln for ln in kept.splitlines() if not ln.strip().startswith("# CUDA: ")]
+    assert stripped == plain.splitlines()

@@ -25,10 +25,18 @@ class ModuleOutput:
     kernels: list[KernelOutput]
 
 
-def _render_lines(lines: list[Line]) -> str:
+def _render_lines(lines: list[Line], original: list[str] | None = None) -> str:
+    """Indented lines with their provenance tags; with ``original`` (the CUDA file's lines,
+    ``--keep-original-code``), each new CUDA line is also quoted in a comment above its code."""
     out = []
+    shown = None
     for line in lines:
         text = "    " * line.indent + line.text if line.text else ""
+        if original is not None and line.origin.startswith("L") and line.origin != shown and line.text:
+            number = int(line.origin[1:])
+            if 0 < number <= len(original) and original[number - 1].strip():
+                out.append("    " * line.indent + "# CUDA: " + original[number - 1].strip())
+            shown = line.origin
         if line.origin and line.text:
             text += f"  # {line.origin}"
         out.append(text.rstrip())
@@ -39,8 +47,16 @@ def _tagger(main_file: str) -> dict[str, str]:
     return {main_file: ""}
 
 
-def emit_module(unit: m.TranslationUnit, rel_source: str, frontend_diags: dict[str, list[Diagnostic]]) -> ModuleOutput:
-    """Emit every kernel of ``unit`` whose frontend diagnostics have no error."""
+def emit_module(unit: m.TranslationUnit, rel_source: str, frontend_diags: dict[str, list[Diagnostic]],
+                keep_original: bool = False) -> ModuleOutput:
+    """Emit every kernel of ``unit`` whose frontend diagnostics have no error; with
+    ``keep_original``, quote the CUDA source line of each statement above its TileLang."""
+    original = None
+    if keep_original:
+        try:
+            original = Path(unit.file).read_text(errors="replace").splitlines()
+        except OSError:
+            original = None
     tags = _tagger(unit.file)
     device = {f.name: f for f in unit.device_functions}
     extras = {name: _extra_params(name, device) for name in device}
@@ -62,7 +78,7 @@ def emit_module(unit: m.TranslationUnit, rel_source: str, frontend_diags: dict[s
     failed_macros: dict[str, EmitError] = {}
     for name in _topological(macros_needed, device):
         try:
-            macro_blocks.append(_render_lines(emit_device_function(device[name], tags, extras)))
+            macro_blocks.append(_render_lines(emit_device_function(device[name], tags, extras), original))
         except EmitError as exc:
             failed_macros[name] = exc
     if failed_macros:
@@ -79,7 +95,7 @@ def emit_module(unit: m.TranslationUnit, rel_source: str, frontend_diags: dict[s
             kernels.append({"name": out.name, "form": out.form, "reason": out.reason, "factory": "",
                             "signature": None})
             continue
-        text = _render_lines(out.lines)
+        text = _render_lines(out.lines, original)
         kernels.append({"name": out.name, "form": out.form, "reason": out.reason, "factory": text,
                         "signature": out.signature})
     text = render("module.py.j2", version=__version__, source=rel_source, kernels=kernels,
