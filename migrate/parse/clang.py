@@ -125,13 +125,18 @@ def index() -> ci.Index:
     return ci.Index.create()
 
 
+@functools.lru_cache(maxsize=4096)
 def is_prelude_file(path: str | None) -> bool:
+    """Whether ``path`` is one of the bundled prelude/stub headers (cached: asked per cursor)."""
     if not path:
         return True
     try:
-        return Path(path).resolve().is_relative_to(PRELUDE_DIR.resolve())
+        return Path(path).resolve().is_relative_to(_PRELUDE_RESOLVED)
     except OSError:
         return False
+
+
+_PRELUDE_RESOLVED = PRELUDE_DIR.resolve()
 
 
 def parse(path: str, args: list[str], unsaved: list[tuple[str, str]] = ()) -> ci.TranslationUnit:

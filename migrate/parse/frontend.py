@@ -172,6 +172,17 @@ class UnitBuilder:
                 if attrs & {K.CUDACONSTANT_ATTR, K.CUDADEVICE_ATTR, K.CUDASHARED_ATTR}:
                     self.globals.append(cursor)
 
+    def _user_declarations(self, parent: ci.Cursor):
+        """Top-level declarations (through namespaces) of the user's files, not the prelude's."""
+        for cursor in parent.get_children():
+            f = cursor.location.file
+            if f is None or cl.is_prelude_file(f.name):
+                continue
+            if cursor.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
+                yield from self._user_declarations(cursor)
+            else:
+                yield cursor
+
     @staticmethod
     def _cuda_kind(cursor: ci.Cursor) -> str | None:
         attrs = {c.kind for c in cursor.get_children()}
@@ -375,11 +386,10 @@ class UnitBuilder:
                 known = instances.setdefault(site.kernel, [])
                 if all(i.args != site.template_args for i in known):
                     known.append(m.Instantiation(site.template_args, site.span))
-        for cursor in self.tu.cursor.walk_preorder():
+        for cursor in self._user_declarations(self.tu.cursor):
             # explicit instantiations: ``template __global__ void k<float>(...);``
             if cursor.kind == K.FUNCTION_DECL and not cursor.is_definition() and \
-                    cursor.get_num_template_arguments() > 0 and cursor.location.file and \
-                    not cl.is_prelude_file(cursor.location.file.name):
+                    cursor.get_num_template_arguments() > 0:
                 args = _template_args_of(cursor)
                 known = instances.setdefault(cursor.spelling, [])
                 if args and all(i.args != args for i in known):
