@@ -15,7 +15,6 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analysis.forms import choose_form
 from .codes import Severity
 from .diagnostics import Diagnostic, make
 from .parse import model as m
@@ -130,13 +129,12 @@ def safe_output(out_dir: Path, rel: Path) -> Path:
 def analyse(parsed: ParsedFile, display: str) -> tuple[list[KernelResult], list[Diagnostic]]:
     """Per-kernel results (form, diagnostics, instances) of one parsed file."""
     unit = parsed.unit
-    device_fns = {f.name: f for f in unit.device_functions}
     kernels = []
     for k in unit.kernels:
         diags = parsed.by_kernel.get(k.name, [])
-        choice = choose_form(k, diags, device_fns)
+        # the emitter decides the form (convert_file); until then a kernel is not migrated
         kernels.append(KernelResult(
-            file=display, kernel=k.name, line=k.span.line, form=choice.form, reason=choice.reason,
+            file=display, kernel=k.name, line=k.span.line, form="unsupported", reason="not emitted",
             diagnostics=diags,
             template_instances=[list(i.args) for i in k.instantiations],
             params=[{"name": p.name, "type": str(p.type), "const": p.const, "restrict": p.restrict}

@@ -159,16 +159,7 @@ class _Inliner:
                 raise InlineError("call to a device function with barriers inside '?:'")
             if isinstance(node, m.Binary) and node.op in ("&&", "||") and self.calls_in(node.rhs):
                 raise InlineError(f"call to a device function with barriers after '{node.op}'")
-            changes = {}
-            for f in dataclasses.fields(node):
-                if f.name in ("span", "type"):
-                    continue
-                value = getattr(node, f.name)
-                if isinstance(value, tuple) and value and m._is_node(value[0]):
-                    changes[f.name] = tuple(visit(v) for v in value)
-                elif m._is_node(value):
-                    changes[f.name] = visit(value)
-            return dataclasses.replace(node, **changes) if changes else node
+            return m.map_children(node, visit)
 
         return pre, visit(e)
 

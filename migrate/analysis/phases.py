@@ -11,7 +11,7 @@ form (a barrier under thread-dependent control flow, a warp-synchronous operatio
 from __future__ import annotations
 
 from ..parse import model as m
-from .forms import depends_on_thread, thread_dependent_names
+from .divergence import depends_on_thread, thread_dependent_names
 from .inline import EXCHANGES
 from .loop_ir import (Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, UniformIf, UniformLoop,
                       VarPlan)

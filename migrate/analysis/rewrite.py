@@ -80,16 +80,7 @@ def unique_names(fn: m.Function, taken: set[str] | None = None) -> m.Function:
         if isinstance(e, m.Ref) and e.kind in ("local", "shared", "param"):
             new = lookup(e.name)
             return e if new == e.name else dataclasses.replace(e, name=new)
-        changes = {}
-        for f in dataclasses.fields(e):
-            if f.name in ("span", "type"):
-                continue
-            value = getattr(e, f.name)
-            if isinstance(value, tuple) and value and m._is_node(value[0]):
-                changes[f.name] = tuple(expr(v) for v in value)
-            elif m._is_node(value):
-                changes[f.name] = expr(value)
-        return dataclasses.replace(e, **changes) if changes else e
+        return m.map_children(e, expr)
 
     def decl(d: m.VarDecl) -> m.VarDecl:
         init = expr(d.init)

@@ -156,16 +156,7 @@ class _Scalarizer:
             return m.Cast(m.Scalar(dtype), value, "implicit", m.Scalar(dtype), e.span)
         if _vec(getattr(e, "type", None)):
             raise VectorError(f"vector value of type '{e.type}' used where a scalar is expected", e.span)
-        changes = {}
-        for f in dataclasses.fields(e):
-            if f.name in ("span", "type"):
-                continue
-            value = getattr(e, f.name)
-            if isinstance(value, tuple) and value and m._is_node(value[0]):
-                changes[f.name] = tuple(self.scalar(v) for v in value)
-            elif m._is_node(value):
-                changes[f.name] = self.scalar(value)
-        return dataclasses.replace(e, **changes) if changes else e
+        return m.map_children(e, self.scalar)
 
     # -- statements --------------------------------------------------------------------------------
     def stmts(self, stmts) -> tuple:

@@ -7,7 +7,7 @@ tests.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Optional, Union
 
 from ..span import Span
@@ -541,6 +541,25 @@ def children(node) -> list:
 
 def _is_node(value) -> bool:
     return hasattr(value, "__dataclass_fields__") and not isinstance(value, (Span,) + _TYPES)
+
+
+def map_children(node, fn):
+    """``node`` rebuilt with ``fn`` applied to each direct child node (types and spans kept);
+    ``node`` itself when nothing changed."""
+    changes = {}
+    for f in fields(node):
+        if f.name in ("span", "type"):
+            continue
+        value = getattr(node, f.name)
+        if isinstance(value, tuple) and value and _is_node(value[0]):
+            new = tuple(fn(v) for v in value)
+            if any(a is not b for a, b in zip(new, value)):
+                changes[f.name] = new
+        elif _is_node(value):
+            new = fn(value)
+            if new is not value:
+                changes[f.name] = new
+    return replace(node, **changes) if changes else node
 
 
 def walk(node):

@@ -1,25 +1,12 @@
-"""Choose the migrated form of a kernel from its model: ``portable``, ``simt`` or ``unsupported``.
+"""Which values and conditions of a kernel can differ between the threads of a block.
 
-- ``unsupported``: the frontend reported an error-severity diagnostic inside the kernel.
-- ``simt``: the kernel needs thread-level TileLang: warp-synchronous code (shuffles, votes,
-  cooperative-group tiles) or a barrier under control flow that depends on the thread index.
-- ``portable``: everything else; barriers are uniform, so each stretch between barriers can
-  become a tile-level ``T.Parallel`` phase.
-
-The reason for the choice is returned with it, for the report.
+The phase split (:mod:`.phases`) asks this of every loop and branch that encloses a barrier:
+a uniform one stays outside the phases, a thread-dependent branch is predicated, a
+thread-dependent loop keeps the kernel at thread level.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..codes import Severity
 from ..parse import model as m
-
-
-@dataclass(frozen=True)
-class FormChoice:
-    form: str
-    reason: str
 
 
 def thread_dependent_names(fn: m.Function) -> set[str]:
@@ -109,58 +96,3 @@ def depends_on_thread(expr: m.Expr, dependent: set[str]) -> bool:
             if depends_on_thread(node.index, dependent):
                 return True
     return False
-
-
-def _barrier_under_divergence(stmt: m.Stmt, dependent: set[str], divergent: bool) -> bool:
-    if isinstance(stmt, m.ExprStmt):
-        return divergent and any(
-            (isinstance(n, m.Call) and n.kind == "sync" and n.callee.startswith("__syncthreads"))
-            or (isinstance(n, m.MethodCall) and n.method == "sync")
-            for n in m.walk(stmt.expr))
-    if isinstance(stmt, m.If):
-        inner = divergent or depends_on_thread(stmt.cond, dependent)
-        return _barrier_under_divergence(stmt.then, dependent, inner) or (
-            stmt.other is not None and _barrier_under_divergence(stmt.other, dependent, inner))
-    if isinstance(stmt, (m.For, m.While, m.DoWhile)):
-        cond = stmt.cond
-        inner = divergent or (cond is not None and depends_on_thread(cond, dependent))
-        return _barrier_under_divergence(stmt.body, dependent, inner)
-    if isinstance(stmt, (m.Switch,)):
-        return _barrier_under_divergence(stmt.body, dependent, divergent or depends_on_thread(stmt.cond, dependent))
-    if isinstance(stmt, m.Case):
-        return _barrier_under_divergence(stmt.body, dependent, divergent)
-    if isinstance(stmt, m.Block):
-        return any(_barrier_under_divergence(s, dependent, divergent) for s in stmt.stmts)
-    return False
-
-
-def choose_form(fn: m.Function, diagnostics, device_functions: dict[str, m.Function] = {}) -> FormChoice:
-    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
-    if errors:
-        return FormChoice("unsupported", f"{errors[0].code}: {errors[0].message}")
-    if fn.body is None:
-        return FormChoice("unsupported", "kernel has no body")
-    bodies = [fn] + [device_functions[c] for c in _callees(fn, device_functions)]
-    for f in bodies:
-        for node in m.walk(f.body) if f.body else ():
-            if isinstance(node, m.Call) and node.kind in ("warp", "cg"):
-                return FormChoice("simt", f"warp-level operation '{node.callee}'")
-            if isinstance(node, m.MethodCall) and node.method.startswith(("shfl", "ballot", "any", "all")):
-                return FormChoice("simt", f"cooperative-groups tile operation '{node.method}'")
-            if isinstance(node, m.Call) and node.callee == "__syncwarp":
-                return FormChoice("simt", "warp barrier '__syncwarp'")
-    for f in bodies:
-        if f.body is not None and _barrier_under_divergence(f.body, thread_dependent_names(f), False):
-            return FormChoice("simt", "barrier under thread-dependent control flow")
-    return FormChoice("portable", "uniform barriers")
-
-
-def _callees(fn: m.Function, table: dict[str, m.Function]) -> list[str]:
-    seen, stack = [], list(fn.calls)
-    while stack:
-        name = stack.pop()
-        if name in seen or name not in table:
-            continue
-        seen.append(name)
-        stack.extend(table[name].calls)
-    return seen
