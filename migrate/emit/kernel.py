@@ -277,6 +277,10 @@ class KernelEmitter:
             threads = f"({', '.join(f'block_{d}' for d in DIMS)})"
         kernel_at = len(lines)
         add(2, f"with T.Kernel({grid_args}, threads={threads}) as {block_vars}:", scope.tag(fn.span))
+        may_alias = self.aliasing_buffers(fn)
+        if may_alias:
+            add(3, "# these pointers are not __restrict__ in CUDA and may alias: keep TileLang from assuming not")
+            add(3, f"T.annotate_restrict_buffers({', '.join(may_alias)})", scope.tag(fn.span))
         for text in rebinds:
             add(3, text, scope.tag(fn.span))
         if kplan.form == "simt":
@@ -295,6 +299,23 @@ class KernelEmitter:
                                     scope.tag(fn.span))
         self.uses_shim = bool(shim)
         return lines
+
+    @staticmethod
+    def aliasing_buffers(fn: m.Function) -> list[str]:
+        """Pointer parameters that CUDA lets alias each other (none is ``__restrict__``) when the
+        kernel writes through one of them: TileLang must not mark them ``__restrict__``."""
+        loose = [p.name for p in fn.params if isinstance(p.type, m.Pointer) and not p.type.restrict]
+        if len(loose) < 2:
+            return []
+        written = set()
+        for node in m.walk(fn.body) if fn.body else ():
+            target = node.target if isinstance(node, m.Assign) else (
+                node.args[0] if isinstance(node, m.Call) and node.kind == "atomic" and node.args else None)
+            while isinstance(target, (m.Index, m.Unary, m.Cast, m.Member)):
+                target = getattr(target, "base", None) or getattr(target, "operand", None)
+            if isinstance(target, m.Ref):
+                written.add(target.name)
+        return loose if written & set(loose) else []
 
     def macro_shim_calls(self, callees) -> set[str]:
         """Shim calls inside the device functions this kernel inlines through macros."""
