@@ -246,7 +246,11 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     Returns the rewritten function, the aliases found, and the pointer declarations that could
     not be folded (reassigned pointers, pointers into locals).
     """
-    buffers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
+    buffers = {p.name: "param" for p in fn.params if isinstance(p.type, m.Pointer)}
+    for node in m.walk(fn.body) if fn.body else ():  # views into __shared__ arrays too
+        if isinstance(node, m.VarDecl) and node.storage in ("shared", "extern_shared") \
+                and isinstance(node.type, m.Array) and not isinstance(node.type.element, m.Array):
+            buffers[node.name] = "shared"
     assigned = {n.target.name for n in m.walk(fn.body) if isinstance(n, m.Assign)
                 and isinstance(n.target, m.Ref)} if fn.body else set()
     aliases: dict[str, Alias] = {}
@@ -268,7 +272,8 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 alias = aliases[base.name]
                 index = node.index if alias.offset is None else m.Binary(
                     "+", alias.offset, node.index, node.index.type, node.span)
-                return dataclasses.replace(node, base=dataclasses.replace(base, name=alias.buffer, kind="param"),
+                return dataclasses.replace(node, base=dataclasses.replace(base, name=alias.buffer,
+                                                                          kind=buffers[alias.buffer]),
                                            index=index)
             return node
 
