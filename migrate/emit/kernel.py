@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..analysis import rewrite
+from ..analysis.coop_groups import GroupError, lower_cooperative_groups
 from ..analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
 from ..analysis.loop_ir import Barrier, Exchange, KernelPlan, Phase, SimtBody, UniformIf, UniformLoop
 from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
@@ -109,6 +110,10 @@ def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
             if portable:
                 raise NotPortable(str(exc)) from None
             raise EmitError(str(exc), fn.span) from None
+    try:
+        fn = lower_cooperative_groups(fn)
+    except (GroupError, InlineError) as exc:
+        raise EmitError(str(exc), getattr(exc, "span", None) or fn.span) from None
     try:
         fn = scalarize_vectors(fn)
     except VectorError as exc:
