@@ -154,3 +154,14 @@ def test_keep_original_code_quotes_each_cuda_line(tmp_path):
     # the code itself is unchanged: dropping the quotes gives the plain module
     stripped = [ln for ln in kept.splitlines() if not ln.strip().startswith("# CUDA: ")]
     assert stripped == plain.splitlines()
+
+
+def test_launcher_defaults_come_from_constant_launch_sites(corpus_out):
+    import inspect
+    from migrate.runtime.tilelang_side import load_module
+    saxpy = load_module(corpus_out / "elementwise" / "saxpy.py").saxpy
+    params = inspect.signature(saxpy).parameters
+    assert params["grid"].default == 160 and params["block"].default == 256  # saxpy<<<SAXPY_BLOCKS, 256>>>
+    axpby = load_module(corpus_out / "map2d" / "matrix_axpby.py").matrixAxpby
+    # dim3 grid/block built from runtime sizes: no default, the caller must say
+    assert inspect.signature(axpby).parameters["grid"].default is inspect.Parameter.empty

@@ -97,10 +97,23 @@ def emit_module(unit: m.TranslationUnit, rel_source: str, frontend_diags: dict[s
             continue
         text = _render_lines(out.lines, original)
         kernels.append({"name": out.name, "form": out.form, "reason": out.reason, "factory": text,
-                        "signature": out.signature})
+                        "signature": out.signature, "defaults": launch_defaults(unit, out.name)})
     text = render("module.py.j2", version=__version__, source=rel_source, kernels=kernels,
                   macros=macro_blocks)
     return ModuleOutput(text, outputs)
+
+
+def launch_defaults(unit: m.TranslationUnit, kernel: str) -> dict[str, str]:
+    """Launcher defaults from the CUDA launch sites: ``grid``/``block``/``shared_bytes`` where
+    every launch of the kernel in this file gives the same compile-time constant."""
+    sites = [s for s in unit.launches if s.kernel == kernel]
+    out = {}
+    for field in ("grid", "block", "shared_bytes"):
+        values = {getattr(s, field).value if getattr(s, field) is not None else (0 if field == "shared_bytes" else None)
+                  for s in sites}
+        if sites and len(values) == 1 and None not in values:
+            out[field] = str(values.pop())
+    return out
 
 
 def _topological(names: list[str], device: dict[str, m.Function]) -> list[str]:

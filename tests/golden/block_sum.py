@@ -74,8 +74,10 @@ BLOCKREDUCESUM = Signature(
 )
 
 
-def blockReduceSum(*args, grid, block, shared_bytes=0, template=None, symbols=None, target=None):
-    """Run like `blockReduceSum<<<grid, block, shared_bytes>>>(in_, partial, n)`."""
+def blockReduceSum(*args, grid=391, block=256, shared_bytes=0, template=None, symbols=None, target=None):
+    """Run like `blockReduceSum<<<grid, block, shared_bytes>>>(in_, partial, n)`.
+
+    Defaults come from the launch sites in the CUDA file."""
     launch(BLOCKREDUCESUM, args, grid=grid, block=block, shared_bytes=shared_bytes,
            template=template, symbols=symbols, target=target)
 

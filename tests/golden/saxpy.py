@@ -56,8 +56,10 @@ SAXPY = Signature(
 )
 
 
-def saxpy(*args, grid, block, shared_bytes=0, template=None, symbols=None, target=None):
-    """Run like `saxpy<<<grid, block, shared_bytes>>>(n, a, x, y)`."""
+def saxpy(*args, grid=160, block=256, shared_bytes=0, template=None, symbols=None, target=None):
+    """Run like `saxpy<<<grid, block, shared_bytes>>>(n, a, x, y)`.
+
+    Defaults come from the launch sites in the CUDA file."""
     launch(SAXPY, args, grid=grid, block=block, shared_bytes=shared_bytes,
            template=template, symbols=symbols, target=target)
 

@@ -56,7 +56,9 @@ TRANSPOSENAIVE = Signature(
 
 
 def transposeNaive(*args, grid, block, shared_bytes=0, template=None, symbols=None, target=None):
-    """Run like `transposeNaive<<<grid, block, shared_bytes>>>(in_, out, rows, cols)`."""
+    """Run like `transposeNaive<<<grid, block, shared_bytes>>>(in_, out, rows, cols)`.
+
+    Defaults come from the launch sites in the CUDA file."""
     launch(TRANSPOSENAIVE, args, grid=grid, block=block, shared_bytes=shared_bytes,
            template=template, symbols=symbols, target=target)
 
@@ -115,7 +117,9 @@ TRANSPOSETILED = Signature(
 
 
 def transposeTiled(*args, grid, block, shared_bytes=0, template=None, symbols=None, target=None):
-    """Run like `transposeTiled<<<grid, block, shared_bytes>>>(in_, out, rows, cols)`."""
+    """Run like `transposeTiled<<<grid, block, shared_bytes>>>(in_, out, rows, cols)`.
+
+    Defaults come from the launch sites in the CUDA file."""
     launch(TRANSPOSETILED, args, grid=grid, block=block, shared_bytes=shared_bytes,
            template=template, symbols=symbols, target=target)
 

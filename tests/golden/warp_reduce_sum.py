@@ -122,8 +122,10 @@ REDUCESUMATOMIC = Signature(
 )
 
 
-def reduceSumAtomic(*args, grid, block, shared_bytes=0, template=None, symbols=None, target=None):
-    """Run like `reduceSumAtomic<<<grid, block, shared_bytes>>>(in_, result, n)`."""
+def reduceSumAtomic(*args, grid=120, block=512, shared_bytes=0, template=None, symbols=None, target=None):
+    """Run like `reduceSumAtomic<<<grid, block, shared_bytes>>>(in_, result, n)`.
+
+    Defaults come from the launch sites in the CUDA file."""
     launch(REDUCESUMATOMIC, args, grid=grid, block=block, shared_bytes=shared_bytes,
            template=template, symbols=symbols, target=target)
 
