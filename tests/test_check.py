@@ -102,51 +102,12 @@ def test_check_from_imports_no_frontend(converted):
     assert "STATUS 0 LOADED []" in proc.stdout, proc.stdout + proc.stderr
 
 
-SIMT = textwrap.dedent("""\
-    #include <cuda_runtime.h>
-    __global__ void uneven(const float* x, float* y, int n) {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        float v = i < n ? x[i] : 0.0f;
-        for (int k = 0; k < (int)(threadIdx.x % 3); ++k) {   // trip count differs per thread
-            v += __shfl_xor_sync(0xffffffffu, v, 1);
-            __syncthreads();
-        }
-        if (i < n) y[i] = v;
-    }
-    int main() { uneven<<<1, 32>>>(nullptr, nullptr, 0); return 0; }
-""")
-
-SIMT_SPEC = textwrap.dedent("""\
-    [[kernel]]
-    name = "uneven"
-    grid = [2, 1, 1]
-    block = [32, 1, 1]
-    tolerance = "fp32"
-    [[kernel.args]]
-    name = "x"
-    buffer = "float32"
-    elements = 50
-    role = "in"
-    range = [-1.0, 1.0]
-    [[kernel.args]]
-    name = "y"
-    buffer = "float32"
-    elements = 50
-    role = "inout"
-    range = [-1.0, 1.0]
-    [[kernel.args]]
-    name = "n"
-    scalar = "int32"
-    value = 50
-""")
-
-
 def test_simt_kernel_is_not_checkable_on_cpu_and_says_why(tmp_path):
-    (tmp_path / "uneven.cu").write_text(SIMT)
-    (tmp_path / "uneven.toml").write_text(SIMT_SPEC)
     out = tmp_path / "out"
-    main(["convert", str(tmp_path / "uneven.cu"), "-o", str(out), "-q"])
-    check = run_checks(out)["uneven"]
+    main(["convert", str(CORPUS / "features" / "warp_rounds.cu"), "-o", str(out), "-q"])
+    (kernel,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert kernel["form"] == "simt" and "depends on the thread" in kernel["reason"]
+    check = run_checks(out)["warp_rounds"]
     assert check.status == "skipped" and "not checkable on CPU" in check.message
 
 

@@ -102,7 +102,8 @@ class _Splitter:
 
     def uniform(self, expr, what: str, span) -> None:
         if expr is not None and depends_on_thread(expr, self.dependent):
-            raise NotPortable(f"barrier inside {what} that depends on the thread (line {span.line})")
+            raise NotPortable(f"barrier or warp exchange inside {what} that depends on the thread "
+                              f"(line {span.line})")
 
     def split(self, stmts) -> tuple[Region, ...]:
         regions: list[Region] = []

@@ -346,7 +346,24 @@ def ref_embedding_gather_ldg(args, symbols):
     return {"out": out.ravel()}
 
 
+def ref_warp_rounds(args, symbols):
+    """Warp w of each 96-thread block sums groups of 2^r lanes, r = w % 3 + 1; lanes past n
+    contribute 0 and their outputs are untouched."""
+    x, n = _f64(args["x"]), args["n"]
+    y = _f64(args["y"]).copy()
+    threads, blocks = 96, 4
+    values = np.zeros(threads * blocks)
+    values[:n] = x[:n]
+    for gid in range(min(n, threads * blocks)):
+        warp = (gid % threads) // 32
+        group = 2 ** (warp % 3 + 1)
+        start = gid - gid % group
+        y[gid] = values[start:start + group].sum()
+    return {"y": y}
+
+
 REFERENCES = {
+    "features/warp_rounds.cu:warp_rounds": ref_warp_rounds,
     "norm/softmax_rows.cu:softmax_rows": ref_softmax_rows,
     "norm/softmax_rows.cu:log_softmax_rows": ref_log_softmax_rows,
     "norm/softmax_warp.cu:softmax_online_warp": ref_softmax_online_warp,
