@@ -448,25 +448,10 @@ class KernelEmitter:
             raise EmitError(f"result of a warp operation '{r.decl.name}' has no per-thread home", r.span)
         target = e(r.target)
         width = e.coerce(r.width, "int32") if r.width is not None else "32"
-        if r.op == "shfl_down":
-            d = e.coerce(r.lane, "int32")
-            src = f"{lin} + {d}"
-            ok = f"x_lane % {width} + {d} < {width} and {src} < {nthreads}"
+        if r.op in _SHUFFLE_SOURCE:
+            src, ok = _SHUFFLE_SOURCE[r.op](lin, e.coerce(r.lane, "int32"), width, nthreads)
             printer.emit(f"{target} = T.if_then_else({ok}, {buf}[{src}], {buf}[{lin}])", r.span)
-        elif r.op == "shfl_up":
-            d = e.coerce(r.lane, "int32")
-            printer.emit(f"{target} = T.if_then_else(x_lane % {width} >= {d}, {buf}[{lin} - {d}], {buf}[{lin}])",
-                         r.span)
-        elif r.op == "shfl_xor":
-            mask = e.coerce(r.lane, "int32")
-            src = f"{lin} - x_lane + (x_lane ^ {mask})"
-            ok = f"(x_lane ^ {mask}) // {width} == x_lane // {width} and {src} < {nthreads}"
-            printer.emit(f"{target} = T.if_then_else({ok}, {buf}[{src}], {buf}[{lin}])", r.span)
-        elif r.op == "shfl":
-            srclane = e.coerce(r.lane, "int32")
-            src = f"{lin} - x_lane + x_lane // {width} * {width} + {srclane} % {width}"
-            printer.emit(f"{target} = T.if_then_else({src} < {nthreads}, {buf}[{src}], {buf}[{lin}])", r.span)
-        else:
+        else:  # votes: every lane combines the warp's flags
             init, combine = {"ballot": ("T.uint32(0)", None), "any": ("0", "|"), "all": ("1", "&")}[r.op]
             printer.emit(f"x_acc = T.alloc_var({'T.uint32' if r.op == 'ballot' else 'T.int32'})", r.span)
             printer.emit(f"x_acc = {init}", r.span)
@@ -537,6 +522,19 @@ class KernelEmitter:
         return {"name": fn.name, "params": params,
                 "template": [(_tp_name(t.name), t.kind) for t in fn.template_params],
                 "symbols": symbols, "form": kplan.form}
+
+
+#: Where a shuffle reads from (an index into the exchange buffer) and when that source is valid
+#: (else the lane keeps its own value, as CUDA does), for thread ``lin`` with lane ``x_lane``.
+_SHUFFLE_SOURCE = {
+    "shfl_down": lambda lin, d, w, n: (f"{lin} + {d}", f"x_lane % {w} + {d} < {w} and {lin} + {d} < {n}"),
+    "shfl_up": lambda lin, d, w, n: (f"{lin} - {d}", f"x_lane % {w} >= {d}"),
+    "shfl_xor": lambda lin, m, w, n: (f"{lin} - x_lane + (x_lane ^ {m})",
+                                      f"(x_lane ^ {m}) // {w} == x_lane // {w} and "
+                                      f"{lin} - x_lane + (x_lane ^ {m}) < {n}"),
+    "shfl": lambda lin, s, w, n: (f"{lin} - x_lane + x_lane // {w} * {w} + {s} % {w}",
+                                  f"{lin} - x_lane + x_lane // {w} * {w} + {s} % {w} < {n}"),
+}
 
 
 def _needs_prelude(names) -> bool:
