@@ -280,13 +280,30 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console) -
     data = report.report_dict(results, out_dir)
     checks = check_output_folder(out_dir, data, device=args.check, include_dirs=tuple(args.include_dirs),
                                  defines=tuple(args.defines), jobs=jobs)
-    by_key = {(c.file, c.kernel): c for c in checks}
+    by_key: dict = {}
+    for c in checks:
+        by_key.setdefault((c.file, c.kernel), []).append(c)
     for r in results:
         for k in r.kernels:
-            c = by_key.get((k.file, k.kernel))
-            if c is not None:
-                k.check = c.to_json()
+            if (k.file, k.kernel) in by_key:
+                k.check = _merge_checks(by_key[(k.file, k.kernel)])
     return any(c.status in ("fail", "error") for c in checks)
+
+
+def _merge_checks(checks) -> dict:
+    """One kernel's check in report.json: its only spec, or the worst of its specs (template
+    instances), with each instance under ``instances``."""
+    if len(checks) == 1:
+        return checks[0].to_json()
+    order = ("error", "fail", "pass", "skipped")
+    worst = min(checks, key=lambda c: order.index(c.status))
+    merged = worst.to_json()
+    for field in ("max_abs_err", "max_rel_err"):
+        values = [getattr(c, field) for c in checks if getattr(c, field) is not None]
+        merged[field] = max(values) if values else None
+    merged["instances"] = [c.to_json() for c in checks]
+    merged["message"] = "; ".join(f"{c.id}: {c.status}" for c in checks) + f" — {worst.message}"
+    return merged
 
 
 def _suppressor(args):

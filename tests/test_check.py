@@ -119,3 +119,14 @@ def test_convert_check_fills_the_report(tmp_path):
     check = kernel["check"]
     assert check["status"] == "pass" and check["device"] == "cpu"
     assert check["max_abs_err"] is not None and check["max_rel_err"] is not None
+
+
+def test_template_instances_are_merged_into_one_report_entry(tmp_path):
+    out = tmp_path / "out"
+    assert main(["convert", str(CORPUS / "features" / "template_row_mean.cu"), "-o", str(out), "-q",
+                 "--check", "cpu"]) == 0
+    (kernel,) = json.loads((out / "report.json").read_text())["kernels"]
+    check = kernel["check"]
+    assert check["status"] == "pass"
+    assert sorted(i["id"] for i in check["instances"]) == ["row_mean_f32_b128", "row_mean_f64_b256"]
+    assert all(i["status"] == "pass" for i in check["instances"])
