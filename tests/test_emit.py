@@ -165,3 +165,24 @@ def test_launcher_defaults_come_from_constant_launch_sites(corpus_out):
     axpby = load_module(corpus_out / "map2d" / "matrix_axpby.py").matrixAxpby
     # dim3 grid/block built from runtime sizes: no default, the caller must say
     assert inspect.signature(axpby).parameters["grid"].default is inspect.Parameter.empty
+
+
+def test_a_kernel_the_emitter_cannot_handle_costs_only_itself(tmp_path):
+    (tmp_path / "mixed.cu").write_text(textwrap.dedent("""\
+        #include <cuda_runtime.h>
+        template <typename T>
+        __global__ void shift(T* out, int n) {       // a dependent operator in a template
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) out[i] = out[i] + (T)i;
+        }
+        __global__ void vote(const int* x, int* y) {  // a vote in a branch condition
+            if (__any_sync(0xffffffffu, x[threadIdx.x] > 0)) y[threadIdx.x] = 1;
+        }
+        int main() { shift<float><<<1, 32>>>(nullptr, 32); vote<<<1, 32>>>(nullptr, nullptr); }
+    """))
+    main(["convert", str(tmp_path / "mixed.cu"), "-o", str(tmp_path / "out"), "-q"])
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    forms = {k["kernel"]: k for k in report["kernels"]}
+    assert forms["shift"]["form"] == "portable"
+    assert forms["vote"]["form"] == "simt" and "branch condition" in forms["vote"]["reason"]
+    assert not [d for k in report["kernels"] for d in k["diagnostics"] if d["code"] == "M9001"]

@@ -51,6 +51,9 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
 
 
 class _Inliner:
+    #: what the targets are, for messages
+    what = "call to a device function with barriers"
+
     def __init__(self, device: dict[str, m.Function], targets: set[str]) -> None:
         self.device = device
         self.targets = targets
@@ -92,7 +95,7 @@ class _Inliner:
                     self.forbid(e, "a loop header")
             init = s.init
             if init is not None and self.calls_in(init):
-                raise InlineError("call to a device function with barriers in a loop initialiser")
+                raise InlineError(f"{self.what} in a loop initialiser")
             return [dataclasses.replace(s, body=self.block(s.body, depth))]
         if isinstance(s, (m.While, m.DoWhile)):
             self.forbid(s.cond, "a loop condition")
@@ -139,7 +142,7 @@ class _Inliner:
 
     def forbid(self, e, where: str) -> None:
         if e is not None and self.calls_in(e):
-            raise InlineError(f"call to a device function with barriers in {where}")
+            raise InlineError(f"{self.what} in {where}")
 
     # -- expressions ------------------------------------------------------------------------------
     def hoist(self, e: m.Expr, depth) -> tuple[list, m.Expr]:
@@ -156,9 +159,9 @@ class _Inliner:
                 pre.extend(self.expand(call, result, depth))
                 return result
             if isinstance(node, m.Ternary) and self.calls_in(node):
-                raise InlineError("call to a device function with barriers inside '?:'")
+                raise InlineError(f"{self.what} inside '?:'")
             if isinstance(node, m.Binary) and node.op in ("&&", "||") and self.calls_in(node.rhs):
-                raise InlineError(f"call to a device function with barriers after '{node.op}'")
+                raise InlineError(f"{self.what} after '{node.op}'")
             return m.map_children(node, visit)
 
         return pre, visit(e)
@@ -268,6 +271,8 @@ EXCHANGES = {"__shfl_sync": "shfl", "__shfl_up_sync": "shfl_up", "__shfl_down_sy
 
 class _WarpHoister(_Inliner):
     """Moves every exchangeable warp call into a statement of its own: ``T t = __shfl...(...)``."""
+
+    what = "warp shuffle or vote"
 
     def stmt(self, s, depth) -> list:
         if isinstance(s, m.DeclStmt) and len(s.decls) == 1 and isinstance(s.decls[0].init, m.Call) \

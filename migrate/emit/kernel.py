@@ -119,7 +119,10 @@ def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
     except VectorError as exc:
         raise EmitError(str(exc), exc.span or fn.span) from None
     if portable:
-        fn = hoist_warp_calls(fn)
+        try:
+            fn = hoist_warp_calls(fn)
+        except InlineError as exc:
+            raise NotPortable(str(exc)) from None
     fn = rewrite.unique_names(fn)
     fn = rewrite.returns_to_guards(fn)
     fn, aliases, unresolved = rewrite.pointer_aliases(fn)
@@ -151,6 +154,18 @@ class KernelEmitter:
         self.device = {f.name: f for f in unit.device_functions}
 
     def emit(self, force_simt: bool = False) -> KernelOutput:
+        """The kernel in the best form it can take; a bug in the emitter costs only this kernel
+        (an M9001 diagnostic), never the rest of the file."""
+        try:
+            return self._emit(force_simt)
+        except Exception as exc:  # an emitter bug: report it for this kernel
+            import traceback
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            out = KernelOutput(self.original.name, "unsupported", f"internal error while emitting: {last}")
+            out.diagnostics.append(make("M9001", self.original.span, out.reason))
+            return out
+
+    def _emit(self, force_simt: bool = False) -> KernelOutput:
         fn = self.original
         out = KernelOutput(fn.name, "unsupported", "")
         try:
@@ -175,7 +190,7 @@ class KernelEmitter:
             out.signature = self.signature(prepared, kplan)
         except EmitError as exc:
             if not force_simt and out.form == "portable":
-                fallback = self.emit(force_simt=True)
+                fallback = self._emit(force_simt=True)
                 if fallback.form == "simt":
                     fallback.reason = f"thread-level code needed: {exc}"
                     fallback.diagnostics.append(make(

@@ -501,14 +501,17 @@ class ModelBuilder:
                 return m.Cast(target, self.expr(args[0]), "functional", target, span_of(cursor))
             return m.Call(str(target), tuple(self.expr(a) for a in args), "constructor", (), target,
                           span_of(cursor))
-        operator = _OPERATOR_NAME.match(cursor.spelling or "")
-        if operator and len(kids) >= 2:
-            # An overloaded-operator call lists its operands in source order with the operator's
-            # reference between them (``a = b`` → a, operator=, b).
-            operands = [k for k in kids if _callee_name(k) != cursor.spelling]
-            if len(operands) == len(kids) - 1:
-                return self._operator(operator.group(1), tuple(self.expr(k) for k in operands),
-                                      self.type_of(cursor), span_of(cursor), cursor)
+        # An overloaded-operator call lists its operands in source order with the operator's
+        # reference between them (``a = b`` → a, operator=, b); in a template the call itself
+        # may have no spelling, only the (unresolved) operator reference names it.
+        names = [_callee_name(k) or "" for k in kids]
+        op_index = next((i for i, n in enumerate(names) if _OPERATOR_NAME.match(n)), None)
+        if op_index is not None and len(kids) >= 2 and (
+                _OPERATOR_NAME.match(cursor.spelling or "") or not cursor.spelling):
+            operator = _OPERATOR_NAME.match(names[op_index])
+            operands = [k for i, k in enumerate(kids) if i != op_index]
+            return self._operator(operator.group(1), tuple(self.expr(k) for k in operands),
+                                  self.type_of(cursor), span_of(cursor), cursor)
         ref = cursor.referenced
         if ref is not None and ref.kind == K.CONSTRUCTOR:
             # cg::plus<float>(): the namespace/template/type references name the type
