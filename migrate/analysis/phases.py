@@ -199,7 +199,7 @@ def _header_exprs(region) -> list:
     return []
 
 
-def _collect(regions, uses: dict[str, set], decls: dict[str, tuple], where_decl) -> None:
+def _collect(regions, uses: dict[str, set], decls: dict[str, tuple]) -> None:
     """uses[name] = set of phase numbers and 'K' (kernel level); decls[name] = (decl, site)."""
     for region in regions:
         if isinstance(region, Phase):
@@ -220,7 +220,7 @@ def _collect(regions, uses: dict[str, set], decls: dict[str, tuple], where_decl)
             if region.decl is not None:
                 decls[region.decl.name] = (region.decl, region.index + 1)
         elif isinstance(region, UniformIf) and region.predicate is not None:
-            _collect(region.then + region.other, uses, decls, where_decl)
+            _collect(region.then + region.other, uses, decls)
         elif isinstance(region, (UniformLoop, UniformIf)):
             for e in _header_exprs(region):
                 for node in m.walk(e):
@@ -231,7 +231,7 @@ def _collect(regions, uses: dict[str, set], decls: dict[str, tuple], where_decl)
                     decls[d.name] = (d, "K")
                     uses.setdefault(d.name, set()).add("K")
             body = region.body if isinstance(region, UniformLoop) else region.then + region.other
-            _collect(body, uses, decls, where_decl)
+            _collect(body, uses, decls)
 
 
 def _updated_in_phases(regions) -> set[str]:
@@ -275,7 +275,7 @@ def place_variables(fn: m.Function, regions, dependent: set[str], portable: bool
     uses: dict[str, set] = {}
     decls: dict[str, tuple] = {}
     if portable:
-        _collect(regions, uses, decls, None)
+        _collect(regions, uses, decls)
     else:
         for node in m.walk(fn.body):
             if isinstance(node, m.VarDecl):

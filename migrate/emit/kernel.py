@@ -220,7 +220,6 @@ class KernelEmitter:
         scope.buffers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
         scope.buffers |= {g.name for g in self.unit.globals if g.storage == "constant"}
         scope.nonneg = _nonneg_names(fn)
-        scope.device_functions = set(self.device)
         scope.device_extra = self.extras
         scope.file_tags = self.tag_of
         return scope

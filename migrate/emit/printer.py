@@ -71,7 +71,6 @@ class Scope:
     value_params: set[str] = field(default_factory=set)
     buffers: set[str] = field(default_factory=set)
     nonneg: set[str] = field(default_factory=set)
-    device_functions: set[str] = field(default_factory=set)
     simt: bool = False
     single: set[str] = field(default_factory=set)  # locals assigned exactly once, at declaration
     device_extra: dict[str, list[str]] = field(default_factory=dict)  # builtins a macro takes
@@ -489,10 +488,6 @@ def render_math(name: str, args: list[str], dtypes: list, scope: "Scope") -> str
         return cpu
     scope.shim_calls.add(name)
     return f"cuda_math.{cuda_math.python_name(name)}({', '.join(args)})"
-
-
-def _dtype_key(e: m.Expr) -> str:
-    return scalar_name(e.type) or "?"
 
 
 def _deref(e: m.Expr) -> m.Expr:
