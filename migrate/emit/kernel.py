@@ -18,6 +18,7 @@ from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
+from ..runtime.spec import DTYPES as DTYPE_SIZES
 from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_shape,
                       canonical_loop, dtype_of, scalar_name)
 
@@ -577,8 +578,7 @@ def _tp_default(t: m.TemplateParam) -> str:
     return t.default
 
 
-_SIZES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
-          "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8}
+_SIZES = {**DTYPE_SIZES, "bool": 1}  # bytes per element, for extern __shared__ arrays
 
 
 def _sizeof(t: m.CType) -> int:

@@ -27,16 +27,6 @@ DTYPES = {"bool": "T.bool", "int8": "T.int8", "uint8": "T.uint8", "int16": "T.in
           "uint64": "T.uint64", "float16": "T.float16", "bfloat16": "T.bfloat16",
           "float32": "T.float32", "float64": "T.float64"}
 
-#: C type spellings of template arguments -> TileLang dtype strings.
-C_TYPE_DTYPES = {"float": "float32", "double": "float64", "int": "int32", "unsigned int": "uint32",
-                 "unsigned": "uint32", "long": "int64", "long long": "int64",
-                 "unsigned long": "uint64", "unsigned long long": "uint64", "short": "int16",
-                 "unsigned short": "uint16", "char": "int8", "signed char": "int8",
-                 "unsigned char": "uint8", "bool": "bool", "__half": "float16", "half": "float16",
-                 "__nv_bfloat16": "bfloat16", "nv_bfloat16": "bfloat16", "int8_t": "int8",
-                 "uint8_t": "uint8", "int32_t": "int32", "uint32_t": "uint32", "int64_t": "int64",
-                 "uint64_t": "uint64", "size_t": "uint64"}
-
 _PREC = {"or": 2, "and": 3, "not": 4, "cmp": 5, "|": 6, "^": 7, "&": 8, "<<": 9, ">>": 9,
          "+": 10, "-": 10, "*": 11, "/": 11, "//": 11, "%": 11, "unary": 12, "atom": 16}
 _CMP = {"<", "<=", ">", ">=", "==", "!="}
