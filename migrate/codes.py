@@ -106,6 +106,19 @@ _CODES = [
          "Nothing is required. To make the kernel portable, keep barriers out of thread-dependent "
          "branches and replace warp intrinsics with shared-memory exchanges."),
     # -- the tool ---------------------------------------------------------------------------------
+    Code("M3003", Severity.NOTE, "not lifted to tile form",
+         "The kernel is emitted in the portable form (its CUDA thread structure kept as T.Parallel "
+         "phases) because the lifting passes cannot prove a tile form equal to it; the message says "
+         "which condition failed (threads that are not independent, a store that could race, an "
+         "index that depends on loaded data, buffers that may alias, a pattern not recognised).",
+         "Nothing is required; the portable form is checked like any other. Marking pointers "
+         "__restrict__ and indexing elements through blockIdx * blockDim + threadIdx helps."),
+    Code("M3004", Severity.WARNING, "lifted form failed its check; portable form kept",
+         "The tile form of the kernel did not agree with the original CUDA on the equivalence check "
+         "(`convert --check`), so the portable form was emitted instead and checked in its place. "
+         "The message gives the tile form's result.",
+         "Nothing is required; please report the kernel, since a lift that the analysis accepted "
+         "should agree."),
     Code("M9001", Severity.ERROR, "internal error",
          "The tool failed on this input; this is a bug in cuda2tile, not in your code.",
          "Report it with the file that triggered it."),

@@ -51,6 +51,22 @@ class Signature:
     form: str = "portable"
     source: str = ""
     pass_configs: tuple = ()  # (key, value) TileLang pass options the kernel is compiled with
+    tune: dict | None = None  # tile form: factory keyword -> candidate values for autotuning
+
+
+def fit_tile(tile, extents) -> tuple:
+    """``tile`` (slowest dimension first) with each size cut to the smallest power of two that
+    covers its extent, where the extent is known and smaller: a 1-row domain gets 1-row tiles."""
+    out = []
+    for size, extent in zip(tile, extents):
+        size = int(size)
+        if extent is not None:
+            fit = 1
+            while fit < extent:
+                fit *= 2
+            size = min(size, fit)
+        out.append(size)
+    return tuple(out)
 
 
 def dims(value) -> tuple[int, int, int]:

@@ -77,7 +77,25 @@ class SimtBody:
     span: Span
 
 
-Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody]
+@dataclass(frozen=True)
+class TileMap:
+    """The tile form of a kernel whose elements are independent: ``stmts`` run once per element
+    of a domain with dimensions ``dims`` (x first), in which ``globalIdx.d`` is the element's
+    index. A dimension's extent is the launch size (``gridDim * blockDim``) unless ``extents``
+    gives an expression (a normalised grid-stride loop); ``bounds`` are the uniform bounds of the
+    CUDA tail guard, which tell a full tile from the last one. ``block_sizes`` are the block
+    sizes the kernel spells as constants (``blockIdx.x * TILE + threadIdx.x``), which the launch
+    must use."""
+
+    stmts: tuple[m.Stmt, ...]
+    dims: tuple[str, ...]
+    extents: dict
+    bounds: dict
+    span: Span
+    block_sizes: dict = field(default_factory=dict)
+
+
+Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap]
 
 #: Where a local variable lives in the emitted kernel.
 PLACEMENTS = (
@@ -100,7 +118,7 @@ class VarPlan:
 @dataclass
 class KernelPlan:
     fn: m.Function
-    form: str  # portable or simt
+    form: str  # tile, portable or simt
     regions: tuple[Region, ...]
     vars: dict[str, VarPlan] = field(default_factory=dict)
     aliases: dict = field(default_factory=dict)

@@ -23,6 +23,9 @@ RESERVED = frozenset({
     "kernel", "main", "self", "range", "len", "int", "float", "bool", "min", "max", "abs", "sum",
     "print", "type", "object", "list", "dict", "tuple", "str", "round", "pow", "all", "any",
     "x_lane", "x_acc", "x_src", "result_",
+    # the tile form's element indices, tile sizes and domain
+    "gx", "gy", "gz", "ix", "iy", "iz", "tile", "tile_x", "tile_y", "tile_z", "threads",
+    "extent_x", "extent_y", "extent_z", "fit_tile",
 })
 
 

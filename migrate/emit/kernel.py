@@ -15,6 +15,7 @@ from ..analysis.coop_groups import GroupError, lower_cooperative_groups
 from ..analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
 from ..analysis.loop_ir import Barrier, Exchange, KernelPlan, Phase, SimtBody, UniformIf, UniformLoop
 from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
+from ..analysis.lift_map import NotLiftable, plan_map
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
@@ -32,7 +33,7 @@ _SCALAR_CARRIERS = {"uint32": "int64", "uint16": "int32", "uint64": "int64"}
 @dataclass
 class KernelOutput:
     name: str
-    form: str  # portable, simt, unsupported
+    form: str  # tile, portable, simt, unsupported
     reason: str
     lines: list[Line] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -147,8 +148,10 @@ def plan(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPlan, str]
 
 
 class KernelEmitter:
-    def __init__(self, fn: m.Function, unit: m.TranslationUnit, tag_of, extras=None) -> None:
+    def __init__(self, fn: m.Function, unit: m.TranslationUnit, tag_of, extras=None,
+                 lift: bool = True) -> None:
         self.extras = extras or {}
+        self.lift = lift
         self.original = fn
         self.unit = unit
         self.tag_of = tag_of
@@ -186,6 +189,10 @@ class KernelEmitter:
             out.form = kplan.form
             out.reason = "barriers are uniform: one T.Parallel phase per barrier interval" \
                 if kplan.form == "portable" else f"thread-level code needed: {why}"
+            if kplan.form == "portable" and self.lift:
+                lifted = self.try_lift(prepared, kplan, callees, out)
+                if lifted is not None:
+                    return lifted
             out.lines = self.factory(kplan, callees)
             out.macros = [c.name for c in callees]
             out.signature = self.signature(prepared, kplan)
@@ -202,6 +209,24 @@ class KernelEmitter:
             out.lines = []
             out.diagnostics.append(make("M3001", exc.span or fn.span, str(exc)))
         return out
+
+    def try_lift(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput):
+        """The tile form of the kernel when a lifting pass proves it; None (and a note on ``out``
+        saying why) when none applies."""
+        from .tile import tile_factory, tune_space
+        try:
+            tplan = plan_map(prepared, kplan, callees)
+        except NotLiftable as exc:
+            out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {exc}"))
+            return None
+        tset, bset = builtin_dims([prepared] + callees)
+        lifted = KernelOutput(prepared.name, "tile", "its elements are independent: a map over tiles "
+                              "of its element domain")
+        lifted.lines = tile_factory(self, tplan, callees, _used_dims(tset), _used_dims(bset))
+        lifted.macros = [c.name for c in callees]
+        lifted.signature = self.signature(prepared, tplan)
+        lifted.signature["tune"] = tune_space(tplan)
+        return lifted
 
     # -- the factory -------------------------------------------------------------------------
     def scope_for(self, fn: m.Function, kplan: KernelPlan, tdims: list[str], bdims: list[str]) -> Scope:
@@ -236,54 +261,8 @@ class KernelEmitter:
         def add(indent, text, origin=""):
             lines.append(Line(indent, text, origin))
 
-        tparams = "".join(f", {_tp_name(t.name)}={_tp_default(t)}" for t in fn.template_params)
-        add(0, f"def make_{fn.name}(grid, block, shared_bytes=0{tparams}, target=\"cuda\"):",
-            scope.tag(fn.span))
-        add(1, f'"""TileLang ({kplan.form}) for CUDA kernel `{fn.name}`; '
-               f'grid/block as in `{fn.name}<<<grid, block, shared_bytes>>>`."""')
-        add(1, "grid_x, grid_y, grid_z = grid")
-        add(1, "block_x, block_y, block_z = block")
-        unused_t = [d for d in DIMS if d not in tdims]
-        unused_b = [d for d in DIMS if d not in bdims]
-        if unused_t:
-            cond = " and ".join(f"block_{d} == 1" for d in unused_t)
-            add(1, f'assert {cond}, "{fn.name} indexes threads in {", ".join(tdims)} only"')
-        if unused_b:
-            cond = " and ".join(f"grid_{d} == 1" for d in unused_b)
-            add(1, f'assert {cond}, "{fn.name} indexes blocks in {", ".join(bdims)} only"')
-        for p in fn.params:
-            if isinstance(p.type, m.Pointer):
-                add(1, f'{p.name}_len = T.dynamic("{p.name}_len")')
-
-        params = []
-        rebinds = []
-        for p in fn.params:
-            if isinstance(p.type, m.Pointer):
-                dtype = dtype_of(p.type.pointee, scope) if not isinstance(p.type.pointee, m.Vector) else None
-                if dtype is None:
-                    raise EmitError(f"vector-typed buffer '{p.name}' ({p.type})", p.span)
-                params.append(f"{p.name}: T.Tensor(({p.name}_len,), {dtype})")
-            else:
-                dtype = scalar_name(p.type)
-                if isinstance(p.type, m.TemplateType):
-                    raise EmitError(f"scalar parameter '{p.name}' of template type", p.span)
-                if dtype is None:
-                    raise EmitError(f"parameter '{p.name}' of type '{p.type}'", p.span)
-                if dtype in _SCALAR_CARRIERS:
-                    carrier = _SCALAR_CARRIERS[dtype]
-                    params.append(f"{p.name}_arg: T.{carrier}")
-                    rebinds.append(f"{p.name} = T.Cast({dtype_of(p.type, scope)}, {p.name}_arg)")
-                else:
-                    params.append(f"{p.name}: {dtype_of(p.type, scope)}")
-        for g in self.unit.globals:
-            if g.storage == "constant" and _uses_global(fn, callees, g.name):
-                if not isinstance(g.type, m.Array) or g.type.extent is None:
-                    raise EmitError(f"__constant__ '{g.name}' is not a fixed-size array", g.span)
-                shape = ", ".join(_array_shape(g.type, scope))
-                params.append(f"{g.name}: T.Tensor(({shape},), {dtype_of(_array_elem(g.type), scope)})")
-            elif g.storage in ("device", "managed") and _uses_global(fn, callees, g.name):
-                raise EmitError(f"__device__ global '{g.name}'", g.span)
-
+        self.header(fn, kplan.form, tdims, bdims, scope, add)
+        params, rebinds = self.parameters(fn, scope, callees)
         add(1, "")
         add(1, "@T.prim_func")
         add(1, f"def {fn.name}({', '.join(params)}):")
@@ -319,6 +298,63 @@ class KernelEmitter:
                                     scope.tag(fn.span))
         self.uses_shim = bool(shim)
         return lines
+
+    def header(self, fn: m.Function, form: str, tdims, bdims, scope: Scope, add, tune: str = "",
+               summary: str = "") -> None:
+        """The factory's ``def`` line, docstring, launch unpacking and the asserts on the dims the
+        kernel does not index."""
+        tparams = "".join(f", {_tp_name(t.name)}={_tp_default(t)}" for t in fn.template_params)
+        add(0, f"def make_{fn.name}(grid, block, shared_bytes=0{tparams}, target=\"cuda\"{tune}):",
+            scope.tag(fn.span))
+        add(1, f'"""TileLang ({form}) for CUDA kernel `{fn.name}`; '
+               f'grid/block as in `{fn.name}<<<grid, block, shared_bytes>>>`.{summary}"""')
+        add(1, "grid_x, grid_y, grid_z = grid")
+        add(1, "block_x, block_y, block_z = block")
+        unused_t = [d for d in DIMS if d not in tdims]
+        unused_b = [d for d in DIMS if d not in bdims]
+        if unused_t:
+            cond = " and ".join(f"block_{d} == 1" for d in unused_t)
+            add(1, f'assert {cond}, "{fn.name} indexes threads in {", ".join(tdims)} only"')
+        if unused_b:
+            cond = " and ".join(f"grid_{d} == 1" for d in unused_b)
+            add(1, f'assert {cond}, "{fn.name} indexes blocks in {", ".join(bdims)} only"')
+        for p in fn.params:
+            if isinstance(p.type, m.Pointer):
+                add(1, f'{p.name}_len = T.dynamic("{p.name}_len")')
+
+    def parameters(self, fn: m.Function, scope: Scope, callees) -> tuple[list[str], list[str]]:
+        """The prim_func's parameters (buffers, scalars, then ``__constant__`` arrays) and the
+        statements that cast carried unsigned scalars back."""
+        params = []
+        rebinds = []
+        for p in fn.params:
+            if isinstance(p.type, m.Pointer):
+                dtype = dtype_of(p.type.pointee, scope) if not isinstance(p.type.pointee, m.Vector) else None
+                if dtype is None:
+                    raise EmitError(f"vector-typed buffer '{p.name}' ({p.type})", p.span)
+                params.append(f"{p.name}: T.Tensor(({p.name}_len,), {dtype})")
+            else:
+                dtype = scalar_name(p.type)
+                if isinstance(p.type, m.TemplateType):
+                    raise EmitError(f"scalar parameter '{p.name}' of template type", p.span)
+                if dtype is None:
+                    raise EmitError(f"parameter '{p.name}' of type '{p.type}'", p.span)
+                if dtype in _SCALAR_CARRIERS:
+                    carrier = _SCALAR_CARRIERS[dtype]
+                    params.append(f"{p.name}_arg: T.{carrier}")
+                    rebinds.append(f"{p.name} = T.Cast({dtype_of(p.type, scope)}, {p.name}_arg)")
+                else:
+                    params.append(f"{p.name}: {dtype_of(p.type, scope)}")
+        for g in self.unit.globals:
+            if g.storage == "constant" and _uses_global(fn, callees, g.name):
+                if not isinstance(g.type, m.Array) or g.type.extent is None:
+                    raise EmitError(f"__constant__ '{g.name}' is not a fixed-size array", g.span)
+                shape = ", ".join(_array_shape(g.type, scope))
+                params.append(f"{g.name}: T.Tensor(({shape},), {dtype_of(_array_elem(g.type), scope)})")
+            elif g.storage in ("device", "managed") and _uses_global(fn, callees, g.name):
+                raise EmitError(f"__device__ global '{g.name}'", g.span)
+
+        return params, rebinds
 
     @staticmethod
     def aliasing_buffers(fn: m.Function) -> list[str]:

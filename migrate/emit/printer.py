@@ -16,6 +16,11 @@ from ..parse import model as m
 from ..span import Span
 
 
+#: Builtins that are int32 TileLang variables (the others print as Python ints): thread and block
+#: indices, and the element index of the tile form (``globalIdx``, see analysis.global_index).
+_INDEX_BUILTINS = ("threadIdx", "blockIdx", "globalIdx")
+
+
 class EmitError(Exception):
     def __init__(self, message: str, span: Span | None = None) -> None:
         super().__init__(message)
@@ -54,6 +59,7 @@ class Scope:
     """How names print inside one kernel (or device function) being emitted."""
 
     thread_vars: dict[str, str] = field(default_factory=dict)  # 'x' -> 'tx' (portable) or bound names
+    global_vars: dict[str, str] = field(default_factory=dict)  # 'x' -> 'gx' (tile form: element index)
     thread_index: str = ""  # how a thread array is indexed in a phase, e.g. "ty, tx"
     block_vars: dict[str, str] = field(default_factory=dict)  # 'x' -> 'bx'
     placements: dict[str, str] = field(default_factory=dict)  # local name -> placement
@@ -107,7 +113,7 @@ class ExprPrinter:
             return None
         if isinstance(e, m.Builtin):
             # thread and block indices are int32 variables; dimensions are Python ints
-            return "int32" if e.var in ("threadIdx", "blockIdx") else None
+            return "int32" if e.var in _INDEX_BUILTINS else None
         if isinstance(e, m.Ref) and e.kind == "template":
             return None
         if isinstance(e, m.Cast):
@@ -141,7 +147,7 @@ class ExprPrinter:
         if isinstance(e, m.IntLit):
             return True
         if isinstance(e, m.Builtin):
-            return e.var not in ("threadIdx", "blockIdx")
+            return e.var not in _INDEX_BUILTINS
         if isinstance(e, m.Ref):
             return e.kind == "template"
         if isinstance(e, m.Cast):
@@ -211,6 +217,8 @@ class ExprPrinter:
             return name, _PREC["atom"]
         if e.var == "blockIdx":
             return s.block_vars[e.dim], _PREC["atom"]
+        if e.var == "globalIdx":
+            return s.global_vars[e.dim], _PREC["atom"]
         if e.var == "blockDim":
             return f"block_{e.dim}", _PREC["atom"]
         if e.var == "gridDim":

@@ -1,0 +1,153 @@
+"""Normalise thread-index idioms into global indices over the data domain.
+
+The CUDA idiom ``blockIdx.x * blockDim.x + threadIdx.x`` (in any operand order, through integral
+casts) names one element of a ``gridDim.x * blockDim.x`` domain. :func:`fold_global_indices`
+replaces it with a :class:`~migrate.parse.model.Builtin` ``globalIdx.x``, which the tile form
+prints as the element's index in the domain. In a dimension without threads (``blockDim.d`` is 1,
+which the factory asserts) ``blockIdx.d`` is itself the global index, and in one without blocks
+(``gridDim.d`` is 1) so is ``threadIdx.d``. Anything else that still reads ``threadIdx`` depends
+on how elements are grouped into threads, and :func:`leftover_thread_indices` lists it.
+
+A ``blockIdx.d`` left over names the segment of ``blockDim.d`` elements an element belongs to:
+:func:`blocks_as_segments` rewrites it as ``globalIdx.d / blockDim.d``.
+"""
+from __future__ import annotations
+
+from ..parse import model as m
+from .rewrite import Transformer
+
+DIMS = ("x", "y", "z")
+
+
+def _strip_int_casts(e: m.Expr) -> m.Expr:
+    while isinstance(e, m.Cast) and isinstance(e.target, m.Scalar) and e.target.dtype.startswith(("int", "uint")):
+        e = e.operand
+    return e
+
+
+def _is(e: m.Expr, var: str, dim: str | None = None) -> str | None:
+    e = _strip_int_casts(e)
+    if isinstance(e, m.Builtin) and e.var == var and (dim is None or e.dim == dim):
+        return e.dim
+    return None
+
+
+def _block_offset(e: m.Expr) -> tuple[str, int | None] | None:
+    """(d, None) when ``e`` is ``blockIdx.d * blockDim.d``, (d, C) when it is ``blockIdx.d * C``
+    for an integer constant C (either order)."""
+    e = _strip_int_casts(e)
+    if not (isinstance(e, m.Binary) and e.op == "*"):
+        return None
+    for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+        d = _is(a, "blockIdx")
+        if d and _is(b, "blockDim", d):
+            return d, None
+        b = _strip_int_casts(b)
+        if d and isinstance(b, m.IntLit) and b.value > 0:
+            return d, b.value
+    return None
+
+
+def global_index_dim(e: m.Expr) -> tuple[str, int | None] | None:
+    """(d, C) when ``e`` is ``blockIdx.d * blockDim.d + threadIdx.d`` (C None) or
+    ``blockIdx.d * C + threadIdx.d`` (which is the global index when blockDim.d is C), any order."""
+    if not (isinstance(e, m.Binary) and e.op == "+"):
+        return None
+    for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+        off = _block_offset(a)
+        if off and _is(b, "threadIdx", off[0]):
+            return off
+    return None
+
+
+def global_builtin(dim: str, like: m.Expr) -> m.Builtin:
+    return m.Builtin("globalIdx", dim, like.type, like.span)
+
+
+class _Fold(Transformer):
+    def __init__(self, sizes: dict[str, int]) -> None:
+        self.sizes = sizes  # dims whose block size the kernel spells as a constant
+
+    def leave_Binary(self, node: m.Binary):
+        found = global_index_dim(node)
+        if not found:
+            return node
+        d, size = found
+        if size is not None and self.sizes.get(d, size) != size:
+            return node  # two different constants: not a consistent block size
+        return global_builtin(d, node)
+
+
+def assumed_block_sizes(fn: m.Function) -> dict[str, int]:
+    """Block sizes the kernel spells as constants (``blockIdx.x * TILE + threadIdx.x``): d -> C,
+    for the dims where every such idiom uses the same C and ``blockDim.d`` is not read."""
+    sizes: dict[str, set] = {}
+    for n in m.walk(fn.body) if fn.body else ():
+        found = global_index_dim(n) if isinstance(n, m.Binary) else None
+        if found and found[1] is not None:
+            sizes.setdefault(found[0], set()).add(found[1])
+    used = builtin_uses(fn)
+    return {d: next(iter(v)) for d, v in sizes.items() if len(v) == 1 and ("blockDim", d) not in used}
+
+
+class _Substitute(Transformer):
+    def __init__(self, table: dict[tuple[str, str], str]) -> None:
+        self.table = table  # (var, dim) -> replacement dim of globalIdx
+
+    def leave_Builtin(self, node: m.Builtin):
+        d = self.table.get((node.var, node.dim))
+        return global_builtin(d, node) if d else node
+
+
+def builtin_uses(fn: m.Function) -> set[tuple[str, str]]:
+    return {(n.var, n.dim) for n in m.walk(fn.body) if isinstance(n, m.Builtin) and n.dim} if fn.body else set()
+
+
+def fold_global_indices(fn: m.Function) -> tuple[m.Function, dict[str, int]]:
+    """``fn`` with every global-index idiom replaced by ``globalIdx.d`` (see the module doc), and
+    the block sizes that assumes (d -> C where the idiom spells ``blockDim.d`` as a constant C:
+    the launch must use that block size)."""
+    if fn.body is None:
+        return fn, {}
+    used_before = builtin_uses(fn)
+    sizes = assumed_block_sizes(fn)
+    fn = _Fold(sizes).transform(fn)
+    used = builtin_uses(fn)
+    table = {}
+    for d in DIMS:
+        had_threads = ("threadIdx", d) in used_before or ("blockDim", d) in used_before
+        had_blocks = ("blockIdx", d) in used_before or ("gridDim", d) in used_before
+        if ("blockIdx", d) in used and not had_threads:
+            table[("blockIdx", d)] = d  # blockDim.d == 1: the block is the element
+        if ("threadIdx", d) in used and not had_blocks:
+            table[("threadIdx", d)] = d  # gridDim.d == 1: the thread is the element
+    return (_Substitute(table).transform(fn) if table else fn), sizes
+
+
+def blocks_as_segments(fn: m.Function) -> m.Function:
+    """Each leftover ``blockIdx.d`` as ``globalIdx.d / blockDim.d`` (the element's block)."""
+
+    class _Seg(Transformer):
+        def leave_Builtin(self, node: m.Builtin):
+            if node.var != "blockIdx":
+                return node
+            dim = m.Builtin("blockDim", node.dim, node.type, node.span)
+            return m.Binary("/", global_builtin(node.dim, node), dim, node.type, node.span)
+
+    return _Seg().transform(fn) if fn.body is not None else fn
+
+
+def leftover_thread_indices(fn: m.Function) -> list[m.Builtin]:
+    """``threadIdx`` reads that did not fold into a global index."""
+    return [n for n in m.walk(fn.body) if isinstance(n, m.Builtin) and n.var == "threadIdx"] if fn.body else []
+
+
+def domain_dims(body) -> list[str]:
+    """The dimensions of the element domain of ``body`` (a statement), x first: those with a
+    global index, and every lower one (a 2-D domain always has x)."""
+    used = {n.dim for n in m.walk(body) if isinstance(n, m.Builtin) and n.var == "globalIdx"}
+    if "z" in used:
+        return ["x", "y", "z"]
+    if "y" in used:
+        return ["x", "y"]
+    return ["x"]

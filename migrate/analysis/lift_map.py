@@ -1,0 +1,365 @@
+"""Lift a kernel whose threads are independent into a map over its element domain (tile form).
+
+A kernel qualifies when, after :func:`~.global_index.fold_global_indices`, it has no barrier,
+shared memory or warp operation, reads no ``threadIdx`` except through a global index, and each
+element stores only to places no other element stores to. It becomes a :class:`~.loop_ir.TileMap`:
+the domain is tiled, each tile one TileLang block, the elements of a tile one ``T.Parallel``
+loop, so TileLang picks the thread mapping and vectorises full tiles.
+
+Normalisations on the way:
+
+- a grid-stride loop ``for (i = globalIdx; i < n; i += blockDim * gridDim)`` that makes up the
+  kernel becomes a domain of ``n`` elements (the launch size no longer matters);
+- a leftover ``blockIdx.d`` becomes the element's segment ``globalIdx.d / blockDim.d``;
+- the bounds of the CUDA tail guard (``if (i < n)``) are recorded: a tile entirely inside them is
+  a *full tile*, which TileLang compiles without the guard.
+
+:func:`plan_map` raises :class:`NotLiftable` with the reason when the kernel does not qualify.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..parse import model as m
+from .global_index import (blocks_as_segments, domain_dims, fold_global_indices, leftover_thread_indices)
+from .loop_ir import KernelPlan, Phase, TileMap
+from .phases import place_variables
+from .rewrite import Transformer
+
+
+class NotLiftable(Exception):
+    pass
+
+
+def _strip_casts(e):
+    while isinstance(e, m.Cast):
+        e = e.operand
+    return e
+
+
+def _is_global(e, dim=None) -> str | None:
+    e = _strip_casts(e)
+    if isinstance(e, m.Builtin) and e.var == "globalIdx" and (dim is None or e.dim == dim):
+        return e.dim
+    return None
+
+
+def _assigned_names(node) -> set[str]:
+    out = set()
+    for n in m.walk(node):
+        target = n.target if isinstance(n, m.Assign) else (
+            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        if isinstance(target, m.Ref):
+            out.add(target.name)
+    return out
+
+
+def _uniform(e: m.Expr) -> bool:
+    """Same for every element and cheap to evaluate: literals, scalar parameters, launch sizes."""
+    for n in m.walk(e):
+        if isinstance(n, m.Builtin) and n.var in ("globalIdx", "threadIdx", "blockIdx"):
+            return False
+        if isinstance(n, (m.Index, m.Call, m.MethodCall, m.Assign)):
+            return False
+        if isinstance(n, m.Unary) and n.op in ("++", "--", "*", "&"):
+            return False
+        if isinstance(n, m.Ref) and n.kind not in ("param", "template"):
+            return False
+    return True
+
+
+def _stride_dim(step) -> str | None:
+    """d when ``step`` is ``i += blockDim.d * gridDim.d`` (either order)."""
+    if not (isinstance(step, m.Assign) and step.op == "+="):
+        return None
+    v = _strip_casts(step.value)
+    if isinstance(v, m.Binary) and v.op == "*":
+        a, b = _strip_casts(v.lhs), _strip_casts(v.rhs)
+        if isinstance(a, m.Builtin) and isinstance(b, m.Builtin) and a.dim == b.dim \
+                and {a.var, b.var} == {"blockDim", "gridDim"}:
+            return a.dim
+    return None
+
+
+def normalise_grid_stride(stmts: tuple) -> tuple[tuple, dict]:
+    """A kernel that is (uniform declarations +) one grid-stride loop: the loop's body, with the
+    loop variable declared from the global index, and the domain extent the loop bound."""
+    *head, last = stmts if stmts else (None,)
+    if not isinstance(last, m.For) or last.init is None or not isinstance(last.init, m.DeclStmt):
+        return stmts, {}
+    if any(not isinstance(s, (m.DeclStmt, m.Empty)) for s in head):
+        return stmts, {}
+    decls = last.init.decls
+    dim = _stride_dim(last.step)
+    if len(decls) != 1 or dim is None or _is_global(decls[0].init, dim) is None:
+        return stmts, {}
+    var = decls[0].name
+    cond = last.cond
+    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(_strip_casts(cond.lhs), m.Ref)
+            and _strip_casts(cond.lhs).name == var and _uniform(cond.rhs)):
+        return stmts, {}
+    if var in _assigned_names(last.body) or any(isinstance(n, (m.Break, m.Continue, m.Return))
+                                                for n in m.walk(last.body)):
+        return stmts, {}
+    body = last.body.stmts if isinstance(last.body, m.Block) else (last.body,)
+    return tuple(head) + (last.init,) + tuple(body), {dim: cond.rhs}
+
+
+def normalise_block_stride(fn: m.Function) -> tuple[m.Function, dict]:
+    """A 1-D kernel that is (per-block declarations +) one block-stride loop
+    ``for (k = threadIdx.x; k < E; k += blockDim.x)``: each block handles E elements, so the
+    domain is ``gridDim.x * E`` elements, ``k`` is ``globalIdx.x % E`` and the block
+    ``globalIdx.x / E``."""
+    stmts = fn.body.stmts if fn.body is not None else ()
+    if not stmts:
+        return fn, {}
+    *head, last = stmts
+    if not isinstance(last, m.For) or not isinstance(last.init, m.DeclStmt) or len(last.init.decls) != 1:
+        return fn, {}
+    decl = last.init.decls[0]
+    init = _strip_casts(decl.init) if decl.init is not None else None
+    step = last.step
+    if not (isinstance(init, m.Builtin) and init.var == "threadIdx" and init.dim == "x"):
+        return fn, {}
+    if not (isinstance(step, m.Assign) and step.op == "+=" and isinstance(_strip_casts(step.value), m.Builtin)
+            and _strip_casts(step.value).var == "blockDim" and _strip_casts(step.value).dim == "x"):
+        return fn, {}
+    cond = last.cond
+    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(_strip_casts(cond.lhs), m.Ref)
+            and _strip_casts(cond.lhs).name == decl.name and _uniform(cond.rhs)):
+        return fn, {}
+    if any(not isinstance(st, (m.DeclStmt, m.Empty)) for st in head):
+        return fn, {}
+    builtins = [n for n in m.walk(fn.body) if isinstance(n, m.Builtin) and n.dim]
+    if any(n.dim != "x" for n in builtins) or any(
+            isinstance(n, m.Builtin) and n.var == "threadIdx" for st in head for n in m.walk(st)):
+        return fn, {}
+    body = last.body
+    if decl.name in _assigned_names(body) or any(isinstance(n, (m.Break, m.Continue, m.Return, m.Call))
+                                                 and (not isinstance(n, m.Call) or n.kind in ("sync", "warp"))
+                                                 for n in m.walk(body)):
+        return fn, {}
+    if any(n.var == "threadIdx" for n in m.walk(body) if isinstance(n, m.Builtin)):
+        return fn, {}
+    per = cond.rhs
+    g = m.Builtin("globalIdx", "x", init.type, init.span)
+    block = m.Binary("/", g, per, init.type, init.span)
+
+    class _Blocks(Transformer):
+        def leave_Builtin(self, node):
+            return block if node.var == "blockIdx" else node
+
+    new_decl = dataclasses.replace(decl, init=m.Cast(decl.type, m.Binary("%", g, per, init.type, init.span),
+                                                     "implicit", decl.type, init.span))
+    inner = body.stmts if isinstance(body, m.Block) else (body,)
+    new_stmts = _Blocks().transform(tuple(head)) + (m.DeclStmt((new_decl,), last.init.span),) + \
+        _Blocks().transform(tuple(inner))
+    extent = m.Binary("*", m.Builtin("gridDim", "x", init.type, init.span), per, init.type, init.span)
+    return dataclasses.replace(fn, body=m.Block(new_stmts, fn.body.span)), {"x": extent}
+
+
+def _aliases_of_global(stmts, assigned: set[str]) -> dict[str, str]:
+    """Locals declared as a global index and never reassigned: name -> dim."""
+    out = {}
+    for s in stmts:
+        for n in m.walk(s):
+            if isinstance(n, m.VarDecl) and n.init is not None and n.name not in assigned:
+                d = _is_global(n.init)
+                if d:
+                    out[n.name] = d
+    return out
+
+
+def tail_bounds(stmts, aliases: dict[str, str]) -> dict[str, list[m.Expr]]:
+    """Per dimension, the uniform bounds ``E`` of the guard ``if (i < E ...)`` that encloses the
+    rest of the kernel (``i`` a global index or a local copy of one)."""
+    bounds: dict[str, list[m.Expr]] = {}
+
+    def index_dim(e):
+        e = _strip_casts(e)
+        if isinstance(e, m.Ref) and e.name in aliases:
+            return aliases[e.name]
+        return _is_global(e)
+
+    def conjuncts(c):
+        c = _strip_casts(c)
+        if isinstance(c, m.Binary) and c.op == "&&":
+            return conjuncts(c.lhs) + conjuncts(c.rhs)
+        if isinstance(c, m.Unary) and c.op == "!":
+            inner = _strip_casts(c.operand)
+            if isinstance(inner, m.Binary) and inner.op in (">=", "<"):
+                flipped = {">=": "<", "<": ">="}[inner.op]
+                return [m.Binary(flipped, inner.lhs, inner.rhs, inner.type, inner.span)]
+            if isinstance(inner, m.Binary) and inner.op == "||":
+                return conjuncts(m.Unary("!", inner.lhs, False, c.type, c.span)) + \
+                    conjuncts(m.Unary("!", inner.rhs, False, c.type, c.span))
+        return [c]
+
+    def visit(seq):
+        seq = [s for s in seq if not isinstance(s, (m.DeclStmt, m.Empty))]
+        if len(seq) != 1 or not isinstance(seq[0], m.If) or seq[0].other is not None:
+            return
+        for c in conjuncts(seq[0].cond):
+            if isinstance(c, m.Binary) and c.op == "<" and index_dim(c.lhs) and _uniform(c.rhs):
+                bounds.setdefault(index_dim(c.lhs), []).append(c.rhs)
+            elif isinstance(c, m.Binary) and c.op == ">" and index_dim(c.rhs) and _uniform(c.lhs):
+                bounds.setdefault(index_dim(c.rhs), []).append(c.lhs)
+        then = seq[0].then
+        visit(then.stmts if isinstance(then, m.Block) else (then,))
+
+    visit(stmts)
+    return bounds
+
+
+def _dims_of(e, deps: dict[str, set[str]]) -> set[str]:
+    out = set()
+    for n in m.walk(e):
+        if isinstance(n, m.Builtin) and n.var == "globalIdx":
+            out.add(n.dim)
+        elif isinstance(n, m.Ref) and n.name in deps:
+            out |= deps[n.name]
+    return out
+
+
+def element_dependence(stmts) -> dict[str, set[str]]:
+    """For each local, the domain dimensions its value depends on (a fixpoint over assignments)."""
+    assigned: list[tuple[str, m.Expr]] = []
+    for s in stmts:
+        for n in m.walk(s):
+            if isinstance(n, m.VarDecl) and n.init is not None:
+                assigned.append((n.name, n.init))
+            elif isinstance(n, m.Assign) and isinstance(n.target, m.Ref):
+                assigned.append((n.target.name, n.value))
+    deps: dict[str, set[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, value in assigned:
+            new = _dims_of(value, deps) - deps.get(name, set())
+            if new:
+                deps.setdefault(name, set()).update(new)
+                changed = True
+    return deps
+
+
+def _base_buffer(e) -> str | None:
+    while isinstance(e, (m.Cast, m.Member)):
+        e = e.operand if isinstance(e, m.Cast) else e.base
+    return e.name if isinstance(e, m.Ref) and e.kind == "param" else None
+
+
+def check_stores(stmts, dims: list[str]) -> None:
+    """Each element must store only where no other element does: store indices that depend on
+    every domain dimension (or stores under a condition that does), never on loaded data; and a
+    buffer that is written is read only at the element it writes. (Distinct buffers that may
+    alias keep CUDA's meaning: each element's accesses stay in program order, and the emitter
+    tells TileLang they may alias.)"""
+    deps = element_dependence(stmts)
+    stores: list[tuple[str, m.Expr, m.Stmt]] = []
+    loads: list[tuple[str, m.Expr]] = []
+
+    def visit(node, conds: tuple):
+        if isinstance(node, m.If):
+            visit(node.cond, conds)
+            visit(node.then, conds + (node.cond,))
+            if node.other is not None:
+                visit(node.other, conds + (node.cond,))
+            return
+        if isinstance(node, (m.For, m.While, m.DoWhile)):
+            for child in m.children(node):
+                visit(child, conds + ((node.cond,) if getattr(node, "cond", None) is not None else ()))
+            return
+        if isinstance(node, m.Assign) and isinstance(node.target, m.Index):
+            buf = _base_buffer(node.target.base)
+            if buf is not None:
+                stores.append((buf, node.target.index, node, conds))
+                if node.op != "=":
+                    loads.append((buf, node.target.index))
+                visit(node.target.index, conds)
+                visit(node.value, conds)
+                return
+        if isinstance(node, m.Unary) and node.op in ("++", "--") and isinstance(node.operand, m.Index):
+            buf = _base_buffer(node.operand.base)
+            if buf is not None:
+                stores.append((buf, node.operand.index, node, conds))
+                loads.append((buf, node.operand.index))
+        if isinstance(node, m.Index):
+            buf = _base_buffer(node.base)
+            if buf is not None:
+                loads.append((buf, node.index))
+        if isinstance(node, m.Call) and node.kind == "atomic":
+            return  # atomics combine: any element may update any place
+        for child in m.children(node):
+            visit(child, conds)
+
+    for s in stmts:
+        visit(s, ())
+    for buf, index, node, conds in stores:
+        line = node.span.line
+        if any(isinstance(n, (m.Index, m.Call)) for n in m.walk(index)):
+            raise NotLiftable(f"the store to '{buf}' at line {line} has a data-dependent index (a scatter)")
+        covered = _dims_of(index, deps)
+        for c in conds:
+            covered |= _dims_of(c, deps)
+        missing = [d for d in dims if d not in covered]
+        if missing:
+            raise NotLiftable(f"the store to '{buf}' at line {line} does not depend on the element's "
+                              f"{'/'.join(missing)} index: elements would race")
+        for other, at in loads:
+            if other == buf and not same_element(at, index):
+                raise NotLiftable(f"'{buf}' is written at line {line} and read at another element: "
+                                  "the result would depend on the order elements run in")
+
+
+def _const_split(e) -> tuple[str, int, int]:
+    """(key of the base, constant offset, stride of the base) of ``base * k + c`` forms."""
+    e = _strip_casts(e)
+    const = 0
+    if isinstance(e, m.Binary) and e.op == "+" and isinstance(_strip_casts(e.rhs), m.IntLit):
+        const, e = _strip_casts(e.rhs).value, _strip_casts(e.lhs)
+    stride = 1
+    if isinstance(e, m.Binary) and e.op == "*" and isinstance(_strip_casts(e.rhs), m.IntLit):
+        stride = _strip_casts(e.rhs).value
+    return m.dump(e), const, stride
+
+
+def same_element(a, b) -> bool:
+    """Whether indices ``a`` and ``b`` name places of the same element: equal, or lanes
+    ``i * k + c`` (0 <= c < k) of one vector element (float4, half2 ... split into lanes)."""
+    ka, ca, sa = _const_split(a)
+    kb, cb, sb = _const_split(b)
+    return ka == kb and (ca == cb or (sa == sb and 0 <= ca < sa and 0 <= cb < sb))
+
+
+def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) -> KernelPlan:
+    """The tile-form plan of a prepared kernel whose portable plan is ``kplan``."""
+    if kplan.form != "portable" or len(kplan.regions) != 1 or not isinstance(kplan.regions[0], Phase):
+        raise NotLiftable("it has barriers or warp operations")
+    shared = [n for n, vp in kplan.vars.items() if vp.placement in ("shared", "thread_array")]
+    if shared:
+        raise NotLiftable(f"it keeps values in shared memory ('{shared[0]}')")
+    for dev in device_fns:
+        for n in m.walk(dev.body) if dev.body else ():
+            if isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockIdx"):
+                raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
+    if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
+        raise NotLiftable("it uses warp or cooperative-group operations")
+    fn, block_extents = normalise_block_stride(fn)
+    folded, block_sizes = fold_global_indices(fn)
+    left = leftover_thread_indices(folded)
+    if left:
+        raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than in "
+                          f"the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
+                          f"threadIdx.{left[0].dim}")
+    folded = blocks_as_segments(folded)
+    stmts = folded.body.stmts
+    stmts, extents = normalise_grid_stride(stmts)
+    extents = {**block_extents, **extents}
+    dims = domain_dims(m.Block(stmts, fn.span))
+    check_stores(stmts, dims)
+    aliases = _aliases_of_global(stmts, set().union(*(_assigned_names(s) for s in stmts)) if stmts else set())
+    bounds = tail_bounds(stmts, aliases)
+    body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts), fn.body.span))
+    tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes)
+    variables = place_variables(body_fn, (tile,), set(), portable=False)
+    return KernelPlan(body_fn, "tile", (tile,), variables, kplan.aliases)

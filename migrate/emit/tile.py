@@ -1,0 +1,121 @@
+"""Print a lifted kernel (tile form): a map over the element domain, tiled.
+
+Each TileLang block takes one tile of the domain and runs its elements as one ``T.Parallel``
+loop; TileLang chooses which thread runs which element and vectorises. A tile that lies inside
+the CUDA tail guard and the domain is a *full tile*: it is printed in a branch of its own, in
+which TileLang proves the guards true and drops them (contiguous accesses become 128-bit loads);
+the last tile keeps every guard.
+
+Tile sizes and the thread count are factory parameters (``tile=``, ``threads=``) with a small
+search space in the signature (``TUNE_SPACE``) for autotuning.
+"""
+from __future__ import annotations
+
+from ..analysis.loop_ir import KernelPlan, TileMap
+from ..parse import model as m
+from .printer import Line, StmtPrinter
+
+DIMS = ("x", "y", "z")
+
+#: Default tile per domain rank (slowest dimension first) and threads per tile: 4 elements per
+#: thread along x, so a full tile's contiguous accesses vectorise to 128-bit.
+DEFAULT_TILES = {1: (1024,), 2: (8, 128), 3: (1, 8, 128)}
+DEFAULT_THREADS = 256
+#: The autotuning search space of each rank (``tile`` and ``threads`` values).
+TUNE_SPACE = {
+    1: {"tile": [(512,), (1024,), (2048,), (4096,)], "threads": [128, 256, 512]},
+    2: {"tile": [(4, 128), (8, 128), (16, 64), (32, 32), (4, 256)], "threads": [128, 256]},
+    3: {"tile": [(1, 8, 128), (1, 4, 256), (2, 8, 64), (4, 8, 32)], "threads": [128, 256]},
+}
+
+
+def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line]:
+    """The factory of a :class:`TileMap` plan; ``tdims``/``bdims`` are the thread and block
+    dimensions the CUDA kernel indexes (its launch asserts)."""
+    fn = kplan.fn
+    (tile_map,) = kplan.regions
+    assert isinstance(tile_map, TileMap)
+    scope = emitter.scope_for(fn, kplan, tdims, bdims)
+    dims = list(tile_map.dims)  # x first
+    scope.global_vars = {d: f"g{d}" for d in dims}
+    rank = len(dims)
+    slow_first = list(reversed(dims))
+    lines: list[Line] = []
+
+    def add(indent, text, origin=""):
+        lines.append(Line(indent, text, origin))
+
+    tile_default = DEFAULT_TILES[rank]
+    emitter.header(fn, "tile", tdims, bdims, scope, add,
+                   tune=f", tile={tile_default!r}, threads={DEFAULT_THREADS}",
+                   summary=f"\n\n    A map over the {rank}-D element domain in tiles of `tile` "
+                           f"({', '.join(slow_first)}) elements, `threads` threads each.")
+    for d, size in sorted(tile_map.block_sizes.items()):
+        add(1, f'assert block_{d} == {size}, "{fn.name} spells blockDim.{d} as {size}: launch it with '
+               f'that block size"', scope.tag(fn.span))
+    printer = StmtPrinter(scope, indent=0)
+    extent = {}
+    for d in dims:
+        if d in tile_map.extents:
+            extent[d] = printer.expr.coerce(tile_map.extents[d], "int32")
+        else:
+            extent[d] = f"extent_{d}"
+            add(1, f"extent_{d} = grid_{d} * block_{d}  # one element per CUDA thread", scope.tag(fn.span))
+    static = [extent[d] for d in slow_first]
+    add(1, f"{', '.join(f'tile_{d}' for d in slow_first)}, = fit_tile(tile, "
+           f"({', '.join(e if e.startswith('extent_') else 'None' for e in static)},))")
+    add(1, f"threads = min(threads, {' * '.join(f'tile_{d}' for d in slow_first)})")
+    params, rebinds = emitter.parameters(fn, scope, callees)
+    add(1, "")
+    add(1, "@T.prim_func")
+    add(1, f"def {fn.name}({', '.join(params)}):")
+    grid_args = ", ".join(f"T.ceildiv({extent[d]}, tile_{d})" for d in dims)
+    block_vars = ", ".join(f"b{d}" for d in dims)
+    if rank > 1:
+        block_vars = f"({block_vars})"
+    kernel_at = len(lines)
+    add(2, f"with T.Kernel({grid_args}, threads=threads) as {block_vars}:", scope.tag(fn.span))
+    may_alias = emitter.aliasing_buffers(fn)
+    if may_alias:
+        add(3, "# these pointers are not __restrict__ in CUDA and may alias: keep TileLang from assuming not")
+        add(3, f"T.annotate_restrict_buffers({', '.join(may_alias)})", scope.tag(fn.span))
+    for text in rebinds:
+        add(3, text, scope.tag(fn.span))
+
+    full = []
+    for d in slow_first:
+        ends = [extent[d]] + [printer.expr.coerce(b, "int32") for b in tile_map.bounds.get(d, ())]
+        full += [f"b{d} * tile_{d} + tile_{d} <= {e}" for e in ends]
+    body = StmtPrinter(scope, indent=5)
+    body.block(tile_map.stmts)
+    loop = f"for {', '.join(f'i{d}' for d in slow_first)} in T.Parallel({', '.join(f'tile_{d}' for d in slow_first)}):"
+    index = [f"g{d} = b{d} * tile_{d} + i{d}" for d in slow_first]
+    add(3, f"if {' and '.join(full)}:", scope.tag(tile_map.span))
+    add(4, "# a full tile: TileLang drops the guards below and vectorises")
+    add(4, loop, scope.tag(tile_map.span))
+    for text in index:
+        add(5, text, scope.tag(tile_map.span))
+    lines.extend(body.lines)
+    add(3, "else:", scope.tag(tile_map.span))
+    add(4, "# the last tile: elements past the domain do nothing")
+    add(4, loop, scope.tag(tile_map.span))
+    for text in index:
+        add(5, text, scope.tag(tile_map.span))
+    add(5, f"if {' and '.join(f'g{d} < {extent[d]}' for d in slow_first)}:", scope.tag(tile_map.span))
+    lines.extend(Line(ln.indent + 1, ln.text, ln.origin) for ln in body.lines)
+    add(1, f"return {fn.name}")
+    shim = sorted(scope.shim_calls | emitter.macro_shim_calls(callees))
+    emitter.uses_shim = bool(shim)
+    if shim:
+        from .kernel import _needs_prelude
+        if _needs_prelude(shim):
+            names = ", ".join(repr(n) for n in shim)
+            lines[kernel_at] = Line(2, f"with T.Kernel({grid_args}, threads=threads, "
+                                       f"prelude=cuda_math.externs_for([{names}], target)) as {block_vars}:",
+                                    scope.tag(fn.span))
+    return lines
+
+
+def tune_space(kplan: KernelPlan) -> dict:
+    (tile_map,) = kplan.regions
+    return TUNE_SPACE[len(tile_map.dims)]
