@@ -95,7 +95,25 @@ class TileMap:
     block_sizes: dict = field(default_factory=dict)
 
 
-Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap]
+@dataclass(frozen=True)
+class BlockReduce:
+    """A shared-memory tree reduction in tile form: every lane (one per CUDA thread) runs
+    ``before`` and contributes ``value``; ``op`` (sum, max, min) combines the values with
+    ``T.reduce_<op>``; ``after`` runs once, reading the result where CUDA read ``shared[0]``.
+    ``size`` is the tree's width when the CUDA code spells it as a constant (else blockDim.x)."""
+
+    before: tuple[m.Stmt, ...]
+    value: m.Expr
+    op: str
+    shared: str
+    dtype: m.CType
+    after: tuple[m.Stmt, ...]
+    size: Optional[m.Expr]
+    span: Span
+    step_var: str = ""  # the CUDA tree loop's variable (gone from the tile form)
+
+
+Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap, BlockReduce]
 
 #: Where a local variable lives in the emitted kernel.
 PLACEMENTS = (

@@ -13,13 +13,16 @@ from dataclasses import dataclass, field
 from ..analysis import rewrite
 from ..analysis.coop_groups import GroupError, lower_cooperative_groups
 from ..analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
-from ..analysis.loop_ir import Barrier, Exchange, KernelPlan, Phase, SimtBody, UniformIf, UniformLoop
+from ..analysis.loop_ir import (Barrier, BlockReduce, Exchange, KernelPlan, Phase, SimtBody, UniformIf,
+                                UniformLoop)
 from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.lift_map import NotLiftable, plan_map
+from ..analysis.lift_reduce import plan_block_reduce
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
 from ..runtime.spec import DTYPES as DTYPE_SIZES
+from .tile import print_block_reduce, print_uniform_phase, reduce_allocations, reduce_header
 from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_shape,
                       canonical_loop, dtype_of, scalar_name)
 
@@ -214,15 +217,26 @@ class KernelEmitter:
         """The tile form of the kernel when a lifting pass proves it; None (and a note on ``out``
         saying why) when none applies."""
         from .tile import tile_factory, tune_space
+        tset, bset = builtin_dims([prepared] + callees)
+        tdims, bdims = _used_dims(tset), _used_dims(bset)
         try:
             tplan = plan_map(prepared, kplan, callees)
-        except NotLiftable as exc:
-            out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {exc}"))
-            return None
-        tset, bset = builtin_dims([prepared] + callees)
+        except NotLiftable as not_map:
+            try:
+                rplan = plan_block_reduce(prepared, kplan, tdims)
+            except NotLiftable as not_reduce:
+                reason = not_reduce if len(kplan.regions) > 1 else not_map
+                out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
+                return None
+            lifted = KernelOutput(prepared.name, "tile", "its shared-memory tree reductions become "
+                                  "T.reduce over the block's lanes")
+            lifted.lines = self.factory(rplan, callees)
+            lifted.macros = [c.name for c in callees]
+            lifted.signature = self.signature(prepared, rplan)
+            return lifted
         lifted = KernelOutput(prepared.name, "tile", "its elements are independent: a map over tiles "
                               "of its element domain")
-        lifted.lines = tile_factory(self, tplan, callees, _used_dims(tset), _used_dims(bset))
+        lifted.lines = tile_factory(self, tplan, callees, tdims, bdims)
         lifted.macros = [c.name for c in callees]
         lifted.signature = self.signature(prepared, tplan)
         lifted.signature["tune"] = tune_space(tplan)
@@ -255,6 +269,10 @@ class KernelEmitter:
         tset, bset = builtin_dims([fn] + callees)
         tdims, bdims = _used_dims(tset), _used_dims(bset)
         scope = self.scope_for(fn, kplan, tdims, bdims)
+        if kplan.form == "tile":
+            scope.thread_vars["x"] = "lane"
+            scope.thread_index = "lane"
+        self.form = kplan.form
         self.flags = set(kplan.flags)
         lines: list[Line] = []
 
@@ -262,6 +280,8 @@ class KernelEmitter:
             lines.append(Line(indent, text, origin))
 
         self.header(fn, kplan.form, tdims, bdims, scope, add)
+        if kplan.form == "tile":
+            reduce_header(kplan, scope, add)
         params, rebinds = self.parameters(fn, scope, callees)
         add(1, "")
         add(1, "@T.prim_func")
@@ -270,7 +290,7 @@ class KernelEmitter:
         block_vars = ", ".join(f"b{d}" for d in bdims)
         if len(bdims) > 1:
             block_vars = f"({block_vars})"
-        if kplan.form == "portable":
+        if kplan.form in ("portable", "tile"):
             threads = " * ".join(f"block_{d}" for d in tdims)
         else:
             threads = f"({', '.join(f'block_{d}' for d in DIMS)})"
@@ -388,6 +408,8 @@ class KernelEmitter:
         return out
 
     def kernel_allocations(self, kplan: KernelPlan, scope: Scope, tdims, add) -> None:
+        if kplan.form == "tile":
+            reduce_allocations(kplan.regions, scope, add)
         thread_shape = [f"block_{d}" for d in reversed(tdims)]
         nthreads = " * ".join(f"block_{d}" for d in tdims)
         for dtype in kplan.exchange_dtypes:
@@ -446,6 +468,12 @@ class KernelEmitter:
 
     def regions(self, regions, printer: StmtPrinter, scope: Scope, tdims, guards=()) -> None:
         for r in regions:
+            if isinstance(r, BlockReduce):
+                print_block_reduce(r, printer, scope)
+                continue
+            if isinstance(r, Phase) and self.form == "tile":
+                print_uniform_phase(r, printer)
+                continue
             if isinstance(r, Phase):
                 if all(isinstance(st, (m.DeclStmt, m.Empty)) and all(
                         d.init is None and scope.placements.get(d.name) in ("thread_array", "kernel_var", "shared")

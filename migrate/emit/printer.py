@@ -204,6 +204,8 @@ class ExprPrinter:
             return e.name, _PREC["atom"]
         if e.kind in ("param", "shared", "constant", "global", "template"):
             return e.name, _PREC["atom"]
+        if e.kind == "reduce_result":  # the one-element result buffer of a lifted reduction
+            return f"{e.name}[0]", _PREC["atom"]
         raise EmitError(f"reference to {e.kind} '{e.name}' has no TileLang form", e.span)
 
     def e_Builtin(self, e: m.Builtin):

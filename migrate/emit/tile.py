@@ -11,9 +11,9 @@ search space in the signature (``TUNE_SPACE``) for autotuning.
 """
 from __future__ import annotations
 
-from ..analysis.loop_ir import KernelPlan, TileMap
+from ..analysis.loop_ir import BlockReduce, KernelPlan, Phase, TileMap, UniformIf
 from ..parse import model as m
-from .printer import Line, StmtPrinter
+from .printer import Line, StmtPrinter, dtype_of
 
 DIMS = ("x", "y", "z")
 
@@ -119,3 +119,80 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
 def tune_space(kplan: KernelPlan) -> dict:
     (tile_map,) = kplan.regions
     return TUNE_SPACE[len(tile_map.dims)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Block reductions (analysis.lift_reduce)
+# ---------------------------------------------------------------------------------------------
+
+
+def _reductions(regions):
+    for r in regions:
+        if isinstance(r, BlockReduce):
+            yield r
+        elif isinstance(r, UniformIf):
+            yield from _reductions(r.then)
+            yield from _reductions(r.other)
+
+
+def reduce_header(kplan: KernelPlan, scope, add) -> None:
+    """Factory lines of a kernel with lifted reductions: the block-size assumptions of the CUDA
+    trees, and the lane loop and buffers for the target (``T.reduce`` combines fragments on
+    GPUs and thread-local buffers on the CPU target)."""
+    from .printer import ExprPrinter
+    add(1, 'assert block_x & (block_x - 1) == 0, "the CUDA tree reduction assumes a power-of-two block"')
+    for r in _reductions(kplan.regions):
+        if r.size is not None:
+            size = ExprPrinter(scope)(r.size)
+            add(1, f'assert block_x == {size}, "the CUDA tree over \'{r.shared}\' spans {size} threads"',
+                scope.tag(r.span))
+    add(1, "# one lane per CUDA thread: a T.Parallel loop over fragments on GPUs, a serial loop over")
+    add(1, "# thread-local buffers on the CPU target (whose T.reduce takes local buffers only)")
+    add(1, 'lane_loop = T.Parallel if target == "cuda" else T.serial')
+    add(1, 'alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local')
+
+
+def reduce_allocations(regions, scope, add) -> None:
+    seen = set()
+    for r in _reductions(regions):
+        if r.shared in seen:
+            continue
+        seen.add(r.shared)
+        dtype = dtype_of(r.dtype, scope)
+        add(3, f"{r.shared}_lanes = alloc_lanes((block_x,), {dtype})", scope.tag(r.span))
+        add(3, f"{r.shared}_total = alloc_lanes((1,), {dtype})", scope.tag(r.span))
+
+
+def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
+    printer.emit("for lane in lane_loop(block_x):", r.span)
+    printer.indent += 1
+    printer.block(r.before)
+    printer.emit(f"{r.shared}_lanes[lane] = {printer.expr.coerce(r.value, m_dtype(r.dtype))}", r.span)
+    printer.indent -= 1
+    printer.emit(f"T.reduce_{r.op}({r.shared}_lanes, {r.shared}_total, dim=0)", r.span)
+    if r.after:
+        printer.emit("for _ in T.Parallel(1):  # once, as CUDA's thread 0", r.span)
+        printer.indent += 1
+        printer.block(r.after)
+        printer.indent -= 1
+
+
+def m_dtype(t) -> str | None:
+    from .printer import scalar_name
+    return scalar_name(t)
+
+
+def print_uniform_phase(r: Phase, printer: StmtPrinter) -> None:
+    """A phase of uniform code between reductions (the same in every thread): statements that
+    store run once; declarations and scalar updates run at block level."""
+    if not r.stmts:
+        return
+    stores = any(isinstance(n, m.Assign) and not isinstance(n.target, m.Ref) or
+                 isinstance(n, m.Call) and n.kind == "atomic" for s in r.stmts for n in m.walk(s))
+    if stores:
+        printer.emit("for _ in T.Parallel(1):", r.span)
+        printer.indent += 1
+        printer.block(r.stmts)
+        printer.indent -= 1
+    else:
+        printer.block(r.stmts)

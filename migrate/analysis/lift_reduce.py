@@ -1,0 +1,260 @@
+"""Lift shared-memory tree reductions to ``T.reduce_*`` (tile form).
+
+The CUDA block reduction
+
+    <per-thread work>; S[tid] = v; __syncthreads();
+    for (s = blockDim.x / 2; s > 0; s >>= 1) { if (tid < s) S[tid] += S[tid + s]; __syncthreads(); }
+    if (tid == 0) <use S[0]>;
+
+combines one value per thread. Its tile form computes the values as a ``T.Parallel`` loop over
+the block's *lanes* (one per CUDA thread: the per-thread accumulation stays as it was), combines
+them with ``T.reduce_sum`` (``max``/``min`` for ``fmaxf``/``fminf`` trees) into a one-element
+buffer, and runs the final statements once. The tree loop, its barriers and the shared array
+disappear. The CUDA tree assumes a power-of-two block; the factory asserts it.
+
+The combination order differs from the tree's, which matters for floating point only within
+rounding (the check compares with the dtype's tolerance). :func:`plan_block_reduce` raises
+:class:`~.lift_map.NotLiftable` when the kernel is not made of such reductions and uniform code.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..parse import model as m
+from .lift_map import NotLiftable
+from .loop_ir import Barrier, BlockReduce, KernelPlan, Phase, UniformIf, UniformLoop, VarPlan
+from .rewrite import Transformer
+
+
+def _strip(e):
+    while isinstance(e, m.Cast):
+        e = e.operand
+    return e
+
+
+def _is_lane(e, aliases: set[str]) -> bool:
+    e = _strip(e)
+    return (isinstance(e, m.Builtin) and e.var == "threadIdx" and e.dim == "x") or \
+        (isinstance(e, m.Ref) and e.name in aliases)
+
+
+def lane_aliases(fn: m.Function) -> set[str]:
+    """Locals that hold ``threadIdx.x`` and are never reassigned (``const int tid = threadIdx.x``)."""
+    assigned = {n.target.name for n in m.walk(fn.body) if isinstance(n, m.Assign) and isinstance(n.target, m.Ref)}
+    return {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.init is not None
+            and n.name not in assigned and _is_lane(n.init, set())}
+
+
+def _shared_name(e) -> str | None:
+    e = _strip(e)
+    return e.name if isinstance(e, m.Ref) and e.kind in ("shared", "local") else None
+
+
+_COMBINE_CALLS = {"fmaxf": "max", "fmax": "max", "max": "max", "fminf": "min", "fmin": "min", "min": "min"}
+
+
+def _tree_step(stmt, lanes: set[str], step_var: str) -> tuple[str, str] | None:
+    """(shared array, op) when ``stmt`` is ``if (tid < s) S[tid] op= S[tid + s]``."""
+    if not isinstance(stmt, m.If) or stmt.other is not None:
+        return None
+    c = _strip(stmt.cond)
+    if not (isinstance(c, m.Binary) and c.op == "<" and _is_lane(c.lhs, lanes)
+            and isinstance(_strip(c.rhs), m.Ref) and _strip(c.rhs).name == step_var):
+        return None
+    body = stmt.then.stmts if isinstance(stmt.then, m.Block) else (stmt.then,)
+    if len(body) != 1 or not isinstance(body[0], m.ExprStmt) or not isinstance(body[0].expr, m.Assign):
+        return None
+    a = body[0].expr
+    if not isinstance(a.target, m.Index) or not _is_lane(a.target.index, lanes):
+        return None
+    name = _shared_name(a.target.base)
+
+    def is_partner(e):
+        e = _strip(e)
+        if not (isinstance(e, m.Index) and _shared_name(e.base) == name):
+            return False
+        i = _strip(e.index)
+        return isinstance(i, m.Binary) and i.op == "+" and _is_lane(i.lhs, lanes) and \
+            isinstance(_strip(i.rhs), m.Ref) and _strip(i.rhs).name == step_var
+
+    def is_self(e):
+        e = _strip(e)
+        return isinstance(e, m.Index) and _shared_name(e.base) == name and _is_lane(e.index, lanes)
+
+    v = _strip(a.value)
+    if a.op == "+=" and is_partner(v):
+        return name, "sum"
+    if a.op == "=" and isinstance(v, m.Binary) and v.op == "+" and is_self(v.lhs) and is_partner(v.rhs):
+        return name, "sum"
+    if a.op == "=" and isinstance(v, m.Call) and v.callee.removeprefix("std::") in _COMBINE_CALLS \
+            and len(v.args) == 2 and is_self(v.args[0]) and is_partner(v.args[1]):
+        return name, _COMBINE_CALLS[v.callee.removeprefix("std::")]
+    return None
+
+
+def _halving(loop: UniformLoop) -> tuple[str, m.Expr] | None:
+    """(s, N) when ``loop`` is ``for (s = N / 2; s > 0; s >>= 1)`` (or ``s /= 2``)."""
+    if loop.kind != "for" or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
+        return None
+    d = loop.init.decls[0]
+    init = _strip(d.init) if d.init is not None else None
+    if not (isinstance(init, m.Binary) and ((init.op == "/" and _int(init.rhs) == 2) or
+                                            (init.op == ">>" and _int(init.rhs) == 1))):
+        return None
+    c = _strip(loop.cond) if loop.cond is not None else None
+    ok_cond = isinstance(c, m.Binary) and isinstance(_strip(c.lhs), m.Ref) and _strip(c.lhs).name == d.name and (
+        (c.op == ">" and _int(c.rhs) == 0) or (c.op == ">=" and _int(c.rhs) == 1))
+    st = loop.step
+    ok_step = isinstance(st, m.Assign) and isinstance(_strip(st.target), m.Ref) and \
+        _strip(st.target).name == d.name and ((st.op == ">>=" and _int(st.value) == 1) or
+                                              (st.op == "/=" and _int(st.value) == 2))
+    return (d.name, _strip(init.lhs)) if ok_cond and ok_step else None
+
+
+def _int(e):
+    e = _strip(e)
+    return e.value if isinstance(e, m.IntLit) else None
+
+
+def _final_phase(phase: Phase, lanes: set[str]) -> tuple[m.Stmt, ...] | None:
+    """The phase after a tree as statements to run once: it may read the lane only in
+    ``if (tid == 0) {...}`` (which becomes its body); everything else is the same in every
+    thread, so running it once (as thread 0) is what the block did."""
+    out = []
+    for st in phase.stmts:
+        if isinstance(st, m.If) and st.other is None and _is_lane_zero(st.cond, lanes):
+            then = st.then
+            out.extend(then.stmts if isinstance(then, m.Block) else (then,))
+        else:
+            out.append(st)
+    for st in out:
+        for n in m.walk(st):
+            if (isinstance(n, m.Builtin) and n.var == "threadIdx") or (isinstance(n, m.Ref) and n.name in lanes):
+                return None
+    return tuple(out)
+
+
+def _is_lane_zero(cond, lanes) -> bool:
+    c = _strip(cond)
+    return isinstance(c, m.Binary) and c.op == "==" and (
+        (_is_lane(c.lhs, lanes) and _int(c.rhs) == 0) or (_is_lane(c.rhs, lanes) and _int(c.lhs) == 0))
+
+
+class _Replace(Transformer):
+    """``S[0]`` → the result, the lane index → 0 (the final statements run once, as thread 0)."""
+
+    def __init__(self, shared: str, result: m.Expr, lanes: set[str]) -> None:
+        self.shared, self.result, self.lanes = shared, result, lanes
+        self.other_reads = False
+
+    def leave_Index(self, node: m.Index):
+        if _shared_name(node.base) == self.shared:
+            if _int(node.index) == 0:
+                return self.result
+            self.other_reads = True
+        return node
+
+    def leave_Builtin(self, node: m.Builtin):
+        if node.var == "threadIdx":
+            return m.IntLit(0, "0", node.type, node.span)
+        return node
+
+    def leave_Ref(self, node: m.Ref):
+        if node.name in self.lanes:
+            return m.IntLit(0, "0", node.type, node.span)
+        return node
+
+
+def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
+    out = []
+    i = 0
+    regions = list(regions)
+    while i < len(regions):
+        r = regions[i]
+        window = regions[i:i + 4]
+        if len(window) == 4 and isinstance(window[0], Phase) and isinstance(window[1], Barrier) \
+                and isinstance(window[2], UniformLoop) and isinstance(window[3], Phase):
+            reduced = _match(window, lanes, shared_types)
+            if reduced is not None:
+                out.append(reduced)
+                found.append(reduced)
+                i += 4
+                continue
+        if isinstance(r, UniformIf) and r.predicate is None:
+            out.append(dataclasses.replace(r, then=_lift_regions(r.then, lanes, shared_types, found),
+                                           other=_lift_regions(r.other, lanes, shared_types, found)))
+        elif isinstance(r, Phase):
+            if any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
+                   for s in r.stmts for n in m.walk(s)):
+                raise NotLiftable(f"the code at line {r.span.line} differs between threads and is not "
+                                  "part of a block reduction")
+            out.append(r)
+        else:
+            raise NotLiftable(f"{type(r).__name__.lower()} at line {r.span.line} is not part of a block reduction")
+        i += 1
+    return tuple(out)
+
+
+def _match(window, lanes, shared_types) -> BlockReduce | None:
+    first, _barrier, loop, last = window
+    halving = _halving(loop)
+    if halving is None:
+        return None
+    step_var, size = halving
+    body = [b for b in loop.body if not (isinstance(b, Phase) and not b.stmts)]
+    if len(body) != 2 or not isinstance(body[0], Phase) or not isinstance(body[1], Barrier) \
+            or len(body[0].stmts) != 1:
+        return None
+    step = _tree_step(body[0].stmts[0], lanes, step_var)
+    if step is None:
+        return None
+    shared, op = step
+    stmts = list(first.stmts)
+    store = stmts[-1] if stmts else None
+    if not (isinstance(store, m.ExprStmt) and isinstance(store.expr, m.Assign) and store.expr.op == "="
+            and isinstance(store.expr.target, m.Index) and _shared_name(store.expr.target.base) == shared
+            and _is_lane(store.expr.target.index, lanes)):
+        return None
+    stmts = [s for s in stmts if not (isinstance(s, m.DeclStmt) and all(d.name == shared for d in s.decls))]
+    if any(isinstance(n, m.Ref) and n.name == shared for s in stmts[:-1] for n in m.walk(s)):
+        return None
+    final = _final_phase(last, lanes)
+    if final is None:
+        return None
+    dtype = shared_types[shared]
+    result = m.Ref(f"{shared}_total", "reduce_result", dtype, last.span)
+    replace = _Replace(shared, result, lanes)
+    after = replace.transform(tuple(final))
+    if replace.other_reads:
+        return None
+    size_const = None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
+    return BlockReduce(tuple(stmts[:-1]), store.expr.value, op, shared, dtype, after, size_const,
+                       first.span, step_var)
+
+
+def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
+    if kplan.form != "portable":
+        raise NotLiftable("it needs thread-level code")
+    if list(tdims) != ["x"]:
+        raise NotLiftable("block reductions are lifted for 1-D blocks only")
+    lanes = lane_aliases(fn)
+    shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
+                    for n, vp in kplan.vars.items() if vp.placement == "shared"}
+    found: list[BlockReduce] = []
+    regions = _lift_regions(kplan.regions, lanes, shared_types, found)
+    if not found:
+        raise NotLiftable("it has barriers or warp operations that are not a recognised block reduction")
+    used_shared = {n for r in found for n in [r.shared]}
+    if set(shared_types) - used_shared:
+        raise NotLiftable(f"it keeps other values in shared memory ('{sorted(set(shared_types) - used_shared)[0]}')")
+    variables: dict[str, VarPlan] = {}
+    tree_steps = {r.step_var for r in found}
+    for name, vp in kplan.vars.items():
+        if vp.placement == "shared" or name in tree_steps:
+            continue
+        if vp.placement == "thread_array":
+            if name not in lanes:
+                raise NotLiftable(f"'{name}' is a per-thread value that crosses a barrier")
+            vp = dataclasses.replace(vp, placement="phase")
+        variables[name] = vp
+    return KernelPlan(fn, "tile", regions, variables, kplan.aliases)
