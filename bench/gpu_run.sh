@@ -2,8 +2,9 @@
 # One GPU session's work (run through the device tool, from the repository root):
 #   0. references: every corpus kernel's original CUDA (nvcc) vs its numpy reference;
 #   1. equivalence: every converted corpus kernel, original (nvcc) vs migrated (TileLang cuda);
-#   2. timing: original vs migrated per kernel (bench/gpu_bench.py).
-# STEPS="references check timing" (the default) picks the steps.
+#   2. timing: original vs migrated per kernel at the specs' small sizes (bench/gpu_bench.py);
+#   3. bench: `migrate bench --specs bench/specs` (realistic sizes, CUDA events, medians).
+# STEPS="references check bench" (the default) picks the steps.
 # Needs .gpu/tilelang-site.tar.xz (../shared/gpu/stage-tilelang.sh) and .gpu/pyextra.tar.xz (rich,
 # jinja2, pygments wheels for Python 3.12, unpacked), and a converted folder (default build/gpu_out:
 # `migrate convert corpus -o build/gpu_out`). Results go to $OUT (or ./build/gpu_results).
@@ -16,13 +17,13 @@ mkdir -p "$RES" /tmp/site
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDA2TILE_CACHE=/tmp/c2t-cache
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$RES/device.txt"
 date -u +%Y-%m-%dT%H:%M:%SZ | tee -a "$RES/device.txt"
-STEPS=${STEPS:-references check timing}
+STEPS=${STEPS:-references check bench}
 start=$(date +%s)
 if [[ " $STEPS " == *" references "* ]]; then
   timeout 200 python bench/gpu_references.py --json "$RES/references_gpu.json" > "$RES/references_gpu.txt" 2>&1
   echo "references exit $? after $(( $(date +%s) - start )) s"; tail -2 "$RES/references_gpu.txt"
 fi
-[[ " $STEPS " == *" check "* ]] || exit 0
+if [[ " $STEPS " == *" check "* ]]; then
 timeout 330 python -m migrate.cli check --from "$SRC" --device cuda --jobs 8 --json "$RES/check_cuda.json" \
   > "$RES/check_cuda.txt" 2>&1
 echo "check exit $? after $(( $(date +%s) - start )) s"
@@ -35,8 +36,17 @@ for r in rows:
     if r["status"] != "pass":
         print(f'{r["file"]}:{r["id"]} {r["status"]}: {r["message"][:160]}')
 PY
-[[ " $STEPS " == *" timing "* ]] || exit 0
-left=$(( 560 - ($(date +%s) - start) ))
-[ $left -gt 30 ] && timeout $left python bench/gpu_bench.py --from "$SRC" --json "$RES/timing.json" \
-  --budget $(( left - 40 )) > "$RES/timing.txt" 2>&1
-tail -40 "$RES/timing.txt"
+fi
+if [[ " $STEPS " == *" timing "* ]]; then
+  left=$(( 560 - ($(date +%s) - start) ))
+  [ $left -gt 30 ] && timeout $left python bench/gpu_bench.py --from "$SRC" --json "$RES/timing.json" \
+    --budget $(( left - 40 )) > "$RES/timing.txt" 2>&1
+  tail -40 "$RES/timing.txt"
+fi
+if [[ " $STEPS " == *" bench "* ]]; then
+  left=$(( 570 - ($(date +%s) - start) ))
+  [ $left -gt 30 ] && COLUMNS=200 timeout $left python -m migrate.cli bench --from "$SRC" --specs bench/specs \
+    --json "$RES/bench.json" --budget $(( left - 60 )) > "$RES/bench.txt" 2>&1
+  echo "bench exit $? after $(( $(date +%s) - start )) s"
+  tail -45 "$RES/bench.txt"
+fi

@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="hide these diagnostics, e.g. M1003,M1005-M1006 (repeatable; forms and the "
                            "exit status do not change)")
 
+    conv.add_argument("--no-lift", dest="no_lift", action="store_true",
+                      help="keep every kernel's CUDA thread structure (portable/simt forms): no tile form")
     conv.add_argument("--check", choices=("cpu", "cuda"), default=None,
                       help="after converting, check each spec'd kernel against the original on this device")
 
@@ -78,6 +80,22 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
     check.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]")
 
+    bench = sub.add_parser("bench", help="time original and migrated kernels on a GPU (needs a CUDA GPU)")
+    bench.add_argument("--from", dest="from_dir", metavar="OUT", required=True,
+                       help="an output folder of `migrate convert` (needs no frontend)")
+    bench.add_argument("--kernel", action="append", default=None, metavar="NAME",
+                       help="bench only this kernel (name or spec id; repeatable)")
+    bench.add_argument("--specs", metavar="DIR",
+                       help="a tree of spec TOML files mirroring the sources, with the sizes to time "
+                            "(bench/specs for the corpus); default: the specs in OUT")
+    bench.add_argument("--reps", type=int, default=20, help="launches per timed round")
+    bench.add_argument("--rounds", type=int, default=7, help="timed rounds (the median is reported)")
+    bench.add_argument("--json", metavar="FILE", help="write every row, with all samples, as JSON")
+    bench.add_argument("--budget", type=float, default=1e9, metavar="SECONDS",
+                       help="start no kernel after this many seconds")
+    bench.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
+    bench.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]")
+
     explain = sub.add_parser("explain", help="explain a diagnostic code")
     explain.add_argument("code", metavar="CODE")
     return parser
@@ -89,7 +107,78 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_explain(args)
     if args.command == "check":
         return cmd_check(args)
+    if args.command == "bench":
+        return cmd_bench(args)
     return cmd_convert(args)
+
+
+def cmd_bench(args) -> int:
+    """``migrate bench --from OUT``: exit 0 when every kernel was timed, 1 when some could not
+    be, 2 on usage or setup errors (no GPU, not an output folder)."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False)
+    out_dir = Path(args.from_dir)
+    if not (out_dir / "report.json").is_file():
+        err.print(f"migrate bench: {out_dir} has no report.json (is it an output folder of migrate convert?)")
+        return EXIT_USAGE
+    specs = Path(args.specs) if args.specs else None
+    if specs is not None and not specs.is_dir():
+        err.print(f"migrate bench: {specs}: no such folder")
+        return EXIT_USAGE
+    try:
+        import torch
+        has_gpu = torch.cuda.is_available()
+    except ImportError:
+        has_gpu = False
+    if not has_gpu:
+        err.print("migrate bench: needs a CUDA GPU (torch sees none); `migrate check --device cpu` "
+                  "checks equality without one")
+        return EXIT_USAGE
+    from .runtime.bench import bench_folder, geomean
+
+    report_data = json.loads((out_dir / "report.json").read_text())
+
+    def show(row):
+        if row.status == "ok":
+            bw = f"{row.migrated_gbs:8.1f} GB/s" if row.migrated_gbs else ""
+            share = f" ({100 * row.migrated_bw_share:4.1f}% of peak)" if row.migrated_bw_share else ""
+            tf = f" {row.migrated_tflops:6.2f} TFLOP/s" if row.migrated_tflops else ""
+            out.print(f"{row.kernel:32s} {row.form:9s} {row.original_ms:9.4f} ms {row.migrated_ms:9.4f} ms "
+                      f"x{row.ratio:5.2f} {bw}{share}{tf}")
+        else:
+            out.print(f"{row.kernel:32s} {row.form:9s} {row.status}: {row.message[:120]}")
+
+    rows, device = bench_folder(out_dir, report_data, kernels=set(args.kernel or ()) or None,
+                                specs_dir=specs, reps=args.reps, rounds=args.rounds,
+                                include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
+                                on_row=show, budget=args.budget)
+    if args.kernel and not rows:
+        err.print(f"migrate bench: no kernel named {', '.join(args.kernel)}")
+        return EXIT_USAGE
+    ok = [r for r in rows if r.status == "ok"]
+    table = Table(title=f"migrate bench ({device})", header_style="bold")
+    for col in ("kernel", "form", "original ms", "migrated ms", "migrated/original", "GB/s", "% of peak BW",
+                "TFLOP/s"):
+        table.add_column(col)
+    for r in ok:
+        table.add_row(r.kernel, r.form, f"{r.original_ms:.4f}", f"{r.migrated_ms:.4f}", f"{r.ratio:.2f}",
+                      f"{r.migrated_gbs:.0f}" if r.migrated_gbs else "",
+                      f"{100 * r.migrated_bw_share:.1f}" if r.migrated_bw_share else "",
+                      f"{r.migrated_tflops:.2f}" if r.migrated_tflops else "")
+    out.print(table)
+    geo = geomean(r.ratio for r in ok)
+    if geo is not None:
+        out.print(f"{len(ok)} kernels timed on {device}; geometric mean migrated/original = {geo:.3f}; "
+                  f"slowest ratio {max(r.ratio for r in ok):.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"device": device, "geomean": geo,
+                                               "rows": [r.to_json() for r in rows]}, indent=2) + "\n")
+    return EXIT_OK if len(ok) == len(rows) else EXIT_INCOMPLETE
 
 
 def cmd_check(args) -> int:
@@ -239,7 +328,8 @@ def cmd_convert(args) -> int:
     for src in files:
         pf = parsed[src.path]
         rel_out = cv.module_path(src.rel)
-        kernels, file_diags, text = cv.convert_file(pf, str(src.rel), args.keep_original_code)
+        kernels, file_diags, text = cv.convert_file(pf, str(src.rel), args.keep_original_code,
+                                                    lift=not args.no_lift)
         target = cv.safe_output(out_dir, rel_out)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
@@ -248,7 +338,7 @@ def cmd_convert(args) -> int:
                                      cv.count_lines(src.path), text.count("\n"), original, spec))
 
     if args.check:
-        failed = _check_converted(args, out_dir, results, report, jobs, out)
+        failed = _check_converted(args, out_dir, results, report, jobs, out, parsed)
     else:
         failed = False
 
@@ -272,22 +362,57 @@ def cmd_convert(args) -> int:
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
 
-def _check_converted(args, out_dir: Path, results, report, jobs: int, console) -> bool:
+def _check_converted(args, out_dir: Path, results, report, jobs: int, console, parsed) -> bool:
     """``convert --check``: run the equivalence check on what was just written; True if any
-    checked kernel failed or could not run."""
+    checked kernel failed or could not run. A lifted (tile) kernel that fails its check is
+    emitted again in the portable form and checked again (M3004 says so)."""
+    from . import convert as cv
+    from .diagnostics import make
     from .runtime.checker import check_output_folder
+    from .span import Span
 
-    data = report.report_dict(results, out_dir)
-    checks = check_output_folder(out_dir, data, device=args.check, include_dirs=tuple(args.include_dirs),
-                                 defines=tuple(args.defines), jobs=jobs)
-    by_key: dict = {}
-    for c in checks:
-        by_key.setdefault((c.file, c.kernel), []).append(c)
+    def run(kernels=None):
+        data = report.report_dict(results, out_dir)
+        checks = check_output_folder(out_dir, data, device=args.check, kernels=kernels,
+                                     include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
+                                     jobs=jobs)
+        by_key: dict = {}
+        for c in checks:
+            by_key.setdefault((c.file, c.kernel), []).append(c)
+        return by_key
+
+    by_key = run()
     for r in results:
         for k in r.kernels:
             if (k.file, k.kernel) in by_key:
                 k.check = _merge_checks(by_key[(k.file, k.kernel)])
-    return any(c.status in ("fail", "error") for c in checks)
+    # fall back from failing lifts
+    retry: dict = {}
+    for r in results:
+        for k in r.kernels:
+            if k.form == "tile" and k.check.get("status") in ("fail", "error"):
+                retry.setdefault(id(r), (r, []))[1].append(k)
+    for r, failed_kernels in retry.values():
+        names = frozenset(k.kernel for k in failed_kernels)
+        kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
+                                                args.keep_original_code, no_lift=names)
+        cv.safe_output(out_dir, Path(r.output)).write_text(text)
+        fresh = {k.kernel: k for k in kernels}
+        for k in failed_kernels:
+            lifted = k.check
+            k.form, k.reason = fresh[k.kernel].form, fresh[k.kernel].reason
+            k.diagnostics = [d for d in fresh[k.kernel].diagnostics if d.code != "M3003"] + [make(
+                "M3004", Span.point(str(r.source.path), k.line),
+                f"the tile form {lifted.get('status')}ed its check ({lifted.get('message', '')}); "
+                f"kept the {k.form} form")]
+    if retry:
+        names = {k.kernel for _r, ks in retry.values() for k in ks}
+        again = run(names)
+        for r, failed_kernels in retry.values():
+            for k in failed_kernels:
+                if (k.file, k.kernel) in again:
+                    k.check = _merge_checks(again[(k.file, k.kernel)])
+    return any(k.check.get("status") in ("fail", "error") for r in results for k in r.kernels)
 
 
 def _merge_checks(checks) -> dict:

@@ -143,14 +143,19 @@ def analyse(parsed: ParsedFile, display: str) -> tuple[list[KernelResult], list[
     return kernels, parsed.file_diagnostics()
 
 
-def convert_file(parsed: ParsedFile, display: str,
-                 keep_original: bool = False) -> tuple[list[KernelResult], list[Diagnostic], str]:
-    """Analyse and emit one parsed file: per-kernel results, file diagnostics, module text."""
+def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
+                 no_lift: frozenset = frozenset(), lift: bool = True
+                 ) -> tuple[list[KernelResult], list[Diagnostic], str]:
+    """Analyse and emit one parsed file: per-kernel results, file diagnostics, module text.
+    Kernels named in ``no_lift`` (every kernel, without ``lift``) keep the portable form even
+    where a lift applies."""
     from .emit.module import emit_module
 
     kernels, file_diags = analyse(parsed, display)
     try:
-        module = emit_module(parsed.unit, display, parsed.by_kernel, keep_original)
+        if not lift:
+            no_lift = frozenset(k.name for k in parsed.unit.kernels)
+        module = emit_module(parsed.unit, display, parsed.by_kernel, keep_original, no_lift)
     except Exception:  # a bug in the emitter: the file's kernels are reported, never a crash
         message = "internal error while emitting: " + traceback.format_exc(limit=3).strip().splitlines()[-1]
         diag = make("M9001", Span.point(parsed.path), message)

@@ -45,7 +45,7 @@ TOLERANCE_CLASSES = ("exact", "fp32", "fp32_accum", "fp64", "fp16", "bf16", "tf3
 ROLES = ("in", "out", "inout")
 
 _KERNEL_KEYS = {"name", "id", "template", "grid", "block", "shared_bytes", "tolerance",
-                "description", "note", "notes", "comment", "args", "symbols"}
+                "description", "note", "notes", "comment", "args", "symbols", "flops"}
 _ARG_KEYS = {"name", "scalar", "value", "buffer", "elements", "role", "range", "description",
              "note", "comment"}
 _SYMBOL_KEYS = {"name", "dtype", "elements", "range", "values", "description", "note", "comment"}
@@ -140,6 +140,7 @@ class KernelSpec:
     spec_path: str | None = None        # the .toml it came from
     cu_path: str | None = None          # the .cu beside it
     index: int = 0                      # position in the file
+    flops: int = 0                      # arithmetic work of one launch (migrate bench: TFLOP/s)
 
     @property
     def instance(self) -> str:
@@ -266,10 +267,13 @@ def kernel_from_dict(t: Any, path=None, index: int = 0, cu_path: str | None = No
     if not isinstance(raw_syms, list):
         raise SpecError(path, "'symbols' must be [[kernel.symbols]] tables", where)
     symbols = tuple(_symbol(s, path, f"{where}.symbols[{i}]") for i, s in enumerate(raw_syms))
+    flops = t.get("flops", 0)
+    if not _is_int(flops) or flops < 0:
+        raise SpecError(path, "'flops' must be a non-negative integer (operations per launch)", where)
     return KernelSpec(name=name, id=kid, template=template, grid=grid, block=block,
                       shared_bytes=int(shared), tolerance=tol, args=args, symbols=symbols,
                       description=desc, spec_path=str(path) if path is not None else None,
-                      cu_path=cu_path, index=index)
+                      cu_path=cu_path, index=index, flops=int(flops))
 
 
 def _arg(a: Any, path, where: str) -> ArgSpec:

@@ -27,12 +27,14 @@ def converted(tmp_path_factory):
 
 
 def copy_with(converted: Path, tmp_path: Path, module: str, old: str, new: str) -> Path:
+    """A copy of the converted folder with ``old`` replaced by ``new`` in ``module`` everywhere
+    (a tile-form kernel prints its body twice: full tiles and the last tile)."""
     out = tmp_path / "out"
     shutil.copytree(converted, out)
     path = out / module
     text = path.read_text()
     assert old in text, f"{old!r} not in {module}"
-    path.write_text(text.replace(old, new, 1))
+    path.write_text(text.replace(old, new))
     return out
 
 

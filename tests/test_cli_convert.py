@@ -76,7 +76,7 @@ def test_convert_tree_mirrors_and_reports_every_kernel(tmp_path, capsys):
         for d in k["diagnostics"]:
             assert set(d) >= {"code", "severity", "line", "col", "message"}
     assert kernels[("ops/scale.cu", "scale")]["line"] == 2
-    assert kernels[("ops/scale.cu", "scale")]["form"] == "portable"
+    assert kernels[("ops/scale.cu", "scale")]["form"] == "tile"  # its threads are independent
     assert kernels[("ops/ptx.cu", "fine")]["form"] == "portable"
     bad = kernels[("ops/ptx.cu", "uses_ptx")]
     assert bad["form"] == "unsupported"

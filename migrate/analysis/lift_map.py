@@ -331,6 +331,21 @@ def same_element(a, b) -> bool:
     return ka == kb and (ca == cb or (sa == sb and 0 <= ca < sa and 0 <= cb < sb))
 
 
+def strided_in_x(stmts) -> bool:
+    """Whether some global access moves by more than one element when x does (``out[col * rows
+    + row]``): such maps get square tiles, so both sides of the access stay partly contiguous."""
+    deps = element_dependence(stmts)
+    for st in stmts:
+        for n in m.walk(st):
+            if isinstance(n, m.Index) and _base_buffer(n.base) is not None:
+                for sub in m.walk(n.index):
+                    if isinstance(sub, m.Binary) and sub.op == "*" and (
+                            "x" in _dims_of(sub.lhs, deps) and not isinstance(_strip_casts(sub.rhs), m.IntLit)
+                            or "x" in _dims_of(sub.rhs, deps) and not isinstance(_strip_casts(sub.lhs), m.IntLit)):
+                        return True
+    return False
+
+
 def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) -> KernelPlan:
     """The tile-form plan of a prepared kernel whose portable plan is ``kplan``."""
     if kplan.form != "portable" or len(kplan.regions) != 1 or not isinstance(kplan.regions[0], Phase):
@@ -360,6 +375,7 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
     aliases = _aliases_of_global(stmts, set().union(*(_assigned_names(s) for s in stmts)) if stmts else set())
     bounds = tail_bounds(stmts, aliases)
     body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts), fn.body.span))
-    tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes)
+    tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes,
+                   square=len(dims) == 2 and strided_in_x(stmts))
     variables = place_variables(body_fn, (tile,), set(), portable=False)
     return KernelPlan(body_fn, "tile", (tile,), variables, kplan.aliases)

@@ -93,6 +93,7 @@ class TileMap:
     bounds: dict
     span: Span
     block_sizes: dict = field(default_factory=dict)
+    square: bool = False  # an access is strided along x: square tiles (see lift_map.strided_in_x)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ DIMS = ("x", "y", "z")
 #: thread along x, so a full tile's contiguous accesses vectorise to 128-bit.
 DEFAULT_TILES = {1: (1024,), 2: (8, 128), 3: (1, 8, 128)}
 DEFAULT_THREADS = 256
+#: 2-D maps with an access strided along x (a transpose) take square tiles.
+SQUARE_TILE = (32, 32)
 #: The autotuning search space of each rank (``tile`` and ``threads`` values).
 TUNE_SPACE = {
     1: {"tile": [(512,), (1024,), (2048,), (4096,)], "threads": [128, 256, 512]},
@@ -45,7 +47,7 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     def add(indent, text, origin=""):
         lines.append(Line(indent, text, origin))
 
-    tile_default = DEFAULT_TILES[rank]
+    tile_default = SQUARE_TILE if tile_map.square else DEFAULT_TILES[rank]
     emitter.header(fn, "tile", tdims, bdims, scope, add,
                    tune=f", tile={tile_default!r}, threads={DEFAULT_THREADS}",
                    summary=f"\n\n    A map over the {rank}-D element domain in tiles of `tile` "

@@ -8,32 +8,43 @@ Comments `# L<n>` give the line of saxpy.cu that each statement comes from.
 import tilelang.language as T
 
 from migrate.compat import cuda_math
-from migrate.runtime.tilelang_support import Signature, launch
+from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 
 
 
-# -- saxpy: portable --------------------------------------------------------
-# barriers are uniform: one T.Parallel phase per barrier interval
+# -- saxpy: tile ------------------------------------------------------------
+# its elements are independent: a map over tiles of its element domain
 
 
-def make_saxpy(grid, block, shared_bytes=0, target="cuda"):  # L25
-    """TileLang (portable) for CUDA kernel `saxpy`; grid/block as in `saxpy<<<grid, block, shared_bytes>>>`."""
+def make_saxpy(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256):  # L25
+    """TileLang (tile) for CUDA kernel `saxpy`; grid/block as in `saxpy<<<grid, block, shared_bytes>>>`.
+
+    A map over the 1-D element domain in tiles of `tile` (x) elements, `threads` threads each."""
     grid_x, grid_y, grid_z = grid
     block_x, block_y, block_z = block
     assert block_y == 1 and block_z == 1, "saxpy indexes threads in x only"
     assert grid_y == 1 and grid_z == 1, "saxpy indexes blocks in x only"
     x_len = T.dynamic("x_len")
     y_len = T.dynamic("y_len")
+    tile_x, = fit_tile(tile, (None,))
+    threads = min(threads, tile_x)
 
     @T.prim_func
     def saxpy(n: T.int32, a: T.float32, x: T.Tensor((x_len,), T.float32), y: T.Tensor((y_len,), T.float32)):
-        with T.Kernel(grid_x, threads=block_x) as bx:  # L25
-            for tx in T.Parallel(block_x):  # L27
-                i = T.alloc_var(T.int32)  # L27
-                i = bx * block_x + tx  # L27
-                while i < n:  # L27
+        with T.Kernel(T.ceildiv(n, tile_x), threads=threads) as bx:  # L25
+            if bx * tile_x + tile_x <= n:  # L25
+                # a full tile: TileLang drops the guards below and vectorises
+                for ix in T.Parallel(tile_x):  # L25
+                    gx = bx * tile_x + ix  # L25
+                    i = gx  # L27
                     y[i] = a * x[i] + y[i]  # L28
-                    i = i + block_x * grid_x  # L27
+            else:  # L25
+                # the last tile: elements past the domain do nothing
+                for ix in T.Parallel(tile_x):  # L25
+                    gx = bx * tile_x + ix  # L25
+                    if gx < n:  # L25
+                        i = gx  # L27
+                        y[i] = a * x[i] + y[i]  # L28
     return saxpy
 
 
@@ -48,11 +59,14 @@ SAXPY = Signature(
     ),
     template=(),
     symbols=(),
-    form="portable",
+    form="tile",
     source="saxpy.cu",
+    # the tile sizes and thread counts `migrate bench --tune` tries
+    tune={"threads": [128, 256, 512], "tile": [[512], [1024], [2048], [4096]]},
     # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
     # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
-    pass_configs=(("tl.disable_thread_storage_sync", True),),
+    # and, as in CUDA, no bounds checks on buffer accesses (they would stop vectorisation)
+    pass_configs=(("tl.disable_thread_storage_sync", True), ("tl.disable_safe_memory_legalize", True)),
 )
 
 

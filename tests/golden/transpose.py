@@ -8,31 +8,51 @@ Comments `# L<n>` give the line of transpose.cu that each statement comes from.
 import tilelang.language as T
 
 from migrate.compat import cuda_math
-from migrate.runtime.tilelang_support import Signature, launch
+from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 
 
 
-# -- transposeNaive: portable -----------------------------------------------
-# barriers are uniform: one T.Parallel phase per barrier interval
+# -- transposeNaive: tile ---------------------------------------------------
+# its elements are independent: a map over tiles of its element domain
 
 
-def make_transposeNaive(grid, block, shared_bytes=0, target="cuda"):  # L31
-    """TileLang (portable) for CUDA kernel `transposeNaive`; grid/block as in `transposeNaive<<<grid, block, shared_bytes>>>`."""
+def make_transposeNaive(grid, block, shared_bytes=0, target="cuda", tile=(32, 32), threads=256):  # L31
+    """TileLang (tile) for CUDA kernel `transposeNaive`; grid/block as in `transposeNaive<<<grid, block, shared_bytes>>>`.
+
+    A map over the 2-D element domain in tiles of `tile` (y, x) elements, `threads` threads each."""
     grid_x, grid_y, grid_z = grid
     block_x, block_y, block_z = block
     assert block_z == 1, "transposeNaive indexes threads in x, y only"
     assert grid_z == 1, "transposeNaive indexes blocks in x, y only"
     in__len = T.dynamic("in__len")
     out_len = T.dynamic("out_len")
+    extent_x = grid_x * block_x  # one element per CUDA thread  # L31
+    extent_y = grid_y * block_y  # one element per CUDA thread  # L31
+    tile_y, tile_x, = fit_tile(tile, (extent_y, extent_x,))
+    threads = min(threads, tile_y * tile_x)
 
     @T.prim_func
     def transposeNaive(in_: T.Tensor((in__len,), T.float32), out: T.Tensor((out_len,), T.float32), rows: T.int32, cols: T.int32):
-        with T.Kernel(grid_x, grid_y, threads=block_x * block_y) as (bx, by):  # L31
-            for ty, tx in T.Parallel(block_y, block_x):  # L34
-                col = bx * block_x + tx  # L34
-                row = by * block_y + ty  # L35
-                if row < rows and col < cols:  # L36
-                    out[T.Cast(T.uint64, col) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, row)] = in_[T.Cast(T.uint64, row) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, col)]  # L37
+        with T.Kernel(T.ceildiv(extent_x, tile_x), T.ceildiv(extent_y, tile_y), threads=threads) as (bx, by):  # L31
+            if by * tile_y + tile_y <= extent_y and by * tile_y + tile_y <= rows and bx * tile_x + tile_x <= extent_x and bx * tile_x + tile_x <= cols:  # L31
+                # a full tile: TileLang drops the guards below and vectorises
+                for iy, ix in T.Parallel(tile_y, tile_x):  # L31
+                    gy = by * tile_y + iy  # L31
+                    gx = bx * tile_x + ix  # L31
+                    col = gx  # L34
+                    row = gy  # L35
+                    if row < rows and col < cols:  # L36
+                        out[T.Cast(T.uint64, col) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, row)] = in_[T.Cast(T.uint64, row) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, col)]  # L37
+            else:  # L31
+                # the last tile: elements past the domain do nothing
+                for iy, ix in T.Parallel(tile_y, tile_x):  # L31
+                    gy = by * tile_y + iy  # L31
+                    gx = bx * tile_x + ix  # L31
+                    if gy < extent_y and gx < extent_x:  # L31
+                        col = gx  # L34
+                        row = gy  # L35
+                        if row < rows and col < cols:  # L36
+                            out[T.Cast(T.uint64, col) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, row)] = in_[T.Cast(T.uint64, row) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, col)]  # L37
     return transposeNaive
 
 
@@ -47,11 +67,14 @@ TRANSPOSENAIVE = Signature(
     ),
     template=(),
     symbols=(),
-    form="portable",
+    form="tile",
     source="transpose.cu",
+    # the tile sizes and thread counts `migrate bench --tune` tries
+    tune={"threads": [128, 256], "tile": [[4, 128], [8, 128], [16, 64], [32, 32], [4, 256]]},
     # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
     # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
-    pass_configs=(("tl.disable_thread_storage_sync", True),),
+    # and, as in CUDA, no bounds checks on buffer accesses (they would stop vectorisation)
+    pass_configs=(("tl.disable_thread_storage_sync", True), ("tl.disable_safe_memory_legalize", True)),
 )
 
 
@@ -78,7 +101,7 @@ def make_transposeTiled(grid, block, shared_bytes=0, target="cuda"):  # L41
     @T.prim_func
     def transposeTiled(in_: T.Tensor((in__len,), T.float32), out: T.Tensor((out_len,), T.float32), rows: T.int32, cols: T.int32):
         with T.Kernel(grid_x, grid_y, threads=block_x * block_y) as (bx, by):  # L41
-            tile = T.alloc_shared((32, 33,), T.float32, scope="shared")  # L44
+            tile_ = T.alloc_shared((32, 33,), T.float32, scope="shared")  # L44
             x = T.alloc_shared((block_y, block_x,), T.int32, scope="shared")  # L47
             y = T.alloc_shared((block_y, block_x,), T.int32, scope="shared")  # L48
             for ty, tx in T.Parallel(block_y, block_x):  # L44
@@ -86,14 +109,14 @@ def make_transposeTiled(grid, block, shared_bytes=0, target="cuda"):  # L41
                 y[ty, tx] = by * 32 + ty  # L48
                 for j in T.serial(0, 32, 8):  # L49
                     if x[ty, tx] < cols and y[ty, tx] + j < rows:  # L50
-                        tile[T.Cast(T.uint32, ty) + T.Cast(T.uint32, j), tx] = in_[T.Cast(T.uint64, y[ty, tx] + j) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, x[ty, tx])]  # L51
+                        tile_[T.Cast(T.uint32, ty) + T.Cast(T.uint32, j), tx] = in_[T.Cast(T.uint64, y[ty, tx] + j) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, x[ty, tx])]  # L51
             T.sync_threads()  # L55
             for ty, tx in T.Parallel(block_y, block_x):  # L58
                 x[ty, tx] = by * 32 + tx  # L58
                 y[ty, tx] = bx * 32 + ty  # L59
                 for j_2 in T.serial(0, 32, 8):  # L60
                     if x[ty, tx] < rows and y[ty, tx] + j_2 < cols:  # L61
-                        out[T.Cast(T.uint64, y[ty, tx] + j_2) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, x[ty, tx])] = tile[tx, T.Cast(T.uint32, ty) + T.Cast(T.uint32, j_2)]  # L62
+                        out[T.Cast(T.uint64, y[ty, tx] + j_2) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, x[ty, tx])] = tile_[tx, T.Cast(T.uint32, ty) + T.Cast(T.uint32, j_2)]  # L62
     return transposeTiled
 
 

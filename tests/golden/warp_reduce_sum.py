@@ -8,7 +8,7 @@ Comments `# L<n>` give the line of warp_reduce_sum.cu that each statement comes 
 import tilelang.language as T
 
 from migrate.compat import cuda_math
-from migrate.runtime.tilelang_support import Signature, launch
+from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 
 
 

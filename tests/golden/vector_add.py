@@ -1,0 +1,87 @@
+"""TileLang migration of vector_add.cu, written by cuda2tile 0.1.0.
+
+Each kernel has a factory `make_<kernel>(grid, block, shared_bytes, ...)` that returns its
+`T.prim_func`, and a launcher `<kernel>(*args, grid=..., block=...)` that runs it like
+`<kernel><<<grid, block, shared_bytes>>>(args...)`, with tensors for pointer arguments.
+Comments `# L<n>` give the line of vector_add.cu that each statement comes from.
+"""
+import tilelang.language as T
+
+from migrate.compat import cuda_math
+from migrate.runtime.tilelang_support import Signature, fit_tile, launch
+
+
+
+# -- vectorAdd: tile --------------------------------------------------------
+# its elements are independent: a map over tiles of its element domain
+
+
+def make_vectorAdd(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256):  # L23
+    """TileLang (tile) for CUDA kernel `vectorAdd`; grid/block as in `vectorAdd<<<grid, block, shared_bytes>>>`.
+
+    A map over the 1-D element domain in tiles of `tile` (x) elements, `threads` threads each."""
+    grid_x, grid_y, grid_z = grid
+    block_x, block_y, block_z = block
+    assert block_y == 1 and block_z == 1, "vectorAdd indexes threads in x only"
+    assert grid_y == 1 and grid_z == 1, "vectorAdd indexes blocks in x only"
+    a_len = T.dynamic("a_len")
+    b_len = T.dynamic("b_len")
+    c_len = T.dynamic("c_len")
+    extent_x = grid_x * block_x  # one element per CUDA thread  # L23
+    tile_x, = fit_tile(tile, (extent_x,))
+    threads = min(threads, tile_x)
+
+    @T.prim_func
+    def vectorAdd(a: T.Tensor((a_len,), T.float32), b: T.Tensor((b_len,), T.float32), c: T.Tensor((c_len,), T.float32), n: T.int32):
+        with T.Kernel(T.ceildiv(extent_x, tile_x), threads=threads) as bx:  # L23
+            if bx * tile_x + tile_x <= extent_x and bx * tile_x + tile_x <= n:  # L23
+                # a full tile: TileLang drops the guards below and vectorises
+                for ix in T.Parallel(tile_x):  # L23
+                    gx = bx * tile_x + ix  # L23
+                    i = gx  # L28
+                    if i < n:  # L29
+                        c[i] = a[i] + b[i]  # L30
+            else:  # L23
+                # the last tile: elements past the domain do nothing
+                for ix in T.Parallel(tile_x):  # L23
+                    gx = bx * tile_x + ix  # L23
+                    if gx < extent_x:  # L23
+                        i = gx  # L28
+                        if i < n:  # L29
+                            c[i] = a[i] + b[i]  # L30
+    return vectorAdd
+
+
+VECTORADD = Signature(
+    name="vectorAdd",
+    factory=make_vectorAdd,
+    params=(
+        ("a", "buffer", "float32"),
+        ("b", "buffer", "float32"),
+        ("c", "buffer", "float32"),
+        ("n", "scalar", "int32"),
+    ),
+    template=(),
+    symbols=(),
+    form="tile",
+    source="vector_add.cu",
+    # the tile sizes and thread counts `migrate bench --tune` tries
+    tune={"threads": [128, 256, 512], "tile": [[512], [1024], [2048], [4096]]},
+    # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
+    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
+    # and, as in CUDA, no bounds checks on buffer accesses (they would stop vectorisation)
+    pass_configs=(("tl.disable_thread_storage_sync", True), ("tl.disable_safe_memory_legalize", True)),
+)
+
+
+def vectorAdd(*args, grid=196, block=256, shared_bytes=0, template=None, symbols=None, target=None):
+    """Run like `vectorAdd<<<grid, block, shared_bytes>>>(a, b, c, n)`.
+
+    Defaults come from the launch sites in the CUDA file."""
+    launch(VECTORADD, args, grid=grid, block=block, shared_bytes=shared_bytes,
+           template=template, symbols=symbols, target=target)
+
+
+KERNELS = {
+    "vectorAdd": VECTORADD,
+}
