@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     conv.add_argument("--no-lift", dest="no_lift", action="store_true",
                       help="keep every kernel's CUDA thread structure (portable/simt forms): no tile form")
+    conv.add_argument("--allow-tf32", dest="allow_tf32", action="store_true",
+                      help="lifted float32 GEMMs use tensor cores (T.gemm, tf32 numerics, checked in the "
+                           "tf32 tolerance class) instead of exact fp32 multiply-adds")
     conv.add_argument("--check", choices=("cpu", "cuda"), default=None,
                       help="after converting, check each spec'd kernel against the original on this device")
 
@@ -329,7 +332,7 @@ def cmd_convert(args) -> int:
         pf = parsed[src.path]
         rel_out = cv.module_path(src.rel)
         kernels, file_diags, text = cv.convert_file(pf, str(src.rel), args.keep_original_code,
-                                                    lift=not args.no_lift)
+                                                    lift=not args.no_lift, allow_tf32=args.allow_tf32)
         target = cv.safe_output(out_dir, rel_out)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
@@ -395,7 +398,8 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console, p
     for r, failed_kernels in retry.values():
         names = frozenset(k.kernel for k in failed_kernels)
         kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
-                                                args.keep_original_code, no_lift=names)
+                                                args.keep_original_code, no_lift=names,
+                                                allow_tf32=args.allow_tf32)
         cv.safe_output(out_dir, Path(r.output)).write_text(text)
         fresh = {k.kernel: k for k in kernels}
         for k in failed_kernels:

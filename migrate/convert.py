@@ -45,6 +45,7 @@ class KernelResult:
     template_instances: list[list[str]]
     params: list[dict]
     launches: list[dict]
+    tolerance: str | None = None  # the lift's own tolerance class (tf32), when looser than the spec's
     check: dict = field(default_factory=lambda: {"device": None, "status": "skipped",
                                                  "max_abs_err": None, "max_rel_err": None,
                                                  "message": "not requested (use --check cpu|cuda)"})
@@ -144,7 +145,7 @@ def analyse(parsed: ParsedFile, display: str) -> tuple[list[KernelResult], list[
 
 
 def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
-                 no_lift: frozenset = frozenset(), lift: bool = True
+                 no_lift: frozenset = frozenset(), lift: bool = True, allow_tf32: bool = False
                  ) -> tuple[list[KernelResult], list[Diagnostic], str]:
     """Analyse and emit one parsed file: per-kernel results, file diagnostics, module text.
     Kernels named in ``no_lift`` (every kernel, without ``lift``) keep the portable form even
@@ -155,7 +156,7 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
     try:
         if not lift:
             no_lift = frozenset(k.name for k in parsed.unit.kernels)
-        module = emit_module(parsed.unit, display, parsed.by_kernel, keep_original, no_lift)
+        module = emit_module(parsed.unit, display, parsed.by_kernel, keep_original, no_lift, allow_tf32)
     except Exception:  # a bug in the emitter: the file's kernels are reported, never a crash
         message = "internal error while emitting: " + traceback.format_exc(limit=3).strip().splitlines()[-1]
         diag = make("M9001", Span.point(parsed.path), message)
@@ -169,6 +170,7 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
         if out is None:
             continue
         k.form, k.reason = out.form, out.reason
+        k.tolerance = (out.signature or {}).get("tolerance")
         k.diagnostics = k.diagnostics + out.diagnostics
     return kernels, file_diags, module.text
 

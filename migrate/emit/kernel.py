@@ -17,6 +17,7 @@ from ..analysis.loop_ir import (Barrier, BlockReduce, Exchange, KernelPlan, Phas
                                 UniformLoop)
 from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.lift_map import NotLiftable, plan_map
+from ..analysis.lift_gemm import NotGemm, plan_gemm
 from ..analysis.lift_reduce import plan_block_reduce
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
@@ -152,9 +153,10 @@ def plan(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPlan, str]
 
 class KernelEmitter:
     def __init__(self, fn: m.Function, unit: m.TranslationUnit, tag_of, extras=None,
-                 lift: bool = True) -> None:
+                 lift: bool = True, allow_tf32: bool = False) -> None:
         self.extras = extras or {}
         self.lift = lift
+        self.allow_tf32 = allow_tf32
         self.original = fn
         self.unit = unit
         self.tag_of = tag_of
@@ -233,6 +235,23 @@ class KernelEmitter:
             lifted.lines = self.factory(rplan, callees)
             lifted.macros = [c.name for c in callees]
             lifted.signature = self.signature(prepared, rplan)
+            return lifted
+        try:
+            gplan = plan_gemm(tplan.regions[0])
+        except NotGemm:
+            gplan = None
+        if gplan is not None:
+            from .gemm import GEMM_TUNE, gemm_factory
+            lifted = KernelOutput(prepared.name, "tile", "a GEMM: A and B tiles through shared memory, "
+                                  "a pipelined K loop, the accumulator in registers")
+            lifted.lines = gemm_factory(self, tplan, gplan, callees, tdims, bdims, self.allow_tf32)
+            lifted.macros = [c.name for c in callees]
+            lifted.signature = self.signature(prepared, tplan)
+            lifted.signature["tune"] = GEMM_TUNE
+            fp32 = scalar_name(gplan.a.dtype) == "float32" or scalar_name(gplan.b.dtype) == "float32"
+            if self.allow_tf32 and fp32:
+                lifted.signature["tolerance"] = "tf32"
+                lifted.reason += " (tensor cores, tf32: --allow-tf32)"
             return lifted
         lifted = KernelOutput(prepared.name, "tile", "its elements are independent: a map over tiles "
                               "of its element domain")

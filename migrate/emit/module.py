@@ -48,7 +48,8 @@ def _tagger(main_file: str) -> dict[str, str]:
 
 
 def emit_module(unit: m.TranslationUnit, rel_source: str, frontend_diags: dict[str, list[Diagnostic]],
-                keep_original: bool = False, no_lift: frozenset = frozenset()) -> ModuleOutput:
+                keep_original: bool = False, no_lift: frozenset = frozenset(),
+                allow_tf32: bool = False) -> ModuleOutput:
     """Emit every kernel of ``unit`` whose frontend diagnostics have no error; with
     ``keep_original``, quote the CUDA source line of each statement above its TileLang."""
     original = None
@@ -66,7 +67,8 @@ def emit_module(unit: m.TranslationUnit, rel_source: str, frontend_diags: dict[s
         if errors:
             outputs.append(KernelOutput(fn.name, "unsupported", f"{errors[0].code}: {errors[0].message}"))
             continue
-        outputs.append(KernelEmitter(fn, unit, tags, extras, lift=fn.name not in no_lift).emit())
+        outputs.append(KernelEmitter(fn, unit, tags, extras, lift=fn.name not in no_lift,
+                                     allow_tf32=allow_tf32).emit())
 
     macros_needed = []
     for out in outputs:
