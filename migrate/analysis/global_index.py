@@ -14,6 +14,7 @@ A ``blockIdx.d`` left over names the segment of ``blockDim.d`` elements an eleme
 from __future__ import annotations
 
 from ..parse import model as m
+from .affine import linear_form, rebuild
 from .rewrite import Transformer
 
 DIMS = ("x", "y", "z")
@@ -64,18 +65,55 @@ def global_builtin(dim: str, like: m.Expr) -> m.Builtin:
     return m.Builtin("globalIdx", dim, like.type, like.span)
 
 
+def _form_pairs(form) -> list[tuple[str, int | None, str, str]]:
+    """In an affine form, the (dim, block size, block term key, thread term key) pairs of a
+    ``blockIdx.d * size`` (or ``blockIdx.d * blockDim.d``) term and a ``threadIdx.d`` term, both
+    with coefficient 1 (the block term: coefficient ``size``)."""
+    terms, _const = form
+    out = []
+    for d in ("x", "y", "z"):
+        thread = [k for k, (c, a) in terms.items() if c == 1 and isinstance(a, m.Builtin)
+                  and a.var == "threadIdx" and a.dim == d]
+        if not thread:
+            continue
+        for k, (c, a) in terms.items():
+            if isinstance(a, m.Builtin) and a.var == "blockIdx" and a.dim == d and c > 1:
+                out.append((d, c, k, thread[0]))
+            elif c == 1 and _block_offset(a) is not None and _block_offset(a) == (d, None):
+                out.append((d, None, k, thread[0]))
+    return out
+
+
 class _Fold(Transformer):
     def __init__(self, sizes: dict[str, int]) -> None:
         self.sizes = sizes  # dims whose block size the kernel spells as a constant
 
     def leave_Binary(self, node: m.Binary):
         found = global_index_dim(node)
-        if not found:
+        if found:
+            d, size = found
+            if size is not None and self.sizes.get(d) != size:
+                return node  # two different constants: not a consistent block size
+            return global_builtin(d, node)
+        if node.op not in ("+", "-") or not _int_type(node.type):
             return node
-        d, size = found
-        if size is not None and self.sizes.get(d, size) != size:
-            return node  # two different constants: not a consistent block size
-        return global_builtin(d, node)
+        form = linear_form(node)
+        if form is None:
+            return node
+        terms, const = form
+        changed = False
+        for d, size, kb, kt in _form_pairs(form):
+            if kb not in terms or kt not in terms or (size is not None and self.sizes.get(d) != size):
+                continue
+            g = global_builtin(d, terms[kt][1])
+            del terms[kb], terms[kt]
+            terms[m.dump(g)] = (1, g)
+            changed = True
+        return rebuild((terms, const), node) if changed else node
+
+
+def _int_type(t) -> bool:
+    return isinstance(t, m.Scalar) and t.dtype.startswith(("int", "uint"))
 
 
 def assumed_block_sizes(fn: m.Function) -> dict[str, int]:
@@ -86,6 +124,11 @@ def assumed_block_sizes(fn: m.Function) -> dict[str, int]:
         found = global_index_dim(n) if isinstance(n, m.Binary) else None
         if found and found[1] is not None:
             sizes.setdefault(found[0], set()).add(found[1])
+        elif isinstance(n, m.Binary) and n.op in ("+", "-") and _int_type(n.type):
+            form = linear_form(n)
+            for d, size, _kb, _kt in (_form_pairs(form) if form is not None else ()):
+                if size is not None:
+                    sizes.setdefault(d, set()).add(size)
     used = builtin_uses(fn)
     return {d: next(iter(v)) for d, v in sizes.items() if len(v) == 1 and ("blockDim", d) not in used}
 

@@ -22,18 +22,30 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..parse import model as m
+from .affine import linear_form
 from .lift_map import _strip_casts
 from .loop_ir import TileMap
 
 
 @dataclass(frozen=True)
 class GemmOperand:
-    buffer: str
-    index: m.Expr      # the CUDA index expression
-    load: m.Index      # the load node inside the product
-    factor: m.Expr     # the product's factor (the load, possibly converted)
-    transposed: bool   # A: k-major (A[k * lda + row]); B: n-major (B[col * ldb + k])
-    dtype: m.CType
+    staged: m.Expr        # what is stored in the shared tile: the factor without its conversions
+    factor: m.Expr        # the whole factor (conversions of ``staged``)
+    dtype: m.CType        # the staged value's type
+    k_contiguous: bool    # its load moves by one element per step of k (a transposed operand)
+    plain: bool           # factor is (a conversion of) one load: T.gemm may compute the product
+
+
+@dataclass(frozen=True)
+class KLoop:
+    """How the CUDA code walks k: one loop (``inner`` None), or a loop over tiles of ``size``
+    elements with an inner loop over the tile (``for (t...) for (i = 0; i < size; ++i)``)."""
+
+    var: str
+    bound: m.Expr
+    step: int
+    inner: Optional[str] = None
+    size: int = 0
 
 
 @dataclass(frozen=True)
@@ -41,65 +53,23 @@ class GemmPlan:
     tile: TileMap
     acc: str                 # the accumulator local
     acc_type: m.CType
-    k_var: str
-    k_bound: m.Expr
+    k: KLoop
     a: GemmOperand
     b: GemmOperand
     row_names: tuple[str, ...]  # locals equal to the row (y) index
     col_names: tuple[str, ...]
     prologue: tuple[m.Stmt, ...]  # statements before the guard (declarations)
-    epilogue: tuple[m.Stmt, ...]  # statements after the k loop, inside the guard
+    setup: tuple[m.Stmt, ...]     # uniform declarations between the accumulator and the loop
+    epilogue: tuple[m.Stmt, ...]  # statements after the k loop
     guard: Optional[m.Expr]
+    loop_guarded: bool           # the k loop runs inside the guard (its loads are guarded too)
     span: object  # the k loop's
     guard_span: object = None
+    batched: bool = False        # a 3-D map: z is the batch
 
 
 class NotGemm(Exception):
     pass
-
-
-def _linear(e, names: dict[str, str]) -> dict[str, object] | None:
-    """``e`` as {"row"|"col"|"k"|"1": coefficient} where the coefficient is an int or a
-    uniform expression (kept as m.Expr); None when not affine in those variables."""
-    e = _strip_casts(e)
-    if isinstance(e, m.Ref) and e.name in names:
-        return {names[e.name]: 1}
-    if isinstance(e, m.Builtin) and e.var == "globalIdx":
-        return {{"x": "col", "y": "row"}.get(e.dim, "?"): 1}
-    if isinstance(e, m.Binary) and e.op in ("+", "-"):
-        lhs, rhs = _linear(e.lhs, names), _linear(e.rhs, names)
-        if lhs is None or rhs is None or e.op == "-" and set(rhs) - {"1"}:
-            return None
-        out = dict(lhs)
-        for key, v in rhs.items():
-            if key in out:
-                if key != "1":
-                    return None
-                out[key] = ("+", out[key], v)
-            else:
-                out[key] = v if e.op == "+" else ("-", v)
-        return out
-    if isinstance(e, m.Binary) and e.op == "*":
-        for var_side, coef_side in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
-            if _uniform_expr(coef_side, names):
-                inner = _linear(var_side, names)
-                if inner is not None and len(inner) == 1 and "1" not in inner and inner[next(iter(inner))] == 1:
-                    return {next(iter(inner)): coef_side}
-        return None
-    if _uniform_expr(e, names):
-        return {"1": e}
-    return None
-
-
-def _uniform_expr(e, names) -> bool:
-    for n in m.walk(e):
-        if isinstance(n, m.Ref) and (n.name in names or n.kind not in ("param", "template")):
-            return False
-        if isinstance(n, (m.Builtin,)) and n.var in ("globalIdx", "threadIdx", "blockIdx"):
-            return False
-        if isinstance(n, (m.Index, m.Call, m.Assign)):
-            return False
-    return True
 
 
 def _product(stmt, acc: str):
@@ -123,98 +93,171 @@ def _product(stmt, acc: str):
     return None
 
 
-def _load_of(factor):
-    """The single buffer load inside a product factor (through casts and conversions)."""
-    loads = [n for n in m.walk(factor) if isinstance(n, m.Index)]
-    if len(loads) != 1:
-        return None
-    node = _strip_casts(factor)
-    while isinstance(node, m.Call) and node.kind == "conversion" and len(node.args) == 1:
-        node = _strip_casts(node.args[0])
-    if node is not loads[0]:
-        return None
-    base = _strip_casts(loads[0].base)
-    return loads[0] if isinstance(base, m.Ref) and base.kind == "param" else None
+#: Value conversions between floating-point formats (the half section of the catalog files them
+#: under math); a factor may be one of them applied to the staged value.
+_CONVERSIONS = frozenset({"__half2float", "__bfloat162float", "__float2half", "__float2half_rn",
+                          "__float2bfloat16", "__float2bfloat16_rn", "__low2float", "__high2float"})
+
+
+def _is_conversion(node) -> bool:
+    return isinstance(node, m.Call) and len(node.args) == 1 and (
+        node.kind == "conversion" or node.callee in _CONVERSIONS)
+
+
+def _split_factor(factor):
+    """(staged part, plain) of a product factor: conversions and casts are peeled off."""
+    node = factor
+    while True:
+        if isinstance(node, m.Cast):
+            node = node.operand
+        elif _is_conversion(node):
+            node = node.args[0]
+        else:
+            break
+    loads = [n for n in m.walk(node) if isinstance(n, m.Index)]
+    plain = isinstance(node, m.Index) or (
+        isinstance(node, m.Ternary) and isinstance(_strip_casts(node.then), m.Index) and _is_zero(node.other))
+    return node, plain and len(loads) == 1
 
 
 def _is_zero(e) -> bool:
     e = _strip_casts(e)
+    if _is_conversion(e):
+        return _is_zero(e.args[0])
     return (isinstance(e, m.FloatLit) and e.value == 0.0) or (isinstance(e, m.IntLit) and e.value == 0)
 
 
+def _k_loop(loop) -> tuple[str, m.Expr, int] | None:
+    """(var, bound, step) of ``for (int v = 0; v < bound; v++ / v += step)``."""
+    if not isinstance(loop, m.For) or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
+        return None
+    d = loop.init.decls[0]
+    if d.init is None or not _is_zero(d.init):
+        return None
+    cond = _strip_casts(loop.cond) if loop.cond is not None else None
+    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(_strip_casts(cond.lhs), m.Ref)
+            and _strip_casts(cond.lhs).name == d.name):
+        return None
+    st = loop.step
+    if isinstance(st, m.Unary) and st.op == "++":
+        step = 1
+    elif isinstance(st, m.Assign) and st.op == "+=" and isinstance(_strip_casts(st.value), m.IntLit):
+        step = _strip_casts(st.value).value
+    else:
+        return None
+    return d.name, cond.rhs, step
+
+
+def _names_in(e) -> set[str]:
+    return {n.name for n in m.walk(e) if isinstance(n, m.Ref) and n.kind == "local"}
+
+
+def _dims_in(e) -> set[str]:
+    return {n.dim for n in m.walk(e) if isinstance(n, m.Builtin) and n.var == "globalIdx"}
+
+
 def plan_gemm(tile: TileMap) -> GemmPlan:
-    """The GEMM in a lifted 2-D map, or :class:`NotGemm` with the reason."""
-    if tuple(tile.dims) != ("x", "y") or tile.extents:
+    """The GEMM in a lifted 2-D (or batched 3-D) map, or :class:`NotGemm` with the reason."""
+    if tuple(tile.dims) not in (("x", "y"), ("x", "y", "z")) or tile.extents:
         raise NotGemm("not a 2-D map over the launch grid")
-    stmts = list(tile.stmts)
+    stmts = [st for st in tile.stmts if not isinstance(st, m.Empty)]
     names: dict[str, str] = {}
     prologue = []
     while stmts and isinstance(stmts[0], m.DeclStmt):
-        for d in stmts[0].decls:
-            init = _strip_casts(d.init) if d.init is not None else None
-            if isinstance(init, m.Builtin) and init.var == "globalIdx":
-                names[d.name] = {"x": "col", "y": "row"}[init.dim]
+        decls = stmts[0].decls
+        if not all(isinstance(_strip_casts(d.init), m.Builtin) and _strip_casts(d.init).var == "globalIdx"
+                   for d in decls if d.init is not None) or any(d.init is None for d in decls):
+            break
+        for d in decls:
+            names[d.name] = {"x": "col", "y": "row", "z": "batch"}[_strip_casts(d.init).dim]
         prologue.append(stmts.pop(0))
-    others = [d.name for st in prologue for d in st.decls if d.name not in names]
-    if others:
-        raise NotGemm(f"'{others[0]}' is computed before the guard")
-    guard, guard_span = None, tile.span
+    guard, guard_span, loop_guarded = None, tile.span, False
     if len(stmts) == 1 and isinstance(stmts[0], m.If) and stmts[0].other is None:
-        guard, guard_span = stmts[0].cond, stmts[0].span
-        stmts = list(stmts[0].then.stmts if isinstance(stmts[0].then, m.Block) else (stmts[0].then,))
+        guard, guard_span, loop_guarded = stmts[0].cond, stmts[0].span, True
+        stmts = [st for st in (stmts[0].then.stmts if isinstance(stmts[0].then, m.Block) else (stmts[0].then,))
+                 if not isinstance(st, m.Empty)]
     if len(stmts) < 3 or not isinstance(stmts[0], m.DeclStmt) or len(stmts[0].decls) != 1:
         raise NotGemm("no accumulator declared before a loop")
     acc_decl = stmts[0].decls[0]
     if acc_decl.init is None or not _is_zero(acc_decl.init) or not isinstance(acc_decl.type, m.Scalar):
         raise NotGemm("the accumulator does not start at zero")
-    loop = stmts[1]
-    if not isinstance(loop, m.For) or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
+    setup = []
+    i = 1
+    while i < len(stmts) and isinstance(stmts[i], m.DeclStmt):
+        for d in stmts[i].decls:
+            if d.init is None or _names_in(d.init) or _dims_in(d.init) or any(
+                    isinstance(n, m.Index) or (isinstance(n, m.Call) and n.kind not in ("math", "conversion"))
+                    for n in m.walk(d.init)):
+                raise NotGemm(f"'{d.name}' between the accumulator and the loop is not uniform")
+        setup.append(stmts[i])
+        i += 1
+    if i >= len(stmts):
         raise NotGemm("no k loop after the accumulator")
-    kd = loop.init.decls[0]
-    if kd.init is None or not _is_zero(kd.init):
-        raise NotGemm("the k loop does not start at 0")
-    cond = _strip_casts(loop.cond) if loop.cond is not None else None
-    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(_strip_casts(cond.lhs), m.Ref)
-            and _strip_casts(cond.lhs).name == kd.name and _uniform_expr(cond.rhs, names)):
-        raise NotGemm("the k loop bound is not uniform")
-    step = loop.step
-    unit = (isinstance(step, m.Unary) and step.op == "++") or (
-        isinstance(step, m.Assign) and step.op == "+=" and isinstance(_strip_casts(step.value), m.IntLit)
-        and _strip_casts(step.value).value == 1)
-    if not unit:
-        raise NotGemm("the k loop does not step by one")
-    body = loop.body.stmts if isinstance(loop.body, m.Block) else (loop.body,)
-    if len(body) != 1:
-        raise NotGemm("the k loop does more than one multiply-add")
-    prod = _product(body[0], acc_decl.name)
-    if prod is None:
-        raise NotGemm("the k loop body is not acc += x * y")
-    names[kd.name] = "k"
+    loop = stmts[i]
+    outer = _k_loop(loop)
+    if outer is None:
+        raise NotGemm("the loop after the accumulator is not a counted loop from 0")
+    body = [st for st in (loop.body.stmts if isinstance(loop.body, m.Block) else (loop.body,))
+            if not isinstance(st, m.Empty)]
+    if len(body) == 1 and _product(body[0], acc_decl.name):
+        if outer[2] != 1:
+            raise NotGemm("a single k loop must step by one")
+        kloop, mac = KLoop(outer[0], outer[1], 1), body[0]
+    else:
+        inner_loops = [st for st in body if isinstance(st, m.For)]
+        rest = [st for st in body if not isinstance(st, m.For)]
+        if len(inner_loops) != 1 or any(not isinstance(st, m.DeclStmt) for st in rest):
+            raise NotGemm("the k loop body is not acc += x * y (or one inner loop over a tile)")
+        inner = _k_loop(inner_loops[0])
+        if inner is None or inner[2] != 1 or not isinstance(_strip_casts(inner[1]), m.IntLit):
+            raise NotGemm("the inner k loop does not run over a constant tile")
+        ibody = [st for st in (inner_loops[0].body.stmts if isinstance(inner_loops[0].body, m.Block)
+                               else (inner_loops[0].body,)) if not isinstance(st, m.Empty)]
+        if len(ibody) != 1 or not _product(ibody[0], acc_decl.name):
+            raise NotGemm("the inner k loop body is not acc += x * y")
+        used = _names_in(ibody[0])
+        if any(d.name in used for st in rest for d in st.decls):
+            raise NotGemm("the tile loop computes values the inner loop uses")
+        kloop = KLoop(outer[0], outer[1], outer[2], inner[0], _strip_casts(inner[1]).value)
+        mac = ibody[0]
+    setup_names = {d.name for st in setup for d in st.decls}
+    if _names_in(kloop.bound) - setup_names or _dims_in(kloop.bound):
+        raise NotGemm("the k bound is not uniform")
+    x, y = _product(mac, acc_decl.name)
+    k_names = {kloop.var} | ({kloop.inner} if kloop.inner else set())
+    row_names = {n for n, v in names.items() if v == "row"}
+    col_names = {n for n, v in names.items() if v == "col"}
+    batch_names = {n for n, v in names.items() if v == "batch"}
+
+    def side(e):
+        used, dims = _names_in(e), _dims_in(e)
+        other = used - k_names - row_names - col_names - batch_names - setup_names
+        if other:
+            raise NotGemm(f"a factor depends on '{sorted(other)[0]}'")
+        return bool(used & row_names or "y" in dims), bool(used & col_names or "x" in dims)
+
+    rx, cx = side(x)
+    ry, cy = side(y)
+    if cx and not rx and ry and not cy:
+        x, y = y, x
+    elif not (rx and not cx and cy and not ry):
+        raise NotGemm("the factors are not A[row, k] and B[k, col]")
     operands = []
-    for factor in prod:
-        load = _load_of(factor)
-        if load is None:
-            raise NotGemm("a factor is not one buffer load")
-        lin = _linear(load.index, names)
-        if lin is None or "?" in lin:
-            raise NotGemm("a load index is not affine in row, col and k")
-        operands.append((factor, load, lin))
-    (fa, la, lina), (fb, lb, linb) = operands
-    if "col" in lina or "row" in linb:
-        (fa, la, lina), (fb, lb, linb) = (fb, lb, linb), (fa, la, lina)
-    if set(lina) - {"1"} != {"row", "k"} or set(linb) - {"1"} != {"k", "col"}:
-        raise NotGemm("the loads are not A[row, k] and B[k, col]")
-    if not (lina["k"] == 1 or lina["row"] == 1) or not (linb["col"] == 1 or linb["k"] == 1):
-        raise NotGemm("neither index of an operand is contiguous")
-    a_t = lina["k"] != 1  # A[k * lda + row]
-    b_t = linb["col"] != 1  # B[col * ldb + k]
-    epilogue = tuple(stmts[2:])
+    kvar = kloop.inner or kloop.var
+    for factor in (x, y):
+        staged, plain = _split_factor(factor)
+        loads = [n for n in m.walk(staged) if isinstance(n, m.Index)]
+        contiguous = False
+        if len(loads) == 1:
+            form = linear_form(loads[0].index)
+            if form is not None:
+                contiguous = any(isinstance(a, m.Ref) and a.name == kvar and c == 1
+                                 for c, a in form[0].values())
+        operands.append(GemmOperand(staged, factor, staged.type, contiguous, plain))
+    epilogue = tuple(stmts[i + 1:])
     for st in epilogue:
-        if any(isinstance(n, m.Ref) and n.name == kd.name for n in m.walk(st)):
-            raise NotGemm("the loop variable is used after the loop")
-    a = GemmOperand(_strip_casts(la.base).name, la.index, la, fa, a_t, la.type)
-    b = GemmOperand(_strip_casts(lb.base).name, lb.index, lb, fb, b_t, lb.type)
-    return GemmPlan(tile, acc_decl.name, acc_decl.type, kd.name, cond.rhs, a, b,
-                    tuple(n for n, v in names.items() if v == "row"),
-                    tuple(n for n, v in names.items() if v == "col"),
-                    tuple(prologue), epilogue, guard, loop.span, guard_span)
+        if k_names & _names_in(st):
+            raise NotGemm("a k loop variable is used after the loop")
+    return GemmPlan(tile, acc_decl.name, acc_decl.type, kloop, operands[0], operands[1],
+                    tuple(sorted(row_names)), tuple(sorted(col_names)), tuple(prologue), tuple(setup),
+                    epilogue, guard, loop_guarded, loop.span, guard_span, "z" in tile.dims)

@@ -359,6 +359,8 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
                 raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
         raise NotLiftable("it uses warp or cooperative-group operations")
+    from .forward_shared import propagate_builtin_aliases
+    fn = propagate_builtin_aliases(fn)
     fn, block_extents = normalise_block_stride(fn)
     folded, block_sizes = fold_global_indices(fn)
     left = leftover_thread_indices(folded)

@@ -17,6 +17,7 @@ from ..analysis.loop_ir import (Barrier, BlockReduce, Exchange, KernelPlan, Phas
                                 UniformLoop)
 from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.lift_map import NotLiftable, plan_map
+from ..analysis.forward_shared import forward_shared
 from ..analysis.lift_gemm import NotGemm, plan_gemm
 from ..analysis.lift_reduce import plan_block_reduce
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
@@ -224,10 +225,20 @@ class KernelEmitter:
         try:
             tplan = plan_map(prepared, kplan, callees)
         except NotLiftable as not_map:
+            tplan = None
+            reasons = [not_map]
+            try:  # shared-memory caches forwarded, the kernel may be a map
+                forwarded = forward_shared(prepared)
+                if forwarded is not prepared:
+                    tplan = plan_map(forwarded, plan_portable(forwarded), callees)
+            except (NotLiftable, NotPortable) as not_forwarded:
+                reasons.append(not_forwarded)
+        if tplan is None:
             try:
                 rplan = plan_block_reduce(prepared, kplan, tdims)
             except NotLiftable as not_reduce:
-                reason = not_reduce if len(kplan.regions) > 1 else not_map
+                reasons.append(not_reduce)
+                reason = reasons[-1] if len(kplan.regions) > 1 else reasons[0]
                 out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
                 return None
             lifted = KernelOutput(prepared.name, "tile", "its shared-memory tree reductions become "
@@ -241,15 +252,15 @@ class KernelEmitter:
         except NotGemm:
             gplan = None
         if gplan is not None:
-            from .gemm import GEMM_TUNE, gemm_factory
+            from .gemm import gemm_factory, gemm_tune
             lifted = KernelOutput(prepared.name, "tile", "a GEMM: A and B tiles through shared memory, "
                                   "a pipelined K loop, the accumulator in registers")
             lifted.lines = gemm_factory(self, tplan, gplan, callees, tdims, bdims, self.allow_tf32)
             lifted.macros = [c.name for c in callees]
             lifted.signature = self.signature(prepared, tplan)
-            lifted.signature["tune"] = GEMM_TUNE
-            fp32 = scalar_name(gplan.a.dtype) == "float32" or scalar_name(gplan.b.dtype) == "float32"
-            if self.allow_tf32 and fp32:
+            lifted.signature["tune"] = gemm_tune(gplan)
+            fp32 = scalar_name(gplan.a.dtype) == "float32" and scalar_name(gplan.b.dtype) == "float32"
+            if self.allow_tf32 and fp32 and gplan.a.plain and gplan.b.plain:
                 lifted.signature["tolerance"] = "tf32"
                 lifted.reason += " (tensor cores, tf32: --allow-tf32)"
             return lifted

@@ -1,0 +1,116 @@
+"""Index math: integer expressions as affine forms, for comparing and substituting indices.
+
+:func:`linear_form` writes an integer expression as ``{atom: coefficient} + constant`` where
+atoms are the non-affine parts kept explicit (a thread index, a parameter, a load, a product of
+two variables) and coefficients are integers. :func:`canonical` rebuilds every integer
+subexpression of an expression from its form, in a fixed order, so that two indices that are
+equal as affine functions print and compare the same (``(by*32 + (r - j)) + j`` and
+``r + by*32``). Casts between integer types are looked through (indices stay far below 2**31).
+"""
+from __future__ import annotations
+
+from ..parse import model as m
+from .rewrite import Transformer
+
+_INT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def _is_int(t) -> bool:
+    return isinstance(t, m.Scalar) and t.dtype in _INT
+
+
+def _strip(e):
+    while isinstance(e, m.Cast) and _is_int(e.target) and _is_int(e.operand.type):
+        e = e.operand
+    return e
+
+
+def atom_key(e) -> str:
+    return m.dump(e)
+
+
+def linear_form(e) -> tuple[dict[str, tuple[int, m.Expr]], int] | None:
+    """({key: (coefficient, atom)}, constant), or None for a non-integer expression."""
+    e = _strip(e)
+    if isinstance(e, m.IntLit):
+        return {}, e.value
+    if not _is_int(e.type) and not isinstance(e, m.Builtin):
+        return None
+    if isinstance(e, m.Binary) and e.op in ("+", "-"):
+        lhs, rhs = linear_form(e.lhs), linear_form(e.rhs)
+        if lhs is None or rhs is None:
+            return {atom_key(e): (1, e)}, 0
+        sign = 1 if e.op == "+" else -1
+        terms = dict(lhs[0])
+        for k, (c, a) in rhs[0].items():
+            old = terms.get(k, (0, a))[0]
+            terms[k] = (old + sign * c, a)
+        return {k: v for k, v in terms.items() if v[0] != 0}, lhs[1] + sign * rhs[1]
+    if isinstance(e, m.Binary) and e.op == "*":
+        lhs, rhs = linear_form(e.lhs), linear_form(e.rhs)
+        if lhs is not None and rhs is not None:
+            if not lhs[0]:
+                return {k: (c * lhs[1], a) for k, (c, a) in rhs[0].items() if c * lhs[1]}, lhs[1] * rhs[1]
+            if not rhs[0]:
+                return {k: (c * rhs[1], a) for k, (c, a) in lhs[0].items() if c * rhs[1]}, lhs[1] * rhs[1]
+        return {atom_key(e): (1, e)}, 0
+    if isinstance(e, m.Unary) and e.op == "-" and not e.postfix:
+        inner = linear_form(e.operand)
+        if inner is not None:
+            return {k: (-c, a) for k, (c, a) in inner[0].items()}, -inner[1]
+    return {atom_key(e): (1, e)}, 0
+
+
+def rebuild(form, like: m.Expr) -> m.Expr:
+    """An expression for ``form`` (terms in key order, then the constant)."""
+    terms, const = form
+    t = like.type if _is_int(like.type) else m.Scalar("int32")
+    span = like.span
+
+    def lit(v):
+        return m.IntLit(v, str(v), t, span)
+
+    out = None
+    for key in sorted(terms):
+        c, atom = terms[key]
+        mag = atom if abs(c) == 1 else m.Binary("*", atom, lit(abs(c)), t, span)
+        if out is None:
+            out = mag if c > 0 else m.Unary("-", mag, False, t, span)
+        else:
+            out = m.Binary("+" if c > 0 else "-", out, mag, t, span)
+    if out is None:
+        return lit(const)
+    if const:
+        out = m.Binary("+" if const > 0 else "-", out, lit(abs(const)), t, span)
+    return out
+
+
+class _Canon(Transformer):
+    def leave_Binary(self, node: m.Binary):
+        if node.op in ("+", "-", "*") and _is_int(node.type):
+            form = linear_form(node)
+            if form is not None:
+                return rebuild(form, node)
+        return node
+
+
+def canonical(e):
+    """``e`` with its integer arithmetic in canonical affine form (see the module doc)."""
+    return _Canon().transform(e)
+
+
+def same_value(a, b) -> bool:
+    """Whether ``a`` and ``b`` are the same expression up to integer arithmetic (and the integer
+    types it is spelled in: indices, far from overflow)."""
+    return _untyped(m.dump(canonical(_NoIntCasts().transform(a)))) == \
+        _untyped(m.dump(canonical(_NoIntCasts().transform(b))))
+
+
+class _NoIntCasts(Transformer):
+    def leave_Cast(self, node):
+        return node.operand if _is_int(node.target) and _is_int(node.operand.type) else node
+
+
+def _untyped(text: str) -> str:
+    import re
+    return re.sub(r", type='u?int\d+'", "", text)

@@ -1,0 +1,400 @@
+"""Forward shared-memory caches: a read of a shared tile becomes the expression its writer stored.
+
+Many kernels stage data through ``__shared__`` arrays only so that neighbouring threads can read
+what another thread loaded (stencil halos, GEMM tiles). When every write of a shared array ``S``
+is ``S[t + u] = V(t)`` (each thread index ``t`` appearing once, with coefficient 1, in the
+index; ``u`` uniform) and ``V`` depends only on thread indices, uniform values and the
+iteration of the loops around both the writes and the reads, the element ``S[r]`` holds
+``V(t := r - u)``: the read is replaced by that expression. Several writes (a tile and its halos)
+must store the same function of the element index (compared in canonical affine form); a single
+write under a thread-dependent condition keeps it as ``cond ? V : 0`` (an element no thread wrote
+is undefined in CUDA, and the condition keeps the load in bounds).
+
+When every shared array has been forwarded, the barriers only ordered those writes and reads and
+are removed too; the kernel is then a map for :mod:`.lift_map`. :func:`forward_shared` returns
+the function unchanged when it has nothing to forward, and raises
+:class:`~.lift_map.NotLiftable` when a shared array is used any other way.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..parse import model as m
+from .affine import linear_form, rebuild, same_value
+from .lift_map import NotLiftable
+from .rewrite import Transformer
+
+_PURE_LEAVES = (m.Builtin, m.IntLit)
+
+
+def _strip(e):
+    while isinstance(e, m.Cast):
+        e = e.operand
+    return e
+
+
+def _assign_counts(fn: m.Function) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for n in m.walk(fn.body):
+        target = n.target if isinstance(n, m.Assign) else (
+            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        while isinstance(target, (m.Index, m.Member)):
+            target = target.base
+        if isinstance(target, m.Ref):
+            counts[target.name] = counts.get(target.name, 0) + 1
+    return counts
+
+
+def single_assignment_locals(fn: m.Function) -> dict[str, m.Expr]:
+    """Scalar locals declared with a value and never assigned again: name -> initialiser."""
+    counts = _assign_counts(fn)
+    out = {}
+    for n in m.walk(fn.body):
+        if isinstance(n, m.VarDecl) and n.init is not None and counts.get(n.name, 0) == 0 \
+                and n.storage == "local" and isinstance(n.type, m.Scalar) and not isinstance(n.init, m.InitList):
+            out[n.name] = n.init
+    return out
+
+
+class _Expand(Transformer):
+    def __init__(self, table: dict[str, m.Expr], only=None) -> None:
+        self.table, self.only = table, only
+
+    def leave_Ref(self, node: m.Ref):
+        if node.kind == "local" and node.name in self.table and (self.only is None or node.name in self.only):
+            value = self.table[node.name]
+            return m.Cast(node.type, value, "implicit", node.type, node.span) if value.type != node.type else value
+        return node
+
+
+def expand(e, table: dict[str, m.Expr], rounds: int = 8):
+    for _ in range(rounds):
+        new = _Expand(table).transform(e)
+        if new == e:
+            return e
+        e = new
+    return e
+
+
+def propagate_builtin_aliases(fn: m.Function) -> m.Function:
+    """Locals that only rename builtins (``const int tx = threadIdx.x``, ``int row = blockIdx.y *
+    TILE + threadIdx.y`` is not one: only casts of a single builtin) are replaced by the builtin."""
+    if fn.body is None:
+        return fn
+    table = {name: init for name, init in single_assignment_locals(fn).items()
+             if isinstance(_strip(init), m.Builtin)}
+    if not table:
+        return fn
+    return dataclasses.replace(fn, body=_Expand(table).transform(fn.body))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _index_chain(e):
+    """(array name, [index, ...]) of ``S[i][j]``, or None."""
+    idx = []
+    while isinstance(e, m.Index):
+        idx.insert(0, e.index)
+        e = _strip(e.base)
+    return (e.name, idx) if isinstance(e, m.Ref) and e.kind in ("shared", "local") else None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Branch:
+    """A path entry: inside the then (``taken``) or else branch of ``node``."""
+
+    node: m.If
+    taken: bool
+
+
+class _Site:
+    def __init__(self, node, path, order) -> None:
+        self.node, self.path, self.order = node, path, order  # path: enclosing stmts, outermost first
+
+
+def _collect(fn: m.Function, shared: set[str]):
+    writes: dict[str, list[_Site]] = {s: [] for s in shared}
+    reads: dict[str, list[_Site]] = {s: [] for s in shared}
+    barriers: list[_Site] = []
+    order = [0]
+
+    def visit(node, path):
+        order[0] += 1
+        if isinstance(node, m.ExprStmt) and isinstance(node.expr, m.Assign) and node.expr.op == "=":
+            chain = _index_chain(node.expr.target)
+            if chain and chain[0] in shared:
+                writes[chain[0]].append(_Site(node, path, order[0]))
+                for i in chain[1]:
+                    visit(i, path)
+                visit(node.expr.value, path)
+                return
+        if isinstance(node, m.ExprStmt) and isinstance(node.expr, m.Call) and node.expr.callee == "__syncthreads":
+            barriers.append(_Site(node, path, order[0]))
+            return
+        if isinstance(node, m.Index):
+            chain = _index_chain(node)
+            if chain and chain[0] in shared:
+                reads[chain[0]].append(_Site(node, path, order[0]))
+                for i in chain[1]:
+                    visit(i, path)
+                return
+        if isinstance(node, m.Ref) and node.name in shared:
+            raise NotLiftable(f"shared array '{node.name}' is used other than by element (line {node.span.line})")
+        if isinstance(node, m.If):
+            visit(node.cond, path)
+            visit(node.then, path + (_Branch(node, True),))
+            if node.other is not None:
+                visit(node.other, path + (_Branch(node, False),))
+            return
+        if isinstance(node, m.Switch):
+            raise NotLiftable(f"a switch at line {node.span.line} in a kernel with shared memory")
+        inner = path + (node,) if isinstance(node, (m.For, m.While, m.DoWhile)) else path
+        for child in m.children(node):
+            visit(child, inner)
+
+    visit(fn.body, ())
+    return writes, reads, barriers
+
+
+def _loops(path):
+    return [p for p in path if isinstance(p, (m.For, m.While, m.DoWhile))]
+
+
+def _loop_vars(loops) -> set[str]:
+    out = set()
+    for lp in loops:
+        if isinstance(lp, m.For) and isinstance(lp.init, m.DeclStmt):
+            out |= {d.name for d in lp.init.decls}
+    return out
+
+
+def _thread_atoms(e) -> set[str]:
+    return {n.dim for n in m.walk(e) if isinstance(n, m.Builtin) and n.var == "threadIdx"}
+
+
+class _SubstThreads(Transformer):
+    """Thread indices and loop variables of a write -> their values for element ``r``."""
+
+    def __init__(self, table: dict) -> None:
+        self.table = table
+
+    def leave_Builtin(self, node):
+        if node.var == "threadIdx" and ("t", node.dim) in self.table:
+            return m.Cast(node.type, self.table[("t", node.dim)], "implicit", node.type, node.span)
+        return node
+
+    def leave_Ref(self, node):
+        if node.kind == "local" and ("v", node.name) in self.table:
+            return m.Cast(node.type, self.table[("v", node.name)], "implicit", node.type, node.span)
+        return node
+
+
+def _own_refs(e, own_loops) -> set[str]:
+    return {n.name for n in m.walk(e) if isinstance(n, m.Ref) and n.kind == "local" and n.name in own_loops}
+
+
+def _stored_function(site: _Site, locals_: dict, common: set[str], depth: int):
+    """(F as a function of the element index placeholders, guard or None) for one write."""
+    stmt = site.node
+    _name, index = _index_chain(stmt.expr.target)
+    value = expand(stmt.expr.value, locals_)
+    index = [expand(i, locals_) for i in index]
+    loops = _loops(site.path)
+    start = site.path.index(loops[depth - 1]) + 1 if depth else 0
+    inner_path = site.path[start:]
+    own_loops = _loop_vars(_loops(inner_path))
+    conds = []
+    for p in inner_path:
+        if isinstance(p, _Branch):
+            c = expand(p.node.cond, locals_)
+            conds.append(c if p.taken else m.Unary("!", c, False, c.type, c.span))
+    for e in [value] + conds:
+        for n in m.walk(e):
+            if isinstance(n, m.Ref) and n.kind == "local" and n.name not in common and n.name not in own_loops:
+                what = "a per-thread value"
+                raise NotLiftable(f"the value stored to shared memory at line {stmt.span.line} depends on "
+                                  f"'{n.name}' ({what})")
+    table: dict = {}  # index variable (thread dim or loop var of the write) -> its value for element r
+    for pos, comp in enumerate(index):
+        form = linear_form(comp)
+        if form is None:
+            raise NotLiftable(f"the shared store index at line {stmt.span.line} is not an integer expression")
+        terms, const = form
+        index_terms = [k for k, (c, a) in terms.items()
+                       if (isinstance(a, m.Builtin) and a.var == "threadIdx")
+                       or (isinstance(a, m.Ref) and a.kind == "local" and a.name in own_loops)]
+        if len(index_terms) != 1 or terms[index_terms[0]][0] != 1:
+            raise NotLiftable(f"the shared store at line {stmt.span.line} is not indexed by one thread index "
+                              "(or loop variable) per dimension, with coefficient 1")
+        atom = terms[index_terms[0]][1]
+        key = ("t", atom.dim) if isinstance(atom, m.Builtin) else ("v", atom.name)
+        others = {k: v for k, v in terms.items() if k != index_terms[0]}
+        if key in table or any(_thread_atoms(a) or _own_refs(a, own_loops) for c, a in others.values()):
+            raise NotLiftable(f"the shared store index at line {stmt.span.line} mixes thread indices")
+        for n in m.walk(comp):
+            if isinstance(n, m.Ref) and n.kind == "local" and n.name not in common and n.name not in own_loops:
+                raise NotLiftable(f"the shared store index at line {stmt.span.line} depends on '{n.name}'")
+        ph = m.Ref(f"__r{pos}", "local", comp.type, comp.span)
+        if not others and const == 0:
+            table[key] = ph
+        else:
+            rest = rebuild((others, const), comp)  # element r = index variable + rest
+            table[key] = m.Binary("-", ph, rest, comp.type, comp.span)
+    for e in [value] + conds:
+        missing = {("t", d) for d in _thread_atoms(e)} - set(table)
+        missing |= {("v", n) for n in _own_refs(e, own_loops)} - set(table)
+        if missing:
+            raise NotLiftable(f"the value stored to shared memory at line {stmt.span.line} depends on "
+                              f"'{sorted(missing)[0][1]}', which its index does not determine")
+    sub = _SubstThreads(table)
+    f_value = sub.transform(value)
+    guard = None
+    thread_conds = [c for c in conds if _thread_atoms(c)]
+    if thread_conds:
+        guard = thread_conds[0]
+        for c in thread_conds[1:]:
+            guard = m.Binary("&&", guard, c, c.type, c.span)
+        guard = sub.transform(guard)
+    return f_value, guard, len(index)
+
+
+class _ReplaceReads(Transformer):
+    def __init__(self, name: str, f_value, guard, rank: int, locals_=None) -> None:
+        self.name, self.f_value, self.guard, self.rank = name, f_value, guard, rank
+        self.locals = locals_ or {}
+
+    def leave_Index(self, node):
+        chain = _index_chain(node)
+        if not chain or chain[0] != self.name or len(chain[1]) != self.rank:
+            return node
+        # the reader's index with its thread-derived locals spelled out, so that index math
+        # (global indices, cancelling offsets) sees through them
+        table = {f"__r{i}": expand(idx, self.locals) for i, idx in enumerate(chain[1])}
+        value = _Expand(table).transform(self.f_value)
+        if self.guard is not None:
+            cond = _Expand(table).transform(self.guard)
+            zero = m.FloatLit(0.0, "0.0", node.type, node.span) if getattr(node.type, "dtype", "").startswith(
+                ("float", "bfloat")) else m.IntLit(0, "0", node.type, node.span)
+            value = m.Ternary(cond, value, zero, node.type, node.span)
+        if value.type != node.type:
+            value = m.Cast(node.type, value, "implicit", node.type, node.span)
+        return value
+
+
+class _DropStmts(Transformer):
+    def __init__(self, drop) -> None:
+        self.drop = drop
+
+    def leave_ExprStmt(self, node):
+        return m.Empty(node.span) if any(node == d for d in self.drop) else node
+
+    def leave_DeclStmt(self, node):
+        kept = tuple(d for d in node.decls if d.name not in self.drop_names)
+        return node if len(kept) == len(node.decls) else (
+            m.DeclStmt(kept, node.span) if kept else m.Empty(node.span))
+
+    drop_names: set = set()
+
+
+def forward_shared(fn: m.Function) -> m.Function:
+    """``fn`` with its shared-memory caches forwarded and its barriers removed (see the module
+    doc); ``fn`` itself when it has no shared arrays."""
+    if fn.body is None:
+        return fn
+    decls = [n for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.storage in ("shared", "extern_shared")]
+    if not decls:
+        return fn
+    if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "atomic") for n in m.walk(fn.body)):
+        raise NotLiftable("it combines shared memory with warp operations or atomics")
+    fn = propagate_builtin_aliases(fn)
+    shared = {d.name for d in decls}
+    writes, reads, barriers = _collect(fn, shared)
+    locals_ = single_assignment_locals(fn)
+    drop = []
+    replacements = []
+    for name in sorted(shared):
+        ws, rs = writes[name], reads[name]
+        if not ws:
+            raise NotLiftable(f"shared array '{name}' is read but never stored to")
+        drop += [w.node for w in ws]
+        if not rs:
+            continue
+        first_read = min(r.order for r in rs)
+        if max(w.order for w in ws) > first_read:
+            raise NotLiftable(f"shared array '{name}' is stored to after it is read (line {rs[0].node.span.line})")
+        if not any(w.order < b.order < first_read for w in ws for b in barriers):
+            raise NotLiftable(f"no barrier between the stores to '{name}' and its reads")
+        # the loops around every write and read: their variables are the same in writer and reader
+        common_loops = _common_prefix([_loops(s.path) for s in ws + rs])
+        common = _loop_vars(common_loops)
+        functions = [_stored_function(w, locals_, common, len(common_loops)) for w in ws]
+        f_value, guard, rank = functions[0]
+        if len(functions) > 1:
+            if not all(same_value(f[0], f_value) and f[2] == rank for f in functions[1:]):
+                raise NotLiftable(f"the stores to '{name}' do not all store the same function of the element")
+            guard = None
+        replacements.append(_ReplaceReads(name, f_value, guard, rank, locals_))
+    dropper = _DropStmts(drop)
+    dropper.drop_names = shared
+    body = dropper.transform(fn.body)
+    body = _DropStmts([b.node for b in barriers]).transform(body)
+    for rep in replacements:
+        body = rep.transform(body)
+    body = drop_dead_declarations(body)
+    left = [n for n in m.walk(body) if isinstance(n, m.Ref) and n.name in shared]
+    if left:
+        raise NotLiftable(f"shared array '{left[0].name}' is still read after forwarding (line {left[0].span.line})")
+    return dataclasses.replace(fn, body=body)
+
+
+def _common_prefix(lists):
+    out = []
+    for items in zip(*lists):
+        if all(x is items[0] for x in items):
+            out.append(items[0])
+        else:
+            break
+    return out
+
+
+def _pure(e) -> bool:
+    return not any((isinstance(n, m.Call) and n.kind not in ("math", "conversion")) or
+                   isinstance(n, (m.MethodCall, m.Assign)) or
+                   (isinstance(n, m.Unary) and n.op in ("++", "--")) for n in m.walk(e))
+
+
+class _DropEmptyLoops(Transformer):
+    """Loops left with nothing to do (their stores forwarded away) and pure headers."""
+
+    def leave_For(self, node):
+        inner = [n for n in m.walk(node.body) if not isinstance(n, (m.Block, m.Empty, m.DeclStmt, m.VarDecl))
+                 and isinstance(n, (m.ExprStmt, m.If, m.For, m.While, m.DoWhile, m.Return, m.Break, m.Continue))]
+        decls_pure = all(_pure(d.init) for d in m.walk(node.body) if isinstance(d, m.VarDecl) and d.init is not None)
+        header_pure = all(x is None or _pure(x) for x in (node.cond,)) and (
+            node.init is None or all(_pure(d.init) for d in m.walk(node.init) if isinstance(d, m.VarDecl)
+                                     and d.init is not None))
+        return m.Empty(node.span) if not inner and decls_pure and header_pure else node
+
+    def leave_If(self, node):
+        parts = [node.then] + ([node.other] if node.other is not None else [])
+        effects = [n for p in parts for n in m.walk(p)
+                   if isinstance(n, (m.ExprStmt, m.For, m.While, m.DoWhile, m.Return, m.Break, m.Continue))]
+        pure = _pure(node.cond) and all(_pure(d.init) for p in parts for d in m.walk(p)
+                                        if isinstance(d, m.VarDecl) and d.init is not None)
+        return m.Empty(node.span) if not effects and pure else node
+
+
+def drop_dead_declarations(body):
+    """Declarations of locals nothing reads any more (with side-effect-free initialisers), and
+    loops left empty."""
+    body = _DropEmptyLoops().transform(body)
+    while True:
+        used = {n.name for n in m.walk(body) if isinstance(n, m.Ref)}
+        dead = {n.name for n in m.walk(body) if isinstance(n, m.VarDecl) and n.name not in used
+                and n.storage == "local" and (n.init is None or _pure(n.init))}
+        if not dead:
+            return body
+        dropper = _DropStmts([])
+        dropper.drop_names = dead
+        body = dropper.transform(body)
