@@ -64,7 +64,9 @@ def linear_form(e) -> tuple[dict[str, tuple[int, m.Expr]], int] | None:
 def rebuild(form, like: m.Expr) -> m.Expr:
     """An expression for ``form`` (terms in key order, then the constant)."""
     terms, const = form
-    t = like.type if _is_int(like.type) else m.Scalar("int32")
+    # index math is signed: offsets below zero (a halo left of the first element) stay negative
+    wide = _is_int(like.type) and like.type.dtype.endswith("64")
+    t = m.Scalar("int64" if wide else "int32")
     span = like.span
 
     def lit(v):
@@ -113,4 +115,5 @@ class _NoIntCasts(Transformer):
 
 def _untyped(text: str) -> str:
     import re
+    text = re.sub(r", text='[^']*'", "", text)  # how a literal was spelled (a macro) does not matter
     return re.sub(r", type='u?int\d+'", "", text)

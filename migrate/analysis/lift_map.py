@@ -298,17 +298,102 @@ def check_stores(stmts, dims: list[str]) -> None:
         line = node.span.line
         if any(isinstance(n, (m.Index, m.Call)) for n in m.walk(index)):
             raise NotLiftable(f"the store to '{buf}' at line {line} has a data-dependent index (a scatter)")
-        covered = _dims_of(index, deps)
-        for c in conds:
-            covered |= _dims_of(c, deps)
-        missing = [d for d in dims if d not in covered]
+        expanded = expand_locals(index, stmts)
+        pinned = {d for c in conds for d in _pinned_dims(expand_locals(c, stmts))}
+        missing = [d for d in dims if d not in pinned and not injective_in(expanded, d)]
         if missing:
-            raise NotLiftable(f"the store to '{buf}' at line {line} does not depend on the element's "
-                              f"{'/'.join(missing)} index: elements would race")
+            raise NotLiftable(f"the store to '{buf}' at line {line} does not tell elements apart along "
+                              f"{'/'.join(missing)}: elements would race")
         for other, at in loads:
             if other == buf and not same_element(at, index):
                 raise NotLiftable(f"'{buf}' is written at line {line} and read at another element: "
                                   "the result would depend on the order elements run in")
+    for i, (buf, index, node, _c) in enumerate(stores):
+        for buf2, index2, node2, _c2 in stores[i + 1:]:
+            if buf2 == buf and stores_overlap(expand_locals(index, stmts), expand_locals(index2, stmts)):
+                raise NotLiftable(f"the stores to '{buf}' at lines {node.span.line} and {node2.span.line} "
+                                  "reach the same place from different elements: elements would race")
+
+
+def expand_locals(e, stmts):
+    """``e`` with the element's single-assignment locals replaced by their values."""
+    from .forward_shared import expand
+    return expand(e, _single_locals(stmts))
+
+
+def _single_locals(stmts) -> dict:
+    assigned = set().union(*(_assigned_names(st) for st in stmts)) if stmts else set()
+    out = {}
+    for st in stmts:
+        for n in m.walk(st):
+            if isinstance(n, m.VarDecl) and n.init is not None and n.name not in assigned \
+                    and isinstance(n.type, m.Scalar):
+                out[n.name] = n.init
+    return out
+
+
+def _global_atom(a, d) -> bool:
+    a = _strip_casts(a)
+    return isinstance(a, m.Builtin) and a.var == "globalIdx" and a.dim == d
+
+
+def injective_in(index, d) -> bool:
+    """Whether ``index`` separates elements along dimension d: an affine form with a term
+    ``globalIdx.d * c`` (c a nonzero constant or a uniform value), and ``globalIdx.d`` nowhere else
+    (not under a division, a modulo, a load)."""
+    from .affine import linear_form
+    form = linear_form(index)
+    if form is None:
+        return False
+    found = False
+    for c, atom in form[0].values():
+        if _global_atom(atom, d) and c != 0:
+            found = True
+            continue
+        if isinstance(atom, m.Binary) and atom.op == "*":
+            sides = (_strip_casts(atom.lhs), _strip_casts(atom.rhs))
+            for g, other in (sides, sides[::-1]):
+                if _global_atom(g, d) and _uniform(other):
+                    found = True
+                    break
+            else:
+                if any(_global_atom(n, d) for n in m.walk(atom)):
+                    return False
+            continue
+        if any(_global_atom(n, d) for n in m.walk(atom)):
+            return False
+    return found
+
+
+def _pinned_dims(cond) -> set[str]:
+    """Dimensions a condition pins to one element (``i == 0`` with ``i`` the global index)."""
+    out = set()
+    for n in m.walk(cond):
+        if isinstance(n, m.Binary) and n.op == "==":
+            for g, other in ((n.lhs, n.rhs), (n.rhs, n.lhs)):
+                g = _strip_casts(g)
+                if isinstance(g, m.Builtin) and g.var == "globalIdx" and _uniform(other):
+                    out.add(g.dim)
+    return out
+
+
+def stores_overlap(a, b) -> bool:
+    """Whether two store indices of one buffer can name the same place for different elements:
+    they differ by a constant that a multiple of the x stride reaches (lanes of a vector, at
+    offsets below the stride, do not). Indices that are equal never overlap."""
+    from .affine import linear_form, same_value
+    if same_value(a, b):
+        return False
+    fa, fb = linear_form(a), linear_form(b)
+    if fa is None or fb is None or set(fa[0]) != set(fb[0]):
+        return True
+    if any(fa[0][k][0] != fb[0][k][0] for k in fa[0]):
+        return True
+    delta = fa[1] - fb[1]
+    strides = [c for c, atom in fa[0].values() if _global_atom(atom, "x")]
+    if not strides:
+        return True
+    return delta % strides[0] == 0
 
 
 def _const_split(e) -> tuple[str, int, int]:

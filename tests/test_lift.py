@@ -1,0 +1,390 @@
+"""The lifting passes (tile form): maps, block reductions, forwarded shared caches, GEMMs.
+
+Each pass is tested on small kernels written for the purpose: what it lifts (and how the
+TileLang looks), what it must refuse (races, scatters, aliasing, values it cannot account for),
+and, through ``convert --check cpu``, that a lifted kernel computes what the CUDA does.
+"""
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from migrate.analysis import affine
+from migrate.cli import main
+from migrate.parse import model as m
+from migrate.parse.frontend import parse_file
+
+
+def convert(tmp_path: Path, source: str, *flags, spec: str | None = None, name: str = "k") -> tuple[dict, str]:
+    src = tmp_path / f"{name}.cu"
+    src.write_text("#include <cuda_runtime.h>\n" + textwrap.dedent(source))
+    if spec is not None:
+        (tmp_path / f"{name}.toml").write_text(textwrap.dedent(spec))
+    out = tmp_path / "out"
+    main(["convert", str(src), "-o", str(out), "-q", *flags])
+    report = json.loads((out / "report.json").read_text())
+    return {k["kernel"]: k for k in report["kernels"]}, (out / f"{name}.py").read_text()
+
+
+def factory(text: str, kernel: str) -> str:
+    start = text.index(f"def make_{kernel}(")
+    return text[start:text.index(f"return {kernel}", start)]
+
+
+def note(kernel: dict) -> str:
+    return " ".join(d["message"] for d in kernel["diagnostics"] if d["code"] == "M3003")
+
+
+# -- maps ------------------------------------------------------------------------------------
+
+def test_independent_threads_become_a_map_over_tiles(tmp_path):
+    kernels, text = convert(tmp_path, """
+        __global__ void scale(const float* __restrict__ x, float* __restrict__ y, float a, int n) {
+            int i = threadIdx.x + blockDim.x * blockIdx.x;   // the idiom in another order
+            if (i < n) y[i] = a * x[i];
+        }
+        int main() { scale<<<40, 256>>>(nullptr, nullptr, 2.0f, 10000); }
+    """)
+    assert kernels["scale"]["form"] == "tile"
+    body = factory(text, "scale")
+    assert "for ix in T.Parallel(tile_x):" in body and "gx = bx * tile_x + ix" in body
+    # a full tile is told apart from the last one by the CUDA tail guard's bound
+    assert "if bx * tile_x + tile_x <= extent_x and bx * tile_x + tile_x <= n:" in body
+    assert not re.search(r"\btx\b|get_thread|threadIdx", body)
+
+
+def test_grid_stride_loop_becomes_a_domain_of_n_elements(tmp_path):
+    kernels, text = convert(tmp_path, """
+        __global__ void fill(float* __restrict__ y, int n) {
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+                y[i] = 1.0f;
+        }
+    """)
+    assert kernels["fill"]["form"] == "tile"
+    assert "with T.Kernel(T.ceildiv(n, tile_x), threads=threads) as bx:" in factory(text, "fill")
+
+
+def test_constant_block_size_is_asserted(tmp_path):
+    kernels, text = convert(tmp_path, """
+        #define TILE 32
+        __global__ void copy2d(const float* __restrict__ a, float* __restrict__ b, int rows, int cols) {
+            int c = blockIdx.x * TILE + threadIdx.x;
+            int r = blockIdx.y * 8 + threadIdx.y;
+            if (r < rows && c < cols) b[r * cols + c] = a[r * cols + c];
+        }
+    """)
+    assert kernels["copy2d"]["form"] == "tile"
+    body = factory(text, "copy2d")
+    assert 'assert block_x == 32' in body and 'assert block_y == 8' in body
+    assert "for iy, ix in T.Parallel(tile_y, tile_x):" in body
+
+
+@pytest.mark.parametrize("body, reason", [
+    ("out[idx[i]] = x[i];", "data-dependent index"),                          # a scatter
+    ("out[blockIdx.x] = x[i];", "race"),                                      # every element of a block
+    ("out[i] = x[i]; out[i + 1] = 0.0f;", "race"),                            # neighbours overlap
+    ("x2[i] = x2[i + 1];", "read at another element"),                         # in-place shift
+    ("out[i] = (float)(threadIdx.x % 32);", "threadIdx.x is read"),           # lane arithmetic
+])
+def test_maps_it_must_refuse(tmp_path, body, reason):
+    kernels, _ = convert(tmp_path, f"""
+        __global__ void bad(const float* __restrict__ x, float* __restrict__ out, const int* idx,
+                            float* x2, int n) {{
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) {{ {body} }}
+        }}
+    """)
+    assert kernels["bad"]["form"] == "portable"
+    assert reason in note(kernels["bad"]), note(kernels["bad"])
+
+
+def test_buffers_that_may_alias_keep_program_order(tmp_path):
+    kernels, text = convert(tmp_path, """
+        __global__ void axpy(const float* x, float* y, float a, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = a * x[i] + y[i];
+        }
+    """)
+    assert kernels["axpy"]["form"] == "tile"
+    assert "T.annotate_restrict_buffers(x, y)" in factory(text, "axpy")
+
+
+def test_strided_store_gets_square_tiles(tmp_path):
+    _, text = convert(tmp_path, """
+        __global__ void tr(const float* __restrict__ a, float* __restrict__ b, int rows, int cols) {
+            int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+            if (r < rows && c < cols) b[c * rows + r] = a[r * cols + c];
+        }
+    """)
+    assert "tile=(32, 32)" in factory(text, "tr")
+
+
+# -- block reductions -------------------------------------------------------------------------
+
+REDUCE = """
+    template <int BLOCK>
+    __global__ void block_max(const float* __restrict__ x, float* __restrict__ out, int n) {
+        __shared__ float s[BLOCK];
+        int tid = threadIdx.x;
+        int i = blockIdx.x * BLOCK + tid;
+        s[tid] = i < n ? fabsf(x[i]) : 0.0f;
+        __syncthreads();
+        for (int w = BLOCK / 2; w > 0; w >>= 1) {
+            if (tid < w) s[tid] = fmaxf(s[tid], s[tid + w]);
+            __syncthreads();
+        }
+        if (tid == 0) out[blockIdx.x] = s[0];
+    }
+    template __global__ void block_max<128>(const float*, float*, int);
+"""
+
+REDUCE_SPEC = """
+    [[kernel]]
+    name = "block_max"
+    template = ["128"]
+    grid = [24, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 3000
+    role = "in"
+    range = [-5.0, 5.0]
+    [[kernel.args]]
+    name = "out"
+    buffer = "float32"
+    elements = 24
+    role = "out"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 3000
+"""
+
+
+def test_shared_tree_becomes_t_reduce_and_agrees_on_cpu(tmp_path):
+    kernels, text = convert(tmp_path, REDUCE, "--check", "cpu", spec=REDUCE_SPEC)
+    k = kernels["block_max"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]
+    body = factory(text, "block_max")
+    assert "T.reduce_max(s_lanes, s_total, dim=0)" in body
+    assert "assert block_x & (block_x - 1) == 0" in body and "assert block_x == BLOCK" in body
+    assert "T.sync_threads" not in body and "alloc_shared" not in body
+
+
+def test_tree_with_other_arithmetic_is_refused(tmp_path):
+    kernels, _ = convert(tmp_path, REDUCE.replace("fmaxf(s[tid], s[tid + w])", "s[tid] + 2.0f * s[tid + w]"))
+    assert kernels["block_max"]["form"] == "portable"
+
+
+# -- forwarded shared caches ---------------------------------------------------------------------
+
+STENCIL = """
+    #define B 64
+    #define R 2
+    #define LOAD(j) (((j) >= 0 && (j) < n) ? in[(j)] : 0.0f)
+    __global__ void blur(const float* __restrict__ in, float* __restrict__ out, int n) {
+        __shared__ float s[B + 2 * R];
+        int g = blockIdx.x * B + threadIdx.x;
+        int l = threadIdx.x + R;
+        s[l] = LOAD(g);
+        if (threadIdx.x < R) {
+            s[l - R] = LOAD(g - R);
+            s[l + B] = LOAD(g + B);
+        }
+        __syncthreads();
+        if (g < n) out[g] = 0.25f * s[l - 1] + 0.5f * s[l] + 0.25f * s[l + 1] + s[l + 2] - s[l - 2];
+    }
+"""
+
+STENCIL_SPEC = """
+    [[kernel]]
+    name = "blur"
+    grid = [16, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "fp32"
+    [[kernel.args]]
+    name = "in"
+    buffer = "float32"
+    elements = 1000
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "out"
+    buffer = "float32"
+    elements = 1000
+    role = "out"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 1000
+"""
+
+
+def test_halo_tile_is_forwarded_and_agrees_on_cpu(tmp_path):
+    kernels, text = convert(tmp_path, STENCIL, "--check", "cpu", spec=STENCIL_SPEC)
+    k = kernels["blur"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]
+    body = factory(text, "blur")
+    assert "alloc_shared" not in body and "sync_threads" not in body
+    assert re.search(r"in_\[gx \+ 1\]", body), body  # s[l + 1] read from the input directly
+
+
+def test_halo_storing_something_else_is_refused(tmp_path):
+    kernels, _ = convert(tmp_path, STENCIL.replace("s[l + B] = LOAD(g + B);", "s[l + B] = 1.0f;"))
+    assert kernels["blur"]["form"] == "portable"
+
+
+def test_cache_of_a_per_thread_value_is_refused(tmp_path):
+    kernels, _ = convert(tmp_path, """
+        __global__ void shift(const float* __restrict__ in, float* __restrict__ out) {
+            __shared__ float s[64];
+            float acc = 0.0f;
+            for (int k = 0; k < 4; ++k) acc += in[blockIdx.x * 64 + threadIdx.x + k];
+            s[threadIdx.x] = acc;
+            __syncthreads();
+            out[blockIdx.x * 64 + threadIdx.x] = s[(threadIdx.x + 1) % 64];
+        }
+    """)
+    assert kernels["shift"]["form"] != "tile"
+
+
+# -- GEMMs ----------------------------------------------------------------------------------------
+
+TILED_GEMM = """
+    #define TILE 16
+    __global__ void mm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                       int M, int N, int K) {
+        __shared__ float As[TILE][TILE];
+        __shared__ float Bs[TILE][TILE];
+        int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
+        float acc = 0.0f;
+        for (int t = 0; t < (K + TILE - 1) / TILE; ++t) {
+            As[threadIdx.y][threadIdx.x] = (row < M && t * TILE + threadIdx.x < K) ? A[row * K + t * TILE + threadIdx.x] : 0.0f;
+            Bs[threadIdx.y][threadIdx.x] = (t * TILE + threadIdx.y < K && col < N) ? B[(t * TILE + threadIdx.y) * N + col] : 0.0f;
+            __syncthreads();
+            for (int k = 0; k < TILE; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+            __syncthreads();
+        }
+        if (row < M && col < N) C[row * N + col] = 2.0f * acc;
+    }
+"""
+
+GEMM_SPEC = """
+    [[kernel]]
+    name = "mm"
+    grid = [5, 4, 1]
+    block = [16, 16, 1]
+    tolerance = "fp32_accum"
+    [[kernel.args]]
+    name = "A"
+    buffer = "float32"
+    elements = 3100
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "B"
+    buffer = "float32"
+    elements = 4650
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "C"
+    buffer = "float32"
+    elements = 3750
+    role = "out"
+    [[kernel.args]]
+    name = "M"
+    scalar = "int32"
+    value = 50
+    [[kernel.args]]
+    name = "N"
+    scalar = "int32"
+    value = 75
+    [[kernel.args]]
+    name = "K"
+    scalar = "int32"
+    value = 62
+"""
+
+
+def test_tiled_gemm_becomes_a_pipelined_gemm_and_agrees_on_cpu(tmp_path):
+    kernels, text = convert(tmp_path, TILED_GEMM, "--check", "cpu", spec=GEMM_SPEC)
+    k = kernels["mm"]
+    assert k["form"] == "tile" and "GEMM" in k["reason"] and k["check"]["status"] == "pass", k["check"]
+    body = factory(text, "mm")
+    assert "T.Pipelined(" in body and "T.gemm(A_tile, B_tile, acc_f)" in body
+    assert "tensor_cores=False" in body  # exact fp32 by default
+    assert "block_K = 16  # the CUDA code's tile over k" in body
+
+
+def test_allow_tf32_uses_tensor_cores_and_its_own_tolerance(tmp_path):
+    kernels, text = convert(tmp_path, TILED_GEMM, "--allow-tf32")
+    assert kernels["mm"]["tolerance"] == "tf32"
+    assert "tensor_cores=True" in factory(text, "mm")
+
+
+def test_gemm_with_a_data_dependent_factor_is_not_a_gemm(tmp_path):
+    kernels, _ = convert(tmp_path, """
+        __global__ void gathered(const float* __restrict__ A, const float* __restrict__ B, const int* __restrict__ p,
+                                 float* __restrict__ C, int M, int N, int K) {
+            int r = blockIdx.y * blockDim.y + threadIdx.y, c = blockIdx.x * blockDim.x + threadIdx.x;
+            if (r < M && c < N) {
+                float acc = 0.0f;
+                for (int k = 0; k < K; ++k) acc += A[r * K + k] * B[k * N + c] * A[p[c] * K + k];
+                C[r * N + c] = acc;
+            }
+        }
+    """)
+    assert kernels["gathered"]["form"] == "tile" and "GEMM" not in kernels["gathered"]["reason"]
+
+
+# -- a lift that fails its check falls back --------------------------------------------------------
+
+def test_failing_lift_falls_back_to_portable(tmp_path, monkeypatch):
+    import migrate.emit.tile as tile
+
+    real = tile.tile_factory
+
+    def broken(*args, **kwargs):  # a lifting bug: every element stores one more than it should
+        lines = real(*args, **kwargs)
+        return [tile.Line(ln.indent, ln.text.replace("y[i] = a * x[i]", "y[i] = 1.0 + a * x[i]"), ln.origin)
+                for ln in lines]
+
+    monkeypatch.setattr(tile, "tile_factory", broken)
+    spec = STENCIL_SPEC.replace('"blur"', '"scale"').replace('name = "in"', 'name = "x"').replace(
+        'name = "out"', 'name = "y"').replace('[[kernel.args]]\n    name = "n"',
+                                              '[[kernel.args]]\n    name = "a"\n    scalar = "float32"\n'
+                                              '    value = 2.0\n    [[kernel.args]]\n    name = "n"')
+    kernels, text = convert(tmp_path, """
+        __global__ void scale(const float* __restrict__ x, float* __restrict__ y, float a, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = a * x[i];
+        }
+    """, "--check", "cpu", spec=spec)
+    k = kernels["scale"]
+    assert k["form"] == "portable" and k["check"]["status"] == "pass", k
+    (fallback,) = [d for d in k["diagnostics"] if d["code"] == "M3004"]
+    assert "failed its check" in fallback["message"]
+    assert "1.0 +" not in text
+
+
+# -- index math ------------------------------------------------------------------------------------
+
+def _expr(tmp_path, text: str) -> m.Expr:
+    (tmp_path / "e.cu").write_text(f"__global__ void f(int a, int b, int* o) {{ o[0] = {text}; }}")
+    pf = parse_file(str(tmp_path / "e.cu"))
+    (assign,) = [n for n in m.walk(pf.unit.kernels[0].body) if isinstance(n, m.Assign)]
+    return assign.value
+
+
+def test_affine_forms_compare_up_to_integer_arithmetic(tmp_path):
+    assert affine.same_value(_expr(tmp_path, "(a * 32 + (b - 3)) + 3"), _expr(tmp_path, "b + 32 * a"))
+    assert not affine.same_value(_expr(tmp_path, "a * 32 + b"), _expr(tmp_path, "b + 31 * a"))
+    terms, const = affine.linear_form(_expr(tmp_path, "2 * (a - 4) + a"))
+    assert const == -8 and sorted(c for c, _ in terms.values()) == [3]
