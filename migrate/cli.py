@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--reps", type=int, default=20, help="launches per timed round")
     bench.add_argument("--rounds", type=int, default=7, help="timed rounds (the median is reported)")
     bench.add_argument("--json", metavar="FILE", help="write every row, with all samples, as JSON")
+    bench.add_argument("--tune", action="store_true",
+                       help="also try each tile-form kernel's tile sizes, threads and pipeline depths "
+                            "(its search space) and report the fastest")
     bench.add_argument("--budget", type=float, default=1e9, metavar="SECONDS",
                        help="start no kernel after this many seconds")
     bench.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
@@ -151,15 +154,16 @@ def cmd_bench(args) -> int:
             bw = f"{row.migrated_gbs:8.1f} GB/s" if row.migrated_gbs else ""
             share = f" ({100 * row.migrated_bw_share:4.1f}% of peak)" if row.migrated_bw_share else ""
             tf = f" {row.migrated_tflops:6.2f} TFLOP/s" if row.migrated_tflops else ""
+            tuned = f"  tuned {row.config}" if row.config else ""
             out.print(f"{row.kernel:32s} {row.form:9s} {row.original_ms:9.4f} ms {row.migrated_ms:9.4f} ms "
-                      f"x{row.ratio:5.2f} {bw}{share}{tf}")
+                      f"x{row.ratio:5.2f} {bw}{share}{tf}{tuned}")
         else:
             out.print(f"{row.kernel:32s} {row.form:9s} {row.status}: {row.message[:120]}")
 
     rows, device = bench_folder(out_dir, report_data, kernels=set(args.kernel or ()) or None,
                                 specs_dir=specs, reps=args.reps, rounds=args.rounds,
                                 include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
-                                on_row=show, budget=args.budget)
+                                on_row=show, budget=args.budget, tune=args.tune)
     if args.kernel and not rows:
         err.print(f"migrate bench: no kernel named {', '.join(args.kernel)}")
         return EXIT_USAGE

@@ -6,7 +6,9 @@ For each kernel of a converted folder with a spec, on the same seeded inputs:
   launcher is loaded into this process with launches made asynchronous (``c2t_set_async``);
 - the migrated kernel is compiled by TileLang for ``cuda``;
 - each is warmed up, then timed with CUDA events over ``reps`` back-to-back launches, ``rounds``
-  times; the median of the per-launch times is reported. Inputs rotate among enough copies that
+  times; the median of the per-launch times is reported. With ``tune``, a tile-form kernel is
+  also timed under each configuration of its search space (``Signature.tune``: tile sizes,
+  threads, pipeline depth) and the fastest is reported with its configuration. Inputs rotate among enough copies that
   the rotation exceeds the L2 cache (so neither side reads a warm cache the other did not);
 - achieved bandwidth is the bytes the spec's buffers must move (inputs read once, outputs written
   once, in-out both) over the time, as a share of the device's peak; with ``flops`` in the spec,
@@ -51,6 +53,7 @@ class BenchRow:
     migrated_tflops: float | None = None
     original_tflops: float | None = None
     samples: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)  # the tuned factory options (migrate bench --tune)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -150,8 +153,20 @@ class OriginalLauncher:
         return launch
 
 
+def tune_configs(space: dict, limit: int = 24) -> list[dict]:
+    """The configurations of a tune space (``{keyword: [values]}``), at most ``limit`` of them,
+    spread evenly over the full product."""
+    import itertools
+    keys = sorted(space)
+    combos = list(itertools.product(*(space[k] for k in keys)))
+    if len(combos) > limit:
+        step = len(combos) / limit
+        combos = [combos[int(i * step)] for i in range(limit)]
+    return [dict(zip(keys, c)) for c in combos]
+
+
 def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds: int, peaks: dict,
-                 seed: int = 7, include_dirs=(), defines=()) -> BenchRow:
+                 seed: int = 7, include_dirs=(), defines=(), tune: bool = False) -> BenchRow:
     import torch
 
     from .inputs import make_inputs
@@ -175,21 +190,33 @@ def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds:
 
     mod = load_module(out_dir / entry["output"])
     sig = mod.KERNELS[k.name]
-    kernel = compile_kernel(sig, k.grid, k.block, k.shared_bytes, k.template or None, "cuda")
     symbols = {s.name: to_tensor(inputs.symbols[s.name], s.dtype, "cuda") for s in k.symbols}
     calls = []
     for t in sets:
         ordered = [t[a.name] if a.is_buffer else scalars[a.name] for a in k.args]
         calls.append(arguments(sig, ordered, symbols, k.template or None, "cuda"))
-
-    def launch_migrated(copy: int):
-        kernel(*calls[copy % len(calls)])
-
     rot = (lambda i: i)  # noqa: E731
+
+    def timed(options):
+        kernel = compile_kernel(sig, k.grid, k.block, k.shared_bytes, k.template or None, "cuda", options)
+        return time_events(lambda copy: kernel(*calls[copy % len(calls)]), reps, rounds, rot)
+
     orig = time_events(launch_original, reps, rounds, rot)
-    migr = time_events(launch_migrated, reps, rounds, rot)
+    migr = timed({})
+    tried = []
+    if tune and sig.tune:
+        best = statistics.median(migr)
+        for options in tune_configs(sig.tune):
+            try:
+                samples = timed(options)
+            except Exception as exc:  # a configuration TileLang cannot compile is skipped
+                tried.append({"config": options, "error": str(exc).splitlines()[-1][:200] if str(exc) else ""})
+                continue
+            tried.append({"config": options, "ms": statistics.median(samples)})
+            if statistics.median(samples) < best:
+                best, migr, row.config = statistics.median(samples), samples, options
     torch.cuda.synchronize()
-    row.samples = {"original_ms": orig, "migrated_ms": migr, "copies": copies, "reps": reps}
+    row.samples = {"original_ms": orig, "migrated_ms": migr, "copies": copies, "reps": reps, "tuned": tried}
     row.original_ms, row.migrated_ms = statistics.median(orig), statistics.median(migr)
     row.ratio = row.migrated_ms / row.original_ms
     if row.bytes:
@@ -205,7 +232,7 @@ def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds:
 
 def bench_folder(out_dir: Path, report: dict, *, kernels=None, specs_dir: Path | None = None,
                  reps: int = 20, rounds: int = 7, include_dirs=(), defines=(), on_row=None,
-                 budget: float = 1e9) -> tuple[list[BenchRow], str]:
+                 budget: float = 1e9, tune: bool = False) -> tuple[list[BenchRow], str]:
     """Bench every spec'd, migrated kernel of ``out_dir``; returns the rows and the device name."""
     import torch
 
@@ -235,7 +262,7 @@ def bench_folder(out_dir: Path, report: dict, *, kernels=None, specs_dir: Path |
             else:
                 try:
                     row = bench_kernel(out_dir, entry, k, form, reps=reps, rounds=rounds, peaks=peaks,
-                                       include_dirs=include_dirs, defines=defines)
+                                       include_dirs=include_dirs, defines=defines, tune=tune)
                 except Exception as exc:  # one kernel's failure is reported, the rest go on
                     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
                     row = BenchRow(entry["file"], k.id, form, status="error", message=last[:400])

@@ -110,19 +110,24 @@ def default_target() -> str:
 _CACHE: dict = {}
 
 
-def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target=None):
-    """The compiled TileLang kernel of ``sig`` for one launch configuration (cached)."""
+def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target=None,
+                   options=None):
+    """The compiled TileLang kernel of ``sig`` for one launch configuration (cached).
+    ``options`` are extra factory keywords: a tile-form kernel's tile sizes (``sig.tune``)."""
     import tilelang
 
     target = target or default_target()
     grid, block = dims(grid), dims(block)
     kwargs = template_kwargs(sig, template)
-    key = (sig.factory, grid, block, int(shared_bytes), tuple(sorted(kwargs.items())), str(target))
+    options = dict(options or {})
+    key = (sig.factory, grid, block, int(shared_bytes), tuple(sorted(kwargs.items())), str(target),
+           tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())))
     if key not in _CACHE:
         from migrate.compat import cuda_math
 
         cuda_math.set_target("c" if target == "c" else "cuda")  # the shim's forms follow the target
-        func = sig.factory(grid, block, int(shared_bytes), target="c" if target == "c" else "cuda", **kwargs)
+        func = sig.factory(grid, block, int(shared_bytes), target="c" if target == "c" else "cuda", **kwargs,
+                           **options)
         configs = dict(sig.pass_configs)
         if target == "c":
             _patch_cpu_wrapper()

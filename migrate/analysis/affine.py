@@ -42,10 +42,12 @@ def linear_form(e) -> tuple[dict[str, tuple[int, m.Expr]], int] | None:
             return {atom_key(e): (1, e)}, 0
         sign = 1 if e.op == "+" else -1
         terms = dict(lhs[0])
+        const = lhs[1] + sign * rhs[1]
         for k, (c, a) in rhs[0].items():
             old = terms.get(k, (0, a))[0]
             terms[k] = (old + sign * c, a)
-        return {k: v for k, v in terms.items() if v[0] != 0}, lhs[1] + sign * rhs[1]
+        terms = {k: v for k, v in terms.items() if v[0] != 0}
+        return _merge_divmod(terms, const)
     if isinstance(e, m.Binary) and e.op == "*":
         lhs, rhs = linear_form(e.lhs), linear_form(e.rhs)
         if lhs is not None and rhs is not None:
@@ -59,6 +61,38 @@ def linear_form(e) -> tuple[dict[str, tuple[int, m.Expr]], int] | None:
         if inner is not None:
             return {k: (-c, a) for k, (c, a) in inner[0].items()}, -inner[1]
     return {atom_key(e): (1, e)}, 0
+
+
+def _constant(e) -> int | None:
+    form = linear_form(e)
+    return form[1] if form is not None and not form[0] else None
+
+
+def _merge_divmod(terms: dict, const: int):
+    """``(x / c) * c + x % c`` is ``x`` (C's truncating division and remainder agree on this for
+    every x): a block index times the block plus the offset in the block is the element."""
+    for key, (coef, atom) in list(terms.items()):
+        a = _strip(atom)
+        c = _constant(a.rhs) if isinstance(a, m.Binary) and a.op == "/" else None
+        if c is None:
+            continue
+        if c <= 0 or coef % c:
+            continue
+        times = coef // c
+        for key2, (coef2, atom2) in list(terms.items()):
+            b = _strip(atom2)
+            if coef2 == times and isinstance(b, m.Binary) and b.op == "%" and _constant(b.rhs) == c \
+                    and m.dump(_strip(b.lhs)) == m.dump(_strip(a.lhs)):
+                inner = linear_form(a.lhs)
+                if inner is None:
+                    continue
+                del terms[key], terms[key2]
+                for k, (ci, ai) in inner[0].items():
+                    old = terms.get(k, (0, ai))[0]
+                    terms[k] = (old + times * ci, ai)
+                terms = {k: v for k, v in terms.items() if v[0] != 0}
+                return _merge_divmod(terms, const + times * inner[1])
+    return terms, const
 
 
 def rebuild(form, like: m.Expr) -> m.Expr:

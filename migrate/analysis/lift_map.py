@@ -351,18 +351,24 @@ def injective_in(index, d) -> bool:
             found = True
             continue
         if isinstance(atom, m.Binary) and atom.op == "*":
-            sides = (_strip_casts(atom.lhs), _strip_casts(atom.rhs))
-            for g, other in (sides, sides[::-1]):
-                if _global_atom(g, d) and _uniform(other):
-                    found = True
-                    break
-            else:
-                if any(_global_atom(n, d) for n in m.walk(atom)):
-                    return False
+            factors = _factors(atom)
+            hits = [f for f in factors if _global_atom(f, d)]
+            if len(hits) == 1 and all(_uniform(f) for f in factors if f is not hits[0]):
+                found = True
+            elif any(_global_atom(n, d) for n in m.walk(atom)):
+                return False
             continue
         if any(_global_atom(n, d) for n in m.walk(atom)):
             return False
     return found
+
+
+def _factors(e) -> list:
+    """The factors of a product chain ``a * b * c`` (through casts)."""
+    e = _strip_casts(e)
+    if isinstance(e, m.Binary) and e.op == "*":
+        return _factors(e.lhs) + _factors(e.rhs)
+    return [e]
 
 
 def _pinned_dims(cond) -> set[str]:
