@@ -88,10 +88,16 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     for d in slow_first:
         ends = [extent[d]] + [printer.expr.coerce(b, "int32") for b in tile_map.bounds.get(d, ())]
         full += [f"b{d} * tile_{d} + tile_{d} <= {e}" for e in ends]
-    body = StmtPrinter(scope, indent=5)
-    body.block(tile_map.stmts)
     loop = f"for {', '.join(f'i{d}' for d in slow_first)} in T.Parallel({', '.join(f'tile_{d}' for d in slow_first)}):"
     index = [f"g{d} = b{d} * tile_{d} + i{d}" for d in slow_first]
+    store = _single_store(tile_map.stmts) if tile_map.square else None
+    if store is not None:
+        _staged_transpose(tile_map, store, scope, add, lines, index, extent)
+        add(1, f"return {fn.name}")
+        emitter.uses_shim = bool(scope.shim_calls)
+        return lines
+    body = StmtPrinter(scope, indent=5)
+    body.block(tile_map.stmts)
     add(3, f"if {' and '.join(full)}:", scope.tag(tile_map.span))
     add(4, "# a full tile: TileLang drops the guards below and vectorises")
     add(4, loop, scope.tag(tile_map.span))
@@ -116,6 +122,61 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
                                        f"prelude=cuda_math.externs_for([{names}], target)) as {block_vars}:",
                                     scope.tag(fn.span))
     return lines
+
+
+def _single_store(stmts):
+    """The one store of a map body (outside loops), or None."""
+    found = []
+
+    def visit(node, in_loop):
+        if isinstance(node, (m.For, m.While, m.DoWhile)):
+            in_loop = True
+        if isinstance(node, m.ExprStmt) and isinstance(node.expr, m.Assign) and isinstance(node.expr.target, m.Index):
+            found.append((node, in_loop))
+        for child in m.children(node):
+            visit(child, in_loop)
+
+    for st in stmts:
+        visit(st, False)
+    if len(found) != 1 or found[0][1] or found[0][0].expr.op != "=":
+        return None
+    return found[0][0]
+
+
+def _swap(node, target, repl):
+    if node is target:
+        return repl
+    return m.map_children(node, lambda c: _swap(c, target, repl))
+
+
+def _staged_transpose(tile_map, store, scope, add, lines, index, extent) -> None:
+    """A 2-D map whose one store is strided along x: every element's value is computed with x
+    fastest (contiguous loads) into a shared tile, then stored with y fastest (contiguous stores)."""
+    value = store.expr.value
+    vtype = store.expr.target.type
+    slot = m.Ref("vals[iy, ix]", "param", vtype, store.span)
+    first = tuple(_swap(st, store, m.ExprStmt(m.Assign("=", slot, value, vtype, store.span), store.span))
+                  for st in tile_map.stmts)
+    second = tuple(_swap(st, value, slot) for st in tile_map.stmts)
+    guard = " and ".join(f"g{d} < {extent[d]}" for d in ("y", "x"))
+    add(3, f"vals = T.alloc_shared((tile_y, tile_x + 1), {dtype_of(vtype, scope)})  # +1: no bank conflicts "
+           "when read along y", scope.tag(store.span))
+    add(3, "# the values, x fastest: the loads are contiguous", scope.tag(tile_map.span))
+    add(3, "for iy, ix in T.Parallel(tile_y, tile_x):", scope.tag(tile_map.span))
+    for text in index:
+        add(4, text, scope.tag(tile_map.span))
+    add(4, f"if {guard}:", scope.tag(tile_map.span))
+    p1 = StmtPrinter(scope, indent=5)
+    p1.block(first)
+    lines.extend(p1.lines)
+    add(3, "# the stores, y fastest: the stores are contiguous", scope.tag(tile_map.span))
+    add(3, "for ix, iy in T.Parallel(tile_x, tile_y):", scope.tag(tile_map.span))
+    for text in index:
+        add(4, text, scope.tag(tile_map.span))
+    add(4, f"if {guard}:", scope.tag(tile_map.span))
+    p2 = StmtPrinter(scope, indent=5)
+    p2.block(second)
+    lines.extend(p2.lines)
 
 
 def tune_space(kplan: KernelPlan) -> dict:
