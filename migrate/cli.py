@@ -341,6 +341,8 @@ def cmd_convert(args) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         original, spec = cv.copy_original(out_dir, src)
+        if spec is None and pf.unit is not None:
+            spec = cv.derive_specs(out_dir, src, pf, kernels)
         results.append(cv.FileResult(src, str(rel_out), kernels, file_diags, pf.seconds,
                                      cv.count_lines(src.path), text.count("\n"), original, spec))
 

@@ -46,6 +46,7 @@ class KernelResult:
     params: list[dict]
     launches: list[dict]
     tolerance: str | None = None  # the lift's own tolerance class (tf32), when looser than the spec's
+    spec_missing: list = field(default_factory=list)  # what a spec must state (no spec, none derivable)
     check: dict = field(default_factory=lambda: {"device": None, "status": "skipped",
                                                  "max_abs_err": None, "max_rel_err": None,
                                                  "message": "not requested (use --check cpu|cuda)"})
@@ -80,6 +81,31 @@ def copy_original(out_dir: Path, src: SourceFile) -> tuple[str, str | None]:
         if spec_target.resolve() != spec.resolve():
             shutil.copyfile(spec, spec_target)
     return str(src.rel), (str(spec_rel) if spec_rel else None)
+
+
+def derive_specs(out_dir: Path, src: SourceFile, parsed: ParsedFile, kernels: list[KernelResult]) -> str | None:
+    """Without a spec beside the source: write ``OUT/<name>.auto.toml`` from the launch sites
+    (see :mod:`.autospec`) and return its path inside OUT; kernels it cannot cover get
+    ``spec_missing``."""
+    from .autospec import derive, to_toml
+    tables = []
+    by_name = {k.kernel: k for k in kernels}
+    for fn in parsed.unit.kernels:
+        try:
+            table, missing = derive(fn, parsed.unit)
+        except Exception as exc:  # a bug here must not stop the conversion
+            table, missing = None, [f"the launch configuration (cuda2tile could not read it: {exc})"]
+        if table is not None:
+            tables.append(table)
+        elif fn.name in by_name:
+            by_name[fn.name].spec_missing = missing
+    if not tables:
+        return None
+    rel = src.rel.with_suffix(".auto.toml")
+    target = safe_output(out_dir, rel)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(to_toml(tables, src.rel.name))
+    return str(rel)
 
 
 def discover(paths: list[str], out_dir: Path, excludes: list[str]) -> list[SourceFile]:

@@ -192,6 +192,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
     from .spec import SpecError, load_spec
 
     forms: dict[str, dict[str, tuple[str, str]]] = {}
+    missing = {(k["file"], k["kernel"]): k["spec_missing"] for k in report.get("kernels", []) if k.get("spec_missing")}
     for k in report.get("kernels", []):
         forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
     jobs_list = []
@@ -215,16 +216,25 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
     def one(item):
         entry, specs = item
         file_forms = forms.get(entry["file"], {})
+        toml = Path(entry["file"]).with_suffix(".toml")
+
+        def unspecified(name):
+            what = missing.get((entry["file"], name))
+            detail = "; ".join(what) if what else "the launch configuration and buffer sizes"
+            return KernelCheck(entry["file"], name, name, device, "skipped",
+                               message=f"no spec: state in {toml}: {detail}")
+
         if specs is None:
-            out = [KernelCheck(entry["file"], name, name, device, "skipped",
-                               message=f"no spec: state the launch configuration and buffer sizes in "
-                                       f"{Path(entry['file']).with_suffix('.toml')}")
-                   for name in file_forms if kernels is None or name in kernels]
+            out = [unspecified(name) for name in file_forms if kernels is None or name in kernels]
         else:
             out = check_module(out_dir / entry["output"], out_dir / entry["original"],
                                specs, file_forms, device=device, seed=seed, schedule=schedule,
                                include_dirs=include_dirs, defines=defines, timeout=timeout,
                                display=entry["file"])
+            covered = {s.name for s in specs}
+            out += [unspecified(name) for name in file_forms
+                    if name not in covered and (entry["file"], name) in missing
+                    and (kernels is None or name in kernels)]
         if on_done:
             on_done(entry, out)
         return out

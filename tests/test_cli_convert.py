@@ -77,7 +77,7 @@ def test_convert_tree_mirrors_and_reports_every_kernel(tmp_path, capsys):
             assert set(d) >= {"code", "severity", "line", "col", "message"}
     assert kernels[("ops/scale.cu", "scale")]["line"] == 2
     assert kernels[("ops/scale.cu", "scale")]["form"] == "tile"  # its threads are independent
-    assert kernels[("ops/ptx.cu", "fine")]["form"] == "portable"
+    assert kernels[("ops/ptx.cu", "fine")]["form"] == "tile"  # lifted: its threads are independent
     bad = kernels[("ops/ptx.cu", "uses_ptx")]
     assert bad["form"] == "unsupported"
     assert [(d["code"], d["line"]) for d in bad["diagnostics"]] == [("M1201", 5)]

@@ -111,11 +111,18 @@ def launch_defaults(unit: m.TranslationUnit, kernel: str) -> dict[str, str]:
     sites = [s for s in unit.launches if s.kernel == kernel]
     out = {}
     for field in ("grid", "block", "shared_bytes"):
-        values = {getattr(s, field).value if getattr(s, field) is not None else (0 if field == "shared_bytes" else None)
-                  for s in sites}
+        values = {_launch_value(getattr(s, field), field) for s in sites}
         if sites and len(values) == 1 and None not in values:
             out[field] = str(values.pop())
     return out
+
+
+def _launch_value(expr, field: str):
+    if expr is None:
+        return 0 if field == "shared_bytes" else None
+    if field != "shared_bytes" and expr.dims is not None and expr.dims[1:] != (1, 1):
+        return expr.dims
+    return expr.value if isinstance(expr.value, int) else None
 
 
 def _topological(names: list[str], device: dict[str, m.Function]) -> list[str]:

@@ -357,7 +357,9 @@ class UnitBuilder:
     def _host_expr(self, cursor: ci.Cursor) -> m.HostExpr | None:
         if cursor.extent.start.file is None:
             return None  # a defaulted argument
-        return m.HostExpr(self.text.of(cursor).strip(), _constant(cursor), span_of(cursor))
+        value = _constant(cursor, numbers=True)
+        dims = (value, 1, 1) if isinstance(value, int) else _dim3_value(cursor)
+        return m.HostExpr(self.text.of(cursor).strip(), value, span_of(cursor), dims)
 
     def _launch_site(self, node: ci.Cursor, kids: list[ci.Cursor], caller: str) -> m.LaunchSite:
         config = [c for c in list(kids[1].get_children())[1:]]
@@ -375,9 +377,36 @@ class UnitBuilder:
         template_args = _template_args_of(ref) if ref is not None else ()
         if ref is not None:
             kernel_name = ref.spelling
-        args = tuple(e for e in (self._host_expr(c) for c in kids[2:]) if e is not None)
+        arg_cursors = [c for c in kids[2:] if c.extent.start.file is not None]
+        args = tuple(self._host_expr(c) for c in arg_cursors)
+        allocs = self._allocations(self.functions.get(caller))
+        alloc_bytes = tuple(allocs.get(_referenced_var(c)) for c in arg_cursors)
         return m.LaunchSite(kernel_name, template_args, exprs[0], exprs[1], exprs[2], exprs[3], args,
-                            caller, span_of(node))
+                            caller, span_of(node), alloc_bytes)
+
+    def _allocations(self, fn_cursor) -> dict:
+        """Variables of a host function given device memory of a constant size:
+        ``cudaMalloc(&p, bytes)`` / ``cudaMallocManaged`` / ``cudaMallocAsync`` -> {var: bytes}."""
+        if fn_cursor is None:
+            return {}
+        cached = self._alloc_cache.get(fn_cursor.hash) if hasattr(self, "_alloc_cache") else None
+        if cached is not None:
+            return cached
+        out = {}
+        for node in fn_cursor.walk_preorder():
+            if node.kind != K.CALL_EXPR or node.spelling not in ("cudaMalloc", "cudaMallocManaged", "cudaMallocAsync"):
+                continue
+            args = [a for a in node.get_arguments()]
+            if len(args) < 2:
+                continue
+            var = _address_of_var(args[0])
+            size = _size_value(args[1])
+            if var is not None and size is not None:
+                out[var] = size
+        if not hasattr(self, "_alloc_cache"):
+            self._alloc_cache = {}
+        self._alloc_cache[fn_cursor.hash] = out
+        return out
 
     def _instances(self, launches: list[m.LaunchSite]) -> dict[str, list[m.Instantiation]]:
         instances: dict[str, list[m.Instantiation]] = {}
@@ -397,11 +426,92 @@ class UnitBuilder:
         return instances
 
 
-def _constant(cursor: ci.Cursor) -> int | None:
-    """The integer value of a host expression, looking through ``dim3(...)`` conversions."""
+def _dim3_value(cursor: ci.Cursor, depth: int = 0):
+    """(x, y, z) of a ``dim3`` built from constants, directly or through the variable it was
+    declared as (``dim3 grid((n + 15) / 16, (m + 15) / 16)``); None otherwise."""
+    if depth > 4:
+        return None
+    if cursor.kind == K.DECL_REF_EXPR and cursor.referenced is not None and cursor.referenced.kind == K.VAR_DECL:
+        inits = [k for k in cursor.referenced.get_children() if k.kind.is_expression()]
+        return _dim3_value(inits[-1], depth + 1) if inits else None
+    if cursor.kind in (K.CALL_EXPR,) and cursor.spelling == "dim3":
+        args = [a for a in cursor.get_arguments()]
+        values = [_constant(a) for a in args]
+        if args and all(v is not None for v in values):
+            return tuple(values + [1] * (3 - len(values)))[:3]
+        if len(args) == 1:  # a copy of another dim3
+            return _dim3_value(args[0], depth + 1)
+        return None
+    kids = [k for k in cursor.get_children() if k.extent.start.file is not None]
+    if cursor.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR) and len(kids) == 1:
+        return _dim3_value(kids[0], depth + 1)
+    return None
+
+
+def _size_value(cursor: ci.Cursor, depth: int = 0) -> int | None:
+    """An allocation size: a constant, or built with + - * / from constants, ``sizeof``, locals
+    initialised with one (``size_t bytes = n * sizeof(float)``) and ``v.size()`` of a vector
+    constructed with a constant count."""
+    if depth > 12:
+        return None
+    value = _constant(cursor, follow_locals=True)
+    if isinstance(value, int):
+        return value
+    kids = [k for k in cursor.get_children() if k.extent.start.file is not None]
+    if cursor.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR) and kids:
+        return _size_value(kids[-1], depth + 1)
+    if cursor.kind == K.BINARY_OPERATOR and len(kids) == 2:
+        a, b = _size_value(kids[0], depth + 1), _size_value(kids[1], depth + 1)
+        op = cl.binary_op(cursor)
+        if a is None or b is None:
+            return None
+        return {"+": a + b, "-": a - b, "*": a * b}.get(op, a // b if op == "/" and b else None)
+    if cursor.kind == K.DECL_REF_EXPR and cursor.referenced is not None and cursor.referenced.kind == K.VAR_DECL:
+        inits = [k for k in cursor.referenced.get_children() if k.kind.is_expression()]
+        return _size_value(inits[-1], depth + 1) if inits else None
+    if cursor.kind == K.CALL_EXPR and cursor.spelling == "size":
+        for k in cursor.walk_preorder():
+            if k.kind == K.DECL_REF_EXPR and k.referenced is not None and k.referenced.kind == K.VAR_DECL:
+                ctor = [c for c in k.referenced.walk_preorder() if c.kind == K.CALL_EXPR]
+                if ctor:
+                    ctor_args = [a for a in ctor[0].get_arguments() if a.extent.start.file is not None]
+                    if ctor_args:
+                        return _size_value(ctor_args[0], depth + 1)
+                return None
+    return None
+
+
+def _referenced_var(cursor: ci.Cursor):
+    """The variable an argument names (through implicit conversions), or None."""
+    for c in cursor.walk_preorder():
+        if c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.kind in (K.VAR_DECL, K.PARM_DECL):
+            return c.referenced.hash
+        if c.kind not in (K.UNEXPOSED_EXPR, K.DECL_REF_EXPR, K.PAREN_EXPR):
+            return None
+    return None
+
+
+def _address_of_var(cursor: ci.Cursor):
+    """The variable of ``&p`` (through casts such as ``(void**)&p``), or None."""
+    for c in cursor.walk_preorder():
+        if c.kind == K.UNARY_OPERATOR:
+            kids = list(c.get_children())
+            if len(kids) == 1:
+                for k in kids[0].walk_preorder():
+                    if k.kind == K.DECL_REF_EXPR and k.referenced is not None:
+                        return k.referenced.hash
+        if c.kind == K.DECL_REF_EXPR:
+            return None
+    return None
+
+
+def _constant(cursor: ci.Cursor, numbers: bool = False, follow_locals: bool = False) -> int | float | None:
+    """The integer value of a host expression, looking through ``dim3(...)`` conversions (with
+    ``numbers``, a floating-point value too). With ``follow_locals`` a non-const local variable
+    stands for its initialiser (allocation sizes: ``size_t bytes = n * sizeof(float);``)."""
     for _ in range(6):
         value = cl.evaluate(cursor)
-        if isinstance(value, int):
+        if isinstance(value, int) or (numbers and isinstance(value, float)):
             return value
         kids = [k for k in cursor.get_children() if k.extent.start.file is not None]
         if cursor.kind in (K.UNEXPOSED_EXPR, K.CALL_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR, K.PAREN_EXPR) \
@@ -409,7 +519,8 @@ def _constant(cursor: ci.Cursor) -> int | None:
             cursor = kids[0]
             continue
         if cursor.kind == K.DECL_REF_EXPR and cursor.referenced is not None \
-                and cursor.referenced.kind == K.VAR_DECL and cursor.referenced.type.is_const_qualified():
+                and cursor.referenced.kind == K.VAR_DECL and (
+                    cursor.referenced.type.is_const_qualified() or follow_locals):
             inits = [k for k in cursor.referenced.get_children() if k.kind.is_expression()]
             if inits:
                 cursor = inits[-1]

@@ -465,11 +465,13 @@ class Function:
 
 @dataclass(frozen=True, slots=True)
 class HostExpr:
-    """An expression in host code, kept as text; ``value`` when it is a compile-time constant."""
+    """An expression in host code, kept as text; ``value`` when it is a compile-time constant
+    (an int, or a float for floating-point arguments)."""
 
     text: str
-    value: Optional[int]
+    value: Optional[int | float]
     span: Span
+    dims: Optional[tuple] = None  # a constant dim3: (x, y, z)
 
 
 @dataclass(frozen=True, slots=True)
@@ -483,6 +485,9 @@ class LaunchSite:
     args: tuple[HostExpr, ...]
     caller: str  # the enclosing function
     span: Span
+    # per argument: the bytes a constant-size cudaMalloc/cudaMallocManaged in the caller gave the
+    # pointer passed there (None when unknown or not a pointer)
+    alloc_bytes: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)

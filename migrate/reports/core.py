@@ -57,6 +57,8 @@ def report_dict(results: list["FileResult"], out_dir: Path,
                 "reason": k.reason,
                 # a lift that computes in a looser class than the spec's (tf32 GEMMs) says so
                 **({"tolerance": k.tolerance} if getattr(k, "tolerance", None) else {}),
+                # no spec and none derivable from the launch sites: what to state in NAME.toml
+                **({"spec_missing": k.spec_missing} if getattr(k, "spec_missing", None) else {}),
                 "template_instances": k.template_instances,
                 "params": k.params,
                 "launches": k.launches,

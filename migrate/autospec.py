@@ -1,0 +1,150 @@
+"""Specs without a spec file: the launch configuration and sizes a CUDA file states itself.
+
+``migrate check`` needs, per kernel, the launch shape, a value for each scalar and the element
+count of each buffer. A spec file (``NAME.toml``) states them; without one they are taken from
+the file's launch site when it gives them as compile-time constants: ``grid``/``block`` (also
+``dim3`` variables built from constants), scalar arguments, and buffer sizes from constant-size
+``cudaMalloc`` calls of the pointers passed. Which buffers a kernel reads and writes (and so
+their roles) comes from the kernel's body. When something cannot be found, :func:`derive` says
+exactly what to state in the spec file instead.
+"""
+from __future__ import annotations
+
+from .parse import model as m
+from .runtime.spec import DTYPES
+
+#: Input ranges of generated specs: values any kernel can take (indices stay small).
+_RANGES = {"float": [-1.0, 1.0], "int": [0, 3]}
+_TOLERANCE = {"float32": "fp32_accum", "float64": "fp64", "float16": "fp16", "bfloat16": "bf16"}
+
+
+def _written_and_read(fn: m.Function) -> tuple[set[str], set[str]]:
+    """Buffer parameters the kernel stores to, and those it loads from (a compound assignment or
+    an atomic does both)."""
+    written, read = set(), set()
+
+    def base(e):
+        while isinstance(e, (m.Index, m.Member, m.Cast, m.Unary)):
+            e = e.operand if isinstance(e, (m.Cast, m.Unary)) else e.base
+        return e.name if isinstance(e, m.Ref) else None
+
+    plain_targets = set()
+    for n in m.walk(fn.body) if fn.body else ():
+        if isinstance(n, m.Assign):
+            written.add(base(n.target))
+            if n.op == "=":
+                plain_targets.add(id(n.target))
+            else:
+                read.add(base(n.target))
+        elif isinstance(n, m.Call) and n.kind == "atomic" and n.args:
+            written.add(base(n.args[0]))
+            read.add(base(n.args[0]))
+    for n in m.walk(fn.body) if fn.body else ():
+        if isinstance(n, m.Index) and id(n) not in plain_targets:
+            read.add(base(n))
+    return written - {None}, read - {None}
+
+
+def _dtype(t: m.CType) -> str | None:
+    return t.dtype if isinstance(t, m.Scalar) and t.dtype in DTYPES else None
+
+
+def derive(fn: m.Function, unit: m.TranslationUnit) -> tuple[dict | None, list[str]]:
+    """A ``[[kernel]]`` table for ``fn`` from its first launch site, or None and what is missing."""
+    sites = [s for s in unit.launches if s.kernel == fn.name]
+    if not sites:
+        return None, [f"the launch of {fn.name} (this file never launches it)"]
+    best, best_missing = None, None
+    for site in sites:
+        table, missing = _from_site(fn, site)
+        if table is not None:
+            return table, []
+        if best_missing is None or len(missing) < len(best_missing):
+            best, best_missing = site, missing
+    return None, best_missing
+
+
+def _from_site(fn: m.Function, site: m.LaunchSite) -> tuple[dict | None, list[str]]:
+    missing = []
+    line = site.span.line
+    grid = site.grid.dims if site.grid is not None else None
+    block = site.block.dims if site.block is not None else None
+    if grid is None:
+        missing.append(f"grid (the launch at line {line} gives `{site.grid.text}`, not a constant)")
+    if block is None:
+        missing.append(f"block (the launch at line {line} gives `{site.block.text}`, not a constant)")
+    shared = 0
+    if site.shared_bytes is not None:
+        if isinstance(site.shared_bytes.value, int):
+            shared = site.shared_bytes.value
+        else:
+            missing.append(f"shared_bytes (`{site.shared_bytes.text}` at line {line})")
+    if len(site.args) != len(fn.params):
+        return None, missing + [f"the arguments of the launch at line {line}"]
+    from .analysis.rewrite import pointer_aliases
+    written, read = _written_and_read(pointer_aliases(fn)[0])
+    args = []
+    for i, (p, a) in enumerate(zip(fn.params, site.args)):
+        if isinstance(p.type, m.Pointer):
+            dtype = _dtype(p.type.pointee)
+            nbytes = site.alloc_bytes[i] if i < len(site.alloc_bytes) else None
+            if dtype is None:
+                missing.append(f"buffer '{p.name}' (element type {p.type.pointee} has no spec dtype)")
+                continue
+            if nbytes is None:
+                missing.append(f"buffer '{p.name}' elements (`{a.text}` has no cudaMalloc of a constant size "
+                               f"in {site.caller})")
+                continue
+            role = "inout" if p.name in written and p.name in read else ("out" if p.name in written else "in")
+            entry = {"name": p.name, "buffer": dtype, "elements": nbytes // DTYPES[dtype], "role": role}
+            if role != "out":
+                entry["range"] = _RANGES["float" if dtype.startswith(("float", "bfloat")) else "int"]
+            args.append(entry)
+        else:
+            dtype = _dtype(p.type)
+            if dtype is None or a.value is None or isinstance(a.value, bool):
+                missing.append(f"scalar '{p.name}' (`{a.text}` at line {line} is not a constant)")
+                continue
+            value = float(a.value) if dtype.startswith(("float", "bfloat")) else int(a.value)
+            args.append({"name": p.name, "scalar": dtype, "value": value})
+    if missing:
+        return None, missing
+    dtypes = {a.get("buffer") for a in args if "buffer" in a}
+    tolerance = "exact"
+    for d in ("float64", "float32", "float16", "bfloat16"):
+        if d in dtypes:
+            tolerance = _TOLERANCE[d]
+    table = {"name": fn.name, "grid": list(grid), "block": list(block), "shared_bytes": shared,
+             "tolerance": tolerance, "args": args,
+             "description": f"derived by cuda2tile from the launch at line {line}"}
+    if site.template_args:
+        table["template"] = list(site.template_args)
+    return table, []
+
+
+def to_toml(tables: list[dict], source: str) -> str:
+    lines = [f"# Derived by cuda2tile from the launch sites of {source} (no {source.rsplit('.', 1)[0]}.toml",
+             "# beside it). Copy it there and edit it to check other sizes.", ""]
+    for t in tables:
+        lines.append("[[kernel]]")
+        for key in ("name", "template", "grid", "block", "shared_bytes", "tolerance", "description"):
+            if key in t:
+                lines.append(f"{key} = {_toml(t[key])}")
+        for a in t["args"]:
+            lines.append("")
+            lines.append("[[kernel.args]]")
+            for key, value in a.items():
+                lines.append(f"{key} = {_toml(value)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml(v) -> str:
+    import json
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    return json.dumps(v)
