@@ -27,6 +27,8 @@ GOLDEN_CASES = {
     "block_scan": ("scan/block_scan.cu", ()),               # block-stride loop -> map; the scans portable
     "block_sum": ("reduction/block_sum.cu", ()),            # shared tree -> T.reduce_sum
     "dot_product": ("reduction/dot_product.cu", ()),        # tree in an inlined device function
+    "stencil1d": ("stencil/stencil1d.cu", ()),              # shared tile with halos forwarded -> map
+    "matmul_tiled": ("matmul/matmul_tiled.cu", ()),         # shared-tiled GEMM -> pipelined GEMM
     # portable and simt forms (the CUDA thread structure kept)
     "block_sum_portable": ("reduction/block_sum.cu", ("--no-lift",)),  # barriers in a loop
     "warp_reduce_sum": ("reduction/warp_reduce_sum.cu", ()),  # inlined device function, shuffles, predication

@@ -261,3 +261,133 @@ def plan_gemm(tile: TileMap) -> GemmPlan:
     return GemmPlan(tile, acc_decl.name, acc_decl.type, kloop, operands[0], operands[1],
                     tuple(sorted(row_names)), tuple(sorted(col_names)), tuple(prologue), tuple(setup),
                     epilogue, guard, loop_guarded, loop.span, guard_span, "z" in tile.dims)
+
+
+# -- staging by whole tiles (T.copy) -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class TileView:
+    """An operand that is a 2-D array read in whole tiles: ``buffer`` viewed as ``(rows, cols)``
+    row-major, the tile of the kernel's block at (``outer``, ``inner``) indices, and reads outside
+    the view are zeros in the CUDA code too (its conditions are exactly the view's bounds)."""
+
+    buffer: str
+    rows: m.Expr
+    cols: m.Expr
+    k_first: bool  # the view is (k, other): B row-major; else (other, k): A, or B transposed
+
+
+def _k_composite(form_terms: dict, k: KLoop) -> bool:
+    """Whether terms are exactly the flat k index of the CUDA loops (coefficient 1)."""
+    coefs = {}
+    for c, a in form_terms.values():
+        a = _strip_casts(a)
+        if not isinstance(a, m.Ref):
+            return False
+        coefs[a.name] = c
+    if k.inner is None:
+        return coefs == {k.var: 1}
+    return set(coefs) == {k.var, k.inner} and coefs[k.inner] == 1 and coefs[k.var] * k.step == k.size
+
+
+def _is_index_of(e, names: set[str], dim: str) -> bool:
+    e = _strip_casts(e)
+    return (isinstance(e, m.Ref) and e.name in names) or (
+        isinstance(e, m.Builtin) and e.var == "globalIdx" and e.dim == dim)
+
+
+def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | None:
+    """The whole-tile view of an operand (``which`` is "a" or "b"), or None when its reads are
+    not exactly a zero-padded 2-D array (then it is staged element by element)."""
+    from .affine import linear_form, same_value
+    staged = operand.staged
+    conds = []
+    if isinstance(staged, m.Ternary):
+        load = _strip_casts(staged.then)
+        c = staged.cond
+        while isinstance(_strip_casts(c), m.Binary) and _strip_casts(c).op == "&&":
+            conds.append(_strip_casts(c).rhs)
+            c = _strip_casts(c).lhs
+        conds.append(c)
+    else:
+        load = staged
+    if not isinstance(load, m.Index):
+        return None
+    base = _strip_casts(load.base)
+    if not isinstance(base, m.Ref) or base.kind != "param":
+        return None
+    form = linear_form(load.index)
+    if form is None or form[1] != 0:
+        return None
+    names = set(g.row_names if which == "a" else g.col_names)
+    dim = "y" if which == "a" else "x"
+    k_names = {g.k.var} | ({g.k.inner} if g.k.inner else set())
+    other_term = None  # (coefficient expr or 1) of the row (A) / col (B) index
+    k_terms = {}
+    k_scaled = None  # (k composite factor, leading dimension) when k is multiplied (B row-major)
+    for key, (c, atom) in form[0].items():
+        a = _strip_casts(atom)
+        if _is_index_of(a, names, dim):
+            if other_term is not None:
+                return None
+            other_term = c
+        elif isinstance(a, m.Ref) and a.name in k_names:
+            k_terms[key] = (c, a)
+        elif isinstance(a, m.Binary) and a.op == "*" and c == 1:
+            from .lift_map import _factors
+            factors = _factors(a)
+            idx = [f for f in factors if _is_index_of(f, names, dim)]
+            kf = [f for f in factors if _names_in(f) & k_names]
+            rest = [f for f in factors if not (_is_index_of(f, names, dim) or _names_in(f) & k_names)]
+            if any(_names_in(f) or _dims_in(f) for f in rest) or not rest:
+                return None
+            ld = rest[0]
+            for f in rest[1:]:
+                ld = m.Binary("*", ld, f, ld.type, ld.span)
+            if len(idx) == 1 and not kf and other_term is None:
+                other_term = ld
+            elif len(kf) == 1 and not idx and k_scaled is None:
+                inner = linear_form(kf[0])
+                if inner is None or inner[1] != 0 or not _k_composite(inner[0], g.k):
+                    return None
+                k_scaled = ld
+            else:
+                return None
+        else:
+            return None
+    if other_term is None:
+        return None
+    if k_scaled is None and not _k_composite(k_terms, g.k):
+        return None
+    # bounds: the CUDA conditions (ternary) or the guard and the loop bound
+    bound_other = bound_k = None
+    for c in conds:
+        c = _strip_casts(c)
+        if not (isinstance(c, m.Binary) and c.op == "<"):
+            return None
+        lhs = linear_form(c.lhs)
+        if lhs is not None and lhs[1] == 0 and len(lhs[0]) == 1 and _is_index_of(
+                next(iter(lhs[0].values()))[1], names, dim) and next(iter(lhs[0].values()))[0] == 1:
+            bound_other = c.rhs
+        elif lhs is not None and lhs[1] == 0 and _k_composite(lhs[0], g.k):
+            bound_k = c.rhs
+        else:
+            return None
+    if not conds:
+        bounds = g.tile.bounds.get(dim, ()) if g.loop_guarded else ()
+        if len(bounds) != 1 or g.k.inner is not None:
+            return None
+        bound_other, bound_k = bounds[0], g.k.bound
+    if bound_other is None or bound_k is None:
+        return None
+    if k_scaled is not None:  # B[k * ld + col]: a (K, N) array
+        if other_term != 1 or not same_value(k_scaled, bound_other):
+            return None
+        return TileView(base.name, bound_k, bound_other, True)
+    if isinstance(other_term, int) and other_term == 1:
+        return None  # k-major A or n-major... not a row-major 2-D array of this operand
+    ld = other_term if not isinstance(other_term, int) else m.IntLit(other_term, str(other_term),
+                                                                      m.Scalar("int32"), load.span)
+    if not same_value(ld, bound_k):
+        return None
+    return TileView(base.name, bound_other, ld, False)
