@@ -388,3 +388,23 @@ def test_affine_forms_compare_up_to_integer_arithmetic(tmp_path):
     assert not affine.same_value(_expr(tmp_path, "a * 32 + b"), _expr(tmp_path, "b + 31 * a"))
     terms, const = affine.linear_form(_expr(tmp_path, "2 * (a - 4) + a"))
     assert const == -8 and sorted(c for c, _ in terms.values()) == [3]
+
+
+# -- the corpus ------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_lifted_corpus_kernels_agree_on_cpu(tmp_path):
+    """The issue's bar: most corpus kernels lift to tile form, and every lifted one that the CPU
+    target can run agrees with the original CUDA (run by the CPU executor)."""
+    from migrate.runtime.checker import check_output_folder
+    corpus = Path(__file__).resolve().parents[1] / "corpus"
+    out = tmp_path / "out"
+    main(["convert", str(corpus), "-o", str(out), "-q", "--jobs", "2"])
+    report = json.loads((out / "report.json").read_text())
+    tile = {k["kernel"] for k in report["kernels"] if k["form"] == "tile"}
+    assert len(tile) >= 0.6 * len(report["kernels"]), sorted(tile)
+    checks = check_output_folder(out, report, device="cpu", kernels=tile, jobs=2)
+    assert {c.kernel for c in checks} == tile
+    bad = [f"{c.id}: {c.status}: {c.message[:200]}" for c in checks
+           if c.status != "pass" and not (c.status == "skipped" and "bfloat16" in c.message)]
+    assert not bad, "\n".join(bad)

@@ -22,7 +22,7 @@ import dataclasses
 
 from ..parse import model as m
 from .lift_map import NotLiftable
-from .loop_ir import Barrier, BlockReduce, KernelPlan, Phase, UniformIf, UniformLoop, VarPlan
+from .loop_ir import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from .rewrite import Transformer
 
 
@@ -116,22 +116,28 @@ def _int(e):
     return e.value if isinstance(e, m.IntLit) else None
 
 
-def _final_phase(phase: Phase, lanes: set[str]) -> tuple[m.Stmt, ...] | None:
-    """The phase after a tree as statements to run once: it may read the lane only in
-    ``if (tid == 0) {...}`` (which becomes its body); everything else is the same in every
-    thread, so running it once (as thread 0) is what the block did."""
+def _final_phase(phase: Phase, lanes: set[str]) -> tuple[tuple, tuple] | None:
+    """The phase after a tree split in two: the leading statements every thread runs alike (they
+    may read the result, ``shared[0]``; ``if (tid == 0) {...}`` becomes its body), and the rest,
+    which runs per lane (a block-stride loop over the row, say)."""
     out = []
-    for st in phase.stmts:
+    stmts = list(phase.stmts)
+    while stmts:
+        st = stmts[0]
         if isinstance(st, m.If) and st.other is None and _is_lane_zero(st.cond, lanes):
             then = st.then
             out.extend(then.stmts if isinstance(then, m.Block) else (then,))
+        elif any((isinstance(n, m.Builtin) and n.var == "threadIdx") or (isinstance(n, m.Ref) and n.name in lanes)
+                 for n in m.walk(st)):
+            break
         else:
             out.append(st)
+        stmts.pop(0)
     for st in out:
         for n in m.walk(st):
             if (isinstance(n, m.Builtin) and n.var == "threadIdx") or (isinstance(n, m.Ref) and n.name in lanes):
                 return None
-    return tuple(out)
+    return tuple(out), tuple(stmts)
 
 
 def _is_lane_zero(cond, lanes) -> bool:
@@ -174,21 +180,30 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
         window = regions[i:i + 4]
         if len(window) == 4 and isinstance(window[0], Phase) and isinstance(window[1], Barrier) \
                 and isinstance(window[2], UniformLoop) and isinstance(window[3], Phase):
-            reduced = _match(window, lanes, shared_types)
-            if reduced is not None:
+            matched = _match(window, lanes, shared_types)
+            if matched is not None:
+                reduced, lane_rest = matched
                 out.append(reduced)
                 found.append(reduced)
+                if lane_rest is not None:
+                    out.append(lane_rest)
                 i += 4
                 continue
         if isinstance(r, UniformIf) and r.predicate is None:
             out.append(dataclasses.replace(r, then=_lift_regions(r.then, lanes, shared_types, found),
                                            other=_lift_regions(r.other, lanes, shared_types, found)))
         elif isinstance(r, Phase):
+            # the shared arrays' declarations go with them
+            r = dataclasses.replace(r, stmts=tuple(
+                st for st in r.stmts if not (isinstance(st, m.DeclStmt) and all(d.name in shared_types
+                                                                                 for d in st.decls))))
             if any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
                    for s in r.stmts for n in m.walk(s)):
-                raise NotLiftable(f"the code at line {r.span.line} differs between threads and is not "
-                                  "part of a block reduction")
-            out.append(r)
+                out.append(LanePhase(r.stmts, r.span))  # per-lane work outside the trees
+            else:
+                out.append(r)
+        elif isinstance(r, Barrier):
+            pass  # the shared arrays it ordered are gone; lanes do not share memory (checked below)
         else:
             raise NotLiftable(f"{type(r).__name__.lower()} at line {r.span.line} is not part of a block reduction")
         i += 1
@@ -218,18 +233,55 @@ def _match(window, lanes, shared_types) -> BlockReduce | None:
     stmts = [s for s in stmts if not (isinstance(s, m.DeclStmt) and all(d.name == shared for d in s.decls))]
     if any(isinstance(n, m.Ref) and n.name == shared for s in stmts[:-1] for n in m.walk(s)):
         return None
-    final = _final_phase(last, lanes)
-    if final is None:
+    split = _final_phase(last, lanes)
+    if split is None:
         return None
+    final, rest = split
     dtype = shared_types[shared]
     result = m.Ref(f"{shared}_total", "reduce_result", dtype, last.span)
     replace = _Replace(shared, result, lanes)
     after = replace.transform(tuple(final))
-    if replace.other_reads:
+    if replace.other_reads or any(isinstance(n, m.Ref) and n.name == shared for st in rest for n in m.walk(st)):
         return None
     size_const = None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
-    return BlockReduce(tuple(stmts[:-1]), store.expr.value, op, shared, dtype, after, size_const,
-                       first.span, step_var)
+    reduce = BlockReduce(tuple(stmts[:-1]), store.expr.value, op, shared, dtype, after, size_const,
+                         first.span, step_var)
+    return reduce, (LanePhase(rest, last.span) if rest else None)
+
+
+def _check_no_lane_traffic(regions) -> None:
+    """Lanes may communicate only through the reductions: no buffer one stretch of lane code
+    stores to is read by a later one (the CUDA barriers that ordered that are gone)."""
+    written: set[str] = set()
+
+    def stores(stmts):
+        out = set()
+        for st in stmts:
+            for n in m.walk(st):
+                if isinstance(n, m.Assign) and isinstance(n.target, m.Index):
+                    b = _strip(n.target.base)
+                    if isinstance(b, m.Ref):
+                        out.add(b.name)
+        return out
+
+    def reads(stmts):
+        return {_strip(n.base).name for st in stmts for n in m.walk(st)
+                if isinstance(n, m.Index) and isinstance(_strip(n.base), m.Ref)}
+
+    def visit(rs):
+        for r in rs:
+            if isinstance(r, UniformIf):
+                visit(r.then)
+                visit(r.other)
+                continue
+            stmts = r.stmts if isinstance(r, (Phase, LanePhase)) else (
+                r.before + (m.ExprStmt(r.value, r.span),) + r.after if isinstance(r, BlockReduce) else ())
+            clash = reads(stmts) & written
+            if clash:
+                raise NotLiftable(f"lanes exchange '{sorted(clash)[0]}' through memory across a barrier")
+            written.update(stores(stmts))
+
+    visit(regions)
 
 
 def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
@@ -247,6 +299,7 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
     used_shared = {n for r in found for n in [r.shared]}
     if set(shared_types) - used_shared:
         raise NotLiftable(f"it keeps other values in shared memory ('{sorted(set(shared_types) - used_shared)[0]}')")
+    _check_no_lane_traffic(regions)
     variables: dict[str, VarPlan] = {}
     tree_steps = {r.step_var for r in found}
     for name, vp in kplan.vars.items():

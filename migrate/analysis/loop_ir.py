@@ -114,7 +114,16 @@ class BlockReduce:
     step_var: str = ""  # the CUDA tree loop's variable (gone from the tile form)
 
 
-Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap, BlockReduce]
+@dataclass(frozen=True)
+class LanePhase:
+    """Per-lane statements of a kernel lifted around block reductions (one iteration per CUDA
+    thread, no communication between lanes)."""
+
+    stmts: tuple[m.Stmt, ...]
+    span: Span
+
+
+Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap, BlockReduce, LanePhase]
 
 #: Where a local variable lives in the emitted kernel.
 PLACEMENTS = (

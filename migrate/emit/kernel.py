@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from ..analysis import rewrite
 from ..analysis.coop_groups import GroupError, lower_cooperative_groups
 from ..analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
-from ..analysis.loop_ir import (Barrier, BlockReduce, Exchange, KernelPlan, Phase, SimtBody, UniformIf,
-                                UniformLoop)
+from ..analysis.loop_ir import (Barrier, BlockReduce, Exchange, KernelPlan, LanePhase, Phase, SimtBody,
+                                UniformIf, UniformLoop)
 from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.lift_map import NotLiftable, plan_map
 from ..analysis.forward_shared import forward_shared
@@ -24,7 +24,7 @@ from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
 from ..runtime.spec import DTYPES as DTYPE_SIZES
-from .tile import print_block_reduce, print_uniform_phase, reduce_allocations, reduce_header
+from .tile import print_block_reduce, print_lane_phase, print_uniform_phase, reduce_allocations, reduce_header
 from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_shape,
                       canonical_loop, dtype_of, scalar_name)
 
@@ -235,8 +235,11 @@ class KernelEmitter:
                 reasons.append(not_forwarded)
         if tplan is None:
             try:
-                rplan = plan_block_reduce(prepared, kplan, tdims)
-            except NotLiftable as not_reduce:
+                from ..analysis.forward_shared import propagate_builtin_aliases
+                renamed = propagate_builtin_aliases(prepared)
+                rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan,
+                                          tdims)
+            except (NotLiftable, NotPortable) as not_reduce:
                 reasons.append(not_reduce)
                 reason = reasons[-1] if len(kplan.regions) > 1 else reasons[0]
                 out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
@@ -501,6 +504,9 @@ class KernelEmitter:
         for r in regions:
             if isinstance(r, BlockReduce):
                 print_block_reduce(r, printer, scope)
+                continue
+            if isinstance(r, LanePhase):
+                print_lane_phase(r, printer)
                 continue
             if isinstance(r, Phase) and self.form == "tile":
                 print_uniform_phase(r, printer)

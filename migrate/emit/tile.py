@@ -11,7 +11,7 @@ search space in the signature (``TUNE_SPACE``) for autotuning.
 """
 from __future__ import annotations
 
-from ..analysis.loop_ir import BlockReduce, KernelPlan, Phase, TileMap, UniformIf
+from ..analysis.loop_ir import BlockReduce, KernelPlan, LanePhase, Phase, TileMap, UniformIf
 from ..parse import model as m
 from .printer import Line, StmtPrinter, dtype_of
 
@@ -233,11 +233,37 @@ def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
     printer.emit(f"{r.shared}_lanes[lane] = {printer.expr.coerce(r.value, m_dtype(r.dtype))}", r.span)
     printer.indent -= 1
     printer.emit(f"T.reduce_{r.op}({r.shared}_lanes, {r.shared}_total, dim=0)", r.span)
-    if r.after:
-        printer.emit("for _ in T.Parallel(1):  # once, as CUDA's thread 0", r.span)
-        printer.indent += 1
-        printer.block(r.after)
-        printer.indent -= 1
+    # what the block did after the tree: values every thread computes alike at block level, the
+    # stores once (as CUDA's thread 0 did)
+    group: list = []
+
+    def flush():
+        if group:
+            printer.emit("for _ in T.Parallel(1):  # once, as CUDA's thread 0", r.span)
+            printer.indent += 1
+            printer.block(tuple(group))
+            printer.indent -= 1
+            group.clear()
+
+    for st in r.after:
+        if _stores(st):
+            group.append(st)
+        else:
+            flush()
+            printer.block((st,))
+    flush()
+
+
+def _stores(st) -> bool:
+    return any((isinstance(n, m.Assign) and not isinstance(n.target, m.Ref)) or
+               (isinstance(n, m.Call) and n.kind == "atomic") for n in m.walk(st))
+
+
+def print_lane_phase(r, printer: StmtPrinter) -> None:
+    printer.emit("for lane in lane_loop(block_x):", r.span)
+    printer.indent += 1
+    printer.block(r.stmts)
+    printer.indent -= 1
 
 
 def m_dtype(t) -> str | None:

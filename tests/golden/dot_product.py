@@ -49,9 +49,9 @@ def make_dotPartial(grid, block, shared_bytes=0, target="cuda"):  # L40
                 blockTreeSum_2_tid = T.Cast(T.uint32, lane)  # L28
                 cache_lanes[lane] = blockTreeSum_2_v  # L45
             T.reduce_sum(cache_lanes, cache_total, dim=0)  # L45
+            blockTreeSum_ret_1 = cache_total[0]  # L37
+            blockSum = blockTreeSum_ret_1  # L52
             for _ in T.Parallel(1):  # once, as CUDA's thread 0  # L45
-                blockTreeSum_ret_1 = cache_total[0]  # L37
-                blockSum = blockTreeSum_ret_1  # L52
                 partial[bx] = blockSum  # L54
     return dotPartial
 
@@ -118,9 +118,9 @@ def make_sumPartials(grid, block, shared_bytes=0, target="cuda"):  # L58
                 blockTreeSum_2_tid = T.Cast(T.uint32, lane)  # L28
                 cache_lanes[lane] = blockTreeSum_2_v  # L60
             T.reduce_sum(cache_lanes, cache_total, dim=0)  # L60
+            blockTreeSum_ret_1 = cache_total[0]  # L37
+            total = blockTreeSum_ret_1  # L67
             for _ in T.Parallel(1):  # once, as CUDA's thread 0  # L60
-                blockTreeSum_ret_1 = cache_total[0]  # L37
-                total = blockTreeSum_ret_1  # L67
                 result[0] = total  # L69
     return sumPartials
 
