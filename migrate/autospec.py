@@ -56,7 +56,7 @@ def derive(fn: m.Function, unit: m.TranslationUnit) -> tuple[dict | None, list[s
         return None, [f"the launch of {fn.name} (this file never launches it)"]
     best, best_missing = None, None
     for site in sites:
-        table, missing = _from_site(fn, site)
+        table, missing = _from_site(fn, site, unit)
         if table is not None:
             return table, []
         if best_missing is None or len(missing) < len(best_missing):
@@ -64,7 +64,7 @@ def derive(fn: m.Function, unit: m.TranslationUnit) -> tuple[dict | None, list[s
     return None, best_missing
 
 
-def _from_site(fn: m.Function, site: m.LaunchSite) -> tuple[dict | None, list[str]]:
+def _from_site(fn: m.Function, site: m.LaunchSite, unit: m.TranslationUnit) -> tuple[dict | None, list[str]]:
     missing = []
     line = site.span.line
     grid = site.grid.dims if site.grid is not None else None
@@ -95,7 +95,9 @@ def _from_site(fn: m.Function, site: m.LaunchSite) -> tuple[dict | None, list[st
                 missing.append(f"buffer '{p.name}' elements (`{a.text}` has no cudaMalloc of a constant size "
                                f"in {site.caller})")
                 continue
-            role = "inout" if p.name in written and p.name in read else ("out" if p.name in written else "in")
+            # a written buffer is in-out: the kernel may leave part of the allocation unwritten
+            # (a tail guard, a halo), and those elements must keep their values on both sides
+            role = "inout" if p.name in written else "in"
             entry = {"name": p.name, "buffer": dtype, "elements": nbytes // DTYPES[dtype], "role": role}
             if role != "out":
                 entry["range"] = _RANGES["float" if dtype.startswith(("float", "bfloat")) else "int"]
@@ -114,8 +116,18 @@ def _from_site(fn: m.Function, site: m.LaunchSite) -> tuple[dict | None, list[st
     for d in ("float64", "float32", "float16", "bfloat16"):
         if d in dtypes:
             tolerance = _TOLERANCE[d]
+    symbols = []
+    used = {n.name for n in m.walk(fn.body) if isinstance(n, m.Ref) and n.kind == "constant"} if fn.body else set()
+    for g in unit.globals:
+        if g.storage != "constant" or g.name not in used:
+            continue
+        dtype = _dtype(g.type.element) if isinstance(g.type, m.Array) else None
+        if dtype is None or g.type.extent is None:
+            return None, [f"__constant__ '{g.name}' (its values: a [[kernel.symbols]] entry)"]
+        symbols.append({"name": g.name, "dtype": dtype, "elements": g.type.extent,
+                        "range": _RANGES["float" if dtype.startswith(("float", "bfloat")) else "int"]})
     table = {"name": fn.name, "grid": list(grid), "block": list(block), "shared_bytes": shared,
-             "tolerance": tolerance, "args": args,
+             "tolerance": tolerance, "args": args, "symbols": symbols,
              "description": f"derived by cuda2tile from the launch at line {line}"}
     if site.template_args:
         table["template"] = list(site.template_args)
@@ -134,6 +146,11 @@ def to_toml(tables: list[dict], source: str) -> str:
             lines.append("")
             lines.append("[[kernel.args]]")
             for key, value in a.items():
+                lines.append(f"{key} = {_toml(value)}")
+        for sym in t.get("symbols", ()):
+            lines.append("")
+            lines.append("[[kernel.symbols]]")
+            for key, value in sym.items():
                 lines.append(f"{key} = {_toml(value)}")
         lines.append("")
     return "\n".join(lines)

@@ -397,6 +397,7 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console, p
                 k.check = _merge_checks(by_key[(k.file, k.kernel)])
     # fall back from failing lifts
     retry: dict = {}
+    lifted_checks: dict = {}
     for r in results:
         for k in r.kernels:
             if k.form == "tile" and k.check.get("status") in ("fail", "error"):
@@ -410,6 +411,7 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console, p
         fresh = {k.kernel: k for k in kernels}
         for k in failed_kernels:
             lifted = k.check
+            lifted_checks[(k.file, k.kernel)] = lifted
             k.form, k.reason = fresh[k.kernel].form, fresh[k.kernel].reason
             k.diagnostics = [d for d in fresh[k.kernel].diagnostics if d.code != "M3003"] + [make(
                 "M3004", Span.point(str(r.source.path), k.line),
@@ -419,9 +421,25 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console, p
         names = {k.kernel for _r, ks in retry.values() for k in ks}
         again = run(names)
         for r, failed_kernels in retry.values():
+            keep_tile = []
             for k in failed_kernels:
                 if (k.file, k.kernel) in again:
                     k.check = _merge_checks(again[(k.file, k.kernel)])
+                if k.check.get("status") in ("fail", "error"):
+                    keep_tile.append(k)  # the portable form disagrees too: not the lift's doing
+            if keep_tile:
+                back = frozenset(k.kernel for k in failed_kernels) - {k.kernel for k in keep_tile}
+                kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
+                                                        args.keep_original_code, no_lift=back,
+                                                        allow_tf32=args.allow_tf32)
+                cv.safe_output(out_dir, Path(r.output)).write_text(text)
+                fresh = {k.kernel: k for k in kernels}
+                for k in keep_tile:
+                    k.form, k.reason = fresh[k.kernel].form, fresh[k.kernel].reason
+                    k.diagnostics = [d for d in k.diagnostics if d.code != "M3004"]
+                    lifted = lifted_checks[(k.file, k.kernel)]
+                    k.check = dict(lifted, message=lifted.get("message", "") +
+                                   " (the portable form disagrees too, so the lift is kept)")
     return any(k.check.get("status") in ("fail", "error") for r in results for k in r.kernels)
 
 
