@@ -395,6 +395,14 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console, p
         for k in r.kernels:
             if (k.file, k.kernel) in by_key:
                 k.check = _merge_checks(by_key[(k.file, k.kernel)])
+    def reemit(r, no_lift: frozenset) -> dict:
+        """Write ``r``'s module again with ``no_lift`` kept portable; its kernels' new results."""
+        kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
+                                                args.keep_original_code, no_lift=no_lift,
+                                                allow_tf32=args.allow_tf32)
+        cv.safe_output(out_dir, Path(r.output)).write_text(text)
+        return {k.kernel: k for k in kernels}
+
     # fall back from failing lifts
     retry: dict = {}
     lifted_checks: dict = {}
@@ -403,12 +411,7 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console, p
             if k.form == "tile" and k.check.get("status") in ("fail", "error"):
                 retry.setdefault(id(r), (r, []))[1].append(k)
     for r, failed_kernels in retry.values():
-        names = frozenset(k.kernel for k in failed_kernels)
-        kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
-                                                args.keep_original_code, no_lift=names,
-                                                allow_tf32=args.allow_tf32)
-        cv.safe_output(out_dir, Path(r.output)).write_text(text)
-        fresh = {k.kernel: k for k in kernels}
+        fresh = reemit(r, frozenset(k.kernel for k in failed_kernels))
         for k in failed_kernels:
             lifted = k.check
             lifted_checks[(k.file, k.kernel)] = lifted
@@ -428,12 +431,7 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console, p
                 if k.check.get("status") in ("fail", "error"):
                     keep_tile.append(k)  # the portable form disagrees too: not the lift's doing
             if keep_tile:
-                back = frozenset(k.kernel for k in failed_kernels) - {k.kernel for k in keep_tile}
-                kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
-                                                        args.keep_original_code, no_lift=back,
-                                                        allow_tf32=args.allow_tf32)
-                cv.safe_output(out_dir, Path(r.output)).write_text(text)
-                fresh = {k.kernel: k for k in kernels}
+                fresh = reemit(r, frozenset(k.kernel for k in failed_kernels) - {k.kernel for k in keep_tile})
                 for k in keep_tile:
                     k.form, k.reason = fresh[k.kernel].form, fresh[k.kernel].reason
                     k.diagnostics = [d for d in k.diagnostics if d.code != "M3004"]

@@ -83,12 +83,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     kernel_at = len(lines)
     kernel_line = f"with T.Kernel({grid}, threads=threads{{prelude}}) as (bx, by{', bz' if g.batched else ''}):"
     add(2, kernel_line.format(prelude=""), scope.tag(fn.span))
-    may_alias = emitter.aliasing_buffers(fn)
-    if may_alias:
-        add(3, "# these pointers are not __restrict__ in CUDA and may alias: keep TileLang from assuming not")
-        add(3, f"T.annotate_restrict_buffers({', '.join(may_alias)})", scope.tag(fn.span))
-    for text in rebinds:
-        add(3, text, scope.tag(fn.span))
+    emitter.kernel_preamble(fn, scope, rebinds, add)
     acc_dtype = dtype_of(g.acc_type, scope)
     a_name, b_name = "A_tile", "B_tile"
     e0 = StmtPrinter(scope, indent=0).expr

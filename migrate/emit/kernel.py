@@ -330,12 +330,7 @@ class KernelEmitter:
             threads = f"({', '.join(f'block_{d}' for d in DIMS)})"
         kernel_at = len(lines)
         add(2, f"with T.Kernel({grid_args}, threads={threads}) as {block_vars}:", scope.tag(fn.span))
-        may_alias = self.aliasing_buffers(fn)
-        if may_alias:
-            add(3, "# these pointers are not __restrict__ in CUDA and may alias: keep TileLang from assuming not")
-            add(3, f"T.annotate_restrict_buffers({', '.join(may_alias)})", scope.tag(fn.span))
-        for text in rebinds:
-            add(3, text, scope.tag(fn.span))
+        self.kernel_preamble(fn, scope, rebinds, add)
         if kplan.form == "simt":
             add(3, "tx, ty, tz = T.get_thread_bindings()", scope.tag(fn.span))
         self.kernel_allocations(kplan, scope, tdims, add)
@@ -409,6 +404,16 @@ class KernelEmitter:
                 raise EmitError(f"__device__ global '{g.name}'", g.span)
 
         return params, rebinds
+
+    def kernel_preamble(self, fn: m.Function, scope: Scope, rebinds, add) -> None:
+        """The first statements inside ``T.Kernel``: buffers that may alias, carried scalars cast
+        back to their CUDA types."""
+        may_alias = self.aliasing_buffers(fn)
+        if may_alias:
+            add(3, "# these pointers are not __restrict__ in CUDA and may alias: keep TileLang from assuming not")
+            add(3, f"T.annotate_restrict_buffers({', '.join(may_alias)})", scope.tag(fn.span))
+        for text in rebinds:
+            add(3, text, scope.tag(fn.span))
 
     @staticmethod
     def aliasing_buffers(fn: m.Function) -> list[str]:

@@ -77,12 +77,7 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
         block_vars = f"({block_vars})"
     kernel_at = len(lines)
     add(2, f"with T.Kernel({grid_args}, threads=threads) as {block_vars}:", scope.tag(fn.span))
-    may_alias = emitter.aliasing_buffers(fn)
-    if may_alias:
-        add(3, "# these pointers are not __restrict__ in CUDA and may alias: keep TileLang from assuming not")
-        add(3, f"T.annotate_restrict_buffers({', '.join(may_alias)})", scope.tag(fn.span))
-    for text in rebinds:
-        add(3, text, scope.tag(fn.span))
+    emitter.kernel_preamble(fn, scope, rebinds, add)
 
     full = []
     for d in slow_first:

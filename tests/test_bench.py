@@ -1,0 +1,60 @@
+"""`migrate bench` without a GPU, and the pieces it is made of that need none."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from migrate.cli import main
+from migrate.runtime.bench import geomean, traffic_bytes, tune_configs
+from migrate.runtime.spec import load_spec
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_bench_needs_a_gpu_and_says_so(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    out = tmp_path / "out"
+    main(["convert", str(REPO / "corpus" / "elementwise" / "vector_add.cu"), "-o", str(out), "-q"])
+    assert main(["bench", "--from", str(out)]) == 2
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+def test_bench_rejects_a_folder_that_is_not_an_output(tmp_path, capsys):
+    assert main(["bench", "--from", str(tmp_path)]) == 2
+    assert "no report.json" in capsys.readouterr().err
+    (tmp_path / "report.json").write_text(json.dumps({"files": [], "kernels": []}))
+    assert main(["bench", "--from", str(tmp_path), "--specs", str(tmp_path / "missing")]) == 2
+
+
+def test_traffic_counts_inputs_once_outputs_once_and_inout_twice():
+    (saxpy,) = load_spec(REPO / "bench" / "specs" / "elementwise" / "saxpy.toml")
+    n = 1 << 26
+    assert traffic_bytes(saxpy) == 4 * n + 2 * 4 * n  # x read; y read and written
+    (mm,) = load_spec(REPO / "bench" / "specs" / "matmul" / "matmul_naive.toml")
+    assert mm.flops == 2 * 4096 ** 3
+
+
+def test_tune_configs_cover_the_space_evenly_within_the_limit():
+    space = {"tile": [(512,), (1024,), (2048,)], "threads": [128, 256]}
+    every = tune_configs(space, limit=100)
+    assert len(every) == 6 and {"tile": (1024,), "threads": 256} in every
+    few = tune_configs({"a": list(range(10)), "b": list(range(10))}, limit=12)
+    assert len(few) == 12 and len({c["a"] for c in few}) > 5  # spread, not the first row only
+
+
+def test_geomean_of_ratios():
+    assert geomean([0.5, 2.0]) == pytest.approx(1.0)
+    assert geomean([]) is None
+
+
+def test_every_bench_spec_names_a_corpus_kernel():
+    for spec_path in sorted((REPO / "bench" / "specs").rglob("*.toml")):
+        source = (REPO / "corpus" / spec_path.relative_to(REPO / "bench" / "specs")).with_suffix(".cu")
+        assert source.exists(), spec_path
+        text = source.read_text()
+        for k in load_spec(spec_path):
+            assert f"void {k.name}(" in text, (spec_path, k.name)
