@@ -86,3 +86,11 @@ def test_a_spec_file_wins_over_derived_sizes(tmp_path):
     main(["check", "--from", str(out), "--device", "cpu", "--json", str(tmp_path / "c.json")])
     checks = {c["kernel"]: c["status"] for c in json.loads((tmp_path / "c.json").read_text())}
     assert checks == {"later": "pass"}
+
+
+def test_check_of_a_source_file_derives_its_sizes_too(tmp_path, capsys):
+    (tmp_path / "prog.cu").write_text(textwrap.dedent(PROGRAM))
+    status = main(["check", str(tmp_path / "prog.cu"), "--kernel", "axpby", "--device", "cpu",
+                   "--json", str(tmp_path / "c.json")])
+    (check,) = json.loads((tmp_path / "c.json").read_text())
+    assert status == 0 and check["kernel"] == "axpby" and check["status"] == "pass"
