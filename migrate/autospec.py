@@ -54,13 +54,13 @@ def derive(fn: m.Function, unit: m.TranslationUnit) -> tuple[dict | None, list[s
     sites = [s for s in unit.launches if s.kernel == fn.name]
     if not sites:
         return None, [f"the launch of {fn.name} (this file never launches it)"]
-    best, best_missing = None, None
+    best_missing = None
     for site in sites:
         table, missing = _from_site(fn, site, unit)
         if table is not None:
             return table, []
         if best_missing is None or len(missing) < len(best_missing):
-            best, best_missing = site, missing
+            best_missing = missing
     return None, best_missing
 
 

@@ -249,12 +249,12 @@ def _base_buffer(e) -> str | None:
 
 
 def check_stores(stmts, dims: list[str]) -> None:
-    """Each element must store only where no other element does: store indices that depend on
-    every domain dimension (or stores under a condition that does), never on loaded data; and a
-    buffer that is written is read only at the element it writes. (Distinct buffers that may
-    alias keep CUDA's meaning: each element's accesses stay in program order, and the emitter
-    tells TileLang they may alias.)"""
-    deps = element_dependence(stmts)
+    """Each element must store only where no other element does: store indices that separate
+    elements along every domain dimension (affine in the element index, see
+    :func:`injective_in`; or stores under a condition that pins it), never on loaded data, and no
+    two stores of a buffer that can meet; and a buffer that is written is read only at the
+    element it writes. (Distinct buffers that may alias keep CUDA's meaning: each element's
+    accesses stay in program order, and the emitter tells TileLang they may alias.)"""
     stores: list[tuple[str, m.Expr, m.Stmt]] = []
     loads: list[tuple[str, m.Expr]] = []
 

@@ -7,7 +7,6 @@ when neither can be printed. Device functions become ``T.macro`` helpers
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 from ..analysis import rewrite

@@ -7,7 +7,6 @@ Every printed statement ends with a provenance comment (``# L12``: line 12 of th
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 

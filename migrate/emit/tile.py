@@ -11,7 +11,7 @@ search space in the signature (``TUNE_SPACE``) for autotuning.
 """
 from __future__ import annotations
 
-from ..analysis.loop_ir import BlockReduce, KernelPlan, LanePhase, Phase, TileMap, UniformIf
+from ..analysis.loop_ir import BlockReduce, KernelPlan, Phase, TileMap, UniformIf
 from ..parse import model as m
 from .printer import Line, StmtPrinter, dtype_of
 
