@@ -436,7 +436,7 @@ def _dim3_value(cursor: ci.Cursor, depth: int = 0):
         return _dim3_value(inits[-1], depth + 1) if inits else None
     if cursor.kind in (K.CALL_EXPR,) and cursor.spelling == "dim3":
         args = [a for a in cursor.get_arguments()]
-        values = [_constant(a) for a in args]
+        values = [_size_value(a) for a in args]
         if args and all(v is not None for v in values):
             return tuple(values + [1] * (3 - len(values)))[:3]
         if len(args) == 1:  # a copy of another dim3
@@ -469,6 +469,13 @@ def _size_value(cursor: ci.Cursor, depth: int = 0) -> int | None:
     if cursor.kind == K.DECL_REF_EXPR and cursor.referenced is not None and cursor.referenced.kind == K.VAR_DECL:
         inits = [k for k in cursor.referenced.get_children() if k.kind.is_expression()]
         return _size_value(inits[-1], depth + 1) if inits else None
+    if cursor.kind == K.MEMBER_REF_EXPR and cursor.spelling in ("x", "y", "z"):
+        # a field of a dim3 built from constants: `(n + block.x - 1) / block.x`
+        for k in cursor.get_children():
+            dims = _dim3_value(k)
+            if dims is not None:
+                return dims["xyz".index(cursor.spelling)]
+        return None
     if cursor.kind == K.CALL_EXPR and cursor.spelling == "size":
         for k in cursor.walk_preorder():
             if k.kind == K.DECL_REF_EXPR and k.referenced is not None and k.referenced.kind == K.VAR_DECL:
