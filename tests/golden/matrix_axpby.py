@@ -83,7 +83,7 @@ MATRIXAXPBY = Signature(
 )
 
 
-def matrixAxpby(*args, grid, block=(16, 16, 1), shared_bytes=0, template=None, symbols=None, target=None):
+def matrixAxpby(*args, grid=(32, 19, 1), block=(16, 16, 1), shared_bytes=0, template=None, symbols=None, target=None):
     """Run like `matrixAxpby<<<grid, block, shared_bytes>>>(A, B, C, rows, cols, alpha, beta)`.
 
     Defaults come from the launch sites in the CUDA file."""
