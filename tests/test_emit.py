@@ -178,8 +178,11 @@ def test_launcher_defaults_come_from_constant_launch_sites(corpus_out):
     params = inspect.signature(saxpy).parameters
     assert params["grid"].default == 160 and params["block"].default == 256  # saxpy<<<SAXPY_BLOCKS, 256>>>
     axpby = load_module(corpus_out / "map2d" / "matrix_axpby.py").matrixAxpby
-    # dim3 grid/block built from runtime sizes: no default, the caller must say
-    assert inspect.signature(axpby).parameters["grid"].default is inspect.Parameter.empty
+    # dim3 grid from constants and the block's fields: (ceil(500 / 16), ceil(300 / 16))
+    assert inspect.signature(axpby).parameters["grid"].default == (32, 19, 1)
+    attention = load_module(corpus_out / "attention" / "attention_row.py").attention_row_forward
+    # a grid only known at run time (`Lq` is computed): no default, the caller must say
+    assert inspect.signature(attention).parameters["grid"].default is inspect.Parameter.empty
 
 
 def test_a_kernel_the_emitter_cannot_handle_costs_only_itself(tmp_path):
