@@ -283,8 +283,10 @@ class _ReplaceReads(Transformer):
 
 
 class _DropStmts(Transformer):
-    def __init__(self, drop) -> None:
-        self.drop = drop
+    """Statements equal to one of ``drop`` become empty; so do declarations of ``names``."""
+
+    def __init__(self, drop, names=frozenset()) -> None:
+        self.drop, self.drop_names = drop, names
 
     def leave_ExprStmt(self, node):
         return m.Empty(node.span) if any(node == d for d in self.drop) else node
@@ -293,8 +295,6 @@ class _DropStmts(Transformer):
         kept = tuple(d for d in node.decls if d.name not in self.drop_names)
         return node if len(kept) == len(node.decls) else (
             m.DeclStmt(kept, node.span) if kept else m.Empty(node.span))
-
-    drop_names: set = set()
 
 
 def forward_shared(fn: m.Function) -> m.Function:
@@ -335,9 +335,7 @@ def forward_shared(fn: m.Function) -> m.Function:
                 raise NotLiftable(f"the stores to '{name}' do not all store the same function of the element")
             guard = None
         replacements.append(_ReplaceReads(name, f_value, guard, rank, locals_))
-    dropper = _DropStmts(drop)
-    dropper.drop_names = shared
-    body = dropper.transform(fn.body)
+    body = _DropStmts(drop, shared).transform(fn.body)
     body = _DropStmts([b.node for b in barriers]).transform(body)
     for rep in replacements:
         body = rep.transform(body)
@@ -395,6 +393,4 @@ def drop_dead_declarations(body):
                 and n.storage == "local" and (n.init is None or _pure(n.init))}
         if not dead:
             return body
-        dropper = _DropStmts([])
-        dropper.drop_names = dead
-        body = dropper.transform(body)
+        body = _DropStmts([], dead).transform(body)

@@ -117,57 +117,38 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
         k_ok = [f"{g.k.var} < {bound}"]
     batch = ["gz = bz"] if g.batched else []
 
-    def stage(op, name, loop, index_line, names, ok, where):
-        add(4, loop, scope.tag(op.factor.span))
-        for text in [index_line] + [f"{n} = {index_line.split(' = ')[0]}" for n in names] + batch + k_bind:
-            add(5, text, scope.tag(op.factor.span))
-        zero = f"T.{scalar_name(op.dtype)}(0)" if scalar_name(op.dtype) else "0"
-        add(5, f"{name}[{where}] = T.if_then_else({' and '.join(ok + k_ok)}, "
-               f"{e.coerce(op.staged, scalar_name(op.dtype))}, {zero})", scope.tag(op.factor.span))
-
-    def staged(view, fast, slow):
-        """T.copy of a whole tile on GPUs (TMA or cp.async), element by element on the CPU
-        target (its host code cannot pass a viewed buffer)."""
-        if view is None:
-            slow()
-            return
-        add(4, "if whole_tiles:", scope.tag(g.span))
-        for text in fast[2]:
-            add(5, text, fast[1])
-        add(5, fast[0], fast[1])
-        add(4, "else:", scope.tag(g.span))
-        nonlocal_indent[0] += 1
-        slow()
-        nonlocal_indent[0] -= 1
-
-    nonlocal_indent = [0]
-    _stage = stage
-
-    def stage(*a):  # noqa: F811 - element staging, indented under `else:` when a view exists
-        before = len(lines)
-        _stage(*a)
-        for n in range(before, len(lines)):
-            lines[n] = Line(lines[n].indent + nonlocal_indent[0], lines[n].text, lines[n].origin)
-
     e0 = StmtPrinter(scope, indent=0).expr
 
-    def view_decl(view, op, name):
-        rows, cols = e0.coerce(view.rows, "int32"), e0.coerce(view.cols, "int32")
-        return [f"# {view.buffer} read in whole tiles: a ({rows}, {cols}) array, zeros past its bounds "
-                "as in the CUDA code",
-                f"{name}_view = T.Tensor(({rows}, {cols}), {dtype_of(op.dtype, scope)}, {view.buffer}.data)"]
+    def stage(op, name, view, copy_start, loop, index_line, names, ok, where):
+        """Fill one shared tile: on GPUs with ``T.copy`` from a 2-D view when the operand is one
+        (cp.async, zero past the view), else (and on the CPU target, whose host code cannot
+        pass a viewed buffer) element by element as the CUDA code computes it."""
+        tag = scope.tag(op.factor.span)
+        indent = 4
+        if view is not None:
+            rows, cols = e0.coerce(view.rows, "int32"), e0.coerce(view.cols, "int32")
+            add(4, "if whole_tiles:", scope.tag(g.span))
+            add(5, f"# {view.buffer} read in whole tiles: a ({rows}, {cols}) array, zeros past its bounds "
+                   "as in the CUDA code", tag)
+            add(5, f"{name[0]}_view = T.Tensor(({rows}, {cols}), {dtype_of(op.dtype, scope)}, {view.buffer}.data)",
+                tag)
+            add(5, f"T.copy({name[0]}_view[{copy_start}], {name})", tag)
+            add(4, "else:", scope.tag(g.span))
+            indent = 5
+        add(indent, loop, tag)
+        for text in [index_line] + [f"{n} = {index_line.split(' = ')[0]}" for n in names] + batch + k_bind:
+            add(indent + 1, text, tag)
+        zero = f"T.{scalar_name(op.dtype)}(0)" if scalar_name(op.dtype) else "0"
+        add(indent + 1, f"{name}[{where}] = T.if_then_else({' and '.join(ok + k_ok)}, "
+                        f"{e.coerce(op.staged, scalar_name(op.dtype))}, {zero})", tag)
 
-    staged(va, (f"T.copy(A_view[by * block_M, ko * block_K], {a_name})", scope.tag(g.a.factor.span),
-                view_decl(va, g.a, "A") if va else []),
-           lambda: stage(g.a, a_name, "for i, kk in T.Parallel(block_M, block_K):" if g.a.k_contiguous
-                         else "for kk, i in T.Parallel(block_K, block_M):", "gy = by * block_M + i", g.row_names,
-                         row_ok, "i, kk"))
-    start = "bx * block_N, ko * block_K" if b_nt else "ko * block_K, bx * block_N"
-    staged(vb, (f"T.copy(B_view[{start}], {b_name})", scope.tag(g.b.factor.span),
-                view_decl(vb, g.b, "B") if vb else []),
-           lambda: stage(g.b, b_name, "for j, kk in T.Parallel(block_N, block_K):" if (g.b.k_contiguous or b_nt)
-                         else "for kk, j in T.Parallel(block_K, block_N):", "gx = bx * block_N + j", g.col_names,
-                         col_ok, "j, kk" if b_nt else "kk, j"))
+    stage(g.a, a_name, va, "by * block_M, ko * block_K",
+          "for i, kk in T.Parallel(block_M, block_K):" if g.a.k_contiguous
+          else "for kk, i in T.Parallel(block_K, block_M):", "gy = by * block_M + i", g.row_names, row_ok, "i, kk")
+    stage(g.b, b_name, vb, "bx * block_N, ko * block_K" if b_nt else "ko * block_K, bx * block_N",
+          "for j, kk in T.Parallel(block_N, block_K):" if (g.b.k_contiguous or b_nt)
+          else "for kk, j in T.Parallel(block_K, block_N):", "gx = bx * block_N + j", g.col_names, col_ok,
+          "j, kk" if b_nt else "kk, j")
     exact_indent = 4
     if gemm_ok:
         add(4, "if tensor_cores:", scope.tag(g.span))

@@ -119,8 +119,8 @@ def launch_defaults(unit: m.TranslationUnit, kernel: str) -> dict[str, str]:
 def _launch_value(expr, field: str):
     if expr is None:
         return 0 if field == "shared_bytes" else None
-    if field != "shared_bytes" and expr.dims is not None and expr.dims[1:] != (1, 1):
-        return expr.dims
+    if field != "shared_bytes" and expr.dims is not None:
+        return expr.dims[0] if expr.dims[1:] == (1, 1) else expr.dims
     return expr.value if isinstance(expr.value, int) else None
 
 
