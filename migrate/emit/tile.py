@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..analysis.loop_ir import BlockReduce, KernelPlan, Phase, TileMap, UniformIf
 from ..parse import model as m
-from .printer import Line, StmtPrinter, dtype_of
+from .printer import Line, StmtPrinter, dtype_of, scalar_name
 
 DIMS = ("x", "y", "z")
 
@@ -225,7 +225,7 @@ def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
     printer.emit("for lane in lane_loop(block_x):", r.span)
     printer.indent += 1
     printer.block(r.before)
-    printer.emit(f"{r.shared}_lanes[lane] = {printer.expr.coerce(r.value, m_dtype(r.dtype))}", r.span)
+    printer.emit(f"{r.shared}_lanes[lane] = {printer.expr.coerce(r.value, scalar_name(r.dtype))}", r.span)
     printer.indent -= 1
     printer.emit(f"T.reduce_{r.op}({r.shared}_lanes, {r.shared}_total, dim=0)", r.span)
     # what the block did after the tree: values every thread computes alike at block level, the
@@ -259,11 +259,6 @@ def print_lane_phase(r, printer: StmtPrinter) -> None:
     printer.indent += 1
     printer.block(r.stmts)
     printer.indent -= 1
-
-
-def m_dtype(t) -> str | None:
-    from .printer import scalar_name
-    return scalar_name(t)
 
 
 def print_uniform_phase(r: Phase, printer: StmtPrinter) -> None:
