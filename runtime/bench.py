@@ -75,18 +75,19 @@ def traffic_bytes(k) -> int:
     return total
 
 
-def time_events(launch, reps: int, rounds: int, rotate) -> list[float]:
-    """Per-launch milliseconds of ``rounds`` rounds of ``reps`` back-to-back launches."""
+def time_events(launch, reps: int, rounds: int) -> list[float]:
+    """Per-launch milliseconds of ``rounds`` rounds of ``reps`` back-to-back launches;
+    ``launch(i)`` runs launch number ``i`` (on input copy ``i`` modulo the copies)."""
     import torch
     for i in range(3):
-        launch(rotate(i))
+        launch(i)
     torch.cuda.synchronize()
     out = []
     for r in range(rounds):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for i in range(reps):
-            launch(rotate(r * reps + i))
+            launch(r * reps + i)
         end.record()
         end.synchronize()
         out.append(start.elapsed_time(end) / reps)
@@ -195,13 +196,12 @@ def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds:
     for t in sets:
         ordered = [t[a.name] if a.is_buffer else scalars[a.name] for a in k.args]
         calls.append(arguments(sig, ordered, symbols, k.template or None, "cuda"))
-    rot = (lambda i: i)  # noqa: E731
 
     def timed(options):
         kernel = compile_kernel(sig, k.grid, k.block, k.shared_bytes, k.template or None, "cuda", options)
-        return time_events(lambda copy: kernel(*calls[copy % len(calls)]), reps, rounds, rot)
+        return time_events(lambda copy: kernel(*calls[copy % len(calls)]), reps, rounds)
 
-    orig = time_events(launch_original, reps, rounds, rot)
+    orig = time_events(launch_original, reps, rounds)
     migr = timed({})
     tried = []
     if tune and sig.tune:

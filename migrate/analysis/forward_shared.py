@@ -21,35 +21,19 @@ import dataclasses
 
 from ..parse import model as m
 from .affine import linear_form, rebuild, same_value
-from .lift_map import NotLiftable
+from .lift_map import NotLiftable, _strip_casts as _strip
+from .phases import assignment_counts
 from .rewrite import Transformer
 
 _PURE_LEAVES = (m.Builtin, m.IntLit)
 
 
-def _strip(e):
-    while isinstance(e, m.Cast):
-        e = e.operand
-    return e
-
-
-def _assign_counts(fn: m.Function) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for n in m.walk(fn.body):
-        target = n.target if isinstance(n, m.Assign) else (
-            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
-        while isinstance(target, (m.Index, m.Member)):
-            target = target.base
-        if isinstance(target, m.Ref):
-            counts[target.name] = counts.get(target.name, 0) + 1
-    return counts
-
-
-def single_assignment_locals(fn: m.Function) -> dict[str, m.Expr]:
-    """Scalar locals declared with a value and never assigned again: name -> initialiser."""
-    counts = _assign_counts(fn)
+def single_assignment_locals(node) -> dict[str, m.Expr]:
+    """Scalar locals of ``node`` (a function body or statements) declared with a value and never
+    assigned again: name -> initialiser."""
+    counts = assignment_counts(node)
     out = {}
-    for n in m.walk(fn.body):
+    for n in m.walk(node):
         if isinstance(n, m.VarDecl) and n.init is not None and counts.get(n.name, 0) == 0 \
                 and n.storage == "local" and isinstance(n.type, m.Scalar) and not isinstance(n.init, m.InitList):
             out[n.name] = n.init
@@ -81,7 +65,7 @@ def propagate_builtin_aliases(fn: m.Function) -> m.Function:
     TILE + threadIdx.y`` is not one: only casts of a single builtin) are replaced by the builtin."""
     if fn.body is None:
         return fn
-    table = {name: init for name, init in single_assignment_locals(fn).items()
+    table = {name: init for name, init in single_assignment_locals(fn.body).items()
              if isinstance(_strip(init), m.Builtin)}
     if not table:
         return fn
@@ -310,7 +294,7 @@ def forward_shared(fn: m.Function) -> m.Function:
     fn = propagate_builtin_aliases(fn)
     shared = {d.name for d in decls}
     writes, reads, barriers = _collect(fn, shared)
-    locals_ = single_assignment_locals(fn)
+    locals_ = single_assignment_locals(fn.body)
     drop = []
     replacements = []
     for name in sorted(shared):

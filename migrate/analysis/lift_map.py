@@ -317,19 +317,9 @@ def check_stores(stmts, dims: list[str]) -> None:
 
 def expand_locals(e, stmts):
     """``e`` with the element's single-assignment locals replaced by their values."""
-    from .forward_shared import expand
-    return expand(e, _single_locals(stmts))
-
-
-def _single_locals(stmts) -> dict:
-    assigned = set().union(*(_assigned_names(st) for st in stmts)) if stmts else set()
-    out = {}
-    for st in stmts:
-        for n in m.walk(st):
-            if isinstance(n, m.VarDecl) and n.init is not None and n.name not in assigned \
-                    and isinstance(n.type, m.Scalar):
-                out[n.name] = n.init
-    return out
+    from .forward_shared import expand, single_assignment_locals
+    stmts = tuple(stmts)
+    return expand(e, single_assignment_locals(m.Block(stmts, stmts[0].span)) if stmts else {})
 
 
 def _global_atom(a, d) -> bool:

@@ -21,15 +21,9 @@ from __future__ import annotations
 import dataclasses
 
 from ..parse import model as m
-from .lift_map import NotLiftable
+from .lift_map import NotLiftable, _strip_casts as _strip
 from .loop_ir import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from .rewrite import Transformer
-
-
-def _strip(e):
-    while isinstance(e, m.Cast):
-        e = e.operand
-    return e
 
 
 def _is_lane(e, aliases: set[str]) -> bool:

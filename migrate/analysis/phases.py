@@ -259,9 +259,11 @@ def _updated_in_phases(regions) -> set[str]:
     return names
 
 
-def _assignment_counts(fn: m.Function) -> dict[str, int]:
+def assignment_counts(node) -> dict[str, int]:
+    """How often each local is assigned after its declaration in ``node`` (a function body or
+    statements); taking its address counts as assigning it."""
     counts: dict[str, int] = {}
-    for node in m.walk(fn.body):
+    for node in m.walk(node):
         if isinstance(node, m.Assign) and isinstance(node.target, m.Ref):
             counts[node.target.name] = counts.get(node.target.name, 0) + 1
         elif isinstance(node, m.Unary) and node.op in ("++", "--") and isinstance(node.operand, m.Ref):
@@ -280,7 +282,7 @@ def place_variables(fn: m.Function, regions, dependent: set[str], portable: bool
         for node in m.walk(fn.body):
             if isinstance(node, m.VarDecl):
                 decls[node.name] = (node, 0)
-    counts = _assignment_counts(fn)
+    counts = assignment_counts(fn.body)
     updated = _updated_in_phases(regions) if portable else set()
     plans = {}
     for name, (decl, site) in decls.items():

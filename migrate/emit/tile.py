@@ -156,22 +156,17 @@ def _staged_transpose(tile_map, store, scope, add, lines, index, extent) -> None
     guard = " and ".join(f"g{d} < {extent[d]}" for d in ("y", "x"))
     add(3, f"vals = T.alloc_shared((tile_y, tile_x + 1), {dtype_of(vtype, scope)})  # +1: no bank conflicts "
            "when read along y", scope.tag(store.span))
-    add(3, "# the values, x fastest: the loads are contiguous", scope.tag(tile_map.span))
-    add(3, "for iy, ix in T.Parallel(tile_y, tile_x):", scope.tag(tile_map.span))
-    for text in index:
-        add(4, text, scope.tag(tile_map.span))
-    add(4, f"if {guard}:", scope.tag(tile_map.span))
-    p1 = StmtPrinter(scope, indent=5)
-    p1.block(first)
-    lines.extend(p1.lines)
-    add(3, "# the stores, y fastest: the stores are contiguous", scope.tag(tile_map.span))
-    add(3, "for ix, iy in T.Parallel(tile_x, tile_y):", scope.tag(tile_map.span))
-    for text in index:
-        add(4, text, scope.tag(tile_map.span))
-    add(4, f"if {guard}:", scope.tag(tile_map.span))
-    p2 = StmtPrinter(scope, indent=5)
-    p2.block(second)
-    lines.extend(p2.lines)
+    for comment, loop, stmts in (
+            ("# the values, x fastest: the loads are contiguous", "for iy, ix in T.Parallel(tile_y, tile_x):", first),
+            ("# the stores, y fastest: the stores are contiguous", "for ix, iy in T.Parallel(tile_x, tile_y):", second)):
+        add(3, comment, scope.tag(tile_map.span))
+        add(3, loop, scope.tag(tile_map.span))
+        for text in index:
+            add(4, text, scope.tag(tile_map.span))
+        add(4, f"if {guard}:", scope.tag(tile_map.span))
+        printer = StmtPrinter(scope, indent=5)
+        printer.block(stmts)
+        lines.extend(printer.lines)
 
 
 def tune_space(kplan: KernelPlan) -> dict:

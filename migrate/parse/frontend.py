@@ -150,6 +150,7 @@ class UnitBuilder:
         self.text = SourceText()
         self.functions: dict[str, ci.Cursor] = {}  # user function definitions by name
         self.globals: list[ci.Cursor] = []
+        self._alloc_cache: dict = {}  # host function -> {variable: bytes cudaMalloc'd}
         self.extents: list[tuple[str, Span]] = []  # (function name, extent) of user functions
 
     # -- discovery ----------------------------------------------------------------------------
@@ -389,7 +390,7 @@ class UnitBuilder:
         ``cudaMalloc(&p, bytes)`` / ``cudaMallocManaged`` / ``cudaMallocAsync`` -> {var: bytes}."""
         if fn_cursor is None:
             return {}
-        cached = self._alloc_cache.get(fn_cursor.hash) if hasattr(self, "_alloc_cache") else None
+        cached = self._alloc_cache.get(fn_cursor.hash)
         if cached is not None:
             return cached
         out = {}
@@ -403,8 +404,6 @@ class UnitBuilder:
             size = _size_value(args[1])
             if var is not None and size is not None:
                 out[var] = size
-        if not hasattr(self, "_alloc_cache"):
-            self._alloc_cache = {}
         self._alloc_cache[fn_cursor.hash] = out
         return out
 
