@@ -50,7 +50,7 @@ def build(M, N, K, bM, bN, bK, stages, threads, dtype, accum, dynamic, epilogue,
 TF32 = "custom[tfloat32]"  # TileLang's wgmma takes float32 operands only under this type
 
 
-def build_tf32(M, N, K, bM, bN, bK, stages, threads, nt, swizzle):
+def build_tf32(M, N, K, bM, bN, bK, stages, threads, nt, swizzle, direct=False):
     """float32 inputs on tf32 warpgroup MMA: wgmma needs both operands k-major, so a (K, N)
     B tile is transposed in shared memory; an (N, K) B (``nt``) is copied as it is."""
     import tilelang.language as T
@@ -76,9 +76,13 @@ def build_tf32(M, N, K, bM, bN, bK, stages, threads, nt, swizzle):
                 if nt:
                     T.copy(B_t[bx * bN, ko * bK], B_k)
                 else:
-                    T.copy(B_t[ko * bK, bx * bN], B_s)
-                    for j, k in T.Parallel(bN, bK):
-                        B_k[j, k] = B_s[k, j]
+                    if direct:  # transposed on the way in, element by element
+                        for k, j in T.Parallel(bK, bN):
+                            B_k[j, k] = B_t[ko * bK + k, bx * bN + j]
+                    else:
+                        T.copy(B_t[ko * bK, bx * bN], B_s)
+                        for j, k in T.Parallel(bN, bK):
+                            B_k[j, k] = B_s[k, j]
                 T.gemm(A_s, B_k, acc, transpose_B=True)
             for i, j in T.Parallel(bM, bN):
                 C[by * bM + i, bx * bN + j] = alpha * acc[i, j] + beta * C[by * bM + i, bx * bN + j]
@@ -125,6 +129,7 @@ def main(argv=None) -> int:
     p.add_argument("--json")
     p.add_argument("--dtypes", default="float16,float32")
     p.add_argument("--quick", action="store_true", help="first configuration of each dtype only")
+    p.add_argument("--variants", default="", help="comma-separated parts of the tf32 variant names to run")
     a = p.parse_args(argv)
     import tilelang
     import torch
@@ -142,6 +147,8 @@ def main(argv=None) -> int:
                      "tflops": 2 * n ** 3 / ms_cublas / 1e9, "rel_err": 0.0})
         print(f"{dtype:8} cuBLAS{'':24} {ms_cublas:8.3f} ms {rows[-1]['tflops']:7.1f} TFLOP/s", flush=True)
         configs = CONFIGS[dtype][:1] if a.quick else CONFIGS[dtype]
+        if a.variants:
+            configs = []  # the tf32 variants only
         for cfg in configs:
             for name, dynamic, passes, epi, swz in VARIANTS:
                 if name != "static+epi" and cfg != configs[0] and not name.startswith("static+epi+"):
@@ -169,16 +176,18 @@ def main(argv=None) -> int:
         if dtype != "float32":
             continue
         Bt = B.t().contiguous()
-        for nt in (False, True):
+        for nt, direct in ((False, True), (False, False), (True, False)):
             for cfg in (TF32_CONFIGS[:1] if a.quick else TF32_CONFIGS):
                 for swz in (False, True):
                     if swz and cfg != TF32_CONFIGS[0]:
                         continue
-                    name = f"tf32-wgmma {'NT' if nt else 'NN'}{'+swz' if swz else ''}"
+                    name = f"tf32-wgmma {'NT' if nt else 'NN'}{'-direct' if direct else ''}{'+swz' if swz else ''}"
+                    if a.variants and not any(v in name for v in a.variants.split(",")):
+                        continue
                     C = torch.empty(n, n, device="cuda", dtype=torch.float32)
                     Bx = Bt if nt else B
                     try:
-                        kernel = tilelang.compile(build_tf32(n, n, n, *cfg, nt, swz), target="cuda")
+                        kernel = tilelang.compile(build_tf32(n, n, n, *cfg, nt, swz, direct), target="cuda")
                         C.fill_(float("nan"))
                         kernel(A, Bx, C, 1.0, 0.0)
                         torch.cuda.synchronize()

@@ -172,7 +172,7 @@ def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds:
 
     from .inputs import make_inputs
     from .tilelang_side import load_module, to_tensor
-    from .tilelang_support import arguments, compile_kernel
+    from .tilelang_support import arguments, compile_kernel, static_sizes, without_static
 
     row = BenchRow(entry["file"], k.id, form, bytes=traffic_bytes(k), flops=k.flops)
     inputs = make_inputs(k, seed)
@@ -193,12 +193,15 @@ def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds:
     sig = mod.KERNELS[k.name]
     symbols = {s.name: to_tensor(inputs.symbols[s.name], s.dtype, "cuda") for s in k.symbols}
     calls = []
+    sizes = {}
     for t in sets:
         ordered = [t[a.name] if a.is_buffer else scalars[a.name] for a in k.args]
-        calls.append(arguments(sig, ordered, symbols, k.template or None, "cuda"))
+        sizes = static_sizes(sig, ordered, "cuda")
+        calls.append(without_static(sig, arguments(sig, ordered, symbols, k.template or None, "cuda"), sizes))
 
     def timed(options):
-        kernel = compile_kernel(sig, k.grid, k.block, k.shared_bytes, k.template or None, "cuda", options)
+        kernel = compile_kernel(sig, k.grid, k.block, k.shared_bytes, k.template or None, "cuda", options,
+                                sizes=sizes)
         return time_events(lambda copy: kernel(*calls[copy % len(calls)]), reps, rounds)
 
     orig = time_events(launch_original, reps, rounds)

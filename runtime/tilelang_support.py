@@ -7,6 +7,12 @@ passed as tensors (torch or numpy, any shape, contiguous; they are viewed flat),
 Python numbers, template arguments as the C++ text of the instance (``("float", "256")``).
 Compiled kernels are cached per configuration in memory and, by TileLang, on disk.
 
+A signature may name scalar parameters to *specialise* (``Signature.specialize``, a GEMM's M, N
+and K): on GPUs the launcher compiles the kernel for their values, which become constants in
+the TileLang (``PrimFunc.specialize``) and leave the call; the factory is told the values
+(``static_sizes``) so that it can pick copies and tiles that need static shapes (TMA,
+warpgroup MMA). One kernel is compiled, and cached, per distinct set of values.
+
 This module imports neither libclang nor the frontend.
 """
 from __future__ import annotations
@@ -52,6 +58,29 @@ class Signature:
     source: str = ""
     pass_configs: tuple = ()  # (key, value) TileLang pass options the kernel is compiled with
     tune: dict | None = None  # tile form: factory keyword -> candidate values for autotuning
+    specialize: tuple = ()  # scalar parameters compiled as constants on GPUs (see the module doc)
+    static_pass_configs: tuple = ()  # the pass options of a specialised compilation
+
+
+def static_sizes(sig: Signature, args, target: str) -> dict:
+    """The values of ``sig``'s specialised scalar parameters among the CUDA arguments ``args``
+    (empty on the CPU target, which gains nothing from them)."""
+    if not sig.specialize or target == "c":
+        return {}
+    import torch
+
+    values = {}
+    for (name, kind, _), value in zip(sig.params, args):
+        if kind == "scalar" and name in sig.specialize:
+            values[name] = int(value.item() if isinstance(value, torch.Tensor) else value)
+    return values
+
+
+def without_static(sig: Signature, call: list, sizes: dict) -> list:
+    """The call arguments of a kernel compiled for ``sizes``: the specialised scalars removed."""
+    if not sizes:
+        return call
+    return [value for (name, _, _), value in zip(sig.params, call) if name not in sizes] + call[len(sig.params):]
 
 
 def fit_tile(tile, extents) -> tuple:
@@ -111,24 +140,34 @@ _CACHE: dict = {}
 
 
 def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target=None,
-                   options=None):
+                   options=None, sizes=None):
     """The compiled TileLang kernel of ``sig`` for one launch configuration (cached).
-    ``options`` are extra factory keywords: a tile-form kernel's tile sizes (``sig.tune``)."""
+    ``options`` are extra factory keywords: a tile-form kernel's tile sizes (``sig.tune``).
+    ``sizes`` (from :func:`static_sizes`) compiles the kernel for those scalar values; call it
+    with :func:`without_static` arguments."""
     import tilelang
 
     target = target or default_target()
     grid, block = dims(grid), dims(block)
     kwargs = template_kwargs(sig, template)
     options = dict(options or {})
+    sizes = dict(sizes or {})
     key = (sig.factory, grid, block, int(shared_bytes), tuple(sorted(kwargs.items())), str(target),
-           tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())))
+           tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())),
+           tuple(sorted(sizes.items())))
     if key not in _CACHE:
         from migrate.compat import cuda_math
 
         cuda_math.set_target("c" if target == "c" else "cuda")  # the shim's forms follow the target
+        if sizes:
+            options["static_sizes"] = sizes
         func = sig.factory(grid, block, int(shared_bytes), target="c" if target == "c" else "cuda", **kwargs,
                            **options)
         configs = dict(sig.pass_configs)
+        if sizes:
+            params = {p.name: p for p in func.params}
+            func = func.specialize({params[name]: value for name, value in sizes.items()})
+            configs = dict(sig.static_pass_configs)
         if target == "c":
             _patch_cpu_wrapper()
             _CACHE[key] = tilelang.compile(func, target="c", pass_configs={**configs, **CPU_PASS_CONFIGS})
@@ -185,6 +224,7 @@ def launch(sig: Signature, args, *, grid, block, shared_bytes: int = 0, template
            symbols=None, target=None):
     """Run ``sig`` like ``kernel<<<grid, block, shared_bytes>>>(*args)``; tensors are updated in place."""
     target = target or default_target()
-    kernel = compile_kernel(sig, grid, block, shared_bytes, template, target)
+    sizes = static_sizes(sig, args, target)
+    kernel = compile_kernel(sig, grid, block, shared_bytes, template, target, sizes=sizes)
     device = "cuda" if target != "c" else None
-    kernel(*arguments(sig, args, symbols, template, device))
+    kernel(*without_static(sig, arguments(sig, args, symbols, template, device), sizes))

@@ -66,6 +66,7 @@ class GemmPlan:
     span: object  # the k loop's
     guard_span: object = None
     batched: bool = False        # a 3-D map: z is the batch
+    batch_names: tuple[str, ...] = ()  # locals equal to the batch (z) index
 
 
 class NotGemm(Exception):
@@ -260,7 +261,8 @@ def plan_gemm(tile: TileMap) -> GemmPlan:
             raise NotGemm("a k loop variable is used after the loop")
     return GemmPlan(tile, acc_decl.name, acc_decl.type, kloop, operands[0], operands[1],
                     tuple(sorted(row_names)), tuple(sorted(col_names)), tuple(prologue), tuple(setup),
-                    epilogue, guard, loop_guarded, loop.span, guard_span, "z" in tile.dims)
+                    epilogue, guard, loop_guarded, loop.span, guard_span, "z" in tile.dims,
+                    tuple(sorted(batch_names)))
 
 
 # -- staging by whole tiles (T.copy) -----------------------------------------------------------
@@ -275,6 +277,7 @@ class TileView:
     rows: m.Expr
     cols: m.Expr
     k_first: bool  # the view is (k, other): B row-major; else (other, k): A, or B transposed
+    batched: bool = False  # one such matrix per batch index, one after another: (batch, rows, cols)
 
 
 def _k_composite(form_terms: dict, k: KLoop) -> bool:
@@ -325,6 +328,8 @@ def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | Non
     other_term = None  # (coefficient expr or 1) of the row (A) / col (B) index
     k_terms = {}
     k_scaled = None  # (k composite factor, leading dimension) when k is multiplied (B row-major)
+    batch_stride = None  # the batch index's coefficient (a batched GEMM's matrix size)
+    batch = set(g.batch_names)
     for key, (c, atom) in form[0].items():
         a = _strip_casts(atom)
         if _is_index_of(a, names, dim):
@@ -338,13 +343,19 @@ def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | Non
             factors = _factors(a)
             idx = [f for f in factors if _is_index_of(f, names, dim)]
             kf = [f for f in factors if _names_in(f) & k_names]
-            rest = [f for f in factors if not (_is_index_of(f, names, dim) or _names_in(f) & k_names)]
+            bidx = [f for f in factors if _is_index_of(f, batch, "z")] if g.batched else []
+            rest = [f for f in factors if not (_is_index_of(f, names, dim) or _names_in(f) & k_names
+                                               or any(f is b for b in bidx))]
             if any(_names_in(f) or _dims_in(f) for f in rest) or not rest:
                 return None
             ld = rest[0]
             for f in rest[1:]:
                 ld = m.Binary("*", ld, f, ld.type, ld.span)
-            if len(idx) == 1 and not kf and other_term is None:
+            if len(bidx) == 1 and not idx and not kf and batch_stride is None:
+                batch_stride = ld
+            elif bidx:
+                return None
+            elif len(idx) == 1 and not kf and other_term is None:
                 other_term = ld
             elif len(kf) == 1 and not idx and k_scaled is None:
                 inner = linear_form(kf[0])
@@ -380,14 +391,20 @@ def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | Non
         bound_other, bound_k = bounds[0], g.k.bound
     if bound_other is None or bound_k is None:
         return None
+    def batched(rows, cols):
+        """Whether the batch term (if any) steps over whole (rows, cols) matrices."""
+        if batch_stride is None:
+            return True
+        return same_value(batch_stride, m.Binary("*", rows, cols, rows.type, rows.span))
+
     if k_scaled is not None:  # B[k * ld + col]: a (K, N) array
-        if other_term != 1 or not same_value(k_scaled, bound_other):
+        if other_term != 1 or not same_value(k_scaled, bound_other) or not batched(bound_k, bound_other):
             return None
-        return TileView(base.name, bound_k, bound_other, True)
+        return TileView(base.name, bound_k, bound_other, True, batch_stride is not None)
     if isinstance(other_term, int) and other_term == 1:
         return None  # k-major A or n-major... not a row-major 2-D array of this operand
     ld = other_term if not isinstance(other_term, int) else m.IntLit(other_term, str(other_term),
                                                                       m.Scalar("int32"), load.span)
-    if not same_value(ld, bound_k):
+    if not same_value(ld, bound_k) or not batched(bound_other, ld):
         return None
-    return TileView(base.name, bound_other, ld, False)
+    return TileView(base.name, bound_other, ld, False, batch_stride is not None)

@@ -9,6 +9,7 @@ _ENV = jinja2.Environment(
     keep_trailing_newline=True,
     trim_blocks=False,
 )
+_ENV.filters["pyrepr"] = repr  # a Python literal: tuples stay tuples
 
 
 def render(template: str, **context) -> str:

@@ -27,7 +27,57 @@ def replace_node(e, target, repl):
 
 
 def gemm_tune(g: GemmPlan) -> dict:
-    return GEMM_TUNE if g.k.inner else {**GEMM_TUNE, "block_K": [16, 32]}
+    return {**GEMM_TUNE, "block_K": [16, 32, 64]}
+
+
+#: Tiles of a GEMM compiled for constant sizes on tensor cores (TMA copies, warpgroup MMA), by
+#: operand type: the fastest of ``bench/gemm_probe.py``'s configurations on an H200 (2026-11-29:
+#: fp16 128x256x64 in 3 stages 86 % of cuBLAS; float32 with k-major B on tf32 wgmma 128x256x32
+#: 92 %; float32 with (K, N) B on mma.sync 128x128x32 53 %). (block_N, block_K, num_stages)
+FAST_TILES = {"half": (256, 64, 3), "tf32_wgmma": (256, 32, 3), "tf32": (128, 32, 3)}
+
+
+def covers_k(g: GemmPlan, kdim) -> bool:
+    """Whether the CUDA loop over k tiles covers ``[0, kdim)`` and no further than the tile that
+    holds ``kdim - 1`` (``ceil(kdim / size)`` tiles): then any k tile may stand in for the CUDA
+    one, the views reading zeros past ``kdim``."""
+    from ..analysis.affine import same_value
+    from ..analysis.lift_map import _strip_casts
+
+    bound = _strip_casts(g.k.bound)
+    if isinstance(bound, m.Ref):  # a local set once before the loop: its value
+        inits = [d.init for st in tuple(g.prologue) + tuple(g.setup) if isinstance(st, m.DeclStmt)
+                 for d in st.decls if d.name == bound.name and d.init is not None]
+        bound = _strip_casts(inits[0]) if len(inits) == 1 else bound
+    if g.k.step == g.k.size:  # for (k0 = 0; k0 < K; k0 += size): the tiles cover [0, K)
+        return same_value(bound, kdim)
+    if g.k.step != 1 or not (isinstance(bound, m.Binary) and bound.op == "/"):
+        return False
+    t = bound.rhs.type
+    ceil = m.Binary("+", kdim, m.IntLit(g.k.size - 1, str(g.k.size - 1), t, g.span), t, g.span)
+    return same_value(bound.rhs, m.IntLit(g.k.size, str(g.k.size), t, g.span)) and same_value(bound.lhs, ceil)
+
+
+def operand_views(g: GemmPlan):
+    """The whole-tile views of A and B (None where an operand is staged element by element)."""
+    va = tile_view(g, g.a, "a")
+    return (va if va is not None and not va.k_first else None), tile_view(g, g.b, "b")
+
+
+def static_params(fn: m.Function, g: GemmPlan) -> tuple[str, ...]:
+    """The scalars a GPU launch compiles as constants: the sizes, when both operands are views."""
+    va, vb = operand_views(g)
+    return size_params(fn, g, (va, vb)) if va is not None and vb is not None else ()
+
+
+def size_params(fn: m.Function, g: GemmPlan, views) -> tuple[str, ...]:
+    """The integer scalar parameters that size the GEMM (the k bound, the row and column bounds,
+    the operands' view shapes): the launcher compiles them as constants on GPUs."""
+    ints = {p.name for p in fn.params if isinstance(p.type, m.Scalar) and scalar_name(p.type) in ("int32", "int64", "uint32")}
+    exprs = [g.k.bound] + [b for bs in g.tile.bounds.values() for b in bs]
+    exprs += [e for v in views if v is not None for e in (v.rows, v.cols)]
+    found = {n.name for e in exprs for n in m.walk(e) if isinstance(n, m.Ref) and n.name in ints}
+    return tuple(p.name for p in fn.params if p.name in found)
 
 
 def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32: bool = False) -> list[Line]:
@@ -43,21 +93,36 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     halves = a_dtype in _HALVES and b_dtype in _HALVES
     gemm_ok = g.a.plain and g.b.plain and a_dtype == b_dtype and a_dtype in ("float32",) + _HALVES
     nested = g.k.inner is not None
-    # whole-tile copies (cp.async) for float32 operands; half-precision tiles are staged element
-    # by element, which measured faster on the H200 (129 vs 73 TFLOP/s at 4096^3, 2026-11-29)
-    va = tile_view(g, g.a, "a") if a_dtype == "float32" else None
-    va = va if va is not None and not va.k_first else None
-    vb = tile_view(g, g.b, "b") if b_dtype == "float32" else None
+    # whole-tile copies of 2-D views: cp.async for float32 operands at run-time sizes, TMA at
+    # constant ones; half-precision tiles at run-time sizes are staged element by element, which
+    # measured faster on the H200 than 4-byte copies (129 vs 73 TFLOP/s at 4096^3, 2026-11-29)
+    va, vb = operand_views(g)
     b_nt = vb is not None and not vb.k_first  # B stored n-major: B[col * ldb + k]
-    tune = ", block_M=128, block_N=128" + ("" if nested else ", block_K=16") + ", num_stages=2, threads=256"
+    both_views = va is not None and vb is not None
+    # the k tile is free when both operands are copied whole and the CUDA tiles cover k up to
+    # the views' bound (past it the views read zeros); else it is the CUDA code's tile
+    free_k = not nested or (both_views and covers_k(g, va.cols))
+    sizes = size_params(fn, g, (va, vb)) if both_views else ()
+    fast_kind = None
+    if gemm_ok and sizes:
+        fast_kind = "half" if halves else ("tf32_wgmma" if b_nt else "tf32")
+    tune = ", block_M=128, block_N=None" + (", block_K=None" if free_k else "") + ", num_stages=None, threads=256"
     if gemm_ok:
         tune += f", tensor_cores={halves or allow_tf32}"
+    if sizes:
+        tune += ", static_sizes=None"
     summary = ("\n\n    C = A·B in block_M × block_N tiles; A and B staged through shared memory, "
-               + (f"{g.k.size} k at a time (the CUDA tile)" if nested else "block_K k at a time") + ".")
+               + ("block_K k at a time" if free_k else f"{g.k.size} k at a time (the CUDA tile)") + ".")
     if gemm_ok:
         summary += (f"\n    tensor_cores=False keeps the CUDA multiply-adds in k order (exact "
                     f"{scalar_name(g.acc_type)});\n    True uses T.gemm "
                     f"({'fp32 accumulation of exact products' if halves else 'tf32 for float32 inputs'}).")
+    if sizes:
+        how = {"half": "by warpgroup MMA", "tf32_wgmma": "by tf32 warpgroup MMA",
+               "tf32": "by mma.sync (tf32 warpgroup MMA needs a k-major B)"}.get(fast_kind, "")
+        summary += (f"\n    static_sizes: the values of {', '.join(sizes)} when the launcher compiles them as "
+                    "constants\n    (GPUs): then tiles are copied by TMA where the row strides allow"
+                    + (f", and on tensor cores multiplied\n    {how}." if how else "."))
     emitter.header(fn, "tile", tdims, bdims, scope, add, tune=tune, summary=summary)
     for d, size in sorted(g.tile.block_sizes.items()):
         add(1, f'assert block_{d} == {size}, "{fn.name} spells blockDim.{d} as {size}: launch it with '
@@ -66,12 +131,33 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     add(1, "extent_y = grid_y * block_y", scope.tag(fn.span))
     if g.batched:
         add(1, "extent_z = grid_z * block_z  # the batch", scope.tag(fn.span))
-    if nested:
-        add(1, f"block_K = {g.k.size}  # the CUDA code's tile over k", scope.tag(g.span))
     if gemm_ok:
         add(1, 'tensor_cores = tensor_cores and target == "cuda"  # the CPU target has no T.gemm on fragments')
+    if sizes:
+        add(1, "static = static_sizes is not None and target == \"cuda\"  # constant sizes: TMA copies")
     if va is not None or vb is not None:
-        add(1, 'whole_tiles = target == "cuda"  # T.copy of 2-D views (the CPU target stages element-wise)')
+        whole = 'target == "cuda"' if not halves else '(target == "cuda" and static)'
+        if halves and not sizes:
+            whole = "False"
+        add(1, f"whole_tiles = {whole}  # T.copy of 2-D views (the CPU target stages element-wise)")
+    if fast_kind:
+        n_, k_, stages_ = FAST_TILES[fast_kind]
+        add(1, "if static and tensor_cores:  # tiles measured fastest on an H200 (bench/gemm_probe.py)")
+        if free_k:
+            add(2, f"block_N, block_K, num_stages = block_N or {n_}, block_K or {k_}, num_stages or {stages_}")
+        else:
+            add(2, f"block_N, num_stages = block_N or {n_}, num_stages or {stages_}")
+    add(1, f"block_N, num_stages = block_N or 128, num_stages or 2")
+    if nested and free_k:
+        add(1, f"block_K = block_K or {g.k.size} if whole_tiles else {g.k.size}  # else the CUDA code's tile over k",
+            scope.tag(g.span))
+    elif nested:
+        add(1, f"block_K = {g.k.size}  # the CUDA code's tile over k", scope.tag(g.span))
+    else:
+        add(1, "block_K = block_K or 16", scope.tag(g.span))
+    if fast_kind == "tf32_wgmma":
+        add(1, "# float32 on Hopper's warpgroup MMA: its tiles are typed tf32 (B is k-major, as it needs)")
+        add(1, 'tile_dtype = "custom[tfloat32]" if static and tensor_cores else T.float32')
     add(1, '# GPUs: dynamic shared memory (aligned for asynchronous copies); the CPU target allows one')
     add(1, '# dynamic buffer only')
     add(1, 'shared_scope = "shared.dyn" if target == "cuda" else "shared"')
@@ -87,10 +173,12 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     acc_dtype = dtype_of(g.acc_type, scope)
     a_name, b_name = "A_tile", "B_tile"
     e0 = StmtPrinter(scope, indent=0).expr
-    add(3, f'{a_name} = T.alloc_shared((block_M, block_K), {dtype_of(g.a.dtype, scope)}, scope=shared_scope)',
+    a_tile_dtype = "tile_dtype" if fast_kind == "tf32_wgmma" else dtype_of(g.a.dtype, scope)
+    b_tile_dtype = "tile_dtype" if fast_kind == "tf32_wgmma" else dtype_of(g.b.dtype, scope)
+    add(3, f'{a_name} = T.alloc_shared((block_M, block_K), {a_tile_dtype}, scope=shared_scope)',
         scope.tag(g.span))
     add(3, f'{b_name} = T.alloc_shared({"(block_N, block_K)" if b_nt else "(block_K, block_N)"}, '
-           f'{dtype_of(g.b.dtype, scope)}, scope=shared_scope)', scope.tag(g.span))
+           f'{b_tile_dtype}, scope=shared_scope)', scope.tag(g.span))
     add(3, f"{g.acc}_f = T.alloc_fragment((block_M, block_N), {acc_dtype})", scope.tag(g.span))
     add(3, "for i, j in T.Parallel(block_M, block_N):", scope.tag(g.span))
     add(4, f"{g.acc}_f[i, j] = 0", scope.tag(g.span))
@@ -100,7 +188,9 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
         lines.extend(setup.lines)
     e = StmtPrinter(scope, indent=0).expr
     bound = e.coerce(g.k.bound, "int32")
-    if nested:
+    if nested and free_k:  # as many k tiles as cover the CUDA tiles (block_K is theirs off whole tiles)
+        trips = f"T.ceildiv({e.coerce(va.cols, 'int32')}, block_K)"
+    elif nested:
         trips = bound if g.k.step == 1 else f"T.ceildiv({bound}, {g.k.step})"
     else:
         trips = f"T.ceildiv({bound}, block_K)"
@@ -127,12 +217,15 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
         indent = 4
         if view is not None:
             rows, cols = e0.coerce(view.rows, "int32"), e0.coerce(view.cols, "int32")
+            shape, start = f"{rows}, {cols}", copy_start
+            if view.batched:  # one matrix per batch, one after another
+                shape, start = f"extent_z, {shape}", f"bz, {copy_start}"
             add(4, "if whole_tiles:", scope.tag(g.span))
-            add(5, f"# {view.buffer} read in whole tiles: a ({rows}, {cols}) array, zeros past its bounds "
+            add(5, f"# {view.buffer} read in whole tiles: a ({shape}) array, zeros past its bounds "
                    "as in the CUDA code", tag)
-            add(5, f"{name[0]}_view = T.Tensor(({rows}, {cols}), {dtype_of(op.dtype, scope)}, {view.buffer}.data)",
-                tag)
-            add(5, f"T.copy({name[0]}_view[{copy_start}], {name})", tag)
+            vdtype = "tile_dtype" if fast_kind == "tf32_wgmma" else dtype_of(op.dtype, scope)
+            add(5, f"{name[0]}_view = T.decl_buffer(({shape}), {vdtype}, data={view.buffer}.data)", tag)
+            add(5, f"T.copy({name[0]}_view[{start}], {name})", tag)
             add(4, "else:", scope.tag(g.span))
             indent = 5
         add(indent, loop, tag)

@@ -1,0 +1,119 @@
+"""GEMMs compiled for constant sizes on GPUs (``Signature.specialize``).
+
+A lifted GEMM names the scalars that size it; on GPUs the launcher compiles one kernel per set
+of their values, so TileLang may copy tiles by TMA and multiply on warpgroup MMA. There is no GPU
+here: these tests check the launcher's bookkeeping, the analysis that frees the k tile, and the
+CUDA that TileLang lowers (for sm_90a, no device needed) — the H200 runs are in BENCHMARKS.md.
+"""
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+from migrate.runtime.tilelang_support import Signature, static_sizes, without_static
+from tests.test_lift import GEMM_SPEC, TILED_GEMM, convert, factory
+
+NT_BATCHED = """
+    #define TILE 16
+    __global__ void bmm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                        int M, int N, int K) {
+        __shared__ float As[TILE][TILE + 1];
+        __shared__ float Bs[TILE][TILE + 1];
+        const float* Ab = A + (size_t)blockIdx.z * M * K;
+        const float* Bb = B + (size_t)blockIdx.z * N * K;
+        int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
+        int b_row = blockIdx.x * TILE + threadIdx.y;
+        float acc = 0.0f;
+        for (int k0 = 0; k0 < K; k0 += TILE) {
+            As[threadIdx.y][threadIdx.x] = (row < M && k0 + threadIdx.x < K) ? Ab[(size_t)row * K + k0 + threadIdx.x] : 0.0f;
+            Bs[threadIdx.y][threadIdx.x] = (b_row < N && k0 + threadIdx.x < K) ? Bb[(size_t)b_row * K + k0 + threadIdx.x] : 0.0f;
+            __syncthreads();
+            for (int kk = 0; kk < TILE; ++kk) acc += As[threadIdx.y][kk] * Bs[threadIdx.x][kk];
+            __syncthreads();
+        }
+        if (row < M && col < N) C[(size_t)blockIdx.z * M * N + (size_t)row * N + col] = acc;
+    }
+"""
+
+
+def _sig(**kw):
+    params = (("A", "buffer", "float32"), ("M", "scalar", "int32"), ("N", "scalar", "int32"),
+              ("alpha", "scalar", "float32"))
+    return Signature(name="g", factory=lambda *a, **k: None, params=params, **kw)
+
+
+def test_static_sizes_pick_the_named_scalars_on_gpus_only():
+    import torch
+
+    sig = _sig(specialize=("M", "N"))
+    args = [torch.ones(4), 300, torch.tensor(200), 1.5]
+    assert static_sizes(sig, args, "cuda") == {"M": 300, "N": 200}
+    assert static_sizes(sig, args, "c") == {}  # the CPU target compiles one kernel for all sizes
+    assert static_sizes(_sig(), args, "cuda") == {}
+    call = ["A-tensor", 300, 200, 1.5, "symbol"]  # a __constant__ array follows the parameters
+    assert without_static(sig, call, {"M": 300, "N": 200}) == ["A-tensor", 1.5, "symbol"]
+    assert without_static(sig, call, {}) == call
+
+
+def _module(tmp_path, text: str):
+    path = tmp_path / "gemm_module.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("gemm_module", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _lower(sig, grid, block, sizes=None, **options) -> str:
+    """The CUDA source TileLang writes for ``sig`` on an H100/H200 (sm_90a), without a GPU."""
+    import tilelang
+    import tvm
+
+    func = sig.factory(grid, block, 0, target="cuda", static_sizes=sizes, **options)
+    configs = dict(sig.pass_configs)
+    if sizes:
+        params = {p.name: p for p in func.params}
+        func = func.specialize({params[n]: v for n, v in sizes.items()})
+        configs = dict(sig.static_pass_configs)
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    with tvm.transform.PassContext(config=configs), target:
+        return tilelang.lower(func, target=target).kernel_source
+
+
+def test_tiled_gemm_names_its_sizes_and_frees_the_k_tile(tmp_path):
+    kernels, text = convert(tmp_path, TILED_GEMM, "--allow-tf32")
+    body = factory(text, "mm")
+    assert "specialize=('M', 'N', 'K')," in text
+    # the CUDA loop runs ceil(K / 16) tiles: a k tile of any size covers the same k, zeros past K
+    assert "block_K = block_K or 16 if whole_tiles else 16" in body
+    assert "T.Pipelined(T.ceildiv(K, block_K)" in body
+    assert "T.decl_buffer((M, K), T.float32, data=A.data)" in body
+
+
+def test_k_tile_stays_the_cuda_tile_when_the_loop_stops_short_of_k(tmp_path):
+    # t < K / TILE drops the last partial tile: a larger k tile would add products the CUDA skips
+    floor = TILED_GEMM.replace("t < (K + TILE - 1) / TILE", "t < K / TILE")
+    kernels, text = convert(tmp_path, floor, "--allow-tf32")
+    assert kernels["mm"]["form"] == "tile"
+    body = factory(text, "mm")
+    assert "block_K = 16  # the CUDA code's tile over k" in body
+    assert "block_K=None" not in body
+
+
+def test_static_gemm_lowers_to_tma_copies_and_warpgroup_mma(tmp_path):
+    """fp32 inputs with --allow-tf32 and a k-major (transposed) B: tf32 warpgroup MMA on TMA
+    copies once the sizes are constants; at run-time sizes, cp.async copies and mma.sync."""
+    kernels, text = convert(tmp_path, NT_BATCHED, "--allow-tf32")
+    assert kernels["bmm"]["form"] == "tile"
+    body = factory(text, "bmm")
+    assert "A_view = T.decl_buffer((extent_z, M, K), tile_dtype, data=A.data)" in body
+    sig = _module(tmp_path, text).KERNELS["bmm"]
+    assert sig.specialize == ("M", "N", "K")
+    static = _lower(sig, (8, 8, 4), (16, 16, 1), {"M": 1024, "N": 1024, "K": 1024})
+    assert "tma_load" in static and "wgmma" in static
+    dynamic = _lower(sig, (8, 8, 4), (16, 16, 1))
+    assert "tma_load" not in dynamic and "wgmma" not in dynamic and "mma_sync" in dynamic
+    # a row stride that is not a multiple of 16 bytes (K = 450 floats) cannot be a TMA copy:
+    # TileLang falls back to cp.async by itself, the k tile stays on tensor cores
+    odd = _lower(sig, (8, 8, 4), (16, 16, 1), {"M": 300, "N": 200, "K": 450})
+    assert "tma_load" not in odd and "wgmma" in odd
