@@ -6,18 +6,17 @@ register fragment, a ``T.Pipelined`` K loop), compiled with static or run-time s
 the copy/warp-specialisation passes on or off, timed with CUDA events on the same inputs as
 ``torch.matmul`` (cuBLAS). Prints a table; ``--json`` writes it.
 
-    python bench/gemm_probe.py --size 4096 --json out.json
+    python bench/gemm_probe.py --size 4096 --sets fp16,mma,wgmma,transposed --json out.json
 """
-from __future__ import annotations
 
 import argparse
 import json
 import sys
 
+import tilelang.language as T  # prim_func annotations are evaluated in this module's globals
 
-def build(M, N, K, bM, bN, bK, stages, threads, dtype, accum, dynamic, epilogue, swizzle):
-    import tilelang.language as T
 
+def build(M, N, K, bM, bN, bK, stages, threads, dtype, accum, dynamic, epilogue, swizzle, flat=False):
     if dynamic:
         M_, N_, K_ = T.dynamic("M"), T.dynamic("N"), T.dynamic("K")
     else:
@@ -37,7 +36,13 @@ def build(M, N, K, bM, bN, bK, stages, threads, dtype, accum, dynamic, epilogue,
                 T.copy(A[by * bM, ko * bK], A_s)
                 T.copy(B[ko * bK, bx * bN], B_s)
                 T.gemm(A_s, B_s, acc)
-            if epilogue:
+            if flat:  # C as the CUDA code indexes it: one flat array, 64-bit index math
+                C_flat = T.decl_buffer((M_ * N_,), accum, data=C.data)
+                for i, j in T.Parallel(bM, bN):
+                    if by * bM + i < M_ and bx * bN + j < N_:
+                        idx = T.Cast("uint64", by * bM + i) * T.Cast("uint64", N_) + T.Cast("uint64", bx * bN + j)
+                        C_flat[idx] = alpha * acc[i, j] + beta * C_flat[idx]
+            elif epilogue:
                 for i, j in T.Parallel(bM, bN):
                     if by * bM + i < M_ and bx * bN + j < N_:
                         C[by * bM + i, bx * bN + j] = alpha * acc[i, j] + beta * C[by * bM + i, bx * bN + j]
@@ -53,8 +58,6 @@ TF32 = "custom[tfloat32]"  # TileLang's wgmma takes float32 operands only under 
 def build_tf32(M, N, K, bM, bN, bK, stages, threads, nt, swizzle, direct=False):
     """float32 inputs on tf32 warpgroup MMA: wgmma needs both operands k-major, so a (K, N)
     B tile is transposed in shared memory; an (N, K) B (``nt``) is copied as it is."""
-    import tilelang.language as T
-
     b_shape = (N, K) if nt else (K, N)
 
     @T.prim_func
@@ -90,6 +93,45 @@ def build_tf32(M, N, K, bM, bN, bK, stages, threads, nt, swizzle, direct=False):
     return gemm
 
 
+def build_tf32_transposed(M, N, K, bM, bN, bK, stages, threads, workspace):
+    """float32 (K, N) B on tf32 warpgroup MMA: a first kernel writes B transposed to a global
+    workspace (an extra argument, or ``T.alloc_global``), the second multiplies k-major tiles."""
+    @T.macro
+    def body(A, B, Bt, C, alpha, beta):
+        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(K, 32), threads=256) as (bx, by):
+            S = T.alloc_shared((32, 33), "float32")
+            for i, j in T.Parallel(32, 32):
+                S[i, j] = B[by * 32 + i, bx * 32 + j]
+            for i, j in T.Parallel(32, 32):
+                Bt[bx * 32 + i, by * 32 + j] = S[j, i]
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
+            A_t = T.decl_buffer((M, K), TF32, data=A.data)
+            B_t = T.decl_buffer((N, K), TF32, data=Bt.data)
+            A_s = T.alloc_shared((bM, bK), TF32)
+            B_s = T.alloc_shared((bN, bK), TF32)
+            acc = T.alloc_fragment((bM, bN), "float32")
+            T.clear(acc)
+            for ko in T.Pipelined(T.ceildiv(K, bK), num_stages=stages):
+                T.copy(A_t[by * bM, ko * bK], A_s)
+                T.copy(B_t[bx * bN, ko * bK], B_s)
+                T.gemm(A_s, B_s, acc, transpose_B=True)
+            for i, j in T.Parallel(bM, bN):
+                C[by * bM + i, bx * bN + j] = alpha * acc[i, j] + beta * C[by * bM + i, bx * bN + j]
+
+    if workspace:
+        @T.prim_func
+        def gemm(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"), Bt: T.Tensor((N, K), "float32"),
+                 C: T.Tensor((M, N), "float32"), alpha: T.float32, beta: T.float32):
+            body(A, B, Bt, C, alpha, beta)
+    else:
+        @T.prim_func
+        def gemm(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"), C: T.Tensor((M, N), "float32"),
+                 alpha: T.float32, beta: T.float32):
+            Bt = T.alloc_global((N, K), "float32")
+            body(A, B, Bt, C, alpha, beta)
+    return gemm
+
+
 def time_ms(fn, reps=20, rounds=5):
     import torch
 
@@ -110,7 +152,8 @@ def time_ms(fn, reps=20, rounds=5):
 CONFIGS = {
     "float16": [(128, 256, 64, 3, 256), (128, 128, 64, 3, 256), (128, 256, 64, 4, 256), (64, 256, 64, 4, 256),
                 (128, 128, 32, 4, 128)],
-    "float32": [(128, 128, 32, 3, 256)],
+    "float32": [(128, 128, 32, 3, 256), (128, 256, 32, 3, 256), (256, 128, 32, 3, 256), (128, 128, 64, 3, 256),
+                (128, 128, 32, 4, 256)],
 }
 TF32_CONFIGS = [(128, 128, 32, 3, 256), (128, 256, 32, 3, 256), (128, 128, 32, 4, 256), (128, 256, 32, 2, 256),
                 (128, 128, 64, 2, 256), (64, 256, 32, 3, 128)]
@@ -123,85 +166,89 @@ VARIANTS = [  # (name, dynamic shapes, pass configs, epilogue, swizzle)
 ]
 
 
+def experiments(dtype, sets):
+    """(variant name, configuration, builder, call kind) for one dtype: ``sets`` picks among
+    "fp16" (configurations x static/dynamic/pass variants), "mma" (float32 T.gemm, mma.sync),
+    "flat" (the CUDA code's flat, 64-bit-indexed C in the epilogue), "wgmma" (tf32 warpgroup MMA,
+    NT and NN through shared memory), "transposed" (NN with B transposed to a workspace first)."""
+    out = []
+    if dtype == "float16" and "fp16" in sets:
+        configs = CONFIGS["float16"]
+        for cfg in configs:
+            for name, dynamic, passes, epi, swz in VARIANTS:
+                if cfg != configs[0] and not name.startswith("static+epi"):
+                    continue  # the variants on the first configuration; the configurations on two
+                out.append((name, cfg, lambda n, c=cfg, d=dynamic, e=epi, w=swz: build(n, n, n, *c, dtype, "float32", d, e, w),
+                            passes, "plain"))
+    if dtype != "float32":
+        return out
+    if "mma" in sets:
+        for cfg in CONFIGS["float32"]:
+            out.append(("mma static+epi", cfg, lambda n, c=cfg: build(n, n, n, *c, dtype, "float32", False, True, False),
+                        {}, "plain"))
+    if "flat" in sets:
+        cfg = CONFIGS["float32"][0]
+        out.append(("mma flat64 epi", cfg, lambda n, c=cfg: build(n, n, n, *c, dtype, "float32", False, True, False, True),
+                    {}, "plain"))
+    if "wgmma" in sets:
+        for nt, direct in ((False, True), (False, False), (True, False)):
+            for cfg in TF32_CONFIGS:
+                name = f"tf32-wgmma {'NT' if nt else 'NN'}{'-direct' if direct else ''}"
+                out.append((name, cfg, lambda n, c=cfg, t=nt, d=direct: build_tf32(n, n, n, *c, t, False, d), {},
+                            "nt" if nt else "plain"))
+    if "transposed" in sets:
+        for cfg in ((128, 256, 32, 3, 256), (128, 128, 32, 3, 256), (128, 256, 32, 4, 256)):
+            for ws in (True, False):
+                name = f"tf32 transposed-B {'workspace' if ws else 'alloc_global'}"
+                out.append((name, cfg, lambda n, c=cfg, w=ws: build_tf32_transposed(n, n, n, *c, w), {},
+                            "workspace" if ws else "plain"))
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=4096)
     p.add_argument("--json")
     p.add_argument("--dtypes", default="float16,float32")
-    p.add_argument("--quick", action="store_true", help="first configuration of each dtype only")
-    p.add_argument("--variants", default="", help="comma-separated parts of the tf32 variant names to run")
+    p.add_argument("--sets", default="fp16,mma,wgmma", help="experiment sets (see experiments())")
     a = p.parse_args(argv)
     import tilelang
     import torch
 
     n = a.size
+    sets = set(a.sets.split(","))
     rows = []
     for dtype in a.dtypes.split(","):
         tdt = getattr(torch, dtype)
         A = torch.randn(n, n, device="cuda", dtype=tdt)
         B = torch.randn(n, n, device="cuda", dtype=tdt)
+        Bt = B.t().contiguous()
+        work = torch.empty(n, n, device="cuda", dtype=tdt)
         torch.backends.cuda.matmul.allow_tf32 = True
         ref = (A.float() @ B.float())
         ms_cublas = time_ms(lambda: torch.matmul(A, B))
         rows.append({"dtype": dtype, "variant": "cuBLAS", "config": "", "ms": ms_cublas,
                      "tflops": 2 * n ** 3 / ms_cublas / 1e9, "rel_err": 0.0})
-        print(f"{dtype:8} cuBLAS{'':24} {ms_cublas:8.3f} ms {rows[-1]['tflops']:7.1f} TFLOP/s", flush=True)
-        configs = CONFIGS[dtype][:1] if a.quick else CONFIGS[dtype]
-        if a.variants:
-            configs = []  # the tf32 variants only
-        for cfg in configs:
-            for name, dynamic, passes, epi, swz in VARIANTS:
-                if name != "static+epi" and cfg != configs[0] and not name.startswith("static+epi+"):
-                    continue
-                if dtype == "float32" and name != "static+epi":
-                    continue  # float32 T.gemm is mma.sync tf32: one point of reference is enough  # the variants on the first configuration; the configurations on one variant
-                C = torch.empty(n, n, device="cuda", dtype=torch.float32)
-                try:
-                    func = build(n, n, n, *cfg, dtype, "float32", dynamic, epi, swz)
-                    kernel = tilelang.compile(func, target="cuda", pass_configs=passes or None)
-                    C.fill_(float("nan"))
-                    kernel(A, B, C, 1.0, 0.0)
-                    torch.cuda.synchronize()
-                    err = float(((C - ref).abs().max() / ref.abs().max()).item())
-                    ms = time_ms(lambda: kernel(A, B, C, 1.0, 0.0))
-                    row = {"dtype": dtype, "variant": name, "config": "x".join(map(str, cfg)), "ms": ms,
-                           "tflops": 2 * n ** 3 / ms / 1e9, "rel_err": err}
-                    print(f"{dtype:8} {name:18} {row['config']:14} {ms:8.3f} ms {row['tflops']:7.1f} TFLOP/s "
-                          f"{100 * ms_cublas / ms:5.1f}% of cuBLAS  err {err:.1e}", flush=True)
-                except Exception as exc:  # a configuration that does not compile is a result too
-                    row = {"dtype": dtype, "variant": name, "config": "x".join(map(str, cfg)),
-                           "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
-                    print(f"{dtype:8} {name:18} {row['config']:14} failed: {row['error'][:120]}", flush=True)
-                rows.append(row)
-        if dtype != "float32":
-            continue
-        Bt = B.t().contiguous()
-        for nt, direct in ((False, True), (False, False), (True, False)):
-            for cfg in (TF32_CONFIGS[:1] if a.quick else TF32_CONFIGS):
-                for swz in (False, True):
-                    if swz and cfg != TF32_CONFIGS[0]:
-                        continue
-                    name = f"tf32-wgmma {'NT' if nt else 'NN'}{'-direct' if direct else ''}{'+swz' if swz else ''}"
-                    if a.variants and not any(v in name for v in a.variants.split(",")):
-                        continue
-                    C = torch.empty(n, n, device="cuda", dtype=torch.float32)
-                    Bx = Bt if nt else B
-                    try:
-                        kernel = tilelang.compile(build_tf32(n, n, n, *cfg, nt, swz, direct), target="cuda")
-                        C.fill_(float("nan"))
-                        kernel(A, Bx, C, 1.0, 0.0)
-                        torch.cuda.synchronize()
-                        err = float(((C - ref).abs().max() / ref.abs().max()).item())
-                        ms = time_ms(lambda: kernel(A, Bx, C, 1.0, 0.0))
-                        row = {"dtype": dtype, "variant": name, "config": "x".join(map(str, cfg)), "ms": ms,
-                               "tflops": 2 * n ** 3 / ms / 1e9, "rel_err": err}
-                        print(f"{dtype:8} {name:18} {row['config']:14} {ms:8.3f} ms {row['tflops']:7.1f} TFLOP/s "
-                              f"{100 * ms_cublas / ms:5.1f}% of cuBLAS  err {err:.1e}", flush=True)
-                    except Exception as exc:
-                        row = {"dtype": dtype, "variant": name, "config": "x".join(map(str, cfg)),
-                               "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
-                        print(f"{dtype:8} {name:18} {row['config']:14} failed: {row['error'][:120]}", flush=True)
-                    rows.append(row)
+        print(f"{dtype:8} cuBLAS{'':30} {ms_cublas:8.3f} ms {rows[-1]['tflops']:7.1f} TFLOP/s", flush=True)
+        C = torch.empty(n, n, device="cuda", dtype=torch.float32)
+        for name, cfg, builder, passes, kind in experiments(dtype, sets):
+            row = {"dtype": dtype, "variant": name, "config": "x".join(map(str, cfg))}
+            try:
+                kernel = tilelang.compile(builder(n), target="cuda", pass_configs=passes or None)
+                args = {"plain": (A, B, C, 1.0, 0.0), "nt": (A, Bt, C, 1.0, 0.0),
+                        "workspace": (A, B, work, C, 1.0, 0.0)}[kind]
+                C.normal_()  # poisoned with finite values: beta = 0 must drop them
+                kernel(*args)
+                torch.cuda.synchronize()
+                err = float(((C - ref).abs().max() / ref.abs().max()).item())
+                ms = time_ms(lambda: kernel(*args))
+                row.update(ms=ms, tflops=2 * n ** 3 / ms / 1e9, rel_err=err)
+                print(f"{dtype:8} {name:28} {row['config']:16} {ms:8.3f} ms {row['tflops']:7.1f} TFLOP/s "
+                      f"{100 * ms_cublas / ms:5.1f}% of cuBLAS  rel err {err:.1e}", flush=True)
+            except Exception as exc:  # a configuration that does not compile is a result too
+                row["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+                print(f"{dtype:8} {name:28} {row['config']:16} failed: {row['error'][:120]}", flush=True)
+            rows.append(row)
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(rows, fh, indent=1)

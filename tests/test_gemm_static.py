@@ -113,7 +113,15 @@ def test_static_gemm_lowers_to_tma_copies_and_warpgroup_mma(tmp_path):
     assert "tma_load" in static and "wgmma" in static
     dynamic = _lower(sig, (8, 8, 4), (16, 16, 1))
     assert "tma_load" not in dynamic and "wgmma" not in dynamic and "mma_sync" in dynamic
-    # a row stride that is not a multiple of 16 bytes (K = 450 floats) cannot be a TMA copy:
-    # TileLang falls back to cp.async by itself, the k tile stays on tensor cores
+    # rows that do not start on 16-byte boundaries (K = 450 floats) cannot be TMA copies: the
+    # factory stages the tiles element by element and multiplies them on mma.sync
     odd = _lower(sig, (8, 8, 4), (16, 16, 1), {"M": 300, "N": 200, "K": 450})
-    assert "tma_load" not in odd and "wgmma" in odd
+    assert "tma_load" not in odd and "wgmma" not in odd and "mma_sync" in odd
+    assert 'aligned = static and static_sizes["K"] % 4 == 0' in body
+
+
+def test_exact_float32_gemm_is_not_specialised(tmp_path):
+    # without tensor cores the constant sizes bought nothing on the H200 (and cost a compilation
+    # per size): the exact GEMM keeps one kernel for all sizes
+    _, text = convert(tmp_path, TILED_GEMM)
+    assert "specialize=" not in text

@@ -64,10 +64,34 @@ def operand_views(g: GemmPlan):
     return (va if va is not None and not va.k_first else None), tile_view(g, g.b, "b")
 
 
-def static_params(fn: m.Function, g: GemmPlan) -> tuple[str, ...]:
-    """The scalars a GPU launch compiles as constants: the sizes, when both operands are views."""
+def static_params(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> tuple[str, ...]:
+    """The scalars a GPU launch compiles as constants: the sizes of a GEMM on tensor cores whose
+    operands are both views (the exact float32 path gains nothing from constant sizes)."""
+    a_dtype, b_dtype = scalar_name(g.a.dtype), scalar_name(g.b.dtype)
+    halves = a_dtype in _HALVES and b_dtype in _HALVES
+    gemm_ok = g.a.plain and g.b.plain and a_dtype == b_dtype and a_dtype in ("float32",) + _HALVES
     va, vb = operand_views(g)
-    return size_params(fn, g, (va, vb)) if va is not None and vb is not None else ()
+    if not (gemm_ok and (halves or allow_tf32)) or va is None or vb is None:
+        return ()
+    return size_params(fn, g, (va, vb))
+
+
+def alignment_test(views, sizes, dtype: str) -> str:
+    """Python text that is true when every view's rows start on 16-byte boundaries at the
+    static sizes (TMA's rule; TileLang falls back to copies that misread half-precision rows
+    that do not), or "False" when a row length is not one of the sizes."""
+    per_row = 16 // (2 if dtype in _HALVES else 4)
+    tests = []
+    for v in views:
+        cols = v.cols
+        while isinstance(cols, m.Cast):
+            cols = cols.operand
+        if not (isinstance(cols, m.Ref) and cols.name in sizes):
+            return "False"
+        test = f'static_sizes["{cols.name}"] % {per_row} == 0'
+        if test not in tests:
+            tests.append(test)
+    return " and ".join(["static"] + tests)
 
 
 def size_params(fn: m.Function, g: GemmPlan, views) -> tuple[str, ...]:
@@ -102,7 +126,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     # the k tile is free when both operands are copied whole and the CUDA tiles cover k up to
     # the views' bound (past it the views read zeros); else it is the CUDA code's tile
     free_k = not nested or (both_views and covers_k(g, va.cols))
-    sizes = size_params(fn, g, (va, vb)) if both_views else ()
+    sizes = static_params(fn, g, allow_tf32)
     fast_kind = None
     if gemm_ok and sizes:
         fast_kind = "half" if halves else ("tf32_wgmma" if b_nt else "tf32")
@@ -135,14 +159,17 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
         add(1, 'tensor_cores = tensor_cores and target == "cuda"  # the CPU target has no T.gemm on fragments')
     if sizes:
         add(1, "static = static_sizes is not None and target == \"cuda\"  # constant sizes: TMA copies")
+        add(1, "# TMA copies rows that start on 16-byte boundaries")
+        add(1, f"aligned = {alignment_test((va, vb), sizes, a_dtype)}")
     if va is not None or vb is not None:
-        whole = 'target == "cuda"' if not halves else '(target == "cuda" and static)'
-        if halves and not sizes:
-            whole = "False"
+        if not sizes:
+            whole = "False" if halves else 'target == "cuda"'
+        else:
+            whole = 'target == "cuda" and aligned' if halves else 'target == "cuda" and (aligned or not static)'
         add(1, f"whole_tiles = {whole}  # T.copy of 2-D views (the CPU target stages element-wise)")
     if fast_kind:
         n_, k_, stages_ = FAST_TILES[fast_kind]
-        add(1, "if static and tensor_cores:  # tiles measured fastest on an H200 (bench/gemm_probe.py)")
+        add(1, "if aligned and tensor_cores:  # tiles measured fastest on an H200 (bench/gemm_probe.py)")
         if free_k:
             add(2, f"block_N, block_K, num_stages = block_N or {n_}, block_K or {k_}, num_stages or {stages_}")
         else:
@@ -157,7 +184,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
         add(1, "block_K = block_K or 16", scope.tag(g.span))
     if fast_kind == "tf32_wgmma":
         add(1, "# float32 on Hopper's warpgroup MMA: its tiles are typed tf32 (B is k-major, as it needs)")
-        add(1, 'tile_dtype = "custom[tfloat32]" if static and tensor_cores else T.float32')
+        add(1, 'tile_dtype = "custom[tfloat32]" if aligned and tensor_cores else T.float32')
     add(1, '# GPUs: dynamic shared memory (aligned for asynchronous copies); the CPU target allows one')
     add(1, '# dynamic buffer only')
     add(1, 'shared_scope = "shared.dyn" if target == "cuda" else "shared"')

@@ -261,7 +261,7 @@ class KernelEmitter:
             lifted.macros = [c.name for c in callees]
             lifted.signature = self.signature(prepared, tplan)
             lifted.signature["tune"] = gemm_tune(gplan)
-            lifted.signature["specialize"] = static_params(prepared, gplan)
+            lifted.signature["specialize"] = static_params(prepared, gplan, self.allow_tf32)
             lifted.signature["whole_tiles"] = any("T.copy(" in ln.text for ln in lifted.lines)
             fp32 = scalar_name(gplan.a.dtype) == "float32" and scalar_name(gplan.b.dtype) == "float32"
             if self.allow_tf32 and fp32 and gplan.a.plain and gplan.b.plain:

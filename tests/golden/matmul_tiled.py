@@ -16,15 +16,12 @@ from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 # a GEMM: A and B tiles through shared memory, a pipelined K loop, the accumulator in registers
 
 
-def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, block_N=None, block_K=None, num_stages=None, threads=256, tensor_cores=False, static_sizes=None):  # L24
+def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, block_N=None, block_K=None, num_stages=None, threads=256, tensor_cores=False):  # L24
     """TileLang (tile) for CUDA kernel `matmul_tiled`; grid/block as in `matmul_tiled<<<grid, block, shared_bytes>>>`.
 
     C = A·B in block_M × block_N tiles; A and B staged through shared memory, block_K k at a time.
     tensor_cores=False keeps the CUDA multiply-adds in k order (exact float32);
-    True uses T.gemm (tf32 for float32 inputs).
-    static_sizes: the values of M, N, K when the launcher compiles them as constants
-    (GPUs): then tiles are copied by TMA where the row strides allow, and on tensor cores multiplied
-    by mma.sync (tf32 warpgroup MMA needs a k-major B)."""
+    True uses T.gemm (tf32 for float32 inputs)."""
     grid_x, grid_y, grid_z = grid
     block_x, block_y, block_z = block
     assert block_z == 1, "matmul_tiled indexes threads in x, y only"
@@ -37,10 +34,7 @@ def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, b
     extent_x = grid_x * block_x  # one element of C per CUDA thread  # L24
     extent_y = grid_y * block_y  # L24
     tensor_cores = tensor_cores and target == "cuda"  # the CPU target has no T.gemm on fragments
-    static = static_sizes is not None and target == "cuda"  # constant sizes: TMA copies
     whole_tiles = target == "cuda"  # T.copy of 2-D views (the CPU target stages element-wise)
-    if static and tensor_cores:  # tiles measured fastest on an H200 (bench/gemm_probe.py)
-        block_N, block_K, num_stages = block_N or 128, block_K or 32, num_stages or 3
     block_N, num_stages = block_N or 128, num_stages or 2
     block_K = block_K or 16 if whole_tiles else 16  # else the CUDA code's tile over k  # L39
     # GPUs: dynamic shared memory (aligned for asynchronous copies); the CPU target allows one
@@ -117,9 +111,6 @@ MATMUL_TILED = Signature(
     source="matmul_tiled.cu",
     # the tile sizes and thread counts `migrate bench --tune` tries
     tune={"block_K": [16, 32, 64], "block_M": [64, 128], "block_N": [64, 128], "num_stages": [2, 3], "threads": [128, 256]},
-    # on GPUs M, N, K are compiled as constants (one kernel per size): tiles are
-    # then copied by TMA where the row strides allow, and multiplied by warpgroup MMA on tensor cores
-    specialize=('M', 'N', 'K'),
     # tile form: TileLang places the barriers its tiles need and guards the tiles it copies; at
     # run-time sizes the copies are cp.async, not TMA (a TMA descriptor needs 16-byte row strides,
     # which a K that is not a multiple of 4 floats does not give)
