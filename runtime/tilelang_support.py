@@ -11,7 +11,9 @@ A signature may name scalar parameters to *specialise* (``Signature.specialize``
 and K): on GPUs the launcher compiles the kernel for their values, which become constants in
 the TileLang (``PrimFunc.specialize``) and leave the call; the factory is told the values
 (``static_sizes``) so that it can pick copies and tiles that need static shapes (TMA,
-warpgroup MMA). One kernel is compiled, and cached, per distinct set of values.
+warpgroup MMA). One kernel is compiled, and cached, per distinct set of values; where
+``Signature.specialize_when`` rejects the values (rows TMA cannot copy), the kernel compiled for
+run-time sizes runs instead.
 
 This module imports neither libclang nor the frontend.
 """
@@ -59,6 +61,7 @@ class Signature:
     pass_configs: tuple = ()  # (key, value) TileLang pass options the kernel is compiled with
     tune: dict | None = None  # tile form: factory keyword -> candidate values for autotuning
     specialize: tuple = ()  # scalar parameters compiled as constants on GPUs (see the module doc)
+    specialize_when: Callable | None = None  # sizes dict -> whether to specialise (e.g. TMA alignment)
     static_pass_configs: tuple = ()  # the pass options of a specialised compilation
 
 
@@ -73,6 +76,8 @@ def static_sizes(sig: Signature, args, target: str) -> dict:
     for (name, kind, _), value in zip(sig.params, args):
         if kind == "scalar" and name in sig.specialize:
             values[name] = int(value.item() if isinstance(value, torch.Tensor) else value)
+    if sig.specialize_when is not None and not sig.specialize_when(values):
+        return {}  # one kernel for all sizes, as at run-time sizes
     return values
 
 

@@ -50,6 +50,10 @@ def test_static_sizes_pick_the_named_scalars_on_gpus_only():
     assert static_sizes(sig, args, "cuda") == {"M": 300, "N": 200}
     assert static_sizes(sig, args, "c") == {}  # the CPU target compiles one kernel for all sizes
     assert static_sizes(_sig(), args, "cuda") == {}
+    # rows TMA cannot copy: the kernel compiled for run-time sizes runs instead
+    picky = _sig(specialize=("M", "N"), specialize_when=lambda s: s["M"] % 8 == 0)
+    assert static_sizes(picky, args, "cuda") == {}
+    assert static_sizes(picky, [torch.ones(4), 304, 200, 1.5], "cuda") == {"M": 304, "N": 200}
     call = ["A-tensor", 300, 200, 1.5, "symbol"]  # a __constant__ array follows the parameters
     assert without_static(sig, call, {"M": 300, "N": 200}) == ["A-tensor", 1.5, "symbol"]
     assert without_static(sig, call, {}) == call
@@ -84,10 +88,11 @@ def test_tiled_gemm_names_its_sizes_and_frees_the_k_tile(tmp_path):
     kernels, text = convert(tmp_path, TILED_GEMM, "--allow-tf32")
     body = factory(text, "mm")
     assert "specialize=('M', 'N', 'K')," in text
+    assert 'specialize_when=lambda s: s["K"] % 4 == 0 and s["N"] % 4 == 0,' in text
     # the CUDA loop runs ceil(K / 16) tiles: a k tile of any size covers the same k, zeros past K
     assert "block_K = block_K or 16 if whole_tiles else 16" in body
     assert "T.Pipelined(T.ceildiv(K, block_K)" in body
-    assert "T.decl_buffer((M, K), T.float32, data=A.data)" in body
+    assert "T.decl_buffer((M, K), tile_dtype, data=A.data)" in body
 
 
 def test_k_tile_stays_the_cuda_tile_when_the_loop_stops_short_of_k(tmp_path):
@@ -118,6 +123,21 @@ def test_static_gemm_lowers_to_tma_copies_and_warpgroup_mma(tmp_path):
     odd = _lower(sig, (8, 8, 4), (16, 16, 1), {"M": 300, "N": 200, "K": 450})
     assert "tma_load" not in odd and "wgmma" not in odd and "mma_sync" in odd
     assert 'aligned = static and static_sizes["K"] % 4 == 0' in body
+
+
+def test_float32_gemm_with_n_major_b_transposes_b_for_warpgroup_mma(tmp_path):
+    """B stored (K, N): tf32 warpgroup MMA takes k-major tiles only, so at static, aligned sizes
+    a first kernel writes B transposed to a workspace and the GEMM copies k-major tiles of it."""
+    _, text = convert(tmp_path, TILED_GEMM, "--allow-tf32")
+    body = factory(text, "mm")
+    assert "B_t = T.alloc_global((N, K), T.float32)" in body
+    assert "T.gemm(A_tile, B_tile, acc_f, transpose_B=transpose_b)" in body
+    sig = _module(tmp_path, text).KERNELS["mm"]
+    static = _lower(sig, (32, 32, 1), (16, 16, 1), {"M": 512, "N": 512, "K": 512})
+    assert static.count("__global__") == 4  # two kernels, each declared and defined
+    assert "tma_load" in static and "wgmma" in static
+    dynamic = _lower(sig, (32, 32, 1), (16, 16, 1))
+    assert dynamic.count("__global__") == 2 and "wgmma" not in dynamic
 
 
 def test_exact_float32_gemm_is_not_specialised(tmp_path):

@@ -18,6 +18,7 @@ from .printer import Line, StmtPrinter, dtype_of, scalar_name
 #: The autotuning search space of a lifted GEMM (block_K only where the CUDA code does not fix it).
 GEMM_TUNE = {"block_M": [64, 128], "block_N": [64, 128], "num_stages": [2, 3], "threads": [128, 256]}
 _HALVES = ("float16", "bfloat16")
+_TF32 = ("tf32", "tf32_wgmma")  # float32 GEMMs whose tiles are typed tf32 at static sizes
 
 
 def replace_node(e, target, repl):
@@ -34,7 +35,7 @@ def gemm_tune(g: GemmPlan) -> dict:
 #: operand type: the fastest of ``bench/gemm_probe.py``'s configurations on an H200 (2026-11-29:
 #: fp16 128x256x64 in 3 stages 86 % of cuBLAS; float32 with k-major B on tf32 wgmma 128x256x32
 #: 92 %; float32 with (K, N) B on mma.sync 128x128x32 53 %). (block_N, block_K, num_stages)
-FAST_TILES = {"half": (256, 64, 3), "tf32_wgmma": (256, 32, 3), "tf32": (128, 32, 3)}
+FAST_TILES = {"half": (256, 64, 3), "tf32_wgmma": (256, 32, 3), "tf32": (256, 32, 3)}
 
 
 def covers_k(g: GemmPlan, kdim) -> bool:
@@ -76,10 +77,10 @@ def static_params(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> tuple[str, .
     return size_params(fn, g, (va, vb))
 
 
-def alignment_test(views, sizes, dtype: str) -> str:
-    """Python text that is true when every view's rows start on 16-byte boundaries at the
-    static sizes (TMA's rule; TileLang falls back to copies that misread half-precision rows
-    that do not), or "False" when a row length is not one of the sizes."""
+def row_alignment(views, sizes, dtype: str, var: str) -> str:
+    """Python text, over the dict ``var`` of static sizes, that is true when every view's rows
+    start on 16-byte boundaries (TMA's rule; TileLang's fallback copies misread half-precision
+    rows that do not), or "False" when a row length is not one of the sizes."""
     per_row = 16 // (2 if dtype in _HALVES else 4)
     tests = []
     for v in views:
@@ -88,10 +89,16 @@ def alignment_test(views, sizes, dtype: str) -> str:
             cols = cols.operand
         if not (isinstance(cols, m.Ref) and cols.name in sizes):
             return "False"
-        test = f'static_sizes["{cols.name}"] % {per_row} == 0'
+        test = f'{var}["{cols.name}"] % {per_row} == 0'
         if test not in tests:
             tests.append(test)
-    return " and ".join(["static"] + tests)
+    return " and ".join(tests)
+
+
+def specialize_when(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> str:
+    """The launcher's test (a lambda's text) for compiling at static sizes: the rows aligned."""
+    sizes = static_params(fn, g, allow_tf32)
+    return f"lambda s: {row_alignment(operand_views(g), sizes, scalar_name(g.a.dtype), 's')}" if sizes else ""
 
 
 def size_params(fn: m.Function, g: GemmPlan, views) -> tuple[str, ...]:
@@ -129,7 +136,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     sizes = static_params(fn, g, allow_tf32)
     fast_kind = None
     if gemm_ok and sizes:
-        fast_kind = "half" if halves else ("tf32_wgmma" if b_nt else "tf32")
+        fast_kind = "half" if halves else ("tf32_wgmma" if b_nt else (None if vb.batched else "tf32"))
     tune = ", block_M=128, block_N=None" + (", block_K=None" if free_k else "") + ", num_stages=None, threads=256"
     if gemm_ok:
         tune += f", tensor_cores={halves or allow_tf32}"
@@ -160,12 +167,15 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     if sizes:
         add(1, "static = static_sizes is not None and target == \"cuda\"  # constant sizes: TMA copies")
         add(1, "# TMA copies rows that start on 16-byte boundaries")
-        add(1, f"aligned = {alignment_test((va, vb), sizes, a_dtype)}")
+        add(1, f"aligned = static and {row_alignment((va, vb), sizes, a_dtype, 'static_sizes')}")
     if va is not None or vb is not None:
+        # half-precision tiles and batched (3-D) views only by TMA: their cp.async copies measured
+        # slower than element staging on the H200 (2026-11-29)
+        slow_async = halves or any(v is not None and v.batched for v in (va, vb))
         if not sizes:
-            whole = "False" if halves else 'target == "cuda"'
+            whole = "False" if slow_async else 'target == "cuda"'
         else:
-            whole = 'target == "cuda" and aligned' if halves else 'target == "cuda" and (aligned or not static)'
+            whole = 'target == "cuda" and aligned' if slow_async else 'target == "cuda" and (aligned or not static)'
         add(1, f"whole_tiles = {whole}  # T.copy of 2-D views (the CPU target stages element-wise)")
     if fast_kind:
         n_, k_, stages_ = FAST_TILES[fast_kind]
@@ -185,14 +195,35 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     if fast_kind == "tf32_wgmma":
         add(1, "# float32 on Hopper's warpgroup MMA: its tiles are typed tf32 (B is k-major, as it needs)")
         add(1, 'tile_dtype = "custom[tfloat32]" if aligned and tensor_cores else T.float32')
+    elif fast_kind == "tf32":
+        add(1, "# float32 on Hopper's warpgroup MMA: its tiles are typed tf32 and must be k-major, which")
+        add(1, "# B's (K, N) rows are not: a first kernel writes B transposed to a workspace")
+        add(1, "transpose_b = aligned and tensor_cores")
+        add(1, 'tile_dtype = "custom[tfloat32]" if transpose_b else T.float32')
+        add(1, "b_tile_shape = (block_N, block_K) if transpose_b else (block_K, block_N)")
     add(1, '# GPUs: dynamic shared memory (aligned for asynchronous copies); the CPU target allows one')
     add(1, '# dynamic buffer only')
     add(1, 'shared_scope = "shared.dyn" if target == "cuda" else "shared"')
     params, rebinds = emitter.parameters(fn, scope, callees)
+    e0 = StmtPrinter(scope, indent=0).expr
     add(1, "")
     add(1, "@T.prim_func")
     add(1, f"def {fn.name}({', '.join(params)}):")
     grid = "T.ceildiv(extent_x, block_N), T.ceildiv(extent_y, block_M)" + (", extent_z" if g.batched else "")
+    if fast_kind == "tf32":
+        rows, cols = e0.coerce(vb.rows, "int32"), e0.coerce(vb.cols, "int32")
+        tag = scope.tag(g.b.factor.span)
+        add(2, "if transpose_b:", tag)
+        add(3, f"B_t = T.alloc_global(({cols}, {rows}), T.float32)  # B transposed: k-major rows", tag)
+        add(3, f"with T.Kernel(T.ceildiv({cols}, 32), T.ceildiv({rows}, 32), threads=256) as (bx, by):", tag)
+        add(4, f"B_rows = T.decl_buffer(({rows}, {cols}), T.float32, data={vb.buffer}.data)", tag)
+        add(4, "B_s = T.alloc_shared((32, 33), T.float32)  # padded: the column reads miss bank conflicts", tag)
+        add(4, "for i, j in T.Parallel(32, 32):", tag)
+        add(5, f"if by * 32 + i < {rows} and bx * 32 + j < {cols}:", tag)
+        add(6, "B_s[i, j] = B_rows[by * 32 + i, bx * 32 + j]", tag)
+        add(4, "for i, j in T.Parallel(32, 32):", tag)
+        add(5, f"if bx * 32 + i < {cols} and by * 32 + j < {rows}:", tag)
+        add(6, "B_t[bx * 32 + i, by * 32 + j] = B_s[j, i]", tag)
     kernel_at = len(lines)
     kernel_line = f"with T.Kernel({grid}, threads=threads{{prelude}}) as (bx, by{', bz' if g.batched else ''}):"
     add(2, kernel_line.format(prelude=""), scope.tag(fn.span))
@@ -200,12 +231,12 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     acc_dtype = dtype_of(g.acc_type, scope)
     a_name, b_name = "A_tile", "B_tile"
     e0 = StmtPrinter(scope, indent=0).expr
-    a_tile_dtype = "tile_dtype" if fast_kind == "tf32_wgmma" else dtype_of(g.a.dtype, scope)
-    b_tile_dtype = "tile_dtype" if fast_kind == "tf32_wgmma" else dtype_of(g.b.dtype, scope)
+    a_tile_dtype = "tile_dtype" if fast_kind in _TF32 else dtype_of(g.a.dtype, scope)
+    b_tile_dtype = "tile_dtype" if fast_kind in _TF32 else dtype_of(g.b.dtype, scope)
     add(3, f'{a_name} = T.alloc_shared((block_M, block_K), {a_tile_dtype}, scope=shared_scope)',
         scope.tag(g.span))
-    add(3, f'{b_name} = T.alloc_shared({"(block_N, block_K)" if b_nt else "(block_K, block_N)"}, '
-           f'{b_tile_dtype}, scope=shared_scope)', scope.tag(g.span))
+    b_shape = "(block_N, block_K)" if b_nt else ("b_tile_shape" if fast_kind == "tf32" else "(block_K, block_N)")
+    add(3, f'{b_name} = T.alloc_shared({b_shape}, {b_tile_dtype}, scope=shared_scope)', scope.tag(g.span))
     add(3, f"{g.acc}_f = T.alloc_fragment((block_M, block_N), {acc_dtype})", scope.tag(g.span))
     add(3, "for i, j in T.Parallel(block_M, block_N):", scope.tag(g.span))
     add(4, f"{g.acc}_f[i, j] = 0", scope.tag(g.span))
@@ -236,25 +267,26 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
 
     e0 = StmtPrinter(scope, indent=0).expr
 
-    def stage(op, name, view, copy_start, loop, index_line, names, ok, where):
+    def stage(op, name, view, copy_start, loop, index_line, names, ok, where, base=4):
         """Fill one shared tile: on GPUs with ``T.copy`` from a 2-D view when the operand is one
-        (cp.async, zero past the view), else (and on the CPU target, whose host code cannot
-        pass a viewed buffer) element by element as the CUDA code computes it."""
+        (cp.async, or TMA at static sizes; zero past the view), else (and on the CPU target,
+        whose host code cannot pass a viewed buffer) element by element as the CUDA code
+        computes it."""
         tag = scope.tag(op.factor.span)
-        indent = 4
+        indent = base
         if view is not None:
             rows, cols = e0.coerce(view.rows, "int32"), e0.coerce(view.cols, "int32")
             shape, start = f"{rows}, {cols}", copy_start
             if view.batched:  # one matrix per batch, one after another
                 shape, start = f"extent_z, {shape}", f"bz, {copy_start}"
-            add(4, "if whole_tiles:", scope.tag(g.span))
-            add(5, f"# {view.buffer} read in whole tiles: a ({shape}) array, zeros past its bounds "
-                   "as in the CUDA code", tag)
-            vdtype = "tile_dtype" if fast_kind == "tf32_wgmma" else dtype_of(op.dtype, scope)
-            add(5, f"{name[0]}_view = T.decl_buffer(({shape}), {vdtype}, data={view.buffer}.data)", tag)
-            add(5, f"T.copy({name[0]}_view[{start}], {name})", tag)
-            add(4, "else:", scope.tag(g.span))
-            indent = 5
+            add(base, "if whole_tiles:", scope.tag(g.span))
+            add(base + 1, f"# {view.buffer} read in whole tiles: a ({shape}) array, zeros past its bounds "
+                          "as in the CUDA code", tag)
+            vdtype = "tile_dtype" if fast_kind in _TF32 else dtype_of(op.dtype, scope)
+            add(base + 1, f"{name[0]}_view = T.decl_buffer(({shape}), {vdtype}, data={view.buffer}.data)", tag)
+            add(base + 1, f"T.copy({name[0]}_view[{start}], {name})", tag)
+            add(base, "else:", scope.tag(g.span))
+            indent = base + 1
         add(indent, loop, tag)
         for text in [index_line] + [f"{n} = {index_line.split(' = ')[0]}" for n in names] + batch + k_bind:
             add(indent + 1, text, tag)
@@ -265,14 +297,23 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     stage(g.a, a_name, va, "by * block_M, ko * block_K",
           "for i, kk in T.Parallel(block_M, block_K):" if g.a.k_contiguous
           else "for kk, i in T.Parallel(block_K, block_M):", "gy = by * block_M + i", g.row_names, row_ok, "i, kk")
+    b_base = 4
+    if fast_kind == "tf32":
+        add(4, "if transpose_b:  # tiles of the k-major copy", scope.tag(g.span))
+        add(5, f"Bt_view = T.decl_buffer(({e0.coerce(vb.cols, 'int32')}, {e0.coerce(vb.rows, 'int32')}), "
+               "tile_dtype, data=B_t.data)", scope.tag(g.b.factor.span))
+        add(5, f"T.copy(Bt_view[bx * block_N, ko * block_K], {b_name})", scope.tag(g.b.factor.span))
+        add(4, "else:", scope.tag(g.span))
+        b_base = 5
     stage(g.b, b_name, vb, "bx * block_N, ko * block_K" if b_nt else "ko * block_K, bx * block_N",
           "for j, kk in T.Parallel(block_N, block_K):" if (g.b.k_contiguous or b_nt)
           else "for kk, j in T.Parallel(block_K, block_N):", "gx = bx * block_N + j", g.col_names, col_ok,
-          "j, kk" if b_nt else "kk, j")
+          "j, kk" if b_nt else "kk, j", base=b_base)
     exact_indent = 4
     if gemm_ok:
         add(4, "if tensor_cores:", scope.tag(g.span))
-        add(5, f"T.gemm({a_name}, {b_name}, {g.acc}_f{', transpose_B=True' if b_nt else ''})", scope.tag(g.span))
+        transpose = ", transpose_B=True" if b_nt else (", transpose_B=transpose_b" if fast_kind == "tf32" else "")
+        add(5, f"T.gemm({a_name}, {b_name}, {g.acc}_f{transpose})", scope.tag(g.span))
         add(4, "else:  # the CUDA loop's multiply-adds, in ascending k", scope.tag(g.span))
         exact_indent = 5
     add(exact_indent, "for kk in T.serial(block_K):", scope.tag(g.span))

@@ -254,7 +254,7 @@ class KernelEmitter:
         except NotGemm:
             gplan = None
         if gplan is not None:
-            from .gemm import gemm_factory, gemm_tune, static_params
+            from .gemm import gemm_factory, gemm_tune, specialize_when, static_params
             lifted = KernelOutput(prepared.name, "tile", "a GEMM: A and B tiles through shared memory, "
                                   "a pipelined K loop, the accumulator in registers")
             lifted.lines = gemm_factory(self, tplan, gplan, callees, tdims, bdims, self.allow_tf32)
@@ -262,6 +262,7 @@ class KernelEmitter:
             lifted.signature = self.signature(prepared, tplan)
             lifted.signature["tune"] = gemm_tune(gplan)
             lifted.signature["specialize"] = static_params(prepared, gplan, self.allow_tf32)
+            lifted.signature["specialize_when"] = specialize_when(prepared, gplan, self.allow_tf32)
             lifted.signature["whole_tiles"] = any("T.copy(" in ln.text for ln in lifted.lines)
             fp32 = scalar_name(gplan.a.dtype) == "float32" and scalar_name(gplan.b.dtype) == "float32"
             if self.allow_tf32 and fp32 and gplan.a.plain and gplan.b.plain:
