@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--tune", action="store_true",
                        help="also try each tile-form kernel's tile sizes, threads and pipeline depths "
                             "(its search space) and report the fastest")
+    bench.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                       help="build the kernels in N processes before timing them one at a time")
     bench.add_argument("--budget", type=float, default=1e9, metavar="SECONDS",
                        help="start no kernel after this many seconds")
     bench.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
@@ -163,7 +165,7 @@ def cmd_bench(args) -> int:
     rows, device = bench_folder(out_dir, report_data, kernels=set(args.kernel or ()) or None,
                                 specs_dir=specs, reps=args.reps, rounds=args.rounds,
                                 include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
-                                on_row=show, budget=args.budget, tune=args.tune)
+                                on_row=show, budget=args.budget, tune=args.tune, jobs=args.jobs)
     if args.kernel and not rows:
         err.print(f"migrate bench: no kernel named {', '.join(args.kernel)}")
         return EXIT_USAGE

@@ -233,19 +233,12 @@ def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds:
     return row
 
 
-def bench_folder(out_dir: Path, report: dict, *, kernels=None, specs_dir: Path | None = None,
-                 reps: int = 20, rounds: int = 7, include_dirs=(), defines=(), on_row=None,
-                 budget: float = 1e9, tune: bool = False) -> tuple[list[BenchRow], str]:
-    """Bench every spec'd, migrated kernel of ``out_dir``; returns the rows and the device name."""
-    import torch
-
+def _bench_work(out_dir: Path, report: dict, kernels, specs_dir: Path | None) -> list:
+    """(entry, kernel spec, form) of every spec'd, migrated kernel of ``out_dir``, in report order."""
     from .spec import load_spec
 
-    name = torch.cuda.get_device_name(0)
-    peaks = device_peaks(name)
     forms = {(k["file"], k["kernel"]): k["form"] for k in report.get("kernels", [])}
-    rows: list[BenchRow] = []
-    started = time.time()
+    work = []
     for entry in report.get("files", []):
         spec_path = None
         if specs_dir is not None and (specs_dir / entry["file"]).with_suffix(".toml").is_file():
@@ -260,18 +253,69 @@ def bench_folder(out_dir: Path, report: dict, *, kernels=None, specs_dir: Path |
                 continue
             if form in (None, "unsupported"):
                 continue
-            if time.time() - started > budget:
-                row = BenchRow(entry["file"], k.id, form, status="skipped", message="time budget spent")
-            else:
-                try:
-                    row = bench_kernel(out_dir, entry, k, form, reps=reps, rounds=rounds, peaks=peaks,
-                                       include_dirs=include_dirs, defines=defines, tune=tune)
-                except Exception as exc:  # one kernel's failure is reported, the rest go on
-                    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-                    row = BenchRow(entry["file"], k.id, form, status="error", message=last[:400])
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
+            work.append((entry, k, form))
+    return work
+
+
+def prepare_kernel(out_dir: Path, entry: dict, k, include_dirs=(), defines=()) -> str:
+    """Build what timing ``k`` needs, into the caches: the original's GPU library (nvcc) and the
+    migrated kernel (TileLang, cached on disk), at the spec's launch and static sizes. Returns
+    "" or the error; run in worker processes by :func:`bench_folder` (``jobs``)."""
+    try:
+        from .cuda_gpu import compile_gpu
+        from .inputs import make_inputs
+        from .tilelang_side import load_module
+        from .tilelang_support import compile_kernel, static_sizes
+
+        compile_gpu(out_dir / entry["original"], [k], include_dirs=include_dirs, defines=defines)
+        sig = load_module(out_dir / entry["output"]).KERNELS[k.name]
+        inputs = make_inputs(k, 7) if sig.specialize else None
+        ordered = [None if a.is_buffer else inputs.args[a.name] for a in k.args] if inputs else []
+        compile_kernel(sig, k.grid, k.block, k.shared_bytes, k.template or None, "cuda",
+                       sizes=static_sizes(sig, ordered, "cuda") if inputs else None)
+        return ""
+    except Exception as exc:  # the timing run reports it again, with the kernel
+        return traceback.format_exception_only(type(exc), exc)[-1].strip()
+
+
+def _prepare_all(out_dir: Path, work: list, jobs: int, include_dirs, defines) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")  # CUDA does not survive fork
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        list(pool.map(prepare_kernel, [out_dir] * len(work), [e for e, _, _ in work], [k for _, k, _ in work],
+                      [tuple(include_dirs)] * len(work), [tuple(defines)] * len(work)))
+
+
+def bench_folder(out_dir: Path, report: dict, *, kernels=None, specs_dir: Path | None = None,
+                 reps: int = 20, rounds: int = 7, include_dirs=(), defines=(), on_row=None,
+                 budget: float = 1e9, tune: bool = False, jobs: int = 1) -> tuple[list[BenchRow], str]:
+    """Bench every spec'd, migrated kernel of ``out_dir``; returns the rows and the device name.
+    ``jobs`` > 1 first builds every kernel in that many processes (compilation is most of the
+    time of a corpus-wide run); the timing itself is one kernel at a time."""
+    import torch
+
+    name = torch.cuda.get_device_name(0)
+    peaks = device_peaks(name)
+    rows: list[BenchRow] = []
+    started = time.time()
+    work = _bench_work(out_dir, report, kernels, specs_dir)
+    if jobs > 1 and len(work) > 1:
+        _prepare_all(out_dir, work, jobs, include_dirs, defines)
+    for entry, k, form in work:
+        if time.time() - started > budget:
+            row = BenchRow(entry["file"], k.id, form, status="skipped", message="time budget spent")
+        else:
+            try:
+                row = bench_kernel(out_dir, entry, k, form, reps=reps, rounds=rounds, peaks=peaks,
+                                   include_dirs=include_dirs, defines=defines, tune=tune)
+            except Exception as exc:  # one kernel's failure is reported, the rest go on
+                last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+                row = BenchRow(entry["file"], k.id, form, status="error", message=last[:400])
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
     return rows, name
 
 

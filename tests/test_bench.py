@@ -58,3 +58,23 @@ def test_every_bench_spec_names_a_corpus_kernel():
         text = source.read_text()
         for k in load_spec(spec_path):
             assert f"void {k.name}(" in text, (spec_path, k.name)
+
+
+def test_bench_work_takes_bench_sizes_over_corpus_sizes_and_skips_unmigrated(tmp_path):
+    """What a bench run times (and builds first with --jobs): every migrated kernel with a spec,
+    from the bench folder's spec where there is one."""
+    from migrate.runtime.bench import _bench_work
+
+    out = tmp_path / "out"
+    main(["convert", str(REPO / "corpus" / "reduction"), "-o", str(out), "-q"])
+    report = json.loads((out / "report.json").read_text())
+    specs = REPO / "bench" / "specs" / "reduction"  # report paths are relative to the converted folder
+    work = _bench_work(out, report, None, specs)
+    names = {k.name for _, k, _ in work}
+    assert "blockReduceSum" in names
+    assert "reduceMinFloat" not in names  # not migrated: nothing to time
+    by_name = {k.name: k for _, k, _ in work}
+    bench_spec = {k.name: k for k in load_spec(specs / "block_sum.toml")}
+    assert by_name["blockReduceSum"].grid == bench_spec["blockReduceSum"].grid
+    only = _bench_work(out, report, {"blockReduceSum"}, specs)
+    assert [k.name for _, k, _ in only] == ["blockReduceSum"]
