@@ -4,7 +4,8 @@
 #   1. equivalence: every converted corpus kernel, original (nvcc) vs migrated (TileLang cuda);
 #   2. timing: original vs migrated per kernel at the specs' small sizes (bench/gpu_bench.py);
 #   3. bench: `migrate bench --specs bench/specs` (realistic sizes, CUDA events, medians);
-#   4. tf32: the GEMMs converted with --allow-tf32 (folder $TF32, default build/gpu_tf32), benched;
+#   4. tf32: the GEMMs converted with --allow-tf32 (folder $TF32, default build/gpu_tf32), checked
+#      and benched;
 #   5. cublas: cuBLAS reference times for the GEMM goal (bench/cublas_ref.py);
 #   6. tune: `migrate bench --tune` on a few kernels ($TUNE_KERNELS).
 # STEPS="references check bench" (the default) picks the steps.
@@ -49,11 +50,14 @@ fi
 if [[ " $STEPS " == *" bench "* ]]; then
   left=$(( 570 - ($(date +%s) - start) ))
   [ $left -gt 30 ] && COLUMNS=200 timeout $left python -m migrate.cli bench --from "$SRC" --specs bench/specs \
-    --json "$RES/bench.json" --budget $(( left - 60 )) > "$RES/bench.txt" 2>&1
+    --jobs ${JOBS:-12} --json "$RES/bench.json" --budget $(( left - 60 )) > "$RES/bench.txt" 2>&1
   echo "bench exit $? after $(( $(date +%s) - start )) s"
   grep -v "TileLang:" "$RES/bench.txt" | tail -40
 fi
 if [[ " $STEPS " == *" tf32 "* ]]; then
+  timeout 150 python -m migrate.cli check --from "${TF32:-build/gpu_tf32}" --device cuda --jobs 8 \
+    --json "$RES/check_cuda_tf32.json" > "$RES/check_cuda_tf32.txt" 2>&1
+  echo "tf32 check exit $? after $(( $(date +%s) - start )) s"; tail -1 "$RES/check_cuda_tf32.txt"
   COLUMNS=200 timeout 240 python -m migrate.cli bench --from "${TF32:-build/gpu_tf32}" --specs bench/specs \
     --json "$RES/bench_tf32.json" > "$RES/bench_tf32.txt" 2>&1
   echo "tf32 bench exit $? after $(( $(date +%s) - start )) s"
