@@ -105,7 +105,7 @@ SHRINK: dict[str, tuple[Shrink, ...]] = {
     "gemv/gemv_thread_row.cu:gemv_row_per_thread": (_s("rows", 4096, 0, "A y"),),
     "gemv/gemv_thread_row.cu:gemv_t_col_per_thread": (_s("rows", 512, None, "A w"),),
     "gemv/gemv_warp_row.cu:gemv_warp_per_row": (_s("rows", 2048, 0, "A bias y"),),
-    "histogram/histogram.cu:histogram256Shared": (_s("n", 65536, None, "data"),),
+    "histogram/histogram.cu:histogram256Shared": (_s("n", 16384, None, "data"),),
     "histogram/histogram.cu:histogramFloatRange": (_s("n", 16384, None, "x"),),
     "map2d/bias_relu.cu:addBiasRelu": (_s("rows", 1024, 1, "act"),),
     "map2d/matrix_axpby.cu:matrixAxpby": (_s("rows", 1024, 1, "A B C"),),
@@ -310,3 +310,34 @@ def test_shrunk_bench_kernel_stays_in_bounds_and_matches_reference(libraries, sp
     expected = reference(key, inp.copy().args, {k: v.copy() for k, v in inp.symbols.items()})
     bad = [r.message for r in compare_outputs(small, expected, res.outputs) if not r.passed]
     assert not bad, f"{key} shrunk to grid {small.grid}: " + "; ".join(bad)
+
+
+# ------------------------------------------------------------------------ picked up by migrate bench
+
+@pytest.mark.slow
+def test_migrate_bench_picks_a_bench_size_for_every_migrated_kernel(tmp_path, monkeypatch):
+    """`bench_folder`'s own matching of `--specs bench/specs` to a converted corpus, with the GPU
+    timing replaced by a recorder: every migrated kernel is timed, at the bench spec's sizes."""
+    torch = pytest.importorskip("torch")
+    from migrate.runtime import bench
+
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "migrate", "convert", str(CORPUS), "-o", str(out), "-q"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    report = json.loads((out / "report.json").read_text())
+    timed = []
+
+    def record(out_dir, entry, k, form, **kw):
+        timed.append((entry["file"], k.id, k.spec_path, k.grid))
+        return bench.BenchRow(entry["file"], k.id, form)
+
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "recorder")
+    monkeypatch.setattr(bench, "bench_kernel", record)
+    rows, _ = bench.bench_folder(out, report, specs_dir=BENCH)
+    migrated = {(k["file"], k["kernel"]) for k in report["kernels"] if k["form"] != "unsupported"}
+    assert migrated, proc.stderr
+    assert migrated <= {(_source(p), k.name) for p, k in CASES}
+    assert sorted(f"{f}:{i}" for f, i, _, _ in timed) == sorted(IDS)
+    for file, kid, spec_path, grid in timed:
+        assert Path(spec_path) == (BENCH / file).with_suffix(".toml")
+        assert grid == CASES[IDS.index(f"{file}:{kid}")][1].grid
