@@ -64,8 +64,7 @@ class Shrink:
     buffers: str
 
 
-def _s(scalar, factor, axis, buffers):
-    return Shrink(scalar, factor, axis, buffers)
+_s = Shrink
 
 
 # 64 M-element maps shrink to 4096 elements, 8192-row matrices to 4 or 8 rows, GEMMs to 16-64
