@@ -128,6 +128,8 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     # constant ones; half-precision tiles at run-time sizes are staged element by element, which
     # measured faster on the H200 than 4-byte copies (129 vs 73 TFLOP/s at 4096^3, 2026-11-29)
     va, vb = operand_views(g)
+    if not static_params(fn, g, allow_tf32):  # batched views are copied by TMA only (static sizes)
+        va, vb = [None if v is not None and v.batched else v for v in (va, vb)]
     b_nt = vb is not None and not vb.k_first  # B stored n-major: B[col * ldb + k]
     both_views = va is not None and vb is not None
     # the k tile is free when both operands are copied whole and the CUDA tiles cover k up to

@@ -20,6 +20,10 @@ DIMS = ("x", "y", "z")
 #: Default tile per domain rank (slowest dimension first) and threads per tile: 4 elements per
 #: thread along x, so a full tile's contiguous accesses vectorise to 128-bit.
 DEFAULT_TILES = {1: (1024,), 2: (8, 128), 3: (1, 8, 128)}
+#: Tiles of maps whose element runs a loop (a dot product, a convolution window): one element per
+#: thread, as in the CUDA launch; four per thread ran 2-11x slower on the H200 (2026-11-29), the
+#: elements' loops one after another in each thread instead of across threads.
+LOOPED_TILES = {1: (256,), 2: (2, 128), 3: (1, 2, 128)}
 DEFAULT_THREADS = 256
 #: 2-D maps with an access strided along x (a transpose) take square tiles.
 SQUARE_TILE = (32, 32)
@@ -47,7 +51,8 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     def add(indent, text, origin=""):
         lines.append(Line(indent, text, origin))
 
-    tile_default = SQUARE_TILE if tile_map.square else DEFAULT_TILES[rank]
+    looped = any(isinstance(n, (m.For, m.While, m.DoWhile)) for st in tile_map.stmts for n in m.walk(st))
+    tile_default = SQUARE_TILE if tile_map.square else (LOOPED_TILES if looped else DEFAULT_TILES)[rank]
     emitter.header(fn, "tile", tdims, bdims, scope, add,
                    tune=f", tile={tile_default!r}, threads={DEFAULT_THREADS}",
                    summary=f"\n\n    A map over the {rank}-D element domain in tiles of `tile` "
