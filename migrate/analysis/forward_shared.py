@@ -23,6 +23,7 @@ from ..parse import model as m
 from .affine import linear_form, rebuild, same_value
 from .lift_map import NotLiftable, _strip_casts as _strip
 from .phases import assignment_counts
+from .renaming import rename_reassigned_locals
 from .rewrite import Transformer
 
 _PURE_LEAVES = (m.Builtin, m.IntLit)
@@ -200,6 +201,7 @@ def _stored_function(site: _Site, locals_: dict, common: set[str], depth: int):
                 raise NotLiftable(f"the value stored to shared memory at line {stmt.span.line} depends on "
                                   f"'{n.name}' ({what})")
     table: dict = {}  # index variable (thread dim or loop var of the write) -> its value for element r
+    free: set = set()  # index variables that share a dimension with a solved one
     for pos, comp in enumerate(index):
         form = linear_form(comp)
         if form is None:
@@ -208,13 +210,18 @@ def _stored_function(site: _Site, locals_: dict, common: set[str], depth: int):
         index_terms = [k for k, (c, a) in terms.items()
                        if (isinstance(a, m.Builtin) and a.var == "threadIdx")
                        or (isinstance(a, m.Ref) and a.kind == "local" and a.name in own_loops)]
-        if len(index_terms) != 1 or terms[index_terms[0]][0] != 1:
-            raise NotLiftable(f"the shared store at line {stmt.span.line} is not indexed by one thread index "
-                              "(or loop variable) per dimension, with coefficient 1")
-        atom = terms[index_terms[0]][1]
+        if not index_terms or any(terms[k][0] != 1 for k in index_terms):
+            raise NotLiftable(f"the shared store at line {stmt.span.line} is not indexed by thread indices "
+                              "(or loop variables) with coefficient 1 in each dimension")
+        # solved for one index variable (a thread index first); the others of the dimension
+        # (``threadIdx.y + j``: a strip loop) stay free and must cancel out of the value
+        solved = sorted(index_terms, key=lambda k: not isinstance(terms[k][1], m.Builtin))[0]
+        atom = terms[solved][1]
         key = ("t", atom.dim) if isinstance(atom, m.Builtin) else ("v", atom.name)
-        others = {k: v for k, v in terms.items() if k != index_terms[0]}
-        if key in table or any(_thread_atoms(a) or _own_refs(a, own_loops) for c, a in others.values()):
+        free |= {_index_key(terms[k][1]) for k in index_terms if k != solved}
+        others = {k: v for k, v in terms.items() if k != solved}
+        if key in table or key in free or any(_thread_atoms(a) or _own_refs(a, own_loops)
+                                              for k, (c, a) in others.items() if k not in index_terms):
             raise NotLiftable(f"the shared store index at line {stmt.span.line} mixes thread indices")
         for n in m.walk(comp):
             if isinstance(n, m.Ref) and n.kind == "local" and n.name not in common and n.name not in own_loops:
@@ -225,22 +232,49 @@ def _stored_function(site: _Site, locals_: dict, common: set[str], depth: int):
         else:
             rest = rebuild((others, const), comp)  # element r = index variable + rest
             table[key] = m.Binary("-", ph, rest, comp.type, comp.span)
+    sub = _SubstThreads(table)
+    # with free index variables the value is a function of the element only where the index
+    # math cancels them (the sums they cancel in are rebuilt without them); else it is refused
+    settle = _Cancel(free).transform if free else (lambda e: e)
     for e in [value] + conds:
-        missing = {("t", d) for d in _thread_atoms(e)} - set(table)
-        missing |= {("v", n) for n in _own_refs(e, own_loops)} - set(table)
+        left = settle(sub.transform(e))
+        missing = sorted(_thread_atoms(left)) + sorted(_own_refs(left, own_loops))
         if missing:
             raise NotLiftable(f"the value stored to shared memory at line {stmt.span.line} depends on "
-                              f"'{sorted(missing)[0][1]}', which its index does not determine")
-    sub = _SubstThreads(table)
-    f_value = sub.transform(value)
+                              f"'{missing[0]}', which its index does not determine")
+    thread_conds = [c for c in conds if _thread_atoms(c) or _own_refs(c, own_loops)]
+    f_value = settle(sub.transform(value))
     guard = None
-    thread_conds = [c for c in conds if _thread_atoms(c)]
     if thread_conds:
         guard = thread_conds[0]
         for c in thread_conds[1:]:
             guard = m.Binary("&&", guard, c, c.type, c.span)
-        guard = sub.transform(guard)
+        guard = settle(sub.transform(guard))
     return f_value, guard, len(index)
+
+
+class _Cancel(Transformer):
+    """The smallest integer sums in which the index variables ``keys`` cancel, rebuilt without them
+    (``(by*32 + (r - j)) + j`` is ``by*32 + r``); everything else keeps its shape."""
+
+    def __init__(self, keys: set) -> None:
+        self.keys = keys  # ("t", dim) or ("v", loop variable), as in _stored_function's table
+
+    def _mentions(self, e) -> bool:
+        return any((isinstance(n, m.Builtin) and n.var == "threadIdx" and ("t", n.dim) in self.keys)
+                   or (isinstance(n, m.Ref) and n.kind == "local" and ("v", n.name) in self.keys) for n in m.walk(e))
+
+    def leave_Binary(self, node):
+        if node.op not in ("+", "-") or not self._mentions(node):
+            return node
+        form = linear_form(node)
+        if form is None or any(self._mentions(a) for _c, a in form[0].values()):
+            return node
+        return rebuild(form, node)
+
+
+def _index_key(atom):
+    return ("t", atom.dim) if isinstance(atom, m.Builtin) else ("v", atom.name)
 
 
 class _ReplaceReads(Transformer):
@@ -291,7 +325,7 @@ def forward_shared(fn: m.Function) -> m.Function:
         return fn
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "atomic") for n in m.walk(fn.body)):
         raise NotLiftable("it combines shared memory with warp operations or atomics")
-    fn = propagate_builtin_aliases(fn)
+    fn = propagate_builtin_aliases(rename_reassigned_locals(fn))
     shared = {d.name for d in decls}
     writes, reads, barriers = _collect(fn, shared)
     locals_ = single_assignment_locals(fn.body)
@@ -323,11 +357,38 @@ def forward_shared(fn: m.Function) -> m.Function:
     body = _DropStmts([b.node for b in barriers]).transform(body)
     for rep in replacements:
         body = rep.transform(body)
+    body = drop_known_guards(body, single_assignment_locals(body))
     body = drop_dead_declarations(body)
     left = [n for n in m.walk(body) if isinstance(n, m.Ref) and n.name in shared]
     if left:
         raise NotLiftable(f"shared array '{left[0].name}' is still read after forwarding (line {left[0].span.line})")
     return dataclasses.replace(fn, body=body)
+
+
+def _conjuncts(c) -> list:
+    c = _strip(c)
+    if isinstance(c, m.Binary) and c.op == "&&":
+        return _conjuncts(c.lhs) + _conjuncts(c.rhs)
+    return [c]
+
+
+def drop_known_guards(node, locals_: dict, known: tuple = ()):
+    """``c ? v : 0`` (the guard of a forwarded read) becomes ``v`` where an enclosing ``if``
+    already tests every conjunct of ``c`` (same value up to integer arithmetic, locals spelled
+    out), on values that nothing in between assigns and no load."""
+    if isinstance(node, m.If):
+        cond = expand(node.cond, locals_)
+        assigned = assignment_counts(node.then)
+        stable = _pure(cond) and not any(isinstance(n, m.Index) or (isinstance(n, m.Ref) and n.name in assigned)
+                                         for n in m.walk(cond))
+        inner = known + (tuple(_conjuncts(cond)) if stable else ())
+        other = drop_known_guards(node.other, locals_, known) if node.other is not None else None
+        return dataclasses.replace(node, then=drop_known_guards(node.then, locals_, inner), other=other)
+    if isinstance(node, m.Ternary) and known and all(
+            any(same_value(c, k) for k in known) for c in _conjuncts(expand(node.cond, locals_))):
+        value = drop_known_guards(node.then, locals_, known)
+        return value if value.type == node.type else m.Cast(node.type, value, "implicit", node.type, node.span)
+    return m.map_children(node, lambda c: drop_known_guards(c, locals_, known))
 
 
 def _common_prefix(lists):

@@ -440,19 +440,25 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
                 raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
         raise NotLiftable("it uses warp or cooperative-group operations")
+    from .block_tiles import fold_block_tiles
     from .forward_shared import propagate_builtin_aliases
     fn = propagate_builtin_aliases(fn)
     fn, block_extents = normalise_block_stride(fn)
     folded, block_sizes = fold_global_indices(fn)
     left = leftover_thread_indices(folded)
     if left:
-        raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than in "
-                          f"the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
-                          f"threadIdx.{left[0].dim}")
-    folded = blocks_as_segments(folded)
-    stmts = folded.body.stmts
-    stmts, extents = normalise_grid_stride(stmts)
-    extents = {**block_extents, **extents}
+        try:  # a tile per block, swept in strips or by other thread dimensions
+            folded, block_sizes, extents = fold_block_tiles(fn)
+        except NotLiftable as not_tiles:
+            raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than in "
+                              f"the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
+                              f"threadIdx.{left[0].dim} (nor in a block tile: {not_tiles})") from None
+        stmts = folded.body.stmts
+    else:
+        folded = blocks_as_segments(folded)
+        stmts = folded.body.stmts
+        stmts, extents = normalise_grid_stride(stmts)
+        extents = {**block_extents, **extents}
     dims = domain_dims(m.Block(stmts, fn.span))
     check_stores(stmts, dims)
     aliases = _aliases_of_global(stmts, set().union(*(_assigned_names(s) for s in stmts)) if stmts else set())
