@@ -27,7 +27,8 @@ import dataclasses
 
 from ..parse import model as m
 from .affine import linear_form, rebuild
-from .forward_shared import drop_dead_declarations, expand, single_assignment_locals
+from .forward_shared import _pure, drop_dead_declarations, expand, single_assignment_locals
+from .phases import assignment_counts
 from .rewrite import Transformer
 
 _INT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -67,6 +68,11 @@ def _strip_loop(stmt) -> tuple[str, int, int] | None:
         if isinstance(target, m.Ref) and target.name == decl.name:
             return None
     return decl.name, extent, stride
+
+
+def has_strip_loop(fn: m.Function) -> bool:
+    """Whether a statement of the kernel's body is a strip loop."""
+    return fn.body is not None and any(_strip_loop(s) for s in fn.body.stmts)
 
 
 def _is_int(e) -> bool:
@@ -185,16 +191,21 @@ def _fold(fn: m.Function):
         if found:
             loops[found[0]] = found[1:]
             body += list(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
-        elif isinstance(s, (m.DeclStmt, m.Empty)):
-            body.append(s)
+        elif isinstance(s, m.Empty) or isinstance(s, m.DeclStmt) and all(
+                d.init is None or _pure(d.init) for d in s.decls):
+            body.append(s)  # runs once per element instead of once per thread: no side effects
         else:
-            raise _NotTiles(f"the statement at line {s.span.line} is neither a declaration nor a strip loop")
+            raise _NotTiles(f"the statement at line {s.span.line} is neither a declaration without side "
+                            "effects nor a strip loop")
     if len(loops) > 1:
         raise _NotTiles("it has more than one strip loop")
     # index locals spelled out, so that each index is one affine form
     block = m.Block(tuple(body), fn.body.span)
+    # (those computed from loads, or from names assigned anywhere, keep their place)
+    assigned = assignment_counts(block)
     table = {k: v for k, v in single_assignment_locals(block).items()
-             if not any(isinstance(n, (m.Index, m.Call, m.MethodCall)) for n in m.walk(v))}
+             if not any(isinstance(n, (m.Index, m.Call, m.MethodCall)) or
+                        (isinstance(n, m.Ref) and n.name in assigned) for n in m.walk(v))}
     block = drop_dead_declarations(expand(block, table))
     pairing = _Pairing(loops)
     pairing.discover(block)

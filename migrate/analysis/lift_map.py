@@ -440,19 +440,23 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
                 raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
         raise NotLiftable("it uses warp or cooperative-group operations")
-    from .block_tiles import fold_block_tiles
+    from .block_tiles import fold_block_tiles, has_strip_loop
     from .forward_shared import propagate_builtin_aliases
     fn = propagate_builtin_aliases(fn)
     fn, block_extents = normalise_block_stride(fn)
     folded, block_sizes = fold_global_indices(fn)
     left = leftover_thread_indices(folded)
-    if left:
+    tiles = None
+    if left or has_strip_loop(fn):
         try:  # a tile per block, swept in strips or by other thread dimensions
-            folded, block_sizes, extents = fold_block_tiles(fn)
+            tiles = fold_block_tiles(fn)
         except NotLiftable as not_tiles:
-            raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than in "
-                              f"the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
-                              f"threadIdx.{left[0].dim} (nor in a block tile: {not_tiles})") from None
+            if left:
+                raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than "
+                                  f"in the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
+                                  f"threadIdx.{left[0].dim} (nor in a block tile: {not_tiles})") from None
+    if tiles is not None:
+        folded, block_sizes, extents = tiles
         stmts = folded.body.stmts
     else:
         folded = blocks_as_segments(folded)
