@@ -10,6 +10,13 @@ must store the same function of the element index (compared in canonical affine 
 write under a thread-dependent condition keeps it as ``cond ? V : 0`` (an element no thread wrote
 is undefined in CUDA, and the condition keeps the load in bounds).
 
+An index dimension may also be a thread index plus the variables of loops around the write
+(``S[threadIdx.y + j][threadIdx.x]`` in a loop over row strips ``j``): it is solved for the thread
+index, and the value must not depend on the other variables once the index math cancels them.
+Locals reassigned between the phases are renamed first (:mod:`.renaming`). A read's inner indices
+must stay inside their rows (``S[i][33]`` of a ``[32][33]`` array is ``S[i + 1][0]``): their
+ranges come from the block sizes the lifted kernel asserts and the constant bounds of loops.
+
 When every shared array has been forwarded, the barriers only ordered those writes and reads and
 are removed too; the kernel is then a map for :mod:`.lift_map`. :func:`forward_shared` returns
 the function unchanged when it has nothing to forward, and raises
@@ -331,6 +338,7 @@ def forward_shared(fn: m.Function) -> m.Function:
     locals_ = single_assignment_locals(fn.body)
     drop = []
     replacements = []
+    rows = []  # (array, inner index of a read, its extent, the loops around the read, line)
     for name in sorted(shared):
         ws, rs = writes[name], reads[name]
         if not ws:
@@ -353,6 +361,10 @@ def forward_shared(fn: m.Function) -> m.Function:
                 raise NotLiftable(f"the stores to '{name}' do not all store the same function of the element")
             guard = None
         replacements.append(_ReplaceReads(name, f_value, guard, rank, locals_))
+        extents = _extents(next(d.type for d in decls if d.name == name))
+        for r in rs:
+            for pos, idx in enumerate(_index_chain(r.node)[1][1:len(extents)], start=1):
+                rows.append((name, expand(idx, locals_), extents[pos], _loops(r.path), r.node.span.line))
     body = _DropStmts(drop, shared).transform(fn.body)
     body = _DropStmts([b.node for b in barriers]).transform(body)
     for rep in replacements:
@@ -362,7 +374,78 @@ def forward_shared(fn: m.Function) -> m.Function:
     left = [n for n in m.walk(body) if isinstance(n, m.Ref) and n.name in shared]
     if left:
         raise NotLiftable(f"shared array '{left[0].name}' is still read after forwarding (line {left[0].span.line})")
-    return dataclasses.replace(fn, body=body)
+    forwarded = dataclasses.replace(fn, body=body)
+    _check_rows(rows, forwarded)
+    return forwarded
+
+
+def _extents(t) -> list:
+    out = []
+    while isinstance(t, m.Array):
+        out.append(t.extent)
+        t = t.element
+    return out
+
+
+def _check_rows(rows, forwarded: m.Function) -> None:
+    """Each inner index of a forwarded read must stay inside its row: ``s[i][33]`` of a
+    ``[32][33]`` array is the element ``s[i + 1][0]``, which the forwarded value would not be. The
+    ranges of thread indices come from the block sizes the lifted kernel asserts, those of loop
+    variables from their constant bounds."""
+    if not rows:
+        return
+    from .lift_map import fold_elements
+    sizes = fold_elements(forwarded)[2]  # (a kernel that does not fold is not a map after all)
+    for name, index, extent, loops, line in rows:
+        span = _value_range(index, sizes, {v: r for lp in loops for v, r in [_loop_range(lp)] if v})
+        if extent is None or span is None or span[0] < 0 or span[1] >= extent:
+            raise NotLiftable(f"the read of '{name}' at line {line} is not proven to stay inside its rows of "
+                              f"{extent} elements (past them it reads another row)")
+
+
+def _loop_range(loop) -> tuple:
+    """(variable, (first, last)) of ``for (int v = a; v < b; v += s)`` (or ``<=``, ``++v``) with
+    constant a, b, s; (None, None) otherwise."""
+    if not isinstance(loop, m.For) or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
+        return None, None
+    decl, cond, step = loop.init.decls[0], _strip(loop.cond) if loop.cond is not None else None, loop.step
+    first = _constant(decl.init)
+    if first is None or not (isinstance(cond, m.Binary) and cond.op in ("<", "<=")
+                             and isinstance(_strip(cond.lhs), m.Ref) and _strip(cond.lhs).name == decl.name):
+        return None, None
+    bound = _constant(cond.rhs)
+    stride = 1 if isinstance(step, m.Unary) and step.op == "++" else (
+        _constant(step.value) if isinstance(step, m.Assign) and step.op == "+=" else None)
+    if bound is None or stride is None or stride <= 0 or any(isinstance(t, m.Ref) and t.name == decl.name for t in (
+            [n.target for n in m.walk(loop.body) if isinstance(n, m.Assign)] +
+            [n.operand for n in m.walk(loop.body) if isinstance(n, m.Unary) and n.op in ("++", "--")])):
+        return None, None
+    last = bound - 1 if cond.op == "<" else bound
+    return decl.name, (first, first + (last - first) // stride * stride)
+
+
+def _constant(e) -> int | None:
+    form = linear_form(e) if e is not None else None
+    return form[1] if form is not None and not form[0] else None
+
+
+def _value_range(index, sizes: dict, loops: dict):
+    """(lowest, highest) value of an affine ``index`` of thread indices (within the block sizes
+    ``sizes``) and loop variables (within ``loops``); None when something else moves it."""
+    form = linear_form(index)
+    if form is None:
+        return None
+    lo = hi = form[1]
+    for c, atom in form[0].values():
+        atom = _strip(atom)
+        if isinstance(atom, m.Builtin) and atom.var == "threadIdx" and atom.dim in sizes:
+            r = (0, sizes[atom.dim] - 1)
+        elif isinstance(atom, m.Ref) and atom.kind == "local" and atom.name in loops:
+            r = loops[atom.name]
+        else:
+            return None
+        lo, hi = lo + min(c * r[0], c * r[1]), hi + max(c * r[0], c * r[1])
+    return lo, hi
 
 
 def _conjuncts(c) -> list:

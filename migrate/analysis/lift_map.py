@@ -427,19 +427,9 @@ def strided_in_x(stmts) -> bool:
     return False
 
 
-def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) -> KernelPlan:
-    """The tile-form plan of a prepared kernel whose portable plan is ``kplan``."""
-    if kplan.form != "portable" or len(kplan.regions) != 1 or not isinstance(kplan.regions[0], Phase):
-        raise NotLiftable("it has barriers or warp operations")
-    shared = [n for n, vp in kplan.vars.items() if vp.placement in ("shared", "thread_array")]
-    if shared:
-        raise NotLiftable(f"it keeps values in shared memory ('{shared[0]}')")
-    for dev in device_fns:
-        for n in m.walk(dev.body) if dev.body else ():
-            if isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockIdx"):
-                raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
-    if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
-        raise NotLiftable("it uses warp or cooperative-group operations")
+def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], dict[str, m.Expr]]:
+    """A prepared kernel's thread indices as element indices: (the function, its statements,
+    the block sizes the factory must assert, the domain extents that differ from grid × block)."""
     from .block_tiles import fold_block_tiles, has_strip_loop
     from .forward_shared import propagate_builtin_aliases
     fn = propagate_builtin_aliases(fn)
@@ -463,6 +453,23 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
         stmts = folded.body.stmts
         stmts, extents = normalise_grid_stride(stmts)
         extents = {**block_extents, **extents}
+    return folded, stmts, block_sizes, extents
+
+
+def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) -> KernelPlan:
+    """The tile-form plan of a prepared kernel whose portable plan is ``kplan``."""
+    if kplan.form != "portable" or len(kplan.regions) != 1 or not isinstance(kplan.regions[0], Phase):
+        raise NotLiftable("it has barriers or warp operations")
+    shared = [n for n, vp in kplan.vars.items() if vp.placement in ("shared", "thread_array")]
+    if shared:
+        raise NotLiftable(f"it keeps values in shared memory ('{shared[0]}')")
+    for dev in device_fns:
+        for n in m.walk(dev.body) if dev.body else ():
+            if isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockIdx"):
+                raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
+    if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
+        raise NotLiftable("it uses warp or cooperative-group operations")
+    folded, stmts, block_sizes, extents = fold_elements(fn)
     dims = domain_dims(m.Block(stmts, fn.span))
     check_stores(stmts, dims)
     aliases = _aliases_of_global(stmts, set().union(*(_assigned_names(s) for s in stmts)) if stmts else set())
