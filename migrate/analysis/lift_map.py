@@ -11,6 +11,8 @@ Normalisations on the way:
 - a grid-stride loop ``for (i = globalIdx; i < n; i += blockDim * gridDim)`` that makes up the
   kernel becomes a domain of ``n`` elements (the launch size no longer matters);
 - a leftover ``blockIdx.d`` becomes the element's segment ``globalIdx.d / blockDim.d``;
+- a block whose threads sweep its tile in row strips or along another dimension
+  (``blockIdx.y * 32 + threadIdx.x``) gets element indices from :mod:`.block_tiles`;
 - the bounds of the CUDA tail guard (``if (i < n)``) are recorded: a tile entirely inside them is
   a *full tile*, which TileLang compiles without the guard.
 
