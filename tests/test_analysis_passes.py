@@ -11,6 +11,7 @@ from migrate.analysis.divergence import thread_dependent_names
 from migrate.analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
 from migrate.analysis.loop_ir import Barrier, Exchange, Phase, UniformIf, UniformLoop
 from migrate.analysis.phases import NotPortable, plan_portable
+from migrate.analysis.renaming import rename_reassigned_locals
 from migrate.analysis.vectors import VectorError, scalarize_vectors
 from migrate.parse import model as m
 from migrate.parse.frontend import parse_file
@@ -187,6 +188,29 @@ def test_unique_names_renames_shadowed_and_reserved(tmp_path):
     assert fn.params[0].name == "T_"
     refs = {r.name for r in nodes(fn, m.Ref)}
     assert "T" not in refs and "T_" in refs
+
+
+def test_straight_line_reassignments_get_names_of_their_own(tmp_path):
+    u = unit(tmp_path, """
+        __global__ void k(float* out, int n) {
+            int x = threadIdx.x;
+            int y = 1;
+            out[x] = 0.0f;
+            __syncthreads();
+            x = x + blockIdx.x;
+            if (n > 0) y = 2;
+            out[x] = y;
+        }
+    """)
+    fn = rename_reassigned_locals(rewrite.unique_names(u.kernel("k")))
+    decls = {d.name: d.init for d in nodes(fn, m.VarDecl)}
+    assert set(decls) == {"x", "x_2", "y"}
+    # the new x reads the old one; the store after it reads the new one
+    assert {r.name for r in m.walk(decls["x_2"]) if isinstance(r, m.Ref)} == {"x"}
+    stores = [a for a in nodes(fn, m.Assign) if isinstance(a.target, m.Index)]
+    assert [{r.name for r in m.walk(a.target.index) if isinstance(r, m.Ref)} for a in stores] == [{"x"}, {"x_2"}]
+    # y is also assigned in a branch: which value reaches the store is not decided by the text
+    assert [a.target.name for a in nodes(fn, m.Assign) if isinstance(a.target, m.Ref)] == ["y"]
 
 
 def test_early_return_becomes_a_guard(tmp_path):

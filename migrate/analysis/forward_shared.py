@@ -10,6 +10,13 @@ must store the same function of the element index (compared in canonical affine 
 write under a thread-dependent condition keeps it as ``cond ? V : 0`` (an element no thread wrote
 is undefined in CUDA, and the condition keeps the load in bounds).
 
+An index dimension may also be a thread index plus the variables of loops around the write
+(``S[threadIdx.y + j][threadIdx.x]`` in a loop over row strips ``j``): it is solved for the thread
+index, and the value must not depend on the other variables once the index math cancels them.
+Locals reassigned between the phases are renamed first (:mod:`.renaming`). A read's inner indices
+must stay inside their rows (``S[i][33]`` of a ``[32][33]`` array is ``S[i + 1][0]``): their
+ranges come from the block sizes the lifted kernel asserts and the constant bounds of loops.
+
 When every shared array has been forwarded, the barriers only ordered those writes and reads and
 are removed too; the kernel is then a map for :mod:`.lift_map`. :func:`forward_shared` returns
 the function unchanged when it has nothing to forward, and raises
@@ -23,6 +30,7 @@ from ..parse import model as m
 from .affine import linear_form, rebuild, same_value
 from .lift_map import NotLiftable, _strip_casts as _strip
 from .phases import assignment_counts
+from .renaming import rename_reassigned_locals
 from .rewrite import Transformer
 
 _PURE_LEAVES = (m.Builtin, m.IntLit)
@@ -200,6 +208,7 @@ def _stored_function(site: _Site, locals_: dict, common: set[str], depth: int):
                 raise NotLiftable(f"the value stored to shared memory at line {stmt.span.line} depends on "
                                   f"'{n.name}' ({what})")
     table: dict = {}  # index variable (thread dim or loop var of the write) -> its value for element r
+    free: set = set()  # index variables that share a dimension with a solved one
     for pos, comp in enumerate(index):
         form = linear_form(comp)
         if form is None:
@@ -208,13 +217,18 @@ def _stored_function(site: _Site, locals_: dict, common: set[str], depth: int):
         index_terms = [k for k, (c, a) in terms.items()
                        if (isinstance(a, m.Builtin) and a.var == "threadIdx")
                        or (isinstance(a, m.Ref) and a.kind == "local" and a.name in own_loops)]
-        if len(index_terms) != 1 or terms[index_terms[0]][0] != 1:
-            raise NotLiftable(f"the shared store at line {stmt.span.line} is not indexed by one thread index "
-                              "(or loop variable) per dimension, with coefficient 1")
-        atom = terms[index_terms[0]][1]
+        if not index_terms or any(terms[k][0] != 1 for k in index_terms):
+            raise NotLiftable(f"the shared store at line {stmt.span.line} is not indexed by thread indices "
+                              "(or loop variables) with coefficient 1 in each dimension")
+        # solved for one index variable (a thread index first); the others of the dimension
+        # (``threadIdx.y + j``: a strip loop) stay free and must cancel out of the value
+        solved = sorted(index_terms, key=lambda k: not isinstance(terms[k][1], m.Builtin))[0]
+        atom = terms[solved][1]
         key = ("t", atom.dim) if isinstance(atom, m.Builtin) else ("v", atom.name)
-        others = {k: v for k, v in terms.items() if k != index_terms[0]}
-        if key in table or any(_thread_atoms(a) or _own_refs(a, own_loops) for c, a in others.values()):
+        free |= {_index_key(terms[k][1]) for k in index_terms if k != solved}
+        others = {k: v for k, v in terms.items() if k != solved}
+        if key in table or key in free or any(_thread_atoms(a) or _own_refs(a, own_loops)
+                                              for k, (c, a) in others.items() if k not in index_terms):
             raise NotLiftable(f"the shared store index at line {stmt.span.line} mixes thread indices")
         for n in m.walk(comp):
             if isinstance(n, m.Ref) and n.kind == "local" and n.name not in common and n.name not in own_loops:
@@ -225,22 +239,49 @@ def _stored_function(site: _Site, locals_: dict, common: set[str], depth: int):
         else:
             rest = rebuild((others, const), comp)  # element r = index variable + rest
             table[key] = m.Binary("-", ph, rest, comp.type, comp.span)
+    sub = _SubstThreads(table)
+    # with free index variables the value is a function of the element only where the index
+    # math cancels them (the sums they cancel in are rebuilt without them); else it is refused
+    settle = _Cancel(free).transform if free else (lambda e: e)
     for e in [value] + conds:
-        missing = {("t", d) for d in _thread_atoms(e)} - set(table)
-        missing |= {("v", n) for n in _own_refs(e, own_loops)} - set(table)
+        left = settle(sub.transform(e))
+        missing = sorted(_thread_atoms(left)) + sorted(_own_refs(left, own_loops))
         if missing:
             raise NotLiftable(f"the value stored to shared memory at line {stmt.span.line} depends on "
-                              f"'{sorted(missing)[0][1]}', which its index does not determine")
-    sub = _SubstThreads(table)
-    f_value = sub.transform(value)
+                              f"'{missing[0]}', which its index does not determine")
+    thread_conds = [c for c in conds if _thread_atoms(c) or _own_refs(c, own_loops)]
+    f_value = settle(sub.transform(value))
     guard = None
-    thread_conds = [c for c in conds if _thread_atoms(c)]
     if thread_conds:
         guard = thread_conds[0]
         for c in thread_conds[1:]:
             guard = m.Binary("&&", guard, c, c.type, c.span)
-        guard = sub.transform(guard)
+        guard = settle(sub.transform(guard))
     return f_value, guard, len(index)
+
+
+class _Cancel(Transformer):
+    """The smallest integer sums in which the index variables ``keys`` cancel, rebuilt without them
+    (``(by*32 + (r - j)) + j`` is ``by*32 + r``); everything else keeps its shape."""
+
+    def __init__(self, keys: set) -> None:
+        self.keys = keys  # ("t", dim) or ("v", loop variable), as in _stored_function's table
+
+    def _mentions(self, e) -> bool:
+        return any((isinstance(n, m.Builtin) and n.var == "threadIdx" and ("t", n.dim) in self.keys)
+                   or (isinstance(n, m.Ref) and n.kind == "local" and ("v", n.name) in self.keys) for n in m.walk(e))
+
+    def leave_Binary(self, node):
+        if node.op not in ("+", "-") or not self._mentions(node):
+            return node
+        form = linear_form(node)
+        if form is None or any(self._mentions(a) for _c, a in form[0].values()):
+            return node
+        return rebuild(form, node)
+
+
+def _index_key(atom):
+    return ("t", atom.dim) if isinstance(atom, m.Builtin) else ("v", atom.name)
 
 
 class _ReplaceReads(Transformer):
@@ -291,12 +332,13 @@ def forward_shared(fn: m.Function) -> m.Function:
         return fn
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "atomic") for n in m.walk(fn.body)):
         raise NotLiftable("it combines shared memory with warp operations or atomics")
-    fn = propagate_builtin_aliases(fn)
+    fn = propagate_builtin_aliases(rename_reassigned_locals(fn))
     shared = {d.name for d in decls}
     writes, reads, barriers = _collect(fn, shared)
     locals_ = single_assignment_locals(fn.body)
     drop = []
     replacements = []
+    rows = []  # (array, inner index of a read, its extent, the loops around the read, line)
     for name in sorted(shared):
         ws, rs = writes[name], reads[name]
         if not ws:
@@ -319,15 +361,117 @@ def forward_shared(fn: m.Function) -> m.Function:
                 raise NotLiftable(f"the stores to '{name}' do not all store the same function of the element")
             guard = None
         replacements.append(_ReplaceReads(name, f_value, guard, rank, locals_))
+        extents = _extents(next(d.type for d in decls if d.name == name))
+        for r in rs:
+            for pos, idx in enumerate(_index_chain(r.node)[1][1:len(extents)], start=1):
+                rows.append((name, expand(idx, locals_), extents[pos], _loops(r.path), r.node.span.line))
     body = _DropStmts(drop, shared).transform(fn.body)
     body = _DropStmts([b.node for b in barriers]).transform(body)
     for rep in replacements:
         body = rep.transform(body)
+    body = drop_known_guards(body, single_assignment_locals(body))
     body = drop_dead_declarations(body)
     left = [n for n in m.walk(body) if isinstance(n, m.Ref) and n.name in shared]
     if left:
         raise NotLiftable(f"shared array '{left[0].name}' is still read after forwarding (line {left[0].span.line})")
-    return dataclasses.replace(fn, body=body)
+    forwarded = dataclasses.replace(fn, body=body)
+    _check_rows(rows, forwarded)
+    return forwarded
+
+
+def _extents(t) -> list:
+    out = []
+    while isinstance(t, m.Array):
+        out.append(t.extent)
+        t = t.element
+    return out
+
+
+def _check_rows(rows, forwarded: m.Function) -> None:
+    """Each inner index of a forwarded read must stay inside its row: ``s[i][33]`` of a
+    ``[32][33]`` array is the element ``s[i + 1][0]``, which the forwarded value would not be. The
+    ranges of thread indices come from the block sizes the lifted kernel asserts, those of loop
+    variables from their constant bounds."""
+    if not rows:
+        return
+    from .lift_map import fold_elements
+    sizes = fold_elements(forwarded)[2]  # (a kernel that does not fold is not a map after all)
+    for name, index, extent, loops, line in rows:
+        span = _value_range(index, sizes, {v: r for lp in loops for v, r in [_loop_range(lp)] if v})
+        if extent is None or span is None or span[0] < 0 or span[1] >= extent:
+            raise NotLiftable(f"the read of '{name}' at line {line} is not proven to stay inside its rows of "
+                              f"{extent} elements (past them it reads another row)")
+
+
+def _loop_range(loop) -> tuple:
+    """(variable, (first, last)) of ``for (int v = a; v < b; v += s)`` (or ``<=``, ``++v``) with
+    constant a, b, s; (None, None) otherwise."""
+    if not isinstance(loop, m.For) or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
+        return None, None
+    decl, cond, step = loop.init.decls[0], _strip(loop.cond) if loop.cond is not None else None, loop.step
+    first = _constant(decl.init)
+    if first is None or not (isinstance(cond, m.Binary) and cond.op in ("<", "<=")
+                             and isinstance(_strip(cond.lhs), m.Ref) and _strip(cond.lhs).name == decl.name):
+        return None, None
+    bound = _constant(cond.rhs)
+    stride = 1 if isinstance(step, m.Unary) and step.op == "++" else (
+        _constant(step.value) if isinstance(step, m.Assign) and step.op == "+=" else None)
+    if bound is None or stride is None or stride <= 0 or any(isinstance(t, m.Ref) and t.name == decl.name for t in (
+            [n.target for n in m.walk(loop.body) if isinstance(n, m.Assign)] +
+            [n.operand for n in m.walk(loop.body) if isinstance(n, m.Unary) and n.op in ("++", "--")])):
+        return None, None
+    last = bound - 1 if cond.op == "<" else bound
+    return decl.name, (first, first + (last - first) // stride * stride)
+
+
+def _constant(e) -> int | None:
+    form = linear_form(e) if e is not None else None
+    return form[1] if form is not None and not form[0] else None
+
+
+def _value_range(index, sizes: dict, loops: dict):
+    """(lowest, highest) value of an affine ``index`` of thread indices (within the block sizes
+    ``sizes``) and loop variables (within ``loops``); None when something else moves it."""
+    form = linear_form(index)
+    if form is None:
+        return None
+    lo = hi = form[1]
+    for c, atom in form[0].values():
+        atom = _strip(atom)
+        if isinstance(atom, m.Builtin) and atom.var == "threadIdx" and atom.dim in sizes:
+            r = (0, sizes[atom.dim] - 1)
+        elif isinstance(atom, m.Ref) and atom.kind == "local" and atom.name in loops:
+            r = loops[atom.name]
+        else:
+            return None
+        lo, hi = lo + min(c * r[0], c * r[1]), hi + max(c * r[0], c * r[1])
+    return lo, hi
+
+
+def _conjuncts(c) -> list:
+    c = _strip(c)
+    if isinstance(c, m.Binary) and c.op == "&&":
+        return _conjuncts(c.lhs) + _conjuncts(c.rhs)
+    return [c]
+
+
+def drop_known_guards(node, locals_: dict, known: tuple = ()):
+    """``c ? v : 0`` (the guard of a forwarded read) becomes ``v`` where an enclosing ``if``
+    already tests every conjunct of ``c`` (same value up to integer arithmetic, locals spelled
+    out), on values that nothing in between assigns and no load."""
+    if isinstance(node, m.If):
+        cond = expand(node.cond, locals_)
+        assigned = assignment_counts(node.then)
+        stable = _pure(cond) and not any(isinstance(n, m.Index) or (isinstance(n, m.Ref) and n.name in assigned)
+                                         for n in m.walk(cond))
+        inner = known + (tuple(_conjuncts(cond)) if stable else ())
+        other = drop_known_guards(node.other, locals_, known) if node.other is not None else None
+        return dataclasses.replace(node, then=drop_known_guards(node.then, locals_, inner), other=other)
+    if isinstance(node, m.Ternary) and known and all(
+            any(same_value(c, k) for k in known) for c in _conjuncts(expand(node.cond, locals_))):
+        value = drop_known_guards(node.then, locals_, known)
+        return value if value.type == node.type else m.Cast(node.type, value, "implicit", node.type, node.span)
+    return m.map_children(node, lambda c: drop_known_guards(c, locals_, known))
 
 
 def _common_prefix(lists):

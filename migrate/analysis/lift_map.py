@@ -11,6 +11,8 @@ Normalisations on the way:
 - a grid-stride loop ``for (i = globalIdx; i < n; i += blockDim * gridDim)`` that makes up the
   kernel becomes a domain of ``n`` elements (the launch size no longer matters);
 - a leftover ``blockIdx.d`` becomes the element's segment ``globalIdx.d / blockDim.d``;
+- a block whose threads sweep its tile in row strips or along another dimension
+  (``blockIdx.y * 32 + threadIdx.x``) gets element indices from :mod:`.block_tiles`;
 - the bounds of the CUDA tail guard (``if (i < n)``) are recorded: a tile entirely inside them is
   a *full tile*, which TileLang compiles without the guard.
 
@@ -427,6 +429,35 @@ def strided_in_x(stmts) -> bool:
     return False
 
 
+def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], dict[str, m.Expr]]:
+    """A prepared kernel's thread indices as element indices: (the function, its statements,
+    the block sizes the factory must assert, the domain extents that differ from grid × block)."""
+    from .block_tiles import fold_block_tiles, has_strip_loop
+    from .forward_shared import propagate_builtin_aliases
+    fn = propagate_builtin_aliases(fn)
+    fn, block_extents = normalise_block_stride(fn)
+    folded, block_sizes = fold_global_indices(fn)
+    left = leftover_thread_indices(folded)
+    tiles = None
+    if left or has_strip_loop(fn):
+        try:  # a tile per block, swept in strips or by other thread dimensions
+            tiles = fold_block_tiles(fn)
+        except NotLiftable as not_tiles:
+            if left:
+                raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than "
+                                  f"in the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
+                                  f"threadIdx.{left[0].dim} (nor in a block tile: {not_tiles})") from None
+    if tiles is not None:
+        folded, block_sizes, extents = tiles
+        stmts = folded.body.stmts
+    else:
+        folded = blocks_as_segments(folded)
+        stmts = folded.body.stmts
+        stmts, extents = normalise_grid_stride(stmts)
+        extents = {**block_extents, **extents}
+    return folded, stmts, block_sizes, extents
+
+
 def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) -> KernelPlan:
     """The tile-form plan of a prepared kernel whose portable plan is ``kplan``."""
     if kplan.form != "portable" or len(kplan.regions) != 1 or not isinstance(kplan.regions[0], Phase):
@@ -440,19 +471,7 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
                 raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
         raise NotLiftable("it uses warp or cooperative-group operations")
-    from .forward_shared import propagate_builtin_aliases
-    fn = propagate_builtin_aliases(fn)
-    fn, block_extents = normalise_block_stride(fn)
-    folded, block_sizes = fold_global_indices(fn)
-    left = leftover_thread_indices(folded)
-    if left:
-        raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than in "
-                          f"the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
-                          f"threadIdx.{left[0].dim}")
-    folded = blocks_as_segments(folded)
-    stmts = folded.body.stmts
-    stmts, extents = normalise_grid_stride(stmts)
-    extents = {**block_extents, **extents}
+    folded, stmts, block_sizes, extents = fold_elements(fn)
     dims = domain_dims(m.Block(stmts, fn.span))
     check_stores(stmts, dims)
     aliases = _aliases_of_global(stmts, set().union(*(_assigned_names(s) for s in stmts)) if stmts else set())

@@ -240,7 +240,10 @@ class KernelEmitter:
                                           tdims)
             except (NotLiftable, NotPortable) as not_reduce:
                 reasons.append(not_reduce)
-                reason = reasons[-1] if len(kplan.regions) > 1 else reasons[0]
+                # with barriers: the block-reduction pass speaks for kernels that may reduce (a
+                # loop around a barrier, a warp exchange), forwarding (or the map after it) else
+                reduces = _loops_or_exchanges(kplan.regions)
+                reason = reasons[0] if len(kplan.regions) == 1 else reasons[-1] if reduces else reasons[-2]
                 out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
                 return None
             lifted = KernelOutput(prepared.name, "tile", "its shared-memory tree reductions become "
@@ -657,6 +660,12 @@ _SHUFFLE_SOURCE = {
     "shfl": lambda lin, s, w, n: (f"{lin} - x_lane + x_lane // {w} * {w} + {s} % {w}",
                                   f"{lin} - x_lane + x_lane // {w} * {w} + {s} % {w} < {n}"),
 }
+
+
+def _loops_or_exchanges(regions) -> bool:
+    """Whether a plan has a loop around a barrier or a warp exchange, at any depth."""
+    return any(isinstance(r, (UniformLoop, Exchange)) or
+               (isinstance(r, UniformIf) and _loops_or_exchanges(r.then + r.other)) for r in regions)
 
 
 def _needs_prelude(names) -> bool:

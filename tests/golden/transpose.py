@@ -84,38 +84,43 @@ def transposeNaive(*args, grid=(29, 19, 1), block=(16, 16, 1), shared_bytes=0, t
     launch(TRANSPOSENAIVE, args, grid=grid, block=block, shared_bytes=shared_bytes,
            template=template, symbols=symbols, target=target)
 
-# -- transposeTiled: portable -----------------------------------------------
-# barriers are uniform: one T.Parallel phase per barrier interval
+# -- transposeTiled: tile ---------------------------------------------------
+# its elements are independent: a map over tiles of its element domain
 
 
-def make_transposeTiled(grid, block, shared_bytes=0, target="cuda"):  # L41
-    """TileLang (portable) for CUDA kernel `transposeTiled`; grid/block as in `transposeTiled<<<grid, block, shared_bytes>>>`."""
+def make_transposeTiled(grid, block, shared_bytes=0, target="cuda", tile=(32, 32), threads=256):  # L41
+    """TileLang (tile) for CUDA kernel `transposeTiled`; grid/block as in `transposeTiled<<<grid, block, shared_bytes>>>`.
+
+    A map over the 2-D element domain in tiles of `tile` (y, x) elements, `threads` threads each."""
     grid_x, grid_y, grid_z = grid
     block_x, block_y, block_z = block
     assert block_z == 1, "transposeTiled indexes threads in x, y only"
     assert grid_z == 1, "transposeTiled indexes blocks in x, y only"
     in__len = T.dynamic("in__len")
     out_len = T.dynamic("out_len")
+    assert block_x == 32, "transposeTiled spells blockDim.x as 32: launch it with that block size"  # L41
+    assert block_y == 8, "transposeTiled spells blockDim.y as 8: launch it with that block size"  # L41
+    tile_y, tile_x, = fit_tile(tile, (None, None,))
+    threads = min(threads, tile_y * tile_x)
 
     @T.prim_func
     def transposeTiled(in_: T.Tensor((in__len,), T.float32), out: T.Tensor((out_len,), T.float32), rows: T.int32, cols: T.int32):
-        with T.Kernel(grid_x, grid_y, threads=block_x * block_y) as (bx, by):  # L41
-            tile_ = T.alloc_shared((32, 33,), T.float32, scope="shared")  # L44
-            x = T.alloc_shared((block_y, block_x,), T.int32, scope="shared")  # L47
-            y = T.alloc_shared((block_y, block_x,), T.int32, scope="shared")  # L48
-            for ty, tx in T.Parallel(block_y, block_x):  # L44
-                x[ty, tx] = bx * 32 + tx  # L47
-                y[ty, tx] = by * 32 + ty  # L48
-                for j in T.serial(0, 32, 8):  # L49
-                    if x[ty, tx] < cols and y[ty, tx] + j < rows:  # L50
-                        tile_[T.Cast(T.uint32, ty) + T.Cast(T.uint32, j), tx] = in_[T.Cast(T.uint64, y[ty, tx] + j) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, x[ty, tx])]  # L51
-            T.sync_threads()  # L55
-            for ty, tx in T.Parallel(block_y, block_x):  # L58
-                x[ty, tx] = by * 32 + tx  # L58
-                y[ty, tx] = bx * 32 + ty  # L59
-                for j_2 in T.serial(0, 32, 8):  # L60
-                    if x[ty, tx] < rows and y[ty, tx] + j_2 < cols:  # L61
-                        out[T.Cast(T.uint64, y[ty, tx] + j_2) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, x[ty, tx])] = tile_[tx, T.Cast(T.uint32, ty) + T.Cast(T.uint32, j_2)]  # L62
+        with T.Kernel(T.ceildiv(grid_x * 32, tile_x), T.ceildiv(grid_y * 32, tile_y), threads=threads) as (bx, by):  # L41
+            vals = T.alloc_shared((tile_y, tile_x + 1), T.float32)  # +1: no bank conflicts when read along y  # L62
+            # the values, x fastest: the loads are contiguous  # L41
+            for iy, ix in T.Parallel(tile_y, tile_x):  # L41
+                gy = by * tile_y + iy  # L41
+                gx = bx * tile_x + ix  # L41
+                if gy < grid_y * 32 and gx < grid_x * 32:  # L41
+                    if gy < rows and gx < cols:  # L61
+                        vals[iy, ix] = in_[T.Cast(T.uint64, gy) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, gx)]  # L62
+            # the stores, y fastest: the stores are contiguous  # L41
+            for ix, iy in T.Parallel(tile_x, tile_y):  # L41
+                gy = by * tile_y + iy  # L41
+                gx = bx * tile_x + ix  # L41
+                if gy < grid_y * 32 and gx < grid_x * 32:  # L41
+                    if gy < rows and gx < cols:  # L61
+                        out[T.Cast(T.uint64, gx) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, gy)] = vals[iy, ix]  # L62
     return transposeTiled
 
 
@@ -130,11 +135,13 @@ TRANSPOSETILED = Signature(
     ),
     template=(),
     symbols=(),
-    form="portable",
+    form="tile",
     source="transpose.cu",
-    # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
-    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
-    pass_configs=(("tl.disable_thread_storage_sync", True),),
+    # the tile sizes and thread counts `migrate bench --tune` tries
+    tune={"threads": [128, 256], "tile": [[4, 128], [8, 128], [16, 64], [32, 32], [4, 256]]},
+    # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
+    # bounds-checked (the checks would stop vectorisation)
+    pass_configs=(("tl.disable_safe_memory_legalize", True),),
 )
 
 

@@ -1,0 +1,77 @@
+"""Give each straight-line reassignment of a local a name of its own (single assignment).
+
+Kernels that stage data through shared memory often reuse their index variables: ``x`` is the
+input column while the tile is loaded and, after the barrier, ``x = blockIdx.y * TILE +
+threadIdx.x`` the output column. The lifting passes reason about locals declared once with a
+value (their value is their initialiser everywhere); :func:`rename_reassigned_locals` makes such a
+kernel fit: every reassignment ``x = E;`` that is a statement of the function body itself (not
+inside a loop or branch, so it runs exactly once, in program order) becomes the declaration of a
+fresh local ``x_2 = E;``, and the statements after it read ``x_2``. What each use reads is then
+the definition that reaches it, which is all the renaming needs to know.
+
+A local that is also assigned anywhere else (inside a loop or branch, by a compound assignment,
+``++``/``--``) or whose address is taken keeps its name: which assignment reaches a use is then
+no longer decided by the text.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..parse import model as m
+from .phases import assignment_counts
+from .rewrite import Transformer
+
+
+def _plain_reassignment(stmt) -> tuple[str, m.Expr] | None:
+    """(name, value) when ``stmt`` is ``name = value;`` of a local."""
+    if isinstance(stmt, m.ExprStmt) and isinstance(stmt.expr, m.Assign) and stmt.expr.op == "=" \
+            and isinstance(stmt.expr.target, m.Ref) and stmt.expr.target.kind == "local":
+        return stmt.expr.target.name, stmt.expr.value
+    return None
+
+
+class _Rename(Transformer):
+    def __init__(self, table: dict[str, str]) -> None:
+        self.table = table
+
+    def leave_Ref(self, node: m.Ref):
+        new = self.table.get(node.name) if node.kind == "local" else None
+        return dataclasses.replace(node, name=new) if new else node
+
+
+def rename_reassigned_locals(fn: m.Function) -> m.Function:
+    """``fn`` with its top-level reassignments of scalar locals turned into fresh declarations
+    (see the module doc); ``fn`` itself when it has none."""
+    if fn.body is None:
+        return fn
+    stmts = fn.body.stmts
+    declared = {d.name: d for s in stmts if isinstance(s, m.DeclStmt) for d in s.decls
+                if d.storage == "local" and isinstance(d.type, m.Scalar)}
+    top = {}
+    for s in stmts:
+        found = _plain_reassignment(s)
+        if found and found[0] in declared:
+            top[found[0]] = top.get(found[0], 0) + 1
+    counts = assignment_counts(fn.body)
+    renamed = {name for name, n in top.items() if counts.get(name, 0) == n}
+    if not renamed:
+        return fn
+    taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.Ref, m.VarDecl))} | {p.name for p in fn.params}
+    current: dict[str, str] = {}
+    out = []
+    for s in stmts:
+        found = _plain_reassignment(s)
+        if found and found[0] in renamed:
+            name, value = found
+            fresh, k = f"{name}_2", 2
+            while fresh in taken:
+                k += 1
+                fresh = f"{name}_{k}"
+            taken.add(fresh)
+            value = _Rename(current).transform(value)  # ``x = x + 1`` reads the previous x
+            decl = dataclasses.replace(declared[name], name=fresh, const=False, init=value, span=s.span)
+            out.append(m.DeclStmt((decl,), s.span))
+            current = {**current, name: fresh}
+            continue
+        out.append(_Rename(current).transform(s) if current else s)
+    return dataclasses.replace(fn, body=m.Block(tuple(out), fn.body.span))
