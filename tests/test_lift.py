@@ -547,3 +547,37 @@ def test_lifted_corpus_kernels_agree_on_cpu(tmp_path):
     bad = [f"{c.id}: {c.status}: {c.message[:200]}" for c in checks
            if c.status != "pass" and not (c.status == "skipped" and "bfloat16" in c.message)]
     assert not bad, "\n".join(bad)
+
+
+def test_map_with_a_loop_per_element_runs_one_element_per_thread(tmp_path):
+    # a dot product per element: four elements per thread would run four loops one after another
+    kernels, text = convert(tmp_path, """
+        __global__ void rowdot(const float* __restrict__ A, const float* __restrict__ x, float* __restrict__ y,
+                               int rows, int cols) {
+            int r = blockIdx.x * blockDim.x + threadIdx.x;
+            if (r < rows) {
+                float s = 0.0f;
+                for (int c = 0; c < cols; ++c) s += A[r * cols + c] * x[c];
+                y[r] = s;
+            }
+        }
+    """)
+    assert kernels["rowdot"]["form"] == "tile"
+    assert 'tile=(256,), threads=256' in factory(text, "rowdot")
+
+
+def test_map_calling_a_gpu_helper_has_no_full_tile_branch(tmp_path):
+    # __popc's GPU form is a helper function: TileLang leaves the loop scalar, and the branch it
+    # would vectorise gives each thread four neighbouring elements (uncoalesced when scalar)
+    kernels, text = convert(tmp_path, """
+        __global__ void bits(const unsigned* __restrict__ w, unsigned* __restrict__ c, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) c[i] = __popc(w[i]);
+        }
+        __global__ void plain(const unsigned* __restrict__ w, unsigned* __restrict__ c, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) c[i] = w[i] ^ 7u;
+        }
+    """)
+    assert "no full-tile branch" in factory(text, "bits") and "# a full tile" not in factory(text, "bits")
+    assert "# a full tile: TileLang drops the guards below and vectorises" in factory(text, "plain")

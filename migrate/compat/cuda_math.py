@@ -153,6 +153,18 @@ def helper_names(names: Iterable[str], target) -> list[str]:
     return out
 
 
+def gpu_call_helpers(names: Iterable[str]) -> list[str]:
+    """The extern helpers that the GPU (TileLang ``cuda``) forms of the calls ``names`` call:
+    function calls in the generated code, which TileLang's vectoriser leaves scalar."""
+    out: list[str] = []
+    for name in names:
+        for row in rows_for(name):
+            for h in re.findall(r'"(c2t_\w+)"', row.tilelang or ""):
+                if h not in out:
+                    out.append(h)
+    return out
+
+
 def externs_for(names: Iterable[str], target) -> str:
     """Prelude source with just the helpers the calls ``names`` need on ``target``.
 

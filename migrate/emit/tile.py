@@ -20,9 +20,10 @@ DIMS = ("x", "y", "z")
 #: Default tile per domain rank (slowest dimension first) and threads per tile: 4 elements per
 #: thread along x, so a full tile's contiguous accesses vectorise to 128-bit.
 DEFAULT_TILES = {1: (1024,), 2: (8, 128), 3: (1, 8, 128)}
-#: Tiles of maps whose element runs a loop (a dot product, a convolution window): one element per
-#: thread, as in the CUDA launch; four per thread ran 2-11x slower on the H200 (2026-11-29), the
-#: elements' loops one after another in each thread instead of across threads.
+#: Tiles of maps whose element runs a loop (a dot product, a convolution window) or moves a CUDA
+#: vector type: one element per thread, as in the CUDA launch; four per thread ran 2-11x slower on
+#: the H200 (2026-11-29), the elements' loops one after another in each thread instead of across
+#: threads.
 LOOPED_TILES = {1: (256,), 2: (2, 128), 3: (1, 2, 128)}
 DEFAULT_THREADS = 256
 #: 2-D maps with an access strided along x (a transpose) take square tiles.
@@ -33,6 +34,14 @@ TUNE_SPACE = {
     2: {"tile": [(4, 128), (8, 128), (16, 64), (32, 32), (4, 256)], "threads": [128, 256]},
     3: {"tile": [(1, 8, 128), (1, 4, 256), (2, 8, 64), (4, 8, 32)], "threads": [128, 256]},
 }
+
+
+def _opaque_calls(shim) -> list:
+    """The helper functions that the GPU forms of the shim calls ``shim`` call: TileLang does
+    not vectorise a loop that calls them (bitFeatures' __popc: 1.86x the CUDA's time with the
+    full-tile branch, on the H200, 2026-11-29)."""
+    from ..compat import cuda_math
+    return cuda_math.gpu_call_helpers(shim)
 
 
 def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line]:
@@ -51,8 +60,12 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     def add(indent, text, origin=""):
         lines.append(Line(indent, text, origin))
 
-    looped = any(isinstance(n, (m.For, m.While, m.DoWhile)) for st in tile_map.stmts for n in m.walk(st))
-    tile_default = SQUARE_TILE if tile_map.square else (LOOPED_TILES if looped else DEFAULT_TILES)[rank]
+    nodes = [n for st in tile_map.stmts for n in m.walk(st)]
+    looped = any(isinstance(n, (m.For, m.While, m.DoWhile)) for n in nodes)
+    # an element that is a CUDA vector (float4, half2) is already a wide access: one per thread
+    # keeps neighbouring threads on neighbouring vectors (axpy_float4: 1.11x with four)
+    wide = any(isinstance(getattr(n, "type", None), m.Vector) for n in nodes)
+    tile_default = SQUARE_TILE if tile_map.square else (LOOPED_TILES if looped or wide else DEFAULT_TILES)[rank]
     emitter.header(fn, "tile", tdims, bdims, scope, add,
                    tune=f", tile={tile_default!r}, threads={DEFAULT_THREADS}",
                    summary=f"\n\n    A map over the {rank}-D element domain in tiles of `tile` "
@@ -98,21 +111,31 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
         return lines
     body = StmtPrinter(scope, indent=5)
     body.block(tile_map.stmts)
-    add(3, f"if {' and '.join(full)}:", scope.tag(tile_map.span))
-    add(4, "# a full tile: TileLang drops the guards below and vectorises")
-    add(4, loop, scope.tag(tile_map.span))
-    for text in index:
-        add(5, text, scope.tag(tile_map.span))
-    lines.extend(body.lines)
-    add(3, "else:", scope.tag(tile_map.span))
-    add(4, "# the last tile: elements past the domain do nothing")
-    add(4, loop, scope.tag(tile_map.span))
-    for text in index:
-        add(5, text, scope.tag(tile_map.span))
-    add(5, f"if {' and '.join(f'g{d} < {extent[d]}' for d in slow_first)}:", scope.tag(tile_map.span))
-    lines.extend(Line(ln.indent + 1, ln.text, ln.origin) for ln in body.lines)
-    add(1, f"return {fn.name}")
     shim = sorted(scope.shim_calls | emitter.macro_shim_calls(callees))
+    guard = f"if {' and '.join(f'g{d} < {extent[d]}' for d in slow_first)}:"
+    if _opaque_calls(shim):
+        add(3, "# no full-tile branch: the CUDA helpers called here are functions TileLang cannot")
+        add(3, "# vectorise, and one element per thread in turn keeps every access coalesced")
+        add(3, loop, scope.tag(tile_map.span))
+        for text in index:
+            add(4, text, scope.tag(tile_map.span))
+        add(4, guard, scope.tag(tile_map.span))
+        lines.extend(body.lines)
+    else:
+        add(3, f"if {' and '.join(full)}:", scope.tag(tile_map.span))
+        add(4, "# a full tile: TileLang drops the guards below and vectorises")
+        add(4, loop, scope.tag(tile_map.span))
+        for text in index:
+            add(5, text, scope.tag(tile_map.span))
+        lines.extend(body.lines)
+        add(3, "else:", scope.tag(tile_map.span))
+        add(4, "# the last tile: elements past the domain do nothing")
+        add(4, loop, scope.tag(tile_map.span))
+        for text in index:
+            add(5, text, scope.tag(tile_map.span))
+        add(5, guard, scope.tag(tile_map.span))
+        lines.extend(Line(ln.indent + 1, ln.text, ln.origin) for ln in body.lines)
+    add(1, f"return {fn.name}")
     emitter.uses_shim = bool(shim)
     if shim:
         from .kernel import _needs_prelude
