@@ -182,6 +182,166 @@ def test_tree_with_other_arithmetic_is_refused(tmp_path):
     assert kernels["block_max"]["form"] == "portable"
 
 
+# -- warp-shuffle reductions ---------------------------------------------------------------------
+
+WARP_SUM = """
+    #define FULL 0xffffffffu
+    __device__ float warp_sum(float v) {
+        for (int off = warpSize / 2; off > 0; off >>= 1) v += __shfl_down_sync(FULL, v, off);
+        return v;
+    }
+    __global__ void wsum(const float* __restrict__ x, float* __restrict__ out, int n) {
+        __shared__ float parts[32];
+        float v = 0.0f;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v += x[i];
+        const int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize;
+        v = warp_sum(v);
+        if (lane == 0) parts[warp] = v;
+        __syncthreads();
+        if (warp == 0) {
+            v = lane < (blockDim.x + warpSize - 1) / warpSize ? parts[lane] : 0.0f;
+            v = warp_sum(v);
+            if (lane == 0) atomicAdd(out, v);
+        }
+    }
+"""
+
+WARP_SUM_SPEC = """
+    [[kernel]]
+    name = "wsum"
+    grid = [7, 1, 1]
+    block = [96, 1, 1]
+    tolerance = "fp32_accum"
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 5000
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "out"
+    buffer = "float32"
+    elements = 1
+    role = "inout"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 5000
+"""
+
+
+def test_two_level_warp_tree_becomes_t_reduce_and_one_atomic_and_agrees_on_cpu(tmp_path):
+    """shfl_down trees per warp, the warp totals through shared memory, warp 0's tree, lane 0's
+    atomicAdd: one T.reduce_sum over the block's lanes and one guarded T.atomic_add per block
+    (96 threads: three warps, the second level padded with zeros)."""
+    kernels, text = convert(tmp_path, WARP_SUM, "--check", "cpu", spec=WARP_SUM_SPEC)
+    k = kernels["wsum"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    assert "warp-shuffle" in k["reason"]
+    body = factory(text, "wsum")
+    assert "T.reduce_sum(parts_lanes, parts_total, dim=0)" in body
+    assert 'assert block_x % 32 == 0' in body and "power-of-two" not in body
+    once = body[body.index("T.reduce_sum"):]
+    assert "for _ in T.Parallel(1):" in once and "T.atomic_add(out[0], parts_total[0])" in once
+    assert body.count("T.atomic_add") == 1
+    assert not re.search(r"shfl|sync_threads|alloc_shared|\btx\b", body)
+
+
+WARP_MAX = """
+    #include <climits>
+    __global__ void wmax(const int* __restrict__ x, int* __restrict__ out, int n) {
+        int v = INT_MIN;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v = max(v, x[i]);
+        for (int off = 16; off > 0; off /= 2) {
+            int other = __shfl_xor_sync(0xffffffff, v, off);
+            v = (other > v) ? other : v;
+        }
+        if ((threadIdx.x & 31) == 0) atomicMax(out, v);
+    }
+"""
+
+WARP_MAX_SPEC = """
+    [[kernel]]
+    name = "wmax"
+    grid = [5, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "x"
+    buffer = "int32"
+    elements = 3001
+    role = "in"
+    range = [-100000, 100000]
+    [[kernel.args]]
+    name = "out"
+    buffer = "int32"
+    elements = 1
+    role = "inout"
+    range = [0, 10]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 3001
+"""
+
+
+def test_atomic_per_warp_becomes_one_atomic_per_block_and_agrees_on_cpu(tmp_path):
+    """Each warp's lane 0 atomicMax'es its warp's maximum: the block's warps together are one
+    T.reduce_max and one T.atomic_max of the block's maximum."""
+    kernels, text = convert(tmp_path, WARP_MAX, "--check", "cpu", spec=WARP_MAX_SPEC)
+    k = kernels["wmax"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "wmax")
+    assert "T.reduce_max(v_lanes, v_total, dim=0)" in body
+    assert body.count("T.atomic_max(out[0], v_total[0])") == 1
+    assert not re.search(r"shfl|\btx\b", body)
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("0xffffffff, v, off", "0x0000ffff, v, off", "does not take the full mask"),           # half a warp
+    ("v = (other > v) ? other : v;", "v = v - other;", "is not a sum, max or min"),       # not associative
+    ("v = (other > v) ? other : v;", "v = 0.5f * (v + other);", "is not a sum, max or min"),
+    ("if ((threadIdx.x & 31) == 0) atomicMax", "atomicMax", "runs in every lane"),      # every thread's atomic
+    ("atomicMax(out, v)", "atomicAdd(out, v)", "does not combine like the tree's max"),
+    ("int off = 16", "int off = 8", "do not halve from warpSize / 2"),                  # half the tree
+    ("__shfl_xor_sync(0xffffffff, v, off)", "__shfl_up_sync(0xffffffff, v, off)", "not a shfl_down or shfl_xor"),
+])
+def test_warp_trees_it_must_refuse(tmp_path, old, new, reason):
+    assert old in WARP_MAX
+    kernels, text = convert(tmp_path, WARP_MAX.replace(old, new))
+    k = kernels["wmax"]
+    assert k["form"] == "portable" and reason in note(k), note(k)
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    (": 0.0f;", ": 1.0f;", "not the identity of sum"),                                   # padding counts
+    ("v = lane < (blockDim.x + warpSize - 1) / warpSize", "v = lane < 4", "one total per warp"),
+    ("if (lane == 0) atomicAdd(out, v);", "if (lane == 1) atomicAdd(out, v);", "not read by thread 0"),
+    ("if (lane == 0) parts[warp] = v;", "if (lane == 0) parts[warp] = 2.0f * v;", "other than the warp's total"),
+])
+def test_two_level_warp_reductions_it_must_refuse(tmp_path, old, new, reason):
+    assert old in WARP_SUM
+    kernels, _ = convert(tmp_path, WARP_SUM.replace(old, new))
+    k = kernels["wsum"]
+    assert k["form"] == "portable" and reason in note(k), note(k)
+
+
+def test_combine_forms_are_recognised_as_their_reduction(tmp_path):
+    """The table of combines: each spelling of sum/max/min of a value and its partner, and what
+    is not one."""
+    from migrate.analysis.lift_warp import combine_op
+    cases = {"v += t;": "sum", "v = t + v;": "sum", "v = fmaxf(t, v);": "max", "v = min(v, t);": "min",
+             "v = v < t ? v : t;": "min", "v = v < t ? t : v;": "max", "v = t >= v ? t : v;": "max",
+             "v = v * t;": None, "v = v + 2.0f * t;": None, "v -= t;": None, "v = t;": None}
+    src = "".join(f"__global__ void k{i}(float v, float t, float* o) {{ {c} o[0] = v; }}\n"
+                  for i, c in enumerate(cases))
+    (tmp_path / "c.cu").write_text(src)
+    unit = parse_file(str(tmp_path / "c.cu")).unit
+    got = {c: combine_op(k.body.stmts[0], "v", "t") for c, k in zip(cases, unit.kernels)}
+    assert got == cases
+
+
 # -- forwarded shared caches ---------------------------------------------------------------------
 
 STENCIL = """

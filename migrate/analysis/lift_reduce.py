@@ -22,6 +22,7 @@ import dataclasses
 
 from ..parse import model as m
 from .lift_map import NotLiftable, _strip_casts as _strip
+from .lift_warp import Roles, WarpLift, lift_warp_trees
 from .loop_ir import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from .rewrite import Transformer
 
@@ -183,14 +184,14 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
                     out.append(lane_rest)
                 i += 4
                 continue
-        if isinstance(r, UniformIf) and r.predicate is None:
+        if isinstance(r, BlockReduce):  # lifted from warp trees (lift_warp)
+            out.append(dataclasses.replace(r, before=_drop_shared_decls(r.before, shared_types)))
+        elif isinstance(r, UniformIf) and r.predicate is None:
             out.append(dataclasses.replace(r, then=_lift_regions(r.then, lanes, shared_types, found),
                                            other=_lift_regions(r.other, lanes, shared_types, found)))
         elif isinstance(r, Phase):
             # the shared arrays' declarations go with them
-            r = dataclasses.replace(r, stmts=tuple(
-                st for st in r.stmts if not (isinstance(st, m.DeclStmt) and all(d.name in shared_types
-                                                                                 for d in st.decls))))
+            r = dataclasses.replace(r, stmts=_drop_shared_decls(r.stmts, shared_types))
             if any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
                    for s in r.stmts for n in m.walk(s)):
                 out.append(LanePhase(r.stmts, r.span))  # per-lane work outside the trees
@@ -202,6 +203,11 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
             raise NotLiftable(f"{type(r).__name__.lower()} at line {r.span.line} is not part of a block reduction")
         i += 1
     return tuple(out)
+
+
+def _drop_shared_decls(stmts, shared_types) -> tuple:
+    return tuple(st for st in stmts if not (isinstance(st, m.DeclStmt) and all(d.name in shared_types
+                                                                               for d in st.decls)))
 
 
 def _match(window, lanes, shared_types) -> BlockReduce | None:
@@ -286,22 +292,76 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
     lanes = lane_aliases(fn)
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
                     for n, vp in kplan.vars.items() if vp.placement == "shared"}
-    found: list[BlockReduce] = []
-    regions = _lift_regions(kplan.regions, lanes, shared_types, found)
+    warp = WarpLift(Roles(fn, lanes), shared_types)
+    regions = lift_warp_trees(kplan.regions, warp)
+    found: list[BlockReduce] = list(warp.found)
+    regions = _lift_regions(regions, lanes, shared_types, found)
     if not found:
         raise NotLiftable("it has barriers or warp operations that are not a recognised block reduction")
-    used_shared = {n for r in found for n in [r.shared]}
+    used_shared = {r.shared for r in found} | warp.shared
     if set(shared_types) - used_shared:
         raise NotLiftable(f"it keeps other values in shared memory ('{sorted(set(shared_types) - used_shared)[0]}')")
     _check_no_lane_traffic(regions)
     variables: dict[str, VarPlan] = {}
     tree_steps = {r.step_var for r in found}
+    seen_in = _regions_using(regions)
     for name, vp in kplan.vars.items():
-        if vp.placement == "shared" or name in tree_steps:
-            continue
+        if vp.placement == "shared" or name in tree_steps or name not in seen_in:
+            continue  # gone with the trees
         if vp.placement == "thread_array":
-            if name not in lanes:
+            # a per-thread value used by one stretch of lane code lives in that lane loop
+            if name not in lanes and (len(seen_in.get(name, ())) > 1 or "block" in seen_in.get(name, ())):
                 raise NotLiftable(f"'{name}' is a per-thread value that crosses a barrier")
             vp = dataclasses.replace(vp, placement="phase")
         variables[name] = vp
     return KernelPlan(fn, "tile", regions, variables, kplan.aliases)
+
+
+def _regions_using(regions) -> dict[str, set]:
+    """Local name -> the lifted regions that declare or read it: ``lanes<k>`` for the k-th stretch
+    of lane code (a reduction's per-lane part, a lane phase), ``block`` for block-level code."""
+    out: dict[str, set] = {}
+    count = 0
+
+    def note(stmts, where):
+        for st in stmts:
+            for n in m.walk(st):
+                name = n.name if isinstance(n, (m.Ref, m.VarDecl)) else None
+                if name is not None:
+                    out.setdefault(name, set()).add(where)
+
+    def visit(rs):
+        nonlocal count
+        for r in rs:
+            if isinstance(r, UniformIf):
+                note((r.cond,), "block")
+                visit(r.then)
+                visit(r.other)
+            elif isinstance(r, BlockReduce):
+                count += 1
+                note(r.before + (m.ExprStmt(r.value, r.span),), f"lanes{count}")
+                note(r.after, "block")
+            elif isinstance(r, LanePhase):
+                count += 1
+                note(r.stmts, f"lanes{count}")
+            elif isinstance(r, Phase):
+                note(r.stmts, "block")
+
+    visit(regions)
+    return out
+
+
+def reduction_kinds(kplan: KernelPlan) -> str:
+    """What the lifted kernel's reductions were in CUDA, for its reason."""
+    kinds = set()
+
+    def visit(rs):
+        for r in rs:
+            if isinstance(r, BlockReduce):
+                kinds.add("warp-shuffle" if r.warps else "shared-memory tree")
+            elif isinstance(r, UniformIf):
+                visit(r.then)
+                visit(r.other)
+
+    visit(kplan.regions)
+    return " and ".join(sorted(kinds, reverse=True))

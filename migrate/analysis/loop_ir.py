@@ -69,6 +69,7 @@ class Exchange:
     decl: Optional[m.VarDecl]  # when the statement also declares it
     index: int
     span: Span
+    mask: Optional[m.Expr] = None  # the participating lanes (shuffles and votes that take one)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class BlockReduce:
     size: Optional[m.Expr]
     span: Span
     step_var: str = ""  # the CUDA tree loop's variable (gone from the tile form)
+    warps: bool = False  # built from warp-shuffle trees (analysis.lift_warp): whole warps, any count
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,11 @@ def reduce_header(kplan: KernelPlan, scope, add) -> None:
     trees, and the lane loop and buffers for the target (``T.reduce`` combines fragments on
     GPUs and thread-local buffers on the CPU target)."""
     from .printer import ExprPrinter
-    add(1, 'assert block_x & (block_x - 1) == 0, "the CUDA tree reduction assumes a power-of-two block"')
+    kinds = {r.warps for r in _reductions(kplan.regions)}
+    if False in kinds:
+        add(1, 'assert block_x & (block_x - 1) == 0, "the CUDA tree reduction assumes a power-of-two block"')
+    if True in kinds:
+        add(1, 'assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"')
     for r in _reductions(kplan.regions):
         if r.size is not None:
             size = ExprPrinter(scope)(r.size)
