@@ -298,12 +298,22 @@ def test_atomic_per_warp_becomes_one_atomic_per_block_and_agrees_on_cpu(tmp_path
     assert not re.search(r"shfl|\btx\b", body)
 
 
+def test_atomic_of_another_operation_stays_one_per_warp_and_agrees_on_cpu(tmp_path):
+    """atomicAdd of each warp's maximum does not combine with the max tree: each warp's lane 0
+    keeps its own atomic (a reduction per warp), not one per block."""
+    kernels, text = convert(tmp_path, WARP_MAX.replace("atomicMax(out, v)", "atomicAdd(out, v)"), "--check", "cpu",
+                            spec=WARP_MAX_SPEC)
+    k = kernels["wmax"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "wmax")
+    assert "T.reduce_max(v_lanes, v_total, dim=1)" in body and "T.atomic_add(out[0], v_total[lane_w])" in body
+
+
 @pytest.mark.parametrize("old, new, reason", [
     ("0xffffffff, v, off", "0x0000ffff, v, off", "does not take the full mask"),           # half a warp
     ("v = (other > v) ? other : v;", "v = v - other;", "is not a sum, max or min"),       # not associative
     ("v = (other > v) ? other : v;", "v = 0.5f * (v + other);", "is not a sum, max or min"),
     ("if ((threadIdx.x & 31) == 0) atomicMax", "atomicMax", "runs in every lane"),      # every thread's atomic
-    ("atomicMax(out, v)", "atomicAdd(out, v)", "does not combine like the tree's max"),
     ("int off = 16", "int off = 8", "do not halve from warpSize / 2"),                  # half the tree
     ("__shfl_xor_sync(0xffffffff, v, off)", "__shfl_up_sync(0xffffffff, v, off)", "not a shfl_down or shfl_xor"),
 ])
@@ -324,6 +334,93 @@ def test_two_level_warp_reductions_it_must_refuse(tmp_path, old, new, reason):
     assert old in WARP_SUM
     kernels, _ = convert(tmp_path, WARP_SUM.replace(old, new))
     k = kernels["wsum"]
+    assert k["form"] == "portable" and reason in note(k), note(k)
+
+
+ROW_DOT = """
+    __global__ void row_dot(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ y,
+                            int rows, int cols) {
+        const int lane = threadIdx.x % 32;
+        const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+        if (row >= rows) return;
+        float v = 0.0f;
+        for (int c = lane; c < cols; c += 32) v += a[row * cols + c] * x[c];
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffff, v, off);
+        if (lane == 0) y[row] = v;
+    }
+"""
+
+ROW_DOT_SPEC = """
+    [[kernel]]
+    name = "row_dot"
+    grid = [4, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "fp32_accum"
+    [[kernel.args]]
+    name = "a"
+    buffer = "float32"
+    elements = 1050
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 75
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "y"
+    buffer = "float32"
+    elements = 14
+    role = "out"
+    [[kernel.args]]
+    name = "rows"
+    scalar = "int32"
+    value = 14
+    [[kernel.args]]
+    name = "cols"
+    scalar = "int32"
+    value = 75
+"""
+
+
+def test_warp_per_row_becomes_t_reduce_along_the_lanes_and_agrees_on_cpu(tmp_path):
+    """One warp per row (14 rows, 4 per block, the last block half idle): lanes as (warp, lane)
+    pairs, T.reduce_sum along dim 1, the row's guard recomputed in both lane loops."""
+    kernels, text = convert(tmp_path, ROW_DOT, "--check", "cpu", spec=ROW_DOT_SPEC)
+    k = kernels["row_dot"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "row_dot")
+    assert "T.reduce_sum(v_lanes, v_total, dim=1)" in body
+    assert body.count("for lane_w, lane_l in lane_grid(block_x // 32, 32):") == 2
+    assert body.count("if row < rows:") == 2 and "y[row] = v_total[lane_w]" in body
+    assert not re.search(r"shfl|sync_threads|\btx\b", body)
+
+
+def test_row_total_every_lane_reads_after_an_xor_tree_agrees_on_cpu(tmp_path):
+    """An xor butterfly leaves the row's total in every lane: each lane scales its own elements."""
+    source = ROW_DOT.replace("__shfl_down_sync", "__shfl_xor_sync").replace(
+        "if (lane == 0) y[row] = v;", "for (int c = lane; c < cols; c += 32) y[row * cols + c] = a[row * cols + c] / v;")
+    spec = ROW_DOT_SPEC.replace("elements = 14", "elements = 1050")
+    kernels, text = convert(tmp_path, source, "--check", "cpu", spec=spec)
+    k = kernels["row_dot"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    assert re.search(r"a\[row \* cols \+ c\w*\] / v_total\[lane_w\]", factory(text, "row_dot"))
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("if (lane == 0) y[row] = v;", "y[row * 32 + lane] = v;", "lanes other than 0 read the partial sums"),
+    ("if (lane == 0) y[row] = v;", "atomicAdd(y, v);", "runs in every lane"),
+    ("if (row >= rows) return;", "if (row + lane >= rows) return;", "differs between the lanes of a warp"),
+    ("float v = 0.0f;", "float v = 0.0f; y[row * 32 + lane] = 1.0f;", "exchange 'y'"),   # read back after
+])
+def test_warp_per_row_reductions_it_must_refuse(tmp_path, old, new, reason):
+    assert old in ROW_DOT
+    source = ROW_DOT.replace(old, new)
+    if reason == "exchange 'y'":
+        source = source.replace("if (lane == 0) y[row] = v;", "if (lane == 0) y[row] += v;")
+    kernels, _ = convert(tmp_path, source)
+    k = kernels["row_dot"]
     assert k["form"] == "portable" and reason in note(k), note(k)
 
 

@@ -274,12 +274,16 @@ def _check_no_lane_traffic(regions) -> None:
                 visit(r.then)
                 visit(r.other)
                 continue
-            stmts = r.stmts if isinstance(r, (Phase, LanePhase)) else (
-                r.before + (m.ExprStmt(r.value, r.span),) + r.after if isinstance(r, BlockReduce) else ())
-            clash = reads(stmts) & written
-            if clash:
-                raise NotLiftable(f"lanes exchange '{sorted(clash)[0]}' through memory across a barrier")
-            written.update(stores(stmts))
+            if isinstance(r, BlockReduce) and r.per_warp:  # two lane loops: the one after the tree reads
+                parts = [r.prefix + r.before + (m.ExprStmt(r.value, r.span),), r.prefix + r.after]
+            else:
+                parts = [r.stmts if isinstance(r, (Phase, LanePhase)) else (
+                    r.before + (m.ExprStmt(r.value, r.span),) + r.after if isinstance(r, BlockReduce) else ())]
+            for stmts in parts:
+                clash = reads(stmts) & written
+                if clash:
+                    raise NotLiftable(f"lanes exchange '{sorted(clash)[0]}' through memory across a barrier")
+                written.update(stores(stmts))
 
     visit(regions)
 
@@ -305,6 +309,9 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
     variables: dict[str, VarPlan] = {}
     tree_steps = {r.step_var for r in found}
     seen_in = _regions_using(regions)
+    left = sorted(warp.shared & set(seen_in))
+    if left:
+        raise NotLiftable(f"'{left[0]}' is used outside the warp-shuffle reduction")
     for name, vp in kplan.vars.items():
         if vp.placement == "shared" or name in tree_steps or name not in seen_in:
             continue  # gone with the trees
@@ -337,6 +344,10 @@ def _regions_using(regions) -> dict[str, set]:
                 note((r.cond,), "block")
                 visit(r.then)
                 visit(r.other)
+            elif isinstance(r, BlockReduce) and r.per_warp:  # its lane loops recompute the prefix
+                count += 1
+                note(r.prefix + r.before + (m.ExprStmt(r.value, r.span),) + r.after +
+                     ((m.ExprStmt(r.guard, r.span),) if r.guard is not None else ()), f"lanes{count}")
             elif isinstance(r, BlockReduce):
                 count += 1
                 note(r.before + (m.ExprStmt(r.value, r.span),), f"lanes{count}")

@@ -347,6 +347,13 @@ def lift_warp_trees(regions, ctx: WarpLift) -> tuple:
     while i < len(rs):
         r = rs[i]
         tree = warp_tree(r, ctx.roles) if isinstance(r, UniformLoop) else None
+        if isinstance(r, UniformIf) and r.predicate is not None and len(r.then) == 3 and not r.other \
+                and isinstance(r.then[1], UniformLoop) and warp_tree(r.then[1], ctx.roles) is not None:
+            reduce = _guarded_segment(out, r, rs[i + 1:], ctx)
+            out.append(reduce)
+            ctx.found.append(reduce)
+            i += 1
+            continue
         if tree is None:
             if isinstance(r, UniformIf) and r.predicate is None:
                 r = dataclasses.replace(r, then=lift_warp_trees(r.then, ctx), other=lift_warp_trees(r.other, ctx))
@@ -416,16 +423,9 @@ def _block_reduce(before: Phase, tree: WarpTree, rs: list, i: int, ctx: WarpLift
     ctx.consumed |= set(held) | set(tree.temps)
     lead = stmts[0] if stmts else None
     if not (isinstance(lead, m.If) and lead.other is None and roles.is_leader(lead.cond)):
-        what = _first_use(stmts, held)
-        if what is not None and isinstance(what, m.Call) and what.kind == "atomic":
-            raise NotLiftable(f"the atomic at line {what.span.line} runs in every lane, not once per warp")
-        if what is not None and tree.everywhere:
-            raise NotLiftable(f"every lane uses the warp's total (line {what.span.line}): a reduction per warp, "
-                              "not per block")
-        if what is not None:
-            raise NotLiftable(f"lanes other than 0 read the partial sums of the shfl_down tree at line "
-                              f"{what.span.line}")
-        raise NotLiftable(f"nothing reads the warp tree's result at line {line}")
+        if i + 2 != len(rs):
+            raise NotLiftable(f"code follows the reduction per warp at line {line}")
+        return segment_reduce((), None, before, tree, after, k, held, ctx), 2, None
     body = _body(lead)
     rest = stmts[1:]
     store = _warp_store(body, held, roles, ctx)
@@ -433,16 +433,17 @@ def _block_reduce(before: Phase, tree: WarpTree, rs: list, i: int, ctx: WarpLift
         if rest:
             raise NotLiftable(f"statements follow the warp totals' store at line {lead.span.line}")
         return _second_level(before, tree, store, rs, i + 2, ctx)
+    if not all(isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Call) and s.expr.kind == "atomic"
+               and s.expr.callee == _ATOMIC_OF[tree.op] for s in body):
+        # lane 0 of each warp does its warp's work: a reduction per warp
+        if i + 2 != len(rs):
+            raise NotLiftable(f"code follows the reduction per warp at line {line}")
+        return segment_reduce((), None, before, tree, after, k, held, ctx), 2, None
     # one atomic per warp: the warps' atomics are one atomic of the block's total
     final = []
     total_name = held[-1]
     for s in body:
-        call = s.expr if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Call) else None
-        if call is None or call.kind != "atomic":
-            raise NotLiftable(f"lane 0 does more than an atomic after the warp tree (line {s.span.line}): "
-                              "its warps' results cannot be combined per block")
-        if call.callee != _ATOMIC_OF[tree.op]:
-            raise NotLiftable(f"{call.callee} at line {s.span.line} does not combine like the tree's {tree.op}")
+        call = s.expr
         if len(call.args) != 2 or not (isinstance(_strip(call.args[1]), m.Ref) and _strip(call.args[1]).name in held):
             raise NotLiftable(f"the atomic at line {s.span.line} does not add the warp's total")
         if roles.mentions_thread(call.args[0]):
@@ -500,12 +501,15 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
     if j >= len(rs) or not isinstance(rs[j], Barrier):
         raise NotLiftable(f"no barrier after the warp totals are stored in '{shared}'")
     k = j + 1
-    skipped = []
-    while k < len(rs) and isinstance(rs[k], Phase) and not roles.mentions_thread(rs[k]):
-        skipped.append(rs[k])  # uniform values (the number of warps)
+    uniform = []  # values every thread computes alike after the barrier (the number of warps)
+    while k < len(rs) and isinstance(rs[k], Phase) and not _is_flag(rs[k], rs[k + 1] if k + 1 < len(rs) else None):
+        stores = [n for s in rs[k].stmts for n in m.walk(s) if (isinstance(n, m.Assign) and not isinstance(
+            n.target, m.Ref)) or (isinstance(n, m.Call) and n.kind in ("atomic", "warp", "sync"))]
+        if roles.mentions_thread(rs[k]) or stores:
+            raise NotLiftable(f"threads do more than reduce the warp totals in '{shared}' (line {rs[k].span.line})")
+        uniform += rs[k].stmts
         k += 1
-    if k < len(rs) and isinstance(rs[k], Phase) and k + 1 < len(rs) and isinstance(rs[k + 1], UniformIf) \
-            and rs[k + 1].predicate is not None:
+    if k < len(rs) and isinstance(rs[k], Phase):
         k += 1  # the stored condition of the branch
     branch = rs[k] if k < len(rs) else None
     if not (isinstance(branch, UniformIf) and not branch.other and roles.is_first_warp(branch.cond)):
@@ -548,7 +552,7 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
     ctx.shared.add(shared)
     dtype = ctx.shared_types[shared]
     result = m.Ref(f"{shared}_total", "reduce_result", dtype, tail[0].span)
-    final = list(_Subst({n: result for n in held2}, roles).transform(_body(tail[0])))
+    final = uniform + list(_Subst({n: result for n in held2}, roles).transform(_body(tail[0])))
     used = k + 1 - (j - 2)
     # a total written to a __shared__ scalar that every thread reads after a barrier: broadcast
     broadcast = {}
@@ -572,7 +576,8 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
         rs[k + 2:] = [_map_region(r, subst) for r in rs[k + 2:]]
     lane_code, value = prune_lane_code(before.stmts, m.Ref(tree.var, "local", _type_of(before, before, tree.var),
                                                            tree.span))
-    reduce = BlockReduce(lane_code, value, tree.op, shared, dtype, tuple(final), None, before.span, "", warps=True)
+    final, _ = prune_lane_code(tuple(final), m.IntLit(0, "0", m.Scalar("int32"), tree.span), fold=False)
+    reduce = BlockReduce(lane_code, value, tree.op, shared, dtype, final, None, before.span, "", warps=True)
     return reduce, used, None
 
 
@@ -642,7 +647,13 @@ def _pure(e) -> bool:
                    for n in m.walk(e))
 
 
-def prune_lane_code(stmts: tuple, value: m.Expr) -> tuple[tuple, m.Expr]:
+def _is_flag(phase: Phase, branch) -> bool:
+    """``phase`` only stores the condition of the predicated ``branch`` that follows it."""
+    return isinstance(branch, UniformIf) and branch.predicate is not None and len(phase.stmts) == 1 \
+        and isinstance(phase.stmts[0], m.DeclStmt) and [d.name for d in phase.stmts[0].decls] == [branch.predicate]
+
+
+def prune_lane_code(stmts: tuple, value: m.Expr, fold: bool = True) -> tuple[tuple, m.Expr]:
     """``stmts`` (a lane's code before a reduction, contributing ``value``) without the locals the
     trees left unused (the lane and warp numbers, the device functions' result slots), and the
     value read from the local it was last copied from (``T v = sum;`` → ``sum``)."""
@@ -650,7 +661,7 @@ def prune_lane_code(stmts: tuple, value: m.Expr) -> tuple[tuple, m.Expr]:
     changed = True
     while changed:
         changed = False
-        if stmts and isinstance(value, m.Ref) and isinstance(stmts[-1], m.DeclStmt) and len(stmts[-1].decls) == 1 \
+        if fold and stmts and isinstance(value, m.Ref) and isinstance(stmts[-1], m.DeclStmt) and len(stmts[-1].decls) == 1 \
                 and stmts[-1].decls[0].name == value.name and isinstance(_strip(stmts[-1].decls[0].init), m.Ref):
             value = stmts.pop().decls[0].init
             changed = True
@@ -665,3 +676,138 @@ def prune_lane_code(stmts: tuple, value: m.Expr) -> tuple[tuple, m.Expr]:
                 changed = True
                 break
     return tuple(stmts), value
+
+
+# -- reductions per warp ---------------------------------------------------------------------------
+
+def _guarded_segment(out: list, branch: UniformIf, following, ctx: WarpLift) -> BlockReduce:
+    """``if (row < rows) { <lane code>; <warp tree>; <use> }`` where the condition is the same in
+    every lane of a warp (one warp per row): the per-lane values the condition needs (the
+    phase before it, which ``out`` ends with) are recomputed in each lane loop."""
+    roles = ctx.roles
+    a, loop, b = branch.then
+    if not (isinstance(a, Phase) and isinstance(b, Phase)):
+        raise NotLiftable(f"the branch at line {branch.span.line} does more than one warp reduction")
+    if following:
+        raise NotLiftable(f"code follows the reduction per warp at line {branch.span.line}")
+    if not (out and isinstance(out[-1], Phase) and _is_flag(out[-1], branch)):
+        raise NotLiftable(f"the condition of the branch at line {branch.span.line} is not stored before it")
+    out.pop()
+    prefix = out.pop().stmts if out and isinstance(out[-1], Phase) else ()
+    bad = [st for st in prefix if not _recomputable(st)]
+    if bad:
+        raise NotLiftable(f"line {bad[0].span.line} cannot be recomputed in each lane loop around the reduction "
+                          "per warp")
+    if not _same_in_warp(branch.cond, prefix, roles):
+        raise NotLiftable(f"the condition at line {branch.span.line} differs between the lanes of a warp")
+    ctx.consumed.add(branch.predicate)
+    tree = warp_tree(loop, roles)
+    held = [tree.var]
+    k = _copies(b.stmts, held)
+    return segment_reduce(prefix, branch.cond, a, tree, b, k, held, ctx)
+
+
+def _recomputable(st) -> bool:
+    return isinstance(st, m.DeclStmt) and all(d.init is not None and _pure(d.init) for d in st.decls)
+
+
+def _same_in_warp(cond, prefix, roles: Roles) -> bool:
+    """``cond`` reads the thread index only through the warp number (checked on the expanded
+    locals of ``prefix``)."""
+    table = {d.name: d.init for st in prefix for d in st.decls}
+
+    def ok(e) -> bool:
+        e = _strip(e)
+        if roles.is_warp(e):
+            return True
+        if isinstance(e, m.Builtin):
+            return e.var != "threadIdx"
+        if isinstance(e, m.Ref) and e.kind == "local":
+            if e.name in table:
+                return ok(table[e.name])
+            return e.name not in roles.dependent
+        return all(ok(c) for c in m.children(e))
+
+    return ok(cond)
+
+
+def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k: int, held: list,
+                   ctx: WarpLift) -> BlockReduce:
+    """The tree reduces each warp on its own: lanes as (warp, lane) pairs, ``T.reduce`` along the
+    lanes, the code after the tree in a second lane loop that reads its warp's total."""
+    roles = ctx.roles
+    ctx.consumed |= set(held) | set(tree.temps)
+    stmts = after.stmts[k:]
+    for st in stmts:
+        for n in m.walk(st):
+            if isinstance(n, m.Call) and n.kind == "atomic" and _reads(n, held) and not _under_leader(stmts, n, roles):
+                raise NotLiftable(f"the atomic at line {n.span.line} runs in every lane, not once per warp")
+    if not tree.everywhere:
+        for n in (n for st in stmts for n in m.walk(st) if isinstance(n, m.Ref) and n.name in held):
+            if not _under_leader(stmts, n, roles):
+                raise NotLiftable(f"lanes other than 0 read the partial sums of the shfl_down tree at line "
+                                  f"{n.span.line}")
+    dtype = _type_of(before, after, tree.var)
+    name = held[-1]
+    result = m.Index(m.Ref(f"{name}_total", "shared", dtype, after.span),
+                     m.Ref("lane_w", "param", m.Scalar("int32"), after.span), dtype, after.span)
+    after_stmts = _Subst({n: result for n in held}).transform(tuple(stmts))
+    # the lane's own values that the code after the tree reads: recomputed there
+    lane_code = list(before.stmts)
+    prefix = list(prefix)
+    defined = {d.name for st in prefix for d in st.decls}
+    wanted = _free_locals(after_stmts) - defined
+    while wanted:
+        name_ = wanted.pop()
+        decl = next((st for st in lane_code if isinstance(st, m.DeclStmt) and [d.name for d in st.decls] == [name_]),
+                    None)
+        if decl is None or not _recomputable(decl) or _assigned(lane_code + list(after_stmts), name_):
+            raise NotLiftable(f"'{name_}' is computed per lane before the warp tree and read after it")
+        lane_code.remove(decl)
+        prefix.append(decl)
+        defined.add(name_)
+        wanted |= _free_locals((decl,)) - defined
+    prefix = _in_order(prefix, before.stmts)
+    lane_code, value = prune_lane_code(tuple(lane_code), m.Ref(tree.var, "local", dtype, tree.span))
+    return BlockReduce(lane_code, value, tree.op, name, dtype, after_stmts, None, before.span, "", warps=True,
+                       per_warp=True, prefix=tuple(prefix), guard=guard)
+
+
+def _reads(node, held) -> bool:
+    return any(isinstance(n, m.Ref) and n.name in held for n in m.walk(node))
+
+
+def _under_leader(stmts, target, roles: Roles) -> bool:
+    """``target`` (a node in ``stmts``) runs only in lane 0: inside ``if (lane == 0)``."""
+    def visit(node, led) -> Optional[bool]:
+        if node is target:
+            return led
+        if isinstance(node, m.If) and roles.is_leader(node.cond):
+            found = visit(node.then, True)
+            if found is not None:
+                return found
+            return visit(node.other, led) if node.other is not None else None
+        for c in m.children(node):
+            found = visit(c, led)
+            if found is not None:
+                return found
+        return None
+
+    return any(visit(st, False) for st in stmts)
+
+
+def _free_locals(stmts) -> set:
+    declared = {n.name for st in stmts for n in m.walk(st) if isinstance(n, m.VarDecl)}
+    return {n.name for st in stmts for n in m.walk(st)
+            if isinstance(n, m.Ref) and n.kind == "local" and n.name not in declared}
+
+
+def _assigned(stmts, name) -> bool:
+    return any(isinstance(n, m.Assign) and isinstance(n.target, m.Ref) and n.target.name == name
+               for st in stmts for n in m.walk(st))
+
+
+def _in_order(prefix: list, lane_code) -> list:
+    """The prefix's own statements first, then those taken from the lane code in its order."""
+    taken = [st for st in lane_code if st in prefix]
+    return [st for st in prefix if st not in taken] + taken

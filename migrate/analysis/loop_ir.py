@@ -114,6 +114,12 @@ class BlockReduce:
     span: Span
     step_var: str = ""  # the CUDA tree loop's variable (gone from the tile form)
     warps: bool = False  # built from warp-shuffle trees (analysis.lift_warp): whole warps, any count
+    #: a reduction per warp: lanes are (warp, lane) pairs; ``after`` runs per lane (reading its
+    #: warp's total), after ``prefix`` (per-lane values recomputed in each lane loop), all under
+    #: ``guard`` (a condition the same in every lane of a warp) when there is one
+    per_warp: bool = False
+    prefix: tuple[m.Stmt, ...] = ()
+    guard: Optional[m.Expr] = None
 
 
 @dataclass(frozen=True)

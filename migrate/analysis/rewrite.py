@@ -27,7 +27,7 @@ RESERVED = frozenset({
     "gx", "gy", "gz", "ix", "iy", "iz", "tile", "tile_x", "tile_y", "tile_z", "threads",
     "extent_x", "extent_y", "extent_z", "fit_tile",
     # the lanes of lifted reductions
-    "lane", "lane_loop", "alloc_lanes",
+    "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
 })
 
 
