@@ -424,6 +424,63 @@ def test_warp_per_row_reductions_it_must_refuse(tmp_path, old, new, reason):
     assert k["form"] == "portable" and reason in note(k), note(k)
 
 
+CG_NORM = """
+    #include <cooperative_groups.h>
+    #include <cooperative_groups/reduce.h>
+    namespace cg = cooperative_groups;
+    __global__ void tile_norm(const float* __restrict__ x, float* __restrict__ out, int rows, int cols) {
+        cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+        const int row = blockIdx.x * 2 + tile.meta_group_rank();
+        if (row >= rows) return;
+        float sq = 0.0f;
+        for (int c = tile.thread_rank(); c < cols; c += tile.size()) sq += x[row * cols + c] * x[row * cols + c];
+        sq = cg::reduce(tile, sq, cg::plus<float>());
+        if (tile.thread_rank() == 0) out[row] = sqrtf(sq);
+    }
+"""
+
+
+def test_cooperative_groups_rank_is_the_thread_of_a_1d_block_and_agrees_on_cpu(tmp_path):
+    """cooperative groups spell the thread as the block's linear rank (threadIdx.y and .z
+    included): read as threadIdx.x, the tile reduction lifts, for blocks the factory asserts 1-D."""
+    spec = """
+        [[kernel]]
+        name = "tile_norm"
+        grid = [7, 1, 1]
+        block = [64, 1, 1]
+        tolerance = "fp32_accum"
+        [[kernel.args]]
+        name = "x"
+        buffer = "float32"
+        elements = 1050
+        role = "in"
+        range = [-1.0, 1.0]
+        [[kernel.args]]
+        name = "out"
+        buffer = "float32"
+        elements = 13
+        role = "out"
+        [[kernel.args]]
+        name = "rows"
+        scalar = "int32"
+        value = 13
+        [[kernel.args]]
+        name = "cols"
+        scalar = "int32"
+        value = 75
+    """
+    kernels, text = convert(tmp_path, CG_NORM, "--check", "cpu", spec=spec)
+    k = kernels["tile_norm"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "tile_norm")
+    assert 'assert block_y == 1 and block_z == 1' in body and "T.reduce_sum(sq_lanes, sq_total, dim=1)" in body
+
+
+def test_block_reduction_of_a_2d_block_is_refused(tmp_path):
+    kernels, _ = convert(tmp_path, WARP_MAX.replace("if ((threadIdx.x & 31) == 0)", "if ((threadIdx.x & 31) == 0 && threadIdx.y == 0)"))
+    assert "1-D blocks only" in note(kernels["wmax"])
+
+
 def test_combine_forms_are_recognised_as_their_reduction(tmp_path):
     """The table of combines: each spelling of sum/max/min of a value and its partner, and what
     is not one."""

@@ -24,6 +24,7 @@ from ..parse import model as m
 from .lift_map import NotLiftable, _strip_casts as _strip
 from .lift_warp import Roles, WarpLift, lift_warp_trees
 from .loop_ir import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
+from .phases import plan_portable
 from .rewrite import Transformer
 
 
@@ -292,7 +293,7 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
     if kplan.form != "portable":
         raise NotLiftable("it needs thread-level code")
     if list(tdims) != ["x"]:
-        raise NotLiftable("block reductions are lifted for 1-D blocks only")
+        fn, kplan = _ranks_as_x(fn, set(tdims))
     lanes = lane_aliases(fn)
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
                     for n, vp in kplan.vars.items() if vp.placement == "shared"}
@@ -376,3 +377,56 @@ def reduction_kinds(kplan: KernelPlan) -> str:
 
     visit(kplan.regions)
     return " and ".join(sorted(kinds, reverse=True))
+
+
+class _Ranks(Transformer):
+    """The block's linear thread rank and size (as cooperative groups spell them) → threadIdx.x
+    and blockDim.x: exact for blocks with y and z of 1, which the lifted factory asserts."""
+
+    def leave_Binary(self, node: m.Binary):
+        if _rank(node):
+            return m.Builtin("threadIdx", "x", node.type, node.span)
+        if _size(node):
+            return m.Builtin("blockDim", "x", node.type, node.span)
+        return node
+
+
+def _dim(e, var, d) -> bool:
+    e = _strip(e)
+    return isinstance(e, m.Builtin) and e.var == var and e.dim == d
+
+
+def _rank(e) -> bool:
+    """threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)"""
+    e = _strip(e)
+    if not (isinstance(e, m.Binary) and e.op == "+" and _dim(e.lhs, "threadIdx", "x")):
+        return False
+    r = _strip(e.rhs)
+    if not (isinstance(r, m.Binary) and r.op == "*" and _dim(r.lhs, "blockDim", "x")):
+        return False
+    inner = _strip(r.rhs)
+    if not (isinstance(inner, m.Binary) and inner.op == "+" and _dim(inner.lhs, "threadIdx", "y")):
+        return False
+    yz = _strip(inner.rhs)
+    return isinstance(yz, m.Binary) and yz.op == "*" and _dim(yz.lhs, "blockDim", "y") and _dim(yz.rhs, "threadIdx", "z")
+
+
+def _size(e) -> bool:
+    """blockDim.x * blockDim.y * blockDim.z"""
+    e = _strip(e)
+    if not (isinstance(e, m.Binary) and e.op == "*" and _dim(e.rhs, "blockDim", "z")):
+        return False
+    xy = _strip(e.lhs)
+    return isinstance(xy, m.Binary) and xy.op == "*" and _dim(xy.lhs, "blockDim", "x") and _dim(xy.rhs, "blockDim", "y")
+
+
+def _ranks_as_x(fn: m.Function, tdims: set) -> tuple[m.Function, KernelPlan]:
+    """A kernel that reads y and z only through the block's linear rank and size (cooperative
+    groups) as a 1-D kernel, planned again; NotLiftable for one that is 2-D."""
+    own = {n.dim for n in m.walk(fn.body) if isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim")}
+    if fn.body is not None and tdims <= own:
+        flat = dataclasses.replace(fn, body=_Ranks().transform(fn.body))
+        if not any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim in ("y", "z")
+                   for n in m.walk(flat.body)):
+            return flat, plan_portable(flat)
+    raise NotLiftable("block reductions are lifted for 1-D blocks only")

@@ -536,6 +536,8 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
                 continue
             if isinstance(s, m.DeclStmt) and all(d.init is None for d in s.decls):
                 continue
+            if _recomputable(s) and not roles.mentions_thread(s):
+                continue  # the number of warps, say (read through the locals table)
             raise NotLiftable(f"warp 0 computes something other than loading the warp totals (line {s.span.line})")
         if _copies((s,), held) != 1:
             raise NotLiftable(f"warp 0 computes something other than loading the warp totals (line {s.span.line})")
@@ -664,6 +666,12 @@ def prune_lane_code(stmts: tuple, value: m.Expr, fold: bool = True) -> tuple[tup
         if fold and stmts and isinstance(value, m.Ref) and isinstance(stmts[-1], m.DeclStmt) and len(stmts[-1].decls) == 1 \
                 and stmts[-1].decls[0].name == value.name and isinstance(_strip(stmts[-1].decls[0].init), m.Ref):
             value = stmts.pop().decls[0].init
+            changed = True
+        elif fold and stmts and isinstance(value, m.Ref) and isinstance(stmts[-1], m.ExprStmt) \
+                and isinstance(stmts[-1].expr, m.Assign) and stmts[-1].expr.op == "=" \
+                and _is_ref(stmts[-1].expr.target, value.name) and isinstance(_strip(stmts[-1].expr.value), m.Ref) \
+                and not any(isinstance(n, m.Ref) and n.name == value.name for st in stmts[:-1] for n in m.walk(st)):
+            value = stmts.pop().expr.value  # ``v = x;`` last, v read nowhere else
             changed = True
         for k, st in enumerate(stmts):
             if not (isinstance(st, m.DeclStmt) and len(st.decls) == 1 and
