@@ -481,6 +481,43 @@ def test_block_reduction_of_a_2d_block_is_refused(tmp_path):
     assert "1-D blocks only" in note(kernels["wmax"])
 
 
+ROW_SCALE = """
+    __global__ void row_scale(const float* __restrict__ a, float* __restrict__ t, float* __restrict__ y,
+                              int rows, int cols) {
+        const int lane = threadIdx.x & 31;
+        const int row = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
+        if (row >= rows) return;
+        float v = 0.0f;
+        for (int c = lane; c < cols; c += 32) { float h = a[row * cols + c] + 1.0f; t[row * cols + c] = h; v += h * h; }
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffff, v, off);
+        for (int j = lane; j < cols; j += 32) y[row * cols + j] = t[row * cols + j] / v;
+    }
+"""
+
+
+def test_lane_reading_back_its_own_stores_after_the_tree_agrees_on_cpu(tmp_path):
+    """Each lane reads after the tree exactly the elements it stored before it (the same index
+    in the same counted loop): no lane sees another's store, the reduction per warp lifts."""
+    spec = ROW_DOT_SPEC.replace('"row_dot"', '"row_scale"').replace(
+        'name = "x"\n    buffer = "float32"\n    elements = 75\n    role = "in"\n    range = [-1.0, 1.0]',
+        'name = "t"\n    buffer = "float32"\n    elements = 1050\n    role = "out"').replace(
+        'name = "y"\n    buffer = "float32"\n    elements = 14', 'name = "y"\n    buffer = "float32"\n    elements = 1050')
+    kernels, text = convert(tmp_path, ROW_SCALE, "--check", "cpu", spec=spec)
+    k = kernels["row_scale"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+
+
+@pytest.mark.parametrize("old, new", [
+    ("t[row * cols + j] / v", "t[row * cols + j + 1] / v"),                           # the neighbour's
+    ("for (int j = lane; j < cols; j += 32)", "for (int j = 0; j < cols; j += 1)"),   # the whole row
+    ("t[row * cols + c] = h;", "if (h > 0.0f) t[row * cols + c] = h;"),               # not every element
+])
+def test_lane_reading_what_others_stored_is_refused(tmp_path, old, new):
+    assert old in ROW_SCALE
+    kernels, _ = convert(tmp_path, ROW_SCALE.replace(old, new))
+    assert "exchange 't' through memory around the warp tree" in note(kernels["row_scale"])
+
+
 def test_combine_forms_are_recognised_as_their_reduction(tmp_path):
     """The table of combines: each spelling of sum/max/min of a value and its partner, and what
     is not one."""

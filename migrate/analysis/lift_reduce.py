@@ -22,7 +22,7 @@ import dataclasses
 
 from ..parse import model as m
 from .lift_map import NotLiftable, _strip_casts as _strip
-from .lift_warp import Roles, WarpLift, lift_warp_trees
+from .lift_warp import Roles, WarpLift, lift_warp_trees, own_elements
 from .loop_ir import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from .phases import plan_portable
 from .rewrite import Transformer
@@ -275,8 +275,11 @@ def _check_no_lane_traffic(regions) -> None:
                 visit(r.then)
                 visit(r.other)
                 continue
-            if isinstance(r, BlockReduce) and r.per_warp:  # two lane loops: the one after the tree reads
-                parts = [r.prefix + r.before + (m.ExprStmt(r.value, r.span),), r.prefix + r.after]
+            if isinstance(r, BlockReduce) and r.per_warp:
+                # the lane code after the tree may read back what the same lane stored before it
+                own = own_elements(r.before, r.after, stores(r.before) & reads(r.after), r.prefix)
+                parts = [r.prefix + r.before + (m.ExprStmt(r.value, r.span),),
+                         tuple(_DropReads(own).transform(r.prefix + r.after))]
             else:
                 parts = [r.stmts if isinstance(r, (Phase, LanePhase)) else (
                     r.before + (m.ExprStmt(r.value, r.span),) + r.after if isinstance(r, BlockReduce) else ())]
@@ -430,3 +433,14 @@ def _ranks_as_x(fn: m.Function, tdims: set) -> tuple[m.Function, KernelPlan]:
                    for n in m.walk(flat.body)):
             return flat, plan_portable(flat)
     raise NotLiftable("block reductions are lifted for 1-D blocks only")
+
+
+class _DropReads(Transformer):
+    """Reads of the named buffers hidden from the traffic check (``x[i]`` → ``0``)."""
+
+    def __init__(self, names) -> None:
+        self.names = set(names)
+
+    def leave_Index(self, node: m.Index):
+        b = _strip(node.base)
+        return m.IntLit(0, "0", node.type, node.span) if isinstance(b, m.Ref) and b.name in self.names else node

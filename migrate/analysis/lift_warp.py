@@ -819,3 +819,87 @@ def _in_order(prefix: list, lane_code) -> list:
     """The prefix's own statements first, then those taken from the lane code in its order."""
     taken = [st for st in lane_code if st in prefix]
     return [st for st in prefix if st not in taken] + taken
+
+
+# -- a lane reading back its own stores ------------------------------------------------------------
+
+class _Canon(Transformer):
+    """Loop variables renamed by depth (``_loop0``, ...), so two loops compare equal."""
+
+    def __init__(self, names: dict) -> None:
+        self.names = names
+
+    def leave_Ref(self, node: m.Ref):
+        return dataclasses.replace(node, name=self.names[node.name]) if node.name in self.names else node
+
+    def leave_VarDecl(self, node: m.VarDecl):
+        return dataclasses.replace(node, name=self.names[node.name]) if node.name in self.names else node
+
+
+def _accesses(stmts, name: str, writes: bool) -> list:
+    """The signature of every store (``writes``) or load of buffer ``name`` in ``stmts``: its
+    index and the headers of the counted loops around it, loop variables renamed; None when the
+    access sits under a branch or another kind of loop."""
+    found = []
+
+    def base_is(ix) -> bool:
+        b = _strip(ix.base)
+        return isinstance(b, m.Ref) and b.name == name
+
+    def visit(node, loops: list, plain: bool):
+        if isinstance(node, m.For):
+            d = node.init.decls[0] if isinstance(node.init, m.DeclStmt) and len(node.init.decls) == 1 else None
+            counted = d is not None and not _assigned((node.body,), d.name) and not any(
+                isinstance(n, (m.Break, m.Continue)) for n in m.walk(node.body))
+            for part in (node.init, node.cond, node.step):
+                if part is not None:
+                    visit(part, loops, plain)
+            visit(node.body, loops + [node] if counted else loops, plain and counted)
+            return
+        if isinstance(node, (m.If, m.While, m.DoWhile, m.Switch)):
+            for c in m.children(node):
+                visit(c, loops, False)
+            return
+        if isinstance(node, m.Assign) and isinstance(node.target, m.Index) and base_is(node.target):
+            if writes or node.op != "=":  # a compound assignment loads too
+                found.append(_signature(node.target, loops) if plain else None)
+            visit(node.target.index, loops, plain)
+            visit(node.value, loops, plain)
+            return
+        if isinstance(node, m.Index) and not writes and base_is(node):
+            found.append(_signature(node, loops) if plain else None)
+        for c in m.children(node):
+            visit(c, loops, plain)
+
+    for st in stmts:
+        visit(st, [], True)
+    return found
+
+
+def _signature(ix: m.Index, loops: list) -> str:
+    names = {}
+    for k, loop in enumerate(loops):
+        names[loop.init.decls[0].name] = f"_loop{k}"
+    canon = _Canon(names)
+    heads = [m.dump(canon.transform(m.For(l.init, l.cond, l.step, m.Empty(l.span), (), l.span))) for l in loops]
+    return "\n".join(heads + [m.dump(canon.transform(ix.index))])
+
+
+def own_elements(before, after, buffers: set, prefix=()) -> set:
+    """The buffers of ``buffers`` that each lane reads after the tree only where it stored before
+    it: every load and every store is the same index in the same counted loops (loop variables
+    renamed), over values the lane code does not change. A well-defined CUDA kernel has no two
+    lanes storing to one element, so the loads see the lane's own stores, as in the lifted form.
+    NotLiftable names the first buffer that lanes exchange."""
+    changed = {n.target.name for st in tuple(before) + tuple(after) for n in m.walk(st)
+               if isinstance(n, m.Assign) and isinstance(n.target, m.Ref)}
+    for name in sorted(buffers):
+        stores = _accesses(before, name, True)
+        loads = _accesses(after, name, False)
+        sigs = set(stores + loads)
+        if len(sigs) != 1 or None in sigs or not stores:
+            raise NotLiftable(f"lanes exchange '{name}' through memory around the warp tree")
+        (sig,) = sigs
+        if any(f"name='{v}'" in sig for v in changed):
+            raise NotLiftable(f"'{name}' is indexed by values the lane code changes around the warp tree")
+    return set(buffers)
