@@ -30,6 +30,7 @@ GOLDEN_CASES = {
     "warp_reduce_sum": ("reduction/warp_reduce_sum.cu", ()),  # two levels of warp shuffles -> T.reduce_sum, one atomic
     "minmax_atomic": ("reduction/minmax_atomic.cu", ()),    # an atomicMax per warp -> one per block
     "gemv_warp_row": ("gemv/gemv_warp_row.cu", ()),          # one warp per row -> T.reduce along (warp, lane)
+    "softmax_warp": ("norm/softmax_warp.cu", ()),            # online-softmax merge -> max, rescale, sum
     "stencil1d": ("stencil/stencil1d.cu", ()),              # shared tile with halos forwarded -> map
     "matmul_tiled": ("matmul/matmul_tiled.cu", ()),         # shared-tiled GEMM -> pipelined GEMM
     # portable and simt forms (the CUDA thread structure kept)

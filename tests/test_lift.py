@@ -518,6 +518,57 @@ def test_lane_reading_what_others_stored_is_refused(tmp_path, old, new):
     assert "exchange 't' through memory around the warp tree" in note(kernels["row_scale"])
 
 
+ONLINE_SOFTMAX = """
+    __global__ void osm(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+        const int lane = threadIdx.x % 32;
+        const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+        if (row >= rows) return;
+        float m = -1e30f, d = 0.0f;
+        for (int c = lane; c < cols; c += 32) {
+            const float v = x[row * cols + c];
+            const float mn = fmaxf(m, v);
+            d = d * expf(m - mn) + expf(v - mn);
+            m = mn;
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            const float mo = __shfl_xor_sync(0xffffffff, m, off);
+            const float dd = __shfl_xor_sync(0xffffffff, d, off);
+            const float mn = fmaxf(m, mo);
+            d = d * expf(m - mn) + dd * expf(mo - mn);
+            m = mn;
+        }
+        for (int c = lane; c < cols; c += 32) y[row * cols + c] = expf(x[row * cols + c] - m) / d;
+    }
+"""
+
+
+def test_online_softmax_merge_becomes_max_then_rescaled_sum_and_agrees_on_cpu(tmp_path):
+    """A butterfly merging (max, denominator) pairs: T.reduce_max of the lanes' maxima, each
+    lane's denominator rescaled to the warp's maximum, T.reduce_sum."""
+    spec = ROW_DOT_SPEC.replace('"row_dot"', '"osm"').replace('name = "a"', 'name = "q"').replace(
+        'name = "x"\n    buffer = "float32"\n    elements = 75\n    role = "in"\n    range = [-1.0, 1.0]\n    '
+        '[[kernel.args]]\n    ', "").replace('name = "q"', 'name = "x"').replace(
+        'name = "y"\n    buffer = "float32"\n    elements = 14', 'name = "y"\n    buffer = "float32"\n    elements = 1050')
+    kernels, text = convert(tmp_path, ONLINE_SOFTMAX, "--check", "cpu", spec=spec)
+    k = kernels["osm"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "osm")
+    reduce_max, reduce_sum = body.index("T.reduce_max(m_lanes, m_total, dim=1)"), body.index("T.reduce_sum(d_lanes")
+    assert reduce_max < body.index("d_lanes[lane_w, lane_l] * T.exp(m_lanes[lane_w, lane_l] - m_total[lane_w])") \
+        < reduce_sum
+
+
+@pytest.mark.parametrize("old, new", [
+    ("d = d * expf(m - mn) + dd * expf(mo - mn);", "d = d + dd;"),                  # not rescaled
+    ("d = d * expf(m - mn) + dd * expf(mo - mn);", "d = d * expf(mo - mn) + dd * expf(m - mn);"),  # swapped
+    ("const float mn = fmaxf(m, mo);\n            d", "const float mn = fminf(m, mo);\n            d"),
+])
+def test_two_value_merges_it_must_refuse(tmp_path, old, new):
+    assert old in ONLINE_SOFTMAX
+    kernels, _ = convert(tmp_path, ONLINE_SOFTMAX.replace(old, new))
+    assert "is not an online-softmax merge" in note(kernels["osm"]), note(kernels["osm"])
+
+
 def test_combine_forms_are_recognised_as_their_reduction(tmp_path):
     """The table of combines: each spelling of sum/max/min of a value and its partner, and what
     is not one."""

@@ -54,6 +54,8 @@ class WarpTree:
     everywhere: bool  # xor butterfly: every lane holds the result (else lane 0 only)
     temps: tuple[str, ...]  # the shuffles' targets and the offset variable
     span: Span
+    pair: Optional[str] = None  # an online softmax: the denominator merged with the maximum ``var``
+    exp: str = ""  # the exp function of its rescaling
 
 
 # -- constants and thread-index roles ------------------------------------------------------------
@@ -212,10 +214,36 @@ def warp_tree(loop: UniformLoop, roles: Roles) -> Optional[WarpTree]:
     if not exchanges:
         return None
     line = loop.span.line
-    if len(exchanges) > 1 or len(body) != 2 or not isinstance(body[0], Exchange) or not isinstance(body[1], Phase) \
-            or len(body[1].stmts) != 1:
-        raise NotLiftable(f"the warp loop at line {line} is not one shuffle and one combine per step")
-    x = exchanges[0]
+    n = len(exchanges)
+    if n > 2 or len(body) != n + 1 or not all(isinstance(r, Exchange) for r in body[:n]) \
+            or not isinstance(body[n], Phase):
+        raise NotLiftable(f"the warp loop at line {line} is not its shuffles and one combine per step")
+    off = _offsets(loop, roles)
+    if off is None:
+        raise NotLiftable(f"the offsets of the warp loop at line {line} do not halve from warpSize / 2 to 1")
+    pairs = [_shuffled(x, off, line, roles) for x in exchanges]
+    if len({x.op for x in exchanges}) != 1:
+        raise NotLiftable(f"the warp loop at line {line} mixes shuffles")
+    everywhere = exchanges[0].op == "shfl_xor"
+    temps = tuple(t for _, t in pairs) + (off,)
+    combine = body[n].stmts
+    if n == 1:
+        (v, t), = pairs
+        op = combine_op(combine[0], v, t) if len(combine) == 1 else None
+        if op is None:
+            raise NotLiftable(f"the combine at line {combine[0].span.line} is not a sum, max or min "
+                              "of the value and its partner")
+        return WarpTree(v, op, everywhere, temps, loop.span)
+    merged = online_merge(combine, pairs)
+    if merged is None:
+        raise NotLiftable(f"the combine at line {combine[0].span.line} of two shuffled values is not an "
+                          "online-softmax merge (max, and the sum rescaled by exp of the differences)")
+    (m_, d_), exp = merged
+    return WarpTree(m_, "max", everywhere, temps + _merge_temps(combine), loop.span, d_, exp)
+
+
+def _shuffled(x: Exchange, off: str, line: int, roles: Roles) -> tuple[str, str]:
+    """(value, partner) of a proven tree shuffle."""
     if x.op not in ("shfl_down", "shfl_xor"):
         raise NotLiftable(f"the warp loop at line {line} uses {x.op}, not a shfl_down or shfl_xor tree")
     mask = const_value(x.mask, roles.single) if x.mask is not None else None
@@ -223,19 +251,94 @@ def warp_tree(loop: UniformLoop, roles: Roles) -> Optional[WarpTree]:
         raise NotLiftable(f"the shuffle at line {x.span.line} does not take the full mask (0xffffffff)")
     if x.width is not None and const_value(x.width, roles.single) != WARP:
         raise NotLiftable(f"the shuffle at line {x.span.line} works on segments narrower than a warp")
-    off = _offsets(loop, roles)
-    if off is None:
-        raise NotLiftable(f"the offsets of the warp loop at line {line} do not halve from warpSize / 2 to 1")
     if not _is_ref(x.lane, off):
         raise NotLiftable(f"the shuffle at line {x.span.line} does not take the loop's offset")
     v = _strip(x.value)
     if not (isinstance(v, m.Ref) and v.kind == "local") or not isinstance(_strip(x.target), m.Ref):
         raise NotLiftable(f"the shuffle at line {x.span.line} does not exchange a local value")
-    op = combine_op(body[1].stmts[0], v.name, _strip(x.target).name)
-    if op is None:
-        raise NotLiftable(f"the combine at line {body[1].stmts[0].span.line} is not a sum, max or min "
-                          "of the value and its partner")
-    return WarpTree(v.name, op, x.op == "shfl_xor", (_strip(x.target).name, off), loop.span)
+    return v.name, _strip(x.target).name
+
+
+_EXPS = ("__expf", "expf", "exp", "std::exp")
+
+
+def online_merge(stmts, pairs) -> Optional[tuple[tuple[str, str], str]]:
+    """((m, d), exp) when ``stmts`` merge the running (max, denominator) pairs (m, d) and their
+    partners (mo, do) of an online softmax: ``mn = fmaxf(m, mo); d = d * exp(m - mn) + do *
+    exp(mo - mn); m = mn`` (copies of the partners allowed, either order of the operands)."""
+    alias = {t: t for _, t in pairs}
+    rest = []
+    for st in _flat(stmts):  # the partners copied into the merge's parameters
+        d0 = st.decls[0] if isinstance(st, m.DeclStmt) and len(st.decls) == 1 else None
+        if d0 is not None and isinstance(_strip(d0.init), m.Ref) and _strip(d0.init).name in alias:
+            alias[d0.name] = alias[_strip(d0.init).name]
+        else:
+            rest.append(st)
+    if len(rest) != 3:
+        return None
+    first, update, assign = rest
+    if not (isinstance(first, m.DeclStmt) and len(first.decls) == 1 and isinstance(_strip(first.decls[0].init), m.Call)):
+        return None
+    mn, call = first.decls[0].name, _strip(first.decls[0].init)
+    if _COMBINE_CALLS.get(call.callee.removeprefix("std::")) != "max" or len(call.args) != 2:
+        return None
+    args = [_strip(a) for a in call.args]
+    if not all(isinstance(a, m.Ref) for a in args):
+        return None
+    for (mv, mo), (dv, do) in (pairs, pairs[::-1]):
+        mos = {a for a, t in alias.items() if t == mo}
+        dos = {a for a, t in alias.items() if t == do}
+        if sorted([args[0].name in mos, args[1].name in mos]) != [False, True] or mv not in (args[0].name, args[1].name):
+            continue
+        if not (isinstance(assign, m.ExprStmt) and isinstance(assign.expr, m.Assign) and assign.expr.op == "="
+                and _is_ref(assign.expr.target, mv) and _is_ref(assign.expr.value, mn)):
+            continue
+        exp = _rescaled_sum(update, dv, mv, dos, mos, mn)
+        if exp is not None:
+            return (mv, dv), exp
+    return None
+
+
+def _rescaled_sum(st, d: str, mv: str, dos: set, mos: set, mn: str) -> Optional[str]:
+    """The exp function when ``st`` is ``d = d * exp(m - mn) + do * exp(mo - mn)``."""
+    if not (isinstance(st, m.ExprStmt) and isinstance(st.expr, m.Assign) and st.expr.op == "="
+            and _is_ref(st.expr.target, d)):
+        return None
+    v = _strip(st.expr.value)
+    if not (isinstance(v, m.Binary) and v.op == "+"):
+        return None
+
+    def term(e, value: set, shift: set):
+        e = _strip(e)
+        if not (isinstance(e, m.Binary) and e.op == "*"):
+            return None
+        for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            a, b = _strip(a), _strip(b)
+            if isinstance(a, m.Ref) and a.name in value and isinstance(b, m.Call) and b.callee in _EXPS \
+                    and len(b.args) == 1:
+                x = _strip(b.args[0])
+                if isinstance(x, m.Binary) and x.op == "-" and isinstance(_strip(x.lhs), m.Ref) \
+                        and _strip(x.lhs).name in shift and _is_ref(x.rhs, mn):
+                    return b.callee
+        return None
+
+    for own, other in ((v.lhs, v.rhs), (v.rhs, v.lhs)):
+        e1, e2 = term(own, {d}, {mv}), term(other, dos, mos)
+        if e1 is not None and e1 == e2:
+            return e1
+    return None
+
+
+def _merge_temps(stmts) -> tuple[str, ...]:
+    return tuple(d.name for st in _flat(stmts) if isinstance(st, m.DeclStmt) for d in st.decls)
+
+
+def _flat(stmts) -> list:
+    """Statements with nested blocks (an inlined function's body) spliced in."""
+    out = []
+    for st in stmts:
+        out.extend(_flat(st.stmts) if isinstance(st, m.Block) else (st,))
+    return out
 
 
 def _offsets(loop: UniformLoop, roles: Roles) -> Optional[str]:
@@ -422,7 +525,7 @@ def _block_reduce(before: Phase, tree: WarpTree, rs: list, i: int, ctx: WarpLift
     stmts = after.stmts[k:]
     ctx.consumed |= set(held) | set(tree.temps)
     lead = stmts[0] if stmts else None
-    if not (isinstance(lead, m.If) and lead.other is None and roles.is_leader(lead.cond)):
+    if tree.pair is not None or not (isinstance(lead, m.If) and lead.other is None and roles.is_leader(lead.cond)):
         if i + 2 != len(rs):
             raise NotLiftable(f"code follows the reduction per warp at line {line}")
         return segment_reduce((), None, before, tree, after, k, held, ctx), 2, None
@@ -523,7 +626,7 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
     second = warp_tree(inner[1], roles)
     if second is None:
         raise NotLiftable(f"warp 0 does not reduce '{shared}' with a warp tree (line {branch.span.line})")
-    if second.op != tree.op:
+    if second.op != tree.op or second.pair is not None:
         raise NotLiftable(f"the two levels combine differently ({tree.op}, then {second.op})")
     # v = lane < nwarps ? S[lane] : identity
     held: list[str] = []
@@ -746,6 +849,7 @@ def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k
     roles = ctx.roles
     ctx.consumed |= set(held) | set(tree.temps)
     stmts = after.stmts[k:]
+    held = held + ([tree.pair] if tree.pair is not None else [])
     for st in stmts:
         for n in m.walk(st):
             if isinstance(n, m.Call) and n.kind == "atomic" and _reads(n, held) and not _under_leader(stmts, n, roles):
@@ -756,10 +860,21 @@ def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k
                 raise NotLiftable(f"lanes other than 0 read the partial sums of the shfl_down tree at line "
                                   f"{n.span.line}")
     dtype = _type_of(before, after, tree.var)
-    name = held[-1]
-    result = m.Index(m.Ref(f"{name}_total", "shared", dtype, after.span),
-                     m.Ref("lane_w", "param", m.Scalar("int32"), after.span), dtype, after.span)
-    after_stmts = _Subst({n: result for n in held}).transform(tuple(stmts))
+    name = held[-2] if tree.pair is not None else held[-1]
+    result = _lanes_of(f"{name}_total", dtype, after.span, per_lane=False)
+    table = {n: result for n in held}
+    pair = {}
+    if tree.pair is not None:
+        pair_type = _type_of(before, after, tree.pair)
+        table[tree.pair] = _lanes_of(f"{tree.pair}_total", pair_type, after.span, per_lane=False)
+        d_lane = _lanes_of(f"{tree.pair}_lanes", pair_type, after.span)
+        shift = m.Binary("-", _lanes_of(f"{name}_lanes", dtype, after.span), result, dtype, after.span)
+        scale = m.Call(tree.exp, (shift,), "math", (), dtype, after.span)
+        rescale = m.ExprStmt(m.Assign("=", d_lane, m.Binary("*", d_lane, scale, pair_type, after.span), pair_type,
+                                      after.span), after.span)
+        pair = dict(pair_value=m.Ref(tree.pair, "local", pair_type, tree.span), pair_name=tree.pair,
+                    rescale=(rescale,))
+    after_stmts = _Subst(table).transform(tuple(stmts))
     # the lane's own values that the code after the tree reads: recomputed there
     lane_code = list(before.stmts)
     prefix = list(prefix)
@@ -777,8 +892,17 @@ def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k
         wanted |= _free_locals((decl,)) - defined
     prefix = _in_order(prefix, before.stmts)
     lane_code, value = prune_lane_code(tuple(lane_code), m.Ref(tree.var, "local", dtype, tree.span))
+    if tree.pair is not None:  # the denominator is stored beside the maximum: no copy to fold
+        lane_code, _ = prune_lane_code(tuple(lane_code), m.Ref(tree.pair, "local", dtype, tree.span), fold=False)
+        value = m.Ref(tree.var, "local", dtype, tree.span)
     return BlockReduce(lane_code, value, tree.op, name, dtype, after_stmts, None, before.span, "", warps=True,
-                       per_warp=True, prefix=tuple(prefix), guard=guard)
+                       per_warp=True, prefix=tuple(prefix), guard=guard, **pair)
+
+
+def _lanes_of(buffer: str, dtype, span, per_lane: bool = True) -> m.Index:
+    """``buffer[lane_w, lane_l]`` (``buffer[lane_w]`` for a warp's total)."""
+    ix = m.Index(m.Ref(buffer, "shared", dtype, span), m.Ref("lane_w", "param", m.Scalar("int32"), span), dtype, span)
+    return m.Index(ix, m.Ref("lane_l", "param", m.Scalar("int32"), span), dtype, span) if per_lane else ix
 
 
 def _reads(node, held) -> bool:

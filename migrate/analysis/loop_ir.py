@@ -120,6 +120,11 @@ class BlockReduce:
     per_warp: bool = False
     prefix: tuple[m.Stmt, ...] = ()
     guard: Optional[m.Expr] = None
+    #: an online softmax per warp: ``value`` is the running maximum (``op`` max); the lanes'
+    #: denominators ``pair_value`` are rescaled by ``rescale`` to the warp's maximum and summed
+    pair_value: Optional[m.Expr] = None
+    pair_name: str = ""
+    rescale: tuple[m.Stmt, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -219,8 +219,9 @@ def reduce_allocations(regions, scope, add) -> None:
         seen.add(r.shared)
         dtype = dtype_of(r.dtype, scope)
         lanes, totals = ("block_x // 32, 32", "block_x // 32") if r.per_warp else ("block_x", "1")
-        add(3, f"{r.shared}_lanes = alloc_lanes(({lanes},), {dtype})", scope.tag(r.span))
-        add(3, f"{r.shared}_total = alloc_lanes(({totals},), {dtype})", scope.tag(r.span))
+        for name in (r.shared, r.pair_name) if r.pair_name else (r.shared,):
+            add(3, f"{name}_lanes = alloc_lanes(({lanes},), {dtype})", scope.tag(r.span))
+            add(3, f"{name}_total = alloc_lanes(({totals},), {dtype})", scope.tag(r.span))
 
 
 def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
@@ -267,17 +268,27 @@ def _print_warp_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
         depth = 1
         if r.guard is not None:
             if value is not None:  # warps the guard skips contribute a value no one reads
-                printer.emit(f"{r.shared}_lanes[lane_w, lane_l] = {dtype_of(r.dtype, scope)}(0)", r.span)
+                for name in (r.shared, r.pair_name) if r.pair_name else (r.shared,):
+                    printer.emit(f"{name}_lanes[lane_w, lane_l] = {dtype_of(r.dtype, scope)}(0)", r.span)
             printer.emit(f"if {printer.expr.cond(r.guard)}:", r.guard.span)
             printer.indent += 1
             depth += 1
         printer.block(stmts)
         if value is not None:
             printer.emit(f"{r.shared}_lanes[lane_w, lane_l] = {printer.expr.coerce(value, dtype)}", r.span)
+            if r.pair_value is not None:
+                printer.emit(f"{r.pair_name}_lanes[lane_w, lane_l] = {printer.expr.coerce(r.pair_value, dtype)}",
+                             r.span)
         printer.indent -= depth
 
     lanes(r.before, r.value)
     printer.emit(f"T.reduce_{r.op}({r.shared}_lanes, {r.shared}_total, dim=1)", r.span)
+    if r.pair_value is not None:  # an online softmax: the denominators rescaled to the warp's maximum
+        printer.emit("for lane_w, lane_l in lane_grid(block_x // 32, 32):", r.span)
+        printer.indent += 1
+        printer.block(r.rescale)
+        printer.indent -= 1
+        printer.emit(f"T.reduce_sum({r.pair_name}_lanes, {r.pair_name}_total, dim=1)", r.span)
     lanes(r.after)
 
 
