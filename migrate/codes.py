@@ -110,7 +110,9 @@ _CODES = [
          "The kernel is emitted in the portable form (its CUDA thread structure kept as T.Parallel "
          "phases) because the lifting passes cannot prove a tile form equal to it; the message says "
          "which condition failed (threads that are not independent, a store that could race, an "
-         "index that depends on loaded data, buffers that may alias, a pattern not recognised).",
+         "index that depends on loaded data, buffers that may alias, a warp-shuffle tree it cannot "
+         "prove a reduction: a partial mask, offsets that do not halve from warpSize / 2, a combine "
+         "that is not a sum, max or min, an atomic that every lane runs; a pattern not recognised).",
          "Nothing is required; the portable form is checked like any other. Marking pointers "
          "__restrict__ and indexing elements through blockIdx * blockDim + threadIdx helps."),
     Code("M3004", Severity.WARNING, "lifted form failed its check; portable form kept",

@@ -182,6 +182,408 @@ def test_tree_with_other_arithmetic_is_refused(tmp_path):
     assert kernels["block_max"]["form"] == "portable"
 
 
+# -- warp-shuffle reductions ---------------------------------------------------------------------
+
+WARP_SUM = """
+    #define FULL 0xffffffffu
+    __device__ float warp_sum(float v) {
+        for (int off = warpSize / 2; off > 0; off >>= 1) v += __shfl_down_sync(FULL, v, off);
+        return v;
+    }
+    __global__ void wsum(const float* __restrict__ x, float* __restrict__ out, int n) {
+        __shared__ float parts[32];
+        float v = 0.0f;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v += x[i];
+        const int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize;
+        v = warp_sum(v);
+        if (lane == 0) parts[warp] = v;
+        __syncthreads();
+        if (warp == 0) {
+            v = lane < (blockDim.x + warpSize - 1) / warpSize ? parts[lane] : 0.0f;
+            v = warp_sum(v);
+            if (lane == 0) atomicAdd(out, v);
+        }
+    }
+"""
+
+WARP_SUM_SPEC = """
+    [[kernel]]
+    name = "wsum"
+    grid = [7, 1, 1]
+    block = [96, 1, 1]
+    tolerance = "fp32_accum"
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 5000
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "out"
+    buffer = "float32"
+    elements = 1
+    role = "inout"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 5000
+"""
+
+
+def test_two_level_warp_tree_becomes_t_reduce_and_one_atomic_and_agrees_on_cpu(tmp_path):
+    """shfl_down trees per warp, the warp totals through shared memory, warp 0's tree, lane 0's
+    atomicAdd: one T.reduce_sum over the block's lanes and one guarded T.atomic_add per block
+    (96 threads: three warps, the second level padded with zeros)."""
+    kernels, text = convert(tmp_path, WARP_SUM, "--check", "cpu", spec=WARP_SUM_SPEC)
+    k = kernels["wsum"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    assert "warp-shuffle" in k["reason"]
+    body = factory(text, "wsum")
+    assert "T.reduce_sum(parts_lanes, parts_total, dim=0)" in body
+    assert 'assert block_x % 32 == 0' in body and "power-of-two" not in body
+    once = body[body.index("T.reduce_sum"):]
+    assert "for _ in T.Parallel(1):" in once and "T.atomic_add(out[0], parts_total[0])" in once
+    assert body.count("T.atomic_add") == 1
+    assert not re.search(r"shfl|sync_threads|alloc_shared|\btx\b", body)
+
+
+WARP_MAX = """
+    #include <climits>
+    __global__ void wmax(const int* __restrict__ x, int* __restrict__ out, int n) {
+        int v = INT_MIN;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v = max(v, x[i]);
+        for (int off = 16; off > 0; off /= 2) {
+            int other = __shfl_xor_sync(0xffffffff, v, off);
+            v = (other > v) ? other : v;
+        }
+        if ((threadIdx.x & 31) == 0) atomicMax(out, v);
+    }
+"""
+
+WARP_MAX_SPEC = """
+    [[kernel]]
+    name = "wmax"
+    grid = [5, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "x"
+    buffer = "int32"
+    elements = 3001
+    role = "in"
+    range = [-100000, 100000]
+    [[kernel.args]]
+    name = "out"
+    buffer = "int32"
+    elements = 1
+    role = "inout"
+    range = [0, 10]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 3001
+"""
+
+
+def test_atomic_per_warp_becomes_one_atomic_per_block_and_agrees_on_cpu(tmp_path):
+    """Each warp's lane 0 atomicMax'es its warp's maximum: the block's warps together are one
+    T.reduce_max and one T.atomic_max of the block's maximum."""
+    kernels, text = convert(tmp_path, WARP_MAX, "--check", "cpu", spec=WARP_MAX_SPEC)
+    k = kernels["wmax"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "wmax")
+    assert "T.reduce_max(v_lanes, v_total, dim=0)" in body
+    assert body.count("T.atomic_max(out[0], v_total[0])") == 1
+    assert not re.search(r"shfl|\btx\b", body)
+
+
+def test_atomic_of_another_operation_stays_one_per_warp_and_agrees_on_cpu(tmp_path):
+    """atomicAdd of each warp's maximum does not combine with the max tree: each warp's lane 0
+    keeps its own atomic (a reduction per warp), not one per block."""
+    kernels, text = convert(tmp_path, WARP_MAX.replace("atomicMax(out, v)", "atomicAdd(out, v)"), "--check", "cpu",
+                            spec=WARP_MAX_SPEC)
+    k = kernels["wmax"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "wmax")
+    assert "T.reduce_max(v_lanes, v_total, dim=1)" in body and "T.atomic_add(out[0], v_total[lane_w])" in body
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("0xffffffff, v, off", "0x0000ffff, v, off", "does not take the full mask"),           # half a warp
+    ("v = (other > v) ? other : v;", "v = v - other;", "is not a sum, max or min"),       # not associative
+    ("v = (other > v) ? other : v;", "v = 0.5f * (v + other);", "is not a sum, max or min"),
+    ("if ((threadIdx.x & 31) == 0) atomicMax", "atomicMax", "runs in every lane"),      # every thread's atomic
+    ("int off = 16", "int off = 8", "do not halve from warpSize / 2"),                  # half the tree
+    ("__shfl_xor_sync(0xffffffff, v, off)", "__shfl_up_sync(0xffffffff, v, off)", "not a shfl_down or shfl_xor"),
+])
+def test_warp_trees_it_must_refuse(tmp_path, old, new, reason):
+    assert old in WARP_MAX
+    kernels, text = convert(tmp_path, WARP_MAX.replace(old, new))
+    k = kernels["wmax"]
+    assert k["form"] == "portable" and reason in note(k), note(k)
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    (": 0.0f;", ": 1.0f;", "not the identity of sum"),                                   # padding counts
+    ("v = lane < (blockDim.x + warpSize - 1) / warpSize", "v = lane < 4", "one total per warp"),
+    ("if (lane == 0) atomicAdd(out, v);", "if (lane == 1) atomicAdd(out, v);", "not read by thread 0"),
+    ("if (lane == 0) parts[warp] = v;", "if (lane == 0) parts[warp] = 2.0f * v;", "other than the warp's total"),
+])
+def test_two_level_warp_reductions_it_must_refuse(tmp_path, old, new, reason):
+    assert old in WARP_SUM
+    kernels, _ = convert(tmp_path, WARP_SUM.replace(old, new))
+    k = kernels["wsum"]
+    assert k["form"] == "portable" and reason in note(k), note(k)
+
+
+ROW_DOT = """
+    __global__ void row_dot(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ y,
+                            int rows, int cols) {
+        const int lane = threadIdx.x % 32;
+        const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+        if (row >= rows) return;
+        float v = 0.0f;
+        for (int c = lane; c < cols; c += 32) v += a[row * cols + c] * x[c];
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffff, v, off);
+        if (lane == 0) y[row] = v;
+    }
+"""
+
+ROW_DOT_SPEC = """
+    [[kernel]]
+    name = "row_dot"
+    grid = [4, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "fp32_accum"
+    [[kernel.args]]
+    name = "a"
+    buffer = "float32"
+    elements = 1050
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 75
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "y"
+    buffer = "float32"
+    elements = 14
+    role = "out"
+    [[kernel.args]]
+    name = "rows"
+    scalar = "int32"
+    value = 14
+    [[kernel.args]]
+    name = "cols"
+    scalar = "int32"
+    value = 75
+"""
+
+
+def test_warp_per_row_becomes_t_reduce_along_the_lanes_and_agrees_on_cpu(tmp_path):
+    """One warp per row (14 rows, 4 per block, the last block half idle): lanes as (warp, lane)
+    pairs, T.reduce_sum along dim 1, the row's guard recomputed in both lane loops."""
+    kernels, text = convert(tmp_path, ROW_DOT, "--check", "cpu", spec=ROW_DOT_SPEC)
+    k = kernels["row_dot"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "row_dot")
+    assert "T.reduce_sum(v_lanes, v_total, dim=1)" in body
+    assert body.count("for lane_w, lane_l in lane_grid(block_x // 32, 32):") == 2
+    assert body.count("if row < rows:") == 2 and "y[row] = v_total[lane_w]" in body
+    assert not re.search(r"shfl|sync_threads|\btx\b", body)
+
+
+def test_row_total_every_lane_reads_after_an_xor_tree_agrees_on_cpu(tmp_path):
+    """An xor butterfly leaves the row's total in every lane: each lane scales its own elements."""
+    source = ROW_DOT.replace("__shfl_down_sync", "__shfl_xor_sync").replace(
+        "if (lane == 0) y[row] = v;", "for (int c = lane; c < cols; c += 32) y[row * cols + c] = a[row * cols + c] / v;")
+    spec = ROW_DOT_SPEC.replace("elements = 14", "elements = 1050")
+    kernels, text = convert(tmp_path, source, "--check", "cpu", spec=spec)
+    k = kernels["row_dot"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    assert re.search(r"a\[row \* cols \+ c\w*\] / v_total\[lane_w\]", factory(text, "row_dot"))
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("if (lane == 0) y[row] = v;", "y[row * 32 + lane] = v;", "lanes other than 0 read the partial sums"),
+    ("if (lane == 0) y[row] = v;", "atomicAdd(y, v);", "runs in every lane"),
+    ("if (row >= rows) return;", "if (row + lane >= rows) return;", "differs between the lanes of a warp"),
+    ("float v = 0.0f;", "float v = 0.0f; y[row * 32 + lane] = 1.0f;", "exchange 'y'"),   # read back after
+])
+def test_warp_per_row_reductions_it_must_refuse(tmp_path, old, new, reason):
+    assert old in ROW_DOT
+    source = ROW_DOT.replace(old, new)
+    if reason == "exchange 'y'":
+        source = source.replace("if (lane == 0) y[row] = v;", "if (lane == 0) y[row] += v;")
+    kernels, _ = convert(tmp_path, source)
+    k = kernels["row_dot"]
+    assert k["form"] == "portable" and reason in note(k), note(k)
+
+
+CG_NORM = """
+    #include <cooperative_groups.h>
+    #include <cooperative_groups/reduce.h>
+    namespace cg = cooperative_groups;
+    __global__ void tile_norm(const float* __restrict__ x, float* __restrict__ out, int rows, int cols) {
+        cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+        const int row = blockIdx.x * 2 + tile.meta_group_rank();
+        if (row >= rows) return;
+        float sq = 0.0f;
+        for (int c = tile.thread_rank(); c < cols; c += tile.size()) sq += x[row * cols + c] * x[row * cols + c];
+        sq = cg::reduce(tile, sq, cg::plus<float>());
+        if (tile.thread_rank() == 0) out[row] = sqrtf(sq);
+    }
+"""
+
+
+def test_cooperative_groups_rank_is_the_thread_of_a_1d_block_and_agrees_on_cpu(tmp_path):
+    """cooperative groups spell the thread as the block's linear rank (threadIdx.y and .z
+    included): read as threadIdx.x, the tile reduction lifts, for blocks the factory asserts 1-D."""
+    spec = """
+        [[kernel]]
+        name = "tile_norm"
+        grid = [7, 1, 1]
+        block = [64, 1, 1]
+        tolerance = "fp32_accum"
+        [[kernel.args]]
+        name = "x"
+        buffer = "float32"
+        elements = 1050
+        role = "in"
+        range = [-1.0, 1.0]
+        [[kernel.args]]
+        name = "out"
+        buffer = "float32"
+        elements = 13
+        role = "out"
+        [[kernel.args]]
+        name = "rows"
+        scalar = "int32"
+        value = 13
+        [[kernel.args]]
+        name = "cols"
+        scalar = "int32"
+        value = 75
+    """
+    kernels, text = convert(tmp_path, CG_NORM, "--check", "cpu", spec=spec)
+    k = kernels["tile_norm"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "tile_norm")
+    assert 'assert block_y == 1 and block_z == 1' in body and "T.reduce_sum(sq_lanes, sq_total, dim=1)" in body
+
+
+def test_block_reduction_of_a_2d_block_is_refused(tmp_path):
+    kernels, _ = convert(tmp_path, WARP_MAX.replace("if ((threadIdx.x & 31) == 0)", "if ((threadIdx.x & 31) == 0 && threadIdx.y == 0)"))
+    assert "1-D blocks only" in note(kernels["wmax"])
+
+
+ROW_SCALE = """
+    __global__ void row_scale(const float* __restrict__ a, float* __restrict__ t, float* __restrict__ y,
+                              int rows, int cols) {
+        const int lane = threadIdx.x & 31;
+        const int row = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
+        if (row >= rows) return;
+        float v = 0.0f;
+        for (int c = lane; c < cols; c += 32) { float h = a[row * cols + c] + 1.0f; t[row * cols + c] = h; v += h * h; }
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffff, v, off);
+        for (int j = lane; j < cols; j += 32) y[row * cols + j] = t[row * cols + j] / v;
+    }
+"""
+
+
+def test_lane_reading_back_its_own_stores_after_the_tree_agrees_on_cpu(tmp_path):
+    """Each lane reads after the tree exactly the elements it stored before it (the same index
+    in the same counted loop): no lane sees another's store, the reduction per warp lifts."""
+    spec = ROW_DOT_SPEC.replace('"row_dot"', '"row_scale"').replace(
+        'name = "x"\n    buffer = "float32"\n    elements = 75\n    role = "in"\n    range = [-1.0, 1.0]',
+        'name = "t"\n    buffer = "float32"\n    elements = 1050\n    role = "out"').replace(
+        'name = "y"\n    buffer = "float32"\n    elements = 14', 'name = "y"\n    buffer = "float32"\n    elements = 1050')
+    kernels, text = convert(tmp_path, ROW_SCALE, "--check", "cpu", spec=spec)
+    k = kernels["row_scale"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+
+
+@pytest.mark.parametrize("old, new", [
+    ("t[row * cols + j] / v", "t[row * cols + j + 1] / v"),                           # the neighbour's
+    ("for (int j = lane; j < cols; j += 32)", "for (int j = 0; j < cols; j += 1)"),   # the whole row
+    ("t[row * cols + c] = h;", "if (h > 0.0f) t[row * cols + c] = h;"),               # not every element
+])
+def test_lane_reading_what_others_stored_is_refused(tmp_path, old, new):
+    assert old in ROW_SCALE
+    kernels, _ = convert(tmp_path, ROW_SCALE.replace(old, new))
+    assert "exchange 't' through memory around the warp tree" in note(kernels["row_scale"])
+
+
+ONLINE_SOFTMAX = """
+    __global__ void osm(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+        const int lane = threadIdx.x % 32;
+        const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+        if (row >= rows) return;
+        float m = -1e30f, d = 0.0f;
+        for (int c = lane; c < cols; c += 32) {
+            const float v = x[row * cols + c];
+            const float mn = fmaxf(m, v);
+            d = d * expf(m - mn) + expf(v - mn);
+            m = mn;
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            const float mo = __shfl_xor_sync(0xffffffff, m, off);
+            const float dd = __shfl_xor_sync(0xffffffff, d, off);
+            const float mn = fmaxf(m, mo);
+            d = d * expf(m - mn) + dd * expf(mo - mn);
+            m = mn;
+        }
+        for (int c = lane; c < cols; c += 32) y[row * cols + c] = expf(x[row * cols + c] - m) / d;
+    }
+"""
+
+
+def test_online_softmax_merge_becomes_max_then_rescaled_sum_and_agrees_on_cpu(tmp_path):
+    """A butterfly merging (max, denominator) pairs: T.reduce_max of the lanes' maxima, each
+    lane's denominator rescaled to the warp's maximum, T.reduce_sum."""
+    spec = ROW_DOT_SPEC.replace('"row_dot"', '"osm"').replace('name = "a"', 'name = "q"').replace(
+        'name = "x"\n    buffer = "float32"\n    elements = 75\n    role = "in"\n    range = [-1.0, 1.0]\n    '
+        '[[kernel.args]]\n    ', "").replace('name = "q"', 'name = "x"').replace(
+        'name = "y"\n    buffer = "float32"\n    elements = 14', 'name = "y"\n    buffer = "float32"\n    elements = 1050')
+    kernels, text = convert(tmp_path, ONLINE_SOFTMAX, "--check", "cpu", spec=spec)
+    k = kernels["osm"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "osm")
+    reduce_max, reduce_sum = body.index("T.reduce_max(m_lanes, m_total, dim=1)"), body.index("T.reduce_sum(d_lanes")
+    assert reduce_max < body.index("d_lanes[lane_w, lane_l] * T.exp(m_lanes[lane_w, lane_l] - m_total[lane_w])") \
+        < reduce_sum
+
+
+@pytest.mark.parametrize("old, new", [
+    ("d = d * expf(m - mn) + dd * expf(mo - mn);", "d = d + dd;"),                  # not rescaled
+    ("d = d * expf(m - mn) + dd * expf(mo - mn);", "d = d * expf(mo - mn) + dd * expf(m - mn);"),  # swapped
+    ("const float mn = fmaxf(m, mo);\n            d", "const float mn = fminf(m, mo);\n            d"),
+])
+def test_two_value_merges_it_must_refuse(tmp_path, old, new):
+    assert old in ONLINE_SOFTMAX
+    kernels, _ = convert(tmp_path, ONLINE_SOFTMAX.replace(old, new))
+    assert "is not an online-softmax merge" in note(kernels["osm"]), note(kernels["osm"])
+
+
+def test_combine_forms_are_recognised_as_their_reduction(tmp_path):
+    """The table of combines: each spelling of sum/max/min of a value and its partner, and what
+    is not one."""
+    from migrate.analysis.lift_warp import combine_op
+    cases = {"v += t;": "sum", "v = t + v;": "sum", "v = fmaxf(t, v);": "max", "v = min(v, t);": "min",
+             "v = v < t ? v : t;": "min", "v = v < t ? t : v;": "max", "v = t >= v ? t : v;": "max",
+             "v = v * t;": None, "v = v + 2.0f * t;": None, "v -= t;": None, "v = t;": None}
+    src = "".join(f"__global__ void k{i}(float v, float t, float* o) {{ {c} o[0] = v; }}\n"
+                  for i, c in enumerate(cases))
+    (tmp_path / "c.cu").write_text(src)
+    unit = parse_file(str(tmp_path / "c.cu")).unit
+    got = {c: combine_op(k.body.stmts[0], "v", "t") for c, k in zip(cases, unit.kernels)}
+    assert got == cases
+
+
 # -- forwarded shared caches ---------------------------------------------------------------------
 
 STENCIL = """

@@ -22,7 +22,9 @@ import dataclasses
 
 from ..parse import model as m
 from .lift_map import NotLiftable, _strip_casts as _strip
+from .lift_warp import Roles, WarpLift, lift_warp_trees, own_elements
 from .loop_ir import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
+from .phases import plan_portable
 from .rewrite import Transformer
 
 
@@ -183,14 +185,14 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
                     out.append(lane_rest)
                 i += 4
                 continue
-        if isinstance(r, UniformIf) and r.predicate is None:
+        if isinstance(r, BlockReduce):  # lifted from warp trees (lift_warp)
+            out.append(dataclasses.replace(r, before=_drop_shared_decls(r.before, shared_types)))
+        elif isinstance(r, UniformIf) and r.predicate is None:
             out.append(dataclasses.replace(r, then=_lift_regions(r.then, lanes, shared_types, found),
                                            other=_lift_regions(r.other, lanes, shared_types, found)))
         elif isinstance(r, Phase):
             # the shared arrays' declarations go with them
-            r = dataclasses.replace(r, stmts=tuple(
-                st for st in r.stmts if not (isinstance(st, m.DeclStmt) and all(d.name in shared_types
-                                                                                 for d in st.decls))))
+            r = dataclasses.replace(r, stmts=_drop_shared_decls(r.stmts, shared_types))
             if any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
                    for s in r.stmts for n in m.walk(s)):
                 out.append(LanePhase(r.stmts, r.span))  # per-lane work outside the trees
@@ -202,6 +204,11 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
             raise NotLiftable(f"{type(r).__name__.lower()} at line {r.span.line} is not part of a block reduction")
         i += 1
     return tuple(out)
+
+
+def _drop_shared_decls(stmts, shared_types) -> tuple:
+    return tuple(st for st in stmts if not (isinstance(st, m.DeclStmt) and all(d.name in shared_types
+                                                                               for d in st.decls)))
 
 
 def _match(window, lanes, shared_types) -> BlockReduce | None:
@@ -268,12 +275,19 @@ def _check_no_lane_traffic(regions) -> None:
                 visit(r.then)
                 visit(r.other)
                 continue
-            stmts = r.stmts if isinstance(r, (Phase, LanePhase)) else (
-                r.before + (m.ExprStmt(r.value, r.span),) + r.after if isinstance(r, BlockReduce) else ())
-            clash = reads(stmts) & written
-            if clash:
-                raise NotLiftable(f"lanes exchange '{sorted(clash)[0]}' through memory across a barrier")
-            written.update(stores(stmts))
+            if isinstance(r, BlockReduce) and r.per_warp:
+                # the lane code after the tree may read back what the same lane stored before it
+                own = own_elements(r.before, r.after, stores(r.before) & reads(r.after), r.prefix)
+                parts = [r.prefix + r.before + (m.ExprStmt(r.value, r.span),),
+                         tuple(_DropReads(own).transform(r.prefix + r.after))]
+            else:
+                parts = [r.stmts if isinstance(r, (Phase, LanePhase)) else (
+                    r.before + (m.ExprStmt(r.value, r.span),) + r.after if isinstance(r, BlockReduce) else ())]
+            for stmts in parts:
+                clash = reads(stmts) & written
+                if clash:
+                    raise NotLiftable(f"lanes exchange '{sorted(clash)[0]}' through memory across a barrier")
+                written.update(stores(stmts))
 
     visit(regions)
 
@@ -282,26 +296,151 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
     if kplan.form != "portable":
         raise NotLiftable("it needs thread-level code")
     if list(tdims) != ["x"]:
-        raise NotLiftable("block reductions are lifted for 1-D blocks only")
+        fn, kplan = _ranks_as_x(fn, set(tdims))
     lanes = lane_aliases(fn)
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
                     for n, vp in kplan.vars.items() if vp.placement == "shared"}
-    found: list[BlockReduce] = []
-    regions = _lift_regions(kplan.regions, lanes, shared_types, found)
+    warp = WarpLift(Roles(fn, lanes), shared_types)
+    regions = lift_warp_trees(kplan.regions, warp)
+    found: list[BlockReduce] = list(warp.found)
+    regions = _lift_regions(regions, lanes, shared_types, found)
     if not found:
         raise NotLiftable("it has barriers or warp operations that are not a recognised block reduction")
-    used_shared = {n for r in found for n in [r.shared]}
+    used_shared = {r.shared for r in found} | warp.shared
     if set(shared_types) - used_shared:
         raise NotLiftable(f"it keeps other values in shared memory ('{sorted(set(shared_types) - used_shared)[0]}')")
     _check_no_lane_traffic(regions)
     variables: dict[str, VarPlan] = {}
     tree_steps = {r.step_var for r in found}
+    seen_in = _regions_using(regions)
+    left = sorted(warp.shared & set(seen_in))
+    if left:
+        raise NotLiftable(f"'{left[0]}' is used outside the warp-shuffle reduction")
     for name, vp in kplan.vars.items():
-        if vp.placement == "shared" or name in tree_steps:
-            continue
+        if vp.placement == "shared" or name in tree_steps or name not in seen_in:
+            continue  # gone with the trees
         if vp.placement == "thread_array":
-            if name not in lanes:
+            # a per-thread value used by one stretch of lane code lives in that lane loop
+            if name not in lanes and (len(seen_in.get(name, ())) > 1 or "block" in seen_in.get(name, ())):
                 raise NotLiftable(f"'{name}' is a per-thread value that crosses a barrier")
             vp = dataclasses.replace(vp, placement="phase")
         variables[name] = vp
     return KernelPlan(fn, "tile", regions, variables, kplan.aliases)
+
+
+def _regions_using(regions) -> dict[str, set]:
+    """Local name -> the lifted regions that declare or read it: ``lanes<k>`` for the k-th stretch
+    of lane code (a reduction's per-lane part, a lane phase), ``block`` for block-level code."""
+    out: dict[str, set] = {}
+    count = 0
+
+    def note(stmts, where):
+        for st in stmts:
+            for n in m.walk(st):
+                name = n.name if isinstance(n, (m.Ref, m.VarDecl)) else None
+                if name is not None:
+                    out.setdefault(name, set()).add(where)
+
+    def visit(rs):
+        nonlocal count
+        for r in rs:
+            if isinstance(r, UniformIf):
+                note((r.cond,), "block")
+                visit(r.then)
+                visit(r.other)
+            elif isinstance(r, BlockReduce) and r.per_warp:  # its lane loops recompute the prefix
+                count += 1
+                note(r.prefix + r.before + (m.ExprStmt(r.value, r.span),) + r.after +
+                     ((m.ExprStmt(r.guard, r.span),) if r.guard is not None else ()), f"lanes{count}")
+            elif isinstance(r, BlockReduce):
+                count += 1
+                note(r.before + (m.ExprStmt(r.value, r.span),), f"lanes{count}")
+                note(r.after, "block")
+            elif isinstance(r, LanePhase):
+                count += 1
+                note(r.stmts, f"lanes{count}")
+            elif isinstance(r, Phase):
+                note(r.stmts, "block")
+
+    visit(regions)
+    return out
+
+
+def reduction_kinds(kplan: KernelPlan) -> str:
+    """What the lifted kernel's reductions were in CUDA, for its reason."""
+    kinds = set()
+
+    def visit(rs):
+        for r in rs:
+            if isinstance(r, BlockReduce):
+                kinds.add("warp-shuffle" if r.warps else "shared-memory tree")
+            elif isinstance(r, UniformIf):
+                visit(r.then)
+                visit(r.other)
+
+    visit(kplan.regions)
+    return " and ".join(sorted(kinds, reverse=True))
+
+
+class _Ranks(Transformer):
+    """The block's linear thread rank and size (as cooperative groups spell them) → threadIdx.x
+    and blockDim.x: exact for blocks with y and z of 1, which the lifted factory asserts."""
+
+    def leave_Binary(self, node: m.Binary):
+        if _rank(node):
+            return m.Builtin("threadIdx", "x", node.type, node.span)
+        if _size(node):
+            return m.Builtin("blockDim", "x", node.type, node.span)
+        return node
+
+
+def _dim(e, var, d) -> bool:
+    e = _strip(e)
+    return isinstance(e, m.Builtin) and e.var == var and e.dim == d
+
+
+def _rank(e) -> bool:
+    """threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)"""
+    e = _strip(e)
+    if not (isinstance(e, m.Binary) and e.op == "+" and _dim(e.lhs, "threadIdx", "x")):
+        return False
+    r = _strip(e.rhs)
+    if not (isinstance(r, m.Binary) and r.op == "*" and _dim(r.lhs, "blockDim", "x")):
+        return False
+    inner = _strip(r.rhs)
+    if not (isinstance(inner, m.Binary) and inner.op == "+" and _dim(inner.lhs, "threadIdx", "y")):
+        return False
+    yz = _strip(inner.rhs)
+    return isinstance(yz, m.Binary) and yz.op == "*" and _dim(yz.lhs, "blockDim", "y") and _dim(yz.rhs, "threadIdx", "z")
+
+
+def _size(e) -> bool:
+    """blockDim.x * blockDim.y * blockDim.z"""
+    e = _strip(e)
+    if not (isinstance(e, m.Binary) and e.op == "*" and _dim(e.rhs, "blockDim", "z")):
+        return False
+    xy = _strip(e.lhs)
+    return isinstance(xy, m.Binary) and xy.op == "*" and _dim(xy.lhs, "blockDim", "x") and _dim(xy.rhs, "blockDim", "y")
+
+
+def _ranks_as_x(fn: m.Function, tdims: set) -> tuple[m.Function, KernelPlan]:
+    """A kernel that reads y and z only through the block's linear rank and size (cooperative
+    groups) as a 1-D kernel, planned again; NotLiftable for one that is 2-D."""
+    own = {n.dim for n in m.walk(fn.body) if isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim")}
+    if fn.body is not None and tdims <= own:
+        flat = dataclasses.replace(fn, body=_Ranks().transform(fn.body))
+        if not any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim in ("y", "z")
+                   for n in m.walk(flat.body)):
+            return flat, plan_portable(flat)
+    raise NotLiftable("block reductions are lifted for 1-D blocks only")
+
+
+class _DropReads(Transformer):
+    """Reads of the named buffers hidden from the traffic check (``x[i]`` → ``0``)."""
+
+    def __init__(self, names) -> None:
+        self.names = set(names)
+
+    def leave_Index(self, node: m.Index):
+        b = _strip(node.base)
+        return m.IntLit(0, "0", node.type, node.span) if isinstance(b, m.Ref) and b.name in self.names else node

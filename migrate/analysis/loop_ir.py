@@ -69,6 +69,7 @@ class Exchange:
     decl: Optional[m.VarDecl]  # when the statement also declares it
     index: int
     span: Span
+    mask: Optional[m.Expr] = None  # the participating lanes (shuffles and votes that take one)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,18 @@ class BlockReduce:
     size: Optional[m.Expr]
     span: Span
     step_var: str = ""  # the CUDA tree loop's variable (gone from the tile form)
+    warps: bool = False  # built from warp-shuffle trees (analysis.lift_warp): whole warps, any count
+    #: a reduction per warp: lanes are (warp, lane) pairs; ``after`` runs per lane (reading its
+    #: warp's total), after ``prefix`` (per-lane values recomputed in each lane loop), all under
+    #: ``guard`` (a condition the same in every lane of a warp) when there is one
+    per_warp: bool = False
+    prefix: tuple[m.Stmt, ...] = ()
+    guard: Optional[m.Expr] = None
+    #: an online softmax per warp: ``value`` is the running maximum (``op`` max); the lanes'
+    #: denominators ``pair_value`` are rescaled by ``rescale`` to the warp's maximum and summed
+    pair_value: Optional[m.Expr] = None
+    pair_name: str = ""
+    rescale: tuple[m.Stmt, ...] = ()
 
 
 @dataclass(frozen=True)

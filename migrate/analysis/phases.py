@@ -79,7 +79,8 @@ class _Splitter:
         for e in (lane, width):
             if e is not None and depends_on_thread(e, self.dependent) and op != "shfl":
                 raise NotPortable(f"shuffle offset that depends on the thread (line {stmt.span.line})")
-        region = Exchange(op, value, lane, width, target, decl, self.count, stmt.span)
+        region = Exchange(op, value, lane, width, target, decl, self.count, stmt.span,
+                          args[0] if call.callee.endswith("_sync") else None)
         self.count += 2
         return region
 

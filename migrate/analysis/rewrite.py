@@ -26,6 +26,8 @@ RESERVED = frozenset({
     # the tile form's element indices, tile sizes and domain
     "gx", "gy", "gz", "ix", "iy", "iz", "tile", "tile_x", "tile_y", "tile_z", "threads",
     "extent_x", "extent_y", "extent_z", "fit_tile",
+    # the lanes of lifted reductions
+    "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
 })
 
 

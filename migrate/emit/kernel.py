@@ -18,7 +18,7 @@ from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.lift_map import NotLiftable, plan_map
 from ..analysis.forward_shared import forward_shared
 from ..analysis.lift_gemm import NotGemm, plan_gemm
-from ..analysis.lift_reduce import plan_block_reduce
+from ..analysis.lift_reduce import plan_block_reduce, reduction_kinds
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
@@ -246,7 +246,7 @@ class KernelEmitter:
                 reason = reasons[0] if len(kplan.regions) == 1 else reasons[-1] if reduces else reasons[-2]
                 out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
                 return None
-            lifted = KernelOutput(prepared.name, "tile", "its shared-memory tree reductions become "
+            lifted = KernelOutput(prepared.name, "tile", f"its {reduction_kinds(rplan)} reductions become "
                                   "T.reduce over the block's lanes")
             lifted.lines = self.factory(rplan, callees)
             lifted.macros = [c.name for c in callees]

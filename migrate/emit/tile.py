@@ -221,7 +221,11 @@ def reduce_header(kplan: KernelPlan, scope, add) -> None:
     trees, and the lane loop and buffers for the target (``T.reduce`` combines fragments on
     GPUs and thread-local buffers on the CPU target)."""
     from .printer import ExprPrinter
-    add(1, 'assert block_x & (block_x - 1) == 0, "the CUDA tree reduction assumes a power-of-two block"')
+    kinds = {r.warps for r in _reductions(kplan.regions)}
+    if False in kinds:
+        add(1, 'assert block_x & (block_x - 1) == 0, "the CUDA tree reduction assumes a power-of-two block"')
+    if True in kinds:
+        add(1, 'assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"')
     for r in _reductions(kplan.regions):
         if r.size is not None:
             size = ExprPrinter(scope)(r.size)
@@ -231,6 +235,8 @@ def reduce_header(kplan: KernelPlan, scope, add) -> None:
     add(1, "# thread-local buffers on the CPU target (whose T.reduce takes local buffers only)")
     add(1, 'lane_loop = T.Parallel if target == "cuda" else T.serial')
     add(1, 'alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local')
+    if any(r.per_warp for r in _reductions(kplan.regions)):
+        add(1, 'lane_grid = T.Parallel if target == "cuda" else T.grid  # (warp, lane) pairs')
 
 
 def reduce_allocations(regions, scope, add) -> None:
@@ -240,11 +246,16 @@ def reduce_allocations(regions, scope, add) -> None:
             continue
         seen.add(r.shared)
         dtype = dtype_of(r.dtype, scope)
-        add(3, f"{r.shared}_lanes = alloc_lanes((block_x,), {dtype})", scope.tag(r.span))
-        add(3, f"{r.shared}_total = alloc_lanes((1,), {dtype})", scope.tag(r.span))
+        lanes, totals = ("block_x // 32, 32", "block_x // 32") if r.per_warp else ("block_x", "1")
+        for name in (r.shared, r.pair_name) if r.pair_name else (r.shared,):
+            add(3, f"{name}_lanes = alloc_lanes(({lanes},), {dtype})", scope.tag(r.span))
+            add(3, f"{name}_total = alloc_lanes(({totals},), {dtype})", scope.tag(r.span))
 
 
 def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
+    if r.per_warp:
+        _print_warp_reduce(r, printer, scope)
+        return
     printer.emit("for lane in lane_loop(block_x):", r.span)
     printer.indent += 1
     printer.block(r.before)
@@ -270,6 +281,43 @@ def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
             flush()
             printer.block((st,))
     flush()
+
+
+def _print_warp_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
+    """A reduction per warp: a lane loop over (warp, lane) pairs computes the values, T.reduce
+    combines each warp's along dim 1, a second lane loop runs what followed the tree."""
+    dtype = scalar_name(r.dtype)
+
+    def lanes(stmts, value=None):
+        printer.emit("for lane_w, lane_l in lane_grid(block_x // 32, 32):", r.span)
+        printer.indent += 1
+        printer.emit("lane = lane_w * 32 + lane_l", r.span)
+        printer.block(r.prefix)
+        depth = 1
+        if r.guard is not None:
+            if value is not None:  # warps the guard skips contribute a value no one reads
+                for name in (r.shared, r.pair_name) if r.pair_name else (r.shared,):
+                    printer.emit(f"{name}_lanes[lane_w, lane_l] = {dtype_of(r.dtype, scope)}(0)", r.span)
+            printer.emit(f"if {printer.expr.cond(r.guard)}:", r.guard.span)
+            printer.indent += 1
+            depth += 1
+        printer.block(stmts)
+        if value is not None:
+            printer.emit(f"{r.shared}_lanes[lane_w, lane_l] = {printer.expr.coerce(value, dtype)}", r.span)
+            if r.pair_value is not None:
+                printer.emit(f"{r.pair_name}_lanes[lane_w, lane_l] = {printer.expr.coerce(r.pair_value, dtype)}",
+                             r.span)
+        printer.indent -= depth
+
+    lanes(r.before, r.value)
+    printer.emit(f"T.reduce_{r.op}({r.shared}_lanes, {r.shared}_total, dim=1)", r.span)
+    if r.pair_value is not None:  # an online softmax: the denominators rescaled to the warp's maximum
+        printer.emit("for lane_w, lane_l in lane_grid(block_x // 32, 32):", r.span)
+        printer.indent += 1
+        printer.block(r.rescale)
+        printer.indent -= 1
+        printer.emit(f"T.reduce_sum({r.pair_name}_lanes, {r.pair_name}_total, dim=1)", r.span)
+    lanes(r.after)
 
 
 def _stores(st) -> bool:

@@ -12,95 +12,43 @@ from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 
 
 
-# -- reduceSumAtomic: portable ----------------------------------------------
-# barriers are uniform: one T.Parallel phase per barrier interval
+# -- reduceSumAtomic: tile --------------------------------------------------
+# its warp-shuffle reductions become T.reduce over the block's lanes
 
 
 def make_reduceSumAtomic(grid, block, shared_bytes=0, target="cuda"):  # L38
-    """TileLang (portable) for CUDA kernel `reduceSumAtomic`; grid/block as in `reduceSumAtomic<<<grid, block, shared_bytes>>>`."""
+    """TileLang (tile) for CUDA kernel `reduceSumAtomic`; grid/block as in `reduceSumAtomic<<<grid, block, shared_bytes>>>`."""
     grid_x, grid_y, grid_z = grid
     block_x, block_y, block_z = block
     assert block_y == 1 and block_z == 1, "reduceSumAtomic indexes threads in x only"
     assert grid_y == 1 and grid_z == 1, "reduceSumAtomic indexes blocks in x only"
     in__len = T.dynamic("in__len")
     result_len = T.dynamic("result_len")
+    assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"
+    # one lane per CUDA thread: a T.Parallel loop over fragments on GPUs, a serial loop over
+    # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
+    lane_loop = T.Parallel if target == "cuda" else T.serial
+    alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local
 
     @T.prim_func
     def reduceSumAtomic(in_: T.Tensor((in__len,), T.float32), result: T.Tensor((result_len,), T.float32), n_arg: T.int64):
         with T.Kernel(grid_x, threads=block_x) as bx:  # L38
             n = T.Cast(T.uint64, n_arg)  # L38
-            xch_float32 = T.alloc_shared((block_x,), T.float32, scope="shared")
-            warpSums = T.alloc_shared((32,), T.float32, scope="shared")  # L40
-            sum_ = T.alloc_shared((block_x,), T.float32, scope="shared")  # L42
-            lane = T.alloc_shared((block_x,), T.int32, scope="shared")  # L48
-            warp = T.alloc_shared((block_x,), T.int32, scope="shared")  # L49
-            warpReduceSum_ret_1 = T.alloc_shared((block_x,), T.float32, scope="shared")  # L51
-            warpReduceSum_2_v = T.alloc_shared((block_x,), T.float32, scope="shared")  # L51
-            warpReduceSum_2_offset = T.alloc_var(T.int32)  # L32
-            shfl_down_1 = T.alloc_shared((block_x,), T.float32, scope="shared")  # L33
-            numWarps = T.alloc_var(T.int32)  # L57
-            cond_L58 = T.alloc_shared((block_x,), T.bool, scope="shared")  # L58
-            warpReduceSum_ret_3 = T.alloc_shared((block_x,), T.float32, scope="shared")  # L60
-            warpReduceSum_4_v = T.alloc_shared((block_x,), T.float32, scope="shared")  # L60
-            warpReduceSum_4_offset = T.alloc_var(T.int32)  # L32
-            shfl_down_2 = T.alloc_shared((block_x,), T.float32, scope="shared")  # L33
-            for tx in T.Parallel(block_x):  # L40
-                sum_[tx] = T.float32(0.0)  # L42
+            warpSums_lanes = alloc_lanes((block_x,), T.float32)  # L40
+            warpSums_total = alloc_lanes((1,), T.float32)  # L40
+            for lane in lane_loop(block_x):  # L40
+                sum_ = T.alloc_var(T.float32)  # L42
+                sum_ = T.float32(0.0)  # L42
                 stride = block_x * grid_x  # L43
                 i = T.alloc_var(T.uint64)  # L44
-                i = T.Cast(T.uint64, bx) * block_x + T.Cast(T.uint64, tx)  # L44
+                i = T.Cast(T.uint64, bx) * block_x + T.Cast(T.uint64, lane)  # L44
                 while T.Cast(T.int64, i ^ T.uint64(0x8000000000000000)) < T.Cast(T.int64, n ^ T.uint64(0x8000000000000000)):  # L44
-                    sum_[tx] = sum_[tx] + in_[i]  # L45
+                    sum_ = sum_ + in_[i]  # L45
                     i = i + stride  # L44
-                lane[tx] = tx % 32  # L48
-                warp[tx] = tx // 32  # L49
-                warpReduceSum_2_v[tx] = sum_[tx]  # L51
-            warpReduceSum_2_offset = 32 // 2  # L32
-            while warpReduceSum_2_offset > 0:  # L32
-                for tx in T.Parallel(block_x):  # L33
-                    xch_float32[tx] = warpReduceSum_2_v[tx]  # L33
-                T.sync_threads()  # L33
-                for tx in T.Parallel(block_x):  # L33
-                    x_lane = (tx) % 32  # L33
-                    shfl_down_1[tx] = T.if_then_else(x_lane % 32 + warpReduceSum_2_offset < 32 and tx + warpReduceSum_2_offset < block_x, xch_float32[tx + warpReduceSum_2_offset], xch_float32[tx])  # L33
-                T.sync_threads()  # L33
-                for tx in T.Parallel(block_x):  # L33
-                    warpReduceSum_2_v[tx] = warpReduceSum_2_v[tx] + shfl_down_1[tx]  # L33
-                warpReduceSum_2_offset = warpReduceSum_2_offset >> 1  # L32
-            for tx in T.Parallel(block_x):  # L35
-                warpReduceSum_ret_1[tx] = warpReduceSum_2_v[tx]  # L35
-                sum_[tx] = warpReduceSum_ret_1[tx]  # L51
-                if lane[tx] == 0:  # L52
-                    warpSums[warp[tx]] = sum_[tx]  # L53
-            T.sync_threads()  # L55
-            for tx in T.Parallel(block_x):  # L57
-                numWarps = (block_x + 32 - 1) // 32  # L57
-            for tx in T.Parallel(block_x):  # L58
-                cond_L58[tx] = warp[tx] == 0  # L58
-            for tx in T.Parallel(block_x):  # L59
-                if cond_L58[tx]:  # L59
-                    sum_[tx] = T.if_then_else(lane[tx] < numWarps, warpSums[lane[tx]], T.float32(0.0))  # L59
-                    warpReduceSum_4_v[tx] = sum_[tx]  # L60
-            warpReduceSum_4_offset = 32 // 2  # L32
-            while warpReduceSum_4_offset > 0:  # L32
-                for tx in T.Parallel(block_x):  # L33
-                    xch_float32[tx] = warpReduceSum_4_v[tx]  # L33
-                T.sync_threads()  # L33
-                for tx in T.Parallel(block_x):  # L33
-                    if cond_L58[tx]:  # L33
-                        x_lane = (tx) % 32  # L33
-                        shfl_down_2[tx] = T.if_then_else(x_lane % 32 + warpReduceSum_4_offset < 32 and tx + warpReduceSum_4_offset < block_x, xch_float32[tx + warpReduceSum_4_offset], xch_float32[tx])  # L33
-                T.sync_threads()  # L33
-                for tx in T.Parallel(block_x):  # L33
-                    if cond_L58[tx]:  # L33
-                        warpReduceSum_4_v[tx] = warpReduceSum_4_v[tx] + shfl_down_2[tx]  # L33
-                warpReduceSum_4_offset = warpReduceSum_4_offset >> 1  # L32
-            for tx in T.Parallel(block_x):  # L35
-                if cond_L58[tx]:  # L35
-                    warpReduceSum_ret_3[tx] = warpReduceSum_4_v[tx]  # L35
-                    sum_[tx] = warpReduceSum_ret_3[tx]  # L60
-                    if lane[tx] == 0:  # L61
-                        T.atomic_add(result[0], sum_[tx])  # L62
+                warpSums_lanes[lane] = sum_  # L40
+            T.reduce_sum(warpSums_lanes, warpSums_total, dim=0)  # L40
+            for _ in T.Parallel(1):  # once, as CUDA's thread 0  # L40
+                T.atomic_add(result[0], warpSums_total[0])  # L62
     return reduceSumAtomic
 
 
@@ -114,11 +62,11 @@ REDUCESUMATOMIC = Signature(
     ),
     template=(),
     symbols=(),
-    form="portable",
+    form="tile",
     source="warp_reduce_sum.cu",
-    # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
-    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
-    pass_configs=(("tl.disable_thread_storage_sync", True),),
+    # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
+    # bounds-checked (the checks would stop vectorisation)
+    pass_configs=(("tl.disable_safe_memory_legalize", True),),
 )
 
 

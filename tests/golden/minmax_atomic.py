@@ -1,0 +1,155 @@
+"""TileLang migration of minmax_atomic.cu, written by cuda2tile 0.1.0.
+
+Each kernel has a factory `make_<kernel>(grid, block, shared_bytes, ...)` that returns its
+`T.prim_func`, and a launcher `<kernel>(*args, grid=..., block=...)` that runs it like
+`<kernel><<<grid, block, shared_bytes>>>(args...)`, with tensors for pointer arguments.
+Comments `# L<n>` give the line of minmax_atomic.cu that each statement comes from.
+"""
+import tilelang.language as T
+
+from migrate.compat import cuda_math
+from migrate.runtime.tilelang_support import Signature, fit_tile, launch
+
+
+
+@T.macro
+def orderedFloatBits(bits):  # L61
+    return T.if_then_else(bits & 2147483648 != 0, ~bits, bits | 2147483648)  # L63
+
+
+# -- reduceMaxInt: tile -----------------------------------------------------
+# its warp-shuffle reductions become T.reduce over the block's lanes
+
+
+def make_reduceMaxInt(grid, block, shared_bytes=0, target="cuda"):  # L78
+    """TileLang (tile) for CUDA kernel `reduceMaxInt`; grid/block as in `reduceMaxInt<<<grid, block, shared_bytes>>>`."""
+    grid_x, grid_y, grid_z = grid
+    block_x, block_y, block_z = block
+    assert block_y == 1 and block_z == 1, "reduceMaxInt indexes threads in x only"
+    assert grid_y == 1 and grid_z == 1, "reduceMaxInt indexes blocks in x only"
+    in__len = T.dynamic("in__len")
+    maxOut_len = T.dynamic("maxOut_len")
+    assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"
+    # one lane per CUDA thread: a T.Parallel loop over fragments on GPUs, a serial loop over
+    # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
+    lane_loop = T.Parallel if target == "cuda" else T.serial
+    alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local
+
+    @T.prim_func
+    def reduceMaxInt(in_: T.Tensor((in__len,), T.int32), maxOut: T.Tensor((maxOut_len,), T.int32), n: T.int32):
+        with T.Kernel(grid_x, threads=block_x) as bx:  # L78
+            local_lanes = alloc_lanes((block_x,), T.int32)  # L80
+            local_total = alloc_lanes((1,), T.int32)  # L80
+            for lane in lane_loop(block_x):  # L80
+                local = T.alloc_var(T.int32)  # L80
+                local = -2147483647 - 1  # L80
+                i = T.alloc_var(T.int32)  # L81
+                i = bx * block_x + lane  # L81
+                while i < n:  # L81
+                    local = T.max(local, in_[i])  # L82
+                    i = i + block_x * grid_x  # L81
+                local_lanes[lane] = local  # L80
+            T.reduce_max(local_lanes, local_total, dim=0)  # L80
+            for _ in T.Parallel(1):  # once, as CUDA's thread 0  # L80
+                T.atomic_max(maxOut[0], local_total[0])  # L86
+    return reduceMaxInt
+
+
+REDUCEMAXINT = Signature(
+    name="reduceMaxInt",
+    factory=make_reduceMaxInt,
+    params=(
+        ("in_", "buffer", "int32"),
+        ("maxOut", "buffer", "int32"),
+        ("n", "scalar", "int32"),
+    ),
+    template=(),
+    symbols=(),
+    form="tile",
+    source="minmax_atomic.cu",
+    # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
+    # bounds-checked (the checks would stop vectorisation)
+    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+)
+
+
+def reduceMaxInt(*args, grid=64, block=256, shared_bytes=0, template=None, symbols=None, target=None):
+    """Run like `reduceMaxInt<<<grid, block, shared_bytes>>>(in_, maxOut, n)`.
+
+    Defaults come from the launch sites in the CUDA file."""
+    launch(REDUCEMAXINT, args, grid=grid, block=block, shared_bytes=shared_bytes,
+           template=template, symbols=symbols, target=target)
+
+# -- reduceMinFloat: unsupported --------------------------------------------
+# Not migrated: device function 'atomicMinFloat': 'atomicCAS' has no TileLang form
+# The CUDA kernel keeps running as it is (see report.json for the diagnostics).
+
+# -- argmaxPacked: tile -----------------------------------------------------
+# its warp-shuffle reductions become T.reduce over the block's lanes
+
+
+def make_argmaxPacked(grid, block, shared_bytes=0, target="cuda"):  # L111
+    """TileLang (tile) for CUDA kernel `argmaxPacked`; grid/block as in `argmaxPacked<<<grid, block, shared_bytes>>>`."""
+    grid_x, grid_y, grid_z = grid
+    block_x, block_y, block_z = block
+    assert block_y == 1 and block_z == 1, "argmaxPacked indexes threads in x only"
+    assert grid_y == 1 and grid_z == 1, "argmaxPacked indexes blocks in x only"
+    in__len = T.dynamic("in__len")
+    best_len = T.dynamic("best_len")
+    assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"
+    # one lane per CUDA thread: a T.Parallel loop over fragments on GPUs, a serial loop over
+    # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
+    lane_loop = T.Parallel if target == "cuda" else T.serial
+    alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local
+
+    @T.prim_func
+    def argmaxPacked(in_: T.Tensor((in__len,), T.float32), best: T.Tensor((best_len,), T.uint64), n: T.int32):
+        with T.Kernel(grid_x, threads=block_x) as bx:  # L111
+            key_lanes = alloc_lanes((block_x,), T.uint64)  # L113
+            key_total = alloc_lanes((1,), T.uint64)  # L113
+            for lane in lane_loop(block_x):  # L113
+                key = T.alloc_var(T.uint64)  # L113
+                key = T.uint64(0)  # L113
+                i = T.alloc_var(T.int32)  # L114
+                i = bx * block_x + lane  # L114
+                while i < n:  # L114
+                    k = T.Cast(T.uint64, orderedFloatBits(T.reinterpret(in_[i], 'uint32'))) << 32 | T.Cast(T.uint64, 4294967295 - T.Cast(T.uint32, i))  # L115
+                    key = T.if_then_else(T.Cast(T.int64, k ^ T.uint64(0x8000000000000000)) > T.Cast(T.int64, key ^ T.uint64(0x8000000000000000)), k, key)  # L118
+                    i = i + block_x * grid_x  # L114
+                key_lanes[lane] = key  # L113
+            T.reduce_max(key_lanes, key_total, dim=0)  # L113
+            for _ in T.Parallel(1):  # once, as CUDA's thread 0  # L113
+                T.atomic_max(best[0], key_total[0])  # L122
+    return argmaxPacked
+
+
+ARGMAXPACKED = Signature(
+    name="argmaxPacked",
+    factory=make_argmaxPacked,
+    params=(
+        ("in_", "buffer", "float32"),
+        ("best", "buffer", "uint64"),
+        ("n", "scalar", "int32"),
+    ),
+    template=(),
+    symbols=(),
+    form="tile",
+    source="minmax_atomic.cu",
+    # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
+    # bounds-checked (the checks would stop vectorisation)
+    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+)
+
+
+def argmaxPacked(*args, grid=50, block=128, shared_bytes=0, template=None, symbols=None, target=None):
+    """Run like `argmaxPacked<<<grid, block, shared_bytes>>>(in_, best, n)`.
+
+    Defaults come from the launch sites in the CUDA file."""
+    launch(ARGMAXPACKED, args, grid=grid, block=block, shared_bytes=shared_bytes,
+           template=template, symbols=symbols, target=target)
+
+
+KERNELS = {
+    "reduceMaxInt": REDUCEMAXINT,
+    "argmaxPacked": ARGMAXPACKED,
+}
