@@ -11,6 +11,7 @@ threads are parameters, with an autotuning space in the signature.
 """
 from __future__ import annotations
 
+from ..analysis.delinearise import sites_in_gemm
 from ..analysis.lift_gemm import GemmPlan, tile_view
 from ..parse import model as m
 from .printer import Line, StmtPrinter, dtype_of, scalar_name
@@ -49,6 +50,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     va = va if va is not None and not va.k_first else None
     vb = tile_view(g, g.b, "b") if b_dtype == "float32" else None
     b_nt = vb is not None and not vb.k_first  # B stored n-major: B[col * ldb + k]
+    g = emitter.shape_buffers(fn, g, sites_in_gemm)  # A[row * K + k] -> A[row, k] where proven
     tune = ", block_M=128, block_N=128" + ("" if nested else ", block_K=16") + ", num_stages=2, threads=256"
     if gemm_ok:
         tune += f", tensor_cores={halves or allow_tf32}"
@@ -130,9 +132,12 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
             add(4, "if whole_tiles:", scope.tag(g.span))
             add(5, f"# {view.buffer} read in whole tiles: a ({rows}, {cols}) array, zeros past its bounds "
                    "as in the CUDA code", tag)
-            add(5, f"{name[0]}_view = T.Tensor(({rows}, {cols}), {dtype_of(op.dtype, scope)}, {view.buffer}.data)",
-                tag)
-            add(5, f"T.copy({name[0]}_view[{copy_start}], {name})", tag)
+            if tuple(emitter.shapes.get(view.buffer, ())) == (rows, cols):  # the parameter's own shape
+                add(5, f"T.copy({view.buffer}[{copy_start}], {name})", tag)
+            else:
+                add(5, f"{name[0]}_view = T.Tensor(({rows}, {cols}), {dtype_of(op.dtype, scope)}, "
+                       f"{view.buffer}.data)", tag)
+                add(5, f"T.copy({name[0]}_view[{copy_start}], {name})", tag)
             add(4, "else:", scope.tag(g.span))
             indent = 5
         add(indent, loop, tag)
