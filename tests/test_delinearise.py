@@ -127,6 +127,24 @@ def test_a_folded_pointer_view_is_an_access_like_any_other(tmp_path):
     assert shapes == {"A": ("M", "K"), "out": ("M", "K")}, refused
 
 
+def test_early_returns_and_continues_are_guards_too(tmp_path):
+    shapes, refused = shapes_of(tmp_path, """
+        __global__ void window(const float* __restrict__ A, float* __restrict__ out, int M, int K) {
+            int k = blockIdx.x * blockDim.x + threadIdx.x;
+            int row = blockIdx.y * blockDim.y + threadIdx.y;
+            if (row >= M || k >= K) return;
+            float acc = 0.0f;
+            for (int d = -2; d <= 2; ++d) {
+                int kk = k + d;
+                if (kk < 0 || kk >= K) continue;
+                acc += A[row * K + kk];
+            }
+            out[row * K + k] = acc;
+        }
+    """)
+    assert shapes == {"A": ("M", "K"), "out": ("M", "K")}, refused
+
+
 def test_the_first_extent_is_what_the_buffer_holds_when_no_guard_bounds_it(tmp_path):
     shapes, refused = shapes_of(tmp_path, """
         __global__ void firstCol(const float* __restrict__ A, float* __restrict__ out, int K) {
@@ -149,6 +167,8 @@ def test_the_first_extent_is_what_the_buffer_holds_when_no_guard_bounds_it(tmp_p
     ("if (row < M && k < K) out[row * K + k] = *(A + row * K + k);", "address is used"),
     # an index below zero
     ("if (row < M && k < K) out[row * K + k] = A[row * K + k - 1];", "not proven >= 0"),
+    # a guard on a local that changes before the access proves nothing there
+    ("int c = k; if (row < M && c < K) { c = c + 1; out[row * K + k] = A[row * K + c]; }", "not proven"),
 ])
 def test_accesses_it_must_keep_flat(tmp_path, body, reason):
     shapes, refused = shapes_of(tmp_path, f"""

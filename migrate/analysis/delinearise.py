@@ -65,11 +65,37 @@ class _Refuse(Exception):
 # -- collecting the accesses ---------------------------------------------------------------------
 
 
+_NEGATED = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
+
+
 def _conjuncts(c) -> list:
+    """The conditions a condition's truth implies: its ``&&`` terms, and under ``!`` the negated
+    terms of an ``||`` (``!(r >= rows || c >= cols)``: ``r < rows``, ``c < cols``)."""
     c = _strip(c)
     if isinstance(c, m.Binary) and c.op == "&&":
         return _conjuncts(c.lhs) + _conjuncts(c.rhs)
+    if isinstance(c, m.Unary) and c.op == "!":
+        return _negations(c.operand)
     return [c]
+
+
+def _negations(c) -> list:
+    """The conditions a condition's falsehood implies."""
+    c = _strip(c)
+    if isinstance(c, m.Binary) and c.op == "||":
+        return _negations(c.lhs) + _negations(c.rhs)
+    if isinstance(c, m.Binary) and c.op in _NEGATED:
+        return [dataclasses.replace(c, op=_NEGATED[c.op])]
+    if isinstance(c, m.Unary) and c.op == "!":
+        return _conjuncts(c.operand)
+    return []
+
+
+def _jumps(st) -> bool:
+    """Whether ``st`` only leaves: ``continue``, ``break`` or ``return`` (alone in a block)."""
+    while isinstance(st, m.Block) and len(st.stmts) == 1:
+        st = st.stmts[0]
+    return isinstance(st, (m.Continue, m.Break, m.Return))
 
 
 class _Collector:
@@ -84,13 +110,18 @@ class _Collector:
     def stmts(self, stmts, facts: tuple) -> None:
         for st in stmts:
             self.stmt(st, facts)
+            if isinstance(st, m.If) and st.other is None and _jumps(st.then):
+                facts = facts + tuple(_negations(st.cond))  # `if (h < 0 || h >= H) continue;`
 
     def stmt(self, st, facts: tuple) -> None:
+        if isinstance(st, m.Block):
+            self.stmts(st.stmts, facts)
+            return
         if isinstance(st, m.If):
             self.expr(st.cond, facts)
             self.stmt(st.then, facts + tuple(_conjuncts(st.cond)))
             if st.other is not None:
-                self.stmt(st.other, facts)
+                self.stmt(st.other, facts + tuple(_negations(st.cond)))
             return
         if isinstance(st, m.For):
             if st.init is not None:
@@ -123,12 +154,17 @@ class _Collector:
                 self.sites.append(Site(base.name, e, facts))
                 self.expr(e.index, facts)
                 return
-        if isinstance(e, m.Call) and e.kind == "atomic" and e.args:
+        if isinstance(e, m.Call) and e.kind in ("atomic", "memory") and e.args:  # atomicAdd(&A[i], v), __ldg(&A[i])
             target = e.args[0]
             if isinstance(target, m.Unary) and target.op == "&" and isinstance(target.operand, m.Index):
                 self.expr(target.operand, facts)
                 for a in e.args[1:]:
                     self.expr(a, facts)
+                return
+        if isinstance(e, m.Unary) and e.op == "&" and isinstance(e.operand, m.Index):
+            base = _strip(e.operand.base)
+            if isinstance(base, m.Ref) and base.name in self.buffers:
+                self.other_uses.setdefault(base.name, f"an element's address is taken at line {e.span.line}")
                 return
         if isinstance(e, m.Ref) and e.kind == "param" and e.name in self.buffers:
             self.other_uses.setdefault(e.name, f"its address is used at line {e.span.line} other than "
@@ -229,7 +265,7 @@ def sites_in_regions(regions, buffers: set[str]) -> _Collector:
 
 def sites_in_gemm(g, buffers: set[str]) -> _Collector:
     """The accesses of a lifted GEMM as its factory prints them: the staged operands under the
-    k loop's bounds (and the CUDA guard when the loop runs inside it), the statements around."""
+    checks the staging makes, the statements after the loop under the CUDA guard."""
     c = _Collector(buffers)
     span = g.span
     guard = tuple(_conjuncts(g.guard)) if g.guard is not None and g.loop_guarded else ()
@@ -246,8 +282,15 @@ def sites_in_gemm(g, buffers: set[str]) -> _Collector:
                     m.Binary("<", inner, size, m.Scalar("bool"), span))
     c.stmts(g.prologue, ())
     c.stmts(g.setup, ())
-    for op in (g.a, g.b):
-        c.expr(op.staged, guard + k_facts)
+    for op, dim in ((g.a, "y"), (g.b, "x")):
+        # what the staging checks before it loads: the CUDA tail bounds of the operand's own index
+        # (when the k loop ran inside the guard) and the k loop's bounds
+        index = next((n for st in g.tile.stmts for n in m.walk(st)
+                      if isinstance(n, m.Builtin) and n.var == "globalIdx" and n.dim == dim),
+                     m.Builtin("globalIdx", dim, m.Scalar("uint32"), span))
+        tail = tuple(m.Binary("<", index, b, m.Scalar("bool"), span)
+                     for b in (g.tile.bounds.get(dim, ()) if g.loop_guarded else ()))
+        c.expr(op.staged, tail + k_facts)
     if g.guard is not None and g.loop_guarded:
         c.expr(g.guard, ())
     c.stmts(g.epilogue, guard)
@@ -489,8 +532,10 @@ def delinearise(collector: _Collector, buffers: dict, extents: dict, table: dict
                 candidates: set[str] | None = None) -> Shapes:
     """Shapes for the buffers of ``collector``'s accesses. ``buffers``: buffer parameter name ->
     pointee type; ``extents``: scalar parameter name -> Ref, those that may be extents (int32/int64,
-    never assigned); ``table``: single-assignment locals (name -> value); ``stable``: names whose
-    value at an access equals their value where a replaced local was defined."""
+    never assigned); ``table``: single-assignment locals (name -> value); ``stable``: names that
+    keep their value (single-assignment locals, loop variables inside their loop, parameters never
+    assigned), so a guard on them still holds at the access it encloses and a local computed from
+    them still names the same place."""
     out = Shapes()
     by_buffer: dict[str, list[Site]] = {}
     for s in collector.sites:
@@ -537,7 +582,8 @@ def _shape_of(name, sites, extents, table, stable, expand):
             per_site = []
             for s, split in zip(sites, full):
                 idx = _decompose(split, chain, extents)
-                facts = [f for fact in s.facts for f in _fact_forms(expand(fact, table))]
+                facts = [f for fact in s.facts for f in _fact_forms(expand(fact, table))
+                         if _still_true(expand(fact, table), stable)]
                 for d in range(1, len(chain)):
                     lin = _linear(idx[d])
                     bound = linear_form(extents[ext[d - 1]])
@@ -553,9 +599,28 @@ def _shape_of(name, sites, extents, table, stable, expand):
         first = _first_extent(per_site, extents)
         indices = {}
         for s, idx, _facts in per_site:
-            indices[id(s.node)] = _printed(s, chain, idx, extents, table, stable)
+            printed = _printed(s, chain, idx, extents, table, stable)
+            if printed is None:
+                raise _Refuse(f"'{name}' at line {s.node.span.line}: its index reads locals that may have "
+                              "changed since it was computed")
+            indices[id(s.node)] = printed
         return (first,) + tuple(ext), indices
     raise _Refuse(last_reason)
+
+
+def _still_true(fact, stable: set[str]) -> bool:
+    """Whether a condition checked on the way to an access still holds there: it reads no memory
+    and only names that keep their value (locals assigned once, loop variables inside their loop,
+    parameters never assigned)."""
+    for n in m.walk(fact):
+        if isinstance(n, (m.Index, m.Assign, m.MethodCall)) or (
+                isinstance(n, m.Call) and n.kind not in ("math", "conversion")):
+            return False
+        if isinstance(n, m.Unary) and n.op in ("++", "--", "*"):
+            return False
+        if isinstance(n, m.Ref) and n.kind in ("local", "param") and n.name not in stable:
+            return False
+    return True
 
 
 def _first_extent(per_site, extents) -> str | None:
@@ -584,7 +649,7 @@ def _printed(site, chain, full_idx, extents, table, stable) -> tuple:
         idx = _decompose(_split(poly, names), chain, extents)
         if [_canon(_linear(_poly(expand(_rebuild(d, site.node), table)) or {})) for d in idx] == want:
             return tuple(_rebuild(d, site.node) for d in idx)
-    return tuple(_rebuild(d, site.node) for d in full_idx)
+    return None
 
 
 def _canon(form) -> str:
@@ -593,8 +658,33 @@ def _canon(form) -> str:
 
 
 def _rebuild(poly: dict, like) -> m.Expr:
-    from .affine import rebuild
-    return rebuild(_linear(poly), m.IntLit(0, "0", m.Scalar("int32"), like.span))
+    """An expression for an index polynomial, its terms in the order the CUDA index wrote them
+    (``t * 16 + k``, not sorted), then the constant."""
+    terms, const = _linear(poly)
+    text = m.dump(like.index)
+    t = m.Scalar("int32")
+    span = like.span
+
+    def lit(v):
+        return m.IntLit(v, str(v), t, span)
+
+    def place(key):
+        at = text.find(key)
+        return (at if at >= 0 else len(text), key)
+
+    out = None
+    for key in sorted(terms, key=place):
+        c, atom = terms[key]
+        mag = atom if abs(c) == 1 else m.Binary("*", atom, lit(abs(c)), t, span)
+        if out is None:
+            out = mag if c > 0 else m.Unary("-", mag, False, t, span)
+        else:
+            out = m.Binary("+" if c > 0 else "-", out, mag, t, span)
+    if out is None:
+        return lit(const)
+    if const:
+        out = m.Binary("+" if const > 0 else "-", out, lit(abs(const)), t, span)
+    return out
 
 
 # -- applying the shapes -------------------------------------------------------------------------
@@ -725,7 +815,7 @@ def kernel_inputs(fn: m.Function):
     extents = {p.name: m.Ref(p.name, "param", p.type, p.span) for p in fn.params
                if isinstance(p.type, m.Scalar) and p.type.dtype in EXTENT_DTYPES and p.name not in assigned}
     table = single_assignment_locals(body)
-    stable = set(table) | _loop_vars(body)
+    stable = set(table) | _loop_vars(body) | {p.name for p in fn.params if p.name not in assigned}
     return buffers, extents, table, stable
 
 

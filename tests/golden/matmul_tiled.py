@@ -57,7 +57,7 @@ def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, b
                         row = gy  # L42
                         t = ko  # L42
                         k = kk  # L42
-                        A_tile[i, kk] = T.if_then_else(gy < extent_y, T.if_then_else(gy < M and t * 16 + T.Cast(T.int32, T.Cast(T.uint32, k)) < K, A[gy, k + t * 16], T.float32(0.0)), T.float32(0))  # L42
+                        A_tile[i, kk] = T.if_then_else(gy < extent_y, T.if_then_else(gy < M and t * 16 + T.Cast(T.int32, T.Cast(T.uint32, k)) < K, A[gy, t * 16 + k], T.float32(0.0)), T.float32(0))  # L42
                 if whole_tiles:  # L39
                     # B read in whole tiles: a (K, N) array, zeros past its bounds as in the CUDA code  # L43
                     T.copy(B[ko * block_K, bx * block_N], B_tile)  # L43
@@ -67,7 +67,7 @@ def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, b
                         col = gx  # L43
                         t = ko  # L43
                         k = kk  # L43
-                        B_tile[kk, j] = T.if_then_else(gx < extent_x, T.if_then_else(t * 16 + T.Cast(T.int32, T.Cast(T.uint32, k)) < K and gx < N, B[k + t * 16, gx], T.float32(0.0)), T.float32(0))  # L43
+                        B_tile[kk, j] = T.if_then_else(gx < extent_x, T.if_then_else(t * 16 + T.Cast(T.int32, T.Cast(T.uint32, k)) < K and gx < N, B[t * 16 + k, gx], T.float32(0.0)), T.float32(0))  # L43
                 if tensor_cores:  # L39
                     T.gemm(A_tile, B_tile, acc_f)  # L39
                 else:  # the CUDA loop's multiply-adds, in ascending k  # L39
