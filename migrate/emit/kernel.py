@@ -162,6 +162,7 @@ class KernelEmitter:
         self.unit = unit
         self.tag_of = tag_of
         self.device = {f.name: f for f in unit.device_functions}
+        self.shapes: dict = {}  # buffer -> extents, of the tile-form kernel being emitted
 
     def emit(self, force_simt: bool = False) -> KernelOutput:
         """The kernel in the best form it can take; a bug in the emitter costs only this kernel
@@ -382,7 +383,7 @@ class KernelEmitter:
         if unused_b:
             cond = " and ".join(f"grid_{d} == 1" for d in unused_b)
             add(1, f'assert {cond}, "{fn.name} indexes blocks in {", ".join(bdims)} only"')
-        shapes = getattr(self, "shapes", {})
+        shapes = self.shapes
         for p in fn.params:
             if isinstance(p.type, m.Pointer) and p.name not in shapes:
                 add(1, f'{p.name}_len = T.dynamic("{p.name}_len")')
@@ -406,7 +407,7 @@ class KernelEmitter:
                 dtype = dtype_of(p.type.pointee, scope) if not isinstance(p.type.pointee, m.Vector) else None
                 if dtype is None:
                     raise EmitError(f"vector-typed buffer '{p.name}' ({p.type})", p.span)
-                shape = getattr(self, "shapes", {}).get(p.name)
+                shape = self.shapes.get(p.name)
                 dims = ", ".join(e or f"{p.name}_rows" for e in shape) if shape else f"{p.name}_len,"
                 params.append(f"{p.name}: T.Tensor(({dims}), {dtype})")
             else:
@@ -415,7 +416,7 @@ class KernelEmitter:
                     raise EmitError(f"scalar parameter '{p.name}' of template type", p.span)
                 if dtype is None:
                     raise EmitError(f"parameter '{p.name}' of type '{p.type}'", p.span)
-                if any(p.name in shape for shape in getattr(self, "shapes", {}).values()):
+                if any(p.name in shape for shape in self.shapes.values()):
                     params.append(f"{p.name}: {p.name}")  # the variable the buffer shapes use
                 elif dtype in _SCALAR_CARRIERS:
                     carrier = _SCALAR_CARRIERS[dtype]
@@ -669,7 +670,7 @@ class KernelEmitter:
         callees = _callees(fn, self.device)
         symbols = [(g.name, scalar_name(_array_elem(g.type)), g.type.extent)
                    for g in self.unit.globals if g.storage == "constant" and _uses_global(fn, callees, g.name)]
-        shapes = getattr(self, "shapes", {})
+        shapes = self.shapes
         return {"name": fn.name, "params": params,
                 "template": [(_tp_name(t.name), t.kind) for t in fn.template_params],
                 "symbols": symbols, "form": kplan.form,
@@ -706,7 +707,8 @@ def _uses_global(fn: m.Function, callees, name: str) -> bool:
 #: buffer extent (its shape variable would be bound in the factory too).
 _FACTORY_NAMES = frozenset({"grid", "block", "shared_bytes", "target", "tile", "threads", "num_stages",
                             "block_M", "block_N", "block_K", "tensor_cores", "whole_tiles", "shared_scope",
-                            "lane_loop", "alloc_lanes", "T", "cuda_math"})
+                            "lane_loop", "alloc_lanes", "T", "cuda_math", "fit_tile", "launch",
+                            "Signature"})
 
 
 def _factory_name(name: str, fn: m.Function) -> bool:
