@@ -582,8 +582,8 @@ def _shape_of(name, sites, extents, table, stable, expand):
             per_site = []
             for s, split in zip(sites, full):
                 idx = _decompose(split, chain, extents)
-                facts = [f for fact in s.facts for f in _fact_forms(expand(fact, table))
-                         if _still_true(expand(fact, table), stable)]
+                facts = [f for fact in s.facts if _still_true(fact, stable)
+                         for f in _fact_forms(expand(fact, table))]
                 for d in range(1, len(chain)):
                     lin = _linear(idx[d])
                     bound = linear_form(extents[ext[d - 1]])
@@ -610,8 +610,8 @@ def _shape_of(name, sites, extents, table, stable, expand):
 
 def _still_true(fact, stable: set[str]) -> bool:
     """Whether a condition checked on the way to an access still holds there: it reads no memory
-    and only names that keep their value (locals assigned once, loop variables inside their loop,
-    parameters never assigned)."""
+    itself and only names that keep their value (locals assigned once — also one that holds a
+    load —, loop variables inside their loop, parameters never assigned)."""
     for n in m.walk(fact):
         if isinstance(n, (m.Index, m.Assign, m.MethodCall)) or (
                 isinstance(n, m.Call) and n.kind not in ("math", "conversion")):
