@@ -146,14 +146,24 @@ def test_early_returns_and_continues_are_guards_too(tmp_path):
 
 
 def test_the_first_extent_is_what_the_buffer_holds_when_no_guard_bounds_it(tmp_path):
-    shapes, refused = shapes_of(tmp_path, """
-        __global__ void firstCol(const float* __restrict__ A, float* __restrict__ out, int K) {
+    import torch
+    from migrate.runtime.tilelang_side import load_module
+    _kernels, text, path = convert(tmp_path, """
+        __global__ void rowShift(const float* __restrict__ A, float* __restrict__ out, int K) {
             int k = blockIdx.x * blockDim.x + threadIdx.x;
             int row = blockIdx.y;
-            if (k < K) out[row * K + k] = A[row * K + k];
+            if (k + 1 < K) out[row * K + k] = A[row * K + k + 1];
         }
     """)
-    assert shapes == {"A": (None, "K"), "out": (None, "K")}, refused
+    assert 'K = T.dynamic("K")' in text and 'A_rows = T.dynamic("A_rows")' in text
+    assert "A: T.Tensor((A_rows, K), T.float32)" in text and "out[gy, k] = A[gy, k + 1]" in text
+    assert 'shapes=(("A", (None, "K")), ("out", (None, "K"))),' in text
+    a = np.random.default_rng(3).standard_normal(6 * 10).astype(np.float32)
+    out = torch.zeros(6 * 10)
+    load_module(path).rowShift(torch.from_numpy(a), out, 10, grid=(1, 6, 1), block=(16, 1, 1), target="c")
+    want = np.zeros((6, 10), np.float32)
+    want[:, :9] = a.reshape(6, 10)[:, 1:]
+    np.testing.assert_array_equal(out.numpy().reshape(6, 10), want)
 
 
 @pytest.mark.parametrize("body, reason", [

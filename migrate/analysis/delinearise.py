@@ -154,7 +154,8 @@ class _Collector:
                 self.sites.append(Site(base.name, e, facts))
                 self.expr(e.index, facts)
                 return
-        if isinstance(e, m.Call) and e.kind in ("atomic", "memory") and e.args:  # atomicAdd(&A[i], v), __ldg(&A[i])
+        # atomicAdd(&A[i], v), __ldg(&A[i]): the element is what they access
+        if isinstance(e, m.Call) and e.kind in ("atomic", "memory") and e.args:
             target = e.args[0]
             if isinstance(target, m.Unary) and target.op == "&" and isinstance(target.operand, m.Index):
                 self.expr(target.operand, facts)
@@ -208,13 +209,15 @@ def _names_ref(e, name: str) -> bool:
 
 
 def _positive(e) -> bool:
+    """Whether a loop step is at least 1: a positive constant plus nonnegative atoms, or launch
+    sizes (``blockDim.x`` is at least 1)."""
     form = linear_form(e)
     if form is None:
         return False
     terms, const = form
-    return (const > 0 and all(c > 0 and _nonneg_atom(a) for c, a in terms.values())) or (
-        const >= 0 and terms and all(c > 0 and isinstance(_strip(a), m.Builtin) and a.var in ("blockDim", "gridDim")
-                                     for c, a in terms.values()))
+    launch = bool(terms) and all(c > 0 and isinstance(_strip(a), m.Builtin)
+                                 and _strip(a).var in ("blockDim", "gridDim") for c, a in terms.values())
+    return (const > 0 and all(c > 0 and _nonneg_atom(a) for c, a in terms.values())) or (launch and const >= 0)
 
 
 def _assigns(node, name: str) -> bool:
@@ -528,8 +531,7 @@ class _Levels:
                    for n in m.walk(self.levels[level]) if isinstance(n, m.Ref) and n.kind == "local")
 
 
-def delinearise(collector: _Collector, buffers: dict, extents: dict, table: dict, stable: set[str],
-                candidates: set[str] | None = None) -> Shapes:
+def delinearise(collector: _Collector, buffers: dict, extents: dict, table: dict, stable: set[str]) -> Shapes:
     """Shapes for the buffers of ``collector``'s accesses. ``buffers``: buffer parameter name ->
     pointee type; ``extents``: scalar parameter name -> Ref, those that may be extents (int32/int64,
     never assigned); ``table``: single-assignment locals (name -> value); ``stable``: names that
@@ -542,8 +544,6 @@ def delinearise(collector: _Collector, buffers: dict, extents: dict, table: dict
         by_buffer.setdefault(s.buffer, []).append(s)
     from .forward_shared import expand
     for name in sorted(buffers):
-        if candidates is not None and name not in candidates:
-            continue
         if name in collector.other_uses:
             out.refused[name] = collector.other_uses[name]
             continue
@@ -721,7 +721,8 @@ def _nodes(obj):
 
 
 def _pure(e) -> bool:
-    return not any(isinstance(n, (m.Assign, m.MethodCall)) or (isinstance(n, m.Call) and n.kind not in ("math", "conversion"))
+    return not any(isinstance(n, (m.Assign, m.MethodCall))
+                   or (isinstance(n, m.Call) and n.kind not in ("math", "conversion"))
                    or (isinstance(n, m.Unary) and n.op in ("++", "--")) for n in m.walk(e))
 
 

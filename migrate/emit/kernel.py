@@ -394,8 +394,9 @@ class KernelEmitter:
             names = [p.name for p in fn.params if p.name in used and scalar_name(p.type) == dtype]
             if names:
                 kind = "" if dtype == "int32" else f', "{dtype}"'
-                add(1, f'{", ".join(names)}{"," if len(names) == 1 else ""} = T.dynamic("{", ".join(names)}"{kind})'
-                       "  # scalar parameters that are also buffer extents")
+                targets = ", ".join(names)  # T.dynamic("K") is one variable, T.dynamic("M, K") a tuple
+                add(1, f'{targets} = T.dynamic("{", ".join(names)}"{kind})  # scalar parameters that are '
+                       "also buffer extents")
 
     def parameters(self, fn: m.Function, scope: Scope, callees) -> tuple[list[str], list[str]]:
         """The prim_func's parameters (buffers, scalars, then ``__constant__`` arrays) and the
