@@ -3,7 +3,8 @@ configuration and call it with the CUDA kernel's arguments.
 
 Emitted modules describe each kernel with a :class:`Signature` and launch it through
 :func:`launch`, which mirrors ``kernel<<<grid, block, shared_bytes>>>(args...)``: pointers are
-passed as tensors (torch or numpy, any shape, contiguous; they are viewed flat), scalars as
+passed as tensors (torch or numpy, any shape, contiguous; they are viewed flat, or as the
+row-major array a tile-form kernel indexes, ``Signature.shapes``), scalars as
 Python numbers, template arguments as the C++ text of the instance (``("float", "256")``).
 Compiled kernels are cached per configuration in memory and, by TileLang, on disk.
 
@@ -43,6 +44,24 @@ def _patch_cpu_wrapper() -> None:
     from tilelang.jit.adapter import wrapper
 
     wrapper.TLCPUSourceWrapper._TYPE_MAP.setdefault("uint32", "uint32_t")
+    _patch_cpu_symbols(wrapper.TLCPUSourceWrapper)
+
+
+def _patch_cpu_symbols(cls) -> None:
+    """A buffer shaped by scalar parameters (``A: T.Tensor((M, K), ...)`` with ``M``, ``K``
+    parameters too) makes TileLang 0.1.15's CPU host wrapper declare ``M`` and ``K`` twice: once as
+    parameters, once as symbols read from the shapes (its CUDA wrapper and the Python adapter
+    leave parameters out of the symbols). Leave them out here too."""
+    if getattr(cls, "_cuda2tile_symbols", False):
+        return
+    original = cls.get_dynamic_symbolic_set
+
+    def get_dynamic_symbolic_set(self, prim_func):
+        params = {p.name for p in prim_func.params if p not in prim_func.buffer_map}
+        return [(name, dtype) for name, dtype in original(self, prim_func) if name not in params]
+
+    cls.get_dynamic_symbolic_set = get_dynamic_symbolic_set
+    cls._cuda2tile_symbols = True
 
 
 class LaunchError(Exception):
@@ -60,6 +79,9 @@ class Signature:
     source: str = ""
     pass_configs: tuple = ()  # (key, value) TileLang pass options the kernel is compiled with
     tune: dict | None = None  # tile form: factory keyword -> candidate values for autotuning
+    # tile form: (buffer, (extent, ...)) for buffers the kernel takes as row-major arrays; each
+    # extent names the scalar parameter that gives it, None the whole rows the buffer holds
+    shapes: tuple = ()
     specialize: tuple = ()  # scalar parameters compiled as constants on GPUs (see the module doc)
     specialize_when: Callable | None = None  # sizes dict -> whether to specialise (e.g. TMA alignment)
     static_pass_configs: tuple = ()  # the pass options of a specialised compilation
@@ -196,6 +218,34 @@ def _as_tensor(value, name: str, device):
     return value.reshape(-1)
 
 
+def _shaped(tensor, name: str, extents, scalars: dict):
+    """The flat ``tensor`` viewed as the row-major array the kernel indexes (its first elements;
+    writes go to the caller's tensor)."""
+    dims = []
+    for e in extents:
+        if e is None:
+            dims.append(None)
+            continue
+        value = int(scalars[e])
+        if value < 0:
+            raise LaunchError(f"argument '{e}' = {value} is an extent of buffer '{name}': it must not be negative")
+        dims.append(value)
+    row = 1
+    for d in dims[1:]:
+        row *= d
+    if dims[0] is None:
+        if row and tensor.numel() % row:
+            raise LaunchError(f"argument '{name}' holds {tensor.numel()} elements, not whole rows of {row} "
+                              f"({' * '.join(e for e in extents[1:])})")
+        dims[0] = tensor.numel() // row if row else 0
+    need = dims[0] * row
+    if tensor.numel() < need:
+        shape = " x ".join(f"{e}={d}" if e else str(d) for e, d in zip(extents, dims))
+        raise LaunchError(f"argument '{name}' holds {tensor.numel()} elements; the kernel reads it as a "
+                          f"({shape}) array of {need}")
+    return tensor[:need].view(*dims)
+
+
 def arguments(sig: Signature, args, symbols=None, template=None, device=None) -> list:
     """The TileLang call arguments for the CUDA arguments ``args`` (and ``__constant__`` data)."""
     import torch
@@ -203,6 +253,9 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
     if len(args) != len(sig.params):
         raise LaunchError(f"{sig.name} takes {len(sig.params)} arguments, got {len(args)}")
     kwargs = template_kwargs(sig, template)
+    shapes = dict(sig.shapes)
+    scalars = {name: value.item() if isinstance(value, torch.Tensor) else value
+               for (name, kind, _dtype), value in zip(sig.params, args) if kind == "scalar"}
     out = []
     for (name, kind, dtype), value in zip(sig.params, args):
         if kind == "buffer":
@@ -210,7 +263,7 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
             want = kwargs.get(dtype, dtype)
             if str(tensor.dtype).removeprefix("torch.") != want:
                 raise LaunchError(f"argument '{name}' must hold {want}, not {tensor.dtype}")
-            out.append(tensor)
+            out.append(_shaped(tensor, name, shapes[name], scalars) if name in shapes else tensor)
         else:
             out.append(value.item() if isinstance(value, torch.Tensor) else value)
     symbols = symbols or {}

@@ -11,6 +11,7 @@ threads are parameters, with an autotuning space in the signature.
 """
 from __future__ import annotations
 
+from ..analysis.delinearise import sites_in_gemm
 from ..analysis.lift_gemm import GemmPlan, tile_view
 from ..parse import model as m
 from .printer import Line, StmtPrinter, dtype_of, scalar_name
@@ -139,6 +140,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     fast_kind = None
     if gemm_ok and sizes:
         fast_kind = "half" if halves else ("tf32_wgmma" if b_nt else (None if vb.batched else "tf32"))
+    g = emitter.shape_buffers(fn, g, sites_in_gemm)  # A[row * K + k] -> A[row, k] where proven
     tune = ", block_M=128, block_N=None" + (", block_K=None" if free_k else "") + ", num_stages=None, threads=256"
     if gemm_ok:
         tune += f", tensor_cores={halves or allow_tf32}"
@@ -284,9 +286,13 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
             add(base, "if whole_tiles:", scope.tag(g.span))
             add(base + 1, f"# {view.buffer} read in whole tiles: a ({shape}) array, zeros past its bounds "
                           "as in the CUDA code", tag)
-            vdtype = "tile_dtype" if fast_kind in _TF32 else dtype_of(op.dtype, scope)
-            add(base + 1, f"{name[0]}_view = T.decl_buffer(({shape}), {vdtype}, data={view.buffer}.data)", tag)
-            add(base + 1, f"T.copy({name[0]}_view[{start}], {name})", tag)
+            own = tuple(emitter.shapes.get(view.buffer, ())) == (rows, cols) and not view.batched
+            if own and fast_kind not in _TF32:  # the parameter's own shape
+                add(base + 1, f"T.copy({view.buffer}[{copy_start}], {name})", tag)
+            else:  # a view: of one matrix per batch, or typed tf32 for warpgroup MMA
+                vdtype = "tile_dtype" if fast_kind in _TF32 else dtype_of(op.dtype, scope)
+                add(base + 1, f"{name[0]}_view = T.decl_buffer(({shape}), {vdtype}, data={view.buffer}.data)", tag)
+                add(base + 1, f"T.copy({name[0]}_view[{start}], {name})", tag)
             add(base, "else:", scope.tag(g.span))
             indent = base + 1
         add(indent, loop, tag)

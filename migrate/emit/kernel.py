@@ -19,6 +19,7 @@ from ..analysis.lift_map import NotLiftable, plan_map
 from ..analysis.forward_shared import forward_shared
 from ..analysis.lift_gemm import NotGemm, plan_gemm
 from ..analysis.lift_reduce import plan_block_reduce, reduction_kinds
+from ..analysis.delinearise import apply, delinearise, kernel_inputs, sites_in_regions
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
@@ -161,6 +162,7 @@ class KernelEmitter:
         self.unit = unit
         self.tag_of = tag_of
         self.device = {f.name: f for f in unit.device_functions}
+        self.shapes: dict = {}  # buffer -> extents, of the tile-form kernel being emitted
 
     def emit(self, force_simt: bool = False) -> KernelOutput:
         """The kernel in the best form it can take; a bug in the emitter costs only this kernel
@@ -177,6 +179,7 @@ class KernelEmitter:
     def _emit(self, force_simt: bool = False) -> KernelOutput:
         fn = self.original
         out = KernelOutput(fn.name, "unsupported", "")
+        self.shapes = {}
         try:
             why = ""
             if not force_simt:
@@ -198,6 +201,7 @@ class KernelEmitter:
                 lifted = self.try_lift(prepared, kplan, callees, out)
                 if lifted is not None:
                     return lifted
+            self.shapes = {}  # the CUDA thread structure keeps flat buffers
             out.lines = self.factory(kplan, callees)
             out.macros = [c.name for c in callees]
             out.signature = self.signature(prepared, kplan)
@@ -248,6 +252,7 @@ class KernelEmitter:
                 return None
             lifted = KernelOutput(prepared.name, "tile", f"its {reduction_kinds(rplan)} reductions become "
                                   "T.reduce over the block's lanes")
+            rplan = self.shape_buffers(rplan.fn, rplan, sites_in_regions)
             lifted.lines = self.factory(rplan, callees)
             lifted.macros = [c.name for c in callees]
             lifted.signature = self.signature(prepared, rplan)
@@ -274,11 +279,23 @@ class KernelEmitter:
             return lifted
         lifted = KernelOutput(prepared.name, "tile", "its elements are independent: a map over tiles "
                               "of its element domain")
+        tplan = self.shape_buffers(tplan.fn, tplan, sites_in_regions)
         lifted.lines = tile_factory(self, tplan, callees, tdims, bdims)
         lifted.macros = [c.name for c in callees]
         lifted.signature = self.signature(prepared, tplan)
         lifted.signature["tune"] = tune_space(tplan)
         return lifted
+
+    def shape_buffers(self, fn: m.Function, plan, collect):
+        """``plan`` (a tile-form kernel plan or GEMM plan) with the buffers the analysis proves
+        row-major arrays indexed by dimension (:mod:`migrate.analysis.delinearise`); their shapes
+        go to the factory's parameters and the signature (``self.shapes``)."""
+        buffers, extents, table, stable = kernel_inputs(fn)
+        extents = {n: r for n, r in extents.items() if not _factory_name(n, fn)}
+        regions = plan.regions if isinstance(plan, KernelPlan) else plan
+        found = delinearise(collect(regions, set(buffers)), buffers, extents, table, stable)
+        self.shapes = found.shapes
+        return apply(plan, found.indices) if found.indices else plan
 
     # -- the factory -------------------------------------------------------------------------
     def scope_for(self, fn: m.Function, kplan: KernelPlan, tdims: list[str], bdims: list[str]) -> Scope:
@@ -371,9 +388,20 @@ class KernelEmitter:
         if unused_b:
             cond = " and ".join(f"grid_{d} == 1" for d in unused_b)
             add(1, f'assert {cond}, "{fn.name} indexes blocks in {", ".join(bdims)} only"')
+        shapes = self.shapes
         for p in fn.params:
-            if isinstance(p.type, m.Pointer):
+            if isinstance(p.type, m.Pointer) and p.name not in shapes:
                 add(1, f'{p.name}_len = T.dynamic("{p.name}_len")')
+            elif isinstance(p.type, m.Pointer) and shapes[p.name][0] is None:
+                add(1, f'{p.name}_rows = T.dynamic("{p.name}_rows")  # what the buffer holds of whole rows')
+        used = {e for shape in shapes.values() for e in shape if e is not None}
+        for dtype in ("int32", "int64"):
+            names = [p.name for p in fn.params if p.name in used and scalar_name(p.type) == dtype]
+            if names:
+                kind = "" if dtype == "int32" else f', "{dtype}"'
+                targets = ", ".join(names)  # T.dynamic("K") is one variable, T.dynamic("M, K") a tuple
+                add(1, f'{targets} = T.dynamic("{", ".join(names)}"{kind})  # scalar parameters that are '
+                       "also buffer extents")
 
     def parameters(self, fn: m.Function, scope: Scope, callees) -> tuple[list[str], list[str]]:
         """The prim_func's parameters (buffers, scalars, then ``__constant__`` arrays) and the
@@ -385,14 +413,18 @@ class KernelEmitter:
                 dtype = dtype_of(p.type.pointee, scope) if not isinstance(p.type.pointee, m.Vector) else None
                 if dtype is None:
                     raise EmitError(f"vector-typed buffer '{p.name}' ({p.type})", p.span)
-                params.append(f"{p.name}: T.Tensor(({p.name}_len,), {dtype})")
+                shape = self.shapes.get(p.name)
+                dims = ", ".join(e or f"{p.name}_rows" for e in shape) if shape else f"{p.name}_len,"
+                params.append(f"{p.name}: T.Tensor(({dims}), {dtype})")
             else:
                 dtype = scalar_name(p.type)
                 if isinstance(p.type, m.TemplateType):
                     raise EmitError(f"scalar parameter '{p.name}' of template type", p.span)
                 if dtype is None:
                     raise EmitError(f"parameter '{p.name}' of type '{p.type}'", p.span)
-                if dtype in _SCALAR_CARRIERS:
+                if any(p.name in shape for shape in self.shapes.values()):
+                    params.append(f"{p.name}: {p.name}")  # the variable the buffer shapes use
+                elif dtype in _SCALAR_CARRIERS:
                     carrier = _SCALAR_CARRIERS[dtype]
                     params.append(f"{p.name}_arg: T.{carrier}")
                     rebinds.append(f"{p.name} = T.Cast({dtype_of(p.type, scope)}, {p.name}_arg)")
@@ -644,9 +676,11 @@ class KernelEmitter:
         callees = _callees(fn, self.device)
         symbols = [(g.name, scalar_name(_array_elem(g.type)), g.type.extent)
                    for g in self.unit.globals if g.storage == "constant" and _uses_global(fn, callees, g.name)]
+        shapes = self.shapes
         return {"name": fn.name, "params": params,
                 "template": [(_tp_name(t.name), t.kind) for t in fn.template_params],
-                "symbols": symbols, "form": kplan.form}
+                "symbols": symbols, "form": kplan.form,
+                "shapes": [(p.name, list(shapes[p.name])) for p in fn.params if p.name in shapes]}
 
 
 #: Where a shuffle reads from (an index into the exchange buffer) and when that source is valid
@@ -679,6 +713,19 @@ def _uses_global(fn: m.Function, callees, name: str) -> bool:
             if isinstance(node, m.Ref) and node.name == name and node.kind in ("constant", "global"):
                 return True
     return False
+
+
+#: Names the factories bind before the prim_func: a scalar parameter so named cannot also be a
+#: buffer extent (its shape variable would be bound in the factory too).
+_FACTORY_NAMES = frozenset({"grid", "block", "shared_bytes", "target", "tile", "threads", "num_stages",
+                            "block_M", "block_N", "block_K", "tensor_cores", "whole_tiles", "shared_scope",
+                            "lane_loop", "alloc_lanes", "T", "cuda_math", "fit_tile", "launch",
+                            "Signature"})
+
+
+def _factory_name(name: str, fn: m.Function) -> bool:
+    return name in _FACTORY_NAMES or name.startswith(("grid_", "block_", "extent_", "tile_")) \
+        or name.endswith(("_len", "_rows")) or name in {_tp_name(t.name) for t in fn.template_params}
 
 
 def _tp_name(name: str) -> str:

@@ -24,16 +24,14 @@ def make_matrixAxpby(grid, block, shared_bytes=0, target="cuda", tile=(8, 128), 
     block_x, block_y, block_z = block
     assert block_z == 1, "matrixAxpby indexes threads in x, y only"
     assert grid_z == 1, "matrixAxpby indexes blocks in x, y only"
-    A_len = T.dynamic("A_len")
-    B_len = T.dynamic("B_len")
-    C_len = T.dynamic("C_len")
+    rows, cols = T.dynamic("rows, cols")  # scalar parameters that are also buffer extents
     extent_x = grid_x * block_x  # one element per CUDA thread  # L25
     extent_y = grid_y * block_y  # one element per CUDA thread  # L25
     tile_y, tile_x, = fit_tile(tile, (extent_y, extent_x,))
     threads = min(threads, tile_y * tile_x)
 
     @T.prim_func
-    def matrixAxpby(A: T.Tensor((A_len,), T.float32), B: T.Tensor((B_len,), T.float32), C: T.Tensor((C_len,), T.float32), rows: T.int32, cols: T.int32, alpha: T.float32, beta: T.float32):
+    def matrixAxpby(A: T.Tensor((rows, cols), T.float32), B: T.Tensor((rows, cols), T.float32), C: T.Tensor((rows, cols), T.float32), rows: rows, cols: cols, alpha: T.float32, beta: T.float32):
         with T.Kernel(T.ceildiv(extent_x, tile_x), T.ceildiv(extent_y, tile_y), threads=threads) as (bx, by):  # L25
             if by * tile_y + tile_y <= extent_y and by * tile_y + tile_y <= rows and bx * tile_x + tile_x <= extent_x and bx * tile_x + tile_x <= cols:  # L25
                 # a full tile: TileLang drops the guards below and vectorises
@@ -43,8 +41,7 @@ def make_matrixAxpby(grid, block, shared_bytes=0, target="cuda", tile=(8, 128), 
                     col = gx  # L31
                     row = gy  # L32
                     if row < rows and col < cols:  # L34
-                        idx = T.Cast(T.uint64, row) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, col)  # L35
-                        C[idx] = alpha * A[idx] + beta * B[idx]  # L36
+                        C[row, col] = alpha * A[row, col] + beta * B[row, col]  # L36
             else:  # L25
                 # the last tile: elements past the domain do nothing
                 for iy, ix in T.Parallel(tile_y, tile_x):  # L25
@@ -54,8 +51,7 @@ def make_matrixAxpby(grid, block, shared_bytes=0, target="cuda", tile=(8, 128), 
                         col = gx  # L31
                         row = gy  # L32
                         if row < rows and col < cols:  # L34
-                            idx = T.Cast(T.uint64, row) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, col)  # L35
-                            C[idx] = alpha * A[idx] + beta * B[idx]  # L36
+                            C[row, col] = alpha * A[row, col] + beta * B[row, col]  # L36
     return matrixAxpby
 
 
@@ -75,6 +71,9 @@ MATRIXAXPBY = Signature(
     symbols=(),
     form="tile",
     source="matrix_axpby.cu",
+    # buffers the kernel indexes as row-major arrays, by the scalar parameters that are their
+    # extents (None: as many whole rows as the buffer holds)
+    shapes=(("A", ("rows", "cols")), ("B", ("rows", "cols")), ("C", ("rows", "cols"))),
     # the tile sizes and thread counts `migrate bench --tune` tries
     tune={"threads": [128, 256], "tile": [[4, 128], [8, 128], [16, 64], [32, 32], [4, 256]]},
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not

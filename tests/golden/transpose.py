@@ -24,15 +24,14 @@ def make_transposeNaive(grid, block, shared_bytes=0, target="cuda", tile=(32, 32
     block_x, block_y, block_z = block
     assert block_z == 1, "transposeNaive indexes threads in x, y only"
     assert grid_z == 1, "transposeNaive indexes blocks in x, y only"
-    in__len = T.dynamic("in__len")
-    out_len = T.dynamic("out_len")
+    rows, cols = T.dynamic("rows, cols")  # scalar parameters that are also buffer extents
     extent_x = grid_x * block_x  # one element per CUDA thread  # L31
     extent_y = grid_y * block_y  # one element per CUDA thread  # L31
     tile_y, tile_x, = fit_tile(tile, (extent_y, extent_x,))
     threads = min(threads, tile_y * tile_x)
 
     @T.prim_func
-    def transposeNaive(in_: T.Tensor((in__len,), T.float32), out: T.Tensor((out_len,), T.float32), rows: T.int32, cols: T.int32):
+    def transposeNaive(in_: T.Tensor((rows, cols), T.float32), out: T.Tensor((cols, rows), T.float32), rows: rows, cols: cols):
         with T.Kernel(T.ceildiv(extent_x, tile_x), T.ceildiv(extent_y, tile_y), threads=threads) as (bx, by):  # L31
             vals = T.alloc_shared((tile_y, tile_x + 1), T.float32)  # +1: no bank conflicts when read along y  # L37
             # the values, x fastest: the loads are contiguous  # L31
@@ -43,7 +42,7 @@ def make_transposeNaive(grid, block, shared_bytes=0, target="cuda", tile=(32, 32
                     col = gx  # L34
                     row = gy  # L35
                     if row < rows and col < cols:  # L36
-                        vals[iy, ix] = in_[T.Cast(T.uint64, row) * T.Cast(T.uint64, cols) + T.Cast(T.uint64, col)]  # L37
+                        vals[iy, ix] = in_[row, col]  # L37
             # the stores, y fastest: the stores are contiguous  # L31
             for ix, iy in T.Parallel(tile_x, tile_y):  # L31
                 gy = by * tile_y + iy  # L31
@@ -52,7 +51,7 @@ def make_transposeNaive(grid, block, shared_bytes=0, target="cuda", tile=(32, 32
                     col = gx  # L34
                     row = gy  # L35
                     if row < rows and col < cols:  # L36
-                        out[T.Cast(T.uint64, col) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, row)] = vals[iy, ix]  # L37
+                        out[col, row] = vals[iy, ix]  # L37
     return transposeNaive
 
 
@@ -69,6 +68,9 @@ TRANSPOSENAIVE = Signature(
     symbols=(),
     form="tile",
     source="transpose.cu",
+    # buffers the kernel indexes as row-major arrays, by the scalar parameters that are their
+    # extents (None: as many whole rows as the buffer holds)
+    shapes=(("in_", ("rows", "cols")), ("out", ("cols", "rows"))),
     # the tile sizes and thread counts `migrate bench --tune` tries
     tune={"threads": [128, 256], "tile": [[4, 128], [8, 128], [16, 64], [32, 32], [4, 256]]},
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
