@@ -22,10 +22,11 @@ def make_gemv_warp_per_row(grid, block, shared_bytes=0, target="cuda"):  # L32
     block_x, block_y, block_z = block
     assert block_y == 1 and block_z == 1, "gemv_warp_per_row indexes threads in x only"
     assert grid_y == 1 and grid_z == 1, "gemv_warp_per_row indexes blocks in x only"
-    A_len = T.dynamic("A_len")
+    A_rows = T.dynamic("A_rows")  # what the buffer holds of whole rows
     x_len = T.dynamic("x_len")
     bias_len = T.dynamic("bias_len")
     y_len = T.dynamic("y_len")
+    cols = T.dynamic("cols")  # scalar parameters that are also buffer extents
     assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"
     # one lane per CUDA thread: a T.Parallel loop over fragments on GPUs, a serial loop over
     # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
@@ -34,7 +35,7 @@ def make_gemv_warp_per_row(grid, block, shared_bytes=0, target="cuda"):  # L32
     lane_grid = T.Parallel if target == "cuda" else T.grid  # (warp, lane) pairs
 
     @T.prim_func
-    def gemv_warp_per_row(A: T.Tensor((A_len,), T.float32), x: T.Tensor((x_len,), T.float32), bias: T.Tensor((bias_len,), T.float32), y: T.Tensor((y_len,), T.float32), rows: T.int32, cols: T.int32):
+    def gemv_warp_per_row(A: T.Tensor((A_rows, cols), T.float32), x: T.Tensor((x_len,), T.float32), bias: T.Tensor((bias_len,), T.float32), y: T.Tensor((y_len,), T.float32), rows: T.int32, cols: cols):
         with T.Kernel(grid_x, threads=block_x, prelude=cuda_math.externs_for(['fmaf'], target)) as bx:  # L32
             total_lanes = alloc_lanes((block_x // 32, 32,), T.float32)  # L45
             total_total = alloc_lanes((block_x // 32,), T.float32)  # L45
@@ -49,7 +50,7 @@ def make_gemv_warp_per_row(grid, block, shared_bytes=0, target="cuda"):  # L32
                     partial = T.alloc_var(T.float32)  # L45
                     partial = T.float32(0.0)  # L45
                     for c in T.serial(lane_, cols, 32):  # L46
-                        partial = cuda_math.fmaf(A[T.Cast(T.int32, T.Cast(T.uint64, row) * T.Cast(T.uint64, cols)) + c], x[c], partial)  # L47
+                        partial = cuda_math.fmaf(A[row, c], x[c], partial)  # L47
                     total_lanes[lane_w, lane_l] = partial  # L45
             T.reduce_sum(total_lanes, total_total, dim=1)  # L45
             for lane_w, lane_l in lane_grid(block_x // 32, 32):  # L45
@@ -79,6 +80,9 @@ GEMV_WARP_PER_ROW = Signature(
     symbols=(),
     form="tile",
     source="gemv_warp_row.cu",
+    # buffers the kernel indexes as row-major arrays, by the scalar parameters that are their
+    # extents (None: as many whole rows as the buffer holds)
+    shapes=(("A", (None, "cols")),),
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
     # bounds-checked (the checks would stop vectorisation)
     pass_configs=(("tl.disable_safe_memory_legalize", True),),

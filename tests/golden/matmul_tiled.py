@@ -16,10 +16,10 @@ from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 # a GEMM: A and B tiles through shared memory, a pipelined K loop, the accumulator in registers
 
 
-def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, block_N=128, num_stages=2, threads=256, tensor_cores=False):  # L24
+def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, block_N=None, block_K=None, num_stages=None, threads=256, tensor_cores=False):  # L24
     """TileLang (tile) for CUDA kernel `matmul_tiled`; grid/block as in `matmul_tiled<<<grid, block, shared_bytes>>>`.
 
-    C = A·B in block_M × block_N tiles; A and B staged through shared memory, 16 k at a time (the CUDA tile).
+    C = A·B in block_M × block_N tiles; A and B staged through shared memory, block_K k at a time.
     tensor_cores=False keeps the CUDA multiply-adds in k order (exact float32);
     True uses T.gemm (tf32 for float32 inputs)."""
     grid_x, grid_y, grid_z = grid
@@ -31,9 +31,10 @@ def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, b
     assert block_y == 16, "matmul_tiled spells blockDim.y as 16: launch it with that block size"  # L24
     extent_x = grid_x * block_x  # one element of C per CUDA thread  # L24
     extent_y = grid_y * block_y  # L24
-    block_K = 16  # the CUDA code's tile over k  # L39
     tensor_cores = tensor_cores and target == "cuda"  # the CPU target has no T.gemm on fragments
     whole_tiles = target == "cuda"  # T.copy of 2-D views (the CPU target stages element-wise)
+    block_N, num_stages = block_N or 128, num_stages or 2
+    block_K = block_K or 16 if whole_tiles else 16  # else the CUDA code's tile over k  # L39
     # GPUs: dynamic shared memory (aligned for asynchronous copies); the CPU target allows one
     # dynamic buffer only
     shared_scope = "shared.dyn" if target == "cuda" else "shared"
@@ -47,7 +48,7 @@ def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, b
             for i, j in T.Parallel(block_M, block_N):  # L39
                 acc_f[i, j] = 0  # L39
             num_tiles = T.truncdiv(K + 16 - 1, 16)  # L38
-            for ko in T.Pipelined(num_tiles, num_stages=num_stages):  # L39
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):  # L39
                 if whole_tiles:  # L39
                     # A read in whole tiles: a (M, K) array, zeros past its bounds as in the CUDA code  # L42
                     T.copy(A[by * block_M, ko * block_K], A_tile)  # L42
@@ -107,10 +108,10 @@ MATMUL_TILED = Signature(
     # extents (None: as many whole rows as the buffer holds)
     shapes=(("A", ("M", "K")), ("B", ("K", "N")), ("C", ("M", "N"))),
     # the tile sizes and thread counts `migrate bench --tune` tries
-    tune={"block_M": [64, 128], "block_N": [64, 128], "num_stages": [2, 3], "threads": [128, 256]},
-    # tile form: TileLang places the barriers its tiles need and guards the tiles it copies; the
-    # copies are cp.async, not TMA (a TMA descriptor needs 16-byte row strides, which a K that is
-    # not a multiple of 4 floats does not give)
+    tune={"block_K": [16, 32, 64], "block_M": [64, 128], "block_N": [64, 128], "num_stages": [2, 3], "threads": [128, 256]},
+    # tile form: TileLang places the barriers its tiles need and guards the tiles it copies; at
+    # run-time sizes the copies are cp.async, not TMA (a TMA descriptor needs 16-byte row strides,
+    # which a K that is not a multiple of 4 floats does not give)
     pass_configs=(("tl.disable_tma_lower", True), ("tl.disable_warp_specialized", True)),
 )
 

@@ -99,14 +99,14 @@ def make_transposeTiled(grid, block, shared_bytes=0, target="cuda", tile=(32, 32
     assert block_z == 1, "transposeTiled indexes threads in x, y only"
     assert grid_z == 1, "transposeTiled indexes blocks in x, y only"
     in__len = T.dynamic("in__len")
-    out_len = T.dynamic("out_len")
+    rows, cols = T.dynamic("rows, cols")  # scalar parameters that are also buffer extents
     assert block_x == 32, "transposeTiled spells blockDim.x as 32: launch it with that block size"  # L41
     assert block_y == 8, "transposeTiled spells blockDim.y as 8: launch it with that block size"  # L41
     tile_y, tile_x, = fit_tile(tile, (None, None,))
     threads = min(threads, tile_y * tile_x)
 
     @T.prim_func
-    def transposeTiled(in_: T.Tensor((in__len,), T.float32), out: T.Tensor((out_len,), T.float32), rows: T.int32, cols: T.int32):
+    def transposeTiled(in_: T.Tensor((in__len,), T.float32), out: T.Tensor((cols, rows), T.float32), rows: rows, cols: cols):
         with T.Kernel(T.ceildiv(grid_x * 32, tile_x), T.ceildiv(grid_y * 32, tile_y), threads=threads) as (bx, by):  # L41
             vals = T.alloc_shared((tile_y, tile_x + 1), T.float32)  # +1: no bank conflicts when read along y  # L62
             # the values, x fastest: the loads are contiguous  # L41
@@ -122,7 +122,7 @@ def make_transposeTiled(grid, block, shared_bytes=0, target="cuda", tile=(32, 32
                 gx = bx * tile_x + ix  # L41
                 if gy < grid_y * 32 and gx < grid_x * 32:  # L41
                     if gy < rows and gx < cols:  # L61
-                        out[T.Cast(T.uint64, gx) * T.Cast(T.uint64, rows) + T.Cast(T.uint64, gy)] = vals[iy, ix]  # L62
+                        out[gx, gy] = vals[iy, ix]  # L62
     return transposeTiled
 
 
@@ -139,6 +139,9 @@ TRANSPOSETILED = Signature(
     symbols=(),
     form="tile",
     source="transpose.cu",
+    # buffers the kernel indexes as row-major arrays, by the scalar parameters that are their
+    # extents (None: as many whole rows as the buffer holds)
+    shapes=(("out", ("cols", "rows")),),
     # the tile sizes and thread counts `migrate bench --tune` tries
     tune={"threads": [128, 256], "tile": [[4, 128], [8, 128], [16, 64], [32, 32], [4, 256]]},
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
