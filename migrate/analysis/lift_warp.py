@@ -562,17 +562,6 @@ def _block_reduce(before: Phase, tree: WarpTree, rs: list, i: int, ctx: WarpLift
     return reduce, 2, remaining
 
 
-def _first_use(stmts, held):
-    for s in stmts:
-        for n in m.walk(s):
-            if isinstance(n, m.Call) and n.kind == "atomic" and any(
-                    isinstance(a, m.Ref) and a.name in held for arg in n.args for a in m.walk(arg)):
-                return n
-            if isinstance(n, m.Ref) and n.name in held:
-                return n
-    return None
-
-
 def _type_of(before: Phase, after: Phase, name: str) -> m.CType:
     for s in before.stmts + after.stmts:
         for n in m.walk(s):
@@ -891,10 +880,15 @@ def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k
         defined.add(name_)
         wanted |= _free_locals((decl,)) - defined
     prefix = _in_order(prefix, before.stmts)
-    lane_code, value = prune_lane_code(tuple(lane_code), m.Ref(tree.var, "local", dtype, tree.span))
-    if tree.pair is not None:  # the denominator is stored beside the maximum: no copy to fold
-        lane_code, _ = prune_lane_code(tuple(lane_code), m.Ref(tree.pair, "local", dtype, tree.span), fold=False)
-        value = m.Ref(tree.var, "local", dtype, tree.span)
+    for d in (d for st in prefix for d in st.decls):
+        if _assigned(lane_code + list(after_stmts), d.name):
+            raise NotLiftable(f"'{d.name}' changes in the lane code but is recomputed in each lane loop")
+    value = m.Ref(tree.var, "local", dtype, tree.span)
+    if tree.pair is None:
+        lane_code, value = prune_lane_code(tuple(lane_code), value)
+    else:  # the denominator is stored beside the maximum: both stay, no copy folded
+        both = m.Binary("+", value, pair["pair_value"], dtype, tree.span)
+        lane_code, _ = prune_lane_code(tuple(lane_code), both, fold=False)
     return BlockReduce(lane_code, value, tree.op, name, dtype, after_stmts, None, before.span, "", warps=True,
                        per_warp=True, prefix=tuple(prefix), guard=guard, **pair)
 
