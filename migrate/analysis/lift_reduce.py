@@ -22,7 +22,8 @@ import dataclasses
 
 from ..parse import model as m
 from .lift_map import NotLiftable, _strip_casts as _strip
-from .lift_warp import Roles, WarpLift, lift_warp_trees, own_elements
+from .lift_warp import Roles, WarpLift, lift_warp_trees
+from .lift_warp_rows import own_elements
 from .loop_ir import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from .phases import plan_portable
 from .rewrite import Transformer
