@@ -131,7 +131,8 @@ def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k
 
 def _lanes_of(buffer: str, dtype, span, per_lane: bool = True) -> m.Index:
     """``buffer[lane_w, lane_l]`` (``buffer[lane_w]`` for a warp's total)."""
-    ix = m.Index(m.Ref(buffer, "shared", dtype, span), m.Ref("lane_w", "param", m.Scalar("int32"), span), dtype, span)
+    ix = m.Index(m.Ref(buffer, "reduce_result", dtype, span), m.Ref("lane_w", "param", m.Scalar("int32"), span), dtype,
+                 span)
     return m.Index(ix, m.Ref("lane_l", "param", m.Scalar("int32"), span), dtype, span) if per_lane else ix
 
 
