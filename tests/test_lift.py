@@ -248,6 +248,75 @@ def test_two_level_warp_tree_becomes_t_reduce_and_one_atomic_and_agrees_on_cpu(t
     assert not re.search(r"shfl|sync_threads|alloc_shared|\btx\b", body)
 
 
+ROW_NORMALIZE = """
+    __device__ float block_sum(float v) {
+        __shared__ float parts[32];
+        __shared__ float total;
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffff, v, off);
+        if (lane == 0) parts[warp] = v;
+        __syncthreads();
+        if (warp == 0) {
+            v = lane < blockDim.x / 32 ? parts[lane] : 0.0f;
+            for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffff, v, off);
+            if (lane == 0) total = v;
+        }
+        __syncthreads();
+        return total;
+    }
+    __global__ void normalize(const float* __restrict__ x, float* __restrict__ y, int cols) {
+        const float* xr = x + blockIdx.x * cols;
+        float s = 0.0f;
+        for (int c = threadIdx.x; c < cols; c += blockDim.x) s += fabsf(xr[c]);
+        const float inv = 1.0f / block_sum(s);
+        for (int c = threadIdx.x; c < cols; c += blockDim.x) y[blockIdx.x * cols + c] = xr[c] * inv;
+    }
+"""
+
+
+def test_block_total_broadcast_through_a_shared_scalar_agrees_on_cpu(tmp_path):
+    """The second level's lane 0 writes the total to a __shared__ scalar that every thread reads
+    after a barrier: the scalar becomes the reduction's result, read at block level."""
+    spec = """
+        [[kernel]]
+        name = "normalize"
+        grid = [6, 1, 1]
+        block = [96, 1, 1]
+        tolerance = "fp32_accum"
+        [[kernel.args]]
+        name = "x"
+        buffer = "float32"
+        elements = 1200
+        role = "in"
+        range = [-1.0, 1.0]
+        [[kernel.args]]
+        name = "y"
+        buffer = "float32"
+        elements = 1200
+        role = "out"
+        [[kernel.args]]
+        name = "cols"
+        scalar = "int32"
+        value = 200
+    """
+    kernels, text = convert(tmp_path, ROW_NORMALIZE, "--check", "cpu", spec=spec)
+    k = kernels["normalize"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "normalize")
+    assert "T.reduce_sum(" in body and "block_sum_1_total" not in body.split("T.reduce_sum(")[1].split("\n")[0]
+    assert not re.search(r"alloc_shared|sync_threads|shfl", body)
+
+
+def test_shared_variable_declared_outside_the_kernel_is_refused(tmp_path):
+    source = ROW_NORMALIZE.replace("const float inv = 1.0f / block_sum(s);",
+                                   "const float inv = 1.0f / block_sum(s);\n        __syncthreads();\n"
+                                   "        if (threadIdx.x == 0) total = 0.0f;").replace(
+        "__shared__ float total;", "").replace("__device__ float block_sum", "__shared__ float total;\n    "
+                                              "__device__ float block_sum")
+    kernels, _ = convert(tmp_path, source)
+    assert "'total' declared outside the kernel" in note(kernels["normalize"]), note(kernels["normalize"])
+
+
 WARP_MAX = """
     #include <climits>
     __global__ void wmax(const int* __restrict__ x, int* __restrict__ out, int n) {

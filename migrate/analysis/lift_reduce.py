@@ -22,7 +22,8 @@ import dataclasses
 
 from ..parse import model as m
 from .lift_map import NotLiftable, _strip_casts as _strip
-from .lift_warp import Roles, WarpLift, lift_warp_trees, own_elements
+from .lift_warp import Roles, WarpLift, lift_warp_trees
+from .lift_warp_rows import own_elements
 from .loop_ir import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from .phases import plan_portable
 from .rewrite import Transformer
@@ -313,6 +314,9 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
     variables: dict[str, VarPlan] = {}
     tree_steps = {r.step_var for r in found}
     seen_in = _regions_using(regions)
+    outside = sorted(name for name, kind in _shared_refs(regions) if name not in shared_types)
+    if outside:
+        raise NotLiftable(f"it uses the __shared__ variable '{outside[0]}' declared outside the kernel")
     left = sorted(warp.shared & set(seen_in))
     if left:
         raise NotLiftable(f"'{left[0]}' is used outside the warp-shuffle reduction")
@@ -444,3 +448,26 @@ class _DropReads(Transformer):
     def leave_Index(self, node: m.Index):
         b = _strip(node.base)
         return m.IntLit(0, "0", node.type, node.span) if isinstance(b, m.Ref) and b.name in self.names else node
+
+
+def _shared_refs(regions) -> set:
+    """(name, kind) of every ``__shared__`` reference left in the lifted regions."""
+    out = set()
+
+    def note(nodes):
+        out.update((n.name, n.kind) for x in nodes if x is not None for n in m.walk(x)
+                   if isinstance(n, m.Ref) and n.kind == "shared")
+
+    def visit(rs):
+        for r in rs:
+            if isinstance(r, UniformIf):
+                note((r.cond,))
+                visit(r.then)
+                visit(r.other)
+            elif isinstance(r, BlockReduce):
+                note(r.prefix + r.before + r.after + r.rescale + (r.value, r.guard, r.pair_value))
+            elif isinstance(r, (Phase, LanePhase)):
+                note(r.stmts)
+
+    visit(regions)
+    return out
