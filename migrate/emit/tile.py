@@ -66,6 +66,7 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     # keeps neighbouring threads on neighbouring vectors (axpy_float4: 1.11x with four)
     wide = any(isinstance(getattr(n, "type", None), m.Vector) for n in nodes)
     tile_default = SQUARE_TILE if tile_map.square else (LOOPED_TILES if looped or wide else DEFAULT_TILES)[rank]
+    scope.keep_divisions = looped
     emitter.header(fn, "tile", tdims, bdims, scope, add,
                    tune=f", tile={tile_default!r}, threads={DEFAULT_THREADS}",
                    summary=f"\n\n    A map over the {rank}-D element domain in tiles of `tile` "
