@@ -21,27 +21,16 @@ _TOLERANCE = {"float32": "fp32_accum", "float64": "fp64", "float16": "fp16", "bf
 def _written_and_read(fn: m.Function) -> tuple[set[str], set[str]]:
     """Buffer parameters the kernel stores to, and those it loads from (a compound assignment or
     an atomic does both)."""
-    written, read = set(), set()
+    def name(e):
+        root = m.access_root(e)
+        return root.name if root is not None else None
 
-    def base(e):
-        while isinstance(e, (m.Index, m.Member, m.Cast, m.Unary)):
-            e = e.operand if isinstance(e, (m.Cast, m.Unary)) else e.base
-        return e.name if isinstance(e, m.Ref) else None
-
-    plain_targets = set()
-    for n in m.walk(fn.body) if fn.body else ():
-        if isinstance(n, m.Assign):
-            written.add(base(n.target))
-            if n.op == "=":
-                plain_targets.add(id(n.target))
-            else:
-                read.add(base(n.target))
-        elif isinstance(n, m.Call) and n.kind == "atomic" and n.args:
-            written.add(base(n.args[0]))
-            read.add(base(n.args[0]))
-    for n in m.walk(fn.body) if fn.body else ():
-        if isinstance(n, m.Index) and id(n) not in plain_targets:
-            read.add(base(n))
+    body = fn.body if fn.body else m.Block((), fn.span)
+    targets = list(m.store_targets(body))
+    plain = {id(n.target) for n in m.walk(body) if isinstance(n, m.Assign) and n.op == "="}
+    written = {name(t) for t in targets}
+    read = {name(t) for t in targets if id(t) not in plain}
+    read |= {name(n) for n in m.walk(body) if isinstance(n, m.Index) and id(n) not in plain}
     return written - {None}, read - {None}
 
 

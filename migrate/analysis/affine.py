@@ -19,7 +19,9 @@ def _is_int(t) -> bool:
     return isinstance(t, m.Scalar) and t.dtype in _INT
 
 
-def _strip(e):
+def strip_int_casts(e):
+    """``e`` without the integer-to-integer conversions around it (index arithmetic: the
+    integer types an index is spelled in do not change its value far from overflow)."""
     while isinstance(e, m.Cast) and _is_int(e.target) and _is_int(e.operand.type):
         e = e.operand
     return e
@@ -31,7 +33,7 @@ def atom_key(e) -> str:
 
 def linear_form(e) -> tuple[dict[str, tuple[int, m.Expr]], int] | None:
     """({key: (coefficient, atom)}, constant), or None for a non-integer expression."""
-    e = _strip(e)
+    e = strip_int_casts(e)
     if isinstance(e, m.IntLit):
         return {}, e.value
     if not _is_int(e.type) and not isinstance(e, m.Builtin):
@@ -72,7 +74,7 @@ def _merge_divmod(terms: dict, const: int):
     """``(x / c) * c + x % c`` is ``x`` (C's truncating division and remainder agree on this for
     every x): a block index times the block plus the offset in the block is the element."""
     for key, (coef, atom) in list(terms.items()):
-        a = _strip(atom)
+        a = strip_int_casts(atom)
         c = _constant(a.rhs) if isinstance(a, m.Binary) and a.op == "/" else None
         if c is None:
             continue
@@ -80,9 +82,9 @@ def _merge_divmod(terms: dict, const: int):
             continue
         times = coef // c
         for key2, (coef2, atom2) in list(terms.items()):
-            b = _strip(atom2)
+            b = strip_int_casts(atom2)
             if coef2 == times and isinstance(b, m.Binary) and b.op == "%" and _constant(b.rhs) == c \
-                    and m.dump(_strip(b.lhs)) == m.dump(_strip(a.lhs)):
+                    and m.dump(strip_int_casts(b.lhs)) == m.dump(strip_int_casts(a.lhs)):
                 inner = linear_form(a.lhs)
                 if inner is None:
                     continue

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from ..parse import model as m
-from .affine import _strip, linear_form
+from .affine import linear_form, strip_int_casts as _strip
 
 #: Scalar parameter types that may be an extent (the shape variable is the parameter itself).
 EXTENT_DTYPES = ("int32", "int64")

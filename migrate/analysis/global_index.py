@@ -14,16 +14,10 @@ A ``blockIdx.d`` left over names the segment of ``blockDim.d`` elements an eleme
 from __future__ import annotations
 
 from ..parse import model as m
-from .affine import linear_form, rebuild
+from .affine import linear_form, rebuild, strip_int_casts as _strip_int_casts
 from .rewrite import Transformer
 
 DIMS = ("x", "y", "z")
-
-
-def _strip_int_casts(e: m.Expr) -> m.Expr:
-    while isinstance(e, m.Cast) and isinstance(e.target, m.Scalar) and e.target.dtype.startswith(("int", "uint")):
-        e = e.operand
-    return e
 
 
 def _is(e: m.Expr, var: str, dim: str | None = None) -> str | None:

@@ -245,9 +245,9 @@ def element_dependence(stmts) -> dict[str, set[str]]:
 
 
 def _base_buffer(e) -> str | None:
-    while isinstance(e, (m.Cast, m.Member)):
-        e = e.operand if isinstance(e, m.Cast) else e.base
-    return e.name if isinstance(e, m.Ref) and e.kind == "param" else None
+    """The buffer parameter an indexed base is (through casts and members), or None."""
+    root = m.access_root(e, through=(m.Cast, m.Member))
+    return root.name if root is not None and root.kind == "param" else None
 
 
 def check_stores(stmts, dims: list[str]) -> None:

@@ -256,19 +256,16 @@ def _check_no_lane_traffic(regions) -> None:
     stores to is read by a later one (the CUDA barriers that ordered that are gone)."""
     written: set[str] = set()
 
+    def root(e):  # the array an index's base is, through casts
+        return m.access_root(e, through=(m.Cast,))
+
     def stores(stmts):
-        out = set()
-        for st in stmts:
-            for n in m.walk(st):
-                if isinstance(n, m.Assign) and isinstance(n.target, m.Index):
-                    b = _strip(n.target.base)
-                    if isinstance(b, m.Ref):
-                        out.add(b.name)
-        return out
+        return {root(n.target.base).name for st in stmts for n in m.walk(st)
+                if isinstance(n, m.Assign) and isinstance(n.target, m.Index) and root(n.target.base)}
 
     def reads(stmts):
-        return {_strip(n.base).name for st in stmts for n in m.walk(st)
-                if isinstance(n, m.Index) and isinstance(_strip(n.base), m.Ref)}
+        return {root(n.base).name for st in stmts for n in m.walk(st)
+                if isinstance(n, m.Index) and root(n.base)}
 
     def visit(rs):
         for r in rs:

@@ -458,14 +458,8 @@ class KernelEmitter:
         loose = [p.name for p in fn.params if isinstance(p.type, m.Pointer) and not p.type.restrict]
         if len(loose) < 2:
             return []
-        written = set()
-        for node in m.walk(fn.body) if fn.body else ():
-            target = node.target if isinstance(node, m.Assign) else (
-                node.args[0] if isinstance(node, m.Call) and node.kind == "atomic" and node.args else None)
-            while isinstance(target, (m.Index, m.Unary, m.Cast, m.Member)):
-                target = getattr(target, "base", None) or getattr(target, "operand", None)
-            if isinstance(target, m.Ref):
-                written.add(target.name)
+        roots = (m.access_root(t) for t in m.store_targets(fn.body)) if fn.body else ()
+        written = {r.name for r in roots if r is not None}
         return loose if written & set(loose) else []
 
     def macro_shim_calls(self, callees) -> set[str]:

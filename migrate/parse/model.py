@@ -567,6 +567,25 @@ def map_children(node, fn):
     return replace(node, **changes) if changes else node
 
 
+def access_root(e, through=None) -> "Ref | None":
+    """The variable an access reaches through indexing, members, casts and unary operators
+    (``*(float4*)&A[i]`` and ``A[i].x`` reach ``A``), or None; ``through`` narrows what is peeled."""
+    through = through or (Index, Member, Cast, Unary)
+    while isinstance(e, through):
+        e = e.operand if isinstance(e, (Cast, Unary)) else e.base
+    return e if isinstance(e, Ref) else None
+
+
+def store_targets(node):
+    """The places ``node`` (and everything under it) stores to: assignment targets, including
+    compound ones, and the first argument of atomics."""
+    for n in walk(node):
+        if isinstance(n, Assign):
+            yield n.target
+        elif isinstance(n, Call) and n.kind == "atomic" and n.args:
+            yield n.args[0]
+
+
 def walk(node):
     """Pre-order iteration over ``node`` and everything under it."""
     stack = [node]
