@@ -97,11 +97,13 @@ def _merge_divmod(terms: dict, const: int):
     return terms, const
 
 
-def rebuild(form, like: m.Expr) -> m.Expr:
-    """An expression for ``form`` (terms in key order, then the constant)."""
+def rebuild(form, like: m.Expr, order=None, wide: bool | None = None) -> m.Expr:
+    """An expression for ``form`` (terms in key order, or sorted by ``order``, then the
+    constant), in int64 when ``like`` is (or ``wide`` says so), else int32."""
     terms, const = form
     # index math is signed: offsets below zero (a halo left of the first element) stay negative
-    wide = _is_int(like.type) and like.type.dtype.endswith("64")
+    if wide is None:
+        wide = _is_int(like.type) and like.type.dtype.endswith("64")
     t = m.Scalar("int64" if wide else "int32")
     span = like.span
 
@@ -109,7 +111,7 @@ def rebuild(form, like: m.Expr) -> m.Expr:
         return m.IntLit(v, str(v), t, span)
 
     out = None
-    for key in sorted(terms):
+    for key in sorted(terms, key=order):
         c, atom = terms[key]
         mag = atom if abs(c) == 1 else m.Binary("*", atom, lit(abs(c)), t, span)
         if out is None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from ..parse import model as m
-from .affine import linear_form, strip_int_casts as _strip
+from .affine import linear_form, rebuild as rebuild_form, strip_int_casts as _strip
 
 #: Scalar parameter types that may be an extent (the shape variable is the parameter itself).
 EXTENT_DTYPES = ("int32", "int64")
@@ -660,31 +660,13 @@ def _canon(form) -> str:
 def _rebuild(poly: dict, like) -> m.Expr:
     """An expression for an index polynomial, its terms in the order the CUDA index wrote them
     (``t * 16 + k``, not sorted), then the constant."""
-    terms, const = _linear(poly)
     text = m.dump(like.index)
-    t = m.Scalar("int32")
-    span = like.span
-
-    def lit(v):
-        return m.IntLit(v, str(v), t, span)
 
     def place(key):
         at = text.find(key)
         return (at if at >= 0 else len(text), key)
 
-    out = None
-    for key in sorted(terms, key=place):
-        c, atom = terms[key]
-        mag = atom if abs(c) == 1 else m.Binary("*", atom, lit(abs(c)), t, span)
-        if out is None:
-            out = mag if c > 0 else m.Unary("-", mag, False, t, span)
-        else:
-            out = m.Binary("+" if c > 0 else "-", out, mag, t, span)
-    if out is None:
-        return lit(const)
-    if const:
-        out = m.Binary("+" if const > 0 else "-", out, lit(abs(const)), t, span)
-    return out
+    return rebuild_form(_linear(poly), like, order=place, wide=False)
 
 
 # -- applying the shapes -------------------------------------------------------------------------
