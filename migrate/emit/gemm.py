@@ -102,6 +102,30 @@ def specialize_when(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> str:
     return f"lambda s: {row_alignment(operand_views(g), sizes, scalar_name(g.a.dtype), 's')}" if sizes else ""
 
 
+def _without_k_count(g: GemmPlan) -> tuple:
+    """``g.setup`` without the local that only counted the CUDA's k tiles (``num_tiles = (K +
+    15) / 16``): with a free k tile the pipelined loop counts its own."""
+    from ..analysis.lift_map import _strip_casts
+
+    bound = _strip_casts(g.k.bound)
+    if not isinstance(bound, m.Ref):
+        return g.setup
+    others = tuple(g.prologue) + tuple(g.epilogue) + (g.a.factor, g.b.factor) + tuple(
+        d.init for st in g.setup if isinstance(st, m.DeclStmt) for d in st.decls
+        if d.name != bound.name and d.init is not None)
+    if any(isinstance(n, m.Ref) and n.name == bound.name for e in others for n in m.walk(e)):
+        return g.setup
+    out = []
+    for st in g.setup:
+        if isinstance(st, m.DeclStmt):
+            decls = tuple(d for d in st.decls if d.name != bound.name)
+            if decls:
+                out.append(m.DeclStmt(decls, st.span))
+        else:
+            out.append(st)
+    return tuple(out)
+
+
 def size_params(fn: m.Function, g: GemmPlan, views) -> tuple[str, ...]:
     """The integer scalar parameters that size the GEMM (the k bound, the row and column bounds,
     the operands' view shapes): the launcher compiles them as constants on GPUs."""
@@ -244,9 +268,10 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     add(3, f"{g.acc}_f = T.alloc_fragment((block_M, block_N), {acc_dtype})", scope.tag(g.span))
     add(3, "for i, j in T.Parallel(block_M, block_N):", scope.tag(g.span))
     add(4, f"{g.acc}_f[i, j] = 0", scope.tag(g.span))
-    if g.setup:
+    setup_stmts = _without_k_count(g) if nested and free_k else g.setup
+    if setup_stmts:
         setup = StmtPrinter(scope, indent=3)
-        setup.block(g.setup)
+        setup.block(setup_stmts)
         lines.extend(setup.lines)
     e = StmtPrinter(scope, indent=0).expr
     bound = e.coerce(g.k.bound, "int32")

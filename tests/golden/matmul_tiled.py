@@ -47,7 +47,6 @@ def make_matmul_tiled(grid, block, shared_bytes=0, target="cuda", block_M=128, b
             acc_f = T.alloc_fragment((block_M, block_N), T.float32)  # L39
             for i, j in T.Parallel(block_M, block_N):  # L39
                 acc_f[i, j] = 0  # L39
-            num_tiles = T.truncdiv(K + 16 - 1, 16)  # L38
             for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):  # L39
                 if whole_tiles:  # L39
                     # A read in whole tiles: a (M, K) array, zeros past its bounds as in the CUDA code  # L42
