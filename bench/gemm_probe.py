@@ -11,7 +11,11 @@ the copy/warp-specialisation passes on or off, timed with CUDA events on the sam
 
 import argparse
 import json
+import statistics
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's migrate package
 
 import tilelang.language as T  # prim_func annotations are evaluated in this module's globals
 
@@ -133,20 +137,10 @@ def build_tf32_transposed(M, N, K, bM, bN, bK, stages, threads, workspace):
 
 
 def time_ms(fn, reps=20, rounds=5):
-    import torch
+    """The median per-launch milliseconds of ``fn`` (``migrate bench``'s timer)."""
+    from migrate.runtime.bench import time_events
 
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(rounds):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(reps):
-            fn()
-        stop.record()
-        torch.cuda.synchronize()
-        out.append(start.elapsed_time(stop) / reps)
-    return sorted(out)[len(out) // 2]
+    return statistics.median(time_events(lambda _: fn(), reps, rounds))
 
 
 CONFIGS = {

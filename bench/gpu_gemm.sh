@@ -3,13 +3,8 @@
 # timing at 4096^3 against the original CUDA, and cuBLAS for reference. Run from the repository
 # root through the device tool, carrying .gpu, build/gpu_out and build/gpu_tf32.
 set -uo pipefail
-RES=${OUT:-build/gpu_results}
-mkdir -p "$RES" /tmp/site
-[ -d /tmp/site/tilelang ] || tar xJf .gpu/tilelang-site.tar.xz -C /tmp/site
-[ -d /tmp/site/rich ] || tar xJf .gpu/pyextra.tar.xz -C /tmp/site
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDA2TILE_CACHE=/tmp/c2t-cache COLUMNS=200
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$RES/device.txt"
-date -u +%Y-%m-%dT%H:%M:%SZ | tee -a "$RES/device.txt"
+. bench/gpu_env.sh
+export COLUMNS=200
 ks="--kernel matmul_naive --kernel matmul_tiled --kernel hgemm_f32acc --kernel bmm_nt"
 for folder in build/gpu_out build/gpu_tf32; do
   name=$(basename $folder)

@@ -3,13 +3,8 @@
 # Run from the repository root through the device tool, carrying .gpu and the folder.
 set -uo pipefail
 SRC=${1:-build/gpu_out}
-RES=${OUT:-build/gpu_results}
-mkdir -p "$RES" /tmp/site
-[ -d /tmp/site/tilelang ] || tar xJf .gpu/tilelang-site.tar.xz -C /tmp/site
-[ -d /tmp/site/rich ] || tar xJf .gpu/pyextra.tar.xz -C /tmp/site
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDA2TILE_CACHE=/tmp/c2t-cache COLUMNS=200
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$RES/device.txt"
-date -u +%Y-%m-%dT%H:%M:%SZ | tee -a "$RES/device.txt"
+. bench/gpu_env.sh
+export COLUMNS=200
 ks=""; for k in $KERNELS; do ks="$ks --kernel $k"; done
 timeout 200 python -m migrate.cli check --from "$SRC" --device cuda --jobs 8 $ks --json "$RES/check_kernels.json" \
   > "$RES/check_kernels.txt" 2>&1; echo "check exit $?"; tail -1 "$RES/check_kernels.txt"

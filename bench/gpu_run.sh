@@ -14,13 +14,7 @@
 # `migrate convert corpus -o build/gpu_out`). Results go to $OUT (or ./build/gpu_results).
 set -uo pipefail
 SRC=${1:-build/gpu_out}
-RES=${OUT:-build/gpu_results}
-mkdir -p "$RES" /tmp/site
-[ -d /tmp/site/tilelang ] || tar xJf .gpu/tilelang-site.tar.xz -C /tmp/site
-[ -d /tmp/site/rich ] || tar xJf .gpu/pyextra.tar.xz -C /tmp/site
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDA2TILE_CACHE=/tmp/c2t-cache
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$RES/device.txt"
-date -u +%Y-%m-%dT%H:%M:%SZ | tee -a "$RES/device.txt"
+. bench/gpu_env.sh
 STEPS=${STEPS:-references check bench}
 start=$(date +%s)
 if [[ " $STEPS " == *" references "* ]]; then
