@@ -258,7 +258,6 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     emitter.kernel_preamble(fn, scope, rebinds, add)
     acc_dtype = dtype_of(g.acc_type, scope)
     a_name, b_name = "A_tile", "B_tile"
-    e0 = StmtPrinter(scope, indent=0).expr
     a_tile_dtype = "tile_dtype" if fast_kind in _TF32 else dtype_of(g.a.dtype, scope)
     b_tile_dtype = "tile_dtype" if fast_kind in _TF32 else dtype_of(g.b.dtype, scope)
     add(3, f'{a_name} = T.alloc_shared((block_M, block_K), {a_tile_dtype}, scope=shared_scope)',
@@ -273,7 +272,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
         setup = StmtPrinter(scope, indent=3)
         setup.block(setup_stmts)
         lines.extend(setup.lines)
-    e = StmtPrinter(scope, indent=0).expr
+    e = e0
     bound = e.coerce(g.k.bound, "int32")
     if nested and free_k:  # as many k tiles as cover the CUDA tiles (block_K is theirs off whole tiles)
         trips = f"T.ceildiv({e.coerce(va.cols, 'int32')}, block_K)"
@@ -293,8 +292,6 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
         k_bind = [f"{g.k.var} = ko * block_K + kk"]
         k_ok = [f"{g.k.var} < {bound}"]
     batch = ["gz = bz"] if g.batched else []
-
-    e0 = StmtPrinter(scope, indent=0).expr
 
     def stage(op, name, view, copy_start, loop, index_line, names, ok, where, base=4):
         """Fill one shared tile: on GPUs with ``T.copy`` from a 2-D view when the operand is one
