@@ -95,8 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--rounds", type=int, default=7, help="timed rounds (the median is reported)")
     bench.add_argument("--json", metavar="FILE", help="write every row, with all samples, as JSON")
     bench.add_argument("--tune", action="store_true",
-                       help="also try each tile-form kernel's tile sizes, threads and pipeline depths "
-                            "(its search space) and report the fastest")
+                       help="also search each tile-form kernel's tile sizes, threads and pipeline depths "
+                            "(its search space) with TileLang's autotuner, check the fastest against "
+                            "the original and report it")
     bench.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                        help="build the kernels in N processes before timing them one at a time")
     bench.add_argument("--budget", type=float, default=1e9, metavar="SECONDS",
@@ -156,7 +157,8 @@ def cmd_bench(args) -> int:
             bw = f"{row.migrated_gbs:8.1f} GB/s" if row.migrated_gbs else ""
             share = f" ({100 * row.migrated_bw_share:4.1f}% of peak)" if row.migrated_bw_share else ""
             tf = f" {row.migrated_tflops:6.2f} TFLOP/s" if row.migrated_tflops else ""
-            tuned = f"  tuned {row.config}" if row.config else ""
+            note = row.samples.get("tuned", {}).get("message", "")
+            tuned = f"  tuned {row.config}" if row.config else f"  not tuned: {note[:100]}" if note else ""
             out.print(f"{row.kernel:32s} {row.form:9s} {row.original_ms:9.4f} ms {row.migrated_ms:9.4f} ms "
                       f"x{row.ratio:5.2f} {bw}{share}{tf}{tuned}")
         else:

@@ -6,9 +6,10 @@ For each kernel of a converted folder with a spec, on the same seeded inputs:
   launcher is loaded into this process with launches made asynchronous (``c2t_set_async``);
 - the migrated kernel is compiled by TileLang for ``cuda``;
 - each is warmed up, then timed with CUDA events over ``reps`` back-to-back launches, ``rounds``
-  times; the median of the per-launch times is reported. With ``tune``, a tile-form kernel is
-  also timed under each configuration of its search space (``Signature.tune``: tile sizes,
-  threads, pipeline depth) and the fastest is reported with its configuration. Inputs rotate among enough copies that
+  times; the median of the per-launch times is reported. With ``tune``, TileLang's autotuner
+  searches a tile-form kernel's space (``Signature.tune``: tile sizes, threads, pipeline depth;
+  :mod:`.tuning`), the fastest configuration is checked against the original and timed the same
+  way, and reported with its configuration when it beats the default. Inputs rotate among enough copies that
   the rotation exceeds the L2 cache (so neither side reads a warm cache the other did not);
 - achieved bandwidth is the bytes the spec's buffers must move (inputs read once, outputs written
   once, in-out both) over the time, as a share of the device's peak; with ``flops`` in the spec,
@@ -154,18 +155,6 @@ class OriginalLauncher:
         return launch
 
 
-def tune_configs(space: dict, limit: int = 24) -> list[dict]:
-    """The configurations of a tune space (``{keyword: [values]}``), at most ``limit`` of them,
-    spread evenly over the full product."""
-    import itertools
-    keys = sorted(space)
-    combos = list(itertools.product(*(space[k] for k in keys)))
-    if len(combos) > limit:
-        step = len(combos) / limit
-        combos = [combos[int(i * step)] for i in range(limit)]
-    return [dict(zip(keys, c)) for c in combos]
-
-
 def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds: int, peaks: dict,
                  seed: int = 7, include_dirs=(), defines=(), tune: bool = False) -> BenchRow:
     import torch
@@ -206,18 +195,14 @@ def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds:
 
     orig = time_events(launch_original, reps, rounds)
     migr = timed({})
-    tried = []
+    tried = {}
     if tune and sig.tune:
-        best = statistics.median(migr)
-        for options in tune_configs(sig.tune):
-            try:
-                samples = timed(options)
-            except Exception as exc:  # a configuration TileLang cannot compile is skipped
-                tried.append({"config": options, "error": str(exc).splitlines()[-1][:200] if str(exc) else ""})
-                continue
-            tried.append({"config": options, "ms": statistics.median(samples)})
-            if statistics.median(samples) < best:
-                best, migr, row.config = statistics.median(samples), samples, options
+        tried = tune_kernel(sig, k, inputs, original, sets[0], sizes)
+        if tried.get("config"):
+            samples = timed(tried["config"])
+            tried["ms"] = statistics.median(samples)
+            if tried["ms"] < statistics.median(migr):
+                migr, row.config = samples, tried["config"]
     torch.cuda.synchronize()
     row.samples = {"original_ms": orig, "migrated_ms": migr, "copies": copies, "reps": reps, "tuned": tried}
     row.original_ms, row.migrated_ms = statistics.median(orig), statistics.median(migr)
@@ -231,6 +216,48 @@ def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds:
         row.original_tflops = row.flops / (row.original_ms * 1e-3) / 1e12
         row.migrated_tflops = row.flops / (row.migrated_ms * 1e-3) / 1e12
     return row
+
+
+def tune_kernel(sig, k, inputs, original: OriginalLauncher, tensors: dict, sizes: dict) -> dict:
+    """Search ``sig``'s tune space with TileLang's autotuner (:func:`.tuning.autotune`) on one
+    copy of the bench inputs, then check the fastest configuration against the original CUDA on
+    fresh inputs (outputs poisoned) before it may be reported. Returns what happened: the
+    ``config`` (absent when the search failed or the check did not pass), ``tuner_ms``,
+    ``tried`` and a ``message``."""
+    import torch
+
+    from .compare import all_passed, compare_outputs
+    from .inputs import repoison
+    from .tilelang_side import to_numpy, to_tensor
+    from .tilelang_support import arguments, compile_kernel, without_static
+    from .tuning import TuneError, autotune
+
+    try:
+        found = autotune(sig, [tensors[a.name] if a.is_buffer else inputs.args[a.name] for a in k.args],
+                         grid=k.grid, block=k.block, shared_bytes=k.shared_bytes, template=k.template or None,
+                         symbols=inputs.symbols)
+    except TuneError as exc:
+        return {"message": str(exc)}
+    fresh = repoison(k, inputs.args)
+    theirs = {a.name: to_tensor(fresh[a.name], a.dtype, "cuda") for a in k.args if a.is_buffer}
+    ours = {a.name: to_tensor(fresh[a.name], a.dtype, "cuda") for a in k.args if a.is_buffer}
+    scalars = {a.name: fresh[a.name] for a in k.args if not a.is_buffer}
+    original.packer([theirs], scalars)(0)
+    ordered = [ours[a.name] if a.is_buffer else scalars[a.name] for a in k.args]
+    symbols = {s.name: to_tensor(inputs.symbols[s.name], s.dtype, "cuda") for s in k.symbols}
+    kernel = compile_kernel(sig, k.grid, k.block, k.shared_bytes, k.template or None, "cuda", found.config,
+                            sizes=sizes)
+    kernel(*without_static(sig, arguments(sig, ordered, symbols, k.template or None, "cuda"), sizes))
+    torch.cuda.synchronize()
+    results = compare_outputs(k, {a.name: to_numpy(theirs[a.name], a.dtype) for a in k.outputs},
+                              {a.name: to_numpy(ours[a.name], a.dtype) for a in k.outputs})
+    out = {"tuner_ms": found.latency_ms, "tried": found.tried}
+    if all_passed(results):
+        out["config"] = found.config
+    else:
+        out["message"] = f"tuned configuration {found.config} fails the check: " + \
+            "; ".join(r.message for r in results if not r.passed)
+    return out
 
 
 def _bench_work(out_dir: Path, report: dict, kernels, specs_dir: Path | None) -> list:

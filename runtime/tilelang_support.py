@@ -164,21 +164,32 @@ def default_target() -> str:
 
 
 _CACHE: dict = {}
+#: The factory options :func:`runtime.tuning.autotune` found fastest, by launch (:func:`tuned_key`);
+#: a kernel compiled without explicit options uses them.
+TUNED: dict = {}
+
+
+def tuned_key(sig: Signature, grid, block, shared_bytes=0, template=None, sizes=None) -> tuple:
+    return (sig.factory, dims(grid), dims(block), int(shared_bytes),
+            tuple(sorted(template_kwargs(sig, template).items())), tuple(sorted((sizes or {}).items())))
 
 
 def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target=None,
                    options=None, sizes=None):
     """The compiled TileLang kernel of ``sig`` for one launch configuration (cached).
-    ``options`` are extra factory keywords: a tile-form kernel's tile sizes (``sig.tune``).
-    ``sizes`` (from :func:`static_sizes`) compiles the kernel for those scalar values; call it
+    ``options`` are extra factory keywords: a tile-form kernel's tile sizes (``sig.tune``); None
+    takes those :func:`runtime.tuning.autotune` chose for this launch, if any (``{}``: the
+    factory's defaults). ``sizes`` (from :func:`static_sizes`) compiles the kernel for those scalar values; call it
     with :func:`without_static` arguments."""
     import tilelang
 
     target = target or default_target()
     grid, block = dims(grid), dims(block)
     kwargs = template_kwargs(sig, template)
-    options = dict(options or {})
     sizes = dict(sizes or {})
+    if options is None:
+        options = TUNED.get(tuned_key(sig, grid, block, shared_bytes, template, sizes), {})
+    options = dict(options)
     key = (sig.factory, grid, block, int(shared_bytes), tuple(sorted(kwargs.items())), str(target),
            tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())),
            tuple(sorted(sizes.items())))

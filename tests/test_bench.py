@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from migrate.cli import main
-from migrate.runtime.bench import geomean, traffic_bytes, tune_configs
+from migrate.runtime.bench import geomean, traffic_bytes
+from migrate.runtime.tuning import tune_configs
 from migrate.runtime.spec import load_spec
 
 REPO = Path(__file__).resolve().parents[1]
