@@ -121,6 +121,14 @@ _CODES = [
          "The message gives the tile form's result.",
          "Nothing is required; please report the kernel, since a lift that the analysis accepted "
          "should agree."),
+    Code("M3005", Severity.NOTE, "buffer kept flat",
+         "A lifted kernel indexes this buffer as rows (an index scaled by a scalar parameter, "
+         "`A[row * K + k]`), but the guards and loop bounds around one access do not prove the "
+         "index inside its row (`0 <= k < K`), so the buffer stays a flat 1-D tensor instead of a "
+         "shaped `T.Tensor((M, K))`. The kernel is exactly as correct; the message names the access "
+         "and the bound that is missing.",
+         "Nothing is required. To get a shaped tensor, guard the access with the bound the message "
+         "names (e.g. `if (k < K)`), or loop only up to it."),
     Code("M9001", Severity.ERROR, "internal error",
          "The tool failed on this input; this is a bug in cuda2tile, not in your code.",
          "Report it with the file that triggered it."),

@@ -191,6 +191,28 @@ def test_accesses_it_must_keep_flat(tmp_path, body, reason):
     assert "A" not in shapes and reason in refused["A"], refused
 
 
+def test_a_row_index_without_its_bound_gets_a_note_naming_the_access(tmp_path):
+    """M3005: the user learns which access keeps a buffer flat and which bound is missing; a
+    buffer indexed without any row stride (bias[k]) is flat without a note."""
+    kernels, text, _ = convert(tmp_path, """
+        __global__ void shift(const float* __restrict__ A, const float* __restrict__ bias,
+                              float* __restrict__ out, int M, int K) {
+            int k = blockIdx.x * blockDim.x + threadIdx.x;
+            int row = blockIdx.y * blockDim.y + threadIdx.y;
+            if (row < M && k < K) {
+                out[row * K + k] = A[row * K + k + 1] + bias[k];
+            }
+        }
+    """)
+    k = kernels["shift"]
+    assert k["form"] == "tile"
+    notes = [d for d in k["diagnostics"] if d["code"] == "M3005"]
+    assert [(d["line"], d["severity"]) for d in notes] == [(8, "note")], notes
+    assert notes[0]["message"] == ("buffer 'A' kept flat: index 1 is not proven below 'K' "
+                                   "(it could run into the next row)")
+    assert "out: T.Tensor((M, K)" in text and "A: T.Tensor((A_len,)" in text
+
+
 def test_a_parameter_the_kernel_assigns_is_no_extent(tmp_path):
     shapes, refused = shapes_of(tmp_path, """
         __global__ void clampK(const float* __restrict__ A, float* __restrict__ out, int M, int K) {

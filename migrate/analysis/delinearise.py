@@ -51,15 +51,20 @@ class Site:
 class Shapes:
     """The outcome per buffer parameter: ``shapes[name]`` is the tuple of extents (a scalar
     parameter's name, or None for the remaining length), ``indices[id(Index node)]`` the new
-    per-dimension indices of each access, ``refused[name]`` why a buffer stays flat."""
+    per-dimension indices of each access, ``refused[name]`` why a buffer stays flat;
+    ``kept_flat[name]`` is ``(span, reason)`` for the flat buffers worth a note: indexed with a
+    row stride that is a scalar parameter, but with an index not proven inside its row."""
 
     shapes: dict = field(default_factory=dict)
     indices: dict = field(default_factory=dict)
     refused: dict = field(default_factory=dict)
+    kept_flat: dict = field(default_factory=dict)
 
 
 class _Refuse(Exception):
-    pass
+    def __init__(self, reason: str, span=None) -> None:
+        super().__init__(reason)
+        self.span = span  # of the access whose index is not proven in its row (M3005)
 
 
 # -- collecting the accesses ---------------------------------------------------------------------
@@ -554,6 +559,8 @@ def delinearise(collector: _Collector, buffers: dict, extents: dict, table: dict
             shape, indices = _shape_of(name, sites, extents, table, stable, expand)
         except _Refuse as why:
             out.refused[name] = str(why)
+            if why.span is not None:  # the reason without its "'A' at line N: " (the span says it)
+                out.kept_flat[name] = (why.span, str(why).split(": ", 1)[-1])
             continue
         out.shapes[name] = shape
         out.indices.update(indices)
@@ -574,7 +581,7 @@ def _shape_of(name, sites, extents, table, stable, expand):
     chains = _chains(strides)
     if not chains:
         raise _Refuse(f"no access of '{name}' is scaled by a scalar parameter")
-    last_reason = ""
+    last = _Refuse("")
     for chain in chains:
         dims = [_quotient(a, b) for a, b in zip(chain, chain[1:])]
         ext = [d[0] for d in dims]  # each step is one parameter
@@ -588,13 +595,14 @@ def _shape_of(name, sites, extents, table, stable, expand):
                     lin = _linear(idx[d])
                     bound = linear_form(extents[ext[d - 1]])
                     if not proves_nonneg(lin, facts):
-                        raise _Refuse(f"'{name}' at line {s.node.span.line}: index {d} is not proven >= 0")
+                        raise _Refuse(f"'{name}' at line {s.node.span.line}: index {d} is not proven >= 0",
+                                      s.node.span)
                     if not proves_nonneg(_minus(_minus(bound, lin), ({}, 1)), facts):
                         raise _Refuse(f"'{name}' at line {s.node.span.line}: index {d} is not proven below "
-                                      f"'{ext[d - 1]}' (it could run into the next row)")
+                                      f"'{ext[d - 1]}' (it could run into the next row)", s.node.span)
                 per_site.append((s, idx, facts))
         except _Refuse as why:
-            last_reason = str(why)
+            last = why
             continue
         first = _first_extent(per_site, extents)
         indices = {}
@@ -602,10 +610,10 @@ def _shape_of(name, sites, extents, table, stable, expand):
             printed = _printed(s, chain, idx, extents, table, stable)
             if printed is None:
                 raise _Refuse(f"'{name}' at line {s.node.span.line}: its index reads locals that may have "
-                              "changed since it was computed")
+                              "changed since it was computed", s.node.span)
             indices[id(s.node)] = printed
         return (first,) + tuple(ext), indices
-    raise _Refuse(last_reason)
+    raise last
 
 
 def _still_true(fact, stable: set[str]) -> bool:

@@ -163,6 +163,7 @@ class KernelEmitter:
         self.tag_of = tag_of
         self.device = {f.name: f for f in unit.device_functions}
         self.shapes: dict = {}  # buffer -> extents, of the tile-form kernel being emitted
+        self.kept_flat: dict = {}  # buffer -> (span, reason): a row stride, but no proof (M3005)
 
     def emit(self, force_simt: bool = False) -> KernelOutput:
         """The kernel in the best form it can take; a bug in the emitter costs only this kernel
@@ -179,7 +180,7 @@ class KernelEmitter:
     def _emit(self, force_simt: bool = False) -> KernelOutput:
         fn = self.original
         out = KernelOutput(fn.name, "unsupported", "")
-        self.shapes = {}
+        self.shapes, self.kept_flat = {}, {}
         try:
             why = ""
             if not force_simt:
@@ -200,6 +201,8 @@ class KernelEmitter:
             if kplan.form == "portable" and self.lift:
                 lifted = self.try_lift(prepared, kplan, callees, out)
                 if lifted is not None:
+                    lifted.diagnostics += [make("M3005", span, f"buffer '{name}' kept flat: {reason}")
+                                           for name, (span, reason) in sorted(self.kept_flat.items())]
                     return lifted
             self.shapes = {}  # the CUDA thread structure keeps flat buffers
             out.lines = self.factory(kplan, callees)
@@ -294,7 +297,7 @@ class KernelEmitter:
         extents = {n: r for n, r in extents.items() if not _factory_name(n, fn)}
         regions = plan.regions if isinstance(plan, KernelPlan) else plan
         found = delinearise(collect(regions, set(buffers)), buffers, extents, table, stable)
-        self.shapes = found.shapes
+        self.shapes, self.kept_flat = found.shapes, found.kept_flat
         return apply(plan, found.indices) if found.indices else plan
 
     # -- the factory -------------------------------------------------------------------------
