@@ -262,7 +262,8 @@ class KernelEmitter:
             lifted.macros = [c.name for c in callees]
             lifted.signature = self.signature(prepared, rplan)
             if rplan.rows is not None:
-                lifted.reason += "; at compiled-in row lengths its lanes' loops unroll, the row in registers"
+                lifted.reason += "; its lanes' strided loops unroll at compiled-in lengths" + (
+                    ", the row kept in registers" if rplan.rows.caches else "")
                 lifted.signature.update(row_signature(rplan.rows))
             return lifted
         try:
