@@ -83,19 +83,38 @@ def load(path: Path, text: str | None, name: str):
     return mod
 
 
+def measure(sig, k, inputs, sizes=None):
+    """Run ``sig`` once on the bench spec ``k``'s inputs on the GPU (compiled for the static
+    ``sizes`` when given), then time it: (outputs, median ms of 7 x 20 launches, GB/s)."""
+    import torch
+
+    from migrate.runtime.bench import time_events, traffic_bytes
+    from migrate.runtime.tilelang_side import to_tensor
+    from migrate.runtime.tilelang_support import arguments, compile_kernel, without_static
+
+    tensors = {x.name: to_tensor(inputs.args[x.name], x.dtype, "cuda") for x in k.args if x.is_buffer}
+    for x in k.outputs:  # poisoned (in-out buffers keep their inputs)
+        if x.role == "out" and tensors[x.name].is_floating_point():
+            tensors[x.name].fill_(float("nan"))
+    ordered = [tensors[x.name] if x.is_buffer else inputs.args[x.name] for x in k.args]
+    call = without_static(sig, arguments(sig, ordered, None, k.template or None, "cuda"), sizes or {})
+    kernel = compile_kernel(sig, k.grid, k.block, k.shared_bytes, k.template or None, "cuda", sizes=sizes)
+    kernel(*call)
+    torch.cuda.synchronize()
+    outs = {x.name: tensors[x.name].clone() for x in k.outputs}
+    ms = sorted(time_events(lambda i: kernel(*call), 20, 7))[3]
+    return outs, ms, traffic_bytes(k) / (ms * 1e-3) / 1e9
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", help="a converted folder (migrate convert corpus -o FOLDER)")
     p.add_argument("--json")
     a = p.parse_args(argv)
-    import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from migrate.runtime.bench import time_events, traffic_bytes
     from migrate.runtime.inputs import make_inputs
     from migrate.runtime.spec import load_spec
-    from migrate.runtime.tilelang_side import to_tensor
-    from migrate.runtime.tilelang_support import arguments, compile_kernel
 
     rows = []
     for rel, kname, spec_path in CASES:
@@ -110,21 +129,10 @@ def main(argv=None) -> int:
                 text = None if loop is None else loop(base) if callable(loop) else rewrite(base, loop)
                 mod = load(path, text, re.sub(r"\W", "_", label))
                 sig = mod.KERNELS[kname]
-                tensors = {x.name: to_tensor(inputs.args[x.name], x.dtype, "cuda") for x in k.args if x.is_buffer}
-                for x in k.outputs:  # poisoned (in-out buffers keep their inputs)
-                    if x.role == "out" and tensors[x.name].is_floating_point():
-                        tensors[x.name].fill_(float("nan"))
-                ordered = [tensors[x.name] if x.is_buffer else inputs.args[x.name] for x in k.args]
-                call = arguments(sig, ordered, None, k.template or None, "cuda")
-                kernel = compile_kernel(sig, k.grid, k.block, k.shared_bytes, k.template or None, "cuda")
-                kernel(*call)
-                torch.cuda.synchronize()
-                outs = {x.name: tensors[x.name].clone() for x in k.outputs}
+                outs, ms, gbs = measure(sig, k, inputs)
                 if reference is None:
                     reference = outs
                 diff = max(float((outs[n].double() - reference[n].double()).abs().max()) for n in outs)
-                ms = sorted(time_events(lambda i: kernel(*call), 20, 7))[3]
-                gbs = traffic_bytes(k) / (ms * 1e-3) / 1e9
                 row.update(ms=ms, gbs=gbs, max_diff=diff)
                 print(f"{kname:16} {label:30} {ms:8.4f} ms {gbs:7.0f} GB/s ({100 * gbs / 4800:4.1f}% of 4.8 TB/s)"
                       f"  diff vs emitted {diff:.1e}", flush=True)

@@ -139,11 +139,15 @@ def canonical(e):
     return _Canon().transform(e)
 
 
+def value_key(e) -> str:
+    """A text that two expressions share when :func:`same_value` holds for them."""
+    return _untyped(m.dump(canonical(_NoIntCasts().transform(e))))
+
+
 def same_value(a, b) -> bool:
     """Whether ``a`` and ``b`` are the same expression up to integer arithmetic (and the integer
     types it is spelled in: indices, far from overflow)."""
-    return _untyped(m.dump(canonical(_NoIntCasts().transform(a)))) == \
-        _untyped(m.dump(canonical(_NoIntCasts().transform(b))))
+    return value_key(a) == value_key(b)
 
 
 class _NoIntCasts(Transformer):

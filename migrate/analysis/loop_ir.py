@@ -136,6 +136,43 @@ class LanePhase:
     span: Span
 
 
+@dataclass(frozen=True)
+class RowLoop:
+    """A lane's strided loop over a row, ``for (c = tid; c < cols; c += blockDim.x)``
+    (analysis.row_registers): when ``cols`` is compiled in, it runs as a loop of static trip
+    count that unrolls, else as the CUDA ``loop``. ``loads`` are the register arrays it fills,
+    each with the read that fills it; ``reads`` the (read key, register array) pairs whose reads
+    its body takes from registers instead of memory."""
+
+    loop: m.For
+    var: str
+    loads: tuple = ()  # ((register array, m.Index), ...)
+    reads: tuple = ()  # ((affine.value_key of the read, register array), ...)
+    span: Span = None
+
+
+@dataclass(frozen=True)
+class RowCache:
+    """A per-lane register array holding the elements of ``buffer`` that several lane phases
+    read at the lane's strided positions of one row."""
+
+    name: str
+    buffer: str
+    dtype: m.CType
+    span: Span
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """The rows of a lifted reduction: the scalar parameter ``limit`` bounds every lane's strided
+    loop, each stepping by ``step``; the register arrays in ``caches``."""
+
+    limit: str
+    step: m.Expr
+    caches: tuple[RowCache, ...]
+    span: Span
+
+
 Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap, BlockReduce, LanePhase]
 
 #: Where a local variable lives in the emitted kernel.
@@ -165,3 +202,4 @@ class KernelPlan:
     aliases: dict = field(default_factory=dict)
     flags: tuple[str, ...] = ()  # per-thread predicate flags of thread-dependent branches
     exchange_dtypes: tuple[str, ...] = ()  # one shared exchange buffer per dtype
+    rows: Optional[RowPlan] = None  # lanes' strided loops that unroll at compiled-in row lengths

@@ -19,12 +19,14 @@ from ..analysis.lift_map import NotLiftable, plan_map
 from ..analysis.forward_shared import forward_shared
 from ..analysis.lift_gemm import NotGemm, plan_gemm
 from ..analysis.lift_reduce import plan_block_reduce, reduction_kinds
+from ..analysis.row_registers import plan_row_registers
 from ..analysis.delinearise import apply, delinearise, kernel_inputs, sites_in_regions
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
 from ..runtime.spec import DTYPES as DTYPE_SIZES
-from .tile import print_block_reduce, print_lane_phase, print_uniform_phase, reduce_allocations, reduce_header
+from .tile import (print_block_reduce, print_lane_phase, print_uniform_phase, reduce_allocations, reduce_header,
+                   row_allocations, row_header, row_signature)
 from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_shape,
                       canonical_loop, dtype_of, scalar_name)
 
@@ -256,9 +258,16 @@ class KernelEmitter:
             lifted = KernelOutput(prepared.name, "tile", f"its {reduction_kinds(rplan)} reductions become "
                                   "T.reduce over the block's lanes")
             rplan = self.shape_buffers(rplan.fn, rplan, sites_in_regions)
+            rplan, why_not = plan_row_registers(rplan)
+            if why_not:
+                lifted.diagnostics.append(make("M3003", prepared.span, f"row loops not unrolled: {why_not}"))
             lifted.lines = self.factory(rplan, callees)
             lifted.macros = [c.name for c in callees]
             lifted.signature = self.signature(prepared, rplan)
+            if rplan.rows is not None:
+                lifted.reason += "; its lanes' strided loops unroll at compiled-in lengths" + (
+                    ", the row kept in registers" if rplan.rows.caches else "")
+                lifted.signature.update(row_signature(rplan.rows))
             return lifted
         try:
             gplan = plan_gemm(tplan.regions[0])
@@ -337,9 +346,11 @@ class KernelEmitter:
         def add(indent, text, origin=""):
             lines.append(Line(indent, text, origin))
 
-        self.header(fn, kplan.form, tdims, bdims, scope, add)
+        self.header(fn, kplan.form, tdims, bdims, scope, add, tune=", static_sizes=None" if kplan.rows else "")
         if kplan.form == "tile":
             reduce_header(kplan, scope, add)
+            if kplan.rows is not None:
+                row_header(kplan, scope, add)
         params, rebinds = self.parameters(fn, scope, callees)
         add(1, "")
         add(1, "@T.prim_func")
@@ -482,6 +493,7 @@ class KernelEmitter:
     def kernel_allocations(self, kplan: KernelPlan, scope: Scope, tdims, add) -> None:
         if kplan.form == "tile":
             reduce_allocations(kplan.regions, scope, add)
+            row_allocations(kplan, scope, add)
         thread_shape = [f"block_{d}" for d in reversed(tdims)]
         nthreads = " * ".join(f"block_{d}" for d in tdims)
         for dtype in kplan.exchange_dtypes:

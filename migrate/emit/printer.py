@@ -695,6 +695,10 @@ class StmtPrinter:
         self.indent -= 1
         self.loop_stack.pop()
 
+    def s_RowLoop(self, s):
+        from .tile import print_row_loop
+        print_row_loop(s, self)
+
     def s_While(self, s: m.While):
         self.emit(f"while {self.expr.cond(s.cond)}:", s.span)
         self.loop_stack.append("while")

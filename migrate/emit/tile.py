@@ -347,3 +347,76 @@ def print_uniform_phase(r: Phase, printer: StmtPrinter) -> None:
         printer.indent -= 1
     else:
         printer.block(r.stmts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows in registers (analysis.row_registers)
+# ---------------------------------------------------------------------------------------------
+
+
+def row_header(kplan: KernelPlan, scope, add) -> None:
+    """Factory lines of a kernel whose lanes' strided loops unroll when the launcher compiles the
+    row length in: ``row_steps``, each lane's iterations (0: loops at run-time sizes)."""
+    from ..analysis.row_registers import MAX_ROW_STEPS
+    from .printer import ExprPrinter
+    rows = kplan.rows
+    step = ExprPrinter(scope)(rows.step)
+    add(1, f"# with `{rows.limit}` compiled in (Signature.specialize), each lane's strided loops over a row "
+           "unroll and")
+    add(1, "# the elements several phases read stay in registers, if a lane has at most "
+           f"{MAX_ROW_STEPS} of them")
+    add(1, f'row_steps = (static_sizes["{rows.limit}"] + {step} - 1) // {step} if static_sizes else 0',
+        scope.tag(rows.span))
+    add(1, f"row_steps = row_steps if row_steps <= {MAX_ROW_STEPS} else 0")
+
+
+def row_allocations(kplan: KernelPlan, scope, add) -> None:
+    for c in kplan.rows.caches if kplan.rows else ():
+        add(3, f"{c.name} = alloc_lanes((block_x, max(row_steps, 1)), {dtype_of(c.dtype, scope)})  "
+               f"# the lane's elements of '{c.buffer}'", scope.tag(c.span))
+
+
+def print_row_loop(r, printer: StmtPrinter) -> None:
+    """A lane's strided loop: unrolled over ``row_steps`` with its register reads when the row
+    length is compiled in, else the CUDA loop."""
+    from ..analysis.row_registers import read_key
+    from ..analysis.rewrite import Transformer
+    loop = r.loop
+    step_var = f"{r.var}_step"
+    start = printer.expr(loop.init.decls[0].init)
+    stride = printer.expr.sub(loop.step.value, 12)
+    cached = dict(r.reads)
+
+    class Registers(Transformer):
+        def leave_Index(self, node):
+            name = cached.get(read_key(node, r.var))
+            return node if name is None else m.Ref(f"{name}[lane, {step_var}]", "param", node.type, node.span)
+
+    body = loop.body.stmts if isinstance(loop.body, m.Block) else (loop.body,)
+    printer.emit("if row_steps:", loop.span)
+    printer.indent += 1
+    printer.emit(f"for {step_var} in T.unroll(row_steps):", loop.span)
+    printer.indent += 1
+    printer.emit(f"{r.var} = {start} + {step_var} * {stride}", loop.span)
+    printer.emit(f"if {printer.expr.cond(loop.cond)}:", loop.span)
+    printer.indent += 1
+    for name, read in r.loads:
+        printer.emit(f"{name}[lane, {step_var}] = {printer.expr(read)}", read.span)
+    printer.block(tuple(Registers().transform(st) for st in body))
+    printer.indent -= 3
+    printer.emit("else:", loop.span)
+    printer.indent += 1
+    printer.s_For(loop)
+    printer.indent -= 1
+
+
+def row_signature(rows) -> dict:
+    """The signature entries that compile the row length in on GPUs, for rows up to
+    ``MAX_ROW_LENGTH`` elements (one kernel per length; longer rows run at run-time sizes)."""
+    from ..analysis.row_registers import MAX_ROW_LENGTH
+    return {"specialize": (rows.limit,),
+            "specialize_when": f"lambda s: s[{rows.limit!r}] <= {MAX_ROW_LENGTH}",
+            "specialize_note": (f"on GPUs, for rows of at most {MAX_ROW_LENGTH} elements, {rows.limit} is compiled as a "
+                                "constant (one kernel\n    # per length): the lanes' strided loops unroll and the row "
+                                "stays in registers"),
+            "static_pass_configs": (("tl.disable_safe_memory_legalize", True),)}
