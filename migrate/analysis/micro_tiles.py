@@ -155,14 +155,16 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
     if not arrays:
         return fn, None
     fn = propagate_builtin_aliases(dataclasses.replace(fn, body=_FoldConstants().transform(fn.body)))
-    loops = {}  # loop var -> C
+    loops, loose = {}, {}  # loop var -> C; var of a loop without a constant count -> its line
     for n in m.walk(fn.body):
         found = _counted_loop(n)
         if found:
             loops[found[0]] = found[1]
+        elif isinstance(n, m.For) and isinstance(n.init, m.DeclStmt) and len(n.init.decls) == 1:
+            loose[n.init.decls[0].name] = n.span.line
     # which loop variables index which array positions; which meet which thread index
     links = _Union()
-    accesses, inner = [], set()
+    accesses, inner, loops_without_count = [], set(), set()
     for n in m.walk(fn.body):
         chain = _chain(n) if isinstance(n, m.Index) and id(n) not in inner else None
         if chain and chain[0] in arrays:
@@ -174,8 +176,11 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
                 v = _strip_casts(idx)
                 if isinstance(v, m.Ref) and v.name in loops:
                     links.join(("v", v.name), ("a", chain[0], pos))
+                elif isinstance(v, m.Ref) and v.name in loose:
+                    links.join(("v", v.name), ("a", chain[0], pos))
+                    loops_without_count.add(v.name)
             accesses.append((chain[0], chain[1], n))
-    pairs = _thread_pairs(fn, set(loops))
+    pairs = _thread_pairs(fn, set(loops) | loops_without_count)
     dims: dict = {}  # component -> {(dim, ct, cv)}
     for v, d, ct, cv, line in pairs:
         dims.setdefault(links.find(("v", v)), set()).add((d, ct, cv, line))
@@ -189,23 +194,30 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
     for comp in micro:
         found = {d for d, _ct, _cv, _l in dims[comp]}
         if len(found) != 1:
-            raise MicroTilesRefused(f"a micro-tile index meets thread indices of several dimensions ({', '.join(sorted(found))})")
+            raise MicroTilesRefused("a micro-tile index meets thread indices of several dimensions "
+                                    f"({', '.join(sorted(found))})")
         d = found.pop()
         coefs = {(ct, cv) for _d, ct, cv, _l in dims[comp]}
         sizes = {loops[k[1]] for k in links.parent if k[0] == "v" and links.find(k) == comp} | {
             _array_extents(arrays[k[1]].type)[k[2]] for k in links.parent if k[0] == "a" and links.find(k) == comp}
         line = min(l for *_x, l in dims[comp])
-        if len(sizes) != 1 or None in sizes:
-            raise MicroTilesRefused(f"the micro-tile along {d} (line {line}) has no constant size: its loops and "
-                              f"arrays run over {sorted(map(str, sizes))} elements")
+        uncounted = sorted(k[1] for k in links.parent if k[0] == "v" and links.find(k) == comp
+                           and k[1] in loops_without_count)
+        if uncounted or None in sizes:
+            what = f"the loop over '{uncounted[0]}' (line {loose[uncounted[0]]}) does not run a constant count" \
+                if uncounted else "an array of it has no constant extent"
+            raise MicroTilesRefused(f"the micro-tile along {d} has no constant size: {what}")
+        if len(sizes) != 1:
+            raise MicroTilesRefused(f"the micro-tile along {d} (line {line}) has loops and arrays of different "
+                                    f"sizes ({', '.join(map(str, sorted(sizes)))})")
         tm = sizes.pop()
         if len(coefs) != 1:
             raise MicroTilesRefused(f"the micro-tile along {d} (line {line}) is indexed in several ways: "
-                              + ", ".join(f"{ct} * threadIdx.{d} + {cv} * i" for ct, cv in sorted(coefs)))
+                                    + ", ".join(f"{ct} * threadIdx.{d} + {cv} * i" for ct, cv in sorted(coefs)))
         ct, cv = coefs.pop()
         if ct != 1 or cv <= 1:
             raise MicroTilesRefused(f"the micro-tile rows {ct} * threadIdx.{d} + {cv} * i (line {line}) are not "
-                              f"strided by the block (threadIdx.{d} + B * i): only those are lifted")
+                                    f"strided by the block (threadIdx.{d} + B * i): only those are lifted")
         if layout.get(d, (cv, tm)) != (cv, tm):
             raise MicroTilesRefused(f"two micro-tiles along {d} differ in size or stride (line {line})")
         layout[d] = (cv, tm)
@@ -237,13 +249,13 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
                 isinstance(a, m.Builtin) and a.var == "threadIdx" for a in m.walk(n.lhs)) and \
                 isinstance(_strip_casts(n.rhs), m.IntLit) and _strip_casts(n.rhs).value in {b for b, _t in layout.values()}:
             raise MicroTilesRefused(f"a micro-tile index or thread index is used other than in threadIdx + B * i "
-                              f"(line {n.span.line})")
+                                    f"(line {n.span.line})")
     virtual = dataclasses.replace(fn, body=body)
     assumed = assumed_block_sizes(virtual)
     for d, (b, tm) in layout.items():
         if assumed.get(d) != b * tm:
             raise MicroTilesRefused(f"the block's tile along {d} is {assumed.get(d, 'not a constant')}, not the "
-                              f"{b} × {tm} elements its threads' micro-tiles cover")
+                                    f"{b} × {tm} elements its threads' micro-tiles cover")
     body = _first_assignments(body, tiles)
     body = _forward_fragments(body)
     return dataclasses.replace(fn, body=body), MicroTiling({d: tm for d, (_b, tm) in layout.items()}, block)
@@ -262,7 +274,7 @@ def _check_accesses(fn, tiles, accesses, micro_vars, links, comp_dim, fn_arrays)
             if not (isinstance(v, m.Ref) and v.name in micro_vars and micro_vars[v.name] ==
                     comp_dim[links.find(("a", a, pos))]):
                 raise MicroTilesRefused(f"'{a}' is accessed at line {node.span.line} other than at the element of "
-                                  "the micro loops around it: a value would cross micro-tile elements")
+                                        "the micro loops around it: a value would cross micro-tile elements")
     for n in m.walk(fn.body):
         if isinstance(n, m.Ref) and n.name in tiles and id(n) not in indexed:
             raise MicroTilesRefused(f"the micro-tile '{n.name}' is used as a whole at line {n.span.line}")
@@ -282,7 +294,7 @@ def _check_elements(body, micro_vars, tiles) -> None:
                     n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
                 if isinstance(target, m.Ref) and target.kind == "local" and target.name not in declared:
                     raise MicroTilesRefused(f"'{target.name}' is assigned in the micro loop over '{v}' (line "
-                                      f"{n.span.line}) but lives outside it: it carries a value across "
+                                            f"{n.span.line}) but lives outside it: it carries a value across "
                                       "micro-tile elements")
                 if isinstance(n, m.Call) and is_barrier_call(n):
                     raise MicroTilesRefused(f"a barrier inside the micro loop over '{v}' (line {n.span.line})")
@@ -291,13 +303,13 @@ def _check_elements(body, micro_vars, tiles) -> None:
         if not inside:
             if isinstance(node, m.Call) and node.kind == "atomic":
                 raise MicroTilesRefused(f"an atomic outside the micro loops (line {node.span.line}) would run once "
-                                  "per micro-tile element")
+                                        "per micro-tile element")
             target = node.target if isinstance(node, m.Assign) else (
                 node.operand if isinstance(node, m.Unary) and node.op in ("++", "--") else None)
             if target is not None and not isinstance(target, m.Ref) and (
                     not isinstance(node, m.Assign) or node.op != "="):
                 raise MicroTilesRefused(f"a memory update outside the micro loops (line {node.span.line}) would run "
-                                  "once per micro-tile element")
+                                        "once per micro-tile element")
         for child in m.children(node):
             visit(child, inside)
 
@@ -370,7 +382,7 @@ def _continues_to_guards(stmts: list, line: int) -> tuple:
             return tuple(out)
         if _own_jumps(st):
             raise MicroTilesRefused(f"the micro loop at line {line} leaves an element early other than by "
-                              "'if (...) continue;'")
+                                    "'if (...) continue;'")
         out.append(st)
     return tuple(out)
 

@@ -330,7 +330,8 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
             add(base, "else:", scope.tag(g.span))
             indent = base + 1
         add(indent, loop, tag)
-        for text in [index_line] + [f"{n} = {index_line.split(' = ')[0]}" for n in names] + batch + k_bind:
+        binds = [f"{n} = {index_line.split(' = ')[0]}" for n in names] + batch + k_bind
+        for text in [index_line] + [b for b in binds if b.split(" = ")[0] != b.split(" = ")[1]]:  # not kk = kk
             add(indent + 1, text, tag)
         zero = f"T.{scalar_name(op.dtype)}(0)" if scalar_name(op.dtype) else "0"
         add(indent + 1, f"{name}[{where}] = T.if_then_else({' and '.join(ok + k_ok)}, "
