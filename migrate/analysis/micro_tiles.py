@@ -198,7 +198,7 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
                                     f"({', '.join(sorted(found))})")
         d = found.pop()
         coefs = {(ct, cv) for _d, ct, cv, _l in dims[comp]}
-        sizes = {loops[k[1]] for k in links.parent if k[0] == "v" and links.find(k) == comp} | {
+        sizes = {loops.get(k[1]) for k in links.parent if k[0] == "v" and links.find(k) == comp} | {
             _array_extents(arrays[k[1]].type)[k[2]] for k in links.parent if k[0] == "a" and links.find(k) == comp}
         line = min(l for *_x, l in dims[comp])
         uncounted = sorted(k[1] for k in links.parent if k[0] == "v" and links.find(k) == comp
