@@ -95,6 +95,9 @@ class TileMap:
     span: Span
     block_sizes: dict = field(default_factory=dict)
     square: bool = False  # an access is strided along x: square tiles (see lift_map.strided_in_x)
+    #: elements per CUDA thread along a dimension (register micro-tiles, see analysis.micro_tiles):
+    #: the domain is ``gridDim * blockDim * per_thread`` and ``block_sizes`` count elements
+    per_thread: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

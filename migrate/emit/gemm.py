@@ -183,11 +183,23 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
                     "constants\n    (GPUs): then tiles are copied by TMA where the row strides allow"
                     + (f", and on tensor cores multiplied\n    {how}." if how else "."))
     emitter.header(fn, "tile", tdims, bdims, scope, add, tune=tune, summary=summary)
+    per = g.tile.per_thread
     for d, size in sorted(g.tile.block_sizes.items()):
-        add(1, f'assert block_{d} == {size}, "{fn.name} spells blockDim.{d} as {size}: launch it with '
-               f'that block size"', scope.tag(fn.span))
-    add(1, "extent_x = grid_x * block_x  # one element of C per CUDA thread", scope.tag(fn.span))
-    add(1, "extent_y = grid_y * block_y", scope.tag(fn.span))
+        if d in per:
+            add(1, f'assert block_{d} == {size // per[d]}, "{fn.name} covers {size} elements along {d} with '
+                   f'micro-tiles of {per[d]}: launch it with {size // per[d]} threads"', scope.tag(fn.span))
+        else:
+            add(1, f'assert block_{d} == {size}, "{fn.name} spells blockDim.{d} as {size}: launch it with '
+                   f'that block size"', scope.tag(fn.span))
+    if per:
+        times = {d: f" * {per[d]}" if d in per else "" for d in ("x", "y")}
+        tile = " × ".join(str(per.get(d, 1)) for d in ("y", "x"))
+        add(1, f"extent_x = grid_x * block_x{times['x']}  # a {tile} micro-tile of C per CUDA thread",
+            scope.tag(fn.span))
+        add(1, f"extent_y = grid_y * block_y{times['y']}", scope.tag(fn.span))
+    else:
+        add(1, "extent_x = grid_x * block_x  # one element of C per CUDA thread", scope.tag(fn.span))
+        add(1, "extent_y = grid_y * block_y", scope.tag(fn.span))
     if g.batched:
         add(1, "extent_z = grid_z * block_z  # the batch", scope.tag(fn.span))
     if gemm_ok:
@@ -318,7 +330,8 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
             add(base, "else:", scope.tag(g.span))
             indent = base + 1
         add(indent, loop, tag)
-        for text in [index_line] + [f"{n} = {index_line.split(' = ')[0]}" for n in names] + batch + k_bind:
+        binds = [f"{n} = {index_line.split(' = ')[0]}" for n in names] + batch + k_bind
+        for text in [index_line] + [b for b in binds if b.split(" = ")[0] != b.split(" = ")[1]]:  # not kk = kk
             add(indent + 1, text, tag)
         zero = f"T.{scalar_name(op.dtype)}(0)" if scalar_name(op.dtype) else "0"
         add(indent + 1, f"{name}[{where}] = T.if_then_else({' and '.join(ok + k_ok)}, "

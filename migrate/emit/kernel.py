@@ -7,6 +7,7 @@ when neither can be printed. Device functions become ``T.macro`` helpers
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ..analysis import rewrite
@@ -17,6 +18,7 @@ from ..analysis.loop_ir import (Barrier, BlockReduce, Exchange, KernelPlan, Lane
 from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.lift_map import NotLiftable, plan_map
 from ..analysis.forward_shared import forward_shared
+from ..analysis.micro_tiles import MicroTilesRefused, expand_micro_tiles
 from ..analysis.lift_gemm import NotGemm, plan_gemm
 from ..analysis.lift_reduce import plan_block_reduce, reduction_kinds
 from ..analysis.row_registers import plan_row_registers
@@ -230,17 +232,34 @@ class KernelEmitter:
         from .tile import tile_factory, tune_space
         tset, bset = builtin_dims([prepared] + callees)
         tdims, bdims = _used_dims(tset), _used_dims(bset)
+        micro = None  # register micro-tiles as elements (analysis.micro_tiles)
         try:
             tplan = plan_map(prepared, kplan, callees)
         except NotLiftable as not_map:
             tplan = None
             reasons = [not_map]
-            try:  # shared-memory caches forwarded, the kernel may be a map
-                forwarded = forward_shared(prepared)
+            try:  # micro-tiles expanded and shared-memory caches forwarded, the kernel may be a map
+                expanded, micro = expand_micro_tiles(prepared)
+                forwarded = forward_shared(expanded)
                 if forwarded is not prepared:
                     tplan = plan_map(forwarded, plan_portable(forwarded), callees)
             except (NotLiftable, NotPortable) as not_forwarded:
                 reasons.append(not_forwarded)
+                if micro is not None or isinstance(not_forwarded, MicroTilesRefused):
+                    # a micro-tiled kernel: why its expansion or forwarding failed is the reason
+                    out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_forwarded}"))
+                    return None
+        if tplan is not None and micro is not None:
+            tile = tplan.regions[0]
+            try:
+                if any(tile.block_sizes.get(d) != micro.block[d] * n for d, n in micro.per_thread.items()):
+                    raise NotGemm("the tile of its blocks is not what their micro-tiles cover")
+                plan_gemm(tile)
+            except NotGemm as not_gemm:
+                out.diagnostics.append(make("M3003", prepared.span, "not lifted to tile form: register micro-tiles "
+                                            f"are lifted in GEMMs only, and this is not one: {not_gemm}"))
+                return None
+            tplan = dataclasses.replace(tplan, regions=(dataclasses.replace(tile, per_thread=micro.per_thread),))
         if tplan is None:
             try:
                 from ..analysis.forward_shared import propagate_builtin_aliases
