@@ -140,6 +140,8 @@ def test_hillis_steele_scan_becomes_t_cumsum_and_agrees_on_cpu(tmp_path):
      "its launches do not give one constant block size"),
     # a round count that depends on data
     ("off < 128;", "off < n;", "runs a number of times that depends on data"),
+    # a block size TileLang's CUDA T.cumsum does not take
+    ("scan<<<8, 128>>>", "scan<<<8, 96>>>", "it runs on 96 threads; T.cumsum runs on a power of two"),
 ])
 def test_scans_it_must_refuse(tmp_path, old, new, reason):
     source = textwrap.dedent(HS)
@@ -216,6 +218,13 @@ def test_blelloch_scan_with_interleaved_elements_agrees_on_cpu(tmp_path):
 @pytest.mark.parametrize("old, new, reason", [
     # the root not cleared: the down-sweep adds the total into every prefix
     ("if (tid == 0) t[63] = 0u;", "", "the read of 't' at line 26 adds element 0 twice"),
+    # the root cleared or not by the data
+    ("if (tid == 0) t[63] = 0u;", "if (data[0] != 3u) t[63] = 0u;",
+     "after the first barrier it stores into 't' under a condition on data"),
+    # the total stored among the rounds into the buffer the final stores write: the barrier that
+    # ordered the two stores cannot be kept
+    ("if (tid == 0) t[63] = 0u;", "if (tid == 0) { data[base] = t[63]; t[63] = 0u; }",
+     "it stores into 'data' among the scan's rounds and uses it after them"),
     # a store inside the rounds' loops cannot move after the scan
     ("stride *= 2;", "stride *= 2; if (tid == 0) data[base] = t[0];", "stores to memory inside the scan's loops"),
     # a store ordered by the CUDA barriers before another thread's read of the same buffer

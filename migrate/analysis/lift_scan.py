@@ -32,6 +32,7 @@ from .loop_ir import BlockScan, KernelPlan, VarPlan
 from .phases import contains_barrier, is_barrier_call
 
 _MAX_STEPS = 1 << 16  # loop iterations per thread the proof will follow
+_CUMSUM_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes TileLang's CUDA T.cumsum takes
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32,
              "uint64": 64, "bool": 1}
 
@@ -421,9 +422,11 @@ class _Run:
             value = _Sum(Counter({cell: 1}))  # an element of the segment
             self.leaves.add(cell)
             self.loads.add(id(target))
+        elif self.maybe:
+            raise NotScan(f"after the first barrier it stores into '{self.name}' under a condition on data "
+                          f"(line {target.span.line})")
         elif isinstance(value, _Sum):
-            if self.maybe:
-                raise NotScan(f"it stores into '{self.name}' under a condition on data (line {target.span.line})")
+            pass
         elif value == 0 and value is not OPAQUE:
             value = _Sum(Counter())  # the sum of nothing
         else:
@@ -575,6 +578,19 @@ def _hoisted_stores(stmt) -> list:
     return _refuse(f"it stores to memory inside the scan's loops (line {stmt.span.line})")
 
 
+def _stored(stmts) -> set[str]:
+    """The buffers ``stmts`` store to."""
+    roots = (m.access_root(t) for st in stmts for t in m.store_targets(st))
+    return {r.name for r in roots if r is not None and r.kind in ("param", "global")}
+
+
+def _read(stmts) -> set[str]:
+    """The buffers ``stmts`` read (an element stored to is not read, unless by a compound store)."""
+    plain = {id(n.target) for st in stmts for n in m.walk(st) if isinstance(n, m.Assign) and n.op == "="}
+    return {r.name for st in stmts for n in m.walk(st) if isinstance(n, m.Index) and id(n) not in plain
+            for r in (m.access_root(n),) if r is not None and r.kind in ("param", "global")}
+
+
 def _assigned(body) -> set[str]:
     out = set()
     for n in m.walk(body):
@@ -672,6 +688,8 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> K
         raise NotScan(f"the shared array '{name}' holds {t}, not numbers")
     if threads is None:
         raise NotScan("its launches do not give one constant block size, for which the scan could be proved")
+    if threads not in _CUMSUM_THREADS:
+        raise NotScan(f"it runs on {threads} threads; T.cumsum runs on a power of two from 32 to 1024")
     if any(isinstance(n, m.Builtin) and n.var == "threadIdx" and n.dim != "x" for n in m.walk(fn.body)):
         raise NotScan("scans are lifted for 1-D blocks only")
     run = _Run(name, tuple(shape), t.dtype, threads)
@@ -702,7 +720,12 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> K
     new_load = _live_decls(tuple(_replace(s, table) for s in load))
 
     # the stores of the results: those among the rounds (hoisted after the scan), then the rest
-    outputs = [s for st in rounds for s in _hoisted_stores(st)] + list(final)
+    hoisted = [s for st in rounds for s in _hoisted_stores(st)]
+    moved = _stored(hoisted)
+    if moved & (_stored(final) | _read(final)):
+        raise NotScan(f"it stores into '{sorted(moved)[0]}' among the scan's rounds and uses it after them: the "
+                      "barriers between cannot be kept")
+    outputs = hoisted + list(final)
     table = {}
     for access in _shared_accesses(outputs, name):
         by = run.reads_at.get(id(access))
@@ -718,15 +741,6 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> K
     outputs = [_replace(s, table) for s in outputs]
     if not table:
         raise NotScan(f"no prefix of '{name}' reaches memory")
-    written = {r.name for r in (m.access_root(x) for x in m.store_targets(fn.body)) if r is not None}
-    for st in outputs:
-        for n in m.walk(st):
-            if isinstance(n, m.Index):
-                root = m.access_root(n)
-                if root is not None and root.name in written and root.kind in ("param", "global") and \
-                        not any(isinstance(x, m.Assign) and x.target is n for x in m.walk(st)):
-                    raise NotScan(f"it reads '{root.name}' after the scan, which the kernel also writes "
-                                  f"(line {n.span.line})")
     # the per-thread values the stores use: load declarations, recomputed in the second lane loop
     changed = _assigned(fn.body)
     load_decls = {d.name: s for s in load if isinstance(s, m.DeclStmt) for d in s.decls}
@@ -746,6 +760,9 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> K
     recomputed = [dataclasses.replace(s, decls=tuple(d for d in s.decls if d.name in needed))
                   for s in load if isinstance(s, m.DeclStmt) and any(d.name in needed for d in s.decls)]
     after = tuple(recomputed) + tuple(outputs)
+    clash = _read(after) & _stored(fn.body.stmts)
+    if clash:
+        raise NotScan(f"it reads '{sorted(clash)[0]}' after the scan, which the kernel also writes")
     region = BlockScan(name, t, size, threads, new_load, after, span,
                        dataclasses.replace(rounds[0].span, end_line=rounds[-1].span.end_line,
                                            end_col=rounds[-1].span.end_col))
