@@ -218,6 +218,9 @@ def test_blelloch_scan_with_interleaved_elements_agrees_on_cpu(tmp_path):
 @pytest.mark.parametrize("old, new, reason", [
     # the root not cleared: the down-sweep adds the total into every prefix
     ("if (tid == 0) t[63] = 0u;", "", "the read of 't' at line 26 adds element 0 twice"),
+    # a cell written again after the last barrier (by the thread that read it: no race)
+    ("data[base + 2 * tid + 1] = t[2 * tid + 1];", "data[base + 2 * tid + 1] = t[2 * tid + 1];\n    t[2 * tid] = 0u;",
+     "it stores into 't' after the last barrier"),
     # the root cleared or not by the data
     ("if (tid == 0) t[63] = 0u;", "if (data[0] != 3u) t[63] = 0u;",
      "after the first barrier it stores into 't' under a condition on data"),

@@ -555,8 +555,8 @@ def _shared_accesses(stmts, name: str):
 
 
 def _global_store(node) -> bool:
-    if isinstance(node, m.Assign):
-        root = m.access_root(node.target)
+    if isinstance(node, (m.Assign, m.Unary)) and (not isinstance(node, m.Unary) or node.op in ("++", "--")):
+        root = m.access_root(node.target if isinstance(node, m.Assign) else node.operand)
         return root is not None and root.kind in ("param", "global")
     return isinstance(node, m.Call) and node.kind == "atomic"
 
@@ -575,7 +575,9 @@ def _hoisted_stores(stmt) -> list:
                                     other=m.Block(tuple(other), stmt.other.span) if other else None)]
     if isinstance(stmt, m.ExprStmt) and isinstance(stmt.expr, m.Assign) and _global_store(stmt.expr):
         return [stmt]
-    return _refuse(f"it stores to memory inside the scan's loops (line {stmt.span.line})")
+    if isinstance(stmt, (m.For, m.While, m.DoWhile)):
+        return _refuse(f"it stores to memory inside the scan's loops (line {stmt.span.line})")
+    return _refuse(f"it stores to memory inside an expression among the scan's rounds (line {stmt.span.line})")
 
 
 def _stored(stmts) -> set[str]:
@@ -728,11 +730,11 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> K
     outputs = hoisted + list(final)
     table = {}
     for access in _shared_accesses(outputs, name):
+        if any(isinstance(n, m.Assign) and n.target is access for st in outputs for n in m.walk(st)):
+            raise NotScan(f"it stores into '{name}' after the last barrier (line {access.span.line})")
         by = run.reads_at.get(id(access))
         if not by:
             raise NotScan(f"the read of '{name}' at line {access.span.line} never runs")
-        if any(isinstance(n, m.Assign) and n.target is access for st in outputs for n in m.walk(st)):
-            raise NotScan(f"it stores into '{name}' after the scan (line {access.span.line})")
         if any(len(values) != 1 for values in by.values()):
             raise NotScan(f"a thread runs the read of '{name}' at line {access.span.line} more than once")
         lengths = {th: _prefix_length(values[0], start, size, access.span.line, name) for th, values in by.items()}
