@@ -28,7 +28,7 @@ from collections import Counter
 
 from ..parse import model as m
 from .lift_map import NotLiftable
-from .loop_ir import BlockScan, KernelPlan, VarPlan
+from .loop_ir import BlockScan, KernelPlan
 from .phases import contains_barrier, is_barrier_call
 
 _MAX_STEPS = 1 << 16  # loop iterations per thread the proof will follow
