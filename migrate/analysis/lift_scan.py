@@ -676,8 +676,9 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> K
     if not any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in dependent
                for a in _shared_accesses(final, name) for n in m.walk(a)):
         raise NotScan("its final stores do not read the shared array per thread", candidate=False)
-    if not any(isinstance(n, (m.For, m.While, m.DoWhile)) and contains_barrier(n) for st in rounds for n in m.walk(st)) \
-            or any(isinstance(n, m.Call) and n.kind == "atomic" for n in m.walk(fn.body)):
+    looped = any(isinstance(n, (m.For, m.While, m.DoWhile)) and contains_barrier(n)
+                 for st in rounds for n in m.walk(st))
+    if not looped or any(isinstance(n, m.Call) and n.kind == "atomic" for n in m.walk(fn.body)):
         raise NotScan("it has no rounds of barriers around the shared array", candidate=False)
     # from here on the kernel looks like a scan: every refusal says why it is not one
     shape, t = [], decl.type
