@@ -24,7 +24,7 @@ GOLDEN_CASES = {
     "saxpy": ("elementwise/saxpy.cu", ()),                  # grid-stride loop -> domain of n elements
     "matrix_axpby": ("map2d/matrix_axpby.cu", ()),          # 2-D map
     "transpose": ("transpose/transpose.cu", ()),            # strided store -> square tiles; tiled one portable
-    "block_scan": ("scan/block_scan.cu", ()),               # block-stride loop -> map; the scans portable
+    "block_scan": ("scan/block_scan.cu", ()),               # block-stride loop -> map; scans -> T.cumsum
     "block_sum": ("reduction/block_sum.cu", ()),            # shared tree -> T.reduce_sum
     "dot_product": ("reduction/dot_product.cu", ()),        # tree in an inlined device function
     "warp_reduce_sum": ("reduction/warp_reduce_sum.cu", ()),  # two levels of warp shuffles -> T.reduce_sum, one atomic

@@ -176,7 +176,25 @@ class RowPlan:
     span: Span
 
 
-Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap, BlockReduce, LanePhase]
+class BlockScan:
+    """A shared-memory prefix sum in tile form (:mod:`.lift_scan`): ``load`` runs per lane (one
+    per CUDA thread, ``threads`` of them) and stores the segment's ``size`` elements into
+    ``<shared>_prefix[1:size + 1]``; ``T.cumsum`` makes ``<shared>_prefix[k]`` the sum of the
+    first k elements (``<shared>_prefix[0]`` is 0); ``after`` runs per lane and reads those sums
+    where the CUDA code read its cells. ``rounds`` spans the CUDA rounds the scan replaces."""
+
+    shared: str
+    dtype: m.CType
+    size: int
+    threads: int
+    load: tuple[m.Stmt, ...]
+    after: tuple[m.Stmt, ...]
+    span: Span
+    rounds: Span
+
+
+Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap, BlockReduce, LanePhase,
+               BlockScan]
 
 #: Where a local variable lives in the emitted kernel.
 PLACEMENTS = (

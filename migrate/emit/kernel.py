@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from ..analysis import rewrite
 from ..analysis.coop_groups import GroupError, lower_cooperative_groups
 from ..analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
-from ..analysis.loop_ir import (Barrier, BlockReduce, Exchange, KernelPlan, LanePhase, Phase, SimtBody,
-                                UniformIf, UniformLoop)
+from ..analysis.loop_ir import (Barrier, BlockReduce, BlockScan, Exchange, KernelPlan, LanePhase, Phase,
+                                SimtBody, UniformIf, UniformLoop)
 from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.lift_map import NotLiftable, plan_map
 from ..analysis.forward_shared import forward_shared
@@ -22,13 +22,15 @@ from ..analysis.micro_tiles import MicroTilesRefused, expand_micro_tiles
 from ..analysis.lift_gemm import NotGemm, plan_gemm
 from ..analysis.lift_reduce import plan_block_reduce, reduction_kinds
 from ..analysis.row_registers import plan_row_registers
+from ..analysis.lift_scan import NotScan, plan_block_scan
 from ..analysis.delinearise import apply, delinearise, kernel_inputs, sites_in_regions
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
 from ..runtime.spec import DTYPES as DTYPE_SIZES
-from .tile import (print_block_reduce, print_lane_phase, print_uniform_phase, reduce_allocations, reduce_header,
-                   row_allocations, row_header, row_signature)
+from .tile import (print_block_reduce, print_block_scan, print_lane_phase, print_uniform_phase,
+                   reduce_allocations, reduce_header, row_allocations, row_header, row_signature,
+                   scan_allocations, scan_header)
 from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_shape,
                       canonical_loop, dtype_of, scalar_name)
 
@@ -268,12 +270,23 @@ class KernelEmitter:
                                           tdims)
             except (NotLiftable, NotPortable) as not_reduce:
                 reasons.append(not_reduce)
-                # with barriers: the block-reduction pass speaks for kernels that may reduce (a
-                # loop around a barrier, a warp exchange), forwarding (or the map after it) else
-                reduces = _loops_or_exchanges(kplan.regions)
-                reason = reasons[0] if len(kplan.regions) == 1 else reasons[-1] if reduces else reasons[-2]
-                out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
-                return None
+                try:
+                    splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name))
+                except NotScan as not_scan:
+                    # with barriers: the scan pass speaks for kernels that look like scans, the
+                    # block-reduction pass for kernels that may reduce (a loop around a barrier, a
+                    # warp exchange), forwarding (or the map after it) else
+                    reduces = _loops_or_exchanges(kplan.regions)
+                    reason = not_scan if not_scan.candidate else reasons[0] if len(kplan.regions) == 1 \
+                        else reasons[-1] if reduces else reasons[-2]
+                    out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
+                    return None
+                lifted = KernelOutput(prepared.name, "tile", "its prefix sum through shared memory becomes "
+                                      "T.cumsum over the block's segment")
+                lifted.lines = self.factory(splan, callees)
+                lifted.macros = [c.name for c in callees]
+                lifted.signature = self.signature(prepared, splan)
+                return lifted
             lifted = KernelOutput(prepared.name, "tile", f"its {reduction_kinds(rplan)} reductions become "
                                   "T.reduce over the block's lanes")
             rplan = self.shape_buffers(rplan.fn, rplan, sites_in_regions)
@@ -316,6 +329,12 @@ class KernelEmitter:
         lifted.signature = self.signature(prepared, tplan)
         lifted.signature["tune"] = tune_space(tplan)
         return lifted
+
+    def block_size(self, kernel: str) -> int | None:
+        """The block size (x) every launch of ``kernel`` in the file gives as a constant, if any."""
+        from .module import launch_defaults
+        block = launch_defaults(self.unit, kernel).get("block")
+        return int(block) if block is not None and block.isdigit() else None
 
     def shape_buffers(self, fn: m.Function, plan, collect):
         """``plan`` (a tile-form kernel plan or GEMM plan) with the buffers the analysis proves
@@ -367,7 +386,8 @@ class KernelEmitter:
 
         self.header(fn, kplan.form, tdims, bdims, scope, add, tune=", static_sizes=None" if kplan.rows else "")
         if kplan.form == "tile":
-            reduce_header(kplan, scope, add)
+            scans = any(isinstance(r, BlockScan) for r in kplan.regions)
+            (scan_header if scans else reduce_header)(kplan, scope, add)
             if kplan.rows is not None:
                 row_header(kplan, scope, add)
         params, rebinds = self.parameters(fn, scope, callees)
@@ -513,6 +533,7 @@ class KernelEmitter:
         if kplan.form == "tile":
             reduce_allocations(kplan.regions, scope, add)
             row_allocations(kplan, scope, add)
+            scan_allocations(kplan.regions, scope, add)
         thread_shape = [f"block_{d}" for d in reversed(tdims)]
         nthreads = " * ".join(f"block_{d}" for d in tdims)
         for dtype in kplan.exchange_dtypes:
@@ -573,6 +594,9 @@ class KernelEmitter:
         for r in regions:
             if isinstance(r, BlockReduce):
                 print_block_reduce(r, printer, scope)
+                continue
+            if isinstance(r, BlockScan):
+                print_block_scan(r, printer, scope)
                 continue
             if isinstance(r, LanePhase):
                 print_lane_phase(r, printer)

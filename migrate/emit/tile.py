@@ -11,7 +11,7 @@ search space in the signature (``TUNE_SPACE``) for autotuning.
 """
 from __future__ import annotations
 
-from ..analysis.loop_ir import BlockReduce, KernelPlan, Phase, TileMap, UniformIf
+from ..analysis.loop_ir import BlockReduce, BlockScan, KernelPlan, Phase, TileMap, UniformIf
 from ..parse import model as m
 from .printer import Line, StmtPrinter, dtype_of, scalar_name
 
@@ -420,3 +420,49 @@ def row_signature(rows) -> dict:
                                 "constant (one kernel\n    # per length): the lanes' strided loops unroll and the row "
                                 "stays in registers"),
             "static_pass_configs": (("tl.disable_safe_memory_legalize", True),)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Block scans (analysis.lift_scan)
+# ---------------------------------------------------------------------------------------------
+
+
+def _scans(regions):
+    return [r for r in regions if isinstance(r, BlockScan)]
+
+
+def scan_header(kplan: KernelPlan, scope, add) -> None:
+    """The block size the scan was proved for, which the launch must use."""
+    for r in _scans(kplan.regions):
+        add(1, f'assert block_x == {r.threads}, "the CUDA scan over \'{r.shared}\' is proved for {r.threads} '
+               'threads: launch it with that block size"', scope.tag(r.span))
+
+
+def scan_allocations(regions, scope, add) -> None:
+    for r in _scans(regions):
+        add(3, f"{r.shared}_prefix = T.alloc_shared(({r.size + 1},), {dtype_of(r.dtype, scope)})  "
+               f"# [k]: the sum of the segment's first k elements", scope.tag(r.span))
+
+
+def print_block_scan(r: BlockScan, printer: StmtPrinter, scope) -> None:
+    """The segment stored per lane, ``T.cumsum`` over it (a running sum on the CPU target, which
+    has no ``T.cumsum``), the stores of the results per lane."""
+    prefix, dtype = f"{r.shared}_prefix", dtype_of(r.dtype, scope)
+    printer.emit("for _ in T.Parallel(1):", r.span)
+    printer.emit(f"    {prefix}[0] = {dtype}(0)  # the empty prefix", r.span)
+    printer.emit("for lane in T.Parallel(block_x):  # the segment's elements, one lane per CUDA thread", r.span)
+    printer.indent += 1
+    printer.block(r.load)
+    printer.indent -= 1
+    rounds = f"L{r.rounds.line}-{r.rounds.end_line}" if r.rounds.end_line != r.rounds.line else f"L{r.rounds.line}"
+    printer.emit('if target == "cuda":', r.rounds)
+    printer.emit(f"    T.cumsum({prefix}[1:{r.size + 1}], dim=0)  # the CUDA rounds over '{r.shared}' "
+                 f"({rounds}) as one scan", r.rounds)
+    printer.emit("else:  # TileLang's CPU target has no T.cumsum: a running sum", r.rounds)
+    var = "k" if "k" not in scope.placements else "k_scan"
+    printer.emit(f"    for {var} in T.serial(1, {r.size + 1}):", r.rounds)
+    printer.emit(f"        {prefix}[{var}] = {prefix}[{var}] + {prefix}[{var} - 1]", r.rounds)
+    printer.emit("for lane in T.Parallel(block_x):  # what the CUDA threads stored of the sums", r.span)
+    printer.indent += 1
+    printer.block(r.after)
+    printer.indent -= 1

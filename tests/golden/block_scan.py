@@ -12,12 +12,12 @@ from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 
 
 
-# -- blockScanInclusiveHS: portable -----------------------------------------
-# barriers are uniform: one T.Parallel phase per barrier interval
+# -- blockScanInclusiveHS: tile ---------------------------------------------
+# its prefix sum through shared memory becomes T.cumsum over the block's segment
 
 
 def make_blockScanInclusiveHS(grid, block, shared_bytes=0, target="cuda"):  # L33
-    """TileLang (portable) for CUDA kernel `blockScanInclusiveHS`; grid/block as in `blockScanInclusiveHS<<<grid, block, shared_bytes>>>`."""
+    """TileLang (tile) for CUDA kernel `blockScanInclusiveHS`; grid/block as in `blockScanInclusiveHS<<<grid, block, shared_bytes>>>`."""
     grid_x, grid_y, grid_z = grid
     block_x, block_y, block_z = block
     assert block_y == 1 and block_z == 1, "blockScanInclusiveHS indexes threads in x only"
@@ -25,39 +25,30 @@ def make_blockScanInclusiveHS(grid, block, shared_bytes=0, target="cuda"):  # L3
     in__len = T.dynamic("in__len")
     out_len = T.dynamic("out_len")
     blockSums_len = T.dynamic("blockSums_len")
+    assert block_x == 256, "the CUDA scan over 'buf' is proved for 256 threads: launch it with that block size"  # L38
 
     @T.prim_func
     def blockScanInclusiveHS(in_: T.Tensor((in__len,), T.float32), out: T.Tensor((out_len,), T.float32), blockSums: T.Tensor((blockSums_len,), T.float32), n: T.int32):
         with T.Kernel(grid_x, threads=block_x) as bx:  # L33
-            buf = T.alloc_shared((2, 256,), T.float32, scope="shared")  # L38
-            tid = T.alloc_shared((block_x,), T.int32, scope="shared")  # L40
-            gid = T.alloc_shared((block_x,), T.int32, scope="shared")  # L41
-            pout = T.alloc_shared((block_x,), T.int32, scope="shared")  # L43
-            pin = T.alloc_var(T.int32)  # L43
-            offset = T.alloc_var(T.int32)  # L47
-            for tx in T.Parallel(block_x):  # L38
-                tid[tx] = tx  # L40
-                gid[tx] = T.Cast(T.int32, T.Cast(T.uint32, bx * 256) + T.Cast(T.uint32, tid[tx]))  # L41
-                pout[tx] = 0  # L43
-                pin = 1  # L43
-                buf[pout[tx], tid[tx]] = T.if_then_else(gid[tx] < n, in_[gid[tx]], T.float32(0.0))  # L44
-            T.sync_threads()  # L45
-            offset = 1  # L47
-            while offset < 256:  # L47
-                for tx in T.Parallel(block_x):  # L48
-                    pout[tx] = 1 - pout[tx]  # L48
-                    pin = 1 - pout[tx]  # L49
-                    if tid[tx] >= offset:  # L50
-                        buf[pout[tx], tid[tx]] = buf[pin, tid[tx]] + buf[pin, tid[tx] - offset]  # L51
-                    else:  # L52
-                        buf[pout[tx], tid[tx]] = buf[pin, tid[tx]]  # L53
-                T.sync_threads()  # L55
-                offset = offset << 1  # L47
-            for tx in T.Parallel(block_x):  # L58
-                if gid[tx] < n:  # L58
-                    out[gid[tx]] = buf[pout[tx], tid[tx]]  # L59
-                if tid[tx] == 256 - 1:  # L61
-                    blockSums[bx] = buf[pout[tx], tid[tx]]  # L62
+            buf_prefix = T.alloc_shared((257,), T.float32)  # [k]: the sum of the segment's first k elements  # L38
+            for _ in T.Parallel(1):  # L38
+                buf_prefix[0] = T.float32(0)  # the empty prefix  # L38
+            for lane in T.Parallel(block_x):  # the segment's elements, one lane per CUDA thread  # L38
+                tid = lane  # L40
+                gid = T.Cast(T.int32, T.Cast(T.uint32, bx * 256) + T.Cast(T.uint32, tid))  # L41
+                buf_prefix[lane + 1] = T.if_then_else(gid < n, in_[gid], T.float32(0.0))  # L44
+            if target == "cuda":  # L45
+                T.cumsum(buf_prefix[1:257], dim=0)  # the CUDA rounds over 'buf' (L45-56) as one scan  # L45
+            else:  # TileLang's CPU target has no T.cumsum: a running sum  # L45
+                for k in T.serial(1, 257):  # L45
+                    buf_prefix[k] = buf_prefix[k] + buf_prefix[k - 1]  # L45
+            for lane in T.Parallel(block_x):  # what the CUDA threads stored of the sums  # L38
+                tid = lane  # L40
+                gid = T.Cast(T.int32, T.Cast(T.uint32, bx * 256) + T.Cast(T.uint32, tid))  # L41
+                if gid < n:  # L58
+                    out[gid] = buf_prefix[lane + 1]  # L59
+                if tid == 256 - 1:  # L61
+                    blockSums[bx] = buf_prefix[256]  # L62
     return blockScanInclusiveHS
 
 
@@ -72,11 +63,11 @@ BLOCKSCANINCLUSIVEHS = Signature(
     ),
     template=(),
     symbols=(),
-    form="portable",
+    form="tile",
     source="block_scan.cu",
-    # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
-    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
-    pass_configs=(("tl.disable_thread_storage_sync", True),),
+    # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
+    # bounds-checked (the checks would stop vectorisation)
+    pass_configs=(("tl.disable_safe_memory_legalize", True),),
 )
 
 
@@ -87,12 +78,12 @@ def blockScanInclusiveHS(*args, grid=391, block=256, shared_bytes=0, template=No
     launch(BLOCKSCANINCLUSIVEHS, args, grid=grid, block=block, shared_bytes=shared_bytes,
            template=template, symbols=symbols, target=target)
 
-# -- blockScanExclusiveBlelloch: portable -----------------------------------
-# barriers are uniform: one T.Parallel phase per barrier interval
+# -- blockScanExclusiveBlelloch: tile ---------------------------------------
+# its prefix sum through shared memory becomes T.cumsum over the block's segment
 
 
 def make_blockScanExclusiveBlelloch(grid, block, shared_bytes=0, target="cuda"):  # L66
-    """TileLang (portable) for CUDA kernel `blockScanExclusiveBlelloch`; grid/block as in `blockScanExclusiveBlelloch<<<grid, block, shared_bytes>>>`."""
+    """TileLang (tile) for CUDA kernel `blockScanExclusiveBlelloch`; grid/block as in `blockScanExclusiveBlelloch<<<grid, block, shared_bytes>>>`."""
     grid_x, grid_y, grid_z = grid
     block_x, block_y, block_z = block
     assert block_y == 1 and block_z == 1, "blockScanExclusiveBlelloch indexes threads in x only"
@@ -100,59 +91,37 @@ def make_blockScanExclusiveBlelloch(grid, block, shared_bytes=0, target="cuda"):
     in__len = T.dynamic("in__len")
     out_len = T.dynamic("out_len")
     blockSums_len = T.dynamic("blockSums_len")
+    assert block_x == 128, "the CUDA scan over 'temp' is proved for 128 threads: launch it with that block size"  # L71
 
     @T.prim_func
     def blockScanExclusiveBlelloch(in_: T.Tensor((in__len,), T.uint32), out: T.Tensor((out_len,), T.uint32), blockSums: T.Tensor((blockSums_len,), T.uint32), n: T.int32):
         with T.Kernel(grid_x, threads=block_x) as bx:  # L66
-            temp = T.alloc_shared((256,), T.uint32, scope="shared")  # L71
-            tid = T.alloc_shared((block_x,), T.int32, scope="shared")  # L73
-            base = T.alloc_var(T.int32)  # L74
-            ai = T.alloc_shared((block_x,), T.int32, scope="shared")  # L75
-            bi = T.alloc_shared((block_x,), T.int32, scope="shared")  # L76
-            offset = T.alloc_shared((block_x,), T.int32, scope="shared")  # L82
-            d = T.alloc_var(T.int32)  # L83
-            d_2 = T.alloc_var(T.int32)  # L100
-            for tx in T.Parallel(block_x):  # L71
-                tid[tx] = tx  # L73
+            temp_prefix = T.alloc_shared((257,), T.uint32)  # [k]: the sum of the segment's first k elements  # L71
+            for _ in T.Parallel(1):  # L71
+                temp_prefix[0] = T.uint32(0)  # the empty prefix  # L71
+            for lane in T.Parallel(block_x):  # the segment's elements, one lane per CUDA thread  # L71
+                tid = lane  # L73
                 base = bx * (2 * 128)  # L74
-                ai[tx] = tid[tx]  # L75
-                bi[tx] = tid[tx] + 128  # L76
-                temp[ai[tx]] = T.if_then_else(base + ai[tx] < n, in_[base + ai[tx]], T.uint32(0))  # L78
-                temp[bi[tx]] = T.if_then_else(base + bi[tx] < n, in_[base + bi[tx]], T.uint32(0))  # L79
-                offset[tx] = 1  # L82
-            d = 2 * 128 >> 1  # L83
-            while d > 0:  # L83
-                T.sync_threads()  # L84
-                for tx in T.Parallel(block_x):  # L85
-                    if tid[tx] < d:  # L85
-                        a = offset[tx] * (2 * tid[tx] + 1) - 1  # L86
-                        b = offset[tx] * (2 * tid[tx] + 2) - 1  # L87
-                        temp[b] = temp[b] + temp[a]  # L88
-                    offset[tx] = offset[tx] << 1  # L90
-                d = d >> 1  # L83
-            for tx in T.Parallel(block_x):  # L94
-                if tid[tx] == 0:  # L94
-                    blockSums[bx] = temp[2 * 128 - 1]  # L95
-                    temp[2 * 128 - 1] = T.uint32(0)  # L96
-            d_2 = 1  # L100
-            while d_2 < 2 * 128:  # L100
-                for tx in T.Parallel(block_x):  # L101
-                    offset[tx] = offset[tx] >> 1  # L101
-                T.sync_threads()  # L102
-                for tx in T.Parallel(block_x):  # L103
-                    if tid[tx] < d_2:  # L103
-                        a_2 = offset[tx] * (2 * tid[tx] + 1) - 1  # L104
-                        b_2 = offset[tx] * (2 * tid[tx] + 2) - 1  # L105
-                        t = temp[a_2]  # L106
-                        temp[a_2] = temp[b_2]  # L107
-                        temp[b_2] = temp[b_2] + t  # L108
-                d_2 = d_2 << 1  # L100
-            T.sync_threads()  # L111
-            for tx in T.Parallel(block_x):  # L113
-                if base + ai[tx] < n:  # L113
-                    out[base + ai[tx]] = temp[ai[tx]]  # L113
-                if base + bi[tx] < n:  # L114
-                    out[base + bi[tx]] = temp[bi[tx]]  # L114
+                ai = tid  # L75
+                bi = tid + 128  # L76
+                temp_prefix[lane + 1] = T.if_then_else(base + ai < n, in_[base + ai], T.uint32(0))  # L78
+                temp_prefix[lane + 129] = T.if_then_else(base + bi < n, in_[base + bi], T.uint32(0))  # L79
+            if target == "cuda":  # L83
+                T.cumsum(temp_prefix[1:257], dim=0)  # the CUDA rounds over 'temp' (L83-111) as one scan  # L83
+            else:  # TileLang's CPU target has no T.cumsum: a running sum  # L83
+                for k in T.serial(1, 257):  # L83
+                    temp_prefix[k] = temp_prefix[k] + temp_prefix[k - 1]  # L83
+            for lane in T.Parallel(block_x):  # what the CUDA threads stored of the sums  # L71
+                tid = lane  # L73
+                base = bx * (2 * 128)  # L74
+                ai = tid  # L75
+                bi = tid + 128  # L76
+                if tid == 0:  # L94
+                    blockSums[bx] = temp_prefix[256]  # L95
+                if base + ai < n:  # L113
+                    out[base + ai] = temp_prefix[lane]  # L113
+                if base + bi < n:  # L114
+                    out[base + bi] = temp_prefix[lane + 128]  # L114
     return blockScanExclusiveBlelloch
 
 
@@ -167,11 +136,11 @@ BLOCKSCANEXCLUSIVEBLELLOCH = Signature(
     ),
     template=(),
     symbols=(),
-    form="portable",
+    form="tile",
     source="block_scan.cu",
-    # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
-    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
-    pass_configs=(("tl.disable_thread_storage_sync", True),),
+    # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
+    # bounds-checked (the checks would stop vectorisation)
+    pass_configs=(("tl.disable_safe_memory_legalize", True),),
 )
 
 
