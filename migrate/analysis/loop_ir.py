@@ -176,6 +176,7 @@ class RowPlan:
     span: Span
 
 
+@dataclass(frozen=True)
 class BlockScan:
     """A shared-memory prefix sum in tile form (:mod:`.lift_scan`): ``load`` runs per lane (one
     per CUDA thread, ``threads`` of them) and stores the segment's ``size`` elements into
