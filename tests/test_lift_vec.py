@@ -5,9 +5,11 @@ apart, and refuses (portable, M3003 naming the ranges) when they may meet.
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from test_lift import convert, note
+from test_lift import convert, factory, note
 
 VEC4 = """
     __global__ void add4(const float* __restrict__ a, const float* __restrict__ b,
@@ -108,7 +110,14 @@ def test_float4_body_and_scalar_tail_become_a_map_and_agree_on_cpu(tmp_path):
     k = kernels["add4"]
     assert k["form"] == "tile", note(k)
     assert k["check"]["status"] == "pass", k["check"]
-    assert "c[t] = a[t] * b[t]" in text
+    body = factory(text, "add4")
+    # the float4 lanes are a lane dimension of the tile loop (128-bit accesses), the scalar tail
+    # a second loop over the elements
+    assert "for ix, il in T.Parallel(tile_x, 4):" in body
+    assert "va = a[idx * 4 + il]" in body and "c[idx * 4 + il] = vc" in body and "vc = va * b" not in body
+    assert "vc = va + vb" in body and "T.alloc_var" not in body
+    tail = body.index("for ix in T.Parallel(tile_x):")
+    assert body.index("c[t] = a[t] * b[t]") > tail > body.index("c[idx * 4 + il] = vc")
 
 
 def test_half_pairs_with_an_odd_last_element_become_a_map_and_agree_on_cpu(tmp_path):
@@ -117,6 +126,10 @@ def test_half_pairs_with_an_odd_last_element_become_a_map_and_agree_on_cpu(tmp_p
     k = kernels["affine2"]
     assert k["form"] == "tile", note(k)
     assert k["check"]["status"] == "pass", k["check"]
+    body = factory(_text, "affine2")
+    assert "for ix, il in T.Parallel(tile_x, 2):" in body
+    # the else of the pair test becomes its own test in the scalar loop
+    assert "if i >= n2:" in body and "y[n - 1] = x[n - 1] * s - 1.0" in body
 
 
 @pytest.mark.parametrize("source, old, new, reason", [
@@ -152,3 +165,42 @@ def test_store_in_the_else_of_a_pinning_test_is_not_pinned(tmp_path):
     """)
     assert kernels["mark"]["form"] == "portable"
     assert "the store to 'flag' at line 6 does not tell elements apart along x" in note(kernels["mark"])
+
+
+def _axpy(body: str) -> str:
+    return """
+        __global__ void k4(int n4, float a, const float4* __restrict__ x, float4* __restrict__ y,
+                           float* __restrict__ out) {
+            const int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i >= n4) return;
+            const float4 xv = x[i];
+            const float4 yv = y[i];
+            BODY
+        }
+        int main() { k4<<<16, 256>>>(1000, 2.0f, nullptr, nullptr, nullptr); }
+    """.replace("BODY", body)
+
+
+def test_float4_lanes_fold_into_a_lane_dimension(tmp_path):
+    kernels, text = convert(tmp_path, _axpy(
+        "y[i] = make_float4(a * xv.x + yv.x, a * xv.y + yv.y, a * xv.z + yv.z, a * xv.w + yv.w);"))
+    assert kernels["k4"]["form"] == "tile", note(kernels["k4"])
+    body = factory(text, "k4")
+    assert "for ix, il in T.Parallel(tile_x, 4):" in body
+    assert "y[i * 4 + il] = a * xv + yv" in body
+
+
+@pytest.mark.parametrize("statement", [
+    # lanes that mix: a complex product reads the other lane
+    "y[i] = make_float4(xv.x * yv.y, xv.y * yv.x, xv.z * yv.w, xv.w * yv.z);",
+    # lanes summed into one value: not a lane each
+    "out[i] = xv.x + xv.y + xv.z + xv.w;",
+    # a lane written in another place
+    "y[i] = make_float4(xv.y, xv.y, xv.z, xv.w);",
+])
+def test_lanes_that_are_not_independent_stay_scalar(tmp_path, statement):
+    kernels, text = convert(tmp_path, _axpy(statement))
+    assert kernels["k4"]["form"] == "tile", note(kernels["k4"])
+    body = factory(text, "k4")
+    assert "T.Parallel(tile_x, 4)" not in body and not re.search(r"\bil\b", body)
+    assert "xv_x = x[i * 4 + 0]" in body

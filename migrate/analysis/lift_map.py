@@ -24,6 +24,7 @@ import dataclasses
 
 from ..parse import model as m
 from .global_index import (blocks_as_segments, domain_dims, fold_global_indices, leftover_thread_indices)
+from .fold_lanes import fold_lanes
 from .loop_ir import KernelPlan, Phase, TileMap
 from .phases import place_variables
 from .rewrite import Transformer
@@ -494,8 +495,13 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
     check_stores(stmts, dims)
     aliases = _aliases_of_global(stmts, set().union(*(_assigned_names(s) for s in stmts)) if stmts else set())
     bounds = tail_bounds(stmts, aliases)
-    body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts), fn.body.span))
-    tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes,
-                   square=len(dims) == 2 and strided_in_x(stmts))
+    square = len(dims) == 2 and strided_in_x(stmts)
+    lanes, rest = 0, ()
+    lane_form = fold_lanes(stmts) if dims == ["x"] else None
+    if lane_form is not None:
+        lanes, stmts, rest = lane_form
+    body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts) + tuple(rest), fn.body.span))
+    tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes, square=square,
+                   lanes=lanes, rest=tuple(rest))
     variables = place_variables(body_fn, (tile,), set(), portable=False)
     return KernelPlan(body_fn, "tile", (tile,), variables, kplan.aliases)

@@ -95,6 +95,8 @@ class TileMap:
     span: Span
     block_sizes: dict = field(default_factory=dict)
     square: bool = False  # an access is strided along x: square tiles (see lift_map.strided_in_x)
+    lanes: int = 0  # stmts run per (element, lane) of CUDA vectors folded back (see fold_lanes)
+    rest: tuple = ()  # statements of a second loop over the elements, after the lanes' loop
 
 
 @dataclass(frozen=True)

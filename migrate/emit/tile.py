@@ -11,6 +11,7 @@ search space in the signature (``TUNE_SPACE``) for autotuning.
 """
 from __future__ import annotations
 
+from ..analysis.fold_lanes import LANE
 from ..analysis.loop_ir import BlockReduce, KernelPlan, Phase, TileMap, UniformIf
 from ..parse import model as m
 from .printer import Line, StmtPrinter, dtype_of, scalar_name
@@ -110,32 +111,44 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
         add(1, f"return {fn.name}")
         emitter.uses_shim = bool(scope.shim_calls)
         return lines
-    body = StmtPrinter(scope, indent=5)
-    body.block(tile_map.stmts)
+    # the loops of a tile: one over its elements, or over (element, lane) of the CUDA vectors
+    # folded back (fold_lanes) and then one over the elements for the scalar statements left
+    loops = []
+    for stmts, lanes in ((tile_map.stmts, tile_map.lanes), (tile_map.rest, 0)):
+        if not stmts:
+            continue
+        body = StmtPrinter(scope, indent=5)
+        body.block(stmts)
+        header = loop if not lanes else \
+            f"for ix, {LANE} in T.Parallel(tile_x, {lanes}):  # {lanes} lanes: one {lanes * 32}-bit access per element"
+        loops.append((header, body.lines))
     shim = sorted(scope.shim_calls | emitter.macro_shim_calls(callees))
     guard = f"if {' and '.join(f'g{d} < {extent[d]}' for d in slow_first)}:"
     if _opaque_calls(shim):
         add(3, "# no full-tile branch: the CUDA helpers called here are functions TileLang cannot")
         add(3, "# vectorise, and one element per thread in turn keeps every access coalesced")
-        add(3, loop, scope.tag(tile_map.span))
-        for text in index:
-            add(4, text, scope.tag(tile_map.span))
-        add(4, guard, scope.tag(tile_map.span))
-        lines.extend(body.lines)
+        for header, body_lines in loops:
+            add(3, header, scope.tag(tile_map.span))
+            for text in index:
+                add(4, text, scope.tag(tile_map.span))
+            add(4, guard, scope.tag(tile_map.span))
+            lines.extend(body_lines)
     else:
         add(3, f"if {' and '.join(full)}:", scope.tag(tile_map.span))
         add(4, "# a full tile: TileLang drops the guards below and vectorises")
-        add(4, loop, scope.tag(tile_map.span))
-        for text in index:
-            add(5, text, scope.tag(tile_map.span))
-        lines.extend(body.lines)
+        for header, body_lines in loops:
+            add(4, header, scope.tag(tile_map.span))
+            for text in index:
+                add(5, text, scope.tag(tile_map.span))
+            lines.extend(body_lines)
         add(3, "else:", scope.tag(tile_map.span))
         add(4, "# the last tile: elements past the domain do nothing")
-        add(4, loop, scope.tag(tile_map.span))
-        for text in index:
-            add(5, text, scope.tag(tile_map.span))
-        add(5, guard, scope.tag(tile_map.span))
-        lines.extend(Line(ln.indent + 1, ln.text, ln.origin) for ln in body.lines)
+        for header, body_lines in loops:
+            add(4, header, scope.tag(tile_map.span))
+            for text in index:
+                add(5, text, scope.tag(tile_map.span))
+            add(5, guard, scope.tag(tile_map.span))
+            lines.extend(Line(ln.indent + 1, ln.text, ln.origin) for ln in body_lines)
     add(1, f"return {fn.name}")
     emitter.uses_shim = bool(shim)
     if shim:
