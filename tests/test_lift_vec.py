@@ -204,3 +204,141 @@ def test_lanes_that_are_not_independent_stay_scalar(tmp_path, statement):
     body = factory(text, "k4")
     assert "T.Parallel(tile_x, 4)" not in body and not re.search(r"\bil\b", body)
     assert "xv_x = x[i * 4 + 0]" in body
+
+
+# -- convolutions: sizes compiled as constants keep the index math int32 ---------------------
+
+CONV = """
+    __global__ void conv(const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ out,
+                         int N, int C, int H, int W, int K, int R, int S) {
+        const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+        const int P = H - R + 1, Q = W - S + 1;
+        if (idx >= N * K * P * Q) return;
+        const int q = idx % Q;
+        const int p = (idx / Q) % P;
+        const int k = (idx / (P * Q)) % K;
+        const int n = idx / (K * P * Q);
+        float acc = 0.0f;
+        for (int c = 0; c < C; ++c)
+            for (int r = 0; r < R; ++r)
+                for (int s = 0; s < S; ++s)
+                    acc += in[((n * C + c) * H + p + r) * W + q + s] * wt[((k * C + c) * R + r) * S + s];
+        out[idx] = acc;
+    }
+    int main() { conv<<<8, 128>>>(nullptr, nullptr, nullptr, 2, 3, 10, 10, 4, 3, 3); }
+"""
+
+CONV_SPEC = """
+    [[kernel]]
+    name = "conv"
+    grid = [6, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "fp32_accum"
+    [[kernel.args]]
+    name = "in"
+    buffer = "float32"
+    elements = 600
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "wt"
+    buffer = "float32"
+    elements = 108
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "out"
+    buffer = "float32"
+    elements = 512
+    role = "out"
+    [[kernel.args]]
+    name = "N"
+    scalar = "int32"
+    value = 2
+    [[kernel.args]]
+    name = "C"
+    scalar = "int32"
+    value = 3
+    [[kernel.args]]
+    name = "H"
+    scalar = "int32"
+    value = 10
+    [[kernel.args]]
+    name = "W"
+    scalar = "int32"
+    value = 10
+    [[kernel.args]]
+    name = "K"
+    scalar = "int32"
+    value = 4
+    [[kernel.args]]
+    name = "R"
+    scalar = "int32"
+    value = 3
+    [[kernel.args]]
+    name = "S"
+    scalar = "int32"
+    value = 3
+"""
+
+
+def _cuda_source(module_path, kernel: str, grid, block, sizes: dict | None) -> str:
+    """The CUDA TileLang generates for sm_90a (no GPU needed), at run-time or constant sizes."""
+    import importlib.util
+
+    import tilelang
+    import tvm
+
+    from migrate.compat import cuda_math
+
+    spec = importlib.util.spec_from_file_location("converted", module_path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sig = mod.KERNELS[kernel]
+    cuda_math.set_target("cuda")
+    func = sig.factory(grid, block, 0, target="cuda", **({"static_sizes": sizes} if sizes else {}))
+    configs = dict(sig.pass_configs)
+    if sizes:
+        params = {p.name: p for p in func.params}
+        func = func.specialize({params[k]: v for k, v in sizes.items()})
+        configs = dict(sig.static_pass_configs)
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    with tvm.transform.PassContext(config=configs), target:
+        return tilelang.lower(func, target=target).kernel_source
+
+
+def test_convolution_sizes_are_compiled_as_constants_and_its_index_math_stays_int32(tmp_path):
+    kernels, text = convert(tmp_path, CONV, "--check", "cpu", spec=CONV_SPEC)
+    k = kernels["conv"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]
+    body = factory(text, "conv")
+    assert "static_sizes=None" in body and 'static = static_sizes is not None and target == "cuda"' in body
+    # the coordinates: values at constant sizes, cells (divisions computed once) at run-time sizes
+    assert re.search(r"if static:.*\n\s+q = T.truncmod\(idx, Q\)", body)
+    assert re.search(r"else:.*\n\s+q = T.alloc_var\(T.int32\)", body)
+    assert "specialize=('N', 'C', 'H', 'W', 'K', 'R', 'S')," in text
+    assert 'static_pass_configs=(("tl.disable_safe_memory_legalize", True),),' in text
+    module = tmp_path / "out" / "k.py"
+    sizes = {"N": 2, "C": 3, "H": 10, "W": 10, "K": 4, "R": 3, "S": 3}
+    dynamic = _cuda_source(module, "conv", (6, 1, 1), (128, 1, 1), None)
+    static = _cuda_source(module, "conv", (6, 1, 1), (128, 1, 1), sizes)
+    assert "int64_t" in dynamic  # TileLang cannot bound products of run-time sizes
+    assert "int64_t" not in static and "int C" not in static
+
+
+def test_divisions_by_constants_do_not_specialise(tmp_path):
+    kernels, text = convert(tmp_path, """
+        __global__ void fir(const float* __restrict__ x, float* __restrict__ y, int n) {
+            const int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i >= n) return;
+            float acc = 0.0f;
+            for (int t = 0; t < 9; ++t) {
+                const int j = i + t - 9 / 2;
+                if (j >= 0 && j < n) acc += x[j];
+            }
+            y[i] = acc;
+        }
+        int main() { fir<<<4, 256>>>(nullptr, nullptr, 1000); }
+    """)
+    assert kernels["fir"]["form"] == "tile"
+    assert "static_sizes" not in factory(text, "fir") and "specialize=" not in text
