@@ -342,3 +342,12 @@ def test_divisions_by_constants_do_not_specialise(tmp_path):
     """)
     assert kernels["fir"]["form"] == "tile"
     assert "static_sizes" not in factory(text, "fir") and "specialize=" not in text
+
+
+def test_lanes_of_buffers_that_may_alias_stay_in_one_thread(tmp_path):
+    # without __restrict__, x may be y shifted by a lane: each element keeps its lanes in order
+    kernels, text = convert(tmp_path, _axpy(
+        "y[i] = make_float4(a * xv.x + yv.x, a * xv.y + yv.y, a * xv.z + yv.z, a * xv.w + yv.w);")
+        .replace("const float4* __restrict__ x", "const float4* x"))
+    assert kernels["k4"]["form"] == "tile", note(kernels["k4"])
+    assert "T.Parallel(tile_x, 4)" not in factory(text, "k4")

@@ -153,8 +153,10 @@ class _Folder:
                 self.groups += 1
                 p += self.lanes
                 continue
+            before = self.groups
             folded = self.stmt(s)
             if folded is None:
+                self.groups = before
                 if spill is None:
                     return None
                 spill.append(s)
@@ -221,17 +223,13 @@ def _split_else(stmts) -> list:
     return out
 
 
-def _buffers(stmts, written: bool) -> set[str]:
+def _written(stmts) -> set[str]:
+    """Buffers a statement list stores to."""
     out = set()
     for s in stmts:
         for n in m.walk(s):
-            target = n.target if isinstance(n, m.Assign) else None
-            if written and isinstance(target, m.Index):
-                root = m.access_root(target, through=(m.Cast, m.Member, m.Index))
-                if root is not None:
-                    out.add(root.name)
-            if not written and isinstance(n, m.Index):
-                root = m.access_root(n, through=(m.Cast, m.Member, m.Index))
+            if isinstance(n, m.Assign) and isinstance(n.target, m.Index):
+                root = m.access_root(n.target, through=(m.Cast, m.Member, m.Index))
                 if root is not None:
                     out.add(root.name)
     return out
@@ -313,7 +311,9 @@ def _assignment_counts(stmts) -> dict:
 
 
 def fold_lanes(stmts) -> tuple[int, tuple, tuple] | None:
-    """(lanes, the lane-folded statements, the scalar statements of a second loop), or None."""
+    """(lanes, the lane-folded statements, the scalar statements of a second loop), or None.
+    The caller folds only buffers that cannot alias (``__restrict__``): an element's lanes and
+    its scalar part run on other threads than in the CUDA, out of its program order."""
     for lanes in (4, 2):
         bases = _vector_bases(stmts, lanes)
         folded_names = {b: b for b in bases}
@@ -336,6 +336,7 @@ def fold_lanes(stmts) -> tuple[int, tuple, tuple] | None:
             continue
         if scalar:
             # the scalar loop sees only the shared declarations, and no buffer the lanes write
+            # (nor writes one they read)
             own = {d.name for s in shared for d in s.decls}
             if any(isinstance(n, m.Assign) and isinstance(n.target, m.Ref) and n.target.name in own
                    for s in top for n in m.walk(s)):
@@ -344,7 +345,7 @@ def fold_lanes(stmts) -> tuple[int, tuple, tuple] | None:
             if any(isinstance(n, m.Ref) and n.kind == "local" and n.name in vec_locals
                    for s in scalar for n in m.walk(s)):
                 continue
-            if _buffers(vector, True) & _reads(scalar) or _buffers(scalar, True) & _reads(vector):
+            if _written(vector) & _reads(scalar) or _written(scalar) & _reads(vector):
                 continue
         vector = _late_inits(vector, _assignment_counts(vector))
         return lanes, _used(vector), _used(scalar)

@@ -497,7 +497,10 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
     bounds = tail_bounds(stmts, aliases)
     square = len(dims) == 2 and strided_in_x(stmts)
     lanes, rest = 0, ()
-    lane_form = fold_lanes(stmts) if dims == ["x"] else None
+    # CUDA vector lanes fold into a lane dimension (one wide access per element) where the
+    # buffers cannot alias: lanes run on other threads than the CUDA element's
+    restrict = all(p.restrict for p in fn.params if isinstance(p.type, m.Pointer))
+    lane_form = fold_lanes(stmts) if dims == ["x"] and restrict else None
     if lane_form is not None:
         lanes, stmts, rest = lane_form
     body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts) + tuple(rest), fn.body.span))
