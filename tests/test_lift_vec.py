@@ -69,7 +69,7 @@ PAIRS = """
         float2* y2 = reinterpret_cast<float2*>(y);
         if (i < n2) {
             const float2 v = x2[i];
-            y2[i] = make_float2(v.x * s, v.y * s + 1.0f);
+            y2[i] = make_float2(v.x * s + 1.0f, v.y * s + 1.0f);
         } else if (TAIL_GUARD) {
             y[n - 1] = x[n - 1] * s - 1.0f;
         }
