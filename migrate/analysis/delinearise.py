@@ -250,6 +250,8 @@ def sites_in_regions(regions, buffers: set[str]) -> _Collector:
         for r in rs:
             if isinstance(r, (TileMap, LanePhase, Phase)):
                 c.stmts(r.stmts, facts)
+                if isinstance(r, TileMap):
+                    c.stmts(r.rest, facts)
             elif isinstance(r, BlockReduce):
                 c.stmts(r.before, facts)
                 c.expr(r.value, facts)

@@ -24,6 +24,7 @@ import dataclasses
 
 from ..parse import model as m
 from .global_index import (blocks_as_segments, domain_dims, fold_global_indices, leftover_thread_indices)
+from .fold_lanes import fold_lanes
 from .loop_ir import KernelPlan, Phase, TileMap
 from .phases import place_variables
 from .rewrite import Transformer
@@ -265,7 +266,7 @@ def check_stores(stmts, dims: list[str]) -> None:
             visit(node.cond, conds)
             visit(node.then, conds + (node.cond,))
             if node.other is not None:
-                visit(node.other, conds + (node.cond,))
+                visit(node.other, conds + (m.Unary("!", node.cond, False, node.cond.type, node.cond.span),))
             return
         if isinstance(node, (m.For, m.While, m.DoWhile)):
             for child in m.children(node):
@@ -310,11 +311,27 @@ def check_stores(stmts, dims: list[str]) -> None:
             if other == buf and not same_element(at, index):
                 raise NotLiftable(f"'{buf}' is written at line {line} and read at another element: "
                                   "the result would depend on the order elements run in")
-    for i, (buf, index, node, _c) in enumerate(stores):
-        for buf2, index2, node2, _c2 in stores[i + 1:]:
-            if buf2 == buf and stores_overlap(expand_locals(index, stmts), expand_locals(index2, stmts)):
+    for i, (buf, index, node, conds) in enumerate(stores):
+        for buf2, index2, node2, conds2 in stores[i + 1:]:
+            if buf2 != buf or not stores_overlap(expand_locals(index, stmts), expand_locals(index2, stmts)):
+                continue
+            apart, why = _apart_by_guards((index, conds), (index2, conds2), stmts, dims)
+            if not apart:
                 raise NotLiftable(f"the stores to '{buf}' at lines {node.span.line} and {node2.span.line} "
-                                  "reach the same place from different elements: elements would race")
+                                  f"reach the same place from different elements{why}: elements would race")
+
+
+def _apart_by_guards(a, b, stmts, dims) -> tuple[bool, str]:
+    """Whether two stores (index, guards) of a 1-D map reach disjoint index ranges
+    (:mod:`.store_ranges`), and if not, why (empty when the ranges are not known)."""
+    from .store_ranges import reach, separated
+    if dims != ["x"]:
+        return False, ""
+    ra, rb = (reach(expand_locals(i, stmts), [expand_locals(c, stmts) for c in cs]) for i, cs in (a, b))
+    if ra is None or rb is None:
+        return False, ""
+    apart, why = separated(ra, rb)
+    return apart, f" (their index ranges under the guards: {why})" if why else ""
 
 
 def expand_locals(e, stmts):
@@ -364,9 +381,11 @@ def _factors(e) -> list:
 
 
 def _pinned_dims(cond) -> set[str]:
-    """Dimensions a condition pins to one element (``i == 0`` with ``i`` the global index)."""
+    """Dimensions a condition pins to one element (``i == 0`` with ``i`` the global index, a
+    conjunct of it: not under a negation or an or)."""
+    from .store_ranges import conjuncts
     out = set()
-    for n in m.walk(cond):
+    for n in conjuncts(cond):
         if isinstance(n, m.Binary) and n.op == "==":
             for g, other in ((n.lhs, n.rhs), (n.rhs, n.lhs)):
                 g = _strip_casts(g)
@@ -476,8 +495,16 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
     check_stores(stmts, dims)
     aliases = _aliases_of_global(stmts, set().union(*(_assigned_names(s) for s in stmts)) if stmts else set())
     bounds = tail_bounds(stmts, aliases)
-    body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts), fn.body.span))
-    tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes,
-                   square=len(dims) == 2 and strided_in_x(stmts))
+    square = len(dims) == 2 and strided_in_x(stmts)
+    lanes, rest = 0, ()
+    # CUDA vector lanes fold into a lane dimension (one wide access per element) where the
+    # buffers cannot alias: lanes run on other threads than the CUDA element's
+    restrict = all(p.restrict for p in fn.params if isinstance(p.type, m.Pointer))
+    lane_form = fold_lanes(stmts) if dims == ["x"] and restrict else None
+    if lane_form is not None:
+        lanes, stmts, rest = lane_form
+    body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts) + tuple(rest), fn.body.span))
+    tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes, square=square,
+                   lanes=lanes, rest=tuple(rest))
     variables = place_variables(body_fn, (tile,), set(), portable=False)
     return KernelPlan(body_fn, "tile", (tile,), variables, kplan.aliases)

@@ -98,6 +98,8 @@ class TileMap:
     #: elements per CUDA thread along a dimension (register micro-tiles, see analysis.micro_tiles):
     #: the domain is ``gridDim * blockDim * per_thread`` and ``block_sizes`` count elements
     per_thread: dict = field(default_factory=dict)
+    lanes: int = 0  # stmts run per (element, lane) of CUDA vectors folded back (see fold_lanes)
+    rest: tuple = ()  # statements of a second loop over the elements, after the lanes' loop
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from ..analysis import rewrite
 from ..analysis.coop_groups import GroupError, lower_cooperative_groups
 from ..analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
 from ..analysis.loop_ir import (Barrier, BlockReduce, BlockScan, Exchange, KernelPlan, LanePhase, Phase,
-                                SimtBody, UniformIf, UniformLoop)
+                                SimtBody, TileMap, UniformIf, UniformLoop)
 from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
 from ..analysis.lift_map import NotLiftable, plan_map
 from ..analysis.forward_shared import forward_shared
@@ -231,7 +231,7 @@ class KernelEmitter:
     def try_lift(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput):
         """The tile form of the kernel when a lifting pass proves it; None (and a note on ``out``
         saying why) when none applies."""
-        from .tile import tile_factory, tune_space
+        from .tile import static_params, tile_factory, tune_space
         tset, bset = builtin_dims([prepared] + callees)
         tdims, bdims = _used_dims(tset), _used_dims(bset)
         micro = None  # register micro-tiles as elements (analysis.micro_tiles)
@@ -328,6 +328,14 @@ class KernelEmitter:
         lifted.macros = [c.name for c in callees]
         lifted.signature = self.signature(prepared, tplan)
         lifted.signature["tune"] = tune_space(tplan)
+        static = static_params(tplan.fn, tplan.regions[0], self.scope_for(tplan.fn, tplan, tdims, bdims).single) \
+            if isinstance(tplan.regions[0], TileMap) else ()
+        if static:
+            lifted.signature["specialize"] = static
+            lifted.signature["specialize_when"] = "None"
+            lifted.signature["specialize_why"] = ("its divisions by them fold and its index math stays int32 "
+                                                  "(at run-time sizes TileLang widens it to int64)")
+            lifted.signature["static_pass_configs"] = (("tl.disable_safe_memory_legalize", True),)
         return lifted
 
     def block_size(self, kernel: str) -> int | None:

@@ -73,6 +73,7 @@ class Scope:
     # variables (TileLang inlines a let into every use, and recomputed 64-bit divisions inside a
     # convolution's loops ran 8x slower than the CUDA on the H200, 2026-11-29)
     keep_divisions: bool = False
+    static_switch: bool = False  # the factory's `static`: kept divisions are values at constant sizes
     device_extra: dict[str, list[str]] = field(default_factory=dict)  # builtins a macro takes
     shim_calls: set[str] = field(default_factory=set)  # CUDA names printed as cuda_math.<name>()
     file_tags: dict[str, str] = field(default_factory=dict)  # file -> tag used in provenance
@@ -555,10 +556,52 @@ class StmtPrinter:
 
     def block(self, stmts) -> None:
         before = len(self.lines)
-        for s in stmts:
-            self.stmt(s)
+        stmts = list(stmts)
+        i = 0
+        while i < len(stmts):
+            run = self._kept_divisions(stmts, i)
+            if run:
+                self._static_values(stmts[i:i + run])
+                i += run
+                continue
+            self.stmt(stmts[i])
+            i += 1
         if len(self.lines) == before:
             self.emit("pass", None)
+
+    def _kept_division(self, s) -> bool:
+        """A declaration whose value divides, kept in a cell (``keep_divisions``)."""
+        if not (self.scope.keep_divisions and isinstance(s, m.DeclStmt)):
+            return False
+        return all(d.init is not None and self.scope_single(d.name) and _divides(d.init)
+                   and isinstance(d.type, m.Scalar) and self.scope.placements.get(d.name, "phase") == "phase"
+                   for d in s.decls)
+
+    def _kept_divisions(self, stmts, i) -> int:
+        """How many declarations from ``stmts[i]`` on are kept divisions that a kernel compiled at
+        constant sizes (``scope.static_switch``) declares as values instead."""
+        if not self.scope.static_switch:
+            return 0
+        n = 0
+        while i + n < len(stmts) and self._kept_division(stmts[i + n]):
+            n += 1
+        return n
+
+    def _static_values(self, decls) -> None:
+        """Divisions by sizes: values at constant sizes (TileLang bounds them, so the index math
+        stays int32 and the divisions fold), cells at run-time sizes (computed once, not again
+        in the loops that use them)."""
+        self.emit("if static:  # constant sizes: values TileLang bounds (int32 index math)", decls[0].span)
+        self.indent += 1
+        for s in decls:
+            for d in s.decls:
+                self.emit(f"{d.name} = {self._value(d.init, d.type)}", d.span)
+        self.indent -= 1
+        self.emit("else:", decls[0].span)
+        self.indent += 1
+        for s in decls:
+            self.stmt(s)
+        self.indent -= 1
 
     def body(self, s) -> None:
         self.indent += 1

@@ -11,6 +11,7 @@ search space in the signature (``TUNE_SPACE``) for autotuning.
 """
 from __future__ import annotations
 
+from ..analysis.fold_lanes import LANE
 from ..analysis.loop_ir import BlockReduce, BlockScan, KernelPlan, Phase, TileMap, UniformIf
 from ..parse import model as m
 from .printer import Line, StmtPrinter, dtype_of, scalar_name
@@ -67,10 +68,16 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     wide = any(isinstance(getattr(n, "type", None), m.Vector) for n in nodes)
     tile_default = SQUARE_TILE if tile_map.square else (LOOPED_TILES if looped or wide else DEFAULT_TILES)[rank]
     scope.keep_divisions = looped
+    static = static_params(fn, tile_map, scope.single)
+    scope.static_switch = bool(static)
     emitter.header(fn, "tile", tdims, bdims, scope, add,
-                   tune=f", tile={tile_default!r}, threads={DEFAULT_THREADS}",
+                   tune=f", tile={tile_default!r}, threads={DEFAULT_THREADS}" + (", static_sizes=None" if static else ""),
                    summary=f"\n\n    A map over the {rank}-D element domain in tiles of `tile` "
-                           f"({', '.join(slow_first)}) elements, `threads` threads each.")
+                           f"({', '.join(slow_first)}) elements, `threads` threads each." +
+                           (f"\n    static_sizes: the values of {', '.join(static)} when the launcher compiles "
+                            "them as constants (GPUs)." if static else ""))
+    if static:
+        add(1, 'static = static_sizes is not None and target == "cuda"  # constant sizes: int32 index math')
     for d, size in sorted(tile_map.block_sizes.items()):
         add(1, f'assert block_{d} == {size}, "{fn.name} spells blockDim.{d} as {size}: launch it with '
                f'that block size"', scope.tag(fn.span))
@@ -110,32 +117,44 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
         add(1, f"return {fn.name}")
         emitter.uses_shim = bool(scope.shim_calls)
         return lines
-    body = StmtPrinter(scope, indent=5)
-    body.block(tile_map.stmts)
+    # the loops of a tile: one over its elements, or over (element, lane) of the CUDA vectors
+    # folded back (fold_lanes) and then one over the elements for the scalar statements left
+    loops = []
+    for stmts, lanes in ((tile_map.stmts, tile_map.lanes), (tile_map.rest, 0)):
+        if not stmts:
+            continue
+        body = StmtPrinter(scope, indent=5)
+        body.block(stmts)
+        header = loop if not lanes else \
+            f"for ix, {LANE} in T.Parallel(tile_x, {lanes}):  # {lanes} lanes: one {lanes * 32}-bit access per element"
+        loops.append((header, body.lines))
     shim = sorted(scope.shim_calls | emitter.macro_shim_calls(callees))
     guard = f"if {' and '.join(f'g{d} < {extent[d]}' for d in slow_first)}:"
     if _opaque_calls(shim):
         add(3, "# no full-tile branch: the CUDA helpers called here are functions TileLang cannot")
         add(3, "# vectorise, and one element per thread in turn keeps every access coalesced")
-        add(3, loop, scope.tag(tile_map.span))
-        for text in index:
-            add(4, text, scope.tag(tile_map.span))
-        add(4, guard, scope.tag(tile_map.span))
-        lines.extend(body.lines)
+        for header, body_lines in loops:
+            add(3, header, scope.tag(tile_map.span))
+            for text in index:
+                add(4, text, scope.tag(tile_map.span))
+            add(4, guard, scope.tag(tile_map.span))
+            lines.extend(body_lines)
     else:
         add(3, f"if {' and '.join(full)}:", scope.tag(tile_map.span))
         add(4, "# a full tile: TileLang drops the guards below and vectorises")
-        add(4, loop, scope.tag(tile_map.span))
-        for text in index:
-            add(5, text, scope.tag(tile_map.span))
-        lines.extend(body.lines)
+        for header, body_lines in loops:
+            add(4, header, scope.tag(tile_map.span))
+            for text in index:
+                add(5, text, scope.tag(tile_map.span))
+            lines.extend(body_lines)
         add(3, "else:", scope.tag(tile_map.span))
         add(4, "# the last tile: elements past the domain do nothing")
-        add(4, loop, scope.tag(tile_map.span))
-        for text in index:
-            add(5, text, scope.tag(tile_map.span))
-        add(5, guard, scope.tag(tile_map.span))
-        lines.extend(Line(ln.indent + 1, ln.text, ln.origin) for ln in body.lines)
+        for header, body_lines in loops:
+            add(4, header, scope.tag(tile_map.span))
+            for text in index:
+                add(5, text, scope.tag(tile_map.span))
+            add(5, guard, scope.tag(tile_map.span))
+            lines.extend(Line(ln.indent + 1, ln.text, ln.origin) for ln in body_lines)
     add(1, f"return {fn.name}")
     emitter.uses_shim = bool(shim)
     if shim:
@@ -146,6 +165,28 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
                                        f"prelude=cuda_math.externs_for([{names}], target)) as {block_vars}:",
                                     scope.tag(fn.span))
     return lines
+
+
+def static_params(fn: m.Function, tile_map: TileMap, single: set[str]) -> tuple[str, ...]:
+    """The integer scalar parameters a looped map compiles as constants on GPUs: those its
+    statements read, when it keeps divisions by them in cells (``Scope.keep_divisions``: the
+    coordinates of a flat index ``idx / (P * Q) % K``). At run-time
+    sizes TileLang cannot bound the cells, nor products of sizes, and widens every index they
+    reach to int64 (its ConfigIndexBitwidth pass); at constant sizes the divisions are values it
+    bounds, and the index math stays int32 as in the CUDA."""
+    nodes = [n for st in tile_map.stmts + tile_map.rest for n in m.walk(st)]
+    if not any(isinstance(n, (m.For, m.While, m.DoWhile)) for n in nodes):
+        return ()
+    ints = {p.name for p in fn.params if isinstance(p.type, m.Scalar) and p.type.dtype in ("int32", "int64")}
+
+    def by_size(e) -> bool:  # divides by a size: a scalar parameter (not by a constant)
+        return any(isinstance(d, m.Binary) and d.op in ("/", "%") and any(
+            isinstance(r, m.Ref) and r.kind == "param" and r.name in ints for r in m.walk(d.rhs)) for d in m.walk(e))
+    if not any(isinstance(n, m.VarDecl) and n.init is not None and n.name in single and by_size(n.init)
+               and isinstance(n.type, m.Scalar) for n in nodes):
+        return ()
+    read = {n.name for n in nodes if isinstance(n, m.Ref) and n.kind == "param"}
+    return tuple(p.name for p in fn.params if p.name in ints & read)
 
 
 def _single_store(stmts):
