@@ -213,6 +213,19 @@ def test_a_row_index_without_its_bound_gets_a_note_naming_the_access(tmp_path):
     assert "out: T.Tensor((M, K)" in text and "A: T.Tensor((A_len,)" in text
 
 
+def test_a_buffer_flat_by_nature_gets_no_note(tmp_path):
+    """``x[n - 1]`` scales nothing that varies by a parameter: flat without a note (M3005 is for
+    row-indexed buffers whose proof is missing)."""
+    kernels, _text, _ = convert(tmp_path, """
+        __global__ void last(const float* __restrict__ x, float* __restrict__ y, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = x[i] - x[n - 1];
+        }
+    """)
+    assert kernels["last"]["form"] == "tile"
+    assert [d for d in kernels["last"]["diagnostics"] if d["code"] == "M3005"] == []
+
+
 def test_a_parameter_the_kernel_assigns_is_no_extent(tmp_path):
     shapes, refused = shapes_of(tmp_path, """
         __global__ void clampK(const float* __restrict__ A, float* __restrict__ out, int M, int K) {

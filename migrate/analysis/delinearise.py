@@ -561,12 +561,24 @@ def delinearise(collector: _Collector, buffers: dict, extents: dict, table: dict
             shape, indices = _shape_of(name, sites, extents, table, stable, expand)
         except _Refuse as why:
             out.refused[name] = str(why)
-            if why.span is not None:  # the reason without its "'A' at line N: " (the span says it)
+            if why.span is not None and _indexed_as_rows(sites, extents, table, expand):
+                # the reason without its "'A' at line N: " (the span says it)
                 out.kept_flat[name] = (why.span, str(why).split(": ", 1)[-1])
             continue
         out.shapes[name] = shape
         out.indices.update(indices)
     return out
+
+
+def _indexed_as_rows(sites, extents, table, expand) -> bool:
+    """Whether an access scales a varying index by a scalar parameter (``row * K``): a buffer
+    indexed only at ``n - 1`` or ``i * 2 + l`` is flat by nature, not for want of a proof."""
+    names = set(extents)
+    for s in sites:
+        poly = _poly(expand(s.node.index, table))
+        if poly and any(params and rest for params, _c, rest in _split(poly, names)):
+            return True
+    return False
 
 
 def _shape_of(name, sites, extents, table, stable, expand):
