@@ -21,14 +21,15 @@ from ..analysis.forward_shared import forward_shared
 from ..analysis.micro_tiles import MicroTilesRefused, expand_micro_tiles
 from ..analysis.lift_gemm import NotGemm, plan_gemm
 from ..analysis.lift_reduce import plan_block_reduce, reduction_kinds
+from ..analysis.free_grid import plan_free_grid
 from ..analysis.row_registers import plan_row_registers
 from ..analysis.delinearise import apply, delinearise, kernel_inputs, sites_in_regions
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
 from ..runtime.spec import DTYPES as DTYPE_SIZES
-from .tile import (print_block_reduce, print_lane_phase, print_uniform_phase, reduce_allocations, reduce_header,
-                   row_allocations, row_header, row_signature)
+from .tile import (free_grid_header, print_block_reduce, print_lane_phase, print_uniform_phase, reduce_allocations,
+                   reduce_header, row_allocations, row_header, row_signature)
 from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_shape,
                       canonical_loop, dtype_of, scalar_name)
 
@@ -280,6 +281,9 @@ class KernelEmitter:
             rplan, why_not = plan_row_registers(rplan)
             if why_not:
                 lifted.diagnostics.append(make("M3003", prepared.span, f"row loops not unrolled: {why_not}"))
+            rplan, grid_kept = plan_free_grid(rplan)
+            if grid_kept:
+                lifted.diagnostics.append(make("M3003", prepared.span, f"CUDA grid kept: {grid_kept}"))
             lifted.lines = self.factory(rplan, callees)
             lifted.macros = [c.name for c in callees]
             lifted.signature = self.signature(prepared, rplan)
@@ -287,6 +291,8 @@ class KernelEmitter:
                 lifted.reason += "; its lanes' strided loops unroll at compiled-in lengths" + (
                     ", the row kept in registers" if rplan.rows.caches else "")
                 lifted.signature.update(row_signature(rplan.rows))
+            if rplan.free_grid is not None:
+                lifted.reason += "; its grid grows to fill the GPU (the result does not depend on it)"
             return lifted
         try:
             gplan = plan_gemm(tplan.regions[0])
@@ -367,6 +373,8 @@ class KernelEmitter:
 
         self.header(fn, kplan.form, tdims, bdims, scope, add, tune=", static_sizes=None" if kplan.rows else "")
         if kplan.form == "tile":
+            if kplan.free_grid is not None:
+                free_grid_header(kplan, scope, add)
             reduce_header(kplan, scope, add)
             if kplan.rows is not None:
                 row_header(kplan, scope, add)
