@@ -292,7 +292,7 @@ class KernelEmitter:
                     ", the row kept in registers" if rplan.rows.caches else "")
                 lifted.signature.update(row_signature(rplan.rows))
             if rplan.free_grid is not None:
-                lifted.reason += "; its grid grows to fill the GPU (the result does not depend on it)"
+                lifted.reason += "; its grid grows to fill the GPU"
             return lifted
         try:
             gplan = plan_gemm(tplan.regions[0])

@@ -435,8 +435,8 @@ def free_grid_header(kplan: KernelPlan, scope, add) -> None:
     targets = ", ".join(f"'{t}'" for t in g.targets)
     text = (f"the result does not depend on the grid (analysis.free_grid): each lane {_SLICE_WORDS[g.op]} "
             f"its grid-stride slice of the elements and {atomics} combines the blocks' totals into "
-            f"{targets}, in an order CUDA leaves open; so the kernel launches at least the blocks that fill "
-            "the GPU (fill_blocks), and its grid stride is that grid's")
+            f"{targets}, in an order CUDA leaves open. So it launches at least the blocks that fill the GPU "
+            "at once (fill_blocks), and its lanes stride by the grid it launches")
     for line in textwrap.wrap(text, 96):
         add(1, f"# {line}")
     add(1, "grid_x = max(grid_x, fill_blocks(block_x))", scope.tag(g.span))
