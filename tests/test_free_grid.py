@@ -68,7 +68,8 @@ MIN = """
     __global__ void gmin(const int* __restrict__ in, int* __restrict__ out, int n) {
         __shared__ int w[32];
         int low = INT_MAX;
-        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        const int first = threadIdx.x + blockDim.x * blockIdx.x;
+        for (int i = first; i < n; i += blockDim.x * gridDim.x) {
             const int v = in[i] - 7;
             low = (v < low) ? v : low;
         }
@@ -78,7 +79,7 @@ MIN = """
         if (threadIdx.x < 32) {
             low = threadIdx.x < blockDim.x / 32 ? w[threadIdx.x] : INT_MAX;
             low = warpMin(low);
-            if (threadIdx.x == 0) atomicMin(out, low);
+            if (threadIdx.x == 0) atomicMin(&out[0], low);
         }
     }
     int main() { gmin<<<5, 128>>>(nullptr, nullptr, 5000); }
@@ -226,9 +227,12 @@ def test_the_stride_is_the_launched_grid_in_cuda_for_sm90(tmp_path):
     (SUM, "acc += in[i] * 2.0f;", "acc += in[i] * blockIdx.x;",
      "line 8: blockIdx.x is used other than in the grid-stride start"),
     # the block's minimum into a maximum: the grid decides which block minima meet
-    (MIN, "atomicMin(out, low)", "atomicMax(out, low)", "line 21: atomicMax after a min tree (not atomicMin)"),
+    (MIN, "atomicMin(&out[0], low)", "atomicMax(&out[0], low)", "line 22: atomicMax after a min tree (not atomicMin)"),
     # each warp's maximum added up: a reduction per warp, whose count the grid sets
     (MAX, "atomicMax(out, best)", "atomicAdd(out, best)", "line 9: the reduction is per warp, not over the block"),
+    # each block adds into an element of its own
+    (SUM, "atomicAdd(out, s[0])", "atomicAdd(&out[blockIdx.x % 2], s[0])",
+     "line 16: the address atomicAdd writes is not the same in every block and lane"),
     # in may be out
     (SUM, "const float* __restrict__ in, float* __restrict__ out", "const float* in, float* out",
      "'in_' may alias 'out', which the atomics write (neither is __restrict__)"),

@@ -84,9 +84,10 @@ def _all_stmts(regions):
 def _prove(kplan: KernelPlan) -> FreeGrid:
     reduces = [r for r in kplan.regions if isinstance(r, BlockReduce)]
     others = [r for r in kplan.regions if not isinstance(r, BlockReduce) and not (isinstance(r, Phase) and not r.stmts)]
-    if len(reduces) != 1 or others:
-        r = (others or reduces[1:])[0]
-        raise _Refused(f"line {r.span.line}: the kernel does more than one block reduction")
+    if others:
+        raise _Refused(f"line {others[0].span.line}: the kernel runs code besides its block reduction")
+    if len(reduces) != 1:
+        raise _Refused(f"line {reduces[-1].span.line}: the kernel does more than one block reduction")
     r = reduces[0]
     if r.per_warp or r.pair_value is not None:
         raise _Refused(f"line {r.span.line}: the reduction is per warp, not over the block")
@@ -97,13 +98,14 @@ def _prove(kplan: KernelPlan) -> FreeGrid:
     loop = _lanes(r, acc.name, lane_aliases(kplan.fn))
     _check_buffers(kplan.fn, loop, atomics)
     return FreeGrid(r.op, tuple(sorted({c.callee for c in atomics})),
-                    tuple(sorted({m.access_root(c.args[0]).name for c in atomics})), loop.span)
+                    tuple(sorted({_address_root(c.args[0]).name for c in atomics})), loop.span)
 
 
 # -- before the tree: the accumulator, the stride, one grid-stride loop ----------------------------
 
 def _lanes(r: BlockReduce, acc: str, lanes: set[str]) -> m.For:
     strides: set[str] = set()
+    starts: set[str] = set()
     loops: list[m.For] = []
     declared = False
     for st in r.before:
@@ -116,12 +118,14 @@ def _lanes(r: BlockReduce, acc: str, lanes: set[str]) -> m.For:
         d = decls[0]
         if d.name == acc:
             value = const_value(d.init) if d.init is not None else None
-            if not _identity(r.op, r.dtype, value):
+            if not _identity(r.op, d.type, value):
                 raise _Refused(f"line {d.span.line}: '{acc}' starts at {_text(d.init)}, not the identity of "
                                f"the {r.op}")
             declared = True
         elif d.init is not None and _grid_stride(d.init):
             strides.add(d.name)
+        elif d.init is not None and _global_index(d.init, lanes):
+            starts.add(d.name)
         else:
             raise _Refused(f"line {d.span.line}: the lanes declare '{d.name}' before the loop")
     if not declared:
@@ -129,7 +133,7 @@ def _lanes(r: BlockReduce, acc: str, lanes: set[str]) -> m.For:
     if len(loops) != 1:
         raise _Refused(f"line {r.span.line}: the lanes run {len(loops)} loops, not one grid-stride loop")
     loop = loops[0]
-    var = _start(loop, lanes)
+    var = _start(loop, lanes, starts)
     _step(loop, var, strides)
     _bound(loop, var)
     uses = [n for n in m.walk(loop.body) if isinstance(n, m.Ref) and n.name in strides]
@@ -155,15 +159,22 @@ def _grid_stride(e) -> bool:
     return _product(e, "blockDim", "gridDim")
 
 
-def _start(loop: m.For, lanes: set[str]) -> str:
+def _global_index(e, lanes: set[str]) -> bool:
+    """``blockIdx.x * blockDim.x + threadIdx.x`` (any order, through integer casts)."""
+    e = strip_int_casts(e)
+    return isinstance(e, m.Binary) and e.op == "+" and any(
+        _product(x, "blockIdx", "blockDim") and _is_lane(strip_int_casts(y), lanes)
+        for x, y in ((e.lhs, e.rhs), (e.rhs, e.lhs)))
+
+
+def _start(loop: m.For, lanes: set[str], starts: set[str]) -> str:
+    """The loop's index, declared at the lane's global index (or a local holding it, ``starts``)."""
     init = loop.init
     decls = init.decls if isinstance(init, m.DeclStmt) else ()
     if len(decls) != 1 or decls[0].init is None:
         raise _Refused(f"line {loop.span.line}: the loop does not declare its index")
     e = strip_int_casts(decls[0].init)
-    if not (isinstance(e, m.Binary) and e.op == "+" and any(
-            _product(x, "blockIdx", "blockDim") and _is_lane(strip_int_casts(y), lanes)
-            for x, y in ((e.lhs, e.rhs), (e.rhs, e.lhs)))):
+    if not (_global_index(e, lanes) or (isinstance(e, m.Ref) and e.name in starts)):
         raise _Refused(f"line {loop.span.line}: the loop does not start at blockIdx.x * blockDim.x + threadIdx.x")
     return decls[0].name
 
@@ -297,8 +308,10 @@ def _after(r: BlockReduce) -> list[m.Call]:
             continue
         call = st.expr if isinstance(st, m.ExprStmt) else None
         if not (isinstance(call, m.Call) and call.kind == "atomic"):
-            if any(isinstance(n, m.Assign) and not isinstance(n.target, m.Ref) for n in m.walk(st)):
-                raise _Refused(f"line {st.span.line}: the block stores its total (an output that depends on the "
+            stores = [n for n in m.walk(st) if isinstance(n, m.Assign) and not isinstance(n.target, m.Ref)]
+            if stores:
+                what = "its total" if any(_copy_of(n.value, copies, r.dtype) for n in stores) else "a value"
+                raise _Refused(f"line {st.span.line}: the block stores {what} (an output that depends on the "
                                f"grid), it does not combine it with {want}")
             raise _Refused(f"line {st.span.line}: after the tree the block does more than {want} of its total")
         if call.callee != want:
@@ -306,11 +319,11 @@ def _after(r: BlockReduce) -> list[m.Call]:
         if len(call.args) != 2 or not _copy_of(call.args[1], copies, r.dtype):
             raise _Refused(f"line {st.span.line}: {call.callee} combines something other than the block's total")
         target = call.args[0]
-        root = m.access_root(target)
-        if not (root is not None and root.kind == "param" and _uniform(_without_root(target, root))):
+        root = _address_root(target)
+        if root is None:
             raise _Refused(f"line {st.span.line}: the address {call.callee} writes is not the same in every "
                            "block and lane")
-        pointee = root.type.pointee if isinstance(root.type, m.Pointer) else None
+        pointee = target.type.pointee if isinstance(target.type, m.Pointer) else None
         if pointee != r.dtype:
             raise _Refused(f"line {st.span.line}: {call.callee} on {_text_type(pointee)} of a "
                            f"{_text_type(r.dtype)} total")
@@ -325,17 +338,27 @@ def _copy_of(e, copies: set[str], dtype) -> bool:
     return isinstance(e, m.Ref) and e.name in copies and e.type == dtype
 
 
-def _without_root(target, root: m.Ref):
-    """The index arithmetic of an address (``&out[k]``, ``out + k``) with its buffer as 0."""
-    zero = m.IntLit(0, "0", m.Scalar("int32"), root.span)
-    return _named(target, m.dump(root), zero)
+def _address_root(target) -> m.Ref | None:
+    """The pointer parameter an address (``out``, ``&out[k]``, ``out + k``) points into when the
+    address is the same in every block and lane (its offsets uniform), else None."""
+    pointers = [n for n in m.walk(target) if isinstance(n, m.Ref) and isinstance(n.type, m.Pointer)]
+    if len(pointers) != 1 or pointers[0].kind != "param":
+        return None
+    root = pointers[0]
+    for n in m.walk(target):
+        if isinstance(n, m.Index) and not _is_ref(n.base, root.name):
+            return None  # an offset read from memory
+    offsets = [n.index for n in m.walk(target) if isinstance(n, m.Index)] + [
+        side for n in m.walk(target) if isinstance(n, m.Binary) for side in (n.lhs, n.rhs)
+        if not isinstance(side.type, m.Pointer)]
+    return root if all(_uniform(o) for o in offsets) else None
 
 
 # -- the buffers: what the atomics write is never read ----------------------------------------------
 
 def _check_buffers(fn: m.Function, loop: m.For, atomics: list[m.Call]) -> None:
     params = {p.name: p for p in fn.params}
-    written = {m.access_root(c.args[0]).name for c in atomics}
+    written = {_address_root(c.args[0]).name for c in atomics}
     read = sorted({m.access_root(n.base).name for n in m.walk(loop.body)
                    if isinstance(n, m.Index) and m.access_root(n.base) is not None})
     for name in read:
