@@ -58,14 +58,15 @@ class _Refused(Exception):
     pass
 
 
-def plan_free_grid(kplan: KernelPlan) -> tuple[KernelPlan, str | None]:
-    """``kplan`` with :class:`~.loop_ir.FreeGrid` when the proof holds; else ``kplan`` and the
-    reason (None when the kernel does not read ``gridDim`` at all: nothing to free)."""
+def plan_free_grid(kplan: KernelPlan, callees=()) -> tuple[KernelPlan, str | None]:
+    """``kplan`` (whose device functions, called directly or not, are ``callees``) with
+    :class:`~.loop_ir.FreeGrid` when the proof holds; else ``kplan`` and the reason (None when
+    the kernel does not read ``gridDim`` at all: nothing to free)."""
     if not any(isinstance(n, m.Builtin) and n.var == "gridDim" for st in _all_stmts(kplan.regions)
                for n in m.walk(st)):
         return kplan, None
     try:
-        grid = _prove(kplan)
+        grid = _prove(kplan, _pure_functions(callees))
     except _Refused as exc:
         return kplan, str(exc)
     return dataclasses.replace(kplan, free_grid=grid), None
@@ -81,7 +82,32 @@ def _all_stmts(regions):
             yield from _all_stmts(getattr(r, "then", ()) + getattr(r, "other", ()) + getattr(r, "body", ()))
 
 
-def _prove(kplan: KernelPlan) -> FreeGrid:
+def _pure_functions(callees) -> set[str]:
+    """The device functions whose value depends on their arguments alone: no thread or block
+    index, no store but to their own scalars, no call but to math and such functions."""
+    table = {f.name: f for f in callees}
+    pure: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for f in callees:
+            if f.name in pure or f.body is None:
+                continue
+            nodes = list(m.walk(f.body))
+            if all(not (isinstance(n, m.Builtin) and n.var not in ("warpSize", "blockDim"))
+                   and not (isinstance(n, m.Assign) and not (isinstance(n.target, m.Ref) and n.target.kind == "local"))
+                   and not (isinstance(n, m.VarDecl) and n.storage != "local")
+                   and not (isinstance(n, m.Ref) and n.kind in ("shared", "global"))
+                   and not isinstance(n, m.MethodCall)
+                   and not (isinstance(n, m.Call) and n.kind not in ("math", "conversion")
+                            and not (n.kind == "device" and n.callee in pure and n.callee in table))
+                   for n in nodes):
+                pure.add(f.name)
+                changed = True
+    return pure
+
+
+def _prove(kplan: KernelPlan, pure: set[str]) -> FreeGrid:
     reduces = [r for r in kplan.regions if isinstance(r, BlockReduce)]
     others = [r for r in kplan.regions if not isinstance(r, BlockReduce) and not (isinstance(r, Phase) and not r.stmts)]
     if others:
@@ -95,7 +121,7 @@ def _prove(kplan: KernelPlan) -> FreeGrid:
     acc = _strip(r.value)
     if not (isinstance(acc, m.Ref) and acc.kind == "local"):
         raise _Refused(f"line {r.span.line}: the lanes' value is not an accumulator variable")
-    loop = _lanes(r, acc.name, lane_aliases(kplan.fn))
+    loop = _lanes(r, acc.name, lane_aliases(kplan.fn), pure)
     _check_buffers(kplan.fn, loop, atomics)
     return FreeGrid(r.op, tuple(sorted({c.callee for c in atomics})),
                     tuple(sorted({_address_root(c.args[0]).name for c in atomics})), loop.span)
@@ -103,7 +129,7 @@ def _prove(kplan: KernelPlan) -> FreeGrid:
 
 # -- before the tree: the accumulator, the stride, one grid-stride loop ----------------------------
 
-def _lanes(r: BlockReduce, acc: str, lanes: set[str]) -> m.For:
+def _lanes(r: BlockReduce, acc: str, lanes: set[str], pure: set[str]) -> m.For:
     strides: set[str] = set()
     starts: set[str] = set()
     loops: list[m.For] = []
@@ -139,7 +165,7 @@ def _lanes(r: BlockReduce, acc: str, lanes: set[str]) -> m.For:
     uses = [n for n in m.walk(loop.body) if isinstance(n, m.Ref) and n.name in strides]
     if uses:
         raise _Refused(f"line {uses[0].span.line}: the stride '{uses[0].name}' is used other than as the step")
-    _body(loop, var, acc, r.op)
+    _body(loop, var, acc, r.op, pure)
     return loop
 
 
@@ -207,14 +233,14 @@ def _uniform(e) -> bool:
     return True
 
 
-def _body(loop: m.For, var: str, acc: str, op: str) -> None:
+def _body(loop: m.For, var: str, acc: str, op: str, pure: set[str]) -> None:
     stmts = loop.body.stmts if isinstance(loop.body, m.Block) else (loop.body,)
     known = {var}  # the element's index and the values of the element declared so far
     combines = 0
     for st in stmts:
         if isinstance(st, m.DeclStmt) and all(d.init is not None and d.name != acc for d in st.decls):
             for d in st.decls:
-                _of_element(d.init, known, acc)
+                _of_element(d.init, known, acc, pure)
                 known.add(d.name)
             continue
         found = _combine(st, acc)
@@ -224,13 +250,13 @@ def _body(loop: m.For, var: str, acc: str, op: str) -> None:
         lane_op, g = found
         if lane_op != op:
             raise _Refused(f"line {st.span.line}: the lanes combine with {lane_op}, the tree with {op}")
-        _of_element(g, known, acc)
+        _of_element(g, known, acc, pure)
         combines += 1
     if combines != 1:
         raise _Refused(f"line {loop.span.line}: the loop combines {combines} values into '{acc}', not one")
 
 
-def _of_element(e, known: set[str], acc: str) -> None:
+def _of_element(e, known: set[str], acc: str, pure: set[str]) -> None:
     """``e`` is a value of the element alone: the same whichever lane and block takes it."""
     for n in m.walk(e):
         line = getattr(n, "span", None) and n.span.line
@@ -246,8 +272,8 @@ def _of_element(e, known: set[str], acc: str) -> None:
             raise _Refused(f"line {line}: the element's value reads '{n.name}', not the element's own")
         if isinstance(n, (m.Assign, m.MethodCall)) or (isinstance(n, m.Unary) and n.op in ("++", "--", "&")):
             raise _Refused(f"line {line}: the element's value has side effects")
-        if isinstance(n, m.Call) and (n.kind not in _PURE_CALLS or any(
-                isinstance(a.type, m.Pointer) for a in n.args)):
+        if isinstance(n, m.Call) and (n.kind not in _PURE_CALLS or (n.kind == "device" and n.callee not in pure)
+                                      or any(isinstance(a.type, m.Pointer) for a in n.args)):
             raise _Refused(f"line {line}: the element's value calls '{n.callee}'")
 
 

@@ -281,7 +281,7 @@ class KernelEmitter:
             rplan, why_not = plan_row_registers(rplan)
             if why_not:
                 lifted.diagnostics.append(make("M3003", prepared.span, f"row loops not unrolled: {why_not}"))
-            rplan, grid_kept = plan_free_grid(rplan)
+            rplan, grid_kept = plan_free_grid(rplan, callees)
             if grid_kept:
                 lifted.diagnostics.append(make("M3003", prepared.span, f"CUDA grid kept: {grid_kept}"))
             lifted.lines = self.factory(rplan, callees)
