@@ -110,6 +110,20 @@ def without_static(sig: Signature, call: list, sizes: dict) -> list:
     return [value for (name, _, _), value in zip(sig.params, call) if name not in sizes] + call[len(sig.params):]
 
 
+#: The GPU a grid-stride reduction fills when its result does not depend on the grid
+#: (``migrate.analysis.free_grid``): an NVIDIA H200 (GH100, compute capability 9.0) has 132 SMs,
+#: each holding at most 2048 resident threads and 32 resident blocks (CUDA C++ Programming Guide,
+#: "Technical Specifications per Compute Capability"; H100 SXM has the same).
+FILL_GPU = {"sms": 132, "threads_per_sm": 2048, "blocks_per_sm": 32}
+
+
+def fill_blocks(block_threads: int, gpu: dict = FILL_GPU) -> int:
+    """Blocks of ``block_threads`` threads that fill every SM of ``gpu`` at once: one wave at full
+    occupancy, where registers and shared memory allow it."""
+    per_sm = min(gpu["blocks_per_sm"], max(1, gpu["threads_per_sm"] // max(1, int(block_threads))))
+    return gpu["sms"] * per_sm
+
+
 def fit_tile(tile, extents) -> tuple:
     """``tile`` (slowest dimension first) with each size cut to the smallest power of two that
     covers its extent, where the extent is known and smaller: a 1-row domain gets 1-row tiles."""

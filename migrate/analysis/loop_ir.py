@@ -196,6 +196,19 @@ class BlockScan:
     rounds: Span
 
 
+@dataclass(frozen=True)
+class FreeGrid:
+    """A grid-stride reduction whose result does not depend on the grid (analysis.free_grid): the
+    factory launches at least enough blocks to fill the GPU. ``op`` is the reduction, ``atomics``
+    the atomics that combine the block totals into the buffers ``targets``; ``span`` the lanes'
+    grid-stride loop."""
+
+    op: str
+    atomics: tuple[str, ...]
+    targets: tuple[str, ...]
+    span: Span
+
+
 Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap, BlockReduce, LanePhase,
                BlockScan]
 
@@ -227,3 +240,4 @@ class KernelPlan:
     flags: tuple[str, ...] = ()  # per-thread predicate flags of thread-dependent branches
     exchange_dtypes: tuple[str, ...] = ()  # one shared exchange buffer per dtype
     rows: Optional[RowPlan] = None  # lanes' strided loops that unroll at compiled-in row lengths
+    free_grid: Optional[FreeGrid] = None  # a grid-stride reduction that may launch more blocks

@@ -21,6 +21,7 @@ from ..analysis.forward_shared import forward_shared
 from ..analysis.micro_tiles import MicroTilesRefused, expand_micro_tiles
 from ..analysis.lift_gemm import NotGemm, plan_gemm
 from ..analysis.lift_reduce import plan_block_reduce, reduction_kinds
+from ..analysis.free_grid import plan_free_grid
 from ..analysis.row_registers import plan_row_registers
 from ..analysis.lift_scan import NotScan, plan_block_scan
 from ..analysis.delinearise import apply, delinearise, kernel_inputs, sites_in_regions
@@ -28,9 +29,9 @@ from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan
 from ..diagnostics import Diagnostic, make
 from ..parse import model as m
 from ..runtime.spec import DTYPES as DTYPE_SIZES
-from .tile import (print_block_reduce, print_block_scan, print_lane_phase, print_uniform_phase,
-                   reduce_allocations, reduce_header, row_allocations, row_header, row_signature,
-                   scan_allocations, scan_header)
+from .tile import (free_grid_header, print_block_reduce, print_block_scan, print_lane_phase,
+                   print_uniform_phase, reduce_allocations, reduce_header, row_allocations, row_header,
+                   row_signature, scan_allocations, scan_header)
 from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_shape,
                       canonical_loop, dtype_of, scalar_name)
 
@@ -293,6 +294,9 @@ class KernelEmitter:
             rplan, why_not = plan_row_registers(rplan)
             if why_not:
                 lifted.diagnostics.append(make("M3003", prepared.span, f"row loops not unrolled: {why_not}"))
+            rplan, grid_kept = plan_free_grid(rplan, callees)
+            if grid_kept:
+                lifted.diagnostics.append(make("M3003", prepared.span, f"CUDA grid kept: {grid_kept}"))
             lifted.lines = self.factory(rplan, callees)
             lifted.macros = [c.name for c in callees]
             lifted.signature = self.signature(prepared, rplan)
@@ -300,6 +304,8 @@ class KernelEmitter:
                 lifted.reason += "; its lanes' strided loops unroll at compiled-in lengths" + (
                     ", the row kept in registers" if rplan.rows.caches else "")
                 lifted.signature.update(row_signature(rplan.rows))
+            if rplan.free_grid is not None:
+                lifted.reason += "; its grid grows to fill the GPU"
             return lifted
         try:
             gplan = plan_gemm(tplan.regions[0])
@@ -394,6 +400,8 @@ class KernelEmitter:
 
         self.header(fn, kplan.form, tdims, bdims, scope, add, tune=", static_sizes=None" if kplan.rows else "")
         if kplan.form == "tile":
+            if kplan.free_grid is not None:
+                free_grid_header(kplan, scope, add)
             scans = any(isinstance(r, BlockScan) for r in kplan.regions)
             (scan_header if scans else reduce_header)(kplan, scope, add)
             if kplan.rows is not None:

@@ -99,8 +99,9 @@ def emit_module(unit: m.TranslationUnit, rel_source: str, frontend_diags: dict[s
         text = _render_lines(out.lines, original)
         kernels.append({"name": out.name, "form": out.form, "reason": out.reason, "factory": text,
                         "signature": out.signature, "defaults": launch_defaults(unit, out.name)})
+    fill = any("fill_blocks(" in k["factory"] for k in kernels)  # grids that fill the GPU (analysis.free_grid)
     text = render("module.py.j2", version=__version__, source=rel_source, kernels=kernels,
-                  macros=macro_blocks)
+                  macros=macro_blocks, fill_blocks=fill)
     return ModuleOutput(text, outputs)
 
 

@@ -507,3 +507,23 @@ def print_block_scan(r: BlockScan, printer: StmtPrinter, scope) -> None:
     printer.indent += 1
     printer.block(r.after)
     printer.indent -= 1
+
+
+#: How each reduction's lanes treat their grid-stride slice, in the factory's comment.
+_SLICE_WORDS = {"sum": "adds up", "max": "takes the maximum of", "min": "takes the minimum of"}
+
+
+def free_grid_header(kplan: KernelPlan, scope, add) -> None:
+    """Factory lines of a grid-stride reduction whose result does not depend on the grid
+    (analysis.free_grid): at least ``fill_blocks`` blocks run, the stride following the grid."""
+    import textwrap
+    g = kplan.free_grid
+    atomics = " and ".join(g.atomics)
+    targets = ", ".join(f"'{t}'" for t in g.targets)
+    text = (f"the result does not depend on the grid (analysis.free_grid): each lane {_SLICE_WORDS[g.op]} "
+            f"its grid-stride slice of the elements and {atomics} combines the blocks' totals into "
+            f"{targets}, in an order CUDA leaves open. So it launches at least the blocks that fill the GPU "
+            "at once (fill_blocks), and its lanes stride by the grid it launches")
+    for line in textwrap.wrap(text, 96):
+        add(1, f"# {line}")
+    add(1, "grid_x = max(grid_x, fill_blocks(block_x))", scope.tag(g.span))

@@ -8,7 +8,7 @@ Comments `# L<n>` give the line of minmax_atomic.cu that each statement comes fr
 import tilelang.language as T
 
 from migrate.compat import cuda_math
-from migrate.runtime.tilelang_support import Signature, fit_tile, launch
+from migrate.runtime.tilelang_support import Signature, fit_tile, launch, fill_blocks
 
 
 
@@ -18,7 +18,7 @@ def orderedFloatBits(bits):  # L61
 
 
 # -- reduceMaxInt: tile -----------------------------------------------------
-# its warp-shuffle reductions become T.reduce over the block's lanes
+# its warp-shuffle reductions become T.reduce over the block's lanes; its grid grows to fill the GPU
 
 
 def make_reduceMaxInt(grid, block, shared_bytes=0, target="cuda"):  # L78
@@ -29,6 +29,11 @@ def make_reduceMaxInt(grid, block, shared_bytes=0, target="cuda"):  # L78
     assert grid_y == 1 and grid_z == 1, "reduceMaxInt indexes blocks in x only"
     in__len = T.dynamic("in__len")
     maxOut_len = T.dynamic("maxOut_len")
+    # the result does not depend on the grid (analysis.free_grid): each lane takes the maximum of its
+    # grid-stride slice of the elements and atomicMax combines the blocks' totals into 'maxOut', in an
+    # order CUDA leaves open. So it launches at least the blocks that fill the GPU at once
+    # (fill_blocks), and its lanes stride by the grid it launches
+    grid_x = max(grid_x, fill_blocks(block_x))  # L81
     assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"
     # one lane per CUDA thread: a T.Parallel loop over fragments on GPUs, a serial loop over
     # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
@@ -85,7 +90,7 @@ def reduceMaxInt(*args, grid=64, block=256, shared_bytes=0, template=None, symbo
 # The CUDA kernel keeps running as it is (see report.json for the diagnostics).
 
 # -- argmaxPacked: tile -----------------------------------------------------
-# its warp-shuffle reductions become T.reduce over the block's lanes
+# its warp-shuffle reductions become T.reduce over the block's lanes; its grid grows to fill the GPU
 
 
 def make_argmaxPacked(grid, block, shared_bytes=0, target="cuda"):  # L111
@@ -96,6 +101,11 @@ def make_argmaxPacked(grid, block, shared_bytes=0, target="cuda"):  # L111
     assert grid_y == 1 and grid_z == 1, "argmaxPacked indexes blocks in x only"
     in__len = T.dynamic("in__len")
     best_len = T.dynamic("best_len")
+    # the result does not depend on the grid (analysis.free_grid): each lane takes the maximum of its
+    # grid-stride slice of the elements and atomicMax combines the blocks' totals into 'best', in an
+    # order CUDA leaves open. So it launches at least the blocks that fill the GPU at once
+    # (fill_blocks), and its lanes stride by the grid it launches
+    grid_x = max(grid_x, fill_blocks(block_x))  # L114
     assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"
     # one lane per CUDA thread: a T.Parallel loop over fragments on GPUs, a serial loop over
     # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)

@@ -8,12 +8,12 @@ Comments `# L<n>` give the line of warp_reduce_sum.cu that each statement comes 
 import tilelang.language as T
 
 from migrate.compat import cuda_math
-from migrate.runtime.tilelang_support import Signature, fit_tile, launch
+from migrate.runtime.tilelang_support import Signature, fit_tile, launch, fill_blocks
 
 
 
 # -- reduceSumAtomic: tile --------------------------------------------------
-# its warp-shuffle reductions become T.reduce over the block's lanes
+# its warp-shuffle reductions become T.reduce over the block's lanes; its grid grows to fill the GPU
 
 
 def make_reduceSumAtomic(grid, block, shared_bytes=0, target="cuda"):  # L38
@@ -24,6 +24,11 @@ def make_reduceSumAtomic(grid, block, shared_bytes=0, target="cuda"):  # L38
     assert grid_y == 1 and grid_z == 1, "reduceSumAtomic indexes blocks in x only"
     in__len = T.dynamic("in__len")
     result_len = T.dynamic("result_len")
+    # the result does not depend on the grid (analysis.free_grid): each lane adds up its grid-stride
+    # slice of the elements and atomicAdd combines the blocks' totals into 'result', in an order CUDA
+    # leaves open. So it launches at least the blocks that fill the GPU at once (fill_blocks), and its
+    # lanes stride by the grid it launches
+    grid_x = max(grid_x, fill_blocks(block_x))  # L44
     assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"
     # one lane per CUDA thread: a T.Parallel loop over fragments on GPUs, a serial loop over
     # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
