@@ -190,6 +190,16 @@ def test_grid_stride_reductions_fill_the_gpu_and_agree(tmp_path, source):
         assert out.item() == want
 
 
+def test_a_32_bit_index_counts_in_64_bits_at_the_freed_grid(tmp_path):
+    """The freed grid's larger stride must not wrap an int index where the CUDA's stride did not
+    (n within one stride of 2**31): the loop's index is widened; a 64-bit one stays as it is."""
+    _k, text, _ = convert(tmp_path, SUM)
+    assert "i = T.alloc_var(T.int64)" in text and "i = T.alloc_var(T.int32)" not in text
+    (tmp_path / "max").mkdir()
+    _k, text, _ = convert(tmp_path / "max", MAX)
+    assert "i = T.alloc_var(T.uint64)" in text
+
+
 def test_larger_grids_keep_theirs(tmp_path):
     k, text, path = convert(tmp_path, SUM)
     sig = load(path).GSUM

@@ -30,9 +30,9 @@ OP (associative and commutative; a float sum stays within the check's accumulati
   into an address of parameters and constants (the same for every block and lane), of the
   total's type; no buffer the atomics write is read, nor may alias one that is read.
 
-Otherwise the CUDA grid is kept, with the reason. A limit: with a 32-bit index, ``i += stride``
-wraps for ``n`` within one stride of 2**31; the larger stride (at most the GPU's resident
-threads, 132 * 2048) widens that window from CUDA's ``gridDim.x * blockDim.x``.
+Otherwise the CUDA grid is kept, with the reason. The loop's index is widened to 64 bits when
+the CUDA's is 32 (:func:`_widen_index`): ``i += stride`` with the larger stride must not wrap
+where the CUDA's smaller one did not (``n`` within one stride of 2**31).
 """
 from __future__ import annotations
 
@@ -66,10 +66,41 @@ def plan_free_grid(kplan: KernelPlan, callees=()) -> tuple[KernelPlan, str | Non
                for n in m.walk(st)):
         return kplan, None
     try:
-        grid = _prove(kplan, _pure_functions(callees))
+        grid, loop = _prove(kplan, _pure_functions(callees))
     except _Refused as exc:
         return kplan, str(exc)
-    return dataclasses.replace(kplan, free_grid=grid), None
+    return dataclasses.replace(_widen_index(kplan, loop), free_grid=grid), None
+
+
+#: 32-bit loop indices and the type the freed grid's loop counts in.
+_WIDER = {"int32": "int64", "uint32": "uint64"}
+
+
+def _widen_index(kplan: KernelPlan, loop: m.For) -> KernelPlan:
+    """``kplan`` with the grid-stride ``loop``'s index counted in 64 bits where the CUDA's is 32:
+    every element the CUDA loop reached without wrapping, the wide loop reaches, and it cannot
+    wrap at the larger stride of the freed grid."""
+    (decl,) = loop.init.decls
+    wide = _WIDER.get(decl.type.dtype) if isinstance(decl.type, m.Scalar) else None
+    if wide is None:
+        return kplan
+    t = m.Scalar(wide)
+
+    def retype(node):
+        if isinstance(node, m.Ref) and node.name == decl.name:
+            return dataclasses.replace(node, type=t)
+        return m.map_children(node, retype)
+
+    init = m.Cast(t, decl.init, "implicit", t, decl.init.span)
+    widened = dataclasses.replace(retype(loop), init=dataclasses.replace(
+        loop.init, decls=(dataclasses.replace(decl, type=t, init=init),)))
+
+    def swap(node):
+        return widened if node is loop else m.map_children(node, swap)
+
+    regions = tuple(dataclasses.replace(r, before=tuple(swap(st) for st in r.before))
+                    if isinstance(r, BlockReduce) else r for r in kplan.regions)
+    return dataclasses.replace(kplan, regions=regions)
 
 
 def _all_stmts(regions):
@@ -107,7 +138,7 @@ def _pure_functions(callees) -> set[str]:
     return pure
 
 
-def _prove(kplan: KernelPlan, pure: set[str]) -> FreeGrid:
+def _prove(kplan: KernelPlan, pure: set[str]) -> tuple[FreeGrid, m.For]:
     reduces = [r for r in kplan.regions if isinstance(r, BlockReduce)]
     others = [r for r in kplan.regions if not isinstance(r, BlockReduce) and not (isinstance(r, Phase) and not r.stmts)]
     if others:
@@ -124,7 +155,7 @@ def _prove(kplan: KernelPlan, pure: set[str]) -> FreeGrid:
     loop = _lanes(r, acc.name, lane_aliases(kplan.fn), pure)
     _check_buffers(kplan.fn, loop, atomics)
     return FreeGrid(r.op, tuple(sorted({c.callee for c in atomics})),
-                    tuple(sorted({_address_root(c.args[0]).name for c in atomics})), loop.span)
+                    tuple(sorted({_address_root(c.args[0]).name for c in atomics})), loop.span), loop
 
 
 # -- before the tree: the accumulator, the stride, one grid-stride loop ----------------------------

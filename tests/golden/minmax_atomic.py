@@ -48,9 +48,9 @@ def make_reduceMaxInt(grid, block, shared_bytes=0, target="cuda"):  # L78
             for lane in lane_loop(block_x):  # L80
                 local = T.alloc_var(T.int32)  # L80
                 local = -2147483647 - 1  # L80
-                i = T.alloc_var(T.int32)  # L81
-                i = bx * block_x + lane  # L81
-                while i < n:  # L81
+                i = T.alloc_var(T.int64)  # L81
+                i = T.Cast(T.int64, bx * block_x + lane)  # L81
+                while i < T.Cast(T.int64, n):  # L81
                     local = T.max(local, in_[i])  # L82
                     i = i + block_x * grid_x  # L81
                 local_lanes[lane] = local  # L80
@@ -120,9 +120,9 @@ def make_argmaxPacked(grid, block, shared_bytes=0, target="cuda"):  # L111
             for lane in lane_loop(block_x):  # L113
                 key = T.alloc_var(T.uint64)  # L113
                 key = T.uint64(0)  # L113
-                i = T.alloc_var(T.int32)  # L114
-                i = bx * block_x + lane  # L114
-                while i < n:  # L114
+                i = T.alloc_var(T.int64)  # L114
+                i = T.Cast(T.int64, bx * block_x + lane)  # L114
+                while i < T.Cast(T.int64, n):  # L114
                     k = T.Cast(T.uint64, orderedFloatBits(T.reinterpret(in_[i], 'uint32'))) << 32 | T.Cast(T.uint64, 4294967295 - T.Cast(T.uint32, i))  # L115
                     key = T.if_then_else(T.Cast(T.int64, k ^ T.uint64(0x8000000000000000)) > T.Cast(T.int64, key ^ T.uint64(0x8000000000000000)), k, key)  # L118
                     i = i + block_x * grid_x  # L114
