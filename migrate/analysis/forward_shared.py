@@ -361,7 +361,7 @@ def forward_shared(fn: m.Function) -> m.Function:
                 raise NotLiftable(f"the stores to '{name}' do not all store the same function of the element")
             guard = None
         replacements.append(_ReplaceReads(name, f_value, guard, rank, locals_))
-        extents = _extents(next(d.type for d in decls if d.name == name))
+        extents = m.array_extents(next(d.type for d in decls if d.name == name))
         for r in rs:
             for pos, idx in enumerate(_index_chain(r.node)[1][1:len(extents)], start=1):
                 rows.append((name, expand(idx, locals_), extents[pos], _loops(r.path), r.node.span.line))
@@ -377,14 +377,6 @@ def forward_shared(fn: m.Function) -> m.Function:
     forwarded = dataclasses.replace(fn, body=body)
     _check_rows(rows, forwarded)
     return forwarded
-
-
-def _extents(t) -> list:
-    out = []
-    while isinstance(t, m.Array):
-        out.append(t.extent)
-        t = t.element
-    return out
 
 
 def _check_rows(rows, forwarded: m.Function) -> None:

@@ -103,14 +103,6 @@ def _chain(e):
     return (e.name, idx) if isinstance(e, m.Ref) and e.kind == "local" else None
 
 
-def _array_extents(t) -> list:
-    out = []
-    while isinstance(t, m.Array):
-        out.append(t.extent)
-        t = t.element
-    return out
-
-
 class _Union:
     def __init__(self) -> None:
         self.parent: dict = {}
@@ -184,7 +176,7 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
     dims: dict = {}  # component -> {(dim, ct, cv)}
     for v, d, ct, cv, line in pairs:
         dims.setdefault(links.find(("v", v)), set()).add((d, ct, cv, line))
-    micro = {links.find(("a", a, p)) for a, d in arrays.items() for p in range(len(_array_extents(d.type)))}
+    micro = {links.find(("a", a, p)) for a, d in arrays.items() for p in range(len(m.array_extents(d.type)))}
     micro &= set(dims)
     if not micro:
         return fn, None  # per-thread arrays, but none walked along a thread dimension
@@ -199,7 +191,7 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
         d = found.pop()
         coefs = {(ct, cv) for _d, ct, cv, _l in dims[comp]}
         sizes = {loops.get(k[1]) for k in links.parent if k[0] == "v" and links.find(k) == comp} | {
-            _array_extents(arrays[k[1]].type)[k[2]] for k in links.parent if k[0] == "a" and links.find(k) == comp}
+            m.array_extents(arrays[k[1]].type)[k[2]] for k in links.parent if k[0] == "a" and links.find(k) == comp}
         line = min(l for *_x, l in dims[comp])
         uncounted = sorted(k[1] for k in links.parent if k[0] == "v" and links.find(k) == comp
                            and k[1] in loops_without_count)
@@ -223,7 +215,7 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
         layout[d] = (cv, tm)
         comp_dim[comp] = d
     for a, decl in arrays.items():
-        ranks = range(len(_array_extents(decl.type)))
+        ranks = range(len(m.array_extents(decl.type)))
         inside = [links.find(("a", a, p)) in micro for p in ranks]
         if any(inside) and not all(inside):
             raise MicroTilesRefused(f"'{a}' is a micro-tile along some dimensions only")
@@ -267,7 +259,7 @@ def _check_accesses(fn, tiles, accesses, micro_vars, links, comp_dim, fn_arrays)
         if a not in tiles:
             continue
         indexed |= {id(n) for n in m.walk(node)}
-        if len(idx) != len(_array_extents(fn_arrays[a].type)):
+        if len(idx) != len(m.array_extents(fn_arrays[a].type)):
             raise MicroTilesRefused(f"a part of the micro-tile '{a}' is used as a whole at line {node.span.line}")
         for pos, i in enumerate(idx):
             v = _strip_casts(i)
@@ -349,10 +341,7 @@ class _Virtualise(Transformer):
 
     def leave_VarDecl(self, node):
         if node.name in self.tiles:
-            t = node.type
-            while isinstance(t, m.Array):
-                t = t.element
-            return dataclasses.replace(node, type=t)
+            return dataclasses.replace(node, type=m.element_type(node.type))
         return node
 
     def leave_For(self, node):

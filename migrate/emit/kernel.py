@@ -32,7 +32,7 @@ from ..runtime.spec import DTYPES as DTYPE_SIZES
 from .tile import (free_grid_header, print_block_reduce, print_block_scan, print_lane_phase,
                    print_uniform_phase, reduce_allocations, reduce_header, row_allocations, row_header,
                    row_signature, scan_allocations, scan_header)
-from .printer import (EmitError, Line, Scope, StmtPrinter, _array_elem, _array_shape,
+from .printer import (EmitError, Line, Scope, StmtPrinter, _array_shape,
                       canonical_loop, dtype_of, scalar_name)
 
 DIMS = ("x", "y", "z")
@@ -504,7 +504,7 @@ class KernelEmitter:
                 if not isinstance(g.type, m.Array) or g.type.extent is None:
                     raise EmitError(f"__constant__ '{g.name}' is not a fixed-size array", g.span)
                 shape = ", ".join(_array_shape(g.type, scope))
-                params.append(f"{g.name}: T.Tensor(({shape},), {dtype_of(_array_elem(g.type), scope)})")
+                params.append(f"{g.name}: T.Tensor(({shape},), {dtype_of(m.element_type(g.type), scope)})")
             elif g.storage in ("device", "managed") and _uses_global(fn, callees, g.name):
                 raise EmitError(f"__device__ global '{g.name}'", g.span)
 
@@ -557,7 +557,7 @@ class KernelEmitter:
         for name, vp in kplan.vars.items():
             d = vp.decl
             if vp.placement == "shared":
-                elem = _array_elem(d.type)
+                elem = m.element_type(d.type)
                 if d.storage == "extern_shared":
                     size = _sizeof(elem)
                     shape = f"(shared_bytes // {size},)"
@@ -570,7 +570,7 @@ class KernelEmitter:
             elif vp.placement == "thread_array":
                 extra = _array_shape(d.type, scope) if isinstance(d.type, m.Array) else []
                 shape = ", ".join(thread_shape + extra)
-                add(3, f'{name} = T.alloc_shared(({shape},), {dtype_of(_array_elem(d.type), scope)}, '
+                add(3, f'{name} = T.alloc_shared(({shape},), {dtype_of(m.element_type(d.type), scope)}, '
                        f'scope="shared")', scope.tag(d.span))
             elif vp.placement == "kernel_var":
                 if name in self._canonical_vars(kplan, scope):
@@ -742,7 +742,7 @@ class KernelEmitter:
             else:
                 params.append((p.name, "scalar", scalar_name(p.type)))
         callees = _callees(fn, self.device)
-        symbols = [(g.name, scalar_name(_array_elem(g.type)), g.type.extent)
+        symbols = [(g.name, scalar_name(m.element_type(g.type)), g.type.extent)
                    for g in self.unit.globals if g.storage == "constant" and _uses_global(fn, callees, g.name)]
         shapes = self.shapes
         return {"name": fn.name, "params": params,

@@ -632,7 +632,7 @@ class StmtPrinter:
         if isinstance(d.type, m.Array):
             if placement == "phase":
                 shape = ", ".join(str(x) for x in _array_shape(d.type, self.scope))
-                self.emit(f"{d.name} = T.alloc_local(({shape},), {dtype_of(_array_elem(d.type), self.scope)})",
+                self.emit(f"{d.name} = T.alloc_local(({shape},), {dtype_of(m.element_type(d.type), self.scope)})",
                           d.span)
             if isinstance(d.init, m.InitList):
                 self._init_list(d, d.init, [])
@@ -852,12 +852,6 @@ def _array_shape(t: m.CType, scope: Scope) -> list[str]:
             raise EmitError(f"array extent '{t.extent_text}' is not a constant")
         t = t.element
     return dims
-
-
-def _array_elem(t: m.CType) -> m.CType:
-    while isinstance(t, m.Array):
-        t = t.element
-    return t
 
 
 def canonical_loop(s: m.For, scope: Scope):

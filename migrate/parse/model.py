@@ -586,6 +586,23 @@ def store_targets(node):
             yield n.args[0]
 
 
+def array_extents(t: CType) -> list:
+    """The extents of a (nested) array type, outermost first (None where not a constant); [] for
+    a type that is not an array."""
+    out = []
+    while isinstance(t, Array):
+        out.append(t.extent)
+        t = t.element
+    return out
+
+
+def element_type(t: CType) -> CType:
+    """The type of the elements of a (nested) array type; ``t`` itself when it is not one."""
+    while isinstance(t, Array):
+        t = t.element
+    return t
+
+
 def walk(node):
     """Pre-order iteration over ``node`` and everything under it."""
     stack = [node]
