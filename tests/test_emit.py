@@ -33,6 +33,10 @@ GOLDEN_CASES = {
     "softmax_warp": ("norm/softmax_warp.cu", ()),            # online-softmax merge -> max, rescale, sum
     "stencil1d": ("stencil/stencil1d.cu", ()),              # shared tile with halos forwarded -> map
     "matmul_tiled": ("matmul/matmul_tiled.cu", ()),         # shared-tiled GEMM -> pipelined GEMM
+    "matmul_regblock": ("matmul/matmul_regblock.cu", ()),   # register micro-tiles -> elements -> GEMM
+    "softmax_rows": ("norm/softmax_rows.cu", ()),           # rows in registers at compiled-in lengths
+    "vector_add_vec4": ("elementwise/vector_add_vec4.cu", ()),  # float4 lanes folded, scalar tail apart
+    "conv2d_nchw": ("conv/conv2d_nchw.cu", ()),             # looped map, sizes compiled in on GPUs
     # portable and simt forms (the CUDA thread structure kept)
     "block_sum_portable": ("reduction/block_sum.cu", ("--no-lift",)),  # barriers in a loop
     "warp_reduce_sum_portable": ("reduction/warp_reduce_sum.cu", ("--no-lift",)),  # inlined device function,
