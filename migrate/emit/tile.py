@@ -495,8 +495,8 @@ def row_signature(rows) -> dict:
     return {"specialize": (rows.limit,),
             "specialize_when": f"lambda s: s[{rows.limit!r}] <= {MAX_ROW_LENGTH}",
             "specialize_note": (f"on GPUs, for rows of at most {MAX_ROW_LENGTH} elements, {rows.limit} is compiled as a "
-                                "constant (one kernel\n    # per length): the lanes' strided loops unroll and the row "
-                                "stays in registers"),
+                                "constant (one kernel\n    # per length): the lanes' strided loops unroll" +
+                                (" and the row stays in registers" if rows.caches else "")),
             "static_pass_configs": (("tl.disable_safe_memory_legalize", True),)}
 
 
