@@ -5,6 +5,11 @@ same kernel at run-time sizes, on the spec's inputs, checking that the outputs a
 Not part of the tool: a measuring stick for analysis.row_registers. Helpers from reduce_probe.
 
     python bench/row_probe.py build/gpu_out --json out.json
+    python bench/row_probe.py build/gpu_out --regs-cap 128   # registers up to 128 elements a lane
+
+``--regs-cap`` times the compiled-in kernels with the register cap of the emitted factories
+(``row_regs = 0 < row_steps <= 64``) raised, e.g. to keep the 128 elements a lane of the
+one-warp-per-row kernels holds at 4096 columns (ptxas: 254 registers, no spills).
 """
 from __future__ import annotations
 
@@ -21,13 +26,18 @@ CASES = [  # (module, kernel, bench spec)
     ("norm/layernorm.py", "layernorm_forward", "bench/specs/norm/layernorm.toml"),
     ("norm/rmsnorm.py", "rmsnorm_forward", "bench/specs/norm/rmsnorm.toml"),
     ("features/template_row_mean.py", "row_mean", "bench/specs/features/template_row_mean.toml"),
+    # one warp per row (analysis.lift_warp_rows): 128 elements a lane at the spec's 4096 columns
+    ("norm/rmsnorm.py", "fused_add_rmsnorm", "bench/specs/norm/rmsnorm.toml"),
+    ("norm/softmax_warp.py", "softmax_online_warp", "bench/specs/norm/softmax_warp.toml"),
 ]
+REGS_CAP = "row_regs = 0 < row_steps <= 64"
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", help="a converted folder (migrate convert corpus -o FOLDER)")
     p.add_argument("--json")
+    p.add_argument("--regs-cap", type=int, help="the most elements a lane keeps in registers (default: the factory's)")
     a = p.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from migrate.runtime.inputs import make_inputs
@@ -38,7 +48,9 @@ def main(argv=None) -> int:
     for rel, kname, spec_path in CASES:
         try:
             k = next(s for s in load_spec(Path(spec_path)) if s.name == kname)
-            sig = load(Path(a.folder) / rel, None, kname).KERNELS[kname]
+            path = Path(a.folder) / rel
+            text = path.read_text().replace(REGS_CAP, REGS_CAP.replace("64", str(a.regs_cap))) if a.regs_cap else None
+            sig = load(path, text, kname).KERNELS[kname]
             inputs = make_inputs(k, 7)
             sizes = static_sizes(sig, [inputs.args[x.name] for x in k.args], "cuda")
             if not sizes:

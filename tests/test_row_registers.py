@@ -112,12 +112,14 @@ def test_rows_unroll_and_stay_in_registers_and_agree_on_cpu(tmp_path):
     k = kernels["scale_rows"]
     assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]
     assert "row_steps = (static_sizes[\"cols\"] + block_x - 1) // block_x if static_sizes else 0" in text
-    assert "x_regs = alloc_lanes((block_x, max(row_steps, 1)), T.float32)" in text
+    assert "x_regs = alloc_lanes((block_x, row_steps if row_regs else 1), T.float32)" in text
+    assert "row_regs = 0 < row_steps <= 64" in text  # beyond, unrolled loops that read memory
     # the first phase loads the lane's elements once, the second reads them from registers
     assert "x_regs[lane, c_step] = x[bx, c]" in text
     assert "acc = acc + x_regs[lane, c_step] * x_regs[lane, c_step]" in text
     assert "y[bx, c_2] = x_regs[lane, c_2_step] / total" in text
-    assert text.count("T.unroll(row_steps)") == 2 and text.count("while c") == 2  # run-time sizes kept
+    # with registers, unrolled reading memory, at run-time sizes
+    assert text.count("if row_regs:") == 2 and text.count("elif row_steps:") == 2 and text.count("while c") == 2
     sig = load(path).SCALE_ROWS
     assert sig.specialize == ("cols",) and sig.specialize_when({"cols": 8192}) and not sig.specialize_when({"cols": 8193})
 
@@ -156,7 +158,7 @@ def test_static_rows_lower_to_unrolled_loads_read_once_for_sm90(tmp_path):
 # -- refusals --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("old, new", [
-    # the kernel writes the buffer (between the phases)
+    # the kernel writes the buffer (between the phases) by a compound store
     ("const float* __restrict__ x", "float* __restrict__ x"),
     # the second phase reads another lane's element
     ("yr[c] = xr[c] / total", "yr[c] = xr[cols - 1 - c] / total"),
@@ -169,13 +171,30 @@ def test_reads_it_must_not_keep_in_registers(tmp_path, old, new):
     source = SCALE.replace(old, new)
     if new.startswith("float* __restrict__ x"):  # the last phase writes x before it reads it
         source = source.replace("const float* xr", "float* xr").replace(
-            "yr[c] = xr[c] / total;", "{ xr[c] = xr[c] + 1.0f; yr[c] = xr[c] / total; }")
+            "yr[c] = xr[c] / total;", "{ xr[c] += 1.0f; yr[c] = xr[c] / total; }")
     assert source != SCALE
     kernels, text, _ = convert(tmp_path, source, "--check", "cpu")
     k = kernels["scale_rows"]
     assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]
     assert "_regs" not in text  # no register rows ...
     assert "T.unroll(row_steps)" in text  # ... but the loops still unroll at compiled-in sizes
+
+
+def test_a_lanes_own_store_follows_into_its_registers(tmp_path):
+    """The last phase writes the lane's element before reading it back: a plain store updates
+    the register, then memory from it."""
+    source = SCALE.replace("const float* __restrict__ x", "float* __restrict__ x").replace(
+        "const float* xr", "float* xr").replace("yr[c] = xr[c] / total;", "{ xr[c] = xr[c] + 1.0f; yr[c] = xr[c] / total; }")
+    kernels, text, path = convert(tmp_path, source, "--check", "cpu")
+    k = kernels["scale_rows"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]
+    assert "x_regs[lane, c_2_step] = x_regs[lane, c_2_step] + 1.0" in text
+    assert "x[bx, c_2] = x_regs[lane, c_2_step]" in text and "y[bx, c_2] = x_regs[lane, c_2_step] / total" in text
+    sig = load(path).SCALE_ROWS
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2, 2, size=(5, 300)).astype(np.float32)
+    want = (x + 1.0) / ((x.astype(np.float64) ** 2).sum(axis=1, keepdims=True) + 1.0)
+    np.testing.assert_allclose(run_cpu(sig, x, 5, 300, {"cols": 300}), want, rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("old, new, reason", [

@@ -147,13 +147,17 @@ class RowLoop:
     (analysis.row_registers): when ``cols`` is compiled in, it runs as a loop of static trip
     count that unrolls, else as the CUDA ``loop``. ``loads`` are the register arrays it fills,
     each with the read that fills it; ``reads`` the (read key, register array) pairs whose reads
-    its body takes from registers instead of memory."""
+    its body takes from registers instead of memory; ``stores`` those whose stores its body also
+    copies into the register array. ``lanes`` indexes a lane's registers (``lane``, or
+    ``lane_w, lane_l`` in a reduction per warp)."""
 
     loop: m.For
     var: str
     loads: tuple = ()  # ((register array, m.Index), ...)
     reads: tuple = ()  # ((affine.value_key of the read, register array), ...)
     span: Span = None
+    stores: tuple = ()  # ((affine.value_key of the store's target, register array), ...)
+    lanes: str = "lane"
 
 
 @dataclass(frozen=True)
@@ -170,12 +174,14 @@ class RowCache:
 @dataclass(frozen=True)
 class RowPlan:
     """The rows of a lifted reduction: the scalar parameter ``limit`` bounds every lane's strided
-    loop, each stepping by ``step``; the register arrays in ``caches``."""
+    loop, each stepping by ``step``; the register arrays in ``caches``, per lane of the block or
+    (``per_warp``) per (warp, lane) pair."""
 
     limit: str
     step: m.Expr
     caches: tuple[RowCache, ...]
     span: Span
+    per_warp: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,31 @@
-"""Keep a row in registers: the lanes' strided loops of a lifted block reduction, unrolled when
-the row length is compiled in.
+"""Keep a row in registers: the lanes' strided loops of a lifted reduction, unrolled when the
+row length is compiled in.
 
 The lanes of a lifted reduction (:mod:`.lift_reduce`) walk a row as CUDA's threads did,
-``for (c = tid; c < cols; c += blockDim.x)``: at run-time sizes a while loop with one load in
-flight per lane, and every phase reads the row from memory again. When all these loops are
-bounded by the same scalar parameter and step alike, the launcher may compile that parameter in
-(``Signature.specialize``): each loop then runs ``ceil(cols / step)`` times and unrolls
-(:class:`~.loop_ir.RowLoop`), and an element that several lane phases read at the lane's
-strided position is loaded once, by the first of them, into a per-lane register array that the
-later phases read (:class:`~.loop_ir.RowCache`).
+``for (c = tid; c < cols; c += blockDim.x)`` in a block reduction, ``for (c = lane; c < cols;
+c += 32)`` in a reduction per warp (:mod:`.lift_warp_rows`, one warp per row): at run-time sizes
+a loop with one load in flight per lane, and every phase reads the row from memory again. When
+all these loops are bounded by the same scalar parameter and step alike, the launcher may compile
+that parameter in (``Signature.specialize``): each loop then runs ``ceil(cols / step)`` times and
+unrolls (:class:`~.loop_ir.RowLoop`, up to ``MAX_ROW_UNROLL`` times), and an element that
+several lane phases read at the lane's strided position is loaded once, by the first of them,
+into a per-lane register array that the later phases read (:class:`~.loop_ir.RowCache`; only
+where a lane holds at most ``MAX_ROW_STEPS`` of them, else the unrolled loops read memory).
 
-A read ``B[u..., c]`` is kept in registers only when it is provably the same value in every
-phase that reads it:
+A read ``B[u..., c]`` (or ``B[u + c]`` of a flat buffer) is kept in registers only when it is
+provably the same value in every phase that reads it:
 
 - its last index is the loop's variable ``c`` (the lane's own element) and the others are the
-  same in every lane and phase (parameters, block indices, constants);
-- the kernel stores to ``B`` nowhere, nor through another buffer (``B`` is ``__restrict__``, or
-  the kernel stores to no buffer at all);
+  same in every phase of the lane (parameters, block indices, constants; in a reduction per warp
+  also the locals its lane loops recompute alike, such as the warp's row);
+- ``B`` changes only where the register array follows it: the kernel's only stores to ``B`` are
+  plain stores ``B[u..., c] = v`` of that element in the sequence's strided loops, which store
+  to the register too (a lane's own element, as :func:`~.lift_warp_rows.own_elements` proves
+  for reductions per warp); nothing stores to it through another buffer (``B`` is
+  ``__restrict__``, or the kernel stores to no buffer at all);
 - the phases are top-level loops of lane phases in one block-level sequence (not in branches of
-  their own), and the loading loop reads it on every iteration, so the load runs where CUDA's did.
+  their own), and the first of them that touches the element reads or stores it on every
+  iteration, so the load runs where CUDA's did (or no load is needed).
 
 :func:`plan_row_registers` returns the plan with its strided loops as RowLoops and a
 :class:`~.loop_ir.RowPlan`, or the plan unchanged and the reason (None: no strided loop).
@@ -30,10 +37,14 @@ import dataclasses
 from ..parse import model as m
 from .affine import strip_int_casts, value_key
 from .lift_reduce import _is_lane, lane_aliases
+from .lift_warp import Roles
 from .loop_ir import BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan, UniformIf, UniformLoop
 
-#: The most elements a lane keeps of a row (registers per thread; beyond, the loops stay loops).
+#: The most elements a lane keeps of a row (registers per thread; beyond, the unrolled loops read
+#: memory again: 128 floats a lane would cost the warps their occupancy, or spill).
 MAX_ROW_STEPS = 64
+#: The most iterations a lane's unrolled loop has (beyond, the CUDA loops run as they are).
+MAX_ROW_UNROLL = 128
 #: The longest row the launcher compiles in (a kernel per distinct length up to it).
 MAX_ROW_LENGTH = 8192
 
@@ -47,15 +58,17 @@ class _Loop:
     limit: m.Ref
     step: m.Expr
     top: bool  # a top-level statement of its lane phase
+    per_warp: bool  # in a reduction per warp's lane loops
 
 
-def strided_loop(f: m.For, lanes: set[str]) -> tuple[str, m.Expr, m.Expr] | None:
+def strided_loop(f: m.For, is_lane) -> tuple[str, m.Expr, m.Expr] | None:
     """(variable, bound, step) of ``for (int c = <lane>; c < bound; c += step)`` whose body
-    leaves ``c`` alone and does not leave the loop early; None for any other loop."""
+    leaves ``c`` alone and does not leave the loop early (``is_lane(e)``: ``e`` is the lane's
+    index, a thread's in its block or a lane's in its warp); None for any other loop."""
     if not (isinstance(f.init, m.DeclStmt) and len(f.init.decls) == 1 and f.init.decls[0].init is not None):
         return None
     var = f.init.decls[0].name
-    if not _is_lane(f.init.decls[0].init, lanes):
+    if not is_lane(f.init.decls[0].init):
         return None
     c, s = f.cond, f.step
     if not (isinstance(c, m.Binary) and c.op == "<" and isinstance(strip_int_casts(c.lhs), m.Ref)
@@ -75,10 +88,10 @@ def strided_loop(f: m.For, lanes: set[str]) -> tuple[str, m.Expr, m.Expr] | None
 
 
 def _fixed_step(e) -> bool:
-    """A step the factory knows: the block size, a constant, a template value."""
+    """A step the factory knows: the block size, a constant, a template value, ``warpSize``."""
     e = strip_int_casts(e)
-    return (isinstance(e, m.Builtin) and e.var == "blockDim" and e.dim == "x") or isinstance(e, m.IntLit) \
-        or (isinstance(e, m.Ref) and e.kind == "template")
+    return (isinstance(e, m.Builtin) and (e.var == "blockDim" and e.dim == "x" or e.var == "warpSize")) \
+        or isinstance(e, m.IntLit) or (isinstance(e, m.Ref) and e.kind == "template")
 
 
 def _scalar_param(e, fn: m.Function) -> bool:
@@ -91,13 +104,15 @@ def _scalar_param(e, fn: m.Function) -> bool:
     return not any(isinstance(t, m.Ref) and t.name == e.name for t in m.store_targets(fn.body))
 
 
-def _lane_stmts(r):
-    """The statements ``r`` runs once per lane, or None."""
-    if isinstance(r, BlockReduce) and not r.per_warp:
-        return r.before
+def _lane_parts(r) -> list[tuple[tuple, bool]]:
+    """(statements, per warp) of each stretch of ``r`` that runs once per lane: a block
+    reduction's code before its tree, a reduction per warp's code before and after its tree
+    (lanes as (warp, lane) pairs), a lane phase."""
+    if isinstance(r, BlockReduce):
+        return [(r.before, True), (r.after, True)] if r.per_warp else [(r.before, False)]
     if isinstance(r, LanePhase):
-        return r.stmts
-    return None
+        return [(r.stmts, False)]
+    return []
 
 
 def _sequences(regions):
@@ -109,13 +124,13 @@ def _sequences(regions):
             yield from _sequences(r.other)
 
 
-def _loops_in(stmts, lanes) -> list[tuple[m.For, bool]]:
+def _loops_in(stmts, is_lane) -> list[tuple[m.For, bool]]:
     """The strided lane loops under ``stmts`` (not inside one another), each with whether it is
     a top-level statement."""
     found = []
 
     def visit(node, top):
-        if isinstance(node, m.For) and strided_loop(node, lanes) is not None:
+        if isinstance(node, m.For) and strided_loop(node, is_lane) is not None:
             found.append((node, top))
             return
         for child in m.children(node):
@@ -126,18 +141,132 @@ def _loops_in(stmts, lanes) -> list[tuple[m.For, bool]]:
     return found
 
 
-def _reads(body, var: str, fn: m.Function) -> list[tuple[str, m.Index, bool]]:
-    """(key, read, unconditional) of the body's reads ``B[u..., var]`` of pointer parameters
-    whose other indices are uniform."""
+class _Lanes:
+    """The lane index of the kernel's lane stretches: ``threadIdx.x`` (its aliases) in a block,
+    the lane in its warp (``threadIdx.x & 31``, ``% warpSize``) in a reduction per warp."""
+
+    def __init__(self, fn: m.Function) -> None:
+        self.aliases = lane_aliases(fn)
+        self.roles = Roles(fn, self.aliases)
+
+    def of(self, per_warp: bool):
+        return self.roles.is_lane if per_warp else (lambda e: _is_lane(e, self.aliases))
+
+
+def _warp_constants(kplan: KernelPlan, fn: m.Function) -> set[str]:
+    """Locals that every lane loop of a reduction per warp recomputes alike from its prefix
+    (``row = blockIdx.x * 4 + warp``): declared there from parameters, thread and block indices
+    and constants (no loads, no calls), and never changed."""
+    changed = {t.name for t in m.store_targets(fn.body) if isinstance(t, m.Ref)}
+    changed |= {n.operand.name for n in m.walk(fn.body)
+                if isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&") and isinstance(n.operand, m.Ref)}
+    out: set[str] = set()
+
+    def regions(rs):
+        for r in rs:
+            if isinstance(r, UniformIf):
+                yield from regions(r.then)
+                yield from regions(r.other)
+            else:
+                yield r
+
+    for r in regions(kplan.regions):
+        if not (isinstance(r, BlockReduce) and r.per_warp):
+            continue
+        for d in (d for st in r.prefix if isinstance(st, m.DeclStmt) for d in st.decls):
+            if d.init is None or d.name in changed:
+                continue
+            if all(_uniform_node(n, out, threads=True) for n in m.walk(d.init)):
+                out.add(d.name)
+    return out
+
+
+def _uniform_node(n, allowed: set[str], threads: bool = False) -> bool:
+    if isinstance(n, m.Ref) and n.kind not in ("param", "template", "enum") and n.name not in allowed:
+        return False
+    if isinstance(n, m.Builtin) and n.var == "threadIdx" and not threads:
+        return False
+    return not (isinstance(n, (m.Index, m.Call, m.Assign, m.Unary)) and not (isinstance(n, m.Unary) and n.op == "-"))
+
+
+def _uniform(e, allowed: set[str]) -> bool:
+    """``e`` is the same in every phase of a lane: parameters, block indices, constants, the
+    ``allowed`` locals."""
+    return all(_uniform_node(n, allowed) for n in m.walk(e))
+
+
+def _offset(ix: m.Index, var: str):
+    """``u`` of ``B[..., u + var]`` (``B[..., var]``: None), or False when the last index is not
+    the lane's position ``var`` plus something."""
+    last = strip_int_casts(ix.index)
+    if isinstance(last, m.Ref) and last.name == var:
+        return None
+    if isinstance(last, m.Binary) and last.op == "+":
+        for a, b in ((last.lhs, last.rhs), (last.rhs, last.lhs)):
+            a = strip_int_casts(a)
+            if isinstance(a, m.Ref) and a.name == var and not any(
+                    isinstance(n, m.Ref) and n.name == var for n in m.walk(b)):
+                return b
+    return False
+
+
+def _at_position(ix: m.Index, var: str, allowed: set[str]) -> bool:
+    """``ix`` is ``B[u..., var]`` (or ``B[u + var]``) with every ``u`` the same in every phase
+    of the lane (parameters, block indices, constants, ``allowed`` locals)."""
+    offset = _offset(ix, var)
+    if offset is False or (offset is not None and not _uniform(offset, allowed)):
+        return False
+    base = ix.base
+    while isinstance(base, m.Index):
+        if not _uniform(base.index, allowed):
+            return False
+        base = base.base
+    return True
+
+
+def _with_position(ix: m.Index, var: str):
+    def swap(node):
+        if isinstance(node, m.Ref) and node.name == var:
+            return m.Ref(_POSITION, "local", node.type, node.span)
+        return m.map_children(node, swap)
+    return swap(ix)
+
+
+def read_key(ix: m.Index, var: str) -> str | None:
+    """The key of an access at the lane's position ``var`` (None for another access); the
+    analysis has checked the other indices of the keys it keeps in registers."""
+    return value_key(_with_position(ix, var)) if _offset(ix, var) is not False else None
+
+
+@dataclasses.dataclass
+class _Access:
+    key: str
+    index: m.Index
+    unconditional: bool
+    store: m.Assign | None = None  # a plain store ``B[...] = v`` (a statement of its own)
+
+
+def _accesses(body, var: str, fn: m.Function, allowed: set[str]) -> list[_Access]:
+    """The body's reads ``B[u..., var]`` of pointer parameters whose other indices are the same
+    in every phase, and its plain stores there, in the order they run."""
     pointers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
     out = []
 
+    def ours(ix) -> bool:
+        root = m.access_root(ix, (m.Index,))
+        return root is not None and root.kind == "param" and root.name in pointers and _at_position(ix, var, allowed)
+
     def visit(node, cond, target):
-        if isinstance(node, m.Index) and not target:
-            root = m.access_root(node, (m.Index,))
-            if root is not None and root.kind == "param" and root.name in pointers and _at_position(node, var):
-                key = value_key(_with_position(node, var))
-                out.append((key, node, not cond))
+        if isinstance(node, m.ExprStmt) and isinstance(node.expr, m.Assign) and node.expr.op == "=" \
+                and isinstance(node.expr.target, m.Index):
+            a = node.expr
+            visit(a.target, cond, True)
+            visit(a.value, cond, False)
+            if ours(a.target):
+                out.append(_Access(value_key(_with_position(a.target, var)), a.target, not cond, a))
+            return
+        if isinstance(node, m.Index) and not target and ours(node):
+            out.append(_Access(value_key(_with_position(node, var)), node, not cond))
         if isinstance(node, m.Index):
             visit(node.index, cond, False)
             if isinstance(node.base, m.Index):
@@ -159,44 +288,6 @@ def _reads(body, var: str, fn: m.Function) -> list[tuple[str, m.Index, bool]]:
     return out
 
 
-def _at_position(ix: m.Index, var: str) -> bool:
-    """``ix`` is ``B[u..., var]`` with every ``u`` the same in every lane (parameters, block
-    indices, constants)."""
-    last = strip_int_casts(ix.index)
-    if not (isinstance(last, m.Ref) and last.name == var):
-        return False
-    base = ix.base
-    while isinstance(base, m.Index):
-        if not _uniform(base.index):
-            return False
-        base = base.base
-    return True
-
-
-def _uniform(e) -> bool:
-    for n in m.walk(e):
-        if isinstance(n, m.Ref) and n.kind not in ("param", "template", "enum"):
-            return False
-        if isinstance(n, m.Builtin) and n.var == "threadIdx":
-            return False
-        if isinstance(n, (m.Index, m.Call, m.Assign, m.Unary)) and not (isinstance(n, m.Unary) and n.op == "-"):
-            return False
-    return True
-
-
-def _with_position(ix: m.Index, var: str):
-    def swap(node):
-        if isinstance(node, m.Ref) and node.name == var:
-            return m.Ref(_POSITION, "local", node.type, node.span)
-        return m.map_children(node, swap)
-    return swap(ix)
-
-
-def read_key(ix: m.Index, var: str) -> str | None:
-    """The key of a read at the lane's position ``var`` (None for another read)."""
-    return value_key(_with_position(ix, var)) if _at_position(ix, var) else None
-
-
 def _names(fn: m.Function) -> set[str]:
     out = {p.name for p in fn.params}
     out |= {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
@@ -205,17 +296,18 @@ def _names(fn: m.Function) -> set[str]:
 
 def plan_row_registers(kplan: KernelPlan) -> tuple[KernelPlan, str | None]:
     fn = kplan.fn
-    lanes = lane_aliases(fn)
+    lanes = _Lanes(fn)
     found: list[_Loop] = []
     for seq in _sequences(kplan.regions):
         for r in seq:
             if isinstance(r, UniformLoop) and any(
-                    isinstance(n, m.For) and strided_loop(n, lanes) for st in _loop_stmts(r) for n in m.walk(st)):
+                    isinstance(n, m.For) and strided_loop(n, lanes.of(per_warp))
+                    for stmts, per_warp in _loop_parts(r) for st in stmts for n in m.walk(st)):
                 return kplan, "a lane's strided loop runs inside a loop around barriers"
-            stmts = _lane_stmts(r)
-            for f, top in _loops_in(stmts or (), lanes):
-                var, limit, step = strided_loop(f, lanes)
-                found.append(_Loop(f, var, limit, step, top))
+            for stmts, per_warp in _lane_parts(r):
+                for f, top in _loops_in(stmts, lanes.of(per_warp)):
+                    var, limit, step = strided_loop(f, lanes.of(per_warp))
+                    found.append(_Loop(f, var, limit, step, top, per_warp))
     if not found:
         return kplan, None
     first = found[0]
@@ -229,65 +321,110 @@ def plan_row_registers(kplan: KernelPlan) -> tuple[KernelPlan, str | None]:
                            f"('{first.limit.name}', '{lp.limit.name}')")
         if value_key(lp.step) != value_key(first.step):
             return kplan, "the lanes' strided loops step by different amounts"
-    caches, loads, reads = _plan_caches(kplan, fn, lanes)
+        if lp.per_warp != first.per_warp:
+            return kplan, "some lanes' strided loops run in a block's lanes, others in a warp's"
+    allowed = _warp_constants(kplan, fn) if first.per_warp else set()
+    caches, uses = _plan_caches(kplan, fn, lanes, allowed)
     by_loop = {id(lp.loop): lp for lp in found}
+    index = "lane_w, lane_l" if first.per_warp else "lane"
 
     def rewrite(node):
         if isinstance(node, m.For) and id(node) in by_loop:
             lp = by_loop[id(node)]
-            return RowLoop(node, lp.var, tuple(loads.get(id(node), ())), tuple(reads.get(id(node), ())), node.span)
+            u = uses.get(id(node), _Uses())
+            return RowLoop(node, lp.var, tuple(u.loads), tuple(u.reads), node.span, tuple(u.stores), index)
         return m.map_children(node, rewrite)
 
     regions = _rewrite_regions(kplan.regions, rewrite)
-    rows = RowPlan(first.limit.name, first.step, tuple(caches), first.loop.span)
+    rows = RowPlan(first.limit.name, first.step, tuple(caches), first.loop.span, first.per_warp)
     return dataclasses.replace(kplan, regions=regions, rows=rows), None
 
 
-def _loop_stmts(r: UniformLoop):
+def _loop_parts(r: UniformLoop):
     for x in r.body:
-        stmts = _lane_stmts(x)
-        if stmts:
-            yield from stmts
+        yield from _lane_parts(x)
         if isinstance(x, UniformLoop):
-            yield from _loop_stmts(x)
+            yield from _loop_parts(x)
 
 
-def _plan_caches(kplan: KernelPlan, fn: m.Function, lanes):
-    """The register arrays of each block-level sequence, and for each loop (by id) the arrays it
-    loads and the reads it takes from them."""
-    stored = {root.name for t in m.store_targets(fn.body) if (root := m.access_root(t)) is not None}
+@dataclasses.dataclass
+class _Uses:
+    """What a strided loop does with the register arrays: ``loads`` (array, read) at the top of
+    its body, ``reads`` (key, array) taken from them, ``stores`` (key, array) copied into them."""
+    loads: list = dataclasses.field(default_factory=list)
+    reads: list = dataclasses.field(default_factory=list)
+    stores: list = dataclasses.field(default_factory=list)
+
+
+def _plan_caches(kplan: KernelPlan, fn: m.Function, lanes: _Lanes, allowed: set[str]):
+    """The register arrays of each block-level sequence, and for each loop (by id) its uses of
+    them."""
+    targets = [t for t in m.store_targets(fn.body)]
+    stored = {root.name for t in targets if (root := m.access_root(t)) is not None}
     pointers = {p.name: p for p in fn.params if isinstance(p.type, m.Pointer)}
     stores_buffers = bool(stored & set(pointers))
     taken = _names(fn)
     caches: list[RowCache] = []
-    loads: dict[int, list] = {}
-    reads: dict[int, list] = {}
+    uses: dict[int, _Uses] = {}
     for seq in _sequences(kplan.regions):
         loops = []
         for r in seq:
-            for f, top in _loops_in(_lane_stmts(r) or (), lanes):
-                if top:
-                    var = strided_loop(f, lanes)[0]
-                    loops.append((f, _reads(f.body.stmts if isinstance(f.body, m.Block) else (f.body,), var, fn)))
+            for stmts, per_warp in _lane_parts(r):
+                for f, top in _loops_in(stmts, lanes.of(per_warp)):
+                    if top:
+                        var = strided_loop(f, lanes.of(per_warp))[0]
+                        body = f.body.stmts if isinstance(f.body, m.Block) else (f.body,)
+                        loops.append((f, _accesses(body, var, fn, allowed)))
+        followed = _followed_stores(loops, targets)
         seen: dict[str, str] = {}  # key -> register array
         for i, (f, found) in enumerate(loops):
-            for key, ix, unconditional in found:
-                if key in seen:
-                    if (key, seen[key]) not in reads.setdefault(id(f), []):
-                        reads[id(f)].append((key, seen[key]))
+            u = uses.setdefault(id(f), _Uses())
+            touched: set[str] = set()  # keys the body accessed before the one at hand
+            for a in found:
+                before, _ = a.key in touched, touched.add(a.key)
+                if a.key in seen:
+                    pairs = u.stores if a.store is not None else u.reads
+                    if (a.key, seen[a.key]) not in pairs:
+                        pairs.append((a.key, seen[a.key]))
                     continue
-                buffer = m.access_root(ix, (m.Index,)).name
-                later = any(key in {k for k, _, _ in other} for _, other in loops[i + 1:])
-                if not (unconditional and later) or buffer in stored:
-                    continue
+                buffer = m.access_root(a.index, (m.Index,)).name
+                later = any(b.key == a.key and b.store is None for _, other in loops[i + 1:] for b in other)
+                if not (a.unconditional and later) or (a.store is not None and before):
+                    continue  # (a store may start the register array only before any read of it)
+                if buffer in stored and followed.get(buffer) != a.key:
+                    continue  # stored elsewhere than at this element, or not as a statement of its own
                 if stores_buffers and not pointers[buffer].restrict:
                     continue
                 name = _fresh(f"{buffer}_regs", taken)
-                seen[key] = name
-                caches.append(RowCache(name, buffer, ix.type, ix.span))
-                loads.setdefault(id(f), []).append((name, ix))
-                reads.setdefault(id(f), []).append((key, name))
-    return caches, loads, reads
+                seen[a.key] = name
+                caches.append(RowCache(name, buffer, a.index.type, a.index.span))
+                if a.store is None:  # a read: loaded at the top of the body, every read taken from it
+                    u.loads.append((name, a.index))
+                    u.reads.append((a.key, name))
+                else:  # a store on every iteration before any read: no load
+                    u.stores.append((a.key, name))
+                    u.reads.append((a.key, name))
+    return caches, uses
+
+
+def _followed_stores(loops, targets) -> dict[str, str]:
+    """For each buffer whose every store (``targets``: all the kernel's) is a plain store
+    statement at the lane's element in ``loops``, all at one key: that key. A register array
+    kept for that element can follow each store."""
+    keys: dict[str, set] = {}
+    ids: dict[str, set] = {}
+    for _, found in loops:
+        for a in found:
+            if a.store is not None:
+                buffer = m.access_root(a.index, (m.Index,)).name
+                keys.setdefault(buffer, set()).add(a.key)
+                ids.setdefault(buffer, set()).add(id(a.store.target))
+    out = {}
+    for buffer, ks in keys.items():
+        every = {id(t) for t in targets if (root := m.access_root(t)) is not None and root.name == buffer}
+        if len(ks) == 1 and every == ids[buffer]:
+            out[buffer] = next(iter(ks))
+    return out
 
 
 def _fresh(base: str, taken: set[str]) -> str:
@@ -301,7 +438,10 @@ def _fresh(base: str, taken: set[str]) -> str:
 def _rewrite_regions(regions, rewrite):
     out = []
     for r in regions:
-        if isinstance(r, BlockReduce) and not r.per_warp:
+        if isinstance(r, BlockReduce) and r.per_warp:
+            r = dataclasses.replace(r, before=tuple(rewrite(s) for s in r.before),
+                                    after=tuple(rewrite(s) for s in r.after))
+        elif isinstance(r, BlockReduce):
             r = dataclasses.replace(r, before=tuple(rewrite(s) for s in r.before))
         elif isinstance(r, LanePhase):
             r = dataclasses.replace(r, stmts=tuple(rewrite(s) for s in r.stmts))

@@ -11,6 +11,8 @@ search space in the signature (``TUNE_SPACE``) for autotuning.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..analysis.fold_lanes import LANE
 from ..analysis.loop_ir import BlockReduce, BlockScan, KernelPlan, Phase, TileMap, UniformIf
 from ..parse import model as m
@@ -397,58 +399,93 @@ def print_uniform_phase(r: Phase, printer: StmtPrinter) -> None:
 
 def row_header(kplan: KernelPlan, scope, add) -> None:
     """Factory lines of a kernel whose lanes' strided loops unroll when the launcher compiles the
-    row length in: ``row_steps``, each lane's iterations (0: loops at run-time sizes)."""
-    from ..analysis.row_registers import MAX_ROW_STEPS
+    row length in: ``row_steps``, each lane's iterations (0: loops at run-time sizes), and where
+    there are register arrays ``row_regs``, whether a lane keeps its elements in them."""
+    from ..analysis.row_registers import MAX_ROW_STEPS, MAX_ROW_UNROLL
     from .printer import ExprPrinter
     rows = kplan.rows
     step = ExprPrinter(scope)(rows.step)
     add(1, f"# with `{rows.limit}` compiled in (Signature.specialize), each lane's strided loops over a row "
-           "unroll and")
-    add(1, "# the elements several phases read stay in registers, if a lane has at most "
-           f"{MAX_ROW_STEPS} of them")
+           f"unroll (up to {MAX_ROW_UNROLL} times)")
+    if rows.caches:
+        add(1, "# and the elements several phases read stay in registers if a lane has at most "
+               f"{MAX_ROW_STEPS} of them")
     add(1, f'row_steps = (static_sizes["{rows.limit}"] + {step} - 1) // {step} if static_sizes else 0',
         scope.tag(rows.span))
-    add(1, f"row_steps = row_steps if row_steps <= {MAX_ROW_STEPS} else 0")
+    add(1, f"row_steps = row_steps if row_steps <= {MAX_ROW_UNROLL} else 0")
+    if rows.caches:
+        add(1, f"row_regs = 0 < row_steps <= {MAX_ROW_STEPS}  # beyond, the unrolled loops read the row again")
 
 
 def row_allocations(kplan: KernelPlan, scope, add) -> None:
-    for c in kplan.rows.caches if kplan.rows else ():
-        add(3, f"{c.name} = alloc_lanes((block_x, max(row_steps, 1)), {dtype_of(c.dtype, scope)})  "
+    rows = kplan.rows
+    lanes = "block_x // 32, 32" if rows is not None and rows.per_warp else "block_x"
+    for c in rows.caches if rows else ():
+        add(3, f"{c.name} = alloc_lanes(({lanes}, row_steps if row_regs else 1), {dtype_of(c.dtype, scope)})  "
                f"# the lane's elements of '{c.buffer}'", scope.tag(c.span))
 
 
 def print_row_loop(r, printer: StmtPrinter) -> None:
-    """A lane's strided loop: unrolled over ``row_steps`` with its register reads when the row
-    length is compiled in, else the CUDA loop."""
+    """A lane's strided loop: unrolled over ``row_steps`` when the row length is compiled in
+    (with its register reads and stores if a lane keeps its elements in registers), else the
+    CUDA loop."""
+    loop = r.loop
+    if r.loads or r.reads or r.stores:
+        printer.emit("if row_regs:", loop.span)
+        printer.indent += 1
+        _unrolled(r, printer, True)
+        printer.indent -= 1
+        printer.emit("elif row_steps:", loop.span)
+    else:
+        printer.emit("if row_steps:", loop.span)
+    printer.indent += 1
+    _unrolled(r, printer, False)
+    printer.indent -= 1
+    printer.emit("else:", loop.span)
+    printer.indent += 1
+    printer.s_For(loop)
+    printer.indent -= 1
+
+
+def _unrolled(r, printer: StmtPrinter, registers: bool) -> None:
     from ..analysis.row_registers import read_key
     from ..analysis.rewrite import Transformer
     loop = r.loop
     step_var = f"{r.var}_step"
     start = printer.expr(loop.init.decls[0].init)
     stride = printer.expr.sub(loop.step.value, 12)
-    cached = dict(r.reads)
+    cached, followed = dict(r.reads), dict(r.stores)
+
+    def register(name, node):
+        return m.Ref(f"{name}[{r.lanes}, {step_var}]", "param", node.type, node.span)
 
     class Registers(Transformer):
+        def transform(self, node):
+            # ``B[c] = v`` of an element kept in registers: ``B_regs[...] = v; B[c] = B_regs[...]``
+            if isinstance(node, m.ExprStmt) and isinstance(node.expr, m.Assign) and node.expr.op == "=" \
+                    and isinstance(node.expr.target, m.Index) and read_key(node.expr.target, r.var) in followed:
+                a = node.expr
+                reg = register(followed[read_key(a.target, r.var)], a.target)
+                return m.Block((m.ExprStmt(dataclasses.replace(a, target=reg, value=self.transform(a.value)), node.span),
+                                m.ExprStmt(dataclasses.replace(a, value=reg), node.span)), node.span)
+            return super().transform(node)
+
         def leave_Index(self, node):
             name = cached.get(read_key(node, r.var))
-            return node if name is None else m.Ref(f"{name}[lane, {step_var}]", "param", node.type, node.span)
+            return node if name is None else register(name, node)
 
     body = loop.body.stmts if isinstance(loop.body, m.Block) else (loop.body,)
-    printer.emit("if row_steps:", loop.span)
-    printer.indent += 1
     printer.emit(f"for {step_var} in T.unroll(row_steps):", loop.span)
     printer.indent += 1
     printer.emit(f"{r.var} = {start} + {step_var} * {stride}", loop.span)
     printer.emit(f"if {printer.expr.cond(loop.cond)}:", loop.span)
     printer.indent += 1
-    for name, read in r.loads:
-        printer.emit(f"{name}[lane, {step_var}] = {printer.expr(read)}", read.span)
-    printer.block(tuple(Registers().transform(st) for st in body))
-    printer.indent -= 3
-    printer.emit("else:", loop.span)
-    printer.indent += 1
-    printer.s_For(loop)
-    printer.indent -= 1
+    if registers:
+        for name, read in r.loads:
+            printer.emit(f"{register(name, read).name} = {printer.expr(read)}", read.span)
+        body = tuple(Registers().transform(st) for st in body)
+    printer.block(body)
+    printer.indent -= 2
 
 
 def row_signature(rows) -> dict:
@@ -458,8 +495,8 @@ def row_signature(rows) -> dict:
     return {"specialize": (rows.limit,),
             "specialize_when": f"lambda s: s[{rows.limit!r}] <= {MAX_ROW_LENGTH}",
             "specialize_note": (f"on GPUs, for rows of at most {MAX_ROW_LENGTH} elements, {rows.limit} is compiled as a "
-                                "constant (one kernel\n    # per length): the lanes' strided loops unroll and the row "
-                                "stays in registers"),
+                                "constant (one kernel\n    # per length): the lanes' strided loops unroll" +
+                                (" and the row stays in registers" if rows.caches else "")),
             "static_pass_configs": (("tl.disable_safe_memory_legalize", True),)}
 
 

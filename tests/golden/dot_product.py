@@ -99,10 +99,9 @@ def make_sumPartials(grid, block, shared_bytes=0, target="cuda", static_sizes=No
     # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
     lane_loop = T.Parallel if target == "cuda" else T.serial
     alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local
-    # with `count` compiled in (Signature.specialize), each lane's strided loops over a row unroll and
-    # the elements several phases read stay in registers, if a lane has at most 64 of them
+    # with `count` compiled in (Signature.specialize), each lane's strided loops over a row unroll (up to 128 times)
     row_steps = (static_sizes["count"] + block_x - 1) // block_x if static_sizes else 0  # L63
-    row_steps = row_steps if row_steps <= 64 else 0
+    row_steps = row_steps if row_steps <= 128 else 0
 
     @T.prim_func
     def sumPartials(partial: T.Tensor((partial_len,), T.float32), result: T.Tensor((result_len,), T.float32), count: T.int32):
@@ -148,7 +147,7 @@ SUMPARTIALS = Signature(
     form="tile",
     source="dot_product.cu",
     # on GPUs, for rows of at most 8192 elements, count is compiled as a constant (one kernel
-    # per length): the lanes' strided loops unroll and the row stays in registers
+    # per length): the lanes' strided loops unroll
     specialize=('count',),
     specialize_when=lambda s: s['count'] <= 8192,
     static_pass_configs=(('tl.disable_safe_memory_legalize', True),),
