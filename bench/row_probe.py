@@ -5,11 +5,13 @@ same kernel at run-time sizes, on the spec's inputs, checking that the outputs a
 Not part of the tool: a measuring stick for analysis.row_registers. Helpers from reduce_probe.
 
     python bench/row_probe.py build/gpu_out --json out.json
-    python bench/row_probe.py build/gpu_out --regs-cap 128   # registers up to 128 elements a lane
+    python bench/row_probe.py build/gpu_out --cap 64   # unroll and keep at most 64 elements a lane
 
-``--regs-cap`` times the compiled-in kernels with the register cap of the emitted factories
-(``row_regs = 0 < row_steps <= 64``) raised, e.g. to keep the 128 elements a lane of the
-one-warp-per-row kernels holds at 4096 columns (ptxas: 254 registers, no spills).
+``--cap`` times the compiled-in kernels with another cap than the emitted factories'
+(``row_steps = row_steps if row_steps <= 128 else 0``: longer rows run the CUDA loops). The cap
+was chosen with the H200 run of 2026-11-30 00:31 UTC, when the factories had two caps (64 for
+registers, 128 for unrolling; ``row_probe_0031.json`` and, registers raised to 128,
+``row_probe_128_0031.json`` in bench/results/2026-11-29-h200-session3/).
 """
 from __future__ import annotations
 
@@ -30,14 +32,14 @@ CASES = [  # (module, kernel, bench spec)
     ("norm/rmsnorm.py", "fused_add_rmsnorm", "bench/specs/norm/rmsnorm.toml"),
     ("norm/softmax_warp.py", "softmax_online_warp", "bench/specs/norm/softmax_warp.toml"),
 ]
-REGS_CAP = "row_regs = 0 < row_steps <= 64"
+CAP = "row_steps = row_steps if row_steps <= 128 else 0"
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", help="a converted folder (migrate convert corpus -o FOLDER)")
     p.add_argument("--json")
-    p.add_argument("--regs-cap", type=int, help="the most elements a lane keeps in registers (default: the factory's)")
+    p.add_argument("--cap", type=int, help="the most elements a lane unrolls and keeps (default: the factory's)")
     a = p.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from migrate.runtime.inputs import make_inputs
@@ -49,7 +51,7 @@ def main(argv=None) -> int:
         try:
             k = next(s for s in load_spec(Path(spec_path)) if s.name == kname)
             path = Path(a.folder) / rel
-            text = path.read_text().replace(REGS_CAP, REGS_CAP.replace("64", str(a.regs_cap))) if a.regs_cap else None
+            text = path.read_text().replace(CAP, CAP.replace("128", str(a.cap))) if a.cap else None
             sig = load(path, text, kname).KERNELS[kname]
             inputs = make_inputs(k, 7)
             sizes = static_sizes(sig, [inputs.args[x.name] for x in k.args], "cuda")

@@ -7,10 +7,11 @@ c += 32)`` in a reduction per warp (:mod:`.lift_warp_rows`, one warp per row): a
 a loop with one load in flight per lane, and every phase reads the row from memory again. When
 all these loops are bounded by the same scalar parameter and step alike, the launcher may compile
 that parameter in (``Signature.specialize``): each loop then runs ``ceil(cols / step)`` times and
-unrolls (:class:`~.loop_ir.RowLoop`, up to ``MAX_ROW_UNROLL`` times), and an element that
-several lane phases read at the lane's strided position is loaded once, by the first of them,
-into a per-lane register array that the later phases read (:class:`~.loop_ir.RowCache`; only
-where a lane holds at most ``MAX_ROW_STEPS`` of them, else the unrolled loops read memory).
+unrolls (:class:`~.loop_ir.RowLoop`), and an element that several lane phases read at the
+lane's strided position is loaded once, by the first of them, into a per-lane register array
+that the later phases read (:class:`~.loop_ir.RowCache`), where a lane holds at most
+``MAX_ROW_STEPS`` elements (longer rows run the CUDA loops). A kernel with no element to keep
+in registers is not compiled per length: unrolling alone gained nothing measurable.
 
 A read ``B[u..., c]`` (or ``B[u + c]`` of a flat buffer) is kept in registers only when it is
 provably the same value in every phase that reads it:
@@ -40,11 +41,11 @@ from .lift_reduce import _is_lane, lane_aliases
 from .lift_warp import Roles
 from .loop_ir import BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan, UniformIf, UniformLoop
 
-#: The most elements a lane keeps of a row (registers per thread; beyond, the unrolled loops read
-#: memory again: 128 floats a lane would cost the warps their occupancy, or spill).
-MAX_ROW_STEPS = 64
-#: The most iterations a lane's unrolled loop has (beyond, the CUDA loops run as they are).
-MAX_ROW_UNROLL = 128
+#: The most elements a lane unrolls and keeps of a row (registers per thread; beyond, the CUDA
+#: loops run as they are). On the H200 (2026-11-30 00:31 UTC, bench/row_probe.py) keeping 128
+#: floats a lane took fused_add_rmsnorm from 51 % of the bandwidth (unrolled, reading its row
+#: again) to 81 % (no spills, 254 registers); softmax_online_warp ran 63 % against 66 %.
+MAX_ROW_STEPS = 128
 #: The longest row the launcher compiles in (a kernel per distinct length up to it).
 MAX_ROW_LENGTH = 8192
 
@@ -325,6 +326,8 @@ def plan_row_registers(kplan: KernelPlan) -> tuple[KernelPlan, str | None]:
             return kplan, "some lanes' strided loops run in a block's lanes, others in a warp's"
     allowed = _warp_constants(kplan, fn) if first.per_warp else set()
     caches, uses = _plan_caches(kplan, fn, lanes, allowed)
+    if not caches:  # unrolling alone gained nothing measurable (H200: row_mean x1.02; gemv_warp_per_row 0.97 -> 1.02)
+        return kplan, None
     by_loop = {id(lp.loop): lp for lp in found}
     index = "lane_w, lane_l" if first.per_warp else "lane"
 

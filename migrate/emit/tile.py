@@ -399,47 +399,34 @@ def print_uniform_phase(r: Phase, printer: StmtPrinter) -> None:
 
 def row_header(kplan: KernelPlan, scope, add) -> None:
     """Factory lines of a kernel whose lanes' strided loops unroll when the launcher compiles the
-    row length in: ``row_steps``, each lane's iterations (0: loops at run-time sizes), and where
-    there are register arrays ``row_regs``, whether a lane keeps its elements in them."""
-    from ..analysis.row_registers import MAX_ROW_STEPS, MAX_ROW_UNROLL
+    row length in: ``row_steps``, each lane's iterations (0: loops at run-time sizes)."""
+    from ..analysis.row_registers import MAX_ROW_STEPS
     from .printer import ExprPrinter
     rows = kplan.rows
     step = ExprPrinter(scope)(rows.step)
     add(1, f"# with `{rows.limit}` compiled in (Signature.specialize), each lane's strided loops over a row "
-           f"unroll (up to {MAX_ROW_UNROLL} times)")
-    if rows.caches:
-        add(1, "# and the elements several phases read stay in registers if a lane has at most "
-               f"{MAX_ROW_STEPS} of them")
+           "unroll and")
+    add(1, f"# the elements several phases read stay in registers, if a lane has at most {MAX_ROW_STEPS} of them")
     add(1, f'row_steps = (static_sizes["{rows.limit}"] + {step} - 1) // {step} if static_sizes else 0',
         scope.tag(rows.span))
-    add(1, f"row_steps = row_steps if row_steps <= {MAX_ROW_UNROLL} else 0")
-    if rows.caches:
-        add(1, f"row_regs = 0 < row_steps <= {MAX_ROW_STEPS}  # beyond, the unrolled loops read the row again")
+    add(1, f"row_steps = row_steps if row_steps <= {MAX_ROW_STEPS} else 0")
 
 
 def row_allocations(kplan: KernelPlan, scope, add) -> None:
     rows = kplan.rows
     lanes = "block_x // 32, 32" if rows is not None and rows.per_warp else "block_x"
     for c in rows.caches if rows else ():
-        add(3, f"{c.name} = alloc_lanes(({lanes}, row_steps if row_regs else 1), {dtype_of(c.dtype, scope)})  "
+        add(3, f"{c.name} = alloc_lanes(({lanes}, max(row_steps, 1)), {dtype_of(c.dtype, scope)})  "
                f"# the lane's elements of '{c.buffer}'", scope.tag(c.span))
 
 
 def print_row_loop(r, printer: StmtPrinter) -> None:
-    """A lane's strided loop: unrolled over ``row_steps`` when the row length is compiled in
-    (with its register reads and stores if a lane keeps its elements in registers), else the
-    CUDA loop."""
+    """A lane's strided loop: unrolled over ``row_steps`` with its register reads and stores when
+    the row length is compiled in, else the CUDA loop."""
     loop = r.loop
-    if r.loads or r.reads or r.stores:
-        printer.emit("if row_regs:", loop.span)
-        printer.indent += 1
-        _unrolled(r, printer, True)
-        printer.indent -= 1
-        printer.emit("elif row_steps:", loop.span)
-    else:
-        printer.emit("if row_steps:", loop.span)
+    printer.emit("if row_steps:", loop.span)
     printer.indent += 1
-    _unrolled(r, printer, False)
+    _unrolled(r, printer)
     printer.indent -= 1
     printer.emit("else:", loop.span)
     printer.indent += 1
@@ -447,7 +434,7 @@ def print_row_loop(r, printer: StmtPrinter) -> None:
     printer.indent -= 1
 
 
-def _unrolled(r, printer: StmtPrinter, registers: bool) -> None:
+def _unrolled(r, printer: StmtPrinter) -> None:
     from ..analysis.row_registers import read_key
     from ..analysis.rewrite import Transformer
     loop = r.loop
@@ -480,10 +467,9 @@ def _unrolled(r, printer: StmtPrinter, registers: bool) -> None:
     printer.emit(f"{r.var} = {start} + {step_var} * {stride}", loop.span)
     printer.emit(f"if {printer.expr.cond(loop.cond)}:", loop.span)
     printer.indent += 1
-    if registers:
-        for name, read in r.loads:
-            printer.emit(f"{register(name, read).name} = {printer.expr(read)}", read.span)
-        body = tuple(Registers().transform(st) for st in body)
+    for name, read in r.loads:
+        printer.emit(f"{register(name, read).name} = {printer.expr(read)}", read.span)
+    body = tuple(Registers().transform(st) for st in body)
     printer.block(body)
     printer.indent -= 2
 

@@ -83,10 +83,10 @@ def dotPartial(*args, grid=128, block=256, shared_bytes=0, template=None, symbol
            template=template, symbols=symbols, target=target)
 
 # -- sumPartials: tile ------------------------------------------------------
-# its shared-memory tree reductions become T.reduce over the block's lanes; its lanes' strided loops unroll at compiled-in lengths
+# its shared-memory tree reductions become T.reduce over the block's lanes
 
 
-def make_sumPartials(grid, block, shared_bytes=0, target="cuda", static_sizes=None):  # L58
+def make_sumPartials(grid, block, shared_bytes=0, target="cuda"):  # L58
     """TileLang (tile) for CUDA kernel `sumPartials`; grid/block as in `sumPartials<<<grid, block, shared_bytes>>>`."""
     grid_x, grid_y, grid_z = grid
     block_x, block_y, block_z = block
@@ -99,9 +99,6 @@ def make_sumPartials(grid, block, shared_bytes=0, target="cuda", static_sizes=No
     # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
     lane_loop = T.Parallel if target == "cuda" else T.serial
     alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local
-    # with `count` compiled in (Signature.specialize), each lane's strided loops over a row unroll (up to 128 times)
-    row_steps = (static_sizes["count"] + block_x - 1) // block_x if static_sizes else 0  # L63
-    row_steps = row_steps if row_steps <= 128 else 0
 
     @T.prim_func
     def sumPartials(partial: T.Tensor((partial_len,), T.float32), result: T.Tensor((result_len,), T.float32), count: T.int32):
@@ -112,17 +109,11 @@ def make_sumPartials(grid, block, shared_bytes=0, target="cuda", static_sizes=No
             for lane in lane_loop(block_x):  # L60
                 acc = T.alloc_var(T.float32)  # L62
                 acc = T.float32(0.0)  # L62
-                if row_steps:  # L63
-                    for i_step in T.unroll(row_steps):  # L63
-                        i = lane + i_step * block_x  # L63
-                        if i < count:  # L63
-                            acc = acc + partial[i]  # L64
-                else:  # L63
-                    i = T.alloc_var(T.int32)  # L63
-                    i = lane  # L63
-                    while i < count:  # L63
-                        acc = acc + partial[i]  # L64
-                        i = i + block_x  # L63
+                i = T.alloc_var(T.int32)  # L63
+                i = lane  # L63
+                while i < count:  # L63
+                    acc = acc + partial[i]  # L64
+                    i = i + block_x  # L63
                 blockTreeSum_2_v = acc  # L67
                 blockTreeSum_2_tid = T.Cast(T.uint32, lane)  # L28
                 cache_lanes[lane] = blockTreeSum_2_v  # L60
@@ -146,11 +137,6 @@ SUMPARTIALS = Signature(
     symbols=(),
     form="tile",
     source="dot_product.cu",
-    # on GPUs, for rows of at most 8192 elements, count is compiled as a constant (one kernel
-    # per length): the lanes' strided loops unroll
-    specialize=('count',),
-    specialize_when=lambda s: s['count'] <= 8192,
-    static_pass_configs=(('tl.disable_safe_memory_legalize', True),),
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
     # bounds-checked (the checks would stop vectorisation)
     pass_configs=(("tl.disable_safe_memory_legalize", True),),

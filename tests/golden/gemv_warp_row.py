@@ -13,10 +13,10 @@ from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 
 
 # -- gemv_warp_per_row: tile ------------------------------------------------
-# its warp-shuffle reductions become T.reduce over the block's lanes; its lanes' strided loops unroll at compiled-in lengths
+# its warp-shuffle reductions become T.reduce over the block's lanes
 
 
-def make_gemv_warp_per_row(grid, block, shared_bytes=0, target="cuda", static_sizes=None):  # L32
+def make_gemv_warp_per_row(grid, block, shared_bytes=0, target="cuda"):  # L32
     """TileLang (tile) for CUDA kernel `gemv_warp_per_row`; grid/block as in `gemv_warp_per_row<<<grid, block, shared_bytes>>>`."""
     grid_x, grid_y, grid_z = grid
     block_x, block_y, block_z = block
@@ -33,9 +33,6 @@ def make_gemv_warp_per_row(grid, block, shared_bytes=0, target="cuda", static_si
     lane_loop = T.Parallel if target == "cuda" else T.serial
     alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local
     lane_grid = T.Parallel if target == "cuda" else T.grid  # (warp, lane) pairs
-    # with `cols` compiled in (Signature.specialize), each lane's strided loops over a row unroll (up to 128 times)
-    row_steps = (static_sizes["cols"] + 32 - 1) // 32 if static_sizes else 0  # L46
-    row_steps = row_steps if row_steps <= 128 else 0
 
     @T.prim_func
     def gemv_warp_per_row(A: T.Tensor((A_rows, cols), T.float32), x: T.Tensor((x_len,), T.float32), bias: T.Tensor((bias_len,), T.float32), y: T.Tensor((y_len,), T.float32), rows: T.int32, cols: cols):
@@ -52,14 +49,8 @@ def make_gemv_warp_per_row(grid, block, shared_bytes=0, target="cuda", static_si
                 if row < rows:  # L42
                     partial = T.alloc_var(T.float32)  # L45
                     partial = T.float32(0.0)  # L45
-                    if row_steps:  # L46
-                        for c_step in T.unroll(row_steps):  # L46
-                            c = lane_ + c_step * 32  # L46
-                            if c < cols:  # L46
-                                partial = cuda_math.fmaf(A[row, c], x[c], partial)  # L47
-                    else:  # L46
-                        for c in T.serial(lane_, cols, 32):  # L46
-                            partial = cuda_math.fmaf(A[row, c], x[c], partial)  # L47
+                    for c in T.serial(lane_, cols, 32):  # L46
+                        partial = cuda_math.fmaf(A[row, c], x[c], partial)  # L47
                     total_lanes[lane_w, lane_l] = partial  # L45
             T.reduce_sum(total_lanes, total_total, dim=1)  # L45
             for lane_w, lane_l in lane_grid(block_x // 32, 32):  # L45
@@ -92,11 +83,6 @@ GEMV_WARP_PER_ROW = Signature(
     # buffers the kernel indexes as row-major arrays, by the scalar parameters that are their
     # extents (None: as many whole rows as the buffer holds)
     shapes=(("A", (None, "cols")),),
-    # on GPUs, for rows of at most 8192 elements, cols is compiled as a constant (one kernel
-    # per length): the lanes' strided loops unroll
-    specialize=('cols',),
-    specialize_when=lambda s: s['cols'] <= 8192,
-    static_pass_configs=(('tl.disable_safe_memory_legalize', True),),
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
     # bounds-checked (the checks would stop vectorisation)
     pass_configs=(("tl.disable_safe_memory_legalize", True),),

@@ -28,18 +28,17 @@ def make_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_sizes=N
     # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
     lane_loop = T.Parallel if target == "cuda" else T.serial
     alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local
-    # with `cols` compiled in (Signature.specialize), each lane's strided loops over a row unroll (up to 128 times)
-    # and the elements several phases read stay in registers if a lane has at most 64 of them
+    # with `cols` compiled in (Signature.specialize), each lane's strided loops over a row unroll and
+    # the elements several phases read stay in registers, if a lane has at most 128 of them
     row_steps = (static_sizes["cols"] + block_x - 1) // block_x if static_sizes else 0  # L41
     row_steps = row_steps if row_steps <= 128 else 0
-    row_regs = 0 < row_steps <= 64  # beyond, the unrolled loops read the row again
 
     @T.prim_func
     def softmax_rows(input: T.Tensor((rows, cols), T.float32), output: T.Tensor((rows, cols), T.float32), rows: rows, cols: cols):
         with T.Kernel(grid_x, threads=block_x, prelude=cuda_math.externs_for(['fmaxf'], target)) as bx:  # L26
             s_red_lanes = alloc_lanes((block_x,), T.float32)  # L37
             s_red_total = alloc_lanes((1,), T.float32)  # L37
-            input_regs = alloc_lanes((block_x, row_steps if row_regs else 1), T.float32)  # the lane's elements of 'input'  # L42
+            input_regs = alloc_lanes((block_x, max(row_steps, 1)), T.float32)  # the lane's elements of 'input'  # L42
             row_max = T.alloc_var(T.float32)  # L50
             row = bx  # L32
             if bx < rows:  # L33
@@ -47,17 +46,12 @@ def make_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_sizes=N
                     tid = lane  # L37
                     local_max = T.alloc_var(T.float32)  # L40
                     local_max = -T.float32(3.4028234663852886e+38)  # L40
-                    if row_regs:  # L41
+                    if row_steps:  # L41
                         for c_step in T.unroll(row_steps):  # L41
                             c = lane + c_step * block_x  # L41
                             if c < cols:  # L41
                                 input_regs[lane, c_step] = input[bx, c]  # L42
                                 local_max = cuda_math.fmaxf(local_max, input_regs[lane, c_step])  # L42
-                    elif row_steps:  # L41
-                        for c_step in T.unroll(row_steps):  # L41
-                            c = lane + c_step * block_x  # L41
-                            if c < cols:  # L41
-                                local_max = cuda_math.fmaxf(local_max, input[bx, c])  # L42
                     else:  # L41
                         c = T.alloc_var(T.int32)  # L41
                         c = lane  # L41
@@ -70,16 +64,11 @@ def make_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_sizes=N
                 for lane in lane_loop(block_x):  # L54
                     local_sum = T.alloc_var(T.float32)  # L54
                     local_sum = T.float32(0.0)  # L54
-                    if row_regs:  # L55
+                    if row_steps:  # L55
                         for c_2_step in T.unroll(row_steps):  # L55
                             c_2 = lane + c_2_step * block_x  # L55
                             if c_2 < cols:  # L55
                                 local_sum = local_sum + T.exp(input_regs[lane, c_2_step] - row_max)  # L56
-                    elif row_steps:  # L55
-                        for c_2_step in T.unroll(row_steps):  # L55
-                            c_2 = lane + c_2_step * block_x  # L55
-                            if c_2 < cols:  # L55
-                                local_sum = local_sum + T.exp(input[bx, c_2] - row_max)  # L56
                     else:  # L55
                         c_2 = T.alloc_var(T.int32)  # L55
                         c_2 = lane  # L55
@@ -90,16 +79,11 @@ def make_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_sizes=N
                 T.reduce_sum(s_red_lanes, s_red_total, dim=0)  # L54
                 inv_sum = 1.0 / s_red_total[0]  # L64
                 for lane in lane_loop(block_x):  # L64
-                    if row_regs:  # L67
+                    if row_steps:  # L67
                         for c_3_step in T.unroll(row_steps):  # L67
                             c_3 = lane + c_3_step * block_x  # L67
                             if c_3 < cols:  # L67
                                 output[bx, c_3] = T.exp(input_regs[lane, c_3_step] - row_max) * inv_sum  # L68
-                    elif row_steps:  # L67
-                        for c_3_step in T.unroll(row_steps):  # L67
-                            c_3 = lane + c_3_step * block_x  # L67
-                            if c_3 < cols:  # L67
-                                output[bx, c_3] = T.exp(input[bx, c_3] - row_max) * inv_sum  # L68
                     else:  # L67
                         c_3 = T.alloc_var(T.int32)  # L67
                         c_3 = lane  # L67
@@ -159,18 +143,17 @@ def make_log_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_siz
     # thread-local buffers on the CPU target (whose T.reduce takes local buffers only)
     lane_loop = T.Parallel if target == "cuda" else T.serial
     alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local
-    # with `cols` compiled in (Signature.specialize), each lane's strided loops over a row unroll (up to 128 times)
-    # and the elements several phases read stay in registers if a lane has at most 64 of them
+    # with `cols` compiled in (Signature.specialize), each lane's strided loops over a row unroll and
+    # the elements several phases read stay in registers, if a lane has at most 128 of them
     row_steps = (static_sizes["cols"] + block_x - 1) // block_x if static_sizes else 0  # L86
     row_steps = row_steps if row_steps <= 128 else 0
-    row_regs = 0 < row_steps <= 64  # beyond, the unrolled loops read the row again
 
     @T.prim_func
     def log_softmax_rows(input: T.Tensor((rows, cols), T.float32), output: T.Tensor((rows, cols), T.float32), rows: rows, cols: cols):
         with T.Kernel(grid_x, threads=block_x, prelude=cuda_math.externs_for(['__expf', 'fmaxf'], target)) as bx:  # L72
             s_red_lanes = alloc_lanes((block_x,), T.float32)  # L83
             s_red_total = alloc_lanes((1,), T.float32)  # L83
-            input_regs = alloc_lanes((block_x, row_steps if row_regs else 1), T.float32)  # the lane's elements of 'input'  # L87
+            input_regs = alloc_lanes((block_x, max(row_steps, 1)), T.float32)  # the lane's elements of 'input'  # L87
             row_max = T.alloc_var(T.float32)  # L95
             row = bx  # L78
             if bx < rows:  # L79
@@ -178,17 +161,12 @@ def make_log_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_siz
                     tid = lane  # L83
                     local_max = T.alloc_var(T.float32)  # L85
                     local_max = -T.float32(3.4028234663852886e+38)  # L85
-                    if row_regs:  # L86
+                    if row_steps:  # L86
                         for c_step in T.unroll(row_steps):  # L86
                             c = lane + c_step * block_x  # L86
                             if c < cols:  # L86
                                 input_regs[lane, c_step] = input[bx, c]  # L87
                                 local_max = cuda_math.fmaxf(local_max, input_regs[lane, c_step])  # L87
-                    elif row_steps:  # L86
-                        for c_step in T.unroll(row_steps):  # L86
-                            c = lane + c_step * block_x  # L86
-                            if c < cols:  # L86
-                                local_max = cuda_math.fmaxf(local_max, input[bx, c])  # L87
                     else:  # L86
                         c = T.alloc_var(T.int32)  # L86
                         c = lane  # L86
@@ -201,16 +179,11 @@ def make_log_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_siz
                 for lane in lane_loop(block_x):  # L98
                     local_sum = T.alloc_var(T.float32)  # L98
                     local_sum = T.float32(0.0)  # L98
-                    if row_regs:  # L99
+                    if row_steps:  # L99
                         for c_2_step in T.unroll(row_steps):  # L99
                             c_2 = lane + c_2_step * block_x  # L99
                             if c_2 < cols:  # L99
                                 local_sum = local_sum + cuda_math.fast_expf(input_regs[lane, c_2_step] - row_max)  # L100
-                    elif row_steps:  # L99
-                        for c_2_step in T.unroll(row_steps):  # L99
-                            c_2 = lane + c_2_step * block_x  # L99
-                            if c_2 < cols:  # L99
-                                local_sum = local_sum + cuda_math.fast_expf(input[bx, c_2] - row_max)  # L100
                     else:  # L99
                         c_2 = T.alloc_var(T.int32)  # L99
                         c_2 = lane  # L99
@@ -221,16 +194,11 @@ def make_log_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_siz
                 T.reduce_sum(s_red_lanes, s_red_total, dim=0)  # L98
                 log_sum = T.log(s_red_total[0])  # L108
                 for lane in lane_loop(block_x):  # L108
-                    if row_regs:  # L110
+                    if row_steps:  # L110
                         for c_3_step in T.unroll(row_steps):  # L110
                             c_3 = lane + c_3_step * block_x  # L110
                             if c_3 < cols:  # L110
                                 output[bx, c_3] = input_regs[lane, c_3_step] - row_max - log_sum  # L111
-                    elif row_steps:  # L110
-                        for c_3_step in T.unroll(row_steps):  # L110
-                            c_3 = lane + c_3_step * block_x  # L110
-                            if c_3 < cols:  # L110
-                                output[bx, c_3] = input[bx, c_3] - row_max - log_sum  # L111
                     else:  # L110
                         c_3 = T.alloc_var(T.int32)  # L110
                         c_3 = lane  # L110

@@ -30,11 +30,10 @@ def make_softmax_online_warp(grid, block, shared_bytes=0, target="cuda", static_
     lane_loop = T.Parallel if target == "cuda" else T.serial
     alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local
     lane_grid = T.Parallel if target == "cuda" else T.grid  # (warp, lane) pairs
-    # with `cols` compiled in (Signature.specialize), each lane's strided loops over a row unroll (up to 128 times)
-    # and the elements several phases read stay in registers if a lane has at most 64 of them
+    # with `cols` compiled in (Signature.specialize), each lane's strided loops over a row unroll and
+    # the elements several phases read stay in registers, if a lane has at most 128 of them
     row_steps = (static_sizes["cols"] + 32 - 1) // 32 if static_sizes else 0  # L50
     row_steps = row_steps if row_steps <= 128 else 0
-    row_regs = 0 < row_steps <= 64  # beyond, the unrolled loops read the row again
 
     @T.prim_func
     def softmax_online_warp(x: T.Tensor((x_len,), T.float32), y: T.Tensor((y_len,), T.float32), rows: T.int32, cols: T.int32):
@@ -43,7 +42,7 @@ def make_softmax_online_warp(grid, block, shared_bytes=0, target="cuda", static_
             m_total = alloc_lanes((block_x // 32,), T.float32)  # L48
             d_lanes = alloc_lanes((block_x // 32, 32,), T.float32)  # L48
             d_total = alloc_lanes((block_x // 32,), T.float32)  # L48
-            x_regs = alloc_lanes((block_x // 32, 32, row_steps if row_regs else 1), T.float32)  # the lane's elements of 'x'  # L51
+            x_regs = alloc_lanes((block_x // 32, 32, max(row_steps, 1)), T.float32)  # the lane's elements of 'x'  # L51
             for lane_w, lane_l in lane_grid(block_x // 32, 32):  # L48
                 lane = lane_w * 32 + lane_l  # L48
                 lane_ = lane % 32  # L39
@@ -56,20 +55,12 @@ def make_softmax_online_warp(grid, block, shared_bytes=0, target="cuda", static_
                     m = -T.float32(3.4028234663852886e+38)  # L48
                     d = T.alloc_var(T.float32)  # L49
                     d = T.float32(0.0)  # L49
-                    if row_regs:  # L50
+                    if row_steps:  # L50
                         for c_step in T.unroll(row_steps):  # L50
                             c = lane_ + c_step * 32  # L50
                             if c < cols:  # L50
                                 x_regs[lane_w, lane_l, c_step] = x[T.Cast(T.int32, T.Cast(T.uint64, row) * T.Cast(T.uint64, cols)) + c]  # L51
                                 v = x_regs[lane_w, lane_l, c_step]  # L51
-                                m_new = cuda_math.fmaxf(m, v)  # L52
-                                d = d * cuda_math.fast_expf(m - m_new) + cuda_math.fast_expf(v - m_new)  # L53
-                                m = m_new  # L54
-                    elif row_steps:  # L50
-                        for c_step in T.unroll(row_steps):  # L50
-                            c = lane_ + c_step * 32  # L50
-                            if c < cols:  # L50
-                                v = x[T.Cast(T.int32, T.Cast(T.uint64, row) * T.Cast(T.uint64, cols)) + c]  # L51
                                 m_new = cuda_math.fmaxf(m, v)  # L52
                                 d = d * cuda_math.fast_expf(m - m_new) + cuda_math.fast_expf(v - m_new)  # L53
                                 m = m_new  # L54
@@ -95,16 +86,11 @@ def make_softmax_online_warp(grid, block, shared_bytes=0, target="cuda", static_
                 row = T.Cast(T.int32, T.Cast(T.uint32, bx * 4) + T.Cast(T.uint32, warp))  # L41
                 if row < rows:  # L42
                     inv_d = 1.0 / d_total[lane_w]  # L64
-                    if row_regs:  # L65
+                    if row_steps:  # L65
                         for c_2_step in T.unroll(row_steps):  # L65
                             c_2 = lane_ + c_2_step * 32  # L65
                             if c_2 < cols:  # L65
                                 y[T.Cast(T.int32, T.Cast(T.uint64, row) * T.Cast(T.uint64, cols)) + c_2] = cuda_math.fast_expf(x_regs[lane_w, lane_l, c_2_step] - m_total[lane_w]) * inv_d  # L66
-                    elif row_steps:  # L65
-                        for c_2_step in T.unroll(row_steps):  # L65
-                            c_2 = lane_ + c_2_step * 32  # L65
-                            if c_2 < cols:  # L65
-                                y[T.Cast(T.int32, T.Cast(T.uint64, row) * T.Cast(T.uint64, cols)) + c_2] = cuda_math.fast_expf(x[T.Cast(T.int32, T.Cast(T.uint64, row) * T.Cast(T.uint64, cols)) + c_2] - m_total[lane_w]) * inv_d  # L66
                     else:  # L65
                         c_2 = T.alloc_var(T.int32)  # L65
                         c_2 = lane_  # L65
