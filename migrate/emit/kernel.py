@@ -231,108 +231,121 @@ class KernelEmitter:
 
     def try_lift(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput):
         """The tile form of the kernel when a lifting pass proves it; None (and a note on ``out``
-        saying why) when none applies."""
-        from .tile import static_params, tile_factory, tune_space
+        saying why) when none applies. Maps (GEMMs among them) first, then block reductions,
+        then block scans."""
         tset, bset = builtin_dims([prepared] + callees)
         tdims, bdims = _used_dims(tset), _used_dims(bset)
-        micro = None  # register micro-tiles as elements (analysis.micro_tiles)
-        try:
-            tplan = plan_map(prepared, kplan, callees)
-        except NotLiftable as not_map:
-            tplan = None
-            reasons = [not_map]
-            try:  # micro-tiles expanded and shared-memory caches forwarded, the kernel may be a map
-                expanded, micro = expand_micro_tiles(prepared)
-                forwarded = forward_shared(expanded)
-                if forwarded is not prepared:
-                    tplan = plan_map(forwarded, plan_portable(forwarded), callees)
-            except (NotLiftable, NotPortable) as not_forwarded:
-                reasons.append(not_forwarded)
-                if micro is not None or isinstance(not_forwarded, MicroTilesRefused):
-                    # a micro-tiled kernel: why its expansion or forwarding failed is the reason
-                    out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_forwarded}"))
-                    return None
-        if tplan is not None and micro is not None:
-            tile = tplan.regions[0]
-            try:
-                if any(tile.block_sizes.get(d) != micro.block[d] * n for d, n in micro.per_thread.items()):
-                    raise NotGemm("the tile of its blocks is not what their micro-tiles cover")
-                plan_gemm(tile)
-            except NotGemm as not_gemm:
-                out.diagnostics.append(make("M3003", prepared.span, "not lifted to tile form: register micro-tiles "
-                                            f"are lifted in GEMMs only, and this is not one: {not_gemm}"))
-                return None
-            tplan = dataclasses.replace(tplan, regions=(dataclasses.replace(tile, per_thread=micro.per_thread),))
+        tplan, reasons = self._map_plan(prepared, kplan, callees, out)
         if tplan is None:
-            try:
-                from ..analysis.forward_shared import propagate_builtin_aliases
-                renamed = propagate_builtin_aliases(prepared)
-                rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan,
-                                          tdims)
-            except (NotLiftable, NotPortable) as not_reduce:
-                reasons.append(not_reduce)
-                try:
-                    splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name))
-                except NotScan as not_scan:
-                    # with barriers: the scan pass speaks for kernels that look like scans, the
-                    # block-reduction pass for kernels that may reduce (a loop around a barrier, a
-                    # warp exchange), forwarding (or the map after it) else
-                    reduces = _loops_or_exchanges(kplan.regions)
-                    reason = not_scan if not_scan.candidate else reasons[0] if len(kplan.regions) == 1 \
-                        else reasons[-1] if reduces else reasons[-2]
-                    out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
-                    return None
-                lifted = KernelOutput(prepared.name, "tile", "its prefix sum through shared memory becomes "
-                                      "T.cumsum over the block's segment")
-                lifted.lines = self.factory(splan, callees)
-                lifted.macros = [c.name for c in callees]
-                lifted.signature = self.signature(prepared, splan)
-                return lifted
-            lifted = KernelOutput(prepared.name, "tile", f"its {reduction_kinds(rplan)} reductions become "
-                                  "T.reduce over the block's lanes")
-            rplan = self.shape_buffers(rplan.fn, rplan, sites_in_regions)
-            rplan, why_not = plan_row_registers(rplan)
-            if why_not:
-                lifted.diagnostics.append(make("M3003", prepared.span, f"row loops not unrolled: {why_not}"))
-            rplan, grid_kept = plan_free_grid(rplan, callees)
-            if grid_kept:
-                lifted.diagnostics.append(make("M3003", prepared.span, f"CUDA grid kept: {grid_kept}"))
-            lifted.lines = self.factory(rplan, callees)
-            lifted.macros = [c.name for c in callees]
-            lifted.signature = self.signature(prepared, rplan)
-            if rplan.rows is not None:
-                lifted.reason += "; its lanes' strided loops unroll at compiled-in lengths" + (
-                    ", the row kept in registers" if rplan.rows.caches else "")
-                lifted.signature.update(row_signature(rplan.rows))
-            if rplan.free_grid is not None:
-                lifted.reason += "; its grid grows to fill the GPU"
-            return lifted
+            return None if reasons is None else self._lift_reduction_or_scan(prepared, kplan, callees, tdims,
+                                                                             reasons, out)
         try:
             gplan = plan_gemm(tplan.regions[0])
         except NotGemm:
-            gplan = None
-        if gplan is not None:
-            from .gemm import gemm_factory, gemm_tune, specialize_when, static_params
-            lifted = KernelOutput(prepared.name, "tile", "a GEMM: A and B tiles through shared memory, "
-                                  "a pipelined K loop, the accumulator in registers")
-            lifted.lines = gemm_factory(self, tplan, gplan, callees, tdims, bdims, self.allow_tf32)
-            lifted.macros = [c.name for c in callees]
-            lifted.signature = self.signature(prepared, tplan)
-            lifted.signature["tune"] = gemm_tune(gplan)
-            lifted.signature["specialize"] = static_params(prepared, gplan, self.allow_tf32)
-            lifted.signature["specialize_when"] = specialize_when(prepared, gplan, self.allow_tf32)
-            lifted.signature["whole_tiles"] = any("T.copy(" in ln.text for ln in lifted.lines)
-            fp32 = scalar_name(gplan.a.dtype) == "float32" and scalar_name(gplan.b.dtype) == "float32"
-            if self.allow_tf32 and fp32 and gplan.a.plain and gplan.b.plain:
-                lifted.signature["tolerance"] = "tf32"
-                lifted.reason += " (tensor cores, tf32: --allow-tf32)"
-            return lifted
-        lifted = KernelOutput(prepared.name, "tile", "its elements are independent: a map over tiles "
-                              "of its element domain")
-        tplan = self.shape_buffers(tplan.fn, tplan, sites_in_regions)
-        lifted.lines = tile_factory(self, tplan, callees, tdims, bdims)
+            return self._lift_map(prepared, tplan, callees, tdims, bdims)
+        return self._lift_gemm(prepared, tplan, gplan, callees, tdims, bdims)
+
+    def _lifted(self, prepared: m.Function, reason: str, plan, lines: list[Line], callees) -> KernelOutput:
+        lifted = KernelOutput(prepared.name, "tile", reason)
+        lifted.lines = lines
         lifted.macros = [c.name for c in callees]
-        lifted.signature = self.signature(prepared, tplan)
+        lifted.signature = self.signature(prepared, plan)
+        return lifted
+
+    def _map_plan(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput):
+        """(the kernel's map plan, []) when it is a map, once its register micro-tiles are
+        expanded and its shared-memory caches forwarded if need be; else (None, the reasons the
+        passes gave), or (None, None) with a note on ``out`` for a micro-tiled kernel that is not
+        a GEMM."""
+        micro = None  # register micro-tiles as elements (analysis.micro_tiles)
+        try:
+            return plan_map(prepared, kplan, callees), []
+        except NotLiftable as not_map:
+            tplan, reasons = None, [not_map]
+        try:  # micro-tiles expanded and shared-memory caches forwarded, the kernel may be a map
+            expanded, micro = expand_micro_tiles(prepared)
+            forwarded = forward_shared(expanded)
+            if forwarded is not prepared:
+                tplan = plan_map(forwarded, plan_portable(forwarded), callees)
+        except (NotLiftable, NotPortable) as not_forwarded:
+            reasons.append(not_forwarded)
+            if micro is not None or isinstance(not_forwarded, MicroTilesRefused):
+                # a micro-tiled kernel: why its expansion or forwarding failed is the reason
+                out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_forwarded}"))
+                return None, None
+        if tplan is None or micro is None:
+            return tplan, reasons
+        tile = tplan.regions[0]
+        try:
+            if any(tile.block_sizes.get(d) != micro.block[d] * n for d, n in micro.per_thread.items()):
+                raise NotGemm("the tile of its blocks is not what their micro-tiles cover")
+            plan_gemm(tile)
+        except NotGemm as not_gemm:
+            out.diagnostics.append(make("M3003", prepared.span, "not lifted to tile form: register micro-tiles "
+                                        f"are lifted in GEMMs only, and this is not one: {not_gemm}"))
+            return None, None
+        return dataclasses.replace(tplan, regions=(dataclasses.replace(tile, per_thread=micro.per_thread),)), []
+
+    def _lift_reduction_or_scan(self, prepared: m.Function, kplan: KernelPlan, callees, tdims, reasons,
+                                out: KernelOutput):
+        from ..analysis.forward_shared import propagate_builtin_aliases
+        try:
+            renamed = propagate_builtin_aliases(prepared)
+            rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan, tdims)
+        except (NotLiftable, NotPortable) as not_reduce:
+            reasons.append(not_reduce)
+            try:
+                splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name))
+            except NotScan as not_scan:
+                # with barriers: the scan pass speaks for kernels that look like scans, the
+                # block-reduction pass for kernels that may reduce (a loop around a barrier, a
+                # warp exchange), forwarding (or the map after it) else
+                reduces = _loops_or_exchanges(kplan.regions)
+                reason = not_scan if not_scan.candidate else reasons[0] if len(kplan.regions) == 1 \
+                    else reasons[-1] if reduces else reasons[-2]
+                out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
+                return None
+            return self._lifted(prepared, "its prefix sum through shared memory becomes T.cumsum over the "
+                                "block's segment", splan, self.factory(splan, callees), callees)
+        notes = []
+        rplan = self.shape_buffers(rplan.fn, rplan, sites_in_regions)
+        rplan, why_not = plan_row_registers(rplan)
+        if why_not:
+            notes.append(make("M3003", prepared.span, f"row loops not unrolled: {why_not}"))
+        rplan, grid_kept = plan_free_grid(rplan, callees)
+        if grid_kept:
+            notes.append(make("M3003", prepared.span, f"CUDA grid kept: {grid_kept}"))
+        lifted = self._lifted(prepared, f"its {reduction_kinds(rplan)} reductions become T.reduce over the "
+                              "block's lanes", rplan, self.factory(rplan, callees), callees)
+        lifted.diagnostics += notes
+        if rplan.rows is not None:
+            lifted.reason += "; its lanes' strided loops unroll at compiled-in lengths" + (
+                ", the row kept in registers" if rplan.rows.caches else "")
+            lifted.signature.update(row_signature(rplan.rows))
+        if rplan.free_grid is not None:
+            lifted.reason += "; its grid grows to fill the GPU"
+        return lifted
+
+    def _lift_gemm(self, prepared: m.Function, tplan: KernelPlan, gplan, callees, tdims, bdims) -> KernelOutput:
+        from .gemm import gemm_factory, gemm_tune, specialize_when, static_params
+        lines = gemm_factory(self, tplan, gplan, callees, tdims, bdims, self.allow_tf32)
+        lifted = self._lifted(prepared, "a GEMM: A and B tiles through shared memory, a pipelined K loop, the "
+                              "accumulator in registers", tplan, lines, callees)
+        lifted.signature["tune"] = gemm_tune(gplan)
+        lifted.signature["specialize"] = static_params(prepared, gplan, self.allow_tf32)
+        lifted.signature["specialize_when"] = specialize_when(prepared, gplan, self.allow_tf32)
+        lifted.signature["whole_tiles"] = any("T.copy(" in ln.text for ln in lifted.lines)
+        fp32 = scalar_name(gplan.a.dtype) == "float32" and scalar_name(gplan.b.dtype) == "float32"
+        if self.allow_tf32 and fp32 and gplan.a.plain and gplan.b.plain:
+            lifted.signature["tolerance"] = "tf32"
+            lifted.reason += " (tensor cores, tf32: --allow-tf32)"
+        return lifted
+
+    def _lift_map(self, prepared: m.Function, tplan: KernelPlan, callees, tdims, bdims) -> KernelOutput:
+        from .tile import static_params, tile_factory, tune_space
+        tplan = self.shape_buffers(tplan.fn, tplan, sites_in_regions)
+        lifted = self._lifted(prepared, "its elements are independent: a map over tiles of its element domain",
+                              tplan, tile_factory(self, tplan, callees, tdims, bdims), callees)
         lifted.signature["tune"] = tune_space(tplan)
         static = static_params(tplan.fn, tplan.regions[0], self.scope_for(tplan.fn, tplan, tdims, bdims).single) \
             if isinstance(tplan.regions[0], TileMap) else ()
