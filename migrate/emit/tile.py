@@ -132,31 +132,30 @@ def tile_factory(emitter, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
         loops.append((header, body.lines))
     shim = sorted(scope.shim_calls | emitter.macro_shim_calls(callees))
     guard = f"if {' and '.join(f'g{d} < {extent[d]}' for d in slow_first)}:"
+
+    def element_loops(depth: int, guarded: bool) -> None:
+        """The element loops at ``depth``, their bodies (printed at depth 5) under the domain
+        guard when ``guarded``."""
+        for header, body_lines in loops:
+            add(depth, header, scope.tag(tile_map.span))
+            for text in index:
+                add(depth + 1, text, scope.tag(tile_map.span))
+            if guarded:
+                add(depth + 1, guard, scope.tag(tile_map.span))
+            shift = depth - 4 + guarded
+            lines.extend(Line(ln.indent + shift, ln.text, ln.origin) for ln in body_lines)
+
     if _opaque_calls(shim):
         add(3, "# no full-tile branch: the CUDA helpers called here are functions TileLang cannot")
         add(3, "# vectorise, and one element per thread in turn keeps every access coalesced")
-        for header, body_lines in loops:
-            add(3, header, scope.tag(tile_map.span))
-            for text in index:
-                add(4, text, scope.tag(tile_map.span))
-            add(4, guard, scope.tag(tile_map.span))
-            lines.extend(body_lines)
+        element_loops(3, guarded=True)
     else:
         add(3, f"if {' and '.join(full)}:", scope.tag(tile_map.span))
         add(4, "# a full tile: TileLang drops the guards below and vectorises")
-        for header, body_lines in loops:
-            add(4, header, scope.tag(tile_map.span))
-            for text in index:
-                add(5, text, scope.tag(tile_map.span))
-            lines.extend(body_lines)
+        element_loops(4, guarded=False)
         add(3, "else:", scope.tag(tile_map.span))
         add(4, "# the last tile: elements past the domain do nothing")
-        for header, body_lines in loops:
-            add(4, header, scope.tag(tile_map.span))
-            for text in index:
-                add(5, text, scope.tag(tile_map.span))
-            add(5, guard, scope.tag(tile_map.span))
-            lines.extend(Line(ln.indent + 1, ln.text, ln.origin) for ln in body_lines)
+        element_loops(4, guarded=True)
     add(1, f"return {fn.name}")
     emitter.uses_shim = bool(shim)
     if shim:
