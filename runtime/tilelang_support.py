@@ -188,6 +188,26 @@ def tuned_key(sig: Signature, grid, block, shared_bytes=0, template=None, sizes=
             tuple(sorted(template_kwargs(sig, template).items())), tuple(sorted((sizes or {}).items())))
 
 
+def prim_func(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target: str = "cuda",
+              options=None, sizes=None):
+    """(``sig``'s ``T.prim_func`` for one launch configuration, the pass options it compiles with):
+    the factory called with ``options`` (tile sizes) and, for ``sizes`` (:func:`static_sizes`),
+    specialised to those scalar values with the signature's static pass options."""
+    from migrate.compat import cuda_math
+
+    side = "c" if target == "c" else "cuda"
+    cuda_math.set_target(side)  # the shim's forms follow the target
+    options = dict(options or {})
+    if sizes:
+        options["static_sizes"] = dict(sizes)
+    func = sig.factory(dims(grid), dims(block), int(shared_bytes), target=side, **template_kwargs(sig, template),
+                       **options)
+    if not sizes:
+        return func, dict(sig.pass_configs)
+    params = {p.name: p for p in func.params}
+    return func.specialize({params[name]: value for name, value in sizes.items()}), dict(sig.static_pass_configs)
+
+
 def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target=None,
                    options=None, sizes=None):
     """The compiled TileLang kernel of ``sig`` for one launch configuration (cached).
@@ -208,18 +228,7 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
            tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())),
            tuple(sorted(sizes.items())))
     if key not in _CACHE:
-        from migrate.compat import cuda_math
-
-        cuda_math.set_target("c" if target == "c" else "cuda")  # the shim's forms follow the target
-        if sizes:
-            options["static_sizes"] = sizes
-        func = sig.factory(grid, block, int(shared_bytes), target="c" if target == "c" else "cuda", **kwargs,
-                           **options)
-        configs = dict(sig.pass_configs)
-        if sizes:
-            params = {p.name: p for p in func.params}
-            func = func.specialize({params[name]: value for name, value in sizes.items()})
-            configs = dict(sig.static_pass_configs)
+        func, configs = prim_func(sig, grid, block, shared_bytes, template, target, options, sizes)
         if target == "c":
             _patch_cpu_wrapper()
             _CACHE[key] = tilelang.compile(func, target="c", pass_configs={**configs, **CPU_PASS_CONFIGS})

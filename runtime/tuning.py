@@ -22,7 +22,7 @@ import inspect
 import itertools
 from dataclasses import dataclass, field
 
-from .tilelang_support import (Signature, TUNED, arguments, dims, static_sizes, template_kwargs, tuned_key,
+from .tilelang_support import (Signature, TUNED, arguments, dims, prim_func, static_sizes, tuned_key,
                                without_static)
 
 
@@ -56,20 +56,12 @@ class _Launch:
     grid: tuple
     block: tuple
     shared_bytes: int
-    template: dict
+    template: tuple | None
     sizes: dict
 
     def prim_func(self, options: dict):
-        from migrate.compat import cuda_math
-
-        cuda_math.set_target("cuda")
-        if self.sizes:
-            options = {**options, "static_sizes": self.sizes}
-        func = self.sig.factory(self.grid, self.block, self.shared_bytes, target="cuda", **self.template, **options)
-        if self.sizes:
-            params = {p.name: p for p in func.params}
-            func = func.specialize({params[name]: value for name, value in self.sizes.items()})
-        return func
+        return prim_func(self.sig, self.grid, self.block, self.shared_bytes, self.template, "cuda", options,
+                         self.sizes)[0]
 
     @property
     def pass_configs(self) -> dict:
@@ -106,7 +98,7 @@ def autotune(sig: Signature, args, *, grid, block, shared_bytes: int = 0, templa
 
     sizes = static_sizes(sig, args, "cuda")
     call = without_static(sig, arguments(sig, args, symbols, template, "cuda"), sizes)
-    launch = _Launch(sig, dims(grid), dims(block), int(shared_bytes), template_kwargs(sig, template), sizes)
+    launch = _Launch(sig, dims(grid), dims(block), int(shared_bytes), tuple(template) if template else None, sizes)
     configs = list(configs or tune_configs(sig.tune, limit))
     keys = set().union(*(c.keys() for c in configs))
     tuner = AutoTuner.from_kernel(tunable_program(launch, keys), configs)

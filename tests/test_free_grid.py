@@ -207,17 +207,9 @@ def test_larger_grids_keep_theirs(tmp_path):
 
 
 def test_the_stride_is_the_launched_grid_in_cuda_for_sm90(tmp_path):
-    import tilelang
-    import tvm
-
-    from migrate.compat import cuda_math
+    from tests.lowering import lower_sm90
     _, _, path = convert(tmp_path, MAX)
-    sig = load(path).GMAX
-    cuda_math.set_target("cuda")
-    func = sig.factory((2, 1, 1), (64, 1, 1), 0, target="cuda")
-    tgt = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
-    with tvm.transform.PassContext(config=dict(sig.pass_configs)), tgt:
-        src = tilelang.lower(func, target=tgt).kernel_source
+    src = lower_sm90(load(path).GMAX, (2, 1, 1), (64, 1, 1))
     stride = fill_blocks(64) * 64
     # each lane steps by the launched grid's threads (CUDA's was 2 * 64), one atomic per block
     assert re.search(rf"i = \(i \+ (\(uint64_t\))?{stride}\);", src), src

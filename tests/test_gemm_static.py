@@ -11,6 +11,7 @@ import importlib.util
 import textwrap
 
 from migrate.runtime.tilelang_support import Signature, static_sizes, without_static
+from tests.lowering import lower_sm90
 from tests.test_lift import GEMM_SPEC, TILED_GEMM, convert, factory
 
 NT_BATCHED = """
@@ -68,22 +69,6 @@ def _module(tmp_path, text: str):
     return mod
 
 
-def _lower(sig, grid, block, sizes=None, **options) -> str:
-    """The CUDA source TileLang writes for ``sig`` on an H100/H200 (sm_90a), without a GPU."""
-    import tilelang
-    import tvm
-
-    func = sig.factory(grid, block, 0, target="cuda", static_sizes=sizes, **options)
-    configs = dict(sig.pass_configs)
-    if sizes:
-        params = {p.name: p for p in func.params}
-        func = func.specialize({params[n]: v for n, v in sizes.items()})
-        configs = dict(sig.static_pass_configs)
-    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
-    with tvm.transform.PassContext(config=configs), target:
-        return tilelang.lower(func, target=target).kernel_source
-
-
 def test_tiled_gemm_names_its_sizes_and_frees_the_k_tile(tmp_path):
     kernels, text = convert(tmp_path, TILED_GEMM, "--allow-tf32")
     body = factory(text, "mm")
@@ -114,13 +99,13 @@ def test_static_gemm_lowers_to_tma_copies_and_warpgroup_mma(tmp_path):
     assert "A_view = T.decl_buffer((extent_z, M, K), tile_dtype, data=A.data)" in body
     sig = _module(tmp_path, text).KERNELS["bmm"]
     assert sig.specialize == ("M", "N", "K")
-    static = _lower(sig, (8, 8, 4), (16, 16, 1), {"M": 1024, "N": 1024, "K": 1024})
+    static = lower_sm90(sig, (8, 8, 4), (16, 16, 1), {"M": 1024, "N": 1024, "K": 1024})
     assert "tma_load" in static and "wgmma" in static
-    dynamic = _lower(sig, (8, 8, 4), (16, 16, 1))
+    dynamic = lower_sm90(sig, (8, 8, 4), (16, 16, 1))
     assert "tma_load" not in dynamic and "wgmma" not in dynamic and "mma_sync" in dynamic
     # rows that do not start on 16-byte boundaries (K = 450 floats) cannot be TMA copies: the
     # factory stages the tiles element by element and multiplies them on mma.sync
-    odd = _lower(sig, (8, 8, 4), (16, 16, 1), {"M": 300, "N": 200, "K": 450})
+    odd = lower_sm90(sig, (8, 8, 4), (16, 16, 1), {"M": 300, "N": 200, "K": 450})
     assert "tma_load" not in odd and "wgmma" not in odd and "mma_sync" in odd
     assert 'aligned = static and static_sizes["K"] % 4 == 0' in body
 
@@ -133,10 +118,10 @@ def test_float32_gemm_with_n_major_b_transposes_b_for_warpgroup_mma(tmp_path):
     assert "B_t = T.alloc_global((N, K), T.float32)" in body
     assert "T.gemm(A_tile, B_tile, acc_f, transpose_B=transpose_b)" in body
     sig = _module(tmp_path, text).KERNELS["mm"]
-    static = _lower(sig, (32, 32, 1), (16, 16, 1), {"M": 512, "N": 512, "K": 512})
+    static = lower_sm90(sig, (32, 32, 1), (16, 16, 1), {"M": 512, "N": 512, "K": 512})
     assert static.count("__global__") == 4  # two kernels, each declared and defined
     assert "tma_load" in static and "wgmma" in static
-    dynamic = _lower(sig, (32, 32, 1), (16, 16, 1))
+    dynamic = lower_sm90(sig, (32, 32, 1), (16, 16, 1))
     assert dynamic.count("__global__") == 2 and "wgmma" not in dynamic
 
 

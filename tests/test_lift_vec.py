@@ -10,6 +10,7 @@ import re
 import pytest
 
 from test_lift import convert, factory, note
+from tests.lowering import lower_sm90
 
 VEC4 = """
     __global__ void add4(const float* __restrict__ a, const float* __restrict__ b,
@@ -284,27 +285,8 @@ CONV_SPEC = """
 
 def _cuda_source(module_path, kernel: str, grid, block, sizes: dict | None) -> str:
     """The CUDA TileLang generates for sm_90a (no GPU needed), at run-time or constant sizes."""
-    import importlib.util
-
-    import tilelang
-    import tvm
-
-    from migrate.compat import cuda_math
-
-    spec = importlib.util.spec_from_file_location("converted", module_path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    sig = mod.KERNELS[kernel]
-    cuda_math.set_target("cuda")
-    func = sig.factory(grid, block, 0, target="cuda", **({"static_sizes": sizes} if sizes else {}))
-    configs = dict(sig.pass_configs)
-    if sizes:
-        params = {p.name: p for p in func.params}
-        func = func.specialize({params[k]: v for k, v in sizes.items()})
-        configs = dict(sig.static_pass_configs)
-    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
-    with tvm.transform.PassContext(config=configs), target:
-        return tilelang.lower(func, target=target).kernel_source
+    from migrate.runtime.tilelang_side import load_module
+    return lower_sm90(load_module(module_path).KERNELS[kernel], grid, block, sizes)
 
 
 def test_convolution_sizes_are_compiled_as_constants_and_its_index_math_stays_int32(tmp_path):

@@ -12,7 +12,8 @@ import shutil
 from pathlib import Path
 
 from migrate.cli import main
-from tests.test_gemm_static import _lower, _module
+from tests.lowering import lower_sm90
+from tests.test_gemm_static import _module
 from tests.test_lift import convert, factory, note
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "matmul"
@@ -115,9 +116,9 @@ def test_register_blocked_sgemm_uses_tensor_cores_with_tf32_and_lowers_for_sm90(
     assert "T.gemm(A_tile, B_tile, acc_f, transpose_B=transpose_b)" in factory(text, "matmul_regblock_4x4")
     sig = _module(tmp_path, text).KERNELS["matmul_regblock_4x4"]
     assert sig.specialize == ("M", "N", "K")
-    static = _lower(sig, (16, 16, 1), (16, 16, 1), {"M": 1024, "N": 1024, "K": 1024})
+    static = lower_sm90(sig, (16, 16, 1), (16, 16, 1), {"M": 1024, "N": 1024, "K": 1024})
     assert "tma_load" in static and "wgmma" in static
-    exact = _lower(sig, (16, 16, 1), (16, 16, 1), tensor_cores=False)
+    exact = lower_sm90(sig, (16, 16, 1), (16, 16, 1), tensor_cores=False)
     assert "wgmma" not in exact and "mma" not in exact.replace("gemm", "")
 
 

@@ -138,18 +138,9 @@ def test_static_rows_compute_the_rows_on_cpu(tmp_path, cols):
 
 
 def test_static_rows_lower_to_unrolled_loads_read_once_for_sm90(tmp_path):
-    import tilelang
-    import tvm
-
-    from migrate.compat import cuda_math
+    from tests.lowering import lower_sm90
     _, _, path = convert(tmp_path, SCALE)
-    sig = load(path).SCALE_ROWS
-    cuda_math.set_target("cuda")
-    func = sig.factory((8192, 1, 1), (128, 1, 1), 0, target="cuda", static_sizes={"cols": 4096})
-    func = func.specialize({p: 4096 for p in func.params if p.name == "cols"})
-    tgt = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
-    with tvm.transform.PassContext(config=dict(sig.static_pass_configs)), tgt:
-        src = tilelang.lower(func, target=tgt).kernel_source
+    src = lower_sm90(load(path).SCALE_ROWS, (8192, 1, 1), (128, 1, 1), {"cols": 4096})
     assert "float x_regs[32];" in src
     assert src.count("x[") == 1  # the row is read from memory once, by the first phase
     assert src.count("#pragma unroll") >= 2 and "while" not in src

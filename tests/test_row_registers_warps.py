@@ -20,6 +20,7 @@ import pytest
 
 from migrate.cli import main
 from test_row_registers import load
+from tests.lowering import lower_sm90
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,37 +85,28 @@ def test_softmax_online_warp_static_rows_agree_on_cpu(norm, cols):
     np.testing.assert_allclose(got["static"], got["dynamic"], rtol=1e-5, atol=1e-8)
 
 
-def lower_sm90(sig, cols: int) -> str:
-    import tilelang
-    import tvm
-
-    from migrate.compat import cuda_math
-    cuda_math.set_target("cuda")
-    name = sig.specialize[0]
-    func = sig.factory((2048, 1, 1), (128, 1, 1), 0, target="cuda", static_sizes={name: cols})
-    func = func.specialize({p: cols for p in func.params if p.name == name})
-    tgt = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
-    with tvm.transform.PassContext(config=dict(sig.static_pass_configs)), tgt:
-        return tilelang.lower(func, target=tgt).kernel_source
+def lower_rows(sig, cols: int) -> str:
+    """``sig`` lowered for sm_90a with its row length compiled in as ``cols``."""
+    return lower_sm90(sig, (2048, 1, 1), (128, 1, 1), {sig.specialize[0]: cols})
 
 
 def test_fused_add_rmsnorm_lowers_with_the_residual_in_registers_for_sm90(norm):
     sig = norm["rmsnorm"].FUSED_ADD_RMSNORM
-    src = lower_sm90(sig, 2048)  # 64 elements a lane: the residual the lane stored stays in registers
+    src = lower_rows(sig, 2048)  # 64 elements a lane: the residual the lane stored stays in registers
     assert "float residual_regs[64];" in src
     assert src.count("residual[") == 2  # loaded and stored once; the second phase reads the registers
     assert src.count("#pragma unroll") >= 2 and "while" not in src
-    src = lower_sm90(sig, 4096)  # 128 a lane, the cap: still in registers
+    src = lower_rows(sig, 4096)  # 128 a lane, the cap: still in registers
     assert "float residual_regs[128];" in src and src.count("residual[") == 2
-    src = lower_sm90(sig, 8192)  # 256 a lane: beyond the cap, the CUDA loops
+    src = lower_rows(sig, 8192)  # 256 a lane: beyond the cap, the CUDA loops
     assert "residual_regs" not in src and src.count("residual[") == 3  # read, stored, read again
 
 
 def test_softmax_online_warp_lowers_unrolled_for_sm90(norm):
     sig = norm["softmax_warp"].SOFTMAX_ONLINE_WARP
-    src = lower_sm90(sig, 2048)
+    src = lower_rows(sig, 2048)
     assert "float x_regs[64];" in src and src.count("x[") == 1  # the row read once
-    src = lower_sm90(sig, 4096)
+    src = lower_rows(sig, 4096)
     assert "float x_regs[128];" in src and src.count("x[") == 1 and "while" not in src
 
 

@@ -26,7 +26,7 @@ def saxpy_module(tmp_path_factory):
 
 
 def _launch(sig, n):
-    return _Launch(sig, ts.dims((n + 255) // 256), ts.dims(256), 0, {}, {})
+    return _Launch(sig, ts.dims((n + 255) // 256), ts.dims(256), 0, None, {})
 
 
 def test_the_searched_program_takes_exactly_the_tuned_keywords_and_closes_over_nothing(saxpy_module):

@@ -1,0 +1,17 @@
+"""The CUDA source TileLang writes for an emitted kernel on an H100/H200 (sm_90a), without a GPU:
+what the lowering tests of the lifting passes read."""
+from __future__ import annotations
+
+
+def lower_sm90(sig, grid, block, sizes=None, **options) -> str:
+    """``sig`` lowered for sm_90a at the launch ``grid``/``block``, with factory ``options`` and,
+    for ``sizes``, its scalars compiled in as the launcher would on a GPU."""
+    import tilelang
+    import tvm
+
+    from migrate.runtime.tilelang_support import prim_func
+
+    func, configs = prim_func(sig, grid, block, 0, None, "cuda", options, sizes)
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    with tvm.transform.PassContext(config=configs), target:
+        return tilelang.lower(func, target=target).kernel_source
