@@ -8,11 +8,10 @@ CUDA that TileLang lowers (for sm_90a, no device needed) — the H200 runs are i
 from __future__ import annotations
 
 import importlib.util
-import textwrap
 
 from migrate.runtime.tilelang_support import Signature, static_sizes, without_static
 from tests.lowering import lower_sm90
-from tests.test_lift import GEMM_SPEC, TILED_GEMM, convert, factory
+from tests.test_lift import TILED_GEMM, convert, factory
 
 NT_BATCHED = """
     #define TILE 16
