@@ -382,7 +382,7 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console, p
     from . import convert as cv
     from .diagnostics import make
     from .runtime.checker import check_output_folder
-    from .span import Span
+    from .ir.span import Span
 
     def run(kernels=None):
         data = report.report_dict(results, out_dir)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from .codes import Severity
 from .diagnostics import Diagnostic, make
-from .parse import model as m
+from .ir import model as m
 from .parse.frontend import ParsedFile, ParseOptions, parse_file
-from .span import Span
+from .ir.span import Span
 
 SOURCE_SUFFIXES = (".cu", ".cuh")
 

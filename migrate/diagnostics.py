@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .codes import CODES, Severity
-from .span import Span
+from .ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)

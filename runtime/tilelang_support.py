@@ -111,7 +111,7 @@ def without_static(sig: Signature, call: list, sizes: dict) -> list:
 
 
 #: The GPU a grid-stride reduction fills when its result does not depend on the grid
-#: (``migrate.analysis.free_grid``): an NVIDIA H200 (GH100, compute capability 9.0) has 132 SMs,
+#: (``migrate.analysis.lift.free_grid``): an NVIDIA H200 (GH100, compute capability 9.0) has 132 SMs,
 #: each holding at most 2048 resident threads and 32 resident blocks (CUDA C++ Programming Guide,
 #: "Technical Specifications per Compute Capability"; H100 SXM has the same).
 FILL_GPU = {"sms": 132, "threads_per_sm": 2048, "blocks_per_sm": 32}

@@ -5,15 +5,15 @@ import textwrap
 
 import pytest
 
-from migrate.analysis import rewrite
-from migrate.analysis.coop_groups import GroupError, lower_cooperative_groups
-from migrate.analysis.divergence import thread_dependent_names
-from migrate.analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
-from migrate.analysis.loop_ir import Barrier, Exchange, Phase, UniformIf, UniformLoop
+from migrate.analysis.prepare import rewrite
+from migrate.analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
+from migrate.analysis.facts.divergence import thread_dependent_names
+from migrate.analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
+from migrate.ir.loops import Barrier, Exchange, Phase, UniformIf, UniformLoop
 from migrate.analysis.phases import NotPortable, plan_portable
-from migrate.analysis.renaming import rename_reassigned_locals
-from migrate.analysis.vectors import VectorError, scalarize_vectors
-from migrate.parse import model as m
+from migrate.analysis.prepare.renaming import rename_reassigned_locals
+from migrate.analysis.prepare.vectors import VectorError, scalarize_vectors
+from migrate.ir import model as m
 from migrate.parse.frontend import parse_file
 
 

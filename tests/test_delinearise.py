@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from migrate.analysis.delinearise import delinearise, kernel_inputs, sites_in_regions
-from migrate.analysis.lift_map import plan_map
+from migrate.analysis.lift.delinearise import delinearise, kernel_inputs, sites_in_regions
+from migrate.analysis.lift.map import plan_map
 from migrate.cli import main
 from migrate.emit.kernel import _callees, plan, prepare
 from migrate.parse.frontend import parse_file

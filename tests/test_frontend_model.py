@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from migrate.codes import Severity
-from migrate.parse import model as m
+from migrate.ir import model as m
 from migrate.parse.frontend import ParseOptions, parse_file
 
 

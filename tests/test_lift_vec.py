@@ -1,4 +1,4 @@
-"""Vector kernels with scalar tails (:mod:`migrate.analysis.store_ranges`): a float4/half2 body
+"""Vector kernels with scalar tails (:mod:`migrate.analysis.facts.store_ranges`): a float4/half2 body
 over ``i < n/4`` and a scalar tail over the leftover elements store to one buffer at different
 index expressions; the map lifts them when the guards' interval bounds keep the two store sets
 apart, and refuses (portable, M3003 naming the ranges) when they may meet.

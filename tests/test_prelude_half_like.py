@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from migrate.parse import model as m
+from migrate.ir import model as m
 from migrate.parse.frontend import ParseOptions, parse_file
 
 HALF, BF16 = m.Scalar("float16"), m.Scalar("bfloat16")

@@ -10,11 +10,10 @@ form (a barrier under thread-dependent control flow, a warp-synchronous operatio
 """
 from __future__ import annotations
 
-from ..parse import model as m
-from .divergence import depends_on_thread, thread_dependent_names
-from .inline import EXCHANGES
-from .loop_ir import (Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, UniformIf, UniformLoop,
-                      VarPlan)
+from ..ir import model as m
+from .facts.divergence import depends_on_thread, thread_dependent_names
+from .prepare.inline import EXCHANGES
+from ..ir.loops import Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, UniformIf, UniformLoop, VarPlan
 
 
 class NotPortable(Exception):

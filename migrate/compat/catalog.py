@@ -1,6 +1,6 @@
 """The CUDA device API the tool knows, by section: one entry per name, as data.
 
-The frontend uses the section to classify calls (:data:`migrate.parse.model.CALL_KINDS`); the
+The frontend uses the section to classify calls (:data:`migrate.ir.model.CALL_KINDS`); the
 TileLang mapping of each name lives in the compat tables built on top of this catalog.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Print a lifted GEMM (tile form; the analysis is :mod:`migrate.analysis.lift_gemm`).
+"""Print a lifted GEMM (tile form; the analysis is :mod:`migrate.analysis.lift.gemm`).
 
 Each TileLang block computes a ``block_M × block_N`` tile of C: a ``T.Pipelined`` loop over K
 stages ``block_K``-wide tiles of the two factors in shared memory (each element evaluated as the
@@ -11,9 +11,9 @@ threads are parameters, with an autotuning space in the signature.
 """
 from __future__ import annotations
 
-from ..analysis.delinearise import sites_in_gemm
-from ..analysis.lift_gemm import GemmPlan, tile_view
-from ..parse import model as m
+from ..analysis.lift.delinearise import sites_in_gemm
+from ..analysis.lift.gemm import GemmPlan, tile_view
+from ..ir import model as m
 from .printer import Line, StmtPrinter, dtype_of, scalar_name
 
 #: The autotuning search space of a lifted GEMM (block_K only where the CUDA code does not fix it).
@@ -43,8 +43,8 @@ def covers_k(g: GemmPlan, kdim) -> bool:
     """Whether the CUDA loop over k tiles covers ``[0, kdim)`` and no further than the tile that
     holds ``kdim - 1`` (``ceil(kdim / size)`` tiles): then any k tile may stand in for the CUDA
     one, the views reading zeros past ``kdim``."""
-    from ..analysis.affine import same_value
-    from ..analysis.lift_map import _strip_casts
+    from ..analysis.facts.affine import same_value
+    from ..analysis.lift.map import _strip_casts
 
     bound = _strip_casts(g.k.bound)
     if isinstance(bound, m.Ref):  # a local set once before the loop: its value
@@ -105,7 +105,7 @@ def specialize_when(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> str:
 def _without_k_count(g: GemmPlan) -> tuple:
     """``g.setup`` without the local that only counted the CUDA's k tiles (``num_tiles = (K +
     15) / 16``): with a free k tile the pipelined loop counts its own."""
-    from ..analysis.lift_map import _strip_casts
+    from ..analysis.lift.map import _strip_casts
 
     bound = _strip_casts(g.k.bound)
     if not isinstance(bound, m.Ref):

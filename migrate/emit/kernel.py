@@ -10,24 +10,24 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from ..analysis import rewrite
-from ..analysis.coop_groups import GroupError, lower_cooperative_groups
-from ..analysis.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
-from ..analysis.loop_ir import (Barrier, BlockReduce, BlockScan, Exchange, KernelPlan, LanePhase, Phase,
-                                SimtBody, TileMap, UniformIf, UniformLoop)
-from ..analysis.vectors import VectorError, scalarize_vectors, uses_vectors
-from ..analysis.lift_map import NotLiftable, plan_map
-from ..analysis.forward_shared import forward_shared
-from ..analysis.micro_tiles import MicroTilesRefused, expand_micro_tiles
-from ..analysis.lift_gemm import NotGemm, plan_gemm
-from ..analysis.lift_reduce import plan_block_reduce, reduction_kinds
-from ..analysis.free_grid import plan_free_grid
-from ..analysis.row_registers import plan_row_registers
-from ..analysis.lift_scan import NotScan, plan_block_scan
-from ..analysis.delinearise import apply, delinearise, kernel_inputs, sites_in_regions
+from ..analysis.prepare import rewrite
+from ..analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
+from ..analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
+from ..ir.loops import (Barrier, BlockReduce, BlockScan, Exchange, KernelPlan, LanePhase, Phase, SimtBody,
+                        TileMap, UniformIf, UniformLoop)
+from ..analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
+from ..analysis.lift.map import NotLiftable, plan_map
+from ..analysis.lift.forward_shared import forward_shared
+from ..analysis.lift.micro_tiles import MicroTilesRefused, expand_micro_tiles
+from ..analysis.lift.gemm import NotGemm, plan_gemm
+from ..analysis.lift.reduce import plan_block_reduce, reduction_kinds
+from ..analysis.lift.free_grid import plan_free_grid
+from ..analysis.lift.row_registers import plan_row_registers
+from ..analysis.lift.scan import NotScan, plan_block_scan
+from ..analysis.lift.delinearise import apply, delinearise, kernel_inputs, sites_in_regions
 from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
-from ..parse import model as m
+from ..ir import model as m
 from ..runtime.spec import DTYPES as DTYPE_SIZES
 from .tile import (free_grid_header, print_block_reduce, print_block_scan, print_lane_phase,
                    print_uniform_phase, reduce_allocations, reduce_header, row_allocations, row_header,
@@ -288,7 +288,7 @@ class KernelEmitter:
 
     def _lift_reduction_or_scan(self, prepared: m.Function, kplan: KernelPlan, callees, tdims, reasons,
                                 out: KernelOutput):
-        from ..analysis.forward_shared import propagate_builtin_aliases
+        from ..analysis.lift.forward_shared import propagate_builtin_aliases
         try:
             renamed = propagate_builtin_aliases(prepared)
             rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan, tdims)
@@ -365,7 +365,7 @@ class KernelEmitter:
 
     def shape_buffers(self, fn: m.Function, plan, collect):
         """``plan`` (a tile-form kernel plan or GEMM plan) with the buffers the analysis proves
-        row-major arrays indexed by dimension (:mod:`migrate.analysis.delinearise`); their shapes
+        row-major arrays indexed by dimension (:mod:`migrate.analysis.lift.delinearise`); their shapes
         go to the factory's parameters and the signature (``self.shapes``)."""
         buffers, extents, table, stable = kernel_inputs(fn)
         extents = {n: r for n, r in extents.items() if not _factory_name(n, fn)}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..diagnostics import Diagnostic, make
-from ..parse import model as m
+from ..ir import model as m
 from . import render
 from .kernel import KernelEmitter, KernelOutput, device_builtin_params, emit_device_function
 from .printer import EmitError, Line

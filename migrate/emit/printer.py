@@ -3,7 +3,7 @@
 :class:`ExprPrinter` prints one expression with the fewest parentheses Python needs;
 :class:`StmtPrinter` prints statements as indented lines, each tagged with its CUDA source line
 (the provenance that the report aligns on). Names are resolved through :class:`Scope`, which
-knows where each variable lives (the loop IR's :class:`~migrate.analysis.loop_ir.VarPlan`).
+knows where each variable lives (the loop IR's :class:`~migrate.ir.loops.VarPlan`).
 
 Anything that has no TileLang spelling raises :class:`EmitError` with the node's span; the
 emitter turns it into a diagnostic and a different form, never into wrong code.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..parse import model as m
-from ..span import Span
+from ..ir import model as m
+from ..ir.span import Span
 
 
 #: Builtins that are int32 TileLang variables (the others print as Python ints): thread and block

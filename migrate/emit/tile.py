@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..analysis.fold_lanes import LANE
-from ..analysis.loop_ir import BlockReduce, BlockScan, KernelPlan, Phase, TileMap, UniformIf
-from ..parse import model as m
+from ..analysis.lift.fold_lanes import LANE
+from ..ir.loops import BlockReduce, BlockScan, KernelPlan, Phase, TileMap, UniformIf
+from ..ir import model as m
 from .printer import Line, StmtPrinter, dtype_of, scalar_name
 
 DIMS = ("x", "y", "z")
@@ -399,7 +399,7 @@ def print_uniform_phase(r: Phase, printer: StmtPrinter) -> None:
 def row_header(kplan: KernelPlan, scope, add) -> None:
     """Factory lines of a kernel whose lanes' strided loops unroll when the launcher compiles the
     row length in: ``row_steps``, each lane's iterations (0: loops at run-time sizes)."""
-    from ..analysis.row_registers import MAX_ROW_STEPS
+    from ..analysis.lift.row_registers import MAX_ROW_STEPS
     from .printer import ExprPrinter
     rows = kplan.rows
     step = ExprPrinter(scope)(rows.step)
@@ -434,8 +434,8 @@ def print_row_loop(r, printer: StmtPrinter) -> None:
 
 
 def _unrolled(r, printer: StmtPrinter) -> None:
-    from ..analysis.row_registers import read_key
-    from ..analysis.rewrite import Transformer
+    from ..analysis.lift.row_registers import read_key
+    from ..analysis.prepare.rewrite import Transformer
     loop = r.loop
     step_var = f"{r.var}_step"
     start = printer.expr(loop.init.decls[0].init)
@@ -476,7 +476,7 @@ def _unrolled(r, printer: StmtPrinter) -> None:
 def row_signature(rows) -> dict:
     """The signature entries that compile the row length in on GPUs, for rows up to
     ``MAX_ROW_LENGTH`` elements (one kernel per length; longer rows run at run-time sizes)."""
-    from ..analysis.row_registers import MAX_ROW_LENGTH
+    from ..analysis.lift.row_registers import MAX_ROW_LENGTH
     return {"specialize": (rows.limit,),
             "specialize_when": f"lambda s: s[{rows.limit!r}] <= {MAX_ROW_LENGTH}",
             "specialize_note": (f"on GPUs, for rows of at most {MAX_ROW_LENGTH} elements, {rows.limit} is compiled as a "

@@ -13,9 +13,9 @@ import clang.cindex as ci
 
 from ..compat.catalog import UNSUPPORTED_CODES, section_of
 from ..diagnostics import DiagnosticBag
-from ..span import Span
+from ..ir.span import Span
 from . import clang as cl
-from . import model as m
+from ..ir import model as m
 
 K = ci.CursorKind
 T = ci.TypeKind

@@ -14,9 +14,9 @@ import clang.cindex as ci
 
 from ..codes import Severity
 from ..diagnostics import Diagnostic, DiagnosticBag
-from ..span import Span
+from ..ir.span import Span
 from . import clang as cl
-from . import model as m
+from ..ir import model as m
 from .build import ModelBuilder, SourceText, _is_push_config, _qualified, _template_args_of, \
     convert_type, span_of
 

@@ -6,7 +6,7 @@ thread-dependent loop keeps the kernel at thread level.
 """
 from __future__ import annotations
 
-from ..parse import model as m
+from ...ir import model as m
 
 
 def thread_dependent_names(fn: m.Function) -> set[str]:

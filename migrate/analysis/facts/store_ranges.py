@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
+from ...ir import model as m
 from .affine import linear_form, strip_int_casts
-from .rewrite import Transformer
+from ..prepare.rewrite import Transformer
 
 INT = m.Scalar("int32")
 
@@ -75,7 +75,7 @@ def _is_g(e) -> bool:
 
 
 def _uniform(e) -> bool:
-    from .lift_map import _uniform as uniform
+    from ..lift.map import _uniform as uniform
     return uniform(e)
 
 

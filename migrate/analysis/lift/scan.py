@@ -26,10 +26,10 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
-from ..parse import model as m
-from .lift_map import NotLiftable
-from .loop_ir import BlockScan, KernelPlan
-from .phases import contains_barrier, is_barrier_call
+from ...ir import model as m
+from .map import NotLiftable
+from ...ir.loops import BlockScan, KernelPlan
+from ..phases import contains_barrier, is_barrier_call
 
 _MAX_STEPS = 1 << 16  # loop iterations per thread the proof will follow
 _CUMSUM_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes TileLang's CUDA T.cumsum takes

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from .phases import assignment_counts
+from ...ir import model as m
+from ..phases import assignment_counts
 from .rewrite import Transformer
 
 

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from .affine import strip_int_casts
-from .lift_map import _strip_casts as _strip
-from .lift_reduce import _is_lane, lane_aliases
-from .lift_warp import _ATOMIC_OF, _identity, combine_op, const_value
-from .loop_ir import BlockReduce, FreeGrid, KernelPlan, Phase
+from ...ir import model as m
+from ..facts.affine import strip_int_casts
+from .map import _strip_casts as _strip
+from .reduce import _is_lane, lane_aliases
+from .warp import _ATOMIC_OF, _identity, combine_op, const_value
+from ...ir.loops import BlockReduce, FreeGrid, KernelPlan, Phase
 
 #: Call kinds an element's value may use (they neither store nor talk to other threads).
 _PURE_CALLS = ("math", "device", "conversion")

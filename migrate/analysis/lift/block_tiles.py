@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from .affine import linear_form, rebuild
+from ...ir import model as m
+from ..facts.affine import linear_form, rebuild
 from .forward_shared import _pure, drop_dead_declarations, expand, single_assignment_locals
-from .phases import assignment_counts
-from .rewrite import Transformer
+from ..phases import assignment_counts
+from ..prepare.rewrite import Transformer
 
 _INT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
@@ -175,7 +175,7 @@ def fold_block_tiles(fn: m.Function) -> tuple[m.Function, dict[str, int], dict[s
     """``fn`` over block tiles (see the module doc), the block sizes it asserts (thread dim ->
     size) and the domain extents (block dim -> ``gridDim.d * C``); raises
     :class:`~.lift_map.NotLiftable` when the kernel does not fit."""
-    from .lift_map import NotLiftable
+    from .map import NotLiftable
     try:
         return _fold(fn)
     except _NotTiles as exc:

@@ -2,7 +2,7 @@
 
 The CUDA idiom ``blockIdx.x * blockDim.x + threadIdx.x`` (in any operand order, through integral
 casts) names one element of a ``gridDim.x * blockDim.x`` domain. :func:`fold_global_indices`
-replaces it with a :class:`~migrate.parse.model.Builtin` ``globalIdx.x``, which the tile form
+replaces it with a :class:`~migrate.ir.model.Builtin` ``globalIdx.x``, which the tile form
 prints as the element's index in the domain. In a dimension without threads (``blockDim.d`` is 1,
 which the factory asserts) ``blockIdx.d`` is itself the global index, and in one without blocks
 (``gridDim.d`` is 1) so is ``threadIdx.d``. Anything else that still reads ``threadIdx`` depends
@@ -13,8 +13,8 @@ A ``blockIdx.d`` left over names the segment of ``blockDim.d`` elements an eleme
 """
 from __future__ import annotations
 
-from ..parse import model as m
-from .affine import linear_form, rebuild, strip_int_casts as _strip_int_casts
+from ...ir import model as m
+from ..facts.affine import linear_form, rebuild, strip_int_casts as _strip_int_casts
 from .rewrite import Transformer
 
 DIMS = ("x", "y", "z")

@@ -31,13 +31,13 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..parse import model as m
-from ..span import Span
-from .divergence import thread_dependent_names
+from ...ir import model as m
+from ...ir.span import Span
+from ..facts.divergence import thread_dependent_names
 from .forward_shared import single_assignment_locals
-from .lift_map import NotLiftable, _strip_casts as _strip
-from .loop_ir import Barrier, BlockReduce, Exchange, Phase, UniformIf, UniformLoop
-from .rewrite import Transformer
+from .map import NotLiftable, _strip_casts as _strip
+from ...ir.loops import Barrier, BlockReduce, Exchange, Phase, UniformIf, UniformLoop
+from ..prepare.rewrite import Transformer
 
 WARP = 32
 FULL_MASK = 0xFFFFFFFF
@@ -453,7 +453,7 @@ def lift_warp_trees(regions, ctx: WarpLift) -> tuple:
         tree = warp_tree(r, ctx.roles) if isinstance(r, UniformLoop) else None
         if isinstance(r, UniformIf) and r.predicate is not None and len(r.then) == 3 and not r.other \
                 and isinstance(r.then[1], UniformLoop) and warp_tree(r.then[1], ctx.roles) is not None:
-            from .lift_warp_rows import guarded_segment
+            from .warp_rows import guarded_segment
             reduce = guarded_segment(out, r, rs[i + 1:], ctx)
             out.append(reduce)
             ctx.found.append(reduce)
@@ -517,7 +517,7 @@ def _peel_uniform(phase: Phase, roles: Roles) -> tuple[Optional[Phase], Phase]:
 def _block_reduce(before: Phase, tree: WarpTree, rs: list, i: int, ctx: WarpLift):
     """(BlockReduce, regions consumed from ``rs[i]``, what remains of the last one) for the
     tree at ``rs[i]`` preceded by ``before``."""
-    from .lift_warp_rows import segment_reduce  # a reduction per warp (that module builds on this one)
+    from .warp_rows import segment_reduce  # a reduction per warp (that module builds on this one)
     roles = ctx.roles
     line = tree.span.line
     after = rs[i + 1] if i + 1 < len(rs) else None

@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..parse import model as m
-from .affine import linear_form
-from .lift_map import _strip_casts
-from .loop_ir import TileMap
+from ...ir import model as m
+from ..facts.affine import linear_form
+from .map import _strip_casts
+from ...ir.loops import TileMap
 
 
 @dataclass(frozen=True)
@@ -302,7 +302,7 @@ def _is_index_of(e, names: set[str], dim: str) -> bool:
 def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | None:
     """The whole-tile view of an operand (``which`` is "a" or "b"), or None when its reads are
     not exactly a zero-padded 2-D array (then it is staged element by element)."""
-    from .affine import linear_form, same_value
+    from ..facts.affine import linear_form, same_value
     staged = operand.staged
     conds = []
     if isinstance(staged, m.Ternary):
@@ -339,7 +339,7 @@ def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | Non
         elif isinstance(a, m.Ref) and a.name in k_names:
             k_terms[key] = (c, a)
         elif isinstance(a, m.Binary) and a.op == "*" and c == 1:
-            from .lift_map import _factors
+            from .map import _factors
             factors = _factors(a)
             idx = [f for f in factors if _is_index_of(f, names, dim)]
             kf = [f for f in factors if _names_in(f) & k_names]

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from .affine import linear_form
+from ...ir import model as m
+from ..facts.affine import linear_form
 from .forward_shared import expand, single_assignment_locals
-from .lift_map import NotLiftable, _strip_casts
-from .lift_warp import const_value
-from .rewrite import Transformer
+from .map import NotLiftable, _strip_casts
+from .warp import const_value
+from ..prepare.rewrite import Transformer
 
 
 def _const(e, locals_) -> int | None:

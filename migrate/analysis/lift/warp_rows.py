@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from ..parse import model as m
-from .lift_map import NotLiftable, _strip_casts as _strip
-from .lift_warp import (Roles, WarpLift, WarpTree, _Subst, _assigned, _copies, _is_flag, _recomputable, _type_of,
-                        prune_lane_code, warp_tree)
-from .loop_ir import BlockReduce, Phase, UniformIf
-from .rewrite import Transformer
+from ...ir import model as m
+from .map import NotLiftable, _strip_casts as _strip
+from .warp import (Roles, WarpLift, WarpTree, _Subst, _assigned, _copies, _is_flag, _recomputable, _type_of,
+                   prune_lane_code, warp_tree)
+from ...ir.loops import BlockReduce, Phase, UniformIf
+from ..prepare.rewrite import Transformer
 
 
 def guarded_segment(out: list, branch: UniformIf, following, ctx: WarpLift) -> BlockReduce:

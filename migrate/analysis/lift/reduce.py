@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from .lift_map import NotLiftable, _strip_casts as _strip
-from .lift_warp import Roles, WarpLift, lift_warp_trees
-from .lift_warp_rows import own_elements
-from .loop_ir import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
-from .phases import plan_portable
-from .rewrite import Transformer
+from ...ir import model as m
+from .map import NotLiftable, _strip_casts as _strip
+from .warp import Roles, WarpLift, lift_warp_trees
+from .warp_rows import own_elements
+from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
+from ..phases import plan_portable
+from ..prepare.rewrite import Transformer
 
 
 def _is_lane(e, aliases: set[str]) -> bool:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from ..span import Span
+from ...ir import model as m
+from ...ir.span import Span
 
 LANES = ("x", "y", "z", "w")
 

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from .affine import strip_int_casts, value_key
-from .lift_reduce import _is_lane, lane_aliases
-from .lift_warp import Roles
-from .loop_ir import BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan, UniformIf, UniformLoop
+from ...ir import model as m
+from ..facts.affine import strip_int_casts, value_key
+from .reduce import _is_lane, lane_aliases
+from .warp import Roles
+from ...ir.loops import BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan, UniformIf, UniformLoop
 
 #: The most elements a lane unrolls and keeps of a row (registers per thread; beyond, the CUDA
 #: loops run as they are). On the H200 (2026-11-30 00:31 UTC, bench/row_probe.py) keeping 128

@@ -19,8 +19,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ..parse import model as m
-from ..span import Span
+from ...ir import model as m
+from ...ir.span import Span
 from .inline import _Inliner
 
 U32 = m.Scalar("uint32")

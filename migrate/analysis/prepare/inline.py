@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
+from ...ir import model as m
 from . import rewrite
 
 

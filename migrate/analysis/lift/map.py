@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from .global_index import (blocks_as_segments, domain_dims, fold_global_indices, leftover_thread_indices)
+from ...ir import model as m
+from ..prepare.global_index import (blocks_as_segments, domain_dims, fold_global_indices,
+                                    leftover_thread_indices)
 from .fold_lanes import fold_lanes
-from .loop_ir import KernelPlan, Phase, TileMap
-from .phases import place_variables
-from .rewrite import Transformer
+from ...ir.loops import KernelPlan, Phase, TileMap
+from ..phases import place_variables
+from ..prepare.rewrite import Transformer
 
 
 class NotLiftable(Exception):
@@ -324,7 +325,7 @@ def check_stores(stmts, dims: list[str]) -> None:
 def _apart_by_guards(a, b, stmts, dims) -> tuple[bool, str]:
     """Whether two stores (index, guards) of a 1-D map reach disjoint index ranges
     (:mod:`.store_ranges`), and if not, why (empty when the ranges are not known)."""
-    from .store_ranges import reach, separated
+    from ..facts.store_ranges import reach, separated
     if dims != ["x"]:
         return False, ""
     ra, rb = (reach(expand_locals(i, stmts), [expand_locals(c, stmts) for c in cs]) for i, cs in (a, b))
@@ -350,7 +351,7 @@ def injective_in(index, d) -> bool:
     """Whether ``index`` separates elements along dimension d: an affine form with a term
     ``globalIdx.d * c`` (c a nonzero constant or a uniform value), and ``globalIdx.d`` nowhere else
     (not under a division, a modulo, a load)."""
-    from .affine import linear_form
+    from ..facts.affine import linear_form
     form = linear_form(index)
     if form is None:
         return False
@@ -383,7 +384,7 @@ def _factors(e) -> list:
 def _pinned_dims(cond) -> set[str]:
     """Dimensions a condition pins to one element (``i == 0`` with ``i`` the global index, a
     conjunct of it: not under a negation or an or)."""
-    from .store_ranges import conjuncts
+    from ..facts.store_ranges import conjuncts
     out = set()
     for n in conjuncts(cond):
         if isinstance(n, m.Binary) and n.op == "==":
@@ -398,7 +399,7 @@ def stores_overlap(a, b) -> bool:
     """Whether two store indices of one buffer can name the same place for different elements:
     they differ by a constant that a multiple of the x stride reaches (lanes of a vector, at
     offsets below the stride, do not). Indices that are equal never overlap."""
-    from .affine import linear_form, same_value
+    from ..facts.affine import linear_form, same_value
     if same_value(a, b):
         return False
     fa, fb = linear_form(a), linear_form(b)

@@ -1,6 +1,6 @@
 """The kernel model: what the frontend knows about a CUDA translation unit.
 
-Frozen, slotted dataclasses, every node with a :class:`~migrate.span.Span`. This is the one IR
+Frozen, slotted dataclasses, every node with a :class:`~migrate.ir.span.Span`. This is the one IR
 between ``parse/`` and ``analysis/``; nothing downstream sees a libclang cursor. Edit nodes with
 ``dataclasses.replace``. :func:`dump` prints any node as a deterministic indented tree for golden
 tests.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Optional, Union
 
-from ..span import Span
+from .span import Span
 
 # ---------------------------------------------------------------------------------------------
 # Types

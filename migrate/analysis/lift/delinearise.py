@@ -31,8 +31,8 @@ import typing
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from ..parse import model as m
-from .affine import linear_form, rebuild as rebuild_form, strip_int_casts as _strip
+from ...ir import model as m
+from ..facts.affine import linear_form, rebuild as rebuild_form, strip_int_casts as _strip
 
 #: Scalar parameter types that may be an extent (the shape variable is the parameter itself).
 EXTENT_DTYPES = ("int32", "int64")
@@ -243,7 +243,7 @@ def sites_in_stmts(stmts, buffers: set[str], facts: tuple = ()) -> _Collector:
 def sites_in_regions(regions, buffers: set[str]) -> _Collector:
     """The accesses in a tile-form kernel's regions (maps, reductions and the uniform code around
     them): the facts of uniform branches and loops apply to what they enclose."""
-    from .loop_ir import BlockReduce, LanePhase, Phase, TileMap, UniformIf, UniformLoop
+    from ...ir.loops import BlockReduce, LanePhase, Phase, TileMap, UniformIf, UniformLoop
     c = _Collector(buffers)
 
     def visit(rs, facts):

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from .affine import linear_form, rebuild, same_value
-from .lift_map import NotLiftable, _strip_casts as _strip
-from .phases import assignment_counts
-from .renaming import rename_reassigned_locals
-from .rewrite import Transformer
+from ...ir import model as m
+from ..facts.affine import linear_form, rebuild, same_value
+from .map import NotLiftable, _strip_casts as _strip
+from ..phases import assignment_counts
+from ..prepare.renaming import rename_reassigned_locals
+from ..prepare.rewrite import Transformer
 
 _PURE_LEAVES = (m.Builtin, m.IntLit)
 
@@ -386,7 +386,7 @@ def _check_rows(rows, forwarded: m.Function) -> None:
     variables from their constant bounds."""
     if not rows:
         return
-    from .lift_map import fold_elements
+    from .map import fold_elements
     sizes = fold_elements(forwarded)[2]  # (a kernel that does not fold is not a map after all)
     for name, index, extent, loops, line in rows:
         span = _value_range(index, sizes, {v: r for lp in loops for v, r in [_loop_range(lp)] if v})

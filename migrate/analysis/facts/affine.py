@@ -9,8 +9,8 @@ equal as affine functions print and compare the same (``(by*32 + (r - j)) + j`` 
 """
 from __future__ import annotations
 
-from ..parse import model as m
-from .rewrite import Transformer
+from ...ir import model as m
+from ..prepare.rewrite import Transformer
 
 _INT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 

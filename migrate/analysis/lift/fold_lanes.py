@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..parse import model as m
-from .rewrite import Transformer
-from .vectors import LANES
+from ...ir import model as m
+from ..prepare.rewrite import Transformer
+from ..prepare.vectors import LANES
 
 LANE = "il"  # the lane index of the folded tile loop
 

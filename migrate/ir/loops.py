@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from ..parse import model as m
-from ..span import Span
+from . import model as m
+from .span import Span
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import keyword
 
-from ..parse import model as m
+from ...ir import model as m
 
 #: Names the emitted TileLang module or its kernels use for themselves.
 RESERVED = frozenset({

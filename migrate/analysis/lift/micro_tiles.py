@@ -35,16 +35,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..parse import model as m
-from .affine import linear_form, rebuild
+from ...ir import model as m
+from ..facts.affine import linear_form, rebuild
 from .coop_fills import rewrite_cooperative_fills
 from .forward_shared import (drop_dead_declarations, expand, propagate_builtin_aliases,
                              single_assignment_locals)
-from .global_index import assumed_block_sizes
-from .lift_map import NotLiftable, _strip_casts
-from .lift_warp import const_value
-from .phases import is_barrier_call
-from .rewrite import Transformer, _not
+from ..prepare.global_index import assumed_block_sizes
+from .map import NotLiftable, _strip_casts
+from .warp import const_value
+from ..phases import is_barrier_call
+from ..prepare.rewrite import Transformer, _not
 
 
 class MicroTilesRefused(NotLiftable):
