@@ -12,8 +12,8 @@ import pytest
 
 from migrate.cli import main
 from migrate.runtime.checker import check_output_folder
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpus"
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from migrate.cli import main
+from tests.paths import FIXTURES as ALL_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reports"
+FIXTURES = ALL_FIXTURES / "reports"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from migrate.cli import main
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def convert(tmp_path: Path, source: str, *flags, spec: str | None = None) -> tuple[dict, str]:

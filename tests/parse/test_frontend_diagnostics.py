@@ -8,6 +8,7 @@ import pytest
 
 from migrate.codes import CODES, Severity
 from migrate.parse.frontend import ParseOptions, parse_file
+from tests.paths import REPO
 
 HEADER = "#include <cuda_runtime.h>"
 
@@ -214,5 +215,5 @@ def test_every_code_has_explanation_and_fix():
 def test_diagnostics_doc_is_current():
     from migrate.codes import markdown
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "diagnostics.md").read_text()
+    doc = (REPO / "docs" / "diagnostics.md").read_text()
     assert doc == markdown(), "docs/diagnostics.md is stale: run python -m migrate.codes > docs/diagnostics.md"

@@ -8,7 +8,6 @@ later sessions fast).
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,11 +22,8 @@ from migrate.runtime.build import find_cxx
 
 pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "corpus"
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-from tests.references import REFERENCES  # noqa: E402
+from tests.paths import CORPUS, REPO as ROOT
+from tests.references import REFERENCES
 
 # Kernels whose CUDA and reference disagree, with who is wrong (the corpus authors own both).
 KNOWN_DISAGREEMENTS: dict[str, str] = {}

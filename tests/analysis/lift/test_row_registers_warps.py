@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 
 from migrate.cli import main
-from test_row_registers import load
+from tests.analysis.lift.test_row_registers import load
 from tests.lowering import lower_sm90
+from tests.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 @pytest.fixture(scope="module")

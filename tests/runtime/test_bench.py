@@ -10,8 +10,8 @@ from migrate.cli import main
 from migrate.runtime.bench import geomean, traffic_bytes
 from migrate.runtime.tuning import tune_configs
 from migrate.runtime.spec import load_spec
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_bench_needs_a_gpu_and_says_so(tmp_path, capsys):

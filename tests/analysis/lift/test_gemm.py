@@ -11,7 +11,7 @@ import importlib.util
 
 from migrate.runtime.tilelang_support import Signature, static_sizes, without_static
 from tests.lowering import lower_sm90
-from tests.test_lift import TILED_GEMM, convert, factory
+from tests.analysis.lift.test_lift import TILED_GEMM, convert, factory
 
 NT_BATCHED = """
     #define TILE 16

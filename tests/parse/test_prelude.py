@@ -15,10 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from tests.paths import REPO
 
 ci = pytest.importorskip("clang.cindex")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 PRELUDE_DIR = ROOT / "migrate" / "parse" / "prelude"
 PRELUDE = PRELUDE_DIR / "cuda2tile_prelude.h"
 STUBS = PRELUDE_DIR / "include"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from migrate.cli import main
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpus"
 
 GOOD = """\

@@ -18,10 +18,11 @@ from migrate.runtime.cuda_cpu import compile_cpu, run_cpu, run_program
 from migrate.runtime.inputs import bf16_to_bits, bits_to_bf16, make_inputs, round_to_bf16
 from migrate.runtime.spec import load_spec
 from migrate.runtime.build import find_cxx
+from tests.paths import FIXTURES
 
 pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 
-FIX = Path(__file__).resolve().parent / "fixtures" / "runtime"
+FIX = FIXTURES / "runtime"
 CU = FIX / "features.cu"
 KERNELS = {k.id: k for k in load_spec(FIX / "features.toml")}
 

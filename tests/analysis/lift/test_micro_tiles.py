@@ -13,10 +13,11 @@ from pathlib import Path
 
 from migrate.cli import main
 from tests.lowering import lower_sm90
-from tests.test_gemm_static import _module
-from tests.test_lift import convert, factory, note
+from tests.analysis.lift.test_gemm import _module
+from tests.analysis.lift.test_lift import convert, factory, note
+from tests.paths import CORPUS as ALL_CORPUS
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "matmul"
+CORPUS = ALL_CORPUS / "matmul"
 
 #: A register-blocked GEMM without shared memory: 2 x 2 strided micro-tiles of C per thread.
 REG2 = """

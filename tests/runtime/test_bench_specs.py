@@ -38,12 +38,10 @@ from migrate.runtime.cuda_cpu import compile_many, run_cpu
 from migrate.runtime.inputs import DEFAULT_SEED, make_inputs
 from migrate.runtime.spec import FLOAT_DTYPES, KernelSpec, load_spec
 
-REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO / "corpus"
+from tests.paths import CORPUS, REPO
+from tests.references import REFERENCES
+
 BENCH = REPO / "bench" / "specs"
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-from tests.references import REFERENCES  # noqa: E402
 
 #: corpus kernels that `migrate convert` does not migrate, so `migrate bench` never times them
 NOT_MIGRATED = {"reduction/minmax_atomic.cu:reduceMinFloat": "an atomicCAS loop (M3001)"}

@@ -15,8 +15,9 @@ import pytest
 
 from migrate.cli import main
 from migrate.codes import CODES
+from tests.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 CORPUS = ROOT / "corpus"
 SCREENSHOTS = ROOT / "build" / "screenshots"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

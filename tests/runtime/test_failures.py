@@ -16,10 +16,11 @@ from migrate.runtime.compare import compare_outputs
 from migrate.runtime.cuda_cpu import compile_cpu
 from migrate.runtime.spec import load_spec
 from migrate.runtime.build import find_cxx
+from tests.paths import FIXTURES
 
 pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 
-FIX = Path(__file__).resolve().parent / "fixtures" / "runtime"
+FIX = FIXTURES / "runtime"
 CU = FIX / "bugs.cu"
 KERNELS = {k.id: k for k in load_spec(FIX / "bugs.toml")}
 

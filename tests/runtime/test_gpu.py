@@ -18,8 +18,9 @@ from migrate.runtime.compare import compare_outputs
 from migrate.runtime.cuda_gpu import compile_gpu, find_nvcc, gpu_available, gpu_flags, run_gpu
 from migrate.runtime.inputs import make_inputs
 from migrate.runtime.spec import load_spec
+from tests.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 FIX = ROOT / "tests" / "fixtures" / "runtime"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -82,7 +83,7 @@ def test_gpu_unavailable_is_a_status():
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_runs_fixture_kernels():
-    from tests.test_runtime_features import ref_warp_ops
+    from tests.runtime.test_features import ref_warp_ops
     kernels = {k.id: k for k in load_spec(FIX / "features.toml")}
     lib = compile_gpu(FIX / "features.cu", list(kernels.values()))
     k = kernels["warp_ops"]
@@ -102,7 +103,7 @@ def test_gpu_runs_fixture_kernels():
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_wmma_matches_reference():
-    from tests.test_runtime_features import WMMA, ref_wmma_half, ref_wmma_tf32
+    from tests.runtime.test_features import WMMA, ref_wmma_half, ref_wmma_tf32
     for kid, ref in (("wmma_gemm_half", ref_wmma_half), ("wmma_gemm_tf32", ref_wmma_tf32)):
         c = check_original(FIX / "wmma.cu", WMMA[kid], ref, device="gpu", seed=4)
         assert c.passed, c.message

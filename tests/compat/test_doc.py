@@ -6,8 +6,9 @@ from pathlib import Path
 
 from migrate.compat import doc
 from migrate.compat.table import ROWS
+from tests.paths import REPO
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "compat.md"
+DOC = REPO / "docs" / "compat.md"
 
 
 def test_compat_doc_is_current():

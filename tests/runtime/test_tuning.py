@@ -13,8 +13,8 @@ from migrate.cli import main
 from migrate.runtime import tilelang_support as ts
 from migrate.runtime.tilelang_side import load_module
 from migrate.runtime.tuning import TuneError, _Launch, autotune, tune_configs, tunable_program
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 pytest.importorskip("tilelang")
 
 

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from migrate.runtime.spec import SpecError, load_spec, parse_spec
+from tests.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 GOOD = """
 [[kernel]]

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from migrate.cli import main
+from tests.paths import GOLDEN, REPO
 
-REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpus"
-GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
 #: One corpus kernel per pattern the emitter handles; the golden module shows the TileLang.

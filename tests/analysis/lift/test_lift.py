@@ -17,6 +17,7 @@ from migrate.analysis.facts import affine
 from migrate.cli import main
 from migrate.ir import model as m
 from migrate.parse.frontend import parse_file
+from tests.paths import REPO
 
 
 def convert(tmp_path: Path, source: str, *flags, spec: str | None = None, name: str = "k") -> tuple[dict, str]:
@@ -1007,7 +1008,7 @@ def test_lifted_corpus_kernels_agree_on_cpu(tmp_path):
     """The issue's bar: most corpus kernels lift to tile form, and every lifted one that the CPU
     target can run agrees with the original CUDA (run by the CPU executor)."""
     from migrate.runtime.checker import check_output_folder
-    corpus = Path(__file__).resolve().parents[1] / "corpus"
+    corpus = REPO / "corpus"
     out = tmp_path / "out"
     main(["convert", str(corpus), "-o", str(out), "-q", "--jobs", "2"])
     report = json.loads((out / "report.json").read_text())

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from test_lift import convert, factory, note
+from tests.analysis.lift.test_lift import convert, factory, note
 from tests.lowering import lower_sm90
 
 VEC4 = """
