@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import textwrap
 from pathlib import Path
@@ -10,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from migrate.cli import main
+from tests.golden import check_golden
 from tests.paths import GOLDEN, REPO
 
 CORPUS = REPO / "corpus"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
 #: One corpus kernel per pattern the emitter handles; the golden module shows the TileLang.
 #: name -> (source, extra convert flags)
@@ -51,15 +50,14 @@ def corpus_out(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_CASES))
-def test_golden_modules(name, tmp_path):
+def test_golden_modules(name, tmp_path, update_golden):
+    """The emitted module is its golden, tests/golden/<name>.py (rewrite them with
+    ``python -m pytest tests/emit/test_module.py --update-golden``)."""
     rel, flags = GOLDEN_CASES[name]
     src = CORPUS / rel
     main(["convert", str(src), "-o", str(tmp_path), "-q", *flags])
     text = (tmp_path / src.with_suffix(".py").name).read_text()
-    golden = GOLDEN / f"{name}.py"
-    if UPDATE or not golden.exists():
-        golden.write_text(text)
-    assert text == golden.read_text(), f"emitted module differs from {golden} (UPDATE_GOLDEN=1 to accept)"
+    check_golden(GOLDEN / f"{name}.py", text, update_golden)
 
 
 def test_output_is_deterministic(tmp_path):
