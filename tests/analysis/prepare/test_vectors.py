@@ -1,0 +1,41 @@
+"""CUDA vector types as their lanes (analysis.prepare.vectors), and the vector values it refuses."""
+from __future__ import annotations
+
+import pytest
+
+from migrate.analysis.prepare.vectors import VectorError, scalarize_vectors
+from migrate.ir import model as m
+from tests.analysis.support import calls, nodes, unit
+
+
+def test_vectors_become_lanes(tmp_path):
+    u = unit(tmp_path, """
+        __global__ void k(const float4* x, float* y, const float* z, __half* h, int n) {
+            int i = threadIdx.x;
+            float4 v = x[i];
+            const float4 w = reinterpret_cast<const float4*>(z)[i];
+            y[i] = v.x + v.y + w.w;
+            half2* h2 = reinterpret_cast<half2*>(h);
+            h2[i] = __hfma2(h2[i], h2[i], __floats2half2_rn(1.0f, 2.0f));
+        }
+    """)
+    fn = scalarize_vectors(u.kernel("k"))
+    assert fn.params[0].type == m.Pointer(m.Scalar("float32"), const=True)
+    names = {d.name for d in nodes(fn, m.VarDecl)}
+    assert {"v_x", "v_y", "v_z", "v_w", "w_w"} <= names and "v" not in names
+    assert not [n for n in m.walk(fn.body) if isinstance(getattr(n, "type", None), m.Vector)]
+    # x[i].y is x[i * 4 + 1]; the half2 store is two scalar stores with __hfma per lane
+    assert sum(1 for n in calls(fn) if n == "__hfma") == 2
+
+
+def test_vector_value_used_as_scalar_is_refused(tmp_path):
+    u = unit(tmp_path, """
+        __device__ float sum4(float4 v) { return v.x + v.y + v.z + v.w; }
+        __global__ void k(const float4* x, float4* y) { y[0] = x[0]; float4 q = x[1]; y[1] = q; }
+    """)
+    scalarize_vectors(u.kernel("k"))  # whole-vector copies are fine
+    bad = unit(tmp_path, """
+        __global__ void k(float4 p, float* y) { y[0] = p.x; }
+    """)
+    with pytest.raises(VectorError):
+        scalarize_vectors(bad.kernel("k"))

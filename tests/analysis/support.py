@@ -1,0 +1,45 @@
+"""Helpers of the analysis tests: a kernel source parsed to its unit, and the nodes of a function."""
+from __future__ import annotations
+
+import textwrap
+
+from migrate.ir import model as m
+from migrate.parse.frontend import parse_file
+
+
+def unit(tmp_path, source: str):
+    path = tmp_path / "k.cu"
+    path.write_text("#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cooperative_groups.h>\n"
+                    + textwrap.dedent(source))
+    parsed = parse_file(path)
+    assert not [d for d in parsed.diagnostics if d.severity.value == "error"], parsed.diagnostics
+    return parsed.unit
+
+
+def nodes(fn, cls):
+    return [n for n in m.walk(fn.body) if isinstance(n, cls)]
+
+
+def calls(fn):
+    return [n.callee for n in nodes(fn, m.Call)]
+
+
+#: A block reduction: a shared tree in a uniform loop, then a warp shuffle under a thread test.
+PHASES = """
+__global__ void k(const float* x, float* y, int n) {
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    int half = blockDim.x / 2;
+    s[t] = x[t];
+    __syncthreads();
+    for (int st = half; st > 0; st >>= 1) {
+        if (t < st) s[t] += s[t + st];
+        __syncthreads();
+    }
+    if (t < 32) {
+        float v = s[t];
+        v += __shfl_xor_sync(0xffffffffu, v, 16);
+        if (t == 0) y[blockIdx.x] = v;
+    }
+}
+"""
