@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import dtypes as _dtypes
 from .spec import DTYPES, FLOAT_DTYPES, INT_DTYPES, ArgSpec, KernelSpec, SymbolSpec, numpy_dtype
 
 __all__ = [
@@ -35,8 +36,8 @@ __all__ = [
 ]
 
 DEFAULT_SEED = 20240611
-#: dtype codes shared with the C++ launcher (c2t_launcher.h, enum DtypeCode)
-DTYPE_CODES = {name: i for i, name in enumerate(DTYPES)}
+#: dtype codes shared with the C++ launcher (c2t_launcher.h, enum DtypeCode; a view of migrate.dtypes)
+DTYPE_CODES = _dtypes.LAUNCHER_CODES
 ARG_PTR, ARG_INT, ARG_UINT, ARG_FLOAT = 0, 1, 2, 3
 
 # Poison bit patterns: quiet NaNs with a payload for floats, sentinels for integers.

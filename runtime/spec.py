@@ -27,20 +27,18 @@ else:  # pragma: no cover
 
 import numpy as np
 
+from .. import dtypes as _dtypes
+
 __all__ = [
     "DTYPES", "FLOAT_DTYPES", "INT_DTYPES", "TOLERANCE_CLASSES", "ROLES",
     "SpecError", "ArgSpec", "SymbolSpec", "KernelSpec",
     "load_spec", "parse_spec", "kernel_from_dict", "dtype_itemsize", "numpy_dtype",
 ]
 
-#: scalar dtypes a spec may name, with their size in bytes
-DTYPES: dict[str, int] = {
-    "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
-    "int8": 1, "uint8": 1, "int16": 2, "uint16": 2,
-    "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
-}
-FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
-INT_DTYPES = frozenset(DTYPES) - FLOAT_DTYPES
+#: scalar dtypes a spec may name, with their size in bytes (views of migrate.dtypes)
+DTYPES: dict[str, int] = _dtypes.SPEC_SIZES
+FLOAT_DTYPES = _dtypes.SPEC_FLOATS
+INT_DTYPES = _dtypes.SPEC_INTS
 TOLERANCE_CLASSES = ("exact", "fp32", "fp32_accum", "fp64", "fp16", "bf16", "tf32")
 ROLES = ("in", "out", "inout")
 
@@ -57,9 +55,7 @@ def dtype_itemsize(dtype: str) -> int:
 
 def numpy_dtype(dtype: str) -> np.dtype:
     """The numpy dtype that holds values of a spec dtype (bfloat16 is held as float32)."""
-    if dtype == "bfloat16":
-        return np.dtype(np.float32)
-    return np.dtype(dtype)
+    return np.dtype(_dtypes.NUMPY_HOLDERS.get(dtype, dtype))
 
 
 class SpecError(ValueError):

@@ -23,16 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-#: C spellings of template type arguments -> TileLang dtype strings.
-C_TYPE_DTYPES = {
-    "float": "float32", "double": "float64", "int": "int32", "unsigned int": "uint32",
-    "unsigned": "uint32", "long": "int64", "long long": "int64", "unsigned long": "uint64",
-    "unsigned long long": "uint64", "short": "int16", "unsigned short": "uint16", "char": "int8",
-    "signed char": "int8", "unsigned char": "uint8", "bool": "bool", "__half": "float16",
-    "half": "float16", "__nv_bfloat16": "bfloat16", "nv_bfloat16": "bfloat16", "int8_t": "int8",
-    "uint8_t": "uint8", "int16_t": "int16", "uint16_t": "uint16", "int32_t": "int32",
-    "uint32_t": "uint32", "int64_t": "int64", "uint64_t": "uint64", "size_t": "uint64",
-}
+from .. import dtypes as _dtypes
+
+#: C spellings of template type arguments -> TileLang dtype strings (a view of migrate.dtypes).
+C_TYPE_DTYPES = _dtypes.TEMPLATE_SPELLINGS
 
 CPU_PASS_CONFIGS = {"tirx.disable_vectorize": True}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import dtypes as _dtypes
 from ..ir import model as m
 from ..ir.span import Span
 
@@ -27,10 +28,8 @@ class EmitError(Exception):
         self.span = span
 
 
-DTYPES = {"bool": "T.bool", "int8": "T.int8", "uint8": "T.uint8", "int16": "T.int16",
-          "uint16": "T.uint16", "int32": "T.int32", "uint32": "T.uint32", "int64": "T.int64",
-          "uint64": "T.uint64", "float16": "T.float16", "bfloat16": "T.bfloat16",
-          "float32": "T.float32", "float64": "T.float64"}
+#: dtype -> TileLang dtype expression (a view of migrate.dtypes)
+DTYPES = _dtypes.TILELANG
 
 _PREC = {"or": 2, "and": 3, "not": 4, "cmp": 5, "|": 6, "^": 7, "&": 8, "<<": 9, ">>": 9,
          "+": 10, "-": 10, "*": 11, "/": 11, "//": 11, "%": 11, "unary": 12, "atom": 16}

@@ -10,44 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Optional, Union
 
+from .. import dtypes
 from .span import Span
 
 # ---------------------------------------------------------------------------------------------
 # Types
 # ---------------------------------------------------------------------------------------------
 
-#: Canonical scalar dtype names, keyed by the canonical clang spelling.
-SCALAR_DTYPES = {
-    "bool": "bool",
-    "char": "int8",
-    "signed char": "int8",
-    "unsigned char": "uint8",
-    "short": "int16",
-    "unsigned short": "uint16",
-    "int": "int32",
-    "unsigned int": "uint32",
-    "long": "int64",
-    "unsigned long": "uint64",
-    "long long": "int64",
-    "unsigned long long": "uint64",
-    "float": "float32",
-    "double": "float64",
-    "__half": "float16",
-    "__nv_bfloat16": "bfloat16",
-    "void": "void",
-}
+#: Canonical scalar dtype names, keyed by the canonical clang spelling (a view of migrate.dtypes).
+SCALAR_DTYPES = dtypes.C_SPELLINGS
 
-#: CUDA vector types: name -> (scalar dtype, lanes).
-VECTOR_TYPES = {
-    f"{base}{n}": (dtype, n)
-    for base, dtype in [
-        ("char", "int8"), ("uchar", "uint8"), ("short", "int16"), ("ushort", "uint16"),
-        ("int", "int32"), ("uint", "uint32"), ("long", "int64"), ("ulong", "uint64"),
-        ("longlong", "int64"), ("ulonglong", "uint64"), ("float", "float32"), ("double", "float64"),
-    ]
-    for n in (1, 2, 3, 4)
-}
-VECTOR_TYPES.update({"__half2": ("float16", 2), "__nv_bfloat162": ("bfloat16", 2)})
+#: CUDA vector types: name -> (scalar dtype, lanes) (a view of migrate.dtypes).
+VECTOR_TYPES = dtypes.VECTOR_TYPES
 
 
 @dataclass(frozen=True, slots=True)
