@@ -2,12 +2,18 @@
 
     python -m migrate.runtime run corpus/norm/softmax_warp.cu [--kernel ID] [--schedule random]
                                   [--device cpu|gpu] [--seed N] [--timeout S] [--show N]
+                                  [--references FILE.py]
     python -m migrate.runtime run-main corpus/elementwise/saxpy.cu     # the program's own main()
 
 ``run`` runs every kernel of the ``.toml`` beside the source (or the one named by ``--kernel``) on
-seeded random inputs, prints the status, the findings and a few output values, and compares
-with ``tests.references`` when that package is importable. The exit status is 0 when every run
-is ``ok`` (and every comparison passes), else 1.
+seeded random inputs and prints the status, the findings and a few output values. With
+``--references FILE.py`` it also compares the outputs with the references that file defines: a
+Python file (or a package's ``__init__.py``) with a module-level ``REFERENCES`` dict from
+``"<path of the .cu under corpus/>:<id>"`` to ``ref(args, symbols) -> {output name: array}``;
+the repository's are ``--references tests/references/__init__.py``. The file is loaded from its
+path (it need not be importable); without the option nothing is compared and nothing outside the
+runtime is imported. The exit status is 0 when every run is ``ok`` (and every comparison passes),
+else 1; 2 for a bad spec, kernel name or references file.
 """
 from __future__ import annotations
 
@@ -24,12 +30,35 @@ from .inputs import DEFAULT_SEED, make_inputs
 from .spec import SpecError, load_spec
 
 
-def _references():
+class ReferencesError(Exception):
+    """A ``--references`` file that cannot be loaded or defines no ``REFERENCES`` dict."""
+
+
+def load_references(path: str | Path) -> dict:
+    """The ``REFERENCES`` dict of the Python file at ``path``, loaded from the path with importlib
+    (a package's ``__init__.py`` is loaded as that package, so it may import its own modules)."""
+    import importlib.util
+
+    path = Path(path)
+    if not path.is_file():
+        raise ReferencesError(f"references file {path}: no such file")
+    name = "_c2t_references_" + "".join(c if c.isalnum() else "_" for c in str(path.resolve()))
+    package = path.name == "__init__.py"
+    spec = importlib.util.spec_from_file_location(
+        name, path, submodule_search_locations=[str(path.parent)] if package else None)
+    if spec is None or spec.loader is None:
+        raise ReferencesError(f"references file {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before running it: a package imports its modules by this name
     try:
-        from tests.references import REFERENCES  # type: ignore
-        return REFERENCES
-    except Exception:
-        return {}
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ReferencesError(f"references file {path}: {type(exc).__name__}: {exc}") from exc
+    refs = getattr(module, "REFERENCES", None)
+    if not isinstance(refs, dict):
+        raise ReferencesError(f"references file {path} defines no REFERENCES dict")
+    return refs
 
 
 def cmd_run(opts) -> int:
@@ -44,7 +73,11 @@ def cmd_run(opts) -> int:
         if not kernels:
             print(f"no kernel {opts.kernel!r} in the spec", file=sys.stderr)
             return 2
-    refs = _references()
+    try:
+        refs = load_references(opts.references) if opts.references else {}
+    except ReferencesError as e:
+        print(e, file=sys.stderr)
+        return 2
     ok = True
     for k in kernels:
         inp = make_inputs(k, opts.seed)
@@ -97,6 +130,9 @@ def main(argv=None) -> int:
     r.add_argument("--seed", type=int, default=DEFAULT_SEED)
     r.add_argument("--timeout", type=float, default=120.0)
     r.add_argument("--show", type=int, default=6, help="how many output values to print")
+    r.add_argument("--references", metavar="FILE.py",
+                   help="compare with the REFERENCES of this Python file "
+                        "(the repository's: tests/references/__init__.py)")
     r.set_defaults(fn=cmd_run)
     m = sub.add_parser("run-main", help="run the program's own main() on the CPU executor")
     m.add_argument("source")
