@@ -285,7 +285,6 @@ def cmd_convert(args) -> int:
 
     from . import convert as cv
     from . import report
-    from .codes import Severity
     from .parse.frontend import ParseOptions
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -364,10 +363,8 @@ def cmd_convert(args) -> int:
         report.write_json(data, Path(args.json))
 
     if not args.quiet:
-        for r in results:
-            for d in list(r.diagnostics) + [d for k in r.kernels for d in k.diagnostics]:
-                if d.severity is not Severity.NOTE and not (suppress and suppress(d.code)):
-                    err.print(str(d), markup=False)
+        from .reports.terminal import print_diagnostics
+        print_diagnostics(err, results, suppress)
     report.print_summary(out, data, written)
 
     incomplete = any(k.form == "unsupported" for r in results for k in r.kernels) or \

@@ -1,11 +1,13 @@
-"""The terminal summary: rich tables on a terminal, plain aligned text otherwise.
+"""The terminal summary: rich tables on a terminal, plain aligned text otherwise; and the
+diagnostics, each as its ``file:line:col: severity: CODE: message`` line and a caret snippet.
 
 Plain text is what CI logs, pipes and ``> file`` get: no box drawing, no colour, one fact a line,
 so that it greps and diffs well.
 """
 from __future__ import annotations
 
-from ..codes import CODES
+from ..codes import CODES, Severity
+from ..diagnostics import Sources, snippet
 
 
 def _title(code: str) -> str:
@@ -18,6 +20,19 @@ def check_counts(data: dict) -> dict[str, int]:
         status = (k.get("check") or {}).get("status") or "none"
         counts[status] = counts.get(status, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def print_diagnostics(console, results, suppress=None) -> None:
+    """Print the warnings and errors of ``results`` (convert's ``FileResult`` list: each file's
+    diagnostics, then its kernels') to ``console``, but those ``suppress(code)`` hides: the line
+    tools parse, as ``str(diag)`` gives it, then the source line and a caret under the column."""
+    sources = Sources()
+    for r in results:
+        for d in list(r.diagnostics) + [d for k in r.kernels for d in k.diagnostics]:
+            if d.severity is not Severity.NOTE and not (suppress and suppress(d.code)):
+                console.print(str(d), markup=False)
+                for line in snippet(d, sources):
+                    console.print(line, markup=False, emoji=False, highlight=False)
 
 
 def print_summary(console, data: dict, written: list | None = None) -> None:
