@@ -11,9 +11,10 @@ form (a barrier under thread-dependent control flow, a warp-synchronous operatio
 from __future__ import annotations
 
 from ..ir import model as m
-from .facts.divergence import depends_on_thread, thread_dependent_names
-from .prepare.inline import EXCHANGES
 from ..ir.loops import Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, UniformIf, UniformLoop, VarPlan
+from .facts.divergence import depends_on_thread, thread_dependent_names
+from .facts.locals import assignment_counts
+from .prepare.inline import EXCHANGES
 
 
 class NotPortable(Exception):
@@ -257,20 +258,6 @@ def _updated_in_phases(regions) -> set[str]:
         elif isinstance(region, Exchange):
             names.add(region.target.name if isinstance(region.target, m.Ref) else "")
     return names
-
-
-def assignment_counts(node) -> dict[str, int]:
-    """How often each local is assigned after its declaration in ``node`` (a function body or
-    statements); taking its address counts as assigning it."""
-    counts: dict[str, int] = {}
-    for node in m.walk(node):
-        if isinstance(node, m.Assign) and isinstance(node.target, m.Ref):
-            counts[node.target.name] = counts.get(node.target.name, 0) + 1
-        elif isinstance(node, m.Unary) and node.op in ("++", "--") and isinstance(node.operand, m.Ref):
-            counts[node.operand.name] = counts.get(node.operand.name, 0) + 1
-        elif isinstance(node, m.Unary) and node.op == "&" and isinstance(node.operand, m.Ref):
-            counts[node.operand.name] = counts.get(node.operand.name, 0) + 2  # address taken
-    return counts
 
 
 def place_variables(fn: m.Function, regions, dependent: set[str], portable: bool) -> dict[str, VarPlan]:

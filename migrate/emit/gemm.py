@@ -44,13 +44,13 @@ def covers_k(g: GemmPlan, kdim) -> bool:
     holds ``kdim - 1`` (``ceil(kdim / size)`` tiles): then any k tile may stand in for the CUDA
     one, the views reading zeros past ``kdim``."""
     from ..analysis.facts.affine import same_value
-    from ..analysis.lift.map import _strip_casts
+    from ..ir.exprs import strip_casts
 
-    bound = _strip_casts(g.k.bound)
+    bound = strip_casts(g.k.bound)
     if isinstance(bound, m.Ref):  # a local set once before the loop: its value
         inits = [d.init for st in tuple(g.prologue) + tuple(g.setup) if isinstance(st, m.DeclStmt)
                  for d in st.decls if d.name == bound.name and d.init is not None]
-        bound = _strip_casts(inits[0]) if len(inits) == 1 else bound
+        bound = strip_casts(inits[0]) if len(inits) == 1 else bound
     if g.k.step == g.k.size:  # for (k0 = 0; k0 < K; k0 += size): the tiles cover [0, K)
         return same_value(bound, kdim)
     if g.k.step != 1 or not (isinstance(bound, m.Binary) and bound.op == "/"):
@@ -105,9 +105,9 @@ def specialize_when(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> str:
 def _without_k_count(g: GemmPlan) -> tuple:
     """``g.setup`` without the local that only counted the CUDA's k tiles (``num_tiles = (K +
     15) / 16``): with a free k tile the pipelined loop counts its own."""
-    from ..analysis.lift.map import _strip_casts
+    from ..ir.exprs import strip_casts
 
-    bound = _strip_casts(g.k.bound)
+    bound = strip_casts(g.k.bound)
     if not isinstance(bound, m.Ref):
         return g.setup
     others = tuple(g.prologue) + tuple(g.epilogue) + (g.a.factor, g.b.factor) + tuple(

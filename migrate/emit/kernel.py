@@ -10,30 +10,30 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ..analysis.lift.base import NotLiftable
+from ..analysis.lift.delinearise import apply, delinearise, kernel_inputs, sites_in_regions
+from ..analysis.lift.forward_shared import forward_shared
+from ..analysis.lift.free_grid import plan_free_grid
+from ..analysis.lift.gemm import NotGemm, plan_gemm
+from ..analysis.lift.map import plan_map
+from ..analysis.lift.micro_tiles import MicroTilesRefused, expand_micro_tiles
+from ..analysis.lift.reduce import plan_block_reduce, reduction_kinds
+from ..analysis.lift.row_registers import plan_row_registers
+from ..analysis.lift.scan import NotScan, plan_block_scan
+from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..analysis.prepare import rewrite
 from ..analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
 from ..analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
-from ..ir.loops import (Barrier, BlockReduce, BlockScan, Exchange, KernelPlan, LanePhase, Phase, SimtBody,
-                        TileMap, UniformIf, UniformLoop)
 from ..analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
-from ..analysis.lift.map import NotLiftable, plan_map
-from ..analysis.lift.forward_shared import forward_shared
-from ..analysis.lift.micro_tiles import MicroTilesRefused, expand_micro_tiles
-from ..analysis.lift.gemm import NotGemm, plan_gemm
-from ..analysis.lift.reduce import plan_block_reduce, reduction_kinds
-from ..analysis.lift.free_grid import plan_free_grid
-from ..analysis.lift.row_registers import plan_row_registers
-from ..analysis.lift.scan import NotScan, plan_block_scan
-from ..analysis.lift.delinearise import apply, delinearise, kernel_inputs, sites_in_regions
-from ..analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from ..diagnostics import Diagnostic, make
 from ..ir import model as m
+from ..ir.loops import (Barrier, BlockReduce, BlockScan, Exchange, KernelPlan, LanePhase, Phase, SimtBody,
+                        TileMap, UniformIf, UniformLoop)
 from ..runtime.spec import DTYPES as DTYPE_SIZES
+from .printer import EmitError, Line, Scope, StmtPrinter, _array_shape, canonical_loop, dtype_of, scalar_name
 from .tile import (free_grid_header, print_block_reduce, print_block_scan, print_lane_phase,
                    print_uniform_phase, reduce_allocations, reduce_header, row_allocations, row_header,
                    row_signature, scan_allocations, scan_header)
-from .printer import (EmitError, Line, Scope, StmtPrinter, _array_shape,
-                      canonical_loop, dtype_of, scalar_name)
 
 DIMS = ("x", "y", "z")
 #: Scalar dtypes TileLang 0.1.15 cannot pass to a kernel (its CPU ctypes table lacks uint32/uint16;
@@ -288,7 +288,7 @@ class KernelEmitter:
 
     def _lift_reduction_or_scan(self, prepared: m.Function, kplan: KernelPlan, callees, tdims, reasons,
                                 out: KernelOutput):
-        from ..analysis.lift.forward_shared import propagate_builtin_aliases
+        from ..analysis.prepare.builtin_aliases import propagate_builtin_aliases
         try:
             renamed = propagate_builtin_aliases(prepared)
             rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan, tdims)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 
 from ..analysis.lift.fold_lanes import LANE
-from ..ir.loops import BlockReduce, BlockScan, KernelPlan, Phase, TileMap, UniformIf
 from ..ir import model as m
+from ..ir.loops import BlockReduce, BlockScan, KernelPlan, Phase, TileMap, UniformIf
 from .printer import Line, StmtPrinter, dtype_of, scalar_name
 
 DIMS = ("x", "y", "z")
@@ -435,7 +435,7 @@ def print_row_loop(r, printer: StmtPrinter) -> None:
 
 def _unrolled(r, printer: StmtPrinter) -> None:
     from ..analysis.lift.row_registers import read_key
-    from ..analysis.prepare.rewrite import Transformer
+    from ..ir.visit import Transformer
     loop = r.loop
     step_var = f"{r.var}_step"
     start = printer.expr(loop.init.decls[0].init)

@@ -10,21 +10,14 @@ equal as affine functions print and compare the same (``(by*32 + (r - j)) + j`` 
 from __future__ import annotations
 
 from ...ir import model as m
-from ..prepare.rewrite import Transformer
+from ...ir.exprs import strip_int_casts
+from ...ir.visit import Transformer
 
 _INT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 
 def _is_int(t) -> bool:
     return isinstance(t, m.Scalar) and t.dtype in _INT
-
-
-def strip_int_casts(e):
-    """``e`` without the integer-to-integer conversions around it (index arithmetic: the
-    integer types an index is spelled in do not change its value far from overflow)."""
-    while isinstance(e, m.Cast) and _is_int(e.target) and _is_int(e.operand.type):
-        e = e.operand
-    return e
 
 
 def atom_key(e) -> str:

@@ -96,3 +96,35 @@ def depends_on_thread(expr: m.Expr, dependent: set[str]) -> bool:
             if depends_on_thread(node.index, dependent):
                 return True
     return False
+
+
+#: what an invariant value may not contain: memory reads, calls and stores, effects
+_VARIANT_NODES = (m.Index, m.Call, m.MethodCall, m.Assign)
+_VARIANT_UNARY = ("++", "--", "*", "&")
+
+
+def _invariant(e, builtins, ref_kinds) -> bool:
+    for n in m.walk(e):
+        if isinstance(n, m.Builtin) and not builtins(n.var):
+            return False
+        if isinstance(n, m.Ref) and n.kind not in ref_kinds:
+            return False
+        if isinstance(n, _VARIANT_NODES) or (isinstance(n, m.Unary) and n.op in _VARIANT_UNARY):
+            return False
+    return True
+
+
+def same_for_every_element(e) -> bool:
+    """``e`` has one value for every element of a map and is cheap to evaluate: literals, scalar
+    parameters, launch sizes (no thread, block or element index, no load, call or store)."""
+    return _invariant(e, lambda var: var not in ("globalIdx", "threadIdx", "blockIdx"), ("param", "template"))
+
+
+#: references whose value is the same in every block and lane: parameters, constants, functions
+BLOCK_INVARIANT_REFS = ("param", "template", "enum", "constant", "function")
+
+
+def same_in_every_block(e) -> bool:
+    """``e`` has one value in every block and lane whatever the grid: parameters, constants and
+    the block size (not the grid size, which a freed grid changes)."""
+    return _invariant(e, lambda var: var in ("warpSize", "blockDim"), BLOCK_INVARIANT_REFS)

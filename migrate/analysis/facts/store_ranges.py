@@ -25,8 +25,10 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from .affine import linear_form, strip_int_casts
-from ..prepare.rewrite import Transformer
+from ...ir.exprs import conjuncts, strip_bool_casts, strip_int_casts
+from ...ir.visit import Transformer
+from .affine import linear_form
+from .divergence import same_for_every_element
 
 INT = m.Scalar("int32")
 
@@ -74,9 +76,6 @@ def _is_g(e) -> bool:
     return isinstance(e, m.Builtin) and e.var == "globalIdx" and e.dim == "x"
 
 
-def _uniform(e) -> bool:
-    from ..lift.map import _uniform as uniform
-    return uniform(e)
 
 
 def _form(e):
@@ -99,24 +98,6 @@ def _const(v):
     return {}, v
 
 
-def conjuncts(c) -> list:
-    """The conjuncts of a condition; ``!(a < b)`` is ``a >= b``, ``!(a || b)`` is ``!a && !b``."""
-    while isinstance(c, m.Cast) and c.target == m.Scalar("bool") and isinstance(c.operand.type, m.Scalar) \
-            and c.operand.type.dtype == "bool":
-        c = c.operand
-    if isinstance(c, m.Binary) and c.op == "&&":
-        return conjuncts(c.lhs) + conjuncts(c.rhs)
-    if isinstance(c, m.Unary) and c.op == "!":
-        inner = c.operand
-        flip = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
-        if isinstance(inner, m.Binary) and inner.op in flip:
-            return [m.Binary(flip[inner.op], inner.lhs, inner.rhs, inner.type, inner.span)]
-        if isinstance(inner, m.Binary) and inner.op == "||":
-            return conjuncts(m.Unary("!", inner.lhs, False, c.type, c.span)) + \
-                conjuncts(m.Unary("!", inner.rhs, False, c.type, c.span))
-        if isinstance(inner, m.Unary) and inner.op == "!":
-            return conjuncts(inner.operand)
-    return [c]
 
 
 # g OP E: (lower offset, upper offset) added to E; None: no bound on that side
@@ -135,7 +116,7 @@ def reach(index, conds) -> Reach | None:
     for kk, (c, atom) in form[0].items():
         if _is_g(atom):
             k += c
-        elif _uniform(atom):
+        elif same_for_every_element(atom):
             rest[kk] = (c, atom)
         else:
             return None
@@ -143,11 +124,11 @@ def reach(index, conds) -> Reach | None:
         return None
     u = (rest, form[1])
     los, his, nonzero = [_const(0)], [], []
-    for c in (x for cond in conds for x in conjuncts(cond)):
+    for c in (x for cond in conds for x in conjuncts(cond, strip_bool_casts)):
         if isinstance(c, m.Binary) and c.op in _G_BOUNDS:
-            if _is_g(c.lhs) and _uniform(c.rhs):
+            if _is_g(c.lhs) and same_for_every_element(c.rhs):
                 op, e = c.op, c.rhs
-            elif _is_g(c.rhs) and _uniform(c.lhs):
+            elif _is_g(c.rhs) and same_for_every_element(c.lhs):
                 op, e = _MIRROR[c.op], c.lhs
             else:
                 continue
@@ -159,8 +140,8 @@ def reach(index, conds) -> Reach | None:
                 los.append(_add(ef, _const(lo)))
             if hi is not None:
                 his.append(_add(ef, _const(hi)))
-        elif _uniform(c) and isinstance(c.type, m.Scalar) and c.type.dtype != "bool" \
-                or isinstance(c, m.Cast) and _uniform(c.operand) and isinstance(c.operand.type, m.Scalar) \
+        elif same_for_every_element(c) and isinstance(c.type, m.Scalar) and c.type.dtype != "bool" \
+                or isinstance(c, m.Cast) and same_for_every_element(c.operand) and isinstance(c.operand.type, m.Scalar) \
                 and c.operand.type.dtype != "bool":
             nonzero.append(key(c.operand if isinstance(c, m.Cast) else c))
     g_ranges = tuple((lo, hi) for lo in los for hi in his)

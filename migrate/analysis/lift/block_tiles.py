@@ -26,10 +26,11 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import pure
+from ...ir.visit import Transformer
 from ..facts.affine import linear_form, rebuild
-from .forward_shared import _pure, drop_dead_declarations, expand, single_assignment_locals
-from ..phases import assignment_counts
-from ..prepare.rewrite import Transformer
+from ..facts.locals import assignment_counts, expand, single_assignment_locals
+from ..prepare.dead_code import drop_dead_declarations
 
 _INT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
@@ -175,7 +176,7 @@ def fold_block_tiles(fn: m.Function) -> tuple[m.Function, dict[str, int], dict[s
     """``fn`` over block tiles (see the module doc), the block sizes it asserts (thread dim ->
     size) and the domain extents (block dim -> ``gridDim.d * C``); raises
     :class:`~.lift_map.NotLiftable` when the kernel does not fit."""
-    from .map import NotLiftable
+    from .base import NotLiftable
     try:
         return _fold(fn)
     except _NotTiles as exc:
@@ -192,7 +193,7 @@ def _fold(fn: m.Function):
             loops[found[0]] = found[1:]
             body += list(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
         elif isinstance(s, m.Empty) or isinstance(s, m.DeclStmt) and all(
-                d.init is None or _pure(d.init) for d in s.decls):
+                d.init is None or pure(d.init) for d in s.decls):
             body.append(s)  # runs once per element instead of once per thread: no side effects
         else:
             raise _NotTiles(f"the statement at line {s.span.line} is neither a declaration without side "

@@ -22,11 +22,11 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import const_value, strip_casts
+from ...ir.visit import Transformer
 from ..facts.affine import linear_form
-from .forward_shared import expand, single_assignment_locals
-from .map import NotLiftable, _strip_casts
-from .warp import const_value
-from ..prepare.rewrite import Transformer
+from ..facts.locals import expand, single_assignment_locals
+from .base import NotLiftable
 
 
 def _const(e, locals_) -> int | None:
@@ -47,7 +47,7 @@ def _flat_thread_index(e, block: dict[str, int]) -> bool:
             stride *= block[d]
     got = {}
     for c, atom in form[0].values():
-        atom = _strip_casts(atom)
+        atom = strip_casts(atom)
         if not (isinstance(atom, m.Builtin) and atom.var == "threadIdx"):
             return False
         got[atom.dim] = c
@@ -86,9 +86,9 @@ def _fill(loop: m.For, locals_: dict, block: dict[str, int], shared: set[str], u
     if not _flat_thread_index(expand(decl.init, locals_), block):
         return None
     line = loop.span.line
-    cond, step = _strip_casts(loop.cond) if loop.cond is not None else None, loop.step
-    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(_strip_casts(cond.lhs), m.Ref)
-            and _strip_casts(cond.lhs).name == decl.name):
+    cond, step = strip_casts(loop.cond) if loop.cond is not None else None, loop.step
+    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(strip_casts(cond.lhs), m.Ref)
+            and strip_casts(cond.lhs).name == decl.name):
         raise NotLiftable(f"the cooperative loop at line {line} does not run up to a bound")
     bound = _const(cond.rhs, locals_)
     threads = 1
@@ -126,9 +126,9 @@ def _fill(loop: m.For, locals_: dict, block: dict[str, int], shared: set[str], u
     for st in body:
         if isinstance(st, m.DeclStmt):
             for d in st.decls:
-                v = _strip_casts(d.init) if d.init is not None else None
-                if isinstance(v, m.Binary) and v.op in ("/", "%") and isinstance(_strip_casts(v.lhs), m.Ref) \
-                        and _strip_casts(v.lhs).name == decl.name and _const(v.rhs, locals_):
+                v = strip_casts(d.init) if d.init is not None else None
+                if isinstance(v, m.Binary) and v.op in ("/", "%") and isinstance(strip_casts(v.lhs), m.Ref) \
+                        and strip_casts(v.lhs).name == decl.name and _const(v.rhs, locals_):
                     w = _const(v.rhs, locals_)
                     if width not in (None, w):
                         return None

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from ...ir import model as m
-from ..facts.affine import linear_form, rebuild as rebuild_form, strip_int_casts as _strip
+from ...ir.exprs import conjuncts, negations, pure, strip_int_casts as _strip
+from ..facts.affine import linear_form, rebuild as rebuild_form
 
 #: Scalar parameter types that may be an extent (the shape variable is the parameter itself).
 EXTENT_DTYPES = ("int32", "int64")
@@ -70,30 +71,10 @@ class _Refuse(Exception):
 # -- collecting the accesses ---------------------------------------------------------------------
 
 
-_NEGATED = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
 
 
-def _conjuncts(c) -> list:
-    """The conditions a condition's truth implies: its ``&&`` terms, and under ``!`` the negated
-    terms of an ``||`` (``!(r >= rows || c >= cols)``: ``r < rows``, ``c < cols``)."""
-    c = _strip(c)
-    if isinstance(c, m.Binary) and c.op == "&&":
-        return _conjuncts(c.lhs) + _conjuncts(c.rhs)
-    if isinstance(c, m.Unary) and c.op == "!":
-        return _negations(c.operand)
-    return [c]
 
 
-def _negations(c) -> list:
-    """The conditions a condition's falsehood implies."""
-    c = _strip(c)
-    if isinstance(c, m.Binary) and c.op == "||":
-        return _negations(c.lhs) + _negations(c.rhs)
-    if isinstance(c, m.Binary) and c.op in _NEGATED:
-        return [dataclasses.replace(c, op=_NEGATED[c.op])]
-    if isinstance(c, m.Unary) and c.op == "!":
-        return _conjuncts(c.operand)
-    return []
 
 
 def _jumps(st) -> bool:
@@ -116,7 +97,7 @@ class _Collector:
         for st in stmts:
             self.stmt(st, facts)
             if isinstance(st, m.If) and st.other is None and _jumps(st.then):
-                facts = facts + tuple(_negations(st.cond))  # `if (h < 0 || h >= H) continue;`
+                facts = facts + tuple(negations(st.cond, _strip))  # `if (h < 0 || h >= H) continue;`
 
     def stmt(self, st, facts: tuple) -> None:
         if isinstance(st, m.Block):
@@ -124,9 +105,9 @@ class _Collector:
             return
         if isinstance(st, m.If):
             self.expr(st.cond, facts)
-            self.stmt(st.then, facts + tuple(_conjuncts(st.cond)))
+            self.stmt(st.then, facts + tuple(conjuncts(st.cond, _strip)))
             if st.other is not None:
-                self.stmt(st.other, facts + tuple(_negations(st.cond)))
+                self.stmt(st.other, facts + tuple(negations(st.cond, _strip)))
             return
         if isinstance(st, m.For):
             if st.init is not None:
@@ -146,12 +127,12 @@ class _Collector:
     def expr(self, e, facts: tuple) -> None:
         if isinstance(e, m.Ternary):
             self.expr(e.cond, facts)
-            self.expr(e.then, facts + tuple(_conjuncts(e.cond)))
+            self.expr(e.then, facts + tuple(conjuncts(e.cond, _strip)))
             self.expr(e.other, facts)
             return
         if isinstance(e, m.Binary) and e.op == "&&":
             self.expr(e.lhs, facts)
-            self.expr(e.rhs, facts + tuple(_conjuncts(e.lhs)))
+            self.expr(e.rhs, facts + tuple(conjuncts(e.lhs, _strip)))
             return
         if isinstance(e, m.Index):
             base = _strip(e.base)
@@ -205,7 +186,7 @@ def _loop_facts(st: m.For) -> tuple:
     if not up:
         return ()
     ref = m.Ref(d.name, "local", d.type, d.span)
-    return (m.Binary(">=", ref, d.init, m.Scalar("bool"), d.span),) + tuple(_conjuncts(st.cond))
+    return (m.Binary(">=", ref, d.init, m.Scalar("bool"), d.span),) + tuple(conjuncts(st.cond, _strip))
 
 
 def _names_ref(e, name: str) -> bool:
@@ -258,7 +239,7 @@ def sites_in_regions(regions, buffers: set[str]) -> _Collector:
                 c.stmts(r.after, facts)
             elif isinstance(r, UniformIf):
                 c.expr(r.cond, facts)
-                visit(r.then, facts + tuple(_conjuncts(r.cond)))
+                visit(r.then, facts + tuple(conjuncts(r.cond, _strip)))
                 visit(r.other, facts)
             elif isinstance(r, UniformLoop):
                 loop = m.For(r.init, r.cond, r.step, m.Empty(r.span), (), r.span) if r.kind == "for" else None
@@ -278,7 +259,7 @@ def sites_in_gemm(g, buffers: set[str]) -> _Collector:
     checks the staging makes, the statements after the loop under the CUDA guard."""
     c = _Collector(buffers)
     span = g.span
-    guard = tuple(_conjuncts(g.guard)) if g.guard is not None and g.loop_guarded else ()
+    guard = tuple(conjuncts(g.guard, _strip)) if g.guard is not None and g.loop_guarded else ()
     i32 = m.Scalar("int32")
     zero = m.IntLit(0, "0", i32, span)
     kvar = m.Ref(g.k.var, "local", i32, span)
@@ -519,10 +500,10 @@ class _Levels:
     """An index at successive depths of single-assignment replacement, down to the fixpoint."""
 
     def __init__(self, index, table: dict, stable: set[str]) -> None:
-        from .forward_shared import _Expand
+        from ..facts.locals import Expand
         self.levels = [index]
         for _ in range(8):
-            nxt = _Expand(table).transform(self.levels[-1])
+            nxt = Expand(table).transform(self.levels[-1])
             if nxt == self.levels[-1]:
                 break
             self.levels.append(nxt)
@@ -549,7 +530,7 @@ def delinearise(collector: _Collector, buffers: dict, extents: dict, table: dict
     by_buffer: dict[str, list[Site]] = {}
     for s in collector.sites:
         by_buffer.setdefault(s.buffer, []).append(s)
-    from .forward_shared import expand
+    from ..facts.locals import expand
     for name in sorted(buffers):
         if name in collector.other_uses:
             out.refused[name] = collector.other_uses[name]
@@ -658,7 +639,7 @@ def _first_extent(per_site, extents) -> str | None:
 def _printed(site, chain, full_idx, extents, table, stable) -> tuple:
     """The per-dimension indices to print: at the shallowest replacement depth whose
     decomposition names the same values as the fully replaced one."""
-    from .forward_shared import expand
+    from ..facts.locals import expand
     levels = _Levels(site.node.index, table, stable)
     names = set(extents)
     want = [_canon(_linear(d)) for d in full_idx]
@@ -724,18 +705,12 @@ def _nodes(obj):
             stack.extend(getattr(x, f.name) for f in dataclasses.fields(x) if f.name not in ("span", "type"))
 
 
-def _pure(e) -> bool:
-    return not any(isinstance(n, (m.Assign, m.MethodCall))
-                   or (isinstance(n, m.Call) and n.kind not in ("math", "conversion"))
-                   or (isinstance(n, m.Unary) and n.op in ("++", "--")) for n in m.walk(e))
-
-
 _COMPOUND = (m.Block, m.If, m.For, m.While, m.DoWhile, m.Switch, m.Case)
 
 
 def _drop_decls(obj, dead: set[str]):
     def keep(d):
-        return not (d.name in dead and d.storage == "local" and d.init is not None and _pure(d.init))
+        return not (d.name in dead and d.storage == "local" and d.init is not None and pure(d.init))
 
     def visit(x):
         if isinstance(x, m.DeclStmt) and not all(keep(d) for d in x.decls):
@@ -812,7 +787,7 @@ _LEAVES = tuple(t for t in (getattr(m, n, None) for n in ("Scalar", "Pointer", "
 def kernel_inputs(fn: m.Function):
     """(buffers: name -> pointee type, extents: name -> Ref, table of single-assignment locals,
     stable names) of a prepared kernel."""
-    from .forward_shared import single_assignment_locals
+    from ..facts.locals import single_assignment_locals
     body = fn.body if fn.body is not None else m.Block((), fn.span)
     assigned = {p.name for p in fn.params if _assigns(body, p.name)}
     buffers = {p.name: p.type.pointee for p in fn.params

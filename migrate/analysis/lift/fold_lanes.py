@@ -24,7 +24,8 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ..prepare.rewrite import Transformer
+from ...ir.exprs import reads_no_memory
+from ...ir.visit import Transformer
 from ..prepare.vectors import LANES
 
 LANE = "il"  # the lane index of the folded tile loop
@@ -101,12 +102,6 @@ def _stores(node) -> bool:
         if isinstance(n, m.Call) and n.kind in ("atomic", "sync", "warp", "cg"):
             return True
     return False
-
-
-def _pure(node) -> bool:
-    """No loads, calls or stores: a value any loop over the elements may recompute."""
-    return not any(isinstance(n, (m.Index, m.Call, m.MethodCall, m.Assign)) or
-                   isinstance(n, m.Unary) and n.op in ("++", "--", "*") for n in m.walk(node))
 
 
 def _single_decls(stmts) -> list:
@@ -211,7 +206,7 @@ def _split_else(stmts) -> list:
     ``A`` assigns nothing ``c`` reads (so that a scalar else can go to the second loop)."""
     out = []
     for s in stmts:
-        if isinstance(s, m.If) and s.other is not None and _pure(s.cond):
+        if isinstance(s, m.If) and s.other is not None and reads_no_memory(s.cond):
             read = {n.name for n in m.walk(s.cond) if isinstance(n, m.Ref)}
             assigned = {n.target.name for n in m.walk(s.then) if isinstance(n, m.Assign)
                         and isinstance(n.target, m.Ref)}
@@ -287,7 +282,7 @@ def _used(stmts) -> tuple:
     while changed:
         changed = False
         for i, st in enumerate(stmts):
-            if isinstance(st, m.DeclStmt) and _pure(st) and not any(
+            if isinstance(st, m.DeclStmt) and reads_no_memory(st) and not any(
                     _refs(other, d.name) for d in st.decls for other in stmts[i + 1:]):
                 del stmts[i]
                 changed = True
@@ -325,7 +320,7 @@ def fold_lanes(stmts) -> tuple[int, tuple, tuple] | None:
             return None
         folder = _Folder(lanes, folded_names)
         top = _split_else(list(stmts))
-        shared = [st for st in top if isinstance(st, m.DeclStmt) and _pure(st)]
+        shared = [st for st in top if isinstance(st, m.DeclStmt) and reads_no_memory(st)]
         scalar = []
         vector = folder.block(top, spill=scalar)
         # a statement with no lane group and no store is the lanes' local work; a shared

@@ -27,57 +27,16 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import conjuncts, pure, strip_casts
+from ...ir.visit import Transformer
 from ..facts.affine import linear_form, rebuild, same_value
-from .map import NotLiftable, _strip_casts as _strip
-from ..phases import assignment_counts
+from ..facts.locals import Expand, assignment_counts, expand, single_assignment_locals
+from ..prepare.builtin_aliases import propagate_builtin_aliases
+from ..prepare.dead_code import DropStmts, drop_dead_declarations
 from ..prepare.renaming import rename_reassigned_locals
-from ..prepare.rewrite import Transformer
+from .base import NotLiftable
 
 _PURE_LEAVES = (m.Builtin, m.IntLit)
-
-
-def single_assignment_locals(node) -> dict[str, m.Expr]:
-    """Scalar locals of ``node`` (a function body or statements) declared with a value and never
-    assigned again: name -> initialiser."""
-    counts = assignment_counts(node)
-    out = {}
-    for n in m.walk(node):
-        if isinstance(n, m.VarDecl) and n.init is not None and counts.get(n.name, 0) == 0 \
-                and n.storage == "local" and isinstance(n.type, m.Scalar) and not isinstance(n.init, m.InitList):
-            out[n.name] = n.init
-    return out
-
-
-class _Expand(Transformer):
-    def __init__(self, table: dict[str, m.Expr], only=None) -> None:
-        self.table, self.only = table, only
-
-    def leave_Ref(self, node: m.Ref):
-        if node.kind == "local" and node.name in self.table and (self.only is None or node.name in self.only):
-            value = self.table[node.name]
-            return m.Cast(node.type, value, "implicit", node.type, node.span) if value.type != node.type else value
-        return node
-
-
-def expand(e, table: dict[str, m.Expr], rounds: int = 8):
-    for _ in range(rounds):
-        new = _Expand(table).transform(e)
-        if new == e:
-            return e
-        e = new
-    return e
-
-
-def propagate_builtin_aliases(fn: m.Function) -> m.Function:
-    """Locals that only rename builtins (``const int tx = threadIdx.x``, ``int row = blockIdx.y *
-    TILE + threadIdx.y`` is not one: only casts of a single builtin) are replaced by the builtin."""
-    if fn.body is None:
-        return fn
-    table = {name: init for name, init in single_assignment_locals(fn.body).items()
-             if isinstance(_strip(init), m.Builtin)}
-    if not table:
-        return fn
-    return dataclasses.replace(fn, body=_Expand(table).transform(fn.body))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,7 +47,7 @@ def _index_chain(e):
     idx = []
     while isinstance(e, m.Index):
         idx.insert(0, e.index)
-        e = _strip(e.base)
+        e = strip_casts(e.base)
     return (e.name, idx) if isinstance(e, m.Ref) and e.kind in ("shared", "local") else None
 
 
@@ -296,30 +255,15 @@ class _ReplaceReads(Transformer):
         # the reader's index with its thread-derived locals spelled out, so that index math
         # (global indices, cancelling offsets) sees through them
         table = {f"__r{i}": expand(idx, self.locals) for i, idx in enumerate(chain[1])}
-        value = _Expand(table).transform(self.f_value)
+        value = Expand(table).transform(self.f_value)
         if self.guard is not None:
-            cond = _Expand(table).transform(self.guard)
+            cond = Expand(table).transform(self.guard)
             zero = m.FloatLit(0.0, "0.0", node.type, node.span) if getattr(node.type, "dtype", "").startswith(
                 ("float", "bfloat")) else m.IntLit(0, "0", node.type, node.span)
             value = m.Ternary(cond, value, zero, node.type, node.span)
         if value.type != node.type:
             value = m.Cast(node.type, value, "implicit", node.type, node.span)
         return value
-
-
-class _DropStmts(Transformer):
-    """Statements equal to one of ``drop`` become empty; so do declarations of ``names``."""
-
-    def __init__(self, drop, names=frozenset()) -> None:
-        self.drop, self.drop_names = drop, names
-
-    def leave_ExprStmt(self, node):
-        return m.Empty(node.span) if any(node == d for d in self.drop) else node
-
-    def leave_DeclStmt(self, node):
-        kept = tuple(d for d in node.decls if d.name not in self.drop_names)
-        return node if len(kept) == len(node.decls) else (
-            m.DeclStmt(kept, node.span) if kept else m.Empty(node.span))
 
 
 def forward_shared(fn: m.Function) -> m.Function:
@@ -365,8 +309,8 @@ def forward_shared(fn: m.Function) -> m.Function:
         for r in rs:
             for pos, idx in enumerate(_index_chain(r.node)[1][1:len(extents)], start=1):
                 rows.append((name, expand(idx, locals_), extents[pos], _loops(r.path), r.node.span.line))
-    body = _DropStmts(drop, shared).transform(fn.body)
-    body = _DropStmts([b.node for b in barriers]).transform(body)
+    body = DropStmts(drop, shared).transform(fn.body)
+    body = DropStmts([b.node for b in barriers]).transform(body)
     for rep in replacements:
         body = rep.transform(body)
     body = drop_known_guards(body, single_assignment_locals(body))
@@ -400,10 +344,10 @@ def _loop_range(loop) -> tuple:
     constant a, b, s; (None, None) otherwise."""
     if not isinstance(loop, m.For) or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
         return None, None
-    decl, cond, step = loop.init.decls[0], _strip(loop.cond) if loop.cond is not None else None, loop.step
+    decl, cond, step = loop.init.decls[0], strip_casts(loop.cond) if loop.cond is not None else None, loop.step
     first = _constant(decl.init)
     if first is None or not (isinstance(cond, m.Binary) and cond.op in ("<", "<=")
-                             and isinstance(_strip(cond.lhs), m.Ref) and _strip(cond.lhs).name == decl.name):
+                             and isinstance(strip_casts(cond.lhs), m.Ref) and strip_casts(cond.lhs).name == decl.name):
         return None, None
     bound = _constant(cond.rhs)
     stride = 1 if isinstance(step, m.Unary) and step.op == "++" else (
@@ -429,7 +373,7 @@ def _value_range(index, sizes: dict, loops: dict):
         return None
     lo = hi = form[1]
     for c, atom in form[0].values():
-        atom = _strip(atom)
+        atom = strip_casts(atom)
         if isinstance(atom, m.Builtin) and atom.var == "threadIdx" and atom.dim in sizes:
             r = (0, sizes[atom.dim] - 1)
         elif isinstance(atom, m.Ref) and atom.kind == "local" and atom.name in loops:
@@ -440,11 +384,6 @@ def _value_range(index, sizes: dict, loops: dict):
     return lo, hi
 
 
-def _conjuncts(c) -> list:
-    c = _strip(c)
-    if isinstance(c, m.Binary) and c.op == "&&":
-        return _conjuncts(c.lhs) + _conjuncts(c.rhs)
-    return [c]
 
 
 def drop_known_guards(node, locals_: dict, known: tuple = ()):
@@ -454,13 +393,13 @@ def drop_known_guards(node, locals_: dict, known: tuple = ()):
     if isinstance(node, m.If):
         cond = expand(node.cond, locals_)
         assigned = assignment_counts(node.then)
-        stable = _pure(cond) and not any(isinstance(n, m.Index) or (isinstance(n, m.Ref) and n.name in assigned)
+        stable = pure(cond) and not any(isinstance(n, m.Index) or (isinstance(n, m.Ref) and n.name in assigned)
                                          for n in m.walk(cond))
-        inner = known + (tuple(_conjuncts(cond)) if stable else ())
+        inner = known + (tuple(conjuncts(cond)) if stable else ())
         other = drop_known_guards(node.other, locals_, known) if node.other is not None else None
         return dataclasses.replace(node, then=drop_known_guards(node.then, locals_, inner), other=other)
     if isinstance(node, m.Ternary) and known and all(
-            any(same_value(c, k) for k in known) for c in _conjuncts(expand(node.cond, locals_))):
+            any(same_value(c, k) for k in known) for c in conjuncts(expand(node.cond, locals_))):
         value = drop_known_guards(node.then, locals_, known)
         return value if value.type == node.type else m.Cast(node.type, value, "implicit", node.type, node.span)
     return m.map_children(node, lambda c: drop_known_guards(c, locals_, known))
@@ -476,41 +415,4 @@ def _common_prefix(lists):
     return out
 
 
-def _pure(e) -> bool:
-    return not any((isinstance(n, m.Call) and n.kind not in ("math", "conversion")) or
-                   isinstance(n, (m.MethodCall, m.Assign)) or
-                   (isinstance(n, m.Unary) and n.op in ("++", "--")) for n in m.walk(e))
 
-
-class _DropEmptyLoops(Transformer):
-    """Loops left with nothing to do (their stores forwarded away) and pure headers."""
-
-    def leave_For(self, node):
-        inner = [n for n in m.walk(node.body) if not isinstance(n, (m.Block, m.Empty, m.DeclStmt, m.VarDecl))
-                 and isinstance(n, (m.ExprStmt, m.If, m.For, m.While, m.DoWhile, m.Return, m.Break, m.Continue))]
-        decls_pure = all(_pure(d.init) for d in m.walk(node.body) if isinstance(d, m.VarDecl) and d.init is not None)
-        header_pure = all(x is None or _pure(x) for x in (node.cond,)) and (
-            node.init is None or all(_pure(d.init) for d in m.walk(node.init) if isinstance(d, m.VarDecl)
-                                     and d.init is not None))
-        return m.Empty(node.span) if not inner and decls_pure and header_pure else node
-
-    def leave_If(self, node):
-        parts = [node.then] + ([node.other] if node.other is not None else [])
-        effects = [n for p in parts for n in m.walk(p)
-                   if isinstance(n, (m.ExprStmt, m.For, m.While, m.DoWhile, m.Return, m.Break, m.Continue))]
-        pure = _pure(node.cond) and all(_pure(d.init) for p in parts for d in m.walk(p)
-                                        if isinstance(d, m.VarDecl) and d.init is not None)
-        return m.Empty(node.span) if not effects and pure else node
-
-
-def drop_dead_declarations(body):
-    """Declarations of locals nothing reads any more (with side-effect-free initialisers), and
-    loops left empty."""
-    body = _DropEmptyLoops().transform(body)
-    while True:
-        used = {n.name for n in m.walk(body) if isinstance(n, m.Ref)}
-        dead = {n.name for n in m.walk(body) if isinstance(n, m.VarDecl) and n.name not in used
-                and n.storage == "local" and (n.init is None or _pure(n.init))}
-        if not dead:
-            return body
-        body = _DropStmts([], dead).transform(body)

@@ -39,16 +39,16 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ..facts.affine import strip_int_casts
-from .map import _strip_casts as _strip
-from .reduce import _is_lane, lane_aliases
-from .warp import _ATOMIC_OF, _identity, combine_op, const_value
+from ...ir.exprs import const_value, strip_casts, strip_int_casts
 from ...ir.loops import BlockReduce, FreeGrid, KernelPlan, Phase
+from ..facts.divergence import BLOCK_INVARIANT_REFS, same_in_every_block
+from .base import REDUCTIONS
+from .reduce import _is_lane, lane_aliases
+from .warp_trees import combine_op
 
 #: Call kinds an element's value may use (they neither store nor talk to other threads).
 _PURE_CALLS = ("math", "device", "conversion")
 #: Names an element's value may read besides its index and the values declared before it.
-_UNIFORM_REFS = ("param", "template", "enum", "constant", "function")
 
 _EXPRS = m.Expr.__args__
 _G = "@element"  # the combined value, in the spelling given to lift_warp.combine_op
@@ -149,7 +149,7 @@ def _prove(kplan: KernelPlan, pure: set[str]) -> tuple[FreeGrid, m.For]:
     if r.per_warp or r.pair_value is not None:
         raise _Refused(f"line {r.span.line}: the reduction is per warp, not over the block")
     atomics = _after(r)
-    acc = _strip(r.value)
+    acc = strip_casts(r.value)
     if not (isinstance(acc, m.Ref) and acc.kind == "local"):
         raise _Refused(f"line {r.span.line}: the lanes' value is not an accumulator variable")
     loop = _lanes(r, acc.name, lane_aliases(kplan.fn), pure)
@@ -175,7 +175,7 @@ def _lanes(r: BlockReduce, acc: str, lanes: set[str], pure: set[str]) -> m.For:
         d = decls[0]
         if d.name == acc:
             value = const_value(d.init) if d.init is not None else None
-            if not _identity(r.op, d.type, value):
+            if not REDUCTIONS[r.op].is_identity(d.type, value):
                 raise _Refused(f"line {d.span.line}: '{acc}' starts at {_text(d.init)}, not the identity of "
                                f"the {r.op}")
             declared = True
@@ -247,21 +247,10 @@ def _step(loop: m.For, var: str, strides: set[str]) -> None:
 def _bound(loop: m.For, var: str) -> None:
     c = loop.cond
     if not (isinstance(c, m.Binary) and c.op == "<" and isinstance(strip_int_casts(c.lhs), m.Ref)
-            and strip_int_casts(c.lhs).name == var and _uniform(c.rhs)):
+            and strip_int_casts(c.lhs).name == var and same_in_every_block(c.rhs)):
         raise _Refused(f"line {loop.span.line}: the loop's bound is not '{var} < <the same in every block>'")
 
 
-def _uniform(e) -> bool:
-    """Parameters, constants and block sizes: the same value in every block and lane."""
-    for n in m.walk(e):
-        if isinstance(n, m.Builtin) and not (n.var == "warpSize" or n.var == "blockDim"):
-            return False
-        if isinstance(n, m.Ref) and n.kind not in _UNIFORM_REFS:
-            return False
-        if isinstance(n, (m.Assign, m.Index, m.Call, m.MethodCall)) or (
-                isinstance(n, m.Unary) and n.op in ("++", "--", "*", "&")):
-            return False
-    return True
 
 
 def _body(loop: m.For, var: str, acc: str, op: str, pure: set[str]) -> None:
@@ -299,7 +288,7 @@ def _of_element(e, known: set[str], acc: str, pure: set[str]) -> None:
             raise _Refused(f"line {line}: the element's value depends on {n.var}.{n.dim}")
         if isinstance(n, m.Ref) and n.name == acc:
             raise _Refused(f"line {line}: the element's value reads the accumulator '{acc}'")
-        if isinstance(n, m.Ref) and n.kind not in _UNIFORM_REFS and n.name not in known:
+        if isinstance(n, m.Ref) and n.kind not in BLOCK_INVARIANT_REFS and n.name not in known:
             raise _Refused(f"line {line}: the element's value reads '{n.name}', not the element's own")
         if isinstance(n, (m.Assign, m.MethodCall)) or (isinstance(n, m.Unary) and n.op in ("++", "--", "&")):
             raise _Refused(f"line {line}: the element's value has side effects")
@@ -313,7 +302,7 @@ def _combine(st, acc: str) -> tuple[str, m.Expr] | None:
     if not (isinstance(st, m.ExprStmt) and isinstance(st.expr, m.Assign) and _is_ref(st.expr.target, acc)):
         return None
     a = st.expr
-    v = _strip(a.value)
+    v = strip_casts(a.value)
     candidates = []
     if a.op == "+=":
         candidates = [a.value]
@@ -321,12 +310,12 @@ def _combine(st, acc: str) -> tuple[str, m.Expr] | None:
         candidates = [v.lhs, v.rhs]
     elif isinstance(v, m.Call) and len(v.args) == 2:
         candidates = list(v.args)
-    elif isinstance(v, m.Ternary) and isinstance(_strip(v.cond), m.Binary):
-        candidates = [_strip(v.cond).lhs, _strip(v.cond).rhs]
+    elif isinstance(v, m.Ternary) and isinstance(strip_casts(v.cond), m.Binary):
+        candidates = [strip_casts(v.cond).lhs, strip_casts(v.cond).rhs]
     for g in candidates:
         if _is_ref(g, acc):
             continue
-        key = m.dump(_strip(g))
+        key = m.dump(strip_casts(g))
         named = m.Ref(_G, "local", g.type, g.span)
         op = combine_op(_named(st, key, named), acc, _G)
         if op is not None:
@@ -336,13 +325,13 @@ def _combine(st, acc: str) -> tuple[str, m.Expr] | None:
 
 def _named(node, key: str, ref: m.Ref):
     """``node`` with every subexpression that is ``key`` (through casts) replaced by ``ref``."""
-    if isinstance(node, _EXPRS) and m.dump(_strip(node)) == key:
+    if isinstance(node, _EXPRS) and m.dump(strip_casts(node)) == key:
         return ref
     return m.map_children(node, lambda c: _named(c, key, ref))
 
 
 def _is_ref(e, name: str) -> bool:
-    e = _strip(e)
+    e = strip_casts(e)
     return isinstance(e, m.Ref) and e.name == name
 
 
@@ -352,7 +341,7 @@ def _after(r: BlockReduce) -> list[m.Call]:
     total = f"{r.shared}_total"
     copies = {total}
     atomics = []
-    want = _ATOMIC_OF[r.op]
+    want = REDUCTIONS[r.op].atomic
     for st in r.after:
         if isinstance(st, m.DeclStmt) and all(d.init is not None and _copy_of(d.init, copies, d.type)
                                               for d in st.decls):
@@ -408,7 +397,7 @@ def _address_root(target) -> m.Ref | None:
     offsets = [n.index for n in m.walk(target) if isinstance(n, m.Index)] + [
         side for n in m.walk(target) if isinstance(n, m.Binary) for side in (n.lhs, n.rhs)
         if not isinstance(side.type, m.Pointer)]
-    return root if all(_uniform(o) for o in offsets) else None
+    return root if all(same_in_every_block(o) for o in offsets) else None
 
 
 # -- the buffers: what the atomics write is never read ----------------------------------------------

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ...ir import model as m
-from ..facts.affine import linear_form
-from .map import _strip_casts
+from ...ir.exprs import strip_casts
 from ...ir.loops import TileMap
+from ..facts.affine import linear_form
 
 
 @dataclass(frozen=True)
@@ -80,15 +80,15 @@ def _product(stmt, acc: str):
     a = stmt.expr
     if not (isinstance(a.target, m.Ref) and a.target.name == acc):
         return None
-    v = _strip_casts(a.value)
+    v = strip_casts(a.value)
     if a.op == "+=" and isinstance(v, m.Binary) and v.op == "*":
         return v.lhs, v.rhs
     if a.op == "=" and isinstance(v, m.Binary) and v.op == "+":
-        lhs, rhs = _strip_casts(v.lhs), _strip_casts(v.rhs)
+        lhs, rhs = strip_casts(v.lhs), strip_casts(v.rhs)
         if isinstance(lhs, m.Ref) and lhs.name == acc and isinstance(rhs, m.Binary) and rhs.op == "*":
             return rhs.lhs, rhs.rhs
     if a.op == "=" and isinstance(v, m.Call) and v.callee in ("fmaf", "fma", "__fmaf_rn") and len(v.args) == 3:
-        last = _strip_casts(v.args[2])
+        last = strip_casts(v.args[2])
         if isinstance(last, m.Ref) and last.name == acc:
             return v.args[0], v.args[1]
     return None
@@ -117,12 +117,12 @@ def _split_factor(factor):
             break
     loads = [n for n in m.walk(node) if isinstance(n, m.Index)]
     plain = isinstance(node, m.Index) or (
-        isinstance(node, m.Ternary) and isinstance(_strip_casts(node.then), m.Index) and _is_zero(node.other))
+        isinstance(node, m.Ternary) and isinstance(strip_casts(node.then), m.Index) and _is_zero(node.other))
     return node, plain and len(loads) == 1
 
 
 def _is_zero(e) -> bool:
-    e = _strip_casts(e)
+    e = strip_casts(e)
     if _is_conversion(e):
         return _is_zero(e.args[0])
     return (isinstance(e, m.FloatLit) and e.value == 0.0) or (isinstance(e, m.IntLit) and e.value == 0)
@@ -135,15 +135,15 @@ def _k_loop(loop) -> tuple[str, m.Expr, int] | None:
     d = loop.init.decls[0]
     if d.init is None or not _is_zero(d.init):
         return None
-    cond = _strip_casts(loop.cond) if loop.cond is not None else None
-    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(_strip_casts(cond.lhs), m.Ref)
-            and _strip_casts(cond.lhs).name == d.name):
+    cond = strip_casts(loop.cond) if loop.cond is not None else None
+    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(strip_casts(cond.lhs), m.Ref)
+            and strip_casts(cond.lhs).name == d.name):
         return None
     st = loop.step
     if isinstance(st, m.Unary) and st.op == "++":
         step = 1
-    elif isinstance(st, m.Assign) and st.op == "+=" and isinstance(_strip_casts(st.value), m.IntLit):
-        step = _strip_casts(st.value).value
+    elif isinstance(st, m.Assign) and st.op == "+=" and isinstance(strip_casts(st.value), m.IntLit):
+        step = strip_casts(st.value).value
     else:
         return None
     return d.name, cond.rhs, step
@@ -166,11 +166,11 @@ def plan_gemm(tile: TileMap) -> GemmPlan:
     prologue = []
     while stmts and isinstance(stmts[0], m.DeclStmt):
         decls = stmts[0].decls
-        if not all(isinstance(_strip_casts(d.init), m.Builtin) and _strip_casts(d.init).var == "globalIdx"
+        if not all(isinstance(strip_casts(d.init), m.Builtin) and strip_casts(d.init).var == "globalIdx"
                    for d in decls if d.init is not None) or any(d.init is None for d in decls):
             break
         for d in decls:
-            names[d.name] = {"x": "col", "y": "row", "z": "batch"}[_strip_casts(d.init).dim]
+            names[d.name] = {"x": "col", "y": "row", "z": "batch"}[strip_casts(d.init).dim]
         prologue.append(stmts.pop(0))
     guard, guard_span, loop_guarded = None, tile.span, False
     if len(stmts) == 1 and isinstance(stmts[0], m.If) and stmts[0].other is None:
@@ -210,7 +210,7 @@ def plan_gemm(tile: TileMap) -> GemmPlan:
         if len(inner_loops) != 1 or any(not isinstance(st, m.DeclStmt) for st in rest):
             raise NotGemm("the k loop body is not acc += x * y (or one inner loop over a tile)")
         inner = _k_loop(inner_loops[0])
-        if inner is None or inner[2] != 1 or not isinstance(_strip_casts(inner[1]), m.IntLit):
+        if inner is None or inner[2] != 1 or not isinstance(strip_casts(inner[1]), m.IntLit):
             raise NotGemm("the inner k loop does not run over a constant tile")
         ibody = [st for st in (inner_loops[0].body.stmts if isinstance(inner_loops[0].body, m.Block)
                                else (inner_loops[0].body,)) if not isinstance(st, m.Empty)]
@@ -219,7 +219,7 @@ def plan_gemm(tile: TileMap) -> GemmPlan:
         used = _names_in(ibody[0])
         if any(d.name in used for st in rest for d in st.decls):
             raise NotGemm("the tile loop computes values the inner loop uses")
-        kloop = KLoop(outer[0], outer[1], outer[2], inner[0], _strip_casts(inner[1]).value)
+        kloop = KLoop(outer[0], outer[1], outer[2], inner[0], strip_casts(inner[1]).value)
         mac = ibody[0]
     setup_names = {d.name for st in setup for d in st.decls}
     if _names_in(kloop.bound) - setup_names or _dims_in(kloop.bound):
@@ -284,7 +284,7 @@ def _k_composite(form_terms: dict, k: KLoop) -> bool:
     """Whether terms are exactly the flat k index of the CUDA loops (coefficient 1)."""
     coefs = {}
     for c, a in form_terms.values():
-        a = _strip_casts(a)
+        a = strip_casts(a)
         if not isinstance(a, m.Ref):
             return False
         coefs[a.name] = c
@@ -294,7 +294,7 @@ def _k_composite(form_terms: dict, k: KLoop) -> bool:
 
 
 def _is_index_of(e, names: set[str], dim: str) -> bool:
-    e = _strip_casts(e)
+    e = strip_casts(e)
     return (isinstance(e, m.Ref) and e.name in names) or (
         isinstance(e, m.Builtin) and e.var == "globalIdx" and e.dim == dim)
 
@@ -306,17 +306,17 @@ def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | Non
     staged = operand.staged
     conds = []
     if isinstance(staged, m.Ternary):
-        load = _strip_casts(staged.then)
+        load = strip_casts(staged.then)
         c = staged.cond
-        while isinstance(_strip_casts(c), m.Binary) and _strip_casts(c).op == "&&":
-            conds.append(_strip_casts(c).rhs)
-            c = _strip_casts(c).lhs
+        while isinstance(strip_casts(c), m.Binary) and strip_casts(c).op == "&&":
+            conds.append(strip_casts(c).rhs)
+            c = strip_casts(c).lhs
         conds.append(c)
     else:
         load = staged
     if not isinstance(load, m.Index):
         return None
-    base = _strip_casts(load.base)
+    base = strip_casts(load.base)
     if not isinstance(base, m.Ref) or base.kind != "param":
         return None
     form = linear_form(load.index)
@@ -331,7 +331,7 @@ def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | Non
     batch_stride = None  # the batch index's coefficient (a batched GEMM's matrix size)
     batch = set(g.batch_names)
     for key, (c, atom) in form[0].items():
-        a = _strip_casts(atom)
+        a = strip_casts(atom)
         if _is_index_of(a, names, dim):
             if other_term is not None:
                 return None
@@ -373,7 +373,7 @@ def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | Non
     # bounds: the CUDA conditions (ternary) or the guard and the loop bound
     bound_other = bound_k = None
     for c in conds:
-        c = _strip_casts(c)
+        c = strip_casts(c)
         if not (isinstance(c, m.Binary) and c.op == "<"):
             return None
         lhs = linear_form(c.lhs)

@@ -23,26 +23,19 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import conjuncts, strip_casts
+from ...ir.loops import KernelPlan, Phase, TileMap
+from ...ir.visit import Transformer
+from ..facts.divergence import same_for_every_element
+from ..phases import place_variables
 from ..prepare.global_index import (blocks_as_segments, domain_dims, fold_global_indices,
                                     leftover_thread_indices)
+from .base import NotLiftable
 from .fold_lanes import fold_lanes
-from ...ir.loops import KernelPlan, Phase, TileMap
-from ..phases import place_variables
-from ..prepare.rewrite import Transformer
-
-
-class NotLiftable(Exception):
-    pass
-
-
-def _strip_casts(e):
-    while isinstance(e, m.Cast):
-        e = e.operand
-    return e
 
 
 def _is_global(e, dim=None) -> str | None:
-    e = _strip_casts(e)
+    e = strip_casts(e)
     if isinstance(e, m.Builtin) and e.var == "globalIdx" and (dim is None or e.dim == dim):
         return e.dim
     return None
@@ -58,27 +51,15 @@ def _assigned_names(node) -> set[str]:
     return out
 
 
-def _uniform(e: m.Expr) -> bool:
-    """Same for every element and cheap to evaluate: literals, scalar parameters, launch sizes."""
-    for n in m.walk(e):
-        if isinstance(n, m.Builtin) and n.var in ("globalIdx", "threadIdx", "blockIdx"):
-            return False
-        if isinstance(n, (m.Index, m.Call, m.MethodCall, m.Assign)):
-            return False
-        if isinstance(n, m.Unary) and n.op in ("++", "--", "*", "&"):
-            return False
-        if isinstance(n, m.Ref) and n.kind not in ("param", "template"):
-            return False
-    return True
 
 
 def _stride_dim(step) -> str | None:
     """d when ``step`` is ``i += blockDim.d * gridDim.d`` (either order)."""
     if not (isinstance(step, m.Assign) and step.op == "+="):
         return None
-    v = _strip_casts(step.value)
+    v = strip_casts(step.value)
     if isinstance(v, m.Binary) and v.op == "*":
-        a, b = _strip_casts(v.lhs), _strip_casts(v.rhs)
+        a, b = strip_casts(v.lhs), strip_casts(v.rhs)
         if isinstance(a, m.Builtin) and isinstance(b, m.Builtin) and a.dim == b.dim \
                 and {a.var, b.var} == {"blockDim", "gridDim"}:
             return a.dim
@@ -99,8 +80,8 @@ def normalise_grid_stride(stmts: tuple) -> tuple[tuple, dict]:
         return stmts, {}
     var = decls[0].name
     cond = last.cond
-    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(_strip_casts(cond.lhs), m.Ref)
-            and _strip_casts(cond.lhs).name == var and _uniform(cond.rhs)):
+    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(strip_casts(cond.lhs), m.Ref)
+            and strip_casts(cond.lhs).name == var and same_for_every_element(cond.rhs)):
         return stmts, {}
     if var in _assigned_names(last.body) or any(isinstance(n, (m.Break, m.Continue, m.Return))
                                                 for n in m.walk(last.body)):
@@ -121,16 +102,16 @@ def normalise_block_stride(fn: m.Function) -> tuple[m.Function, dict]:
     if not isinstance(last, m.For) or not isinstance(last.init, m.DeclStmt) or len(last.init.decls) != 1:
         return fn, {}
     decl = last.init.decls[0]
-    init = _strip_casts(decl.init) if decl.init is not None else None
+    init = strip_casts(decl.init) if decl.init is not None else None
     step = last.step
     if not (isinstance(init, m.Builtin) and init.var == "threadIdx" and init.dim == "x"):
         return fn, {}
-    if not (isinstance(step, m.Assign) and step.op == "+=" and isinstance(_strip_casts(step.value), m.Builtin)
-            and _strip_casts(step.value).var == "blockDim" and _strip_casts(step.value).dim == "x"):
+    if not (isinstance(step, m.Assign) and step.op == "+=" and isinstance(strip_casts(step.value), m.Builtin)
+            and strip_casts(step.value).var == "blockDim" and strip_casts(step.value).dim == "x"):
         return fn, {}
     cond = last.cond
-    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(_strip_casts(cond.lhs), m.Ref)
-            and _strip_casts(cond.lhs).name == decl.name and _uniform(cond.rhs)):
+    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(strip_casts(cond.lhs), m.Ref)
+            and strip_casts(cond.lhs).name == decl.name and same_for_every_element(cond.rhs)):
         return fn, {}
     if any(not isinstance(st, (m.DeclStmt, m.Empty)) for st in head):
         return fn, {}
@@ -180,33 +161,20 @@ def tail_bounds(stmts, aliases: dict[str, str]) -> dict[str, list[m.Expr]]:
     bounds: dict[str, list[m.Expr]] = {}
 
     def index_dim(e):
-        e = _strip_casts(e)
+        e = strip_casts(e)
         if isinstance(e, m.Ref) and e.name in aliases:
             return aliases[e.name]
         return _is_global(e)
 
-    def conjuncts(c):
-        c = _strip_casts(c)
-        if isinstance(c, m.Binary) and c.op == "&&":
-            return conjuncts(c.lhs) + conjuncts(c.rhs)
-        if isinstance(c, m.Unary) and c.op == "!":
-            inner = _strip_casts(c.operand)
-            if isinstance(inner, m.Binary) and inner.op in (">=", "<"):
-                flipped = {">=": "<", "<": ">="}[inner.op]
-                return [m.Binary(flipped, inner.lhs, inner.rhs, inner.type, inner.span)]
-            if isinstance(inner, m.Binary) and inner.op == "||":
-                return conjuncts(m.Unary("!", inner.lhs, False, c.type, c.span)) + \
-                    conjuncts(m.Unary("!", inner.rhs, False, c.type, c.span))
-        return [c]
 
     def visit(seq):
         seq = [s for s in seq if not isinstance(s, (m.DeclStmt, m.Empty))]
         if len(seq) != 1 or not isinstance(seq[0], m.If) or seq[0].other is not None:
             return
         for c in conjuncts(seq[0].cond):
-            if isinstance(c, m.Binary) and c.op == "<" and index_dim(c.lhs) and _uniform(c.rhs):
+            if isinstance(c, m.Binary) and c.op == "<" and index_dim(c.lhs) and same_for_every_element(c.rhs):
                 bounds.setdefault(index_dim(c.lhs), []).append(c.rhs)
-            elif isinstance(c, m.Binary) and c.op == ">" and index_dim(c.rhs) and _uniform(c.lhs):
+            elif isinstance(c, m.Binary) and c.op == ">" and index_dim(c.rhs) and same_for_every_element(c.lhs):
                 bounds.setdefault(index_dim(c.rhs), []).append(c.lhs)
         then = seq[0].then
         visit(then.stmts if isinstance(then, m.Block) else (then,))
@@ -337,13 +305,13 @@ def _apart_by_guards(a, b, stmts, dims) -> tuple[bool, str]:
 
 def expand_locals(e, stmts):
     """``e`` with the element's single-assignment locals replaced by their values."""
-    from .forward_shared import expand, single_assignment_locals
+    from ..facts.locals import expand, single_assignment_locals
     stmts = tuple(stmts)
     return expand(e, single_assignment_locals(m.Block(stmts, stmts[0].span)) if stmts else {})
 
 
 def _global_atom(a, d) -> bool:
-    a = _strip_casts(a)
+    a = strip_casts(a)
     return isinstance(a, m.Builtin) and a.var == "globalIdx" and a.dim == d
 
 
@@ -363,7 +331,7 @@ def injective_in(index, d) -> bool:
         if isinstance(atom, m.Binary) and atom.op == "*":
             factors = _factors(atom)
             hits = [f for f in factors if _global_atom(f, d)]
-            if len(hits) == 1 and all(_uniform(f) for f in factors if f is not hits[0]):
+            if len(hits) == 1 and all(same_for_every_element(f) for f in factors if f is not hits[0]):
                 found = True
             elif any(_global_atom(n, d) for n in m.walk(atom)):
                 return False
@@ -375,7 +343,7 @@ def injective_in(index, d) -> bool:
 
 def _factors(e) -> list:
     """The factors of a product chain ``a * b * c`` (through casts)."""
-    e = _strip_casts(e)
+    e = strip_casts(e)
     if isinstance(e, m.Binary) and e.op == "*":
         return _factors(e.lhs) + _factors(e.rhs)
     return [e]
@@ -384,13 +352,12 @@ def _factors(e) -> list:
 def _pinned_dims(cond) -> set[str]:
     """Dimensions a condition pins to one element (``i == 0`` with ``i`` the global index, a
     conjunct of it: not under a negation or an or)."""
-    from ..facts.store_ranges import conjuncts
     out = set()
     for n in conjuncts(cond):
         if isinstance(n, m.Binary) and n.op == "==":
             for g, other in ((n.lhs, n.rhs), (n.rhs, n.lhs)):
-                g = _strip_casts(g)
-                if isinstance(g, m.Builtin) and g.var == "globalIdx" and _uniform(other):
+                g = strip_casts(g)
+                if isinstance(g, m.Builtin) and g.var == "globalIdx" and same_for_every_element(other):
                     out.add(g.dim)
     return out
 
@@ -416,13 +383,13 @@ def stores_overlap(a, b) -> bool:
 
 def _const_split(e) -> tuple[str, int, int]:
     """(key of the base, constant offset, stride of the base) of ``base * k + c`` forms."""
-    e = _strip_casts(e)
+    e = strip_casts(e)
     const = 0
-    if isinstance(e, m.Binary) and e.op == "+" and isinstance(_strip_casts(e.rhs), m.IntLit):
-        const, e = _strip_casts(e.rhs).value, _strip_casts(e.lhs)
+    if isinstance(e, m.Binary) and e.op == "+" and isinstance(strip_casts(e.rhs), m.IntLit):
+        const, e = strip_casts(e.rhs).value, strip_casts(e.lhs)
     stride = 1
-    if isinstance(e, m.Binary) and e.op == "*" and isinstance(_strip_casts(e.rhs), m.IntLit):
-        stride = _strip_casts(e.rhs).value
+    if isinstance(e, m.Binary) and e.op == "*" and isinstance(strip_casts(e.rhs), m.IntLit):
+        stride = strip_casts(e.rhs).value
     return m.dump(e), const, stride
 
 
@@ -443,8 +410,8 @@ def strided_in_x(stmts) -> bool:
             if isinstance(n, m.Index) and _base_buffer(n.base) is not None:
                 for sub in m.walk(n.index):
                     if isinstance(sub, m.Binary) and sub.op == "*" and (
-                            "x" in _dims_of(sub.lhs, deps) and not isinstance(_strip_casts(sub.rhs), m.IntLit)
-                            or "x" in _dims_of(sub.rhs, deps) and not isinstance(_strip_casts(sub.lhs), m.IntLit)):
+                            "x" in _dims_of(sub.lhs, deps) and not isinstance(strip_casts(sub.rhs), m.IntLit)
+                            or "x" in _dims_of(sub.rhs, deps) and not isinstance(strip_casts(sub.lhs), m.IntLit)):
                         return True
     return False
 
@@ -453,7 +420,7 @@ def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], di
     """A prepared kernel's thread indices as element indices: (the function, its statements,
     the block sizes the factory must assert, the domain extents that differ from grid × block)."""
     from .block_tiles import fold_block_tiles, has_strip_loop
-    from .forward_shared import propagate_builtin_aliases
+    from ..prepare.builtin_aliases import propagate_builtin_aliases
     fn = propagate_builtin_aliases(fn)
     fn, block_extents = normalise_block_stride(fn)
     folded, block_sizes = fold_global_indices(fn)

@@ -36,15 +36,16 @@ import dataclasses
 from dataclasses import dataclass
 
 from ...ir import model as m
+from ...ir.exprs import const_value, negate, strip_casts
+from ...ir.visit import Transformer
 from ..facts.affine import linear_form, rebuild
-from .coop_fills import rewrite_cooperative_fills
-from .forward_shared import (drop_dead_declarations, expand, propagate_builtin_aliases,
-                             single_assignment_locals)
-from ..prepare.global_index import assumed_block_sizes
-from .map import NotLiftable, _strip_casts
-from .warp import const_value
+from ..facts.locals import expand, single_assignment_locals
 from ..phases import is_barrier_call
-from ..prepare.rewrite import Transformer, _not
+from ..prepare.builtin_aliases import propagate_builtin_aliases
+from ..prepare.dead_code import drop_dead_declarations
+from ..prepare.global_index import assumed_block_sizes
+from .base import NotLiftable
+from .coop_fills import rewrite_cooperative_fills
 
 
 class MicroTilesRefused(NotLiftable):
@@ -77,10 +78,10 @@ def _counted_loop(loop) -> tuple[str, int] | None:
     if not isinstance(loop, m.For) or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
         return None
     d = loop.init.decls[0]
-    cond, step = _strip_casts(loop.cond) if loop.cond is not None else None, loop.step
+    cond, step = strip_casts(loop.cond) if loop.cond is not None else None, loop.step
     if d.init is None or const_value(d.init) != 0 or not (
-            isinstance(cond, m.Binary) and cond.op == "<" and isinstance(_strip_casts(cond.lhs), m.Ref)
-            and _strip_casts(cond.lhs).name == d.name):
+            isinstance(cond, m.Binary) and cond.op == "<" and isinstance(strip_casts(cond.lhs), m.Ref)
+            and strip_casts(cond.lhs).name == d.name):
         return None
     if not ((isinstance(step, m.Unary) and step.op == "++") or
             (isinstance(step, m.Assign) and step.op == "+=" and const_value(step.value) == 1)):
@@ -99,7 +100,7 @@ def _chain(e):
     idx = []
     while isinstance(e, m.Index):
         idx.insert(0, e.index)
-        e = _strip_casts(e.base)
+        e = strip_casts(e.base)
     return (e.name, idx) if isinstance(e, m.Ref) and e.kind == "local" else None
 
 
@@ -127,9 +128,9 @@ def _thread_pairs(fn: m.Function, loop_vars: set[str]):
         form = linear_form(n)
         if form is None:
             continue
-        threads = {a.dim: c for c, a in ((c, _strip_casts(a)) for c, a in form[0].values())
+        threads = {a.dim: c for c, a in ((c, strip_casts(a)) for c, a in form[0].values())
                    if isinstance(a, m.Builtin) and a.var == "threadIdx"}
-        loops = {a.name: c for c, a in ((c, _strip_casts(a)) for c, a in form[0].values())
+        loops = {a.name: c for c, a in ((c, strip_casts(a)) for c, a in form[0].values())
                  if isinstance(a, m.Ref) and a.kind == "local" and a.name in loop_vars}
         if len(threads) == 1 and loops:
             (d, ct), = threads.items()
@@ -160,12 +161,12 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
     for n in m.walk(fn.body):
         chain = _chain(n) if isinstance(n, m.Index) and id(n) not in inner else None
         if chain and chain[0] in arrays:
-            base = _strip_casts(n.base)
+            base = strip_casts(n.base)
             while isinstance(base, m.Index):  # a[i] of a[i][j] is part of this access
                 inner.add(id(base))
-                base = _strip_casts(base.base)
+                base = strip_casts(base.base)
             for pos, idx in enumerate(chain[1]):
-                v = _strip_casts(idx)
+                v = strip_casts(idx)
                 if isinstance(v, m.Ref) and v.name in loops:
                     links.join(("v", v.name), ("a", chain[0], pos))
                 elif isinstance(v, m.Ref) and v.name in loose:
@@ -239,7 +240,7 @@ def expand_micro_tiles(fn: m.Function) -> tuple[m.Function, MicroTiling | None]:
     for n in m.walk(body):
         if isinstance(n, m.Binary) and n.op in ("/", "%") and any(
                 isinstance(a, m.Builtin) and a.var == "threadIdx" for a in m.walk(n.lhs)) and \
-                isinstance(_strip_casts(n.rhs), m.IntLit) and _strip_casts(n.rhs).value in {b for b, _t in layout.values()}:
+                isinstance(strip_casts(n.rhs), m.IntLit) and strip_casts(n.rhs).value in {b for b, _t in layout.values()}:
             raise MicroTilesRefused(f"a micro-tile index or thread index is used other than in threadIdx + B * i "
                                     f"(line {n.span.line})")
     virtual = dataclasses.replace(fn, body=body)
@@ -262,7 +263,7 @@ def _check_accesses(fn, tiles, accesses, micro_vars, links, comp_dim, fn_arrays)
         if len(idx) != len(m.array_extents(fn_arrays[a].type)):
             raise MicroTilesRefused(f"a part of the micro-tile '{a}' is used as a whole at line {node.span.line}")
         for pos, i in enumerate(idx):
-            v = _strip_casts(i)
+            v = strip_casts(i)
             if not (isinstance(v, m.Ref) and v.name in micro_vars and micro_vars[v.name] ==
                     comp_dim[links.find(("a", a, pos))]):
                 raise MicroTilesRefused(f"'{a}' is accessed at line {node.span.line} other than at the element of "
@@ -335,7 +336,7 @@ class _Virtualise(Transformer):
         if chain and chain[0] in self.tiles:
             root = node
             while isinstance(root, m.Index):
-                root = _strip_casts(root.base)
+                root = strip_casts(root.base)
             return m.Ref(root.name, "local", node.type, node.span)
         return node
 
@@ -367,7 +368,7 @@ def _continues_to_guards(stmts: list, line: int) -> tuple:
                 isinstance(st.then, m.Continue) or (isinstance(st.then, m.Block) and len(st.then.stmts) == 1
                                                     and isinstance(st.then.stmts[0], m.Continue))):
             rest = _continues_to_guards(stmts[k + 1:], line)
-            out.append(m.If(_not(st.cond), m.Block(rest, st.span), None, st.span))
+            out.append(m.If(negate(st.cond), m.Block(rest, st.span), None, st.span))
             return tuple(out)
         if _own_jumps(st):
             raise MicroTilesRefused(f"the micro loop at line {line} leaves an element early other than by "
@@ -403,12 +404,12 @@ class _Merge(Transformer):
 
     def leave_Binary(self, node):
         if node.op not in ("+", "-") or not any(
-                isinstance(n, m.Binary) and n.op in ("/", "%") and isinstance(_strip_casts(n.lhs), m.Builtin)
-                and _strip_casts(n.lhs).var == "threadIdx" for n in m.walk(node)):
+                isinstance(n, m.Binary) and n.op in ("/", "%") and isinstance(strip_casts(n.lhs), m.Builtin)
+                and strip_casts(n.lhs).var == "threadIdx" for n in m.walk(node)):
             return node
         form = linear_form(node)
-        if form is None or any(isinstance(_strip_casts(a), m.Binary) and _strip_casts(a).op in ("/", "%")
-                               and isinstance(_strip_casts(_strip_casts(a).lhs), m.Builtin)
+        if form is None or any(isinstance(strip_casts(a), m.Binary) and strip_casts(a).op in ("/", "%")
+                               and isinstance(strip_casts(strip_casts(a).lhs), m.Builtin)
                                for _c, a in form[0].values()):
             return node
         return rebuild(form, node)

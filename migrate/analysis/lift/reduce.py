@@ -21,16 +21,18 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from .map import NotLiftable, _strip_casts as _strip
-from .warp import Roles, WarpLift, lift_warp_trees
-from .warp_rows import own_elements
+from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
+from ...ir.visit import Transformer
 from ..phases import plan_portable
-from ..prepare.rewrite import Transformer
+from .base import NotLiftable, combine_call
+from .warp import lift_warp_trees
+from .warp_rows import own_elements
+from .warp_trees import Roles, WarpLift
 
 
 def _is_lane(e, aliases: set[str]) -> bool:
-    e = _strip(e)
+    e = strip_casts(e)
     return (isinstance(e, m.Builtin) and e.var == "threadIdx" and e.dim == "x") or \
         (isinstance(e, m.Ref) and e.name in aliases)
 
@@ -43,20 +45,17 @@ def lane_aliases(fn: m.Function) -> set[str]:
 
 
 def _shared_name(e) -> str | None:
-    e = _strip(e)
+    e = strip_casts(e)
     return e.name if isinstance(e, m.Ref) and e.kind in ("shared", "local") else None
-
-
-_COMBINE_CALLS = {"fmaxf": "max", "fmax": "max", "max": "max", "fminf": "min", "fmin": "min", "min": "min"}
 
 
 def _tree_step(stmt, lanes: set[str], step_var: str) -> tuple[str, str] | None:
     """(shared array, op) when ``stmt`` is ``if (tid < s) S[tid] op= S[tid + s]``."""
     if not isinstance(stmt, m.If) or stmt.other is not None:
         return None
-    c = _strip(stmt.cond)
+    c = strip_casts(stmt.cond)
     if not (isinstance(c, m.Binary) and c.op == "<" and _is_lane(c.lhs, lanes)
-            and isinstance(_strip(c.rhs), m.Ref) and _strip(c.rhs).name == step_var):
+            and isinstance(strip_casts(c.rhs), m.Ref) and strip_casts(c.rhs).name == step_var):
         return None
     body = stmt.then.stmts if isinstance(stmt.then, m.Block) else (stmt.then,)
     if len(body) != 1 or not isinstance(body[0], m.ExprStmt) or not isinstance(body[0].expr, m.Assign):
@@ -67,25 +66,25 @@ def _tree_step(stmt, lanes: set[str], step_var: str) -> tuple[str, str] | None:
     name = _shared_name(a.target.base)
 
     def is_partner(e):
-        e = _strip(e)
+        e = strip_casts(e)
         if not (isinstance(e, m.Index) and _shared_name(e.base) == name):
             return False
-        i = _strip(e.index)
+        i = strip_casts(e.index)
         return isinstance(i, m.Binary) and i.op == "+" and _is_lane(i.lhs, lanes) and \
-            isinstance(_strip(i.rhs), m.Ref) and _strip(i.rhs).name == step_var
+            isinstance(strip_casts(i.rhs), m.Ref) and strip_casts(i.rhs).name == step_var
 
     def is_self(e):
-        e = _strip(e)
+        e = strip_casts(e)
         return isinstance(e, m.Index) and _shared_name(e.base) == name and _is_lane(e.index, lanes)
 
-    v = _strip(a.value)
+    v = strip_casts(a.value)
     if a.op == "+=" and is_partner(v):
         return name, "sum"
     if a.op == "=" and isinstance(v, m.Binary) and v.op == "+" and is_self(v.lhs) and is_partner(v.rhs):
         return name, "sum"
-    if a.op == "=" and isinstance(v, m.Call) and v.callee.removeprefix("std::") in _COMBINE_CALLS \
+    if a.op == "=" and isinstance(v, m.Call) and combine_call(v.callee) \
             and len(v.args) == 2 and is_self(v.args[0]) and is_partner(v.args[1]):
-        return name, _COMBINE_CALLS[v.callee.removeprefix("std::")]
+        return name, combine_call(v.callee)
     return None
 
 
@@ -94,22 +93,22 @@ def _halving(loop: UniformLoop) -> tuple[str, m.Expr] | None:
     if loop.kind != "for" or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
         return None
     d = loop.init.decls[0]
-    init = _strip(d.init) if d.init is not None else None
+    init = strip_casts(d.init) if d.init is not None else None
     if not (isinstance(init, m.Binary) and ((init.op == "/" and _int(init.rhs) == 2) or
                                             (init.op == ">>" and _int(init.rhs) == 1))):
         return None
-    c = _strip(loop.cond) if loop.cond is not None else None
-    ok_cond = isinstance(c, m.Binary) and isinstance(_strip(c.lhs), m.Ref) and _strip(c.lhs).name == d.name and (
+    c = strip_casts(loop.cond) if loop.cond is not None else None
+    ok_cond = isinstance(c, m.Binary) and isinstance(strip_casts(c.lhs), m.Ref) and strip_casts(c.lhs).name == d.name and (
         (c.op == ">" and _int(c.rhs) == 0) or (c.op == ">=" and _int(c.rhs) == 1))
     st = loop.step
-    ok_step = isinstance(st, m.Assign) and isinstance(_strip(st.target), m.Ref) and \
-        _strip(st.target).name == d.name and ((st.op == ">>=" and _int(st.value) == 1) or
+    ok_step = isinstance(st, m.Assign) and isinstance(strip_casts(st.target), m.Ref) and \
+        strip_casts(st.target).name == d.name and ((st.op == ">>=" and _int(st.value) == 1) or
                                               (st.op == "/=" and _int(st.value) == 2))
-    return (d.name, _strip(init.lhs)) if ok_cond and ok_step else None
+    return (d.name, strip_casts(init.lhs)) if ok_cond and ok_step else None
 
 
 def _int(e):
-    e = _strip(e)
+    e = strip_casts(e)
     return e.value if isinstance(e, m.IntLit) else None
 
 
@@ -138,7 +137,7 @@ def _final_phase(phase: Phase, lanes: set[str]) -> tuple[tuple, tuple] | None:
 
 
 def _is_lane_zero(cond, lanes) -> bool:
-    c = _strip(cond)
+    c = strip_casts(cond)
     return isinstance(c, m.Binary) and c.op == "==" and (
         (_is_lane(c.lhs, lanes) and _int(c.rhs) == 0) or (_is_lane(c.rhs, lanes) and _int(c.lhs) == 0))
 
@@ -396,31 +395,31 @@ class _Ranks(Transformer):
 
 
 def _dim(e, var, d) -> bool:
-    e = _strip(e)
+    e = strip_casts(e)
     return isinstance(e, m.Builtin) and e.var == var and e.dim == d
 
 
 def _rank(e) -> bool:
     """threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)"""
-    e = _strip(e)
+    e = strip_casts(e)
     if not (isinstance(e, m.Binary) and e.op == "+" and _dim(e.lhs, "threadIdx", "x")):
         return False
-    r = _strip(e.rhs)
+    r = strip_casts(e.rhs)
     if not (isinstance(r, m.Binary) and r.op == "*" and _dim(r.lhs, "blockDim", "x")):
         return False
-    inner = _strip(r.rhs)
+    inner = strip_casts(r.rhs)
     if not (isinstance(inner, m.Binary) and inner.op == "+" and _dim(inner.lhs, "threadIdx", "y")):
         return False
-    yz = _strip(inner.rhs)
+    yz = strip_casts(inner.rhs)
     return isinstance(yz, m.Binary) and yz.op == "*" and _dim(yz.lhs, "blockDim", "y") and _dim(yz.rhs, "threadIdx", "z")
 
 
 def _size(e) -> bool:
     """blockDim.x * blockDim.y * blockDim.z"""
-    e = _strip(e)
+    e = strip_casts(e)
     if not (isinstance(e, m.Binary) and e.op == "*" and _dim(e.rhs, "blockDim", "z")):
         return False
-    xy = _strip(e.lhs)
+    xy = strip_casts(e.lhs)
     return isinstance(xy, m.Binary) and xy.op == "*" and _dim(xy.lhs, "blockDim", "x") and _dim(xy.rhs, "blockDim", "y")
 
 
@@ -443,7 +442,7 @@ class _DropReads(Transformer):
         self.names = set(names)
 
     def leave_Index(self, node: m.Index):
-        b = _strip(node.base)
+        b = strip_casts(node.base)
         return m.IntLit(0, "0", node.type, node.span) if isinstance(b, m.Ref) and b.name in self.names else node
 
 

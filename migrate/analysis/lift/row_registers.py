@@ -36,10 +36,11 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ..facts.affine import strip_int_casts, value_key
-from .reduce import _is_lane, lane_aliases
-from .warp import Roles
+from ...ir.exprs import strip_int_casts
 from ...ir.loops import BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan, UniformIf, UniformLoop
+from ..facts.affine import value_key
+from .reduce import _is_lane, lane_aliases
+from .warp_trees import Roles
 
 #: The most elements a lane unrolls and keeps of a row (registers per thread; beyond, the CUDA
 #: loops run as they are). On the H200 (2026-11-30 00:31 UTC, bench/row_probe.py) keeping 128

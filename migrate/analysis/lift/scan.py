@@ -27,9 +27,10 @@ import dataclasses
 from collections import Counter
 
 from ...ir import model as m
-from .map import NotLiftable
+from ...ir.exprs import pure
 from ...ir.loops import BlockScan, KernelPlan
 from ..phases import contains_barrier, is_barrier_call
+from .base import NotLiftable
 
 _MAX_STEPS = 1 << 16  # loop iterations per thread the proof will follow
 _CUMSUM_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes TileLang's CUDA T.cumsum takes
@@ -616,11 +617,6 @@ def _declared(stmts) -> set[str]:
     return {n.name for st in stmts for n in m.walk(st) if isinstance(n, m.VarDecl)}
 
 
-def _pure(e) -> bool:
-    return e is None or not any(isinstance(n, (m.Assign, m.Call)) or
-                                (isinstance(n, m.Unary) and n.op in ("++", "--")) for n in m.walk(e))
-
-
 def _live_decls(stmts, keep_names=()) -> tuple:
     """``stmts`` without the declarations (pure ones) no remaining statement reads."""
     stmts = list(stmts)
@@ -632,7 +628,7 @@ def _live_decls(stmts, keep_names=()) -> tuple:
         kept = []
         for st in stmts:
             if isinstance(st, m.DeclStmt):
-                decls = tuple(d for d in st.decls if d.name in used or not _pure(d.init))
+                decls = tuple(d for d in st.decls if d.name in used or not (d.init is None or pure(d.init, math=False)))
                 if not decls:
                     continue
                 st = dataclasses.replace(st, decls=decls) if decls != st.decls else st
@@ -757,7 +753,7 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> K
             raise NotScan(f"the stores after the scan use '{n}', which the scan's rounds change or set")
         needed.append(n)
         d = next(d for d in load_decls[n].decls if d.name == n)
-        if not _pure(d.init):
+        if not (d.init is None or pure(d.init, math=False)):
             raise NotScan(f"the stores after the scan use '{n}', whose initialiser has side effects")
         todo += [r for r in _locals_read((m.ExprStmt(d.init, d.span),)) if r not in needed]
     recomputed = [dataclasses.replace(s, decls=tuple(d for d in s.decls if d.name in needed))

@@ -1,6 +1,6 @@
 """Lift reductions per warp to tile form (one warp per row: gemv, row norms, online softmax).
 
-After a warp tree (:mod:`.lift_warp`) whose total each warp uses on its own, under a condition
+After a warp tree (:mod:`.warp_trees`) whose total each warp uses on its own, under a condition
 the same in all its lanes (``if (row >= rows) return;``), the tile form runs the lanes as
 (warp, lane) pairs: one lane loop computes the values, ``T.reduce_*`` combines each warp's along
 dim 1, a second lane loop runs what followed the tree, reading its warp's total. Per-lane values
@@ -13,11 +13,12 @@ import dataclasses
 from typing import Optional
 
 from ...ir import model as m
-from .map import NotLiftable, _strip_casts as _strip
-from .warp import (Roles, WarpLift, WarpTree, _Subst, _assigned, _copies, _is_flag, _recomputable, _type_of,
-                   prune_lane_code, warp_tree)
+from ...ir.exprs import strip_casts
 from ...ir.loops import BlockReduce, Phase, UniformIf
-from ..prepare.rewrite import Transformer
+from ...ir.visit import Transformer
+from .base import NotLiftable
+from .warp_trees import (Roles, Subst, WarpLift, WarpTree, assigned, copies, is_flag, prune_lane_code,
+                         recomputable, type_of, warp_tree)
 
 
 def guarded_segment(out: list, branch: UniformIf, following, ctx: WarpLift) -> BlockReduce:
@@ -30,11 +31,11 @@ def guarded_segment(out: list, branch: UniformIf, following, ctx: WarpLift) -> B
         raise NotLiftable(f"the branch at line {branch.span.line} does more than one warp reduction")
     if following:
         raise NotLiftable(f"code follows the reduction per warp at line {branch.span.line}")
-    if not (out and isinstance(out[-1], Phase) and _is_flag(out[-1], branch)):
+    if not (out and isinstance(out[-1], Phase) and is_flag(out[-1], branch)):
         raise NotLiftable(f"the condition of the branch at line {branch.span.line} is not stored before it")
     out.pop()
     prefix = out.pop().stmts if out and isinstance(out[-1], Phase) else ()
-    bad = [st for st in prefix if not _recomputable(st)]
+    bad = [st for st in prefix if not recomputable(st)]
     if bad:
         raise NotLiftable(f"line {bad[0].span.line} cannot be recomputed in each lane loop around the reduction "
                           "per warp")
@@ -43,7 +44,7 @@ def guarded_segment(out: list, branch: UniformIf, following, ctx: WarpLift) -> B
     ctx.consumed.add(branch.predicate)
     tree = warp_tree(loop, roles)
     held = [tree.var]
-    k = _copies(b.stmts, held)
+    k = copies(b.stmts, held)
     return segment_reduce(prefix, branch.cond, a, tree, b, k, held, ctx)
 
 
@@ -53,7 +54,7 @@ def _same_in_warp(cond, prefix, roles: Roles) -> bool:
     table = {d.name: d.init for st in prefix for d in st.decls}
 
     def ok(e) -> bool:
-        e = _strip(e)
+        e = strip_casts(e)
         if roles.is_warp(e):
             return True
         if isinstance(e, m.Builtin):
@@ -84,13 +85,13 @@ def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k
             if not _under_leader(stmts, n, roles):
                 raise NotLiftable(f"lanes other than 0 read the partial sums of the shfl_down tree at line "
                                   f"{n.span.line}")
-    dtype = _type_of(before, after, tree.var)
+    dtype = type_of(before, after, tree.var)
     name = held[-2] if tree.pair is not None else held[-1]
     result = _lanes_of(f"{name}_total", dtype, after.span, per_lane=False)
     table = {n: result for n in held}
     pair = {}
     if tree.pair is not None:
-        pair_type = _type_of(before, after, tree.pair)
+        pair_type = type_of(before, after, tree.pair)
         table[tree.pair] = _lanes_of(f"{tree.pair}_total", pair_type, after.span, per_lane=False)
         d_lane = _lanes_of(f"{tree.pair}_lanes", pair_type, after.span)
         shift = m.Binary("-", _lanes_of(f"{name}_lanes", dtype, after.span), result, dtype, after.span)
@@ -99,7 +100,7 @@ def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k
                                       after.span), after.span)
         pair = dict(pair_value=m.Ref(tree.pair, "local", pair_type, tree.span), pair_name=tree.pair,
                     rescale=(rescale,))
-    after_stmts = _Subst(table).transform(tuple(stmts))
+    after_stmts = Subst(table).transform(tuple(stmts))
     # the lane's own values that the code after the tree reads: recomputed there
     lane_code = list(before.stmts)
     prefix = list(prefix)
@@ -109,7 +110,7 @@ def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k
         name_ = wanted.pop()
         decl = next((st for st in lane_code if isinstance(st, m.DeclStmt) and [d.name for d in st.decls] == [name_]),
                     None)
-        if decl is None or not _recomputable(decl) or _assigned(lane_code + list(after_stmts), name_):
+        if decl is None or not recomputable(decl) or assigned(lane_code + list(after_stmts), name_):
             raise NotLiftable(f"'{name_}' is computed per lane before the warp tree and read after it")
         lane_code.remove(decl)
         prefix.append(decl)
@@ -117,7 +118,7 @@ def segment_reduce(prefix, guard, before: Phase, tree: WarpTree, after: Phase, k
         wanted |= _free_locals((decl,)) - defined
     prefix = _in_order(prefix, before.stmts)
     for d in (d for st in prefix for d in st.decls):
-        if _assigned(lane_code + list(after_stmts), d.name):
+        if assigned(lane_code + list(after_stmts), d.name):
             raise NotLiftable(f"'{d.name}' changes in the lane code but is recomputed in each lane loop")
     value = m.Ref(tree.var, "local", dtype, tree.span)
     if tree.pair is None:
@@ -193,13 +194,13 @@ def _accesses(stmts, name: str, writes: bool) -> list:
     found = []
 
     def base_is(ix) -> bool:
-        b = _strip(ix.base)
+        b = strip_casts(ix.base)
         return isinstance(b, m.Ref) and b.name == name
 
     def visit(node, loops: list, plain: bool):
         if isinstance(node, m.For):
             d = node.init.decls[0] if isinstance(node.init, m.DeclStmt) and len(node.init.decls) == 1 else None
-            counted = d is not None and not _assigned((node.body,), d.name) and not any(
+            counted = d is not None and not assigned((node.body,), d.name) and not any(
                 isinstance(n, (m.Break, m.Continue)) for n in m.walk(node.body))
             for part in (node.init, node.cond, node.step):
                 if part is not None:

@@ -14,8 +14,9 @@ A ``blockIdx.d`` left over names the segment of ``blockDim.d`` elements an eleme
 from __future__ import annotations
 
 from ...ir import model as m
-from ..facts.affine import linear_form, rebuild, strip_int_casts as _strip_int_casts
-from .rewrite import Transformer
+from ...ir.exprs import strip_int_casts as _strip_int_casts
+from ...ir.visit import Transformer
+from ..facts.affine import linear_form, rebuild
 
 DIMS = ("x", "y", "z")
 

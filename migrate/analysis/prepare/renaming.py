@@ -18,8 +18,8 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ..phases import assignment_counts
-from .rewrite import Transformer
+from ...ir.visit import Transformer
+from ..facts.locals import assignment_counts
 
 
 def _plain_reassignment(stmt) -> tuple[str, m.Expr] | None:

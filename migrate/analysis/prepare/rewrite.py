@@ -15,6 +15,8 @@ import dataclasses
 import keyword
 
 from ...ir import model as m
+from ...ir.exprs import negate
+from ...ir.visit import Transformer
 
 #: Names the emitted TileLang module or its kernels use for themselves.
 RESERVED = frozenset({
@@ -29,29 +31,6 @@ RESERVED = frozenset({
     # the lanes of lifted reductions
     "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
 })
-
-
-class Transformer:
-    """Rebuilds a model tree bottom-up; subclasses override ``leave_<Class>(node)``."""
-
-    def transform(self, node):
-        if isinstance(node, tuple):
-            return tuple(self.transform(n) for n in node)
-        if not m._is_node(node):
-            return node
-        changes = {}
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
-            if f.name in ("span", "type"):
-                continue
-            if isinstance(value, tuple) or m._is_node(value):
-                new = self.transform(value)
-                if new is not value:
-                    changes[f.name] = new
-        if changes:
-            node = dataclasses.replace(node, **changes)
-        leave = getattr(self, f"leave_{type(node).__name__}", None)
-        return leave(node) if leave is not None else node
 
 
 def _py_name(name: str, taken: set[str]) -> str:
@@ -146,15 +125,6 @@ def _has_return(s) -> bool:
     return any(isinstance(n, m.Return) for n in m.walk(s))
 
 
-def _not(cond: m.Expr) -> m.Expr:
-    if isinstance(cond, m.Unary) and cond.op == "!":
-        return cond.operand
-    flips = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
-    if isinstance(cond, m.Binary) and cond.op in flips:
-        return dataclasses.replace(cond, op=flips[cond.op])
-    return m.Unary("!", cond, False, m.Scalar("bool"), cond.span)
-
-
 def _span_over(stmts) -> "m.Span":
     first, last = stmts[0].span, stmts[-1].span
     return dataclasses.replace(first, end_line=last.end_line, end_col=last.end_col)
@@ -206,7 +176,7 @@ class _Guards:
                     other = self.guard(self.as_list(s.other) + rest)
                     if not then:
                         if other:
-                            out.append(m.If(_not(s.cond), self.block(other, _span_over(other)), None, s.span))
+                            out.append(m.If(negate(s.cond), self.block(other, _span_over(other)), None, s.span))
                         return tuple(out)
                     out.append(m.If(s.cond, self.block(then, s.then.span),
                                     self.block(other, _span_over(other)) if other else None, s.span))

@@ -1,0 +1,167 @@
+"""Small questions and rewrites on model expressions that every pass asks, in one place.
+
+Each helper here is a pure function of the model (:mod:`.model`): casts stripped, a condition
+negated or split into what its truth implies, whether evaluating an expression has an effect,
+one node replaced by another. A helper that needs to know more than the expression (bounds,
+affine forms, which threads a value differs in) is a fact query in ``analysis/facts/``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from . import model as m
+
+#: threads in a warp (``warpSize``)
+WARP_SIZE = 32
+
+_INT = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool")
+
+
+def _is_int(t) -> bool:
+    return isinstance(t, m.Scalar) and t.dtype in _INT
+
+
+def negate(cond: m.Expr) -> m.Expr:
+    """``!cond``, with a comparison flipped and a double negation dropped."""
+    if isinstance(cond, m.Unary) and cond.op == "!":
+        return cond.operand
+    flips = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
+    if isinstance(cond, m.Binary) and cond.op in flips:
+        return dataclasses.replace(cond, op=flips[cond.op])
+    return m.Unary("!", cond, False, m.Scalar("bool"), cond.span)
+
+
+def strip_casts(e):
+    """``e`` without the casts around it."""
+    while isinstance(e, m.Cast):
+        e = e.operand
+    return e
+
+
+def strip_int_casts(e):
+    """``e`` without the integer-to-integer conversions around it (index arithmetic: the
+    integer types an index is spelled in do not change its value far from overflow)."""
+    while isinstance(e, m.Cast) and _is_int(e.target) and _is_int(e.operand.type):
+        e = e.operand
+    return e
+
+
+def pure(e, math: bool = True) -> bool:
+    """Evaluating ``e`` has no effect: no store, no ``++``/``--``, no method call, and no call but
+    (with ``math``) the math and conversion functions, which depend on their arguments alone. A
+    pure expression may be evaluated again, moved or dropped."""
+    for n in m.walk(e):
+        if isinstance(n, (m.Assign, m.MethodCall)) or (isinstance(n, m.Unary) and n.op in ("++", "--")):
+            return False
+        if isinstance(n, m.Call) and not (math and n.kind in ("math", "conversion")):
+            return False
+    return True
+
+
+def reads_no_memory(e) -> bool:
+    """``e`` is pure and loads nothing (no index, no dereference, no call at all): a value any
+    loop may recompute wherever its operands are in scope."""
+    return not any(isinstance(n, (m.Index, m.Call, m.MethodCall, m.Assign)) or
+                   isinstance(n, m.Unary) and n.op in ("++", "--", "*") for n in m.walk(e))
+
+
+def assigned_names(node) -> set[str]:
+    """The locals ``node`` assigns or increments."""
+    out = set()
+    for n in m.walk(node):
+        target = n.target if isinstance(n, m.Assign) else (
+            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        if isinstance(target, m.Ref):
+            out.add(target.name)
+    return out
+
+
+def replace_node(e, target, repl):
+    """``e`` with the node ``target`` (by identity) replaced by ``repl``."""
+    if e is target:
+        return repl
+    return m.map_children(e, lambda c: replace_node(c, target, repl))
+
+
+def strip_bool_casts(e):
+    """``e`` without the conversions of a bool to bool around it."""
+    while isinstance(e, m.Cast) and e.target == m.Scalar("bool") and isinstance(e.operand.type, m.Scalar) \
+            and e.operand.type.dtype == "bool":
+        e = e.operand
+    return e
+
+
+#: a comparison's negation
+NEGATED = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
+
+
+def conjuncts(c, strip=strip_casts) -> list:
+    """The conditions a condition's truth implies: its ``&&`` terms, and under ``!`` the negated
+    terms of an ``||`` (``!(r >= rows || c >= cols)``: ``r < rows``, ``c < cols``). ``strip``
+    removes the casts each term may be wrapped in."""
+    c = strip(c)
+    if isinstance(c, m.Binary) and c.op == "&&":
+        return conjuncts(c.lhs, strip) + conjuncts(c.rhs, strip)
+    if isinstance(c, m.Unary) and c.op == "!":
+        return negations(c.operand, strip) or [c]
+    return [c]
+
+
+def negations(c, strip=strip_casts) -> list:
+    """The conditions a condition's falsehood implies: the negated terms of an ``||``, a
+    comparison flipped, the terms of ``!(a && b)`` are not known (none)."""
+    c = strip(c)
+    if isinstance(c, m.Binary) and c.op == "||":
+        return negations(c.lhs, strip) + negations(c.rhs, strip)
+    if isinstance(c, m.Binary) and c.op in NEGATED:
+        return [dataclasses.replace(c, op=NEGATED[c.op])]
+    if isinstance(c, m.Unary) and c.op == "!":
+        return conjuncts(c.operand, strip)
+    return []
+
+
+def const_value(e, names: dict | None = None, block: int | None = None):
+    """The value of a constant expression (``warpSize`` is 32, ``blockDim.x`` is ``block`` when
+    given, locals in ``names`` are expanded), or None."""
+    e = strip_casts(e)
+    if isinstance(e, (m.IntLit, m.FloatLit)):
+        return e.value
+    if isinstance(e, m.Builtin):
+        if e.var == "warpSize":
+            return WARP_SIZE
+        if e.var == "blockDim" and e.dim == "x":
+            return block
+        return None
+    if isinstance(e, m.Ref) and names is not None and e.kind == "local" and e.name in names:
+        return const_value(names[e.name], names, block)
+    if isinstance(e, m.Call) and e.callee in ("__builtin_inff", "__builtin_huge_valf", "__builtin_inf",
+                                              "__builtin_huge_val") and not e.args:
+        return math.inf
+    if isinstance(e, m.Unary) and e.op in ("-", "+", "~"):
+        v = const_value(e.operand, names, block)
+        if v is None:
+            return None
+        return -v if e.op == "-" else (v if e.op == "+" else (~v if isinstance(v, int) else None))
+    if isinstance(e, m.Binary):
+        a, b = const_value(e.lhs, names, block), const_value(e.rhs, names, block)
+        if a is None or b is None:
+            return None
+        if e.op in ("+", "-", "*"):
+            return a + b if e.op == "+" else (a - b if e.op == "-" else a * b)
+        if not (isinstance(a, int) and isinstance(b, int)):
+            return a / b if e.op == "/" and b else None
+        if e.op == "/" and b:
+            return int(a / b)  # C truncation
+        if e.op == "%" and b:
+            return a - b * int(a / b)
+        ops = {">>": lambda: a >> b, "<<": lambda: a << b, "&": lambda: a & b, "|": lambda: a | b,
+               "^": lambda: a ^ b}
+        return ops[e.op]() if e.op in ops and b >= 0 else None
+    return None
+
+
+def is_ref(e, name: str) -> bool:
+    """``e`` is the variable ``name`` (through casts)."""
+    e = strip_casts(e)
+    return isinstance(e, m.Ref) and e.name == name

@@ -1,0 +1,33 @@
+"""Visitors over the model: :class:`Transformer` rebuilds a tree bottom-up.
+
+Reading a tree needs no visitor class: :func:`~.model.walk` yields every node, :func:`~.model.children`
+a node's direct children and :func:`~.model.map_children` rebuilds a node from new children.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from . import model as m
+
+
+class Transformer:
+    """Rebuilds a model tree bottom-up; subclasses override ``leave_<Class>(node)``."""
+
+    def transform(self, node):
+        if isinstance(node, tuple):
+            return tuple(self.transform(n) for n in node)
+        if not m._is_node(node):
+            return node
+        changes = {}
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if f.name in ("span", "type"):
+                continue
+            if isinstance(value, tuple) or m._is_node(value):
+                new = self.transform(value)
+                if new is not value:
+                    changes[f.name] = new
+        if changes:
+            node = dataclasses.replace(node, **changes)
+        leave = getattr(self, f"leave_{type(node).__name__}", None)
+        return leave(node) if leave is not None else node
