@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from itertools import combinations
 
 from ...ir import model as m
@@ -698,7 +699,7 @@ def _nodes(obj):
         seen.add(id(x))
         if isinstance(x, (tuple, list)):
             stack.extend(x)
-        elif isinstance(x, dict):
+        elif isinstance(x, Mapping):
             stack.extend(x.values())
         elif dataclasses.is_dataclass(x) and not isinstance(x, type) and not isinstance(x, _LEAVES):
             yield x
@@ -726,7 +727,7 @@ def _drop_decls(obj, dead: set[str]):
             return x if all(a is b for a, b in zip(items, x)) else items
         if isinstance(x, list):
             return [rebuild(v) for v in x]
-        if isinstance(x, dict):
+        if isinstance(x, Mapping):
             return {k: rebuild(v) for k, v in x.items()}
         if isinstance(x, (m.DeclStmt,) + _COMPOUND):
             return visit(x)
@@ -760,7 +761,7 @@ def _rewrite(obj, indices: dict):
             out = x if all(a is b for a, b in zip(items, x)) else items
         elif isinstance(x, list):
             out = [rebuild(v) for v in x]
-        elif isinstance(x, dict):
+        elif isinstance(x, Mapping):
             out = {k: rebuild(v) for k, v in x.items()}
         elif dataclasses.is_dataclass(x) and not isinstance(x, type) and not isinstance(x, _LEAVES):
             changes = {}

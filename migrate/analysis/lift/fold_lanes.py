@@ -24,11 +24,11 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.loops import LANE
 from ...ir.exprs import reads_no_memory
 from ...ir.visit import Transformer
 from ..prepare.vectors import LANES
 
-LANE = "il"  # the lane index of the folded tile loop
 
 
 def _int(e):

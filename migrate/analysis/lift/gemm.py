@@ -18,55 +18,13 @@ as its own tolerance class.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
-
 from ...ir import model as m
 from ...ir.exprs import strip_casts
-from ...ir.loops import TileMap
+from ...ir.loops import GemmOperand, GemmPlan, KLoop, TileMap, TileView
 from ..facts.affine import linear_form
 
 
-@dataclass(frozen=True)
-class GemmOperand:
-    staged: m.Expr        # what is stored in the shared tile: the factor without its conversions
-    factor: m.Expr        # the whole factor (conversions of ``staged``)
-    dtype: m.CType        # the staged value's type
-    k_contiguous: bool    # its load moves by one element per step of k (a transposed operand)
-    plain: bool           # factor is (a conversion of) one load: T.gemm may compute the product
 
-
-@dataclass(frozen=True)
-class KLoop:
-    """How the CUDA code walks k: one loop (``inner`` None), or a loop over tiles of ``size``
-    elements with an inner loop over the tile (``for (t...) for (i = 0; i < size; ++i)``)."""
-
-    var: str
-    bound: m.Expr
-    step: int
-    inner: Optional[str] = None
-    size: int = 0
-
-
-@dataclass(frozen=True)
-class GemmPlan:
-    tile: TileMap
-    acc: str                 # the accumulator local
-    acc_type: m.CType
-    k: KLoop
-    a: GemmOperand
-    b: GemmOperand
-    row_names: tuple[str, ...]  # locals equal to the row (y) index
-    col_names: tuple[str, ...]
-    prologue: tuple[m.Stmt, ...]  # statements before the guard (declarations)
-    setup: tuple[m.Stmt, ...]     # uniform declarations between the accumulator and the loop
-    epilogue: tuple[m.Stmt, ...]  # statements after the k loop
-    guard: Optional[m.Expr]
-    loop_guarded: bool           # the k loop runs inside the guard (its loads are guarded too)
-    span: object  # the k loop's
-    guard_span: object = None
-    batched: bool = False        # a 3-D map: z is the batch
-    batch_names: tuple[str, ...] = ()  # locals equal to the batch (z) index
 
 
 class NotGemm(Exception):
@@ -266,18 +224,6 @@ def plan_gemm(tile: TileMap) -> GemmPlan:
 
 
 # -- staging by whole tiles (T.copy) -----------------------------------------------------------
-
-@dataclass(frozen=True)
-class TileView:
-    """An operand that is a 2-D array read in whole tiles: ``buffer`` viewed as ``(rows, cols)``
-    row-major, the tile of the kernel's block at (``outer``, ``inner``) indices, and reads outside
-    the view are zeros in the CUDA code too (its conditions are exactly the view's bounds)."""
-
-    buffer: str
-    rows: m.Expr
-    cols: m.Expr
-    k_first: bool  # the view is (k, other): B row-major; else (other, k): A, or B transposed
-    batched: bool = False  # one such matrix per batch index, one after another: (batch, rows, cols)
 
 
 def _k_composite(form_terms: dict, k: KLoop) -> bool:

@@ -37,18 +37,11 @@ import dataclasses
 
 from ...ir import model as m
 from ...ir.exprs import strip_int_casts
-from ...ir.loops import BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan, UniformIf, UniformLoop
+from ...ir.loops import (MAX_ROW_LENGTH, MAX_ROW_STEPS, BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan,
+                         UniformIf, UniformLoop)
 from ..facts.affine import value_key
 from .reduce import _is_lane, lane_aliases
 from .warp_trees import Roles
-
-#: The most elements a lane unrolls and keeps of a row (registers per thread; beyond, the CUDA
-#: loops run as they are). On the H200 (2026-11-30 00:31 UTC, bench/row_probe.py) keeping 128
-#: floats a lane took fused_add_rmsnorm from 51 % of the bandwidth (unrolled, reading its row
-#: again) to 81 % (no spills, 254 registers); softmax_online_warp ran 63 % against 66 %.
-MAX_ROW_STEPS = 128
-#: The longest row the launcher compiles in (a kernel per distinct length up to it).
-MAX_ROW_LENGTH = 8192
 
 _POSITION = "@lane_position"  # the loop variable in a read's key
 
