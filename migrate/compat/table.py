@@ -5,6 +5,12 @@ whether it runs on TileLang's CPU ``c`` target. The layout follows HIPIFY's
 ``CUDA2HIP_Device_functions.cpp``: rows are data, unsupported names keep a row with an empty
 target, and the coverage document (``docs/compat.md``) is generated from these rows.
 
+A row owns its function end to end: its ``section`` files the name in the catalog the frontend
+classifies calls with (:mod:`migrate.compat.catalog` derives its sections from the rows), and
+an extern helper's C body (:mod:`migrate.compat.externs`) serves both the migrated kernel on
+``c`` and the CPU executor running the original (``runtime/cpu/c2t_compat_math.h``, generated).
+``docs/compat-howto.md`` lists the steps for a new function.
+
 Forms
     ``tilelang`` is a Python expression template over the argument texts ``{0}``, ``{1}``…
     (e.g. ``"T.exp({0})"``). Templates use only calls and operators (no ``and``/``or``/ternary),
@@ -21,14 +27,15 @@ Status (of the ``tilelang`` form on the CUDA target)
 
 CPU
     ``cpu`` says whether the ``tilelang`` form compiles on the ``c`` target and gives CUDA's
-    results there (verified by ``tests/test_compat_cpu.py``). When it is False, ``cpu_form`` is a
+    results there (verified by ``tests/compat/test_cpu.py``). When it is False, ``cpu_form`` is a
     form that does (it also lowers for CUDA). On ``c`` bfloat16 does not exist: bfloat16 data is
     held in float32 buffers there, and the CPU forms of bfloat16 rows follow that convention.
 
 Extern helpers
     Where TileLang has no operator, the form calls ``T.call_extern(dtype, "c2t_<name>", ...)``;
     :mod:`migrate.compat.externs` holds the C body (``c``) and the CUDA body (the CUDA function
-    itself), delivered with ``T.Kernel(..., prelude=cuda_math.prelude(target))``.
+    itself), delivered with ``T.Kernel(..., prelude=cuda_math.prelude(target))``. The C body is
+    also the CPU executor's definition of the CUDA function (``Extern.executor``).
 """
 from __future__ import annotations
 
@@ -37,7 +44,6 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from migrate.compat.catalog import SECTIONS, UNSUPPORTED_CODES, section_of
 from migrate.compat.externs import EXTERNS, Extern
 
 
@@ -62,6 +68,8 @@ DTYPE_CODES = {
     # two-lane vectors, passed as a 2-element buffer (see module docstring)
     "H": "float16x2", "B": "bfloat16x2",
 }
+#: Catalog sections of rows (the catalog's other sections, warp/sync/..., are API without rows).
+SECTIONS = ("math", "conversion", "half", "atomic", "unsupported")
 #: Row kinds: an expression, or an atomic read-modify-write returning the old value.
 KINDS = ("expr", "atomic")
 #: Input domains known to the verification tests (:mod:`migrate.compat.numpy_ref`).
@@ -84,7 +92,8 @@ class Row:
 
     #: CUDA name as written in source (``expf``, ``__popc``, ``std::exp``, ``atomicAdd``)
     cuda: str
-    #: catalog section (``math``, ``conversion``, ``half``, ``atomic``, ``unsupported``)
+    #: catalog section (:data:`SECTIONS`): :mod:`migrate.compat.catalog` files the name there,
+    #: which is how the frontend classifies the call
     section: str
     #: TileLang expression template, or None when unsupported
     tilelang: str | None
@@ -202,10 +211,8 @@ def _x(name: str) -> str:
 
 
 def R(cuda: str, tilelang: str | None, sig: str, status: Status = EXACT, *, ulp: int | None = 0,
-      note: str = "", section: str | None = None, **kw) -> Row:
+      note: str = "", section: str = "math", **kw) -> Row:
     ret, args = _sig(sig)
-    if section is None:
-        section = section_of(cuda) or ""
     return Row(cuda=cuda, section=section, tilelang=tilelang, status=status, note=note, ret=ret,
                args=args, ulp=ulp, **kw)
 
@@ -213,6 +220,18 @@ def R(cuda: str, tilelang: str | None, sig: str, status: Status = EXACT, *, ulp:
 def U(cuda: str, note: str, sig: str = "f:", **kw) -> Row:
     """An unsupported name: no TileLang form."""
     return R(cuda, None, sig, UNSUPPORTED, ulp=None, note=note, **kw)
+
+
+def _in_section(section: str):
+    """``R`` and ``U`` filing their rows in ``section`` (unless a row names another)."""
+    def r(*args, **kw) -> Row:
+        kw.setdefault("section", section)
+        return R(*args, **kw)
+
+    def u(*args, **kw) -> Row:
+        kw.setdefault("section", section)
+        return U(*args, **kw)
+    return r, u
 
 
 _PREC = ("Same function on CUDA (max {u} ulp per the CUDA Programming Guide); on c the host "
@@ -302,6 +321,7 @@ _EXTERN_MATH = [
 
 
 def _math_rows() -> list[Row]:
+    R, U = _in_section("math")
     rows: list[Row] = []
     for fname, dname, form, uf, ud, dom, ar, note in _NATIVE_MATH:
         for name, code, u in ((fname, "f", uf), (dname, "d", ud)):
@@ -403,6 +423,7 @@ def _math_rows() -> list[Row]:
 
 # ============================================================================ C++ overloads
 def _overload_rows() -> list[Row]:
+    R, _ = _in_section("math")
     rows: list[Row] = []
     # plain CUDA overloads abs/min/max (math_functions.hpp)
     for ov, code in (("int32", "i"), ("int64", "l")):
@@ -478,6 +499,7 @@ def _overload_rows() -> list[Row]:
 
 # ============================================================================ fast / IEEE intrinsics
 def _intrinsic_rows() -> list[Row]:
+    R, U = _in_section("math")
     fast = dict(fast_math=True, ulp=None)
     rows = [
         R("__expf", "T.__exp({0})", "f:f", cpu=False, cpu_form="T.exp({0})", domain="exp", **fast,
@@ -517,12 +539,11 @@ def _intrinsic_rows() -> list[Row]:
     # IEEE arithmetic with an explicit rounding mode: T.ieee_* lower to the CUDA intrinsic.
     ops = {"add": ("ieee_add", "{0} + {1}", 2), "sub": ("ieee_sub", "{0} - {1}", 2),
            "mul": ("ieee_mul", "{0} * {1}", 2), "div": ("ieee_fdiv", "{0} / {1}", 2)}
-    catalog = set(SECTIONS["math"].split())
+    # the rounding modes with a row, per operation (helpers exist for all four)
+    modes = {"add": "rn rz ru rd", "sub": "rn rz", "mul": "rn rz ru rd", "div": "rn rz"}
     for op, (tl, plain, n) in ops.items():
-        for m in ("rn", "rz", "ru", "rd"):
+        for m in modes[op].split():
             name = f"__f{op}_{m}"
-            if name not in catalog:
-                continue
             args = ", ".join(f"{{{i}}}" for i in range(n))
             form = f"T.{tl}({args})" if m == "rn" else f'T.{tl}({args}, "{m}")'
             cpu_form = plain if m == "rn" else _x(f"c2t___f{op}_{m}")
@@ -569,6 +590,7 @@ def _intrinsic_rows() -> list[Row]:
 
 # ============================================================================ integer intrinsics
 def _integer_rows() -> list[Row]:
+    R, _ = _in_section("math")
     def ext(name, sig, note="", **kw):
         return R(name, _x(f"c2t_{name}"), sig, domain=kw.pop("domain", "int"),
                  note=f"No TileLang operator: helper calls CUDA {name}. " + note, **kw)
@@ -616,6 +638,7 @@ def _integer_rows() -> list[Row]:
 
 # ============================================================================ conversions
 def _conversion_rows() -> list[Row]:
+    R, _ = _in_section("conversion")
     sat = ("Out-of-range inputs and NaN: CUDA saturates (NaN -> 0) both for the intrinsic and "
            "for a C cast; on c the C conversion is undefined (x86 gives the 'integer "
            "indefinite' value), so the CPU check covers in-range inputs.")
@@ -679,6 +702,7 @@ _H_NOTE = ("CUDA documents no ULP bound for half functions (hsqrt/hrsqrt are sqr
 
 
 def _half_rows() -> list[Row]:
+    R, U = _in_section("half")
     h2f = 'T.cast({0}, "float32")'
     rows = [
         R("__half2float", h2f, "f:h", section="half", domain="half", note="Exact."),
@@ -809,6 +833,7 @@ _U64_NOTE = ("T.{op} on uint64 lowers but does not compile with nvcc (TileLang's
 
 
 def _atomic_rows() -> list[Row]:
+    R, _ = _in_section("atomic")
     A = dict(kind="atomic", domain="int")
     rows = []
     codes = {"int32": "i", "uint32": "u", "int64": "l", "uint64": "L", "float32": "f", "float64": "d"}
@@ -885,9 +910,19 @@ def _atomic_rows() -> list[Row]:
 
 
 # ============================================================================ unsupported section
+#: names whose calls the frontend reports as unsupported, with the diagnostic code
+_UNSUPPORTED = {
+    **{n: "M1202" for n in """
+        tex1Dfetch tex1D tex2D tex3D tex1DLayered tex2DLayered texCubemap tex2Dgather surf1Dread
+        surf2Dread surf3Dread surf1Dwrite surf2Dwrite surf3Dwrite""".split()},
+    "malloc": "M1210", "free": "M1210",
+}
+
+
 def _unsupported_rows() -> list[Row]:
+    _, U = _in_section("unsupported")
     rows = []
-    for name in SECTIONS["unsupported"].split():
+    for name, code in _UNSUPPORTED.items():
         if name.startswith("tex"):
             note = ("Texture fetch: no TileLang equivalent. Bind the array as a plain tensor "
                     "and index it (with explicit clamping/interpolation if the texture used them).")
@@ -896,7 +931,7 @@ def _unsupported_rows() -> list[Row]:
         else:
             note = ("Device-side heap allocation: TileLang kernels cannot allocate global memory; "
                     "allocate on the host and pass a workspace tensor.")
-        rows.append(U(name, note, code=UNSUPPORTED_CODES.get(name)))
+        rows.append(U(name, note, code=code))
     return rows
 
 

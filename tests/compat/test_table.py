@@ -73,6 +73,24 @@ def test_unsupported_section_kept_with_codes():
         assert row.code == catalog.UNSUPPORTED_CODES[name]
 
 
+def test_catalog_row_sections_derive_from_the_rows():
+    for section in table.SECTIONS:
+        have = set(catalog.SECTIONS[section].split())
+        want = {r.cuda for r in ROWS if r.section == section}
+        assert have == want, (section, sorted(have - want), sorted(want - have))
+    assert catalog.UNSUPPORTED_CODES == {r.cuda: r.code for r in ROWS if r.section == "unsupported"}
+    assert list(catalog.SECTIONS)[:4] == ["math", "conversion", "half", "atomic"]
+
+
+def test_catalog_api_without_rows_has_no_rows():
+    """The hand-written sections list only API without compat rows: a name that gets a row is
+    filed by its row (remove it from catalog.API_WITHOUT_ROWS)."""
+    with_rows = {r.cuda for r in ROWS}
+    extra = {s: sorted(set(names.split()) & with_rows) for s, names in catalog.API_WITHOUT_ROWS.items()}
+    assert not any(extra.values()), f"names with rows in catalog.API_WITHOUT_ROWS: {extra}"
+    assert not set(catalog.API_WITHOUT_ROWS) & set(table.SECTIONS)
+
+
 def test_catalog_api_unchanged():
     assert catalog.section_of("::expf") == "math"
     assert catalog.section_of("std::exp") == "math"
