@@ -12,6 +12,15 @@ The helpers reach the kernel through ``T.Kernel(..., prelude=cuda_math.prelude(t
 ``externs_for(names, target)``). Every definition sits behind an include guard, so preludes built
 from different name sets may be concatenated.
 
+The C body is the ONE C implementation of the CUDA function: the CPU executor, which runs the
+*original* CUDA program on the CPU (``runtime/cpu``), gets the same text. ``executor`` names the
+CUDA functions the body defines there; :mod:`migrate.compat.cpu_header` writes them (and the
+:data:`SUPPORT` blocks they need) into ``runtime/cpu/c2t_compat_math.h``, and
+``python -m migrate.compat.generate`` regenerates that file. A helper without ``executor`` names
+either calls the C library function CUDA names (``c`` equals ``cuda``: the executor compiles the
+same call against the same libm) or says in ``executor_note`` why the executor keeps its own
+definition (half types, atomics: ``runtime/cpu/c2t_types.h`` / ``c2t_device.h``).
+
 Parameters are named ``x, y, z`` in the bodies. A body without ``;`` is an expression (``return``
 is added). Argument types must match the C declaration TileLang emits from the *argument*
 dtypes, so the call templates cast every argument to the parameter dtype (``T.cast`` is the
@@ -49,6 +58,14 @@ class Extern:
     cuda: str
     #: names of :data:`SUPPORT` blocks the C body needs
     needs: tuple[str, ...] = ()
+    #: CUDA functions the CPU executor defines with this C body (runtime/cpu/c2t_compat_math.h)
+    executor: tuple[str, ...] = ()
+    #: why the executor does not use this body, when ``executor`` is empty and the body is not
+    #: the C library call itself
+    executor_note: str = ""
+
+    def __post_init__(self) -> None:
+        check_extern(self)
 
     def call(self) -> str:
         """The TileLang call template, ``{0}``… standing for the argument texts."""
@@ -67,11 +84,14 @@ class Extern:
             ps.append(f"{types[base]}{'*' if p.endswith('*') else ''} {n}")
         return f"{types[self.ret]} {self.name}({', '.join(ps)})"
 
+    def statements(self, target: str = "c") -> str:
+        """The body for ``target`` as statements (an expression body gets its ``return``)."""
+        body = self.c if target == "c" else self.cuda
+        return body if ";" in body else f"return {body};"
+
     def source(self, target: str) -> str:
         """The guarded definition for ``target`` (``"c"`` or ``"cuda"``)."""
-        body = self.c if target == "c" else self.cuda
-        if ";" not in body:
-            body = f"return {body};"
+        body = self.statements(target)
         if target == "c":
             head = f'extern "C" {self._sig(C_TYPES)}'
         else:
@@ -194,44 +214,89 @@ def _directed(expr: str, ctype: str, mode: str, n: int = 2, rtype: str | None = 
             f"volatile {rtype or ctype} r = {expr}; fesetround(o); return r;")
 
 
-def _ext(name, ret, params, c, cuda=None, needs=()):
+class ExternError(ValueError):
+    """A malformed extern helper."""
+
+
+def check_extern(e: Extern) -> None:
+    """Raise :class:`ExternError` unless ``e`` has a C body, a CUDA body and an executor decision
+    (executor names, the C library call itself, or a note saying why not)."""
+    where = f"extern helper {e.name!r}"
+    if not e.name.startswith("c2t_"):
+        raise ExternError(f"{where}: helper names start with c2t_")
+    if not e.c.strip() or not e.cuda.strip():
+        raise ExternError(f"{where}: needs a C body (c) and a CUDA body (cuda)")
+    for s in e.needs:
+        if s not in SUPPORT:
+            raise ExternError(f"{where}: unknown support block {s!r}")
+    if not e.executor and e.c != e.cuda and not e.executor_note:
+        raise ExternError(f"{where}: say which CUDA functions the CPU executor defines with this "
+                          "C body (executor=...), or why it does not (executor_note=...)")
+    if e.executor and e.executor_note:
+        raise ExternError(f"{where}: executor names and an executor_note exclude each other")
+    if any(p.endswith("*") for p in e.params) and e.executor:
+        raise ExternError(f"{where}: pointer helpers (atomics) are not generated for the executor")
+
+
+def _ext(name, ret, params, c, cuda=None, needs=(), executor=None, note=""):
+    """A helper. ``executor`` (names, or True for the CUDA name ``name`` minus ``c2t_``) lists the
+    CUDA functions the CPU executor defines with the C body ``c``."""
+    if executor is True:
+        executor = (name[len("c2t_"):],)
     return Extern(name, ret, tuple(params.split()) if isinstance(params, str) else tuple(params),
-                  c, c if cuda is None else cuda, tuple(needs))
+                  c, c if cuda is None else cuda, tuple(needs), tuple(executor or ()), note)
 
 
 _F, _D = "float32", "float64"
 
+#: why the CPU executor keeps its own definitions of these CUDA functions
+_HALF_NOTE = ("half: the body is written for TileLang's c half type (half_float::half); the "
+              "executor's __half and __nv_bfloat16 (runtime/cpu/c2t_types.h) define the function "
+              "once for both types, with the same rounding.")
+_BF16_NOTE = ("not a CUDA function: the CPU form of bfloat16 rows, whose values are held in float32 "
+              "on c; the executor has a real __nv_bfloat16 (runtime/cpu/c2t_types.h).")
+_ATOMIC_NOTE = ("atomic: the executor's atomics (runtime/cpu/c2t_device.h) are overloads on every "
+                "pointer type CUDA has, doing the same read-modify-write (fibers run one at a time).")
+
 EXTERNS_LIST: list[Extern] = [
     # ---------------------------------------------------------------- float/double math
-    *[_ext(f"c2t_{fn}f", _F, _F, f"{fn}f(x)") for fn in
-      "exp10 expm1 cbrt erfc lgamma tgamma logb".split()],
+    # C library functions: the body is the call CUDA makes (c == cuda), and the executor calls
+    # the same libm function; exp10f's body is also the executor's (precise) __exp10f
+    *[_ext(f"c2t_{fn}f", _F, _F, f"{fn}f(x)", executor=["__exp10f"] if fn == "exp10" else None)
+      for fn in "exp10 expm1 cbrt erfc lgamma tgamma logb".split()],
     *[_ext(f"c2t_{fn}", _D, _D, f"{fn}(x)") for fn in
       "exp10 expm1 cbrt erfc lgamma tgamma logb".split()],
     *[_ext(f"c2t_{fn}f", _F, "float32 float32", f"{fn}f(x, y)") for fn in "remainder fdim".split()],
     *[_ext(f"c2t_{fn}", _D, "float64 float64", f"{fn}(x, y)") for fn in "remainder fdim".split()],
-    _ext("c2t_rcbrtf", _F, _F, "(float)(1.0 / cbrt((double)x))", "rcbrtf(x)"),
-    _ext("c2t_rcbrt", _D, _D, "1.0 / cbrt(x)", "rcbrt(x)"),
+    # CUDA functions libm lacks: the C body is also the CPU executor's definition
+    _ext("c2t_rcbrtf", _F, _F, "(float)(1.0 / cbrt((double)x))", "rcbrtf(x)", executor=True),
+    _ext("c2t_rcbrt", _D, _D, "1.0 / cbrt(x)", "rcbrt(x)", executor=True),
     _ext("c2t_rhypotf", _F, "float32 float32", "(float)(1.0 / hypot((double)x, (double)y))",
-         "rhypotf(x, y)"),
-    _ext("c2t_rhypot", _D, "float64 float64", "1.0 / hypot(x, y)", "rhypot(x, y)"),
+         "rhypotf(x, y)", executor=True),
+    _ext("c2t_rhypot", _D, "float64 float64", "1.0 / hypot(x, y)", "rhypot(x, y)", executor=True),
     _ext("c2t_ilogbf", "int32", _F, "ilogbf(x)"),
     _ext("c2t_ilogb", "int32", _D, "ilogb(x)"),
-    _ext("c2t_erfinvf", _F, _F, "(float)c2t__erfinv_d((double)x)", "erfinvf(x)", ["erfinv"]),
-    _ext("c2t_erfinv", _D, _D, "c2t__erfinv_d(x)", "erfinv(x)", ["erfinv"]),
-    _ext("c2t_erfcinvf", _F, _F, "(float)c2t__erfcinv_d((double)x)", "erfcinvf(x)", ["erfinv"]),
-    _ext("c2t_erfcinv", _D, _D, "c2t__erfcinv_d(x)", "erfcinv(x)", ["erfinv"]),
-    _ext("c2t_normcdff", _F, _F, "(float)c2t__normcdf_d((double)x)", "normcdff(x)", ["erfinv"]),
-    _ext("c2t_normcdf", _D, _D, "c2t__normcdf_d(x)", "normcdf(x)", ["erfinv"]),
+    _ext("c2t_erfinvf", _F, _F, "(float)c2t__erfinv_d((double)x)", "erfinvf(x)", ["erfinv"],
+         executor=True),
+    _ext("c2t_erfinv", _D, _D, "c2t__erfinv_d(x)", "erfinv(x)", ["erfinv"], executor=True),
+    _ext("c2t_erfcinvf", _F, _F, "(float)c2t__erfcinv_d((double)x)", "erfcinvf(x)", ["erfinv"],
+         executor=True),
+    _ext("c2t_erfcinv", _D, _D, "c2t__erfcinv_d(x)", "erfcinv(x)", ["erfinv"], executor=True),
+    _ext("c2t_normcdff", _F, _F, "(float)c2t__normcdf_d((double)x)", "normcdff(x)", ["erfinv"],
+         executor=True),
+    _ext("c2t_normcdf", _D, _D, "c2t__normcdf_d(x)", "normcdf(x)", ["erfinv"], executor=True),
     _ext("c2t_normcdfinvf", _F, _F, "(float)(-1.4142135623730951 * c2t__erfcinv_d(2.0 * (double)x))",
-         "normcdfinvf(x)", ["erfinv"]),
+         "normcdfinvf(x)", ["erfinv"], executor=True),
     _ext("c2t_normcdfinv", _D, _D, "-1.4142135623730951 * c2t__erfcinv_d(2.0 * x)",
-         "normcdfinv(x)", ["erfinv"]),
+         "normcdfinv(x)", ["erfinv"], executor=True),
     _ext("c2t_sinpif", _F, _F, "double s, c; c2t__sincospi_d((double)x, &s, &c); return (float)s;",
-         "sinpif(x)", ["pi"]),
+         "sinpif(x)", ["pi"], executor=True),
     _ext("c2t_cospif", _F, _F, "double s, c; c2t__sincospi_d((double)x, &s, &c); return (float)c;",
-         "cospif(x)", ["pi"]),
-    _ext("c2t_sinpi", _D, _D, "double s, c; c2t__sincospi_d(x, &s, &c); return s;", "sinpi(x)", ["pi"]),
-    _ext("c2t_cospi", _D, _D, "double s, c; c2t__sincospi_d(x, &s, &c); return c;", "cospi(x)", ["pi"]),
+         "cospif(x)", ["pi"], executor=True),
+    _ext("c2t_sinpi", _D, _D, "double s, c; c2t__sincospi_d(x, &s, &c); return s;", "sinpi(x)", ["pi"],
+         executor=True),
+    _ext("c2t_cospi", _D, _D, "double s, c; c2t__sincospi_d(x, &s, &c); return c;", "cospi(x)", ["pi"],
+         executor=True),
     # helpers behind the CPU forms of rows whose TileLang operator fails on target c
     _ext("c2t_roundf", _F, _F, "roundf(x)"),
     _ext("c2t_round", _D, _D, "round(x)"),
@@ -241,8 +306,9 @@ EXTERNS_LIST: list[Extern] = [
     _ext("c2t_fminf", _F, "float32 float32", "fminf(x, y)"),
     _ext("c2t_fmax", _D, "float64 float64", "fmax(x, y)"),
     _ext("c2t_fmin", _D, "float64 float64", "fmin(x, y)"),
-    _ext("c2t_fmaf", _F, "float32 float32 float32", "fmaf(x, y, z)"),
-    _ext("c2t_fma", _D, "float64 float64 float64", "fma(x, y, z)"),
+    # (fmaf/fma are also the CPU forms of __fmaf_rn/__fma_rn: the executor's definitions)
+    _ext("c2t_fmaf", _F, "float32 float32 float32", "fmaf(x, y, z)", executor=["__fmaf_rn"]),
+    _ext("c2t_fma", _D, "float64 float64 float64", "fma(x, y, z)", executor=["__fma_rn"]),
     _ext("c2t_isinff", "int32", _F, "isinf(x) ? 1 : 0"),
     _ext("c2t_isinf", "int32", _D, "isinf(x) ? 1 : 0"),
     _ext("c2t_isfinitef", "int32", _F, "isfinite(x) ? 1 : 0"),
@@ -250,73 +316,85 @@ EXTERNS_LIST: list[Extern] = [
     _ext("c2t_signbitf", "int32", _F, "signbit(x) ? 1 : 0"),
     _ext("c2t_signbit", "int32", _D, "signbit(x) ? 1 : 0"),
     # ---------------------------------------------------------------- fast / rounding intrinsics
-    _ext("c2t___powf", _F, "float32 float32", "powf(x, y)", "__powf(x, y)"),
-    _ext("c2t___fdividef", _F, "float32 float32", "x / y", "__fdividef(x, y)"),
+    # (the executor computes fast intrinsics at full precision: c2t_math.h's precision table)
+    _ext("c2t___powf", _F, "float32 float32", "powf(x, y)", "__powf(x, y)", executor=True),
+    _ext("c2t___fdividef", _F, "float32 float32", "x / y", "__fdividef(x, y)", executor=True),
     _ext("c2t___saturatef", _F, _F, "x != x ? 0.0f : (x <= 0.0f ? 0.0f : (x >= 1.0f ? 1.0f : x))",
-         "__saturatef(x)"),
-    _ext("c2t___frsqrt_rn", _F, _F, "(float)(1.0 / sqrt((double)x))", "__frsqrt_rn(x)"),
-    _ext("c2t___int2float_rz", _F, "int32", _directed("(float)vx", "int32_t", "rz", 1, "float"), "__int2float_rz(x)"),
+         "__saturatef(x)", executor=True),
+    _ext("c2t___frsqrt_rn", _F, _F, "(float)(1.0 / sqrt((double)x))", "__frsqrt_rn(x)",
+         executor=True),
+    _ext("c2t___int2float_rz", _F, "int32", _directed("(float)vx", "int32_t", "rz", 1, "float"),
+         "__int2float_rz(x)", executor=True),
     *[_ext(f"c2t___f{op}_{m}", _F, "float32 float32", _directed(f"vx {sym} vy", "float", m),
-           f"__f{op}_{m}(x, y)")
+           f"__f{op}_{m}(x, y)", executor=True)
       for op, sym in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/"))
       for m in ("rz", "ru", "rd")],
     *[_ext(f"c2t___fmaf_{m}", _F, "float32 float32 float32", _directed("fmaf(vx, vy, vz)", "float", m, 3),
-           f"__fmaf_{m}(x, y, z)") for m in ("rz", "ru", "rd")],
-    _ext("c2t___frcp_rz", _F, _F, _directed("1.0f / vx", "float", "rz", 1), "__frcp_rz(x)"),
-    _ext("c2t___fsqrt_rz", _F, _F, _directed("sqrtf(vx)", "float", "rz", 1), "__fsqrt_rz(x)"),
+           f"__fmaf_{m}(x, y, z)", executor=True) for m in ("rz", "ru", "rd")],
+    _ext("c2t___frcp_rz", _F, _F, _directed("1.0f / vx", "float", "rz", 1), "__frcp_rz(x)",
+         executor=True),
+    _ext("c2t___fsqrt_rz", _F, _F, _directed("sqrtf(vx)", "float", "rz", 1), "__fsqrt_rz(x)",
+         executor=True),
     # ---------------------------------------------------------------- integer intrinsics
-    _ext("c2t___popc", "int32", "uint32", "__builtin_popcount(x)", "__popc(x)"),
-    _ext("c2t___popcll", "int32", "uint64", "__builtin_popcountll(x)", "__popcll(x)"),
-    _ext("c2t___clz", "int32", "int32", "x == 0 ? 32 : __builtin_clz((uint32_t)x)", "__clz(x)"),
-    _ext("c2t___clzll", "int32", "int64", "x == 0 ? 64 : __builtin_clzll((uint64_t)x)", "__clzll(x)"),
-    _ext("c2t___ffs", "int32", "int32", "__builtin_ffs(x)", "__ffs(x)"),
-    _ext("c2t___ffsll", "int32", "int64", "__builtin_ffsll(x)", "__ffsll((long long)x)"),
+    _ext("c2t___popc", "int32", "uint32", "__builtin_popcount(x)", "__popc(x)", executor=True),
+    _ext("c2t___popcll", "int32", "uint64", "__builtin_popcountll(x)", "__popcll(x)", executor=True),
+    _ext("c2t___clz", "int32", "int32", "x == 0 ? 32 : __builtin_clz((uint32_t)x)", "__clz(x)",
+         executor=True),
+    _ext("c2t___clzll", "int32", "int64", "x == 0 ? 64 : __builtin_clzll((uint64_t)x)", "__clzll(x)",
+         executor=True),
+    _ext("c2t___ffs", "int32", "int32", "__builtin_ffs(x)", "__ffs(x)", executor=True),
+    _ext("c2t___ffsll", "int32", "int64", "__builtin_ffsll(x)", "__ffsll((long long)x)",
+         executor=True),
     _ext("c2t___brev", "uint32", "uint32",
          "uint32_t r = 0; for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i); return r;",
-         "__brev(x)"),
+         "__brev(x)", executor=True),
     _ext("c2t___brevll", "uint64", "uint64",
          "uint64_t r = 0; for (int i = 0; i < 64; ++i) r |= ((x >> i) & 1ull) << (63 - i); return r;",
-         "__brevll((unsigned long long)x)"),
+         "__brevll((unsigned long long)x)", executor=True),
     _ext("c2t___byte_perm", "uint32", "uint32 uint32 uint32",
          "uint64_t v = ((uint64_t)y << 32) | x; uint32_t r = 0; "
          "for (int i = 0; i < 4; ++i) { uint32_t s = (z >> (4 * i)) & 7u; "
          "r |= (uint32_t)((v >> (8 * s)) & 0xffu) << (8 * i); } return r;",
-         "__byte_perm(x, y, z)"),
+         "__byte_perm(x, y, z)", executor=True),
     _ext("c2t___funnelshift_l", "uint32", "uint32 uint32 uint32",
          "uint64_t v = ((uint64_t)y << 32) | x; return (uint32_t)((v << (z & 31u)) >> 32);",
-         "__funnelshift_l(x, y, z)"),
+         "__funnelshift_l(x, y, z)", executor=True),
     _ext("c2t___funnelshift_r", "uint32", "uint32 uint32 uint32",
          "uint64_t v = ((uint64_t)y << 32) | x; return (uint32_t)(v >> (z & 31u));",
-         "__funnelshift_r(x, y, z)"),
+         "__funnelshift_r(x, y, z)", executor=True),
     _ext("c2t___mul24", "int32", "int32 int32",
          "int64_t a = (int32_t)((uint32_t)x << 8) >> 8, b = (int32_t)((uint32_t)y << 8) >> 8; "
-         "return (int32_t)(uint32_t)(uint64_t)(a * b);", "__mul24(x, y)"),
+         "return (int32_t)(uint32_t)(uint64_t)(a * b);", "__mul24(x, y)", executor=True),
     _ext("c2t___umul24", "uint32", "uint32 uint32",
-         "return (uint32_t)((uint64_t)(x & 0xffffffu) * (uint64_t)(y & 0xffffffu));", "__umul24(x, y)"),
+         "return (uint32_t)((uint64_t)(x & 0xffffffu) * (uint64_t)(y & 0xffffffu));", "__umul24(x, y)",
+         executor=True),
     _ext("c2t___mul64hi", "int64", "int64 int64",
          "return (int64_t)(((__int128)x * (__int128)y) >> 64);",
-         "__mul64hi((long long)x, (long long)y)"),
+         "__mul64hi((long long)x, (long long)y)", executor=True),
     _ext("c2t___umul64hi", "uint64", "uint64 uint64",
          "return (uint64_t)(((unsigned __int128)x * (unsigned __int128)y) >> 64);",
-         "__umul64hi((unsigned long long)x, (unsigned long long)y)"),
+         "__umul64hi((unsigned long long)x, (unsigned long long)y)", executor=True),
     _ext("c2t___sad", "uint32", "int32 int32 uint32",
-         "return (uint32_t)(x > y ? (int64_t)x - y : (int64_t)y - x) + z;", "__sad(x, y, z)"),
+         "return (uint32_t)(x > y ? (int64_t)x - y : (int64_t)y - x) + z;", "__sad(x, y, z)",
+         executor=True),
     _ext("c2t___usad", "uint32", "uint32 uint32 uint32",
-         "return (x > y ? x - y : y - x) + z;", "__usad(x, y, z)"),
+         "return (x > y ? x - y : y - x) + z;", "__usad(x, y, z)", executor=True),
     # ---------------------------------------------------------------- half / bfloat16
     _ext("c2t___float2half_rz", "float16", _F,
-         "half_float::half_cast<half, std::round_toward_zero>(x)", "half_t(__float2half_rz(x))"),
-    _ext("c2t_hrcp", "float16", "float16", "half(1.0f / (float)x)", "half_t(hrcp(x.to_half()))"),
+         "half_float::half_cast<half, std::round_toward_zero>(x)", "half_t(__float2half_rz(x))",
+         note=_HALF_NOTE),
+    _ext("c2t_hrcp", "float16", "float16", "half(1.0f / (float)x)", "half_t(hrcp(x.to_half()))",
+         note=_HALF_NOTE),
     # On target c there is no bfloat16 type: bfloat16 data is held in float32 and these round
     # a float to bfloat16 precision (the CUDA bodies do the same through the CUDA conversions).
     _ext("c2t_bf16_rn", _F, _F,
          "uint32_t u; memcpy(&u, &x, 4); if (x != x) return x; "
          "u += 0x7fffu + ((u >> 16) & 1u); u &= 0xffff0000u; float r; memcpy(&r, &u, 4); return r;",
-         "__bfloat162float(__float2bfloat16_rn(x))"),
+         "__bfloat162float(__float2bfloat16_rn(x))", note=_BF16_NOTE),
     _ext("c2t_bf16_rz", _F, _F,
          "uint32_t u; memcpy(&u, &x, 4); if (x != x) return x; "
          "u &= 0xffff0000u; float r; memcpy(&r, &u, 4); return r;",
-         "__bfloat162float(__float2bfloat16_rz(x))"),
+         "__bfloat162float(__float2bfloat16_rz(x))", note=_BF16_NOTE),
 ]
 
 
@@ -328,7 +406,7 @@ def _atomic(op: str, dt: str, c_update: str, cuda_call: str, nargs: int = 2,
              "float32": "f32", "float64": "f64"}[dt]
     params = [dt + "*", dt] + ([dt] if nargs == 3 else [])
     c = f"{C_TYPES[dt]} old = *x; *x = {c_update}; return old;"
-    return _ext(f"c2t_{op}{suffix}_{short}", dt, params, c, cuda_call)
+    return _ext(f"c2t_{op}{suffix}_{short}", dt, params, c, cuda_call, note=_ATOMIC_NOTE)
 
 
 _ULL = "(unsigned long long*)x"

@@ -1,6 +1,20 @@
 // c2t_math.h - the CUDA math API and integer/float intrinsics for the CPU executor.
 // Part of cuda_cpu.h; do not include on its own.
 //
+// One C body per function. The CUDA functions that a compat row (migrate/compat/) implements
+// with an extern helper -- erfcinvf, rhypot, sinpif, normcdf, __popc, __fadd_rz, __saturatef...
+// -- are defined in c2t_compat_math.h, GENERATED from that helper's C body, the same text
+// TileLang's c target runs for the migrated kernel. Edit the body in migrate/compat/externs.py
+// and run `python -m migrate.compat.generate`; never define those names here
+// (tests/compat/test_cpu_executor.py fails when a name has a second definition). This file holds
+// the rest: overload sets and templates (min/max, __dp4a, the memory hints, the conversion
+// families), functions the compat table writes as TileLang operators instead of a C body
+// (__fadd_rn, __float2int_rn, __mulhi...), and names without a compat row. Two groups of
+// helpers keep a hand-written executor definition, each with its reason in the helper's
+// executor_note: the half ones (__float2half_rz, hrcp: c2t_types.h defines them once for
+// __half and __nv_bfloat16, TileLang's c body is written for its own half type) and the atomics
+// (c2t_device.h: overloads on every pointer type; the same read-modify-write).
+//
 // Precision table. CUDA's fast intrinsics trade accuracy for speed on the GPU; here every
 // entry below computes at FULL precision (the correctly rounded or libm result), so a kernel
 // run on the CPU is at least as accurate as on the GPU:
@@ -15,11 +29,15 @@
 //   __fdividef(a, b)              | a / b (IEEE division)                 | approx, 2 ulp
 //   __frcp_rn, __fsqrt_rn,        | 1/x, sqrtf: correctly rounded (same)  | correctly rounded
 //   __fdiv_rn, __fadd_rn, ...     |                                       |
-//   __frsqrt_rn, rsqrtf           | 1.0f / sqrtf(x) (two roundings)       | rsqrt.approx (rsqrtf)
-//   __fmul_rz/ru/rd, __fadd_r?    | via double + directed correction      | exact directed rounding
+//   __frsqrt_rn                   | 1/sqrt in double, rounded once        | correctly rounded
+//   rsqrtf                        | 1.0f / sqrtf(x) (two roundings)       | rsqrt.approx
+//   __fadd/__fsub/__fmul/__fdiv,  | the float operation under fesetround  | exact directed rounding
+//   __fmaf _rz/_ru/_rd, __frcp_rz,| (the other directed forms: through    |
+//   __fsqrt_rz, __int2float_rz    | double, then rounded in the mode)     |
 //   __saturatef                   | clamp to [0, 1], NaN -> 0 (exact)     | same
-//   erfinvf, erfcinvf,            | double-precision evaluation rounded   | ~2 ulp
-//   normcdfinvf, rcbrtf           | to float                              |
+//   erfinvf, erfcinvf,            | double precision (inverses: Newton    | 2-5 ulp
+//   normcdfinvf, normcdff,        | steps to convergence; sinpi/cospi:    |
+//   rcbrtf, rhypotf, sinpif, ...  | exact reduction), rounded to float    |
 //   __float2half / bf16           | round to nearest even (exact)         | same
 //
 // The double versions (exp, log, ...) come from libm. Integer intrinsics are exact.
@@ -71,85 +89,20 @@ static inline unsigned long long ullmin(unsigned long long a, unsigned long long
 static inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 
 // ----------------------------------------------------------------------------- float math
+#include "c2t_compat_math.h"   // generated: the compat rows' C bodies (see the top of this file)
+
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-static inline float rcbrtf(float x) { return (float)(1.0 / cbrt((double)x)); }
-static inline double rcbrt(double x) { return 1.0 / cbrt(x); }
-static inline float fdividef(float a, float b) { return a / b; }
-static inline float sinpif(float x) { return (float)sin(M_PI * (double)x); }
-static inline float cospif(float x) { return (float)cos(M_PI * (double)x); }
-static inline double sinpi(double x) { return sin(M_PI * x); }
-static inline double cospi(double x) { return cos(M_PI * x); }
+static inline float fdividef(float a, float b) { return __fdividef(a, b); }
+// the out-parameter forms (their compat rows are UNSUPPORTED) over the generated sinpi/cospi
 static inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
 static inline void sincospi(double x, double* s, double* c) { *s = sinpi(x); *c = cospi(x); }
-static inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
-static inline float normcdff(float x) { return (float)normcdf((double)x); }
-static inline float saturate(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }
-static inline float __saturatef(float x) { return saturate(x); }
-
-namespace c2t {
-// erfinv in double: Giles' single-precision approximation refined by two Newton steps.
-static inline double erfinv_d(double y) {
-    if (y <= -1.0) return y == -1.0 ? -HUGE_VAL : NAN;
-    if (y >= 1.0) return y == 1.0 ? HUGE_VAL : NAN;
-    double w = -log((1.0 - y) * (1.0 + y)), x;
-    if (w < 6.25) {
-        w -= 3.125;
-        x = -3.6444120640178196996e-21; x = -1.685059138182016589e-19 + x * w;
-        x = 1.2858480715256400167e-18 + x * w; x = 1.115787767802518096e-17 + x * w;
-        x = -1.333171662854620906e-16 + x * w; x = 2.0972767875968561637e-17 + x * w;
-        x = 6.6376381343583238325e-15 + x * w; x = -4.0545662729752068639e-14 + x * w;
-        x = -8.1519341976054721522e-14 + x * w; x = 2.6335093153082322977e-12 + x * w;
-        x = -1.2975133253453532498e-11 + x * w; x = -5.4154120542946279317e-11 + x * w;
-        x = 1.051212273321532285e-09 + x * w; x = -4.1126339803469836976e-09 + x * w;
-        x = -2.9070369957882005086e-08 + x * w; x = 4.2347877827932403518e-07 + x * w;
-        x = -1.3654692000834678645e-06 + x * w; x = -1.3882523362786468719e-05 + x * w;
-        x = 0.0001867342080340571352 + x * w; x = -0.00074070253416626697512 + x * w;
-        x = -0.0060336708714301490533 + x * w; x = 0.24015818242558961693 + x * w;
-        x = 1.6536545626831027356 + x * w;
-    } else if (w < 16.0) {
-        w = sqrt(w) - 3.25;
-        x = 2.2137376921775787049e-09; x = 9.0756561938885390979e-08 + x * w;
-        x = -2.7517406297064545428e-07 + x * w; x = 1.8239629214389227755e-08 + x * w;
-        x = 1.5027403968909827627e-06 + x * w; x = -4.013867526981545969e-06 + x * w;
-        x = 2.9234449089955446044e-06 + x * w; x = 1.2475304481671778723e-05 + x * w;
-        x = -4.7318229009055733981e-05 + x * w; x = 6.8284851459573175448e-05 + x * w;
-        x = 2.4031110387097893999e-05 + x * w; x = -0.0003550375203628474796 + x * w;
-        x = 0.00095328937973738049703 + x * w; x = -0.0016882755560235047313 + x * w;
-        x = 0.0024914420961078508066 + x * w; x = -0.0037512085075692412107 + x * w;
-        x = 0.005370914553590063617 + x * w; x = 1.0052589676941592334 + x * w;
-        x = 3.0838856104922207635 + x * w;
-    } else {
-        w = sqrt(w) - 5.0;
-        x = -2.7109920616438573243e-11; x = -2.5556418169965252055e-10 + x * w;
-        x = 1.5076572693500548083e-09 + x * w; x = -3.7894654401267369937e-09 + x * w;
-        x = 7.6157012080783393804e-09 + x * w; x = -1.4960026627149240478e-08 + x * w;
-        x = 2.9147953450901080826e-08 + x * w; x = -6.7711997758452339498e-08 + x * w;
-        x = 2.2900482228026654717e-07 + x * w; x = -9.9298272942317002539e-07 + x * w;
-        x = 4.5260625972231537039e-06 + x * w; x = -1.9681778105531670567e-05 + x * w;
-        x = 7.5995277030017761139e-05 + x * w; x = -0.00021503011930044477347 + x * w;
-        x = -0.00013871931833623122026 + x * w; x = 1.0103004648645343977 + x * w;
-        x = 4.8499064014085844221 + x * w;
-    }
-    x *= y;
-    for (int i = 0; i < 2; ++i) {   // Newton on erf(x) - y
-        double err = erf(x) - y;
-        x -= err / (1.1283791670955126 * exp(-x * x));
-    }
-    return x;
-}
-}  // namespace c2t
-static inline double erfinv(double y) { return c2t::erfinv_d(y); }
-static inline float erfinvf(float y) { return (float)c2t::erfinv_d(y); }
-static inline double erfcinv(double y) { return c2t::erfinv_d(1.0 - y); }
-static inline float erfcinvf(float y) { return (float)c2t::erfinv_d(1.0 - (double)y); }
-static inline double normcdfinv(double p) { return -M_SQRT2 * erfcinv(2.0 * p); }
-static inline float normcdfinvf(float p) { return (float)normcdfinv((double)p); }
+static inline float saturate(float x) { return __saturatef(x); }
 
 // Fast intrinsics (full precision here, see the table above). Those whose names glibc may
-// declare as aliases in <math.h> are macros naming our own functions.
+// declare as aliases in <math.h> are macros naming our own functions (__exp10f and __powf are
+// bound the same way in the generated header).
 static inline float c2t_expf(float x) { return expf(x); }
-static inline float c2t_exp10f(float x) { return (float)pow(10.0, (double)x); }
 static inline float c2t_logf(float x) { return logf(x); }
 static inline float c2t_log2f(float x) { return log2f(x); }
 static inline float c2t_log10f(float x) { return log10f(x); }
@@ -157,9 +110,7 @@ static inline float c2t_sinf(float x) { return sinf(x); }
 static inline float c2t_cosf(float x) { return cosf(x); }
 static inline float c2t_tanf(float x) { return tanf(x); }
 static inline void c2t_sincosf(float x, float* s, float* c) { *s = sinf(x); *c = cosf(x); }
-static inline float c2t_powf(float x, float y) { return powf(x, y); }
 #define __expf c2t_expf
-#define __exp10f c2t_exp10f
 #define __logf c2t_logf
 #define __log2f c2t_log2f
 #define __log10f c2t_log10f
@@ -167,8 +118,6 @@ static inline float c2t_powf(float x, float y) { return powf(x, y); }
 #define __cosf c2t_cosf
 #define __tanf c2t_tanf
 #define __sincosf c2t_sincosf
-#define __powf c2t_powf
-static inline float __fdividef(float a, float b) { return a / b; }
 static inline double __fdivide(double a, double b) { return a / b; }
 
 static inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
@@ -177,15 +126,12 @@ static inline float __fmul_rn(float a, float b) { volatile float r = a * b; retu
 static inline float __fdiv_rn(float a, float b) { return a / b; }
 static inline float __frcp_rn(float a) { return 1.0f / a; }
 static inline float __fsqrt_rn(float a) { return sqrtf(a); }
-static inline float __frsqrt_rn(float a) { return 1.0f / sqrtf(a); }
-static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 static inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
 static inline double __dsub_rn(double a, double b) { volatile double r = a - b; return r; }
 static inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
 static inline double __ddiv_rn(double a, double b) { return a / b; }
 static inline double __drcp_rn(double a) { return 1.0 / a; }
 static inline double __dsqrt_rn(double a) { return sqrt(a); }
-static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
 
 namespace c2t {
 // Round a double to float in a directed mode (0 toward zero, 1 down, 2 up).
@@ -198,16 +144,17 @@ static inline float round_dir(double d, int mode) {
     return f;
 }
 }  // namespace c2t
+// The directed forms with a compat row (__fadd/__fsub/__fmul/__fdiv/__fmaf _rz/_ru/_rd,
+// __frcp_rz, __fsqrt_rz) are in the generated header; these have none.
 #define C2T_DIR_OPS(SFX, MODE)                                                                   \
-    static inline float __fadd_##SFX(float a, float b) { return c2t::round_dir((double)a + (double)b, MODE); } \
-    static inline float __fsub_##SFX(float a, float b) { return c2t::round_dir((double)a - (double)b, MODE); } \
-    static inline float __fmul_##SFX(float a, float b) { return c2t::round_dir((double)a * (double)b, MODE); } \
-    static inline float __fdiv_##SFX(float a, float b) { return c2t::round_dir((double)a / (double)b, MODE); } \
-    static inline float __frcp_##SFX(float a) { return c2t::round_dir(1.0 / (double)a, MODE); }             \
-    static inline float __fsqrt_##SFX(float a) { return c2t::round_dir(sqrt((double)a), MODE); }            \
-    static inline float __fmaf_##SFX(float a, float b, float c) { return c2t::round_dir(fma((double)a, (double)b, (double)c), MODE); } \
     static inline float __double2float_##SFX(double d) { return c2t::round_dir(d, MODE); }
 C2T_DIR_OPS(rz, 0)
+C2T_DIR_OPS(rd, 1)
+C2T_DIR_OPS(ru, 2)
+#undef C2T_DIR_OPS
+#define C2T_DIR_OPS(SFX, MODE)                                                                   \
+    static inline float __frcp_##SFX(float a) { return c2t::round_dir(1.0 / (double)a, MODE); }  \
+    static inline float __fsqrt_##SFX(float a) { return c2t::round_dir(sqrt((double)a), MODE); }
 C2T_DIR_OPS(rd, 1)
 C2T_DIR_OPS(ru, 2)
 #undef C2T_DIR_OPS
@@ -239,12 +186,12 @@ C2T_F2I(__double2ull, unsigned long long, double)
 #undef C2T_F2I
 #define C2T_I2F(NAME, I, F)                                                                       \
     static inline F NAME##_rn(I v) { return (F)v; }                                               \
-    static inline F NAME##_rz(I v) { return c2t::round_dir((double)v, 0); }                       \
     static inline F NAME##_rd(I v) { return c2t::round_dir((double)v, 1); }                       \
     static inline F NAME##_ru(I v) { return c2t::round_dir((double)v, 2); }
-C2T_I2F(__int2float, int, float)
+C2T_I2F(__int2float, int, float)   // __int2float_rz: generated header
 C2T_I2F(__uint2float, unsigned int, float)
 #undef C2T_I2F
+static inline float __uint2float_rz(unsigned int v) { return c2t::round_dir((double)v, 0); }
 static inline float __ll2float_rn(long long v) { return (float)v; }
 static inline float __ull2float_rn(unsigned long long v) { return (float)v; }
 static inline double __int2double_rn(int v) { return (double)v; }
@@ -265,60 +212,18 @@ static inline double __hiloint2double(int hi, int lo) {
 }
 
 // ----------------------------------------------------------------------------- integer intrinsics
-static inline int __popc(unsigned int x) { return __builtin_popcount(x); }
-static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
-static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
-static inline int __ffs(int x) { return __builtin_ffs(x); }
-static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
-static inline unsigned int __brev(unsigned int x) {
-    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
-    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
-    x = ((x >> 4) & 0x0F0F0F0Fu) | ((x & 0x0F0F0F0Fu) << 4);
-    x = ((x >> 8) & 0x00FF00FFu) | ((x & 0x00FF00FFu) << 8);
-    return (x >> 16) | (x << 16);
-}
-static inline unsigned long long __brevll(unsigned long long x) {
-    return ((unsigned long long)__brev((unsigned int)x) << 32) | __brev((unsigned int)(x >> 32));
-}
-static inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
-    unsigned long long v = ((unsigned long long)y << 32) | x;
-    unsigned int r = 0;
-    for (int i = 0; i < 4; ++i) {
-        unsigned int sel = (s >> (4 * i)) & 7u;
-        r |= (unsigned int)((v >> (8 * sel)) & 0xFFu) << (8 * i);
-    }
-    return r;
-}
-static inline int __mul24(int a, int b) {
-    long long x = (long long)((a << 8) >> 8), y = (long long)((b << 8) >> 8);
-    return (int)(unsigned int)(x * y);
-}
-static inline unsigned int __umul24(unsigned int a, unsigned int b) {
-    return (unsigned int)((unsigned long long)(a & 0xFFFFFFu) * (b & 0xFFFFFFu));
-}
+// __popc, __clz, __ffs, __brev, __byte_perm, __funnelshift_l/r, __mul24, __umul24, __mul64hi,
+// __sad and their 64-bit / unsigned forms are in the generated header.
 static inline int __mulhi(int a, int b) { return (int)(((long long)a * (long long)b) >> 32); }
 static inline unsigned int __umulhi(unsigned int a, unsigned int b) {
     return (unsigned int)(((unsigned long long)a * (unsigned long long)b) >> 32);
 }
-static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * (__int128)b) >> 64); }
-static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
-    return (unsigned long long)(((unsigned __int128)a * (unsigned __int128)b) >> 64);
-}
-static inline unsigned int __sad(int x, int y, unsigned int z) { return z + (unsigned int)(x > y ? (long long)x - y : (long long)y - x); }
-static inline unsigned int __usad(unsigned int x, unsigned int y, unsigned int z) { return z + (x > y ? x - y : y - x); }
 static inline int __hadd(int a, int b) { return (int)(((long long)a + b) >> 1); }
 static inline int __rhadd(int a, int b) { return (int)(((long long)a + b + 1) >> 1); }
 static inline unsigned int __uhadd(unsigned int a, unsigned int b) { return (unsigned int)(((unsigned long long)a + b) >> 1); }
 static inline unsigned int __urhadd(unsigned int a, unsigned int b) { return (unsigned int)(((unsigned long long)a + b + 1) >> 1); }
-static inline unsigned int __funnelshift_l(unsigned int lo, unsigned int hi, unsigned int s) {
-    unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned int)((v << (s & 31)) >> 32);
-}
 static inline unsigned int __funnelshift_lc(unsigned int lo, unsigned int hi, unsigned int s) {
     unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned int)((v << (s > 32 ? 32 : s)) >> 32);
-}
-static inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int s) {
-    unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned int)(v >> (s & 31));
 }
 static inline unsigned int __funnelshift_rc(unsigned int lo, unsigned int hi, unsigned int s) {
     unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned int)(v >> (s > 32 ? 32 : s));
