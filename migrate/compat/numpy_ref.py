@@ -1,8 +1,9 @@
 """Independent numpy models of the CUDA functions in the compat table, and test input domains.
 
 Written from the CUDA documentation, not from the TileLang forms: the verification tests
-(``tests/test_compat_cpu.py``) run each row's TileLang form on the ``c`` target and compare it
-with :func:`reference` on inputs from :func:`inputs`.
+(``tests/compat/test_cpu.py``) run each row's TileLang form on the ``c`` target and compare it
+with :func:`reference` on inputs from :func:`inputs`; ``tests/compat/test_cpu_executor.py`` does
+the same for the CPU executor's definitions generated from the rows' C bodies.
 
 Float results are computed in float64 (or exactly, with :class:`fractions.Fraction`, for the
 correctly rounded and directed-rounding operations) and rounded to the result dtype. Where numpy

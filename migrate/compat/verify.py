@@ -1,7 +1,7 @@
 """Verification harness for the compat table: kernel sources, running on ``c``, ULP comparison.
 
-Used by ``tests/test_compat_cpu.py`` (each row run on TileLang's CPU target against
-:mod:`migrate.compat.numpy_ref`) and ``tests/test_compat_cuda.py`` (rows batched into kernels and
+Used by ``tests/compat/test_cpu.py`` (each row run on TileLang's CPU target against
+:mod:`migrate.compat.numpy_ref`) and ``tests/compat/test_cuda.py`` (rows batched into kernels and
 lowered for ``{"kind": "cuda", "arch": "sm_90a"}``). Kernels are generated as Python source
 through :func:`migrate.compat.cuda_math.render` -- the path the emitter takes -- and imported from
 a file, because ``@T.prim_func`` re-reads its source.
