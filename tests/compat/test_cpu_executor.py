@@ -26,6 +26,7 @@ os.environ.setdefault("TILELANG_CACHE_DIR", verify.default_cache_dir())
 from migrate.compat.externs import EXTERNS, Extern, ExternError
 from migrate.compat.table import ROWS, UNSUPPORTED, lookup
 from migrate.runtime.build import HEADER_DIR, find_cxx
+from tests.compat.support import CUDA_CXX_TYPES, call_probes
 from tests.paths import REPO
 
 SUPPORTED = [r for r in ROWS if r.status is not UNSUPPORTED]
@@ -113,6 +114,23 @@ def test_preprocessed_executor_defines_each_generated_name_once():
     assert not bad, f"definitions in the preprocessed executor header (want 1 each): {bad}"
 
 
+@needs_cxx
+def test_every_row_compiles_on_the_executor():
+    """Every supported row's CUDA function exists in the CPU executor for the row's argument
+    types (rhypot had a row and no executor definition)."""
+    src, where = call_probes(SUPPORTED)
+    cxx = find_cxx()[0]
+    p = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", "-w", "-include",
+                        str(HEADER_DIR / "cuda_cpu.h"), "-x", "c++", "-"], input=src,
+                       capture_output=True, text=True, timeout=300)
+    bad: dict[str, str] = {}
+    for m in re.finditer(r"^<stdin>:(\d+):\d+: error: (.*)$", p.stderr, re.M):
+        bad.setdefault(where.get(int(m.group(1)), "?"), m.group(2))
+    assert p.returncode == 0 and not bad, \
+        "rows the CPU executor cannot call:\n  " + "\n  ".join(f"{k}: {v}" for k, v in bad.items()) \
+        + ("" if bad else p.stderr[-2000:])
+
+
 def test_generated_header_carries_the_c_bodies():
     text = GENERATED.read_text()
     for name, e in BOUND.items():
@@ -131,8 +149,7 @@ def test_runtime_and_compat_import_without_libclang():
 
 
 # ------------------------------------------------------------------------------ the executor runs
-_CUDA_TYPES = dict(cpu_header.EXECUTOR_TYPES, bool="bool", float16="__half",
-                   bfloat16="__nv_bfloat16")
+_CUDA_TYPES = CUDA_CXX_TYPES
 RUN_ROWS = EXECUTOR_ROWS + KEPT_ROWS
 
 

@@ -15,38 +15,15 @@ import pytest
 
 pytest.importorskip("clang.cindex")
 
-from migrate.compat.table import ROWS, UNSUPPORTED  # noqa: E402
+from migrate.compat.table import ROWS  # noqa: E402
 from migrate.parse import clang as cl  # noqa: E402
-
-#: row dtype -> the CUDA C++ type of an argument of that dtype
-C_TYPES = {
-    "float32": "float", "float64": "double", "float16": "__half", "bfloat16": "__nv_bfloat16",
-    "int32": "int", "uint32": "unsigned int", "int64": "long long", "uint64": "unsigned long long",
-    "int16": "short", "uint16": "unsigned short", "bool": "bool", "str": "const char*",
-    "float16x2": "__half2", "bfloat16x2": "__nv_bfloat162",
-}
-
-
-def _probe_source() -> tuple[str, dict[int, str]]:
-    lines = ["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#include <cmath>"]
-    where: dict[int, str] = {}
-    for j, r in enumerate(ROWS):
-        if r.status is UNSUPPORTED:
-            if r.section != "unsupported":
-                continue
-            stmt = f"using ::{r.cuda};"
-        else:
-            params = [f"{C_TYPES[dt]}{'*' if r.kind == 'atomic' and i == 0 else ''} a{i}"
-                      for i, dt in enumerate(r.args)]
-            call = f"{r.cuda}({', '.join(f'a{i}' for i in range(len(r.args)))})"
-            stmt = f"__device__ void probe{j}({', '.join(params)}) {{ (void){call}; }}"
-        where[len(lines) + 1] = r.label
-        lines.append(stmt)
-    return "\n".join(lines) + "\n", where
+from tests.compat.support import call_probes  # noqa: E402
 
 
 def test_every_row_type_checks_against_the_prelude():
-    src, where = _probe_source()
+    src, where = call_probes(
+        ROWS, head=["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#include <cmath>"],
+        unsupported=lambda r: f"using ::{r.cuda};" if r.section == "unsupported" else None)
     tu = cl.index().parse("rows.cu", args=cl.build_args(), unsaved_files=[("rows.cu", src)])
     bad: dict[str, str] = {}
     for d in tu.diagnostics:
