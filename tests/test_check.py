@@ -1,4 +1,8 @@
-"""`migrate check`: the equivalence check passes on faithful migrations and fails on wrong ones."""
+"""`migrate check`: the equivalence check passes on faithful migrations and fails on wrong ones.
+
+Also ``convert --check``: a lifted kernel that fails its check falls back to the portable form,
+and every lifted corpus kernel the CPU target can run agrees with the CUDA (slow).
+"""
 from __future__ import annotations
 
 import json
@@ -12,6 +16,7 @@ import pytest
 
 from migrate.cli import main
 from migrate.runtime.checker import check_output_folder
+from tests.analysis.lift.support import STENCIL_SPEC, convert
 from tests.paths import REPO
 
 CORPUS = REPO / "corpus"
@@ -132,3 +137,53 @@ def test_template_instances_are_merged_into_one_report_entry(tmp_path):
     assert check["status"] == "pass"
     assert sorted(i["id"] for i in check["instances"]) == ["row_mean_f32_b128", "row_mean_f64_b256"]
     assert all(i["status"] == "pass" for i in check["instances"])
+
+
+# -- a lift that fails its check falls back ------------------------------------------------------
+
+def test_failing_lift_falls_back_to_portable(tmp_path, monkeypatch):
+    import migrate.emit.tile as tile
+
+    real = tile.tile_factory
+
+    def broken(*args, **kwargs):  # a lifting bug: every element stores one more than it should
+        lines = real(*args, **kwargs)
+        return [tile.Line(ln.indent, ln.text.replace("y[i] = a * x[i]", "y[i] = 1.0 + a * x[i]"), ln.origin)
+                for ln in lines]
+
+    monkeypatch.setattr(tile, "tile_factory", broken)
+    spec = STENCIL_SPEC.replace('"blur"', '"scale"').replace('name = "in"', 'name = "x"').replace(
+        'name = "out"', 'name = "y"').replace('[[kernel.args]]\n    name = "n"',
+                                              '[[kernel.args]]\n    name = "a"\n    scalar = "float32"\n'
+                                              '    value = 2.0\n    [[kernel.args]]\n    name = "n"')
+    kernels, text = convert(tmp_path, """
+        __global__ void scale(const float* __restrict__ x, float* __restrict__ y, float a, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = a * x[i];
+        }
+    """, "--check", "cpu", spec=spec)
+    k = kernels["scale"]
+    assert k["form"] == "portable" and k["check"]["status"] == "pass", k
+    (fallback,) = [d for d in k["diagnostics"] if d["code"] == "M3004"]
+    assert "failed its check" in fallback["message"]
+    assert "1.0 +" not in text
+
+
+# -- the corpus ------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_lifted_corpus_kernels_agree_on_cpu(tmp_path):
+    """The issue's bar: most corpus kernels lift to tile form, and every lifted one that the CPU
+    target can run agrees with the original CUDA (run by the CPU executor)."""
+    from migrate.runtime.checker import check_output_folder
+    corpus = REPO / "corpus"
+    out = tmp_path / "out"
+    main(["convert", str(corpus), "-o", str(out), "-q", "--jobs", "2"])
+    report = json.loads((out / "report.json").read_text())
+    tile = {k["kernel"] for k in report["kernels"] if k["form"] == "tile"}
+    assert len(tile) >= 0.6 * len(report["kernels"]), sorted(tile)
+    checks = check_output_folder(out, report, device="cpu", kernels=tile, jobs=2)
+    assert {c.kernel for c in checks} == tile
+    bad = [f"{c.id}: {c.status}: {c.message[:200]}" for c in checks
+           if c.status != "pass" and not (c.status == "skipped" and "bfloat16" in c.message)]
+    assert not bad, "\n".join(bad)

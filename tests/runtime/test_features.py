@@ -18,11 +18,10 @@ from migrate.runtime.cuda_cpu import compile_cpu, run_cpu, run_program
 from migrate.runtime.inputs import bf16_to_bits, bits_to_bf16, make_inputs, round_to_bf16
 from migrate.runtime.spec import load_spec
 from migrate.runtime.build import find_cxx
-from tests.paths import FIXTURES
+from tests.runtime.support import FIX, WMMA, ref_warp_ops, ref_wmma_half, ref_wmma_tf32
 
 pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 
-FIX = FIXTURES / "runtime"
 CU = FIX / "features.cu"
 KERNELS = {k.id: k for k in load_spec(FIX / "features.toml")}
 
@@ -47,22 +46,6 @@ def assert_match(kernel, expected, outputs, tolerance=None):
 
 
 # --------------------------------------------------------------------------- warps and barriers
-
-def ref_warp_ops():
-    out = np.zeros((192, 8), dtype=np.int64)
-    for g in range(192):
-        b, t = divmod(g, 64)
-        lane = t % 32
-        out[g, 0] = ((lane + 3) % 32) * 10 + b
-        out[g, 1] = lane - 2 if lane >= 2 else lane
-        out[g, 2] = lane + 5 if (lane & 15) + 5 < 16 else lane
-        out[g, 3] = lane ^ 1
-        out[g, 4] = np.int32(np.uint32(sum(1 << j for j in range(32) if j % 3 == 0)).view(np.int32))
-        out[g, 5] = 1 + 2 * 1 + 4 * 0
-        out[g, 6] = 32
-        out[g, 7] = len([u for u in range(64) if u % 5 == 0]) + 1000 + 2000
-    return out.reshape(-1)
-
 
 @pytest.mark.parametrize("schedule", ["forward", "reverse", "random"])
 def test_warp_ops(lib, schedule):
@@ -331,21 +314,6 @@ def test_local_headers_include_dirs_and_defines(tmp_path):
 
 
 # --------------------------------------------------------------------------- wmma
-
-WMMA = {k.id: k for k in load_spec(FIX / "wmma.toml")}
-
-
-def ref_wmma_half(args, symbols):
-    A = args["A"].astype(np.float64).reshape(48, 48)
-    Bt = args["B"].astype(np.float64).reshape(64, 48)       # column-major B = row-major B^T
-    return {"C": (0.5 * A @ Bt.T).reshape(-1)}
-
-
-def ref_wmma_tf32(args, symbols):
-    A = args["A"].astype(np.float64).reshape(48, 32)
-    B = args["B"].astype(np.float64).reshape(32, 64)
-    return {"C": (A @ B).reshape(-1)}
-
 
 @pytest.mark.parametrize("kid,ref", [("wmma_gemm_half", ref_wmma_half), ("wmma_gemm_tf32", ref_wmma_tf32)])
 @pytest.mark.parametrize("schedule", ["forward", "random"])

@@ -83,7 +83,7 @@ def test_gpu_unavailable_is_a_status():
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_runs_fixture_kernels():
-    from tests.runtime.test_features import ref_warp_ops
+    from tests.runtime.support import ref_warp_ops
     kernels = {k.id: k for k in load_spec(FIX / "features.toml")}
     lib = compile_gpu(FIX / "features.cu", list(kernels.values()))
     k = kernels["warp_ops"]
@@ -103,7 +103,7 @@ def test_gpu_runs_fixture_kernels():
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_wmma_matches_reference():
-    from tests.runtime.test_features import WMMA, ref_wmma_half, ref_wmma_tf32
+    from tests.runtime.support import WMMA, ref_wmma_half, ref_wmma_tf32
     for kid, ref in (("wmma_gemm_half", ref_wmma_half), ("wmma_gemm_tf32", ref_wmma_tf32)):
         c = check_original(FIX / "wmma.cu", WMMA[kid], ref, device="gpu", seed=4)
         assert c.passed, c.message

@@ -1,17 +1,114 @@
-"""GEMMs compiled for constant sizes on GPUs (``Signature.specialize``).
+"""GEMMs (analysis.lift.gemm): a shared-tiled GEMM lifted to a pipelined TileLang GEMM, and GEMMs
+compiled for constant sizes on GPUs.
 
-A lifted GEMM names the scalars that size it; on GPUs the launcher compiles one kernel per set
-of their values, so TileLang may copy tiles by TMA and multiply on warpgroup MMA. There is no GPU
-here: these tests check the launcher's bookkeeping, the analysis that frees the k tile, and the
-CUDA that TileLang lowers (for sm_90a, no device needed) — the H200 runs are in BENCHMARKS.md.
+The lift: ``T.Pipelined`` and ``T.gemm`` (exact fp32, or tensor cores with ``--allow-tf32``), and a
+data-dependent factor that is no GEMM.
+
+Constant sizes (``Signature.specialize``): a lifted GEMM names the scalars that size it; on GPUs
+the launcher compiles one kernel per set of their values, so TileLang may copy tiles by TMA and
+multiply on warpgroup MMA. There is no GPU here: these tests check the analysis that frees the k
+tile and the CUDA that TileLang lowers (for sm_90a, no device needed) -- the H200 runs are in
+BENCHMARKS.md; the launcher's bookkeeping is tested in tests/runtime/test_tilelang_support.py.
 """
 from __future__ import annotations
 
-import importlib.util
-
-from migrate.runtime.tilelang_support import Signature, static_sizes, without_static
 from tests.lowering import lower_sm90
-from tests.analysis.lift.test_lift import TILED_GEMM, convert, factory
+from tests.analysis.lift.support import convert, factory, module_from_text
+
+
+# -- the lift -------------------------------------------------------------------------------------
+
+TILED_GEMM = """
+    #define TILE 16
+    __global__ void mm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                       int M, int N, int K) {
+        __shared__ float As[TILE][TILE];
+        __shared__ float Bs[TILE][TILE];
+        int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
+        float acc = 0.0f;
+        for (int t = 0; t < (K + TILE - 1) / TILE; ++t) {
+            As[threadIdx.y][threadIdx.x] = (row < M && t * TILE + threadIdx.x < K) ? A[row * K + t * TILE + threadIdx.x] : 0.0f;
+            Bs[threadIdx.y][threadIdx.x] = (t * TILE + threadIdx.y < K && col < N) ? B[(t * TILE + threadIdx.y) * N + col] : 0.0f;
+            __syncthreads();
+            for (int k = 0; k < TILE; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+            __syncthreads();
+        }
+        if (row < M && col < N) C[row * N + col] = 2.0f * acc;
+    }
+"""
+
+GEMM_SPEC = """
+    [[kernel]]
+    name = "mm"
+    grid = [5, 4, 1]
+    block = [16, 16, 1]
+    tolerance = "fp32_accum"
+    [[kernel.args]]
+    name = "A"
+    buffer = "float32"
+    elements = 3100
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "B"
+    buffer = "float32"
+    elements = 4650
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "C"
+    buffer = "float32"
+    elements = 3750
+    role = "out"
+    [[kernel.args]]
+    name = "M"
+    scalar = "int32"
+    value = 50
+    [[kernel.args]]
+    name = "N"
+    scalar = "int32"
+    value = 75
+    [[kernel.args]]
+    name = "K"
+    scalar = "int32"
+    value = 62
+"""
+
+
+def test_tiled_gemm_becomes_a_pipelined_gemm_and_agrees_on_cpu(tmp_path):
+    kernels, text = convert(tmp_path, TILED_GEMM, "--check", "cpu", spec=GEMM_SPEC)
+    k = kernels["mm"]
+    assert k["form"] == "tile" and "GEMM" in k["reason"] and k["check"]["status"] == "pass", k["check"]
+    body = factory(text, "mm")
+    assert "T.Pipelined(" in body and "T.gemm(A_tile, B_tile, acc_f)" in body
+    assert "tensor_cores=False" in body  # exact fp32 by default
+    # on GPUs whole tiles take any k tile (the CUDA loop covers ceil(K / 16) tiles); element
+    # staging (the CPU target) keeps the CUDA tile
+    assert "block_K = block_K or 16 if whole_tiles else 16  # else the CUDA code's tile over k" in body
+
+
+def test_allow_tf32_uses_tensor_cores_and_its_own_tolerance(tmp_path):
+    kernels, text = convert(tmp_path, TILED_GEMM, "--allow-tf32")
+    assert kernels["mm"]["tolerance"] == "tf32"
+    assert "tensor_cores=True" in factory(text, "mm")
+
+
+def test_gemm_with_a_data_dependent_factor_is_not_a_gemm(tmp_path):
+    kernels, _ = convert(tmp_path, """
+        __global__ void gathered(const float* __restrict__ A, const float* __restrict__ B, const int* __restrict__ p,
+                                 float* __restrict__ C, int M, int N, int K) {
+            int r = blockIdx.y * blockDim.y + threadIdx.y, c = blockIdx.x * blockDim.x + threadIdx.x;
+            if (r < M && c < N) {
+                float acc = 0.0f;
+                for (int k = 0; k < K; ++k) acc += A[r * K + k] * B[k * N + c] * A[p[c] * K + k];
+                C[r * N + c] = acc;
+            }
+        }
+    """)
+    assert kernels["gathered"]["form"] == "tile" and "GEMM" not in kernels["gathered"]["reason"]
+
+
+# -- constant sizes on GPUs -----------------------------------------------------------------------
 
 NT_BATCHED = """
     #define TILE 16
@@ -34,38 +131,6 @@ NT_BATCHED = """
         if (row < M && col < N) C[(size_t)blockIdx.z * M * N + (size_t)row * N + col] = acc;
     }
 """
-
-
-def _sig(**kw):
-    params = (("A", "buffer", "float32"), ("M", "scalar", "int32"), ("N", "scalar", "int32"),
-              ("alpha", "scalar", "float32"))
-    return Signature(name="g", factory=lambda *a, **k: None, params=params, **kw)
-
-
-def test_static_sizes_pick_the_named_scalars_on_gpus_only():
-    import torch
-
-    sig = _sig(specialize=("M", "N"))
-    args = [torch.ones(4), 300, torch.tensor(200), 1.5]
-    assert static_sizes(sig, args, "cuda") == {"M": 300, "N": 200}
-    assert static_sizes(sig, args, "c") == {}  # the CPU target compiles one kernel for all sizes
-    assert static_sizes(_sig(), args, "cuda") == {}
-    # rows TMA cannot copy: the kernel compiled for run-time sizes runs instead
-    picky = _sig(specialize=("M", "N"), specialize_when=lambda s: s["M"] % 8 == 0)
-    assert static_sizes(picky, args, "cuda") == {}
-    assert static_sizes(picky, [torch.ones(4), 304, 200, 1.5], "cuda") == {"M": 304, "N": 200}
-    call = ["A-tensor", 300, 200, 1.5, "symbol"]  # a __constant__ array follows the parameters
-    assert without_static(sig, call, {"M": 300, "N": 200}) == ["A-tensor", 1.5, "symbol"]
-    assert without_static(sig, call, {}) == call
-
-
-def _module(tmp_path, text: str):
-    path = tmp_path / "gemm_module.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("gemm_module", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_tiled_gemm_names_its_sizes_and_frees_the_k_tile(tmp_path):
@@ -96,7 +161,7 @@ def test_static_gemm_lowers_to_tma_copies_and_warpgroup_mma(tmp_path):
     assert kernels["bmm"]["form"] == "tile"
     body = factory(text, "bmm")
     assert "A_view = T.decl_buffer((extent_z, M, K), tile_dtype, data=A.data)" in body
-    sig = _module(tmp_path, text).KERNELS["bmm"]
+    sig = module_from_text(tmp_path, text).KERNELS["bmm"]
     assert sig.specialize == ("M", "N", "K")
     static = lower_sm90(sig, (8, 8, 4), (16, 16, 1), {"M": 1024, "N": 1024, "K": 1024})
     assert "tma_load" in static and "wgmma" in static
@@ -116,7 +181,7 @@ def test_float32_gemm_with_n_major_b_transposes_b_for_warpgroup_mma(tmp_path):
     body = factory(text, "mm")
     assert "B_t = T.alloc_global((N, K), T.float32)" in body
     assert "T.gemm(A_tile, B_tile, acc_f, transpose_B=transpose_b)" in body
-    sig = _module(tmp_path, text).KERNELS["mm"]
+    sig = module_from_text(tmp_path, text).KERNELS["mm"]
     static = lower_sm90(sig, (32, 32, 1), (16, 16, 1), {"M": 512, "N": 512, "K": 512})
     assert static.count("__global__") == 4  # two kernels, each declared and defined
     assert "tma_load" in static and "wgmma" in static

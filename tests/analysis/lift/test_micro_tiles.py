@@ -1,4 +1,5 @@
-"""Register micro-tiles as elements (analysis.micro_tiles) and cooperative fills (analysis.coop_fills).
+"""Register micro-tiles as elements (analysis.lift.micro_tiles); the cooperative fills of the same
+kernels are tested in tests/analysis/lift/test_coop_fills.py.
 
 A register-blocked GEMM (each thread a TM x TN tile of C in registers, strided by the block)
 is lifted to the GEMM tile form once its micro-tiles are expanded into elements and its
@@ -13,8 +14,7 @@ from pathlib import Path
 
 from migrate.cli import main
 from tests.lowering import lower_sm90
-from tests.analysis.lift.test_gemm import _module
-from tests.analysis.lift.test_lift import convert, factory, note
+from tests.analysis.lift.support import convert, factory, module_from_text, note, refused
 from tests.paths import CORPUS as ALL_CORPUS
 
 CORPUS = ALL_CORPUS / "matmul"
@@ -115,7 +115,7 @@ def test_register_blocked_sgemm_uses_tensor_cores_with_tf32_and_lowers_for_sm90(
     assert k["form"] == "tile" and k["check"]["status"] == "pass", k
     assert k["tolerance"] == "tf32" and k["check"]["tolerance"] == "tf32"
     assert "T.gemm(A_tile, B_tile, acc_f, transpose_B=transpose_b)" in factory(text, "matmul_regblock_4x4")
-    sig = _module(tmp_path, text).KERNELS["matmul_regblock_4x4"]
+    sig = module_from_text(tmp_path, text).KERNELS["matmul_regblock_4x4"]
     assert sig.specialize == ("M", "N", "K")
     static = lower_sm90(sig, (16, 16, 1), (16, 16, 1), {"M": 1024, "N": 1024, "K": 1024})
     assert "tma_load" in static and "wgmma" in static
@@ -133,23 +133,16 @@ def test_micro_tiles_without_shared_memory_are_expanded_and_agree_on_cpu(tmp_pat
     assert "C[r, c] = 2.0 * acc" in body and "acc[" not in body and "threadIdx" not in body
 
 
-def _refused(tmp_path, source: str) -> str:
-    kernels, _ = convert(tmp_path, source)
-    k = next(iter(kernels.values()))
-    assert k["form"] == "portable", k
-    return note(k)
-
-
 def test_overlapping_micro_tiles_are_refused(tmp_path):
     # rows ty + 8 * i of a 16-row block: threads 0 and 8 share rows, and rows 24..31 are missed
-    why = _refused(tmp_path, REG2.replace("threadIdx.y + 16 * i", "threadIdx.y + 8 * i")
-                   .replace("EPILOGUE", "acc[i][j]"))
+    why = refused(tmp_path, REG2.replace("threadIdx.y + 16 * i", "threadIdx.y + 8 * i")
+                  .replace("EPILOGUE", "acc[i][j]"))
     assert "the block's tile along y is 32, not the 8 × 2 elements its threads' micro-tiles cover" in why
 
 
 def test_contiguous_micro_tile_rows_are_refused_with_the_reason(tmp_path):
-    why = _refused(tmp_path, REG2.replace("threadIdx.y + 16 * i", "threadIdx.y * 2 + i")
-                   .replace("EPILOGUE", "acc[i][j]"))
+    why = refused(tmp_path, REG2.replace("threadIdx.y + 16 * i", "threadIdx.y * 2 + i")
+                  .replace("EPILOGUE", "acc[i][j]"))
     assert "micro-tile rows 2 * threadIdx.y + 1 * i" in why and "not strided by the block" in why
 
 
@@ -158,13 +151,13 @@ def test_micro_tiles_of_no_constant_size_are_refused(tmp_path):
         .replace("for (int j = 0; j < 2; ++j)\n                    acc", "for (int j = 0; j < tn; ++j)\n                    acc") \
         .replace("EPILOGUE", "acc[i][j]").replace("50, 70, 33)", "50, 70, 33, 2)")
     assert "j < tn" in source
-    why = _refused(tmp_path, source)
+    why = refused(tmp_path, source)
     assert "the micro-tile along x has no constant size: the loop over 'j" in why
     assert "(line 10) does not run a constant count" in why
 
 
 def test_accumulators_read_across_elements_are_refused(tmp_path):
-    why = _refused(tmp_path, REG2.replace("EPILOGUE", "acc[i][j] + acc[0][j]"))
+    why = refused(tmp_path, REG2.replace("EPILOGUE", "acc[i][j] + acc[0][j]"))
     assert "'acc' is accessed at line" in why and "cross micro-tile elements" in why
 
 
@@ -177,14 +170,5 @@ def test_a_sum_over_the_micro_tile_is_refused(tmp_path):
                 s += acc[i][j];
                 int r""").replace("EPILOGUE", "s")
     assert "s += acc[i][j]" in source
-    why = _refused(tmp_path, source)
+    why = refused(tmp_path, source)
     assert "'s' is assigned in the micro loop over 'i" in why and "(line 18)" in why and "carries a value across" in why
-
-
-def test_cooperative_loads_that_do_not_step_by_the_block_are_refused(tmp_path):
-    source = (CORPUS / "matmul_regblock.cu").read_text()
-    source = source[:source.index("int main()")].replace("e += nthreads) {\n            const int r = e / BK",
-                                                        "e += 128) {\n            const int r = e / BK")
-    assert "e += 128" in source
-    why = _refused(tmp_path, source)
-    assert "steps by 128, not by the block's 256 threads" in why

@@ -9,7 +9,6 @@ alias one the kernel writes, a first read under a branch.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import textwrap
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 import pytest
 
 from migrate.cli import main
+from tests.analysis.lift.support import load, note
 
 SCALE = """
     #define THREADS 128
@@ -82,17 +82,6 @@ def convert(tmp_path: Path, source: str, *flags) -> tuple[dict, str, Path]:
     main(["convert", str(src), "-o", str(out), "-q", *flags])
     report = json.loads((out / "report.json").read_text())
     return {k["kernel"]: k for k in report["kernels"]}, (out / "k.py").read_text(), out / "k.py"
-
-
-def note(kernel: dict) -> str:
-    return " ".join(d["message"] for d in kernel["diagnostics"] if d["code"] == "M3003")
-
-
-def load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"rows_{path.parent.parent.name}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def run_cpu(sig, x: np.ndarray, rows: int, cols: int, sizes: dict) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from migrate.cli import main
-from tests.analysis.lift.test_row_registers import load
+from tests.analysis.lift.support import load
 from tests.lowering import lower_sm90
 from tests.paths import REPO
 

@@ -1,0 +1,109 @@
+"""Maps (analysis.lift.map): independent threads lifted to a map over tiles of their element domain.
+
+What it lifts (grid-stride loops, constant block sizes, aliasing buffers kept in order, strided
+stores) and what it must refuse (scatters, races, in-place shifts, lane arithmetic, stores that do
+not tell elements apart).
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.analysis.lift.support import convert, factory, note
+
+
+def test_independent_threads_become_a_map_over_tiles(tmp_path):
+    kernels, text = convert(tmp_path, """
+        __global__ void scale(const float* __restrict__ x, float* __restrict__ y, float a, int n) {
+            int i = threadIdx.x + blockDim.x * blockIdx.x;   // the idiom in another order
+            if (i < n) y[i] = a * x[i];
+        }
+        int main() { scale<<<40, 256>>>(nullptr, nullptr, 2.0f, 10000); }
+    """)
+    assert kernels["scale"]["form"] == "tile"
+    body = factory(text, "scale")
+    assert "for ix in T.Parallel(tile_x):" in body and "gx = bx * tile_x + ix" in body
+    # a full tile is told apart from the last one by the CUDA tail guard's bound
+    assert "if bx * tile_x + tile_x <= extent_x and bx * tile_x + tile_x <= n:" in body
+    assert not re.search(r"\btx\b|get_thread|threadIdx", body)
+
+
+def test_grid_stride_loop_becomes_a_domain_of_n_elements(tmp_path):
+    kernels, text = convert(tmp_path, """
+        __global__ void fill(float* __restrict__ y, int n) {
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+                y[i] = 1.0f;
+        }
+    """)
+    assert kernels["fill"]["form"] == "tile"
+    assert "with T.Kernel(T.ceildiv(n, tile_x), threads=threads) as bx:" in factory(text, "fill")
+
+
+def test_constant_block_size_is_asserted(tmp_path):
+    kernels, text = convert(tmp_path, """
+        #define TILE 32
+        __global__ void copy2d(const float* __restrict__ a, float* __restrict__ b, int rows, int cols) {
+            int c = blockIdx.x * TILE + threadIdx.x;
+            int r = blockIdx.y * 8 + threadIdx.y;
+            if (r < rows && c < cols) b[r * cols + c] = a[r * cols + c];
+        }
+    """)
+    assert kernels["copy2d"]["form"] == "tile"
+    body = factory(text, "copy2d")
+    assert 'assert block_x == 32' in body and 'assert block_y == 8' in body
+    assert "for iy, ix in T.Parallel(tile_y, tile_x):" in body
+
+
+@pytest.mark.parametrize("body, reason", [
+    ("out[idx[i]] = x[i];", "data-dependent index"),                          # a scatter
+    ("out[blockIdx.x] = x[i];", "race"),                                      # every element of a block
+    ("out[i] = x[i]; out[i + 1] = 0.0f;", "race"),                            # neighbours overlap
+    ("x2[i] = x2[i + 1];", "read at another element"),                         # in-place shift
+    ("out[i] = (float)(threadIdx.x % 32);", "threadIdx.x is read"),           # lane arithmetic
+])
+def test_maps_it_must_refuse(tmp_path, body, reason):
+    kernels, _ = convert(tmp_path, f"""
+        __global__ void bad(const float* __restrict__ x, float* __restrict__ out, const int* idx,
+                            float* x2, int n) {{
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) {{ {body} }}
+        }}
+    """)
+    assert kernels["bad"]["form"] == "portable"
+    assert reason in note(kernels["bad"]), note(kernels["bad"])
+
+
+def test_buffers_that_may_alias_keep_program_order(tmp_path):
+    kernels, text = convert(tmp_path, """
+        __global__ void axpy(const float* x, float* y, float a, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = a * x[i] + y[i];
+        }
+    """)
+    assert kernels["axpy"]["form"] == "tile"
+    assert "T.annotate_restrict_buffers(x, y)" in factory(text, "axpy")
+
+
+def test_strided_store_gets_square_tiles(tmp_path):
+    _, text = convert(tmp_path, """
+        __global__ void tr(const float* __restrict__ a, float* __restrict__ b, int rows, int cols) {
+            int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+            if (r < rows && c < cols) b[c * rows + r] = a[r * cols + c];
+        }
+    """)
+    assert "tile=(32, 32)" in factory(text, "tr")
+
+
+def test_store_in_the_else_of_a_pinning_test_is_not_pinned(tmp_path):
+    # the else runs for every element but one: each of them stores flag[0]
+    kernels, _text = convert(tmp_path, """
+        __global__ void mark(const float* __restrict__ x, float* __restrict__ y, int* flag, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i == 0) y[0] = x[0];
+            else flag[0] = 1;
+        }
+        int main() { mark<<<4, 256>>>(nullptr, nullptr, nullptr, 1000); }
+    """)
+    assert kernels["mark"]["form"] == "portable"
+    assert "the store to 'flag' at line 6 does not tell elements apart along x" in note(kernels["mark"])
