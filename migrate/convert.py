@@ -1,7 +1,7 @@
 """``migrate convert``: walk a codebase, model every kernel, write the mirrored output tree.
 
-The driver owns files and folders; the frontend owns parsing; the analysis owns the choice of
-form; the emitter owns the module text. One bad file never stops the others: each is parsed in
+The driver owns files and folders; the frontend owns parsing; the pipeline
+(:mod:`migrate.pipeline`) owns the passes and the choice of form; the emitter owns the text. One bad file never stops the others: each is parsed in
 a worker process, and a worker that dies is reported as an internal error (M9001) for that file.
 """
 from __future__ import annotations
@@ -159,7 +159,7 @@ def analyse(parsed: ParsedFile, display: str) -> tuple[list[KernelResult], list[
     kernels = []
     for k in unit.kernels:
         diags = parsed.by_kernel.get(k.name, [])
-        # the emitter decides the form (convert_file); until then a kernel is not migrated
+        # the pipeline decides the form (convert_file); until then a kernel is not migrated
         kernels.append(KernelResult(
             file=display, kernel=k.name, line=k.span.line, form="unsupported", reason="not emitted",
             diagnostics=diags,
@@ -176,13 +176,12 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
     """Analyse and emit one parsed file: per-kernel results, file diagnostics, module text.
     Kernels named in ``no_lift`` (every kernel, without ``lift``) keep the portable form even
     where a lift applies."""
-    from .emit.module import emit_module
+    from .pipeline import Options, migrate_unit
 
     kernels, file_diags = analyse(parsed, display)
     try:
-        if not lift:
-            no_lift = frozenset(k.name for k in parsed.unit.kernels)
-        module = emit_module(parsed.unit, display, parsed.by_kernel, keep_original, no_lift, allow_tf32)
+        options = Options(lift=lift, no_lift=frozenset(no_lift), allow_tf32=allow_tf32, keep_original=keep_original)
+        module = migrate_unit(parsed.unit, display, parsed.by_kernel, options)
     except Exception:  # a bug in the emitter: the file's kernels are reported, never a crash
         message = "internal error while emitting: " + traceback.format_exc(limit=3).strip().splitlines()[-1]
         diag = make("M9001", Span.point(parsed.path), message)
@@ -195,8 +194,8 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
         out = by_name.get(k.kernel)
         if out is None:
             continue
-        k.form, k.reason = out.form, out.reason
-        k.tolerance = (out.signature or {}).get("tolerance")
+        k.form, k.reason = str(out.form), out.reason
+        k.tolerance = out.signature.tolerance if out.signature is not None else None
         k.diagnostics = k.diagnostics + out.diagnostics
     return kernels, file_diags, module.text
 

@@ -11,78 +11,26 @@ threads are parameters, with an autotuning space in the signature.
 """
 from __future__ import annotations
 
-from ..analysis.lift.delinearise import sites_in_gemm
-from ..analysis.lift.gemm import GemmPlan, tile_view
+from ..dtypes import SIZES
 from ..ir import model as m
-from .printer import Line, StmtPrinter, dtype_of, scalar_name
+from ..ir.exprs import replace_node
+from ..ir.loops import GemmPlan, KernelPlan
+from .printer import Line, StmtPrinter, dtype_of, needs_prelude, scalar_name
 
 #: The autotuning search space of a lifted GEMM (block_K only where the CUDA code does not fix it).
 GEMM_TUNE = {"block_M": [64, 128], "block_N": [64, 128], "num_stages": [2, 3], "threads": [128, 256]}
-_HALVES = ("float16", "bfloat16")
 _TF32 = ("tf32", "tf32_wgmma")  # float32 GEMMs whose tiles are typed tf32 at static sizes
-
-
-def replace_node(e, target, repl):
-    if e is target:
-        return repl
-    return m.map_children(e, lambda c: replace_node(c, target, repl))
 
 
 def gemm_tune(g: GemmPlan) -> dict:
     return {**GEMM_TUNE, "block_K": [16, 32, 64]}
 
 
-#: Tiles of a GEMM compiled for constant sizes on tensor cores (TMA copies, warpgroup MMA), by
-#: operand type: the fastest of ``bench/gemm_probe.py``'s configurations on an H200 (2026-11-29:
-#: fp16 128x256x64 in 3 stages 86 % of cuBLAS; float32 with k-major B on tf32 wgmma 128x256x32
-#: 92 %; float32 with (K, N) B on mma.sync 128x128x32 53 %). (block_N, block_K, num_stages)
-FAST_TILES = {"half": (256, 64, 3), "tf32_wgmma": (256, 32, 3), "tf32": (256, 32, 3)}
-
-
-def covers_k(g: GemmPlan, kdim) -> bool:
-    """Whether the CUDA loop over k tiles covers ``[0, kdim)`` and no further than the tile that
-    holds ``kdim - 1`` (``ceil(kdim / size)`` tiles): then any k tile may stand in for the CUDA
-    one, the views reading zeros past ``kdim``."""
-    from ..analysis.facts.affine import same_value
-    from ..ir.exprs import strip_casts
-
-    bound = strip_casts(g.k.bound)
-    if isinstance(bound, m.Ref):  # a local set once before the loop: its value
-        inits = [d.init for st in tuple(g.prologue) + tuple(g.setup) if isinstance(st, m.DeclStmt)
-                 for d in st.decls if d.name == bound.name and d.init is not None]
-        bound = strip_casts(inits[0]) if len(inits) == 1 else bound
-    if g.k.step == g.k.size:  # for (k0 = 0; k0 < K; k0 += size): the tiles cover [0, K)
-        return same_value(bound, kdim)
-    if g.k.step != 1 or not (isinstance(bound, m.Binary) and bound.op == "/"):
-        return False
-    t = bound.rhs.type
-    ceil = m.Binary("+", kdim, m.IntLit(g.k.size - 1, str(g.k.size - 1), t, g.span), t, g.span)
-    return same_value(bound.rhs, m.IntLit(g.k.size, str(g.k.size), t, g.span)) and same_value(bound.lhs, ceil)
-
-
-def operand_views(g: GemmPlan):
-    """The whole-tile views of A and B (None where an operand is staged element by element)."""
-    va = tile_view(g, g.a, "a")
-    return (va if va is not None and not va.k_first else None), tile_view(g, g.b, "b")
-
-
-def static_params(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> tuple[str, ...]:
-    """The scalars a GPU launch compiles as constants: the sizes of a GEMM on tensor cores whose
-    operands are both views (the exact float32 path gains nothing from constant sizes)."""
-    a_dtype, b_dtype = scalar_name(g.a.dtype), scalar_name(g.b.dtype)
-    halves = a_dtype in _HALVES and b_dtype in _HALVES
-    gemm_ok = g.a.plain and g.b.plain and a_dtype == b_dtype and a_dtype in ("float32",) + _HALVES
-    va, vb = operand_views(g)
-    if not (gemm_ok and (halves or allow_tf32)) or va is None or vb is None:
-        return ()
-    return size_params(fn, g, (va, vb))
-
-
 def row_alignment(views, sizes, dtype: str, var: str) -> str:
     """Python text, over the dict ``var`` of static sizes, that is true when every view's rows
     start on 16-byte boundaries (TMA's rule; TileLang's fallback copies misread half-precision
     rows that do not), or "False" when a row length is not one of the sizes."""
-    per_row = 16 // (2 if dtype in _HALVES else 4)
+    per_row = 16 // SIZES[dtype]
     tests = []
     for v in views:
         cols = v.cols
@@ -96,78 +44,33 @@ def row_alignment(views, sizes, dtype: str, var: str) -> str:
     return " and ".join(tests)
 
 
-def specialize_when(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> str:
+def specialize_when(g: GemmPlan) -> str:
     """The launcher's test (a lambda's text) for compiling at static sizes: the rows aligned."""
-    sizes = static_params(fn, g, allow_tf32)
-    return f"lambda s: {row_alignment(operand_views(g), sizes, scalar_name(g.a.dtype), 's')}" if sizes else ""
+    lay = g.layout
+    return f"lambda s: {row_alignment((lay.a_view, lay.b_view), lay.static, scalar_name(g.a.dtype), 's')}" \
+        if lay.static else ""
 
 
-def _without_k_count(g: GemmPlan) -> tuple:
-    """``g.setup`` without the local that only counted the CUDA's k tiles (``num_tiles = (K +
-    15) / 16``): with a free k tile the pipelined loop counts its own."""
-    from ..ir.exprs import strip_casts
-
-    bound = strip_casts(g.k.bound)
-    if not isinstance(bound, m.Ref):
-        return g.setup
-    others = tuple(g.prologue) + tuple(g.epilogue) + (g.a.factor, g.b.factor) + tuple(
-        d.init for st in g.setup if isinstance(st, m.DeclStmt) for d in st.decls
-        if d.name != bound.name and d.init is not None)
-    if any(isinstance(n, m.Ref) and n.name == bound.name for e in others for n in m.walk(e)):
-        return g.setup
-    out = []
-    for st in g.setup:
-        if isinstance(st, m.DeclStmt):
-            decls = tuple(d for d in st.decls if d.name != bound.name)
-            if decls:
-                out.append(m.DeclStmt(decls, st.span))
-        else:
-            out.append(st)
-    return tuple(out)
-
-
-def size_params(fn: m.Function, g: GemmPlan, views) -> tuple[str, ...]:
-    """The integer scalar parameters that size the GEMM (the k bound, the row and column bounds,
-    the operands' view shapes): the launcher compiles them as constants on GPUs."""
-    ints = {p.name for p in fn.params if isinstance(p.type, m.Scalar) and scalar_name(p.type) in ("int32", "int64", "uint32")}
-    exprs = [g.k.bound] + [b for bs in g.tile.bounds.values() for b in bs]
-    exprs += [e for v in views if v is not None for e in (v.rows, v.cols)]
-    found = {n.name for e in exprs for n in m.walk(e) if isinstance(n, m.Ref) and n.name in ints}
-    return tuple(p.name for p in fn.params if p.name in found)
-
-
-def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32: bool = False) -> list[Line]:
+def gemm_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line]:
+    """The factory of a lifted GEMM: ``kplan``'s one region is its :class:`GemmPlan`, laid out."""
     fn = kplan.fn
-    scope = emitter.scope_for(fn, kplan, tdims, bdims)
+    (g,) = kplan.regions
+    lay = g.layout
+    scope = printer.scope_for(fn, kplan, tdims, bdims)
     scope.global_vars = {"x": "gx", "y": "gy", "z": "gz"}
     lines: list[Line] = []
 
     def add(indent, text, origin=""):
         lines.append(Line(indent, text, origin))
 
-    a_dtype, b_dtype = scalar_name(g.a.dtype), scalar_name(g.b.dtype)
-    halves = a_dtype in _HALVES and b_dtype in _HALVES
-    gemm_ok = g.a.plain and g.b.plain and a_dtype == b_dtype and a_dtype in ("float32",) + _HALVES
-    nested = g.k.inner is not None
-    # whole-tile copies of 2-D views: cp.async for float32 operands at run-time sizes, TMA at
-    # constant ones; half-precision tiles at run-time sizes are staged element by element, which
-    # measured faster on the H200 than 4-byte copies (129 vs 73 TFLOP/s at 4096^3, 2026-11-29)
-    va, vb = operand_views(g)
-    if not static_params(fn, g, allow_tf32):  # batched views are copied by TMA only (static sizes)
-        va, vb = [None if v is not None and v.batched else v for v in (va, vb)]
+    a_dtype = scalar_name(g.a.dtype)
+    halves, gemm_ok, nested = lay.halves, lay.gemm_ok, g.k.inner is not None
+    va, vb = lay.a_view, lay.b_view
     b_nt = vb is not None and not vb.k_first  # B stored n-major: B[col * ldb + k]
-    both_views = va is not None and vb is not None
-    # the k tile is free when both operands are copied whole and the CUDA tiles cover k up to
-    # the views' bound (past it the views read zeros); else it is the CUDA code's tile
-    free_k = not nested or (both_views and covers_k(g, va.cols))
-    sizes = static_params(fn, g, allow_tf32)
-    fast_kind = None
-    if gemm_ok and sizes:
-        fast_kind = "half" if halves else ("tf32_wgmma" if b_nt else (None if vb.batched else "tf32"))
-    g = emitter.shape_buffers(fn, g, sites_in_gemm)  # A[row * K + k] -> A[row, k] where proven
+    free_k, sizes, fast_kind = lay.free_k, lay.static, lay.fast_kind
     tune = ", block_M=128, block_N=None" + (", block_K=None" if free_k else "") + ", num_stages=None, threads=256"
     if gemm_ok:
-        tune += f", tensor_cores={halves or allow_tf32}"
+        tune += f", tensor_cores={lay.tensor_cores}"
     if sizes:
         tune += ", static_sizes=None"
     summary = ("\n\n    C = A·B in block_M × block_N tiles; A and B staged through shared memory, "
@@ -182,7 +85,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
         summary += (f"\n    static_sizes: the values of {', '.join(sizes)} when the launcher compiles them as "
                     "constants\n    (GPUs): then tiles are copied by TMA where the row strides allow"
                     + (f", and on tensor cores multiplied\n    {how}." if how else "."))
-    emitter.header(fn, "tile", tdims, bdims, scope, add, tune=tune, summary=summary)
+    printer.header(fn, "tile", tdims, bdims, scope, add, tune=tune, summary=summary)
     per = g.tile.per_thread
     for d, size in sorted(g.tile.block_sizes.items()):
         if d in per:
@@ -218,13 +121,13 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
             whole = 'target == "cuda" and aligned' if slow_async else 'target == "cuda" and (aligned or not static)'
         add(1, f"whole_tiles = {whole}  # T.copy of 2-D views (the CPU target stages element-wise)")
     if fast_kind:
-        n_, k_, stages_ = FAST_TILES[fast_kind]
+        n_, k_, stages_ = lay.fast_tiles
         add(1, "if aligned and tensor_cores:  # tiles measured fastest on an H200 (bench/gemm_probe.py)")
         if free_k:
             add(2, f"block_N, block_K, num_stages = block_N or {n_}, block_K or {k_}, num_stages or {stages_}")
         else:
             add(2, f"block_N, num_stages = block_N or {n_}, num_stages or {stages_}")
-    add(1, f"block_N, num_stages = block_N or 128, num_stages or 2")
+    add(1, "block_N, num_stages = block_N or 128, num_stages or 2")
     if nested and free_k:
         add(1, f"block_K = block_K or {g.k.size} if whole_tiles else {g.k.size}  # else the CUDA code's tile over k",
             scope.tag(g.span))
@@ -244,7 +147,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     add(1, '# GPUs: dynamic shared memory (aligned for asynchronous copies); the CPU target allows one')
     add(1, '# dynamic buffer only')
     add(1, 'shared_scope = "shared.dyn" if target == "cuda" else "shared"')
-    params, rebinds = emitter.parameters(fn, scope, callees)
+    params, rebinds = printer.parameters(fn, scope, callees)
     e0 = StmtPrinter(scope, indent=0).expr
     add(1, "")
     add(1, "@T.prim_func")
@@ -267,7 +170,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     kernel_at = len(lines)
     kernel_line = f"with T.Kernel({grid}, threads=threads{{prelude}}) as (bx, by{', bz' if g.batched else ''}):"
     add(2, kernel_line.format(prelude=""), scope.tag(fn.span))
-    emitter.kernel_preamble(fn, scope, rebinds, add)
+    printer.kernel_preamble(fn, scope, rebinds, add)
     acc_dtype = dtype_of(g.acc_type, scope)
     a_name, b_name = "A_tile", "B_tile"
     a_tile_dtype = "tile_dtype" if fast_kind in _TF32 else dtype_of(g.a.dtype, scope)
@@ -279,10 +182,9 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
     add(3, f"{g.acc}_f = T.alloc_fragment((block_M, block_N), {acc_dtype})", scope.tag(g.span))
     add(3, "for i, j in T.Parallel(block_M, block_N):", scope.tag(g.span))
     add(4, f"{g.acc}_f[i, j] = 0", scope.tag(g.span))
-    setup_stmts = _without_k_count(g) if nested and free_k else g.setup
-    if setup_stmts:
+    if lay.setup:
         setup = StmtPrinter(scope, indent=3)
-        setup.block(setup_stmts)
+        setup.block(lay.setup)
         lines.extend(setup.lines)
     e = e0
     bound = e.coerce(g.k.bound, "int32")
@@ -320,7 +222,7 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
             add(base, "if whole_tiles:", scope.tag(g.span))
             add(base + 1, f"# {view.buffer} read in whole tiles: a ({shape}) array, zeros past its bounds "
                           "as in the CUDA code", tag)
-            own = tuple(emitter.shapes.get(view.buffer, ())) == (rows, cols) and not view.batched
+            own = tuple(kplan.shapes.get(view.buffer, ())) == (rows, cols) and not view.batched
             if own and fast_kind not in _TF32:  # the parameter's own shape
                 add(base + 1, f"T.copy({view.buffer}[{copy_start}], {name})", tag)
             else:  # a view: of one matrix per batch, or typed tf32 for warpgroup MMA
@@ -386,14 +288,12 @@ def gemm_factory(emitter, kplan, g: GemmPlan, callees, tdims, bdims, allow_tf32:
                 if isinstance(n, m.Assign) and isinstance(n.target, m.Ref)}
     if g.acc not in assigned:
         scope.single.add(g.acc)
-    printer = StmtPrinter(scope, indent=5)
-    printer.block(body)
-    lines.extend(printer.lines)
+    after = StmtPrinter(scope, indent=5)
+    after.block(body)
+    lines.extend(after.lines)
     add(1, f"return {fn.name}")
-    shim = sorted(scope.shim_calls | emitter.macro_shim_calls(callees))
-    emitter.uses_shim = bool(shim)
-    from .kernel import _needs_prelude
-    if shim and _needs_prelude(shim):
+    shim = sorted(scope.shim_calls | printer.macro_shim_calls(callees))
+    if shim and needs_prelude(shim):
         names = ", ".join(repr(n) for n in shim)
         lines[kernel_at] = Line(2, kernel_line.format(prelude=f", prelude=cuda_math.externs_for([{names}], target)"),
                                 scope.tag(fn.span))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from .. import dtypes as _dtypes
 from ..ir import model as m
+from ..ir.loops import NoTileLangForm
 from ..ir.span import Span
 
 
@@ -22,10 +23,8 @@ from ..ir.span import Span
 _INDEX_BUILTINS = ("threadIdx", "blockIdx", "globalIdx")
 
 
-class EmitError(Exception):
-    def __init__(self, message: str, span: Span | None = None) -> None:
-        super().__init__(message)
-        self.span = span
+class EmitError(NoTileLangForm):
+    """The printer meets a construct it cannot print in the form being printed."""
 
 
 #: dtype -> TileLang dtype expression (a view of migrate.dtypes)
@@ -473,6 +472,12 @@ _BUILTIN_CONSTANTS = {
 }
 
 
+def needs_prelude(names) -> bool:
+    """Whether the shim calls ``names`` need extern helpers (the kernel's ``prelude=``)."""
+    from ..compat import cuda_math
+    return bool(cuda_math.helper_names(names, "c") or cuda_math.helper_names(names, "cuda"))
+
+
 def render_math(name: str, args: list[str], dtypes: list, scope: "Scope") -> str | None:
     """The TileLang text of a CUDA math/intrinsic call, from the compat table.
 
@@ -630,7 +635,7 @@ class StmtPrinter:
             return
         if isinstance(d.type, m.Array):
             if placement == "phase":
-                shape = ", ".join(str(x) for x in _array_shape(d.type, self.scope))
+                shape = ", ".join(str(x) for x in array_shape(d.type, self.scope))
                 self.emit(f"{d.name} = T.alloc_local(({shape},), {dtype_of(m.element_type(d.type), self.scope)})",
                           d.span)
             if isinstance(d.init, m.InitList):
@@ -737,9 +742,27 @@ class StmtPrinter:
         self.indent -= 1
         self.loop_stack.pop()
 
-    def s_RowLoop(self, s):
-        from .tile import print_row_loop
-        print_row_loop(s, self)
+    def s_RowLoop(self, r):
+        """A lane's strided loop over a row (analysis.lift.row_registers): unrolled over
+        ``row_steps`` with its register reads and stores when the row length is compiled in,
+        else the CUDA loop."""
+        loop = r.loop
+        self.emit("if row_steps:", loop.span)
+        self.indent += 1
+        self.emit(f"for {r.step_var} in T.unroll(row_steps):", loop.span)
+        self.indent += 1
+        self.emit(f"{r.var} = {self.expr(loop.init.decls[0].init)} + {r.step_var} * {self.expr.sub(loop.step.value, 12)}",
+                  loop.span)
+        self.emit(f"if {self.expr.cond(loop.cond)}:", loop.span)
+        self.indent += 1
+        for name, read in r.loads:
+            self.emit(f"{r.register(name)} = {self.expr(read)}", read.span)
+        self.block(r.unrolled)
+        self.indent -= 3
+        self.emit("else:", loop.span)
+        self.indent += 1
+        self.s_For(loop)
+        self.indent -= 1
 
     def s_While(self, s: m.While):
         self.emit(f"while {self.expr.cond(s.cond)}:", s.span)
@@ -840,7 +863,7 @@ def _switch_cases(s: m.Switch):
     return out
 
 
-def _array_shape(t: m.CType, scope: Scope) -> list[str]:
+def array_shape(t: m.CType, scope: Scope) -> list[str]:
     dims = []
     while isinstance(t, m.Array):
         if t.extent is not None:
@@ -906,3 +929,31 @@ def _divides(e: m.Expr) -> bool:
     return any(isinstance(n, m.Binary) and n.op in ("/", "%") and isinstance(n.type, m.Scalar)
                and scalar_name(n.type) not in (None, "float16", "bfloat16", "float32", "float64")
                for n in m.walk(e))
+
+
+def nonneg_names(fn: m.Function) -> set[str]:
+    """Locals that only ever hold non-negative values (unsigned, or built from builtins)."""
+    assigned: dict[str, list] = {}
+    for node in m.walk(fn.body) if fn.body else ():
+        if isinstance(node, m.VarDecl):
+            assigned.setdefault(node.name, []).append(node.init)
+        elif isinstance(node, m.Assign) and isinstance(node.target, m.Ref):
+            if node.op in ("=", "+=", "*=", "/=", "%=", ">>=", "&=", "|="):
+                assigned.setdefault(node.target.name, []).append(node.value)
+            else:
+                assigned.setdefault(node.target.name, []).append(None)
+        elif isinstance(node, m.Unary) and node.op == "--" and isinstance(node.operand, m.Ref):
+            assigned.setdefault(node.operand.name, []).append(None)
+    good: set[str] = set()
+    scope = Scope(nonneg=good)
+    printer = ExprPrinter(scope)
+    changed = True
+    while changed:
+        changed = False
+        for name, values in assigned.items():
+            if name in good or any(v is None for v in values):
+                continue
+            if all(printer._nonneg(v) for v in values):
+                good.add(name)
+                changed = True
+    return good

@@ -165,3 +165,11 @@ def is_ref(e, name: str) -> bool:
     """``e`` is the variable ``name`` (through casts)."""
     e = strip_casts(e)
     return isinstance(e, m.Ref) and e.name == name
+
+
+def factors(e) -> list:
+    """The factors of a product chain ``a * b * c`` (through casts)."""
+    e = strip_casts(e)
+    if isinstance(e, m.Binary) and e.op == "*":
+        return factors(e.lhs) + factors(e.rhs)
+    return [e]

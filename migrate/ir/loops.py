@@ -80,6 +80,15 @@ MAX_ROW_STEPS = 128
 MAX_ROW_LENGTH = 8192
 
 
+class NoTileLangForm(Exception):
+    """A construct of the kernel has no TileLang form in the form being built (error M3001 when no
+    form is left); ``span`` says where."""
+
+    def __init__(self, message: str, span: Span | None = None) -> None:
+        super().__init__(message)
+        self.span = span
+
+
 def _check(ok: bool, node, why: str) -> None:
     if not ok:
         raise ValueError(f"malformed {type(node).__name__}: {why}")
@@ -189,6 +198,8 @@ class TileMap:
     per_thread: dict = field(default_factory=dict)
     lanes: int = 0  # stmts run per (element, lane) of CUDA vectors folded back (see fold_lanes)
     rest: tuple = ()  # statements of a second loop over the elements, after the lanes' loop
+    #: the integer parameters a GPU launch compiles as constants (analysis.lift.map.static_sizes)
+    static: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _stmts(self, "stmts")
@@ -253,7 +264,8 @@ class RowLoop:
     each with the read that fills it; ``reads`` the (read key, register array) pairs whose reads
     its body takes from registers instead of memory; ``stores`` those whose stores its body also
     copies into the register array. ``lanes`` indexes a lane's registers (``lane``, or
-    ``lane_w, lane_l`` in a reduction per warp)."""
+    ``lane_w, lane_l`` in a reduction per warp). ``unrolled`` is the loop's body as the
+    unrolled loop runs it: reads from the registers, stores copied into them."""
 
     loop: m.For
     var: str
@@ -262,6 +274,16 @@ class RowLoop:
     span: Span = None
     stores: tuple = ()  # ((affine.value_key of the store's target, register array), ...)
     lanes: str = "lane"
+    unrolled: tuple = ()
+
+    @property
+    def step_var(self) -> str:
+        """The unrolled loop's variable: the lane's step along the row."""
+        return f"{self.var}_step"
+
+    def register(self, array: str) -> str:
+        """The lane's element of register array ``array`` at the current step."""
+        return f"{array}[{self.lanes}, {self.step_var}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,9 +398,10 @@ class GemmLayout:
     ``static``: the size parameters a GPU launch compiles as constants (empty: run-time sizes
     only); ``fast_kind``: the tensor-core path at those sizes, with ``fast_tiles`` (block_N,
     block_K, num_stages); ``free_k``: the k tile is the factory's (else the CUDA code's);
-    ``tensor_cores``: whether ``T.gemm`` may compute the products (float32 or half operands, one
-    load each), ``halves`` whether they are half precision; ``setup``: the GEMM's uniform
-    declarations as the factory runs them."""
+    ``gemm_ok``: ``T.gemm`` may compute the products (float32 or half operands, one load each),
+    ``tensor_cores`` whether it does by default (half operands, or ``--allow-tf32``), ``halves``
+    whether the operands are half precision, ``tf32`` whether the kernel's tolerance class is
+    tf32; ``setup``: the GEMM's uniform declarations as the factory runs them."""
 
     a_view: Optional[TileView]
     b_view: Optional[TileView]
@@ -386,14 +409,17 @@ class GemmLayout:
     fast_kind: Optional[str]
     fast_tiles: Optional[tuple[int, int, int]]
     free_k: bool
+    gemm_ok: bool
     tensor_cores: bool
     halves: bool
+    tf32: bool
     setup: tuple[m.Stmt, ...]
 
     def __post_init__(self) -> None:
         _check(self.fast_kind is None or self.fast_kind in GEMM_KINDS, self, f"tensor-core path {self.fast_kind!r}")
         _check((self.fast_kind is None) == (self.fast_tiles is None), self, "a tensor-core path without tiles")
         _check(not self.fast_kind or bool(self.static), self, "a tensor-core path at run-time sizes")
+        _check(self.gemm_ok or not (self.tensor_cores or self.tf32), self, "tensor cores where T.gemm cannot run")
         _stmts(self, "setup")
 
 

@@ -405,7 +405,7 @@ class ModelBuilder:
         if ref.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
             return m.Ref(name, "template", ctype, span)
         if ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
-            return m.Ref(_qualified(ref), "function", ctype, span)
+            return m.Ref(qualified_name(ref), "function", ctype, span)
         return self.unsupported_expr(cursor, "M1206", f"reference to a {ref.kind.name.lower()} is not modelled")
 
     def expr_MEMBER_REF_EXPR(self, cursor: ci.Cursor) -> m.Expr:
@@ -489,7 +489,7 @@ class ModelBuilder:
 
     def expr_CALL_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         kids = list(cursor.get_children())
-        if len(kids) >= 2 and _is_push_config(kids[1]):
+        if len(kids) >= 2 and is_push_config(kids[1]):
             return self.unsupported_expr(
                 cursor, "M1203", f"kernel '{cursor.spelling}' is launched from device code")
         if kids and kids[0].kind == K.TYPE_REF:  # T(x) or T{x} on a dependent type
@@ -571,7 +571,7 @@ class ModelBuilder:
             name = target.spelling
             decls = cl.overloaded_decls(target)
             decl = decls[0] if decls else None
-            qual = _qualified(decl) if decl is not None else name
+            qual = qualified_name(decl) if decl is not None else name
             return qual, decl, _explicit_template_args(callee)
         ref = target.referenced if target.kind == K.DECL_REF_EXPR else None
         if ref is None:
@@ -580,8 +580,8 @@ class ModelBuilder:
             ref = cursor.referenced
         if ref is None or ref.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
             return None, None, ()
-        args = _template_args_of(ref)
-        return _qualified(ref), ref, args or _explicit_template_args(callee)
+        args = template_args_of(ref)
+        return qualified_name(ref), ref, args or _explicit_template_args(callee)
 
     def _call_kind(self, name: str, decl: ci.Cursor | None, cursor: ci.Cursor) -> str:
         short = name.rsplit("::", 1)[-1]
@@ -620,7 +620,7 @@ def _is_default_arg(cursor: ci.Cursor) -> bool:
         and cursor.extent.start.file is None
 
 
-def _is_push_config(cursor: ci.Cursor) -> bool:
+def is_push_config(cursor: ci.Cursor) -> bool:
     """The launch-configuration call clang puts in a ``<<<...>>>`` kernel call."""
     return cursor.kind == K.CALL_EXPR and cursor.spelling in ("__cudaPushCallConfiguration",
                                                               "cudaConfigureCall")
@@ -648,7 +648,7 @@ def _callee_name(cursor: ci.Cursor) -> str | None:
     return target.spelling
 
 
-def _qualified(cursor: ci.Cursor) -> str:
+def qualified_name(cursor: ci.Cursor) -> str:
     parts = [cursor.spelling]
     parent = cursor.semantic_parent
     while parent is not None and parent.kind == K.NAMESPACE:
@@ -657,7 +657,7 @@ def _qualified(cursor: ci.Cursor) -> str:
     return "::".join(reversed(parts))
 
 
-def _template_args_of(cursor: ci.Cursor) -> tuple[str, ...]:
+def template_args_of(cursor: ci.Cursor) -> tuple[str, ...]:
     count = cursor.get_num_template_arguments()
     if count <= 0:
         return ()

@@ -17,7 +17,7 @@ from ..diagnostics import Diagnostic, DiagnosticBag
 from ..ir.span import Span
 from . import clang as cl
 from ..ir import model as m
-from .build import ModelBuilder, SourceText, _is_push_config, _qualified, _template_args_of, \
+from .build import ModelBuilder, SourceText, is_push_config, template_args_of, \
     convert_type, span_of
 
 K = ci.CursorKind
@@ -349,7 +349,7 @@ class UnitBuilder:
                 if node.kind != K.CALL_EXPR:
                     continue
                 kids = list(node.get_children())
-                if len(kids) < 2 or not _is_push_config(kids[1]):
+                if len(kids) < 2 or not is_push_config(kids[1]):
                     continue
                 sites.append(self._launch_site(node, kids, name))
         sites.sort(key=lambda s: (s.span.file, s.span.line, s.span.col))
@@ -375,7 +375,7 @@ class UnitBuilder:
                 break
         else:
             kernel_name = node.spelling
-        template_args = _template_args_of(ref) if ref is not None else ()
+        template_args = template_args_of(ref) if ref is not None else ()
         if ref is not None:
             kernel_name = ref.spelling
         arg_cursors = [c for c in kids[2:] if c.extent.start.file is not None]
@@ -418,7 +418,7 @@ class UnitBuilder:
             # explicit instantiations: ``template __global__ void k<float>(...);``
             if cursor.kind == K.FUNCTION_DECL and not cursor.is_definition() and \
                     cursor.get_num_template_arguments() > 0:
-                args = _template_args_of(cursor)
+                args = template_args_of(cursor)
                 known = instances.setdefault(cursor.spelling, [])
                 if args and all(i.args != args for i in known):
                     known.append(m.Instantiation(args, span_of(cursor)))

@@ -34,6 +34,7 @@ from itertools import combinations
 
 from ...ir import model as m
 from ...ir.exprs import conjuncts, negations, pure, strip_int_casts as _strip
+from ...ir.loops import KernelPlan
 from ..facts.affine import linear_form, rebuild as rebuild_form
 
 #: Scalar parameter types that may be an extent (the shape variable is the parameter itself).
@@ -807,3 +808,24 @@ def _loop_vars(body) -> set[str]:
         if isinstance(n, m.For) and _loop_facts(n):
             out.add(n.init.decls[0].name)
     return out
+
+
+def shape_plan(plan: KernelPlan, excluded) -> tuple[KernelPlan, dict]:
+    """``plan`` (a tile-form plan) with the buffers the analysis proves row-major arrays indexed
+    by dimension, and their shapes in ``plan.shapes``; with the flat buffers worth a note
+    (``Shapes.kept_flat``). ``excluded(name, fn)``: scalar parameters that cannot be extents."""
+    found = _shapes(plan.fn, sites_in_regions(plan.regions, set(kernel_inputs(plan.fn)[0])), excluded)
+    shaped = apply(plan, found.indices) if found.indices else plan
+    return dataclasses.replace(shaped, shapes=found.shapes), found.kept_flat
+
+
+def shape_gemm(fn: m.Function, g, excluded) -> tuple:
+    """The GEMM plan ``g`` of ``fn`` with its operands' buffers shaped: (g, shapes, kept_flat)."""
+    found = _shapes(fn, sites_in_gemm(g, set(kernel_inputs(fn)[0])), excluded)
+    return (apply(g, found.indices) if found.indices else g), found.shapes, found.kept_flat
+
+
+def _shapes(fn: m.Function, sites, excluded) -> Shapes:
+    buffers, extents, table, stable = kernel_inputs(fn)
+    extents = {n: r for n, r in extents.items() if not excluded(n, fn)}
+    return delinearise(sites, buffers, extents, table, stable)

@@ -43,7 +43,7 @@ from ...ir.exprs import const_value, strip_casts, strip_int_casts
 from ...ir.loops import BlockReduce, FreeGrid, KernelPlan, Phase
 from ..facts.divergence import BLOCK_INVARIANT_REFS, same_in_every_block
 from .base import REDUCTIONS
-from .reduce import _is_lane, lane_aliases
+from .reduce import is_lane, lane_aliases
 from .warp_trees import combine_op
 
 #: Call kinds an element's value may use (they neither store nor talk to other threads).
@@ -220,7 +220,7 @@ def _global_index(e, lanes: set[str]) -> bool:
     """``blockIdx.x * blockDim.x + threadIdx.x`` (any order, through integer casts)."""
     e = strip_int_casts(e)
     return isinstance(e, m.Binary) and e.op == "+" and any(
-        _product(x, "blockIdx", "blockDim") and _is_lane(strip_int_casts(y), lanes)
+        _product(x, "blockIdx", "blockDim") and is_lane(strip_int_casts(y), lanes)
         for x, y in ((e.lhs, e.rhs), (e.rhs, e.lhs)))
 
 

@@ -18,10 +18,12 @@ as its own tolerance class.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ...ir import model as m
-from ...ir.exprs import strip_casts
-from ...ir.loops import GemmOperand, GemmPlan, KLoop, TileMap, TileView
-from ..facts.affine import linear_form
+from ...ir.exprs import factors, strip_casts
+from ...ir.loops import GemmLayout, GemmOperand, GemmPlan, KLoop, TileMap, TileView
+from ..facts.affine import linear_form, same_value
 
 
 
@@ -285,12 +287,11 @@ def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | Non
         elif isinstance(a, m.Ref) and a.name in k_names:
             k_terms[key] = (c, a)
         elif isinstance(a, m.Binary) and a.op == "*" and c == 1:
-            from .map import _factors
-            factors = _factors(a)
-            idx = [f for f in factors if _is_index_of(f, names, dim)]
-            kf = [f for f in factors if _names_in(f) & k_names]
-            bidx = [f for f in factors if _is_index_of(f, batch, "z")] if g.batched else []
-            rest = [f for f in factors if not (_is_index_of(f, names, dim) or _names_in(f) & k_names
+            parts = factors(a)
+            idx = [f for f in parts if _is_index_of(f, names, dim)]
+            kf = [f for f in parts if _names_in(f) & k_names]
+            bidx = [f for f in parts if _is_index_of(f, batch, "z")] if g.batched else []
+            rest = [f for f in parts if not (_is_index_of(f, names, dim) or _names_in(f) & k_names
                                                or any(f is b for b in bidx))]
             if any(_names_in(f) or _dims_in(f) for f in rest) or not rest:
                 return None
@@ -354,3 +355,122 @@ def tile_view(g: "GemmPlan", operand: GemmOperand, which: str) -> TileView | Non
     if not same_value(ld, bound_k) or not batched(bound_other, ld):
         return None
     return TileView(base.name, bound_other, ld, False, batch_stride is not None)
+
+
+# -- the layout: which operands are copied whole, which sizes are compiled in, which tensor cores --
+
+#: half-precision operand types (T.gemm with fp32 accumulation)
+HALVES = ("float16", "bfloat16")
+
+#: Tiles of a GEMM compiled for constant sizes on tensor cores (TMA copies, warpgroup MMA), by
+#: operand type: the fastest of ``bench/gemm_probe.py``'s configurations on an H200 (2026-11-29:
+#: fp16 128x256x64 in 3 stages 86 % of cuBLAS; float32 with k-major B on tf32 wgmma 128x256x32
+#: 92 %; float32 with (K, N) B on mma.sync 128x128x32 53 %). (block_N, block_K, num_stages)
+FAST_TILES = {"half": (256, 64, 3), "tf32_wgmma": (256, 32, 3), "tf32": (256, 32, 3)}
+
+
+def _dtype(t) -> str | None:
+    return t.dtype if isinstance(t, m.Scalar) else None
+
+
+def layout(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> GemmLayout:
+    """How ``g`` is staged and multiplied: whole-tile copies of 2-D views (cp.async for float32
+    operands at run-time sizes, TMA at constant ones; half-precision tiles at run-time sizes are
+    staged element by element, which measured faster on the H200 than 4-byte copies: 129 vs 73
+    TFLOP/s at 4096^3, 2026-11-29), the sizes compiled in, the tensor-core path and its tiles.
+    Its ``setup`` is ``g``'s; :func:`finish_layout` settles it once the buffers are shaped."""
+    a_dtype, b_dtype = _dtype(g.a.dtype), _dtype(g.b.dtype)
+    halves = a_dtype in HALVES and b_dtype in HALVES
+    gemm_ok = g.a.plain and g.b.plain and a_dtype == b_dtype and a_dtype in ("float32",) + HALVES
+    va, vb = operand_views(g)
+    static = static_params(fn, g, allow_tf32)
+    if not static:  # batched views are copied by TMA only (static sizes)
+        va, vb = [None if v is not None and v.batched else v for v in (va, vb)]
+    b_nt = vb is not None and not vb.k_first  # B stored n-major: B[col * ldb + k]
+    both_views = va is not None and vb is not None
+    # the k tile is free when both operands are copied whole and the CUDA tiles cover k up to
+    # the views' bound (past it the views read zeros); else it is the CUDA code's tile
+    free_k = g.k.inner is None or (both_views and covers_k(g, va.cols))
+    fast_kind = None
+    if gemm_ok and static:
+        fast_kind = "half" if halves else ("tf32_wgmma" if b_nt else (None if vb.batched else "tf32"))
+    fp32 = a_dtype == "float32" and b_dtype == "float32"
+    return GemmLayout(va, vb, static, fast_kind, FAST_TILES[fast_kind] if fast_kind else None, free_k, gemm_ok,
+                      gemm_ok and (halves or allow_tf32), halves, allow_tf32 and fp32 and g.a.plain and g.b.plain,
+                      g.setup)
+
+
+def finish_layout(g: GemmPlan) -> GemmPlan:
+    """``g`` (shaped) with its layout's setup: without the local that only counted the CUDA's k
+    tiles when the k tile is free (the pipelined loop counts its own)."""
+    lay = g.layout
+    setup = _without_k_count(g) if g.k.inner is not None and lay.free_k else g.setup
+    return dataclasses.replace(g, layout=dataclasses.replace(lay, setup=setup))
+
+
+def operand_views(g: GemmPlan):
+    """The whole-tile views of A and B (None where an operand is staged element by element)."""
+    va = tile_view(g, g.a, "a")
+    return (va if va is not None and not va.k_first else None), tile_view(g, g.b, "b")
+
+
+def static_params(fn: m.Function, g: GemmPlan, allow_tf32: bool) -> tuple[str, ...]:
+    """The scalars a GPU launch compiles as constants: the sizes of a GEMM on tensor cores whose
+    operands are both views (the exact float32 path gains nothing from constant sizes)."""
+    a_dtype, b_dtype = _dtype(g.a.dtype), _dtype(g.b.dtype)
+    halves = a_dtype in HALVES and b_dtype in HALVES
+    gemm_ok = g.a.plain and g.b.plain and a_dtype == b_dtype and a_dtype in ("float32",) + HALVES
+    va, vb = operand_views(g)
+    if not (gemm_ok and (halves or allow_tf32)) or va is None or vb is None:
+        return ()
+    return size_params(fn, g, (va, vb))
+
+
+def covers_k(g: GemmPlan, kdim) -> bool:
+    """Whether the CUDA loop over k tiles covers ``[0, kdim)`` and no further than the tile that
+    holds ``kdim - 1`` (``ceil(kdim / size)`` tiles): then any k tile may stand in for the CUDA
+    one, the views reading zeros past ``kdim``."""
+    bound = strip_casts(g.k.bound)
+    if isinstance(bound, m.Ref):  # a local set once before the loop: its value
+        inits = [d.init for st in tuple(g.prologue) + tuple(g.setup) if isinstance(st, m.DeclStmt)
+                 for d in st.decls if d.name == bound.name and d.init is not None]
+        bound = strip_casts(inits[0]) if len(inits) == 1 else bound
+    if g.k.step == g.k.size:  # for (k0 = 0; k0 < K; k0 += size): the tiles cover [0, K)
+        return same_value(bound, kdim)
+    if g.k.step != 1 or not (isinstance(bound, m.Binary) and bound.op == "/"):
+        return False
+    t = bound.rhs.type
+    ceil = m.Binary("+", kdim, m.IntLit(g.k.size - 1, str(g.k.size - 1), t, g.span), t, g.span)
+    return same_value(bound.rhs, m.IntLit(g.k.size, str(g.k.size), t, g.span)) and same_value(bound.lhs, ceil)
+
+
+def _without_k_count(g: GemmPlan) -> tuple:
+    """``g.setup`` without the local that only counted the CUDA's k tiles (``num_tiles = (K +
+    15) / 16``): with a free k tile the pipelined loop counts its own."""
+    bound = strip_casts(g.k.bound)
+    if not isinstance(bound, m.Ref):
+        return g.setup
+    others = tuple(g.prologue) + tuple(g.epilogue) + (g.a.factor, g.b.factor) + tuple(
+        d.init for st in g.setup if isinstance(st, m.DeclStmt) for d in st.decls
+        if d.name != bound.name and d.init is not None)
+    if any(isinstance(n, m.Ref) and n.name == bound.name for e in others for n in m.walk(e)):
+        return g.setup
+    out = []
+    for st in g.setup:
+        if isinstance(st, m.DeclStmt):
+            decls = tuple(d for d in st.decls if d.name != bound.name)
+            if decls:
+                out.append(m.DeclStmt(decls, st.span))
+        else:
+            out.append(st)
+    return tuple(out)
+
+
+def size_params(fn: m.Function, g: GemmPlan, views) -> tuple[str, ...]:
+    """The integer scalar parameters that size the GEMM (the k bound, the row and column bounds,
+    the operands' view shapes): the launcher compiles them as constants on GPUs."""
+    ints = {p.name for p in fn.params if isinstance(p.type, m.Scalar) and _dtype(p.type) in ("int32", "int64", "uint32")}
+    exprs = [g.k.bound] + [b for bs in g.tile.bounds.values() for b in bs]
+    exprs += [e for v in views if v is not None for e in (v.rows, v.cols)]
+    found = {n.name for e in exprs for n in m.walk(e) if isinstance(n, m.Ref) and n.name in ints}
+    return tuple(p.name for p in fn.params if p.name in found)

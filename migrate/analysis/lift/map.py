@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import conjuncts, strip_casts
+from ...ir.exprs import conjuncts, factors, strip_casts
 from ...ir.loops import KernelPlan, Phase, TileMap
 from ...ir.visit import Transformer
 from ..facts.divergence import same_for_every_element
@@ -329,9 +329,9 @@ def injective_in(index, d) -> bool:
             found = True
             continue
         if isinstance(atom, m.Binary) and atom.op == "*":
-            factors = _factors(atom)
-            hits = [f for f in factors if _global_atom(f, d)]
-            if len(hits) == 1 and all(same_for_every_element(f) for f in factors if f is not hits[0]):
+            parts = factors(atom)
+            hits = [f for f in parts if _global_atom(f, d)]
+            if len(hits) == 1 and all(same_for_every_element(f) for f in parts if f is not hits[0]):
                 found = True
             elif any(_global_atom(n, d) for n in m.walk(atom)):
                 return False
@@ -339,14 +339,6 @@ def injective_in(index, d) -> bool:
         if any(_global_atom(n, d) for n in m.walk(atom)):
             return False
     return found
-
-
-def _factors(e) -> list:
-    """The factors of a product chain ``a * b * c`` (through casts)."""
-    e = strip_casts(e)
-    if isinstance(e, m.Binary) and e.op == "*":
-        return _factors(e.lhs) + _factors(e.rhs)
-    return [e]
 
 
 def _pinned_dims(cond) -> set[str]:
@@ -476,3 +468,25 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
                    lanes=lanes, rest=tuple(rest))
     variables = place_variables(body_fn, (tile,), set(), portable=False)
     return KernelPlan(body_fn, "tile", (tile,), variables, kplan.aliases)
+
+
+def static_sizes(fn: m.Function, tile_map: TileMap, single: set[str]) -> tuple[str, ...]:
+    """The integer scalar parameters a looped map compiles as constants on GPUs: those its
+    statements read, when it keeps divisions by them in cells (``Scope.keep_divisions``: the
+    coordinates of a flat index ``idx / (P * Q) % K``). At run-time
+    sizes TileLang cannot bound the cells, nor products of sizes, and widens every index they
+    reach to int64 (its ConfigIndexBitwidth pass); at constant sizes the divisions are values it
+    bounds, and the index math stays int32 as in the CUDA."""
+    nodes = [n for st in tile_map.stmts + tile_map.rest for n in m.walk(st)]
+    if not any(isinstance(n, (m.For, m.While, m.DoWhile)) for n in nodes):
+        return ()
+    ints = {p.name for p in fn.params if isinstance(p.type, m.Scalar) and p.type.dtype in ("int32", "int64")}
+
+    def by_size(e) -> bool:  # divides by a size: a scalar parameter (not by a constant)
+        return any(isinstance(d, m.Binary) and d.op in ("/", "%") and any(
+            isinstance(r, m.Ref) and r.kind == "param" and r.name in ints for r in m.walk(d.rhs)) for d in m.walk(e))
+    if not any(isinstance(n, m.VarDecl) and n.init is not None and n.name in single and by_size(n.init)
+               and isinstance(n.type, m.Scalar) for n in nodes):
+        return ()
+    read = {n.name for n in nodes if isinstance(n, m.Ref) and n.kind == "param"}
+    return tuple(p.name for p in fn.params if p.name in ints & read)

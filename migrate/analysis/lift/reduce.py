@@ -31,7 +31,7 @@ from .warp_rows import own_elements
 from .warp_trees import Roles, WarpLift
 
 
-def _is_lane(e, aliases: set[str]) -> bool:
+def is_lane(e, aliases: set[str]) -> bool:
     e = strip_casts(e)
     return (isinstance(e, m.Builtin) and e.var == "threadIdx" and e.dim == "x") or \
         (isinstance(e, m.Ref) and e.name in aliases)
@@ -41,7 +41,7 @@ def lane_aliases(fn: m.Function) -> set[str]:
     """Locals that hold ``threadIdx.x`` and are never reassigned (``const int tid = threadIdx.x``)."""
     assigned = {n.target.name for n in m.walk(fn.body) if isinstance(n, m.Assign) and isinstance(n.target, m.Ref)}
     return {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.init is not None
-            and n.name not in assigned and _is_lane(n.init, set())}
+            and n.name not in assigned and is_lane(n.init, set())}
 
 
 def _shared_name(e) -> str | None:
@@ -54,14 +54,14 @@ def _tree_step(stmt, lanes: set[str], step_var: str) -> tuple[str, str] | None:
     if not isinstance(stmt, m.If) or stmt.other is not None:
         return None
     c = strip_casts(stmt.cond)
-    if not (isinstance(c, m.Binary) and c.op == "<" and _is_lane(c.lhs, lanes)
+    if not (isinstance(c, m.Binary) and c.op == "<" and is_lane(c.lhs, lanes)
             and isinstance(strip_casts(c.rhs), m.Ref) and strip_casts(c.rhs).name == step_var):
         return None
     body = stmt.then.stmts if isinstance(stmt.then, m.Block) else (stmt.then,)
     if len(body) != 1 or not isinstance(body[0], m.ExprStmt) or not isinstance(body[0].expr, m.Assign):
         return None
     a = body[0].expr
-    if not isinstance(a.target, m.Index) or not _is_lane(a.target.index, lanes):
+    if not isinstance(a.target, m.Index) or not is_lane(a.target.index, lanes):
         return None
     name = _shared_name(a.target.base)
 
@@ -70,12 +70,12 @@ def _tree_step(stmt, lanes: set[str], step_var: str) -> tuple[str, str] | None:
         if not (isinstance(e, m.Index) and _shared_name(e.base) == name):
             return False
         i = strip_casts(e.index)
-        return isinstance(i, m.Binary) and i.op == "+" and _is_lane(i.lhs, lanes) and \
+        return isinstance(i, m.Binary) and i.op == "+" and is_lane(i.lhs, lanes) and \
             isinstance(strip_casts(i.rhs), m.Ref) and strip_casts(i.rhs).name == step_var
 
     def is_self(e):
         e = strip_casts(e)
-        return isinstance(e, m.Index) and _shared_name(e.base) == name and _is_lane(e.index, lanes)
+        return isinstance(e, m.Index) and _shared_name(e.base) == name and is_lane(e.index, lanes)
 
     v = strip_casts(a.value)
     if a.op == "+=" and is_partner(v):
@@ -139,7 +139,7 @@ def _final_phase(phase: Phase, lanes: set[str]) -> tuple[tuple, tuple] | None:
 def _is_lane_zero(cond, lanes) -> bool:
     c = strip_casts(cond)
     return isinstance(c, m.Binary) and c.op == "==" and (
-        (_is_lane(c.lhs, lanes) and _int(c.rhs) == 0) or (_is_lane(c.rhs, lanes) and _int(c.lhs) == 0))
+        (is_lane(c.lhs, lanes) and _int(c.rhs) == 0) or (is_lane(c.rhs, lanes) and _int(c.lhs) == 0))
 
 
 class _Replace(Transformer):
@@ -229,7 +229,7 @@ def _match(window, lanes, shared_types) -> BlockReduce | None:
     store = stmts[-1] if stmts else None
     if not (isinstance(store, m.ExprStmt) and isinstance(store.expr, m.Assign) and store.expr.op == "="
             and isinstance(store.expr.target, m.Index) and _shared_name(store.expr.target.base) == shared
-            and _is_lane(store.expr.target.index, lanes)):
+            and is_lane(store.expr.target.index, lanes)):
         return None
     stmts = [s for s in stmts if not (isinstance(s, m.DeclStmt) and all(d.name == shared for d in s.decls))]
     if any(isinstance(n, m.Ref) and n.name == shared for s in stmts[:-1] for n in m.walk(s)):

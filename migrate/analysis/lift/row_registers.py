@@ -36,11 +36,11 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.visit import Transformer
 from ...ir.exprs import strip_int_casts
-from ...ir.loops import (MAX_ROW_LENGTH, MAX_ROW_STEPS, BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan,
-                         UniformIf, UniformLoop)
+from ...ir.loops import BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan, UniformIf, UniformLoop
 from ..facts.affine import value_key
-from .reduce import _is_lane, lane_aliases
+from .reduce import is_lane, lane_aliases
 from .warp_trees import Roles
 
 _POSITION = "@lane_position"  # the loop variable in a read's key
@@ -145,7 +145,7 @@ class _Lanes:
         self.roles = Roles(fn, self.aliases)
 
     def of(self, per_warp: bool):
-        return self.roles.is_lane if per_warp else (lambda e: _is_lane(e, self.aliases))
+        return self.roles.is_lane if per_warp else (lambda e: is_lane(e, self.aliases))
 
 
 def _warp_constants(kplan: KernelPlan, fn: m.Function) -> set[str]:
@@ -329,7 +329,8 @@ def plan_row_registers(kplan: KernelPlan) -> tuple[KernelPlan, str | None]:
         if isinstance(node, m.For) and id(node) in by_loop:
             lp = by_loop[id(node)]
             u = uses.get(id(node), _Uses())
-            return RowLoop(node, lp.var, tuple(u.loads), tuple(u.reads), node.span, tuple(u.stores), index)
+            return _with_registers(RowLoop(node, lp.var, tuple(u.loads), tuple(u.reads), node.span, tuple(u.stores),
+                                           index))
         return m.map_children(node, rewrite)
 
     regions = _rewrite_regions(kplan.regions, rewrite)
@@ -446,3 +447,29 @@ def _rewrite_regions(regions, rewrite):
             r = dataclasses.replace(r, then=_rewrite_regions(r.then, rewrite), other=_rewrite_regions(r.other, rewrite))
         out.append(r)
     return tuple(out)
+
+
+def _with_registers(r: RowLoop) -> RowLoop:
+    """``r`` with its unrolled body: the reads of elements kept in registers taken from them, and
+    ``B[c] = v`` of such an element written ``B_regs[...] = v; B[c] = B_regs[...]``."""
+    cached, followed = dict(r.reads), dict(r.stores)
+
+    def register(name, node):
+        return m.Ref(r.register(name), "param", node.type, node.span)
+
+    class Registers(Transformer):
+        def transform(self, node):
+            if isinstance(node, m.ExprStmt) and isinstance(node.expr, m.Assign) and node.expr.op == "=" \
+                    and isinstance(node.expr.target, m.Index) and read_key(node.expr.target, r.var) in followed:
+                a = node.expr
+                reg = register(followed[read_key(a.target, r.var)], a.target)
+                return m.Block((m.ExprStmt(dataclasses.replace(a, target=reg, value=self.transform(a.value)), node.span),
+                                m.ExprStmt(dataclasses.replace(a, value=reg), node.span)), node.span)
+            return super().transform(node)
+
+        def leave_Index(self, node):
+            name = cached.get(read_key(node, r.var))
+            return node if name is None else register(name, node)
+
+    body = r.loop.body.stmts if isinstance(r.loop.body, m.Block) else (r.loop.body,)
+    return dataclasses.replace(r, unrolled=tuple(Registers().transform(st) for st in body))

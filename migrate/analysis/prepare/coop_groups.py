@@ -21,7 +21,7 @@ import re
 
 from ...ir import model as m
 from ...ir.span import Span
-from .inline import _Inliner
+from .inline import Inliner
 
 U32 = m.Scalar("uint32")
 I32 = m.Scalar("int32")
@@ -73,7 +73,7 @@ def group_kind(ctype) -> int | None:
     return int(match.group(2)) if match.group(2) else 0
 
 
-class _Lower(_Inliner):
+class _Lower(Inliner):
     """Statement-level part: ``cg::reduce`` calls become butterfly loops (hoisted first)."""
 
     def __init__(self, groups: dict[str, int]) -> None:

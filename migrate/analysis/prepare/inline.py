@@ -50,7 +50,7 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
     return direct
 
 
-class _Inliner:
+class Inliner:
     #: what the targets are, for messages
     what = "call to a device function with barriers"
 
@@ -253,7 +253,7 @@ def inline_calls(fn: m.Function, device: dict[str, m.Function], targets: set[str
     if fn.body is None or not targets or not any(
             isinstance(n, m.Call) and n.callee in targets for n in m.walk(fn.body)):
         return fn
-    inliner = _Inliner(device, targets)
+    inliner = Inliner(device, targets)
     body = dataclasses.replace(fn.body, stmts=inliner.stmts(fn.body.stmts))
     calls = tuple(c for c in fn.calls if c not in targets)
     # the inlined bodies may call further (non-inlined) device functions
@@ -269,7 +269,7 @@ EXCHANGES = {"__shfl_sync": "shfl", "__shfl_up_sync": "shfl_up", "__shfl_down_sy
              "__all_sync": "all"}
 
 
-class _WarpHoister(_Inliner):
+class _WarpHoister(Inliner):
     """Moves every exchangeable warp call into a statement of its own: ``T t = __shfl...(...)``."""
 
     what = "warp shuffle or vote"

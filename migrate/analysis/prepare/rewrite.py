@@ -16,22 +16,8 @@ import keyword
 
 from ...ir import model as m
 from ...ir.exprs import negate
+from ...ir.names import RESERVED
 from ...ir.visit import Transformer
-
-#: Names the emitted TileLang module or its kernels use for themselves.
-RESERVED = frozenset({
-    "T", "tilelang", "torch", "tvm", "np", "bx", "by", "bz", "tx", "ty", "tz",
-    "block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z", "shared_bytes", "target",
-    "kernel", "main", "self", "range", "len", "int", "float", "bool", "min", "max", "abs", "sum",
-    "print", "type", "object", "list", "dict", "tuple", "str", "round", "pow", "all", "any",
-    "x_lane", "x_acc", "x_src", "result_",
-    # the tile form's element indices, tile sizes and domain
-    "gx", "gy", "gz", "ix", "iy", "iz", "tile", "tile_x", "tile_y", "tile_z", "threads",
-    "extent_x", "extent_y", "extent_z", "fit_tile",
-    # the lanes of lifted reductions
-    "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
-})
-
 
 def _py_name(name: str, taken: set[str]) -> str:
     base = name if name.isidentifier() and not keyword.iskeyword(name) and name not in RESERVED \

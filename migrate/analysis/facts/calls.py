@@ -1,0 +1,43 @@
+"""Which device functions a function calls, and in which order their macros must be defined."""
+from __future__ import annotations
+
+from ...ir import model as m
+
+
+def callees_of(fn: m.Function, table: dict[str, m.Function]) -> list[m.Function]:
+    """The device functions ``fn`` calls, directly or through others."""
+    out, stack = [], list(fn.calls)
+    seen = set()
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in table:
+            continue
+        seen.add(name)
+        out.append(table[name])
+        stack.extend(table[name].calls)
+    return out
+
+
+def callees_first(names: list[str], device: dict[str, m.Function]) -> list[str]:
+    """``names`` and the device functions they call, callees before callers (a macro must exist
+    before the macro that calls it is parsed)."""
+    order: list[str] = []
+
+    def visit(name, stack=()):
+        if name in order or name in stack or name not in device:
+            return
+        for callee in device[name].calls:
+            visit(callee, stack + (name,))
+        order.append(name)
+
+    closure = set()
+    stack = list(names)
+    while stack:
+        n = stack.pop()
+        if n in closure or n not in device:
+            continue
+        closure.add(n)
+        stack.extend(device[n].calls)
+    for name in sorted(closure, key=lambda n: (device[n].span.line, n)):
+        visit(name)
+    return order

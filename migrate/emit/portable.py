@@ -1,0 +1,173 @@
+"""Print the regions of a plan: the phases, barriers, exchanges and uniform control flow of the
+portable form, the thread-level body of the simt form, and (tile form) the lane loops of lifted
+reductions and scans between uniform phases.
+
+Each portable phase is one ``T.Parallel`` loop over the block's threads; a thread-dependent
+branch around barriers predicates the phases inside it; a warp shuffle or vote is an exchange
+through a shared buffer between two barriers.
+"""
+from __future__ import annotations
+
+from ..ir import model as m
+from ..ir.loops import Barrier, BlockReduce, BlockScan, Exchange, LanePhase, Phase, SimtBody, UniformIf, UniformLoop
+from .printer import EmitError, Scope, StmtPrinter, canonical_loop, scalar_name
+from .reduce import print_block_reduce, print_block_scan, print_lane_phase, print_uniform_phase
+
+
+class RegionPrinter:
+    """Prints the regions of one plan in ``form`` (``flags``: its per-thread predicate flags;
+    ``tdims``: the thread dimensions it indexes)."""
+
+    def __init__(self, form, flags: set[str], tdims) -> None:
+        self.form, self.flags, self.tdims = form, flags, tdims
+
+    def parallel(self, printer: StmtPrinter, span, guards=()) -> None:
+        tdims = self.tdims
+        loop_vars = ", ".join(f"t{d}" for d in reversed(tdims))
+        extents = ", ".join(f"block_{d}" for d in reversed(tdims))
+        printer.emit(f"for {loop_vars} in T.Parallel({extents}):", span)
+        printer.indent += 1
+        if guards:
+            printer.emit(f"if {' and '.join(guards)}:", span)
+            printer.indent += 1
+
+    def end_parallel(self, printer: StmtPrinter, guards=()) -> None:
+        printer.indent -= 2 if guards else 1
+
+    def regions(self, regions, printer: StmtPrinter, scope: Scope, guards=()) -> None:
+        for r in regions:
+            if isinstance(r, BlockReduce):
+                print_block_reduce(r, printer, scope)
+                continue
+            if isinstance(r, BlockScan):
+                print_block_scan(r, printer, scope)
+                continue
+            if isinstance(r, LanePhase):
+                print_lane_phase(r, printer)
+                continue
+            if isinstance(r, Phase) and self.form == "tile":
+                print_uniform_phase(r, printer)
+                continue
+            if isinstance(r, Phase):
+                if all(isinstance(st, (m.DeclStmt, m.Empty)) and all(
+                        d.init is None and scope.placements.get(d.name) in ("thread_array", "kernel_var", "shared")
+                        for d in getattr(st, "decls", ())) for st in r.stmts):
+                    continue  # declarations of kernel-level storage only: nothing to run
+                flag_only = all(isinstance(st, m.DeclStmt) and st.decls[0].name in self.flags
+                                for st in r.stmts)
+                self.parallel(printer, r.span, () if flag_only else guards)
+                printer.block(r.stmts)
+                self.end_parallel(printer, () if flag_only else guards)
+            elif isinstance(r, Exchange):
+                self.exchange(r, printer, scope, guards)
+            elif isinstance(r, UniformIf) and r.predicate is not None:
+                flag = f"{r.predicate}[{scope.thread_index}]"
+                self.regions(r.then, printer, scope, guards + (flag,))
+                if r.other:
+                    self.regions(r.other, printer, scope, guards + (f"not {flag}",))
+            elif isinstance(r, Barrier):
+                printer.emit("T.sync_threads()", r.span)
+            elif isinstance(r, SimtBody):
+                printer.block(r.stmts)
+            elif isinstance(r, UniformIf):
+                printer.emit(f"if {printer.expr.cond(r.cond)}:", r.span)
+                printer.indent += 1
+                self.regions(r.then, printer, scope, guards) if r.then else printer.emit("pass", None)
+                printer.indent -= 1
+                if r.other:
+                    printer.emit("else:", r.span)
+                    printer.indent += 1
+                    self.regions(r.other, printer, scope, guards)
+                    printer.indent -= 1
+            elif isinstance(r, UniformLoop):
+                self.uniform_loop(r, printer, scope, guards)
+
+    def exchange(self, r: Exchange, printer: StmtPrinter, scope: Scope, guards) -> None:
+        """A warp shuffle/vote: write every thread's value, barrier, read the lane's source."""
+        tdims = self.tdims
+        lin = {1: "tx", 2: "ty * block_x + tx", 3: "(tz * block_y + ty) * block_x + tx"}[len(tdims)]
+        nthreads = " * ".join(f"block_{d}" for d in tdims)
+        e = printer.expr
+        vote = r.op in ("ballot", "any", "all")
+        dtype = "int32" if vote else scalar_name(r.value.type)
+        buf = f"xch_{dtype}"
+        self.parallel(printer, r.span)
+        value = f"T.if_then_else({e.cond(r.value)}, 1, 0)" if vote else e.coerce(r.value, dtype)
+        printer.emit(f"{buf}[{lin}] = {value}", r.span)
+        self.end_parallel(printer)
+        printer.emit("T.sync_threads()", r.span)
+        self.parallel(printer, r.span, guards)
+        printer.emit(f"x_lane = ({lin}) % 32", r.span)
+        if r.decl is not None and scope.placements.get(r.decl.name) == "phase":
+            raise EmitError(f"result of a warp operation '{r.decl.name}' has no per-thread home", r.span)
+        target = e(r.target)
+        width = e.coerce(r.width, "int32") if r.width is not None else "32"
+        if r.op in _SHUFFLE_SOURCE:
+            src, ok = _SHUFFLE_SOURCE[r.op](lin, e.coerce(r.lane, "int32"), width, nthreads)
+            printer.emit(f"{target} = T.if_then_else({ok}, {buf}[{src}], {buf}[{lin}])", r.span)
+        else:  # votes: every lane combines the warp's flags
+            init, combine = {"ballot": ("T.uint32(0)", None), "any": ("0", "|"), "all": ("1", "&")}[r.op]
+            printer.emit(f"x_acc = T.alloc_var({'T.uint32' if r.op == 'ballot' else 'T.int32'})", r.span)
+            printer.emit(f"x_acc = {init}", r.span)
+            printer.emit("for x_src in T.serial(32):", r.span)
+            printer.indent += 1
+            printer.emit(f"if {lin} - x_lane + x_src < {nthreads}:", r.span)
+            printer.indent += 1
+            bit = f"{buf}[{lin} - x_lane + x_src]"
+            if r.op == "ballot":
+                printer.emit(f"x_acc = x_acc | (T.Cast(T.uint32, {bit}) << T.Cast(T.uint32, x_src))", r.span)
+            else:
+                printer.emit(f"x_acc = x_acc {combine} {bit}", r.span)
+            printer.indent -= 2
+            printer.emit(f"{target} = x_acc", r.span)
+        self.end_parallel(printer, guards)
+        printer.emit("T.sync_threads()", r.span)
+
+    def uniform_loop(self, r: UniformLoop, printer: StmtPrinter, scope: Scope, guards=()) -> None:
+        if r.kind == "for":
+            canon = canonical_loop(m.For(r.init, r.cond, r.step, m.Empty(r.span), (), r.span), scope)
+            if canon:
+                var, start, stop, step = canon
+                args = stop if (start == "0" and step == "1") else f"{start}, {stop}" + (
+                    f", {step}" if step != "1" else "")
+                printer.emit(f"for {var} in T.serial({args}):", r.span)
+                printer.indent += 1
+                self.regions(r.body, printer, scope, guards)
+                printer.indent -= 1
+                return
+            if r.init is not None:
+                printer.stmt(r.init)
+            cond = printer.expr.cond(r.cond) if r.cond is not None else "True"
+            printer.emit(f"while {cond}:", r.span)
+            printer.indent += 1
+            self.regions(r.body, printer, scope, guards)
+            if r.step is not None:
+                printer.s_ExprStmt(m.ExprStmt(r.step, r.step.span))
+            printer.indent -= 1
+            return
+        if r.kind == "while":
+            printer.emit(f"while {printer.expr.cond(r.cond)}:", r.span)
+            printer.indent += 1
+            self.regions(r.body, printer, scope, guards)
+            printer.indent -= 1
+            return
+        printer.emit("while True:", r.span)
+        printer.indent += 1
+        self.regions(r.body, printer, scope, guards)
+        printer.emit(f"if not ({printer.expr.cond(r.cond)}):", r.span)
+        printer.indent += 1
+        printer.emit("break", r.span)
+        printer.indent -= 2
+
+
+#: Where a shuffle reads from (an index into the exchange buffer) and when that source is valid
+#: (else the lane keeps its own value, as CUDA does), for thread ``lin`` with lane ``x_lane``.
+_SHUFFLE_SOURCE = {
+    "shfl_down": lambda lin, d, w, n: (f"{lin} + {d}", f"x_lane % {w} + {d} < {w} and {lin} + {d} < {n}"),
+    "shfl_up": lambda lin, d, w, n: (f"{lin} - {d}", f"x_lane % {w} >= {d}"),
+    "shfl_xor": lambda lin, m, w, n: (f"{lin} - x_lane + (x_lane ^ {m})",
+                                      f"(x_lane ^ {m}) // {w} == x_lane // {w} and "
+                                      f"{lin} - x_lane + (x_lane ^ {m}) < {n}"),
+    "shfl": lambda lin, s, w, n: (f"{lin} - x_lane + x_lane // {w} * {w} + {s} % {w}",
+                                  f"{lin} - x_lane + x_lane // {w} * {w} + {s} % {w} < {n}"),
+}

@@ -1,0 +1,26 @@
+"""What the launcher of an emitted kernel needs to know, as the module writes it
+(``<KERNEL> = Signature(...)``; :class:`migrate.runtime.tilelang_support.Signature` reads it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    params: tuple  # ((name, "buffer" | "scalar", dtype), ...) in the CUDA order
+    template: tuple  # ((factory parameter, "type" | "value"), ...)
+    symbols: tuple  # ((__constant__ array, dtype, extent), ...)
+    form: str
+    shapes: tuple = ()  # ((buffer, (extent or None, ...)), ...): buffers indexed as row-major arrays
+    tune: Optional[dict] = None  # factory keyword -> the values `migrate bench --tune` tries
+    #: the scalar parameters a GPU launch compiles as constants, when ``specialize_when`` (the text
+    #: of a lambda over their values, or "None": always) holds; why, in one of the two notes
+    specialize: tuple = ()
+    specialize_when: str = ""
+    specialize_note: str = ""
+    specialize_why: str = ""
+    static_pass_configs: tuple = ()  # TileLang pass configs of the kernels compiled at constant sizes
+    whole_tiles: bool = False  # a GEMM that copies whole tiles (T.copy): no TMA at run-time sizes
+    tolerance: Optional[str] = None  # a tolerance class looser than the spec's (tf32)

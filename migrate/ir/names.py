@@ -1,0 +1,38 @@
+"""The names of the emitted code: those a kernel's own names must not take, those a factory
+binds itself, and how a template parameter is spelled in Python."""
+from __future__ import annotations
+
+from . import model as m
+
+#: Names the emitted TileLang module or its kernels use for themselves.
+RESERVED = frozenset({
+    "T", "tilelang", "torch", "tvm", "np", "bx", "by", "bz", "tx", "ty", "tz",
+    "block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z", "shared_bytes", "target",
+    "kernel", "main", "self", "range", "len", "int", "float", "bool", "min", "max", "abs", "sum",
+    "print", "type", "object", "list", "dict", "tuple", "str", "round", "pow", "all", "any",
+    "x_lane", "x_acc", "x_src", "result_",
+    # the tile form's element indices, tile sizes and domain
+    "gx", "gy", "gz", "ix", "iy", "iz", "tile", "tile_x", "tile_y", "tile_z", "threads",
+    "extent_x", "extent_y", "extent_z", "fit_tile",
+    # the lanes of lifted reductions
+    "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
+})
+
+
+#: Names the factories bind before the prim_func: a scalar parameter so named cannot also be a
+#: buffer extent (its shape variable would be bound in the factory too).
+_FACTORY_NAMES = frozenset({"grid", "block", "shared_bytes", "target", "tile", "threads", "num_stages",
+                            "block_M", "block_N", "block_K", "tensor_cores", "whole_tiles", "shared_scope",
+                            "lane_loop", "alloc_lanes", "T", "cuda_math", "fit_tile", "launch",
+                            "Signature"})
+
+
+def factory_name(name: str, fn: m.Function) -> bool:
+    """Whether a factory binds ``name`` itself (it cannot name a parameter's shape variable)."""
+    return name in _FACTORY_NAMES or name.startswith(("grid_", "block_", "extent_", "tile_")) \
+        or name.endswith(("_len", "_rows")) or name in {template_param_name(t.name) for t in fn.template_params}
+
+
+def template_param_name(name: str) -> str:
+    """A template parameter's name in the factory (reserved names get a trailing underscore)."""
+    return f"{name}_" if name in RESERVED or name in ("T",) else name

@@ -1,0 +1,447 @@
+"""The passes that take a CUDA kernel from the model to printed TileLang, in order, and the one
+place that decides the form it takes.
+
+    ir.model.Function ──PREPARE──▶ prepared function ──phases──▶ portable or simt plan
+        ──LIFTS──▶ tile plan ──emit──▶ factory lines + Signature ──emit.module──▶ module text
+
+A kernel takes the first form that can be built *and printed*, in this order:
+
+1. ``tile`` — a lifting pass proves it (maps, GEMMs, block reductions, block scans; see
+   :data:`LIFTS`); a note M3003 says why not when none does;
+2. ``portable`` — its barriers are uniform: one ``T.Parallel`` phase per barrier interval;
+3. ``simt`` — thread-level TileLang, when the portable plan is refused (:class:`NotPortable`) or
+   cannot be printed (warning M3002);
+4. ``hybrid`` — the original CUDA behind the same launcher (not built yet);
+5. ``unsupported`` — error M3001 with the construct that has no TileLang form.
+
+A refusal is an exception: :class:`NotPortable` from the phase split or a preparation pass,
+:class:`~migrate.analysis.lift.base.NotLiftable` from a lift, :class:`NoTileLangForm` (the
+printer's :class:`~migrate.emit.printer.EmitError` is one) when a form cannot be expressed.
+A bug is none of these: it costs its kernel only (M9001), never the file.
+
+Passes live in ``analysis/`` (``prepare/`` normalise the model, ``facts/`` answer questions about
+it, ``lift/`` build tile-form plans); the emitter (``emit/``) only prints a finished plan.
+"""
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+
+from .analysis.lift import delinearise
+from .analysis.lift.base import NotLiftable
+from .analysis.lift.forward_shared import forward_shared
+from .analysis.lift.free_grid import plan_free_grid
+from .analysis.lift.gemm import NotGemm, finish_layout, layout, plan_gemm
+from .analysis.lift.map import plan_map, static_sizes
+from .analysis.lift.micro_tiles import MicroTilesRefused, expand_micro_tiles
+from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
+from .analysis.lift.row_registers import plan_row_registers
+from .analysis.lift.scan import NotScan, plan_block_scan
+from .analysis.facts.builtins import builtin_dims, used_dims
+from .analysis.facts.calls import callees_first, callees_of
+from .analysis.facts.launches import launch_defaults
+from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
+from .analysis.prepare import rewrite
+from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
+from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
+from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
+from .analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
+from .diagnostics import Diagnostic, make
+from .emit.device import emit_device_function, extra_params
+from .emit.kernel import KernelOutput, KernelPrinter
+from .emit.module import ModuleOutput, render_module
+from .ir import model as m
+from .ir.names import factory_name
+from .ir.loops import Exchange, Form, GemmPlan, KernelPlan, NoTileLangForm, TileMap, UniformIf, UniformLoop
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked of a conversion that changes the migrated code."""
+
+    lift: bool = True  # --no-lift: False, every kernel keeps its CUDA thread structure
+    no_lift: frozenset = frozenset()  # kernels that keep the portable form (convert --check re-emits them)
+    allow_tf32: bool = False  # --allow-tf32: float32 GEMMs on tensor cores
+    keep_original: bool = False  # --keep-original-code: each CUDA line quoted above its TileLang
+
+    def lifts(self, kernel: str) -> bool:
+        return self.lift and kernel not in self.no_lift
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    why: str
+    run: Callable
+
+
+# -- 1. prepare: the model normalised for every form ---------------------------------------------
+
+
+def _inline(fn, device, portable):
+    if not device:
+        return fn
+    try:
+        return inline_calls(fn, device, needs_inlining(device, portable))
+    except InlineError as exc:
+        if portable:
+            raise NotPortable(str(exc)) from None
+        raise NoTileLangForm(str(exc), fn.span) from None
+
+
+def _groups(fn, device, portable):
+    try:
+        return lower_cooperative_groups(fn)
+    except (GroupError, InlineError) as exc:
+        raise NoTileLangForm(str(exc), getattr(exc, "span", None) or fn.span) from None
+
+
+def _vectors(fn, device, portable):
+    try:
+        return scalarize_vectors(fn)
+    except VectorError as exc:
+        raise NoTileLangForm(str(exc), exc.span or fn.span) from None
+
+
+def _warp_calls(fn, device, portable):
+    if not portable:
+        return fn
+    try:
+        return hoist_warp_calls(fn)
+    except InlineError as exc:
+        raise NotPortable(str(exc)) from None
+
+
+PREPARE = (
+    Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
+                   "inlined: the phase split must see where their phases end", _inline),
+    Pass("cooperative groups", "thread_block and tiled_partition objects become the builtins they wrap",
+         _groups),
+    Pass("vectors", "float4, half2, ... become their lanes: TileLang buffers here are scalar", _vectors),
+    Pass("warp calls", "each shuffle or vote gets a statement of its own (portable: it becomes an exchange "
+                       "through shared memory)", _warp_calls),
+    Pass("unique names", "every local gets a valid Python name of its own",
+         lambda fn, device, portable: rewrite.unique_names(fn)),
+    Pass("returns to guards", "TileLang phases cannot return: what follows a thread's return is guarded",
+         lambda fn, device, portable: rewrite.returns_to_guards(fn)),
+)
+
+
+def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
+            portable: bool = True) -> tuple[m.Function, dict]:
+    """The :data:`PREPARE` passes in order, then local pointers folded into the buffers they
+    view (``row[j]`` → ``x[r*n + j]``); returns the function and its pointer aliases."""
+    for p in PREPARE:
+        fn = p.run(fn, device, portable)
+    fn, aliases, unresolved = rewrite.pointer_aliases(fn)
+    if unresolved:
+        d = unresolved[0]
+        raise NoTileLangForm(f"local pointer '{d.name}' is not a fixed view of a buffer parameter", d.span)
+    return fn, aliases
+
+
+def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPlan, str]:
+    """The portable plan of a prepared kernel (``analysis/phases.py``), or its simt plan with
+    the reason the portable form is refused."""
+    try:
+        for dev in device_fns:
+            if dev.body is not None and contains_barrier(dev.body):
+                raise NotPortable(f"device function '{dev.name}' contains a barrier")
+            for node in m.walk(dev.body) if dev.body else ():
+                if isinstance(node, m.Call) and node.kind in ("warp", "cg"):
+                    raise NotPortable(f"device function '{dev.name}' uses '{node.callee}'")
+        return plan_portable(fn), ""
+    except NotPortable as exc:
+        return plan_simt(fn), str(exc)
+
+
+# -- 2. lift: the tile form, where a pass proves it ---------------------------------------------
+
+#: The lifts in the order they are tried, each on the portable plan of a prepared kernel. A map is
+#: tried first (after expanding register micro-tiles and forwarding shared-memory caches when the
+#: plain kernel is not one); a map whose element runs a k loop of multiply-adds is a GEMM. Else
+#: block reductions, else block scans. After a lift, the passes of :data:`AFTER_LIFT` run.
+LIFTS = (
+    Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
+    Pass("micro-tiles", "register micro-tiles as elements, so a register-blocked GEMM is a map "
+                        "(analysis.lift.micro_tiles)", expand_micro_tiles),
+    Pass("forward shared", "shared-memory caches forwarded: a read of a staged tile is the value its "
+                           "writer stored (analysis.lift.forward_shared)", forward_shared),
+    Pass("gemm", "a map whose element is a k loop of multiply-adds: a tiled, pipelined GEMM "
+                 "(analysis.lift.gemm)", plan_gemm),
+    Pass("block reduction", "shared-memory and warp-shuffle trees become T.reduce over the block's lanes "
+                            "(analysis.lift.reduce, warp, warp_rows)", plan_block_reduce),
+    Pass("block scan", "a prefix sum through shared memory becomes T.cumsum (analysis.lift.scan)",
+         plan_block_scan),
+)
+
+#: What runs on a lifted plan, in order.
+AFTER_LIFT = (
+    Pass("delinearise", "flat buffer offsets as row-major indices where the guards prove them "
+                        "(maps, GEMMs, reductions; analysis.lift.delinearise)", delinearise.shape_plan),
+    Pass("static sizes", "maps that divide by sizes compile them in on GPUs (analysis.lift.map)", static_sizes),
+    Pass("gemm layout", "which operands are copied whole, which sizes are compiled in, which tensor cores "
+                        "(analysis.lift.gemm)", layout),
+    Pass("row registers", "lanes' strided loops over a row unroll at compiled-in lengths, the row in "
+                          "registers (reductions; analysis.lift.row_registers)", plan_row_registers),
+    Pass("free grid", "grid-stride reductions whose result does not depend on the grid launch enough "
+                      "blocks to fill the GPU (analysis.lift.free_grid)", plan_free_grid),
+)
+
+
+@dataclass
+class Lifted:
+    """A tile-form plan with what the report says of it."""
+
+    plan: KernelPlan
+    reason: str
+    notes: list[Diagnostic] = dataclasses.field(default_factory=list)
+    kept_flat: dict = dataclasses.field(default_factory=dict)  # buffer -> (span, reason): notes M3005
+    tolerance: str | None = None
+
+
+class KernelPipeline:
+    """Runs the passes on the kernels of one translation unit and prints each plan."""
+
+    def __init__(self, unit: m.TranslationUnit, printer: KernelPrinter, options: Options) -> None:
+        self.unit, self.printer, self.options = unit, printer, options
+        self.device = {f.name: f for f in unit.device_functions}
+
+    def kernel(self, fn: m.Function) -> KernelOutput:
+        """The kernel in the best form it can take; a bug costs only this kernel (M9001)."""
+        try:
+            return self._kernel(fn)
+        except Exception as exc:  # a bug in a pass or the printer: report it for this kernel
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            out = KernelOutput(fn.name, Form.UNSUPPORTED, f"internal error while emitting: {last}")
+            out.diagnostics.append(make("M9001", fn.span, out.reason))
+            return out
+
+    def _kernel(self, fn: m.Function, force_simt: bool = False) -> KernelOutput:
+        out = KernelOutput(fn.name, Form.UNSUPPORTED, "")
+        try:
+            why = ""
+            if not force_simt:
+                try:
+                    prepared, _aliases = prepare(fn, self.device, portable=True)
+                except NotPortable as exc:
+                    force_simt, why = True, str(exc)
+            if force_simt:
+                prepared, _aliases = prepare(fn, self.device, portable=False)
+            callees = callees_of(prepared, self.device)
+            if force_simt:
+                kplan, why = plan_simt(prepared), why or "requested"
+            else:
+                kplan, why = plan_threads(prepared, callees)
+            out.form = kplan.form
+            out.reason = "barriers are uniform: one T.Parallel phase per barrier interval" \
+                if kplan.form == Form.PORTABLE else f"thread-level code needed: {why}"
+            if kplan.form == Form.PORTABLE and self.options.lifts(fn.name):
+                lifted = self.lift(prepared, kplan, callees, out)
+                if lifted is not None:
+                    return self.print_lifted(prepared, lifted, callees)
+            self.printer.print(out, kplan, callees, prepared)
+        except NoTileLangForm as exc:
+            if not force_simt and out.form == Form.PORTABLE:
+                fallback = self._kernel(fn, force_simt=True)
+                if fallback.form == Form.SIMT:
+                    fallback.reason = f"thread-level code needed: {exc}"
+                    fallback.diagnostics.append(make(
+                        "M3002", exc.span or fn.span, f"kept at thread level (simt): {exc}"))
+                    return fallback
+            out.form = Form.UNSUPPORTED
+            out.reason = str(exc)
+            out.lines = []
+            out.diagnostics.append(make("M3001", exc.span or fn.span, str(exc)))
+        return out
+
+    def print_lifted(self, prepared: m.Function, lifted: Lifted, callees) -> KernelOutput:
+        out = KernelOutput(prepared.name, Form.TILE, lifted.reason)
+        self.printer.print(out, lifted.plan, callees, prepared, tolerance=lifted.tolerance)
+        out.diagnostics += lifted.notes
+        out.diagnostics += [make("M3005", span, f"buffer '{name}' kept flat: {reason}")
+                            for name, (span, reason) in sorted(lifted.kept_flat.items())]
+        return out
+
+    # -- the lifts ------------------------------------------------------------------------------
+    def lift(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput) -> Lifted | None:
+        """The tile form of the kernel when a lifting pass proves it (:data:`LIFTS`); None, with a
+        note on ``out`` saying why, when none applies."""
+        tplan, reasons = self.map_plan(prepared, kplan, callees, out)
+        if tplan is None:
+            return None if reasons is None else self.reduction_or_scan(prepared, kplan, callees, reasons, out)
+        try:
+            gplan = plan_gemm(tplan.regions[0])
+        except NotGemm:
+            return self.lift_map(tplan)
+        return self.lift_gemm(prepared, tplan, gplan)
+
+    def map_plan(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput):
+        """(the kernel's map plan, []) when it is a map, once its register micro-tiles are
+        expanded and its shared-memory caches forwarded if need be; else (None, the reasons the
+        passes gave), or (None, None) with a note on ``out`` for a micro-tiled kernel that is not
+        a GEMM."""
+        micro = None  # register micro-tiles as elements (analysis.lift.micro_tiles)
+        try:
+            return plan_map(prepared, kplan, callees), []
+        except NotLiftable as not_map:
+            tplan, reasons = None, [not_map]
+        try:  # micro-tiles expanded and shared-memory caches forwarded, the kernel may be a map
+            expanded, micro = expand_micro_tiles(prepared)
+            forwarded = forward_shared(expanded)
+            if forwarded is not prepared:
+                tplan = plan_map(forwarded, plan_portable(forwarded), callees)
+        except (NotLiftable, NotPortable) as not_forwarded:
+            reasons.append(not_forwarded)
+            if micro is not None or isinstance(not_forwarded, MicroTilesRefused):
+                # a micro-tiled kernel: why its expansion or forwarding failed is the reason
+                out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_forwarded}"))
+                return None, None
+        if tplan is None or micro is None:
+            return tplan, reasons
+        tile = tplan.regions[0]
+        try:
+            if any(tile.block_sizes.get(d) != micro.block[d] * n for d, n in micro.per_thread.items()):
+                raise NotGemm("the tile of its blocks is not what their micro-tiles cover")
+            plan_gemm(tile)
+        except NotGemm as not_gemm:
+            out.diagnostics.append(make("M3003", prepared.span, "not lifted to tile form: register micro-tiles "
+                                        f"are lifted in GEMMs only, and this is not one: {not_gemm}"))
+            return None, None
+        return dataclasses.replace(tplan, regions=(dataclasses.replace(tile, per_thread=micro.per_thread),)), []
+
+    def reduction_or_scan(self, prepared: m.Function, kplan: KernelPlan, callees, reasons, out: KernelOutput):
+        tdims = used_dims(builtin_dims([prepared] + callees)[0])
+        try:
+            renamed = propagate_builtin_aliases(prepared)
+            rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan, tdims)
+        except (NotLiftable, NotPortable) as not_reduce:
+            reasons.append(not_reduce)
+            try:
+                splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name))
+            except NotScan as not_scan:
+                # with barriers: the scan pass speaks for kernels that look like scans, the
+                # block-reduction pass for kernels that may reduce (a loop around a barrier, a
+                # warp exchange), forwarding (or the map after it) else
+                reduces = _loops_or_exchanges(kplan.regions)
+                reason = not_scan if not_scan.candidate else reasons[0] if len(kplan.regions) == 1 \
+                    else reasons[-1] if reduces else reasons[-2]
+                out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
+                return None
+            return Lifted(splan, "its prefix sum through shared memory becomes T.cumsum over the block's segment")
+        rplan, kept_flat = delinearise.shape_plan(rplan, factory_name)
+        notes = []
+        rplan, why_not = plan_row_registers(rplan)
+        if why_not:
+            notes.append(make("M3003", prepared.span, f"row loops not unrolled: {why_not}"))
+        rplan, grid_kept = plan_free_grid(rplan, callees)
+        if grid_kept:
+            notes.append(make("M3003", prepared.span, f"CUDA grid kept: {grid_kept}"))
+        reason = f"its {reduction_kinds(rplan)} reductions become T.reduce over the block's lanes"
+        if rplan.rows is not None:
+            reason += "; its lanes' strided loops unroll at compiled-in lengths" + (
+                ", the row kept in registers" if rplan.rows.caches else "")
+        if rplan.free_grid is not None:
+            reason += "; its grid grows to fill the GPU"
+        return Lifted(rplan, reason, notes, kept_flat)
+
+    def lift_gemm(self, prepared: m.Function, tplan: KernelPlan, gplan: GemmPlan) -> Lifted:
+        gplan = dataclasses.replace(gplan, layout=layout(prepared, gplan, self.options.allow_tf32))
+        gplan, shapes, kept_flat = delinearise.shape_gemm(tplan.fn, gplan, factory_name)
+        plan = dataclasses.replace(tplan, regions=(finish_layout(gplan),), shapes=shapes)
+        reason = "a GEMM: A and B tiles through shared memory, a pipelined K loop, the accumulator in registers"
+        tolerance = None
+        if gplan.layout.tf32:
+            tolerance = "tf32"
+            reason += " (tensor cores, tf32: --allow-tf32)"
+        return Lifted(plan, reason, kept_flat=kept_flat, tolerance=tolerance)
+
+    def lift_map(self, tplan: KernelPlan) -> Lifted:
+        tplan, kept_flat = delinearise.shape_plan(tplan, factory_name)
+        tile = tplan.regions[0]
+        if isinstance(tile, TileMap):
+            single = {name for name, vp in tplan.vars.items() if vp.single_assignment}
+            tplan = dataclasses.replace(tplan, regions=(dataclasses.replace(
+                tile, static=static_sizes(tplan.fn, tile, single)),))
+        return Lifted(tplan, "its elements are independent: a map over tiles of its element domain",
+                      kept_flat=kept_flat)
+
+    def block_size(self, kernel: str) -> int | None:
+        """The block size (x) every launch of ``kernel`` in the file gives as a constant, if any."""
+        block = launch_defaults(self.unit, kernel).get("block")
+        return int(block) if block is not None and block.isdigit() else None
+
+    # -- device functions -----------------------------------------------------------------------
+    def device_function(self, fn: m.Function):
+        """A device function prepared for printing as a ``T.macro``: (function, result local or
+        None); a construct it cannot take raises :class:`NoTileLangForm`."""
+        fn = rewrite.unique_names(fn)
+        result = None
+        if fn.body is not None and not isinstance(fn.returns, m.Opaque) and \
+                not (isinstance(fn.returns, m.Scalar) and fn.returns.dtype == "void"):
+            body = fn.body.stmts
+            single_final = body and isinstance(body[-1], m.Return) and \
+                sum(isinstance(n, m.Return) for n in m.walk(fn.body)) == 1
+            if not single_final:
+                result = m.Ref("result_", "local", fn.returns, fn.span)
+                fn = rewrite.returns_to_guards(fn, result)
+        if fn.body is not None:
+            fn = rewrite.returns_to_guards(fn) if result is None and isinstance(fn.returns, m.Scalar) \
+                and fn.returns.dtype == "void" else fn
+        fn, _aliases, unresolved = rewrite.pointer_aliases(fn)
+        if unresolved:
+            raise NoTileLangForm(f"local pointer '{unresolved[0].name}' in device function '{fn.name}'",
+                                 unresolved[0].span)
+        if uses_vectors(fn):
+            raise NoTileLangForm(f"device function '{fn.name}' works on vector types", fn.span)
+        return fn, plan_simt(fn), result
+
+
+def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str, list[Diagnostic]],
+                 options: Options = Options()) -> ModuleOutput:
+    """Every kernel of ``unit`` whose frontend diagnostics have no error, in its best form, and
+    the device functions they call as macros; a kernel whose macro cannot be printed is not
+    migrated (M3001). Returns the module text and each kernel's outcome."""
+    tags = {unit.file: ""}
+    device = {f.name: f for f in unit.device_functions}
+    extras = {name: extra_params(name, device) for name in device}
+    pipeline = KernelPipeline(unit, KernelPrinter(unit, tags, extras), options)
+    outputs: list[KernelOutput] = []
+    for fn in unit.kernels:
+        errors = [d for d in frontend_diags.get(fn.name, []) if d.severity.value == "error"]
+        if errors:
+            outputs.append(KernelOutput(fn.name, Form.UNSUPPORTED, f"{errors[0].code}: {errors[0].message}"))
+            continue
+        outputs.append(pipeline.kernel(fn))
+
+    macros_needed = []
+    for out in outputs:
+        if out.form != Form.UNSUPPORTED:
+            for name in out.macros:
+                if name not in macros_needed:
+                    macros_needed.append(name)
+    macros = []
+    failed: dict[str, NoTileLangForm] = {}
+    for name in callees_first(macros_needed, device):
+        try:
+            prepared, plan, result = pipeline.device_function(device[name])
+            macros.append(emit_device_function(prepared, plan, result, tags, extras))
+        except NoTileLangForm as exc:
+            failed[name] = exc
+    for out in outputs:
+        bad = [n for n in out.macros if n in failed]
+        if bad and out.form != Form.UNSUPPORTED:
+            exc = failed[bad[0]]
+            out.form, out.reason, out.lines = Form.UNSUPPORTED, f"device function '{bad[0]}': {exc}", []
+            out.diagnostics.append(make("M3001", exc.span or device[bad[0]].span, out.reason))
+    for out in outputs:
+        out.defaults = launch_defaults(unit, out.name)
+    return render_module(unit, display, outputs, macros, options.keep_original)
+
+
+def _loops_or_exchanges(regions) -> bool:
+    """Whether a plan has a loop around a barrier or a warp exchange, at any depth."""
+    return any(isinstance(r, (UniformLoop, Exchange)) or
+               (isinstance(r, UniformIf) and _loops_or_exchanges(r.then + r.other)) for r in regions)
