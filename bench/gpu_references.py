@@ -2,7 +2,7 @@
 
     python bench/gpu_references.py [--device gpu|cpu] [--json FILE] [--jobs N]
 
-The GPU counterpart of tests/test_runtime_corpus.py (which runs the CPU executor): each spec'd
+The GPU counterpart of tests/runtime/test_corpus.py (which runs the CPU executor): each spec'd
 kernel is compiled with nvcc by the runtime's GPU executor, run on seeded random inputs, and
 every output compared with ``tests.references`` under its tolerance class. Prints one line per
 kernel and a count; exits 1 when any kernel fails.

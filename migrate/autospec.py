@@ -70,7 +70,7 @@ def _from_site(fn: m.Function, site: m.LaunchSite, unit: m.TranslationUnit) -> t
             missing.append(f"shared_bytes (`{site.shared_bytes.text}` at line {line})")
     if len(site.args) != len(fn.params):
         return None, missing + [f"the arguments of the launch at line {line}"]
-    from .analysis.prepare.rewrite import pointer_aliases
+    from .analysis.prepare.pointer_views import pointer_aliases
     written, read = _written_and_read(pointer_aliases(fn)[0])
     args = []
     for i, (p, a) in enumerate(zip(fn.params, site.args)):

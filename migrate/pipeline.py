@@ -29,6 +29,9 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
+from .analysis.facts.builtins import builtin_dims, used_dims
+from .analysis.facts.calls import callees_first, callees_of
+from .analysis.facts.launches import launch_defaults
 from .analysis.lift import delinearise
 from .analysis.lift.base import NotLiftable
 from .analysis.lift.forward_shared import forward_shared
@@ -39,22 +42,21 @@ from .analysis.lift.micro_tiles import MicroTilesRefused, expand_micro_tiles
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import NotScan, plan_block_scan
-from .analysis.facts.builtins import builtin_dims, used_dims
-from .analysis.facts.calls import callees_first, callees_of
-from .analysis.facts.launches import launch_defaults
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
-from .analysis.prepare import rewrite
 from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
 from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
 from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
+from .analysis.prepare.names import unique_names
+from .analysis.prepare.pointer_views import pointer_aliases
+from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
 from .diagnostics import Diagnostic, make
 from .emit.device import emit_device_function, extra_params
 from .emit.kernel import KernelOutput, KernelPrinter
 from .emit.module import ModuleOutput, render_module
 from .ir import model as m
-from .ir.names import factory_name
 from .ir.loops import Exchange, Form, GemmPlan, KernelPlan, NoTileLangForm, TileMap, UniformIf, UniformLoop
+from .ir.names import factory_name
 
 
 @dataclass(frozen=True)
@@ -123,9 +125,9 @@ PREPARE = (
     Pass("warp calls", "each shuffle or vote gets a statement of its own (portable: it becomes an exchange "
                        "through shared memory)", _warp_calls),
     Pass("unique names", "every local gets a valid Python name of its own",
-         lambda fn, device, portable: rewrite.unique_names(fn)),
+         lambda fn, device, portable: unique_names(fn)),
     Pass("returns to guards", "TileLang phases cannot return: what follows a thread's return is guarded",
-         lambda fn, device, portable: rewrite.returns_to_guards(fn)),
+         lambda fn, device, portable: returns_to_guards(fn)),
 )
 
 
@@ -135,7 +137,7 @@ def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
     view (``row[j]`` → ``x[r*n + j]``); returns the function and its pointer aliases."""
     for p in PREPARE:
         fn = p.run(fn, device, portable)
-    fn, aliases, unresolved = rewrite.pointer_aliases(fn)
+    fn, aliases, unresolved = pointer_aliases(fn)
     if unresolved:
         d = unresolved[0]
         raise NoTileLangForm(f"local pointer '{d.name}' is not a fixed view of a buffer parameter", d.span)
@@ -377,7 +379,7 @@ class KernelPipeline:
     def device_function(self, fn: m.Function):
         """A device function prepared for printing as a ``T.macro``: (function, result local or
         None); a construct it cannot take raises :class:`NoTileLangForm`."""
-        fn = rewrite.unique_names(fn)
+        fn = unique_names(fn)
         result = None
         if fn.body is not None and not isinstance(fn.returns, m.Opaque) and \
                 not (isinstance(fn.returns, m.Scalar) and fn.returns.dtype == "void"):
@@ -386,11 +388,11 @@ class KernelPipeline:
                 sum(isinstance(n, m.Return) for n in m.walk(fn.body)) == 1
             if not single_final:
                 result = m.Ref("result_", "local", fn.returns, fn.span)
-                fn = rewrite.returns_to_guards(fn, result)
+                fn = returns_to_guards(fn, result)
         if fn.body is not None:
-            fn = rewrite.returns_to_guards(fn) if result is None and isinstance(fn.returns, m.Scalar) \
+            fn = returns_to_guards(fn) if result is None and isinstance(fn.returns, m.Scalar) \
                 and fn.returns.dtype == "void" else fn
-        fn, _aliases, unresolved = rewrite.pointer_aliases(fn)
+        fn, _aliases, unresolved = pointer_aliases(fn)
         if unresolved:
             raise NoTileLangForm(f"local pointer '{unresolved[0].name}' in device function '{fn.name}'",
                                  unresolved[0].span)
@@ -434,7 +436,7 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
         bad = [n for n in out.macros if n in failed]
         if bad and out.form != Form.UNSUPPORTED:
             exc = failed[bad[0]]
-            out.form, out.reason, out.lines = Form.UNSUPPORTED, f"device function '{bad[0]}': {exc}", []
+            out.form, out.reason, out.lines, out.plan = Form.UNSUPPORTED, f"device function '{bad[0]}': {exc}", [], None
             out.diagnostics.append(make("M3001", exc.span or device[bad[0]].span, out.reason))
     for out in outputs:
         out.defaults = launch_defaults(unit, out.name)

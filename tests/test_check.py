@@ -142,6 +142,7 @@ def test_template_instances_are_merged_into_one_report_entry(tmp_path):
 # -- a lift that fails its check falls back ------------------------------------------------------
 
 def test_failing_lift_falls_back_to_portable(tmp_path, monkeypatch):
+    import migrate.emit.kernel as kernel
     import migrate.emit.tile as tile
 
     real = tile.tile_factory
@@ -151,7 +152,7 @@ def test_failing_lift_falls_back_to_portable(tmp_path, monkeypatch):
         return [tile.Line(ln.indent, ln.text.replace("y[i] = a * x[i]", "y[i] = 1.0 + a * x[i]"), ln.origin)
                 for ln in lines]
 
-    monkeypatch.setattr(tile, "tile_factory", broken)
+    monkeypatch.setattr(kernel, "tile_factory", broken)
     spec = STENCIL_SPEC.replace('"blur"', '"scale"').replace('name = "in"', 'name = "x"').replace(
         'name = "out"', 'name = "y"').replace('[[kernel.args]]\n    name = "n"',
                                               '[[kernel.args]]\n    name = "a"\n    scalar = "float32"\n'

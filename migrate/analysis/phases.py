@@ -170,12 +170,6 @@ class _Splitter:
         return tuple(regions)
 
 
-def _is_empty_decl(stmt) -> bool:
-    """A declaration without initialiser: it needs no statement inside a phase."""
-    return isinstance(stmt, m.DeclStmt) and all(d.init is None and not isinstance(d.type, m.Array)
-                                                 for d in stmt.decls) and bool(stmt.decls)
-
-
 def _is_flag_phase(region) -> bool:
     return isinstance(region, Phase) and len(region.stmts) == 1 and isinstance(region.stmts[0], m.DeclStmt) \
         and region.stmts[0].decls[0].name.startswith("cond_L")

@@ -48,6 +48,7 @@ class KernelOutput:
     signature: Signature | None = None
     macros: list[str] = field(default_factory=list)  # device functions it calls
     defaults: dict = field(default_factory=dict)  # grid/block/shared_bytes every launch site gives
+    plan: KernelPlan | None = None  # the plan printed
 
 
 class KernelPrinter:
@@ -77,6 +78,7 @@ class KernelPrinter:
             out.lines = self.factory(plan, callees)
         out.macros = [c.name for c in callees]
         out.signature = self.launch_settings(self.signature(prepared, plan), plan, out.lines, tolerance)
+        out.plan = plan
 
     def launch_settings(self, sig: Signature, plan: KernelPlan, lines, tolerance) -> Signature:
         """The signature with what the launcher does beyond a plain launch: the autotuning space,

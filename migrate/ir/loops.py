@@ -548,10 +548,15 @@ def _dump_node(node, indent: int, label: str = "") -> str:
             kids.append((f.name, [value]))
         elif isinstance(value, tuple) and value and all(_dumps_as_node(v) for v in value):
             kids.append((f.name, list(value)))
-        elif isinstance(value, Mapping) and value and any(_dumps_as_node(v) or isinstance(v, tuple) for v in value.values()):
+        elif isinstance(value, Mapping) and value and any(_dumps_as_node(v) or isinstance(v, (tuple, list))
+                                                          for v in value.values()):
             for key in sorted(value):
                 v = value[key]
-                kids.append((f"{f.name}[{key}]", list(v) if isinstance(v, tuple) else [v]))
+                items = list(v) if isinstance(v, (tuple, list)) else [v]
+                if all(_dumps_as_node(x) for x in items):
+                    kids.append((f"{f.name}[{key}]", items))
+                else:
+                    attrs.append(f"{f.name}[{key}]={_dump_value(v)}")
         elif value is None or value == () or (isinstance(value, Mapping) and not value):
             continue
         else:
@@ -581,6 +586,9 @@ def _dump_value(value) -> str:
         return value.value
     if isinstance(value, (m.Scalar, m.Vector, m.Pointer, m.Array, m.Record, m.TemplateType, m.Opaque, m.Reference)):
         return f"'{value}'"
-    if isinstance(value, tuple):
-        return "(" + ", ".join(_dump_value(v) for v in value) + ")"
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_dump_value(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if _dumps_as_node(value):  # a node among plain values: on one line, without spans
+        return " ".join(line.strip() for line in (_dump_node(value, 0) if _loop_node(value) else m.dump(value))
+                        .splitlines())
     return repr(value)

@@ -432,10 +432,6 @@ class Function:
     def is_kernel(self) -> bool:
         return self.kind == "global"
 
-    @property
-    def is_template(self) -> bool:
-        return bool(self.template_params)
-
 
 @dataclass(frozen=True, slots=True)
 class HostExpr:
@@ -485,12 +481,6 @@ class TranslationUnit:
         for k in self.kernels:
             if k.name == name:
                 return k
-        raise KeyError(name)
-
-    def function(self, name: str) -> Function:
-        for f in self.kernels + self.device_functions:
-            if f.name == name:
-                return f
         raise KeyError(name)
 
 

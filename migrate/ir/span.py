@@ -27,14 +27,3 @@ class Span:
         if (line, col) < (self.line, self.col):
             return False
         return (line, col) <= (self.end_line, self.end_col)
-
-
-def caret_snippet(source: str, span: Span, context: int = 0) -> str:
-    """The source line(s) of ``span`` with a caret under its start, as compilers print them."""
-    lines = source.splitlines()
-    if not 1 <= span.line <= len(lines):
-        return ""
-    first = max(1, span.line - context)
-    out = [f"{n:>5} | {lines[n - 1]}" for n in range(first, span.line + 1)]
-    out.append("      | " + " " * (span.col - 1) + "^")
-    return "\n".join(out)

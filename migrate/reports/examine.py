@@ -18,6 +18,7 @@ from pathlib import Path
 from ..codes import CODES
 from .align import cuda_extent
 from .core import FORMS, report_dict
+from .terminal import print_diagnostics
 
 SCHEMA_NOTE = "cuda2tile examine: no TileLang was written"
 
@@ -155,8 +156,6 @@ def print_examine(console, ex: dict) -> None:
 def run_examine(cv, files, parsed, out_dir: Path, args, out, err, start: float, suppress=None) -> int:
     """The ``--examine`` path of ``migrate convert``: analyse and emit in memory, report, write
     ``OUT/examine.json``. Exit 0 when every kernel would convert, else 1."""
-    from ..codes import Severity
-
     results = []
     for src in files:
         pf = parsed[src.path]
@@ -166,10 +165,7 @@ def run_examine(cv, files, parsed, out_dir: Path, args, out, err, start: float, 
     data["summary"]["seconds"] = round(time.perf_counter() - start, 3)
     ex = examine_dict(data)
     if not getattr(args, "quiet", False):
-        for r in results:
-            for d in list(r.diagnostics) + [d for k in r.kernels for d in k.diagnostics]:
-                if d.severity is not Severity.NOTE and not (suppress and suppress(d.code)):
-                    err.print(str(d), markup=False)
+        print_diagnostics(err, results, suppress)
     print_examine(out, ex)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "examine.json"

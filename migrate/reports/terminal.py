@@ -30,7 +30,7 @@ def print_diagnostics(console, results, suppress=None) -> None:
     for r in results:
         for d in list(r.diagnostics) + [d for k in r.kernels for d in k.diagnostics]:
             if d.severity is not Severity.NOTE and not (suppress and suppress(d.code)):
-                console.print(str(d), markup=False)
+                console.print(str(d), markup=False, emoji=False)  # a ":100:" line stays text
                 for line in snippet(d, sources):
                     console.print(line, markup=False, emoji=False, highlight=False)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate.analysis.prepare import rewrite
+from migrate.analysis.prepare.names import unique_names
 from migrate.analysis.prepare.inline import hoist_warp_calls
 from migrate.analysis.phases import NotPortable, plan_portable
 from migrate.ir.loops import Barrier, Exchange, UniformIf, UniformLoop
@@ -13,7 +13,7 @@ from tests.analysis.support import PHASES, unit
 
 def test_phase_split(tmp_path):
     fn = hoist_warp_calls(unit(tmp_path, PHASES).kernel("k"))
-    plan = plan_portable(rewrite.unique_names(fn))
+    plan = plan_portable(unique_names(fn))
     kinds = [type(r).__name__ for r in plan.regions]
     assert kinds[:4] == ["Phase", "Barrier", "UniformLoop", "Phase"]
     loop = plan.regions[2]

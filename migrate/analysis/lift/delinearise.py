@@ -73,12 +73,6 @@ class _Refuse(Exception):
 # -- collecting the accesses ---------------------------------------------------------------------
 
 
-
-
-
-
-
-
 def _jumps(st) -> bool:
     """Whether ``st`` only leaves: ``continue``, ``break`` or ``return`` (alone in a block)."""
     while isinstance(st, m.Block) and len(st.stmts) == 1:
@@ -215,12 +209,6 @@ def _assigns(node, name: str) -> bool:
         if target is not None and _names_ref(target, name):
             return True
     return False
-
-
-def sites_in_stmts(stmts, buffers: set[str], facts: tuple = ()) -> _Collector:
-    c = _Collector(buffers)
-    c.stmts(stmts, facts)
-    return c
 
 
 def sites_in_regions(regions, buffers: set[str]) -> _Collector:

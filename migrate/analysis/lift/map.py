@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import conjuncts, factors, strip_casts
+from ...ir.exprs import assigned_names, conjuncts, factors, strip_casts
 from ...ir.loops import KernelPlan, Phase, TileMap
 from ...ir.visit import Transformer
 from ..facts.divergence import same_for_every_element
@@ -40,15 +40,6 @@ def _is_global(e, dim=None) -> str | None:
         return e.dim
     return None
 
-
-def _assigned_names(node) -> set[str]:
-    out = set()
-    for n in m.walk(node):
-        target = n.target if isinstance(n, m.Assign) else (
-            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
-        if isinstance(target, m.Ref):
-            out.add(target.name)
-    return out
 
 
 
@@ -83,7 +74,7 @@ def normalise_grid_stride(stmts: tuple) -> tuple[tuple, dict]:
     if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(strip_casts(cond.lhs), m.Ref)
             and strip_casts(cond.lhs).name == var and same_for_every_element(cond.rhs)):
         return stmts, {}
-    if var in _assigned_names(last.body) or any(isinstance(n, (m.Break, m.Continue, m.Return))
+    if var in assigned_names(last.body) or any(isinstance(n, (m.Break, m.Continue, m.Return))
                                                 for n in m.walk(last.body)):
         return stmts, {}
     body = last.body.stmts if isinstance(last.body, m.Block) else (last.body,)
@@ -120,7 +111,7 @@ def normalise_block_stride(fn: m.Function) -> tuple[m.Function, dict]:
             isinstance(n, m.Builtin) and n.var == "threadIdx" for st in head for n in m.walk(st)):
         return fn, {}
     body = last.body
-    if decl.name in _assigned_names(body) or any(isinstance(n, (m.Break, m.Continue, m.Return, m.Call))
+    if decl.name in assigned_names(body) or any(isinstance(n, (m.Break, m.Continue, m.Return, m.Call))
                                                  and (not isinstance(n, m.Call) or n.kind in ("sync", "warp"))
                                                  for n in m.walk(body)):
         return fn, {}
@@ -453,7 +444,7 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
     folded, stmts, block_sizes, extents = fold_elements(fn)
     dims = domain_dims(m.Block(stmts, fn.span))
     check_stores(stmts, dims)
-    aliases = _aliases_of_global(stmts, set().union(*(_assigned_names(s) for s in stmts)) if stmts else set())
+    aliases = _aliases_of_global(stmts, set().union(*(assigned_names(s) for s in stmts)) if stmts else set())
     bounds = tail_bounds(stmts, aliases)
     square = len(dims) == 2 and strided_in_x(stmts)
     lanes, rest = 0, ()

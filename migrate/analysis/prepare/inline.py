@@ -7,7 +7,7 @@ callees) cannot stay a ``T.macro`` in the portable form: the barrier decides whe
 - scalar parameters become locals initialised with the argument;
 - pointer parameters are replaced by the argument (a buffer, a shared array, ``buf + off``);
 - ``return e`` becomes an assignment to a result local (guards keep later statements from
-  running, as :func:`~.rewrite.returns_to_guards` does);
+  running, as :func:`~.returns_to_guards` does);
 - the callee's locals are prefixed with its name, so no name clashes.
 
 Calls are first hoisted to statement level (``x = a + f(y)`` → ``t = f(y); x = a + t``); a call
@@ -19,7 +19,8 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from . import rewrite
+from ...ir.visit import Transformer
+from .returns import remaining_returns, returns_to_guards
 
 
 class InlineError(Exception):
@@ -185,8 +186,8 @@ class Inliner:
                 substitutions[param.name] = m.Ref(local, "local", param.type, param.span)
         body = _substitute(renamed.body, substitutions)
         fn = dataclasses.replace(renamed, body=body)
-        fn = rewrite.returns_to_guards(fn, result)
-        if rewrite.remaining_returns(fn):
+        fn = returns_to_guards(fn, result)
+        if remaining_returns(fn):
             raise InlineError(f"'return' inside a loop of device function '{callee.name}'")
         inner = self.stmts(fn.body.stmts, depth + 1)
         return stmts + [m.Block(tuple(inner), call.span)]
@@ -207,7 +208,7 @@ def _strip_decay(arg: m.Expr) -> m.Expr:
 def _rename_locals(fn: m.Function, prefix: str) -> m.Function:
     names = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
 
-    class Rename(rewrite.Transformer):
+    class Rename(Transformer):
         def leave_VarDecl(self, node):
             return dataclasses.replace(node, name=f"{prefix}_{node.name}")
 
@@ -220,7 +221,7 @@ def _rename_locals(fn: m.Function, prefix: str) -> m.Function:
 
 
 def _substitute(body, subs: dict[str, m.Expr]):
-    class Sub(rewrite.Transformer):
+    class Sub(Transformer):
         def leave_Ref(self, node):
             if node.kind == "param" and node.name in subs:
                 return subs[node.name]

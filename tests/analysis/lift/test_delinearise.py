@@ -13,7 +13,8 @@ import pytest
 from migrate.analysis.lift.delinearise import delinearise, kernel_inputs, sites_in_regions
 from migrate.analysis.lift.map import plan_map
 from migrate.cli import main
-from migrate.emit.kernel import _callees, plan, prepare
+from migrate.analysis.facts.calls import callees_of
+from migrate.pipeline import plan_threads, prepare
 from migrate.parse.frontend import parse_file
 from migrate.runtime.tilelang_support import LaunchError, Signature, arguments
 
@@ -37,8 +38,8 @@ def shapes_of(tmp_path: Path, source: str):
     (fn,) = unit.kernels
     device = {f.name: f for f in unit.device_functions}
     prepared, _aliases = prepare(fn, device)
-    callees = _callees(prepared, device)
-    kplan, _why = plan(prepared, callees)
+    callees = callees_of(prepared, device)
+    kplan, _why = plan_threads(prepared, callees)
     tplan = plan_map(prepared, kplan, callees)
     buffers, extents, table, stable = kernel_inputs(tplan.fn)
     found = delinearise(sites_in_regions(tplan.regions, set(buffers)), buffers, extents, table, stable)

@@ -241,7 +241,7 @@ def test_two_value_merges_it_must_refuse(tmp_path, old, new):
 def test_combine_forms_are_recognised_as_their_reduction(tmp_path):
     """The table of combines: each spelling of sum/max/min of a value and its partner, and what
     is not one."""
-    from migrate.analysis.lift.warp import combine_op
+    from migrate.analysis.lift.warp_trees import combine_op
     cases = {"v += t;": "sum", "v = t + v;": "sum", "v = fmaxf(t, v);": "max", "v = min(v, t);": "min",
              "v = v < t ? v : t;": "min", "v = v < t ? t : v;": "max", "v = t >= v ? t : v;": "max",
              "v = v * t;": None, "v = v + 2.0f * t;": None, "v -= t;": None, "v = t;": None}

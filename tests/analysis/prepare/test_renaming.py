@@ -1,7 +1,7 @@
 """Straight-line reassignments of locals as names of their own (analysis.prepare.renaming)."""
 from __future__ import annotations
 
-from migrate.analysis.prepare import rewrite
+from migrate.analysis.prepare.names import unique_names
 from migrate.analysis.prepare.renaming import rename_reassigned_locals
 from migrate.ir import model as m
 from tests.analysis.support import nodes, unit
@@ -19,7 +19,7 @@ def test_straight_line_reassignments_get_names_of_their_own(tmp_path):
             out[x] = y;
         }
     """)
-    fn = rename_reassigned_locals(rewrite.unique_names(u.kernel("k")))
+    fn = rename_reassigned_locals(unique_names(u.kernel("k")))
     decls = {d.name: d.init for d in nodes(fn, m.VarDecl)}
     assert set(decls) == {"x", "x_2", "y"}
     # the new x reads the old one; the store after it reads the new one

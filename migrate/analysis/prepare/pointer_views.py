@@ -1,0 +1,86 @@
+"""Local pointers that view a buffer (``const float* row = x + r*n``) folded into the buffer's
+index (``row[j]`` → ``x[r*n + j]``); a local pointer that is not a fixed view is reported."""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ir import model as m
+from ...ir.visit import Transformer
+
+
+@dataclasses.dataclass(frozen=True)
+class Alias:
+    buffer: str  # the parameter it points into
+    offset: m.Expr | None
+
+
+def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[m.VarDecl]]:
+    """Fold local pointers derived from buffer parameters into index expressions.
+
+    Returns the rewritten function, the aliases found, and the pointer declarations that could
+    not be folded (reassigned pointers, pointers into locals).
+    """
+    buffers = {p.name: "param" for p in fn.params if isinstance(p.type, m.Pointer)}
+    for node in m.walk(fn.body) if fn.body else ():  # views into __shared__ arrays too
+        if isinstance(node, m.VarDecl) and node.storage in ("shared", "extern_shared") \
+                and isinstance(node.type, m.Array) and not isinstance(node.type.element, m.Array):
+            buffers[node.name] = "shared"
+    assigned = {n.target.name for n in m.walk(fn.body) if isinstance(n, m.Assign)
+                and isinstance(n.target, m.Ref)} if fn.body else set()
+    aliases: dict[str, Alias] = {}
+    unresolved: list[m.VarDecl] = []
+    for node in m.walk(fn.body) if fn.body else ():
+        if isinstance(node, m.VarDecl) and isinstance(node.type, m.Pointer) and node.storage == "local":
+            alias = _as_alias(node.init, buffers, aliases) if node.name not in assigned else None
+            if alias is None:
+                unresolved.append(node)
+            else:
+                aliases[node.name] = alias
+    if not aliases:
+        return fn, aliases, unresolved
+
+    class Fold(Transformer):
+        def leave_Index(self, node):
+            base = node.base
+            if isinstance(base, m.Ref) and base.name in aliases:
+                alias = aliases[base.name]
+                index = node.index if alias.offset is None else m.Binary(
+                    "+", alias.offset, node.index, node.index.type, node.span)
+                return dataclasses.replace(node, base=dataclasses.replace(base, name=alias.buffer,
+                                                                          kind=buffers[alias.buffer]),
+                                           index=index)
+            return node
+
+        def leave_Unary(self, node):  # *p  ->  p[0]
+            if node.op == "*" and isinstance(node.operand, m.Ref) and node.operand.name in aliases:
+                zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
+                return self.leave_Index(m.Index(node.operand, zero, node.type, node.span))
+            return node
+
+        def leave_DeclStmt(self, node):
+            kept = tuple(d for d in node.decls if d.name not in aliases)
+            return dataclasses.replace(node, decls=kept) if kept else m.Empty(node.span)
+
+    return Fold().transform(fn), aliases, unresolved
+
+
+def _as_alias(init, buffers, aliases) -> Alias | None:
+    while isinstance(init, m.Cast) and isinstance(init.type, m.Pointer):
+        init = init.operand
+    if isinstance(init, m.Ref) and init.name in buffers:
+        return Alias(init.name, None)
+    if isinstance(init, m.Ref) and init.name in aliases:
+        return aliases[init.name]
+    if isinstance(init, m.Binary) and init.op in ("+", "-"):
+        base = _as_alias(init.lhs, buffers, aliases)
+        if base is not None:
+            off = init.rhs if init.op == "+" else m.Unary("-", init.rhs, False, init.rhs.type, init.rhs.span)
+            return Alias(base.buffer, off if base.offset is None else
+                         m.Binary("+", base.offset, off, off.type, init.span))
+    if isinstance(init, m.Unary) and init.op == "&" and isinstance(init.operand, m.Index):
+        base = _as_alias(init.operand.base, buffers, aliases)
+        if base is not None:
+            idx = init.operand.index
+            return Alias(base.buffer, idx if base.offset is None else
+                         m.Binary("+", base.offset, idx, idx.type, init.span))
+    return None

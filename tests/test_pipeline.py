@@ -1,0 +1,117 @@
+"""The pipeline (migrate/pipeline.py): the plan each lift builds, as IR-level goldens, the
+pass tables, and the one fallback from tile to portable to simt to unsupported."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from migrate.ir.loops import Form, dump
+from migrate.parse.frontend import ParseOptions, parse_file
+from migrate.pipeline import AFTER_LIFT, LIFTS, PREPARE, Options, migrate_unit
+from tests.golden import check_golden
+from tests.paths import CORPUS, GOLDEN
+
+#: One corpus kernel per lift (and per form kept): golden -> (source, kernel, convert options).
+#: The golden tests/golden/plans/<name>.plan is the plan the emitter printed, dumped.
+PLAN_CASES = {
+    "map": ("elementwise/saxpy.cu", "saxpy", {}),                     # grid-stride loop -> a domain of n
+    "map_2d": ("map2d/matrix_axpby.cu", "matrixAxpby", {}),
+    "fold_lanes": ("elementwise/vector_add_vec4.cu", "vectorAdd4", {}),  # float4 lanes, scalar tail apart
+    "forward_shared": ("stencil/stencil1d.cu", "stencil1d5pt", {}),  # a shared tile with halos forwarded
+    "delinearise": ("conv/conv2d_nchw.cu", "conv2d_nchw", {}),        # shaped buffers, sizes compiled in
+    "gemm": ("matmul/matmul_tiled.cu", "matmul_tiled", {}),
+    "gemm_tf32": ("matmul/matmul_tiled.cu", "matmul_tiled", {"allow_tf32": True}),
+    "micro_tiles": ("matmul/matmul_regblock.cu", "matmul_regblock_4x4", {}),
+    "reduce": ("reduction/block_sum.cu", "blockReduceSum", {}),
+    "warp": ("reduction/warp_reduce_sum.cu", "reduceSumAtomic", {}),
+    "warp_rows": ("gemv/gemv_warp_row.cu", "gemv_warp_per_row", {}),
+    "online_softmax": ("norm/softmax_warp.cu", "softmax_online_warp", {}),
+    "row_registers": ("norm/softmax_rows.cu", "softmax_rows", {}),
+    "free_grid": ("reduction/minmax_atomic.cu", "reduceMaxInt", {}),
+    "scan": ("scan/block_scan.cu", "blockScanInclusiveHS", {}),
+    "portable": ("histogram/histogram.cu", "histogram256Shared", {}),
+    "portable_no_lift": ("reduction/block_sum.cu", "blockReduceSum", {"lift": False}),
+    "simt": ("features/warp_rounds.cu", "warp_rounds", {}),
+}
+
+
+def migrate(path, **options):
+    parsed = parse_file(str(path), ParseOptions())
+    return migrate_unit(parsed.unit, path.name, parsed.by_kernel, Options(**options))
+
+
+@pytest.mark.parametrize("name", sorted(PLAN_CASES))
+def test_plan_goldens(name, update_golden):
+    """The plan of one kernel per lift is its golden, tests/golden/plans/<name>.plan (rewrite them
+    with ``python -m pytest tests/test_pipeline.py --update-golden``)."""
+    rel, kernel, options = PLAN_CASES[name]
+    (out,) = [k for k in migrate(CORPUS / rel, **options).kernels if k.name == kernel]
+    assert out.plan is not None, out.reason
+    text = dump(out.plan)
+    assert str(CORPUS) not in text  # no spans, no paths: the same on every machine
+    check_golden(GOLDEN / "plans" / f"{name}.plan", text, update_golden)
+
+
+def test_plan_goldens_cover_every_form_and_lift():
+    forms = {str(migrate(CORPUS / rel, **opts).kernels[0].form) for rel, _k, opts in PLAN_CASES.values()}
+    assert {"tile", "portable", "simt"} <= forms
+    regions = {line.split("(")[0].strip() for p in (GOLDEN / "plans").glob("*.plan")
+               for line in p.read_text().splitlines() if line.startswith("  ") and not line.startswith("   ")}
+    for region in ("TileMap", "GemmPlan", "BlockReduce", "BlockScan", "Phase", "SimtBody"):
+        assert region in regions, region
+
+
+def test_every_pass_says_why_it_runs():
+    for table in (PREPARE, LIFTS, AFTER_LIFT):
+        names = [p.name for p in table]
+        assert len(set(names)) == len(names)
+        for p in table:
+            assert callable(p.run) and len(p.why) > 20, p.name
+
+
+def test_the_same_kernel_twice_gives_the_same_plan():
+    a = dump(migrate(CORPUS / "matmul/matmul_tiled.cu").kernels[0].plan)
+    b = dump(migrate(CORPUS / "matmul/matmul_tiled.cu").kernels[0].plan)
+    assert a == b
+
+
+def _kernel(tmp_path, source: str, **options):
+    src = tmp_path / "k.cu"
+    src.write_text("#include <cuda_runtime.h>\n" + textwrap.dedent(source))
+    (out,) = migrate(src, **options).kernels
+    return out
+
+
+def test_a_map_falls_back_to_portable_without_lifting(tmp_path):
+    source = """
+        __global__ void scale(const float* __restrict__ x, float* __restrict__ y, float a, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = a * x[i];
+        }"""
+    assert _kernel(tmp_path, source).form == Form.TILE
+    out = _kernel(tmp_path, source, lift=False)
+    assert out.form == Form.PORTABLE and out.plan.form == Form.PORTABLE
+    assert _kernel(tmp_path, source, no_lift=frozenset({"scale"})).form == Form.PORTABLE
+
+
+def test_a_barrier_under_thread_dependent_control_is_simt(tmp_path):
+    out = _kernel(tmp_path, """
+        __global__ void odd(float* y, int n) {
+            __shared__ float s[256];
+            int t = threadIdx.x;
+            s[t] = y[t];
+            for (int k = 0; k < t; ++k) { __syncthreads(); s[t] += 1.0f; }
+            y[t] = s[t];
+        }""")
+    assert out.form == Form.SIMT and out.plan.form == Form.SIMT
+    assert "thread-level code needed" in out.reason
+
+
+def test_a_construct_with_no_form_is_unsupported_with_m3001(tmp_path):
+    out = _kernel(tmp_path, """
+        __device__ float g_total;
+        __global__ void add(const float* x) { g_total += x[threadIdx.x]; }""")
+    assert out.form == Form.UNSUPPORTED and out.plan is None
+    assert [d.code for d in out.diagnostics] == ["M3001"]
+    assert "__device__ global 'g_total'" in out.reason
