@@ -66,13 +66,14 @@ class DType:
 
 
 def _int(bits: int, code: int, clang: tuple[str, ...], vectors: tuple[str, ...],
-         aliases: tuple[str, ...] = ()) -> tuple[DType, DType]:
-    """The signed and the unsigned integer of ``bits`` bits (codes ``code`` and ``code + 1``)."""
+         aliases: tuple[str, ...] = (), signed_aliases: tuple[str, ...] = ()) -> tuple[DType, DType]:
+    """The signed and the unsigned integer of ``bits`` bits (codes ``code`` and ``code + 1``);
+    ``aliases`` are more spellings of the unsigned one, ``signed_aliases`` of the signed one."""
     s, u = f"int{bits}", f"uint{bits}"
     signed_clang = tuple(c for c in clang if not c.startswith("unsigned"))
     unsigned_clang = tuple(c for c in clang if c.startswith("unsigned"))
     return (
-        DType(s, "int", bits // 8, signed_clang, (f"{s}_t",), s, f"T.{s}", code, vectors),
+        DType(s, "int", bits // 8, signed_clang, (f"{s}_t",) + signed_aliases, s, f"T.{s}", code, vectors),
         DType(u, "uint", bits // 8, unsigned_clang, aliases + (f"{u}_t",), u, f"T.{u}", code + 1,
               tuple("u" + v for v in vectors)),
     )
@@ -83,9 +84,9 @@ TABLE: tuple[DType, ...] = (
     DType("bool", "bool", 1, ("bool",), numpy="bool", tilelang="T.bool"),
     *_int(8, 4, ("char", "signed char", "unsigned char"), ("char",)),
     *_int(16, 6, ("short", "unsigned short"), ("short",)),
-    *_int(32, 8, ("int", "unsigned int"), ("int",), aliases=("unsigned",)),
+    *_int(32, 8, ("int", "unsigned int"), ("int",), aliases=("unsigned", "uint")),
     *_int(64, 10, ("long", "unsigned long", "long long", "unsigned long long"), ("long", "longlong"),
-          aliases=("size_t",)),
+          aliases=("size_t",), signed_aliases=("ptrdiff_t",)),
     DType("float16", "float", 2, ("__half",), ("half",), "float16", "T.float16", 0,
           pairs=("__half2",)),
     DType("bfloat16", "float", 2, ("__nv_bfloat16",), ("nv_bfloat16",), "float32", "T.bfloat16", 1,
@@ -108,6 +109,12 @@ VECTOR_TYPES: dict[str, tuple[str, int]] = {
     **{f"{b}{n}": (d.name, n) for d in TABLE for b in d.vector_bases for n in VECTOR_LANES},
     **{p: (d.name, 2) for d in TABLE for p in d.pairs},
 }
+#: CUDA's other spellings of two-lane vector types
+VECTOR_ALIASES: dict[str, str] = {"half2": "__half2", "nv_bfloat162": "__nv_bfloat162"}
+#: the integer dtypes (bool counts as one, as in C), the fixed-width ones (no bool), the unsigned ones
+INTEGERS = frozenset(d.name for d in TABLE if d.is_integer)
+FIXED_INTEGERS = frozenset(d.name for d in TABLE if d.kind in ("int", "uint"))
+UNSIGNED = frozenset(d.name for d in TABLE if d.kind == "uint")
 #: dtype -> TileLang dtype expression (Python source)
 TILELANG: dict[str, str] = {d.name: d.tilelang for d in TABLE if d.tilelang}
 #: dtype -> bytes per element (every dtype but void)

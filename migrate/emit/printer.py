@@ -33,8 +33,8 @@ DTYPES = _dtypes.TILELANG
 _PREC = {"or": 2, "and": 3, "not": 4, "cmp": 5, "|": 6, "^": 7, "&": 8, "<<": 9, ">>": 9,
          "+": 10, "-": 10, "*": 11, "/": 11, "//": 11, "%": 11, "unary": 12, "atom": 16}
 _CMP = {"<", "<=", ">", ">=", "==", "!="}
-_INT = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"}
-_UNSIGNED = {"uint8", "uint16", "uint32", "uint64"}
+_INT = _dtypes.INTEGERS
+_UNSIGNED = _dtypes.UNSIGNED
 
 
 def dtype_of(ctype: m.CType, scope: "Scope | None" = None) -> str:
@@ -833,7 +833,7 @@ def _has_continue(s) -> bool:
 
 def _switch_cases(s: m.Switch):
     body = s.body.stmts if isinstance(s.body, m.Block) else (s.body,)
-    cases, pending_values = [], []
+    cases = []
     current = None
     for st in body:
         if isinstance(st, m.Case):

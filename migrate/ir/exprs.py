@@ -10,16 +10,14 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from .. import dtypes
 from . import model as m
 
 #: threads in a warp (``warpSize``)
 WARP_SIZE = 32
 
-_INT = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool")
-
-
 def _is_int(t) -> bool:
-    return isinstance(t, m.Scalar) and t.dtype in _INT
+    return isinstance(t, m.Scalar) and t.dtype in dtypes.INTEGERS
 
 
 def negate(cond: m.Expr) -> m.Expr:

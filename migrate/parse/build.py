@@ -11,11 +11,12 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from .. import dtypes
 from ..compat.catalog import UNSUPPORTED_CODES, section_of
 from ..diagnostics import DiagnosticBag
+from ..ir import model as m
 from ..ir.span import Span
 from . import clang as cl
-from ..ir import model as m
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -121,14 +122,9 @@ def _named_type(spelling: str) -> m.CType | None:
     name = spelling.removeprefix("::")
     if name in m.SCALAR_DTYPES:
         return m.Scalar(m.SCALAR_DTYPES[name])
-    aliases = {"half": "float16", "nv_bfloat16": "bfloat16", "size_t": "uint64",
-               "int8_t": "int8", "uint8_t": "uint8", "int16_t": "int16", "uint16_t": "uint16",
-               "int32_t": "int32", "uint32_t": "uint32", "int64_t": "int64", "uint64_t": "uint64",
-               "ptrdiff_t": "int64", "uint": "uint32"}
-    if name in aliases:
-        return m.Scalar(aliases[name])
-    vector_aliases = {"half2": "__half2", "nv_bfloat162": "__nv_bfloat162"}
-    name = vector_aliases.get(name, name)
+    if name in dtypes.TEMPLATE_SPELLINGS:  # typedefs: half, size_t, int32_t, ...
+        return m.Scalar(dtypes.TEMPLATE_SPELLINGS[name])
+    name = dtypes.VECTOR_ALIASES.get(name, name)
     if name in m.VECTOR_TYPES:
         dtype, lanes = m.VECTOR_TYPES[name]
         return m.Vector(name, dtype, lanes)

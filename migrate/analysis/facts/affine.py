@@ -9,11 +9,12 @@ equal as affine functions print and compare the same (``(by*32 + (r - j)) + j`` 
 """
 from __future__ import annotations
 
+from ... import dtypes
 from ...ir import model as m
 from ...ir.exprs import strip_int_casts
 from ...ir.visit import Transformer
 
-_INT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_INT = dtypes.FIXED_INTEGERS
 
 
 def _is_int(t) -> bool:

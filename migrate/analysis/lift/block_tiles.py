@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ... import dtypes
 from ...ir import model as m
 from ...ir.exprs import pure
 from ...ir.visit import Transformer
@@ -32,7 +33,7 @@ from ..facts.affine import linear_form, rebuild
 from ..facts.locals import assignment_counts, expand, single_assignment_locals
 from ..prepare.dead_code import drop_dead_declarations
 
-_INT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_INT = dtypes.FIXED_INTEGERS
 
 
 class _NotTiles(Exception):
