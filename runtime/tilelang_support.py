@@ -190,12 +190,16 @@ def prim_func(sig: Signature, grid, block, shared_bytes: int = 0, template=None,
     from migrate.compat import cuda_math
 
     side = "c" if target == "c" else "cuda"
-    cuda_math.set_target(side)  # the shim's forms follow the target
     options = dict(options or {})
     if sizes:
         options["static_sizes"] = dict(sizes)
-    func = sig.factory(dims(grid), dims(block), int(shared_bytes), target=side, **template_kwargs(sig, template),
-                       **options)
+    previous = cuda_math.get_target()
+    cuda_math.set_target(side)  # the shim's forms follow the target while the factory parses the kernel
+    try:
+        func = sig.factory(dims(grid), dims(block), int(shared_bytes), target=side,
+                           **template_kwargs(sig, template), **options)
+    finally:
+        cuda_math.set_target(previous)  # and the module's default is the caller's again
     if not sizes:
         return func, dict(sig.pass_configs)
     params = {p.name: p for p in func.params}

@@ -27,3 +27,22 @@ def test_static_sizes_pick_the_named_scalars_on_gpus_only():
     call = ["A-tensor", 300, 200, 1.5, "symbol"]  # a __constant__ array follows the parameters
     assert without_static(sig, call, {"M": 300, "N": 200}) == ["A-tensor", 1.5, "symbol"]
     assert without_static(sig, call, {}) == call
+
+
+def test_building_a_kernel_for_the_cpu_leaves_the_shims_default_target_alone(tmp_path):
+    """prim_func parses the factory with the shim's forms for its target, then restores the
+    module's default: a later hand-written kernel for the GPU gets the GPU forms."""
+    from migrate.cli import main
+    from migrate.compat import cuda_math
+    from migrate.runtime.tilelang_support import prim_func
+    import importlib.util
+    src = tmp_path / "k.cu"
+    src.write_text("#include <cuda_runtime.h>\n__global__ void k(const float* x, float* y, int n) {\n"
+                   "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n")
+    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "-q"]) == 0
+    spec = importlib.util.spec_from_file_location("k_mod", tmp_path / "out" / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    before = cuda_math.get_target()
+    prim_func(mod.KERNELS["k"], (4, 1, 1), (256, 1, 1), target="c")
+    assert cuda_math.get_target() == before == "cuda"
