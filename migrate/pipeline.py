@@ -33,15 +33,15 @@ from .analysis.facts.builtins import builtin_dims, used_dims
 from .analysis.facts.calls import callees_first, callees_of
 from .analysis.facts.launches import launch_defaults
 from .analysis.lift import delinearise
-from .analysis.lift.base import NotLiftable
+from .analysis.lift.base import MicroTilesRefused, NotGemm, NotLiftable, NotScan
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
-from .analysis.lift.gemm import NotGemm, finish_layout, layout, plan_gemm
+from .analysis.lift.gemm import finish_layout, layout, plan_gemm
 from .analysis.lift.map import plan_map, static_sizes
-from .analysis.lift.micro_tiles import MicroTilesRefused, expand_micro_tiles
+from .analysis.lift.micro_tiles import expand_micro_tiles
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
-from .analysis.lift.scan import NotScan, plan_block_scan
+from .analysis.lift.scan import plan_block_scan
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
 from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups

@@ -17,6 +17,24 @@ class NotLiftable(Exception):
     """The kernel does not take the lift's tile form; the message says why (note M3003)."""
 
 
+class NotGemm(NotLiftable):
+    """A map that is not a GEMM (analysis.lift.gemm): it stays a map."""
+
+
+class NotScan(NotLiftable):
+    """Not a block scan (analysis.lift.scan); ``candidate`` when the kernel looks like one (its
+    final stores read the shared array at an index that depends on the thread), so that the
+    reason is worth reporting."""
+
+    def __init__(self, reason: str, candidate: bool = True) -> None:
+        super().__init__(reason)
+        self.candidate = candidate
+
+
+class MicroTilesRefused(NotLiftable):
+    """A kernel with register micro-tiles that cannot be expanded (analysis.lift.micro_tiles)."""
+
+
 @dataclass(frozen=True)
 class Reduction:
     name: str  # the plans' name of the operation: BlockReduce.op, FreeGrid.op

@@ -24,13 +24,7 @@ from ...ir import model as m
 from ...ir.exprs import factors, strip_casts
 from ...ir.loops import GemmLayout, GemmOperand, GemmPlan, KLoop, TileMap, TileView
 from ..facts.affine import linear_form, same_value
-
-
-
-
-
-class NotGemm(Exception):
-    pass
+from .base import NotGemm
 
 
 def _product(stmt, acc: str):

@@ -44,12 +44,8 @@ from ..phases import is_barrier_call
 from ..prepare.builtin_aliases import propagate_builtin_aliases
 from ..prepare.dead_code import drop_dead_declarations
 from ..prepare.global_index import assumed_block_sizes
-from .base import NotLiftable
+from .base import MicroTilesRefused, NotLiftable
 from .coop_fills import rewrite_cooperative_fills
-
-
-class MicroTilesRefused(NotLiftable):
-    """A kernel with register micro-tiles that cannot be expanded (the reason)."""
 
 
 @dataclass(frozen=True)

@@ -30,21 +30,12 @@ from ...ir import model as m
 from ...ir.exprs import pure
 from ...ir.loops import BlockScan, KernelPlan
 from ..phases import contains_barrier, is_barrier_call
-from .base import NotLiftable
+from .base import NotScan
 
 _MAX_STEPS = 1 << 16  # loop iterations per thread the proof will follow
 _CUMSUM_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes TileLang's CUDA T.cumsum takes
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32,
              "uint64": 64, "bool": 1}
-
-
-class NotScan(NotLiftable):
-    """Not a block scan; ``candidate`` when the kernel looks like one (its final stores read the
-    shared array at an index that depends on the thread), so that the reason is worth reporting."""
-
-    def __init__(self, reason: str, candidate: bool = True) -> None:
-        super().__init__(reason)
-        self.candidate = candidate
 
 
 class _Opaque:
