@@ -284,8 +284,9 @@ def cmd_convert(args) -> int:
     from rich.console import Console
 
     from . import convert as cv
-    from . import report
     from .parse.frontend import ParseOptions
+    from .reports.core import report_dict, write_json
+    from .reports.terminal import print_summary
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False)
@@ -350,29 +351,29 @@ def cmd_convert(args) -> int:
                                      cv.count_lines(src.path), text.count("\n"), original, spec))
 
     if args.check:
-        failed = _check_converted(args, out_dir, results, report, jobs, out, parsed)
+        failed = _check_converted(args, out_dir, results, jobs, out, parsed)
     else:
         failed = False
 
     from .reports import write_reports
 
-    data = report.report_dict(results, out_dir, suppress=suppress)
+    data = report_dict(results, out_dir, suppress=suppress)
     data["summary"]["seconds"] = round(time.perf_counter() - start, 3)
     written = write_reports(data, out_dir)  # report.json, report.html, stats.csv, report.sarif
     if args.json:
-        report.write_json(data, Path(args.json))
+        write_json(data, Path(args.json))
 
     if not args.quiet:
         from .reports.terminal import print_diagnostics
         print_diagnostics(err, results, suppress)
-    report.print_summary(out, data, written)
+    print_summary(out, data, written)
 
     incomplete = any(k.form == "unsupported" for r in results for k in r.kernels) or \
         cv.error_count(results) > 0 or failed
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
 
-def _check_converted(args, out_dir: Path, results, report, jobs: int, console, parsed) -> bool:
+def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed) -> bool:
     """``convert --check``: run the equivalence check on what was just written; True if any
     checked kernel failed or could not run. A lifted (tile) kernel that fails its check is
     emitted again in the portable form and checked again (M3004 says so)."""
@@ -380,9 +381,10 @@ def _check_converted(args, out_dir: Path, results, report, jobs: int, console, p
     from .diagnostics import make
     from .runtime.checker import check_output_folder
     from .ir.span import Span
+    from .reports.core import report_dict
 
     def run(kernels=None):
-        data = report.report_dict(results, out_dir)
+        data = report_dict(results, out_dir)
         checks = check_output_folder(out_dir, data, device=args.check, kernels=kernels,
                                      include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
                                      jobs=jobs)
