@@ -2,10 +2,11 @@
 builtins it reads (``threadIdx.x`` -> ``tx``, ...) become extra parameters its callers pass."""
 from __future__ import annotations
 
+from ..analysis.facts.bounds import nonneg_locals
 from ..ir import model as m
 from ..ir.loops import DIMS, KernelPlan
 from ..ir.names import template_param_name
-from .printer import EmitError, Line, Scope, StmtPrinter, dtype_of, nonneg_names
+from .printer import EmitError, Line, Scope, StmtPrinter, dtype_of
 
 
 def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None, tag_of, extras=None) -> list[Line]:
@@ -18,7 +19,7 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     scope.single = {n for n, vp in kplan.vars.items() if vp.single_assignment}
     scope.type_params = {t.name: template_param_name(t.name) for t in fn.template_params if t.kind == "type"}
     scope.buffers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
-    scope.nonneg = nonneg_names(fn)
+    scope.nonneg = nonneg_locals(fn)
     scope.file_tags = tag_of
     scope.device_extra = extras or {}
     assigned = {n.target.name for n in m.walk(fn.body) if isinstance(n, m.Assign) and isinstance(n.target, m.Ref)} \

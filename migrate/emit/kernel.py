@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ..analysis.facts.bounds import nonneg_locals
 from ..analysis.facts.builtins import builtin_dims, used_dims
 from ..analysis.facts.calls import callees_of
 from ..diagnostics import Diagnostic
@@ -23,7 +24,7 @@ from ..ir.names import template_param_name
 from .portable import RegionPrinter
 from .gemm import gemm_factory, gemm_tune, specialize_when
 from .printer import (EmitError, Line, Scope, StmtPrinter, array_shape, canonical_loop, dtype_of, needs_prelude,
-                      nonneg_names, scalar_name)
+                      scalar_name)
 from .reduce import (free_grid_header, reduce_allocations, reduce_header, row_allocations, row_header, row_signature,
                      scan_allocations, scan_header)
 from .signature import Signature
@@ -118,7 +119,7 @@ class KernelPrinter:
         scope.value_params = {t.name for t in fn.template_params if t.kind == "value"}
         scope.buffers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
         scope.buffers |= {g.name for g in self.unit.globals if g.storage == "constant"}
-        scope.nonneg = nonneg_names(fn)
+        scope.nonneg = nonneg_locals(fn)
         scope.device_extra = self.extras
         scope.file_tags = self.tag_of
         return scope

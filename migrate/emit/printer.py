@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import dtypes as _dtypes
+from ..analysis.facts.bounds import nonneg
 from ..ir import model as m
 from ..ir.loops import NoTileLangForm
 from ..ir.span import Span
@@ -313,21 +314,7 @@ class ExprPrinter:
         return scalar_name(e.type) in _INT
 
     def _nonneg(self, e: m.Expr) -> bool:
-        if scalar_name(e.type) in _UNSIGNED:
-            return True
-        if isinstance(e, m.IntLit):
-            return e.value >= 0
-        if isinstance(e, m.Builtin):
-            return True
-        if isinstance(e, m.Ref):
-            return e.name in self.scope.nonneg or e.kind == "template"
-        if isinstance(e, m.Cast):
-            return self._nonneg(e.operand)
-        if isinstance(e, m.SizeOf):
-            return True
-        if isinstance(e, m.Binary) and e.op in ("+", "*", "/", "%", ">>", "&", "|", "<<"):
-            return self._nonneg(e.lhs) and self._nonneg(e.rhs)
-        return False
+        return nonneg(e, self.scope.nonneg)
 
     def e_Ternary(self, e: m.Ternary):
         return (f"T.if_then_else({self.cond(e.cond)}, {self.expr(e.then)[0]}, {self.expr(e.other)[0]})",
@@ -929,31 +916,3 @@ def _divides(e: m.Expr) -> bool:
     return any(isinstance(n, m.Binary) and n.op in ("/", "%") and isinstance(n.type, m.Scalar)
                and scalar_name(n.type) not in (None, "float16", "bfloat16", "float32", "float64")
                for n in m.walk(e))
-
-
-def nonneg_names(fn: m.Function) -> set[str]:
-    """Locals that only ever hold non-negative values (unsigned, or built from builtins)."""
-    assigned: dict[str, list] = {}
-    for node in m.walk(fn.body) if fn.body else ():
-        if isinstance(node, m.VarDecl):
-            assigned.setdefault(node.name, []).append(node.init)
-        elif isinstance(node, m.Assign) and isinstance(node.target, m.Ref):
-            if node.op in ("=", "+=", "*=", "/=", "%=", ">>=", "&=", "|="):
-                assigned.setdefault(node.target.name, []).append(node.value)
-            else:
-                assigned.setdefault(node.target.name, []).append(None)
-        elif isinstance(node, m.Unary) and node.op == "--" and isinstance(node.operand, m.Ref):
-            assigned.setdefault(node.operand.name, []).append(None)
-    good: set[str] = set()
-    scope = Scope(nonneg=good)
-    printer = ExprPrinter(scope)
-    changed = True
-    while changed:
-        changed = False
-        for name, values in assigned.items():
-            if name in good or any(v is None for v in values):
-                continue
-            if all(printer._nonneg(v) for v in values):
-                good.add(name)
-                changed = True
-    return good
