@@ -172,10 +172,6 @@ class Row:
         """The extern helpers of the ``tilelang`` form (C body for c, CUDA body for the GPU)."""
         return tuple(EXTERNS[n] for n in _EXTERN_RE.findall(self.tilelang or ""))
 
-    @property
-    def cpu_extern(self) -> tuple[Extern, ...]:
-        return tuple(EXTERNS[n] for n in _EXTERN_RE.findall(self.cpu_form or ""))
-
     def form(self, target: str = "cuda") -> str | None:
         """The template to emit for ``target`` (``"cuda"`` or ``"c"``)."""
         if target == "c" and not self.cpu:
