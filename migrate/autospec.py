@@ -10,8 +10,8 @@ exactly what to state in the spec file instead.
 """
 from __future__ import annotations
 
+from .dtypes import SPEC_SIZES as DTYPES
 from .ir import model as m
-from .runtime.spec import DTYPES
 
 #: Input ranges of generated specs: values any kernel can take (indices stay small).
 _RANGES = {"float": [-1.0, 1.0], "int": [0, 3]}
