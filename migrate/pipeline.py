@@ -161,10 +161,12 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 
 # -- 2. lift: the tile form, where a pass proves it ---------------------------------------------
 
-#: The lifts in the order they are tried, each on the portable plan of a prepared kernel. A map is
-#: tried first (after expanding register micro-tiles and forwarding shared-memory caches when the
-#: plain kernel is not one); a map whose element runs a k loop of multiply-adds is a GEMM. Else
-#: block reductions, else block scans. After a lift, the passes of :data:`AFTER_LIFT` run.
+#: The lifts in the order :meth:`KernelPipeline.lift` tries them, each on the portable plan of a
+#: prepared kernel. A map is tried first (after expanding register micro-tiles and forwarding
+#: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
+#: multiply-adds is a GEMM. Else block reductions, else block scans. The first to prove its form
+#: wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
+#: that apply to the lifted plan run, in this order.
 LIFTS = (
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
     Pass("micro-tiles", "register micro-tiles as elements, so a register-blocked GEMM is a map "
@@ -179,13 +181,15 @@ LIFTS = (
          plan_block_scan),
 )
 
-#: What runs on a lifted plan, in order.
+#: What runs on a lifted plan, in order, each where it applies: a GEMM is laid out, then
+#: delinearised; a map delinearised, then its static sizes found; a reduction delinearised, then
+#: its rows kept in registers and its grid freed.
 AFTER_LIFT = (
+    Pass("gemm layout", "which operands are copied whole, which sizes are compiled in, which tensor cores "
+                        "(analysis.lift.gemm; decided on the flat buffers)", layout),
     Pass("delinearise", "flat buffer offsets as row-major indices where the guards prove them "
                         "(maps, GEMMs, reductions; analysis.lift.delinearise)", delinearise.shape_plan),
     Pass("static sizes", "maps that divide by sizes compile them in on GPUs (analysis.lift.map)", static_sizes),
-    Pass("gemm layout", "which operands are copied whole, which sizes are compiled in, which tensor cores "
-                        "(analysis.lift.gemm)", layout),
     Pass("row registers", "lanes' strided loops over a row unroll at compiled-in lengths, the row in "
                           "registers (reductions; analysis.lift.row_registers)", plan_row_registers),
     Pass("free grid", "grid-stride reductions whose result does not depend on the grid launch enough "
