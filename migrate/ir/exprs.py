@@ -121,8 +121,24 @@ def negations(c, strip=strip_casts) -> list:
 
 def const_value(e, names: dict | None = None, block: int | None = None):
     """The value of a constant expression (``warpSize`` is 32, ``blockDim.x`` is ``block`` when
-    given, locals in ``names`` are expanded), or None."""
-    e = strip_casts(e)
+    given, locals in ``names`` are expanded), or None. Integer arithmetic is C's on exact
+    integers: division truncates, and a value of an unsigned type wraps to its width (``~0u >>
+    16`` is 0xffff); a conversion to an integer type truncates a float."""
+    value = _const(e, names, block)
+    if isinstance(value, int) and not isinstance(value, bool):
+        t = getattr(e, "type", None)
+        if isinstance(t, m.Scalar) and t.dtype in dtypes.UNSIGNED:
+            value %= 1 << (8 * dtypes.SIZES[t.dtype])
+    return value
+
+
+def _const(e, names, block):
+    if isinstance(e, m.Cast):
+        v = const_value(e.operand, names, block)
+        if isinstance(v, float) and _is_int(e.target) and math.isfinite(v):
+            return int(v)  # C truncates toward zero
+        return float(v) if isinstance(v, int) and isinstance(e.target, m.Scalar) and \
+            e.target.dtype.startswith(("float", "bfloat")) else v
     if isinstance(e, (m.IntLit, m.FloatLit)):
         return e.value
     if isinstance(e, m.Builtin):
@@ -149,10 +165,9 @@ def const_value(e, names: dict | None = None, block: int | None = None):
             return a + b if e.op == "+" else (a - b if e.op == "-" else a * b)
         if not (isinstance(a, int) and isinstance(b, int)):
             return a / b if e.op == "/" and b else None
-        if e.op == "/" and b:
-            return int(a / b)  # C truncation
-        if e.op == "%" and b:
-            return a - b * int(a / b)
+        if e.op in ("/", "%") and b:
+            q = abs(a) // abs(b) if (a < 0) == (b < 0) else -(abs(a) // abs(b))  # C truncation, exactly
+            return q if e.op == "/" else a - b * q
         ops = {">>": lambda: a >> b, "<<": lambda: a << b, "&": lambda: a & b, "|": lambda: a | b,
                "^": lambda: a ^ b}
         return ops[e.op]() if e.op in ops and b >= 0 else None

@@ -441,7 +441,8 @@ def _dim3_value(cursor: ci.Cursor, depth: int = 0):
         if len(args) == 1:  # a copy of another dim3
             return _dim3_value(args[0], depth + 1)
         return None
-    kids = [k for k in cursor.get_children() if k.extent.start.file is not None]
+    # (dim3(8) is a functional cast: the type's name, then the converting constructor's call)
+    kids = [k for k in cursor.get_children() if k.extent.start.file is not None and k.kind != K.TYPE_REF]
     if cursor.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR) and len(kids) == 1:
         return _dim3_value(kids[0], depth + 1)
     return None

@@ -23,16 +23,22 @@ class DropStmts(Transformer):
 
 
 class _DropEmptyLoops(Transformer):
-    """Loops left with nothing to do (their stores forwarded away) and pure headers."""
+    """Loops left with nothing to do (their stores forwarded away), whose header has no effect
+    outside the loop: the init declares the loop's own variables with pure values, the
+    condition is pure, the step assigns only those variables. (``for (j = 0; j < n && a[j] <= v;
+    ++j) {}`` is a search: its work is the header, and ``j`` is read after it.)"""
 
     def leave_For(self, node):
         inner = [n for n in m.walk(node.body) if not isinstance(n, (m.Block, m.Empty, m.DeclStmt, m.VarDecl))
                  and isinstance(n, (m.ExprStmt, m.If, m.For, m.While, m.DoWhile, m.Return, m.Break, m.Continue))]
         decls_pure = all(pure(d.init) for d in m.walk(node.body) if isinstance(d, m.VarDecl) and d.init is not None)
-        header_pure = all(x is None or pure(x) for x in (node.cond,)) and (
-            node.init is None or all(pure(d.init) for d in m.walk(node.init) if isinstance(d, m.VarDecl)
-                                     and d.init is not None))
-        return m.Empty(node.span) if not inner and decls_pure and header_pure else node
+        own = {d.name for d in node.init.decls} if isinstance(node.init, m.DeclStmt) else set()
+        init_pure = node.init is None or (isinstance(node.init, m.DeclStmt) and all(
+            d.init is None or pure(d.init) for d in node.init.decls))
+        cond_pure = node.cond is None or pure(node.cond)
+        step_own = node.step is None or _assigns_only(node.step, own)
+        dead = not inner and decls_pure and init_pure and cond_pure and step_own
+        return m.Empty(node.span) if dead else node
 
     def leave_If(self, node):
         parts = [node.then] + ([node.other] if node.other is not None else [])
@@ -54,3 +60,15 @@ def drop_dead_declarations(body):
         if not dead:
             return body
         body = DropStmts([], dead).transform(body)
+
+
+def _assigns_only(e, names: set[str]) -> bool:
+    """``e`` (a loop's step) has no effect but assigning the variables ``names``."""
+    for n in m.walk(e):
+        target = n.target if isinstance(n, m.Assign) else (
+            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        if target is not None and not (isinstance(target, m.Ref) and target.name in names):
+            return False
+        if isinstance(n, (m.Call, m.MethodCall)) and not (isinstance(n, m.Call) and n.kind in ("math", "conversion")):
+            return False
+    return True

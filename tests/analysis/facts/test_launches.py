@@ -2,7 +2,6 @@
 kernel in the file gives as the same constant (the launcher's defaults)."""
 from __future__ import annotations
 
-import pytest
 
 from migrate.analysis.facts.launches import launch_defaults
 from tests.analysis.support import unit
@@ -53,9 +52,6 @@ def test_defaults_where_every_launch_agrees(tmp_path):
     assert launch_defaults(u, "flat") == {"grid": "8", "block": "32", "shared_bytes": "0"}
 
 
-@pytest.mark.xfail(strict=True, reason="the frontend (parse/frontend.py _dim3_value) gives a one-argument "
-                                       "dim3 temporary, dim3(8), no constant dims (dim3 b(8) and dim3(8, 1) "
-                                       "have them), so such launches give no defaults")
 def test_one_argument_dim3_temporaries(tmp_path):
     u = unit(tmp_path, HOST)
     assert launch_defaults(u, "flat1") == {"grid": "8", "block": "32", "shared_bytes": "0"}

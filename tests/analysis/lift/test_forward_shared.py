@@ -54,3 +54,63 @@ def test_cache_of_a_per_thread_value_is_refused(tmp_path):
         }
     """)
     assert kernels["shift"]["form"] != "tile"
+
+
+#: A bin search whose loop does its work in its header (``j`` is read after it), in a kernel that
+#: stages its input through shared memory: forwarding must keep the loop.
+BIN_SEARCH = """
+    __global__ void bins(const float* __restrict__ edges, const float* __restrict__ x, int* __restrict__ bin,
+                         int nedges, int n) {
+        __shared__ float s[128];
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        s[threadIdx.x] = i < n ? x[i] : 0.0f;
+        __syncthreads();
+        if (i >= n) return;
+        float v = s[threadIdx.x];
+        int j;
+        for (j = 0; j < nedges && edges[j] <= v; ++j) {}
+        bin[i] = j;
+    }
+"""
+BIN_SPEC = """
+    [[kernel]]
+    name = "bins"
+    grid = [4, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "edges"
+    buffer = "float32"
+    elements = 9
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 500
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "bin"
+    buffer = "int32"
+    elements = 500
+    role = "out"
+    [[kernel.args]]
+    name = "nedges"
+    scalar = "int32"
+    value = 9
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 500
+"""
+
+
+def test_a_search_loop_with_an_empty_body_survives_forwarding(tmp_path):
+    kernels, text = convert(tmp_path, BIN_SEARCH, "--check", "cpu", spec=BIN_SPEC, name="bins")
+    k = kernels["bins"]
+    assert k["check"]["status"] == "pass", k["check"]
+    # passed as lifted, not after a fallback to the portable form (M3004)
+    assert k["form"] == "tile" and "M3004" not in {d["code"] for d in k["diagnostics"]}, k
+    body = factory(text, "bins")
+    assert "edges[" in body  # the search still reads the edges

@@ -97,8 +97,6 @@ def test_refusals(tmp_path, loop, combine, why):
         tree_of(tmp_path, loop, combine=combine)
 
 
-@pytest.mark.xfail(strict=True, reason="ir.exprs.const_value reads ~0u as -1, so the half-warp mask "
-                                       "~0u >> 16 (0xffff) passes the full-mask check")
 def test_a_computed_half_mask_is_refused(tmp_path):
     with pytest.raises(NotLiftable, match="full mask"):
         tree_of(tmp_path, DOWN.replace("0xffffffff", "~0u >> 16"))

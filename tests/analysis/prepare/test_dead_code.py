@@ -2,8 +2,6 @@
 branches left with nothing to do, and the statements DropStmts is told to drop."""
 from __future__ import annotations
 
-import pytest
-
 from migrate.analysis.prepare.dead_code import DropStmts, drop_dead_declarations
 from migrate.ir import model as m
 from tests.analysis.support import unit
@@ -55,10 +53,6 @@ def test_live_code_is_kept(tmp_path):
     assert drop_dead_declarations(fn.body) == fn.body
 
 
-@pytest.mark.xfail(strict=True, reason="_DropEmptyLoops looks only at a for loop's body, condition and "
-                                       "declared initialisers: a search loop with an empty body, whose "
-                                       "work is its step (and an assigned init), is dropped, and the "
-                                       "index it leaves is lost")
 def test_a_search_loop_with_an_empty_body_is_kept(tmp_path):
     fn = unit(tmp_path, """
         __global__ void bins(const float* edges, const float* x, int* bin, int nedges, int n) {
