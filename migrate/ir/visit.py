@@ -11,11 +11,13 @@ from . import model as m
 
 
 class Transformer:
-    """Rebuilds a model tree bottom-up; subclasses override ``leave_<Class>(node)``."""
+    """Rebuilds a model tree bottom-up; subclasses override ``leave_<Class>(node)``. A node none of
+    whose children changed is returned as it is (the same object)."""
 
     def transform(self, node):
-        if isinstance(node, tuple):
-            return tuple(self.transform(n) for n in node)
+        if isinstance(node, tuple):  # the same tuple when no item changed: unchanged subtrees stay shared
+            items = tuple(self.transform(n) for n in node)
+            return node if all(a is b for a, b in zip(items, node)) else items
         if not m._is_node(node):
             return node
         changes = {}
