@@ -2,7 +2,7 @@
 length (``Signature.specialize``: unrolled lane loops, the row kept in registers) against the
 same kernel at run-time sizes, on the spec's inputs, checking that the outputs agree.
 
-Not part of the tool: a measuring stick for analysis.row_registers. Helpers from reduce_probe.
+Not part of the tool: a measuring stick for analysis.lift.row_registers. Helpers from reduce_probe.
 
     python bench/row_probe.py build/gpu_out --json out.json
     python bench/row_probe.py build/gpu_out --cap 64   # unroll and keep at most 64 elements a lane
@@ -28,7 +28,7 @@ CASES = [  # (module, kernel, bench spec)
     ("norm/layernorm.py", "layernorm_forward", "bench/specs/norm/layernorm.toml"),
     ("norm/rmsnorm.py", "rmsnorm_forward", "bench/specs/norm/rmsnorm.toml"),
     ("features/template_row_mean.py", "row_mean", "bench/specs/features/template_row_mean.toml"),
-    # one warp per row (analysis.lift_warp_rows): 128 elements a lane at the spec's 4096 columns
+    # one warp per row (analysis.lift.warp_rows): 128 elements a lane at the spec's 4096 columns
     ("norm/rmsnorm.py", "fused_add_rmsnorm", "bench/specs/norm/rmsnorm.toml"),
     ("norm/softmax_warp.py", "softmax_online_warp", "bench/specs/norm/softmax_warp.toml"),
 ]

@@ -1,7 +1,7 @@
 """Split a kernel at its barriers into loop-IR regions and place its variables.
 
 This is the loop-fission translation of SIMT code: each stretch between ``__syncthreads()``
-becomes a :class:`~.loop_ir.Phase` (a ``T.Parallel`` over the block's threads); loops and
+becomes a :class:`~migrate.ir.loops.Phase` (a ``T.Parallel`` over the block's threads); loops and
 branches that enclose barriers must be uniform (the same in every thread) and stay outside the
 phases. A local value that crosses a barrier is kept per thread in a shared array.
 

@@ -192,11 +192,11 @@ class TileMap:
     bounds: dict
     span: Span
     block_sizes: dict = field(default_factory=dict)
-    square: bool = False  # an access is strided along x: square tiles (see lift_map.strided_in_x)
-    #: elements per CUDA thread along a dimension (register micro-tiles, see analysis.micro_tiles):
+    square: bool = False  # an access is strided along x: square tiles (see lift.map.strided_in_x)
+    #: elements per CUDA thread along a dimension (register micro-tiles, see analysis.lift.micro_tiles):
     #: the domain is ``gridDim * blockDim * per_thread`` and ``block_sizes`` count elements
     per_thread: dict = field(default_factory=dict)
-    lanes: int = 0  # stmts run per (element, lane) of CUDA vectors folded back (see fold_lanes)
+    lanes: int = 0  # stmts run per (element, lane) of CUDA vectors folded back (see analysis.lift.fold_lanes)
     rest: tuple = ()  # statements of a second loop over the elements, after the lanes' loop
     #: the integer parameters a GPU launch compiles as constants (analysis.lift.map.static_sizes)
     static: tuple[str, ...] = ()
@@ -225,7 +225,7 @@ class BlockReduce:
     size: Optional[m.Expr]
     span: Span
     step_var: str = ""  # the CUDA tree loop's variable (gone from the tile form)
-    warps: bool = False  # built from warp-shuffle trees (analysis.lift_warp): whole warps, any count
+    warps: bool = False  # built from warp-shuffle trees (analysis.lift.warp): whole warps, any count
     #: a reduction per warp: lanes are (warp, lane) pairs; ``after`` runs per lane (reading its
     #: warp's total), after ``prefix`` (per-lane values recomputed in each lane loop), all under
     #: ``guard`` (a condition the same in every lane of a warp) when there is one
@@ -259,7 +259,7 @@ class LanePhase:
 @dataclass(frozen=True, slots=True)
 class RowLoop:
     """A lane's strided loop over a row, ``for (c = tid; c < cols; c += blockDim.x)``
-    (analysis.row_registers): when ``cols`` is compiled in, it runs as a loop of static trip
+    (analysis.lift.row_registers): when ``cols`` is compiled in, it runs as a loop of static trip
     count that unrolls, else as the CUDA ``loop``. ``loads`` are the register arrays it fills,
     each with the read that fills it; ``reads`` the (read key, register array) pairs whose reads
     its body takes from registers instead of memory; ``stores`` those whose stores its body also
@@ -312,7 +312,7 @@ class RowPlan:
 
 @dataclass(frozen=True, slots=True)
 class BlockScan:
-    """A shared-memory prefix sum in tile form (:mod:`.lift_scan`): ``load`` runs per lane (one
+    """A shared-memory prefix sum in tile form (:mod:`migrate.analysis.lift.scan`): ``load`` runs per lane (one
     per CUDA thread, ``threads`` of them) and stores the segment's ``size`` elements into
     ``<shared>_prefix[1:size + 1]``; ``T.cumsum`` makes ``<shared>_prefix[k]`` the sum of the
     first k elements (``<shared>_prefix[0]`` is 0); ``after`` runs per lane and reads those sums

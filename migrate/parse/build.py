@@ -1,6 +1,6 @@
 """Cursor → kernel model: one ``visit_<CURSOR_KIND>`` method per construct.
 
-:class:`ModelBuilder` turns the libclang cursors of one function into :mod:`.model` nodes.
+:class:`ModelBuilder` turns the libclang cursors of one function into :mod:`migrate.ir.model` nodes.
 Anything the model cannot represent becomes an ``Unsupported*`` node plus a coded diagnostic;
 the builder never raises on user input.
 """

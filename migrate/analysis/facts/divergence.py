@@ -1,6 +1,6 @@
 """Which values and conditions of a kernel can differ between the threads of a block.
 
-The phase split (:mod:`.phases`) asks this of every loop and branch that encloses a barrier:
+The phase split (:mod:`migrate.analysis.phases`) asks this of every loop and branch that encloses a barrier:
 a uniform one stays outside the phases, a thread-dependent branch is predicated, a
 thread-dependent loop keeps the kernel at thread level.
 """

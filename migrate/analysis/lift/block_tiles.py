@@ -19,7 +19,7 @@ those block sizes are asserted by the factory. Each thread dimension and strip l
 one block dimension, always with the same C; the kernel is declarations and at most one strip
 loop (so each statement runs once per element), and no thread index or loop variable may be left
 outside a pair. A leftover ``blockIdx.d`` is the element's tile, ``globalIdx.d / C``.
-:func:`fold_block_tiles` raises :class:`~.lift_map.NotLiftable` when the kernel does not fit.
+:func:`fold_block_tiles` raises :class:`~.base.NotLiftable` when the kernel does not fit.
 """
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ class _Pairing:
 def fold_block_tiles(fn: m.Function) -> tuple[m.Function, dict[str, int], dict[str, m.Expr]]:
     """``fn`` over block tiles (see the module doc), the block sizes it asserts (thread dim ->
     size) and the domain extents (block dim -> ``gridDim.d * C``); raises
-    :class:`~.lift_map.NotLiftable` when the kernel does not fit."""
+    :class:`~.base.NotLiftable` when the kernel does not fit."""
     from .base import NotLiftable
     try:
         return _fold(fn)

@@ -16,7 +16,7 @@ row, and the flat buffer is the only honest reading — the buffer stays flat an
 
 Index math is polynomial here (``(b * M + i) * K + k`` has the monomials ``b·M·K``, ``i·K``,
 ``k``): a monomial's *stride* is its product of scalar parameters, the rest is its index part.
-Bounds are proven over :func:`~.affine.linear_form` forms, with locals that are assigned once
+Bounds are proven over :func:`~migrate.analysis.facts.affine.linear_form` forms, with locals that are assigned once
 replaced by their values; the rewritten index is printed at the shallowest such replacement
 that still names the same values (``C[idx]`` with ``idx = row * N + col`` becomes ``C[row, col]``).
 

@@ -1,6 +1,6 @@
 """Fold the lanes of CUDA vector accesses back into a lane dimension of a map's tile loop.
 
-:mod:`.vectors` writes a ``float4``/``half2`` access as its lanes: ``va_x = a[idx * 4 + 0]`` ...
+:mod:`migrate.analysis.prepare.vectors` writes a ``float4``/``half2`` access as its lanes: ``va_x = a[idx * 4 + 0]`` ...
 ``c[idx * 4 + 3] = vc_w``. In a map over elements those are four strided scalar accesses per
 element, which TileLang cannot vectorise along the element loop (axpy_float4: scalar loads where
 the CUDA has 128-bit ones). When L consecutive statements differ only in the lane -- the suffix

@@ -13,14 +13,14 @@ is undefined in CUDA, and the condition keeps the load in bounds).
 An index dimension may also be a thread index plus the variables of loops around the write
 (``S[threadIdx.y + j][threadIdx.x]`` in a loop over row strips ``j``): it is solved for the thread
 index, and the value must not depend on the other variables once the index math cancels them.
-Locals reassigned between the phases are renamed first (:mod:`.renaming`). A read's inner indices
+Locals reassigned between the phases are renamed first (:mod:`migrate.analysis.prepare.renaming`). A read's inner indices
 must stay inside their rows (``S[i][33]`` of a ``[32][33]`` array is ``S[i + 1][0]``): their
 ranges come from the block sizes the lifted kernel asserts and the constant bounds of loops.
 
 When every shared array has been forwarded, the barriers only ordered those writes and reads and
-are removed too; the kernel is then a map for :mod:`.lift_map`. :func:`forward_shared` returns
+are removed too; the kernel is then a map for :mod:`.map`. :func:`forward_shared` returns
 the function unchanged when it has nothing to forward, and raises
-:class:`~.lift_map.NotLiftable` when a shared array is used any other way.
+:class:`~.base.NotLiftable` when a shared array is used any other way.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ blocks than CUDA did (``fill_blocks`` in the runtime: one wave of resident block
 the stride growing with the grid; regrouping the elements among lanes and blocks only reorders
 OP (associative and commutative; a float sum stays within the check's accumulation tolerance).
 
-:func:`plan_free_grid` proves it on the lifted plan (:mod:`.lift_reduce`, :mod:`.lift_warp`):
+:func:`plan_free_grid` proves it on the lifted plan (:mod:`.reduce`, :mod:`.warp`):
 
 - the kernel is one block reduction over all the block's lanes and nothing else;
 - before the tree, each lane only declares its accumulator (initialised to the identity of the
@@ -51,7 +51,7 @@ _PURE_CALLS = ("math", "device", "conversion")
 #: Names an element's value may read besides its index and the values declared before it.
 
 _EXPRS = m.Expr.__args__
-_G = "@element"  # the combined value, in the spelling given to lift_warp.combine_op
+_G = "@element"  # the combined value, in the spelling given to warp_trees.combine_op
 
 
 class _Refused(Exception):
@@ -60,7 +60,7 @@ class _Refused(Exception):
 
 def plan_free_grid(kplan: KernelPlan, callees=()) -> tuple[KernelPlan, str | None]:
     """``kplan`` (whose device functions, called directly or not, are ``callees``) with
-    :class:`~.loop_ir.FreeGrid` when the proof holds; else ``kplan`` and the reason (None when
+    :class:`~migrate.ir.loops.FreeGrid` when the proof holds; else ``kplan`` and the reason (None when
     the kernel does not read ``gridDim`` at all: nothing to free)."""
     if not any(isinstance(n, m.Builtin) and n.var == "gridDim" for st in _all_stmts(kplan.regions)
                for n in m.walk(st)):
@@ -298,7 +298,7 @@ def _of_element(e, known: set[str], acc: str, pure: set[str]) -> None:
 
 
 def _combine(st, acc: str) -> tuple[str, m.Expr] | None:
-    """(operation, g) when ``st`` is ``acc = acc OP g`` in a spelling lift_warp.combine_op knows."""
+    """(operation, g) when ``st`` is ``acc = acc OP g`` in a spelling warp_trees.combine_op knows."""
     if not (isinstance(st, m.ExprStmt) and isinstance(st.expr, m.Assign) and _is_ref(st.expr.target, acc)):
         return None
     a = st.expr

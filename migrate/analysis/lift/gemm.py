@@ -1,6 +1,6 @@
 """Recognise a GEMM in a 2-D map and lift it to a tiled, pipelined TileLang GEMM.
 
-A map (see :mod:`.lift_map`) whose element ``(row, col)`` runs
+A map (see :mod:`.map`) whose element ``(row, col)`` runs
 
     acc = 0;  for (k = 0; k < K; ++k) acc += X(A[ia]) * Y(B[ib]);  <stores using acc>
 

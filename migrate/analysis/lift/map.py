@@ -1,8 +1,8 @@
 """Lift a kernel whose threads are independent into a map over its element domain (tile form).
 
-A kernel qualifies when, after :func:`~.global_index.fold_global_indices`, it has no barrier,
+A kernel qualifies when, after :func:`~migrate.analysis.prepare.global_index.fold_global_indices`, it has no barrier,
 shared memory or warp operation, reads no ``threadIdx`` except through a global index, and each
-element stores only to places no other element stores to. It becomes a :class:`~.loop_ir.TileMap`:
+element stores only to places no other element stores to. It becomes a :class:`~migrate.ir.loops.TileMap`:
 the domain is tiled, each tile one TileLang block, the elements of a tile one ``T.Parallel``
 loop, so TileLang picks the thread mapping and vectorises full tiles.
 
@@ -283,7 +283,7 @@ def check_stores(stmts, dims: list[str]) -> None:
 
 def _apart_by_guards(a, b, stmts, dims) -> tuple[bool, str]:
     """Whether two stores (index, guards) of a 1-D map reach disjoint index ranges
-    (:mod:`.store_ranges`), and if not, why (empty when the ranges are not known)."""
+    (:mod:`migrate.analysis.facts.store_ranges`), and if not, why (empty when the ranges are not known)."""
     from ..facts.store_ranges import reach, separated
     if dims != ["x"]:
         return False, ""

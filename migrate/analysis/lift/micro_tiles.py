@@ -27,7 +27,7 @@ That is the CUDA computation exactly when no value flows between the elements of
 
 Cooperative fills of shared memory are rewritten first (:mod:`.coop_fills`), for the block
 sizes ``B_d``. Fragment arrays (``a[i] = As[ty + 16 * i][kk]`` read in the same block) become
-the value they hold. :class:`~.lift_map.NotLiftable` says why a micro-tiled kernel is refused;
+the value they hold. :class:`~.base.NotLiftable` says why a micro-tiled kernel is refused;
 a kernel without micro-tiles comes back unchanged.
 """
 from __future__ import annotations

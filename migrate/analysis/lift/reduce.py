@@ -14,7 +14,7 @@ disappear. The CUDA tree assumes a power-of-two block; the factory asserts it.
 
 The combination order differs from the tree's, which matters for floating point only within
 rounding (the check compares with the dtype's tolerance). :func:`plan_block_reduce` raises
-:class:`~.lift_map.NotLiftable` when the kernel is not made of such reductions and uniform code.
+:class:`~.base.NotLiftable` when the kernel is not made of such reductions and uniform code.
 """
 from __future__ import annotations
 
@@ -185,7 +185,7 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
                     out.append(lane_rest)
                 i += 4
                 continue
-        if isinstance(r, BlockReduce):  # lifted from warp trees (lift_warp)
+        if isinstance(r, BlockReduce):  # lifted from warp trees (lift.warp)
             out.append(dataclasses.replace(r, before=_drop_shared_decls(r.before, shared_types)))
         elif isinstance(r, UniformIf) and r.predicate is None:
             out.append(dataclasses.replace(r, then=_lift_regions(r.then, lanes, shared_types, found),

@@ -1,15 +1,15 @@
 """Keep a row in registers: the lanes' strided loops of a lifted reduction, unrolled when the
 row length is compiled in.
 
-The lanes of a lifted reduction (:mod:`.lift_reduce`) walk a row as CUDA's threads did,
+The lanes of a lifted reduction (:mod:`.reduce`) walk a row as CUDA's threads did,
 ``for (c = tid; c < cols; c += blockDim.x)`` in a block reduction, ``for (c = lane; c < cols;
-c += 32)`` in a reduction per warp (:mod:`.lift_warp_rows`, one warp per row): at run-time sizes
+c += 32)`` in a reduction per warp (:mod:`.warp_rows`, one warp per row): at run-time sizes
 a loop with one load in flight per lane, and every phase reads the row from memory again. When
 all these loops are bounded by the same scalar parameter and step alike, the launcher may compile
 that parameter in (``Signature.specialize``): each loop then runs ``ceil(cols / step)`` times and
-unrolls (:class:`~.loop_ir.RowLoop`), and an element that several lane phases read at the
+unrolls (:class:`~migrate.ir.loops.RowLoop`), and an element that several lane phases read at the
 lane's strided position is loaded once, by the first of them, into a per-lane register array
-that the later phases read (:class:`~.loop_ir.RowCache`), where a lane holds at most
+that the later phases read (:class:`~migrate.ir.loops.RowCache`), where a lane holds at most
 ``MAX_ROW_STEPS`` elements (longer rows run the CUDA loops). A kernel with no element to keep
 in registers is not compiled per length: unrolling alone gained nothing measurable.
 
@@ -21,7 +21,7 @@ provably the same value in every phase that reads it:
   also the locals its lane loops recompute alike, such as the warp's row);
 - ``B`` changes only where the register array follows it: the kernel's only stores to ``B`` are
   plain stores ``B[u..., c] = v`` of that element in the sequence's strided loops, which store
-  to the register too (a lane's own element, as :func:`~.lift_warp_rows.own_elements` proves
+  to the register too (a lane's own element, as :func:`~.warp_rows.own_elements` proves
   for reductions per warp); nothing stores to it through another buffer (``B`` is
   ``__restrict__``, or the kernel stores to no buffer at all);
 - the phases are top-level loops of lane phases in one block-level sequence (not in branches of
@@ -29,7 +29,7 @@ provably the same value in every phase that reads it:
   iteration, so the load runs where CUDA's did (or no load is needed).
 
 :func:`plan_row_registers` returns the plan with its strided loops as RowLoops and a
-:class:`~.loop_ir.RowPlan`, or the plan unchanged and the reason (None: no strided loop).
+:class:`~migrate.ir.loops.RowPlan`, or the plan unchanged and the reason (None: no strided loop).
 """
 from __future__ import annotations
 
