@@ -111,7 +111,11 @@ def cmd_run_main(opts) -> int:
     from .cuda_cpu import compile_cpu, run_program
     cu = Path(opts.source)
     lib = compile_cpu(cu, [])
-    rc, out, err = run_program(lib, opts.args, timeout=opts.timeout)
+    try:
+        rc, out, err = run_program(lib, opts.args, timeout=opts.timeout)
+    except TimeoutError as exc:
+        print(f"{cu}: {exc}", file=sys.stderr)
+        return 124
     sys.stdout.write(out)
     sys.stderr.write(err)
     return rc if rc >= 0 else 128 - rc

@@ -86,10 +86,10 @@ def run_cpu(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | None =
                        poison_shared=poison_shared, read_symbols=read_symbols)
 
 
-def run_program(lib: Library, argv=(), timeout: float = 120.0) -> tuple[int, str, str]:
-    """Run the program's own ``main`` from the library in a child process.
-
-    Returns (exit status, stdout, stderr); the status is negative for a signal."""
+def run_program(lib: Library, argv=(), timeout: float = 120.0, env=None, cwd=None) -> tuple[int, str, str]:
+    """Run the program's own ``main`` from the library in a child process (environment ``env``,
+    working directory ``cwd``). Returns (exit status, stdout, stderr); the status is negative for
+    a signal. Raises TimeoutError when it runs longer than ``timeout`` seconds."""
     import subprocess
     import sys
     if not lib.main_entry:
@@ -102,5 +102,9 @@ def run_program(lib: Library, argv=(), timeout: float = 120.0) -> tuple[int, str
             "rc=lib.c2t_run_main(len(args),argv)\n"
             "ctypes.CDLL(None).fflush(None)\n"
             "sys.exit(rc & 255)\n")
-    p = subprocess.run([sys.executable, "-I", "-c", code, *argv], capture_output=True, text=True, timeout=timeout)
+    try:
+        p = subprocess.run([sys.executable, "-I", "-c", code, *argv], capture_output=True, text=True,
+                           timeout=timeout, env=env, cwd=cwd, errors="replace")
+    except subprocess.TimeoutExpired as exc:
+        raise TimeoutError(f"the program ran longer than {timeout:g} s") from exc
     return p.returncode, p.stdout, p.stderr

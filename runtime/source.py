@@ -5,7 +5,8 @@ per-launch base address. :func:`rewrite_for_cpu` rewrites, outside comments and 
 keeping every line where it was (so compiler messages point into the original file):
 
 * ``k<T, 4><<<grid, block, shmem, stream>>>(a, b)`` becomes
-  ``::c2t::launch_cfg(grid, block, shmem, stream).go([&](auto&... c2t_a_) { k<T, 4>(c2t_a_...); }, a, b)``
+  ``::c2t::launch_cfg(grid, block, shmem, stream).named("k<T, 4>").go([&](auto&... c2t_a_) { k<T, 4>(c2t_a_...); }, a, b)``
+  (the name is what a recorded launch is filed under, :mod:`.traces`)
   (template arguments in the kernel name, nested parentheses and empty argument lists work, and
   a kernel template whose arguments are deduced from the launch's arguments is deduced the same way);
 * ``extern __shared__ __align__(16) T name[];`` becomes
@@ -254,6 +255,12 @@ def _keep_newlines(original: str, replacement: str) -> str:
     return replacement + "\n" * max(extra, 0)
 
 
+def _c_string(kernel: str) -> str:
+    """The kernel as written at a launch, as a C string literal (for the launch's record)."""
+    text = " ".join(kernel.split()).removeprefix("::")
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def rewrite_launches(text: str) -> str:
     """Replace every ``<<<>>>`` launch by a call of the CPU header's launcher."""
     masked = mask_source(text)
@@ -265,11 +272,11 @@ def rewrite_launches(text: str) -> str:
     for L in launches:
         out.append(text[pos:L.start])
         kernel = L.kernel
+        cfg = f"::c2t::launch_cfg({L.config}).named({_c_string(kernel)})"
         if L.args.strip():
-            rep = (f"::c2t::launch_cfg({L.config}).go([&](auto&... c2t_a_) {{ {kernel}(c2t_a_...); }}, "
-                   f"{L.args})")
+            rep = f"{cfg}.go([&](auto&... c2t_a_) {{ {kernel}(c2t_a_...); }}, {L.args})"
         else:
-            rep = f"::c2t::launch_cfg({L.config}).go([&]() {{ {kernel}(); }})"
+            rep = f"{cfg}.go([&]() {{ {kernel}(); }})"
         # the config and args keep their own newlines; the kernel name rarely has any
         rep = rep.replace("\n", " ") if "\n" in kernel else rep
         out.append(_keep_newlines(text[L.start:L.end], rep) if "\n" in kernel else rep)

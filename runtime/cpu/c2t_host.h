@@ -26,6 +26,8 @@ enum cudaError {
 };
 typedef enum cudaError cudaError_t;
 typedef int CUresult;
+
+#include "c2t_trace.h"
 #define CUDA_SUCCESS 0
 
 enum cudaMemcpyKind {
@@ -145,6 +147,7 @@ static inline cudaError_t cudaPeekAtLastError() { return c2t::g_last_error; }
 static inline cudaError_t cudaMalloc(void** p, size_t n) {
     if (!p) return c2t::set_error(cudaErrorInvalidValue);
     *p = aligned_alloc(256, (n + 255) / 256 * 256 + 256);
+    c2t::trace::on_alloc(*p, n);
     return *p ? cudaSuccess : c2t::set_error(cudaErrorMemoryAllocation);
 }
 template <class T> static inline cudaError_t cudaMalloc(T** p, size_t n) { return cudaMalloc((void**)p, n); }
@@ -158,11 +161,11 @@ static inline cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t w, siz
     *pitch = (w + 255) / 256 * 256; return cudaMalloc(p, *pitch * h);
 }
 template <class T> static inline cudaError_t cudaMallocPitch(T** p, size_t* pitch, size_t w, size_t h) { return cudaMallocPitch((void**)p, pitch, w, h); }
-static inline cudaError_t cudaFree(void* p) { free(p); return cudaSuccess; }
-static inline cudaError_t cudaFreeHost(void* p) { free(p); return cudaSuccess; }
+static inline cudaError_t cudaFree(void* p) { c2t::trace::on_free(p); free(p); return cudaSuccess; }
+static inline cudaError_t cudaFreeHost(void* p) { c2t::trace::on_free(p); free(p); return cudaSuccess; }
 static inline cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return cudaMalloc(p, n); }
 template <class T> static inline cudaError_t cudaMallocAsync(T** p, size_t n, cudaStream_t s) { return cudaMalloc((void**)p, n); }
-static inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { free(p); return cudaSuccess; }
+static inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { c2t::trace::on_free(p); free(p); return cudaSuccess; }
 static inline cudaError_t cudaHostRegister(void*, size_t, unsigned) { return cudaSuccess; }
 static inline cudaError_t cudaHostUnregister(void*) { return cudaSuccess; }
 static inline cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned) { *d = h; return cudaSuccess; }
@@ -313,6 +316,8 @@ namespace c2t {
 struct LaunchCfg {
     dim3 grid, block;
     size_t shmem;
+    const char* kernel = nullptr;  // the kernel as written at the launch (recorded launches)
+    LaunchCfg named(const char* k) const { LaunchCfg c = *this; c.kernel = k; return c; }
     template <class F, class Tup>
     struct Call { F* f; Tup* args; };
     template <class F, class... A>
@@ -322,12 +327,21 @@ struct LaunchCfg {
         Tup args(std::forward<A>(a)...);
         FD fn(f);
         Call<FD, Tup> call{&fn, &args};
+        const int number = kernel ? trace::state().seen[kernel] : 0;
+        const bool record = trace::wanted(kernel);
+        trace::Launch L;
+        std::string before;
+        if (record) {
+            std::apply([&](const auto&... x) { (L.arg(x), ...); }, args);
+            before = L.dump(trace::state(), "before");
+        }
         int rc = run_grid(grid, block, shmem,
                           [](void* p) {
                               Call<FD, Tup>* c = (Call<FD, Tup>*)p;
                               std::apply(*c->f, *c->args);
                           },
                           &call);
+        if (record) trace::write(kernel, number, grid, block, shmem, L, before, L.dump(trace::state(), "after"), rc);
         if (rc != LAUNCH_OK) {
             fprintf(stderr, "cuda2tile CPU executor: kernel launch failed: %s\n", g.msg);
             set_error(rc == LAUNCH_BAD_CONFIG ? cudaErrorInvalidConfiguration : cudaErrorLaunchFailure);
@@ -349,11 +363,11 @@ static inline dim3 to_dim3(uint3 d) { return dim3(d); }
 template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
 static inline dim3 to_dim3(I v) { return dim3((unsigned)v); }
 template <class G, class B>
-static inline LaunchCfg launch_cfg(const G& g, const B& b) { return LaunchCfg{to_dim3(g), to_dim3(b), 0}; }
+static inline LaunchCfg launch_cfg(const G& g, const B& b) { return LaunchCfg{to_dim3(g), to_dim3(b), 0, nullptr}; }
 template <class G, class B>
-static inline LaunchCfg launch_cfg(const G& g, const B& b, size_t sh) { return LaunchCfg{to_dim3(g), to_dim3(b), sh}; }
+static inline LaunchCfg launch_cfg(const G& g, const B& b, size_t sh) { return LaunchCfg{to_dim3(g), to_dim3(b), sh, nullptr}; }
 template <class G, class B, class S>
-static inline LaunchCfg launch_cfg(const G& g, const B& b, size_t sh, S) { return LaunchCfg{to_dim3(g), to_dim3(b), sh}; }
+static inline LaunchCfg launch_cfg(const G& g, const B& b, size_t sh, S) { return LaunchCfg{to_dim3(g), to_dim3(b), sh, nullptr}; }
 }  // namespace c2t
 template <class... P>
 static inline cudaError_t cudaLaunchKernel(void (*fn)(P...), dim3 grid, dim3 block, void** args,

@@ -11,22 +11,22 @@ from migrate.runtime.source import (
 
 def test_plain_launch():
     out = rewrite_launches("saxpy<<<blocks, threads>>>(n, a, x, y);")
-    assert out == ("::c2t::launch_cfg(blocks, threads).go([&](auto&... c2t_a_) { saxpy(c2t_a_...); }, "
+    assert out == ('::c2t::launch_cfg(blocks, threads).named("saxpy").go([&](auto&... c2t_a_) { saxpy(c2t_a_...); }, '
                    "n, a, x, y);")
 
 
 def test_template_kernel_and_full_config():
     out = rewrite_launches("k<T, 4><<<g, b, s, st>>>(a, b)")
-    assert out == "::c2t::launch_cfg(g, b, s, st).go([&](auto&... c2t_a_) { k<T, 4>(c2t_a_...); }, a, b)"
+    assert out == '::c2t::launch_cfg(g, b, s, st).named("k<T, 4>").go([&](auto&... c2t_a_) { k<T, 4>(c2t_a_...); }, a, b)'
 
 
 def test_nested_templates_parentheses_and_empty_args():
     src = ("ns::k<Foo<int>, (N > 2)><<<dim3((n + 255) / 256, 1), std::max<int>(1, m)>>>"
            "(f(a, g(b)), c[i]);\n::z <<< 1, 1 >>> ( );")
     out = rewrite_launches(src)
-    assert ("::c2t::launch_cfg(dim3((n + 255) / 256, 1), std::max<int>(1, m)).go([&](auto&... c2t_a_) "
-            "{ ns::k<Foo<int>, (N > 2)>(c2t_a_...); }, f(a, g(b)), c[i]);") in out
-    assert "::c2t::launch_cfg( 1, 1 ).go([&]() { ::z(); });" in out
+    assert ('::c2t::launch_cfg(dim3((n + 255) / 256, 1), std::max<int>(1, m)).named("ns::k<Foo<int>, (N > 2)>")'
+            '.go([&](auto&... c2t_a_) { ns::k<Foo<int>, (N > 2)>(c2t_a_...); }, f(a, g(b)), c[i]);') in out
+    assert '::c2t::launch_cfg( 1, 1 ).named("z").go([&]() { ::z(); });' in out
 
 
 def test_comments_strings_and_lines_are_kept():
@@ -35,7 +35,16 @@ def test_comments_strings_and_lines_are_kept():
     out = rewrite_launches(src)
     assert out.count("\n") == src.count("\n")
     assert '// k<<<1,1>>>(x);' in out and '"<<<a>>>(b)"' in out and "/* k<<<2,2>>>() */" in out
-    assert "::c2t::launch_cfg(grid,\n    block).go(" in out and "k(c2t_a_...); }, a,\n      b);" in out
+    assert '::c2t::launch_cfg(grid,\n    block).named("k").go(' in out and "k(c2t_a_...); }, a,\n      b);" in out
+
+
+def test_the_launch_is_named_as_written():
+    """The name a recorded launch is filed under: the kernel as written at the launch, its
+    whitespace folded, without a leading ``::``; the lines of the source are kept."""
+    src = "k <\n  T>\n<<<1, 1>>>(y);\n::ns::z<<<2, 2>>>();\n"
+    out = rewrite_launches(src)
+    assert '.named("k < T>")' in out and '.named("ns::z")' in out
+    assert out.count("\n") == src.count("\n")
 
 
 def test_launch_errors():

@@ -1,0 +1,167 @@
+// c2t_trace.h - recording the kernel launches of a program's own run, for the replayed check.
+// Part of cuda_cpu.h; do not include on its own.
+//
+// With C2T_TRACE_DIR set, the first C2T_TRACE_LIMIT (default 2) launches of each kernel are
+// recorded: one JSON line each in C2T_TRACE_DIR/manifest.jsonl (the kernel as written at the
+// launch, grid, block, dynamic shared bytes, every argument: a scalar's type and bytes, a pointer
+// as the allocation it points into and the offset), and in C2T_TRACE_DIR/data.bin the bytes of
+// each allocation the arguments reach, before the launch and after it. Allocations are those of
+// cudaMalloc and its relatives (c2t_host.h tells this file of each). Later launches run as usual.
+// Python reads the recording with migrate.runtime.traces.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace c2t {
+namespace trace {
+
+struct Alloc {
+    size_t size;
+    long id;
+};
+
+static inline std::map<uintptr_t, Alloc>& allocs() {
+    static std::map<uintptr_t, Alloc> a;
+    return a;
+}
+
+static inline void on_alloc(void* p, size_t n) {
+    static long next = 0;
+    if (p) allocs()[(uintptr_t)p] = Alloc{n, next++};
+}
+
+static inline void on_free(void* p) { allocs().erase((uintptr_t)p); }
+
+// The allocation that holds address p (its base and record), or null.
+static inline const std::pair<const uintptr_t, Alloc>* find(const void* p) {
+    auto& a = allocs();
+    uintptr_t q = (uintptr_t)p;
+    auto it = a.upper_bound(q);
+    if (it == a.begin()) return nullptr;
+    --it;
+    return q < it->first + it->second.size || (q == it->first) ? &*it : nullptr;
+}
+
+struct State {
+    bool on = false;
+    int limit = 2;
+    FILE* manifest = nullptr;
+    FILE* data = nullptr;
+    long offset = 0;  // bytes written to data.bin
+    long seq = 0;     // launches recorded
+    std::map<std::string, int> seen;  // kernel -> launches seen
+};
+
+static inline State& state() {
+    static State s;
+    static bool ready = false;
+    if (!ready) {
+        ready = true;
+        const char* dir = getenv("C2T_TRACE_DIR");
+        if (dir && *dir) {
+            std::string d(dir);
+            s.manifest = fopen((d + "/manifest.jsonl").c_str(), "w");
+            s.data = fopen((d + "/data.bin").c_str(), "wb");
+            s.on = s.manifest && s.data;
+            if (const char* l = getenv("C2T_TRACE_LIMIT")) s.limit = atoi(l);
+        }
+    }
+    return s;
+}
+
+static inline std::string json_string(const char* t) {
+    std::string out = "\"";
+    for (const char* c = t; *c; ++c) {
+        if (*c == '"' || *c == '\\') out += '\\';
+        if ((unsigned char)*c < 0x20) { out += ' '; continue; }
+        out += *c;
+    }
+    return out + "\"";
+}
+
+static inline std::string hex(const void* p, size_t n) {
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char b = ((const unsigned char*)p)[i];
+        out += digits[b >> 4];
+        out += digits[b & 15];
+    }
+    return out;
+}
+
+// The numpy-style code of an argument's type: "i4", "u8", "f4", "b1"; "" for other types.
+template <class T>
+static inline std::string type_code() {
+    if (std::is_same<T, bool>::value) return "b1";
+    if (std::is_floating_point<T>::value) return "f" + std::to_string(sizeof(T));
+    if (std::is_enum<T>::value) return "i" + std::to_string(sizeof(T));
+    if (std::is_integral<T>::value) return (std::is_signed<T>::value ? "i" : "u") + std::to_string(sizeof(T));
+    return "";
+}
+
+// One launch being recorded: its arguments as JSON, the allocations they reach.
+struct Launch {
+    std::string args;
+    std::vector<const std::pair<const uintptr_t, Alloc>*> reached;
+
+    template <class T>
+    void arg(const T& v) {
+        if (!args.empty()) args += ",";
+        if constexpr (std::is_pointer<T>::value) {
+            const auto* a = find((const void*)v);
+            if (!v) {
+                args += "{\"kind\":\"pointer\",\"null\":true}";
+            } else if (!a) {
+                args += "{\"kind\":\"pointer\",\"alloc\":null}";  // host memory the runtime did not allocate
+            } else {
+                args += "{\"kind\":\"pointer\",\"alloc\":" + std::to_string(a->second.id) + ",\"offset\":" +
+                        std::to_string((uintptr_t)v - a->first) + "}";
+                bool known = false;
+                for (auto* r : reached) known |= r == a;
+                if (!known) reached.push_back(a);
+            }
+        } else {
+            args += "{\"kind\":\"scalar\",\"type\":\"" + type_code<T>() + "\",\"size\":" + std::to_string(sizeof(T)) +
+                    ",\"hex\":\"" + hex(&v, sizeof(T)) + "\"}";
+        }
+    }
+
+    // Append the reached allocations' bytes to data.bin; their JSON (``which``: before/after).
+    std::string dump(State& s, const char* which) const {
+        std::string out;
+        for (auto* a : reached) {
+            fwrite((const void*)a->first, 1, a->second.size, s.data);
+            out += std::string(out.empty() ? "" : ",") + "{\"id\":" + std::to_string(a->second.id) + ",\"size\":" +
+                   std::to_string(a->second.size) + ",\"" + which + "\":" + std::to_string(s.offset) + "}";
+            s.offset += (long)a->second.size;
+        }
+        return out;
+    }
+};
+
+// Whether this launch of ``kernel`` is recorded (counts it either way).
+static inline bool wanted(const char* kernel) {
+    State& s = state();
+    if (!s.on || !kernel) return false;
+    return s.seen[kernel]++ < s.limit;
+}
+
+static inline void write(const char* kernel, int number, dim3 g, dim3 b, size_t shmem, const Launch& L,
+                         const std::string& before, const std::string& after, int rc) {
+    State& s = state();
+    fprintf(s.manifest,
+            "{\"seq\":%ld,\"kernel\":%s,\"number\":%d,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu,"
+            "\"status\":%d,\"args\":[%s],\"before\":[%s],\"after\":[%s]}\n",
+            s.seq++, json_string(kernel).c_str(), number, g.x, g.y, g.z, b.x, b.y, b.z, shmem, rc,
+            L.args.c_str(), before.c_str(), after.c_str());
+    fflush(s.manifest);
+    fflush(s.data);
+}
+
+}  // namespace trace
+}  // namespace c2t

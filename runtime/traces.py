@@ -1,0 +1,112 @@
+"""Launches recorded from a program's own run, for checks that need no spec.
+
+The CPU executor records the first launches of each kernel while the program's ``main()`` runs
+(``runtime/cpu/c2t_trace.h``, enabled by ``C2T_TRACE_DIR``): the launch configuration, every
+argument, and the bytes of each allocation the arguments reach, before the launch and after it.
+:func:`record` runs a program that way; :func:`read` loads what it wrote. Nothing here imports
+libclang.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Arg", "Launch", "Recording", "read", "record"]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a recorded launch: a scalar (``type`` a numpy code such as ``"i4"``,
+    ``value`` its value; ``type`` empty for a struct passed by value, ``raw`` its bytes) or a
+    pointer (``alloc`` the recorded allocation it points into and ``offset`` in bytes; ``alloc``
+    None for a null pointer or host memory the runtime did not allocate)."""
+
+    kind: str
+    type: str = ""
+    value: object = None
+    raw: bytes = b""
+    alloc: int | None = None
+    offset: int = 0
+    null: bool = False
+
+
+@dataclass(frozen=True)
+class Launch:
+    seq: int  # order among the recorded launches of the run
+    kernel: str  # the kernel as written at the launch (``k<T, 4>``)
+    number: int  # how many launches of this kernel came before it
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    status: int  # the executor's launch status (0: ran)
+    args: tuple[Arg, ...]
+    before: dict = field(default_factory=dict)  # allocation id -> its bytes before the launch
+    after: dict = field(default_factory=dict)  # allocation id -> its bytes after it
+
+    @property
+    def name(self) -> str:
+        """The kernel's name without template arguments or namespace."""
+        return self.kernel.split("<", 1)[0].strip().rsplit("::", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Recording:
+    status: int  # the program's exit status (negative: killed by a signal; None: timed out)
+    stdout: str
+    stderr: str
+    launches: tuple[Launch, ...]
+
+
+def _arg(d: dict) -> Arg:
+    if d["kind"] == "pointer":
+        return Arg("pointer", alloc=d.get("alloc"), offset=int(d.get("offset", 0)), null=bool(d.get("null")))
+    raw = bytes.fromhex(d["hex"])
+    code = d.get("type", "")
+    value = np.frombuffer(raw, dtype=np.dtype(code).newbyteorder("<")).item() if code else None
+    return Arg("scalar", code, value, raw)
+
+
+def read(trace_dir: str | os.PathLike) -> list[Launch]:
+    """The launches recorded in ``trace_dir`` (a run's ``manifest.jsonl`` and ``data.bin``), in
+    order; an empty list when nothing was recorded."""
+    trace_dir = Path(trace_dir)
+    manifest = trace_dir / "manifest.jsonl"
+    if not manifest.is_file():
+        return []
+    data = (trace_dir / "data.bin").read_bytes() if (trace_dir / "data.bin").is_file() else b""
+    out = []
+    for line in manifest.read_text().splitlines():
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError:  # a run killed while writing its last line
+            break
+        blobs = {}
+        for which in ("before", "after"):
+            blobs[which] = {a["id"]: data[a[which]:a[which] + a["size"]] for a in d[which]}
+        if any(len(b) != a["size"] for which in ("before", "after") for a, b in zip(d[which], blobs[which].values())):
+            break  # the data of a launch the run did not finish writing
+        out.append(Launch(d["seq"], d["kernel"], d["number"], tuple(d["grid"]), tuple(d["block"]),
+                          d["shared_bytes"], d["status"], tuple(_arg(a) for a in d["args"]),
+                          blobs["before"], blobs["after"]))
+    return out
+
+
+def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2, timeout: float = 120.0,
+           cwd: str | os.PathLike | None = None) -> Recording:
+    """Run the program's own ``main`` from ``lib`` (a CPU executor build) with ``argv`` in
+    ``cwd``, recording the first ``limit`` launches of each kernel into ``trace_dir``. A run that
+    exceeds ``timeout`` is stopped; the launches recorded by then are kept."""
+    from .cuda_cpu import run_program
+
+    trace_dir = Path(trace_dir)
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "C2T_TRACE_DIR": str(trace_dir.resolve()), "C2T_TRACE_LIMIT": str(int(limit))}
+    try:
+        status, out, err = run_program(lib, argv, timeout=timeout, env=env, cwd=cwd)
+    except TimeoutError as exc:
+        status, out, err = None, "", str(exc)
+    return Recording(status, out, err, tuple(read(trace_dir)))

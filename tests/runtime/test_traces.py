@@ -1,0 +1,65 @@
+"""Recorded launches (runtime/traces.py and the executor's cpu/c2t_trace.h): a program sized from
+argv runs its own main on the CPU executor, and its first launches of each kernel are recorded
+with their configuration, arguments and the bytes before and after."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from migrate.runtime.build import find_cxx
+from migrate.runtime.cuda_cpu import compile_cpu
+from migrate.runtime.traces import read, record
+from tests.paths import FIXTURES
+
+pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+
+PROGRAM = FIXTURES / "runtime" / "record_sizes.cu"
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return compile_cpu(PROGRAM, [])
+
+
+def test_the_first_launches_of_each_kernel_are_recorded(lib, tmp_path):
+    rec = record(lib, ["300"], tmp_path / "t", limit=2)
+    assert rec.status == 0 and rec.stdout.strip() == "PASS"  # the program ran as it does without recording
+    scale = [L for L in rec.launches if L.name == "scale"]
+    shift = [L for L in rec.launches if L.name == "shift"]
+    assert [L.number for L in scale] == [0, 1]  # three launches, two kept
+    assert len(shift) == 1 and [L.seq for L in rec.launches] == [0, 1, 2]
+    first = scale[0]
+    assert first.grid == (3, 1, 1) and first.block == (128, 1, 1) and first.shared_bytes == 0
+    assert first.status == 0
+    y, x, a, n = first.args
+    assert (y.kind, x.kind) == ("pointer", "pointer") and y.alloc != x.alloc and y.offset == x.offset == 0
+    assert (a.type, a.value) == ("f4", 2.0) and (n.type, n.value) == ("i4", 300)
+    hx = np.frombuffer(first.before[x.alloc], np.float32)
+    hy = np.frombuffer(first.before[y.alloc], np.float32)
+    np.testing.assert_array_equal(hx, 0.5 * np.arange(300, dtype=np.float32))
+    np.testing.assert_array_equal(hy, np.ones(300, np.float32))
+    np.testing.assert_array_equal(np.frombuffer(first.after[y.alloc], np.float32), np.float32(2.0) * hx + hy)
+    assert first.after[x.alloc] == first.before[x.alloc]
+    # the second launch starts from what the first left
+    assert scale[1].before[y.alloc] == first.after[y.alloc]
+
+
+def test_an_interior_pointer_is_its_allocation_and_offset(lib, tmp_path):
+    (L,) = [L for L in record(lib, ["301"], tmp_path / "t").launches if L.name == "shift"]
+    v, by, count = L.args
+    assert v.offset == 150 * 4 and (by.type, by.value) == ("i4", 7) and (count.type, count.value) == ("u4", 151)
+    after = np.frombuffer(L.after[v.alloc], np.int32)
+    assert len(after) == 301 and (after[:150] == 0).all() and (after[150:] == 7).all()
+    assert (np.frombuffer(L.before[v.alloc], np.int32) == 0).all()
+
+
+def test_limits_and_no_recording(lib, tmp_path):
+    assert [L.name for L in record(lib, ["64"], tmp_path / "one", limit=1).launches] == ["scale", "shift"]
+    assert record(lib, ["64"], tmp_path / "none", limit=0).launches == ()
+    assert read(tmp_path / "missing") == []
+
+
+def test_a_run_past_its_timeout_keeps_what_it_recorded(lib, tmp_path):
+    rec = record(lib, ["20000000"], tmp_path / "t", timeout=0.5)
+    assert rec.status is None and "longer than" in rec.stderr
+    assert all(L.status == 0 for L in rec.launches)  # whatever was written completely
