@@ -1,0 +1,112 @@
+"""Replay a recorded launch (:mod:`.traces`) into the migrated kernel and compare.
+
+The migrated kernel of an emitted module runs on copies of the bytes the original program's
+allocations held before the launch, with the recorded grid, block, dynamic shared bytes and
+scalars; every buffer it receives is then compared with what the original left there after the
+launch, under the tolerance class of the buffer's dtype. A launch the replay cannot take (a
+template kernel, two arguments into one allocation, a pointer into memory the runtime did not
+allocate, a kernel that was not migrated) is reported as skipped with the reason; nothing is
+loosened to make it fit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .compare import CompareResult, compare_arrays
+from .tilelang_side import load_module, to_numpy, to_tensor
+from .traces import Launch
+
+__all__ = ["Replay", "replay", "TOLERANCE_OF_DTYPE"]
+
+#: The tolerance class a replayed buffer is compared under, by dtype (the classes of automatic
+#: specs: accumulations in float32 may be reassociated, integers must match exactly).
+TOLERANCE_OF_DTYPE = {"float32": "fp32_accum", "float64": "fp64", "float16": "fp16", "bfloat16": "bf16"}
+
+_NUMPY = {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int8": np.int8,
+          "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32,
+          "int64": np.int64, "uint64": np.uint64, "bool": np.bool_}
+
+
+@dataclass
+class Replay:
+    kernel: str
+    launch: int  # the launch's number among the kernel's launches
+    status: str  # pass, fail, skipped
+    message: str = ""
+    results: list[CompareResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+
+def _values(raw: bytes, dtype: str, offset: int) -> np.ndarray:
+    """The elements of dtype ``dtype`` from byte ``offset`` of an allocation (bfloat16 as float32)."""
+    if dtype == "bfloat16":
+        bits = np.frombuffer(raw, np.uint16)[offset // 2:].astype(np.uint32) << 16
+        return bits.view(np.float32)
+    item = np.dtype(_NUMPY[dtype]).itemsize
+    usable = (len(raw) - offset) // item * item
+    return np.frombuffer(raw[offset:offset + usable], _NUMPY[dtype]).copy()
+
+
+def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
+    """Run ``launch`` (recorded from the original program) through the migrated kernel of the
+    module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers."""
+    from .tilelang_support import launch as run
+
+    out = Replay(launch.name, launch.number, "skipped")
+    module = load_module(module_path)
+    sig = getattr(module, "KERNELS", {}).get(launch.name)
+    if sig is None:
+        out.message = f"kernel '{launch.name}' was not migrated"
+        return out
+    if sig.template:
+        out.message = f"'{launch.kernel}' is a template instance: its template arguments are not recorded yet"
+        return out
+    if sig.symbols:
+        out.message = f"'{launch.kernel}' reads __constant__ symbols, whose bytes are not recorded yet"
+        return out
+    if len(sig.params) != len(launch.args):
+        out.message = f"the launch passes {len(launch.args)} arguments, the kernel takes {len(sig.params)}"
+        return out
+    if launch.status != 0:
+        out.message = f"the original launch did not run (executor status {launch.status})"
+        return out
+    device = "cuda" if target != "c" else None
+    args, buffers, allocs = [], [], set()
+    for (name, kind, dtype), arg in zip(sig.params, launch.args):
+        if kind == "buffer":
+            if arg.kind != "pointer" or arg.alloc is None:
+                out.message = f"argument '{name}' points into memory the runtime did not allocate" if not arg.null \
+                    else f"argument '{name}' is a null pointer"
+                return out
+            if arg.alloc in allocs:
+                out.message = f"argument '{name}' points into the same allocation as another argument"
+                return out
+            if dtype not in _NUMPY or arg.offset % np.dtype(_NUMPY[dtype]).itemsize:
+                out.message = f"argument '{name}' ({dtype}) is not an array of its element type at offset {arg.offset}"
+                return out
+            allocs.add(arg.alloc)
+            tensor = to_tensor(_values(launch.before[arg.alloc], dtype, arg.offset), dtype, device)
+            buffers.append((name, dtype, arg, tensor))
+            args.append(tensor)
+        else:
+            if arg.kind != "scalar" or not arg.type:
+                out.message = f"argument '{name}' was recorded as {arg.kind} {arg.type!r}, the kernel takes a {dtype}"
+                return out
+            args.append(_NUMPY.get(dtype, np.float64)(arg.value).item() if dtype in _NUMPY else arg.value)
+    run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target)
+    for name, dtype, arg, tensor in buffers:
+        expected = _values(launch.after[arg.alloc], dtype, arg.offset)
+        actual = to_numpy(tensor, dtype)
+        res = compare_arrays(expected, actual, dtype, TOLERANCE_OF_DTYPE.get(dtype, "exact"), name=name,
+                             check_poison=False)
+        out.results.append(res)
+    bad = [r for r in out.results if not r.passed]
+    out.status = "fail" if bad else "pass"
+    out.message = bad[0].message if bad else f"{len(out.results)} buffers match the recording"
+    return out

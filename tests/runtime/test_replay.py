@@ -1,0 +1,60 @@
+"""Replaying recorded launches into migrated kernels (runtime/replay.py): a program sized from
+argv, converted with no spec, is checked on its own launches; a changed migrated kernel fails,
+naming the buffer."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from migrate.cli import main
+from migrate.runtime.build import find_cxx
+from migrate.runtime.cuda_cpu import compile_cpu
+from migrate.runtime.replay import replay
+from migrate.runtime.traces import record
+from tests.paths import FIXTURES
+
+pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+
+PROGRAM = FIXTURES / "runtime" / "record_sizes.cu"
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """The program converted (no spec beside it) and its launches recorded with n = 300."""
+    tmp = tmp_path_factory.mktemp("replay")
+    src = tmp / "record_sizes.cu"
+    shutil.copy(PROGRAM, src)
+    assert main(["convert", str(src), "-o", str(tmp / "out"), "-q"]) == 0
+    rec = record(compile_cpu(src, []), ["300"], tmp / "traces", limit=2)
+    assert rec.status == 0, rec.stderr
+    return tmp / "out" / "record_sizes.py", rec.launches
+
+
+def test_every_recorded_launch_replays_equal(recorded):
+    module, launches = recorded
+    results = [replay(module, L) for L in launches]
+    assert [(r.kernel, r.launch, r.status) for r in results] == [("scale", 0, "pass"), ("scale", 1, "pass"),
+                                                                  ("shift", 0, "pass")]
+    assert all(len(r.results) == 2 for r in results[:2]) and len(results[2].results) == 1
+
+
+def test_a_changed_kernel_fails_its_replay(recorded, tmp_path):
+    module, launches = recorded
+    text = module.read_text()
+    broken = tmp_path / "broken.py"
+    # the migrated shift adds one more than the CUDA kernel (``by`` is spelled by_ in TileLang)
+    changed = text.replace("v[i] = v[i] + by_", "v[i] = v[i] + by_ + 1")
+    assert changed != text
+    broken.write_text(changed)
+    (shift,) = [L for L in launches if L.name == "shift"]
+    r = replay(broken, shift)
+    assert r.status == "fail" and "v" in r.message
+
+
+def test_what_a_replay_cannot_take_is_skipped_with_the_reason(recorded, tmp_path):
+    module, launches = recorded
+    no_kernels = tmp_path / "empty.py"
+    no_kernels.write_text("KERNELS = {}\n")
+    r = replay(no_kernels, launches[0])
+    assert r.status == "skipped" and "was not migrated" in r.message
