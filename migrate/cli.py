@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "tf32 tolerance class) instead of exact fp32 multiply-adds")
     conv.add_argument("--check", choices=("cpu", "cuda"), default=None,
                       help="after converting, check each spec'd kernel against the original on this device")
+    _run_options(conv)
 
     check = sub.add_parser("check", help="run original and migrated kernels on the same inputs and compare")
     check.add_argument("paths", nargs="*", metavar="FILE.cu", help="CUDA files to convert and check")
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--jobs", "-j", type=int, default=0, metavar="N", help="files checked in parallel")
     check.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
     check.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]")
+    _run_options(check)
 
     bench = sub.add_parser("bench", help="time original and migrated kernels on a GPU (needs a CUDA GPU)")
     bench.add_argument("--from", dest="from_dir", metavar="OUT", required=True,
@@ -243,7 +245,7 @@ def cmd_check(args) -> int:
                                      kernels=set(args.kernel) if args.kernel else None, spec=spec,
                                      seed=args.seed, schedule=args.schedule,
                                      include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
-                                     jobs=jobs)
+                                     jobs=jobs, **_run_kwargs(args))
     except CheckSetupError as exc:
         err.print(f"migrate check: {exc}")
         return EXIT_USAGE
@@ -387,7 +389,7 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed) -
         data = report_dict(results, out_dir)
         checks = check_output_folder(out_dir, data, device=args.check, kernels=kernels,
                                      include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
-                                     jobs=jobs)
+                                     jobs=jobs, **_run_kwargs(args))
         by_key: dict = {}
         for c in checks:
             by_key.setdefault((c.file, c.kernel), []).append(c)
@@ -442,6 +444,23 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed) -
                     k.check = dict(lifted, message=lifted.get("message", "") +
                                    " (the portable form disagrees too, so the lift is kept)")
     return any(k.check.get("status") in ("fail", "error") for r in results for k in r.kernels)
+
+
+def _run_options(parser) -> None:
+    parser.add_argument("--run", dest="run", default=None, metavar="ARGS",
+                        help="check kernels without a spec on the launches of the program's own main() run with "
+                             "these arguments (recorded on the CPU executor, replayed into the migrated kernels)")
+    parser.add_argument("--record-launches", dest="record_launches", type=int, default=2, metavar="K",
+                        help="launches recorded per kernel with --run (default 2)")
+    parser.add_argument("--run-timeout", dest="run_timeout", type=float, default=120.0, metavar="S",
+                        help="stop the program's run after S seconds and use the launches recorded by then")
+
+
+def _run_kwargs(args) -> dict:
+    import shlex
+    if getattr(args, "run", None) is None:
+        return {}
+    return {"run_args": shlex.split(args.run), "record_limit": args.record_launches, "run_timeout": args.run_timeout}
 
 
 def _merge_checks(checks) -> dict:

@@ -20,46 +20,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .compare import compare_arrays
 from .inputs import DEFAULT_SEED, make_inputs
+from .kernel_check import DEVICES, KernelCheck, form_skip
 from .spec import KernelSpec
-
-DEVICES = {"cpu": ("cpu", "c"), "cuda": ("gpu", "cuda")}
-
-
-@dataclass
-class KernelCheck:
-    file: str
-    kernel: str
-    id: str
-    device: str
-    status: str  # pass, fail, skipped, error
-    max_abs_err: float | None = None
-    max_rel_err: float | None = None
-    first_mismatch: dict | None = None
-    seed: int | None = None
-    tolerance: str = ""
-    message: str = ""
-    findings: list = field(default_factory=list)
-    seconds: float = 0.0
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-def _form_skip(form: str | None, device: str, reason: str = "") -> str | None:
-    if form is None:
-        return "the migrated module has no kernel of this name"
-    if form == "unsupported":
-        return f"not migrated: {reason}" if reason else "not migrated"
-    if form == "simt" and device == "cpu":
-        return ("not checkable on CPU: thread-level (simt) TileLang runs on GPUs only "
-                "(TileLang's c target has no SIMT threads); check it with --device cuda")
-    return None
-
 
 def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="c2t-tl-") as tmp:
@@ -107,7 +73,7 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
             k = dataclasses.replace(k, tolerance=rest[0])
         check = KernelCheck(display, k.name, k.id, device, "skipped", seed=seed, tolerance=k.tolerance)
         checks.append(check)
-        skip = _form_skip(form, device, reason)
+        skip = form_skip(form, device, reason)
         if skip:
             check.message = skip
             continue
@@ -181,11 +147,15 @@ class CheckSetupError(Exception):
 def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", kernels: set[str] | None = None,
                         spec: Path | None = None, seed: int | None = None, schedule: str = "forward",
                         include_dirs=(), defines=(), jobs: int = 1, timeout: float = 300.0,
-                        on_done=None) -> list[KernelCheck]:
+                        on_done=None, run_args: list[str] | None = None, record_limit: int = 2,
+                        run_timeout: float = 120.0) -> list[KernelCheck]:
     """Check every converted file of ``out_dir`` (as described by its ``report.json``).
 
     Each file's original source and spec travel inside the folder (``original`` and ``spec`` of
-    its entry in ``report["files"]``), so the folder can be checked on another machine.
+    its entry in ``report["files"]``), so the folder can be checked on another machine. With
+    ``run_args``, a kernel no spec covers is checked on the launches of the program's own run
+    with those arguments (:mod:`.trace_check`; traces under ``OUT/traces/``, the run in
+    ``OUT/run/``), the first ``record_limit`` launches of each kernel, for ``run_timeout`` s.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -203,6 +173,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         file_kernels = forms.get(entry["file"], {})
         if kernels is not None and not (set(file_kernels) & kernels):
             continue
+        if spec_path is not None and spec_path.name.endswith(".auto.toml") and run_args is not None:
+            spec_path = None  # the program's own launches, not sizes guessed from its launch sites
         if spec_path is None:
             jobs_list.append((entry, None))
             continue
@@ -224,13 +196,24 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
             return KernelCheck(entry["file"], name, name, device, "skipped",
                                message=f"no spec: state in {toml}: {detail}")
 
-        if specs is None:
+        if specs is None and run_args is not None:
+            from .trace_check import check_traces
+            stem = Path(entry["file"]).with_suffix("")
+            names = [name for name in file_forms if kernels is None or name in kernels]
+            out = check_traces(out_dir / entry["output"], out_dir / entry["original"], names, file_forms,
+                               list(run_args), trace_dir=out_dir / "traces" / stem, work_dir=out_dir / "run" / stem,
+                               limit=record_limit, timeout=run_timeout, device=device, include_dirs=include_dirs,
+                               defines=defines, display=entry["file"])
+        elif specs is None:
             out = [unspecified(name) for name in file_forms if kernels is None or name in kernels]
         else:
             out = check_module(out_dir / entry["output"], out_dir / entry["original"],
                                specs, file_forms, device=device, seed=seed, schedule=schedule,
                                include_dirs=include_dirs, defines=defines, timeout=timeout,
                                display=entry["file"])
+            if spec is None and str(entry.get("spec", "")).endswith(".auto.toml"):
+                for c in out:
+                    c.inputs = "auto"  # sizes derived from the launch sites (migrate/autospec.py)
             covered = {s.name for s in specs}
             out += [unspecified(name) for name in file_forms
                     if name not in covered and (entry["file"], name) in missing

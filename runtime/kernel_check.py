@@ -1,0 +1,42 @@
+"""The outcome of one kernel's equivalence check (:class:`KernelCheck`), and why a kernel is not
+checked on a device at all (:func:`form_skip`), shared by the checks on spec inputs
+(:mod:`.checker`) and on a program's recorded launches (:mod:`.trace_check`)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+#: check device -> (the device the original runs on, the TileLang target of the migrated kernel)
+DEVICES = {"cpu": ("cpu", "c"), "cuda": ("gpu", "cuda")}
+
+
+@dataclass
+class KernelCheck:
+    file: str
+    kernel: str
+    id: str
+    device: str
+    status: str  # pass, fail, skipped, error
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    first_mismatch: dict | None = None
+    seed: int | None = None
+    tolerance: str = ""
+    message: str = ""
+    findings: list = field(default_factory=list)
+    seconds: float = 0.0
+    inputs: str = "spec"  # what the kernel ran on: "spec" (a spec file), "trace" (the program's own launches)
+    launch: int | None = None  # with "trace": the recorded launch the message speaks of
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def form_skip(form: str | None, device: str, reason: str = "") -> str | None:
+    if form is None:
+        return "the migrated module has no kernel of this name"
+    if form == "unsupported":
+        return f"not migrated: {reason}" if reason else "not migrated"
+    if form == "simt" and device == "cpu":
+        return ("not checkable on CPU: thread-level (simt) TileLang runs on GPUs only "
+                "(TileLang's c target has no SIMT threads); check it with --device cuda")
+    return None

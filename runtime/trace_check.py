@@ -1,0 +1,92 @@
+"""Check the kernels of a program that has no spec on the program's own launches.
+
+:func:`check_traces` builds the original program with the CPU executor, runs its ``main()`` with
+the user's arguments in a scratch folder (recording the first launches of each kernel into
+``traces/``, :mod:`.traces`), and replays each recorded launch into the migrated kernel
+(:mod:`.replay`). A kernel's check passes when every replayed launch matches and at least one
+was replayed; it fails on the first launch that differs, naming the buffer and the launch.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .kernel_check import KernelCheck, form_skip
+
+__all__ = ["check_traces"]
+
+
+def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run_args: list[str], *,
+                 trace_dir: Path, work_dir: Path, limit: int = 2, timeout: float = 120.0, device: str = "cpu",
+                 include_dirs=(), defines=(), display: str = "") -> list[KernelCheck]:
+    """One check per kernel of ``names`` from the launches of the program's run."""
+    from .build import BuildError
+    from .cuda_cpu import compile_cpu
+    from .replay import replay
+    from .traces import record
+
+    display = display or cu_path.name
+    target = "c" if device == "cpu" else "cuda"
+    checks = {n: KernelCheck(display, n, f"{n}@trace", device, "skipped", inputs="trace") for n in names}
+    todo = []
+    for n, check in checks.items():
+        form, reason, *_ = forms.get(n, (None, ""))
+        skip = form_skip(form, device, reason)
+        if skip:
+            check.message = skip
+        else:
+            todo.append(n)
+    if not todo:
+        return list(checks.values())
+    start = time.perf_counter()
+    try:
+        lib = compile_cpu(cu_path, [], include_dirs=include_dirs, defines=defines)
+    except BuildError as exc:
+        for n in todo:
+            checks[n].status, checks[n].message = "error", f"the original program does not build: {exc}"
+        return list(checks.values())
+    if not lib.main_entry:
+        for n in todo:
+            checks[n].message = f"no spec, and {display} has no main() to run: state the launch in a spec"
+        return list(checks.values())
+    work_dir.mkdir(parents=True, exist_ok=True)
+    rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=work_dir)
+    ran = ("ran to completion" if rec.status == 0 else "timed out" if rec.status is None
+           else f"exited with status {rec.status}")
+    seconds = time.perf_counter() - start
+    for n in todo:
+        check = checks[n]
+        check.seconds = seconds
+        launches = [L for L in rec.launches if L.name == n]
+        if not launches:
+            check.message = f"the program ({' '.join(run_args) or 'no arguments'}) {ran} without launching it"
+            continue
+        replays = []
+        for L in launches:
+            try:
+                replays.append(replay(module, L, target))
+            except Exception as exc:  # the migrated kernel did not run
+                check.status, check.launch = "error", L.number
+                check.message = f"launch {L.number}: the migrated kernel did not run: {type(exc).__name__}: {exc}"
+                break
+        else:
+            failed = [r for r in replays if r.status == "fail"]
+            passed = [r for r in replays if r.status == "pass"]
+            if failed:
+                r = failed[0]
+                bad = next(res for res in r.results if not res.passed)
+                check.status, check.launch = "fail", r.launch
+                check.max_abs_err, check.max_rel_err = bad.max_abs_err, bad.max_rel_err
+                check.tolerance = bad.tolerance
+                check.message = f"recorded launch {r.launch} of {len(launches)}: {r.message}"
+            elif passed:
+                worst = [res for r in passed for res in r.results]
+                check.status, check.launch = "pass", passed[0].launch
+                check.max_abs_err = max((res.max_abs_err or 0.0 for res in worst), default=0.0)
+                check.max_rel_err = max((res.max_rel_err or 0.0 for res in worst), default=0.0)
+                check.tolerance = ", ".join(sorted({res.tolerance for res in worst}))
+                check.message = (f"{len(passed)} recorded launch{'es' if len(passed) > 1 else ''} of the program's "
+                                 f"run ({' '.join(run_args) or 'no arguments'}, {ran}) replayed equal")
+            else:
+                check.message = f"recorded launch {replays[0].launch}: {replays[0].message}"
+    return list(checks.values())

@@ -1,0 +1,75 @@
+"""Checks on a program's own launches (runtime/trace_check.py, ``--run``): a program sized from
+argv has no spec and no automatic one; ``migrate convert --check cpu --run ARGS`` records its
+launches and replays them into the migrated kernels; ``migrate check --from OUT --run`` does the
+same on the folder, and fails on a changed kernel, naming the launch."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from migrate.cli import main
+from migrate.runtime.build import find_cxx
+from tests.paths import FIXTURES
+
+pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+
+PROGRAM = FIXTURES / "runtime" / "record_sizes.cu"
+
+
+def _checks(out) -> dict:
+    return {k["kernel"]: k["check"] for k in json.loads((out / "report.json").read_text())["kernels"]}
+
+
+@pytest.fixture
+def source(tmp_path):
+    src = tmp_path / "src" / "record_sizes.cu"
+    src.parent.mkdir()
+    shutil.copy(PROGRAM, src)
+    return src
+
+
+def test_convert_checks_a_program_without_spec_on_its_own_launches(source, tmp_path):
+    out = tmp_path / "out"
+    assert main(["convert", str(source), "-o", str(out), "-q", "--check", "cpu", "--run", "300"]) == 0
+    checks = _checks(out)
+    assert {k: (c["status"], c["inputs"]) for k, c in checks.items()} == {"scale": ("pass", "trace"),
+                                                                          "shift": ("pass", "trace")}
+    assert "2 recorded launches" in checks["scale"]["message"] and checks["scale"]["launch"] == 0
+    assert (out / "traces" / "record_sizes" / "manifest.jsonl").is_file()
+    assert not (source.parent / "traces").exists()  # nothing written beside the source
+
+
+def test_without_run_the_kernels_say_what_a_spec_must_state(source, tmp_path):
+    out = tmp_path / "out"
+    main(["convert", str(source), "-o", str(out), "-q", "--check", "cpu"])
+    assert {c["status"] for c in _checks(out).values()} == {"skipped"}
+    assert all("no spec" in c["message"] for c in _checks(out).values())
+
+
+def test_check_from_a_folder_replays_and_a_changed_kernel_fails(source, tmp_path):
+    out = tmp_path / "out"
+    assert main(["convert", str(source), "-o", str(out), "-q"]) == 0
+    assert main(["check", "--from", str(out), "--run", "300", "--record-launches", "1"]) == 0
+    changed = tmp_path / "changed"  # a folder of its own: a module is imported once per path
+    shutil.copytree(out, changed)
+    module = changed / "record_sizes.py"
+    text = module.read_text()
+    assert "y[i] = a * x[i] + y[i]" in text
+    module.write_text(text.replace("y[i] = a * x[i] + y[i]", "y[i] = a * x[i] - y[i]"))
+    report = tmp_path / "check.json"
+    assert main(["check", "--from", str(changed), "--run", "300", "--json", str(report)]) == 1
+    (scale,) = [c for c in json.loads(report.read_text()) if c["kernel"] == "scale"]
+    assert scale["status"] == "fail" and scale["inputs"] == "trace" and scale["launch"] == 0
+    assert "recorded launch 0" in scale["message"]
+
+
+def test_a_program_that_launches_nothing_says_so(tmp_path):
+    src = tmp_path / "quiet.cu"
+    src.write_text("#include <cuda_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n"
+                   "int main(int argc, char** argv) { return argc > 5; }\n")
+    out = tmp_path / "out"
+    main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "a b"])
+    (check,) = _checks(out).values()
+    assert check["status"] == "skipped" and "without launching it" in check["message"]
