@@ -203,7 +203,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
             out = check_traces(out_dir / entry["output"], out_dir / entry["original"], names, file_forms,
                                list(run_args), trace_dir=out_dir / "traces" / stem, work_dir=out_dir / "run" / stem,
                                limit=record_limit, timeout=run_timeout, device=device, include_dirs=include_dirs,
-                               defines=defines, display=entry["file"])
+                               defines=defines, display=entry["file"],
+                               source_dir=Path(entry["source"]).parent if entry.get("source") else None)
         elif specs is None:
             out = [unspecified(name) for name in file_forms if kernels is None or name in kernels]
         else:

@@ -18,8 +18,10 @@ __all__ = ["check_traces"]
 
 def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run_args: list[str], *,
                  trace_dir: Path, work_dir: Path, limit: int = 2, timeout: float = 120.0, device: str = "cpu",
-                 include_dirs=(), defines=(), display: str = "") -> list[KernelCheck]:
-    """One check per kernel of ``names`` from the launches of the program's run."""
+                 include_dirs=(), defines=(), display: str = "", source_dir: Path | None = None) -> list[KernelCheck]:
+    """One check per kernel of ``names`` from the launches of the program's run. The program
+    runs in ``work_dir``, into which the files of ``source_dir`` (the program's folder, for the
+    input files it reads) are copied: the sources are never changed."""
     from .build import BuildError
     from .cuda_cpu import compile_cpu
     from .replay import replay
@@ -50,6 +52,7 @@ def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run
             checks[n].message = f"no spec, and {display} has no main() to run: state the launch in a spec"
         return list(checks.values())
     work_dir.mkdir(parents=True, exist_ok=True)
+    _link_inputs(source_dir, work_dir)
     rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=work_dir)
     ran = ("ran to completion" if rec.status == 0 else "timed out" if rec.status is None
            else f"exited with status {rec.status}")
@@ -90,3 +93,28 @@ def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run
             else:
                 check.message = f"recorded launch {replays[0].launch}: {replays[0].message}"
     return list(checks.values())
+
+
+#: the most bytes of the program's folder copied into its working folder
+INPUT_BUDGET = 256 << 20
+
+
+def _link_inputs(source_dir: Path | None, work_dir: Path, budget: int = INPUT_BUDGET) -> None:
+    """The files of the program's folder (its input files), copied into its working folder up to
+    ``budget`` bytes: the run may write where it likes there, the sources stay untouched."""
+    import shutil
+
+    if source_dir is None or not Path(source_dir).is_dir():
+        return
+    left = budget
+    for entry in sorted(Path(source_dir).rglob("*")):
+        if not entry.is_file() or entry.is_symlink():
+            continue
+        rel = entry.relative_to(source_dir)
+        target = work_dir / rel
+        size = entry.stat().st_size
+        if target.exists() or size > left:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(entry, target)
+        left -= size

@@ -73,3 +73,29 @@ def test_a_program_that_launches_nothing_says_so(tmp_path):
     main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "a b"])
     (check,) = _checks(out).values()
     assert check["status"] == "skipped" and "without launching it" in check["message"]
+
+
+def test_the_program_reads_its_input_files_from_a_copy_of_its_folder(tmp_path):
+    src = tmp_path / "prog" / "p.cu"
+    src.parent.mkdir()
+    (src.parent / "sizes.txt").write_text("200\n")
+    src.write_text("""#include <cstdio>
+#include <cuda_runtime.h>
+__global__ void fill(int* v, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) v[i] = i; }
+int main() {
+    FILE* f = fopen("sizes.txt", "r"); int n = 0;
+    if (!f || fscanf(f, "%d", &n) != 1) return 2;
+    fclose(f);
+    f = fopen("sizes.txt", "w"); fprintf(f, "changed\\n"); fclose(f);   // the run writes where it runs
+    int* d; cudaMalloc(&d, n * sizeof(int));
+    fill<<<(n + 63) / 64, 64>>>(d, n);
+    cudaFree(d);
+    return 0;
+}
+""")
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", ""]) == 0
+    (check,) = _checks(out).values()
+    assert check["status"] == "pass" and check["inputs"] == "trace", check
+    assert (src.parent / "sizes.txt").read_text() == "200\n"  # the source folder is untouched
+    assert (out / "run" / "p" / "sizes.txt").read_text() == "changed\n"
