@@ -82,6 +82,16 @@ class Pass:
 # -- 1. prepare: the model normalised for every form ---------------------------------------------
 
 
+def _value_templates(fn, device, portable):
+    for dev in callees_of(fn, device or {}):
+        values = [t.name for t in dev.template_params if t.kind == "value"]
+        if values:
+            raise NoTileLangForm(f"device function template '{dev.name}' takes the value parameter '{values[0]}': "
+                                 "each instance has a body of its own, which the migrated macros do not tell apart "
+                                 "yet", dev.span)
+    return fn
+
+
 def _inline(fn, device, portable):
     if not device:
         return fn
@@ -117,6 +127,8 @@ def _warp_calls(fn, device, portable):
 
 
 PREPARE = (
+    Pass("value templates", "a device function template with value parameters (template <int N>) has a body per "
+                            "instance: refused, not migrated as one macro for every instance", _value_templates),
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end", _inline),
     Pass("cooperative groups", "thread_block and tiled_partition objects become the builtins they wrap",

@@ -41,6 +41,8 @@ def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run
     if not todo:
         return list(checks.values())
     start = time.perf_counter()
+    if source_dir is not None and Path(source_dir).is_dir():  # its quoted includes sit beside the original
+        include_dirs = tuple(include_dirs) + (str(source_dir),)
     try:
         lib = compile_cpu(cu_path, [], include_dirs=include_dirs, defines=defines)
     except BuildError as exc:

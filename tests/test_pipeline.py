@@ -115,3 +115,26 @@ def test_a_construct_with_no_form_is_unsupported_with_m3001(tmp_path):
     assert out.form == Form.UNSUPPORTED and out.plan is None
     assert [d.code for d in out.diagnostics] == ["M3001"]
     assert "__device__ global 'g_total'" in out.reason
+
+
+def test_a_device_function_template_with_value_parameters_is_refused(tmp_path):
+    """``scaled<2>`` and ``scaled<3>`` have bodies of their own; one macro for both would compute
+    the same value twice (a real program did this with polynomial degrees): refused with M3001."""
+    out = _kernel(tmp_path, """
+        template <int N> __device__ float scaled(float x) { return x * N; }
+        __global__ void k(const float* x, float* y, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = scaled<2>(x[i]) + scaled<3>(x[i]);
+        }""")
+    assert out.form == Form.UNSUPPORTED and [d.code for d in out.diagnostics] == ["M3001"]
+    assert "device function template 'scaled' takes the value parameter 'N'" in out.reason
+
+
+def test_a_device_function_template_over_types_is_one_macro(tmp_path):
+    out = _kernel(tmp_path, """
+        template <typename T> __device__ T twice(T v) { return v + v; }
+        __global__ void k(const float* x, float* y, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = twice(x[i]);
+        }""")
+    assert out.form == Form.TILE and out.macros == ["twice"]

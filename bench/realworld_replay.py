@@ -1,0 +1,110 @@
+"""The replayed check on the real-code pool: each program whose Makefile gives run arguments runs
+its own main() on the CPU executor with them, its first launches of each kernel are recorded, and
+each recorded launch is replayed into the migrated kernel (issue 13; runtime/trace_check.py).
+
+    python bench/realworld_replay.py --out OUT [--pool build/realworld] [--timeout 60] [--limit 2]
+                                     [--jobs 2] [--only name,name] [--json FILE]
+
+OUT is the output of ``migrate convert build/realworld -o OUT -p build/realworld``; the traces and
+the runs go under OUT (``OUT/traces/``, ``OUT/run/``). Prints one line per program and the
+totals: converted kernels, how many got a replayed check, how many of those pass, and why the
+others were not replayed. Nothing is written outside OUT and the sources are never changed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def _reason(message: str) -> str:
+    """A short class of why a kernel was not replayed, for the totals."""
+    for key, label in (("without launching it", "not launched by the run"), ("no main()", "no main() in its file"),
+                       ("does not build", "original does not build"), ("template instance", "template instance"),
+                       ("__constant__", "__constant__ symbols"), ("same allocation", "aliasing arguments"),
+                       ("did not allocate", "pointer into host memory"), ("null pointer", "null pointer"),
+                       ("not migrated", "not migrated"), ("simt", "simt form"), ("did not run", "original did not run"),
+                       ("arguments, the kernel takes", "argument count"), ("recorded as", "argument kind")):
+        if key in message:
+            return label
+    return message[:60]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--pool", default=REPO / "build" / "realworld", type=Path)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--limit", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+
+    from migrate.parse.compdb import load
+    from migrate.runtime.trace_check import check_traces
+
+    report = json.loads((args.out / "report.json").read_text())
+    cases = json.loads((args.pool / "pool.json").read_text())["cases"]
+    only = set(filter(None, args.only.split(",")))
+    flags = load(args.pool) if (args.pool / "compile_commands.json").is_file() else {}
+    forms: dict = {}
+    for k in report["kernels"]:
+        forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
+    jobs = []
+    for case in cases:
+        if case.get("run_args") is None or (only and case["name"] not in only):
+            continue
+        for entry in report["files"]:
+            if not entry["file"].startswith(case["folder"] + "/") or not entry.get("output"):
+                continue
+            names = sorted(n for n, f in forms.get(entry["file"], {}).items() if f[0] != "unsupported")
+            if names:
+                jobs.append((case, entry, names))
+
+    def one(job):
+        case, entry, names = job
+        source = Path(entry["source"])
+        f = flags.get(str(source.resolve()))
+        stem = Path(entry["file"]).with_suffix("")
+        start = time.perf_counter()
+        checks = check_traces(args.out / entry["output"], args.out / entry["original"], names, forms[entry["file"]],
+                              shlex.split(case["run_args"]), trace_dir=args.out / "traces" / stem,
+                              work_dir=args.out / "run" / stem, limit=args.limit, timeout=args.timeout,
+                              include_dirs=f.include_dirs if f else (), defines=f.defines if f else (),
+                              display=entry["file"], source_dir=source.parent)
+        return case["name"], entry["file"], checks, time.perf_counter() - start
+
+    rows = []
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for name, file, checks, seconds in pool.map(one, jobs):
+            statuses = Counter(c.status for c in checks)
+            print(f"{file:50s} {seconds:6.1f} s  " + ", ".join(f"{s} {n}" for s, n in sorted(statuses.items())),
+                  flush=True)
+            rows += [{"program": name, "file": file, "kernel": c.kernel, "status": c.status, "message": c.message,
+                      "launch": c.launch} for c in checks]
+    converted = sum(1 for k in report["kernels"] if k["form"] != "unsupported")
+    in_programs = len(rows)
+    replayed = [r for r in rows if r["status"] in ("pass", "fail")]
+    passed = [r for r in replayed if r["status"] == "pass"]
+    print(f"\nconverted kernels in the pool: {converted}; in programs with run arguments: {in_programs}")
+    print(f"replayed: {len(replayed)} ({100 * len(replayed) / max(1, converted):.0f} % of converted); "
+          f"pass {len(passed)} ({100 * len(passed) / max(1, len(replayed)):.0f} % of replayed), "
+          f"fail {len(replayed) - len(passed)}, error {sum(r['status'] == 'error' for r in rows)}")
+    for reason, n in Counter(_reason(r["message"]) for r in rows if r["status"] == "skipped").most_common():
+        print(f"  skipped: {n:4d}  {reason}")
+    if args.json:
+        args.json.write_text(json.dumps({"converted": converted, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
