@@ -6,7 +6,8 @@ each recorded launch is replayed into the migrated kernel (issue 13; runtime/tra
                                      [--jobs 2] [--only name,name] [--json FILE]
 
 OUT is the output of ``migrate convert build/realworld -o OUT -p build/realworld``; the traces and
-the runs go under OUT (``OUT/traces/``, ``OUT/run/``). Prints one line per program and the
+the runs go under OUT (``OUT/traces/``, ``OUT/run/``; a program's trace bytes and run folder are
+removed once it is replayed, unless ``--keep-traces``; ``--budget`` bounds its trace bytes). Prints one line per program and the
 totals: converted kernels, how many got a replayed check, how many of those pass, and why the
 others were not replayed. Nothing is written outside OUT and the sources are never changed.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 import sys
 import time
 from collections import Counter
@@ -27,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 def _reason(message: str) -> str:
     """A short class of why a kernel was not replayed, for the totals."""
-    for key, label in (("without launching it", "not launched by the run"), ("no main()", "no main() in its file"),
+    for key, label in (("trace budget", "past the trace budget"), ("without launching it", "not launched by the run"), ("no main()", "no main() in its file"),
                        ("does not build", "original does not build"), ("template instance", "template instance"),
                        ("__constant__", "__constant__ symbols"), ("same allocation", "aliasing arguments"),
                        ("did not allocate", "pointer into host memory"), ("null pointer", "null pointer"),
@@ -47,6 +49,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--budget", type=int, default=64 << 20, help="trace bytes per program (default 64 MiB)")
+    ap.add_argument("--keep-traces", action="store_true", help="keep each program's trace data (default: removed "
+                    "once replayed, the manifest kept)")
     args = ap.parse_args(argv)
 
     from migrate.parse.compdb import load
@@ -80,7 +85,10 @@ def main(argv=None) -> int:
                               shlex.split(case["run_args"]), trace_dir=args.out / "traces" / stem,
                               work_dir=args.out / "run" / stem, limit=args.limit, timeout=args.timeout,
                               include_dirs=f.include_dirs if f else (), defines=f.defines if f else (),
-                              display=entry["file"], source_dir=source.parent)
+                              display=entry["file"], source_dir=source.parent, budget=args.budget)
+        if not args.keep_traces:  # the disk holds the pool's manifests, not every program's bytes
+            (args.out / "traces" / stem / "data.bin").unlink(missing_ok=True)
+            shutil.rmtree(args.out / "run" / stem, ignore_errors=True)
         return case["name"], entry["file"], checks, time.perf_counter() - start
 
     rows = []

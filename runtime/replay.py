@@ -73,6 +73,9 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     if len(sig.params) != len(launch.args):
         out.message = f"the launch passes {len(launch.args)} arguments, the kernel takes {len(sig.params)}"
         return out
+    if launch.skipped:
+        out.message = f"launch {launch.number} was not recorded ({launch.skipped}, past the trace budget)"
+        return out
     if launch.status != 0:
         out.message = f"the original launch did not run (executor status {launch.status})"
         return out

@@ -18,7 +18,8 @@ __all__ = ["check_traces"]
 
 def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run_args: list[str], *,
                  trace_dir: Path, work_dir: Path, limit: int = 2, timeout: float = 120.0, device: str = "cpu",
-                 include_dirs=(), defines=(), display: str = "", source_dir: Path | None = None) -> list[KernelCheck]:
+                 include_dirs=(), defines=(), display: str = "", source_dir: Path | None = None,
+                 budget: int | None = None) -> list[KernelCheck]:
     """One check per kernel of ``names`` from the launches of the program's run. The program
     runs in ``work_dir``, into which the files of ``source_dir`` (the program's folder, for the
     input files it reads) are copied: the sources are never changed."""
@@ -55,7 +56,8 @@ def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run
         return list(checks.values())
     work_dir.mkdir(parents=True, exist_ok=True)
     _link_inputs(source_dir, work_dir)
-    rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=work_dir)
+    rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=work_dir,
+                 **({"budget": budget} if budget is not None else {}))
     ran = ("ran to completion" if rec.status == 0 else "timed out" if rec.status is None
            else f"exited with status {rec.status}")
     seconds = time.perf_counter() - start

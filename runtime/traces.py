@@ -46,6 +46,7 @@ class Launch:
     args: tuple[Arg, ...]
     before: dict = field(default_factory=dict)  # allocation id -> its bytes before the launch
     after: dict = field(default_factory=dict)  # allocation id -> its bytes after it
+    skipped: str = ""  # why the launch was not recorded ("budget": its bytes, past the trace budget)
 
     @property
     def name(self) -> str:
@@ -84,6 +85,10 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
             d = json.loads(line)
         except json.JSONDecodeError:  # a run killed while writing its last line
             break
+        if d.get("skipped"):
+            out.append(Launch(d["seq"], d["kernel"], d["number"], (0, 0, 0), (0, 0, 0), 0, -1, (),
+                              skipped=f"{d['skipped']}: {d.get('bytes', 0)} bytes"))
+            continue
         blobs = {}
         for which in ("before", "after"):
             blobs[which] = {a["id"]: data[a[which]:a[which] + a["size"]] for a in d[which]}
@@ -95,16 +100,22 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
     return out
 
 
+#: the most bytes a recording writes (before and after bytes of every recorded launch)
+BUDGET = 512 << 20
+
+
 def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2, timeout: float = 120.0,
-           cwd: str | os.PathLike | None = None) -> Recording:
+           cwd: str | os.PathLike | None = None, budget: int = BUDGET) -> Recording:
     """Run the program's own ``main`` from ``lib`` (a CPU executor build) with ``argv`` in
-    ``cwd``, recording the first ``limit`` launches of each kernel into ``trace_dir``. A run that
+    ``cwd``, recording the first ``limit`` launches of each kernel into ``trace_dir``, at most
+    ``budget`` bytes of them (a launch past it is listed as skipped, not recorded). A run that
     exceeds ``timeout`` is stopped; the launches recorded by then are kept."""
     from .cuda_cpu import run_program
 
     trace_dir = Path(trace_dir)
     trace_dir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "C2T_TRACE_DIR": str(trace_dir.resolve()), "C2T_TRACE_LIMIT": str(int(limit))}
+    env = {**os.environ, "C2T_TRACE_DIR": str(trace_dir.resolve()), "C2T_TRACE_LIMIT": str(int(limit)),
+           "C2T_TRACE_BUDGET": str(int(budget))}
     try:
         status, out, err = run_program(lib, argv, timeout=timeout, env=env, cwd=cwd)
     except TimeoutError as exc:

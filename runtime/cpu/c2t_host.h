@@ -328,12 +328,17 @@ struct LaunchCfg {
         FD fn(f);
         Call<FD, Tup> call{&fn, &args};
         const int number = kernel ? trace::state().seen[kernel] : 0;
-        const bool record = trace::wanted(kernel);
+        bool record = trace::wanted(kernel);
         trace::Launch L;
         std::string before;
         if (record) {
             std::apply([&](const auto&... x) { (L.arg(x), ...); }, args);
-            before = L.dump(trace::state(), "before");
+            if (trace::state().offset + L.bytes() > trace::state().budget) {
+                trace::write_skipped(kernel, number, L.bytes());
+                record = false;
+            } else {
+                before = L.dump(trace::state(), "before");
+            }
         }
         int rc = run_grid(grid, block, shmem,
                           [](void* p) {

@@ -7,6 +7,8 @@
 // as the allocation it points into and the offset), and in C2T_TRACE_DIR/data.bin the bytes of
 // each allocation the arguments reach, before the launch and after it. Allocations are those of
 // cudaMalloc and its relatives (c2t_host.h tells this file of each). Later launches run as usual.
+// C2T_TRACE_BUDGET (bytes, default 512 MiB) bounds data.bin: a launch whose allocations would take
+// it past the budget is not recorded, and its manifest line says so ("skipped": "budget").
 // Python reads the recording with migrate.runtime.traces.
 #pragma once
 
@@ -52,6 +54,7 @@ struct State {
     FILE* manifest = nullptr;
     FILE* data = nullptr;
     long offset = 0;  // bytes written to data.bin
+    long budget = 512L << 20;  // the most bytes data.bin may hold
     long seq = 0;     // launches recorded
     std::map<std::string, int> seen;  // kernel -> launches seen
 };
@@ -68,6 +71,7 @@ static inline State& state() {
             s.data = fopen((d + "/data.bin").c_str(), "wb");
             s.on = s.manifest && s.data;
             if (const char* l = getenv("C2T_TRACE_LIMIT")) s.limit = atoi(l);
+            if (const char* b = getenv("C2T_TRACE_BUDGET")) s.budget = atol(b);
         }
     }
     return s;
@@ -131,6 +135,13 @@ struct Launch {
         }
     }
 
+    // The bytes the reached allocations take, before and after.
+    long bytes() const {
+        long n = 0;
+        for (auto* a : reached) n += 2 * (long)a->second.size;
+        return n;
+    }
+
     // Append the reached allocations' bytes to data.bin; their JSON (``which``: before/after).
     std::string dump(State& s, const char* which) const {
         std::string out;
@@ -149,6 +160,14 @@ static inline bool wanted(const char* kernel) {
     State& s = state();
     if (!s.on || !kernel) return false;
     return s.seen[kernel]++ < s.limit;
+}
+
+// A launch not recorded because its allocations would take data.bin past the budget.
+static inline void write_skipped(const char* kernel, int number, long bytes) {
+    State& s = state();
+    fprintf(s.manifest, "{\"seq\":%ld,\"kernel\":%s,\"number\":%d,\"skipped\":\"budget\",\"bytes\":%ld}\n", s.seq++,
+            json_string(kernel).c_str(), number, bytes);
+    fflush(s.manifest);
 }
 
 static inline void write(const char* kernel, int number, dim3 g, dim3 b, size_t shmem, const Launch& L,

@@ -63,3 +63,14 @@ def test_a_run_past_its_timeout_keeps_what_it_recorded(lib, tmp_path):
     rec = record(lib, ["20000000"], tmp_path / "t", timeout=0.5)
     assert rec.status is None and "longer than" in rec.stderr
     assert all(L.status == 0 for L in rec.launches)  # whatever was written completely
+
+
+def test_launches_past_the_budget_are_listed_not_recorded(lib, tmp_path):
+    # n = 300: a scale launch reaches 2 x 1200 bytes, before and after (4800); shift 1200 x 2
+    rec = record(lib, ["300"], tmp_path / "t", limit=2, budget=6000)
+    kept = [L for L in rec.launches if not L.skipped]
+    skipped = [L for L in rec.launches if L.skipped]
+    assert [L.name for L in kept] == ["scale"] and kept[0].number == 0
+    assert [(L.name, L.number) for L in skipped] == [("scale", 1), ("shift", 0)]
+    assert skipped[0].skipped == "budget: 4800 bytes" and rec.status == 0
+    assert (tmp_path / "t" / "data.bin").stat().st_size == 4800
