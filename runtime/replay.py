@@ -59,6 +59,9 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     from .tilelang_support import launch as run
 
     out = Replay(launch.name, launch.number, "skipped")
+    if launch.skipped:
+        out.message = f"launch {launch.number} was not recorded ({launch.skipped}, past the trace budget)"
+        return out
     module = load_module(module_path)
     sig = getattr(module, "KERNELS", {}).get(launch.name)
     if sig is None:
@@ -72,9 +75,6 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         return out
     if len(sig.params) != len(launch.args):
         out.message = f"the launch passes {len(launch.args)} arguments, the kernel takes {len(sig.params)}"
-        return out
-    if launch.skipped:
-        out.message = f"launch {launch.number} was not recorded ({launch.skipped}, past the trace budget)"
         return out
     if launch.status != 0:
         out.message = f"the original launch did not run (executor status {launch.status})"

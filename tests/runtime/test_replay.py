@@ -58,3 +58,13 @@ def test_what_a_replay_cannot_take_is_skipped_with_the_reason(recorded, tmp_path
     no_kernels.write_text("KERNELS = {}\n")
     r = replay(no_kernels, launches[0])
     assert r.status == "skipped" and "was not migrated" in r.message
+
+
+def test_a_launch_past_the_trace_budget_replays_as_skipped(recorded, tmp_path):
+    module, _launches = recorded
+    rec = record(compile_cpu(PROGRAM, []), ["300"], tmp_path / "t", limit=2, budget=6000)
+    skipped = [L for L in rec.launches if L.skipped]
+    assert skipped
+    for L in skipped:
+        r = replay(module, L)
+        assert r.status == "skipped" and "past the trace budget" in r.message
