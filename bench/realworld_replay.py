@@ -75,6 +75,12 @@ def main(argv=None) -> int:
             if names:
                 jobs.append((case, entry, names))
 
+    def arguments(text: str) -> list[str]:
+        try:
+            return shlex.split(text)
+        except ValueError:  # a Makefile's quoting that the shell would reject too: its words
+            return text.split()
+
     def one(job):
         case, entry, names = job
         source = Path(entry["source"])
@@ -82,7 +88,7 @@ def main(argv=None) -> int:
         stem = Path(entry["file"]).with_suffix("")
         start = time.perf_counter()
         checks = check_traces(args.out / entry["output"], args.out / entry["original"], names, forms[entry["file"]],
-                              shlex.split(case["run_args"]), trace_dir=args.out / "traces" / stem,
+                              arguments(case["run_args"]), trace_dir=args.out / "traces" / stem,
                               work_dir=args.out / "run" / stem, limit=args.limit, timeout=args.timeout,
                               include_dirs=f.include_dirs if f else (), defines=f.defines if f else (),
                               display=entry["file"], source_dir=source.parent, budget=args.budget)
@@ -91,15 +97,27 @@ def main(argv=None) -> int:
             shutil.rmtree(args.out / "run" / stem, ignore_errors=True)
         return case["name"], entry["file"], checks, time.perf_counter() - start
 
+    def guarded(job):
+        try:
+            return one(job)
+        except Exception as exc:  # a bug of the tool on one program: reported, the others go on
+            case, entry, names = job
+            from migrate.runtime.kernel_check import KernelCheck
+            return case["name"], entry["file"], [KernelCheck(entry["file"], n, n, "cpu", "error",
+                                                             message=f"internal error: {type(exc).__name__}: {exc}")
+                                                 for n in names], 0.0
+
+    converted = sum(1 for k in report["kernels"] if k["form"] != "unsupported")
     rows = []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for name, file, checks, seconds in pool.map(one, jobs):
+        for name, file, checks, seconds in pool.map(guarded, jobs):
             statuses = Counter(c.status for c in checks)
             print(f"{file:50s} {seconds:6.1f} s  " + ", ".join(f"{s} {n}" for s, n in sorted(statuses.items())),
                   flush=True)
             rows += [{"program": name, "file": file, "kernel": c.kernel, "status": c.status, "message": c.message,
                       "launch": c.launch} for c in checks]
-    converted = sum(1 for k in report["kernels"] if k["form"] != "unsupported")
+            if args.json:  # after every program: a stopped run keeps what it measured
+                args.json.write_text(json.dumps({"converted": converted, "rows": rows}, indent=1))
     in_programs = len(rows)
     replayed = [r for r in rows if r["status"] in ("pass", "fail")]
     passed = [r for r in replayed if r["status"] == "pass"]
@@ -109,8 +127,6 @@ def main(argv=None) -> int:
           f"fail {len(replayed) - len(passed)}, error {sum(r['status'] == 'error' for r in rows)}")
     for reason, n in Counter(_reason(r["message"]) for r in rows if r["status"] == "skipped").most_common():
         print(f"  skipped: {n:4d}  {reason}")
-    if args.json:
-        args.json.write_text(json.dumps({"converted": converted, "rows": rows}, indent=1))
     return 0
 
 
