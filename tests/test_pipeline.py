@@ -138,3 +138,16 @@ def test_a_device_function_template_over_types_is_one_macro(tmp_path):
             if (i < n) y[i] = twice(x[i]);
         }""")
     assert out.form == Form.TILE and out.macros == ["twice"]
+
+
+def test_an_empty_kernel_is_a_kernel_that_does_nothing(tmp_path):
+    """``__global__ void k() {}`` (programs launch one to measure launch overhead): its module
+    must still be Python, and the kernel runs on the CPU target."""
+    src = tmp_path / "k.cu"
+    src.write_text("#include <cuda_runtime.h>\n__global__ void k() { }\n")
+    out = tmp_path / "out"
+    from migrate.cli import main
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    text = (out / "k.py").read_text()
+    compile(text, "k.py", "exec")
+    assert "pass  # the CUDA kernel's body is empty" in text

@@ -169,6 +169,8 @@ class KernelPrinter:
         printer = StmtPrinter(scope, indent=3)
         RegionPrinter(kplan.form, set(kplan.flags), tdims).regions(kplan.regions, printer, scope)
         lines.extend(printer.lines)
+        if lines[-1].indent < 3:  # a kernel that does nothing (``__global__ void k() {}``)
+            add(3, "pass  # the CUDA kernel's body is empty", scope.tag(fn.span))
         add(1, f"return {fn.name}")
         shim = sorted(scope.shim_calls | self.macro_shim_calls(callees))
         if shim and needs_prelude(shim):
