@@ -54,26 +54,27 @@ def main(argv=None) -> int:
                     "once replayed, the manifest kept)")
     args = ap.parse_args(argv)
 
-    from migrate.parse.compdb import load
-    from migrate.runtime.trace_check import check_traces
+    from migrate.runtime.checker import check_report_program
 
     report = json.loads((args.out / "report.json").read_text())
     cases = json.loads((args.pool / "pool.json").read_text())["cases"]
     only = set(filter(None, args.only.split(",")))
-    flags = load(args.pool) if (args.pool / "compile_commands.json").is_file() else {}
     forms: dict = {}
     for k in report["kernels"]:
         forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
-    jobs = []
+    entries = {e["file"]: e for e in report["files"] if e.get("output")}
+    jobs, covered = [], set()
     for case in cases:
         if case.get("run_args") is None or (only and case["name"] not in only):
             continue
-        for entry in report["files"]:
-            if not entry["file"].startswith(case["folder"] + "/") or not entry.get("output"):
+        for prog in report.get("programs", []):
+            if not prog["main"].startswith(case["folder"] + "/"):
                 continue
-            names = sorted(n for n, f in forms.get(entry["file"], {}).items() if f[0] != "unsupported")
-            if names:
-                jobs.append((case, entry, names))
+            files = [entries[f] for f in prog["files"] if f in entries and f not in covered
+                     and any(v[0] != "unsupported" for v in forms.get(f, {}).values())]
+            covered |= {e["file"] for e in files}
+            if files:
+                jobs.append((case, prog, files))
 
     def arguments(text: str) -> list[str]:
         try:
@@ -82,31 +83,31 @@ def main(argv=None) -> int:
             return text.split()
 
     def one(job):
-        case, entry, names = job
-        source = Path(entry["source"])
-        f = flags.get(str(source.resolve()))
-        stem = Path(entry["file"]).with_suffix("")
+        case, prog, files = job
+        stem = Path(prog["main"]).with_suffix("")
         start = time.perf_counter()
-        checks = check_traces(args.out / entry["output"], args.out / entry["original"], names, forms[entry["file"]],
-                              arguments(case["run_args"]), trace_dir=args.out / "traces" / stem,
-                              work_dir=args.out / "run" / stem, limit=args.limit, timeout=args.timeout,
-                              include_dirs=f.include_dirs if f else (), defines=f.defines if f else (),
-                              display=entry["file"], source_dir=source.parent, budget=args.budget)
+        convertible = {e["file"]: {n: f for n, f in forms[e["file"]].items() if f[0] != "unsupported"} for e in files}
+        checks = check_report_program(args.out, prog, files, convertible, arguments(case["run_args"]),
+                                      record_limit=args.limit, run_timeout=args.timeout, budget=args.budget)
         if not args.keep_traces:  # the disk holds the pool's manifests, not every program's bytes
-            (args.out / "traces" / stem / "data.bin").unlink(missing_ok=True)
+            for blob in (args.out / "traces" / stem).glob("launch-*.zlib"):
+                blob.unlink()
             shutil.rmtree(args.out / "run" / stem, ignore_errors=True)
-        return case["name"], entry["file"], checks, time.perf_counter() - start
+        return case["name"], prog["main"], checks, time.perf_counter() - start
 
     def guarded(job):
         try:
             return one(job)
         except Exception as exc:  # a bug of the tool on one program: reported, the others go on
-            case, entry, names = job
+            case, prog, files = job
             from migrate.runtime.kernel_check import KernelCheck
-            return case["name"], entry["file"], [KernelCheck(entry["file"], n, n, "cpu", "error",
-                                                             message=f"internal error: {type(exc).__name__}: {exc}")
-                                                 for n in names], 0.0
+            return case["name"], prog["main"], [KernelCheck(e["file"], n, n, "cpu", "error",
+                                                            message=f"internal error: {type(exc).__name__}: {exc}")
+                                                for e in files for n, f in forms[e["file"]].items()
+                                                if f[0] != "unsupported"], 0.0
 
+    outside = [(e, n) for e in entries for n, f in forms.get(e, {}).items()
+               if f[0] != "unsupported" and e not in covered]
     converted = sum(1 for k in report["kernels"] if k["form"] != "unsupported")
     rows = []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -114,10 +115,13 @@ def main(argv=None) -> int:
             statuses = Counter(c.status for c in checks)
             print(f"{file:50s} {seconds:6.1f} s  " + ", ".join(f"{s} {n}" for s, n in sorted(statuses.items())),
                   flush=True)
-            rows += [{"program": name, "file": file, "kernel": c.kernel, "status": c.status, "message": c.message,
-                      "launch": c.launch} for c in checks]
+            rows += [{"program": name, "main": file, "file": c.file, "kernel": c.kernel, "status": c.status, "message": c.message,
+                      "launch": c.launch, "run": c.run} for c in checks]
             if args.json:  # after every program: a stopped run keeps what it measured
-                args.json.write_text(json.dumps({"converted": converted, "rows": rows}, indent=1))
+                args.json.write_text(json.dumps({"converted": converted, "rows": rows,
+                                                 "outside": [f"{e}:{n}" for e, n in outside]}, indent=1))
+    print(f"converted kernels in no program run here (no main() that includes them, or no run arguments): "
+          f"{len(outside)}")
     in_programs = len(rows)
     replayed = [r for r in rows if r["status"] in ("pass", "fail")]
     passed = [r for r in replayed if r["status"] == "pass"]
@@ -127,6 +131,11 @@ def main(argv=None) -> int:
           f"fail {len(replayed) - len(passed)}, error {sum(r['status'] == 'error' for r in rows)}")
     for reason, n in Counter(_reason(r["message"]) for r in rows if r["status"] == "skipped").most_common():
         print(f"  skipped: {n:4d}  {reason}")
+    ran = [r for r in rows if r["run"] in ("ran to completion", "timed out")]
+    ran_replayed = [r for r in ran if r["status"] in ("pass", "fail")]
+    print(f"in programs whose run completed or reached the time-out: {len(ran)} kernels, replayed "
+          f"{len(ran_replayed)} ({100 * len(ran_replayed) / max(1, len(ran)):.0f} %), pass "
+          f"{sum(r['status'] == 'pass' for r in ran_replayed)}")
     return 0
 
 

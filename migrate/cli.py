@@ -352,14 +352,26 @@ def cmd_convert(args) -> int:
         results.append(cv.FileResult(src, str(rel_out), kernels, file_diags, pf.seconds,
                                      cv.count_lines(src.path), text.count("\n"), original, spec))
 
+    from .programs import find_programs
+    base_dir = files[0].path.parents[len(files[0].rel.parts) - 1] if files else Path.cwd()
+    programs = []
+    for prog in find_programs([(src.path, str(src.rel)) for src in files], args.compdb, include_dirs=args.include_dirs):
+        item = prog.to_json(base_dir)
+        flags = options_for(prog.main)  # the build's flags of its main unit, so a later check builds the same program
+        item["build"] = {"include_dirs": list(flags.include_dirs), "defines": list(flags.defines)}
+        programs.append(item)
+    for prog in programs:
+        if prog.get("problem"):
+            err.print(f"migrate: warning: M9003: {prog['problem']}", markup=False)
     if args.check:
-        failed = _check_converted(args, out_dir, results, jobs, out, parsed)
+        failed = _check_converted(args, out_dir, results, jobs, out, parsed, programs)
     else:
         failed = False
 
     from .reports import write_reports
 
     data = report_dict(results, out_dir, suppress=suppress)
+    data["programs"] = programs
     data["summary"]["seconds"] = round(time.perf_counter() - start, 3)
     written = write_reports(data, out_dir)  # report.json, report.html, stats.csv, report.sarif
     if args.json:
@@ -375,7 +387,7 @@ def cmd_convert(args) -> int:
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
 
-def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed) -> bool:
+def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, programs=()) -> bool:
     """``convert --check``: run the equivalence check on what was just written; True if any
     checked kernel failed or could not run. A lifted (tile) kernel that fails its check is
     emitted again in the portable form and checked again (M3004 says so)."""
@@ -387,6 +399,7 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed) -
 
     def run(kernels=None):
         data = report_dict(results, out_dir)
+        data["programs"] = list(programs)
         checks = check_output_folder(out_dir, data, device=args.check, kernels=kernels,
                                      include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
                                      jobs=jobs, **_run_kwargs(args))

@@ -135,6 +135,11 @@ _CODES = [
     Code("M9002", Severity.ERROR, "bad compile_commands.json",
          "The compilation database given with -p could not be read.",
          "Check that -p names the folder that holds compile_commands.json and that it is valid JSON."),
+    Code("M9003", Severity.WARNING, "bad cuda2tile.toml",
+         "A program's run settings (cuda2tile.toml beside its main file: [run] args, timeout, cwd) could "
+         "not be read; the program is run as if the file were not there (with --run's arguments, if given).",
+         "Fix the file: valid TOML, only the keys args (a string), timeout (seconds) and cwd (a folder "
+         "inside the program's folder) under [run]."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

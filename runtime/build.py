@@ -117,11 +117,11 @@ def find_cxx() -> tuple[str, str] | None:
         return found
 
 
-def collect_sources(cu_path: Path, include_dirs=()) -> dict[str, str]:
+def collect_sources(cu_path: Path, include_dirs=(), root: Path | None = None) -> dict[str, str]:
     """The source and the local headers it includes with ``#include "..."`` (recursively), as
-    {path relative to the source's folder: text}; headers outside that folder are not mirrored
-    but their text still enters the cache key under their absolute path."""
-    root = cu_path.parent.resolve()
+    {path relative to ``root`` (default: the source's folder): text}; headers outside that folder
+    are not mirrored but their text still enters the cache key under their absolute path."""
+    root = (Path(root) if root is not None else cu_path.parent).resolve()
     out: dict[str, str] = {}
     todo = [cu_path.resolve()]
     seen = set()
@@ -201,16 +201,30 @@ def _c_string(path: str) -> str:
 def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), defines=(),
                   compiler: list[str], compiler_id: str, flags: list[str], cache_dir=None,
                   timeout: float = 300.0, rewrite: bool = True, suffix: str = ".cpp",
-                  extra_key: str = "", stub_headers: bool = True, launcher_prelude: str = "") -> Library:
+                  extra_key: str = "", stub_headers: bool = True, launcher_prelude: str = "",
+                  units=()) -> Library:
     """Build (or fetch from the cache) the library for ``cu_path`` with launchers for
     ``kernels`` (instance texts) and ``symbols`` (names). ``compiler`` is the command prefix,
-    ``flags`` come after it; the wrapper source and ``-o`` are added here."""
+    ``flags`` come after it; the wrapper source and ``-o`` are added here. ``units`` are the
+    program's other translation units (a program of several files, as its build compiles them):
+    each is compiled on its own and linked into the library; the launcher joins ``cu_path``."""
     cu_path = Path(cu_path).resolve()
     if not cu_path.is_file():
         raise BuildError(f"no such source file: {cu_path}")
+    units = [u for u in dict.fromkeys(Path(x).resolve() for x in units) if u != cu_path]
+    for u in units:
+        if not u.is_file():
+            raise BuildError(f"no such source file: {u}")
+    if units and device != "cpu":
+        raise BuildError("a program of several translation units is built for the CPU executor only")
+    root = Path(os.path.commonpath([cu_path.parent, *(u.parent for u in units)])) if units else cu_path.parent
     include_dirs = [str(Path(d).resolve()) for d in include_dirs]
-    sources = collect_sources(cu_path, include_dirs)
-    main_rel = cu_path.name
+    sources = collect_sources(cu_path, include_dirs, root=root)
+    for u in units:
+        for rel, text in collect_sources(u, include_dirs, root=root).items():
+            sources.setdefault(rel, text)
+    main_rel = cu_path.relative_to(root).as_posix()
+    unit_rels = [u.relative_to(root).as_posix() for u in units]
     main_params = find_main(sources[main_rel])
     ltext, kmap, smap, main_entry = launcher_text(list(kernels), list(symbols), main_params)
     ltext = launcher_prelude + ltext
@@ -232,7 +246,7 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
 
     h = hashlib.sha256()
     for part in (device, compiler_id, " ".join(compiler), " ".join(flags), " ".join(include_dirs),
-                 " ".join(defines), extra_key, ltext, str(cu_path)):
+                 " ".join(defines), extra_key, ltext, str(cu_path), *map(str, units)):
         h.update(part.encode())
         h.update(b"\0")
     for name in sorted(prepared):
@@ -253,15 +267,15 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=root))
     try:
         src_dir = tmp / "src"
-        wrapper = src_dir / (cu_path.stem + suffix)
-        if wrapper.name == main_rel:
-            wrapper = src_dir / (cu_path.stem + ".c2t" + suffix)
+        wrapper = src_dir / Path(main_rel).with_suffix(suffix)
+        if wrapper.name == cu_path.name:
+            wrapper = wrapper.with_suffix(".c2t" + suffix)
         for rel, body in prepared.items():
             if rel.startswith("/"):
                 continue          # outside the source tree: found through -iquote / -I
             dst = wrapper if rel == main_rel else src_dir / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
-            abs_orig = (cu_path.parent / rel).resolve()
+            abs_orig = (root / rel).resolve()
             text = f"#line 1 \"{_c_string(str(abs_orig))}\"\n{body}"
             if rel == main_rel:
                 text += ltext
@@ -278,21 +292,29 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
         if device == "cpu":
             cmd += ["-I", str(stub_dir)]
         cmd += ["-iquote", str(cu_path.parent)] if device == "cpu" else ["-I", str(cu_path.parent)]
+        for d in dict.fromkeys(str(u.parent) for u in units if u.parent != cu_path.parent):
+            cmd += ["-iquote", d]
         for d in include_dirs:
             cmd += ["-I", d]
         for d in defines:
             cmd.append(f"-D{d}")
-        cmd += [str(wrapper), "-o", str(out)]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(tmp))
-        except subprocess.TimeoutExpired:
-            raise BuildError(f"compiling {cu_path.name} took more than {timeout:.0f}s", command=cmd) from None
-        except OSError as e:
-            raise BuildError(f"cannot run the compiler: {e}", command=cmd) from None
-        log = (p.stdout or "") + (p.stderr or "")
-        (tmp / "build.log").write_text(" ".join(cmd) + "\n\n" + log)
-        if p.returncode != 0 or not out.is_file():
-            raise BuildError(f"compiling {cu_path.name} failed:\n{_trim_log(log)}", log=log, command=cmd)
+        if not units:
+            _compile(cmd + [str(wrapper), "-o", str(out)], cu_path.name, tmp, timeout)
+        else:
+            objects = []
+            for i, rel in enumerate([main_rel, *unit_rels]):
+                src = wrapper if rel == main_rel else src_dir / rel
+                unit_cmd = [c for c in cmd if c != "-shared"]
+                if Path(rel).suffix == ".c":  # a C unit: compiled as C, without the CUDA header
+                    unit_cmd = _c_flags(unit_cmd)
+                elif src.suffix not in (".cpp", ".cc", ".cxx", ".C"):
+                    unit_cmd += ["-x", "c++"]
+                objects.append(str(tmp / f"unit{i}.o"))
+                _compile(unit_cmd + ["-c", str(src), "-o", objects[-1]], rel, tmp, timeout)
+            _compile(list(compiler) + ["-shared", "-Wl,-z,defs", *objects, "-o", str(out)],
+                     f"{cu_path.name} (linking {len(objects)} units)", tmp, timeout)
+        if not out.is_file():
+            raise BuildError(f"compiling {cu_path.name} made no library", command=cmd)
         final.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.rename(tmp, final)
@@ -304,6 +326,36 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _compile(cmd: list[str], what: str, tmp: Path, timeout: float) -> None:
+    """Run one compiler command in ``tmp``; its output is kept in ``tmp/build.log``."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(tmp))
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"compiling {what} took more than {timeout:.0f}s", command=cmd) from None
+    except OSError as e:
+        raise BuildError(f"cannot run the compiler: {e}", command=cmd) from None
+    log = (p.stdout or "") + (p.stderr or "")
+    with open(tmp / "build.log", "a") as f:
+        f.write(" ".join(cmd) + "\n\n" + log + "\n")
+    if p.returncode != 0:
+        raise BuildError(f"compiling {what} failed:\n{_trim_log(log)}", log=log, command=cmd)
+
+
+def _c_flags(cmd: list[str]) -> list[str]:
+    """A C++ unit's command made fit for a C unit: ``-x c``, no C++ standard, no forced CUDA header."""
+    out, skip = [], False
+    for c in cmd:
+        if skip:
+            skip = False
+            continue
+        if c == "-include":
+            skip = True
+            continue
+        if not c.startswith("-std=c++"):
+            out.append(c)
+    return out[:1] + ["-x", "c"] + out[1:]
 
 
 def _trim_log(log: str, limit: int = 6000) -> str:

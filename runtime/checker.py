@@ -140,6 +140,67 @@ def _plain(value):
         return None if value is None else str(value)
 
 
+def trace_stem(prog: dict) -> Path:
+    """Where a program's recording and run live under OUT (``traces/STEM``, ``run/STEM``)."""
+    stem = Path(prog["main"]).with_suffix("")
+    return Path(*stem.parts[1:]) if stem.is_absolute() else stem
+
+
+def _programs_to_record(report: dict, run_args, out_dir: Path) -> dict:
+    """The files whose program is run and recorded: file -> (program, its arguments). A program's
+    ``cuda2tile.toml`` arguments win over ``--run``; without either, a recording already in
+    ``OUT/traces`` is replayed (arguments None), else the program is not run."""
+    import shlex
+
+    from .traces import RUN_FILE
+
+    out = {}
+    for prog in report.get("programs", []):
+        run = prog.get("run") or {}
+        if "args" in run:
+            args = shlex.split(run["args"])
+        elif run_args is not None:
+            args = list(run_args)
+        elif (out_dir / "traces" / trace_stem(prog) / RUN_FILE).is_file():
+            args = None
+        else:
+            continue
+        for f in prog.get("files", []):
+            out.setdefault(f, (prog, args))
+    return out
+
+
+def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: dict, args: list[str] | None, *,
+                         kernels=None, device: str = "cpu", include_dirs=(), defines=(), record_limit: int = 2,
+                         run_timeout: float = 120.0, budget: int | None = None) -> list[KernelCheck]:
+    """The kernels of ``entries`` checked on one recorded run of ``prog`` (report.json ``programs``)."""
+    from .trace_check import TraceTarget, check_program
+
+    targets = [TraceTarget(e["file"], out_dir / e["output"],
+                           [n for n in forms.get(e["file"], {}) if kernels is None or n in kernels],
+                           forms.get(e["file"], {})) for e in entries]
+    sources = [Path(p) for p in prog.get("sources", [])]
+    build = prog.get("build") or {}
+    stem = trace_stem(prog)
+    if args is None:  # replay the recording in OUT: no sources, no build, no run
+        return check_program(targets, None, None, trace_dir=out_dir / "traces" / stem, work_dir=out_dir / "run" / stem,
+                             device=device)
+    if not sources or not all(p.is_file() for p in sources):
+        copies = [out_dir / e["original"] for e in entries if e.get("source") == prog.get("sources", [None])[0]]
+        if len(sources) == 1 and copies:  # a one-file program: its copy inside OUT
+            sources = copies
+        else:
+            return [KernelCheck(t.display, n, f"{n}@trace", device, "skipped", inputs="trace",
+                                message=f"the sources of the program {prog.get('main')} are not on this machine "
+                                        "to run it (record where they are, then check --from OUT)")
+                    for t in targets for n in t.names]
+    return check_program(targets, sources[0], args, units=sources[1:], trace_dir=out_dir / "traces" / stem,
+                         work_dir=out_dir / "run" / stem, limit=record_limit, timeout=run_timeout, device=device,
+                         include_dirs=tuple(build.get("include_dirs", ())) + tuple(include_dirs),
+                         defines=tuple(build.get("defines", ())) + tuple(defines), source_dir=sources[0].parent,
+                         cwd=(prog.get("run") or {}).get("cwd", ""), budget=budget)
+
+
 class CheckSetupError(Exception):
     """The output folder or the specs cannot be used (exit status 2)."""
 
@@ -166,6 +227,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
     for k in report.get("kernels", []):
         forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
     jobs_list = []
+    recorded = _programs_to_record(report, run_args, out_dir)  # file -> (program, its arguments)
+    by_program: dict[str, list] = {}
     for entry in report.get("files", []):
         if not entry.get("original") or not entry.get("output"):
             continue
@@ -173,8 +236,15 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         file_kernels = forms.get(entry["file"], {})
         if kernels is not None and not (set(file_kernels) & kernels):
             continue
-        if spec_path is not None and spec_path.name.endswith(".auto.toml") and run_args is not None:
+        program = recorded.get(entry["file"])
+        if spec_path is not None and spec_path.name.endswith(".auto.toml") and (run_args is not None or program):
             spec_path = None  # the program's own launches, not sizes guessed from its launch sites
+        if spec_path is None and program is not None:
+            if program[0]["main"] not in by_program:
+                by_program[program[0]["main"]] = []
+                jobs_list.append((("program", program), by_program[program[0]["main"]]))
+            by_program[program[0]["main"]].append(entry)
+            continue
         if spec_path is None:
             jobs_list.append((entry, None))
             continue
@@ -185,8 +255,20 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         specs = [s for s in specs if kernels is None or s.name in kernels or s.id in kernels]
         jobs_list.append((entry, specs))
 
+    def one_program(program, entries):
+        prog, args = program
+        out = check_report_program(out_dir, prog, entries, forms, args, kernels=kernels, device=device,
+                             include_dirs=include_dirs, defines=defines, record_limit=record_limit,
+                             run_timeout=float(prog.get("run", {}).get("timeout", run_timeout)))
+        if on_done:
+            for entry in entries:
+                on_done(entry, [c for c in out if c.file == entry["file"]])
+        return out
+
     def one(item):
         entry, specs = item
+        if isinstance(entry, tuple):
+            return one_program(entry[1], specs)
         file_forms = forms.get(entry["file"], {})
         toml = Path(entry["file"]).with_suffix(".toml")
 

@@ -26,6 +26,7 @@ class KernelCheck:
     seconds: float = 0.0
     inputs: str = "spec"  # what the kernel ran on: "spec" (a spec file), "trace" (the program's own launches)
     launch: int | None = None  # with "trace": the recorded launch the message speaks of
+    run: str = ""  # with "trace": how the program's recording run ended ("ran to completion", "timed out", ...)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -9,94 +9,142 @@ was replayed; it fails on the first launch that differs, naming the buffer and t
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .kernel_check import KernelCheck, form_skip
 
-__all__ = ["check_traces"]
+__all__ = ["TraceTarget", "check_program", "check_traces"]
+
+
+@dataclass
+class TraceTarget:
+    """The kernels of one converted file to check on a program's recorded launches."""
+
+    display: str            # the file as report.json names it
+    module: Path            # its migrated module
+    names: list[str]        # its kernels to check
+    forms: dict             # kernel -> (form, reason, ...) from report.json
 
 
 def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run_args: list[str], *,
                  trace_dir: Path, work_dir: Path, limit: int = 2, timeout: float = 120.0, device: str = "cpu",
                  include_dirs=(), defines=(), display: str = "", source_dir: Path | None = None,
-                 budget: int | None = None) -> list[KernelCheck]:
-    """One check per kernel of ``names`` from the launches of the program's run. The program
-    runs in ``work_dir``, into which the files of ``source_dir`` (the program's folder, for the
-    input files it reads) are copied: the sources are never changed."""
+                 budget: int | None = None, units=()) -> list[KernelCheck]:
+    """One check per kernel of ``names`` (in ``module``, converted from ``cu_path``) from the
+    launches of the program's run; see :func:`check_program`."""
+    target = TraceTarget(display or cu_path.name, module, list(names), forms)
+    return check_program([target], cu_path, run_args, units=units, trace_dir=trace_dir, work_dir=work_dir,
+                         limit=limit, timeout=timeout, device=device, include_dirs=include_dirs,
+                         defines=defines, source_dir=source_dir, budget=budget)
+
+
+def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[str] | None, *, trace_dir: Path,
+                  work_dir: Path, units=(), limit: int = 2, timeout: float = 120.0, device: str = "cpu",
+                  include_dirs=(), defines=(), source_dir: Path | None = None, budget: int | None = None,
+                  cwd: str = "") -> list[KernelCheck]:
+    """One check per kernel of ``targets`` from one run of the program whose ``main()`` is in
+    ``main`` and whose other translation units are ``units``. The program runs in ``work_dir``
+    (``cwd`` below it), into which the files of ``source_dir`` (the program's folder, for the
+    input files it reads) are copied: the sources are never changed. With ``run_args`` None the
+    recording already in ``trace_dir`` is replayed (no build, no run: traces travel)."""
     from .build import BuildError
     from .cuda_cpu import compile_cpu
     from .replay import replay
     from .traces import record
 
-    display = display or cu_path.name
-    target = "c" if device == "cpu" else "cuda"
-    checks = {n: KernelCheck(display, n, f"{n}@trace", device, "skipped", inputs="trace") for n in names}
-    todo = []
-    for n, check in checks.items():
-        form, reason, *_ = forms.get(n, (None, ""))
-        skip = form_skip(form, device, reason)
-        if skip:
-            check.message = skip
-        else:
-            todo.append(n)
+    target_dev = "c" if device == "cpu" else "cuda"
+    checks, todo = {}, []
+    for t in targets:
+        for n in t.names:
+            check = checks[(t.display, n)] = KernelCheck(t.display, n, f"{n}@trace", device, "skipped", inputs="trace")
+            form, reason, *_ = t.forms.get(n, (None, ""))
+            skip = form_skip(form, device, reason)
+            if skip:
+                check.message = skip
+            else:
+                todo.append((t, n))
     if not todo:
         return list(checks.values())
     start = time.perf_counter()
+    if run_args is None:
+        from .traces import load
+        loaded = load(trace_dir)
+        if loaded is None:
+            for t, n in todo:
+                checks[(t.display, n)].message = (f"no recording in {trace_dir}: record the program's launches "
+                                                  "with --run ARGS where its sources are")
+            return list(checks.values())
+        run_args, rec = loaded
+        return _replay_all(checks, todo, rec, run_args, target_dev, time.perf_counter() - start, replay)
+    program = Path(main).name + (f" (+{len(units)} units)" if units else "")
     if source_dir is not None and Path(source_dir).is_dir():  # its quoted includes sit beside the original
         include_dirs = tuple(include_dirs) + (str(source_dir),)
     try:
-        lib = compile_cpu(cu_path, [], include_dirs=include_dirs, defines=defines)
+        lib = compile_cpu(main, [], include_dirs=include_dirs, defines=defines, units=units)
     except BuildError as exc:
-        for n in todo:
-            checks[n].status, checks[n].message = "error", f"the original program does not build: {exc}"
+        for t, n in todo:
+            checks[(t.display, n)].status, checks[(t.display, n)].run = "error", "does not build"
+            checks[(t.display, n)].message = f"the original program ({program}) does not build: {exc}"
         return list(checks.values())
     if not lib.main_entry:
-        for n in todo:
-            checks[n].message = f"no spec, and {display} has no main() to run: state the launch in a spec"
+        for t, n in todo:
+            checks[(t.display, n)].message = f"no spec, and {program} has no main() to run: state the launch in a spec"
         return list(checks.values())
     work_dir.mkdir(parents=True, exist_ok=True)
     _link_inputs(source_dir, work_dir)
-    rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=work_dir,
+    run_dir = work_dir / cwd if cwd else work_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=run_dir,
                  **({"budget": budget} if budget is not None else {}))
+    return _replay_all(checks, todo, rec, run_args, target_dev, time.perf_counter() - start, replay)
+
+
+def _replay_all(checks: dict, todo: list, rec, run_args: list[str], target_dev: str, seconds: float, replay):
     ran = ("ran to completion" if rec.status == 0 else "timed out" if rec.status is None
            else f"exited with status {rec.status}")
-    seconds = time.perf_counter() - start
-    for n in todo:
-        check = checks[n]
-        check.seconds = seconds
+    for check in checks.values():  # the kernels not replayable on this device ran in the program too
+        check.run = ran
+    for t, n in todo:
+        check = checks[(t.display, n)]
+        check.seconds, check.run = seconds, ran
         launches = [L for L in rec.launches if L.name == n]
         if not launches:
             check.message = f"the program ({' '.join(run_args) or 'no arguments'}) {ran} without launching it"
             continue
-        replays = []
-        for L in launches:
-            try:
-                replays.append(replay(module, L, target))
-            except Exception as exc:  # the migrated kernel did not run
-                check.status, check.launch = "error", L.number
-                check.message = f"launch {L.number}: the migrated kernel did not run: {type(exc).__name__}: {exc}"
-                break
-        else:
-            failed = [r for r in replays if r.status == "fail"]
-            passed = [r for r in replays if r.status == "pass"]
-            if failed:
-                r = failed[0]
-                bad = next(res for res in r.results if not res.passed)
-                check.status, check.launch = "fail", r.launch
-                check.max_abs_err, check.max_rel_err = bad.max_abs_err, bad.max_rel_err
-                check.tolerance = bad.tolerance
-                check.message = f"recorded launch {r.launch} of {len(launches)}: {r.message}"
-            elif passed:
-                worst = [res for r in passed for res in r.results]
-                check.status, check.launch = "pass", passed[0].launch
-                check.max_abs_err = max((res.max_abs_err or 0.0 for res in worst), default=0.0)
-                check.max_rel_err = max((res.max_rel_err or 0.0 for res in worst), default=0.0)
-                check.tolerance = ", ".join(sorted({res.tolerance for res in worst}))
-                check.message = (f"{len(passed)} recorded launch{'es' if len(passed) > 1 else ''} of the program's "
-                                 f"run ({' '.join(run_args) or 'no arguments'}, {ran}) replayed equal")
-            else:
-                check.message = f"recorded launch {replays[0].launch}: {replays[0].message}"
+        _judge(check, [L for L in launches], t.module, target_dev, run_args, ran, replay)
     return list(checks.values())
+
+
+def _judge(check: KernelCheck, launches, module: Path, target: str, run_args, ran: str, replay) -> None:
+    """``check`` from replaying ``launches`` into ``module``'s kernel: the first that fails, or all equal."""
+    replays = []
+    for L in launches:
+        try:
+            replays.append(replay(module, L, target))
+        except Exception as exc:  # the migrated kernel did not run
+            check.status, check.launch = "error", L.number
+            check.message = f"launch {L.number}: the migrated kernel did not run: {type(exc).__name__}: {exc}"
+            return
+    failed = [r for r in replays if r.status == "fail"]
+    passed = [r for r in replays if r.status == "pass"]
+    if failed:
+        r = failed[0]
+        bad = next(res for res in r.results if not res.passed)
+        check.status, check.launch = "fail", r.launch
+        check.max_abs_err, check.max_rel_err = bad.max_abs_err, bad.max_rel_err
+        check.tolerance = bad.tolerance
+        check.message = f"recorded launch {r.launch} of {len(launches)}: {r.message}"
+    elif passed:
+        worst = [res for r in passed for res in r.results]
+        check.status, check.launch = "pass", passed[0].launch
+        check.max_abs_err = max((res.max_abs_err or 0.0 for res in worst), default=0.0)
+        check.max_rel_err = max((res.max_rel_err or 0.0 for res in worst), default=0.0)
+        check.tolerance = ", ".join(sorted({res.tolerance for res in worst}))
+        check.message = (f"{len(passed)} recorded launch{'es' if len(passed) > 1 else ''} of the program's "
+                         f"run ({' '.join(run_args) or 'no arguments'}, {ran}) replayed equal")
+    else:
+        check.message = f"recorded launch {replays[0].launch}: {replays[0].message}"
 
 
 #: the most bytes of the program's folder copied into its working folder

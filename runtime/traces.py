@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Arg", "Launch", "Recording", "read", "record"]
+__all__ = ["Arg", "Launch", "Recording", "RUN_FILE", "load", "pack", "read", "record"]
 
 
 @dataclass(frozen=True)
@@ -71,9 +71,56 @@ def _arg(d: dict) -> Arg:
     return Arg("scalar", code, value, raw)
 
 
+def _launch_file(seq: int) -> str:
+    return f"launch-{seq:05d}.zlib"
+
+
+def pack(trace_dir: str | os.PathLike, level: int = 1) -> int:
+    """Split a run's ``data.bin`` into one zlib-compressed file per launch (``launch-NNNNN.zlib``,
+    its before and after bytes), so that traces travel and a launch's bytes can be read or
+    removed alone; the manifest's offsets become offsets in the launch's own file. Returns the
+    bytes written."""
+    import zlib
+
+    trace_dir = Path(trace_dir)
+    manifest, data_path = trace_dir / "manifest.jsonl", trace_dir / "data.bin"
+    if not manifest.is_file() or not data_path.is_file():
+        return 0
+    lines, written = [], 0
+    with open(data_path, "rb") as data:
+        for line in manifest.read_text().splitlines():
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError:  # a run killed while writing its last line
+                break
+            if not d.get("skipped"):
+                parts, pos = [], 0
+                for which in ("before", "after"):
+                    for a in d[which]:
+                        data.seek(a[which])
+                        chunk = data.read(a["size"])
+                        if len(chunk) != a["size"]:
+                            break
+                        parts.append(chunk)
+                        a[which] = pos
+                        pos += a["size"]
+                blob = zlib.compress(b"".join(parts), level)
+                (trace_dir / _launch_file(d["seq"])).write_bytes(blob)
+                d["file"], written = _launch_file(d["seq"]), written + len(blob)
+            lines.append(json.dumps(d))
+    tmp = manifest.with_suffix(".tmp")
+    tmp.write_text("".join(x + "\n" for x in lines))
+    tmp.replace(manifest)
+    data_path.unlink()
+    return written
+
+
 def read(trace_dir: str | os.PathLike) -> list[Launch]:
-    """The launches recorded in ``trace_dir`` (a run's ``manifest.jsonl`` and ``data.bin``), in
-    order; an empty list when nothing was recorded."""
+    """The launches recorded in ``trace_dir`` (a run's ``manifest.jsonl`` with ``data.bin``, or
+    with one compressed file per launch after :func:`pack`), in order; an empty list when
+    nothing was recorded. A launch whose bytes are gone is listed as skipped."""
+    import zlib
+
     trace_dir = Path(trace_dir)
     manifest = trace_dir / "manifest.jsonl"
     if not manifest.is_file():
@@ -85,6 +132,14 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
             d = json.loads(line)
         except json.JSONDecodeError:  # a run killed while writing its last line
             break
+        if d.get("file"):
+            path = trace_dir / d["file"]
+            if not path.is_file():
+                out.append(Launch(d["seq"], d["kernel"], d["number"], tuple(d["grid"]), tuple(d["block"]),
+                                  d["shared_bytes"], d["status"], tuple(_arg(a) for a in d["args"]),
+                                  skipped=f"its bytes ({d['file']}) are not in {trace_dir}"))
+                continue
+            data = zlib.decompress(path.read_bytes())
         if d.get("skipped"):
             out.append(Launch(d["seq"], d["kernel"], d["number"], (0, 0, 0), (0, 0, 0), 0, -1, (),
                               skipped=f"{d['skipped']}: {d.get('bytes', 0)} bytes"))
@@ -116,8 +171,31 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
     trace_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "C2T_TRACE_DIR": str(trace_dir.resolve()), "C2T_TRACE_LIMIT": str(int(limit)),
            "C2T_TRACE_BUDGET": str(int(budget))}
+    for old in [*trace_dir.glob("launch-*.zlib"), trace_dir / "data.bin"]:  # an earlier recording's
+        old.unlink(missing_ok=True)
     try:
         status, out, err = run_program(lib, argv, timeout=timeout, env=env, cwd=cwd)
     except TimeoutError as exc:
         status, out, err = None, "", str(exc)
+    pack(trace_dir)
+    (trace_dir / RUN_FILE).write_text(json.dumps({"args": list(argv), "status": status,
+                                                  "stdout": out[-4000:], "stderr": err[-4000:]}, indent=1) + "\n")
     return Recording(status, out, err, tuple(read(trace_dir)))
+
+
+#: how the recording run ended, beside its manifest
+RUN_FILE = "run.json"
+
+
+def load(trace_dir: str | os.PathLike) -> tuple[list[str], Recording] | None:
+    """A recording made earlier (``record`` wrote it into ``trace_dir``), with the arguments it
+    ran with, or None when ``trace_dir`` holds none: for checks that replay without a rerun."""
+    trace_dir = Path(trace_dir)
+    try:
+        run = json.loads((trace_dir / RUN_FILE).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if not (trace_dir / "manifest.jsonl").is_file():
+        return None
+    return list(run.get("args", [])), Recording(run.get("status"), run.get("stdout", ""), run.get("stderr", ""),
+                                                tuple(read(trace_dir)))

@@ -30,7 +30,8 @@
 #include <cuda_bf16.h>
 #endif
 
-#define C2T_EXPORT extern "C" __attribute__((visibility("default")))
+// weak: a program of several translation units has the header's entry points in each of them
+#define C2T_EXPORT extern "C" __attribute__((visibility("default"), weak))
 
 namespace c2t {
 #if defined(C2T_GPU_BUILD)

@@ -30,7 +30,7 @@ void c2t_ctx_entry(void) __attribute__((visibility("hidden")));
 __asm__(
     ".text\n"
     ".p2align 4\n"
-    ".globl c2t_ctx_switch\n"
+    ".weak c2t_ctx_switch\n"
     ".hidden c2t_ctx_switch\n"
     ".type c2t_ctx_switch,@function\n"
     "c2t_ctx_switch:\n"
@@ -51,7 +51,7 @@ __asm__(
     "    ret\n"
     ".size c2t_ctx_switch, .-c2t_ctx_switch\n"
     ".p2align 4\n"
-    ".globl c2t_ctx_entry\n"
+    ".weak c2t_ctx_entry\n"
     ".hidden c2t_ctx_entry\n"
     ".type c2t_ctx_entry,@function\n"
     "c2t_ctx_entry:\n"

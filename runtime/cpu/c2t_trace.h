@@ -26,20 +26,20 @@ struct Alloc {
     long id;
 };
 
-static inline std::map<uintptr_t, Alloc>& allocs() {
+inline std::map<uintptr_t, Alloc>& allocs() {
     static std::map<uintptr_t, Alloc> a;
     return a;
 }
 
-static inline void on_alloc(void* p, size_t n) {
+inline void on_alloc(void* p, size_t n) {
     static long next = 0;
     if (p) allocs()[(uintptr_t)p] = Alloc{n, next++};
 }
 
-static inline void on_free(void* p) { allocs().erase((uintptr_t)p); }
+inline void on_free(void* p) { allocs().erase((uintptr_t)p); }
 
 // The allocation that holds address p (its base and record), or null.
-static inline const std::pair<const uintptr_t, Alloc>* find(const void* p) {
+inline const std::pair<const uintptr_t, Alloc>* find(const void* p) {
     auto& a = allocs();
     uintptr_t q = (uintptr_t)p;
     auto it = a.upper_bound(q);
@@ -59,7 +59,7 @@ struct State {
     std::map<std::string, int> seen;  // kernel -> launches seen
 };
 
-static inline State& state() {
+inline State& state() {
     static State s;
     static bool ready = false;
     if (!ready) {
@@ -77,7 +77,7 @@ static inline State& state() {
     return s;
 }
 
-static inline std::string json_string(const char* t) {
+inline std::string json_string(const char* t) {
     std::string out = "\"";
     for (const char* c = t; *c; ++c) {
         if (*c == '"' || *c == '\\') out += '\\';
@@ -87,7 +87,7 @@ static inline std::string json_string(const char* t) {
     return out + "\"";
 }
 
-static inline std::string hex(const void* p, size_t n) {
+inline std::string hex(const void* p, size_t n) {
     static const char* digits = "0123456789abcdef";
     std::string out;
     for (size_t i = 0; i < n; ++i) {
@@ -100,7 +100,7 @@ static inline std::string hex(const void* p, size_t n) {
 
 // The numpy-style code of an argument's type: "i4", "u8", "f4", "b1"; "" for other types.
 template <class T>
-static inline std::string type_code() {
+inline std::string type_code() {
     if (std::is_same<T, bool>::value) return "b1";
     if (std::is_floating_point<T>::value) return "f" + std::to_string(sizeof(T));
     if (std::is_enum<T>::value) return "i" + std::to_string(sizeof(T));
@@ -156,21 +156,21 @@ struct Launch {
 };
 
 // Whether this launch of ``kernel`` is recorded (counts it either way).
-static inline bool wanted(const char* kernel) {
+inline bool wanted(const char* kernel) {
     State& s = state();
     if (!s.on || !kernel) return false;
     return s.seen[kernel]++ < s.limit;
 }
 
 // A launch not recorded because its allocations would take data.bin past the budget.
-static inline void write_skipped(const char* kernel, int number, long bytes) {
+inline void write_skipped(const char* kernel, int number, long bytes) {
     State& s = state();
     fprintf(s.manifest, "{\"seq\":%ld,\"kernel\":%s,\"number\":%d,\"skipped\":\"budget\",\"bytes\":%ld}\n", s.seq++,
             json_string(kernel).c_str(), number, bytes);
     fflush(s.manifest);
 }
 
-static inline void write(const char* kernel, int number, dim3 g, dim3 b, size_t shmem, const Launch& L,
+inline void write(const char* kernel, int number, dim3 g, dim3 b, size_t shmem, const Launch& L,
                          const std::string& before, const std::string& after, int rc) {
     State& s = state();
     fprintf(s.manifest,

@@ -99,3 +99,80 @@ int main() {
     assert check["status"] == "pass" and check["inputs"] == "trace", check
     assert (src.parent / "sizes.txt").read_text() == "200\n"  # the source folder is untouched
     assert (out / "run" / "p" / "sizes.txt").read_text() == "changed\n"
+
+
+MULTI = FIXTURES / "runtime" / "multi_unit"
+
+
+@pytest.fixture
+def multi(tmp_path):
+    src = tmp_path / "multi"
+    shutil.copytree(MULTI, src)
+    return src
+
+
+def test_a_program_of_several_units_is_built_whole_and_its_kernels_replayed(multi, tmp_path):
+    # kernels.cu holds the kernels and their launches, main.cu the main(), with a C++ and a C helper
+    out = tmp_path / "out"
+    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu", "--run", "3000"])
+    checks = _checks(out)
+    assert {k: (c["status"], c["inputs"], c["run"]) for k, c in checks.items()} == {
+        "blend": ("pass", "trace", "ran to completion"), "count_keys": ("pass", "trace", "ran to completion")}
+    (prog,) = json.loads((out / "report.json").read_text())["programs"]
+    assert prog["main"] == "main.cu" and prog["files"] == ["kernels.cu", "main.cu"]
+    assert (out / "traces" / "main" / "manifest.jsonl").is_file()
+
+
+def test_a_changed_kernel_of_another_unit_fails_on_the_programs_launches(multi, tmp_path):
+    out = tmp_path / "out"
+    main(["convert", str(multi), "-o", str(out), "-q"])
+    module = out / "kernels.py"
+    text = module.read_text()
+    assert text.count("w * a[i]") == 2  # the full-tile and the last-tile branch
+    module.write_text(text.replace("w * a[i]", "w * b[i]"))
+    report = tmp_path / "check.json"
+    assert main(["check", "--from", str(out), "--run", "3000", "--json", str(report)]) == 1
+    blend = next(c for c in json.loads(report.read_text()) if c["kernel"] == "blend")
+    assert blend["status"] == "fail" and blend["inputs"] == "trace"
+
+
+def test_cuda2tile_toml_gives_a_programs_arguments_and_working_folder(multi, tmp_path):
+    (multi / "cuda2tile.toml").write_text('[run]\nargs = "777"\ntimeout = 60\ncwd = "work"\n')
+    out = tmp_path / "out"
+    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu"])  # no --run: the file asks for the run
+    checks = _checks(out)
+    assert {c["status"] for c in checks.values()} == {"pass"}
+    assert "(777, ran to completion)" in checks["count_keys"]["message"]
+    assert (out / "run" / "main" / "work").is_dir()
+
+
+def test_a_bad_cuda2tile_toml_is_a_warning_and_run_arguments_still_apply(multi, tmp_path, capsys):
+    (multi / "cuda2tile.toml").write_text("[run]\nargs = 12\n")
+    out = tmp_path / "out"
+    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu", "--run", "500"])
+    assert "M9003" in capsys.readouterr().err
+    assert {c["status"] for c in _checks(out).values()} == {"pass"}
+
+
+def test_traces_travel_a_copied_folder_replays_them_without_its_sources(multi, tmp_path):
+    out = tmp_path / "out"
+    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu", "--run", "2000"])
+    assert sorted(p.name for p in (out / "traces" / "main").iterdir())[:2] == ["launch-00000.zlib",
+                                                                              "launch-00001.zlib"]
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(out, elsewhere)
+    shutil.rmtree(multi)  # another machine: the sources are not there, the recording is
+    report = tmp_path / "check.json"
+    assert main(["check", "--from", str(elsewhere), "--json", str(report)]) == 0
+    checks = {c["kernel"]: c for c in json.loads(report.read_text())}
+    assert {k: (c["status"], c["inputs"]) for k, c in checks.items()} == {"blend": ("pass", "trace"),
+                                                                          "count_keys": ("pass", "trace")}
+    assert "(2000, ran to completion)" in checks["blend"]["message"]
+    changed = tmp_path / "changed"  # a folder of its own: a module is imported once per path
+    shutil.copytree(elsewhere, changed)
+    module = changed / "kernels.py"
+    text = module.read_text()
+    assert text.count("T.truncmod(keys[i], bins)") == 2
+    module.write_text(text.replace("T.truncmod(keys[i], bins)", "T.truncmod(keys[i], bins - 1)"))
+    assert main(["check", "--from", str(changed), "--json", str(report)]) == 1
+    assert {c["kernel"]: c["status"] for c in json.loads(report.read_text())}["count_keys"] == "fail"

@@ -3,12 +3,14 @@ argv runs its own main on the CPU executor, and its first launches of each kerne
 with their configuration, arguments and the bytes before and after."""
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
 from migrate.runtime.build import find_cxx
 from migrate.runtime.cuda_cpu import compile_cpu
-from migrate.runtime.traces import read, record
+from migrate.runtime.traces import load, read, record
 from tests.paths import FIXTURES
 
 pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
@@ -73,4 +75,18 @@ def test_launches_past_the_budget_are_listed_not_recorded(lib, tmp_path):
     assert [L.name for L in kept] == ["scale"] and kept[0].number == 0
     assert [(L.name, L.number) for L in skipped] == [("scale", 1), ("shift", 0)]
     assert skipped[0].skipped == "budget: 4800 bytes" and rec.status == 0
-    assert (tmp_path / "t" / "data.bin").stat().st_size == 4800
+    (blob,) = (tmp_path / "t").glob("launch-*.zlib")  # one compressed file per recorded launch
+    assert len(zlib.decompress(blob.read_bytes())) == 4800 and not (tmp_path / "t" / "data.bin").exists()
+
+
+def test_a_recording_is_loaded_again_with_its_arguments_and_a_lost_launch_is_named(lib, tmp_path):
+    rec = record(lib, ["300"], tmp_path / "t", limit=1)
+    args, again = load(tmp_path / "t")
+    assert args == ["300"] and again.status == 0
+    assert [(L.name, L.grid, L.args) for L in again.launches] == [(L.name, L.grid, L.args) for L in rec.launches]
+    assert all(again.launches[i].before == rec.launches[i].before for i in range(len(rec.launches)))
+    first = sorted((tmp_path / "t").glob("launch-*.zlib"))[0]
+    first.unlink()
+    lost = read(tmp_path / "t")[0]
+    assert lost.skipped.startswith(f"its bytes ({first.name})") and lost.name == rec.launches[0].name
+    assert load(tmp_path / "nothing") is None
