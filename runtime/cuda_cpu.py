@@ -87,10 +87,13 @@ def run_cpu(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | None =
                        poison_shared=poison_shared, read_symbols=read_symbols)
 
 
-def run_program(lib: Library, argv=(), timeout: float = 120.0, env=None, cwd=None) -> tuple[int, str, str]:
+def run_program(lib: Library, argv=(), timeout: float = 120.0, env=None, cwd=None,
+                schedule: str = "forward") -> tuple[int, str, str]:
     """Run the program's own ``main`` from the library in a child process (environment ``env``,
-    working directory ``cwd``). Returns (exit status, stdout, stderr); the status is negative for
-    a signal. Raises TimeoutError when it runs longer than ``timeout`` seconds."""
+    working directory ``cwd``, its kernels' threads and blocks in ``schedule`` order). Returns
+    (exit status, stdout, stderr); the status is negative for a signal. Raises TimeoutError when
+    it runs longer than ``timeout`` seconds."""
+    from .executor import SCHEDULES
     import subprocess
     import sys
     if not lib.main_entry:
@@ -99,7 +102,7 @@ def run_program(lib: Library, argv=(), timeout: float = 120.0, env=None, cwd=Non
             f"lib=ctypes.CDLL({lib.path!r})\n"
             "args=[b'prog']+[a.encode() for a in sys.argv[1:]]\n"
             "argv=(ctypes.c_char_p*(len(args)+1))(*args,None)\n"
-            "lib.c2t_init(2,0,0,1)\n"
+            f"lib.c2t_init(2,{SCHEDULES[schedule]},0,1)\n"
             "rc=lib.c2t_run_main(len(args),argv)\n"
             "ctypes.CDLL(None).fflush(None)\n"
             "sys.exit(rc & 255)\n")

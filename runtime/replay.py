@@ -17,6 +17,7 @@ import numpy as np
 
 from .compare import CompareResult, compare_arrays
 from .tilelang_side import load_module, to_numpy, to_tensor
+from .tilelang_support import template_kwargs
 from .traces import Launch
 
 __all__ = ["Replay", "replay", "TOLERANCE_OF_DTYPE"]
@@ -53,6 +54,38 @@ def _values(raw: bytes, dtype: str, offset: int) -> np.ndarray:
     return np.frombuffer(raw[offset:offset + usable], _NUMPY[dtype]).copy()
 
 
+#: numpy codes of recorded argument types -> TileLang dtypes, for deducing template type arguments
+_CODE_DTYPES = {"f4": "float32", "f8": "float64", "i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint16",
+                "i4": "int32", "u4": "uint32", "i8": "int64", "u8": "uint64", "b1": "bool"}
+
+
+def template_arguments(sig, launch: Launch) -> tuple[tuple | None, str]:
+    """The template arguments of a recorded launch of the template kernel ``sig``: the instance
+    the launch named (``k<float, 64>``), else type arguments deduced, as the compiler deduces
+    them, from the recorded types of the arguments whose declared type is the parameter.
+    (None, why) when neither gives every argument."""
+    from .tilelang_support import LaunchError
+
+    named = launch.template_args
+    if named is not None and len(named) == len(sig.template):
+        try:
+            template_kwargs(sig, named)
+            return named, ""
+        except (LaunchError, ValueError) as exc:
+            return None, str(exc)
+    deduced = []
+    for tname, kind in sig.template:
+        if kind != "type":
+            return None, f"the value of template parameter {tname} (name it at the launch: k<..., {tname}>)"
+        codes = {arg.elem if arg.kind == "pointer" else arg.type
+                 for (_, _, dtype), arg in zip(sig.params, launch.args) if dtype == tname}
+        codes.discard("")
+        if len(codes) != 1 or next(iter(codes)) not in _CODE_DTYPES:
+            return None, f"the type of template parameter {tname} (no argument of that type tells it)"
+        deduced.append(_CODE_DTYPES[codes.pop()])
+    return tuple(deduced), ""
+
+
 def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
     """Run ``launch`` (recorded from the original program) through the migrated kernel of the
     module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers."""
@@ -67,9 +100,12 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     if sig is None:
         out.message = f"kernel '{launch.name}' was not migrated"
         return out
+    template = None
     if sig.template:
-        out.message = f"'{launch.kernel}' is a template instance: its template arguments are not recorded yet"
-        return out
+        template, why = template_arguments(sig, launch)
+        if template is None:
+            out.message = f"'{launch.kernel}' is a template instance whose arguments the recording does not give: {why}"
+            return out
     if sig.symbols:
         out.message = f"'{launch.kernel}' reads __constant__ symbols, whose bytes are not recorded yet"
         return out
@@ -81,7 +117,9 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         return out
     device = "cuda" if target != "c" else None
     args, buffers, allocs = [], [], set()
+    bound = template_kwargs(sig, template) if template is not None else {}
     for (name, kind, dtype), arg in zip(sig.params, launch.args):
+        dtype = bound.get(dtype, dtype)
         if kind == "buffer":
             if arg.kind != "pointer" or arg.alloc is None:
                 out.message = f"argument '{name}' points into memory the runtime did not allocate" if not arg.null \
@@ -102,7 +140,8 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
                 out.message = f"argument '{name}' was recorded as {arg.kind} {arg.type!r}, the kernel takes a {dtype}"
                 return out
             args.append(_NUMPY.get(dtype, np.float64)(arg.value).item() if dtype in _NUMPY else arg.value)
-    run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target)
+    run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target,
+        template=template)
     for name, dtype, arg, tensor in buffers:
         expected = _values(launch.after[arg.alloc], dtype, arg.offset)
         actual = to_numpy(tensor, dtype)

@@ -261,6 +261,11 @@ def _c_string(kernel: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+#: a kernel named with its template arguments at the launch (``k<T, 4>``, ``ns::k<float>``):
+#: its instance is recorded as the compiler spells it
+_TEMPLATE_ID_RE = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*\s*<[^;{}()]*>", re.S)
+
+
 def rewrite_launches(text: str) -> str:
     """Replace every ``<<<>>>`` launch by a call of the CPU header's launcher."""
     masked = mask_source(text)
@@ -272,7 +277,8 @@ def rewrite_launches(text: str) -> str:
     for L in launches:
         out.append(text[pos:L.start])
         kernel = L.kernel
-        cfg = f"::c2t::launch_cfg({L.config}).named({_c_string(kernel)})"
+        instance = f", ::c2t::instance_name<&{kernel.strip()}>()" if _TEMPLATE_ID_RE.fullmatch(kernel.strip()) else ""
+        cfg = f"::c2t::launch_cfg({L.config}).named({_c_string(kernel)}{instance})"
         if L.args.strip():
             rep = f"{cfg}.go([&](auto&... c2t_a_) {{ {kernel}(c2t_a_...); }}, {L.args})"
         else:

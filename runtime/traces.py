@@ -32,6 +32,7 @@ class Arg:
     alloc: int | None = None
     offset: int = 0
     null: bool = False
+    elem: str = ""  # a pointer's element type as a numpy code ("f4"), "" when it is no scalar type
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,24 @@ class Launch:
     before: dict = field(default_factory=dict)  # allocation id -> its bytes before the launch
     after: dict = field(default_factory=dict)  # allocation id -> its bytes after it
     skipped: str = ""  # why the launch was not recorded ("budget": its bytes, past the trace budget)
+    instance: str = ""  # the template instance the launch named, as the compiler spells it (``k<float, 64>``)
+
+    @property
+    def template_args(self) -> tuple[str, ...] | None:
+        """The template arguments of :attr:`instance` (``("float", "64")``), or None without one."""
+        text = self.instance
+        if "<" not in text or not text.endswith(">"):
+            return None
+        inner, parts, depth, cur = text[text.index("<") + 1:-1], [], 0, ""
+        for ch in inner:
+            depth += ch in "<([" and 1 or 0
+            depth -= ch in ">)]" and 1 or 0
+            if ch == "," and depth == 0:
+                parts.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        return tuple(parts + [cur.strip()]) if inner.strip() else ()
 
     @property
     def name(self) -> str:
@@ -64,7 +83,8 @@ class Recording:
 
 def _arg(d: dict) -> Arg:
     if d["kind"] == "pointer":
-        return Arg("pointer", alloc=d.get("alloc"), offset=int(d.get("offset", 0)), null=bool(d.get("null")))
+        return Arg("pointer", alloc=d.get("alloc"), offset=int(d.get("offset", 0)), null=bool(d.get("null")),
+                   elem=d.get("elem", ""))
     raw = bytes.fromhex(d["hex"])
     code = d.get("type", "")
     value = np.frombuffer(raw, dtype=np.dtype(code).newbyteorder("<")).item() if code else None
@@ -137,12 +157,13 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
             if not path.is_file():
                 out.append(Launch(d["seq"], d["kernel"], d["number"], tuple(d["grid"]), tuple(d["block"]),
                                   d["shared_bytes"], d["status"], tuple(_arg(a) for a in d["args"]),
-                                  skipped=f"its bytes ({d['file']}) are not in {trace_dir}"))
+                                  skipped=f"its bytes ({d['file']}) are not in {trace_dir}",
+                                  instance=d.get("instance", "")))
                 continue
             data = zlib.decompress(path.read_bytes())
         if d.get("skipped"):
             out.append(Launch(d["seq"], d["kernel"], d["number"], (0, 0, 0), (0, 0, 0), 0, -1, (),
-                              skipped=f"{d['skipped']}: {d.get('bytes', 0)} bytes"))
+                              skipped=f"{d['skipped']}: {d.get('bytes', 0)} bytes", instance=d.get("instance", "")))
             continue
         blobs = {}
         for which in ("before", "after"):
@@ -151,7 +172,7 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
             break  # the data of a launch the run did not finish writing
         out.append(Launch(d["seq"], d["kernel"], d["number"], tuple(d["grid"]), tuple(d["block"]),
                           d["shared_bytes"], d["status"], tuple(_arg(a) for a in d["args"]),
-                          blobs["before"], blobs["after"]))
+                          blobs["before"], blobs["after"], instance=d.get("instance", "")))
     return out
 
 
@@ -160,7 +181,7 @@ BUDGET = 512 << 20
 
 
 def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2, timeout: float = 120.0,
-           cwd: str | os.PathLike | None = None, budget: int = BUDGET) -> Recording:
+           cwd: str | os.PathLike | None = None, budget: int = BUDGET, schedule: str = "forward") -> Recording:
     """Run the program's own ``main`` from ``lib`` (a CPU executor build) with ``argv`` in
     ``cwd``, recording the first ``limit`` launches of each kernel into ``trace_dir``, at most
     ``budget`` bytes of them (a launch past it is listed as skipped, not recorded). A run that
@@ -174,7 +195,7 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
     for old in [*trace_dir.glob("launch-*.zlib"), trace_dir / "data.bin"]:  # an earlier recording's
         old.unlink(missing_ok=True)
     try:
-        status, out, err = run_program(lib, argv, timeout=timeout, env=env, cwd=cwd)
+        status, out, err = run_program(lib, argv, timeout=timeout, env=env, cwd=cwd, schedule=schedule)
     except TimeoutError as exc:
         status, out, err = None, "", str(exc)
     pack(trace_dir)

@@ -313,11 +313,36 @@ static inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEve
 // The arguments are evaluated once; every thread then calls the kernel with its own copies,
 // so template arguments are deduced exactly as nvcc deduces them from the launch.
 namespace c2t {
+// The text of a kernel template's instance, ``k<float, 64>``, from the compiler's spelling of
+// ``F`` (GCC: "... [with auto F = k<float, 64>]"; Clang: "... [F = &k<float, 64>]").
+template <auto F>
+inline const char* instance_name() {
+    static char buf[512];
+    if (buf[0]) return buf;
+    const char* p = __PRETTY_FUNCTION__;
+    const char* s = strstr(p, "F = ");
+    if (!s) return nullptr;
+    s += 4;
+    if (*s == '&') s++;
+    size_t n = strlen(s);
+    if (n && s[n - 1] == ']') n--;
+    if (n >= sizeof buf) return nullptr;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    return buf;
+}
+
 struct LaunchCfg {
     dim3 grid, block;
     size_t shmem;
     const char* kernel = nullptr;  // the kernel as written at the launch (recorded launches)
-    LaunchCfg named(const char* k) const { LaunchCfg c = *this; c.kernel = k; return c; }
+    const char* instance = nullptr;  // its template instance, where the launch names one (k<float, 64>)
+    LaunchCfg named(const char* k, const char* inst = nullptr) const {
+        LaunchCfg c = *this;
+        c.kernel = k;
+        c.instance = inst;
+        return c;
+    }
     template <class F, class Tup>
     struct Call { F* f; Tup* args; };
     template <class F, class... A>
@@ -327,14 +352,15 @@ struct LaunchCfg {
         Tup args(std::forward<A>(a)...);
         FD fn(f);
         Call<FD, Tup> call{&fn, &args};
-        const int number = kernel ? trace::state().seen[kernel] : 0;
-        bool record = trace::wanted(kernel);
+        const char* key = instance ? instance : kernel;  // launches are counted per instance
+        const int number = key ? trace::state().seen[key] : 0;
+        bool record = trace::wanted(key);
         trace::Launch L;
         std::string before;
         if (record) {
             std::apply([&](const auto&... x) { (L.arg(x), ...); }, args);
             if (trace::state().offset + L.bytes() > trace::state().budget) {
-                trace::write_skipped(kernel, number, L.bytes());
+                trace::write_skipped(kernel, instance, number, L.bytes());
                 record = false;
             } else {
                 before = L.dump(trace::state(), "before");
@@ -346,7 +372,8 @@ struct LaunchCfg {
                               std::apply(*c->f, *c->args);
                           },
                           &call);
-        if (record) trace::write(kernel, number, grid, block, shmem, L, before, L.dump(trace::state(), "after"), rc);
+        if (record)
+            trace::write(kernel, instance, number, grid, block, shmem, L, before, L.dump(trace::state(), "after"), rc);
         if (rc != LAUNCH_OK) {
             fprintf(stderr, "cuda2tile CPU executor: kernel launch failed: %s\n", g.msg);
             set_error(rc == LAUNCH_BAD_CONFIG ? cudaErrorInvalidConfiguration : cudaErrorLaunchFailure);

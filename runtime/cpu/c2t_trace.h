@@ -123,8 +123,9 @@ struct Launch {
             } else if (!a) {
                 args += "{\"kind\":\"pointer\",\"alloc\":null}";  // host memory the runtime did not allocate
             } else {
+                typedef typename std::remove_cv<typename std::remove_pointer<T>::type>::type E;
                 args += "{\"kind\":\"pointer\",\"alloc\":" + std::to_string(a->second.id) + ",\"offset\":" +
-                        std::to_string((uintptr_t)v - a->first) + "}";
+                        std::to_string((uintptr_t)v - a->first) + ",\"elem\":\"" + type_code<E>() + "\"}";
                 bool known = false;
                 for (auto* r : reached) known |= r == a;
                 if (!known) reached.push_back(a);
@@ -163,20 +164,25 @@ inline bool wanted(const char* kernel) {
 }
 
 // A launch not recorded because its allocations would take data.bin past the budget.
-inline void write_skipped(const char* kernel, int number, long bytes) {
+inline std::string instance_field(const char* instance) {
+    return instance ? ",\"instance\":" + json_string(instance) : std::string();
+}
+
+inline void write_skipped(const char* kernel, const char* instance, int number, long bytes) {
     State& s = state();
-    fprintf(s.manifest, "{\"seq\":%ld,\"kernel\":%s,\"number\":%d,\"skipped\":\"budget\",\"bytes\":%ld}\n", s.seq++,
-            json_string(kernel).c_str(), number, bytes);
+    fprintf(s.manifest, "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"skipped\":\"budget\",\"bytes\":%ld}\n",
+            s.seq++, json_string(kernel).c_str(), instance_field(instance).c_str(), number, bytes);
     fflush(s.manifest);
 }
 
-inline void write(const char* kernel, int number, dim3 g, dim3 b, size_t shmem, const Launch& L,
-                         const std::string& before, const std::string& after, int rc) {
+inline void write(const char* kernel, const char* instance, int number, dim3 g, dim3 b, size_t shmem,
+                  const Launch& L, const std::string& before, const std::string& after, int rc) {
     State& s = state();
     fprintf(s.manifest,
-            "{\"seq\":%ld,\"kernel\":%s,\"number\":%d,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu,"
+            "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu,"
             "\"status\":%d,\"args\":[%s],\"before\":[%s],\"after\":[%s]}\n",
-            s.seq++, json_string(kernel).c_str(), number, g.x, g.y, g.z, b.x, b.y, b.z, shmem, rc,
+            s.seq++, json_string(kernel).c_str(), instance_field(instance).c_str(), number, g.x, g.y, g.z, b.x, b.y, b.z,
+            shmem, rc,
             L.args.c_str(), before.c_str(), after.c_str());
     fflush(s.manifest);
     fflush(s.data);

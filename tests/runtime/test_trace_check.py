@@ -176,3 +176,50 @@ def test_traces_travel_a_copied_folder_replays_them_without_its_sources(multi, t
     module.write_text(text.replace("T.truncmod(keys[i], bins)", "T.truncmod(keys[i], bins - 1)"))
     assert main(["check", "--from", str(changed), "--json", str(report)]) == 1
     assert {c["kernel"]: c["status"] for c in json.loads(report.read_text())}["count_keys"] == "fail"
+
+
+TEMPLATES = FIXTURES / "runtime" / "record_templates.cu"
+
+
+def test_template_instances_are_recorded_named_or_deduced_and_replayed(tmp_path):
+    src = tmp_path / "record_templates.cu"
+    shutil.copy(TEMPLATES, src)
+    out = tmp_path / "out"
+    main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "300"])
+    checks = _checks(out)
+    # scale_t<T, 128> inside a template host function: float and double instances, BLOCK named;
+    # add_t<<<...>>>(dy, dx, n): T deduced from the recorded pointer types
+    assert {k: (c["status"], c["message"].split(" of ")[0]) for k, c in checks.items()} == {
+        "scale_t": ("pass", "2 recorded launches"), "add_t": ("pass", "2 recorded launches")}
+    from migrate.runtime.traces import read
+    instances = [L.instance for L in read(out / "traces" / "record_templates")]
+    assert instances == ["scale_t<float, 128>", "", "scale_t<double, 128>", ""]
+
+
+def test_a_template_kernel_whose_value_argument_is_not_named_is_skipped_with_the_reason():
+    from migrate.runtime.replay import template_arguments
+    from migrate.runtime.tilelang_support import Signature
+    from migrate.runtime.traces import Arg, Launch
+
+    sig = Signature("k", None, (("x", "buffer", "T"), ("n", "scalar", "int32")), template=(("T", "type"), ("B", "value")))
+    pointer = Arg("pointer", alloc=0, elem="f8")
+    launch = Launch(0, "k", 0, (1, 1, 1), (32, 1, 1), 0, 0, (pointer, Arg("scalar", "i4", 5)))
+    assert template_arguments(sig, launch) == (None, "the value of template parameter B (name it at the launch: "
+                                                     "k<..., B>)")
+    named = Launch(0, "k<T, 64>", 0, (1, 1, 1), (32, 1, 1), 0, 0, (pointer, Arg("scalar", "i4", 5)),
+                   instance="k<double, 64>")
+    assert template_arguments(sig, named) == (("double", "64"), "")
+    one = Signature("k", None, (("x", "buffer", "T"),), template=(("T", "type"),))
+    assert template_arguments(one, Launch(0, "k", 0, (1, 1, 1), (1, 1, 1), 0, 0, (pointer,))) == (("float64",), "")
+
+
+def test_an_original_that_does_not_repeat_its_launch_is_its_own_finding_not_a_migration_failure(tmp_path):
+    src = tmp_path / "record_race.cu"
+    shutil.copy(FIXTURES / "runtime" / "record_race.cu", src)
+    out = tmp_path / "out"
+    main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "256"])
+    (check,) = _checks(out).values()
+    assert check["status"] == "error" and "does not repeat its own recorded launch 0" in check["message"]
+    assert check["findings"] == ["original not repeatable: launch 0 of rotate_racy left different bytes in "
+                                 "allocation 1 when its threads ran in reverse order"]
+    assert (out / "traces" / "record_race" / "again" / "manifest.jsonl").is_file()
