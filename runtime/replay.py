@@ -38,6 +38,7 @@ class Replay:
     status: str  # pass, fail, skipped
     message: str = ""
     results: list[CompareResult] = field(default_factory=list)
+    outputs: dict = field(default_factory=dict)  # buffer -> what the migrated kernel left in it
 
     @property
     def passed(self) -> bool:
@@ -86,6 +87,33 @@ def template_arguments(sig, launch: Launch) -> tuple[tuple | None, str]:
     return tuple(deduced), ""
 
 
+#: elements of poison on each side of every replayed buffer: a write there is a failure
+RED_ZONE = 64
+
+
+def _red_zone(dtype: str) -> np.ndarray:
+    """RED_ZONE elements of a pattern no kernel writes by chance (0xA5 bytes; for floats a NaN
+    with a payload of its own)."""
+    if dtype in ("float32", "bfloat16"):
+        return np.full(RED_ZONE, 0x7FA5A5A5, np.uint32).view(np.float32) if dtype == "float32" else \
+            np.full(RED_ZONE, 0x7FA50000, np.uint32).view(np.float32)
+    if dtype == "float16":
+        return np.full(RED_ZONE, 0x7DA5, np.uint16).view(np.float16)
+    code = np.dtype(_NUMPY.get(dtype, np.uint8))
+    if code == np.bool_:
+        return np.zeros(RED_ZONE, np.bool_)
+    return np.frombuffer(b"\xa5" * (RED_ZONE * code.itemsize), code).copy()
+
+
+def _zone_changed(part: np.ndarray, dtype: str) -> np.ndarray:
+    """Whether each red-zone element still holds the pattern, compared bit for bit."""
+    want = _red_zone(dtype)
+    if dtype == "bfloat16":  # held as float32: compare the upper halves
+        return (part.view(np.uint32) >> 16) != (want.view(np.uint32) >> 16)
+    width = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[part.dtype.itemsize]
+    return part.view(width) != want.view(width)
+
+
 def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
     """Run ``launch`` (recorded from the original program) through the migrated kernel of the
     module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers."""
@@ -132,8 +160,10 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
                 out.message = f"argument '{name}' ({dtype}) is not an array of its element type at offset {arg.offset}"
                 return out
             allocs.add(arg.alloc)
-            tensor = to_tensor(_values(launch.before[arg.alloc], dtype, arg.offset), dtype, device)
-            buffers.append((name, dtype, arg, tensor))
+            values = _values(launch.before[arg.alloc], dtype, arg.offset)
+            whole = to_tensor(np.concatenate([_red_zone(dtype), values, _red_zone(dtype)]), dtype, device)
+            tensor = whole[RED_ZONE:RED_ZONE + len(values)]  # the kernel's buffer, red zones either side
+            buffers.append((name, dtype, arg, tensor, whole))
             args.append(tensor)
         else:
             if arg.kind != "scalar" or not arg.type:
@@ -142,9 +172,20 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
             args.append(_NUMPY.get(dtype, np.float64)(arg.value).item() if dtype in _NUMPY else arg.value)
     run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target,
         template=template)
-    for name, dtype, arg, tensor in buffers:
+    for name, dtype, arg, tensor, whole in buffers:
+        zone = to_numpy(whole, dtype)
+        for side, part in (("before", zone[:RED_ZONE]), ("after", zone[RED_ZONE + tensor.shape[0]:])):
+            hit = np.flatnonzero(_zone_changed(part, dtype))
+            if hit.size:
+                element = int(hit[0]) - RED_ZONE if side == "before" else tensor.shape[0] + int(hit[0])
+                out.status = "fail"
+                out.message = (f"{name}: the migrated kernel wrote outside the buffer, element {element} "
+                               f"({'before its start' if side == 'before' else 'past its end'}; "
+                               f"{len(hit)} element{'s' if len(hit) > 1 else ''} of the red zone changed)")
+                return out
         expected = _values(launch.after[arg.alloc], dtype, arg.offset)
         actual = to_numpy(tensor, dtype)
+        out.outputs[name] = actual
         res = compare_arrays(expected, actual, dtype, TOLERANCE_OF_DTYPE.get(dtype, "exact"), name=name,
                              check_poison=False)
         out.results.append(res)

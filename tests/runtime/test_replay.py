@@ -68,3 +68,29 @@ def test_a_launch_past_the_trace_budget_replays_as_skipped(recorded, tmp_path):
     for L in skipped:
         r = replay(module, L)
         assert r.status == "skipped" and "past the trace budget" in r.message
+
+
+@pytest.mark.parametrize("side", ["past its end", "before its start"])
+def test_a_write_outside_a_replayed_buffer_fails_naming_buffer_element_and_side(recorded, monkeypatch, side):
+    # TileLang guards every tensor access by the tensor's shape; a kernel reaching past it some
+    # other way (here: through the storage behind the tensor) lands in the red zone
+    import migrate.runtime.tilelang_support as support
+
+    module, launches = recorded
+    real = support.launch
+
+    def reaching(sig, args, **kw):
+        real(sig, args, **kw)
+        x = args[0]
+        n = x.shape[0]
+        if side == "past its end":
+            x.as_strided((n + 3,), (1,))[n + 2] = 1.0
+        else:
+            x.as_strided((1,), (1,), x.storage_offset() - 5)[0] = 1.0
+
+    monkeypatch.setattr(support, "launch", reaching)
+    r = replay(module, launches[0])
+    element = 302 if side == "past its end" else -5
+    assert r.status == "fail"
+    assert r.message.startswith("y: the migrated kernel wrote outside the buffer, "
+                                f"element {element} ({side};")
