@@ -426,7 +426,7 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
     lifted_checks: dict = {}
     for r in results:
         for k in r.kernels:
-            if k.form == "tile" and k.check.get("status") in ("fail", "error"):
+            if k.form == "tile" and _migration_failed(k.check):
                 retry.setdefault(id(r), (r, []))[1].append(k)
     for r, failed_kernels in retry.values():
         fresh = reemit(r, frozenset(k.kernel for k in failed_kernels))
@@ -459,6 +459,13 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
     return any(k.check.get("status") in ("fail", "error") for r in results for k in r.kernels)
 
 
+def _migration_failed(check: dict) -> bool:
+    """A check that judged the migrated kernel wrong, or that the migrated kernel could not run
+    (not one whose original did not build or run, which no other form changes)."""
+    return check.get("status") == "fail" or (
+        check.get("status") == "error" and "the migrated kernel did not run" in check.get("message", ""))
+
+
 def _run_options(parser) -> None:
     parser.add_argument("--run", dest="run", default=None, metavar="ARGS",
                         help="check kernels without a spec on the launches of the program's own main() run with "
@@ -467,13 +474,17 @@ def _run_options(parser) -> None:
                         help="launches recorded per kernel with --run (default 2)")
     parser.add_argument("--run-timeout", dest="run_timeout", type=float, default=120.0, metavar="S",
                         help="stop the program's run after S seconds and use the launches recorded by then")
+    parser.add_argument("--record-on", dest="record_on", choices=("cpu", "cuda"), default="cpu",
+                        help="record the program's launches on the CPU executor (default) or on the GPU, "
+                             "from the program built by nvcc (for sizes the CPU cannot run in time)")
 
 
 def _run_kwargs(args) -> dict:
     import shlex
     if getattr(args, "run", None) is None:
-        return {}
-    return {"run_args": shlex.split(args.run), "record_limit": args.record_launches, "run_timeout": args.run_timeout}
+        return {"record_on": getattr(args, "record_on", "cpu")}
+    return {"run_args": shlex.split(args.run), "record_limit": args.record_launches, "run_timeout": args.run_timeout,
+            "record_on": args.record_on}
 
 
 def _merge_checks(checks) -> dict:

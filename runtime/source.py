@@ -266,8 +266,9 @@ def _c_string(kernel: str) -> str:
 _TEMPLATE_ID_RE = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*\s*<[^;{}()]*>", re.S)
 
 
-def rewrite_launches(text: str) -> str:
-    """Replace every ``<<<>>>`` launch by a call of the CPU header's launcher."""
+def rewrite_launches(text: str, device: str = "cpu") -> str:
+    """Replace every ``<<<>>>`` launch by a call of the CPU header's launcher (``device="gpu"``:
+    of the recording launcher of ``cpu/c2t_gpu_trace.h``, which still launches with ``<<<>>>``)."""
     masked = mask_source(text)
     launches = find_launches(text, masked)
     if not launches:
@@ -279,7 +280,14 @@ def rewrite_launches(text: str) -> str:
         kernel = L.kernel
         instance = f", ::c2t::instance_name<&{kernel.strip()}>()" if _TEMPLATE_ID_RE.fullmatch(kernel.strip()) else ""
         cfg = f"::c2t::launch_cfg({L.config}).named({_c_string(kernel)}{instance})"
-        if L.args.strip():
+        if device == "gpu":
+            chevrons = "<<<c2t_c_.grid, c2t_c_.block, c2t_c_.shmem, c2t_c_.stream>>>"
+            if L.args.strip():
+                rep = (f"{cfg}.go([&](const ::c2t::LaunchCfg& c2t_c_, auto&... c2t_a_) {{ {kernel}{chevrons}"
+                       f"(c2t_a_...); }}, {L.args})")
+            else:
+                rep = f"{cfg}.go([&](const ::c2t::LaunchCfg& c2t_c_) {{ {kernel}{chevrons}(); }})"
+        elif L.args.strip():
             rep = f"{cfg}.go([&](auto&... c2t_a_) {{ {kernel}(c2t_a_...); }}, {L.args})"
         else:
             rep = f"{cfg}.go([&]() {{ {kernel}(); }})"

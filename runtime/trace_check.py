@@ -42,12 +42,13 @@ def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run
 def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[str] | None, *, trace_dir: Path,
                   work_dir: Path, units=(), limit: int = 2, timeout: float = 120.0, device: str = "cpu",
                   include_dirs=(), defines=(), source_dir: Path | None = None, budget: int | None = None,
-                  cwd: str = "") -> list[KernelCheck]:
+                  cwd: str = "", record_on: str = "cpu") -> list[KernelCheck]:
     """One check per kernel of ``targets`` from one run of the program whose ``main()`` is in
     ``main`` and whose other translation units are ``units``. The program runs in ``work_dir``
     (``cwd`` below it), into which the files of ``source_dir`` (the program's folder, for the
     input files it reads) are copied: the sources are never changed. With ``run_args`` None the
-    recording already in ``trace_dir`` is replayed (no build, no run: traces travel)."""
+    recording already in ``trace_dir`` is replayed (no build, no run: traces travel). With
+    ``record_on="cuda"`` the program is built by nvcc and recorded on the GPU (:mod:`.gpu_record`)."""
     from .build import BuildError
     from .cuda_cpu import compile_cpu
     from .replay import replay
@@ -80,14 +81,23 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     program = Path(main).name + (f" (+{len(units)} units)" if units else "")
     if source_dir is not None and Path(source_dir).is_dir():  # its quoted includes sit beside the original
         include_dirs = tuple(include_dirs) + (str(source_dir),)
+    if record_on == "cuda" and not _gpu_present():
+        for t, n in todo:
+            checks[(t.display, n)].status = "error"
+            checks[(t.display, n)].message = "--record-on cuda needs a CUDA GPU on this machine; none was found"
+        return list(checks.values())
     try:
-        lib = compile_cpu(main, [], include_dirs=include_dirs, defines=defines, units=units)
+        if record_on == "cuda":
+            from .gpu_record import build_program
+            lib = [str(build_program(main, units, include_dirs=include_dirs, defines=defines))]
+        else:
+            lib = compile_cpu(main, [], include_dirs=include_dirs, defines=defines, units=units)
     except BuildError as exc:
         for t, n in todo:
             checks[(t.display, n)].status, checks[(t.display, n)].run = "error", "does not build"
             checks[(t.display, n)].message = f"the original program ({program}) does not build: {exc}"
         return list(checks.values())
-    if not lib.main_entry:
+    if record_on != "cuda" and not lib.main_entry:
         for t, n in todo:
             checks[(t.display, n)].message = f"no spec, and {program} has no main() to run: state the launch in a spec"
         return list(checks.values())
@@ -101,15 +111,24 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     failed = [c for c in out if c.status == "fail"]
     if failed:  # is it the migration, or does the original itself not repeat its launch?
         again = record(lib, run_args, trace_dir / "again", limit=limit, timeout=timeout, cwd=run_dir,
-                       schedule="reverse", **extra)
+                       **({"schedule": "reverse"} if record_on != "cuda" else {}), **extra)
         for check in failed:
             _flag_unrepeatable(check, rec, again)
     return out
 
 
+def _gpu_present() -> bool:
+    try:
+        import torch
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        import shutil
+        return shutil.which("nvidia-smi") is not None
+
+
 def _flag_unrepeatable(check: KernelCheck, first, again) -> None:
-    """A failed replay whose original launch left other bytes when the program ran again with its
-    threads and blocks in reverse order (a race, atomics in float order, a read of uninitialised
+    """A failed replay whose original launch left other bytes when the program ran again (on the
+    CPU executor with its threads and blocks in reverse order; on a GPU as the GPU schedules them) (a race, atomics in float order, a read of uninitialised
     memory) is the original's finding: the migrated kernel cannot be judged on it."""
     def key(L):
         return (L.kernel, L.instance, L.number)

@@ -182,11 +182,15 @@ BUDGET = 512 << 20
 
 def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2, timeout: float = 120.0,
            cwd: str | os.PathLike | None = None, budget: int = BUDGET, schedule: str = "forward") -> Recording:
-    """Run the program's own ``main`` from ``lib`` (a CPU executor build) with ``argv`` in
+    """Run the program's own ``main`` from ``lib`` (a CPU executor build; or a command, the
+    executable of a program built to record on the GPU, :mod:`.gpu_record`) with ``argv`` in
     ``cwd``, recording the first ``limit`` launches of each kernel into ``trace_dir``, at most
     ``budget`` bytes of them (a launch past it is listed as skipped, not recorded). A run that
     exceeds ``timeout`` is stopped; the launches recorded by then are kept."""
     from .cuda_cpu import run_program
+
+    if isinstance(lib, (list, tuple)):
+        run_program = _run_command
 
     trace_dir = Path(trace_dir)
     trace_dir.mkdir(parents=True, exist_ok=True)
@@ -202,6 +206,18 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
     (trace_dir / RUN_FILE).write_text(json.dumps({"args": list(argv), "status": status,
                                                   "stdout": out[-4000:], "stderr": err[-4000:]}, indent=1) + "\n")
     return Recording(status, out, err, tuple(read(trace_dir)))
+
+
+def _run_command(cmd, argv=(), timeout: float = 120.0, env=None, cwd=None, schedule: str = "forward"):
+    """(exit status, stdout, stderr) of an executable run with ``argv``; TimeoutError past ``timeout``."""
+    import subprocess
+
+    try:
+        p = subprocess.run([*cmd, *argv], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd,
+                           errors="replace")
+    except subprocess.TimeoutExpired as exc:
+        raise TimeoutError(f"the program ran longer than {timeout:g} s") from exc
+    return p.returncode, p.stdout, p.stderr
 
 
 #: how the recording run ended, beside its manifest

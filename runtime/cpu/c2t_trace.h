@@ -9,7 +9,9 @@
 // cudaMalloc and its relatives (c2t_host.h tells this file of each). Later launches run as usual.
 // C2T_TRACE_BUDGET (bytes, default 512 MiB) bounds data.bin: a launch whose allocations would take
 // it past the budget is not recorded, and its manifest line says so ("skipped": "budget").
-// Python reads the recording with migrate.runtime.traces.
+// Python reads the recording with migrate.runtime.traces. The same file records on a GPU, in a
+// program built by nvcc with c2t_gpu_trace.h (C2T_TRACE_GPU: allocations are read back with
+// cudaMemcpy).
 #pragma once
 
 #include <map>
@@ -147,7 +149,13 @@ struct Launch {
     std::string dump(State& s, const char* which) const {
         std::string out;
         for (auto* a : reached) {
+#if defined(C2T_TRACE_GPU)
+            std::vector<char> host(a->second.size);
+            cudaMemcpy(host.data(), (const void*)a->first, a->second.size, cudaMemcpyDefault);
+            fwrite(host.data(), 1, a->second.size, s.data);
+#else
             fwrite((const void*)a->first, 1, a->second.size, s.data);
+#endif
             out += std::string(out.empty() ? "" : ",") + "{\"id\":" + std::to_string(a->second.id) + ",\"size\":" +
                    std::to_string(a->second.size) + ",\"" + which + "\":" + std::to_string(s.offset) + "}";
             s.offset += (long)a->second.size;

@@ -223,3 +223,20 @@ def test_an_original_that_does_not_repeat_its_launch_is_its_own_finding_not_a_mi
     assert check["findings"] == ["original not repeatable: launch 0 of rotate_racy left different bytes in "
                                  "allocation 1 when its threads ran in reverse order"]
     assert (out / "traces" / "record_race" / "again" / "manifest.jsonl").is_file()
+
+
+def test_record_on_cuda_builds_the_program_with_nvcc_and_needs_a_gpu(multi, tmp_path):
+    from migrate.runtime.gpu_record import build_program, find_nvcc
+
+    if find_nvcc() is None:
+        pytest.skip("no nvcc")
+    # the build: every unit through nvcc (gcc for the C unit), launches rewritten to record
+    exe = build_program(multi / "main.cu", [multi / "kernels.cu", multi / "host_util.cpp", multi / "keys.c"])
+    assert exe.is_file() and exe.stat().st_mode & 0o111
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: bench/gpu_replay.sh covers the run")
+    out = tmp_path / "out"
+    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu", "--run", "300", "--record-on", "cuda"])
+    assert {(c["status"], c["message"]) for c in _checks(out).values()} == {
+        ("error", "--record-on cuda needs a CUDA GPU on this machine; none was found")}

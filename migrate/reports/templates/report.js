@@ -204,7 +204,9 @@
       var k = list[j];
       out.push('<tr data-i="' + k.i + '"><td><a href="#f/' + k.f + '">' + esc(k.file) + '</a></td><td><a class="kernel-link" href="#k/' + k.i + '">' +
         esc(k.kernel) + '</a></td><td class="num">' + esc(k.line) + '</td><td><span class="form form-' + cls(k.form) + '">' + esc(k.form) +
-        '</span></td><td><span class="status status-' + cls(k.status) + '">' + esc(k.status) + '</span></td><td class="num sev-error">' +
+        '</span></td><td><span class="status status-' + cls(k.status) + '">' + esc(k.status) + '</span>' +
+        (k.check && k.check.inputs && k.status !== 'none' ? ' <span class="inputs" title="what the check ran on">' + esc(k.check.inputs) + '</span>' : '') +
+        '</td><td class="num sev-error">' +
         (k.n[0] || '') + '</td><td class="num sev-warning">' + (k.n[1] || '') + '</td><td class="num sev-note">' + (k.n[2] || '') +
         '</td><td class="codes">' + k.codes.map(function (c) { return '<code>' + esc(c) + '</code>'; }).join('') + '</td></tr>');
     }
@@ -236,7 +238,7 @@
 
   // ---- kernel view ----------------------------------------------------------------------------
   var mode = 'aligned';
-  var CHECK_ORDER = ['status', 'device', 'max_abs_err', 'max_rel_err', 'first_mismatch', 'seed', 'message'];
+  var CHECK_ORDER = ['status', 'inputs', 'launch', 'run', 'device', 'max_abs_err', 'max_rel_err', 'first_mismatch', 'seed', 'message'];
   function value(v) { return (v !== null && typeof v === 'object') ? JSON.stringify(v) : (v === null || v === undefined ? '\u2014' : String(v)); }
   function checkBox(check) {
     var keys = CHECK_ORDER.filter(function (k) { return k in check; });

@@ -1,0 +1,116 @@
+"""Recording a program's launches on the GPU (``--record-on cuda``): the original program built
+by nvcc, run with its own arguments, its first launches of each kernel instance recorded.
+
+Programs sized for a GPU run for minutes on the CPU executor before their first launch ends; on
+the GPU they take seconds. :func:`build_program` builds the program's translation units with
+nvcc as an ordinary executable: the sources (and the local headers they include) are mirrored
+into a build folder with their ``<<<>>>`` launches rewritten into the recording launcher of
+``cpu/c2t_gpu_trace.h`` (forced in, with macros that track ``cudaMalloc`` and its relatives);
+nothing else of the program changes. :func:`record_on_gpu` runs it (``traces.record`` does the
+rest): the recording has the CPU executor's format, so the same replay judges it. Executables are
+cached by content hash like the executor's libraries.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .build import HEADER_DIR, BuildError, _compile, _writable, cache_root, collect_sources
+from .source import rewrite_launches
+
+__all__ = ["GPU_TRACE_HEADER", "build_program", "find_nvcc", "record_on_gpu"]
+
+GPU_TRACE_HEADER = HEADER_DIR / "c2t_gpu_trace.h"
+
+
+def find_nvcc() -> str | None:
+    """nvcc from $NVCC, the PATH, or /usr/local/cuda/bin."""
+    for c in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if c and Path(c).is_file():
+            return c
+    return None
+
+
+def build_program(main: Path, units=(), include_dirs=(), defines=(), arch: str = "sm_90",
+                  cache_dir=None, timeout: float = 600.0) -> Path:
+    """The executable of the program whose ``main()`` is in ``main`` and whose other translation
+    units are ``units``, built by nvcc with its launches recording. Raises :class:`BuildError`."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise BuildError("nvcc not found (set NVCC or put the CUDA toolkit's bin folder on PATH)")
+    main = Path(main).resolve()
+    all_units = [main, *[u for u in dict.fromkeys(Path(x).resolve() for x in units) if u != main]]
+    for u in all_units:
+        if not u.is_file():
+            raise BuildError(f"no such source file: {u}")
+    root = Path(os.path.commonpath([u.parent for u in all_units]))
+    include_dirs = [str(Path(d).resolve()) for d in include_dirs]
+    sources: dict[str, str] = {}
+    for u in all_units:
+        for rel, text in collect_sources(u, include_dirs, root=root).items():
+            sources.setdefault(rel, text)
+    prepared = {rel: rewrite_launches(text, device="gpu") if "<<<" in text else text for rel, text in sources.items()}
+    h = hashlib.sha256()
+    for part in (nvcc, arch, " ".join(include_dirs), " ".join(defines), GPU_TRACE_HEADER.read_text(),
+                 (HEADER_DIR / "c2t_trace.h").read_text(), *map(str, all_units)):
+        h.update(part.encode() + b"\0")
+    for rel in sorted(prepared):
+        h.update(rel.encode() + b"\0" + prepared[rel].encode() + b"\0")
+    key = h.hexdigest()[:32]
+    final = _writable(cache_root(cache_dir)) / "gpu-prog" / key[:2] / key
+    exe = final / "prog"
+    if exe.is_file():
+        return exe
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="build-", dir=final.parent))
+    try:
+        src_dir = tmp / "src"
+        for rel, body in prepared.items():
+            if rel.startswith("/"):
+                continue  # outside the source tree: found through -iquote / -I
+            dst = src_dir / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_text(f"#line 1 \"{(root / rel).resolve()}\"\n{body}")
+        quoted = list(dict.fromkeys(str(u.parent) for u in all_units))  # the originals' folders
+        common = []
+        for d in include_dirs:
+            common += ["-I", d]
+        common += [f"-D{d}" for d in defines]
+        objects = []
+        for i, u in enumerate(all_units):
+            rel = u.relative_to(root).as_posix()
+            obj = str(tmp / f"unit{i}.o")
+            if u.suffix == ".c":
+                cmd = ["gcc", "-O2", "-w", "-c", str(src_dir / rel), "-o", obj, *(f"-iquote{d}" for d in quoted)]
+            else:
+                cmd = [nvcc, "-std=c++17", "-O2", "-w", f"-arch={arch}", "-include", str(GPU_TRACE_HEADER),
+                       *(["-x", "cu"] if u.suffix == ".cu" else []), "-c", str(src_dir / rel), "-o", obj,
+                       *(x for d in quoted for x in ("-Xcompiler", f"-iquote{d}"))]
+            cmd += common
+            _compile(cmd, rel, tmp, timeout)
+            objects.append(obj)
+        _compile([nvcc, f"-arch={arch}", *objects, "-o", str(tmp / "prog")], f"{main.name} (linking)", tmp, timeout)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not exe.is_file():
+                shutil.rmtree(final, ignore_errors=True)
+                os.rename(tmp, final)
+        return exe
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def record_on_gpu(exe: Path, argv, trace_dir: Path, *, limit: int = 2, timeout: float = 120.0, cwd=None,
+                  budget: int | None = None):
+    """Run the executable of :func:`build_program` with ``argv`` in ``cwd``, recording into
+    ``trace_dir``; a :class:`.traces.Recording`."""
+    from .traces import BUDGET, record
+
+    return record([str(exe)], argv, trace_dir, limit=limit, timeout=timeout, cwd=cwd,
+                  budget=BUDGET if budget is None else budget)
