@@ -1,15 +1,20 @@
 """The replayed check on the real-code pool: each program whose Makefile gives run arguments runs
-its own main() on the CPU executor with them, its first launches of each kernel are recorded, and
-each recorded launch is replayed into the migrated kernel (issue 13; runtime/trace_check.py).
+its own main() with them (on the CPU executor, or with ``--record-on cuda`` built by nvcc and run
+on the GPU), its first launches of each kernel instance are recorded, and each recorded launch is
+replayed into the migrated kernel (``--device cpu``: TileLang's C target; ``cuda``: the GPU).
+Issue 13; runtime/trace_check.py.
 
     python bench/realworld_replay.py --out OUT [--pool build/realworld] [--timeout 60] [--limit 2]
                                      [--jobs 2] [--only name,name] [--json FILE]
+                                     [--record-on cpu|cuda] [--device cpu|cuda] [--keep-traces]
 
-OUT is the output of ``migrate convert build/realworld -o OUT -p build/realworld``; the traces and
-the runs go under OUT (``OUT/traces/``, ``OUT/run/``; a program's trace bytes and run folder are
-removed once it is replayed, unless ``--keep-traces``; ``--budget`` bounds its trace bytes). Prints one line per program and the
-totals: converted kernels, how many got a replayed check, how many of those pass, and why the
-others were not replayed. Nothing is written outside OUT and the sources are never changed.
+OUT is the output of ``migrate convert build/realworld -o OUT -p build/realworld`` (on another
+machine: the pool extracted anywhere, ``--pool`` naming it; the programs' paths are taken
+relative to it). The traces and the runs go under OUT (``OUT/traces/``, ``OUT/run/``; a
+program's trace bytes and run folder are removed once it is replayed, unless ``--keep-traces``;
+``--budget`` bounds its trace bytes). Prints one line per program and the totals: converted
+kernels, how many got a replayed check, how many of those pass, and why the others were not
+replayed. Nothing is written outside OUT and the sources are never changed.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ import shutil
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,15 +34,74 @@ sys.path.insert(0, str(REPO))
 
 def _reason(message: str) -> str:
     """A short class of why a kernel was not replayed, for the totals."""
-    for key, label in (("trace budget", "past the trace budget"), ("without launching it", "not launched by the run"), ("no main()", "no main() in its file"),
-                       ("does not build", "original does not build"), ("template instance", "template instance"),
-                       ("__constant__", "__constant__ symbols"), ("same allocation", "aliasing arguments"),
-                       ("did not allocate", "pointer into host memory"), ("null pointer", "null pointer"),
-                       ("not migrated", "not migrated"), ("simt", "simt form"), ("did not run", "original did not run"),
-                       ("arguments, the kernel takes", "argument count"), ("recorded as", "argument kind")):
+    for key, label in (("trace budget", "past the trace budget"), ("without launching it", "not launched by the run"),
+                       ("no main()", "no main() in its file"), ("does not build", "original does not build"),
+                       ("template instance", "template instance"), ("__constant__", "__constant__ symbols"),
+                       ("same allocation", "aliasing arguments"), ("did not allocate", "pointer into host memory"),
+                       ("null pointer", "null pointer"), ("not migrated", "not migrated"), ("simt", "simt form"),
+                       ("did not run", "original did not run"), ("arguments, the kernel takes", "argument count"),
+                       ("recorded as", "argument kind"), ("not an array of its element", "element type"),
+                       ("needs a CUDA GPU", "no GPU")):
         if key in message:
             return label
     return message[:60]
+
+
+def _arguments(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:  # a Makefile's quoting that the shell would reject too: its words
+        return text.split()
+
+
+def _moved(path: str, pool: Path) -> str:
+    """A path of the pool as converted, on this machine's copy of the pool."""
+    marker = "/build/realworld/"
+    return str(pool / path.split(marker, 1)[1]) if marker in path else path
+
+
+def _one(job) -> tuple:
+    case, prog, files, forms, opts = job
+    from migrate.runtime.checker import check_report_program, trace_stem
+    from migrate.runtime.kernel_check import KernelCheck
+
+    out = Path(opts["out"])
+    stem = trace_stem(prog)
+    start = time.perf_counter()
+    try:
+        checks = check_report_program(out, prog, files, forms, _arguments(case["run_args"]),
+                                      record_limit=opts["limit"], run_timeout=opts["timeout"], budget=opts["budget"],
+                                      device=opts["device"], record_on=opts["record_on"])
+    except Exception as exc:  # a bug of the tool on one program: reported, the others go on
+        checks = [KernelCheck(e["file"], n, n, opts["device"], "error",
+                              message=f"internal error: {type(exc).__name__}: {exc}")
+                  for e in files for n in forms[e["file"]]]
+    if not opts["keep"]:  # the disk holds the pool's manifests, not every program's bytes
+        for blob in (out / "traces" / stem).glob("**/launch-*.zlib"):
+            blob.unlink()
+        shutil.rmtree(out / "run" / stem, ignore_errors=True)
+    rows = [{"program": case["name"], "main": prog["main"], "file": c.file, "kernel": c.kernel, "status": c.status,
+             "message": c.message, "launch": c.launch, "run": c.run} for c in checks]
+    return prog["main"], rows, time.perf_counter() - start
+
+
+def summarize(rows: list[dict], converted: int, outside: list) -> None:
+    """The totals of a run: replayed, passing, and why the others were not replayed."""
+    print(f"converted kernels in no program run here (no main() that includes them, or no run arguments): "
+          f"{len(outside)}")
+    replayed = [r for r in rows if r["status"] in ("pass", "fail")]
+    passed = [r for r in replayed if r["status"] == "pass"]
+    print(f"\nconverted kernels in the pool: {converted}; in programs with run arguments: {len(rows)}")
+    print(f"replayed: {len(replayed)} ({100 * len(replayed) / max(1, converted):.0f} % of converted); "
+          f"pass {len(passed)} ({100 * len(passed) / max(1, len(replayed)):.0f} % of replayed), "
+          f"fail {len(replayed) - len(passed)}, error {sum(r['status'] == 'error' for r in rows)}")
+    for reason, n in Counter(_reason(r["message"]) for r in rows if r["status"] == "skipped").most_common():
+        print(f"  skipped: {n:4d}  {reason}")
+    ran = [r for r in rows if r["run"] in ("ran to completion", "timed out")]
+    ran_replayed = [r for r in ran if r["status"] in ("pass", "fail")]
+    print(f"in programs whose run completed or reached the time-out: {len(ran)} kernels, replayed "
+          f"{len(ran_replayed)} ({100 * len(ran_replayed) / max(1, len(ran)):.0f} %), pass "
+          f"{sum(r['status'] == 'pass' for r in ran_replayed)}")
 
 
 def main(argv=None) -> int:
@@ -52,17 +116,25 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=int, default=64 << 20, help="trace bytes per program (default 64 MiB)")
     ap.add_argument("--keep-traces", action="store_true", help="keep each program's trace data (default: removed "
                     "once replayed, the manifest kept)")
+    ap.add_argument("--record-on", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--summary", type=Path, default=None, help="print the totals of a --json file and stop")
     args = ap.parse_args(argv)
-
-    from migrate.runtime.checker import check_report_program
+    if args.summary:
+        done = json.loads(args.summary.read_text())
+        summarize(done["rows"], done["converted"], done.get("outside", []))
+        return 0
 
     report = json.loads((args.out / "report.json").read_text())
     cases = json.loads((args.pool / "pool.json").read_text())["cases"]
     only = set(filter(None, args.only.split(",")))
     forms: dict = {}
     for k in report["kernels"]:
-        forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
+        if k["form"] != "unsupported":
+            forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
     entries = {e["file"]: e for e in report["files"] if e.get("output")}
+    opts = {"out": str(args.out.resolve()), "limit": args.limit, "timeout": args.timeout, "budget": args.budget,
+            "device": args.device, "record_on": args.record_on, "keep": args.keep_traces}
     jobs, covered = [], set()
     for case in cases:
         if case.get("run_args") is None or (only and case["name"] not in only):
@@ -70,72 +142,29 @@ def main(argv=None) -> int:
         for prog in report.get("programs", []):
             if not prog["main"].startswith(case["folder"] + "/"):
                 continue
-            files = [entries[f] for f in prog["files"] if f in entries and f not in covered
-                     and any(v[0] != "unsupported" for v in forms.get(f, {}).values())]
+            files = [entries[f] for f in prog["files"] if f in entries and f not in covered and forms.get(f)]
             covered |= {e["file"] for e in files}
             if files:
-                jobs.append((case, prog, files))
+                prog = {**prog, "sources": [_moved(s, args.pool) for s in prog["sources"]],
+                        "build": {**prog.get("build", {}), "include_dirs": [
+                            _moved(d, args.pool) for d in prog.get("build", {}).get("include_dirs", [])]}}
+                jobs.append((case, prog, files, {e["file"]: forms[e["file"]] for e in files}, opts))
 
-    def arguments(text: str) -> list[str]:
-        try:
-            return shlex.split(text)
-        except ValueError:  # a Makefile's quoting that the shell would reject too: its words
-            return text.split()
-
-    def one(job):
-        case, prog, files = job
-        stem = Path(prog["main"]).with_suffix("")
-        start = time.perf_counter()
-        convertible = {e["file"]: {n: f for n, f in forms[e["file"]].items() if f[0] != "unsupported"} for e in files}
-        checks = check_report_program(args.out, prog, files, convertible, arguments(case["run_args"]),
-                                      record_limit=args.limit, run_timeout=args.timeout, budget=args.budget)
-        if not args.keep_traces:  # the disk holds the pool's manifests, not every program's bytes
-            for blob in (args.out / "traces" / stem).glob("launch-*.zlib"):
-                blob.unlink()
-            shutil.rmtree(args.out / "run" / stem, ignore_errors=True)
-        return case["name"], prog["main"], checks, time.perf_counter() - start
-
-    def guarded(job):
-        try:
-            return one(job)
-        except Exception as exc:  # a bug of the tool on one program: reported, the others go on
-            case, prog, files = job
-            from migrate.runtime.kernel_check import KernelCheck
-            return case["name"], prog["main"], [KernelCheck(e["file"], n, n, "cpu", "error",
-                                                            message=f"internal error: {type(exc).__name__}: {exc}")
-                                                for e in files for n, f in forms[e["file"]].items()
-                                                if f[0] != "unsupported"], 0.0
-
-    outside = [(e, n) for e in entries for n, f in forms.get(e, {}).items()
-               if f[0] != "unsupported" and e not in covered]
+    outside = [(e, n) for e in entries for n in forms.get(e, {}) if e not in covered]
     converted = sum(1 for k in report["kernels"] if k["form"] != "unsupported")
     rows = []
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for name, file, checks, seconds in pool.map(guarded, jobs):
-            statuses = Counter(c.status for c in checks)
-            print(f"{file:50s} {seconds:6.1f} s  " + ", ".join(f"{s} {n}" for s, n in sorted(statuses.items())),
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for done in as_completed([pool.submit(_one, job) for job in jobs]):  # as they end: a stopped run keeps them
+            main_file, new, seconds = done.result()
+            statuses = Counter(r["status"] for r in new)
+            print(f"{main_file:50s} {seconds:6.1f} s  " + ", ".join(f"{s} {n}" for s, n in sorted(statuses.items())),
                   flush=True)
-            rows += [{"program": name, "main": file, "file": c.file, "kernel": c.kernel, "status": c.status, "message": c.message,
-                      "launch": c.launch, "run": c.run} for c in checks]
-            if args.json:  # after every program: a stopped run keeps what it measured
-                args.json.write_text(json.dumps({"converted": converted, "rows": rows,
+            rows += new
+            if args.json:
+                args.json.write_text(json.dumps({"converted": converted, "record_on": args.record_on,
+                                                 "device": args.device, "rows": rows,
                                                  "outside": [f"{e}:{n}" for e, n in outside]}, indent=1))
-    print(f"converted kernels in no program run here (no main() that includes them, or no run arguments): "
-          f"{len(outside)}")
-    in_programs = len(rows)
-    replayed = [r for r in rows if r["status"] in ("pass", "fail")]
-    passed = [r for r in replayed if r["status"] == "pass"]
-    print(f"\nconverted kernels in the pool: {converted}; in programs with run arguments: {in_programs}")
-    print(f"replayed: {len(replayed)} ({100 * len(replayed) / max(1, converted):.0f} % of converted); "
-          f"pass {len(passed)} ({100 * len(passed) / max(1, len(replayed)):.0f} % of replayed), "
-          f"fail {len(replayed) - len(passed)}, error {sum(r['status'] == 'error' for r in rows)}")
-    for reason, n in Counter(_reason(r["message"]) for r in rows if r["status"] == "skipped").most_common():
-        print(f"  skipped: {n:4d}  {reason}")
-    ran = [r for r in rows if r["run"] in ("ran to completion", "timed out")]
-    ran_replayed = [r for r in ran if r["status"] in ("pass", "fail")]
-    print(f"in programs whose run completed or reached the time-out: {len(ran)} kernels, replayed "
-          f"{len(ran_replayed)} ({100 * len(ran_replayed) / max(1, len(ran)):.0f} %), pass "
-          f"{sum(r['status'] == 'pass' for r in ran_replayed)}")
+    summarize(rows, converted, outside)
     return 0
 
 

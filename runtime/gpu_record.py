@@ -5,8 +5,8 @@ Programs sized for a GPU run for minutes on the CPU executor before their first 
 the GPU they take seconds. :func:`build_program` builds the program's translation units with
 nvcc as an ordinary executable: the sources (and the local headers they include) are mirrored
 into a build folder with their ``<<<>>>`` launches rewritten into the recording launcher of
-``cpu/c2t_gpu_trace.h`` (forced in, with macros that track ``cudaMalloc`` and its relatives);
-nothing else of the program changes. :func:`record_on_gpu` runs it (``traces.record`` does the
+``cpu/c2t_gpu_trace.h`` (forced in), and the executable is linked with ``--wrap`` for
+``cudaMalloc`` and its relatives, which the header tracks; nothing else of the program changes. :func:`record_on_gpu` runs it (``traces.record`` does the
 rest): the recording has the CPU executor's format, so the same replay judges it. Executables are
 cached by content hash like the executor's libraries.
 """
@@ -27,11 +27,40 @@ __all__ = ["GPU_TRACE_HEADER", "build_program", "find_nvcc", "record_on_gpu"]
 GPU_TRACE_HEADER = HEADER_DIR / "c2t_gpu_trace.h"
 
 
+#: the CUDA toolkit libraries a program links with when it includes their headers
+CUDA_LIBRARIES = (("cublas_v2.h", "-lcublas"), ("cublas.h", "-lcublas"), ("cublasLt.h", "-lcublasLt"),
+                  ("cusparse.h", "-lcusparse"), ("curand.h", "-lcurand"), ("cufft.h", "-lcufft"),
+                  ("cusolverDn.h", "-lcusolver"), ("nvrtc.h", "-lnvrtc"), ("cuda.h", "-lcuda"))
+
+
+#: the CUDA runtime's allocation functions the executable is linked to pass through the recorder
+WRAPPED = ("cudaMalloc", "cudaMallocManaged", "cudaMallocHost", "cudaHostAlloc", "cudaMallocPitch", "cudaMallocAsync",
+           "cudaFree", "cudaFreeHost", "cudaFreeAsync")
+
+
 def find_nvcc() -> str | None:
     """nvcc from $NVCC, the PATH, or /usr/local/cuda/bin."""
     for c in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
         if c and Path(c).is_file():
             return c
+    return None
+
+
+def _libcuda_dir(nvcc: str) -> str | None:
+    """A folder holding libcuda.so to link with (the driver's, or the toolkit's stub), or None:
+    a program that only includes cuda.h for its types links without it."""
+    import ctypes.util
+
+    top = Path(nvcc).resolve().parent.parent
+    for d in (top / "lib64" / "stubs", top / "targets" / "x86_64-linux" / "lib" / "stubs",
+              Path("/usr/lib/x86_64-linux-gnu"), Path("/usr/local/nvidia/lib64"), Path("/usr/lib64")):
+        if (d / "libcuda.so").exists():
+            return str(d)
+    name = ctypes.util.find_library("cuda")
+    if name:
+        for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64"):
+            if (Path(d) / name).exists():
+                return d
     return None
 
 
@@ -93,7 +122,14 @@ def build_program(main: Path, units=(), include_dirs=(), defines=(), arch: str =
             cmd += common
             _compile(cmd, rel, tmp, timeout)
             objects.append(obj)
-        _compile([nvcc, f"-arch={arch}", *objects, "-o", str(tmp / "prog")], f"{main.name} (linking)", tmp, timeout)
+        libs = [flag for header, flag in CUDA_LIBRARIES if any(f"<{header}>" in t or f'"{header}"' in t
+                                                             for t in sources.values())]
+        if "-lcuda" in libs:  # the driver API: the driver's library, or the toolkit's stub of it
+            found = _libcuda_dir(nvcc)
+            libs = [x for x in libs if x != "-lcuda"] + ([f"-L{found}", "-lcuda"] if found else [])
+        wrap = ["-Xlinker", "--wrap=" + ",--wrap=".join(WRAPPED)]
+        _compile([nvcc, f"-arch={arch}", *objects, "-o", str(tmp / "prog"), *wrap, *libs], f"{main.name} (linking)",
+                 tmp, timeout)
         try:
             os.rename(tmp, final)
         except OSError:

@@ -6,7 +6,7 @@
 //       [&](const ::c2t::LaunchCfg& c2t_c_, auto&... c2t_a_) { k<<<c2t_c_.grid, ...>>>(c2t_a_...); }, a, b)
 // The program runs as built by nvcc; with C2T_TRACE_DIR set, the first C2T_TRACE_LIMIT launches of
 // each kernel instance are recorded exactly as the CPU executor records them (c2t_trace.h): the
-// allocations of cudaMalloc and its relatives (tracked by the macros below) that the arguments
+// allocations of cudaMalloc and its relatives (wrapped at link time, below) that the arguments
 // reach are read back before the launch and after it (the device synchronised around it). Later
 // launches run asynchronously, as the program wrote them.
 #pragma once
@@ -99,53 +99,31 @@ inline LaunchCfg launch_cfg(const G& g, const B& b, size_t sh, S st) {
 
 }  // namespace c2t
 
-// ---- the allocations a launch can reach (global functions: `::cudaMalloc(...)` still works)
-template <class T>
-inline cudaError_t c2t_gpu_cudaMalloc(T** p, size_t n) {
-    cudaError_t e = cudaMalloc((void**)p, n);
-    if (e == cudaSuccess) c2t::trace::on_alloc((void*)*p, n);
-    return e;
-}
-template <class T>
-inline cudaError_t c2t_gpu_cudaMallocAsync(T** p, size_t n, cudaStream_t s) {
-    cudaError_t e = cudaMallocAsync((void**)p, n, s);
-    if (e == cudaSuccess) c2t::trace::on_alloc((void*)*p, n);
-    return e;
-}
-template <class T>
-inline cudaError_t c2t_gpu_cudaMallocManaged(T** p, size_t n, unsigned flags = cudaMemAttachGlobal) {
-    cudaError_t e = cudaMallocManaged((void**)p, n, flags);
-    if (e == cudaSuccess) c2t::trace::on_alloc((void*)*p, n);
-    return e;
-}
-template <class T>
-inline cudaError_t c2t_gpu_cudaMallocHost(T** p, size_t n) {
-    cudaError_t e = cudaMallocHost((void**)p, n);
-    if (e == cudaSuccess) c2t::trace::on_alloc((void*)*p, n);
-    return e;
-}
-template <class T>
-inline cudaError_t c2t_gpu_cudaHostAlloc(T** p, size_t n, unsigned flags) {
-    cudaError_t e = cudaHostAlloc((void**)p, n, flags);
-    if (e == cudaSuccess) c2t::trace::on_alloc((void*)*p, n);
-    return e;
-}
-template <class T>
-inline cudaError_t c2t_gpu_cudaMallocPitch(T** p, size_t* pitch, size_t w, size_t h) {
-    cudaError_t e = cudaMallocPitch((void**)p, pitch, w, h);
-    if (e == cudaSuccess) c2t::trace::on_alloc((void*)*p, *pitch * h);
-    return e;
-}
-inline cudaError_t c2t_gpu_cudaFree(void* p) { c2t::trace::on_free(p); return cudaFree(p); }
-inline cudaError_t c2t_gpu_cudaFreeHost(void* p) { c2t::trace::on_free(p); return cudaFreeHost(p); }
-inline cudaError_t c2t_gpu_cudaFreeAsync(void* p, cudaStream_t s) { c2t::trace::on_free(p); return cudaFreeAsync(p, s); }
-
-#define cudaMalloc(...) c2t_gpu_cudaMalloc(__VA_ARGS__)
-#define cudaMallocAsync(...) c2t_gpu_cudaMallocAsync(__VA_ARGS__)
-#define cudaMallocManaged(...) c2t_gpu_cudaMallocManaged(__VA_ARGS__)
-#define cudaMallocHost(...) c2t_gpu_cudaMallocHost(__VA_ARGS__)
-#define cudaHostAlloc(...) c2t_gpu_cudaHostAlloc(__VA_ARGS__)
-#define cudaMallocPitch(...) c2t_gpu_cudaMallocPitch(__VA_ARGS__)
-#define cudaFree(...) c2t_gpu_cudaFree(__VA_ARGS__)
-#define cudaFreeHost(...) c2t_gpu_cudaFreeHost(__VA_ARGS__)
-#define cudaFreeAsync(...) c2t_gpu_cudaFreeAsync(__VA_ARGS__)
+// ---- the allocations a launch can reach: the program is linked with --wrap=cudaMalloc and its
+// relatives (runtime/gpu_record.py, WRAPPED), so every call of them, the CUDA headers' own
+// templates and libraries such as thrust included, comes here first.
+#define C2T_WRAP(ret, name, params, args, ptr, bytes)                                       \
+    extern "C" ret __real_##name params;                                                   \
+    extern "C" __attribute__((weak)) ret __wrap_##name params {                            \
+        ret e = __real_##name args;                                                        \
+        if (e == cudaSuccess) c2t::trace::on_alloc((void*)(ptr), (bytes));                 \
+        return e;                                                                          \
+    }
+C2T_WRAP(cudaError_t, cudaMalloc, (void** p, size_t n), (p, n), *p, n)
+C2T_WRAP(cudaError_t, cudaMallocManaged, (void** p, size_t n, unsigned f), (p, n, f), *p, n)
+C2T_WRAP(cudaError_t, cudaMallocHost, (void** p, size_t n), (p, n), *p, n)
+C2T_WRAP(cudaError_t, cudaHostAlloc, (void** p, size_t n, unsigned f), (p, n, f), *p, n)
+C2T_WRAP(cudaError_t, cudaMallocPitch, (void** p, size_t* pitch, size_t w, size_t h), (p, pitch, w, h), *p,
+         *pitch * h)
+C2T_WRAP(cudaError_t, cudaMallocAsync, (void** p, size_t n, cudaStream_t s), (p, n, s), *p, n)
+#undef C2T_WRAP
+#define C2T_WRAP_FREE(name, params, args, ptr)                                              \
+    extern "C" cudaError_t __real_##name params;                                           \
+    extern "C" __attribute__((weak)) cudaError_t __wrap_##name params {                    \
+        c2t::trace::on_free((void*)(ptr));                                                 \
+        return __real_##name args;                                                         \
+    }
+C2T_WRAP_FREE(cudaFree, (void* p), (p), p)
+C2T_WRAP_FREE(cudaFreeHost, (void* p), (p), p)
+C2T_WRAP_FREE(cudaFreeAsync, (void* p, cudaStream_t s), (p, s), p)
+#undef C2T_WRAP_FREE
