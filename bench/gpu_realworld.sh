@@ -16,8 +16,8 @@ if [[ " $STEPS " == *" record "* ]]; then
   [ -f build/realworld/pool.json ] || tar xJf build/gpu_pool/pool.tar.xz -C build/realworld
   [ -d build/gpu_pool/out ] || tar xJf build/gpu_pool/out.tar.xz -C build/gpu_pool
   timeout ${BUDGET:-540} python bench/realworld_replay.py --out build/gpu_pool/out --pool build/realworld \
-    --record-on cuda --device cuda --timeout ${RUN_TIMEOUT:-60} --jobs ${JOBS:-12} --limit 2 \
-    --budget $((1 << 30)) --only "${ONLY:-}" --json "$RES/gpu_record.json" > "$RES/gpu_record.log" 2>&1
+    --record-on cuda --device cuda --timeout ${RUN_TIMEOUT:-60} --jobs ${JOBS:-10} --limit ${LIMIT:-1} \
+    --budget ${TRACE_BYTES:-$((4 << 30))} --only "${ONLY:-}" --json "$RES/gpu_record.json" > "$RES/gpu_record.log" 2>&1
   echo "record exit $? after $(( $(date +%s) - start )) s"
   python bench/realworld_replay.py --out build/gpu_pool/out --summary "$RES/gpu_record.json"
 fi

@@ -116,7 +116,8 @@ def build_program(main: Path, units=(), include_dirs=(), defines=(), arch: str =
             if u.suffix == ".c":
                 cmd = ["gcc", "-O2", "-w", "-c", str(src_dir / rel), "-o", obj, *(f"-iquote{d}" for d in quoted)]
             else:
-                cmd = [nvcc, "-std=c++17", "-O2", "-w", f"-arch={arch}", "-include", str(GPU_TRACE_HEADER),
+                cmd = [nvcc, "-std=c++17", "-O2", "-w", f"-arch={arch}", "--expt-relaxed-constexpr", "--extended-lambda",
+                       "-include", str(GPU_TRACE_HEADER),
                        *(["-x", "cu"] if u.suffix == ".cu" else []), "-c", str(src_dir / rel), "-o", obj,
                        *(x for d in quoted for x in ("-Xcompiler", f"-iquote{d}"))]
             cmd += common

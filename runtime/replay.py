@@ -60,6 +60,19 @@ _CODE_DTYPES = {"f4": "float32", "f8": "float64", "i1": "int8", "u1": "uint8", "
                 "i4": "int32", "u4": "uint32", "i8": "int64", "u8": "uint64", "b1": "bool"}
 
 
+def _scalar(value, dtype: str):
+    """A recorded scalar as the kernel's parameter type takes it, converted as C converts an
+    argument (an unsigned 0xDEADBEEF passed to an int parameter wraps; an int to a float)."""
+    if dtype not in _NUMPY:
+        return value
+    kind = np.dtype(_NUMPY[dtype]).kind
+    if kind in "iu" and not isinstance(value, float):
+        return np.array(int(value) & 0xFFFFFFFFFFFFFFFF, np.uint64).astype(_NUMPY[dtype]).item()
+    if kind == "b":
+        return bool(value)
+    return _NUMPY[dtype](value).item()
+
+
 def template_arguments(sig, launch: Launch) -> tuple[tuple | None, str]:
     """The template arguments of a recorded launch of the template kernel ``sig``: the instance
     the launch named (``k<float, 64>``), else type arguments deduced, as the compiler deduces
@@ -169,7 +182,7 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
             if arg.kind != "scalar" or not arg.type:
                 out.message = f"argument '{name}' was recorded as {arg.kind} {arg.type!r}, the kernel takes a {dtype}"
                 return out
-            args.append(_NUMPY.get(dtype, np.float64)(arg.value).item() if dtype in _NUMPY else arg.value)
+            args.append(_scalar(arg.value, dtype))
     run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target,
         template=template)
     for name, dtype, arg, tensor, whole in buffers:

@@ -14,6 +14,9 @@
 // cudaMemcpy).
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <tuple>
@@ -119,7 +122,7 @@ struct Launch {
     void arg(const T& v) {
         if (!args.empty()) args += ",";
         if constexpr (std::is_pointer<T>::value) {
-            const auto* a = find((const void*)v);
+            const auto* a = find((const void*)(uintptr_t)v);  // function and volatile pointers too
             if (!v) {
                 args += "{\"kind\":\"pointer\",\"null\":true}";
             } else if (!a) {
@@ -134,7 +137,7 @@ struct Launch {
             }
         } else {
             args += "{\"kind\":\"scalar\",\"type\":\"" + type_code<T>() + "\",\"size\":" + std::to_string(sizeof(T)) +
-                    ",\"hex\":\"" + hex(&v, sizeof(T)) + "\"}";
+                    ",\"hex\":\"" + hex((const void*)&v, sizeof(T)) + "\"}";
         }
     }
 
