@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...dtypes import SIZES
 from ...ir import model as m
 from ...ir.visit import Transformer
 
@@ -64,8 +65,26 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     return Fold().transform(fn), aliases, unresolved
 
 
+def _element_bytes(t) -> int | None:
+    """Bytes of a pointer's element (a scalar or a vector type), or None when unknown."""
+    if not isinstance(t, m.Pointer):
+        return None
+    e = t.pointee
+    if isinstance(e, m.Scalar):
+        return SIZES.get(e.dtype)
+    if isinstance(e, m.Vector):
+        size = SIZES.get(e.dtype)
+        return size * e.lanes if size else None
+    return None
+
+
 def _as_alias(init, buffers, aliases) -> Alias | None:
     while isinstance(init, m.Cast) and isinstance(init.type, m.Pointer):
+        # a view through another element size ((float*)((char*)p + bytes)) counts its offsets
+        # in other units than the buffer's index: not a fixed view of it
+        inner, outer = _element_bytes(getattr(init.operand, "type", None)), _element_bytes(init.type)
+        if inner is None or outer is None or inner != outer:
+            return None
         init = init.operand
     if isinstance(init, m.Ref) and init.name in buffers:
         return Alias(init.name, None)
