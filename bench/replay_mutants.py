@@ -20,6 +20,7 @@ import ast
 import json
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,23 @@ def _mutant(source: str, kernel: str, k: int) -> tuple[str, str]:
     return ast.unparse(tree) + "\n", f"L{node.lineno}: -> {changed}"
 
 
+def _judge(path: str, launches, outputs) -> tuple[str, bool]:
+    """(verdict, changed) of a mutant module replayed on ``launches``; ``outputs`` are what the
+    unmutated kernel left on each."""
+    from migrate.runtime.replay import replay
+
+    changed, verdict = False, "pass"
+    for L in launches:
+        try:
+            r = replay(path, L)
+        except Exception as exc:  # the mutant does not build or run: the check cannot pass it
+            return f"error ({type(exc).__name__})", True
+        if r.status != "pass":
+            verdict = r.status
+        changed |= any(not np.array_equal(r.outputs[n], outputs[L.seq][n], equal_nan=True) for n in r.outputs)
+    return verdict, changed
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, type=Path)
@@ -107,17 +125,13 @@ def main(argv=None) -> int:
             path = folder / module.name
             path.write_text(text)
             start = time.perf_counter()
-            changed, verdict = False, "pass"
-            for L in launches:
+            left = {L.seq: base[L.seq].outputs for L in launches}
+            # each mutant in a process of its own: one that crashes the process is caught, not fatal
+            with ProcessPoolExecutor(max_workers=1, max_tasks_per_child=1) as one:
                 try:
-                    r = replay(path, L)
-                except Exception as exc:  # the mutant does not build or run: the check cannot pass it
+                    verdict, changed = one.submit(_judge, str(path), launches, left).result(timeout=600)
+                except Exception as exc:  # the process died or hung: the check cannot pass such a mutant
                     verdict, changed = f"error ({type(exc).__name__})", True
-                    break
-                if r.status != "pass":
-                    verdict = r.status
-                changed |= any(not np.array_equal(r.outputs[n], base[L.seq].outputs[n], equal_nan=True)
-                               for n in r.outputs)
             killed = verdict != "pass"
             results.append({"file": row["file"], "kernel": row["kernel"], "mutant": what, "changed": changed,
                             "verdict": verdict, "killed": killed, "seconds": round(time.perf_counter() - start, 2)})
