@@ -149,11 +149,29 @@ def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
     view (``row[j]`` → ``x[r*n + j]``); returns the function and its pointer aliases."""
     for p in PREPARE:
         fn = p.run(fn, device, portable)
+    moved = _advanced_pointer_params(fn)
+    if moved:
+        name, span = moved
+        raise NoTileLangForm(f"pointer parameter '{name}' is advanced in the kernel body ({name} += ...): "
+                             "its later uses would lose the offset", span)
     fn, aliases, unresolved = pointer_aliases(fn)
     if unresolved:
         d = unresolved[0]
         raise NoTileLangForm(f"local pointer '{d.name}' is not a fixed view of a buffer parameter", d.span)
     return fn, aliases
+
+
+def _advanced_pointer_params(fn: m.Function):
+    """(name, span) of the first pointer parameter the body assigns or steps (``x += off``,
+    ``x = x + off``, ``++x``), or None."""
+    params = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
+    for node in m.walk(fn.body) if fn.body else ():
+        if isinstance(node, m.Assign) and isinstance(node.target, m.Ref) and node.target.name in params:
+            return node.target.name, node.span
+        if isinstance(node, m.Unary) and node.op in ("++", "--") and isinstance(node.operand, m.Ref) \
+                and node.operand.name in params:
+            return node.operand.name, node.span
+    return None
 
 
 def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPlan, str]:

@@ -151,3 +151,17 @@ def test_an_empty_kernel_is_a_kernel_that_does_nothing(tmp_path):
     text = (out / "k.py").read_text()
     compile(text, "k.py", "exec")
     assert "pass  # the CUDA kernel's body is empty" in text
+
+
+@pytest.mark.parametrize("step", ["x += row * n;", "x = x + row * n;", "++x;"])
+def test_a_pointer_parameter_advanced_in_the_body_is_refused_not_miscompiled(tmp_path, step):
+    """``x += off`` then ``x[i]``: the emitted module used to add an offset to a buffer and not
+    build (real programs advance their parameters this way)."""
+    out = _kernel(tmp_path, f"""
+        __global__ void k(const float* x, float* y, int n) {{
+            int row = blockIdx.x;
+            {step}
+            y[row * n + threadIdx.x] = x[threadIdx.x];
+        }}""")
+    assert out.form == Form.UNSUPPORTED and [d.code for d in out.diagnostics] == ["M3001"]
+    assert "pointer parameter 'x' is advanced in the kernel body" in out.reason

@@ -94,3 +94,12 @@ def test_a_write_outside_a_replayed_buffer_fails_naming_buffer_element_and_side(
     assert r.status == "fail"
     assert r.message.startswith("y: the migrated kernel wrote outside the buffer, "
                                 f"element {element} ({side};")
+
+
+def test_a_recorded_scalar_converts_to_the_parameter_type_as_c_converts_it():
+    from migrate.runtime.replay import _scalar
+
+    # an unsigned 0xDEADBEEF passed to an int parameter wraps; -1 to an unsigned; an int to a float
+    assert _scalar(0xDEADBEEF, "int32") == -559038737 and _scalar(-1, "uint32") == 0xFFFFFFFF
+    assert _scalar(5, "float32") == 5.0 and isinstance(_scalar(5, "float32"), float)
+    assert _scalar(1 << 40, "int64") == 1 << 40 and _scalar(3, "bool") is True
