@@ -93,6 +93,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", required=True, type=Path)
     ap.add_argument("--per-kernel", type=int, default=6)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds a mutant may take (a hang is caught)")
+    ap.add_argument("--resume", action="store_true", help="keep the kernels already in --json, mutate the others")
     args = ap.parse_args(argv)
 
     from migrate.runtime.checker import trace_stem
@@ -103,8 +105,11 @@ def main(argv=None) -> int:
     rows = [r for r in json.loads(args.rows.read_text())["rows"] if r["status"] == "pass"]
     outputs = {e["file"]: e["output"] for e in report["files"]}
     program_of = {f: p for p in report.get("programs", []) for f in p["files"]}
-    results = []
+    results = json.loads(args.json.read_text()) if args.resume and args.json and args.json.is_file() else []
+    done = {(r["file"], r["kernel"]) for r in results}
     for row in rows:
+        if (row["file"], row["kernel"]) in done:
+            continue
         prog = program_of.get(row["file"])
         if prog is None:
             continue
@@ -127,11 +132,15 @@ def main(argv=None) -> int:
             start = time.perf_counter()
             left = {L.seq: base[L.seq].outputs for L in launches}
             # each mutant in a process of its own: one that crashes the process is caught, not fatal
-            with ProcessPoolExecutor(max_workers=1, max_tasks_per_child=1) as one:
-                try:
-                    verdict, changed = one.submit(_judge, str(path), launches, left).result(timeout=600)
-                except Exception as exc:  # the process died or hung: the check cannot pass such a mutant
-                    verdict, changed = f"error ({type(exc).__name__})", True
+            one = ProcessPoolExecutor(max_workers=1, max_tasks_per_child=1)
+            try:
+                verdict, changed = one.submit(_judge, str(path), launches, left).result(timeout=args.timeout)
+            except Exception as exc:  # the process died or hung: the check cannot pass such a mutant
+                verdict, changed = f"error ({type(exc).__name__})", True
+                for proc in list(getattr(one, "_processes", {}).values()):
+                    proc.kill()
+            finally:
+                one.shutdown(wait=False, cancel_futures=True)
             killed = verdict != "pass"
             results.append({"file": row["file"], "kernel": row["kernel"], "mutant": what, "changed": changed,
                             "verdict": verdict, "killed": killed, "seconds": round(time.perf_counter() - start, 2)})
