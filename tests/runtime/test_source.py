@@ -17,7 +17,9 @@ def test_plain_launch():
 
 def test_template_kernel_and_full_config():
     out = rewrite_launches("k<T, 4><<<g, b, s, st>>>(a, b)")
-    assert out == '::c2t::launch_cfg(g, b, s, st).named("k<T, 4>").go([&](auto&... c2t_a_) { k<T, 4>(c2t_a_...); }, a, b)'
+    # a template instance named at the launch is recorded as the compiler spells it
+    assert out == ('::c2t::launch_cfg(g, b, s, st).named("k<T, 4>", ::c2t::instance_name<&k<T, 4>>())'
+                   '.go([&](auto&... c2t_a_) { k<T, 4>(c2t_a_...); }, a, b)')
 
 
 def test_nested_templates_parentheses_and_empty_args():
@@ -43,7 +45,7 @@ def test_the_launch_is_named_as_written():
     whitespace folded, without a leading ``::``; the lines of the source are kept."""
     src = "k <\n  T>\n<<<1, 1>>>(y);\n::ns::z<<<2, 2>>>();\n"
     out = rewrite_launches(src)
-    assert '.named("k < T>")' in out and '.named("ns::z")' in out
+    assert '.named("k < T>", ::c2t::instance_name<&k <   T>>())' in out and '.named("ns::z").go' in out
     assert out.count("\n") == src.count("\n")
 
 
@@ -107,3 +109,11 @@ def test_quoted_includes_and_mask():
     m = mask_source('x = "a\\"b"; // c\ny = R"(raw "str")"; z = \'q\';')
     assert len(m) == len('x = "a\\"b"; // c\ny = R"(raw "str")"; z = \'q\';')
     assert "a" not in m.split("=")[1] and "raw" not in m and "q" not in m
+
+
+def test_the_gpu_recording_rewrite_keeps_the_chevron_launch():
+    from migrate.runtime.source import rewrite_launches
+
+    out = rewrite_launches("k<<<g, b>>>(x, n);", device="gpu")
+    assert out == ('::c2t::launch_cfg(g, b).named("k").go([&](const ::c2t::LaunchCfg& c2t_c_, auto&... c2t_a_) '
+                   '{ k<<<c2t_c_.grid, c2t_c_.block, c2t_c_.shmem, c2t_c_.stream>>>(c2t_a_...); }, x, n);')
