@@ -128,8 +128,9 @@ def _gpu_present() -> bool:
 
 def _flag_unrepeatable(check: KernelCheck, first, again) -> None:
     """A failed replay whose original launch left other bytes when the program ran again (on the
-    CPU executor with its threads and blocks in reverse order; on a GPU as the GPU schedules them) (a race, atomics in float order, a read of uninitialised
-    memory) is the original's finding: the migrated kernel cannot be judged on it."""
+    CPU executor with its threads and blocks in reverse order; on a GPU as the GPU schedules
+    them): a race, atomics in float order, a read of uninitialised memory. That is the original's
+    finding: the migrated kernel cannot be judged on it."""
     def key(L):
         return (L.kernel, L.instance, L.number)
 
@@ -160,12 +161,12 @@ def _replay_all(checks: dict, todo: list, rec, run_args: list[str], target_dev: 
         check.run = ran
     for t, n in todo:
         check = checks[(t.display, n)]
-        check.seconds, check.run = seconds, ran
+        check.seconds = seconds
         launches = [L for L in rec.launches if L.name == n]
         if not launches:
             check.message = f"the program ({' '.join(run_args) or 'no arguments'}) {ran} without launching it"
             continue
-        _judge(check, [L for L in launches], t.module, target_dev, run_args, ran, replay)
+        _judge(check, launches, t.module, target_dev, run_args, ran, replay)
     return list(checks.values())
 
 
@@ -183,10 +184,11 @@ def _judge(check: KernelCheck, launches, module: Path, target: str, run_args, ra
     passed = [r for r in replays if r.status == "pass"]
     if failed:
         r = failed[0]
-        bad = next(res for res in r.results if not res.passed)
+        bad = next((res for res in r.results if not res.passed), None)  # none: a write outside a buffer
         check.status, check.launch = "fail", r.launch
-        check.max_abs_err, check.max_rel_err = bad.max_abs_err, bad.max_rel_err
-        check.tolerance = bad.tolerance
+        if bad is not None:
+            check.max_abs_err, check.max_rel_err = bad.max_abs_err, bad.max_rel_err
+            check.tolerance = bad.tolerance
         check.message = f"recorded launch {r.launch} of {len(launches)}: {r.message}"
     elif passed:
         worst = [res for r in passed for res in r.results]
