@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .source import find_main, find_quoted_includes, rewrite_for_cpu, RewriteError
 
-__all__ = ["Library", "BuildError", "cache_root", "launcher_text", "find_cxx", "HEADER_DIR",
+__all__ = ["Library", "BuildError", "cache_root", "launcher_text", "find_cxx", "HEADER_DIR", "publish",
            "STUB_HEADERS", "collect_sources", "build_library"]
 
 HEADER_DIR = Path(__file__).resolve().parent / "cpu"
@@ -316,16 +316,22 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
         if not out.is_file():
             raise BuildError(f"compiling {cu_path.name} made no library", command=cmd)
         final.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if not lib_path.is_file():   # somebody else won the race, or a stale folder sits there
-                shutil.rmtree(final, ignore_errors=True)
-                os.rename(tmp, final)
+        publish(tmp, final, lib_path)
         return lib
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def publish(tmp: Path, final: Path, product: Path) -> None:
+    """Move a finished build folder into its cache place ``final``; when another build got there
+    first (``product`` is there) its result stays, and a stale folder is replaced."""
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if not product.is_file():
+            shutil.rmtree(final, ignore_errors=True)
+            os.rename(tmp, final)
 
 
 def _compile(cmd: list[str], what: str, tmp: Path, timeout: float) -> None:

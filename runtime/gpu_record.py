@@ -15,11 +15,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from .build import HEADER_DIR, BuildError, _compile, _writable, cache_root, collect_sources
+from .build import HEADER_DIR, BuildError, _compile, _writable, cache_root, collect_sources, publish
 from .source import rewrite_launches
 
 __all__ = ["GPU_TRACE_HEADER", "build_program", "find_nvcc", "record_on_gpu"]
@@ -131,12 +130,7 @@ def build_program(main: Path, units=(), include_dirs=(), defines=(), arch: str =
         wrap = ["-Xlinker", "--wrap=" + ",--wrap=".join(WRAPPED)]
         _compile([nvcc, f"-arch={arch}", *objects, "-o", str(tmp / "prog"), *wrap, *libs], f"{main.name} (linking)",
                  tmp, timeout)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if not exe.is_file():
-                shutil.rmtree(final, ignore_errors=True)
-                os.rename(tmp, final)
+        publish(tmp, final, exe)
         return exe
     finally:
         if tmp.exists():

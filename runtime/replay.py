@@ -107,9 +107,10 @@ RED_ZONE = 64
 def _red_zone(dtype: str) -> np.ndarray:
     """RED_ZONE elements of a pattern no kernel writes by chance (0xA5 bytes; for floats a NaN
     with a payload of its own)."""
-    if dtype in ("float32", "bfloat16"):
-        return np.full(RED_ZONE, 0x7FA5A5A5, np.uint32).view(np.float32) if dtype == "float32" else \
-            np.full(RED_ZONE, 0x7FA50000, np.uint32).view(np.float32)
+    if dtype == "float32":
+        return np.full(RED_ZONE, 0x7FA5A5A5, np.uint32).view(np.float32)
+    if dtype == "bfloat16":  # held as float32 on this side: its upper half is the bfloat16 NaN
+        return np.full(RED_ZONE, 0x7FA50000, np.uint32).view(np.float32)
     if dtype == "float16":
         return np.full(RED_ZONE, 0x7DA5, np.uint16).view(np.float16)
     code = np.dtype(_NUMPY.get(dtype, np.uint8))

@@ -189,8 +189,7 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
     exceeds ``timeout`` is stopped; the launches recorded by then are kept."""
     from .cuda_cpu import run_program
 
-    if isinstance(lib, (list, tuple)):
-        run_program = _run_command
+    run = _run_command if isinstance(lib, (list, tuple)) else run_program
 
     trace_dir = Path(trace_dir)
     trace_dir.mkdir(parents=True, exist_ok=True)
@@ -199,7 +198,7 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
     for old in [*trace_dir.glob("launch-*.zlib"), trace_dir / "data.bin"]:  # an earlier recording's
         old.unlink(missing_ok=True)
     try:
-        status, out, err = run_program(lib, argv, timeout=timeout, env=env, cwd=cwd, schedule=schedule)
+        status, out, err = run(lib, argv, timeout=timeout, env=env, cwd=cwd, schedule=schedule)
     except TimeoutError as exc:
         status, out, err = None, "", str(exc)
     pack(trace_dir)

@@ -20,3 +20,16 @@ def pytest_addoption(parser):
 def update_golden(pytestconfig) -> bool:
     """True under ``--update-golden``: pass it to :func:`tests.golden.check_golden`."""
     return bool(pytestconfig.getoption("--update-golden"))
+
+
+@pytest.fixture
+def multi_unit(tmp_path):
+    """A copy of the team's multi-file program (tests/fixtures/runtime/multi_unit: kernels in
+    kernels.cu, main() in main.cu, a C++ and a C helper) in ``tmp_path/prog``."""
+    import shutil
+
+    from tests.paths import FIXTURES
+
+    src = tmp_path / "prog"
+    shutil.copytree(FIXTURES / "runtime" / "multi_unit", src)
+    return src

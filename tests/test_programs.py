@@ -3,54 +3,44 @@ main(), the converted files each holds, and the run settings of cuda2tile.toml."
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from migrate.programs import find_programs, read_settings
-from tests.paths import FIXTURES
 
-MULTI = FIXTURES / "runtime" / "multi_unit"
-
-
-@pytest.fixture
-def program(tmp_path):
-    src = tmp_path / "prog"
-    shutil.copytree(MULTI, src)
-    return src
 
 
 def _sources(folder):
     return [(p, p.relative_to(folder.parent).as_posix()) for p in sorted(folder.rglob("*.cu"))]
 
 
-def test_without_a_build_list_the_folder_of_main_is_the_program(program):
-    (prog,) = find_programs(_sources(program))
-    assert prog.main == (program / "main.cu").resolve()
+def test_without_a_build_list_the_folder_of_main_is_the_program(multi_unit):
+    (prog,) = find_programs(_sources(multi_unit))
+    assert prog.main == (multi_unit / "main.cu").resolve()
     assert sorted(u.name for u in prog.units) == ["host_util.cpp", "kernels.cu", "keys.c"]
     assert prog.files == ["prog/kernels.cu", "prog/main.cu"]
     assert prog.run == {} and prog.problem == ""
 
 
-def test_a_file_another_includes_is_not_a_unit(program):
-    (program / "main.cu").write_text((program / "main.cu").read_text() + '\n#include "extra.cu"\n')
-    (program / "extra.cu").write_text("__global__ void extra(float* p) { p[0] = 1.0f; }\n")
-    (prog,) = find_programs(_sources(program))
+def test_a_file_another_includes_is_not_a_unit(multi_unit):
+    (multi_unit / "main.cu").write_text((multi_unit / "main.cu").read_text() + '\n#include "extra.cu"\n')
+    (multi_unit / "extra.cu").write_text("__global__ void extra(float* p) { p[0] = 1.0f; }\n")
+    (prog,) = find_programs(_sources(multi_unit))
     assert "extra.cu" not in [u.name for u in prog.units]
     assert "prog/extra.cu" in prog.files  # it belongs to the program through main.cu
 
 
-def test_a_compilation_database_lists_the_units_of_each_build_folder(program, tmp_path):
+def test_a_compilation_database_lists_the_units_of_each_build_folder(multi_unit, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     (other / "solo.cu").write_text("__global__ void k(int* p) { p[0] = 1; }\nint main() { return 0; }\n")
     db = tmp_path / "db"
     db.mkdir()
-    entries = [{"directory": str(program), "command": f"nvcc -c {f}", "file": f}
+    entries = [{"directory": str(multi_unit), "command": f"nvcc -c {f}", "file": f}
                for f in ("main.cu", "kernels.cu", "host_util.cpp")]  # keys.c left out: not a unit of this build
     entries.append({"directory": str(other), "command": "nvcc -c solo.cu", "file": "solo.cu"})
     (db / "compile_commands.json").write_text(json.dumps(entries))
-    progs = {p.main.name: p for p in find_programs(_sources(program) + [(other / "solo.cu", "other/solo.cu")], db)}
+    progs = {p.main.name: p for p in find_programs(_sources(multi_unit) + [(other / "solo.cu", "other/solo.cu")], db)}
     assert sorted(u.name for u in progs["main.cu"].units) == ["host_util.cpp", "kernels.cu"]
     assert progs["solo.cu"].units == [] and progs["solo.cu"].files == ["other/solo.cu"]
 

@@ -28,25 +28,6 @@
 
 namespace c2t {
 
-// The text of a kernel template's instance, ``k<float, 64>``, from the host compiler's spelling
-// of ``F`` (GCC: "... [with auto F = k<float, 64>]"; Clang: "... [F = &k<float, 64>]").
-template <auto F>
-inline const char* instance_name() {
-    static char buf[512];
-    if (buf[0]) return buf;
-    const char* p = __PRETTY_FUNCTION__;
-    const char* s = strstr(p, "F = ");
-    if (!s) return nullptr;
-    s += 4;
-    if (*s == '&') s++;
-    size_t n = strlen(s);
-    if (n && s[n - 1] == ']') n--;
-    if (n >= sizeof buf) return nullptr;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    return buf;
-}
-
 struct LaunchCfg {
     dim3 grid, block;
     size_t shmem;
@@ -63,27 +44,12 @@ struct LaunchCfg {
     void go(F&& f, A&&... a) const {
         typedef std::tuple<typename std::decay<A>::type...> Tup;
         Tup args(std::forward<A>(a)...);
-        const char* key = instance ? instance : kernel;
-        const int number = key ? trace::state().seen[key] : 0;
-        bool record = trace::wanted(key);
-        trace::Launch L;
-        std::string before;
-        if (record) {
-            cudaDeviceSynchronize();  // the bytes the launch starts from
-            std::apply([&](const auto&... x) { (L.arg(x), ...); }, args);
-            if (trace::state().offset + L.bytes() > trace::state().budget) {
-                trace::write_skipped(kernel, instance, number, L.bytes());
-                record = false;
-            } else {
-                before = L.dump(trace::state(), "before");
-            }
-        }
+        trace::Recorder rec(kernel, instance, args);  // synchronises first when it records
         std::apply([&](auto&... x) { f(*this, x...); }, args);
-        if (record) {
+        if (rec.on) {
             cudaError_t e = cudaGetLastError();
             if (e == cudaSuccess) e = cudaDeviceSynchronize();
-            trace::write(kernel, instance, number, grid, block, shmem, L, before, L.dump(trace::state(), "after"),
-                         e == cudaSuccess ? 0 : 1);
+            rec.finish(grid, block, shmem, e == cudaSuccess ? 0 : 1);
         }
     }
 };

@@ -313,25 +313,6 @@ static inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEve
 // The arguments are evaluated once; every thread then calls the kernel with its own copies,
 // so template arguments are deduced exactly as nvcc deduces them from the launch.
 namespace c2t {
-// The text of a kernel template's instance, ``k<float, 64>``, from the compiler's spelling of
-// ``F`` (GCC: "... [with auto F = k<float, 64>]"; Clang: "... [F = &k<float, 64>]").
-template <auto F>
-inline const char* instance_name() {
-    static char buf[512];
-    if (buf[0]) return buf;
-    const char* p = __PRETTY_FUNCTION__;
-    const char* s = strstr(p, "F = ");
-    if (!s) return nullptr;
-    s += 4;
-    if (*s == '&') s++;
-    size_t n = strlen(s);
-    if (n && s[n - 1] == ']') n--;
-    if (n >= sizeof buf) return nullptr;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    return buf;
-}
-
 struct LaunchCfg {
     dim3 grid, block;
     size_t shmem;
@@ -352,28 +333,14 @@ struct LaunchCfg {
         Tup args(std::forward<A>(a)...);
         FD fn(f);
         Call<FD, Tup> call{&fn, &args};
-        const char* key = instance ? instance : kernel;  // launches are counted per instance
-        const int number = key ? trace::state().seen[key] : 0;
-        bool record = trace::wanted(key);
-        trace::Launch L;
-        std::string before;
-        if (record) {
-            std::apply([&](const auto&... x) { (L.arg(x), ...); }, args);
-            if (trace::state().offset + L.bytes() > trace::state().budget) {
-                trace::write_skipped(kernel, instance, number, L.bytes());
-                record = false;
-            } else {
-                before = L.dump(trace::state(), "before");
-            }
-        }
+        trace::Recorder rec(kernel, instance, args);
         int rc = run_grid(grid, block, shmem,
                           [](void* p) {
                               Call<FD, Tup>* c = (Call<FD, Tup>*)p;
                               std::apply(*c->f, *c->args);
                           },
                           &call);
-        if (record)
-            trace::write(kernel, instance, number, grid, block, shmem, L, before, L.dump(trace::state(), "after"), rc);
+        rec.finish(grid, block, shmem, rc);
         if (rc != LAUNCH_OK) {
             fprintf(stderr, "cuda2tile CPU executor: kernel launch failed: %s\n", g.msg);
             set_error(rc == LAUNCH_BAD_CONFIG ? cudaErrorInvalidConfiguration : cudaErrorLaunchFailure);

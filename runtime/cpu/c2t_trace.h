@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <tuple>
@@ -199,5 +200,60 @@ inline void write(const char* kernel, const char* instance, int number, dim3 g, 
     fflush(s.data);
 }
 
+// One launch as both executors record it: whether it is recorded (the first C2T_TRACE_LIMIT of
+// its kernel instance, within the budget), its arguments and the bytes they reach before it;
+// finish() writes it with the bytes after it. Launches are counted per instance where the launch
+// names one, else per kernel as written.
+struct Recorder {
+    const char* kernel;
+    const char* instance;
+    int number = 0;
+    bool on = false;
+    Launch L;
+    std::string before;
+
+    template <class Tup>
+    Recorder(const char* k, const char* inst, const Tup& args) : kernel(k), instance(inst) {
+        const char* key = instance ? instance : kernel;
+        number = key ? state().seen[key] : 0;
+        on = wanted(key);
+        if (!on) return;
+#if defined(C2T_TRACE_GPU)
+        cudaDeviceSynchronize();  // the bytes the launch starts from
+#endif
+        std::apply([&](const auto&... x) { (L.arg(x), ...); }, args);
+        if (state().offset + L.bytes() > state().budget) {
+            write_skipped(kernel, instance, number, L.bytes());
+            on = false;
+        } else {
+            before = L.dump(state(), "before");
+        }
+    }
+
+    void finish(dim3 g, dim3 b, size_t shmem, int rc) {
+        if (on) write(kernel, instance, number, g, b, shmem, L, before, L.dump(state(), "after"), rc);
+    }
+};
+
 }  // namespace trace
+
+// The text of a kernel template's instance, ``k<float, 64>``, from the compiler's spelling of
+// ``F`` (GCC: "... [with auto F = k<float, 64>]"; Clang: "... [F = &k<float, 64>]").
+template <auto F>
+inline const char* instance_name() {
+    static char buf[512];
+    if (buf[0]) return buf;
+    const char* p = __PRETTY_FUNCTION__;
+    const char* s = strstr(p, "F = ");
+    if (!s) return nullptr;
+    s += 4;
+    if (*s == '&') s++;
+    size_t n = strlen(s);
+    if (n && s[n - 1] == ']') n--;
+    if (n >= sizeof buf) return nullptr;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    return buf;
+}
+
 }  // namespace c2t

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -101,20 +102,10 @@ int main() {
     assert (out / "run" / "p" / "sizes.txt").read_text() == "changed\n"
 
 
-MULTI = FIXTURES / "runtime" / "multi_unit"
-
-
-@pytest.fixture
-def multi(tmp_path):
-    src = tmp_path / "multi"
-    shutil.copytree(MULTI, src)
-    return src
-
-
-def test_a_program_of_several_units_is_built_whole_and_its_kernels_replayed(multi, tmp_path):
+def test_a_program_of_several_units_is_built_whole_and_its_kernels_replayed(multi_unit, tmp_path):
     # kernels.cu holds the kernels and their launches, main.cu the main(), with a C++ and a C helper
     out = tmp_path / "out"
-    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu", "--run", "3000"])
+    main(["convert", str(multi_unit), "-o", str(out), "-q", "--check", "cpu", "--run", "3000"])
     checks = _checks(out)
     assert {k: (c["status"], c["inputs"], c["run"]) for k, c in checks.items()} == {
         "blend": ("pass", "trace", "ran to completion"), "count_keys": ("pass", "trace", "ran to completion")}
@@ -123,9 +114,9 @@ def test_a_program_of_several_units_is_built_whole_and_its_kernels_replayed(mult
     assert (out / "traces" / "main" / "manifest.jsonl").is_file()
 
 
-def test_a_changed_kernel_of_another_unit_fails_on_the_programs_launches(multi, tmp_path):
+def test_a_changed_kernel_of_another_unit_fails_on_the_programs_launches(multi_unit, tmp_path):
     out = tmp_path / "out"
-    main(["convert", str(multi), "-o", str(out), "-q"])
+    main(["convert", str(multi_unit), "-o", str(out), "-q"])
     module = out / "kernels.py"
     text = module.read_text()
     assert text.count("w * a[i]") == 2  # the full-tile and the last-tile branch
@@ -136,32 +127,32 @@ def test_a_changed_kernel_of_another_unit_fails_on_the_programs_launches(multi, 
     assert blend["status"] == "fail" and blend["inputs"] == "trace"
 
 
-def test_cuda2tile_toml_gives_a_programs_arguments_and_working_folder(multi, tmp_path):
-    (multi / "cuda2tile.toml").write_text('[run]\nargs = "777"\ntimeout = 60\ncwd = "work"\n')
+def test_cuda2tile_toml_gives_a_programs_arguments_and_working_folder(multi_unit, tmp_path):
+    (multi_unit / "cuda2tile.toml").write_text('[run]\nargs = "777"\ntimeout = 60\ncwd = "work"\n')
     out = tmp_path / "out"
-    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu"])  # no --run: the file asks for the run
+    main(["convert", str(multi_unit), "-o", str(out), "-q", "--check", "cpu"])  # no --run: the file asks for the run
     checks = _checks(out)
     assert {c["status"] for c in checks.values()} == {"pass"}
     assert "(777, ran to completion)" in checks["count_keys"]["message"]
     assert (out / "run" / "main" / "work").is_dir()
 
 
-def test_a_bad_cuda2tile_toml_is_a_warning_and_run_arguments_still_apply(multi, tmp_path, capsys):
-    (multi / "cuda2tile.toml").write_text("[run]\nargs = 12\n")
+def test_a_bad_cuda2tile_toml_is_a_warning_and_run_arguments_still_apply(multi_unit, tmp_path, capsys):
+    (multi_unit / "cuda2tile.toml").write_text("[run]\nargs = 12\n")
     out = tmp_path / "out"
-    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu", "--run", "500"])
+    main(["convert", str(multi_unit), "-o", str(out), "-q", "--check", "cpu", "--run", "500"])
     assert "M9003" in capsys.readouterr().err
     assert {c["status"] for c in _checks(out).values()} == {"pass"}
 
 
-def test_traces_travel_a_copied_folder_replays_them_without_its_sources(multi, tmp_path):
+def test_traces_travel_a_copied_folder_replays_them_without_its_sources(multi_unit, tmp_path):
     out = tmp_path / "out"
-    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu", "--run", "2000"])
+    main(["convert", str(multi_unit), "-o", str(out), "-q", "--check", "cpu", "--run", "2000"])
     assert sorted(p.name for p in (out / "traces" / "main").iterdir())[:2] == ["launch-00000.zlib",
                                                                               "launch-00001.zlib"]
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(out, elsewhere)
-    shutil.rmtree(multi)  # another machine: the sources are not there, the recording is
+    shutil.rmtree(multi_unit)  # another machine: the sources are not there, the recording is
     report = tmp_path / "check.json"
     assert main(["check", "--from", str(elsewhere), "--json", str(report)]) == 0
     checks = {c["kernel"]: c for c in json.loads(report.read_text())}
@@ -225,18 +216,32 @@ def test_an_original_that_does_not_repeat_its_launch_is_its_own_finding_not_a_mi
     assert (out / "traces" / "record_race" / "again" / "manifest.jsonl").is_file()
 
 
-def test_record_on_cuda_builds_the_program_with_nvcc_and_needs_a_gpu(multi, tmp_path):
+def test_record_on_cuda_builds_the_program_with_nvcc_and_needs_a_gpu(multi_unit, tmp_path):
     from migrate.runtime.gpu_record import build_program, find_nvcc
 
     if find_nvcc() is None:
         pytest.skip("no nvcc")
     # the build: every unit through nvcc (gcc for the C unit), launches rewritten to record
-    exe = build_program(multi / "main.cu", [multi / "kernels.cu", multi / "host_util.cpp", multi / "keys.c"])
+    exe = build_program(multi_unit / "main.cu",
+                        [multi_unit / name for name in ("kernels.cu", "host_util.cpp", "keys.c")])
     assert exe.is_file() and exe.stat().st_mode & 0o111
     import torch
     if torch.cuda.is_available():
         pytest.skip("a GPU is here: bench/gpu_replay.sh covers the run")
     out = tmp_path / "out"
-    main(["convert", str(multi), "-o", str(out), "-q", "--check", "cpu", "--run", "300", "--record-on", "cuda"])
+    main(["convert", str(multi_unit), "-o", str(out), "-q", "--check", "cpu", "--run", "300", "--record-on", "cuda"])
     assert {(c["status"], c["message"]) for c in _checks(out).values()} == {
         ("error", "--record-on cuda needs a CUDA GPU on this machine; none was found")}
+
+
+def test_a_replay_that_wrote_outside_a_buffer_fails_the_check_with_its_message():
+    from migrate.runtime.kernel_check import KernelCheck
+    from migrate.runtime.replay import Replay
+    from migrate.runtime.trace_check import _judge
+
+    outside = Replay("k", 0, "fail", "y: the migrated kernel wrote outside the buffer, element 302 (past its end; "
+                                     "1 element of the red zone changed)")  # no comparison was made
+    check = KernelCheck("f.cu", "k", "k@trace", "cpu", "skipped", inputs="trace")
+    _judge(check, [object()], Path("m.py"), "c", ["300"], "ran to completion", lambda *a: outside)
+    assert check.status == "fail" and check.launch == 0 and check.max_abs_err is None
+    assert check.message == f"recorded launch 0 of 1: {outside.message}"
