@@ -360,9 +360,8 @@ def cmd_convert(args) -> int:
         flags = options_for(prog.main)  # the build's flags of its main unit, so a later check builds the same program
         item["build"] = {"include_dirs": list(flags.include_dirs), "defines": list(flags.defines)}
         programs.append(item)
-    for prog in programs:
-        if prog.get("problem"):
-            err.print(f"migrate: warning: M9003: {prog['problem']}", markup=False)
+        if prog.problem:
+            err.print(f"migrate: warning: M9003: {prog.problem}", markup=False)
     if args.check:
         failed = _check_converted(args, out_dir, results, jobs, out, parsed, programs)
     else:
