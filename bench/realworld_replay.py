@@ -11,8 +11,9 @@ Issue 13; runtime/trace_check.py.
 OUT is the output of ``migrate convert build/realworld -o OUT -p build/realworld`` (on another
 machine: the pool extracted anywhere, ``--pool`` naming it; the programs' paths are taken
 relative to it). The traces and the runs go under OUT (``OUT/traces/``, ``OUT/run/``; a
-program's trace bytes and run folder are removed once it is replayed, unless ``--keep-traces``;
-``--budget`` bounds its trace bytes). Prints one line per program and the totals: converted
+program's trace bytes stay in one file, replayed in place, and are removed with its run folder
+once it is replayed; ``--keep-traces`` packs them to travel instead; ``--budget`` bounds its
+trace bytes). Prints one line per program and the totals: converted
 kernels, how many got a replayed check, how many of those pass, and why the others were not
 replayed. Nothing is written outside OUT and the sources are never changed.
 """
@@ -67,22 +68,23 @@ def _one(job) -> tuple:
 
     out = Path(opts["out"])
     stem = trace_stem(prog)
-    start = time.perf_counter()
+    start, timings = time.perf_counter(), {}
     try:
         checks = check_report_program(out, prog, files, forms, _arguments(case["run_args"]),
                                       record_limit=opts["limit"], run_timeout=opts["timeout"], budget=opts["budget"],
-                                      device=opts["device"], record_on=opts["record_on"])
+                                      device=opts["device"], record_on=opts["record_on"], packed=opts["keep"],
+                                      timings=timings)
     except Exception as exc:  # a bug of the tool on one program: reported, the others go on
         checks = [KernelCheck(e["file"], n, n, opts["device"], "error",
                               message=f"internal error: {type(exc).__name__}: {exc}")
                   for e in files for n in forms[e["file"]]]
     if not opts["keep"]:  # the disk holds the pool's manifests, not every program's bytes
-        for blob in (out / "traces" / stem).glob("**/launch-*.zlib"):
+        for blob in [*(out / "traces" / stem).glob("**/launch-*.zlib"), *(out / "traces" / stem).glob("**/data.bin")]:
             blob.unlink()
         shutil.rmtree(out / "run" / stem, ignore_errors=True)
     rows = [{"program": case["name"], "main": prog["main"], "file": c.file, "kernel": c.kernel, "status": c.status,
-             "message": c.message, "launch": c.launch, "run": c.run} for c in checks]
-    return prog["main"], rows, time.perf_counter() - start
+             "message": c.message, "launch": c.launch, "run": c.run, "seconds": timings} for c in checks]
+    return prog["main"], rows, time.perf_counter() - start, timings
 
 
 def summarize(rows: list[dict], converted: int, outside: list) -> None:
@@ -119,6 +121,8 @@ def main(argv=None) -> int:
     ap.add_argument("--record-on", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--summary", type=Path, default=None, help="print the totals of a --json file and stop")
+    ap.add_argument("--resume", type=Path, default=None, help="a --json file of an earlier run that was stopped: its "
+                    "programs are not run again, its rows are kept")
     args = ap.parse_args(argv)
     if args.summary:
         done = json.loads(args.summary.read_text())
@@ -153,12 +157,18 @@ def main(argv=None) -> int:
     outside = [(e, n) for e in entries for n in forms.get(e, {}) if e not in covered]
     converted = sum(1 for k in report["kernels"] if k["form"] != "unsupported")
     rows = []
+    if args.resume and args.resume.is_file():
+        rows = json.loads(args.resume.read_text())["rows"]
+        done = {r["main"] for r in rows}
+        jobs = [j for j in jobs if j[1]["main"] not in done]
+        print(f"resuming {args.resume}: {len(done)} programs done, {len(jobs)} to run", flush=True)
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for done in as_completed([pool.submit(_one, job) for job in jobs]):  # as they end: a stopped run keeps them
-            main_file, new, seconds = done.result()
+            main_file, new, seconds, timings = done.result()
             statuses = Counter(r["status"] for r in new)
-            print(f"{main_file:50s} {seconds:6.1f} s  " + ", ".join(f"{s} {n}" for s, n in sorted(statuses.items())),
-                  flush=True)
+            steps = " ".join(f"{k} {v:.0f}" for k, v in timings.items())
+            print(f"{main_file:50s} {seconds:6.1f} s  " + ", ".join(f"{s} {n}" for s, n in sorted(statuses.items()))
+                  + (f"  ({steps})" if steps else ""), flush=True)
             rows += new
             if args.json:
                 args.json.write_text(json.dumps({"converted": converted, "record_on": args.record_on,

@@ -173,8 +173,9 @@ def _programs_to_record(report: dict, run_args, out_dir: Path) -> dict:
 def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: dict, args: list[str] | None, *,
                          kernels=None, device: str = "cpu", include_dirs=(), defines=(), record_limit: int = 2,
                          run_timeout: float = 120.0, budget: int | None = None,
-                         record_on: str = "cpu") -> list[KernelCheck]:
-    """The kernels of ``entries`` checked on one recorded run of ``prog`` (report.json ``programs``)."""
+                         record_on: str = "cpu", packed: bool = True, timings: dict | None = None) -> list[KernelCheck]:
+    """The kernels of ``entries`` checked on one recorded run of ``prog`` (report.json ``programs``);
+    ``packed`` and ``timings`` as for :func:`.trace_check.check_program`."""
     from .trace_check import TraceTarget, check_program
 
     targets = [TraceTarget(e["file"], out_dir / e["output"],
@@ -199,7 +200,8 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          work_dir=out_dir / "run" / stem, limit=record_limit, timeout=run_timeout, device=device,
                          include_dirs=tuple(build.get("include_dirs", ())) + tuple(include_dirs),
                          defines=tuple(build.get("defines", ())) + tuple(defines), source_dir=sources[0].parent,
-                         cwd=(prog.get("run") or {}).get("cwd", ""), budget=budget, record_on=record_on)
+                         cwd=(prog.get("run") or {}).get("cwd", ""), budget=budget, record_on=record_on,
+                         packed=packed, timings=timings)
 
 
 class CheckSetupError(Exception):

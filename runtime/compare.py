@@ -35,7 +35,8 @@ import numpy as np
 from .inputs import is_poison
 from .spec import FLOAT_DTYPES, INT_DTYPES, KernelSpec, TOLERANCE_CLASSES
 
-__all__ = ["Tolerance", "TOLERANCES", "CompareResult", "compare_arrays", "compare_outputs", "all_passed"]
+__all__ = ["Tolerance", "TOLERANCES", "CompareResult", "compare_arrays", "compare_chunked", "compare_outputs",
+           "all_passed"]
 
 
 @dataclass(frozen=True)
@@ -174,21 +175,83 @@ def _as_int(exp: np.ndarray):
 def _finish(res: CompareResult, bad: np.ndarray, exp, act, poison, desc: str, notes) -> CompareResult:
     res.n_bad = int(bad.sum())
     res.passed = res.n_bad == 0
+    first_poison = False
     if not res.passed:
         i = int(np.argmax(bad))
         res.first_bad_index = i
         res.expected_value = exp[i].item() if hasattr(exp[i], "item") else exp[i]
         res.actual_value = act[i].item() if hasattr(act[i], "item") else act[i]
+        first_poison = bool(poison[i])
+    res.message = _message(res, desc, notes, first_poison)
+    return res
+
+
+def _message(res: CompareResult, desc: str, notes, first_poison: bool) -> str:
+    if not res.passed:
         parts = [f"{res.name}: {res.n_bad} of {res.n} elements differ beyond {desc}"]
         if res.n_unwritten:
             parts.append(f"{res.n_unwritten} never written (still poison)")
-        where = "never written" if poison[i] else f"got {_fmt(res.actual_value)}"
-        parts.append(f"first at [{i}]: expected {_fmt(res.expected_value)}, {where}")
+        where = "never written" if first_poison else f"got {_fmt(res.actual_value)}"
+        parts.append(f"first at [{res.first_bad_index}]: expected {_fmt(res.expected_value)}, {where}")
         parts.append(f"max abs err {res.max_abs_err:.3g}, max rel err {res.max_rel_err:.3g}")
-        res.message = "; ".join(parts + notes)
-    else:
-        res.message = (f"{res.name}: {res.n} elements match ({desc}); max abs err {res.max_abs_err:.3g}, "
-                       f"max rel err {res.max_rel_err:.3g}" + ("; " + "; ".join(notes) if notes else ""))
+        return "; ".join(parts + list(notes))
+    return (f"{res.name}: {res.n} elements match ({desc}); max abs err {res.max_abs_err:.3g}, "
+            f"max rel err {res.max_rel_err:.3g}" + ("; " + "; ".join(notes) if notes else ""))
+
+
+#: elements :func:`compare_chunked` compares at a time
+CHUNK = 1 << 22
+
+
+def compare_chunked(expected, actual, dtype: str, tolerance: str = "fp32", name: str = "output",
+                    chunk: int = CHUNK) -> CompareResult:
+    """:func:`compare_arrays` with no poison check, for outputs of any size: outputs equal bit for
+    bit pass at once; others are compared ``chunk`` elements at a time against the scale of the
+    whole output, so the verdict, the errors and the first bad element are those
+    :func:`compare_arrays` gives, with a working set of a few chunks instead of several copies of
+    the whole output in float64."""
+    exp = np.asarray(expected).reshape(-1)
+    act = np.asarray(actual).reshape(-1)
+    if tolerance not in TOLERANCES:
+        raise ValueError(f"unknown tolerance class {tolerance!r}")
+    if exp.size > act.size:
+        return compare_arrays(exp, act, dtype, tolerance, name=name, check_poison=False)
+    notes = [f"only the first {exp.size} of {act.size} elements are checked"] if exp.size < act.size else []
+    act = act[:exp.size]
+    n = exp.size
+    if exp.dtype == act.dtype and exp.dtype.kind in "iubf" and all(
+            np.array_equal(exp[i:i + chunk].view(np.uint8), act[i:i + chunk].view(np.uint8))
+            for i in range(0, n, chunk)):
+        res = CompareResult(name=name, dtype=dtype, tolerance=tolerance, passed=True, n=n)
+        res.message = f"{name}: {n} elements match bit for bit" + ("; " + "; ".join(notes) if notes else "")
+        return res
+    if n <= chunk:
+        return compare_arrays(exp, act, dtype, tolerance, name=name, check_poison=False)
+    integral = dtype in INT_DTYPES or (exp.dtype.kind in "iub" and act.dtype.kind in "iub")
+    scale = None
+    if not integral:
+        scale = 0.0
+        for i in range(0, n, chunk):
+            part = np.abs(exp[i:i + chunk].astype(np.float64))
+            part = part[np.isfinite(part)]
+            scale = max(scale, float(part.max()) if part.size else 0.0)
+    tol = TOLERANCES[tolerance]
+    desc = "exact" if integral else f"{tolerance} (rtol {tol.rtol:g}, atol {tol.atol_scale * scale:.3g})"
+    res = CompareResult(name=name, dtype=dtype, tolerance=tolerance, passed=True, n=n)
+    for i in range(0, n, chunk):
+        r = compare_arrays(exp[i:i + chunk], act[i:i + chunk], dtype, tolerance, name=name, scale=scale,
+                           check_poison=False)
+        if not r.passed and r.first_bad_index is None:  # a chunk that cannot be compared at all
+            r.message = r.message.replace(f"{name}:", f"{name} (elements {i}..):", 1)
+            return r
+        res.n_bad += r.n_bad
+        res.max_abs_err = max(res.max_abs_err, r.max_abs_err)
+        res.max_rel_err = max(res.max_rel_err, r.max_rel_err)
+        if not r.passed and res.first_bad_index is None:
+            res.first_bad_index = i + r.first_bad_index
+            res.expected_value, res.actual_value = r.expected_value, r.actual_value
+    res.passed = res.n_bad == 0
+    res.message = _message(res, desc, notes, False)
     return res
 
 

@@ -42,13 +42,17 @@ def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run
 def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[str] | None, *, trace_dir: Path,
                   work_dir: Path, units=(), limit: int = 2, timeout: float = 120.0, device: str = "cpu",
                   include_dirs=(), defines=(), source_dir: Path | None = None, budget: int | None = None,
-                  cwd: str = "", record_on: str = "cpu") -> list[KernelCheck]:
+                  cwd: str = "", record_on: str = "cpu", packed: bool = True,
+                  timings: dict | None = None) -> list[KernelCheck]:
     """One check per kernel of ``targets`` from one run of the program whose ``main()`` is in
     ``main`` and whose other translation units are ``units``. The program runs in ``work_dir``
     (``cwd`` below it), into which the files of ``source_dir`` (the program's folder, for the
     input files it reads) are copied: the sources are never changed. With ``run_args`` None the
     recording already in ``trace_dir`` is replayed (no build, no run: traces travel). With
-    ``record_on="cuda"`` the program is built by nvcc and recorded on the GPU (:mod:`.gpu_record`)."""
+    ``record_on="cuda"`` the program is built by nvcc and recorded on the GPU (:mod:`.gpu_record`).
+    ``packed``: the recording is packed to travel (:func:`.traces.pack`); else its bytes stay in
+    one file, replayed in place. ``timings``, where given, receives the seconds of each step
+    (build, run, replay)."""
     from .build import BuildError
     from .cuda_cpu import compile_cpu
     from .replay import replay
@@ -86,6 +90,7 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
             checks[(t.display, n)].status = "error"
             checks[(t.display, n)].message = "--record-on cuda needs a CUDA GPU on this machine; none was found"
         return list(checks.values())
+    timings = {} if timings is None else timings
     try:
         if record_on == "cuda":
             from .gpu_record import build_program
@@ -97,6 +102,7 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
             checks[(t.display, n)].status, checks[(t.display, n)].run = "error", "does not build"
             checks[(t.display, n)].message = f"the original program ({program}) does not build: {exc}"
         return list(checks.values())
+    timings["build"] = round(time.perf_counter() - start, 2)
     if record_on != "cuda" and not lib.main_entry:
         for t, n in todo:
             checks[(t.display, n)].message = f"no spec, and {program} has no main() to run: state the launch in a spec"
@@ -106,11 +112,14 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     run_dir = work_dir / cwd if cwd else work_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     extra = {"budget": budget} if budget is not None else {}
-    rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=run_dir, **extra)
+    ran = time.perf_counter()
+    rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=run_dir, packed=packed, **extra)
+    timings["run"], ran = round(time.perf_counter() - ran, 2), time.perf_counter()
     out = _replay_all(checks, todo, rec, run_args, target_dev, time.perf_counter() - start, replay)
+    timings["replay"] = round(time.perf_counter() - ran, 2)
     failed = [c for c in out if c.status == "fail"]
     if failed:  # is it the migration, or does the original itself not repeat its launch?
-        again = record(lib, run_args, trace_dir / "again", limit=limit, timeout=timeout, cwd=run_dir,
+        again = record(lib, run_args, trace_dir / "again", limit=limit, timeout=timeout, cwd=run_dir, packed=packed,
                        **({"schedule": "reverse"} if record_on != "cuda" else {}), **extra)
         for check in failed:
             _flag_unrepeatable(check, rec, again)

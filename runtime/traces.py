@@ -97,9 +97,9 @@ def _launch_file(seq: int) -> str:
 
 def pack(trace_dir: str | os.PathLike, level: int = 1) -> int:
     """Split a run's ``data.bin`` into one zlib-compressed file per launch (``launch-NNNNN.zlib``,
-    its before and after bytes), so that traces travel and a launch's bytes can be read or
-    removed alone; the manifest's offsets become offsets in the launch's own file. Returns the
-    bytes written."""
+    its before and after bytes, an allocation the launch left unchanged once), so that traces
+    travel and a launch's bytes can be read or removed alone; the manifest's offsets become
+    offsets in the launch's own file. Returns the bytes written."""
     import zlib
 
     trace_dir = Path(trace_dir)
@@ -114,19 +114,23 @@ def pack(trace_dir: str | os.PathLike, level: int = 1) -> int:
             except json.JSONDecodeError:  # a run killed while writing its last line
                 break
             if not d.get("skipped"):
-                parts, pos = [], 0
+                comp, placed, pos = zlib.compressobj(level), {}, 0
+                blob = []
                 for which in ("before", "after"):
                     for a in d[which]:
-                        data.seek(a[which])
-                        chunk = data.read(a["size"])
-                        if len(chunk) != a["size"]:
-                            break
-                        parts.append(chunk)
-                        a[which] = pos
-                        pos += a["size"]
-                blob = zlib.compress(b"".join(parts), level)
-                (trace_dir / _launch_file(d["seq"])).write_bytes(blob)
-                d["file"], written = _launch_file(d["seq"]), written + len(blob)
+                        if a[which] not in placed:
+                            data.seek(a[which])
+                            chunk = data.read(a["size"])
+                            if len(chunk) != a["size"]:
+                                break
+                            blob.append(comp.compress(chunk))
+                            placed[a[which]] = pos
+                            pos += a["size"]
+                        a[which] = placed[a[which]]
+                blob.append(comp.flush())
+                size = sum(map(len, blob))
+                (trace_dir / _launch_file(d["seq"])).write_bytes(b"".join(blob))
+                d["file"], written = _launch_file(d["seq"]), written + size
             lines.append(json.dumps(d))
     tmp = manifest.with_suffix(".tmp")
     tmp.write_text("".join(x + "\n" for x in lines))
@@ -135,17 +139,30 @@ def pack(trace_dir: str | os.PathLike, level: int = 1) -> int:
     return written
 
 
+def _mapped(path: Path):
+    """The bytes of ``path`` as a read-only memoryview over a memory map (b"" when empty): a
+    recording of gigabytes is read where it lies, not copied."""
+    import mmap
+
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return memoryview(b"")
+        return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+
+
 def read(trace_dir: str | os.PathLike) -> list[Launch]:
     """The launches recorded in ``trace_dir`` (a run's ``manifest.jsonl`` with ``data.bin``, or
     with one compressed file per launch after :func:`pack`), in order; an empty list when
-    nothing was recorded. A launch whose bytes are gone is listed as skipped."""
+    nothing was recorded. A launch's bytes are read-only memoryviews (of ``data.bin`` mapped
+    into memory, or of its decompressed file). A launch whose bytes are gone is listed as
+    skipped."""
     import zlib
 
     trace_dir = Path(trace_dir)
     manifest = trace_dir / "manifest.jsonl"
     if not manifest.is_file():
         return []
-    data = (trace_dir / "data.bin").read_bytes() if (trace_dir / "data.bin").is_file() else b""
+    data = _mapped(trace_dir / "data.bin") if (trace_dir / "data.bin").is_file() else memoryview(b"")
     out = []
     for line in manifest.read_text().splitlines():
         try:
@@ -160,7 +177,7 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
                                   skipped=f"its bytes ({d['file']}) are not in {trace_dir}",
                                   instance=d.get("instance", "")))
                 continue
-            data = zlib.decompress(path.read_bytes())
+            data = memoryview(zlib.decompress(path.read_bytes()))
         if d.get("skipped"):
             out.append(Launch(d["seq"], d["kernel"], d["number"], (0, 0, 0), (0, 0, 0), 0, -1, (),
                               skipped=f"{d['skipped']}: {d.get('bytes', 0)} bytes", instance=d.get("instance", "")))
@@ -181,12 +198,15 @@ BUDGET = 512 << 20
 
 
 def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2, timeout: float = 120.0,
-           cwd: str | os.PathLike | None = None, budget: int = BUDGET, schedule: str = "forward") -> Recording:
+           cwd: str | os.PathLike | None = None, budget: int = BUDGET, schedule: str = "forward",
+           packed: bool = True) -> Recording:
     """Run the program's own ``main`` from ``lib`` (a CPU executor build; or a command, the
     executable of a program built to record on the GPU, :mod:`.gpu_record`) with ``argv`` in
     ``cwd``, recording the first ``limit`` launches of each kernel into ``trace_dir``, at most
     ``budget`` bytes of them (a launch past it is listed as skipped, not recorded). A run that
-    exceeds ``timeout`` is stopped; the launches recorded by then are kept."""
+    exceeds ``timeout`` is stopped; the launches recorded by then are kept. ``packed``: the
+    bytes are split into one compressed file per launch (:func:`pack`, to travel); else they
+    stay in ``data.bin``, read in place (a recording replayed where it was made)."""
     from .cuda_cpu import run_program
 
     run = _run_command if isinstance(lib, (list, tuple)) else run_program
@@ -201,7 +221,8 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
         status, out, err = run(lib, argv, timeout=timeout, env=env, cwd=cwd, schedule=schedule)
     except TimeoutError as exc:
         status, out, err = None, "", str(exc)
-    pack(trace_dir)
+    if packed:
+        pack(trace_dir)
     (trace_dir / RUN_FILE).write_text(json.dumps({"args": list(argv), "status": status,
                                                   "stdout": out[-4000:], "stderr": err[-4000:]}, indent=1) + "\n")
     return Recording(status, out, err, tuple(read(trace_dir)))

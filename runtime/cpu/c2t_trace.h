@@ -6,9 +6,11 @@
 // launch, grid, block, dynamic shared bytes, every argument: a scalar's type and bytes, a pointer
 // as the allocation it points into and the offset), and in C2T_TRACE_DIR/data.bin the bytes of
 // each allocation the arguments reach, before the launch and after it. Allocations are those of
-// cudaMalloc and its relatives (c2t_host.h tells this file of each). Later launches run as usual.
-// C2T_TRACE_BUDGET (bytes, default 512 MiB) bounds data.bin: a launch whose allocations would take
-// it past the budget is not recorded, and its manifest line says so ("skipped": "budget").
+// cudaMalloc and its relatives (c2t_host.h tells this file of each). An allocation the launch
+// leaves unchanged is written once: its "after" points at its before bytes ("same": true). Later
+// launches run as usual. C2T_TRACE_BUDGET (bytes, default 512 MiB) bounds data.bin: a launch whose
+// bytes would take it past the budget is not recorded, and its manifest line says so ("skipped":
+// "budget"); a kernel's second and later launches share half of the budget.
 // Python reads the recording with migrate.runtime.traces. The same file records on a GPU, in a
 // program built by nvcc with c2t_gpu_trace.h (C2T_TRACE_GPU: allocations are read back with
 // cudaMemcpy).
@@ -19,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <unistd.h>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -62,6 +65,7 @@ struct State {
     long offset = 0;  // bytes written to data.bin
     long budget = 512L << 20;  // the most bytes data.bin may hold
     long seq = 0;     // launches recorded
+    long later = 0;   // bytes of launches after a kernel's first
     std::map<std::string, int> seen;  // kernel -> launches seen
 };
 
@@ -142,29 +146,63 @@ struct Launch {
         }
     }
 
-    // The bytes the reached allocations take, before and after.
-    long bytes() const {
+    // The bytes of the reached allocations before the launch, kept to compare with after it.
+    std::vector<std::vector<char>> saved;
+    std::vector<long> at;  // where each one's before bytes start in data.bin
+
+    long before_bytes() const {
         long n = 0;
-        for (auto* a : reached) n += 2 * (long)a->second.size;
+        for (auto* a : reached) n += (long)a->second.size;
         return n;
     }
 
-    // Append the reached allocations' bytes to data.bin; their JSON (``which``: before/after).
-    std::string dump(State& s, const char* which) const {
-        std::string out;
-        for (auto* a : reached) {
+    // The allocation's bytes now (read back from the GPU when recording there).
+    static void fetch(const std::pair<const uintptr_t, Alloc>* a, std::vector<char>& into) {
+        into.resize(a->second.size);
 #if defined(C2T_TRACE_GPU)
-            std::vector<char> host(a->second.size);
-            cudaMemcpy(host.data(), (const void*)a->first, a->second.size, cudaMemcpyDefault);
-            fwrite(host.data(), 1, a->second.size, s.data);
+        cudaMemcpy(into.data(), (const void*)a->first, a->second.size, cudaMemcpyDefault);
 #else
-            fwrite((const void*)a->first, 1, a->second.size, s.data);
+        memcpy(into.data(), (const void*)a->first, a->second.size);
 #endif
+    }
+
+    // Append the reached allocations' bytes before the launch to data.bin; their JSON.
+    std::string dump_before(State& s) {
+        std::string out;
+        saved.resize(reached.size());
+        for (size_t i = 0; i < reached.size(); ++i) {
+            auto* a = reached[i];
+            fetch(a, saved[i]);
+            fwrite(saved[i].data(), 1, saved[i].size(), s.data);
+            at.push_back(s.offset);
             out += std::string(out.empty() ? "" : ",") + "{\"id\":" + std::to_string(a->second.id) + ",\"size\":" +
-                   std::to_string(a->second.size) + ",\"" + which + "\":" + std::to_string(s.offset) + "}";
+                   std::to_string(a->second.size) + ",\"before\":" + std::to_string(s.offset) + "}";
             s.offset += (long)a->second.size;
         }
         return out;
+    }
+
+    // The bytes after the launch into ``out``: an allocation the launch left as it was points at
+    // its before bytes ("same"), the others are appended (one allocation held at a time). False
+    // when they took data.bin past the budget: the caller cuts them off again.
+    bool dump_after(State& s, std::string& out) {
+        std::vector<char> now;
+        for (size_t i = 0; i < reached.size(); ++i) {
+            auto* a = reached[i];
+            fetch(a, now);
+            bool same = now == saved[i];
+            std::vector<char>().swap(saved[i]);
+            long where = at[i];
+            if (!same) {
+                fwrite(now.data(), 1, now.size(), s.data);
+                where = s.offset;
+                s.offset += (long)a->second.size;
+            }
+            out += std::string(out.empty() ? "" : ",") + "{\"id\":" + std::to_string(a->second.id) + ",\"size\":" +
+                   std::to_string(a->second.size) + ",\"after\":" + std::to_string(where) +
+                   (same ? ",\"same\":true}" : "}");
+        }
+        return s.offset <= s.budget;
     }
 };
 
@@ -209,6 +247,7 @@ struct Recorder {
     const char* instance;
     int number = 0;
     bool on = false;
+    long start = 0;  // data.bin's size before this launch
     Launch L;
     std::string before;
 
@@ -222,16 +261,34 @@ struct Recorder {
         cudaDeviceSynchronize();  // the bytes the launch starts from
 #endif
         std::apply([&](const auto&... x) { (L.arg(x), ...); }, args);
-        if (state().offset + L.bytes() > state().budget) {
-            write_skipped(kernel, instance, number, L.bytes());
+        State& s = state();
+        long need = L.before_bytes();
+        // a kernel's later launches share half of the budget, so that they never crowd out the
+        // first launch of a kernel that comes after them
+        if (s.offset + need > s.budget || (number > 0 && s.later + need > s.budget / 2)) {
+            write_skipped(kernel, instance, number, need);
             on = false;
         } else {
-            before = L.dump(state(), "before");
+            start = s.offset;
+            before = L.dump_before(s);
         }
     }
 
     void finish(dim3 g, dim3 b, size_t shmem, int rc) {
-        if (on) write(kernel, instance, number, g, b, shmem, L, before, L.dump(state(), "after"), rc);
+        if (!on) return;
+        State& s = state();
+        std::string after;
+        bool fits = L.dump_after(s, after);
+        long total = s.offset - start;
+        if (!fits || (number > 0 && s.later + total > s.budget / 2)) {
+            fflush(s.data);  // past the budget after all: the launch's bytes go, it is listed as skipped
+            if (ftruncate(fileno(s.data), start) == 0) fseek(s.data, start, SEEK_SET);
+            s.offset = start;
+            write_skipped(kernel, instance, number, total);
+            return;
+        }
+        if (number > 0) s.later += total;
+        write(kernel, instance, number, g, b, shmem, L, before, after, rc);
     }
 };
 

@@ -167,3 +167,38 @@ range = [0, 9]
     assert res[0].passed and not res[1].passed
     res = compare_outputs(k, {"y": [1.0, 2.0]}, {"y": np.array([1.0, 2.0], np.float32)})
     assert not res[1].passed and "no expected value" in res[1].message
+
+
+def test_a_chunked_comparison_gives_the_verdict_of_the_whole():
+    from migrate.runtime.compare import compare_chunked
+
+    rng = np.random.default_rng(7)
+    e = rng.standard_normal(10_000).astype(np.float32) * 100
+    e[17] = np.nan
+    a = e.copy()
+    a[[3000, 7001]] += np.float32(1.0)  # beyond fp32_accum at this scale (atol ~ 1e-5 * max |e|)
+    a[9000] += np.float32(1e-7) * abs(a[9000])  # within it
+    whole = compare_arrays(e, a, "float32", "fp32_accum", name="y", check_poison=False)
+    part = compare_chunked(e, a, "float32", "fp32_accum", name="y", chunk=1024)
+    assert not whole.passed and not part.passed
+    assert (part.n_bad, part.first_bad_index, part.max_abs_err, part.max_rel_err) == \
+        (whole.n_bad, whole.first_bad_index, whole.max_abs_err, whole.max_rel_err) == (2, 3000, 1.0, whole.max_rel_err)
+    assert part.message == whole.message
+    a[[3000, 7001]] = e[[3000, 7001]]
+    ok = compare_chunked(e, a, "float32", "fp32_accum", name="y", chunk=1024)
+    assert ok.passed and ok.message == compare_arrays(e, a, "float32", "fp32_accum", name="y",
+                                                      check_poison=False).message
+
+
+def test_equal_bits_pass_at_once_and_integers_are_exact_in_chunks():
+    from migrate.runtime.compare import compare_chunked
+
+    e = np.arange(5000, dtype=np.int32) * 3
+    r = compare_chunked(e, e.copy(), "int32", "exact", name="h", chunk=512)
+    assert r.passed and r.n == 5000 and "bit for bit" in r.message
+    a = e.copy()
+    a[4097] += 1
+    r = compare_chunked(e, a, "int32", "exact", name="h", chunk=512)
+    assert not r.passed and r.first_bad_index == 4097 and r.n_bad == 1 and r.expected_value == 4097 * 3
+    short = compare_chunked(e, a[:10], "int32", "exact", name="h", chunk=512)
+    assert not short.passed and "only 10" in short.message

@@ -68,15 +68,39 @@ def test_a_run_past_its_timeout_keeps_what_it_recorded(lib, tmp_path):
 
 
 def test_launches_past_the_budget_are_listed_not_recorded(lib, tmp_path):
-    # n = 300: a scale launch reaches 2 x 1200 bytes, before and after (4800); shift 1200 x 2
+    # n = 300: a scale launch reaches x and y, 2 x 1200 bytes before it, and changes y only: 3600
+    # bytes (x is written once); shift reaches v, 1200 bytes, and changes it: 2400
     rec = record(lib, ["300"], tmp_path / "t", limit=2, budget=6000)
-    kept = [L for L in rec.launches if not L.skipped]
+    kept = [(L.name, L.number) for L in rec.launches if not L.skipped]
     skipped = [L for L in rec.launches if L.skipped]
-    assert [L.name for L in kept] == ["scale"] and kept[0].number == 0
-    assert [(L.name, L.number) for L in skipped] == [("scale", 1), ("shift", 0)]
-    assert skipped[0].skipped == "budget: 4800 bytes" and rec.status == 0
-    (blob,) = (tmp_path / "t").glob("launch-*.zlib")  # one compressed file per recorded launch
-    assert len(zlib.decompress(blob.read_bytes())) == 4800 and not (tmp_path / "t" / "data.bin").exists()
+    # scale's second launch fit before it ran (6000) but not with what it changed: cut off again
+    assert kept == [("scale", 0), ("shift", 0)] and rec.status == 0
+    assert [(L.name, L.number, L.skipped) for L in skipped] == [("scale", 1, "budget: 3600 bytes")]
+    blobs = sorted((tmp_path / "t").glob("launch-*.zlib"))  # one compressed file per recorded launch
+    assert [len(zlib.decompress(b.read_bytes())) for b in blobs] == [3600, 2400]
+    assert not (tmp_path / "t" / "data.bin").exists()
+    first = rec.launches[0]
+    x = first.args[1].alloc
+    assert first.after[x] == first.before[x] and len(first.after[x]) == 1200
+
+
+def test_later_launches_of_a_kernel_leave_room_for_the_first_launch_of_the_next(lib, tmp_path):
+    # budget 12000: scale 0, 1 take 7200; scale 2 would take later launches past half the budget
+    # (7200 > 6000), so it is skipped and shift's first launch still fits
+    rec = record(lib, ["300"], tmp_path / "t", limit=3, budget=12000)
+    assert [(L.name, L.number, bool(L.skipped)) for L in rec.launches] == [
+        ("scale", 0, False), ("scale", 1, False), ("scale", 2, True), ("shift", 0, False)]
+
+
+def test_an_unpacked_recording_is_read_in_place(lib, tmp_path):
+    rec = record(lib, ["300"], tmp_path / "t", limit=1, packed=False)
+    assert (tmp_path / "t" / "data.bin").stat().st_size == 3600 + 2400
+    assert not list((tmp_path / "t").glob("launch-*.zlib"))
+    scale = rec.launches[0]
+    y, x = scale.args[0].alloc, scale.args[1].alloc
+    assert isinstance(scale.before[y], memoryview) and scale.before[y].readonly
+    np.testing.assert_array_equal(np.frombuffer(scale.after[y], np.float32),
+                                  np.float32(2.0) * 0.5 * np.arange(300, dtype=np.float32) + 1)
 
 
 def test_a_recording_is_loaded_again_with_its_arguments_and_a_lost_launch_is_named(lib, tmp_path):
