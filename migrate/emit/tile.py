@@ -11,6 +11,8 @@ search space in the signature (``TUNE_SPACE``) for autotuning.
 """
 from __future__ import annotations
 
+import re
+
 from ..ir import model as m
 from ..ir.loops import LANE, KernelPlan, TileMap
 from .printer import Line, StmtPrinter, dtype_of, needs_prelude
@@ -98,9 +100,14 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     block_vars = ", ".join(f"b{d}" for d in dims)
     if rank > 1:
         block_vars = f"({block_vars})"
+    # a carried scalar the grid's extent reads (``idx < n / 4`` with a size_t n) is cast back
+    # before the kernel, where the extent is computed, not only inside it
+    early = [r for r in rebinds if re.search(rf"(?<![\w.]){re.escape(r.split(' = ', 1)[0])}\b", grid_args)]
+    for text in early:
+        add(2, text, scope.tag(fn.span))
     kernel_at = len(lines)
     add(2, f"with T.Kernel({grid_args}, threads=threads) as {block_vars}:", scope.tag(fn.span))
-    printer.kernel_preamble(fn, scope, rebinds, add)
+    printer.kernel_preamble(fn, scope, [r for r in rebinds if r not in early], add)
 
     full = []
     for d in slow_first:

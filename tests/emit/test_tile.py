@@ -162,3 +162,43 @@ def test_divisions_by_constants_do_not_specialise(tmp_path):
     """)
     assert kernels["fir"]["form"] == "tile"
     assert "static_sizes" not in factory(text, "fir") and "specialize=" not in text
+
+
+def test_a_grid_stride_map_bounded_by_a_size_t_parameter_casts_it_before_the_kernel(tmp_path):
+    """``idx < n / 4`` with a ``size_t n`` (carried as int64, cast back to uint64): the grid's
+    extent reads n outside ``T.Kernel``, so the cast must come first there (it came only inside,
+    and the module raised UnboundLocalError on a real program)."""
+    kernels, text = convert(tmp_path, """
+        __global__ void quarter(const float* __restrict__ A, unsigned char* out, const size_t n) {
+            for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < n / 4;
+                 idx += gridDim.x * blockDim.x)
+                out[idx] = (unsigned char)(int)(A[4 * idx] + A[4 * idx + 3]);
+        }
+    """, "--check", "cpu", spec="""
+        [[kernel]]
+        name = "quarter"
+        grid = [3, 1, 1]
+        block = [64, 1, 1]
+        tolerance = "exact"
+        [[kernel.args]]
+        name = "A"
+        buffer = "float32"
+        elements = 4004
+        role = "in"
+        range = [0.0, 60.0]
+        [[kernel.args]]
+        name = "out"
+        buffer = "uint8"
+        elements = 1001
+        role = "out"
+        [[kernel.args]]
+        name = "n"
+        scalar = "uint64"
+        value = 4004
+    """)
+    k = kernels["quarter"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]
+    body = factory(text, "quarter")
+    assert body.index("n = T.Cast(T.uint64, n_arg)") < body.index("with T.Kernel(")
+    cuda = _cuda_source(tmp_path / "out" / "k.py", "quarter", (3, 1, 1), (64, 1, 1), None)
+    assert "quarter_kernel" in cuda
