@@ -76,9 +76,10 @@ def _scalar(value, dtype: str):
 
 def template_arguments(sig, launch: Launch) -> tuple[tuple | None, str]:
     """The template arguments of a recorded launch of the template kernel ``sig``: the instance
-    the launch named (``k<float, 64>``), else type arguments deduced, as the compiler deduces
-    them, from the recorded types of the arguments whose declared type is the parameter.
-    (None, why) when neither gives every argument."""
+    the launch named (``k<float, 64>``), else those the launch wrote (``k<64>``) followed by
+    type arguments deduced, as the compiler deduces them, from the recorded types of the
+    arguments whose declared type is the parameter. (None, why) when these do not give every
+    argument."""
     from .tilelang_support import LaunchError
 
     named = launch.template_args
@@ -88,8 +89,14 @@ def template_arguments(sig, launch: Launch) -> tuple[tuple | None, str]:
             return named, ""
         except (LaunchError, ValueError) as exc:
             return None, str(exc)
-    deduced = []
-    for tname, kind in sig.template:
+    written = launch.written_args or ()
+    if len(written) > len(sig.template):
+        return None, f"the launch writes {len(written)} template arguments, the kernel takes {len(sig.template)}"
+    out = []
+    for i, (tname, kind) in enumerate(sig.template):
+        if i < len(written) and _literal(written[i], kind):
+            out.append(written[i])
+            continue
         if kind != "type":
             return None, f"the value of template parameter {tname} (name it at the launch: k<..., {tname}>)"
         codes = {arg.elem if arg.kind == "pointer" else arg.type
@@ -97,8 +104,22 @@ def template_arguments(sig, launch: Launch) -> tuple[tuple | None, str]:
         codes.discard("")
         if len(codes) != 1 or next(iter(codes)) not in _CODE_DTYPES:
             return None, f"the type of template parameter {tname} (no argument of that type tells it)"
-        deduced.append(_CODE_DTYPES[codes.pop()])
-    return tuple(deduced), ""
+        out.append(_CODE_DTYPES[codes.pop()])
+    return tuple(out), ""
+
+
+def _literal(text: str, kind: str) -> bool:
+    """Whether a template argument as the launch wrote it is a type or a value by itself (``float``,
+    ``128``, ``true``), not a name of the calling code (``T``, ``BLOCK``)."""
+    from .tilelang_support import C_TYPE_DTYPES, template_value
+
+    if kind == "type":
+        return text in C_TYPE_DTYPES or text in C_TYPE_DTYPES.values()
+    try:
+        template_value(text)
+        return True
+    except ValueError:
+        return False
 
 
 #: elements of poison on each side of every replayed buffer: a write there is a failure

@@ -266,6 +266,63 @@ def _c_string(kernel: str) -> str:
 _TEMPLATE_ID_RE = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*\s*<[^;{}()]*>", re.S)
 
 
+def _names_instance(kernel: str, arity: dict[str, tuple[int, bool]]) -> bool:
+    """Whether the launch's kernel ``k<A, B>`` names a whole template instance, whose address
+    ``&k<A, B>`` the launcher can take: a template-id, and where this file declares the kernel
+    template, as many arguments as it has parameters without a default (``k<256>`` of
+    ``template <int N, typename P>`` leaves P to be deduced from the call's arguments)."""
+    if not _TEMPLATE_ID_RE.fullmatch(kernel):
+        return False
+    name = kernel.split("<", 1)[0].strip().rsplit("::", 1)[-1]
+    if name not in arity:
+        return True
+    required, variadic = arity[name]
+    given = kernel[kernel.index("<") + 1:kernel.rindex(">")]
+    count = len(_top_level_split(given)) if given.strip() else 0
+    return not variadic and count >= required
+
+
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets (``<>`` included)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "<([{" and 1 or 0
+        depth -= ch in ">)]}" and 1 or 0
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+_TEMPLATE_HEAD_RE = re.compile(r"\btemplate\s*<")
+
+
+def template_arity(masked: str) -> dict[str, tuple[int, bool]]:
+    """Kernel templates declared in ``masked`` (comments and literals blanked): name -> (the
+    number of template parameters without a default, whether one is a pack)."""
+    out = {}
+    for m in _TEMPLATE_HEAD_RE.finditer(masked):
+        depth, j = 1, m.end()
+        while j < len(masked) and depth:
+            depth += {"<": 1, ">": -1}.get(masked[j], 0)
+            j += 1
+        if depth:
+            continue
+        params = masked[m.end():j - 1]
+        rest = masked[j:j + 400]
+        g = _GLOBAL_RE.search(rest)
+        if g is None or ";" in rest[:g.start()] or "{" in rest[:g.start()]:
+            continue
+        names = find_kernels(rest)
+        if not names:
+            continue
+        parts = [x for x in _top_level_split(params) if x.strip()]
+        out[names[0]] = (sum("=" not in x for x in parts), any("..." in x for x in parts))
+    return out
+
+
 def rewrite_launches(text: str, device: str = "cpu") -> str:
     """Replace every ``<<<>>>`` launch by a call of the CPU header's launcher (``device="gpu"``:
     of the recording launcher of ``cpu/c2t_gpu_trace.h``, which still launches with ``<<<>>>``)."""
@@ -273,12 +330,13 @@ def rewrite_launches(text: str, device: str = "cpu") -> str:
     launches = find_launches(text, masked)
     if not launches:
         return text
+    arity = template_arity(masked)
     out = []
     pos = 0
     for L in launches:
         out.append(text[pos:L.start])
         kernel = L.kernel
-        instance = f", ::c2t::instance_name<&{kernel.strip()}>()" if _TEMPLATE_ID_RE.fullmatch(kernel.strip()) else ""
+        instance = f", ::c2t::instance_name<&{kernel.strip()}>()" if _names_instance(kernel.strip(), arity) else ""
         cfg = f"::c2t::launch_cfg({L.config}).named({_c_string(kernel)}{instance})"
         if device == "gpu":
             chevrons = "<<<c2t_c_.grid, c2t_c_.block, c2t_c_.shmem, c2t_c_.stream>>>"

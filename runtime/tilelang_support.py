@@ -157,8 +157,19 @@ def template_kwargs(sig: Signature, args) -> dict:
                 raise LaunchError(f"template argument {text!r} of {sig.name} is not a known type")
             out[name] = C_TYPE_DTYPES.get(text, text)
         else:
-            out[name] = int(str(value).rstrip("uUlL"), 0)
+            out[name] = template_value(value)
     return out
+
+
+def template_value(value) -> int:
+    """A template's value argument as a compiler spells it in an instance's name (``64``,
+    ``64u``, ``-3l``, ``true``, ``(short int)3``, ``(char)65``): its integer value."""
+    text = str(value).strip()
+    if text in ("true", "false"):
+        return int(text == "true")
+    if text.startswith("(") and ")" in text:  # GCC spells a value of a small type with a cast
+        text = text[text.index(")") + 1:].strip()
+    return int(text.rstrip("uUlL"), 0)
 
 
 def default_target() -> str:

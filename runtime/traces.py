@@ -53,19 +53,13 @@ class Launch:
     @property
     def template_args(self) -> tuple[str, ...] | None:
         """The template arguments of :attr:`instance` (``("float", "64")``), or None without one."""
-        text = self.instance
-        if "<" not in text or not text.endswith(">"):
-            return None
-        inner, parts, depth, cur = text[text.index("<") + 1:-1], [], 0, ""
-        for ch in inner:
-            depth += ch in "<([" and 1 or 0
-            depth -= ch in ">)]" and 1 or 0
-            if ch == "," and depth == 0:
-                parts.append(cur.strip())
-                cur = ""
-            else:
-                cur += ch
-        return tuple(parts + [cur.strip()]) if inner.strip() else ()
+        return _template_args(self.instance)
+
+    @property
+    def written_args(self) -> tuple[str, ...] | None:
+        """The template arguments the launch wrote (``k<128>``: ``("128",)``; the rest, if any,
+        were deduced from its arguments), or None where it wrote none."""
+        return _template_args(self.kernel)
 
     @property
     def name(self) -> str:
@@ -79,6 +73,23 @@ class Recording:
     stdout: str
     stderr: str
     launches: tuple[Launch, ...]
+
+
+def _template_args(text: str) -> tuple[str, ...] | None:
+    """The arguments of a template-id ``k<float, (k<2>)>``: ``("float", "(k<2>)")``; None for a
+    plain name."""
+    if "<" not in text or not text.endswith(">"):
+        return None
+    inner, parts, depth, cur = text[text.index("<") + 1:-1], [], 0, ""
+    for ch in inner:
+        depth += ch in "<([" and 1 or 0
+        depth -= ch in ">)]" and 1 or 0
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return tuple(parts + [cur.strip()]) if inner.strip() else ()
 
 
 def _arg(d: dict) -> Arg:

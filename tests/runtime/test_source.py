@@ -5,7 +5,7 @@ import pytest
 
 from migrate.runtime.source import (
     RewriteError, find_kernels, find_launches, find_main, find_quoted_includes, mask_source,
-    rewrite_extern_shared, rewrite_for_cpu, rewrite_launches,
+    rewrite_extern_shared, rewrite_for_cpu, rewrite_launches, template_arity,
 )
 
 
@@ -117,3 +117,27 @@ def test_the_gpu_recording_rewrite_keeps_the_chevron_launch():
     out = rewrite_launches("k<<<g, b>>>(x, n);", device="gpu")
     assert out == ('::c2t::launch_cfg(g, b).named("k").go([&](const ::c2t::LaunchCfg& c2t_c_, auto&... c2t_a_) '
                    '{ k<<<c2t_c_.grid, c2t_c_.block, c2t_c_.shmem, c2t_c_.stream>>>(c2t_a_...); }, x, n);')
+
+
+def test_a_launch_that_leaves_template_arguments_to_deduction_names_no_instance():
+    """``k<256>`` of ``template <int N, typename P> __global__ void k(P, ...)``: P is deduced from
+    the call, so ``&k<256>`` names no function and the program did not build (a real program
+    launched its kernels this way); the launch is filed under its name as written instead."""
+    src = """
+    template <int BLOCK, typename Payoff>
+    __global__ __launch_bounds__(BLOCK) void paths(Payoff p, float* y) { }
+    template <int BLOCK, typename T = float> __global__ void fill(T* y) { }
+    template <typename... Ts> __global__ void many(Ts... xs) { }
+    void host(float* y, int q) {
+        paths<256><<<1, 256>>>(q, y);
+        paths<256, int><<<1, 256>>>(q, y);
+        fill<64><<<1, 64>>>(y);
+        many<int, float*><<<1, 1>>>(q, y);
+    }
+    """
+    assert template_arity(mask_source(src)) == {"paths": (2, False), "fill": (1, False), "many": (1, True)}
+    out = rewrite_launches(src)
+    assert '.named("paths<256>").go(' in out
+    assert '.named("paths<256, int>", ::c2t::instance_name<&paths<256, int>>())' in out
+    assert '.named("fill<64>", ::c2t::instance_name<&fill<64>>())' in out  # the default completes it
+    assert '.named("many<int, float*>").go(' in out

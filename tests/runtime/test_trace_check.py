@@ -245,3 +245,45 @@ def test_a_replay_that_wrote_outside_a_buffer_fails_the_check_with_its_message()
     _judge(check, [object()], Path("m.py"), "c", ["300"], "ran to completion", lambda *a: outside)
     assert check.status == "fail" and check.launch == 0 and check.max_abs_err is None
     assert check.message == f"recorded launch 0 of 1: {outside.message}"
+
+
+def test_template_kernels_launched_with_deduced_or_bool_arguments_build_record_and_replay(tmp_path):
+    """``axpy<threads>(2.0f, y, x, n)`` names no whole instance (T is deduced from the pointers): the
+    program built (``&axpy<threads>`` named no function), and its launch is recorded as written;
+    ``shade<true>``'s bool argument is spelled ``true`` in its instance."""
+    src = tmp_path / "src" / "record_deduced.cu"
+    src.parent.mkdir()
+    shutil.copy(FIXTURES / "runtime" / "record_deduced.cu", src)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "300"]) == 0
+    checks = _checks(out)
+    assert (checks["shade"]["status"], checks["shade"]["inputs"]) == ("pass", "trace")
+    # BLOCK is written as a name of the host code: no value to replay it with, and the reason
+    assert checks["axpy"]["status"] == "skipped" and "the value of template parameter BLOCK" in checks["axpy"]["message"]
+    launches = [json.loads(line) for line in (out / "traces" / "record_deduced" / "manifest.jsonl").open()]
+    assert [(d["kernel"], d.get("instance")) for d in launches] == [("axpy<threads>", None),
+                                                                   ("shade<true>", "shade<true>")]
+
+
+def test_a_written_template_argument_the_recording_cannot_resolve_is_named():
+    from migrate.runtime.replay import template_arguments
+    from migrate.runtime.tilelang_support import Signature
+    from migrate.runtime.traces import Arg, Launch
+
+    sig = Signature("axpy", None, (("a", "scalar", "float32"), ("y", "buffer", "T")),
+                    template=(("BLOCK", "value"), ("T", "type")))
+    args = (Arg("scalar", "f4", 2.0), Arg("pointer", alloc=0, elem="f4"))
+    launch = Launch(0, "axpy<128>", 0, (1, 1, 1), (128, 1, 1), 0, 0, args)
+    assert template_arguments(sig, launch) == (("128", "float32"), "")
+    named = Launch(0, "axpy<threads>", 0, (1, 1, 1), (128, 1, 1), 0, 0, args)
+    assert template_arguments(sig, named) == (None, "the value of template parameter BLOCK "
+                                                    "(name it at the launch: k<..., BLOCK>)")
+
+
+def test_nvcc_builds_a_program_whose_launches_leave_template_arguments_to_deduction():
+    from migrate.runtime.gpu_record import build_program, find_nvcc
+
+    if find_nvcc() is None:
+        pytest.skip("no nvcc")
+    exe = build_program(FIXTURES / "runtime" / "record_deduced.cu")
+    assert exe.is_file() and exe.stat().st_mode & 0o111
