@@ -4,8 +4,9 @@ The migrated kernel of an emitted module runs on copies of the bytes the origina
 allocations held before the launch, with the recorded grid, block, dynamic shared bytes and
 scalars; every buffer it receives is then compared with what the original left there after the
 launch, under the tolerance class of the buffer's dtype. A launch the replay cannot take (a
-template kernel, two arguments into one allocation, a pointer into memory the runtime did not
-allocate, a kernel that was not migrated) is reported as skipped with the reason; nothing is
+template instance whose arguments it cannot tell, two arguments into one allocation as different
+element types, a pointer into memory the runtime did not allocate, a kernel that was not
+migrated) is reported as skipped with the reason; nothing is
 loosened to make it fit.
 """
 from __future__ import annotations
@@ -152,7 +153,8 @@ def _zone_changed(part: np.ndarray, dtype: str) -> np.ndarray:
 
 def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
     """Run ``launch`` (recorded from the original program) through the migrated kernel of the
-    module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers."""
+    module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers.
+    Arguments into one allocation (a kernel called in place) are views of one buffer."""
     from .tilelang_support import launch as run
 
     out = Replay(launch.name, launch.number, "skipped")
@@ -180,8 +182,10 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         out.message = f"the original launch did not run (executor status {launch.status})"
         return out
     device = "cuda" if target != "c" else None
-    args, buffers, allocs = [], [], set()
     bound = template_kwargs(sig, template) if template is not None else {}
+    # the buffers by allocation: arguments into one allocation (in place: k(d, d)) share one
+    # tensor, each a view from its own offset, and the allocation is compared once
+    groups: dict[int, dict] = {}
     for (name, kind, dtype), arg in zip(sig.params, launch.args):
         dtype = bound.get(dtype, dtype)
         if kind == "buffer":
@@ -189,39 +193,50 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
                 out.message = f"argument '{name}' points into memory the runtime did not allocate" if not arg.null \
                     else f"argument '{name}' is a null pointer"
                 return out
-            if arg.alloc in allocs:
-                out.message = f"argument '{name}' points into the same allocation as another argument"
-                return out
             if dtype not in _NUMPY or arg.offset % np.dtype(_NUMPY[dtype]).itemsize:
                 out.message = f"argument '{name}' ({dtype}) is not an array of its element type at offset {arg.offset}"
                 return out
-            allocs.add(arg.alloc)
-            values = _values(launch.before[arg.alloc], dtype, arg.offset)
-            whole = to_tensor(np.concatenate([_red_zone(dtype), values, _red_zone(dtype)]), dtype, device)
-            tensor = whole[RED_ZONE:RED_ZONE + len(values)]  # the kernel's buffer, red zones either side
-            buffers.append((name, dtype, arg, tensor, whole))
-            args.append(tensor)
-        else:
-            if arg.kind != "scalar" or not arg.type:
-                out.message = f"argument '{name}' was recorded as {arg.kind} {arg.type!r}, the kernel takes a {dtype}"
+            group = groups.setdefault(arg.alloc, {"dtype": dtype, "names": [], "base": arg.offset})
+            if group["dtype"] != dtype:
+                out.message = (f"arguments '{group['names'][0]}' ({group['dtype']}) and '{name}' ({dtype}) point into "
+                               "the same allocation as different element types")
                 return out
-            args.append(_scalar(arg.value, dtype))
+            group["names"].append(name)
+            group["base"] = min(group["base"], arg.offset)
+        elif arg.kind != "scalar" or not arg.type:
+            out.message = f"argument '{name}' was recorded as {arg.kind} {arg.type!r}, the kernel takes a {dtype}"
+            return out
+    for alloc, group in groups.items():
+        dtype = group["dtype"]
+        values = _values(launch.before[alloc], dtype, group["base"])
+        group["whole"] = to_tensor(np.concatenate([_red_zone(dtype), values, _red_zone(dtype)]), dtype, device)
+        group["n"] = len(values)
+    args = []
+    for (name, kind, dtype), arg in zip(sig.params, launch.args):
+        if kind == "buffer":
+            group = groups[arg.alloc]
+            start = RED_ZONE + (arg.offset - group["base"]) // np.dtype(_NUMPY[group["dtype"]]).itemsize
+            args.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side
+        else:
+            args.append(_scalar(arg.value, bound.get(dtype, dtype)))
     run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target,
         template=template)
-    for name, dtype, arg, tensor, whole in buffers:
-        zone = to_numpy(whole, dtype)
-        for side, part in (("before", zone[:RED_ZONE]), ("after", zone[RED_ZONE + tensor.shape[0]:])):
+    for alloc, group in groups.items():
+        dtype, n, name = group["dtype"], group["n"], " = ".join(group["names"])
+        zone = to_numpy(group["whole"], dtype)
+        for side, part in (("before", zone[:RED_ZONE]), ("after", zone[RED_ZONE + n:])):
             hit = np.flatnonzero(_zone_changed(part, dtype))
             if hit.size:
-                element = int(hit[0]) - RED_ZONE if side == "before" else tensor.shape[0] + int(hit[0])
+                element = int(hit[0]) - RED_ZONE if side == "before" else n + int(hit[0])
                 out.status = "fail"
                 out.message = (f"{name}: the migrated kernel wrote outside the buffer, element {element} "
                                f"({'before its start' if side == 'before' else 'past its end'}; "
                                f"{len(hit)} element{'s' if len(hit) > 1 else ''} of the red zone changed)")
                 return out
-        expected = _values(launch.after[arg.alloc], dtype, arg.offset)
-        actual = zone[RED_ZONE:RED_ZONE + tensor.shape[0]]
-        out.outputs[name] = actual
+        expected = _values(launch.after[alloc], dtype, group["base"])
+        actual = zone[RED_ZONE:RED_ZONE + n]
+        for each in group["names"]:
+            out.outputs[each] = actual
         res = compare_chunked(expected, actual, dtype, TOLERANCE_OF_DTYPE.get(dtype, "exact"), name=name)
         out.results.append(res)
     bad = [r for r in out.results if not r.passed]

@@ -287,3 +287,27 @@ def test_nvcc_builds_a_program_whose_launches_leave_template_arguments_to_deduct
         pytest.skip("no nvcc")
     exe = build_program(FIXTURES / "runtime" / "record_deduced.cu")
     assert exe.is_file() and exe.stat().st_mode & 0o111
+
+
+def test_arguments_into_one_allocation_replay_as_views_of_one_buffer(tmp_path):
+    """In place (twice_plus(d, d, n)) and arrays carved out of one cudaMalloc (add3(d, d + n,
+    d + 2n)): each argument a view of one buffer from its own offset, the allocation compared
+    once; a changed kernel still fails, naming the aliased buffer."""
+    src = tmp_path / "src" / "record_alias.cu"
+    src.parent.mkdir()
+    shutil.copy(FIXTURES / "runtime" / "record_alias.cu", src)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "300"]) == 0
+    checks = _checks(out)
+    assert {k: (c["status"], c["inputs"]) for k, c in checks.items()} == {"twice_plus": ("pass", "trace"),
+                                                                          "add3": ("pass", "trace")}
+    changed = tmp_path / "changed"
+    shutil.copytree(out, changed)
+    module = changed / "record_alias.py"
+    text = module.read_text()
+    assert text.count("c[i] = a[i] - 3.0 * b[i]") == 2  # the full tiles and the last tile
+    module.write_text(text.replace("c[i] = a[i] - 3.0 * b[i]", "c[i] = a[i] - 3.5 * b[i]"))
+    report = tmp_path / "changed.json"
+    assert main(["check", "--from", str(changed), "--json", str(report)]) == 1
+    failed = {c["kernel"]: c for c in json.loads(report.read_text())}["add3"]
+    assert failed["status"] == "fail" and failed["message"].startswith("recorded launch 0 of 1: a = b = c: ")
