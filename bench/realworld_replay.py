@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
+import signal
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,6 +91,37 @@ def _one(job) -> tuple:
     return prog["main"], rows, time.perf_counter() - start, timings
 
 
+#: seconds a program's job may take beyond its run's time-out (the build, the replays) before it is killed
+JOB_SLACK = 420
+
+
+def _in_process(job) -> tuple:
+    """:func:`_one` in a process of its own, killed with its children past its time: a program or
+    a replay that crashes, hangs or takes the memory costs only its own kernels."""
+    case, prog, files, forms, opts = job
+    start = time.perf_counter()
+    with tempfile.NamedTemporaryFile("w", suffix=".json", dir=opts["out"], delete=False) as f:
+        json.dump(job, f)
+    p = subprocess.Popen([sys.executable, __file__, "--one", f.name], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=opts["timeout"] + JOB_SLACK)
+        if p.returncode == 0 and stdout.strip():
+            main_file, rows, seconds, timings = json.loads(stdout.strip().splitlines()[-1])
+            return main_file, rows, seconds, timings
+        why = f"the job's process ended with status {p.returncode}: {stderr.strip()[-300:]}"
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        why = f"the job took longer than {opts['timeout'] + JOB_SLACK:g} s and was stopped"
+    finally:
+        Path(f.name).unlink(missing_ok=True)
+    rows = [{"program": case["name"], "main": prog["main"], "file": e["file"], "kernel": n, "status": "error",
+             "message": f"internal error: {why}", "launch": None, "run": "", "seconds": {}}
+            for e in files for n in forms[e["file"]]]
+    return prog["main"], rows, time.perf_counter() - start, {}
+
+
 def summarize(rows: list[dict], converted: int, outside: list) -> None:
     """The totals of a run: replayed, passing, and why the others were not replayed."""
     print(f"converted kernels in no program run here (no main() that includes them, or no run arguments): "
@@ -108,7 +143,7 @@ def summarize(rows: list[dict], converted: int, outside: list) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--out", type=Path)
     ap.add_argument("--pool", default=REPO / "build" / "realworld", type=Path)
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--limit", type=int, default=2)
@@ -121,9 +156,15 @@ def main(argv=None) -> int:
     ap.add_argument("--record-on", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--summary", type=Path, default=None, help="print the totals of a --json file and stop")
+    ap.add_argument("--one", type=Path, default=None, help=argparse.SUPPRESS)  # one job, in a process of its own
     ap.add_argument("--resume", type=Path, default=None, help="a --json file of an earlier run that was stopped: its "
                     "programs are not run again, its rows are kept")
     args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(_one(json.loads(args.one.read_text()))))
+        return 0
+    if args.out is None and not args.summary:
+        ap.error("--out is required")
     if args.summary:
         done = json.loads(args.summary.read_text())
         summarize(done["rows"], done["converted"], done.get("outside", []))
@@ -162,8 +203,8 @@ def main(argv=None) -> int:
         done = {r["main"] for r in rows}
         jobs = [j for j in jobs if j[1]["main"] not in done]
         print(f"resuming {args.resume}: {len(done)} programs done, {len(jobs)} to run", flush=True)
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for done in as_completed([pool.submit(_one, job) for job in jobs]):  # as they end: a stopped run keeps them
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for done in as_completed([pool.submit(_in_process, job) for job in jobs]):  # a stopped run keeps them
             main_file, new, seconds, timings = done.result()
             statuses = Counter(r["status"] for r in new)
             steps = " ".join(f"{k} {v:.0f}" for k, v in timings.items())
