@@ -5,21 +5,34 @@
 # own main() with its Makefile's arguments, and its first launches of each kernel instance are
 # replayed into the migrated kernels on the GPU. Then (STEPS has "cpu-traces") the launches
 # recorded on the CPU (bench/gpu_replay_bundle.py) are replayed on the GPU and their verdicts
-# compared with the CPU's. Needs .gpu/ staged (bench/gpu_env.sh) and build/gpu_pool
-# (bench/gpu_pool_bundle.py). ONLY=name,name limits the programs. Results under $OUT.
+# compared with the CPU's. Needs .gpu/ staged (../shared/gpu/stage-tilelang.sh,
+# bench/stage_pyextra.sh) and build/gpu_pool (bench/gpu_pool_bundle.py). Results under $OUT.
+#   JOBS (12) programs at a time, each in a process of its own; RUN_TIMEOUT (60) s a run;
+#   LIMIT (2) launches recorded per kernel instance; TRACE_BYTES a program's trace budget
+#   (default: 6 GiB, less where the disk's free space shared by JOBS programs is smaller);
+#   BUDGET (540) s for the whole step (then the programs still running are stopped and left out); ONLY=name,name limits the programs; RESUME=FILE (a
+#   gpu_record.json of an earlier call, carried in the tree) skips the programs it holds and
+#   keeps its rows, so a pool larger than one call is measured in two.
 set -uo pipefail
 . bench/gpu_env.sh
-STEPS=${STEPS:-record cpu-traces}
+STEPS=${STEPS:-record}
+JOBS=${JOBS:-12}
 start=$(date +%s)
 if [[ " $STEPS " == *" record "* ]]; then
   mkdir -p build/realworld
   [ -f build/realworld/pool.json ] || tar xJf build/gpu_pool/pool.tar.xz -C build/realworld
   [ -d build/gpu_pool/out ] || tar xJf build/gpu_pool/out.tar.xz -C build/gpu_pool
-  timeout ${BUDGET:-540} python bench/realworld_replay.py --out build/gpu_pool/out --pool build/realworld \
-    --record-on cuda --device cuda --timeout ${RUN_TIMEOUT:-60} --jobs ${JOBS:-10} --limit ${LIMIT:-1} \
-    --budget ${TRACE_BYTES:-$((4 << 30))} --only "${ONLY:-}" --json "$RES/gpu_record.json" > "$RES/gpu_record.log" 2>&1
+  free_kb=$(df -Pk build/gpu_pool | awk 'NR==2 {print $4}')
+  fit=$(( free_kb * 1024 / 2 / JOBS ))
+  TRACE_BYTES=${TRACE_BYTES:-$(( fit < (6 << 30) ? fit : (6 << 30) ))}
+  echo "disk free $(( free_kb / 1048576 )) GiB, memory $(free -g | awk '/Mem:/ {print $2}') GiB," \
+       "$(nproc) cores; $JOBS jobs, trace budget $(( TRACE_BYTES >> 20 )) MiB a program" | tee -a "$RES/device.txt"
+  python bench/realworld_replay.py --out build/gpu_pool/out --pool build/realworld --stop-after ${BUDGET:-540} \
+    --record-on cuda --device cuda --timeout ${RUN_TIMEOUT:-60} --jobs $JOBS --limit ${LIMIT:-2} \
+    --budget $TRACE_BYTES --only "${ONLY:-}" ${RESUME:+--resume "$RESUME"} \
+    --json "$RES/gpu_record.json" > "$RES/gpu_record.log" 2>&1
   echo "record exit $? after $(( $(date +%s) - start )) s"
-  python bench/realworld_replay.py --out build/gpu_pool/out --summary "$RES/gpu_record.json"
+  python bench/realworld_replay.py --summary "$RES/gpu_record.json"
 fi
 if [[ " $STEPS " == *" cpu-traces "* ]]; then
   REPLAY_TIMEOUT=$(( 580 - ($(date +%s) - start) )) bash bench/gpu_replay.sh build/gpu_replay

@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -93,6 +94,20 @@ def _one(job) -> tuple:
 
 #: seconds a program's job may take beyond its run's time-out (the build, the replays) before it is killed
 JOB_SLACK = 420
+#: the jobs' processes running now, by pid; set when the run is being stopped (their results are dropped)
+_ACTIVE: dict = {}
+_STOPPING = threading.Event()
+
+
+def _stop_all(*_):
+    """Stop every running job with its process group (a job runs in a session of its own, which
+    outlives this process otherwise)."""
+    _STOPPING.set()
+    for pid in list(_ACTIVE):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _in_process(job) -> tuple:
@@ -102,8 +117,11 @@ def _in_process(job) -> tuple:
     start = time.perf_counter()
     with tempfile.NamedTemporaryFile("w", suffix=".json", dir=opts["out"], delete=False) as f:
         json.dump(job, f)
+    if _STOPPING.is_set():
+        return None
     p = subprocess.Popen([sys.executable, __file__, "--one", f.name], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+    _ACTIVE[p.pid] = p
     try:
         stdout, stderr = p.communicate(timeout=opts["timeout"] + JOB_SLACK)
         if p.returncode == 0 and stdout.strip():
@@ -116,6 +134,9 @@ def _in_process(job) -> tuple:
         why = f"the job took longer than {opts['timeout'] + JOB_SLACK:g} s and was stopped"
     finally:
         Path(f.name).unlink(missing_ok=True)
+        _ACTIVE.pop(p.pid, None)
+    if _STOPPING.is_set():
+        return None
     rows = [{"program": case["name"], "main": prog["main"], "file": e["file"], "kernel": n, "status": "error",
              "message": f"internal error: {why}", "launch": None, "run": "", "seconds": {}}
             for e in files for n in forms[e["file"]]]
@@ -156,6 +177,8 @@ def main(argv=None) -> int:
     ap.add_argument("--record-on", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--summary", type=Path, default=None, help="print the totals of a --json file and stop")
+    ap.add_argument("--stop-after", type=float, default=None, help="seconds: then the jobs still running are "
+                    "stopped and left out of the results (a later --resume runs them)")
     ap.add_argument("--one", type=Path, default=None, help=argparse.SUPPRESS)  # one job, in a process of its own
     ap.add_argument("--resume", type=Path, default=None, help="a --json file of an earlier run that was stopped: its "
                     "programs are not run again, its rows are kept")
@@ -203,8 +226,14 @@ def main(argv=None) -> int:
         done = {r["main"] for r in rows}
         jobs = [j for j in jobs if j[1]["main"] not in done]
         print(f"resuming {args.resume}: {len(done)} programs done, {len(jobs)} to run", flush=True)
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for done in as_completed([pool.submit(_in_process, job) for job in jobs]):  # a stopped run keeps them
+    signal.signal(signal.SIGTERM, lambda *_: (_stop_all(), sys.exit(143)))
+    deadline = None if args.stop_after is None else time.monotonic() + args.stop_after
+    pool = ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    futures = [pool.submit(_in_process, job) for job in jobs]
+    try:
+        for done in as_completed(futures, timeout=None if deadline is None else max(0.0, deadline - time.monotonic())):
+            if done.result() is None:
+                continue
             main_file, new, seconds, timings = done.result()
             statuses = Counter(r["status"] for r in new)
             steps = " ".join(f"{k} {v:.0f}" for k, v in timings.items())
@@ -215,6 +244,15 @@ def main(argv=None) -> int:
                 args.json.write_text(json.dumps({"converted": converted, "record_on": args.record_on,
                                                  "device": args.device, "rows": rows,
                                                  "outside": [f"{e}:{n}" for e, n in outside]}, indent=1))
+    except TimeoutError:
+        left = sum(not f.done() for f in futures)
+        print(f"stopped after {args.stop_after:g} s: {left} programs not finished (--resume runs them)", flush=True)
+        _stop_all()
+    except BaseException:  # interrupted, or SIGTERM: no job outlives the run
+        _stop_all()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     summarize(rows, converted, outside)
     return 0
 
