@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from .build import HEADER_DIR, BuildError, _compile, _writable, cache_root, collect_sources, publish
-from .source import rewrite_launches
+from .source import register_constants, rewrite_launches
 
 __all__ = ["GPU_TRACE_HEADER", "build_program", "find_nvcc", "record_on_gpu"]
 
@@ -81,7 +81,8 @@ def build_program(main: Path, units=(), include_dirs=(), defines=(), arch: str =
     for u in all_units:
         for rel, text in collect_sources(u, include_dirs, root=root).items():
             sources.setdefault(rel, text)
-    prepared = {rel: rewrite_launches(text, device="gpu") if "<<<" in text else text for rel, text in sources.items()}
+    prepared = {rel: register_constants(rewrite_launches(text, device="gpu") if "<<<" in text else text)
+                for rel, text in sources.items()}
     h = hashlib.sha256()
     for part in (nvcc, arch, " ".join(include_dirs), " ".join(defines), GPU_TRACE_HEADER.read_text(),
                  (HEADER_DIR / "c2t_trace.h").read_text(), *map(str, all_units)):

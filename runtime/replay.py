@@ -172,8 +172,9 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         if template is None:
             out.message = f"'{launch.kernel}' is a template instance whose arguments the recording does not give: {why}"
             return out
-    if sig.symbols:
-        out.message = f"'{launch.kernel}' reads __constant__ symbols, whose bytes are not recorded yet"
+    missing = [name for name, _, _ in sig.symbols if name not in launch.symbols]
+    if missing:
+        out.message = f"'{launch.kernel}' reads __constant__ '{missing[0]}', whose bytes the recording does not hold"
         return out
     if len(sig.params) != len(launch.args):
         out.message = f"the launch passes {len(launch.args)} arguments, the kernel takes {len(sig.params)}"
@@ -219,8 +220,10 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
             args.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side
         else:
             args.append(_scalar(arg.value, bound.get(dtype, dtype)))
+    symbols = {name: to_tensor(_values(launch.symbols[name], bound.get(dtype, dtype), 0)[:elements],
+                               bound.get(dtype, dtype), device) for name, dtype, elements in sig.symbols}
     run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target,
-        template=template)
+        template=template, symbols=symbols)
     for alloc, group in groups.items():
         dtype, n, name = group["dtype"], group["n"], " = ".join(group["names"])
         zone = to_numpy(group["whole"], dtype)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["mask_source", "rewrite_launches", "rewrite_extern_shared", "rewrite_for_cpu",
+__all__ = ["mask_source", "rewrite_launches", "rewrite_extern_shared", "rewrite_for_cpu", "register_constants",
            "find_main", "find_kernels", "find_quoted_includes", "RewriteError", "Launch", "find_launches"]
 
 
@@ -445,8 +445,59 @@ def rewrite_extern_shared(text: str) -> str:
 
 
 def rewrite_for_cpu(text: str) -> str:
-    """Both rewrites; the result compiles with ``-include cuda_cpu.h``."""
-    return rewrite_launches(rewrite_extern_shared(text))
+    """The three rewrites; the result compiles with ``-include cuda_cpu.h``."""
+    return register_constants(rewrite_launches(rewrite_extern_shared(text)))
+
+
+_CONSTANT_RE = re.compile(r"\b__constant__\b")
+_NAMESPACE_OPEN_RE = re.compile(r"(?:\bnamespace(?:\s+[A-Za-z_][\w:]*)?|\bextern\s+\"\s*\")\s*$")
+
+
+def _namespace_scope(masked: str) -> list[bool]:
+    """For each offset of ``masked``, whether it lies at namespace scope (outside every function,
+    class and initializer braces; namespace and ``extern "C"`` blocks count as namespace scope)."""
+    out, stack = [], []
+    for i, ch in enumerate(masked):
+        if ch == "{":
+            stack.append(bool(_NAMESPACE_OPEN_RE.search(masked[max(0, i - 200):i])))
+        elif ch == "}" and stack:
+            stack.pop()
+        out.append(all(stack))
+    return out
+
+
+def register_constants(text: str) -> str:
+    """After each namespace-scope ``__constant__`` definition of one variable (``__constant__
+    float taps[9];``, ``static __constant__ int lut[256] = {...};``), a registration with the
+    launch recorder (``c2t_trace.h``): a recorded launch holds the bytes of every registered
+    symbol, read on the GPU with cudaMemcpyFromSymbol. ``extern`` declarations, variable
+    templates and several declarators in one statement are left alone. Lines are kept."""
+    masked = mask_source(text)
+    scope = None
+    inserts = []
+    for m in _CONSTANT_RE.finditer(masked):
+        line_start = masked.rfind("\n", 0, m.start()) + 1
+        end = masked.find(";", m.end())
+        if end < 0:
+            continue
+        if scope is None:
+            scope = _namespace_scope(masked)
+        head = masked[line_start:m.start()]
+        decl = masked[m.end():end]
+        if not scope[m.start()] or "extern" in head or "template" in head or "(" in decl.split("=", 1)[0]:
+            continue
+        target = decl.split("=", 1)[0]
+        if "," in target or "{" in target or "#" in masked[line_start:end]:
+            continue
+        names = _IDENT.findall(re.sub(r"\[[^\]]*\]", " ", target))
+        if not names:
+            continue
+        name = names[-1]
+        inserts.append((end + 1, f" static const int c2t_symbol_{name} = ::c2t::trace::add_symbol(\"{name}\", "
+                                 f"sizeof({name}), [](void* c2t_d_) {{ ::c2t::trace::read_symbol(c2t_d_, {name}); }});"))
+    for at, add in reversed(inserts):
+        text = text[:at] + add + text[at:]
+    return text
 
 
 _MAIN_RE = re.compile(r"\bint\s+main\s*\(([^)]*)\)\s*\{")

@@ -49,6 +49,7 @@ class Launch:
     after: dict = field(default_factory=dict)  # allocation id -> its bytes after it
     skipped: str = ""  # why the launch was not recorded ("budget": its bytes, past the trace budget)
     instance: str = ""  # the template instance the launch named, as the compiler spells it (``k<float, 64>``)
+    symbols: dict = field(default_factory=dict)  # __constant__ symbol -> its bytes when the launch started
 
     @property
     def template_args(self) -> tuple[str, ...] | None:
@@ -200,7 +201,8 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
             break  # the data of a launch the run did not finish writing
         out.append(Launch(d["seq"], d["kernel"], d["number"], tuple(d["grid"]), tuple(d["block"]),
                           d["shared_bytes"], d["status"], tuple(_arg(a) for a in d["args"]),
-                          blobs["before"], blobs["after"], instance=d.get("instance", "")))
+                          blobs["before"], blobs["after"], instance=d.get("instance", ""),
+                          symbols={x["name"]: bytes.fromhex(x["hex"]) for x in d.get("symbols", ())}))
     return out
 
 

@@ -13,7 +13,8 @@
 // "budget"); a kernel's second and later launches share half of the budget.
 // Python reads the recording with migrate.runtime.traces. The same file records on a GPU, in a
 // program built by nvcc with c2t_gpu_trace.h (C2T_TRACE_GPU: allocations are read back with
-// cudaMemcpy).
+// cudaMemcpy). Each recorded launch also holds the bytes of the program's __constant__ symbols
+// ("symbols"), registered after their definitions by runtime/source.py's register_constants.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,35 @@ inline const std::pair<const uintptr_t, Alloc>* find(const void* p) {
     if (it == a.begin()) return nullptr;
     --it;
     return q < it->first + it->second.size || (q == it->first) ? &*it : nullptr;
+}
+
+// The __constant__ symbols of the program (runtime/source.py register_constants puts a
+// registration after each definition): a recorded launch holds the bytes of each.
+struct Symbol {
+    const char* name;
+    size_t size;
+    void (*read)(void*);
+};
+
+inline std::vector<Symbol>& symbols() {
+    static std::vector<Symbol> s;
+    return s;
+}
+
+inline int add_symbol(const char* name, size_t size, void (*read)(void*)) {
+    for (const Symbol& s : symbols())
+        if (!strcmp(s.name, name)) return 0;  // a header's symbol, registered by each unit
+    symbols().push_back(Symbol{name, size, read});
+    return 0;
+}
+
+template <class T>
+inline void read_symbol(void* into, const T& sym) {
+#if defined(C2T_TRACE_GPU)
+    cudaMemcpyFromSymbol(into, sym, sizeof(T), 0, cudaMemcpyDeviceToHost);
+#else
+    memcpy(into, (const void*)&sym, sizeof(T));
+#endif
 }
 
 struct State {
@@ -104,6 +134,19 @@ inline std::string hex(const void* p, size_t n) {
         unsigned char b = ((const unsigned char*)p)[i];
         out += digits[b >> 4];
         out += digits[b & 15];
+    }
+    return out;
+}
+
+// The JSON of every registered symbol's bytes now (those of at most 64 KiB: __constant__ memory).
+inline std::string symbols_json() {
+    std::string out;
+    for (const Symbol& s : symbols()) {
+        if (s.size > (64u << 10)) continue;
+        std::vector<char> bytes(s.size);
+        s.read(bytes.data());
+        out += std::string(out.empty() ? "" : ",") + "{\"name\":" + "\"" + s.name + "\",\"hex\":\"" +
+               hex(bytes.data(), bytes.size()) + "\"}";
     }
     return out;
 }
@@ -226,14 +269,15 @@ inline void write_skipped(const char* kernel, const char* instance, int number, 
 }
 
 inline void write(const char* kernel, const char* instance, int number, dim3 g, dim3 b, size_t shmem,
-                  const Launch& L, const std::string& before, const std::string& after, int rc) {
+                  const Launch& L, const std::string& before, const std::string& after, int rc,
+                  const std::string& symbols) {
     State& s = state();
     fprintf(s.manifest,
             "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu,"
-            "\"status\":%d,\"args\":[%s],\"before\":[%s],\"after\":[%s]}\n",
+            "\"status\":%d,\"args\":[%s],\"before\":[%s],\"after\":[%s],\"symbols\":[%s]}\n",
             s.seq++, json_string(kernel).c_str(), instance_field(instance).c_str(), number, g.x, g.y, g.z, b.x, b.y, b.z,
             shmem, rc,
-            L.args.c_str(), before.c_str(), after.c_str());
+            L.args.c_str(), before.c_str(), after.c_str(), symbols.c_str());
     fflush(s.manifest);
     fflush(s.data);
 }
@@ -250,6 +294,7 @@ struct Recorder {
     long start = 0;  // data.bin's size before this launch
     Launch L;
     std::string before;
+    std::string symbols;  // the __constant__ symbols' bytes the launch starts from
 
     template <class Tup>
     Recorder(const char* k, const char* inst, const Tup& args) : kernel(k), instance(inst) {
@@ -271,6 +316,7 @@ struct Recorder {
         } else {
             start = s.offset;
             before = L.dump_before(s);
+            symbols = symbols_json();
         }
     }
 
@@ -288,7 +334,7 @@ struct Recorder {
             return;
         }
         if (number > 0) s.later += total;
-        write(kernel, instance, number, g, b, shmem, L, before, after, rc);
+        write(kernel, instance, number, g, b, shmem, L, before, after, rc, symbols);
     }
 };
 

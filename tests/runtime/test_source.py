@@ -141,3 +141,21 @@ def test_a_launch_that_leaves_template_arguments_to_deduction_names_no_instance(
     assert '.named("paths<256, int>", ::c2t::instance_name<&paths<256, int>>())' in out
     assert '.named("fill<64>", ::c2t::instance_name<&fill<64>>())' in out  # the default completes it
     assert '.named("many<int, float*>").go(' in out
+
+
+def test_constant_definitions_register_with_the_launch_recorder():
+    from migrate.runtime.source import register_constants
+
+    src = ("__constant__ float taps[9];\n"
+           "static __constant__ int lut[4] = {1, 2,\n  3, 4};\n"
+           "extern __constant__ float elsewhere[4];\n"
+           "namespace img { __constant__ float sob[3][3]; }\n"
+           "__constant__ float a[3], b[4];\n"
+           "__global__ void k(float* y) { y[0] = taps[0]; }\n")
+    out = register_constants(src)
+    assert out.count("\n") == src.count("\n")
+    for name in ("taps", "lut", "sob"):
+        assert (f'static const int c2t_symbol_{name} = ::c2t::trace::add_symbol("{name}", sizeof({name}), '
+                f'[](void* c2t_d_) {{ ::c2t::trace::read_symbol(c2t_d_, {name}); }});') in out
+    assert "3, 4}; static const int c2t_symbol_lut" in out and "sob); }); }" in out
+    assert "c2t_symbol_elsewhere" not in out and "c2t_symbol_a" not in out and "c2t_symbol_b" not in out

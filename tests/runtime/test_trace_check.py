@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from migrate.cli import main
@@ -280,12 +281,15 @@ def test_a_written_template_argument_the_recording_cannot_resolve_is_named():
                                                     "(name it at the launch: k<..., BLOCK>)")
 
 
-def test_nvcc_builds_a_program_whose_launches_leave_template_arguments_to_deduction():
+@pytest.mark.parametrize("program", ["record_deduced.cu", "record_constant.cu"])
+def test_nvcc_builds_the_recording_program(program):
+    """Launches that leave template arguments to deduction; __constant__ symbols registered to be
+    read with cudaMemcpyFromSymbol at each recorded launch."""
     from migrate.runtime.gpu_record import build_program, find_nvcc
 
     if find_nvcc() is None:
         pytest.skip("no nvcc")
-    exe = build_program(FIXTURES / "runtime" / "record_deduced.cu")
+    exe = build_program(FIXTURES / "runtime" / program)
     assert exe.is_file() and exe.stat().st_mode & 0o111
 
 
@@ -311,3 +315,29 @@ def test_arguments_into_one_allocation_replay_as_views_of_one_buffer(tmp_path):
     assert main(["check", "--from", str(changed), "--json", str(report)]) == 1
     failed = {c["kernel"]: c for c in json.loads(report.read_text())}["add3"]
     assert failed["status"] == "fail" and failed["message"].startswith("recorded launch 0 of 1: a = b = c: ")
+
+
+def test_constant_symbols_are_recorded_and_replayed(tmp_path):
+    """__constant__ taps filled by cudaMemcpyToSymbol (and an initialised one): each recorded
+    launch holds their bytes, and the migrated kernel replays with them; a kernel that reads
+    them wrong fails."""
+    src = tmp_path / "src" / "record_constant.cu"
+    src.parent.mkdir()
+    shutil.copy(FIXTURES / "runtime" / "record_constant.cu", src)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "300"]) == 0
+    (check,) = _checks(out).values()
+    assert (check["status"], check["inputs"]) == ("pass", "trace"), check["message"]
+    from migrate.runtime.traces import read
+    (launch,) = read(out / "traces" / "record_constant")
+    taps = np.frombuffer(launch.symbols["c_taps"], np.float32)
+    np.testing.assert_allclose(taps, 0.1 * np.arange(1, 6) * (300 % 7 + 1), rtol=1e-6)
+    assert np.frombuffer(launch.symbols["c_shift"], np.int32).tolist() == [1, -1]
+    changed = tmp_path / "changed"
+    shutil.copytree(out, changed)
+    module = changed / "record_constant.py"
+    text = module.read_text()
+    assert "c_taps[k]" in text
+    module.write_text(text.replace("c_taps[k]", "c_taps[4 - k]"))
+    report = tmp_path / "changed.json"
+    assert main(["check", "--from", str(changed), "--json", str(report)]) == 1
