@@ -16,7 +16,9 @@ For each kernel of a converted folder with a spec, on the same seeded inputs:
   TFLOP/s and the share of the matrix ceiling.
 
 Sizes come from the folder's specs, or from ``--specs DIR`` (the same tree of TOML files with
-realistic sizes, ``bench/specs`` for the corpus). Imports neither libclang nor the frontend.
+realistic sizes, ``bench/specs`` for the corpus); a kernel without a spec whose program's run
+was recorded into the folder (``--run``) is timed at that run's sizes, on its data
+(:func:`trace_work`). Imports neither libclang nor the frontend.
 """
 from __future__ import annotations
 
@@ -156,7 +158,7 @@ class OriginalLauncher:
 
 
 def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds: int, peaks: dict,
-                 seed: int = 7, include_dirs=(), defines=(), tune: bool = False) -> BenchRow:
+                 seed: int = 7, include_dirs=(), defines=(), tune: bool = False, inputs=None) -> BenchRow:
     import torch
 
     from .inputs import make_inputs
@@ -164,7 +166,7 @@ def bench_kernel(out_dir: Path, entry: dict, k, form: str, *, reps: int, rounds:
     from .tilelang_support import arguments, compile_kernel, static_sizes, without_static
 
     row = BenchRow(entry["file"], k.id, form, bytes=traffic_bytes(k), flops=k.flops)
-    inputs = make_inputs(k, seed)
+    inputs = make_inputs(k, seed) if inputs is None else inputs  # a recorded launch's bytes
     copies = 1
     if peaks.get("l2") and row.bytes:
         copies = max(1, min(8, math.ceil(2 * peaks["l2"] / row.bytes)))
@@ -260,6 +262,41 @@ def tune_kernel(sig, k, inputs, original: OriginalLauncher, tensors: dict, sizes
     return out
 
 
+def trace_work(out_dir: Path, report: dict, kernels=None, done=()) -> list:
+    """(entry, kernel spec, form, inputs) of every migrated kernel of ``out_dir`` that has no spec
+    (not in ``done``, (file, kernel) pairs) but a recorded launch in ``OUT/traces/`` (``migrate
+    convert/check --run``): timed at the sizes and on the data of its program's own run, its
+    first recorded launch (:func:`.replay.as_spec`). A kernel whose launch cannot be described is
+    listed with the reason in place of the spec."""
+    from .checker import trace_stem
+    from .replay import as_spec
+    from .tilelang_side import load_module
+    from .traces import load
+
+    forms = {(k["file"], k["kernel"]): k["form"] for k in report.get("kernels", [])}
+    entries = {e["file"]: e for e in report.get("files", []) if e.get("output") and e.get("original")}
+    work = []
+    for prog in report.get("programs", []):
+        loaded = load(out_dir / "traces" / trace_stem(prog))
+        if loaded is None:
+            continue
+        launches = [L for L in loaded[1].launches if not L.skipped]
+        for file in prog.get("files", []):
+            if file not in entries:
+                continue
+            sigs = getattr(load_module(out_dir / entries[file]["output"]), "KERNELS", {})
+            for name, sig in sigs.items():
+                form = forms.get((file, name))
+                if form in (None, "unsupported") or (file, name) in done or (kernels and name not in kernels):
+                    continue
+                first = next((L for L in launches if L.name == name), None)
+                if first is None:
+                    continue
+                spec, inputs = as_spec(sig, first, file)
+                work.append((entries[file], spec if spec is not None else f"{name}: {inputs}", form, inputs))
+    return work
+
+
 def _bench_work(out_dir: Path, report: dict, kernels, specs_dir: Path | None) -> list:
     """(entry, kernel spec, form) of every spec'd, migrated kernel of ``out_dir``, in report order."""
     from .spec import load_spec
@@ -327,16 +364,20 @@ def bench_folder(out_dir: Path, report: dict, *, kernels=None, specs_dir: Path |
     peaks = device_peaks(name)
     rows: list[BenchRow] = []
     started = time.time()
-    work = _bench_work(out_dir, report, kernels, specs_dir)
+    work = [(*w, None) for w in _bench_work(out_dir, report, kernels, specs_dir)]
+    if specs_dir is None:  # kernels with no spec: the sizes of their program's recorded run
+        work += trace_work(out_dir, report, kernels, {(e["file"], k.name) for e, k, _, _ in work})
     if jobs > 1 and len(work) > 1:
-        _prepare_all(out_dir, work, jobs, include_dirs, defines)
-    for entry, k, form in work:
-        if time.time() - started > budget:
+        _prepare_all(out_dir, [w[:3] for w in work if not isinstance(w[1], str)], jobs, include_dirs, defines)
+    for entry, k, form, inputs in work:
+        if isinstance(k, str):  # a recorded launch the bench cannot describe: its reason
+            row = BenchRow(entry["file"], k.split(":", 1)[0], form, status="skipped", message=k)
+        elif time.time() - started > budget:
             row = BenchRow(entry["file"], k.id, form, status="skipped", message="time budget spent")
         else:
             try:
                 row = bench_kernel(out_dir, entry, k, form, reps=reps, rounds=rounds, peaks=peaks,
-                                   include_dirs=include_dirs, defines=defines, tune=tune)
+                                   include_dirs=include_dirs, defines=defines, tune=tune, inputs=inputs)
             except Exception as exc:  # one kernel's failure is reported, the rest go on
                 last = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 row = BenchRow(entry["file"], k.id, form, status="error", message=last[:400])

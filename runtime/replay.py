@@ -246,3 +246,50 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     out.status = "fail" if bad else "pass"
     out.message = bad[0].message if bad else f"{len(out.results)} buffers match the recording"
     return out
+
+
+def as_spec(sig, launch: Launch, file: str = ""):
+    """The recorded ``launch`` of the kernel ``sig`` as a spec with its inputs: (KernelSpec,
+    Inputs), sized as the program launched it (each buffer from its pointer's offset to the end
+    of its allocation, the recorded scalars, grid, block, shared bytes, template instance and
+    __constant__ symbols); or (None, why) for a launch it cannot describe. ``migrate bench``
+    times kernels that have no spec at the sizes of their program's own run this way."""
+    from .inputs import Inputs
+    from .spec import ArgSpec, KernelSpec, SymbolSpec
+
+    if launch.skipped or launch.status != 0:
+        return None, f"launch {launch.number} was not recorded or did not run"
+    template = None
+    if sig.template:
+        template, why = template_arguments(sig, launch)
+        if template is None:
+            return None, why
+    if len(sig.params) != len(launch.args):
+        return None, f"the launch passes {len(launch.args)} arguments, the kernel takes {len(sig.params)}"
+    missing = [name for name, _, _ in sig.symbols if name not in launch.symbols]
+    if missing:
+        return None, f"__constant__ '{missing[0]}' is not in the recording"
+    bound = template_kwargs(sig, template) if template is not None else {}
+    specs, values = [], {}
+    for (name, kind, dtype), arg in zip(sig.params, launch.args):
+        dtype = bound.get(dtype, dtype)
+        if kind == "buffer":
+            if arg.kind != "pointer" or arg.alloc is None or dtype not in _NUMPY:
+                return None, f"argument '{name}' is no recorded allocation of {dtype}"
+            values[name] = np.array(_values(launch.before[arg.alloc], dtype, arg.offset))
+            changed = launch.after.get(arg.alloc) != launch.before[arg.alloc]  # read only, or written too
+            specs.append(ArgSpec(name, "buffer", dtype, elements=len(values[name]), role="inout" if changed else "in"))
+        else:
+            if arg.kind != "scalar" or not arg.type:
+                return None, f"argument '{name}' was recorded as {arg.kind} {arg.type!r}"
+            values[name] = _scalar(arg.value, dtype)
+            specs.append(ArgSpec(name, "scalar", dtype, value=values[name]))
+    symbols = {name: np.array(_values(launch.symbols[name], bound.get(dtype, dtype), 0)[:elements])
+               for name, dtype, elements in sig.symbols}
+    spec = KernelSpec(sig.name, f"{sig.name}@launch{launch.number}", template=tuple(template or ()),
+                      grid=tuple(launch.grid), block=tuple(launch.block), shared_bytes=launch.shared_bytes,
+                      tolerance=TOLERANCE_OF_DTYPE.get(next((a.dtype for a in specs if a.is_buffer), ""), "exact"),
+                      args=tuple(specs),
+                      symbols=tuple(SymbolSpec(n, bound.get(d, d), e) for n, d, e in sig.symbols),
+                      cu_path=file)
+    return spec, Inputs(args=values, symbols=symbols, seed=0, kernel=spec)

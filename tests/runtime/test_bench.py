@@ -79,3 +79,30 @@ def test_bench_work_takes_bench_sizes_over_corpus_sizes_and_skips_unmigrated(tmp
     assert by_name["blockReduceSum"].grid == bench_spec["blockReduceSum"].grid
     only = _bench_work(out, report, {"blockReduceSum"}, specs)
     assert [k.name for _, k, _ in only] == ["blockReduceSum"]
+
+
+def test_kernels_without_a_spec_are_benched_at_their_recorded_launch(tmp_path):
+    """A folder converted with --run holds its program's launches: the bench takes the first
+    recorded launch of each kernel as its sizes and inputs (the allocation from the pointer's
+    offset, the recorded scalars and launch shape; buffers the launch changed count as in-out)."""
+    import numpy as np
+
+    from migrate.runtime.bench import trace_work, traffic_bytes
+
+    src = tmp_path / "src" / "record_sizes.cu"
+    src.parent.mkdir()
+    src.write_text((REPO / "tests" / "fixtures" / "runtime" / "record_sizes.cu").read_text())
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "301"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    work = {k.name: (k, form, inputs) for _, k, form, inputs in trace_work(out, report)}
+    scale, _, inp = work["scale"]
+    assert (scale.grid, scale.block, scale.id) == ((3, 1, 1), (128, 1, 1), "scale@launch0")
+    assert [(a.name, a.kind, a.dtype, a.elements, a.role, a.value) for a in scale.args] == [
+        ("y", "buffer", "float32", 301, "inout", None), ("x", "buffer", "float32", 301, "in", None),
+        ("a", "scalar", "float32", 0, "in", 2.0), ("n", "scalar", "int32", 0, "in", 301)]
+    np.testing.assert_array_equal(inp.args["x"], 0.5 * np.arange(301, dtype=np.float32))
+    assert traffic_bytes(scale) == 3 * 301 * 4
+    shift, _, inp = work["shift"]  # launched on d + 150: the buffer runs from there to the end
+    assert [(a.name, a.elements, a.value) for a in shift.args] == [("v", 151, None), ("by_", 0, 7), ("count", 0, 151)]
+    assert trace_work(out, report, done={("record_sizes.cu", "scale")})[0][1].name == "shift"
