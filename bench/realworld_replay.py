@@ -160,6 +160,9 @@ def summarize(rows: list[dict], converted: int, outside: list) -> None:
     print(f"in programs whose run completed or reached the time-out: {len(ran)} kernels, replayed "
           f"{len(ran_replayed)} ({100 * len(ran_replayed) / max(1, len(ran)):.0f} %), pass "
           f"{sum(r['status'] == 'pass' for r in ran_replayed)}")
+    launched = [r for r in ran if "without launching it" not in r["message"]]
+    print(f"  of them launched by the run: {len(launched)}, replayed "
+          f"{len(ran_replayed)} ({100 * len(ran_replayed) / max(1, len(launched)):.0f} %)")
 
 
 def main(argv=None) -> int:
