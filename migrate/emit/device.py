@@ -12,7 +12,7 @@ from .printer import EmitError, Line, Scope, StmtPrinter, dtype_of
 def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None, tag_of, extras=None) -> list[Line]:
     """The macro of a prepared device function (``kplan``: its simt plan; ``result``: the local
     that holds its value when it returns from several places)."""
-    scope = Scope(simt=True)
+    scope = Scope(simt=True, params_vary=True)
     scope.thread_vars = {d: f"t{d}" for d in DIMS}
     scope.block_vars = {d: f"b{d}" for d in DIMS}
     scope.placements = {n: "phase" for n in kplan.vars}

@@ -67,6 +67,9 @@ class Scope:
     buffers: set[str] = field(default_factory=set)
     nonneg: set[str] = field(default_factory=set)
     simt: bool = False
+    # a device function's macro: TileLang inlines it into the caller's T.Parallel phase, where its
+    # parameters may differ between the phase's threads
+    params_vary: bool = False
     single: set[str] = field(default_factory=set)  # locals assigned exactly once, at declaration
     # tile form, elements that run loops: single-assignment integer divisions are kept as
     # variables (TileLang inlines a let into every use, and recomputed 64-bit divisions inside a
@@ -541,6 +544,7 @@ class StmtPrinter:
         self.lines: list[Line] = []
         self.indent = indent
         self.loop_stack: list[str] = []  # "serial" or "while-step" for continue handling
+        self.values: dict[str, m.Expr] = {}  # locals printed as values (TileLang inlines them)
 
     def emit(self, text: str, span: Span | None) -> None:
         self.lines.append(Line(self.indent, text, self.scope.tag(span) if span else ""))
@@ -586,6 +590,7 @@ class StmtPrinter:
         self.indent += 1
         for s in decls:
             for d in s.decls:
+                self.values[d.name] = d.init
                 self.emit(f"{d.name} = {self._value(d.init, d.type)}", d.span)
         self.indent -= 1
         self.emit("else:", decls[0].span)
@@ -637,6 +642,7 @@ class StmtPrinter:
         if placement == "phase":
             single = self.scope_single(d.name)
             if single and d.init is not None and not (self.scope.keep_divisions and _divides(d.init)):
+                self.values[d.name] = d.init
                 self.emit(f"{d.name} = {self._value(d.init, d.type)}", d.span)
                 return
             self.emit(f"{d.name} = T.alloc_var({dtype})", d.span)
@@ -704,6 +710,14 @@ class StmtPrinter:
 
     def s_For(self, s: m.For):
         canon = canonical_loop(s, self.scope)
+        if canon is not None and self._varies(s.init.decls[0].init, s.cond.rhs) \
+                and any(isinstance(n, m.For) for n in m.walk(s.body)):
+            # TileLang (LowerTileOp) binds a counted loop's range for the T.Parallel loop around it
+            # and again once that loop is mapped onto the threads; a range that differs between
+            # the threads then reads differently, and when another counted loop is nested inside,
+            # lowering fails ("Trying to update var 'i' with a different minimum value", on the
+            # CUDA and the CPU target): such a loop keeps the while form, which binds no range
+            canon = None
         if canon is not None:
             var, start, stop, step = canon
             loop = "T.unroll" if any(p.startswith("unroll") for p in s.pragmas) else "T.serial"
@@ -728,6 +742,28 @@ class StmtPrinter:
             self.s_ExprStmt(m.ExprStmt(s.step, s.step.span))
         self.indent -= 1
         self.loop_stack.pop()
+
+    def _varies(self, *exprs: m.Expr) -> bool:
+        """Whether one of ``exprs`` may differ between the iterations of the ``T.Parallel`` loop
+        it is printed in (a thread or element index, a per-thread array, a local printed as a value
+        of one, or, in a device function's macro, a parameter)."""
+        scope = self.scope
+        if scope.simt and not scope.params_vary:
+            return False  # thread-level code: no T.Parallel loop around it
+        for e in exprs:
+            for node in m.walk(e):
+                if isinstance(node, m.Builtin) and (
+                        node.var == "globalIdx" or node.var == "threadIdx" and scope.thread_vars.get(node.dim, "0") != "0"):
+                    return True
+                if isinstance(node, m.Ref) and node.kind == "param" and scope.params_vary \
+                        and node.name not in scope.buffers:
+                    return True
+                if isinstance(node, m.Ref) and node.kind == "local" and scope.placements.get(node.name) == "thread_array":
+                    return True  # printed indexed by the thread
+                if isinstance(node, m.Ref) and node.kind == "local" and node.name in self.values \
+                        and self._varies(self.values[node.name]):
+                    return True
+        return False
 
     def s_RowLoop(self, r):
         """A lane's strided loop over a row (analysis.lift.row_registers): unrolled over
