@@ -460,10 +460,20 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
                     macros_needed.append(name)
     macros = []
     failed: dict[str, NoTileLangForm] = {}
+    calls = pipeline.printer.calls
     for name in callees_first(macros_needed, device):
         try:
             prepared, plan, result = pipeline.device_function(device[name])
-            macros.append(emit_device_function(prepared, plan, result, tags, extras))
+            macros.append(emit_device_function(prepared, plan, result, tags, extras, calls))
+        except NoTileLangForm as exc:
+            failed[name] = exc
+    printed: set[str] = set()  # the plain functions called where C may not evaluate the call
+    while calls.expressions_used - printed - set(failed):
+        name = min(calls.expressions_used - printed - set(failed))
+        printed.add(name)
+        try:
+            prepared, plan, result = pipeline.device_function(device[name])
+            macros.append(emit_device_function(prepared, plan, result, tags, extras, calls, plain=True))
         except NoTileLangForm as exc:
             failed[name] = exc
     for out in outputs:

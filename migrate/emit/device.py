@@ -1,5 +1,12 @@
 """Print a ``__device__`` function as a ``@T.macro`` that TileLang inlines at each call; the
-builtins it reads (``threadIdx.x`` -> ``tx``, ...) become extra parameters its callers pass."""
+builtins it reads (``threadIdx.x`` -> ``tx``, ...) become extra parameters its callers pass.
+
+A function that only computes one expression of its arguments (:func:`expression_functions`) also
+gets a plain Python function, which its callers use where C may not evaluate the call (right of
+``&&``/``||``, a branch of ``?:``): TileLang refuses a macro inside ``and``/``or`` and would run
+its statements whatever the condition, while the plain function's expression stands where the
+call stands. Elsewhere the macro is called, which evaluates each argument once.
+"""
 from __future__ import annotations
 
 from ..analysis.facts.bounds import nonneg_locals
@@ -9,10 +16,16 @@ from ..ir.names import template_param_name
 from .printer import EmitError, Line, Scope, StmtPrinter, dtype_of
 
 
-def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None, tag_of, extras=None) -> list[Line]:
+def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None, tag_of, extras=None,
+                         calls: Scope | None = None, plain: bool = False) -> list[Line]:
     """The macro of a prepared device function (``kplan``: its simt plan; ``result``: the local
-    that holds its value when it returns from several places)."""
-    scope = Scope(simt=True, params_vary=True)
+    that holds its value when it returns from several places), or with ``plain`` its plain
+    function (one of ``calls.expression_fns``, :func:`expression_functions`); ``calls``: how the
+    unit calls its device functions (a kernel's scope)."""
+    scope = Scope(simt=True, params_vary=True, plain_function=plain)
+    if calls is not None:
+        scope.expression_fns, scope.expressions_used, scope.effects = \
+            calls.expression_fns, calls.expressions_used, calls.effects
     scope.thread_vars = {d: f"t{d}" for d in DIMS}
     scope.block_vars = {d: f"b{d}" for d in DIMS}
     scope.placements = {n: "phase" for n in kplan.vars}
@@ -35,8 +48,13 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
         else:
             params.append(p.name)
     extra = (extras or {}).get(fn.name, device_builtin_params(fn))
-    lines = [Line(0, "@T.macro", ""),
-             Line(0, f"def {fn.name}({', '.join(params + extra)}):", scope.tag(fn.span))]
+    if plain and (copies or result is not None):
+        raise EmitError(f"device function '{fn.name}' printed as an expression assigns a variable", fn.span)
+    if plain:
+        lines = [Line(0, f"# {fn.name} where C may not evaluate the call (right of and/or, a branch of ?:)", ""),
+                 Line(0, f"def {scope.expression_fns[fn.name]}({', '.join(params + extra)}):", scope.tag(fn.span))]
+    else:
+        lines = [Line(0, "@T.macro", ""), Line(0, f"def {fn.name}({', '.join(params + extra)}):", scope.tag(fn.span))]
     printer = StmtPrinter(scope, indent=1)
     for name, dtype, source, span in copies:
         printer.emit(f"{name} = T.alloc_var({dtype})", span)
@@ -46,7 +64,59 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     printer.block(fn.body.stmts if fn.body else ())
     if result is not None:
         printer.emit("return result_", fn.span)
+    if plain and any("T.alloc" in ln.text for ln in printer.lines):
+        raise EmitError(f"device function '{fn.name}' printed as an expression keeps a variable", fn.span)
     return lines + printer.lines
+
+
+#: Calls that an expression function may make besides other expression functions: values of their
+#: arguments alone (math, conversions, scalar constructors) and loads.
+_EXPRESSION_CALLS = ("math", "conversion", "constructor")
+_LOADS = ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv")
+
+
+def expression_functions(device: dict[str, m.Function], taken) -> dict[str, str]:
+    """The device functions that compute one expression of their arguments (scalar declarations
+    with initialisers, never assigned, then ``return E;``; no stores, atomics, barriers or warp
+    operations, no calls but math, conversions, loads and other such functions, no recursion),
+    each with the name of its plain function, ``f_expr`` (a function whose ``f_expr`` is in
+    ``taken``, the names the unit uses, has none)."""
+    memo: dict[str, bool] = {}
+
+    def check(name: str, stack: tuple[str, ...]) -> bool:
+        if name in memo:
+            return memo[name]
+        fn = device.get(name)
+        ok = fn is not None and name not in stack and _expression_body(fn)
+        if ok:
+            callees = {n.callee for n in m.walk(fn.body) if isinstance(n, m.Call) and n.kind == "device"}
+            ok = all(check(c, stack + (name,)) for c in sorted(callees))
+        memo[name] = ok
+        return ok
+
+    taken = set(taken) | set(device)
+    return {name: f"{name}_expr" for name in sorted(device)
+            if f"{name}_expr" not in taken and check(name, ())}
+
+
+def _expression_body(fn: m.Function) -> bool:
+    if fn.body is None or not isinstance(fn.returns, m.Scalar) or fn.returns.dtype == "void" \
+            or any(isinstance(p.type, m.Reference) for p in fn.params):
+        return False
+    *decls, last = fn.body.stmts or (None,)
+    if not isinstance(last, m.Return) or last.value is None:
+        return False
+    if not all(isinstance(s, m.DeclStmt) and all(isinstance(d.type, m.Scalar) and d.init is not None
+                                                  for d in s.decls) for s in decls):
+        return False
+    for n in m.walk(fn.body):
+        if isinstance(n, (m.Assign, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--", "&") \
+                or isinstance(n, m.Binary) and n.op == ",":
+            return False
+        if isinstance(n, m.Call) and n.kind != "device" and not (
+                n.kind in _EXPRESSION_CALLS and isinstance(n.type, m.Scalar) or n.kind == "memory" and n.callee in _LOADS):
+            return False
+    return True
 
 
 def device_builtin_params(fn: m.Function) -> list[str]:

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 
 from ..analysis.facts.bounds import nonneg_locals
 from ..analysis.facts.builtins import builtin_dims, used_dims
-from ..analysis.facts.calls import callees_of
+from ..analysis.facts.calls import callees_of, with_effects
 from ..diagnostics import Diagnostic
 from ..dtypes import SIZES, TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.loops import DIMS, BlockScan, Form, GemmPlan, KernelPlan, TileMap, UniformIf, UniformLoop
-from ..ir.names import template_param_name
+from ..ir.names import template_param_name, unit_names
+from .device import expression_functions
 from .portable import RegionPrinter
 from .gemm import gemm_factory, gemm_tune, specialize_when
 from .printer import (EmitError, Line, Scope, StmtPrinter, array_shape, canonical_loop, dtype_of, needs_prelude,
@@ -60,6 +61,10 @@ class KernelPrinter:
         self.tag_of = tag_of
         self.extras = extras or {}
         self.device = {f.name: f for f in unit.device_functions}
+        # how device functions are called (emit.device): the plain functions of those that compute
+        # an expression, which of those the printed code calls, which functions have effects
+        self.calls = Scope(expression_fns=expression_functions(self.device, unit_names(unit)),
+                           effects=with_effects(self.device))
         self.shapes: dict = {}  # buffer -> extents, of the plan being printed
 
     def print(self, out: KernelOutput, plan: KernelPlan, callees: list[m.Function], prepared: m.Function,
@@ -121,6 +126,8 @@ class KernelPrinter:
         scope.buffers |= {g.name for g in self.unit.globals if g.storage == "constant"}
         scope.nonneg = nonneg_locals(fn)
         scope.device_extra = self.extras
+        scope.expression_fns, scope.expressions_used, scope.effects = \
+            self.calls.expression_fns, self.calls.expressions_used, self.calls.effects
         scope.file_tags = self.tag_of
         return scope
 

@@ -10,6 +10,7 @@ emitter turns it into a diagnostic and a different form, never into wrong code.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .. import dtypes as _dtypes
@@ -77,6 +78,16 @@ class Scope:
     keep_divisions: bool = False
     static_switch: bool = False  # the factory's `static`: kept divisions are values at constant sizes
     device_extra: dict[str, list[str]] = field(default_factory=dict)  # builtins a macro takes
+    # device functions are macros, whose statements TileLang runs where the call stands; where C
+    # may not evaluate a call (right of && or ||, a branch of ?:), one that computes an expression
+    # of its arguments (emit.device.expression_functions) is called through its plain function
+    # instead, named here, and recorded in expressions_used (shared by the unit's printers)
+    expression_fns: dict[str, str] = field(default_factory=dict)
+    expressions_used: set[str] = field(default_factory=set)
+    effects: frozenset[str] = frozenset()  # device functions that store, synchronise or do atomics
+    # printing such a plain function, which TileLang does not parse: C's &&, ||, ! are the
+    # nodes its parser would build for `and`, `or`, `not` (T.And, T.Or, T.Not)
+    plain_function: bool = False
     shim_calls: set[str] = field(default_factory=set)  # CUDA names printed as cuda_math.<name>()
     file_tags: dict[str, str] = field(default_factory=dict)  # file -> tag used in provenance
 
@@ -95,6 +106,8 @@ class ExprPrinter:
         return self.expr(e)[0]
 
     in_condition = False
+    #: where the expression being printed is one C may not evaluate: "right of '&&'", ...
+    conditional: tuple[str, ...] = ()
 
     def cond(self, e: m.Expr) -> str:
         """A branch or loop condition: C truthiness made explicit (``x`` → ``x != 0``)."""
@@ -242,6 +255,8 @@ class ExprPrinter:
         if e.op == "~":
             return "~" + self.sub(e.operand, _PREC["unary"]), _PREC["unary"]
         if e.op == "!":
+            if self.scope.plain_function:
+                return f"T.Not({self.expr(_as_bool(e.operand))[0]})", _PREC["atom"]
             return "not " + self.sub(_as_bool(e.operand), _PREC["not"]), _PREC["not"]
         if e.op == "*":  # *p on a buffer parameter: element 0
             if isinstance(e.operand, m.Ref) and e.operand.name in self.scope.buffers:
@@ -255,9 +270,16 @@ class ExprPrinter:
         # a literal beside a typed expression takes that expression's dtype in TVM
         lt, rt = not (lhs_lit and not rhs_lit), not (rhs_lit and not lhs_lit)
         if op in ("&&", "||"):
+            if self.scope.plain_function:  # the node TileLang's parser builds for `and`/`or`
+                fn = "T.And" if op == "&&" else "T.Or"
+                lhs = self.expr(_as_bool(e.lhs))[0]
+                with self._sometimes(f"right of '{op}'"):
+                    return f"{fn}({lhs}, {self.expr(_as_bool(e.rhs))[0]})", _PREC["atom"]
             word = "and" if op == "&&" else "or"
             p = _PREC[word]
-            return (f"{self.sub(_as_bool(e.lhs), p)} {word} {self.sub(_as_bool(e.rhs), p + 1)}", p)
+            lhs = self.sub(_as_bool(e.lhs), p)
+            with self._sometimes(f"right of '{op}'"):
+                return (f"{lhs} {word} {self.sub(_as_bool(e.rhs), p + 1)}", p)
         unsigned = scalar_name(e.lhs.type)
         if op in _CMP and unsigned in ("uint64", "uint32", "uint16", "uint8") and \
                 any(self.tir_dtype(x) in _UNSIGNED for x in (e.lhs, e.rhs)) and \
@@ -319,9 +341,39 @@ class ExprPrinter:
     def _nonneg(self, e: m.Expr) -> bool:
         return nonneg(e, self.scope.nonneg)
 
+    @contextmanager
+    def _sometimes(self, where: str):
+        """Print inside a part of an expression that C evaluates only sometimes (``where``)."""
+        self.conditional += (where,)
+        try:
+            yield
+        finally:
+            self.conditional = self.conditional[:-1]
+
     def e_Ternary(self, e: m.Ternary):
-        return (f"T.if_then_else({self.cond(e.cond)}, {self.expr(e.then)[0]}, {self.expr(e.other)[0]})",
-                _PREC["atom"])
+        cond = self.cond(e.cond)
+        with self._sometimes("in a branch of '?:'"):
+            return f"T.if_then_else({cond}, {self.expr(e.then)[0]}, {self.expr(e.other)[0]})", _PREC["atom"]
+
+    def device_call_name(self, e: m.Call, name: str) -> str:
+        """The name a device function is called by: its macro, or its plain function where C may
+        not evaluate the call (a macro there would run its statements every time, and TileLang
+        refuses one inside ``and``/``or``)."""
+        s = self.scope
+        if not (self.conditional or s.plain_function):
+            return name
+        if name in s.expression_fns:
+            s.expressions_used.add(name)
+            return s.expression_fns[name]
+        where = self.conditional[-1] if self.conditional else "inside an expression"
+        if s.plain_function or any(not w.endswith("'?:'") for w in self.conditional):
+            raise EmitError(f"device function '{name}' called {where}, which C evaluates only sometimes: "
+                            "it is not one expression of its arguments, and TileLang runs a macro's "
+                            "statements whatever the condition (it refuses one inside and/or)", e.span)
+        if name in s.effects:
+            raise EmitError(f"device function '{name}' called {where}, which C evaluates only sometimes: "
+                            "its stores would run whatever the condition", e.span)
+        return name
 
     def e_Cast(self, e: m.Cast, typed: bool = True):
         target = e.target
@@ -378,9 +430,10 @@ class ExprPrinter:
     def call(self, e: m.Call, value: bool) -> tuple[str, int]:
         name = e.callee.lstrip(":").removeprefix("std::")
         if e.kind == "device":
+            callee = self.device_call_name(e, name)
             args = [self.expr(a)[0] for a in e.args]
             args += [f"{x}={self.builtin_name(x)}" for x in self.scope.device_extra.get(name, [])]
-            return f"{name}({', '.join(args)})", _PREC["atom"]
+            return f"{callee}({', '.join(args)})", _PREC["atom"]
         if e.kind == "atomic":
             return self.atomic(e, value)
         if e.kind == "memory" and name in ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv"):

@@ -36,3 +36,19 @@ def factory_name(name: str, fn: m.Function) -> bool:
 def template_param_name(name: str) -> str:
     """A template parameter's name in the factory (reserved names get a trailing underscore)."""
     return f"{name}_" if name in RESERVED or name in ("T",) else name
+
+
+#: Names an emitted module binds at its top level besides its kernels' and device functions'.
+_MODULE_NAMES = frozenset({"KERNELS", "Signature", "launch", "fit_tile", "fill_blocks", "cuda_math", "T"})
+
+
+def unit_names(unit: m.TranslationUnit) -> set[str]:
+    """Every name the module of ``unit`` may use: its functions (and their factories and
+    signatures), globals, parameters and locals, and the names the emitted code binds itself."""
+    names = set(RESERVED | _FACTORY_NAMES | _MODULE_NAMES)
+    for fn in (*unit.kernels, *unit.device_functions):
+        names |= {fn.name, f"make_{fn.name}", fn.name.upper()}
+        names |= {p.name for p in fn.params}
+        names |= {n.name for n in m.walk(fn.body) if isinstance(n, (m.Ref, m.VarDecl))} if fn.body else set()
+    names |= {g.name for g in unit.globals}
+    return names

@@ -41,3 +41,28 @@ def callees_first(names: list[str], device: dict[str, m.Function]) -> list[str]:
     for name in sorted(closure, key=lambda n: (device[n].span.line, n)):
         visit(name)
     return order
+
+
+def with_effects(device: dict[str, m.Function]) -> frozenset[str]:
+    """The device functions whose call does more than compute a value: a store that leaves the
+    function (an element, a dereference, a variable that is not its own local), an atomic, a
+    barrier or warp operation, directly or through the device functions they call."""
+    def own(fn: m.Function) -> bool:
+        for n in m.walk(fn.body) if fn.body else ():
+            target = n.target if isinstance(n, m.Assign) else (
+                n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+            if target is not None and not (isinstance(target, m.Ref) and target.kind in ("local", "param")):
+                return True
+            if isinstance(n, m.Call) and n.kind in ("atomic", "sync", "warp", "cg"):
+                return True
+        return False
+
+    out = {name for name, fn in device.items() if own(fn)}
+    changed = True
+    while changed:
+        changed = False
+        for name, fn in device.items():
+            if name not in out and any(c in out for c in fn.calls):
+                out.add(name)
+                changed = True
+    return frozenset(out)
