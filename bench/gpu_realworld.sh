@@ -23,7 +23,7 @@ if [[ " $STEPS " == *" record "* ]]; then
   [ -f build/realworld/pool.json ] || tar xJf build/gpu_pool/pool.tar.xz -C build/realworld
   [ -d build/gpu_pool/out ] || tar xJf build/gpu_pool/out.tar.xz -C build/gpu_pool
   free_kb=$(df -Pk build/gpu_pool | awk 'NR==2 {print $4}')
-  fit=$(( free_kb * 1024 / 2 / JOBS ))
+  fit=$(( free_kb * 1024 / JOBS ))  # every job at its whole budget at once would fill the disk: rare
   TRACE_BYTES=${TRACE_BYTES:-$(( fit < (6 << 30) ? fit : (6 << 30) ))}
   echo "disk free $(( free_kb / 1048576 )) GiB, memory $(free -g | awk '/Mem:/ {print $2}') GiB," \
        "$(nproc) cores; $JOBS jobs, trace budget $(( TRACE_BYTES >> 20 )) MiB a program" | tee -a "$RES/device.txt"
