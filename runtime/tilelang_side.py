@@ -46,7 +46,7 @@ def _torch_dtype(dtype: str):
     return {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
             "float64": torch.float64, "int8": torch.int8, "uint8": torch.uint8,
             "int16": torch.int16, "uint16": torch.uint16, "int32": torch.int32,
-            "uint32": torch.uint32, "int64": torch.int64, "uint64": torch.uint64}[dtype]
+            "uint32": torch.uint32, "int64": torch.int64, "uint64": torch.uint64, "bool": torch.bool}[dtype]
 
 
 def to_tensor(array: np.ndarray, dtype: str, device: str | None):

@@ -34,10 +34,13 @@ CPU_PASS_CONFIGS = {"tirx.disable_vectorize": True}
 def _patch_cpu_wrapper() -> None:
     """TileLang 0.1.15's CPU host wrapper has no C spelling for uint32 (its CUDA wrapper has):
     kernels with ``unsigned int`` parameters fail with "Unsupported dtype uint32" on the ``c``
-    target. Add the missing entry; nothing else in the wrapper depends on it."""
+    target. Add the missing entry. It also spells bool ``bool`` where the kernel it calls takes
+    bool buffers as ``int8_t*`` (g++: "cannot convert 'bool*' to 'int8_t*'"); spell it
+    ``int8_t`` as TileLang's CUDA wrapper does (a bool scalar converts either way)."""
     from tilelang.jit.adapter import wrapper
 
     wrapper.TLCPUSourceWrapper._TYPE_MAP.setdefault("uint32", "uint32_t")
+    wrapper.TLCPUSourceWrapper._TYPE_MAP["bool"] = "int8_t"
     _patch_cpu_symbols(wrapper.TLCPUSourceWrapper)
 
 

@@ -103,3 +103,23 @@ def test_a_recorded_scalar_converts_to_the_parameter_type_as_c_converts_it():
     assert _scalar(0xDEADBEEF, "int32") == -559038737 and _scalar(-1, "uint32") == 0xFFFFFFFF
     assert _scalar(5, "float32") == 5.0 and isinstance(_scalar(5, "float32"), float)
     assert _scalar(1 << 40, "int64") == 1 << 40 and _scalar(3, "bool") is True
+
+
+def test_a_kernel_on_bool_buffers_replays_equal_and_a_wrong_flag_fails(tmp_path):
+    # bool buffers are 1-byte tensors on the replay side (this raised KeyError: 'bool') and
+    # int8_t pointers in TileLang's C kernel (its CPU host wrapper passed bool*, which g++ refused)
+    src = tmp_path / "record_flags.cu"
+    shutil.copy(FIXTURES / "runtime" / "record_flags.cu", src)
+    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "-q"]) == 0
+    rec = record(compile_cpu(src, []), ["12"], tmp_path / "traces", limit=1)
+    assert rec.status == 0, rec.stderr
+    (launch,) = rec.launches
+    module = tmp_path / "out" / "record_flags.py"
+    r = replay(module, launch)
+    assert (r.kernel, r.status) == ("tile_active", "pass"), r.message
+    broken = tmp_path / "broken.py"
+    text = module.read_text()
+    broken.write_text(text.replace("active[t] = not all_[0]", "active[t] = all_[0]"))
+    assert broken.read_text() != text
+    r = replay(broken, launch)
+    assert r.status == "fail" and r.message.startswith("active:")
