@@ -165,3 +165,66 @@ def test_a_pointer_parameter_advanced_in_the_body_is_refused_not_miscompiled(tmp
         }}""")
     assert out.form == Form.UNSUPPORTED and [d.code for d in out.diagnostics] == ["M3001"]
     assert "pointer parameter 'x' is advanced in the kernel body" in out.reason
+
+
+NAMESPACED_CALLS = """
+    namespace lit {
+    __host__ __device__ __forceinline__ int node(int l) { return l >> 1; }
+    __host__ __device__ __forceinline__ int is_neg(int l) { return l & 1; }
+    __host__ __device__ __forceinline__ int make(int id, int c) { return id * 2 + c; }
+    }
+    __global__ void relabel(const int* __restrict__ new_id, int* __restrict__ lits,
+                            int* __restrict__ fanouts, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            int old, id;
+            old = lits[i];
+            id = lit::node(old);
+            lits[i] = lit::make(new_id[id], lit::is_neg(old));
+            atomicAdd(&fanouts[lit::node(lits[i])], 1);
+        }
+    }
+"""
+
+NAMESPACED_CALLS_SPEC = """
+    [[kernel]]
+    name = "relabel"
+    grid = [4, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "new_id"
+    buffer = "int32"
+    elements = 200
+    role = "in"
+    range = [0, 99]
+    [[kernel.args]]
+    name = "lits"
+    buffer = "int32"
+    elements = 500
+    role = "inout"
+    range = [0, 399]
+    [[kernel.args]]
+    name = "fanouts"
+    buffer = "int32"
+    elements = 100
+    role = "inout"
+    range = [1, 5]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 500
+"""
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-lift",)])
+def test_namespace_qualified_device_calls_are_python_and_pass_their_check(tmp_path, flags):
+    """``lit::node(x)`` was printed as is: a SyntaxError as a statement, and inside a subscript
+    (``a[lit::node(x)]``, a slice to Python) a NameError when the kernel was built."""
+    from tests.analysis.lift.support import convert
+
+    kernels, text = convert(tmp_path, NAMESPACED_CALLS, "--check", "cpu", *flags, spec=NAMESPACED_CALLS_SPEC)
+    assert "::" not in text.split("def make_relabel", 1)[1]
+    k = kernels["relabel"]
+    assert k["form"] == ("portable" if flags else "tile")
+    assert k["check"]["status"] == "pass", k["check"]["message"]

@@ -542,6 +542,10 @@ class ModelBuilder:
         if operator:
             return self._operator(operator.group(1), args, ctype, span, cursor)
         kind = self._call_kind(name, decl, cursor)
+        if kind == "device":
+            # a user device function is modelled, and emitted, under its own name (``lit::node``
+            # calls the macro ``node``): the namespace is C++ scoping, not part of the name
+            name = name.rsplit("::", 1)[-1]
         return m.Call(name, args, kind, template_args, ctype, span)
 
     def _operator(self, op: str, args: tuple[m.Expr, ...], ctype: m.CType, span: Span,

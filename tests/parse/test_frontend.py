@@ -195,6 +195,26 @@ def test_calls_are_classified(tmp_path):
     assert device["square"].returns == m.Scalar("float32")
 
 
+def test_a_namespace_qualified_device_call_names_the_function_it_calls(tmp_path):
+    # ``lit::node(x)`` calls the device function ``node``: the call is modelled under the name
+    # the function is (the emitted macro), not the qualified spelling (emitted as ``lit::node``,
+    # which is not Python)
+    p = parse(tmp_path, HEADER + """
+        namespace lit {
+        __host__ __device__ __forceinline__ int node(int l) { return l >> 1; }
+        }
+        __global__ void k(const int* x, int* y, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = lit::node(x[i]) + ::lit::node(x[i] + 2);
+        }
+    """)
+    assert not errors(p), errors(p)
+    k = p.unit.kernel("k")
+    calls = [(c.callee, c.kind) for c in nodes(k, m.Call)]
+    assert calls == [("node", "device"), ("node", "device")]
+    assert k.calls == ("node",) and [f.name for f in p.unit.device_functions] == ["node"]
+
+
 def test_templates_and_instantiations_from_launch_sites(tmp_path):
     p = parse(tmp_path, HEADER + """
         template <typename T, int BLOCK>
