@@ -137,27 +137,30 @@ class RegionPrinter:
                 return
             if r.init is not None:
                 printer.stmt(r.init)
-            cond = printer.expr.cond(r.cond) if r.cond is not None else "True"
-            printer.emit(f"while {cond}:", r.span)
+            flag = printer.loop_head(r.cond, r.span)
             printer.indent += 1
             self.regions(r.body, printer, scope, guards)
             if r.step is not None:
                 printer.s_ExprStmt(m.ExprStmt(r.step, r.step.span))
             printer.indent -= 1
+            if flag:
+                printer.close_flag_loop()
             return
         if r.kind == "while":
-            printer.emit(f"while {printer.expr.cond(r.cond)}:", r.span)
+            flag = printer.loop_head(r.cond, r.span)
             printer.indent += 1
             self.regions(r.body, printer, scope, guards)
             printer.indent -= 1
+            if flag:
+                printer.close_flag_loop()
             return
-        printer.emit("while True:", r.span)
+        # do-while: TileLang refuses ``while True:``, so the loop runs on a flag its condition sets
+        flag = printer.open_flag_loop(r.span)
         printer.indent += 1
         self.regions(r.body, printer, scope, guards)
-        printer.emit(f"if not ({printer.expr.cond(r.cond)}):", r.span)
-        printer.indent += 1
-        printer.emit("break", r.span)
-        printer.indent -= 2
+        printer.emit(f"{flag} = {printer.expr.cond(r.cond)}", r.span)
+        printer.indent -= 1
+        printer.close_flag_loop()
 
 
 #: Where a shuffle reads from (an index into the exchange buffer) and when that source is valid

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from .. import dtypes as _dtypes
 from ..analysis.facts.bounds import nonneg
 from ..ir import model as m
+from ..ir.exprs import const_value, strip_casts
 from ..ir.loops import NoTileLangForm
+from ..ir.names import LOOP_FLAGS
 from ..ir.span import Span
 
 
@@ -598,6 +600,33 @@ class StmtPrinter:
         self.indent = indent
         self.loop_stack: list[str] = []  # "serial" or "while-step" for continue handling
         self.values: dict[str, m.Expr] = {}  # locals printed as values (TileLang inlines them)
+        self.flag_loops = 0  # loops on a flag (open_flag_loop) around the current statement
+
+    def loop_head(self, cond: m.Expr | None, span: Span | None) -> str | None:
+        """Opens a ``while`` loop on ``cond`` (None: ``for (;;)``): its flag (open_flag_loop)
+        when the condition is a constant that holds, which TileLang would reject, else None."""
+        if cond is not None and not always_true(cond):
+            self.emit(f"while {self.expr.cond(cond)}:", span)
+            return None
+        return self.open_flag_loop(span)
+
+    def open_flag_loop(self, span: Span | None) -> str:
+        """Opens ``while <flag>:`` on a fresh boolean that starts true and returns the flag. TileLang
+        refuses a ``while`` whose condition is a constant (``while True:`` raises "Infinite while
+        loop detected"), so a ``do {} while (c)`` loop sets its flag to ``c`` after its body and
+        a ``for (;;)``/``while (1)`` loop never clears it (its ``break`` ends it). Close it with
+        :meth:`close_flag_loop`; a nested one gets a flag of its own."""
+        if self.flag_loops >= len(LOOP_FLAGS):
+            raise EmitError(f"do-while or endless loops nested more than {len(LOOP_FLAGS)} deep", span)
+        flag = LOOP_FLAGS[self.flag_loops]
+        self.flag_loops += 1
+        self.emit(f"{flag} = T.alloc_var(T.bool)", span)
+        self.emit(f"{flag} = True", span)
+        self.emit(f"while {flag}:", span)
+        return flag
+
+    def close_flag_loop(self) -> None:
+        self.flag_loops -= 1
 
     def emit(self, text: str, span: Span | None) -> None:
         self.lines.append(Line(self.indent, text, self.scope.tag(span) if span else ""))
@@ -784,10 +813,9 @@ class StmtPrinter:
             return
         if s.init is not None:
             self.stmt(s.init)
-        cond = self.expr.cond(s.cond) if s.cond is not None else "True"
         if s.step is not None and _has_continue(s.body):
             raise EmitError("'continue' in a loop that is not a counted loop", s.span)
-        self.emit(f"while {cond}:", s.span)
+        flag = self.loop_head(s.cond, s.span)
         self.loop_stack.append("while")
         self.indent += 1
         self.block(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
@@ -795,6 +823,8 @@ class StmtPrinter:
             self.s_ExprStmt(m.ExprStmt(s.step, s.step.span))
         self.indent -= 1
         self.loop_stack.pop()
+        if flag:
+            self.close_flag_loop()
 
     def _varies(self, *exprs: m.Expr) -> bool:
         """Whether one of ``exprs`` may differ between the iterations of the ``T.Parallel`` loop
@@ -841,21 +871,22 @@ class StmtPrinter:
         self.indent -= 1
 
     def s_While(self, s: m.While):
-        self.emit(f"while {self.expr.cond(s.cond)}:", s.span)
+        flag = self.loop_head(s.cond, s.span)
         self.loop_stack.append("while")
         self.body(s.body)
         self.loop_stack.pop()
+        if flag:
+            self.close_flag_loop()
 
     def s_DoWhile(self, s: m.DoWhile):
         if _has_continue(s.body):
             raise EmitError("'continue' in a do-while loop", s.span)
-        self.emit("while True:", s.span)
+        flag = self.open_flag_loop(s.span)
         self.indent += 1
         self.block(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
-        self.emit(f"if not ({self.expr.cond(s.cond)}):", s.cond.span)
-        self.indent += 1
-        self.emit("break", s.cond.span)
-        self.indent -= 2
+        self.emit(f"{flag} = {self.expr.cond(s.cond)}", s.cond.span)
+        self.indent -= 1
+        self.close_flag_loop()
 
     def s_Break(self, s):
         self.emit("break", s.span)
@@ -894,6 +925,16 @@ class StmtPrinter:
 
     def s_UnsupportedStmt(self, s):
         raise EmitError(s.what, s.span)
+
+
+def always_true(cond: m.Expr) -> bool:
+    """A loop condition that is a constant that holds (``true``, ``1``): TileLang takes
+    ``while True:`` for an infinite loop and refuses it."""
+    cond = strip_casts(cond)
+    if isinstance(cond, m.BoolLit):
+        return cond.value
+    value = const_value(cond)
+    return value is not None and value != 0
 
 
 def _has_continue(s) -> bool:

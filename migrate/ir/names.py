@@ -16,7 +16,13 @@ RESERVED = frozenset({
     "extent_x", "extent_y", "extent_z", "fit_tile",
     # the lanes of lifted reductions
     "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
+    # the flags of do-while and endless loops (emit.printer.StmtPrinter.open_flag_loop)
+    "x_loop", "x_loop1", "x_loop2", "x_loop3",
 })
+
+#: The flag of a do-while or endless loop at each depth of such loops (TileLang refuses a
+#: ``while`` on a constant): the printer's, reserved above.
+LOOP_FLAGS = ("x_loop", "x_loop1", "x_loop2", "x_loop3")
 
 
 #: Names the factories bind before the prim_func: a scalar parameter so named cannot also be a

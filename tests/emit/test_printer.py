@@ -1,6 +1,9 @@
 """The statement printer (emit.printer): counted loops whose range differs between the threads of
-the T.Parallel loop around them."""
+the T.Parallel loop around them; loops TileLang would take for infinite ones (``do {} while``,
+``for (;;)``, ``while (1)``) run on a flag, in every form, with the CUDA's results."""
 from __future__ import annotations
+
+import pytest
 
 from tests.analysis.lift.support import convert, load
 from tests.lowering import lower_sm90
@@ -170,3 +173,150 @@ def test_tile_loops_nested_in_a_per_element_range_lower_for_cuda_at_constant_siz
     sizes = {"len_": 37, "k": 4, "stride": 3, "outs": 12, "groups": 2}
     assert "__global__" in lower_sm90(sig, (2, 1, 1), (128, 1, 1), sizes)
     assert "__global__" in lower_sm90(sig, (2, 1, 1), (128, 1, 1))
+
+
+#: A do-while inside a do-while (each thread's trip counts differ), and endless loops that end
+#: at a break, the three ways CUDA code writes them.
+LOOPS = """
+    __global__ void digit_runs(const int* __restrict__ x, int* __restrict__ y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            int v = x[i], c = 0;
+            do {
+                int w = v;
+                do { c++; w /= 10; } while (w != 0);
+                v /= 3;
+            } while (v != 0);
+            y[i] = c;
+        }
+    }
+    __global__ void steps(const int* __restrict__ x, int* __restrict__ y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            int v = x[i], s = 0;
+            for (;;) {
+                if (v <= 1) break;
+                v = (v & 1) ? 3 * v + 1 : v / 2;
+                s++;
+            }
+            while (true) { if (s < 40) break; s -= 40; }
+            while (1) { s += 1; if (s % 7 == 0) break; }
+            y[i] = s;
+        }
+    }
+"""
+
+
+def _int_kernel(name: str, lo: int, hi: int) -> str:
+    return f"""
+    [[kernel]]
+    name = "{name}"
+    grid = [4, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "x"
+    buffer = "int32"
+    elements = 500
+    role = "in"
+    range = [{lo}, {hi}]
+    [[kernel.args]]
+    name = "y"
+    buffer = "int32"
+    elements = 500
+    role = "out"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 500
+"""
+
+
+LOOPS_SPEC = _int_kernel("digit_runs", -100000, 100000) + _int_kernel("steps", 1, 3000)
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-lift",)])
+def test_do_while_and_endless_loops_run_on_a_flag_and_pass_their_check(tmp_path, flags):
+    """They were printed as ``while True:``, which TileLang refuses ("Infinite while loop
+    detected"): no such kernel built."""
+    kernels, text = convert(tmp_path, LOOPS, "--check", "cpu", *flags, spec=LOOPS_SPEC)
+    assert "while True" not in text
+    assert "x_loop1 = w != 0" in text  # the inner do-while's own flag
+    for name in ("digit_runs", "steps"):
+        k = kernels[name]
+        assert k["form"] == ("portable" if flags else "tile"), k["reason"]
+        assert k["check"]["status"] == "pass", k["check"]["message"]
+
+
+#: A do-while around barriers, steered by a shared flag every thread reads: a loop of the
+#: portable form's uniform regions (each block's running maximum, settled round by round).
+SETTLE = """
+    __global__ void settle(const float* __restrict__ x, float* __restrict__ y) {
+        __shared__ float s[128];
+        __shared__ int changed;
+        int t = threadIdx.x;
+        s[t] = x[blockIdx.x * blockDim.x + t];
+        do {
+            __syncthreads();
+            if (t == 0) changed = 0;
+            float m = t > 0 ? fmaxf(s[t], s[t - 1]) : s[t];
+            __syncthreads();
+            if (m > s[t]) { s[t] = m; changed = 1; }
+            __syncthreads();
+        } while (changed);
+        y[blockIdx.x * blockDim.x + t] = s[t];
+    }
+"""
+
+SETTLE_SPEC = """
+    [[kernel]]
+    name = "settle"
+    grid = [3, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 384
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "y"
+    buffer = "float32"
+    elements = 384
+    role = "out"
+"""
+
+
+def test_a_do_while_around_barriers_loops_on_a_flag_in_the_portable_form(tmp_path):
+    kernels, text = convert(tmp_path, SETTLE, "--check", "cpu", spec=SETTLE_SPEC)
+    k = kernels["settle"]
+    assert k["form"] == "portable", k["reason"]
+    assert "x_loop = changed[0] != 0" in text
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+
+
+#: A do-while whose counter is updated between barriers: thread-level (simt) TileLang.
+HALVE = """
+    __global__ void halve_sum(const float* __restrict__ x, float* __restrict__ y) {
+        __shared__ float s[256];
+        int t = threadIdx.x;
+        s[t] = x[blockIdx.x * blockDim.x + t];
+        __syncthreads();
+        int stride = blockDim.x / 2;
+        do {
+            if (t < stride) s[t] += s[t + stride];
+            __syncthreads();
+            stride /= 2;
+        } while (stride > 0);
+        if (t == 0) y[blockIdx.x] = s[0];
+    }
+"""
+
+
+def test_a_do_while_of_the_simt_form_builds_for_the_gpu(tmp_path):
+    kernels, _ = convert(tmp_path, HALVE)
+    assert kernels["halve_sum"]["form"] == "simt", kernels["halve_sum"]["reason"]
+    sig = load(tmp_path / "out" / "k.py").KERNELS["halve_sum"]
+    cuda = lower_sm90(sig, (3, 1, 1), (256, 1, 1))
+    assert "x_loop = ((signed char)(0 < stride));" in cuda
