@@ -32,6 +32,7 @@ from typing import Callable
 from .analysis.facts.builtins import builtin_dims, used_dims
 from .analysis.facts.calls import callees_first, callees_of
 from .analysis.facts.launches import launch_defaults
+from .analysis.facts.lockstep import lockstep_exchange
 from .analysis.lift import delinearise
 from .analysis.lift.base import MicroTilesRefused, NotGemm, NotLiftable, NotScan
 from .analysis.lift.forward_shared import forward_shared
@@ -92,6 +93,17 @@ def _value_templates(fn, device, portable):
     return fn
 
 
+def _lockstep(fn, device, portable):
+    found = lockstep_exchange(fn, device or {})
+    if found is not None:
+        where = "the kernel" if found.function == fn.name else f"device function '{found.function}'"
+        raise NoTileLangForm(
+            f"warp-synchronous code: {where} writes volatile shared '{found.buffer}' (line {found.write.line}) "
+            f"and reads another of its elements (line {found.read.line}) with no barrier between, relying on "
+            "the threads of a warp running in lockstep, which TileLang does not keep", found.read)
+    return fn
+
+
 def _inline(fn, device, portable):
     if not device:
         return fn
@@ -129,6 +141,10 @@ def _warp_calls(fn, device, portable):
 PREPARE = (
     Pass("value templates", "a device function template with value parameters (template <int N>) has a body per "
                             "instance: refused, not migrated as one macro for every instance", _value_templates),
+    Pass("warp-synchronous code", "threads exchanging values through volatile shared memory with no barrier between "
+                                  "(a warp scan, the last warp of a reduction) rely on lockstep, which no TileLang "
+                                  "form keeps: refused (analysis.facts.lockstep), before inlining forgets the "
+                                  "volatile", _lockstep),
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end", _inline),
     Pass("cooperative groups", "thread_block and tiled_partition objects become the builtins they wrap",

@@ -228,3 +228,77 @@ def test_namespace_qualified_device_calls_are_python_and_pass_their_check(tmp_pa
     k = kernels["relabel"]
     assert k["form"] == ("portable" if flags else "tile")
     assert k["check"]["status"] == "pass", k["check"]["message"]
+
+
+def test_warp_synchronous_code_through_volatile_memory_is_refused_with_m3001(tmp_path):
+    """A warp scan through a volatile pointer, no barrier between the lanes' stores and loads:
+    the portable form ran each thread's scan on its own (and without volatile, nvcc keeps the
+    values in registers), so the ranks it computed were garbage and the stores they indexed went
+    out of bounds (an illegal memory access on the GPU). Refused, naming the construct."""
+    out = _kernel(tmp_path, """
+        __device__ unsigned lane_scan(unsigned v, volatile unsigned* buf) {
+            int lane = threadIdx.x & 31;
+            int at = 2 * threadIdx.x - lane + 32;
+            buf[at - 32] = 0;
+            buf[at] = v;
+            buf[at] += buf[at - 1];
+            buf[at] += buf[at - 2];
+            buf[at] += buf[at - 4];
+            buf[at] += buf[at - 8];
+            buf[at] += buf[at - 16];
+            return buf[at] - v;
+        }
+        __global__ void place(const unsigned* __restrict__ flags, unsigned* __restrict__ out) {
+            __shared__ unsigned s[256];
+            __shared__ unsigned tmp[128];
+            unsigned f = flags[blockIdx.x * blockDim.x + threadIdx.x];
+            unsigned r = lane_scan(f, s);
+            __syncthreads();
+            tmp[(threadIdx.x & ~31u) + r] = threadIdx.x;
+            __syncthreads();
+            out[blockIdx.x * blockDim.x + threadIdx.x] = tmp[threadIdx.x];
+        }""")
+    assert out.form == Form.UNSUPPORTED and [d.code for d in out.diagnostics] == ["M3001"]
+    assert out.reason.startswith("warp-synchronous code: device function 'lane_scan' writes volatile shared 'buf'")
+
+
+def test_volatile_memory_that_barriers_separate_stays_portable_and_passes_its_check(tmp_path):
+    from tests.analysis.lift.support import convert
+
+    kernels, _ = convert(tmp_path, """
+        __device__ void fold(volatile float* s, int t) {
+            float v = s[t];
+            v += s[t + 16];  __syncwarp();
+            s[t] = v;        __syncwarp();
+            v += s[t + 8];   __syncwarp();
+            s[t] = v;        __syncwarp();
+            v += s[t + 4];   __syncwarp();
+            s[t] = v;
+        }
+        __global__ void folded(const float* __restrict__ x, float* __restrict__ y) {
+            __shared__ float s[64];
+            s[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+            __syncthreads();
+            if (threadIdx.x < 32) fold(s, threadIdx.x);
+            __syncthreads();
+            y[blockIdx.x * 64 + threadIdx.x] = s[threadIdx.x];
+        }""", "--check", "cpu", spec="""
+        [[kernel]]
+        name = "folded"
+        grid = [3, 1, 1]
+        block = [64, 1, 1]
+        tolerance = "fp32"
+        [[kernel.args]]
+        name = "x"
+        buffer = "float32"
+        elements = 192
+        role = "in"
+        range = [-1.0, 1.0]
+        [[kernel.args]]
+        name = "y"
+        buffer = "float32"
+        elements = 192
+        role = "out"
+        """)
+    k = kernels["folded"]
+    assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])

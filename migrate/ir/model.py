@@ -47,9 +47,11 @@ class Pointer:
     pointee: "CType"
     const: bool = False  # pointee is const
     restrict: bool = False
+    volatile: bool = False  # pointee is volatile (warp-synchronous and spin-waiting code)
 
     def __str__(self) -> str:
-        return f"{'const ' if self.const else ''}{self.pointee}*{' __restrict__' if self.restrict else ''}"
+        return f"{'const ' if self.const else ''}{'volatile ' if self.volatile else ''}{self.pointee}*" \
+               f"{' __restrict__' if self.restrict else ''}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +67,11 @@ class Array:
     element: "CType"
     extent: Optional[int]  # None: unsized (extern __shared__) or dependent on a template parameter
     extent_text: str = ""
+    volatile: bool = False  # the elements are volatile (``__shared__ volatile float s[64]``)
 
     def __str__(self) -> str:
-        return f"{self.element}[{self.extent if self.extent is not None else self.extent_text}]"
+        return f"{'volatile ' if self.volatile else ''}{self.element}" \
+               f"[{self.extent if self.extent is not None else self.extent_text}]"
 
 
 @dataclass(frozen=True, slots=True)

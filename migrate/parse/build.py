@@ -90,15 +90,17 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if kind == T.POINTER:
         pointee = ctype.get_pointee()
         return m.Pointer(convert_type(pointee, template_names), pointee.is_const_qualified(),
-                         ctype.is_restrict_qualified())
+                         ctype.is_restrict_qualified(), pointee.is_volatile_qualified())
     if kind == T.CONSTANTARRAY:
-        return m.Array(convert_type(ctype.element_type, template_names), ctype.element_count)
+        return m.Array(convert_type(ctype.element_type, template_names), ctype.element_count,
+                       volatile=ctype.element_type.is_volatile_qualified())
     if kind in (T.INCOMPLETEARRAY, T.DEPENDENTSIZEDARRAY, T.VARIABLEARRAY):
         text = ""
         match = re.search(r"\[([^\]]*)\]\s*$", ctype.spelling)
         if match:
             text = match.group(1).strip()
-        return m.Array(convert_type(ctype.element_type, template_names), None, text)
+        return m.Array(convert_type(ctype.element_type, template_names), None, text,
+                       ctype.element_type.is_volatile_qualified())
     spelling = _bare(ctype.get_canonical().spelling)
     named = _named_type(spelling)
     if named is not None:

@@ -1,0 +1,115 @@
+"""analysis.facts.lockstep: threads exchanging values through volatile memory with no barrier
+between (warp-synchronous code) are found; volatile memory each thread keeps to itself, or that
+barriers separate, is not."""
+from __future__ import annotations
+
+from migrate.analysis.facts.lockstep import lockstep_exchange
+from tests.analysis.support import unit
+
+#: A warp's inclusive scan the way old CUDA code writes it: each lane adds its neighbours through
+#: a volatile pointer, trusting the warp to run in lockstep.
+WARP_SCAN = """
+    __device__ unsigned lane_scan(unsigned v, volatile unsigned* buf) {
+        int lane = threadIdx.x & 31;
+        int at = 2 * threadIdx.x - lane + 32;
+        buf[at - 32] = 0;
+        buf[at] = v;
+        buf[at] += buf[at - 1];
+        buf[at] += buf[at - 2];
+        buf[at] += buf[at - 4];
+        return buf[at];
+    }
+    __global__ void scan(const unsigned* x, unsigned* y) {
+        __shared__ unsigned s[512];
+        y[threadIdx.x] = lane_scan(x[threadIdx.x], s);
+    }
+"""
+
+#: The last warp of a tree reduction, unrolled on a volatile view of the shared array.
+LAST_WARP = """
+    __global__ void total(const float* x, float* y) {
+        __shared__ float s[64];
+        int t = threadIdx.x;
+        s[t] = x[t];
+        __syncthreads();
+        if (t < 32) {
+            volatile float* vs = s;
+            vs[t] += vs[t + 32];
+            vs[t] += vs[t + 16];
+        }
+        if (t == 0) y[0] = s[0];
+    }
+"""
+
+#: A volatile shared array a loop combines without a barrier.
+LOOP = """
+    __global__ void groups(const float* x, float* y, int width) {
+        __shared__ volatile float r[128];
+        int lane = threadIdx.x % width;
+        r[threadIdx.x] = x[threadIdx.x];
+        for (int half = width / 2; half > 0; half /= 2)
+            if (lane < half) r[threadIdx.x] += r[threadIdx.x + half];
+        if (lane == 0) y[threadIdx.x / width] = r[threadIdx.x];
+    }
+"""
+
+#: The same exchanges with a barrier between every write and the reads of other elements;
+#: volatile shared memory each thread reads and writes at its own element only; and volatile
+#: global memory, which each thread of an element-wise kernel reads and writes at elements of its
+#: own (the flags and counters other blocks write are not warp-synchronous code).
+SEPARATED = """
+    __device__ void fold(volatile float* s, int t) {
+        float v = s[t];
+        v += s[t + 16];  __syncwarp();
+        s[t] = v;        __syncwarp();
+        v += s[t + 8];   __syncwarp();
+        s[t] = v;
+    }
+    __global__ void folded(float* y) {
+        __shared__ float s[64];
+        s[threadIdx.x] = y[threadIdx.x];
+        __syncthreads();
+        if (threadIdx.x < 32) fold(s, threadIdx.x);
+        __syncthreads();
+        y[threadIdx.x] = s[threadIdx.x];
+    }
+    __global__ void own(float* y) {
+        __shared__ volatile float s[64];
+        s[threadIdx.x] = y[threadIdx.x];
+        s[threadIdx.x] += 1.0f;
+        y[threadIdx.x] = s[threadIdx.x];
+    }
+    __global__ void step(volatile float* __restrict__ p, volatile float* __restrict__ v, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) { p[i] += v[i]; p[i + n] += v[i + n]; v[i] = 0.0f; }
+    }
+"""
+
+
+def _table(u):
+    return {f.name: f for f in u.device_functions}
+
+
+def test_a_warp_scan_through_a_volatile_pointer_is_found_in_the_device_function(tmp_path):
+    u = unit(tmp_path, WARP_SCAN)
+    found = lockstep_exchange(u.kernel("scan"), _table(u))
+    assert found is not None and (found.function, found.buffer) == ("lane_scan", "buf")
+    # line 10, buf[at] += buf[at - 1]: the first read in the interval where the lanes stored to
+    # other elements (buf[at - 32], line 8)
+    assert (found.write.line, found.read.line) == (8, 10)
+    # called with global memory, the same device function is no warp-synchronous exchange
+    u = unit(tmp_path, WARP_SCAN.replace("__shared__ unsigned s[512];", "unsigned* s = y + 1024;"))
+    assert lockstep_exchange(u.kernel("scan"), _table(u)) is None
+
+
+def test_a_volatile_view_and_a_volatile_shared_array_are_found(tmp_path):
+    found = lockstep_exchange(unit(tmp_path, LAST_WARP).kernel("total"), {})
+    assert found is not None and (found.function, found.buffer) == ("total", "vs")
+    found = lockstep_exchange(unit(tmp_path, LOOP).kernel("groups"), {})
+    assert found is not None and found.buffer == "r"
+
+
+def test_barriers_between_own_elements_and_global_memory_are_not_exchanges(tmp_path):
+    u = unit(tmp_path, SEPARATED)
+    for kernel in ("folded", "own", "step"):
+        assert lockstep_exchange(u.kernel(kernel), _table(u)) is None, kernel
