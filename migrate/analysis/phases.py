@@ -141,6 +141,11 @@ class _Splitter:
                         regions.append(Phase(prev.stmts + inner.stmts, prev.index, prev.span))
                     else:
                         regions.append(inner)
+            elif isinstance(s, (m.For, m.While, m.DoWhile)) and _loop_exit(s.body) is not None:
+                # its phases would be T.Parallel loops: a break or continue there ends the phase
+                exit_ = _loop_exit(s.body)
+                word = "break" if isinstance(exit_, m.Break) else "continue"
+                raise NotPortable(f"'{word}' in a loop around barriers (line {exit_.span.line})")
             elif isinstance(s, m.For):
                 init_exprs = [d.init for d in s.init.decls] if isinstance(s.init, m.DeclStmt) else (
                     [s.init.expr] if isinstance(s.init, m.ExprStmt) else [])
@@ -168,6 +173,22 @@ class _Splitter:
                 raise NotPortable(f"barrier inside a statement that cannot be split (line {s.span.line})")
         flush()
         return tuple(regions)
+
+
+def _loop_exit(body):
+    """The first ``break`` or ``continue`` in ``body`` that leaves or restarts the loop of that
+    body (not one of a nested loop's, nor a ``break`` out of a switch), or None."""
+    def visit(node, in_switch):
+        if isinstance(node, m.Break) and not in_switch or isinstance(node, m.Continue):
+            return node
+        if isinstance(node, (m.For, m.While, m.DoWhile)):
+            return None
+        for child in m.children(node):
+            found = visit(child, in_switch or isinstance(node, m.Switch))
+            if found is not None:
+                return found
+        return None
+    return visit(body, False)
 
 
 def _is_flag_phase(region) -> bool:

@@ -33,3 +33,43 @@ def test_barrier_in_a_thread_dependent_loop_is_not_portable(tmp_path):
     """).kernel("k")
     with pytest.raises(NotPortable, match="loop that depends on the thread"):
         plan_portable(fn)
+
+
+@pytest.mark.parametrize("loop, exit_", [
+    ("while (true) {", "if (done) break;"),
+    ("for (int r = 0; r < 8; ++r) {", "if (done) continue;"),
+    ("do {", "if (done) break;"),
+])
+def test_a_break_or_continue_in_a_loop_around_barriers_is_not_portable(tmp_path, loop, exit_):
+    """The loop's phases are T.Parallel loops: its break ended the phase, not the loop (a while
+    (true) around barriers then ran forever)."""
+    tail = "} while (true);" if loop == "do {" else "}"
+    fn = unit(tmp_path, f"""
+        __global__ void k(float* y, float limit) {{
+            __shared__ int done;
+            {loop}
+                if (threadIdx.x == 0) done = y[0] < limit;
+                __syncthreads();
+                {exit_}
+                y[threadIdx.x] *= 0.5f;
+                __syncthreads();
+            {tail}
+        }}
+    """).kernel("k")
+    word = exit_.split()[-1].rstrip(";")
+    with pytest.raises(NotPortable, match=f"'{word}' in a loop around barriers"):
+        plan_portable(unique_names(fn))
+
+
+def test_a_break_of_a_nested_loop_or_a_switch_stays_in_its_phase(tmp_path):
+    fn = unit(tmp_path, """
+        __global__ void k(float* y, int n) {
+            for (int r = 0; r < 4; ++r) {
+                for (int i = 0; i < n; ++i) { if (y[i] < 0.0f) break; y[i] -= 1.0f; }
+                switch (r) { case 1: y[threadIdx.x] += 1.0f; break; default: break; }
+                __syncthreads();
+            }
+        }
+    """).kernel("k")
+    plan = plan_portable(unique_names(fn))
+    assert any(isinstance(r, UniformLoop) for r in plan.regions)

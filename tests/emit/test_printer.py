@@ -320,3 +320,33 @@ def test_a_do_while_of_the_simt_form_builds_for_the_gpu(tmp_path):
     sig = load(tmp_path / "out" / "k.py").KERNELS["halve_sum"]
     cuda = lower_sm90(sig, (3, 1, 1), (256, 1, 1))
     assert "x_loop = ((signed char)(0 < stride));" in cuda
+
+
+#: An endless loop around barriers that a uniform break ends: thread-level (a phase's break would
+#: end the phase), its loop on a flag.
+HALVE_UNTIL = """
+    __global__ void halve_until(const float* __restrict__ x, float* __restrict__ y, float limit) {
+        __shared__ float s[128];
+        __shared__ int done;
+        int t = threadIdx.x;
+        s[t] = x[blockIdx.x * blockDim.x + t];
+        __syncthreads();
+        while (true) {
+            if (t == 0) done = s[0] < limit;
+            __syncthreads();
+            if (done) break;
+            s[t] = s[t] * 0.5f;
+            __syncthreads();
+        }
+        y[blockIdx.x * blockDim.x + t] = s[t];
+    }
+"""
+
+
+def test_an_endless_loop_around_barriers_ends_at_its_break_in_the_simt_form(tmp_path):
+    kernels, text = convert(tmp_path, HALVE_UNTIL)
+    k = kernels["halve_until"]
+    assert k["form"] == "simt" and "'break' in a loop around barriers" in k["reason"], k["reason"]
+    cuda = lower_sm90(load(tmp_path / "out" / "k.py").KERNELS["halve_until"], (3, 1, 1), (128, 1, 1))
+    loop = cuda[cuda.index("while (1)"):]
+    assert "__syncthreads();" in loop and "if (done[0] != 0) {\n      break;" in loop
