@@ -483,7 +483,7 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
             macros.append(emit_device_function(prepared, plan, result, tags, extras, calls))
         except NoTileLangForm as exc:
             failed[name] = exc
-    printed: set[str] = set()  # the plain functions called where C may not evaluate the call
+    printed: set[str] = set()  # the plain functions (where C may not evaluate the call, loop conditions)
     while calls.expressions_used - printed - set(failed):
         name = min(calls.expressions_used - printed - set(failed))
         printed.add(name)

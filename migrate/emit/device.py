@@ -3,9 +3,11 @@ builtins it reads (``threadIdx.x`` -> ``tx``, ...) become extra parameters its c
 
 A function that only computes one expression of its arguments (:func:`expression_functions`) also
 gets a plain Python function, which its callers use where C may not evaluate the call (right of
-``&&``/``||``, a branch of ``?:``): TileLang refuses a macro inside ``and``/``or`` and would run
-its statements whatever the condition, while the plain function's expression stands where the
-call stands. Elsewhere the macro is called, which evaluates each argument once.
+``&&``/``||``, a branch of ``?:``) and where C evaluates it at every test (a loop condition):
+TileLang refuses a macro inside ``and``/``or``, and runs its statements (and binds its arguments)
+where the statement holding the call stands, whatever the condition and once before a ``while``,
+while the plain function's expression stands where the call stands. Elsewhere the macro is
+called, which evaluates each argument once.
 """
 from __future__ import annotations
 
@@ -51,7 +53,8 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     if plain and (copies or result is not None):
         raise EmitError(f"device function '{fn.name}' printed as an expression assigns a variable", fn.span)
     if plain:
-        lines = [Line(0, f"# {fn.name} where C may not evaluate the call (right of and/or, a branch of ?:)", ""),
+        lines = [Line(0, f"# {fn.name} where C may not evaluate the call (right of and/or, a branch of ?:) "
+                         "or evaluates it at every test (a loop condition)", ""),
                  Line(0, f"def {scope.expression_fns[fn.name]}({', '.join(params + extra)}):", scope.tag(fn.span))]
     else:
         lines = [Line(0, "@T.macro", ""), Line(0, f"def {fn.name}({', '.join(params + extra)}):", scope.tag(fn.span))]

@@ -137,22 +137,22 @@ class RegionPrinter:
                 return
             if r.init is not None:
                 printer.stmt(r.init)
-            flag = printer.loop_head(r.cond, r.span)
+            # (a condition that calls a device function's macro is retested at every iteration; one
+            # that always holds runs on a flag: StmtPrinter.open_loop)
+            printer.open_loop(r.cond, r.span)
             printer.indent += 1
             self.regions(r.body, printer, scope, guards)
             if r.step is not None:
                 printer.s_ExprStmt(m.ExprStmt(r.step, r.step.span))
+            printer.close_loop(r.span)
             printer.indent -= 1
-            if flag:
-                printer.close_flag_loop()
             return
         if r.kind == "while":
-            flag = printer.loop_head(r.cond, r.span)
+            printer.open_loop(r.cond, r.span)
             printer.indent += 1
             self.regions(r.body, printer, scope, guards)
+            printer.close_loop(r.span)
             printer.indent -= 1
-            if flag:
-                printer.close_flag_loop()
             return
         # do-while: TileLang refuses ``while True:``, so the loop runs on a flag its condition sets
         flag = printer.open_flag_loop(r.span)

@@ -18,7 +18,7 @@ from ..analysis.facts.bounds import nonneg
 from ..ir import model as m
 from ..ir.exprs import const_value, strip_casts
 from ..ir.loops import NoTileLangForm
-from ..ir.names import LOOP_FLAGS
+from ..ir.names import LOOP_FLAGS, TEST_FLAGS
 from ..ir.span import Span
 
 
@@ -110,6 +110,10 @@ class ExprPrinter:
     in_condition = False
     #: where the expression being printed is one C may not evaluate: "right of '&&'", ...
     conditional: tuple[str, ...] = ()
+    #: printing a loop condition, which C evaluates at every test, whose device functions all
+    #: have plain functions (StmtPrinter.open_loop): a macro's statements would run once, before
+    #: the loop, where TileLang parses the call
+    every_test = False
 
     def cond(self, e: m.Expr) -> str:
         """A branch or loop condition: C truthiness made explicit (``x`` → ``x != 0``)."""
@@ -362,11 +366,14 @@ class ExprPrinter:
         not evaluate the call (a macro there would run its statements every time, and TileLang
         refuses one inside ``and``/``or``)."""
         s = self.scope
-        if not (self.conditional or s.plain_function):
+        if not (self.conditional or s.plain_function or self.every_test):
             return name
         if name in s.expression_fns:
             s.expressions_used.add(name)
             return s.expression_fns[name]
+        if self.every_test and not (self.conditional or s.plain_function):
+            raise EmitError(f"device function '{name}' called in a loop condition printed as an expression: "
+                            "it is not one expression of its arguments", e.span)
         where = self.conditional[-1] if self.conditional else "inside an expression"
         if s.plain_function or any(not w.endswith("'?:'") for w in self.conditional):
             raise EmitError(f"device function '{name}' called {where}, which C evaluates only sometimes: "
@@ -598,17 +605,60 @@ class StmtPrinter:
         self.expr = ExprPrinter(scope)
         self.lines: list[Line] = []
         self.indent = indent
-        self.loop_stack: list[str] = []  # "serial" or "while-step" for continue handling
+        self.loop_stack: list[str] = []  # "serial", "while", or a loop's flag (open_loop)
         self.values: dict[str, m.Expr] = {}  # locals printed as values (TileLang inlines them)
         self.flag_loops = 0  # loops on a flag (open_flag_loop) around the current statement
+        self.retests: dict[str, m.Expr] = {}  # flag -> the condition it holds (open_loop)
 
-    def loop_head(self, cond: m.Expr | None, span: Span | None) -> str | None:
-        """Opens a ``while`` loop on ``cond`` (None: ``for (;;)``): its flag (open_flag_loop)
-        when the condition is a constant that holds, which TileLang would reject, else None."""
-        if cond is not None and not always_true(cond):
+    def open_loop(self, cond: m.Expr | None, span: Span | None) -> None:
+        """Opens a ``while`` loop that tests ``cond`` (None: always) before each iteration; close it
+        with :meth:`close_loop`. A condition that always holds (``for (;;)``, ``while (1)``) runs on
+        a flag that stays true (TileLang refuses a ``while`` on a constant; the loop's ``break``
+        ends it, :meth:`open_flag_loop`). TileLang runs the statements of a macro called in an
+        expression, and binds its arguments, where the statement that holds the call stands: for
+        ``while f(x):`` once, before the loop. A condition whose device functions all compute one
+        expression calls their plain functions; any other that calls one is kept in a flag (one
+        per depth of such loops) set before the loop and again at the end of each iteration and
+        before each ``continue``."""
+        if cond is None or always_true(cond):
+            self.open_flag_loop(span)
+            self.loop_stack.append("flag")
+            return
+        calls = {n.callee.lstrip(":").removeprefix("std::") for n in m.walk(cond) if isinstance(n, m.Call)
+                 and n.kind == "device"}
+        if not calls:
             self.emit(f"while {self.expr.cond(cond)}:", span)
-            return None
-        return self.open_flag_loop(span)
+            self.loop_stack.append("while")
+            return
+        if calls <= set(self.scope.expression_fns):
+            self.expr.every_test = True
+            try:
+                self.emit(f"while {self.expr.cond(cond)}:", span)
+            finally:
+                self.expr.every_test = False
+            self.loop_stack.append("while")
+            return
+        if len(self.retests) >= len(TEST_FLAGS):
+            raise EmitError(f"loops whose conditions call device functions nested more than {len(TEST_FLAGS)} deep",
+                            span)
+        flag = TEST_FLAGS[len(self.retests)]
+        self.retests[flag] = cond
+        self.emit(f"{flag} = T.alloc_var(T.bool)", span)
+        self.retest(flag, span)
+        self.emit(f"while {flag}:", span)
+        self.loop_stack.append(flag)
+
+    def retest(self, flag: str, span: Span | None) -> None:
+        self.emit(f"{flag} = {self.expr.cond(self.retests[flag])}", span)
+
+    def close_loop(self, span: Span | None) -> None:
+        """Ends the body of the loop :meth:`open_loop` opened (at the body's indent)."""
+        top = self.loop_stack.pop()
+        if top in self.retests:
+            self.retest(top, span)
+            del self.retests[top]
+        elif top == "flag":
+            self.close_flag_loop()
 
     def open_flag_loop(self, span: Span | None) -> str:
         """Opens ``while <flag>:`` on a fresh boolean that starts true and returns the flag. TileLang
@@ -815,16 +865,13 @@ class StmtPrinter:
             self.stmt(s.init)
         if s.step is not None and _has_continue(s.body):
             raise EmitError("'continue' in a loop that is not a counted loop", s.span)
-        flag = self.loop_head(s.cond, s.span)
-        self.loop_stack.append("while")
+        self.open_loop(s.cond, s.span)
         self.indent += 1
         self.block(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
         if s.step is not None:
             self.s_ExprStmt(m.ExprStmt(s.step, s.step.span))
+        self.close_loop(s.cond.span if s.cond is not None else s.span)
         self.indent -= 1
-        self.loop_stack.pop()
-        if flag:
-            self.close_flag_loop()
 
     def _varies(self, *exprs: m.Expr) -> bool:
         """Whether one of ``exprs`` may differ between the iterations of the ``T.Parallel`` loop
@@ -871,12 +918,11 @@ class StmtPrinter:
         self.indent -= 1
 
     def s_While(self, s: m.While):
-        flag = self.loop_head(s.cond, s.span)
-        self.loop_stack.append("while")
-        self.body(s.body)
-        self.loop_stack.pop()
-        if flag:
-            self.close_flag_loop()
+        self.open_loop(s.cond, s.span)
+        self.indent += 1
+        self.block(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
+        self.close_loop(s.cond.span)
+        self.indent -= 1
 
     def s_DoWhile(self, s: m.DoWhile):
         if _has_continue(s.body):
@@ -892,6 +938,8 @@ class StmtPrinter:
         self.emit("break", s.span)
 
     def s_Continue(self, s):
+        if self.loop_stack and self.loop_stack[-1] in self.retests:
+            self.retest(self.loop_stack[-1], s.span)  # C tests the condition before the next iteration
         self.emit("continue", s.span)
 
     def s_Return(self, s: m.Return):
@@ -1016,6 +1064,10 @@ def canonical_loop(s: m.For, scope: Scope):
             and step.target.name == var and isinstance(step.value, m.IntLit) and step.value.value > 0:
         inc = step.value.value
     if inc is None:
+        return None
+    if any(isinstance(n, m.Call) and n.kind == "device" for n in m.walk(cond.rhs)):
+        # C tests the bound at every iteration; a macro's statements would run once, before the
+        # loop (the while form retests it: StmtPrinter.open_loop)
         return None
     for node in m.walk(s.body):
         if isinstance(node, m.Assign) and isinstance(node.target, m.Ref) and node.target.name == var:

@@ -18,11 +18,17 @@ RESERVED = frozenset({
     "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
     # the flags of do-while and endless loops (emit.printer.StmtPrinter.open_flag_loop)
     "x_loop", "x_loop1", "x_loop2", "x_loop3",
+    # the flags of loops whose condition calls a device function's macro (emit.printer)
+    "x_test", "x_test1", "x_test2", "x_test3",
 })
 
 #: The flag of a do-while or endless loop at each depth of such loops (TileLang refuses a
 #: ``while`` on a constant): the printer's, reserved above.
 LOOP_FLAGS = ("x_loop", "x_loop1", "x_loop2", "x_loop3")
+
+#: The flag that holds the condition of a loop that calls a device function's macro, at each
+#: depth of such loops (emit.printer.StmtPrinter.open_loop), reserved above.
+TEST_FLAGS = ("x_test", "x_test1", "x_test2", "x_test3")
 
 
 #: Names the factories bind before the prim_func: a scalar parameter so named cannot also be a

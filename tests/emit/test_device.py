@@ -133,3 +133,146 @@ def test_expression_functions_and_effects(tmp_path):
     # recursion, assignments, stores and atomics are no expression; sq's plain name is taken
     assert expression_functions(device, unit_names(u)) == {"norm2": "norm2_expr", "sq_expr": "sq_expr_expr"}
     assert with_effects(device) == {"put", "put_and_read", "count"}
+
+
+# -- device functions in loop conditions ----------------------------------------------------------
+# TileLang runs a macro's statements, and binds its arguments, where the statement holding the call
+# stands: in `while f(x):` that is once, before the loop, so the loop tested a stale value (wrong
+# numbers, or a loop that never ends). C tests the condition before every iteration.
+
+#: Helpers of several statements (next_hop, small, skip, rounds_left, lim) and one of an expression
+#: (below) in the conditions of while and for loops: a per-element map (tile form) whose while loop
+#: has a continue, and a smoothing (portable form) whose loop around barriers and per-thread loop
+#: call them. Each loop has a second bound so that a condition tested once still ends.
+LOOP_TESTS = """
+    __device__ int next_hop(int c, int n) {
+        int j = c * 3 + 1;
+        if (j >= n) j = j % n;
+        return j;
+    }
+    __device__ bool small(int k, float v) {
+        float t = v * k;
+        if (t < 0.0f) t = -t;
+        return t < 12.0f;
+    }
+    __device__ int skip(int k) {
+        int s = k + 1;
+        if (s % 3 == 0) s += 1;
+        return s;
+    }
+    __device__ bool below(int k, int m) { return k < m; }
+    __device__ int lim(int m) {
+        int r = m / 2;
+        if (r > 9) r = 9;
+        return r;
+    }
+    __device__ int rounds_left(int r, int total) {
+        int left = total - r;
+        if (left < 0) left = 0;
+        return left;
+    }
+    __global__ void hops(const float* __restrict__ x, float* __restrict__ y, int* __restrict__ steps, int n) {
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        int c = i, guard = 0;
+        float acc = 0.0f;
+        while (next_hop(c, n) > i / 2 && guard < 12) {
+            c = next_hop(c, n);
+            guard++;
+            if (x[c] < -2.0f) continue;
+            acc += x[c];
+        }
+        const float v = x[i];
+        int k = 0;
+        for (; small(k, v) && k < 40; k = skip(k)) acc += 0.5f * k;
+        int b = 0;
+        while (below(b, guard + k % 5) && b < 30) b++;
+        int m = 4 + i % 5, e = 0;
+        for (int j = 0; j < lim(m); j++) { m--; e++; }
+        y[i] = acc;
+        steps[i] = guard * 100000 + k * 1000 + b * 10 + e;
+    }
+    __global__ void smooth(const float* __restrict__ x, float* __restrict__ y, int* __restrict__ steps,
+                           int n, int total) {
+        __shared__ float buf[64];
+        const int t = threadIdx.x;
+        const int i = blockIdx.x * blockDim.x + t;
+        buf[t] = i < n ? x[i] : 0.0f;
+        __syncthreads();
+        int r = 0;
+        for (; rounds_left(r, total) > 0 && r < 6; r++) {
+            const float l = buf[(t + 63) % 64], rr = buf[(t + 1) % 64];
+            __syncthreads();
+            buf[t] = 0.25f * l + 0.5f * buf[t] + 0.25f * rr;
+            __syncthreads();
+        }
+        int c = t, guard = 0;
+        float acc = 0.0f;
+        while (next_hop(c, 64) > t / 2 && guard < 12) {
+            c = next_hop(c, 64);
+            acc += buf[c];
+            guard++;
+        }
+        if (i < n) {
+            y[i] = buf[t] + acc;
+            steps[i] = guard + 100 * r;
+        }
+    }
+"""
+
+#: 100 elements in [-4, 4] (about a quarter below -2: the continue); total = 3 rounds (6 if the
+#: condition were tested once).
+LOOP_TESTS_SPEC = "".join(f"""
+    [[kernel]]
+    name = "{name}"
+    grid = [2, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 100
+    role = "in"
+    range = [-4.0, 4.0]
+    [[kernel.args]]
+    name = "y"
+    buffer = "float32"
+    elements = 100
+    role = "out"
+    [[kernel.args]]
+    name = "steps"
+    buffer = "int32"
+    elements = 100
+    role = "out"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 100
+""" + extra for name, extra in (("hops", ""), ("smooth", """
+    [[kernel.args]]
+    name = "total"
+    scalar = "int32"
+    value = 3
+"""))) + "\n"
+
+
+def test_device_functions_in_loop_conditions_are_called_at_every_test(tmp_path):
+    # the macros' statements ran once, before the loops, which then ran to their second bounds:
+    # hops computed other sums and counts for 98 of 100 elements, smooth ran 6 rounds instead of 3
+    kernels, text = convert(tmp_path, LOOP_TESTS, "--check", "cpu", spec=LOOP_TESTS_SPEC)
+    for name, form in (("hops", "tile"), ("smooth", "portable")):
+        k = kernels[name]
+        assert k["form"] == form and k["check"]["status"] == "pass", (name, k["check"])
+    # several statements: a flag set before the loop, at the end of each iteration and before a continue
+    assert text.count("x_test = next_hop(c, n) > i // 2 and guard < 12") == 3 * 2  # the two tiles' loops
+    assert "x_test = small(k, v) and k < 40" in text
+    # one expression: its plain function, in the condition
+    assert "while below_expr(b, guard + T.truncmod(k, 5)) and b < 30:" in text
+    # a counted loop whose bound calls a macro keeps the while form
+    assert "x_test = j < lim(m)" in text and "T.serial(lim(" not in text
+    # around barriers, at the kernel's level
+    assert "            x_test = rounds_left(r, total) > 0 and r < 6  # L" in text
+    module = load(tmp_path / "out" / "k.py")
+    for sig in (module.HOPS, module.SMOOTH):
+        assert "__global__" in lower_sm90(sig, (2, 1, 1), (64, 1, 1))
+
