@@ -26,8 +26,8 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     unit calls its device functions (a kernel's scope)."""
     scope = Scope(simt=True, params_vary=True, plain_function=plain)
     if calls is not None:
-        scope.expression_fns, scope.expressions_used, scope.effects = \
-            calls.expression_fns, calls.expressions_used, calls.effects
+        scope.expression_fns, scope.expressions_used, scope.effects, scope.loads = \
+            calls.expression_fns, calls.expressions_used, calls.effects, calls.loads
     scope.thread_vars = {d: f"t{d}" for d in DIMS}
     scope.block_vars = {d: f"b{d}" for d in DIMS}
     scope.placements = {n: "phase" for n in kplan.vars}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..analysis.facts.bounds import nonneg_locals
 from ..analysis.facts.builtins import builtin_dims, used_dims
-from ..analysis.facts.calls import callees_of, with_effects
+from ..analysis.facts.calls import callees_of, with_effects, with_loads
 from ..diagnostics import Diagnostic
 from ..dtypes import SIZES, TEMPLATE_SPELLINGS
 from ..ir import model as m
@@ -62,9 +62,10 @@ class KernelPrinter:
         self.extras = extras or {}
         self.device = {f.name: f for f in unit.device_functions}
         # how device functions are called (emit.device): the plain functions of those that compute
-        # an expression, which of those the printed code calls, which functions have effects
+        # an expression, which of those the printed code calls, which functions have effects,
+        # which read memory
         self.calls = Scope(expression_fns=expression_functions(self.device, unit_names(unit)),
-                           effects=with_effects(self.device))
+                           effects=with_effects(self.device), loads=with_loads(self.device))
         self.shapes: dict = {}  # buffer -> extents, of the plan being printed
 
     def print(self, out: KernelOutput, plan: KernelPlan, callees: list[m.Function], prepared: m.Function,
@@ -126,8 +127,8 @@ class KernelPrinter:
         scope.buffers |= {g.name for g in self.unit.globals if g.storage == "constant"}
         scope.nonneg = nonneg_locals(fn)
         scope.device_extra = self.extras
-        scope.expression_fns, scope.expressions_used, scope.effects = \
-            self.calls.expression_fns, self.calls.expressions_used, self.calls.effects
+        scope.expression_fns, scope.expressions_used, scope.effects, scope.loads = \
+            self.calls.expression_fns, self.calls.expressions_used, self.calls.effects, self.calls.loads
         scope.file_tags = self.tag_of
         return scope
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .. import dtypes as _dtypes
 from ..analysis.facts.bounds import nonneg
+from ..analysis.facts.calls import reads_memory
 from ..ir import model as m
 from ..ir.exprs import const_value, strip_casts
 from ..ir.loops import NoTileLangForm
@@ -87,6 +88,7 @@ class Scope:
     expression_fns: dict[str, str] = field(default_factory=dict)
     expressions_used: set[str] = field(default_factory=set)
     effects: frozenset[str] = frozenset()  # device functions that store, synchronise or do atomics
+    loads: frozenset[str] = frozenset()  # device functions that read memory (facts.calls.with_loads)
     # printing such a plain function, which TileLang does not parse: C's &&, ||, ! are the
     # nodes its parser would build for `and`, `or`, `not` (T.And, T.Or, T.Not)
     plain_function: bool = False
@@ -382,7 +384,20 @@ class ExprPrinter:
         if name in s.effects:
             raise EmitError(f"device function '{name}' called {where}, which C evaluates only sometimes: "
                             "its stores would run whatever the condition", e.span)
+        if name in s.loads or any(self._reads(a) for a in e.args):
+            # TileLang runs the macro's statements, and binds its arguments, before the ?: chooses:
+            # a read C guards with the condition (i < n ? load(x, i) : 0) would run past the end
+            what = "it reads memory" if name in s.loads else "its arguments read memory"
+            raise EmitError(f"device function '{name}' called {where}, which C evaluates only sometimes: "
+                            f"{what}, which would happen whatever the condition (a read C guards "
+                            "could fall outside the buffer)", e.span)
         return name
+
+    def _reads(self, e: m.Expr) -> bool:
+        """Whether evaluating ``e`` reads memory, itself or through a device function."""
+        return reads_memory(e) or any(isinstance(n, m.Call) and n.kind == "device" and
+                                      n.callee.lstrip(":").removeprefix("std::") in self.scope.loads
+                                      for n in m.walk(e))
 
     def e_Cast(self, e: m.Cast, typed: bool = True):
         target = e.target

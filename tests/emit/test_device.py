@@ -276,3 +276,80 @@ def test_device_functions_in_loop_conditions_are_called_at_every_test(tmp_path):
     for sig in (module.HOPS, module.SMOOTH):
         assert "__global__" in lower_sm90(sig, (2, 1, 1), (64, 1, 1))
 
+
+#: Helpers that read memory, called in a branch of ?:, which C evaluates only where the condition
+#: holds: a clamped load, and a clamp of a value its caller loads.
+GUARDED_READS = """
+    __device__ float clamp_load(const float* p, int i) {
+        float v = p[i];
+        if (v < 0.0f) v = 0.0f;
+        return v;
+    }
+    __device__ float clamp_one(float v) {
+        float r = v;
+        if (r > 1.0f) r = 1.0f;
+        return r;
+    }
+    __device__ float at(const float* p, int i) { return p[i]; }
+    __global__ void guarded_load(const float* __restrict__ w, float* __restrict__ out, int n, int m) {
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = i < m ? clamp_load(w, i) : -1.0f;
+    }
+    __global__ void guarded_arg(const float* __restrict__ w, float* __restrict__ out, int n, int m) {
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = i < m ? clamp_one(w[i]) : -1.0f;
+    }
+    __global__ void guarded_call(const float* __restrict__ w, float* __restrict__ out, int n, int m) {
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = i < m ? clamp_one(at(w, i) * 0.5f) : -1.0f;
+    }
+    __global__ void guarded_expr(const float* __restrict__ w, float* __restrict__ out, int n, int m) {
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = i < m ? at(w, i) : clamp_one(0.5f * i);
+    }
+"""
+
+#: 200 elements; w holds only 150.
+GUARDED_READS_SPEC = """
+    [[kernel]]
+    name = "guarded_expr"
+    grid = [2, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "w"
+    buffer = "float32"
+    elements = 150
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "out"
+    buffer = "float32"
+    elements = 200
+    role = "out"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 200
+    [[kernel.args]]
+    name = "m"
+    scalar = "int32"
+    value = 150
+"""
+
+
+def test_a_macro_that_reads_memory_in_a_branch_of_a_conditional_is_refused(tmp_path):
+    # the macro's load (or its argument's) ran before T.if_then_else chose, for i >= m too:
+    # past the end of w
+    kernels, text = convert(tmp_path, GUARDED_READS, "--check", "cpu", spec=GUARDED_READS_SPEC)
+    load_, arg, call = kernels["guarded_load"], kernels["guarded_arg"], kernels["guarded_call"]
+    assert load_["form"] == "unsupported" and "'clamp_load' called in a branch of '?:'" in load_["reason"] \
+        and "it reads memory" in load_["reason"], load_["reason"]
+    for k in (arg, call):
+        assert k["form"] == "unsupported" and "'clamp_one' called in a branch of '?:'" in k["reason"] \
+            and "its arguments read memory" in k["reason"], k["reason"]
+    assert [d["code"] for d in load_["diagnostics"]] == ["M3001"]
+    # a load in a plain function's expression, and a macro of values alone, are still printed
+    expr = kernels["guarded_expr"]
+    assert expr["form"] == "tile" and expr["check"]["status"] == "pass", expr["check"]
+    assert "T.if_then_else(i < m, at_expr(w, i), clamp_one(0.5 * T.Cast(T.float32, i)))" in text

@@ -66,3 +66,38 @@ def with_effects(device: dict[str, m.Function]) -> frozenset[str]:
                 out.add(name)
                 changed = True
     return frozenset(out)
+
+
+def reads_memory(e: m.Expr, own_arrays=frozenset()) -> bool:
+    """Whether evaluating ``e`` reads memory: an element (of anything but one of ``own_arrays``,
+    the local arrays of the function it is in), a dereference, a load intrinsic."""
+    for n in m.walk(e):
+        if isinstance(n, m.Index):
+            base = n.base
+            while isinstance(base, m.Index):
+                base = base.base
+            if not (isinstance(base, m.Ref) and base.kind == "local" and base.name in own_arrays):
+                return True
+        if isinstance(n, m.Unary) and n.op == "*" or isinstance(n, m.Call) and n.kind == "memory":
+            return True
+    return False
+
+
+def with_loads(device: dict[str, m.Function]) -> frozenset[str]:
+    """The device functions whose call reads memory (:func:`reads_memory`; their own local arrays
+    aside), directly or through the device functions they call."""
+    def own(fn: m.Function) -> bool:
+        if fn.body is None:
+            return False
+        arrays = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and isinstance(n.type, m.Array)}
+        return reads_memory(fn.body, frozenset(arrays))
+
+    out = {name for name, fn in device.items() if own(fn)}
+    changed = True
+    while changed:
+        changed = False
+        for name, fn in device.items():
+            if name not in out and any(c in out for c in fn.calls):
+                out.add(name)
+                changed = True
+    return frozenset(out)
