@@ -46,7 +46,7 @@ from .analysis.lift.scan import plan_block_scan
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
 from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
-from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
+from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, inline_view_calls, needs_inlining
 from .analysis.prepare.names import unique_names
 from .analysis.prepare.pointer_views import pointer_aliases
 from .analysis.prepare.returns import returns_to_guards
@@ -108,7 +108,8 @@ def _inline(fn, device, portable):
     if not device:
         return fn
     try:
-        return inline_calls(fn, device, needs_inlining(device, portable))
+        targets = needs_inlining(device, portable)
+        return inline_view_calls(inline_calls(fn, device, targets), device, targets)
     except InlineError as exc:
         if portable:
             raise NotPortable(str(exc)) from None
@@ -146,7 +147,8 @@ PREPARE = (
                                   "form keeps: refused (analysis.facts.lockstep), before inlining forgets the "
                                   "volatile", _lockstep),
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
-                   "inlined: the phase split must see where their phases end", _inline),
+                   "inlined: the phase split must see where their phases end; so are those called with a "
+                   "view into a buffer (row = x + r*n): a macro takes whole buffers", _inline),
     Pass("cooperative groups", "thread_block and tiled_partition objects become the builtins they wrap",
          _groups),
     Pass("vectors", "float4, half2, ... become their lanes: TileLang buffers here are scalar", _vectors),
@@ -442,6 +444,10 @@ class KernelPipeline:
         if fn.body is not None:
             fn = returns_to_guards(fn) if result is None and isinstance(fn.returns, m.Scalar) \
                 and fn.returns.dtype == "void" else fn
+        try:
+            fn = inline_view_calls(fn, self.device)
+        except InlineError as exc:
+            raise NoTileLangForm(str(exc), fn.span) from None
         fn, _aliases, unresolved = pointer_aliases(fn)
         if unresolved:
             raise NoTileLangForm(f"local pointer '{unresolved[0].name}' in device function '{fn.name}'",

@@ -353,3 +353,112 @@ def test_a_macro_that_reads_memory_in_a_branch_of_a_conditional_is_refused(tmp_p
     expr = kernels["guarded_expr"]
     assert expr["form"] == "tile" and expr["check"]["status"] == "pass", expr["check"]
     assert "T.if_then_else(i < m, at_expr(w, i), clamp_one(0.5 * T.Cast(T.float32, i)))" in text
+
+
+# -- views into a buffer passed to device functions -----------------------------------------------
+# A macro's pointer parameter is a whole TileLang buffer: a local pointer into a buffer (row = rows +
+# gid * W) passed to one was printed by its name, which the folding of the pointer into the buffer's
+# index had removed (NameError: name 'row' is not defined; pool: diamond maskSequences).
+
+#: Per row of W bytes: its mean, and bytes above it looked up in a table, through device functions
+#: given the row's pointer, with a local array beside it (mask_rows); the means of parts of the row,
+#: given a pointer past its start and the address of an element, and a device function that passes
+#: one on (part_means).
+VIEW_ARGS = """
+    #define W 6
+    __device__ float row_mean(const unsigned char* r, int n) {
+        float s = 0.0f;
+        for (int i = 0; i < n; i++) s += r[i];
+        return s / n;
+    }
+    __device__ float head_mean(const unsigned char* r, int at) { return row_mean(r + at + 1, 2) * 0.5f; }
+    __device__ void relabel(unsigned char* r, const float* level, int n, const unsigned char* table) {
+        for (int i = 0; i < n; i++)
+            if (level[i] >= 0.5f) r[i] = table[r[i]];
+    }
+    __global__ void mask_rows(unsigned char* rows, const unsigned char* __restrict__ table,
+                              float* __restrict__ means, int count) {
+        const int gid = blockIdx.x * blockDim.x + threadIdx.x;
+        if (gid >= count) return;
+        unsigned char* row = rows + gid * W;
+        float level[W];
+        const float mean = row_mean(row, W);
+        for (int i = 0; i < W; i++) level[i] = row[i] > mean ? 1.0f : 0.0f;
+        means[gid] = mean;
+        relabel(row, level, W, table);
+    }
+    __global__ void part_means(const unsigned char* __restrict__ rows, float* __restrict__ means, int count) {
+        const int gid = blockIdx.x * blockDim.x + threadIdx.x;
+        if (gid < count)
+            means[gid] = row_mean(rows + gid * W + 2, 3) - row_mean(&rows[gid * W + 1], 2) + head_mean(rows, gid * W);
+    }
+"""
+
+VIEW_ARGS_SPEC = """
+    [[kernel]]
+    name = "mask_rows"
+    grid = [2, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "rows"
+    buffer = "uint8"
+    elements = 600
+    role = "inout"
+    range = [0, 255]
+    [[kernel.args]]
+    name = "table"
+    buffer = "uint8"
+    elements = 256
+    role = "in"
+    range = [0, 255]
+    [[kernel.args]]
+    name = "means"
+    buffer = "float32"
+    elements = 100
+    role = "out"
+    [[kernel.args]]
+    name = "count"
+    scalar = "int32"
+    value = 100
+
+    [[kernel]]
+    name = "part_means"
+    grid = [2, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "rows"
+    buffer = "uint8"
+    elements = 600
+    role = "in"
+    range = [0, 255]
+    [[kernel.args]]
+    name = "means"
+    buffer = "float32"
+    elements = 100
+    role = "out"
+    [[kernel.args]]
+    name = "count"
+    scalar = "int32"
+    value = 100
+"""
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-lift",)], ids=["default", "portable"])
+def test_views_into_a_buffer_passed_to_device_functions(tmp_path, flags):
+    # mask_rows did not build (NameError: name 'row' is not defined); part_means was refused
+    # ("operator '&' used as a value")
+    kernels, text = convert(tmp_path, VIEW_ARGS, "--check", "cpu", *flags, spec=VIEW_ARGS_SPEC)
+    for name in ("mask_rows", "part_means"):
+        k = kernels[name]
+        assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (name, k["reason"], k["check"])
+    # the functions given a view are inlined, the view folded into the buffer's index
+    assert "rows[gid * 6 + 2 + " in text and "rows[gid * 6 + 1 + " in text and "rows[gid * 6 + " in text
+    assert "row_mean(" not in text.split("def make_mask_rows")[1] and "row[" not in text
+    # a macro passing a view on: the function inlined into it
+    head = text.split("def head_mean(")[1].split("\n\n")[0]
+    assert "r[at + 1 + " in head and "row_mean(" not in head
+    module = load(tmp_path / "out" / "k.py")
+    for sig in (module.MASK_ROWS, module.PART_MEANS):
+        assert "__global__" in lower_sm90(sig, (2, 1, 1), (64, 1, 1))

@@ -13,6 +13,11 @@ callees) cannot stay a ``T.macro`` in the portable form: the barrier decides whe
 Calls are first hoisted to statement level (``x = a + f(y)`` → ``t = f(y); x = a + t``); a call
 whose hoisting would change evaluation (inside ``?:``, ``&&``, ``||`` or a loop condition)
 raises :class:`InlineError`.
+
+:func:`inline_view_calls` inlines the device functions a function calls with a view into a
+buffer (a local pointer ``row = x + r*n``, ``x + off``, ``&x[i]``) instead of a whole buffer: a
+macro's pointer parameter is a whole TileLang buffer, so the view becomes the parameter's
+substitute and the pointer folding (prepare.pointer_views) indexes the buffer itself.
 """
 from __future__ import annotations
 
@@ -55,10 +60,18 @@ class Inliner:
     #: what the targets are, for messages
     what = "call to a device function with barriers"
 
-    def __init__(self, device: dict[str, m.Function], targets: set[str]) -> None:
+    def __init__(self, device: dict[str, m.Function], targets: set[str], whats: dict[str, str] | None = None) -> None:
         self.device = device
         self.targets = targets
+        self.whats = whats or {}  # target -> what a call to it is, for messages (default: what)
         self.counter = 0
+
+    def describe(self, node) -> str:
+        """What the first target call in ``node`` is, for a message."""
+        for n in m.walk(node):
+            if isinstance(n, m.Call) and n.callee in self.targets:
+                return self.whats.get(n.callee, self.what)
+        return self.what
 
     def result_base(self, callee: str) -> str:
         return f"{callee}_ret"
@@ -96,7 +109,7 @@ class Inliner:
                     self.forbid(e, "a loop header")
             init = s.init
             if init is not None and self.calls_in(init):
-                raise InlineError(f"{self.what} in a loop initialiser")
+                raise InlineError(f"{self.describe(init)} in a loop initialiser")
             return [dataclasses.replace(s, body=self.block(s.body, depth))]
         if isinstance(s, (m.While, m.DoWhile)):
             self.forbid(s.cond, "a loop condition")
@@ -143,7 +156,7 @@ class Inliner:
 
     def forbid(self, e, where: str) -> None:
         if e is not None and self.calls_in(e):
-            raise InlineError(f"{self.what} in {where}")
+            raise InlineError(f"{self.describe(e)} in {where}")
 
     # -- expressions ------------------------------------------------------------------------------
     def hoist(self, e: m.Expr, depth) -> tuple[list, m.Expr]:
@@ -160,9 +173,9 @@ class Inliner:
                 pre.extend(self.expand(call, result, depth))
                 return result
             if isinstance(node, m.Ternary) and self.calls_in(node):
-                raise InlineError(f"{self.what} inside '?:'")
+                raise InlineError(f"{self.describe(node)} inside '?:'")
             if isinstance(node, m.Binary) and node.op in ("&&", "||") and self.calls_in(node.rhs):
-                raise InlineError(f"{self.what} after '{node.op}'")
+                raise InlineError(f"{self.describe(node.rhs)} after '{node.op}'")
             return m.map_children(node, visit)
 
         return pre, visit(e)
@@ -170,7 +183,7 @@ class Inliner:
     def expand(self, call: m.Call, result: m.Ref | None, depth) -> list:
         callee = self.device[call.callee]
         if callee.template_params:
-            raise InlineError(f"templated device function '{callee.name}' with barriers")
+            raise InlineError(f"templated device function '{callee.name}' inlined ({self.describe(call)})")
         if callee.body is None:
             raise InlineError(f"device function '{callee.name}' has no body")
         prefix = self.fresh(callee.name)
@@ -228,33 +241,51 @@ def _substitute(body, subs: dict[str, m.Expr]):
             return node
 
         def leave_Index(self, node):
-            base = node.base
-            # (buf + off)[i]  ->  buf[off + i]
-            if isinstance(base, m.Binary) and base.op == "+" and isinstance(base.lhs, m.Ref):
-                index = m.Binary("+", base.rhs, node.index, node.index.type, node.span)
-                return dataclasses.replace(node, base=base.lhs, index=index)
-            if isinstance(base, m.Unary) and base.op == "&" and isinstance(base.operand, m.Index):
-                inner = base.operand
-                index = m.Binary("+", inner.index, node.index, node.index.type, node.span)
-                return dataclasses.replace(node, base=inner.base, index=index)
+            # (buf + off)[i]  ->  buf[off + i], (&buf[j])[i]  ->  buf[j + i]
+            base, off = _split_view(node.base)
+            if off is not None:
+                index = m.Binary("+", off, node.index, node.index.type, node.span)
+                return dataclasses.replace(node, base=base, index=index)
             return node
 
         def leave_Unary(self, node):  # *p on a substituted pointer
-            if node.op == "*" and isinstance(node.operand, m.Ref) and node.operand.kind != "param":
+            if node.op != "*":
+                return node
+            zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
+            if _split_view(node.operand)[1] is not None:
+                return self.leave_Index(m.Index(node.operand, zero, node.type, node.span))
+            if isinstance(node.operand, m.Ref) and node.operand.kind != "param":
                 if isinstance(node.operand.type, (m.Pointer, m.Array)):
-                    zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
                     return m.Index(node.operand, zero, node.type, node.span)
             return node
 
     return Sub().transform(body)
 
 
-def inline_calls(fn: m.Function, device: dict[str, m.Function], targets: set[str]) -> m.Function:
-    """``fn`` with every call to a function in ``targets`` replaced by its body."""
+def _split_view(e: m.Expr) -> tuple[m.Expr, m.Expr | None]:
+    """A pointer into a buffer as (the buffer, or the row of an array, and the element offset):
+    ``buf + a + b``, ``&buf[i] + a``, ``&m[r][c]``; (``e``, None) when ``e`` is no such view."""
+    inner = _strip_decay(e)
+    if isinstance(inner, m.Binary) and inner.op in ("+", "-") and isinstance(inner.lhs.type, (m.Pointer, m.Array)):
+        base, off = _split_view(inner.lhs)
+        step = inner.rhs if inner.op == "+" else m.Unary("-", inner.rhs, False, inner.rhs.type, inner.rhs.span)
+        if isinstance(base, (m.Ref, m.Index)):
+            return base, step if off is None else m.Binary("+", off, step, step.type, inner.span)
+    if isinstance(inner, m.Unary) and inner.op == "&" and isinstance(inner.operand, m.Index):
+        return inner.operand.base, inner.operand.index
+    if isinstance(inner, (m.Ref, m.Index)):
+        return inner, None
+    return e, None
+
+
+def inline_calls(fn: m.Function, device: dict[str, m.Function], targets: set[str],
+                 whats: dict[str, str] | None = None) -> m.Function:
+    """``fn`` with every call to a function in ``targets`` replaced by its body (``whats``: what
+    a call to a target is, for messages)."""
     if fn.body is None or not targets or not any(
             isinstance(n, m.Call) and n.callee in targets for n in m.walk(fn.body)):
         return fn
-    inliner = Inliner(device, targets)
+    inliner = Inliner(device, targets, whats)
     body = dataclasses.replace(fn.body, stmts=inliner.stmts(fn.body.stmts))
     calls = tuple(c for c in fn.calls if c not in targets)
     # the inlined bodies may call further (non-inlined) device functions
@@ -262,6 +293,38 @@ def inline_calls(fn: m.Function, device: dict[str, m.Function], targets: set[str
         if isinstance(node, m.Call) and node.kind == "device" and node.callee not in calls:
             calls += (node.callee,)
     return dataclasses.replace(fn, body=body, calls=calls)
+
+
+def view_callees(fn: m.Function, device: dict[str, m.Function]) -> set[str]:
+    """The device functions ``fn`` calls with a pointer argument that is not a whole buffer (a
+    pointer parameter, a shared, global, constant or local array) but a view into one: a local
+    pointer, ``x + off``, ``&x[i]``."""
+    out = set()
+    for n in m.walk(fn.body) if fn.body else ():
+        if isinstance(n, m.Call) and n.kind == "device" and n.callee in device:
+            for param, arg in zip(device[n.callee].params, n.args):
+                if isinstance(param.type, m.Pointer) and not _whole_buffer(_strip_decay(arg)):
+                    out.add(n.callee)
+    return out
+
+
+def _whole_buffer(arg: m.Expr) -> bool:
+    return isinstance(arg, m.Ref) and (arg.kind in ("param", "shared", "global", "constant")
+                                       or isinstance(arg.type, m.Array))
+
+
+def inline_view_calls(fn: m.Function, device: dict[str, m.Function], also: set[str] = frozenset()) -> m.Function:
+    """``fn`` with the device functions it calls with a view into a buffer (:func:`view_callees`)
+    inlined, and those their bodies then call with one, and with them the functions of ``also``
+    (those inlined anyway) that the inlined bodies call."""
+    for _ in range(16):
+        views = view_callees(fn, device)
+        if not views:
+            return fn
+        whats = {name: f"call to device function '{name}' with a view into a buffer (a macro takes whole "
+                       "buffers, so it is inlined)" for name in views}
+        fn = inline_calls(fn, device, views | set(also), whats)
+    raise InlineError("device functions passing views into buffers nested too deeply")
 
 
 #: Warp operations the portable form expresses as exchanges through shared memory.
