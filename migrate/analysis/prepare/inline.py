@@ -183,7 +183,8 @@ class Inliner:
     def expand(self, call: m.Call, result: m.Ref | None, depth) -> list:
         callee = self.device[call.callee]
         if callee.template_params:
-            raise InlineError(f"templated device function '{callee.name}' inlined ({self.describe(call)})")
+            raise InlineError(f"templated device function '{callee.name}' with barriers" if callee.name not in self.whats
+                              else f"templated device function '{callee.name}' inlined ({self.whats[callee.name]})")
         if callee.body is None:
             raise InlineError(f"device function '{callee.name}' has no body")
         prefix = self.fresh(callee.name)
