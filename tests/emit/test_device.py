@@ -462,3 +462,58 @@ def test_views_into_a_buffer_passed_to_device_functions(tmp_path, flags):
     module = load(tmp_path / "out" / "k.py")
     for sig in (module.MASK_ROWS, module.PART_MEANS):
         assert "__global__" in lower_sm90(sig, (2, 1, 1), (64, 1, 1))
+
+
+#: A do-while whose condition calls a device function of several statements, and an endless loop
+#: that ends at a break a device function decides: both loops run on a flag (TileLang refuses
+#: ``while True``), and the calls run at every test (the do-while's after each body).
+DO_WHILE_CALLS = """
+    __device__ int halve_or_stop(int v, int floor) {
+        int h = v / 2;
+        if (h < floor) h = 0;
+        return h;
+    }
+    __global__ void halvings(const int* __restrict__ x, int* __restrict__ y, int n) {
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            int v = x[i], c = 0;
+            do { c++; v = v - 1; } while (halve_or_stop(v, 3) > 2);
+            int w = x[i] + 7, d = 0;
+            for (;;) {
+                w = halve_or_stop(w, 2);
+                if (w == 0) break;
+                d++;
+            }
+            y[i] = 100 * c + d;
+        }
+    }
+"""
+
+
+def test_a_do_while_or_endless_loop_whose_condition_calls_a_device_function_runs_it_at_every_test(tmp_path):
+    kernels, text = convert(tmp_path, DO_WHILE_CALLS, "--check", "cpu", spec="""
+        [[kernel]]
+        name = "halvings"
+        grid = [2, 1, 1]
+        block = [64, 1, 1]
+        tolerance = "exact"
+        [[kernel.args]]
+        name = "x"
+        buffer = "int32"
+        elements = 100
+        role = "in"
+        range = [1, 60]
+        [[kernel.args]]
+        name = "y"
+        buffer = "int32"
+        elements = 100
+        role = "out"
+        [[kernel.args]]
+        name = "n"
+        scalar = "int32"
+        value = 100
+    """)
+    k = kernels["halvings"]
+    assert k["check"]["status"] == "pass", k["check"]
+    assert "while True" not in text and "x_loop = halve_or_stop(v, 3) > 2" in text
+    assert "__global__" in lower_sm90(load(tmp_path / "out" / "k.py").HALVINGS, (2, 1, 1), (64, 1, 1))
