@@ -331,6 +331,12 @@ EXTERNS_LIST: list[Extern] = [
       for m in ("rz", "ru", "rd")],
     *[_ext(f"c2t___fmaf_{m}", _F, "float32 float32 float32", _directed("fmaf(vx, vy, vz)", "float", m, 3),
            f"__fmaf_{m}(x, y, z)", executor=True) for m in ("rz", "ru", "rd")],
+    # round-to-nearest sums as calls: the CPU forms of __fadd_rn & co. TVM's simplifier rewrites
+    # (a + b) - a to b in any dtype, which float rounding tricks rely on not happening; a call is
+    # opaque to it (on CUDA T.ieee_add is, emitting the intrinsic)
+    *[_ext(f"c2t_{t}{op}_rn", d, f"{d} {d}", f"x {sym} y", f"__{t}{op}_rn(x, y)",
+           note="opaque to TVM's arithmetic simplifier")
+      for t, d in (("f", _F), ("d", _D)) for op, sym in (("add", "+"), ("sub", "-"))],
     _ext("c2t___frcp_rz", _F, _F, _directed("1.0f / vx", "float", "rz", 1), "__frcp_rz(x)",
          executor=True),
     _ext("c2t___fsqrt_rz", _F, _F, _directed("sqrtf(vx)", "float", "rz", 1), "__fsqrt_rz(x)",

@@ -418,6 +418,7 @@ for _op, _f in (("add", lambda x, y: x + y), ("sub", lambda x, y: x - y),
     for _m in ("rn", "rz", "ru", "rd"):
         REFS[(f"__f{_op}_{_m}", None)] = _exact(_f, "float32", _m)
 REFS[("__dadd_rn", None)] = _exact(lambda x, y: x + y, "float64")
+REFS[("__dsub_rn", None)] = _exact(lambda x, y: x - y, "float64")
 REFS[("__dmul_rn", None)] = _exact(lambda x, y: x * y, "float64")
 for _m in ("rz", "ru", "rd"):
     REFS[(f"__fmaf_{_m}", None)] = _exact(lambda x, y, z: x * y + z, "float32", _m)

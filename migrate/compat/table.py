@@ -542,7 +542,8 @@ def _intrinsic_rows() -> list[Row]:
             name = f"__f{op}_{m}"
             args = ", ".join(f"{{{i}}}" for i in range(n))
             form = f"T.{tl}({args})" if m == "rn" else f'T.{tl}({args}, "{m}")'
-            cpu_form = plain if m == "rn" else _x(f"c2t___f{op}_{m}")
+            cpu_form = (_x(f"c2t_f{op}_rn") if op in ("add", "sub") else plain) if m == "rn" else \
+                _x(f"c2t___f{op}_{m}")
             rows.append(R(name, form, "f:ff", cpu=False, cpu_form=cpu_form,
                           domain="div" if op == "div" else "any",
                           note=f"T.{tl} emits {name}. tl.{tl} is unresolved on c; CPU form: "
@@ -570,8 +571,11 @@ def _intrinsic_rows() -> list[Row]:
           note="T.ieee_frsqrt emits __frsqrt_rn (correctly rounded). CPU form: 1/sqrt in double "
                "rounded once to float (correct except in astronomically rare cases). "
                "T.ieee_frsqrt rejects float64."),
-        R("__dadd_rn", "T.ieee_add({0}, {1})", "d:dd", cpu=False, cpu_form="{0} + {1}",
-          note="T.ieee_add on float64 emits __dadd_rn (never contracted into fma)."),
+        R("__dadd_rn", "T.ieee_add({0}, {1})", "d:dd", cpu=False, cpu_form=_x("c2t_dadd_rn"),
+          note="T.ieee_add on float64 emits __dadd_rn (never contracted into fma). CPU form: a call "
+               "(opaque to TVM's simplifier, like the intrinsic)."),
+        R("__dsub_rn", "T.ieee_sub({0}, {1})", "d:dd", cpu=False, cpu_form=_x("c2t_dsub_rn"),
+          note="T.ieee_sub on float64 emits __dsub_rn (never contracted into fma). CPU form: a call."),
         R("__dmul_rn", "T.ieee_mul({0}, {1})", "d:dd", cpu=False, cpu_form="{0} * {1}",
           note="T.ieee_mul on float64 emits __dmul_rn."),
         R("__fma_rn", "T.ieee_fmaf({0}, {1}, {2})", "d:ddd", cpu=False, cpu_form=_x("c2t_fma"),

@@ -24,8 +24,8 @@ from ..ir.names import template_param_name, unit_names
 from .device import expression_functions
 from .portable import RegionPrinter
 from .gemm import gemm_factory, gemm_tune, specialize_when
-from .printer import (EmitError, Line, Scope, StmtPrinter, array_shape, canonical_loop, dtype_of, needs_prelude,
-                      scalar_name)
+from .printer import (EmitError, ExprPrinter, Line, Scope, StmtPrinter, array_shape, canonical_loop, dtype_of,
+                      needs_prelude, scalar_name)
 from .reduce import (free_grid_header, reduce_allocations, reduce_header, row_allocations, row_header, row_signature,
                      scan_allocations, scan_header)
 from .signature import Signature
@@ -292,6 +292,14 @@ class KernelPrinter:
                     args = [f"a{i}" for i in range(len(node.args))]
                     render_math(node.callee.lstrip(":").removeprefix("std::"), args,
                                 [scalar_name(a.type) for a in node.args], probe)
+                    out |= probe.shim_calls
+                elif isinstance(node, m.Binary) and node.op in ("+", "-") and \
+                        scalar_name(node.type) in ("float32", "float64"):
+                    probe = Scope()  # a rounding the macro keeps through __fadd_rn & co.
+                    try:
+                        ExprPrinter(probe)._rounding_kept(node)
+                    except Exception:  # a term the probe cannot print: the macro's own printing reports it
+                        continue
                     out |= probe.shim_calls
         return out
 

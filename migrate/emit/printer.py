@@ -288,6 +288,10 @@ class ExprPrinter:
             lhs = self.sub(_as_bool(e.lhs), p)
             with self._sometimes(f"right of '{op}'"):
                 return (f"{lhs} {word} {self.sub(_as_bool(e.rhs), p + 1)}", p)
+        if op in ("+", "-") and scalar_name(e.type) in ("float32", "float64"):
+            kept = self._rounding_kept(e)
+            if kept is not None:
+                return kept
         unsigned = scalar_name(e.lhs.type)
         if op in _CMP and unsigned in ("uint64", "uint32", "uint16", "uint8") and \
                 any(self.tir_dtype(x) in _UNSIGNED for x in (e.lhs, e.rhs)) and \
@@ -336,6 +340,43 @@ class ExprPrinter:
             raise EmitError("the comma operator has no TileLang form", e.span)
         p = _PREC[op]
         return f"{self.sub(e.lhs, p, lt)} {op} {self.sub(e.rhs, p + 1, rt)}", p
+
+    def _rounding_kept(self, e: m.Binary):
+        """A float sum or difference one of whose operands is itself a sum or difference sharing a
+        term with the other operand (``(f + x) - f``, ``x - (x - y)``): TVM's simplifier rewrites
+        such an expression algebraically in every dtype (``(f + x) - f`` to ``x``), which drops the
+        rounding a CUDA program computes on purpose (rounding to a grid, compensated sums). The
+        inner operation is printed as a call of its round-to-nearest intrinsic (``__fadd_rn``,
+        ``__fsub_rn``; on the CPU target a helper), which the simplifier cannot see through and
+        which rounds as C's operator does. None where no operand cancels."""
+        def terms(x: m.Expr, out: list) -> list:
+            if isinstance(x, m.Binary) and x.op in ("+", "-") and scalar_name(x.type) == dtype:
+                terms(x.lhs, out)
+                terms(x.rhs, out)
+            else:
+                out.append(self.expr(x)[0])
+            return out
+
+        def inner(x: m.Expr) -> bool:
+            return isinstance(x, m.Binary) and x.op in ("+", "-") and scalar_name(x.type) == dtype
+
+        dtype = scalar_name(e.type)
+        lhs_terms, rhs_terms = terms(e.lhs, []), terms(e.rhs, [])
+        if not set(lhs_terms) & set(rhs_terms) or not (inner(e.lhs) or inner(e.rhs)):
+            return None
+        p = _PREC[e.op]
+
+        def kept(x: m.Expr, prec: int) -> str:
+            if not inner(x):
+                return self.sub(x, prec)
+            name = {("+", "float32"): "__fadd_rn", ("-", "float32"): "__fsub_rn",
+                    ("+", "float64"): "__dadd_rn", ("-", "float64"): "__dsub_rn"}[(x.op, dtype)]
+            text = render_math(name, [self.expr(x.lhs)[0], self.expr(x.rhs)[0]], [dtype, dtype], self.scope)
+            if text is None:
+                raise EmitError(f"no round-to-nearest form for a {dtype} '{x.op}'", x.span)
+            return text
+
+        return f"{kept(e.lhs, p)} {e.op} {kept(e.rhs, p + 1)}", p
 
     def _typed_operand(self, e: m.Expr, dtype: str | None, prec: int, typed: bool) -> str:
         have = self.tir_dtype(e)

@@ -350,3 +350,64 @@ def test_an_endless_loop_around_barriers_ends_at_its_break_in_the_simt_form(tmp_
     cuda = lower_sm90(load(tmp_path / "out" / "k.py").KERNELS["halve_until"], (3, 1, 1), (128, 1, 1))
     loop = cuda[cuda.index("while (1)"):]
     assert "__syncthreads();" in loop and "if (done[0] != 0) {\n      break;" in loop
+
+
+# -- float roundings TVM's simplifier would fold ---------------------------------------------------
+# TVM rewrites (a + b) - a to b in every dtype; CUDA programs add and subtract a large value on
+# purpose to round to a grid (reproducible sums), which the folding silently undid (a real program's
+# replayed check failed: expected 0, got the unrounded sum)
+
+ROUNDINGS = """
+    __device__ float snap(float grid, float x) { return (grid + x) - grid; }
+    __global__ void rounded(const float* __restrict__ x, float* __restrict__ out, double* __restrict__ d,
+                            float grid, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            out[i] = snap(grid, x[i]) + ((x[i] + 12582912.0f) - 12582912.0f);
+            double v = (double)x[i] * 1e-9;
+            d[i] = v - (v - 1e16) - 1e16;
+        }
+    }
+"""
+
+
+def test_roundings_by_adding_and_subtracting_a_value_survive_the_simplifier(tmp_path):
+    kernels, text = convert(tmp_path, ROUNDINGS, "--check", "cpu", spec="""
+        [[kernel]]
+        name = "rounded"
+        grid = [2, 1, 1]
+        block = [64, 1, 1]
+        tolerance = "exact"
+        [[kernel.args]]
+        name = "x"
+        buffer = "float32"
+        elements = 100
+        role = "in"
+        range = [-1000.0, 1000.0]
+        [[kernel.args]]
+        name = "out"
+        buffer = "float32"
+        elements = 100
+        role = "out"
+        [[kernel.args]]
+        name = "d"
+        buffer = "float64"
+        elements = 100
+        role = "out"
+        [[kernel.args]]
+        name = "grid"
+        scalar = "float32"
+        value = 1048576.0
+        [[kernel.args]]
+        name = "n"
+        scalar = "int32"
+        value = 100
+    """)
+    k = kernels["rounded"]
+    assert k["check"]["status"] == "pass", k["check"]
+    assert "return cuda_math.fadd_rn(grid, x) - grid" in text
+    assert "cuda_math.fadd_rn(x[i], T.float32(12582912.0)) - T.float32(12582912.0)" in text or \
+        "cuda_math.fadd_rn(x[i], 12582912.0) - 12582912.0" in text
+    assert "d[i] = cuda_math.dsub_rn(v, v - 1e+16) - T.float64(1e+16)" in text
+    cuda = lower_sm90(load(tmp_path / "out" / "k.py").ROUNDED, (2, 1, 1), (64, 1, 1))
+    assert "__fadd_rn" in cuda and "__dsub_rn" in cuda
