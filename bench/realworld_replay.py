@@ -179,7 +179,9 @@ def main(argv=None) -> int:
                     "once replayed, the manifest kept)")
     ap.add_argument("--record-on", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    ap.add_argument("--summary", type=Path, default=None, help="print the totals of a --json file and stop")
+    ap.add_argument("--summary", type=Path, nargs="+", default=None, help="print the totals of --json files and "
+                    "stop; a kernel in several takes its row from the last (a re-run of some programs)")
+    ap.add_argument("--merged", type=Path, default=None, help="with --summary: write the merged rows there")
     ap.add_argument("--stop-after", type=float, default=None, help="seconds: then the jobs still running are "
                     "stopped and left out of the results (a later --resume runs them)")
     ap.add_argument("--one", type=Path, default=None, help=argparse.SUPPRESS)  # one job, in a process of its own
@@ -192,8 +194,15 @@ def main(argv=None) -> int:
     if args.out is None and not args.summary:
         ap.error("--out is required")
     if args.summary:
-        done = json.loads(args.summary.read_text())
-        summarize(done["rows"], done["converted"], done.get("outside", []))
+        merged: dict = {}
+        runs = [json.loads(path.read_text()) for path in args.summary]
+        for done in runs:
+            merged.update({(r["file"], r["kernel"]): r for r in done["rows"]})
+        first = runs[0]  # the whole pass: its kernels outside every program
+        rows = list(merged.values())
+        if args.merged:
+            args.merged.write_text(json.dumps({**first, "rows": rows}, indent=1))
+        summarize(rows, first["converted"], first.get("outside", []))
         return 0
 
     report = json.loads((args.out / "report.json").read_text())
