@@ -57,6 +57,11 @@ def with_effects(device: dict[str, m.Function]) -> frozenset[str]:
                 return True
         return False
 
+    return _through_calls(device, own)
+
+
+def _through_calls(device: dict[str, m.Function], own) -> frozenset[str]:
+    """The device functions for which ``own`` holds, or that call one of them, at any depth."""
     out = {name for name, fn in device.items() if own(fn)}
     changed = True
     while changed:
@@ -92,12 +97,4 @@ def with_loads(device: dict[str, m.Function]) -> frozenset[str]:
         arrays = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and isinstance(n.type, m.Array)}
         return reads_memory(fn.body, frozenset(arrays))
 
-    out = {name for name, fn in device.items() if own(fn)}
-    changed = True
-    while changed:
-        changed = False
-        for name, fn in device.items():
-            if name not in out and any(c in out for c in fn.calls):
-                out.add(name)
-                changed = True
-    return frozenset(out)
+    return _through_calls(device, own)
