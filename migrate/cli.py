@@ -412,6 +412,9 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
         for k in r.kernels:
             if (k.file, k.kernel) in by_key:
                 k.check = _merge_checks(by_key[(k.file, k.kernel)])
+                run_note = _run_diagnostic(k.check, Span.point(str(r.source.path), k.line))
+                if run_note is not None:
+                    k.diagnostics = k.diagnostics + [run_note]
     def reemit(r, no_lift: frozenset) -> dict:
         """Write ``r``'s module again with ``no_lift`` kept portable; its kernels' new results."""
         kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
@@ -456,6 +459,25 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
                     k.check = dict(lifted, message=lifted.get("message", "") +
                                    " (the portable form disagrees too, so the lift is kept)")
     return any(k.check.get("status") in ("fail", "error") for r in results for k in r.kernels)
+
+
+def _run_diagnostic(check: dict, at):
+    """M4001/M4002 for a kernel checked on its program's recorded run when that run did not end
+    well: the run's outcome and whether this kernel was launched before it; None otherwise."""
+    from .diagnostics import make
+
+    ran = check.get("run", "")
+    if check.get("inputs") != "trace" or not ran or ran == "ran to completion":
+        return None
+    message = check.get("message", "")
+    if ran == "does not build":
+        return make("M4001", at, message.split(":", 1)[0] + ": its kernels have no recorded launch")
+    launched = "without launching it" not in message
+    what = ("this kernel's recorded launches were replayed" if launched
+            else "this kernel was not launched before it")
+    if ran == "timed out":
+        return make("M4002", at, f"the program's run reached its time limit; {what}")
+    return make("M4001", at, f"the program's run {ran}; {what}")
 
 
 def _migration_failed(check: dict) -> bool:

@@ -129,6 +129,21 @@ _CODES = [
          "and the bound that is missing.",
          "Nothing is required. To get a shaped tensor, guard the access with the bound the message "
          "names (e.g. `if (k < K)`), or loop only up to it."),
+    # -- runtime checks ------------------------------------------------------------------------
+    Code("M4001", Severity.WARNING, "the program's recording run failed",
+         "With --run (or a cuda2tile.toml [run]) the program that holds this kernel is built and its "
+         "main() runs to record its launches. It did not build, crashed, or exited with a non-zero "
+         "status; the message gives the reason and whether this kernel was launched, and so checked "
+         "on a recorded launch, before that. A kernel it did not launch has no replayed check.",
+         "Give the program what its run needs: the arguments (--run or cuda2tile.toml [run] args), "
+         "its input files in its folder or its working folder ([run] cwd), the include folders and "
+         "macros of its build (-I, -D, -p); a program sized for a GPU may need --record-on cuda."),
+    Code("M4002", Severity.NOTE, "the program's recording run reached its time limit",
+         "The program's recording run was stopped at --run-timeout (or [run] timeout); the launches "
+         "recorded by then were replayed. The message says whether this kernel was launched before "
+         "the limit.",
+         "Nothing is required. For a kernel that was not reached, give the run a longer time, smaller "
+         "arguments, or --record-on cuda."),
     Code("M9001", Severity.ERROR, "internal error",
          "The tool failed on this input; this is a bug in cuda2tile, not in your code.",
          "Report it with the file that triggered it."),

@@ -341,3 +341,30 @@ def test_constant_symbols_are_recorded_and_replayed(tmp_path):
     module.write_text(text.replace("c_taps[k]", "c_taps[4 - k]"))
     report = tmp_path / "changed.json"
     assert main(["check", "--from", str(changed), "--json", str(report)]) == 1
+
+
+def test_a_program_that_fails_half_way_is_a_coded_diagnostic_on_each_of_its_kernels(tmp_path):
+    """The run exits with status 2 after the first launch (a missing input file): the kernel it
+    launched is checked on that launch, the other is skipped, and both carry M4001 saying so."""
+    src = tmp_path / "src" / "record_exit.cu"
+    src.parent.mkdir()
+    shutil.copy(FIXTURES / "runtime" / "record_exit.cu", src)
+    out = tmp_path / "out"
+    main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "100"])
+    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert kernels["first"]["check"]["status"] == "pass" and kernels["second"]["check"]["status"] == "skipped"
+    notes = {name: [(d["code"], d["message"]) for d in k["diagnostics"] if d["code"].startswith("M4")]
+             for name, k in kernels.items()}
+    assert notes == {
+        "first": [("M4001", "the program's run exited with status 2; this kernel's recorded launches were replayed")],
+        "second": [("M4001", "the program's run exited with status 2; this kernel was not launched before it")]}
+    assert all(d["line"] for k in kernels.values() for d in k["diagnostics"] if d["code"] == "M4001")
+
+
+def test_a_run_stopped_at_its_time_limit_is_a_note_on_the_kernels_it_did_not_reach(tmp_path, source):
+    out = tmp_path / "out"
+    main(["convert", str(source), "-o", str(out), "-q", "--check", "cpu", "--run", "50000000",
+          "--run-timeout", "1"])
+    kernels = json.loads((out / "report.json").read_text())["kernels"]
+    codes = {k["kernel"]: [d["code"] for d in k["diagnostics"] if d["code"].startswith("M4")] for k in kernels}
+    assert codes == {"scale": ["M4002"], "shift": ["M4002"]}
