@@ -21,6 +21,7 @@ import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
@@ -135,8 +136,9 @@ def main(argv=None) -> int:
             one = ProcessPoolExecutor(max_workers=1, max_tasks_per_child=1)
             try:
                 verdict, changed = one.submit(_judge, str(path), launches, left).result(timeout=args.timeout)
-            except Exception as exc:  # the process died or hung: the check cannot pass such a mutant
-                verdict, changed = f"error ({type(exc).__name__})", True
+            except (BrokenProcessPool, TimeoutError) as exc:  # the process died or hung: the check cannot pass
+                verdict, changed = f"error ({type(exc).__name__})", True  # such a mutant (a fault of the harness
+                # itself, such as a launch that cannot be sent to the process, is raised, never counted)
                 for proc in list(getattr(one, "_processes", {}).values()):
                     proc.kill()
             finally:

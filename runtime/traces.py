@@ -51,6 +51,14 @@ class Launch:
     instance: str = ""  # the template instance the launch named, as the compiler spells it (``k<float, 64>``)
     symbols: dict = field(default_factory=dict)  # __constant__ symbol -> its bytes when the launch started
 
+    def __getstate__(self) -> dict:
+        """For pickling (a launch sent to another process): the bytes of memoryviews, which
+        cannot be pickled, as bytes."""
+        state = dict(self.__dict__)
+        for key in ("before", "after", "symbols"):
+            state[key] = {k: bytes(v) for k, v in state[key].items()}
+        return state
+
     @property
     def template_args(self) -> tuple[str, ...] | None:
         """The template arguments of :attr:`instance` (``("float", "64")``), or None without one."""

@@ -114,3 +114,13 @@ def test_a_recording_is_loaded_again_with_its_arguments_and_a_lost_launch_is_nam
     lost = read(tmp_path / "t")[0]
     assert lost.skipped.startswith(f"its bytes ({first.name})") and lost.name == rec.launches[0].name
     assert load(tmp_path / "nothing") is None
+
+
+def test_a_launch_read_in_place_travels_to_another_process(lib, tmp_path):
+    import pickle
+
+    rec = record(lib, ["300"], tmp_path / "t", limit=1, packed=False)
+    first = rec.launches[0]
+    again = pickle.loads(pickle.dumps(first))
+    assert again.before == first.before and again.after == first.after and again.args == first.args
+    assert all(isinstance(v, bytes) for v in again.before.values())
