@@ -242,7 +242,10 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
     if key not in _CACHE:
         func, configs = prim_func(sig, grid, block, shared_bytes, template, target, options, sizes)
         if target == "c":
+            from .c_literals import exact_float_literals
+
             _patch_cpu_wrapper()
+            func = exact_float_literals(func)  # TVM's C code prints 7 digits of a float constant
             _CACHE[key] = tilelang.compile(func, target="c", pass_configs={**configs, **CPU_PASS_CONFIGS})
         else:
             _CACHE[key] = tilelang.compile(func, target=target, pass_configs=configs or None)
