@@ -11,6 +11,7 @@
 #   JOBS (12) programs at a time, each in a process of its own; RUN_TIMEOUT (60) s a run;
 #   LIMIT (2) launches recorded per kernel instance; TRACE_BYTES a program's trace budget
 #   (default: 6 GiB, less where the disk's free space shared by JOBS programs is smaller);
+#   FAST_FORWARD=1 (cpu-record) skips a kernel's launches after its recorded ones;
 #   BUDGET (540) s for the whole step (then the programs still running are stopped and left out); ONLY=name,name limits the programs; RESUME=FILE (a
 #   gpu_record.json of an earlier call, carried in the tree) skips the programs it holds and
 #   keeps its rows, so a pool larger than one call is measured in two.
@@ -47,7 +48,7 @@ if [[ " $STEPS " == *" cpu-record "* ]]; then
   python bench/realworld_replay.py --out build/gpu_pool/out --pool build/realworld --stop-after ${BUDGET:-540} \
     --record-on cpu --device cpu --timeout ${RUN_TIMEOUT:-60} --jobs $JOBS --limit ${LIMIT:-2} \
     --budget ${TRACE_BYTES:-$((2 << 30))} --only "${ONLY:-}" ${RESUME:+--resume "$RESUME"} \
-    --json "$RES/cpu_record.json" > "$RES/cpu_record.log" 2>&1
+    ${FAST_FORWARD:+--fast-forward} --json "$RES/cpu_record.json" > "$RES/cpu_record.log" 2>&1
   echo "cpu-record exit $? after $(( $(date +%s) - start )) s"
   python bench/realworld_replay.py --summary "$RES/cpu_record.json"
 fi

@@ -78,7 +78,7 @@ def _one(job) -> tuple:
         checks = check_report_program(out, prog, files, forms, _arguments(case["run_args"]),
                                       record_limit=opts["limit"], run_timeout=opts["timeout"], budget=opts["budget"],
                                       device=opts["device"], record_on=opts["record_on"], packed=opts["keep"],
-                                      timings=timings)
+                                      timings=timings, fast_forward=opts.get("fast_forward", False))
     except Exception as exc:  # a bug of the tool on one program: reported, the others go on
         checks = [KernelCheck(e["file"], n, n, opts["device"], "error",
                               message=f"internal error: {type(exc).__name__}: {exc}")
@@ -178,6 +178,8 @@ def main(argv=None) -> int:
     ap.add_argument("--keep-traces", action="store_true", help="keep each program's trace data (default: removed "
                     "once replayed, the manifest kept)")
     ap.add_argument("--record-on", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--fast-forward", action="store_true", help="CPU executor: a kernel's launches after its "
+                    "recorded ones are skipped (migrate --fast-forward)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--summary", type=Path, nargs="+", default=None, help="print the totals of --json files and "
                     "stop; a kernel in several takes its row from the last (a re-run of some programs)")
@@ -214,7 +216,8 @@ def main(argv=None) -> int:
             forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
     entries = {e["file"]: e for e in report["files"] if e.get("output")}
     opts = {"out": str(args.out.resolve()), "limit": args.limit, "timeout": args.timeout, "budget": args.budget,
-            "device": args.device, "record_on": args.record_on, "keep": args.keep_traces}
+            "device": args.device, "record_on": args.record_on, "keep": args.keep_traces,
+            "fast_forward": args.fast_forward}
     jobs, covered = [], set()
     for case in cases:
         if case.get("run_args") is None or (only and case["name"] not in only):

@@ -498,6 +498,9 @@ def _run_options(parser) -> None:
     parser.add_argument("--record-on", dest="record_on", choices=("cpu", "cuda"), default="cpu",
                         help="record the program's launches on the CPU executor (default) or on the GPU, "
                              "from the program built by nvcc (for sizes the CPU cannot run in time)")
+    parser.add_argument("--fast-forward", dest="fast_forward", action="store_true",
+                        help="on the CPU executor, skip a kernel's launches after its recorded ones, so that a "
+                             "program repeating one kernel for timing reaches its other kernels in time")
 
 
 def _run_kwargs(args) -> dict:
@@ -505,7 +508,7 @@ def _run_kwargs(args) -> dict:
     if getattr(args, "run", None) is None:
         return {"record_on": getattr(args, "record_on", "cpu")}
     return {"run_args": shlex.split(args.run), "record_limit": args.record_launches, "run_timeout": args.run_timeout,
-            "record_on": args.record_on}
+            "record_on": args.record_on, "fast_forward": args.fast_forward}
 
 
 def _merge_checks(checks) -> dict:

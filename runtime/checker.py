@@ -173,7 +173,8 @@ def _programs_to_record(report: dict, run_args, out_dir: Path) -> dict:
 def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: dict, args: list[str] | None, *,
                          kernels=None, device: str = "cpu", include_dirs=(), defines=(), record_limit: int = 2,
                          run_timeout: float = 120.0, budget: int | None = None,
-                         record_on: str = "cpu", packed: bool = True, timings: dict | None = None) -> list[KernelCheck]:
+                         record_on: str = "cpu", packed: bool = True, timings: dict | None = None,
+                         fast_forward: bool = False) -> list[KernelCheck]:
     """The kernels of ``entries`` checked on one recorded run of ``prog`` (report.json ``programs``);
     ``packed`` and ``timings`` as for :func:`.trace_check.check_program`."""
     from .trace_check import TraceTarget, check_program
@@ -201,7 +202,7 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          include_dirs=tuple(build.get("include_dirs", ())) + tuple(include_dirs),
                          defines=tuple(build.get("defines", ())) + tuple(defines), source_dir=sources[0].parent,
                          cwd=(prog.get("run") or {}).get("cwd", ""), budget=budget, record_on=record_on,
-                         packed=packed, timings=timings)
+                         packed=packed, timings=timings, fast_forward=fast_forward)
 
 
 class CheckSetupError(Exception):
@@ -212,7 +213,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
                         spec: Path | None = None, seed: int | None = None, schedule: str = "forward",
                         include_dirs=(), defines=(), jobs: int = 1, timeout: float = 300.0,
                         on_done=None, run_args: list[str] | None = None, record_limit: int = 2,
-                        run_timeout: float = 120.0, record_on: str = "cpu") -> list[KernelCheck]:
+                        run_timeout: float = 120.0, record_on: str = "cpu",
+                        fast_forward: bool = False) -> list[KernelCheck]:
     """Check every converted file of ``out_dir`` (as described by its ``report.json``).
 
     Each file's original source and spec travel inside the folder (``original`` and ``spec`` of
@@ -263,7 +265,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         out = check_report_program(out_dir, prog, entries, forms, args, kernels=kernels, device=device,
                              include_dirs=include_dirs, defines=defines, record_limit=record_limit,
                              run_timeout=float(prog.get("run", {}).get("timeout", run_timeout)),
-                             record_on=record_on)
+                             record_on=record_on, fast_forward=fast_forward)
         if on_done:
             for entry in entries:
                 on_done(entry, [c for c in out if c.file == entry["file"]])
