@@ -428,11 +428,17 @@ def cmd_convert(args) -> int:
 def _close_manifest(manifest, err) -> None:
     """A conversion's end: OUT's manifest lists what it wrote; files of the previous conversion
     into OUT that this one did not write again are removed (and said)."""
-    removed = manifest.close(remove_stale=True)
+    removed, kept = manifest.close(remove_stale=True)
+
+    def shown(names):
+        return ", ".join(map(repr, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
     if removed:
-        shown = ", ".join(removed[:5]) + (f" and {len(removed) - 5} more" if len(removed) > 5 else "")
         err.print(f"migrate: removed {len(removed)} file(s) of the previous conversion into "
-                  f"{manifest.out_dir} that this one does not produce: {shown}", markup=False)
+                  f"{manifest.out_dir} that this one does not produce: {shown(removed)}", markup=False)
+    if kept:
+        err.print(f"migrate: kept {len(kept)} file(s) of the previous conversion that were changed since it "
+                  f"wrote them (they are yours now): {shown(kept)}", markup=False)
 
 
 def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, programs=(), build=None) -> bool:

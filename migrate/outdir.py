@@ -119,6 +119,7 @@ class Manifest:
     before: dict[str, tuple]                 # OUT's files when the command began
     foreign: set[str]                        # of those, the ones the tool did not write
     previous: set[str] = field(default_factory=set)  # a complete earlier manifest's files
+    stamps: dict = field(default_factory=dict)       # and their size and time as the tool left them
 
     @classmethod
     def open(cls, out_dir: Path, *, refuse_foreign: bool = False, force: bool = False,
@@ -129,11 +130,13 @@ class Manifest:
         before = _walk(out_dir) if out_dir.is_dir() else {}
         data = _read(out_dir) if out_dir.is_dir() else None
         previous: set[str] = set()
+        stamps = {}
         if data is None:  # no manifest: an output folder of a cuda2tile that kept none, or not the tool's
             previous = _legacy(out_dir) & set(before)
             foreign = set(before) - previous
         elif data.get("complete", True):
             previous = {str(f) for f in data.get("files", [])}
+            stamps = data.get("stamps") if isinstance(data.get("stamps"), dict) else {}
             foreign = set(before) - previous
         else:  # a command that did not finish: every file but those it found foreign is the tool's
             foreign = set(before) & {str(f) for f in data.get("foreign", [])}
@@ -146,31 +149,39 @@ class Manifest:
             raise OutputError("M9005", f"the output folder {out_dir} holds {len(names)} file(s) cuda2tile did not "
                                        f"write: {shown}{more}; nothing was written (choose another -o, remove "
                                        "them, or pass --force)")
-        manifest = cls(out_dir, before, foreign, previous)
+        manifest = cls(out_dir, before, foreign, previous, stamps)
         if create:
             out_dir.mkdir(parents=True, exist_ok=True)
         if out_dir.is_dir():
             _try_write(out_dir, manifest._data(complete=False))
         return manifest
 
-    def _data(self, complete: bool, files=()) -> dict:
+    def _data(self, complete: bool, stamps: dict | None = None) -> dict:
         from . import __version__
         if complete:
-            return {"tool": "cuda2tile", "version": __version__, "complete": True, "files": sorted(files)}
+            stamps = stamps or {}
+            return {"tool": "cuda2tile", "version": __version__, "complete": True, "files": sorted(stamps),
+                    "stamps": {f: stamps[f] for f in sorted(stamps)}}
         return {"tool": "cuda2tile", "version": __version__, "complete": False, "foreign": sorted(self.foreign)}
 
-    def close(self, *, remove_stale: bool = False) -> list[str]:
+    def close(self, *, remove_stale: bool = False) -> tuple[list[str], list[str]]:
         """End the command: the manifest lists the tool's files. With ``remove_stale`` (a
         conversion), files of the previous complete manifest that this command did not write
-        again are removed first (except under :data:`KEPT`); returns the removed paths."""
+        again are removed first (except under :data:`KEPT`), unless they changed since the tool
+        wrote them: those are kept and become the user's. Returns (removed, kept) paths."""
         if not self.out_dir.is_dir():
-            return []
+            return [], []
         now = _walk(self.out_dir)
         written = {f for f, stat in now.items() if self.before.get(f) != stat}
-        removed = []
+        removed, kept = [], []
         if remove_stale:
             for f in sorted((self.previous & set(now)) - written):
                 if f.split("/", 1)[0] in KEPT:
+                    continue
+                if f not in self.stamps:  # named by an earlier cuda2tile's report: kept, still the tool's
+                    continue
+                if self.stamps[f] != _stamp(now[f]):  # edited since cuda2tile wrote it: the user's now
+                    kept.append(f)
                     continue
                 path = self.out_dir / f
                 try:
@@ -181,9 +192,15 @@ class Manifest:
                 _prune(path.parent, self.out_dir)
             now = _walk(self.out_dir)
         # foreign files this command did not write stay the user's; everything else is the tool's
-        ours = {f for f in now if f not in self.foreign or f in written}
-        _try_write(self.out_dir, self._data(complete=True, files=ours))
-        return removed
+        ours = {f for f in now if (f not in self.foreign or f in written) and f not in kept}
+        stamps = {f: _stamp(now[f]) if f in written or f not in self.stamps else self.stamps[f] for f in ours}
+        _try_write(self.out_dir, self._data(complete=True, stamps=stamps))
+        return removed, kept
+
+
+def _stamp(stat: tuple) -> list:
+    """What the manifest keeps of a file to see later whether it changed: size, modification time."""
+    return [stat[1], stat[2]]
 
 
 def _prune(folder: Path, out_dir: Path) -> None:
