@@ -325,6 +325,15 @@ def cmd_convert(args) -> int:
     except cv.UsageError as exc:
         err.print(f"migrate: error: {exc}")
         return EXIT_USAGE
+    try:
+        str(out_dir.resolve()).encode("utf-8")
+    except UnicodeEncodeError:
+        err.print(f"migrate: error: M9008: the output folder's name {ascii(str(out_dir))} is not UTF-8", markup=False)
+        return EXIT_USAGE
+    files, unnamable = cv.split_unnamable(files)
+    for src in unnamable:
+        shown = ascii(str(src.path))[1:-1]
+        err.print(f"{shown}: error: M9008: the file name is not UTF-8; not converted (rename it)", markup=False)
     from .outdir import Manifest, OutputError, overlap
     try:
         overlap(out_dir, args.paths)
@@ -367,7 +376,7 @@ def cmd_convert(args) -> int:
         from .reports.examine import run_examine
         status = run_examine(cv, files, parsed, out_dir, args, out, err, start, suppress)
         _close_manifest(manifest, err)
-        return status
+        return max(status, EXIT_INCOMPLETE if unnamable else EXIT_OK)
 
     results = []
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -421,7 +430,7 @@ def cmd_convert(args) -> int:
 
     _close_manifest(manifest, err)
     incomplete = any(k.form == "unsupported" for r in results for k in r.kernels) or \
-        cv.error_count(results) > 0 or failed
+        cv.error_count(results) > 0 or failed or bool(unnamable)
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
 

@@ -182,6 +182,11 @@ _CODES = [
          "`a_b.cu` both become `a_b.py`). The later file, in path order, is written as `a_b_2.py` "
          "(report.json files[].output names it), so neither overwrites the other.",
          "Nothing is required; rename one of the files for a module name of its own."),
+    Code("M9008", Severity.ERROR, "file name is not UTF-8",
+         "The name of the file (or of a folder above it) holds bytes that are not UTF-8 (a Latin-1 name "
+         "on Linux); the reports, which are UTF-8, cannot name it, so the file is not converted. The "
+         "message shows the name with those bytes escaped.",
+         "Rename the file or folder to UTF-8 (e.g. `convmv -f latin1 -t utf8`), or exclude it."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

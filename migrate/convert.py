@@ -135,6 +135,18 @@ def discover(paths: list[str], out_dir: Path, excludes: list[str]) -> list[Sourc
     return sorted(found.values(), key=lambda s: str(s.rel))
 
 
+def split_unnamable(files: list[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]]:
+    """(the files the reports can name, those whose path is not UTF-8: M9008)."""
+    good, bad = [], []
+    for src in files:
+        try:
+            str(src.path).encode("utf-8")
+            good.append(src)
+        except UnicodeEncodeError:
+            bad.append(src)
+    return good, bad
+
+
 def module_path(rel: Path) -> Path:
     """``dir/my-kernels.cu`` -> ``dir/my_kernels.py``; headers get a ``_cuh`` suffix."""
     stem = re.sub(r"\W", "_", rel.stem)

@@ -77,7 +77,7 @@ def _read(out_dir: Path) -> dict | None:
 def _write(out_dir: Path, data: dict) -> None:
     """Write the manifest atomically (a temporary file renamed over it)."""
     tmp = out_dir / (MANIFEST + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, out_dir / MANIFEST)
 
 

@@ -255,6 +255,18 @@ def test_odd_file_names_convert_and_check(tmp_path, name):
         assert main(["check", str(cu)]) == 0
 
 
+def test_a_file_name_that_is_not_utf8_is_a_coded_error(tmp_path, capsys):
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_kernel(src, "fine")
+    os.rename(write_kernel(src, "other"), os.fsencode(src) + b"/caf\xe9.cu")  # a Latin-1 name on Linux
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 1
+    assert "caf\\udce9.cu: error: M9008" in capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text())
+    assert [f["file"] for f in report["files"]] == ["fine.cu"]
+    assert main(["convert", str(src), "-o", os.fsdecode(os.fsencode(tmp_path) + b"/out\xe9"), "-q"]) == 2
+    assert "M9008" in capsys.readouterr().err
+
+
 def test_two_sources_with_one_module_name_both_convert(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
     write_kernel(src, "a-b", PLAIN, spec=False)
