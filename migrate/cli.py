@@ -375,7 +375,7 @@ def cmd_convert(args) -> int:
     if args.examine:
         from .reports.examine import run_examine
         status = run_examine(cv, files, parsed, out_dir, args, out, err, start, suppress)
-        _close_manifest(manifest, err)
+        manifest.close()  # an examination adds examine.json; the modules of a conversion stay
         return max(status, EXIT_INCOMPLETE if unnamable else EXIT_OK)
 
     results = []

@@ -175,6 +175,15 @@ def test_a_user_file_is_never_removed(tmp_path, capsys):
     assert not {"mine.cu", "two.py"} & manifest_files(out)
 
 
+def test_examine_into_a_converted_folder_keeps_its_modules(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_kernel(src)
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    assert main(["convert", str(src), "-o", str(out), "-q", "--examine"]) == 0
+    assert (out / "k.py").is_file() and {"k.py", "examine.json"} <= manifest_files(out)
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+
+
 def test_a_command_that_did_not_finish_leaves_a_folder_it_recognises(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
     write_kernel(src)
