@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from .compare import compare_arrays
+from .flags import file_flags, merged
 from .inputs import DEFAULT_SEED, make_inputs
 from .kernel_check import DEVICES, KernelCheck, form_skip
 from .spec import KernelSpec
@@ -197,10 +198,10 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                                 message=f"the sources of the program {prog.get('main')} are not on this machine "
                                         "to run it (record where they are, then check --from OUT)")
                     for t in targets for n in t.names]
+    flags = merged(build.get("include_dirs", ()), build.get("defines", ()), include_dirs, defines)
     return check_program(targets, sources[0], args, units=sources[1:], trace_dir=out_dir / "traces" / stem,
                          work_dir=out_dir / "run" / stem, limit=record_limit, timeout=run_timeout, device=device,
-                         include_dirs=tuple(build.get("include_dirs", ())) + tuple(include_dirs),
-                         defines=tuple(build.get("defines", ())) + tuple(defines), source_dir=sources[0].parent,
+                         include_dirs=flags[0], defines=flags[1], source_dir=sources[0].parent,
                          cwd=(prog.get("run") or {}).get("cwd", ""), budget=budget, record_on=record_on,
                          packed=packed, timings=timings, fast_forward=fast_forward)
 
@@ -277,6 +278,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
             return one_program(entry[1], specs)
         file_forms = forms.get(entry["file"], {})
         toml = Path(entry["file"]).with_suffix(".toml")
+        file_dirs, file_defines = file_flags(report, entry["file"], include_dirs, defines)  # as it was converted
 
         def unspecified(name):
             what = missing.get((entry["file"], name))
@@ -290,15 +292,15 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
             names = [name for name in file_forms if kernels is None or name in kernels]
             out = check_traces(out_dir / entry["output"], out_dir / entry["original"], names, file_forms,
                                list(run_args), trace_dir=out_dir / "traces" / stem, work_dir=out_dir / "run" / stem,
-                               limit=record_limit, timeout=run_timeout, device=device, include_dirs=include_dirs,
-                               defines=defines, display=entry["file"],
+                               limit=record_limit, timeout=run_timeout, device=device, include_dirs=file_dirs,
+                               defines=file_defines, display=entry["file"],
                                source_dir=Path(entry["source"]).parent if entry.get("source") else None)
         elif specs is None:
             out = [unspecified(name) for name in file_forms if kernels is None or name in kernels]
         else:
             out = check_module(out_dir / entry["output"], out_dir / entry["original"],
                                specs, file_forms, device=device, seed=seed, schedule=schedule,
-                               include_dirs=include_dirs, defines=defines, timeout=timeout,
+                               include_dirs=file_dirs, defines=file_defines, timeout=timeout,
                                display=entry["file"])
             if spec is None and str(entry.get("spec", "")).endswith(".auto.toml"):
                 for c in out:
