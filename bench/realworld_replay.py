@@ -143,8 +143,14 @@ def _in_process(job) -> tuple:
     return prog["main"], rows, time.perf_counter() - start, {}
 
 
-def summarize(rows: list[dict], converted: int, outside: list) -> None:
-    """The totals of a run: replayed, passing, and why the others were not replayed."""
+def _ran(r: dict) -> bool:
+    return r["run"] in ("ran to completion", "timed out")
+
+
+def summarize(rows: list[dict], converted: int, outside: list, ran_keys: set | None = None) -> None:
+    """The totals of a run: replayed, passing, and why the others were not replayed. ``ran_keys``
+    (file, kernel): the kernels counted as in programs that ran (default: by each row's run), so
+    that a re-run of some programs with other settings moves no kernel in or out of that count."""
     print(f"converted kernels in no program run here (no main() that includes them, or no run arguments): "
           f"{len(outside)}")
     replayed = [r for r in rows if r["status"] in ("pass", "fail")]
@@ -155,7 +161,7 @@ def summarize(rows: list[dict], converted: int, outside: list) -> None:
           f"fail {len(replayed) - len(passed)}, error {sum(r['status'] == 'error' for r in rows)}")
     for reason, n in Counter(_reason(r["message"]) for r in rows if r["status"] == "skipped").most_common():
         print(f"  skipped: {n:4d}  {reason}")
-    ran = [r for r in rows if r["run"] in ("ran to completion", "timed out")]
+    ran = [r for r in rows if ((r["file"], r["kernel"]) in ran_keys if ran_keys is not None else _ran(r))]
     ran_replayed = [r for r in ran if r["status"] in ("pass", "fail")]
     print(f"in programs whose run completed or reached the time-out: {len(ran)} kernels, replayed "
           f"{len(ran_replayed)} ({100 * len(ran_replayed) / max(1, len(ran)):.0f} %), pass "
@@ -182,7 +188,7 @@ def main(argv=None) -> int:
                     "recorded ones are skipped (migrate --fast-forward)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--summary", type=Path, nargs="+", default=None, help="print the totals of --json files and "
-                    "stop; a kernel in several takes its row from the last (a re-run of some programs)")
+                    "stop; a kernel in several takes its row from the last (a re-run of some programs); the first file, the whole pass, says which kernels are in programs that ran")
     ap.add_argument("--merged", type=Path, default=None, help="with --summary: write the merged rows there")
     ap.add_argument("--stop-after", type=float, default=None, help="seconds: then the jobs still running are "
                     "stopped and left out of the results (a later --resume runs them)")
@@ -204,7 +210,8 @@ def main(argv=None) -> int:
         rows = list(merged.values())
         if args.merged:
             args.merged.write_text(json.dumps({**first, "rows": rows}, indent=1))
-        summarize(rows, first["converted"], first.get("outside", []))
+        ran_keys = {(r["file"], r["kernel"]) for r in first["rows"] if _ran(r)}  # the whole pass says which ran
+        summarize(rows, first["converted"], first.get("outside", []), ran_keys)
         return 0
 
     report = json.loads((args.out / "report.json").read_text())
