@@ -28,10 +28,10 @@ from .inputs import DEFAULT_SEED, make_inputs
 from .kernel_check import DEVICES, KernelCheck, form_skip
 from .spec import KernelSpec
 
-def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float) -> dict:
+def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float, schedule: str = "forward") -> dict:
     with tempfile.TemporaryDirectory(prefix="c2t-tl-") as tmp:
         job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
-        job.write_bytes(pickle.dumps({"module": str(module), "target": target, "runs": runs}))
+        job.write_bytes(pickle.dumps({"module": str(module), "target": target, "runs": runs, "schedule": schedule}))
         env = dict(os.environ)
         repo_root = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
@@ -95,7 +95,7 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
         runs = [{"key": c.id, "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
                  "symbols": dict(inp.symbols)} for c, k, inp, _ in pending]
         start = time.perf_counter()
-        results = _run_migrated(module, target, runs, timeout)
+        results = _run_migrated(module, target, runs, timeout, schedule)
         per_kernel = (time.perf_counter() - start) / len(pending)
         for check, k, inputs, original in pending:
             check.seconds += per_kernel
@@ -110,7 +110,35 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
                 check.message = f"the migrated kernel did not run ({entry['status']}): {entry['message']}"
                 continue
             _compare(check, k, original.outputs, entry["outputs"])
+            if check.status == "fail" and original_device == "cpu":
+                _flag_original_race(check, k, cu_path, inputs, original, schedule, seed, include_dirs, defines,
+                                    timeout)
     return checks
+
+
+def _flag_original_race(check: KernelCheck, k: KernelSpec, cu_path: Path, inputs, original, schedule: str,
+                        seed: int, include_dirs, defines, timeout: float) -> None:
+    """A failing check whose original computes something else with its threads in another order
+    (a race, or a read of memory no thread wrote) is the original's finding, not the migration's:
+    an ``error`` naming it, the tolerance unchanged."""
+    from .api import run_original
+
+    other = "reverse" if schedule == "forward" else "forward"
+    again = run_original(cu_path, k, inputs.copy().args, dict(inputs.symbols), device="cpu", schedule=other,
+                         seed=seed, include_dirs=include_dirs, defines=defines, timeout=timeout)
+    if not again.ok:
+        return
+    for a in k.outputs:
+        res = compare_arrays(original.outputs[a.name], again.outputs[a.name], a.dtype, k.tolerance, name=a.name)
+        if not res.passed:
+            finding = (f"race: the original kernel computes {a.name} differently with its threads in {schedule} "
+                       f"and in {other} order (a race between threads, or a read of memory no thread wrote): "
+                       f"{res.message}")
+            check.findings.append(finding)
+            check.status = "error"
+            check.message = (f"{finding}; the check cannot judge the migration (tolerance unchanged). "
+                             f"Compared with the migrated kernel: {check.message}")
+            return
 
 
 def _compare(check: KernelCheck, k: KernelSpec, expected: dict, actual: dict) -> None:

@@ -2,7 +2,8 @@
 
     python -m migrate.runtime.tilelang_worker JOB RESULT
 
-JOB is a pickle: ``{"module": path, "target": "c" | "cuda", "runs": [{"key", "spec_path",
+JOB is a pickle: ``{"module": path, "target": "c" | "cuda", "schedule": "forward" | "reverse" |
+"random" (the thread order of portable kernels on the C target), "runs": [{"key", "spec_path",
 "index", "args", "symbols"}]}``; RESULT receives ``{key: {"status": "ok", "outputs": {...}}`` or
 ``{"status": "error", "message": ...}}``, rewritten after every kernel so that a crash loses
 only the kernel it happened in. A crash or a hang of TileLang or of a migrated kernel therefore
@@ -30,6 +31,9 @@ def main(argv: list[str]) -> int:
     from .inputs import Inputs
     from .spec import load_spec
     from .tilelang_side import run_migrated
+    from .tilelang_support import set_cpu_schedule
+
+    set_cpu_schedule(job.get("schedule", "forward"))
 
     results: dict = {}
     for run in job["runs"]:
