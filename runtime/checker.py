@@ -91,7 +91,7 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
         pending.append((check, k, inputs, original))
 
     if pending:
-        runs = [{"key": c.id, "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
+        runs = [{"key": c.id, "kernel": k, "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
                  "symbols": dict(inp.symbols)} for c, k, inp, _ in pending]
         start = time.perf_counter()
         results = _run_migrated(module, target, runs, timeout)
@@ -204,6 +204,71 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          packed=packed, timings=timings)
 
 
+def _spec_error_checks(display: str, file_kernels: dict, specs, errors, all_names: set, shared: bool,
+                       device: str, shown_path: str | None = None) -> list[KernelCheck]:
+    """The error checks of a file's bad spec: a table's error costs its kernel, a file's error
+    (no kernel named) every kernel of the file; a table naming a kernel the file does not have is
+    M4105 (with ``--spec`` given for several files: none of them has it)."""
+    import difflib
+
+    from .kernel_check import spec_error_check
+    from .spec import SPEC_NO_KERNEL, SpecError
+
+    out = []
+    for err in errors:
+        if err.kernel and err.kernel in file_kernels:
+            out.append(spec_error_check(display, err.kernel, device, err, shown_path))
+        elif err.kernel and shared and err.kernel in all_names:
+            continue  # a table of --spec about another file's kernel
+        else:  # about the whole file, or a bad table naming no kernel of the codebase
+            names = [err.kernel] if err.kernel else list(file_kernels)
+            out += [spec_error_check(display, name, device, err, shown_path) for name in names]
+    for k in specs:
+        if k.name in file_kernels or (shared and k.name in all_names):
+            continue
+        close = difflib.get_close_matches(k.name, sorted(file_kernels), n=1, cutoff=0.5)
+        hint = f" (did you mean '{close[0]}'?)" if close else \
+            (f"; it has {', '.join(sorted(file_kernels))}" if file_kernels else "")
+        err = SpecError(k.spec_path, f"kernel {k.name!r} is not a __global__ function of {display}{hint}",
+                        f"kernel[{k.index}]", code=SPEC_NO_KERNEL, kernel=k.name)
+        err.located(_name_line(k.spec_path, k.index))
+        out.append(spec_error_check(display, k.name, device, err, shown_path))
+    return out
+
+
+def _shown_spec(spec_path: Path, entry: dict) -> str:
+    """The spec as the user wrote it: ``NAME.toml`` beside the source when the spec in OUT is a
+    copy of it (same bytes), else the path checked."""
+    source = entry.get("source")
+    if source and not spec_path.name.endswith(".auto.toml"):
+        beside = Path(source).with_suffix(".toml")
+        try:
+            if beside.read_bytes() == spec_path.read_bytes():
+                return str(beside)
+        except OSError:
+            pass
+    return str(spec_path)
+
+
+def _name_line(spec_path, index: int) -> int:
+    """The line of ``name =`` in the ``index``-th [[kernel]] table of a spec file."""
+    import re
+
+    try:
+        lines = Path(spec_path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError, TypeError):
+        return 0
+    seen, header = -1, 0
+    for n, line in enumerate(lines, 1):
+        if re.match(r"^\s*\[\[\s*kernel\s*\]\]", line):
+            seen, header = seen + 1, n
+        elif seen == index and re.match(r"^\s*name\s*=", line):
+            return n
+        elif seen > index:
+            break
+    return header
+
+
 class CheckSetupError(Exception):
     """The output folder or the specs cannot be used (exit status 2)."""
 
@@ -212,7 +277,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
                         spec: Path | None = None, seed: int | None = None, schedule: str = "forward",
                         include_dirs=(), defines=(), jobs: int = 1, timeout: float = 300.0,
                         on_done=None, run_args: list[str] | None = None, record_limit: int = 2,
-                        run_timeout: float = 120.0, record_on: str = "cpu") -> list[KernelCheck]:
+                        run_timeout: float = 120.0, record_on: str = "cpu",
+                        max_check_bytes: int | None = None) -> list[KernelCheck]:
     """Check every converted file of ``out_dir`` (as described by its ``report.json``).
 
     Each file's original source and spec travel inside the folder (``original`` and ``spec`` of
@@ -220,15 +286,20 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
     ``run_args``, a kernel no spec covers is checked on the launches of the program's own run
     with those arguments (:mod:`.trace_check`; traces under ``OUT/traces/``, the run in
     ``OUT/run/``), the first ``record_limit`` launches of each kernel, for ``run_timeout`` s.
+
+    A bad spec costs only the kernels it is about: each is an ``error`` check with the spec's
+    code (M41xx) and FILE:LINE (``code``, ``at``); the other kernels are checked. A spec whose
+    buffers hold more than ``max_check_bytes`` (default 4 GiB) is refused (M4104).
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from .spec import SpecError, load_spec
+    from .spec import read_spec
 
     forms: dict[str, dict[str, tuple[str, str]]] = {}
     missing = {(k["file"], k["kernel"]): k["spec_missing"] for k in report.get("kernels", []) if k.get("spec_missing")}
     for k in report.get("kernels", []):
         forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
+    all_names = {name for f in forms.values() for name in f}
     jobs_list = []
     recorded = _programs_to_record(report, run_args, out_dir)  # file -> (program, its arguments)
     by_program: dict[str, list] = {}
@@ -245,18 +316,18 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         if spec_path is None and program is not None:
             if program[0]["main"] not in by_program:
                 by_program[program[0]["main"]] = []
-                jobs_list.append((("program", program), by_program[program[0]["main"]]))
+                jobs_list.append((("program", program), by_program[program[0]["main"]], []))
             by_program[program[0]["main"]].append(entry)
             continue
         if spec_path is None:
-            jobs_list.append((entry, None))
+            jobs_list.append((entry, None, []))
             continue
-        try:
-            specs = load_spec(spec_path)
-        except (SpecError, OSError) as exc:
-            raise CheckSetupError(f"{spec_path}: {exc}") from None
-        specs = [s for s in specs if kernels is None or s.name in kernels or s.id in kernels]
-        jobs_list.append((entry, specs))
+        specs, errors = read_spec(spec_path, max_check_bytes)
+        bad = _spec_error_checks(entry["file"], file_kernels, specs, errors, all_names, spec is not None, device,
+                                 _shown_spec(spec_path, entry))
+        specs = [s for s in specs if s.name in file_kernels and (kernels is None or s.name in kernels or s.id in kernels)]
+        bad = [c for c in bad if kernels is None or c.kernel in kernels]
+        jobs_list.append((entry, specs, bad))
 
     def one_program(program, entries):
         prog, args = program
@@ -270,9 +341,13 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         return out
 
     def one(item):
-        entry, specs = item
+        entry, specs, bad = item
         if isinstance(entry, tuple):
             return one_program(entry[1], specs)
+        if bad and not specs:
+            if on_done:
+                on_done(entry, bad)
+            return bad
         file_forms = forms.get(entry["file"], {})
         toml = Path(entry["file"]).with_suffix(".toml")
 
@@ -301,7 +376,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
             if spec is None and str(entry.get("spec", "")).endswith(".auto.toml"):
                 for c in out:
                     c.inputs = "auto"  # sizes derived from the launch sites (migrate/autospec.py)
-            covered = {s.name for s in specs}
+            covered = {s.name for s in specs} | {c.kernel for c in bad}
+            out = bad + out
             out += [unspecified(name) for name in file_forms
                     if name not in covered and (entry["file"], name) in missing
                     and (kernels is None or name in kernels)]

@@ -2,7 +2,7 @@
 
     python -m migrate.runtime.tilelang_worker JOB RESULT
 
-JOB is a pickle: ``{"module": path, "target": "c" | "cuda", "runs": [{"key", "spec_path",
+JOB is a pickle: ``{"module": path, "target": "c" | "cuda", "runs": [{"key", "kernel" (a KernelSpec), "spec_path",
 "index", "args", "symbols"}]}``; RESULT receives ``{key: {"status": "ok", "outputs": {...}}`` or
 ``{"status": "error", "message": ...}}``, rewritten after every kernel so that a crash loses
 only the kernel it happened in. A crash or a hang of TileLang or of a migrated kernel therefore
@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
         results[run["key"]] = {"status": "crash", "message": "the process died while running this kernel"}
         _save(result_path, results)
         try:
-            kernel = load_spec(run["spec_path"])[run["index"]]
+            kernel = run["kernel"] if run.get("kernel") is not None else load_spec(run["spec_path"])[run["index"]]
             inputs = Inputs(args=run["args"], symbols=run["symbols"], seed=0, kernel=kernel)
             outputs = run_migrated(job["module"], kernel, inputs, target=job["target"])
             results[run["key"]] = {"status": "ok", "outputs": outputs}
