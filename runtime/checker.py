@@ -104,6 +104,12 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
                 check.message = ("not checkable on CPU: TileLang's c target cannot compile bfloat16 "
                                  f"({entry['message'][:120]}); check it with --device cuda")
                 continue
+            if entry["status"] == "oob":  # a write into a red zone: the migrated kernel is wrong
+                check.status = "fail"
+                check.first_mismatch = {"buffer": entry["buffer"], "index": entry["element"], "side": entry["side"],
+                                        "expected": None, "actual": None}
+                check.message = entry["message"]
+                continue
             if entry["status"] != "ok":
                 check.status = "error"
                 check.message = f"the migrated kernel did not run ({entry['status']}): {entry['message']}"
