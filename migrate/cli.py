@@ -270,6 +270,12 @@ def cmd_check(args) -> int:
     out.print(", ".join(f"{n} {s}" for s, n in counts.items()), markup=False)
     if args.json:
         Path(args.json).write_text(json.dumps([c.to_json() for c in checks], indent=2) + "\n")
+    from .runtime.coverage import unreached
+
+    for c in checks:
+        for branch in unreached(c.coverage):
+            err.print(f"{c.file}: note: {c.id}: the {branch['branch']} branch (line {branch['line']} of the migrated "
+                      f"module) ran in none of the check's runs: {branch.get('why', '')} [M4003]", markup=False)
     bad_specs = [c for c in checks if c.code.startswith("M41")]
     for c in bad_specs:  # the input's fault: a usage/setup error, after every other kernel was checked
         err.print(f"{c.at}: error: {c.message.removeprefix(f'{c.code} bad spec {c.at}: ')} [{c.code}]", markup=False)
@@ -489,6 +495,7 @@ def _check_diagnostics(check: dict, at) -> list:
     the migrated kernel no run of the check took, at the kernel) of one kernel's check."""
     from .diagnostics import make
     from .ir.span import Span
+    from .runtime.coverage import unreached
 
     out = []
     code = check.get("code", "")
@@ -496,10 +503,9 @@ def _check_diagnostics(check: dict, at) -> list:
         path, _, line = check.get("at", "").rpartition(":")
         spot = Span.point(path, int(line)) if line.isdigit() and path else at
         out.append(make(code, spot, check.get("message", "").removeprefix(f"{code} bad spec {check.get('at', '')}: ")))
-    for branch in check.get("coverage") or ():
-        if not branch.get("ran"):
-            out.append(make("M4003", at, f"the {branch['branch']} branch (line {branch['line']} of the migrated "
-                                         f"module) ran in none of the check's runs: {branch.get('why', '')}"))
+    for branch in unreached(check.get("coverage") or []):
+        out.append(make("M4003", at, f"the {branch['branch']} branch (line {branch['line']} of the migrated "
+                                     f"module) ran in none of the check's runs: {branch.get('why', '')}"))
     return out
 
 

@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import coverage
 from .compare import compare_arrays
 from .inputs import DEFAULT_SEED, make_inputs
 from .kernel_check import DEVICES, KernelCheck, form_skip
@@ -53,10 +54,13 @@ def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float) -
 
 def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: dict[str, tuple[str, str]],
                  *, device: str = "cpu", seed: int | None = None, schedule: str = "forward",
-                 include_dirs=(), defines=(), timeout: float = 300.0, display: str = "") -> list[KernelCheck]:
+                 include_dirs=(), defines=(), timeout: float = 300.0, display: str = "",
+                 coverage_runs: bool = True) -> list[KernelCheck]:
     """Check the spec'd ``kernels`` of ``cu_path`` against the migrated ``module``.
 
-    ``forms`` maps kernel name to (form, reason) as ``migrate convert`` reported them.
+    ``forms`` maps kernel name to (form, reason) as ``migrate convert`` reported them. A tile-form
+    kernel also runs with the extra tiles of its coverage plan (:mod:`.coverage`) unless
+    ``coverage_runs`` is False, and its ``coverage`` says which branches ran.
     """
     from .api import run_original
 
@@ -91,13 +95,25 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
         pending.append((check, k, inputs, original))
 
     if pending:
-        runs = [{"key": c.id, "kernel": k, "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
-                 "symbols": dict(inp.symbols)} for c, k, inp, _ in pending]
+        plans = {c.id: (coverage.plan(module, k) if forms.get(k.name, ("",))[0] == "tile" else None)
+                 for c, k, _inp, _orig in pending}
+        runs = []
+        for c, k, inp, _ in pending:  # the spec's run, then one per extra tile of its coverage plan
+            extra = plans[c.id].extra() if plans[c.id] and coverage_runs else []
+            for i, options in enumerate([None] + extra):
+                runs.append({"key": c.id if i == 0 else f"{c.id}@tile{i}", "kernel": k, "options": options,
+                             "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
+                             "symbols": dict(inp.symbols)})
         start = time.perf_counter()
         results = _run_migrated(module, target, runs, timeout)
         per_kernel = (time.perf_counter() - start) / len(pending)
         for check, k, inputs, original in pending:
             check.seconds += per_kernel
+            plan = plans[check.id]
+            if plan is not None:
+                _check_coverage(check, k, plan, original.outputs, results)
+                if check.status == "fail":
+                    continue
             entry = results[check.id]
             if entry["status"] == "error" and target == "c" and "bfloat16" in entry["message"]:
                 check.status = "skipped"
@@ -115,7 +131,36 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
                 check.message = f"the migrated kernel did not run ({entry['status']}): {entry['message']}"
                 continue
             _compare(check, k, original.outputs, entry["outputs"])
+            if check.status == "pass" and check.coverage:
+                took = [c["branch"] for c in check.coverage if c["ran"] and c["branch"] in coverage.BRANCHES]
+                check.message += f"; branches run: {', '.join(took) or 'none'}"
     return checks
+
+
+def _check_coverage(check: KernelCheck, k: KernelSpec, plan, expected: dict, results: dict) -> None:
+    """Compare the extra tile runs of ``plan`` (:mod:`.coverage`) with the original's outputs and
+    record which branches the runs took (``check.coverage``); a run that disagrees fails the
+    check, naming its tile."""
+    ran = [results.get(check.id, {}).get("status") == "ok"]
+    for i, options in enumerate(plan.extra(), 1):
+        entry = results.get(f"{check.id}@tile{i}")
+        if entry is None:  # extra runs were not asked for
+            ran.append(False)
+            continue
+        ran.append(entry["status"] == "ok")
+        tile = f"tile {list(options['tile'])} (a coverage run: {', '.join(plan.runs[i][2])})"
+        if entry["status"] == "oob":
+            check.status = "fail"
+            check.first_mismatch = {"buffer": entry["buffer"], "index": entry["element"], "side": entry["side"],
+                                    "expected": None, "actual": None, "tile": list(options["tile"])}
+            check.message = f"with {tile}: {entry['message']}"
+        elif entry["status"] == "ok" and check.status != "fail":
+            probe = KernelCheck(check.file, check.kernel, check.id, check.device, "skipped")
+            _compare(probe, k, expected, entry["outputs"])
+            if probe.status == "fail":
+                check.status, check.first_mismatch = "fail", dict(probe.first_mismatch, tile=list(options["tile"]))
+                check.message = f"with {tile}: {probe.message}"
+    check.coverage = plan.report(ran)
 
 
 def _compare(check: KernelCheck, k: KernelSpec, expected: dict, actual: dict) -> None:
