@@ -48,9 +48,13 @@ def form_skip(form: str | None, device: str, reason: str = "") -> str | None:
 
 def spec_error_check(display: str, kernel: str, device: str, err, shown_path: str | None = None) -> KernelCheck:
     """The check of a kernel whose spec is bad (a :class:`~.spec.SpecError`): error, with its code
-    and the spec's FILE:LINE (``shown_path``: the spec as the user knows it, not its copy in OUT)."""
+    and the spec's FILE:LINE (``shown_path``: the spec as the user knows it, not its copy in OUT).
+    A spec the tool derived (``NAME.auto.toml``, sizes of the program's own launch sites) is no
+    input error: its kernel is skipped, with the same code and message."""
     path = shown_path or err.path
     at = f"{path}:{err.line}" if err.line else path
     what = f"{err.where}: {err.message}" if err.where else err.message
-    return KernelCheck(display, kernel, kernel, device, "error", code=err.code, at=at,
-                       message=f"{err.code} bad spec {at}: {what}")
+    derived = str(path).endswith(".auto.toml")
+    return KernelCheck(display, kernel, kernel, device, "skipped" if derived else "error", code=err.code, at=at,
+                       message=f"{err.code} bad spec {at}: {what}"
+                               + ("; sizes derived from the launch sites: state smaller ones in a spec file" if derived else ""))

@@ -150,3 +150,26 @@ def test_good_spec_still_exits_0(tmp_path, capsys):
     status, checks, _ = run_check(tmp_path, SCALE + SHIFT, capsys)
     assert status == 0 and {c["status"] for c in checks.values()} == {"pass"}
     assert all(c["code"] == "" for c in checks.values())
+
+
+def test_derived_spec_above_the_limit_is_skipped_not_an_input_error(tmp_path, capsys):
+    """Sizes the tool derived from the launch sites (NAME.auto.toml) are the program's, not a
+    user's input: above the limit the kernel is skipped with M4104, and the exit status is 0."""
+    main_code = textwrap.dedent("""\
+        int main() {
+            float *x, *y;
+            cudaMalloc(&x, 200 * sizeof(float));
+            cudaMalloc(&y, 200 * sizeof(float));
+            scale<<<2, 128>>>(x, y, 200);
+            cudaDeviceSynchronize();
+            return 0;
+        }
+        """)
+    (tmp_path / "k.cu").write_text(SOURCE.replace("int main() { return 0; }\n", main_code))
+    report = tmp_path / "r.json"
+    status = main(["check", str(tmp_path / "k.cu"), "--json", str(report), "--max-check-bytes", "1K"])
+    assert "Traceback" not in capsys.readouterr().err
+    checks = {c["kernel"]: c for c in json.loads(report.read_text())}
+    assert status == 0
+    assert checks["scale"]["status"] == "skipped" and checks["scale"]["code"] == "M4104", checks["scale"]
+    assert "k.auto.toml:" in checks["scale"]["at"] and "1,600 bytes" in checks["scale"]["message"]
