@@ -97,13 +97,14 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
     if pending:
         plans = {c.id: (coverage.plan(module, k) if forms.get(k.name, ("",))[0] == "tile" else None)
                  for c, k, _inp, _orig in pending}
-        runs = []
-        for c, k, inp, _ in pending:  # the spec's run, then one per extra tile of its coverage plan
-            extra = plans[c.id].extra() if plans[c.id] and coverage_runs else []
-            for i, options in enumerate([None] + extra):
-                runs.append({"key": c.id if i == 0 else f"{c.id}@tile{i}", "kernel": k, "options": options,
-                             "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
-                             "symbols": dict(inp.symbols)})
+        runs, extra_runs = [], []
+        for c, k, inp, _ in pending:  # the spec's runs first, then one per extra tile of each coverage
+            extra = plans[c.id].extra() if plans[c.id] and coverage_runs else []  # plan: a crash there
+            for i, options in enumerate([None] + extra):                        # costs no spec run
+                (runs if i == 0 else extra_runs).append(
+                    {"key": c.id if i == 0 else f"{c.id}@tile{i}", "kernel": k, "options": options,
+                     "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args, "symbols": dict(inp.symbols)})
+        runs += extra_runs
         start = time.perf_counter()
         results = _run_migrated(module, target, runs, timeout)
         per_kernel = (time.perf_counter() - start) / len(pending)
@@ -142,11 +143,17 @@ def _check_coverage(check: KernelCheck, k: KernelSpec, plan, expected: dict, res
     record which branches the runs took (``check.coverage``); a run that disagrees fails the
     check, naming its tile."""
     ran = [results.get(check.id, {}).get("status") == "ok"]
+    if not ran[0]:
+        return  # the spec's own run did not complete: the check says why, coverage is moot
+    notes = []
     for i, options in enumerate(plan.extra(), 1):
         entry = results.get(f"{check.id}@tile{i}")
         if entry is None:  # extra runs were not asked for
             ran.append(False)
             continue
+        if entry["status"] not in ("ok", "oob"):
+            notes.append(f"the run with tile {list(options['tile'])} did not complete ({entry['status']}: "
+                         f"{entry.get('message', '')[:200]})")
         ran.append(entry["status"] == "ok")
         tile = f"tile {list(options['tile'])} (a coverage run: {', '.join(plan.runs[i][2])})"
         if entry["status"] == "oob":
@@ -161,6 +168,9 @@ def _check_coverage(check: KernelCheck, k: KernelSpec, plan, expected: dict, res
                 check.status, check.first_mismatch = "fail", dict(probe.first_mismatch, tile=list(options["tile"]))
                 check.message = f"with {tile}: {probe.message}"
     check.coverage = plan.report(ran)
+    for entry in check.coverage:
+        if not entry["ran"] and notes:
+            entry["why"] = "; ".join(notes)
 
 
 def _compare(check: KernelCheck, k: KernelSpec, expected: dict, actual: dict) -> None:

@@ -8,8 +8,8 @@ tile 1024) runs only the last tile. :func:`plan` reads the branches from the emi
 text and, from the spec's grid, block and scalars, works out which cases each tile size gives:
 ``full tile``, ``last tile``, ``no full tile`` (a run with no full tile at all), and in 2-D and
 3-D ``last tile, partial along y only`` / ``... x only`` (rows and columns partial alone). It
-picks at most :data:`MAX_EXTRA_RUNS` other tiles (powers of two or three quarters of one, no
-more elements than the module's own tile, as large as possible, with its elements per thread) so that every case occurs. An extra run is the same launch on the
+picks at most :data:`MAX_EXTRA_RUNS` other tiles (powers of two, no more elements than the
+module's own tile, as large as possible, with its elements per thread) so that every case occurs. An extra run is the same launch on the
 same inputs with another ``tile=``: the original runs once, the migrated kernel once per tile.
 """
 from __future__ import annotations
@@ -161,11 +161,11 @@ def plan(module: str | Path, kernel) -> Plan | None:
     out.runs.append((None, fitted, sorted(cases(fitted))))
     missing = set(out.cases) - set(out.runs[0][2])
     # powers of two from the extent's own (one tile: no full tile where the domain is shorter)
-    # down to one element, the largest first, no more elements per tile than the module's own
-    # (and three quarters of each, 768, 384, ...: a domain of a power of two has a partial last
-    # tile only with a tile that does not divide it)
-    choices = [sorted({p >> k for k in range(0, 24) if p >> k >= 1} | {3 * (p >> k) // 4 for k in range(0, 24) if p >> k >= 4},
-                      reverse=True) for p in (_fit(1 << 62, e) for e in extents)]
+    # down to one element, the largest first, no more elements per tile than the module's own.
+    # Only powers of two, the tiles the module and its tune space use: with a tile of 768 the C
+    # target wrote past the end of a half2 kernel's output (corpus half2_fma_affine, 2026-12-02),
+    # which no real launch does; a domain of a power of two then has no partial last tile (M4003)
+    choices = [[p >> k for k in range(0, 24) if p >> k >= 1] for p in (_fit(1 << 62, e) for e in extents)]
     shape = [math.log2(t) for t in fitted]
     candidates = sorted((t for t in itertools.product(*choices) if _prod(t) <= max(_prod(fitted), _prod(default_tile))),
                         key=lambda t: (-_prod(t), sum(abs(math.log2(v) - w) for v, w in zip(t, shape))))
