@@ -282,7 +282,7 @@ def _spec_error_checks(display: str, file_kernels: dict, specs, errors, all_name
         elif err.kernel and shared and err.kernel in all_names:
             continue  # a table of --spec about another file's kernel
         else:  # about the whole file, or a bad table naming no kernel of the codebase
-            names = [err.kernel] if err.kernel else list(file_kernels)
+            names = [err.kernel] if err.kernel else (list(file_kernels) or ["(spec)"])
             out += [spec_error_check(display, name, device, err, shown_path) for name in names]
     for k in specs:
         if k.name in file_kernels or (shared and k.name in all_names):
