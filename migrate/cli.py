@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
     check.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]")
     _run_options(check)
+    check.add_argument("--max-check-bytes", dest="max_check_bytes", type=_byte_size, default=None, metavar="SIZE",
+                       help="refuse a spec whose buffers hold more than SIZE bytes (suffixes K, M, G; "
+                            "default 4G): M4104")
 
     bench = sub.add_parser("bench", help="time original and migrated kernels on a GPU (needs a CUDA GPU)")
     bench.add_argument("--from", dest="from_dir", metavar="OUT", required=True,
@@ -172,10 +175,16 @@ def cmd_bench(args) -> int:
         else:
             out.print(f"{row.kernel:32s} {row.form:9s} {row.status}: {row.message[:120]}")
 
-    rows, device = bench_folder(out_dir, report_data, kernels=set(args.kernel or ()) or None,
-                                specs_dir=specs, reps=args.reps, rounds=args.rounds,
-                                include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
-                                on_row=show, budget=args.budget, tune=args.tune, jobs=args.jobs)
+    from .runtime.spec import SpecError
+
+    try:
+        rows, device = bench_folder(out_dir, report_data, kernels=set(args.kernel or ()) or None,
+                                    specs_dir=specs, reps=args.reps, rounds=args.rounds,
+                                    include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
+                                    on_row=show, budget=args.budget, tune=args.tune, jobs=args.jobs)
+    except SpecError as exc:  # a bad spec: its code and FILE:LINE, no traceback
+        err.print(f"{exc} [{exc.code}]", markup=False)
+        return EXIT_USAGE
     if args.kernel and not rows:
         err.print(f"migrate bench: no kernel named {', '.join(args.kernel)}")
         return EXIT_USAGE
@@ -267,7 +276,7 @@ def cmd_check(args) -> int:
                                      kernels=set(args.kernel) if args.kernel else None, spec=spec,
                                      seed=args.seed, schedule=args.schedule,
                                      include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
-                                     jobs=jobs, **_run_kwargs(args))
+                                     jobs=jobs, max_check_bytes=args.max_check_bytes, **_run_kwargs(args))
     except CheckSetupError as exc:
         err.print(f"migrate check: {exc}")
         return EXIT_USAGE
@@ -291,7 +300,32 @@ def cmd_check(args) -> int:
     out.print(", ".join(f"{n} {s}" for s, n in counts.items()), markup=False)
     if args.json:
         Path(args.json).write_text(json.dumps([c.to_json() for c in checks], indent=2) + "\n")
+    from .runtime.coverage import unreached
+
+    for c in checks:
+        for branch in unreached(c.coverage):
+            err.print(f"{c.file}: note: {c.id}: the {branch['branch']} branch (line {branch['line']} of the migrated "
+                      f"module) ran in none of the check's runs: {branch.get('why', '')} [M4003]", markup=False)
+    bad_specs = [c for c in checks if c.code.startswith("M41") and c.status == "error"]
+    for c in bad_specs:  # the input's fault: a usage/setup error, after every other kernel was checked
+        err.print(f"{c.at}: error: {c.message.removeprefix(f'{c.code} bad spec {c.at}: ')} [{c.code}]", markup=False)
+    if bad_specs:
+        return EXIT_USAGE
     return EXIT_INCOMPLETE if counts["fail"] or counts["error"] else EXIT_OK
+
+
+def _byte_size(text: str) -> int:
+    """``4G``, ``512M``, ``1000`` as a count of bytes (argparse type)."""
+    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 1024 ** 4}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = units.get(t[-1:], 1)
+    try:
+        value = int(float(t[:-1] if t[-1:] in units else t) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size in bytes: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"the size must be positive: {text!r}")
+    return value
 
 
 def cmd_explain(args) -> int:
@@ -481,6 +515,7 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
                 run_note = _run_diagnostic(k.check, Span.point(str(r.source.path), k.line))
                 if run_note is not None:
                     k.diagnostics = k.diagnostics + [run_note]
+                k.diagnostics = k.diagnostics + _check_diagnostics(k.check, Span.point(str(r.source.path), k.line))
     def reemit(r, no_lift: frozenset) -> dict:
         """Write ``r``'s module again with ``no_lift`` kept portable; its kernels' new results."""
         kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
@@ -525,6 +560,25 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
                     k.check = dict(lifted, message=lifted.get("message", "") +
                                    " (the portable form disagrees too, so the lift is kept)")
     return any(k.check.get("status") in ("fail", "error") for r in results for k in r.kernels)
+
+
+def _check_diagnostics(check: dict, at) -> list:
+    """A bad spec's error (M41xx, at the spec's line) and the coverage notes (M4003: a branch of
+    the migrated kernel no run of the check took, at the kernel) of one kernel's check."""
+    from .diagnostics import make
+    from .ir.span import Span
+    from .runtime.coverage import unreached
+
+    out = []
+    code = check.get("code", "")
+    if code.startswith("M41"):
+        path, _, line = check.get("at", "").rpartition(":")
+        spot = Span.point(path, int(line)) if line.isdigit() and path else at
+        out.append(make(code, spot, check.get("message", "").removeprefix(f"{code} bad spec {check.get('at', '')}: ")))
+    for branch in unreached(check.get("coverage") or []):
+        out.append(make("M4003", at, f"the {branch['branch']} branch (line {branch['line']} of the migrated "
+                                     f"module) ran in none of the check's runs: {branch.get('why', '')}"))
+    return out
 
 
 def _run_diagnostic(check: dict, at):

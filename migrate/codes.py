@@ -144,6 +144,46 @@ _CODES = [
          "the limit.",
          "Nothing is required. For a kernel that was not reached, give the run a longer time, smaller "
          "arguments, or --record-on cuda."),
+    # -- checked coverage (M4003-M4009) ------------------------------------------------------------
+    Code("M4003", Severity.NOTE, "a branch of the migrated kernel was not run by its check",
+         "A tile-form kernel has a full-tile branch (what GPUs run at real sizes) and a last-tile "
+         "branch. The check runs the kernel at the spec's sizes with its own tile and again with a "
+         "smaller tile chosen so that full tiles, a partial last tile, and rows and columns partial "
+         "alone occur (report.json check.coverage). This branch ran in none of those runs, so the "
+         "check says nothing about it.",
+         "Give the spec larger sizes (several tiles along each dimension, not a multiple of the "
+         "tile), or check the kernel on its program's own launches (--run)."),
+    # -- kernel specs (M4100-M4149) -----------------------------------------------------------------
+    Code("M4100", Severity.ERROR, "the spec file cannot be read",
+         "The spec (NAME.toml beside the source, or --spec FILE) is not valid TOML, cannot be read, "
+         "or holds no [[kernel]] table. Every kernel of the file it is for is marked error; other "
+         "files are still checked, and migrate check exits 2.",
+         "Fix the TOML at the line given (format in corpus/README.md)."),
+    Code("M4101", Severity.ERROR, "unknown key in a spec",
+         "A [[kernel]], [[kernel.args]] or [[kernel.symbols]] table has a key the format does not "
+         "know (a typo is not ignored: it would silently check other sizes than meant). The message "
+         "names the nearest valid key. Only the kernel of that table is marked error.",
+         "Rename the key to the one suggested, or remove it."),
+    Code("M4102", Severity.ERROR, "a spec value is missing or has the wrong type",
+         "A required key is absent, or a value is not of its type (a float such as 1e12 for "
+         "'elements', a string for an integer 'value', an unknown dtype or tolerance class). Only the "
+         "kernel of that table is marked error.",
+         "Give the value the type corpus/README.md states (integers without a decimal point)."),
+    Code("M4103", Severity.ERROR, "a spec value is out of its range",
+         "A size is zero or negative, a grid or block exceeds CUDA's limits, a scalar does not fit "
+         "its dtype, a range is empty or all zero, or two tables share an id. Only the kernel of "
+         "that table is marked error.",
+         "Give a value inside the range the message states."),
+    Code("M4104", Severity.ERROR, "a spec's buffers exceed the check's memory limit",
+         "The buffers and symbols of one kernel spec add up to more bytes than --max-check-bytes "
+         "(default 4 GiB); the check would allocate them several times over (inputs, both sides' "
+         "outputs), so it refuses instead of exhausting the machine's memory.",
+         "Give smaller sizes (the check needs only a few tiles per dimension), or raise "
+         "--max-check-bytes on a machine with the memory."),
+    Code("M4105", Severity.ERROR, "the spec names a kernel the source does not have",
+         "A [[kernel]] table's name is no __global__ function of the file the spec is for (a typo, "
+         "or a kernel renamed since the spec was written). The message names the nearest kernel.",
+         "Correct 'name' to a kernel of the file."),
     Code("M9001", Severity.ERROR, "internal error",
          "The tool failed on this input; this is a bug in cuda2tile, not in your code.",
          "Report it with the file that triggered it."),

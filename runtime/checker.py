@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import coverage
 from .compare import compare_arrays
 from .flags import file_flags, merged
 from .inputs import DEFAULT_SEED, make_inputs
@@ -54,10 +55,13 @@ def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float, s
 
 def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: dict[str, tuple[str, str]],
                  *, device: str = "cpu", seed: int | None = None, schedule: str = "forward",
-                 include_dirs=(), defines=(), timeout: float = 300.0, display: str = "") -> list[KernelCheck]:
+                 include_dirs=(), defines=(), timeout: float = 300.0, display: str = "",
+                 coverage_runs: bool = True) -> list[KernelCheck]:
     """Check the spec'd ``kernels`` of ``cu_path`` against the migrated ``module``.
 
-    ``forms`` maps kernel name to (form, reason) as ``migrate convert`` reported them.
+    ``forms`` maps kernel name to (form, reason) as ``migrate convert`` reported them. A tile-form
+    kernel also runs with the extra tiles of its coverage plan (:mod:`.coverage`) unless
+    ``coverage_runs`` is False, and its ``coverage`` says which branches ran.
     """
     from .api import run_original
 
@@ -92,24 +96,46 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
         pending.append((check, k, inputs, original))
 
     if pending:
-        runs = [{"key": c.id, "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
-                 "symbols": dict(inp.symbols)} for c, k, inp, _ in pending]
+        plans = {c.id: (coverage.plan(module, k) if forms.get(k.name, ("",))[0] == "tile" else None)
+                 for c, k, _inp, _orig in pending}
+        runs, extra_runs = [], []
+        for c, k, inp, _ in pending:  # the spec's runs first, then one per extra tile of each coverage
+            extra = plans[c.id].extra() if plans[c.id] and coverage_runs else []  # plan: a crash there
+            for i, options in enumerate([None] + extra):                        # costs no spec run
+                (runs if i == 0 else extra_runs).append(
+                    {"key": c.id if i == 0 else f"{c.id}@tile{i}", "kernel": k, "options": options,
+                     "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args, "symbols": dict(inp.symbols)})
+        runs += extra_runs
         start = time.perf_counter()
         results = _run_migrated(module, target, runs, timeout, schedule)
         per_kernel = (time.perf_counter() - start) / len(pending)
         for check, k, inputs, original in pending:
             check.seconds += per_kernel
+            plan = plans[check.id]
+            if plan is not None:
+                _check_coverage(check, k, plan, original.outputs, results)
+                if check.status == "fail":
+                    continue
             entry = results[check.id]
             if entry["status"] == "error" and target == "c" and "bfloat16" in entry["message"]:
                 check.status = "skipped"
                 check.message = ("not checkable on CPU: TileLang's c target cannot compile bfloat16 "
                                  f"({entry['message'][:120]}); check it with --device cuda")
                 continue
+            if entry["status"] == "oob":  # a write into a red zone: the migrated kernel is wrong
+                check.status = "fail"
+                check.first_mismatch = {"buffer": entry["buffer"], "index": entry["element"], "side": entry["side"],
+                                        "expected": None, "actual": None}
+                check.message = entry["message"]
+                continue
             if entry["status"] != "ok":
                 check.status = "error"
                 check.message = f"the migrated kernel did not run ({entry['status']}): {entry['message']}"
                 continue
             _compare(check, k, original.outputs, entry["outputs"])
+            if check.status == "pass" and check.coverage:
+                took = [c["branch"] for c in check.coverage if c["ran"] and c["branch"] in coverage.BRANCHES]
+                check.message += f"; branches run: {', '.join(took) or 'none'}"
             if check.status == "fail" and original_device == "cpu":
                 _flag_original_race(check, k, cu_path, inputs, original, schedule, seed, include_dirs, defines,
                                     timeout)
@@ -139,6 +165,41 @@ def _flag_original_race(check: KernelCheck, k: KernelSpec, cu_path: Path, inputs
             check.message = (f"{finding}; the check cannot judge the migration (tolerance unchanged). "
                              f"Compared with the migrated kernel: {check.message}")
             return
+
+
+def _check_coverage(check: KernelCheck, k: KernelSpec, plan, expected: dict, results: dict) -> None:
+    """Compare the extra tile runs of ``plan`` (:mod:`.coverage`) with the original's outputs and
+    record which branches the runs took (``check.coverage``); a run that disagrees fails the
+    check, naming its tile."""
+    ran = [results.get(check.id, {}).get("status") == "ok"]
+    if not ran[0]:
+        return  # the spec's own run did not complete: the check says why, coverage is moot
+    notes = []
+    for i, options in enumerate(plan.extra(), 1):
+        entry = results.get(f"{check.id}@tile{i}")
+        if entry is None:  # extra runs were not asked for
+            ran.append(False)
+            continue
+        if entry["status"] not in ("ok", "oob"):
+            notes.append(f"the run with tile {list(options['tile'])} did not complete ({entry['status']}: "
+                         f"{entry.get('message', '')[:200]})")
+        ran.append(entry["status"] == "ok")
+        tile = f"tile {list(options['tile'])} (a coverage run: {', '.join(plan.runs[i][2])})"
+        if entry["status"] == "oob":
+            check.status = "fail"
+            check.first_mismatch = {"buffer": entry["buffer"], "index": entry["element"], "side": entry["side"],
+                                    "expected": None, "actual": None, "tile": list(options["tile"])}
+            check.message = f"with {tile}: {entry['message']}"
+        elif entry["status"] == "ok" and check.status != "fail":
+            probe = KernelCheck(check.file, check.kernel, check.id, check.device, "skipped")
+            _compare(probe, k, expected, entry["outputs"])
+            if probe.status == "fail":
+                check.status, check.first_mismatch = "fail", dict(probe.first_mismatch, tile=list(options["tile"]))
+                check.message = f"with {tile}: {probe.message}"
+    check.coverage = plan.report(ran)
+    for entry in check.coverage:
+        if not entry["ran"] and notes:
+            entry["why"] = "; ".join(notes)
 
 
 def _compare(check: KernelCheck, k: KernelSpec, expected: dict, actual: dict) -> None:
@@ -234,6 +295,71 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          packed=packed, timings=timings, fast_forward=fast_forward)
 
 
+def _spec_error_checks(display: str, file_kernels: dict, specs, errors, all_names: set, shared: bool,
+                       device: str, shown_path: str | None = None) -> list[KernelCheck]:
+    """The error checks of a file's bad spec: a table's error costs its kernel, a file's error
+    (no kernel named) every kernel of the file; a table naming a kernel the file does not have is
+    M4105 (with ``--spec`` given for several files: none of them has it)."""
+    import difflib
+
+    from .kernel_check import spec_error_check
+    from .spec import SPEC_NO_KERNEL, SpecError
+
+    out = []
+    for err in errors:
+        if err.kernel and err.kernel in file_kernels:
+            out.append(spec_error_check(display, err.kernel, device, err, shown_path))
+        elif err.kernel and shared and err.kernel in all_names:
+            continue  # a table of --spec about another file's kernel
+        else:  # about the whole file, or a bad table naming no kernel of the codebase
+            names = [err.kernel] if err.kernel else (list(file_kernels) or ["(spec)"])
+            out += [spec_error_check(display, name, device, err, shown_path) for name in names]
+    for k in specs:
+        if k.name in file_kernels or (shared and k.name in all_names):
+            continue
+        close = difflib.get_close_matches(k.name, sorted(file_kernels), n=1, cutoff=0.5)
+        hint = f" (did you mean '{close[0]}'?)" if close else \
+            (f"; it has {', '.join(sorted(file_kernels))}" if file_kernels else "")
+        err = SpecError(k.spec_path, f"kernel {k.name!r} is not a __global__ function of {display}{hint}",
+                        f"kernel[{k.index}]", code=SPEC_NO_KERNEL, kernel=k.name)
+        err.located(_name_line(k.spec_path, k.index))
+        out.append(spec_error_check(display, k.name, device, err, shown_path))
+    return out
+
+
+def _shown_spec(spec_path: Path, entry: dict) -> str:
+    """The spec as the user wrote it: ``NAME.toml`` beside the source when the spec in OUT is a
+    copy of it (same bytes), else the path checked."""
+    source = entry.get("source")
+    if source and not spec_path.name.endswith(".auto.toml"):
+        beside = Path(source).with_suffix(".toml")
+        try:
+            if beside.read_bytes() == spec_path.read_bytes():
+                return str(beside)
+        except OSError:
+            pass
+    return str(spec_path)
+
+
+def _name_line(spec_path, index: int) -> int:
+    """The line of ``name =`` in the ``index``-th [[kernel]] table of a spec file."""
+    import re
+
+    try:
+        lines = Path(spec_path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError, TypeError):
+        return 0
+    seen, header = -1, 0
+    for n, line in enumerate(lines, 1):
+        if re.match(r"^\s*\[\[\s*kernel\s*\]\]", line):
+            seen, header = seen + 1, n
+        elif seen == index and re.match(r"^\s*name\s*=", line):
+            return n
+        elif seen > index:
+            break
+    return header
+
+
 class CheckSetupError(Exception):
     """The output folder or the specs cannot be used (exit status 2)."""
 
@@ -243,7 +369,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
                         include_dirs=(), defines=(), jobs: int = 1, timeout: float = 300.0,
                         on_done=None, run_args: list[str] | None = None, record_limit: int = 2,
                         run_timeout: float = 120.0, record_on: str = "cpu",
-                        fast_forward: bool = False) -> list[KernelCheck]:
+                        fast_forward: bool = False, max_check_bytes: int | None = None) -> list[KernelCheck]:
     """Check every converted file of ``out_dir`` (as described by its ``report.json``).
 
     Each file's original source and spec travel inside the folder (``original`` and ``spec`` of
@@ -251,15 +377,20 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
     ``run_args``, a kernel no spec covers is checked on the launches of the program's own run
     with those arguments (:mod:`.trace_check`; traces under ``OUT/traces/``, the run in
     ``OUT/run/``), the first ``record_limit`` launches of each kernel, for ``run_timeout`` s.
+
+    A bad spec costs only the kernels it is about: each is an ``error`` check with the spec's
+    code (M41xx) and FILE:LINE (``code``, ``at``); the other kernels are checked. A spec whose
+    buffers hold more than ``max_check_bytes`` (default 4 GiB) is refused (M4104).
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from .spec import SpecError, load_spec
+    from .spec import read_spec
 
     forms: dict[str, dict[str, tuple[str, str]]] = {}
     missing = {(k["file"], k["kernel"]): k["spec_missing"] for k in report.get("kernels", []) if k.get("spec_missing")}
     for k in report.get("kernels", []):
         forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
+    all_names = {name for f in forms.values() for name in f}
     jobs_list = []
     recorded = _programs_to_record(report, run_args, out_dir)  # file -> (program, its arguments)
     by_program: dict[str, list] = {}
@@ -276,18 +407,18 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         if spec_path is None and program is not None:
             if program[0]["main"] not in by_program:
                 by_program[program[0]["main"]] = []
-                jobs_list.append((("program", program), by_program[program[0]["main"]]))
+                jobs_list.append((("program", program), by_program[program[0]["main"]], []))
             by_program[program[0]["main"]].append(entry)
             continue
         if spec_path is None:
-            jobs_list.append((entry, None))
+            jobs_list.append((entry, None, []))
             continue
-        try:
-            specs = load_spec(spec_path)
-        except (SpecError, OSError) as exc:
-            raise CheckSetupError(f"{spec_path}: {exc}") from None
-        specs = [s for s in specs if kernels is None or s.name in kernels or s.id in kernels]
-        jobs_list.append((entry, specs))
+        specs, errors = read_spec(spec_path, max_check_bytes)
+        bad = _spec_error_checks(entry["file"], file_kernels, specs, errors, all_names, spec is not None, device,
+                                 _shown_spec(spec_path, entry))
+        specs = [s for s in specs if s.name in file_kernels and (kernels is None or s.name in kernels or s.id in kernels)]
+        bad = [c for c in bad if kernels is None or c.kernel in kernels]
+        jobs_list.append((entry, specs, bad))
 
     def one_program(program, entries):
         prog, args = program
@@ -301,9 +432,13 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         return out
 
     def one(item):
-        entry, specs = item
+        entry, specs, bad = item
         if isinstance(entry, tuple):
             return one_program(entry[1], specs)
+        if bad and not specs:
+            if on_done:
+                on_done(entry, bad)
+            return bad
         file_forms = forms.get(entry["file"], {})
         toml = Path(entry["file"]).with_suffix(".toml")
         file_dirs, file_defines = file_flags(report, entry["file"], include_dirs, defines)  # as it was converted
@@ -333,7 +468,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
             if spec is None and str(entry.get("spec", "")).endswith(".auto.toml"):
                 for c in out:
                     c.inputs = "auto"  # sizes derived from the launch sites (migrate/autospec.py)
-            covered = {s.name for s in specs}
+            covered = {s.name for s in specs} | {c.kernel for c in bad}
+            out = bad + out
             out += [unspecified(name) for name in file_forms
                     if name not in covered and (entry["file"], name) in missing
                     and (kernels is None or name in kernels)]

@@ -5,8 +5,8 @@ by ``nvcc -shared -Xcompiler -fPIC -DC2T_GPU_BUILD -Dmain=cuda2tile_host_main`` 
 rewritten: nvcc understands ``<<<>>>``). The launcher (``runtime/cpu/c2t_launcher.h``) converts
 the packed arguments to the kernel's parameter types and calls ``cudaLaunchKernel``; symbols
 are filled with ``cudaMemcpyToSymbol``; buffers are ``cudaMalloc``'d by the library itself
-(``c2t_alloc_buffer``), each followed by a 256-byte canary that is checked after the run for
-writes past the end. Runs happen in a child process with a time limit (:mod:`.executor`), so an
+(``c2t_alloc_buffer``), each between 256-byte red zones, before and after, checked after the run
+for writes outside the buffer (reported as the element, before its start or past its end). Runs happen in a child process with a time limit (:mod:`.executor`), so an
 illegal address or a hung kernel cannot take the caller down.
 
     >>> from migrate.runtime.cuda_gpu import compile_gpu, run_gpu, gpu_available

@@ -124,7 +124,8 @@ def finding_from_report(r: dict, kernel_name: str = "kernel") -> Finding:
             else:
                 where = f" element {idx} of {n}"
         elif r.get("byte_offset"):
-            where = f" byte offset {r['byte_offset']} (the buffer has {r.get('nbytes')} bytes)"
+            side = "before its start" if r["byte_offset"].startswith("-") else "past its end"
+            where = f" byte offset {r['byte_offset']} ({side}; the buffer has {r.get('nbytes')} bytes)"
         msg = f"out-of-bounds {access or 'access'} of buffer '{buf}' at{where}{who}"
         return Finding(kind="oob", message=f"{kernel_name}: {msg}", buffer=buf, index=idx, access=access,
                        thread=thread, block=block, details=r)

@@ -27,6 +27,9 @@ class KernelCheck:
     inputs: str = "spec"  # what the kernel ran on: "spec" (a spec file), "trace" (the program's own launches)
     launch: int | None = None  # with "trace": the recorded launch the message speaks of
     run: str = ""  # with "trace": how the program's recording run ended ("ran to completion", "timed out", ...)
+    code: str = ""  # the diagnostic code of an error that is the input's fault (M41xx: a bad spec)
+    at: str = ""  # with code: FILE:LINE of the spec the error is about
+    coverage: list = field(default_factory=list)  # branches of the migrated kernel and whether a run took them
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -41,3 +44,17 @@ def form_skip(form: str | None, device: str, reason: str = "") -> str | None:
         return ("not checkable on CPU: thread-level (simt) TileLang runs on GPUs only "
                 "(TileLang's c target has no SIMT threads); check it with --device cuda")
     return None
+
+
+def spec_error_check(display: str, kernel: str, device: str, err, shown_path: str | None = None) -> KernelCheck:
+    """The check of a kernel whose spec is bad (a :class:`~.spec.SpecError`): error, with its code
+    and the spec's FILE:LINE (``shown_path``: the spec as the user knows it, not its copy in OUT).
+    A spec the tool derived (``NAME.auto.toml``, sizes of the program's own launch sites) is no
+    input error: its kernel is skipped, with the same code and message."""
+    path = shown_path or err.path
+    at = f"{path}:{err.line}" if err.line else path
+    what = f"{err.where}: {err.message}" if err.where else err.message
+    derived = str(path).endswith(".auto.toml")
+    return KernelCheck(display, kernel, kernel, device, "skipped" if derived else "error", code=err.code, at=at,
+                       message=f"{err.code} bad spec {at}: {what}"
+                               + ("; sizes derived from the launch sites: state smaller ones in a spec file" if derived else ""))

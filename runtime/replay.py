@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import redzone
 from .compare import CompareResult, compare_chunked
+from .redzone import RED_ZONE
 from .tilelang_side import load_module, to_numpy, to_tensor
 from .tilelang_support import template_kwargs
 from .traces import Launch
@@ -123,34 +125,6 @@ def _literal(text: str, kind: str) -> bool:
         return False
 
 
-#: elements of poison on each side of every replayed buffer: a write there is a failure
-RED_ZONE = 64
-
-
-def _red_zone(dtype: str) -> np.ndarray:
-    """RED_ZONE elements of a pattern no kernel writes by chance (0xA5 bytes; for floats a NaN
-    with a payload of its own)."""
-    if dtype == "float32":
-        return np.full(RED_ZONE, 0x7FA5A5A5, np.uint32).view(np.float32)
-    if dtype == "bfloat16":  # held as float32 on this side: its upper half is the bfloat16 NaN
-        return np.full(RED_ZONE, 0x7FA50000, np.uint32).view(np.float32)
-    if dtype == "float16":
-        return np.full(RED_ZONE, 0x7DA5, np.uint16).view(np.float16)
-    code = np.dtype(_NUMPY.get(dtype, np.uint8))
-    if code == np.bool_:
-        return np.zeros(RED_ZONE, np.bool_)
-    return np.frombuffer(b"\xa5" * (RED_ZONE * code.itemsize), code).copy()
-
-
-def _zone_changed(part: np.ndarray, dtype: str) -> np.ndarray:
-    """Whether each red-zone element still holds the pattern, compared bit for bit."""
-    want = _red_zone(dtype)
-    if dtype == "bfloat16":  # held as float32: compare the upper halves
-        return (part.view(np.uint32) >> 16) != (want.view(np.uint32) >> 16)
-    width = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[part.dtype.itemsize]
-    return part.view(width) != want.view(width)
-
-
 def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
     """Run ``launch`` (recorded from the original program) through the migrated kernel of the
     module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers.
@@ -210,7 +184,7 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     for alloc, group in groups.items():
         dtype = group["dtype"]
         values = _values(launch.before[alloc], dtype, group["base"])
-        group["whole"] = to_tensor(np.concatenate([_red_zone(dtype), values, _red_zone(dtype)]), dtype, device)
+        group["whole"] = to_tensor(redzone.padded(values, dtype), dtype, device)
         group["n"] = len(values)
     args = []
     for (name, kind, dtype), arg in zip(sig.params, launch.args):
@@ -227,15 +201,11 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     for alloc, group in groups.items():
         dtype, n, name = group["dtype"], group["n"], " = ".join(group["names"])
         zone = to_numpy(group["whole"], dtype)
-        for side, part in (("before", zone[:RED_ZONE]), ("after", zone[RED_ZONE + n:])):
-            hit = np.flatnonzero(_zone_changed(part, dtype))
-            if hit.size:
-                element = int(hit[0]) - RED_ZONE if side == "before" else n + int(hit[0])
-                out.status = "fail"
-                out.message = (f"{name}: the migrated kernel wrote outside the buffer, element {element} "
-                               f"({'before its start' if side == 'before' else 'past its end'}; "
-                               f"{len(hit)} element{'s' if len(hit) > 1 else ''} of the red zone changed)")
-                return out
+        write = redzone.red_zone_write(zone, n, dtype)
+        if write:
+            out.status = "fail"
+            out.message = redzone.message(name, write)
+            return out
         expected = _values(launch.after[alloc], dtype, group["base"])
         actual = zone[RED_ZONE:RED_ZONE + n]
         for each in group["names"]:

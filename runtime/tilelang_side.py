@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import redzone
 from .inputs import Inputs
+from .redzone import RED_ZONE
 from .spec import KernelSpec
 
 
@@ -67,7 +69,19 @@ def to_numpy(tensor, dtype: str) -> np.ndarray:
     return tensor.numpy().copy()
 
 
-def run_migrated(module_path: str | Path, kernel: KernelSpec, inputs: Inputs, target: str = "c") -> dict:
+class RedZoneWrite(Exception):
+    """The migrated kernel wrote into a red zone: ``buffer``, ``side`` (before/after), ``element``."""
+
+    def __init__(self, buffer: str, write):
+        self.buffer, (self.side, self.element, self.count) = buffer, write
+        super().__init__(redzone.message(buffer, write))
+
+
+def run_migrated(module_path: str | Path, kernel: KernelSpec, inputs: Inputs, target: str = "c",
+                 options: dict | None = None) -> dict:
+    """The migrated kernel run on ``inputs``: its output buffers by name. Every buffer lies between
+    poisoned red zones; a write into one raises :class:`RedZoneWrite`. ``options`` are factory
+    keywords (``tile``, ``threads``) in place of the module's defaults."""
     module = load_module(module_path)
     table = getattr(module, "KERNELS", {})
     if kernel.name not in table:
@@ -76,15 +90,25 @@ def run_migrated(module_path: str | Path, kernel: KernelSpec, inputs: Inputs, ta
     from .tilelang_support import launch
 
     device = "cuda" if target != "c" else None
-    args, tensors = [], {}
+    args, wholes = [], {}
     for a in kernel.args:
         value = inputs.args[a.name]
-        if a.is_buffer:
-            tensors[a.name] = to_tensor(value, a.dtype, device)
-            args.append(tensors[a.name])
+        if a.is_buffer:  # the buffer between red zones (redzone.py): a write outside it is seen
+            wholes[a.name] = to_tensor(redzone.padded(value, a.dtype), a.dtype, device)
+            args.append(wholes[a.name][RED_ZONE:RED_ZONE + len(value)])
         else:
             args.append(value)
     symbols = {s.name: to_tensor(inputs.symbols[s.name], s.dtype, device) for s in kernel.symbols}
     launch(sig, args, grid=kernel.grid, block=kernel.block, shared_bytes=kernel.shared_bytes,
-           template=kernel.template or None, symbols=symbols, target=target)
-    return {a.name: to_numpy(tensors[a.name], a.dtype) for a in kernel.outputs}
+           template=kernel.template or None, symbols=symbols, target=target, options=options)
+    outputs = {}
+    for a in kernel.args:
+        if not a.is_buffer:
+            continue
+        whole, n = to_numpy(wholes[a.name], a.dtype), len(inputs.args[a.name])
+        write = redzone.red_zone_write(whole, n, a.dtype)
+        if write:
+            raise RedZoneWrite(a.name, write)
+        if a.is_output:
+            outputs[a.name] = whole[RED_ZONE:RED_ZONE + n].copy()
+    return outputs

@@ -341,10 +341,11 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
 
 
 def launch(sig: Signature, args, *, grid, block, shared_bytes: int = 0, template=None,
-           symbols=None, target=None):
-    """Run ``sig`` like ``kernel<<<grid, block, shared_bytes>>>(*args)``; tensors are updated in place."""
+           symbols=None, target=None, options: dict | None = None):
+    """Run ``sig`` like ``kernel<<<grid, block, shared_bytes>>>(*args)``; tensors are updated in place.
+    ``options``: factory keywords (``tile``, ``threads``) in place of the tuned or default ones."""
     target = target or default_target()
     sizes = static_sizes(sig, args, target)
-    kernel = compile_kernel(sig, grid, block, shared_bytes, template, target, sizes=sizes)
+    kernel = compile_kernel(sig, grid, block, shared_bytes, template, target, sizes=sizes, options=options)
     device = "cuda" if target != "c" else None
     kernel(*without_static(sig, arguments(sig, args, symbols, template, device), sizes))

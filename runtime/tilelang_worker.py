@@ -3,9 +3,11 @@
     python -m migrate.runtime.tilelang_worker JOB RESULT
 
 JOB is a pickle: ``{"module": path, "target": "c" | "cuda", "schedule": "forward" | "reverse" |
-"random" (the thread order of portable kernels on the C target), "runs": [{"key", "spec_path",
+"random" (the thread order of portable kernels on the C target), "runs": [{"key", "kernel" (a
+KernelSpec), "spec_path",
 "index", "args", "symbols"}]}``; RESULT receives ``{key: {"status": "ok", "outputs": {...}}`` or
-``{"status": "error", "message": ...}}``, rewritten after every kernel so that a crash loses
+``{"status": "error", "message": ...}}`` (``"oob"`` with ``buffer``, ``side``, ``element``: a
+write into a red zone), rewritten after every kernel so that a crash loses
 only the kernel it happened in. A crash or a hang of TileLang or of a migrated kernel therefore
 never takes the checking process down with it.
 """
@@ -30,7 +32,7 @@ def main(argv: list[str]) -> int:
         job = pickle.load(f)
     from .inputs import Inputs
     from .spec import load_spec
-    from .tilelang_side import run_migrated
+    from .tilelang_side import RedZoneWrite, run_migrated
     from .tilelang_support import set_cpu_schedule
 
     set_cpu_schedule(job.get("schedule", "forward"))
@@ -40,10 +42,13 @@ def main(argv: list[str]) -> int:
         results[run["key"]] = {"status": "crash", "message": "the process died while running this kernel"}
         _save(result_path, results)
         try:
-            kernel = load_spec(run["spec_path"])[run["index"]]
+            kernel = run["kernel"] if run.get("kernel") is not None else load_spec(run["spec_path"])[run["index"]]
             inputs = Inputs(args=run["args"], symbols=run["symbols"], seed=0, kernel=kernel)
-            outputs = run_migrated(job["module"], kernel, inputs, target=job["target"])
+            outputs = run_migrated(job["module"], kernel, inputs, target=job["target"], options=run.get("options"))
             results[run["key"]] = {"status": "ok", "outputs": outputs}
+        except RedZoneWrite as exc:  # a failure of the kernel, not of the run
+            results[run["key"]] = {"status": "oob", "message": str(exc), "buffer": exc.buffer, "side": exc.side,
+                                   "element": exc.element}
         except Exception as exc:  # reported per kernel; the next kernel still runs
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             results[run["key"]] = {"status": "error", "message": last[-2000:]}

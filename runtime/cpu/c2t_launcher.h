@@ -298,7 +298,7 @@ C2T_EXPORT const char* c2t_warnings(void) { return c2t::g_warnings; }
 // ----------------------------------------------------------------------------- GPU buffers
 // Each buffer is followed by a 256-byte canary, checked after the run for writes past the end.
 namespace c2t {
-struct GpuBuf { char name[64]; char* dev; unsigned long long nbytes; };
+struct GpuBuf { char name[64]; char* dev; unsigned long long nbytes; unsigned long long elem; };
 inline GpuBuf g_gbufs[512];
 inline int g_ngbufs = 0;
 static const unsigned long long CANARY = 256;
@@ -308,17 +308,19 @@ C2T_EXPORT int c2t_init(int, int, unsigned long long, int) {
     if (e != cudaSuccess) { c2t::lmsg("CUDA initialisation failed: %s", cudaGetErrorString(e)); return 4; }
     return 0;
 }
-C2T_EXPORT void* c2t_alloc_buffer(const char* name, unsigned long long nbytes, unsigned long long) {
+C2T_EXPORT void* c2t_alloc_buffer(const char* name, unsigned long long nbytes, unsigned long long elem) {
     using namespace c2t;
     if (g_ngbufs >= 512) { lmsg("too many buffers"); return nullptr; }
+    // red zones of CANARY bytes before and after the buffer (the buffer stays 256-byte aligned)
     char* p = nullptr;
-    cudaError_t e = cudaMalloc((void**)&p, nbytes + CANARY);
+    cudaError_t e = cudaMalloc((void**)&p, nbytes + 2 * CANARY);
     if (e != cudaSuccess) { lmsg("cudaMalloc(%llu): %s", nbytes, cudaGetErrorString(e)); return nullptr; }
-    cudaMemset(p + nbytes, 0xA5, CANARY);
+    cudaMemset(p, 0xA5, CANARY);
+    cudaMemset(p + CANARY + nbytes, 0xA5, CANARY);
     GpuBuf& b = g_gbufs[g_ngbufs++];
     snprintf(b.name, sizeof b.name, "%s", name);
-    b.dev = p; b.nbytes = nbytes;
-    return p;
+    b.dev = p + CANARY; b.nbytes = nbytes; b.elem = elem ? elem : 1;
+    return b.dev;
 }
 C2T_EXPORT int c2t_write_buffer(void* dev, const void* src, unsigned long long n) {
     cudaError_t e = cudaMemcpy(dev, src, n, cudaMemcpyHostToDevice);
@@ -336,12 +338,29 @@ C2T_EXPORT int c2t_check_buffers(char* out, int cap) {
     int bad = 0;
     unsigned char host[256];
     for (int i = 0; i < g_ngbufs; ++i) {
+        // the zone before the start (the write nearest the buffer is reported), then past the end
+        if (cudaMemcpy(host, g_gbufs[i].dev - CANARY, CANARY, cudaMemcpyDeviceToHost) == cudaSuccess) {
+            for (int k = (int)CANARY - 1; k >= 0; --k) {
+                if (host[k] != 0xA5) {
+                    size_t used = strlen(out);
+                    unsigned long long e = g_gbufs[i].elem, back = (CANARY - k + e - 1) / e;  // elements before
+                    snprintf(out + used, cap - used,
+                             "kind=oob\naccess=write\nbuffer=%s\nindex=-%llu\nelements=%llu\nbyte_offset=-%llu\nnbytes=%llu\n\n",
+                             g_gbufs[i].name, back, g_gbufs[i].nbytes / e, back * e, g_gbufs[i].nbytes);
+                    bad++;
+                    break;
+                }
+            }
+        }
         if (cudaMemcpy(host, g_gbufs[i].dev + g_gbufs[i].nbytes, CANARY, cudaMemcpyDeviceToHost) != cudaSuccess) continue;
         for (unsigned k = 0; k < CANARY; ++k) {
             if (host[k] != 0xA5) {
                 size_t used = strlen(out);
-                snprintf(out + used, cap - used, "kind=oob\naccess=write\nbuffer=%s\nbyte_offset=%llu\nnbytes=%llu\n\n",
-                         g_gbufs[i].name, g_gbufs[i].nbytes + k, g_gbufs[i].nbytes);
+                unsigned long long e = g_gbufs[i].elem;
+                snprintf(out + used, cap - used,
+                         "kind=oob\naccess=write\nbuffer=%s\nindex=%llu\nelements=%llu\nbyte_offset=%llu\nnbytes=%llu\n\n",
+                         g_gbufs[i].name, (g_gbufs[i].nbytes + k) / e, g_gbufs[i].nbytes / e, g_gbufs[i].nbytes + k,
+                         g_gbufs[i].nbytes);
                 bad++;
                 break;
             }

@@ -115,6 +115,11 @@ def test_gpu_reports_failures():
     kernels = {k.id: k for k in load_spec(FIX / "bugs.toml")}
     r = run_original(FIX / "bugs.cu", kernels["oob_write"], device="gpu", seed=1)
     assert r.status == "oob" and r.findings[0].buffer == "y"
+    assert "past the end" in r.findings[0].message, r.findings[0].message
+    # the red zone before each buffer: y[-1] is a write before its start, named as such
+    r = run_original(FIX / "bugs.cu", kernels["oob_write_before"], device="gpu", seed=1)
+    assert r.status == "oob" and r.findings[0].buffer == "y", r.message
+    assert r.findings[0].index == -1 and "element -1 (before the start" in r.findings[0].message, r.findings[0].message
     r = run_original(FIX / "bugs.cu", kernels["infinite_loop"], device="gpu", seed=1, timeout=5)
     assert r.status == "timeout"
     r = run_original(FIX / "bugs.cu", kernels["too_many_args"], device="gpu", seed=1)

@@ -104,7 +104,8 @@ def test_spec_errors(old, new, needle):
         parse_spec(text, "corpus/x/bad.toml")
     msg = str(ei.value)
     assert needle in msg, msg
-    assert msg.startswith("corpus/x/bad.toml: ")
+    assert msg.startswith("corpus/x/bad.toml:")
+    assert ei.value.line > 0 and ei.value.code.startswith("M41"), (ei.value.line, ei.value.code)
     assert ei.value.path == "corpus/x/bad.toml"
 
 
