@@ -114,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if hasattr(args, "max_memory"):
+        from .runtime import limits
+        limits.set_max_memory(args.max_memory)
+        limits.install_signal_handlers()  # SIGINT/SIGTERM of migrate kill every child's group first
     if args.command == "explain":
         return cmd_explain(args)
     if args.command == "check":
@@ -223,7 +227,8 @@ def cmd_check(args) -> int:
                 return EXIT_USAGE
         tmp = tempfile.TemporaryDirectory(prefix="c2t-check-")
         out_dir = Path(tmp.name)
-        convert_args = ["convert", *args.paths, "-o", str(out_dir), "-q"]
+        convert_args = ["convert", *args.paths, "-o", str(out_dir), "-q", "--timeout", str(args.timeout),
+                        "--max-memory", str(args.max_memory or 0)]
         for d in args.include_dirs:
             convert_args += ["-I", d]
         for d in args.defines:
@@ -330,7 +335,7 @@ def cmd_convert(args) -> int:
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     jobs = min(jobs, max(1, len(files)))
     start = time.perf_counter()
-    parsed = _parse_with_progress(cv, files, options_for, jobs, out)
+    parsed = _parse_with_progress(cv, files, options_for, jobs, out, args.timeout)
     suppress = _suppressor(args)
     if args.examine:
         from .reports.examine import run_examine
@@ -487,7 +492,37 @@ def _migration_failed(check: dict) -> bool:
         check.get("status") == "error" and "the migrated kernel did not run" in check.get("message", ""))
 
 
+def _memory_type(text: str):
+    from .runtime.limits import parse_memory
+    try:
+        return parse_memory(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"the time limit must be above 0 s, not {text}")
+    return value
+
+
+def _limit_options(parser) -> None:
+    from .runtime.limits import DEFAULT_MAX_MEMORY, DEFAULT_TIMEOUT
+    parser.add_argument("--timeout", type=_positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"time limit of each file's parse and of each kernel's run, each side "
+                             f"(default {DEFAULT_TIMEOUT:g}); past it the process is killed with its group "
+                             f"(M4013, M4010)")
+    parser.add_argument("--max-memory", dest="max_memory", type=_memory_type, default=DEFAULT_MAX_MEMORY,
+                        metavar="BYTES", help=f"address-space limit of each parse and each CPU run, e.g. 4GiB, "
+                                              f"0 for none (default {DEFAULT_MAX_MEMORY >> 30}GiB; M4014, M4012)")
+
+
 def _run_options(parser) -> None:
+    _limit_options(parser)
     parser.add_argument("--run", dest="run", default=None, metavar="ARGS",
                         help="check kernels without a spec on the launches of the program's own main() run with "
                              "these arguments (recorded on the CPU executor, replayed into the migrated kernels)")
@@ -503,9 +538,9 @@ def _run_options(parser) -> None:
 def _run_kwargs(args) -> dict:
     import shlex
     if getattr(args, "run", None) is None:
-        return {"record_on": getattr(args, "record_on", "cpu")}
+        return {"record_on": getattr(args, "record_on", "cpu"), "timeout": args.timeout}
     return {"run_args": shlex.split(args.run), "record_limit": args.record_launches, "run_timeout": args.run_timeout,
-            "record_on": args.record_on}
+            "record_on": args.record_on, "timeout": args.timeout}
 
 
 def _merge_checks(checks) -> dict:
@@ -532,9 +567,9 @@ def _suppressor(args):
     return matcher(args.suppress)
 
 
-def _parse_with_progress(cv, files, options_for, jobs, console):
+def _parse_with_progress(cv, files, options_for, jobs, console, timeout=None):
     if not console.is_terminal or not files:
-        return cv.parse_all(files, options_for, jobs)
+        return cv.parse_all(files, options_for, jobs, timeout=timeout)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("[bold]parsing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -545,7 +580,7 @@ def _parse_with_progress(cv, files, options_for, jobs, console):
         def done(src):
             progress.update(task, advance=1, description=str(src.rel))
 
-        return cv.parse_all(files, options_for, jobs, on_done=done)
+        return cv.parse_all(files, options_for, jobs, on_done=done, timeout=timeout)
 
 
 if __name__ == "__main__":

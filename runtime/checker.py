@@ -15,45 +15,37 @@ from __future__ import annotations
 import dataclasses
 
 import os
-import pickle
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 from .compare import compare_arrays
 from .inputs import DEFAULT_SEED, make_inputs
 from .kernel_check import DEVICES, KernelCheck, form_skip
+from .limits import DEFAULT_TIMEOUT
 from .spec import KernelSpec
 
+#: the status of a run that did not end -> its diagnostic code (migrate/codes.py)
+RUN_CODES = {"timeout": "M4010", "crash": "M4011", "memory": "M4012"}
+
+
 def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float) -> dict:
-    with tempfile.TemporaryDirectory(prefix="c2t-tl-") as tmp:
-        job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
-        job.write_bytes(pickle.dumps({"module": str(module), "target": target, "runs": runs}))
-        env = dict(os.environ)
-        repo_root = str(Path(__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
-        try:
-            subprocess.run([sys.executable, "-m", "migrate.runtime.tilelang_worker", str(job), str(result)],
-                           env=env, timeout=timeout, capture_output=True)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        results = pickle.loads(result.read_bytes()) if result.exists() else {}
-    for run in runs:
-        entry = results.get(run["key"])
-        if entry is None:
-            results[run["key"]] = {"status": "timeout" if timed_out else "crash",
-                                   "message": "not reached: an earlier kernel of the module hung or crashed"}
-        elif entry["status"] == "crash" and timed_out:
-            entry.update(status="timeout", message=f"the migrated kernel ran past {timeout:.0f} s")
-    return results
+    """Run the migrated kernels in TileLang workers (:mod:`.batch`): a kernel that crashes, hangs
+    past ``timeout`` or runs out of memory costs only itself."""
+    from . import limits
+    from .batch import run_batch
+
+    env = dict(os.environ)
+    repo_root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
+    # no address-space limit next to a CUDA context (it reserves far more than it uses)
+    max_memory = limits.max_memory() if target == "c" else None
+    return run_batch("migrate.runtime.tilelang_worker", {"module": str(module), "target": target}, runs,
+                     timeout=timeout, max_memory=max_memory, env=env, startup=max(timeout, 300.0))
 
 
 def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: dict[str, tuple[str, str]],
                  *, device: str = "cpu", seed: int | None = None, schedule: str = "forward",
-                 include_dirs=(), defines=(), timeout: float = 300.0, display: str = "") -> list[KernelCheck]:
+                 include_dirs=(), defines=(), timeout: float = DEFAULT_TIMEOUT, display: str = "") -> list[KernelCheck]:
     """Check the spec'd ``kernels`` of ``cu_path`` against the migrated ``module``.
 
     ``forms`` maps kernel name to (form, reason) as ``migrate convert`` reported them.
@@ -86,7 +78,9 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
         check.findings = [str(f) for f in original.findings]
         if not original.ok:
             check.status = "error"
-            check.message = f"the original CUDA kernel did not run ({original.status}): {original.message}"
+            code = RUN_CODES.get(original.status)
+            check.message = (f"{code}: " if code else "") + \
+                f"the original CUDA kernel did not run ({original.status}): {original.message}"
             continue
         pending.append((check, k, inputs, original))
 
@@ -106,9 +100,14 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
                 continue
             if entry["status"] != "ok":
                 check.status = "error"
-                check.message = f"the migrated kernel did not run ({entry['status']}): {entry['message']}"
+                code = RUN_CODES.get(entry["status"])
+                check.message = (f"{code}: " if code else "") + \
+                    f"the migrated kernel did not run ({entry['status']}): {k.name}: {entry['message']}"
                 continue
             _compare(check, k, original.outputs, entry["outputs"])
+            left_out = [f.message for f in original.findings if f.kind == "excluded"]
+            if left_out:
+                check.message += f" ({left_out[0]})"
     return checks
 
 
@@ -210,7 +209,7 @@ class CheckSetupError(Exception):
 
 def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", kernels: set[str] | None = None,
                         spec: Path | None = None, seed: int | None = None, schedule: str = "forward",
-                        include_dirs=(), defines=(), jobs: int = 1, timeout: float = 300.0,
+                        include_dirs=(), defines=(), jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
                         on_done=None, run_args: list[str] | None = None, record_limit: int = 2,
                         run_timeout: float = 120.0, record_on: str = "cpu") -> list[KernelCheck]:
     """Check every converted file of ``out_dir`` (as described by its ``report.json``).
