@@ -420,6 +420,7 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
                 run_note = _run_diagnostic(k.check, Span.point(str(r.source.path), k.line))
                 if run_note is not None:
                     k.diagnostics = k.diagnostics + [run_note]
+                k.diagnostics = k.diagnostics + _limit_diagnostics(k.check, Span.point(str(r.source.path), k.line))
     def reemit(r, no_lift: frozenset) -> dict:
         """Write ``r``'s module again with ``no_lift`` kept portable; its kernels' new results."""
         kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
@@ -453,6 +454,7 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
             for k in failed_kernels:
                 if (k.file, k.kernel) in again:
                     k.check = _merge_checks(again[(k.file, k.kernel)])
+                    k.diagnostics = k.diagnostics + _limit_diagnostics(k.check, Span.point(str(r.source.path), k.line))
                 if k.check.get("status") in ("fail", "error"):
                     keep_tile.append(k)  # the portable form disagrees too: not the lift's doing
             if keep_tile:
@@ -483,6 +485,20 @@ def _run_diagnostic(check: dict, at):
     if ran == "timed out":
         return make("M4002", at, f"the program's run reached its time limit; {what}")
     return make("M4001", at, f"the program's run {ran}; {what}")
+
+
+def _limit_diagnostics(check: dict, at) -> list:
+    """The codes of limits and isolation (M4010-M4015) a check's message carries, as diagnostics."""
+    import re
+
+    from .diagnostics import make
+
+    out, seen = [], set()
+    for match in re.finditer(r"\b(M401[0-5]): ([^;()]*(?:\([^()]*\)[^;()]*)*)", check.get("message", "")):
+        if match.group(1) not in seen:
+            seen.add(match.group(1))
+            out.append(make(match.group(1), at, match.group(2).strip()))
+    return out
 
 
 def _migration_failed(check: dict) -> bool:

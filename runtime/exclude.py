@@ -116,9 +116,10 @@ def function_bodies(text: str) -> list[Body] | None:
 
 
 def error_lines(log: str, path: str) -> list[int]:
-    """The lines of ``path`` the compiler reported errors on."""
-    pattern = re.compile(rf"^{re.escape(path)}:(\d+):(?:\d+:)? (?:fatal )?error:", re.M)
-    return sorted({int(m.group(1)) for m in pattern.finditer(log)})
+    """The lines of ``path`` the compiler reported errors on (g++/clang++ or nvcc messages)."""
+    gcc = re.compile(rf"^{re.escape(path)}:(\d+):(?:\d+:)? (?:fatal )?error:", re.M)
+    nvcc = re.compile(rf"^{re.escape(path)}\((\d+)\): (?:catastrophic )?error", re.M)
+    return sorted({int(m.group(1)) for pattern in (gcc, nvcc) for m in pattern.finditer(log)})
 
 
 def stub_failing(text: str, lines: list[int], launched: set[str]) -> tuple[str, list[tuple[str, int]]] | None:

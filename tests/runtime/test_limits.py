@@ -165,6 +165,17 @@ def test_a_crashing_original_costs_only_its_kernel(tmp_path):
     assert checks["add_one"]["status"] == "pass", checks["add_one"]["message"]
 
 
+def test_convert_check_reports_the_crash_as_a_diagnostic(tmp_path):
+    cu = write(tmp_path / "src", "two.cu", DIVIDE_BY_ZERO + ADD.format(name="add_one", value=1),
+               spec("add_one", extra={"divide": 1}))
+    assert main(["convert", str(cu), "-o", str(tmp_path / "out"), "-q", "--check", "cpu", "--timeout", "20"]) == 1
+    _files, kernels = report(tmp_path / "out")
+    crash = [d for d in kernels["divide"]["diagnostics"] if d["code"] == "M4011"]
+    assert len(crash) == 1 and crash[0]["line"] == 2 and "SIGFPE" in crash[0]["message"]
+    assert kernels["add_one"]["check"]["status"] == "pass"
+    assert not [d for d in kernels["add_one"]["diagnostics"] if d["code"].startswith("M401")]
+
+
 @pytest.fixture(scope="module")
 def three_kernels(tmp_path_factory):
     """add_one, add_two, add_three converted (all tile form), each test breaks a copy's module."""
@@ -318,6 +329,12 @@ def test_left_out_bodies_keep_every_line():
     assert [b.name for b in exclude.function_bodies(text)] == ["f", "g", "host"]
     assert exclude.stub_failing(text, [7], set()) is None  # not inside a function body
     assert exclude.function_bodies("int f() { {") is None
+
+
+def test_error_lines_of_both_compilers():
+    log = ("/a/k.cu:12:5: error: 'x' was not declared\n/a/other.h:3:1: error: no\n"
+           "/a/k.cu(40): error: identifier \"y\" is undefined\n/a/k.cu:13:1: warning: unused\n")
+    assert exclude.error_lines(log, "/a/k.cu") == [12, 40]
 
 
 def test_memory_sizes():
