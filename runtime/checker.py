@@ -20,13 +20,9 @@ from pathlib import Path
 
 from .compare import compare_arrays
 from .inputs import DEFAULT_SEED, make_inputs
-from .kernel_check import DEVICES, KernelCheck, form_skip
+from .kernel_check import DEVICES, RUN_CODES, KernelCheck, form_skip
 from .limits import DEFAULT_TIMEOUT
 from .spec import KernelSpec
-
-#: the status of a run that did not end -> its diagnostic code (migrate/codes.py)
-RUN_CODES = {"timeout": "M4010", "crash": "M4011", "memory": "M4012"}
-
 
 def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float) -> dict:
     """Run the migrated kernels in TileLang workers (:mod:`.batch`): a kernel that crashes, hangs
@@ -172,7 +168,8 @@ def _programs_to_record(report: dict, run_args, out_dir: Path) -> dict:
 def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: dict, args: list[str] | None, *,
                          kernels=None, device: str = "cpu", include_dirs=(), defines=(), record_limit: int = 2,
                          run_timeout: float = 120.0, budget: int | None = None,
-                         record_on: str = "cpu", packed: bool = True, timings: dict | None = None) -> list[KernelCheck]:
+                         record_on: str = "cpu", packed: bool = True, timings: dict | None = None,
+                         replay_timeout: float | None = None) -> list[KernelCheck]:
     """The kernels of ``entries`` checked on one recorded run of ``prog`` (report.json ``programs``);
     ``packed`` and ``timings`` as for :func:`.trace_check.check_program`."""
     from .trace_check import TraceTarget, check_program
@@ -185,7 +182,7 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
     stem = trace_stem(prog)
     if args is None:  # replay the recording in OUT: no sources, no build, no run
         return check_program(targets, None, None, trace_dir=out_dir / "traces" / stem, work_dir=out_dir / "run" / stem,
-                             device=device)
+                             device=device, replay_timeout=replay_timeout)
     if not sources or not all(p.is_file() for p in sources):
         copies = [out_dir / e["original"] for e in entries if e.get("source") == prog.get("sources", [None])[0]]
         if len(sources) == 1 and copies:  # a one-file program: its copy inside OUT
@@ -200,7 +197,7 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          include_dirs=tuple(build.get("include_dirs", ())) + tuple(include_dirs),
                          defines=tuple(build.get("defines", ())) + tuple(defines), source_dir=sources[0].parent,
                          cwd=(prog.get("run") or {}).get("cwd", ""), budget=budget, record_on=record_on,
-                         packed=packed, timings=timings)
+                         packed=packed, timings=timings, replay_timeout=replay_timeout)
 
 
 class CheckSetupError(Exception):
@@ -262,7 +259,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         out = check_report_program(out_dir, prog, entries, forms, args, kernels=kernels, device=device,
                              include_dirs=include_dirs, defines=defines, record_limit=record_limit,
                              run_timeout=float(prog.get("run", {}).get("timeout", run_timeout)),
-                             record_on=record_on)
+                             record_on=record_on, replay_timeout=timeout)
         if on_done:
             for entry in entries:
                 on_done(entry, [c for c in out if c.file == entry["file"]])
@@ -289,7 +286,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
                                list(run_args), trace_dir=out_dir / "traces" / stem, work_dir=out_dir / "run" / stem,
                                limit=record_limit, timeout=run_timeout, device=device, include_dirs=include_dirs,
                                defines=defines, display=entry["file"],
-                               source_dir=Path(entry["source"]).parent if entry.get("source") else None)
+                               source_dir=Path(entry["source"]).parent if entry.get("source") else None,
+                               replay_timeout=timeout)
         elif specs is None:
             out = [unspecified(name) for name in file_forms if kernels is None or name in kernels]
         else:

@@ -136,6 +136,19 @@ def run(cmd: list[str], *, timeout: float | None, max_memory: int | None = None,
     return (None if timed_out else proc.returncode), text, timed_out
 
 
+def capture(cmd: list[str], *, timeout: float | None, max_memory: int | None = None, cwd=None, env=None
+            ) -> tuple[int | None, str, str]:
+    """Run ``cmd`` to its end: (exit status, None past ``timeout``; stdout; stderr)."""
+    import tempfile
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = spawn(cmd, max_memory=max_memory, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd, env=env)
+        timed_out = wait(proc, timeout)
+        out.seek(0)
+        err.seek(0)
+        return (None if timed_out else proc.returncode), out.read().decode(errors="replace"), \
+            err.read().decode(errors="replace")
+
+
 def out_of_memory(returncode: int | None, output: str) -> bool:
     """Did a child that failed run out of memory (an allocation refused under its limit)?"""
     if returncode == 0:

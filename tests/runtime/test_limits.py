@@ -225,6 +225,43 @@ def test_a_crashing_migrated_kernel_costs_only_itself(three_kernels, tmp_path):
         assert checks[name]["status"] == "pass", checks[name]["message"]
 
 
+PROGRAM = """
+int main()
+{
+    const int n = 64;
+    float h[n];
+    for (int i = 0; i < n; ++i) h[i] = 0.5f * i;
+    float *x, *y;
+    cudaMalloc(&x, n * sizeof(float));
+    cudaMalloc(&y, n * sizeof(float));
+    cudaMemcpy(x, h, n * sizeof(float), cudaMemcpyHostToDevice);
+    add_one<<<2, 32>>>(n, x, y);
+    add_two<<<2, 32>>>(n, x, y);
+    add_three<<<2, 32>>>(n, x, y);
+    cudaDeviceSynchronize();
+    return 0;
+}
+"""
+
+
+def test_a_hanging_replay_costs_only_its_kernel(tmp_path):
+    """--run: the recorded launches are replayed in workers under the same time limit."""
+    kernels = "".join(ADD.format(name=n, value=v) for n, v in (("add_one", 1), ("add_two", 2), ("add_three", 3)))
+    cu = write(tmp_path / "src", "three.cu", kernels + PROGRAM)
+    assert main(["convert", str(cu), "-o", str(tmp_path / "built"), "-q"]) == 0
+    (tmp_path / "b").mkdir()
+    out = broken_copy(tmp_path / "built", tmp_path / "b", "add_two", "while True: pass")
+    status, checks, elapsed = check_json(tmp_path, "--from", str(out), "--run", "", "--timeout", "8", "-j", "1")
+    assert status == 1
+    message = checks["add_two"]["message"]
+    assert checks["add_two"]["status"] == "error"
+    assert message.startswith("M4010: launch 0: the migrated kernel did not run (timeout): add_two: "), message
+    for name in ("add_one", "add_three"):
+        assert checks[name]["status"] == "pass", checks[name]["message"]
+        assert checks[name]["inputs"] == "trace"
+    assert elapsed < 8 + 90
+
+
 # -- no orphan ----------------------------------------------------------------------------------
 
 def _marked(marker: str) -> list[int]:
