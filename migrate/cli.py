@@ -116,8 +116,17 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if hasattr(args, "max_memory"):
         from .runtime import limits
+        before = limits.max_memory()
         limits.set_max_memory(args.max_memory)
-        limits.install_signal_handlers()  # SIGINT/SIGTERM of migrate kill every child's group first
+        try:
+            with limits.killing_children_on_signals():  # SIGINT/SIGTERM of migrate kill every child's group first
+                return _dispatch(args)
+        finally:
+            limits.set_max_memory(before)
+    return _dispatch(args)
+
+
+def _dispatch(args) -> int:
     if args.command == "explain":
         return cmd_explain(args)
     if args.command == "check":

@@ -5,11 +5,12 @@ Every child (a file's parse, a compiler, a kernel run, the TileLang worker) is s
 (``RLIMIT_AS``, set with ``prlimit`` on the child) when ``max_memory`` is given; :func:`stop`
 kills the whole group, so a compiler or a thread the child started goes with it. The memory
 limit is for CPU work only: a CUDA context reserves far more address space than it uses, so GPU
-runs get none. :func:`install_signal_handlers` (called by the ``migrate`` command line) kills
-every live group when ``migrate`` itself gets SIGINT or SIGTERM.
+runs get none. Within :func:`killing_children_on_signals` (the ``migrate`` command line), SIGINT
+or SIGTERM of ``migrate`` itself kills every live group first.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -65,7 +66,7 @@ def show_memory(nbytes: int | None) -> str:
 def spawn(cmd: list[str], *, max_memory: int | None = None, **popen_kw) -> subprocess.Popen:
     """Start ``cmd`` in a session of its own (its group id is its pid), limited to ``max_memory``
     bytes of address space; it is killed with its group by :func:`stop`, or by SIGINT/SIGTERM of
-    this process once :func:`install_signal_handlers` ran."""
+    this process within :func:`killing_children_on_signals`."""
     if _closing:
         raise KeyboardInterrupt("migrate is stopping")
     proc = subprocess.Popen(cmd, start_new_session=True, **popen_kw)
@@ -187,9 +188,17 @@ def _on_signal(signum, frame):
     raise SystemExit(128 + signum)
 
 
-def install_signal_handlers() -> None:
-    """SIGINT and SIGTERM of this process kill every child group first (main thread only)."""
+@contextlib.contextmanager
+def killing_children_on_signals():
+    """Within: SIGINT, SIGTERM and SIGHUP of this process kill every child group first (then
+    KeyboardInterrupt, or SystemExit with 128 + the signal); the previous handlers come back after.
+    Does nothing outside the main thread."""
     if threading.current_thread() is not threading.main_thread():
+        yield
         return
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _on_signal)
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
