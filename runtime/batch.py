@@ -40,8 +40,21 @@ def _load(path: Path) -> dict:
         return {}
 
 
+def die_with_parent() -> None:
+    """Ask Linux to kill this worker when the process that started it dies, even by SIGKILL
+    (which leaves it no chance to kill its children)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request
+        os._exit(1)
+
+
 def serve(argv: list[str], handle) -> int:
     """The worker's side: ``handle(common, run) -> entry`` for every run of the JOB file."""
+    die_with_parent()
     job_path, result_path = argv
     with open(job_path, "rb") as f:
         job = pickle.load(f)

@@ -282,7 +282,7 @@ def _marked(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_killing_migrate_leaves_no_process(tmp_path, sig):
     cu = write(tmp_path, "spin.cu", SPIN, spec(extra={"spin": 1}))
     marker = f"C2T_TEST_MARK={uuid.uuid4().hex}"
