@@ -344,6 +344,23 @@ def test_a_kernel_is_checked_when_host_code_does_not_compile(tmp_path):
     assert "M4015" in checks["add_one"]["message"] and "host_helper (line 8)" in checks["add_one"]["message"]
 
 
+BROKEN_KERNEL = """
+__global__ void broken(int n, const float* x, float* y)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] + ;
+}
+""" + ADD.format(name="add_one", value=1)
+
+
+def test_a_kernel_is_checked_when_another_kernel_does_not_compile(tmp_path):
+    cu = write(tmp_path, "two.cu", BROKEN_KERNEL, spec("broken", "add_one"))
+    status, checks, _ = check_json(tmp_path, str(cu), "--timeout", "30")
+    assert checks["broken"]["status"] == "skipped" and "M1001" in checks["broken"]["message"]
+    assert checks["add_one"]["status"] == "pass", checks["add_one"]["message"]
+    assert "M4015" in checks["add_one"]["message"] and "broken (line 2)" in checks["add_one"]["message"]
+
+
 def test_a_kernel_that_does_not_compile_is_not_left_out():
     text = BROKEN_HOST.replace("x[i] + 1.0f", "x[i] + undeclared")
     assert exclude.stub_failing(text, [5], {"add_one"}) is None
