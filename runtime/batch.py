@@ -66,6 +66,8 @@ def serve(argv: list[str], handle) -> int:
             entry = handle(job.get("common"), run)
         except MemoryError:
             entry = {"status": "memory", "message": "an allocation was refused (MemoryError)"}
+        if entry.get("status") == "error" and limits.out_of_memory(1, entry.get("message", "")):
+            entry = {"status": "memory", "message": f"ran out of memory ({entry['message'][-300:]})"}
         _save(f"{result_path}.{i}", entry)
         results[run["key"]] = {"status": DONE, "file": f"{result_path}.{i}"}
         _save(result_path, results)

@@ -30,7 +30,7 @@ _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20,
           "tib": 1 << 40}
 
 _MEMORY_WORDS = ("MemoryError", "bad_alloc", "Cannot allocate memory", "out of memory", "Out of memory",
-                 "virtual memory exhausted", "LLVM ERROR: out of memory")
+                 "virtual memory exhausted", "LLVM ERROR: out of memory", "failed to map segment")
 
 
 def parse_memory(text: str) -> int | None:

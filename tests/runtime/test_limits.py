@@ -262,6 +262,15 @@ def test_a_hanging_replay_costs_only_its_kernel(tmp_path):
     assert elapsed < 8 + 90
 
 
+def test_a_migrated_kernel_out_of_memory_is_reported(three_kernels, tmp_path):
+    """300 MiB of address space is too little for TileLang and torch to load: M4012, not a traceback."""
+    status, checks, _ = check_json(tmp_path, "--from", str(three_kernels), "--kernel", "add_one",
+                                   "--max-memory", "300MiB", "--timeout", "30")
+    assert status == 1
+    message = checks["add_one"]["message"]
+    assert message.startswith("M4012: the migrated kernel did not run (memory): add_one: ran out of memory"), message
+
+
 # -- no orphan ----------------------------------------------------------------------------------
 
 def _marked(marker: str) -> list[int]:
