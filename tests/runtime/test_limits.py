@@ -271,6 +271,29 @@ def test_a_migrated_kernel_out_of_memory_is_reported(three_kernels, tmp_path):
     assert message.startswith("M4012: the migrated kernel did not run (memory): add_one: ran out of memory"), message
 
 
+# -- the restartable worker (runtime/batch.py) ---------------------------------------------------
+
+def test_a_worker_restarts_after_each_crash_hang_or_refused_allocation(tmp_path):
+    from migrate.runtime.batch import run_batch
+    marker = uuid.uuid4().hex
+    env = dict(os.environ, PYTHONPATH=str(REPO), C2T_TEST_MARK=marker)
+    todo = ["ok", "hang", "ok", "segfault", "memory", "child", "ok"]
+    seen = []
+    start = time.monotonic()
+    results = run_batch("tests.runtime.batch_probe", None, [{"key": i, "do": d} for i, d in enumerate(todo)],
+                        timeout=2, max_memory=512 << 20, env=env, startup=60,
+                        on_result=lambda k, e: seen.append(k))
+    assert time.monotonic() - start < 2 * 2 + 30
+    assert {k: e["status"] for k, e in results.items()} == {
+        0: "ok", 1: "timeout", 2: "ok", 3: "crash", 4: "memory", 5: "timeout", 6: "ok"}
+    assert results[0]["value"] == 0 and results[6]["value"] == 12
+    assert "killed by SIGSEGV" in results[3]["message"]
+    assert "2 s time limit" in results[1]["message"]
+    assert sorted(seen) == list(range(7))
+    time.sleep(0.3)
+    assert _marked(marker) == []  # the grandchild went with its group
+
+
 # -- no orphan ----------------------------------------------------------------------------------
 
 def _marked(marker: str) -> list[int]:
