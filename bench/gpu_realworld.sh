@@ -5,11 +5,13 @@
 # own main() with its Makefile's arguments, and its first launches of each kernel instance are
 # replayed into the migrated kernels on the GPU. Then (STEPS has "cpu-traces") the launches
 # recorded on the CPU (bench/gpu_replay_bundle.py) are replayed on the GPU and their verdicts
-# compared with the CPU's. Needs .gpu/ staged (../shared/gpu/stage-tilelang.sh,
+# compared with the CPU's; STEPS "cpu-record" runs the same pass as "record" on the CPU executor
+# (g++ and TileLang's C target, on the machine's cores). Needs .gpu/ staged (../shared/gpu/stage-tilelang.sh,
 # bench/stage_pyextra.sh) and build/gpu_pool (bench/gpu_pool_bundle.py). Results under $OUT.
 #   JOBS (12) programs at a time, each in a process of its own; RUN_TIMEOUT (60) s a run;
 #   LIMIT (2) launches recorded per kernel instance; TRACE_BYTES a program's trace budget
 #   (default: 6 GiB, less where the disk's free space shared by JOBS programs is smaller);
+#   FAST_FORWARD=1 (cpu-record) skips a kernel's launches after its recorded ones;
 #   BUDGET (540) s for the whole step (then the programs still running are stopped and left out); ONLY=name,name limits the programs; RESUME=FILE (a
 #   gpu_record.json of an earlier call, carried in the tree) skips the programs it holds and
 #   keeps its rows, so a pool larger than one call is measured in two.
@@ -33,6 +35,22 @@ if [[ " $STEPS " == *" record "* ]]; then
     --json "$RES/gpu_record.json" > "$RES/gpu_record.log" 2>&1
   echo "record exit $? after $(( $(date +%s) - start )) s"
   python bench/realworld_replay.py --summary "$RES/gpu_record.json"
+fi
+if [[ " $STEPS " == *" cpu-record "* ]]; then
+  # The same pass on the CPU executor (issue 13's own figure): g++ builds each program with
+  # runtime/cpu/cuda_cpu.h, its main() runs on the CPU, its launches are replayed into the
+  # migrated kernels on TileLang's C target. The GPU machine only lends its cores.
+  mkdir -p build/realworld
+  [ -f build/realworld/pool.json ] || tar xJf build/gpu_pool/pool.tar.xz -C build/realworld
+  [ -d build/gpu_pool/out ] || tar xJf build/gpu_pool/out.tar.xz -C build/gpu_pool
+  echo "cpu-record: $(nproc) cores, $JOBS jobs, run timeout ${RUN_TIMEOUT:-60} s," \
+       "trace budget $(( ${TRACE_BYTES:-$((2 << 30))} >> 20 )) MiB a program" | tee -a "$RES/device.txt"
+  python bench/realworld_replay.py --out build/gpu_pool/out --pool build/realworld --stop-after ${BUDGET:-540} \
+    --record-on cpu --device cpu --timeout ${RUN_TIMEOUT:-60} --jobs $JOBS --limit ${LIMIT:-2} \
+    --budget ${TRACE_BYTES:-$((2 << 30))} --only "${ONLY:-}" ${RESUME:+--resume "$RESUME"} \
+    ${FAST_FORWARD:+--fast-forward} --json "$RES/cpu_record.json" > "$RES/cpu_record.log" 2>&1
+  echo "cpu-record exit $? after $(( $(date +%s) - start )) s"
+  python bench/realworld_replay.py --summary "$RES/cpu_record.json"
 fi
 if [[ " $STEPS " == *" cpu-traces "* ]]; then
   REPLAY_TIMEOUT=$(( 580 - ($(date +%s) - start) )) bash bench/gpu_replay.sh build/gpu_replay

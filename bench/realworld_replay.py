@@ -78,7 +78,7 @@ def _one(job) -> tuple:
         checks = check_report_program(out, prog, files, forms, _arguments(case["run_args"]),
                                       record_limit=opts["limit"], run_timeout=opts["timeout"], budget=opts["budget"],
                                       device=opts["device"], record_on=opts["record_on"], packed=opts["keep"],
-                                      timings=timings)
+                                      timings=timings, fast_forward=opts.get("fast_forward", False))
     except Exception as exc:  # a bug of the tool on one program: reported, the others go on
         checks = [KernelCheck(e["file"], n, n, opts["device"], "error",
                               message=f"internal error: {type(exc).__name__}: {exc}")
@@ -143,8 +143,14 @@ def _in_process(job) -> tuple:
     return prog["main"], rows, time.perf_counter() - start, {}
 
 
-def summarize(rows: list[dict], converted: int, outside: list) -> None:
-    """The totals of a run: replayed, passing, and why the others were not replayed."""
+def _ran(r: dict) -> bool:
+    return r["run"] in ("ran to completion", "timed out")
+
+
+def summarize(rows: list[dict], converted: int, outside: list, ran_keys: set | None = None) -> None:
+    """The totals of a run: replayed, passing, and why the others were not replayed. ``ran_keys``
+    (file, kernel): the kernels counted as in programs that ran (default: by each row's run), so
+    that a re-run of some programs with other settings moves no kernel in or out of that count."""
     print(f"converted kernels in no program run here (no main() that includes them, or no run arguments): "
           f"{len(outside)}")
     replayed = [r for r in rows if r["status"] in ("pass", "fail")]
@@ -155,7 +161,7 @@ def summarize(rows: list[dict], converted: int, outside: list) -> None:
           f"fail {len(replayed) - len(passed)}, error {sum(r['status'] == 'error' for r in rows)}")
     for reason, n in Counter(_reason(r["message"]) for r in rows if r["status"] == "skipped").most_common():
         print(f"  skipped: {n:4d}  {reason}")
-    ran = [r for r in rows if r["run"] in ("ran to completion", "timed out")]
+    ran = [r for r in rows if ((r["file"], r["kernel"]) in ran_keys if ran_keys is not None else _ran(r))]
     ran_replayed = [r for r in ran if r["status"] in ("pass", "fail")]
     print(f"in programs whose run completed or reached the time-out: {len(ran)} kernels, replayed "
           f"{len(ran_replayed)} ({100 * len(ran_replayed) / max(1, len(ran)):.0f} %), pass "
@@ -178,9 +184,11 @@ def main(argv=None) -> int:
     ap.add_argument("--keep-traces", action="store_true", help="keep each program's trace data (default: removed "
                     "once replayed, the manifest kept)")
     ap.add_argument("--record-on", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--fast-forward", action="store_true", help="CPU executor: a kernel's launches after its "
+                    "recorded ones are skipped (migrate --fast-forward)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--summary", type=Path, nargs="+", default=None, help="print the totals of --json files and "
-                    "stop; a kernel in several takes its row from the last (a re-run of some programs)")
+                    "stop; a kernel in several takes its row from the last (a re-run of some programs); the first file, the whole pass, says which kernels are in programs that ran")
     ap.add_argument("--merged", type=Path, default=None, help="with --summary: write the merged rows there")
     ap.add_argument("--stop-after", type=float, default=None, help="seconds: then the jobs still running are "
                     "stopped and left out of the results (a later --resume runs them)")
@@ -202,7 +210,8 @@ def main(argv=None) -> int:
         rows = list(merged.values())
         if args.merged:
             args.merged.write_text(json.dumps({**first, "rows": rows}, indent=1))
-        summarize(rows, first["converted"], first.get("outside", []))
+        ran_keys = {(r["file"], r["kernel"]) for r in first["rows"] if _ran(r)}  # the whole pass says which ran
+        summarize(rows, first["converted"], first.get("outside", []), ran_keys)
         return 0
 
     report = json.loads((args.out / "report.json").read_text())
@@ -214,7 +223,8 @@ def main(argv=None) -> int:
             forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
     entries = {e["file"]: e for e in report["files"] if e.get("output")}
     opts = {"out": str(args.out.resolve()), "limit": args.limit, "timeout": args.timeout, "budget": args.budget,
-            "device": args.device, "record_on": args.record_on, "keep": args.keep_traces}
+            "device": args.device, "record_on": args.record_on, "keep": args.keep_traces,
+            "fast_forward": args.fast_forward}
     jobs, covered = [], set()
     for case in cases:
         if case.get("run_args") is None or (only and case["name"] not in only):

@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("--max-file-size", type=int, default=4 * 1024 * 1024, metavar="BYTES",
                       help="skip larger files with M1004 (default 4 MiB)")
     conv.add_argument("-q", "--quiet", action="store_true", help="print no diagnostics, only the summary")
+    conv.add_argument("--force", action="store_true",
+                      help="convert into an OUT that holds files cuda2tile did not write (they are kept, "
+                           "except those whose names the conversion writes)")
     conv.add_argument("--keep-original-code", action="store_true",
                       help="quote the CUDA source line of each statement in a comment above its TileLang")
     conv.add_argument("--examine", action="store_true",
@@ -129,11 +132,13 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(args) -> int:
     if args.command == "explain":
         return cmd_explain(args)
-    if args.command == "check":
-        return cmd_check(args)
-    if args.command == "bench":
-        return cmd_bench(args)
-    return cmd_convert(args)
+    from .scratch import owned_tempdir
+    with owned_tempdir():  # TileLang's, g++'s and the workers' temporary files: removed at the end
+        if args.command == "check":
+            return cmd_check(args)
+        if args.command == "bench":
+            return cmd_bench(args)
+        return cmd_convert(args)
 
 
 def cmd_bench(args) -> int:
@@ -166,6 +171,7 @@ def cmd_bench(args) -> int:
     from .runtime.bench import bench_folder, geomean
 
     report_data = json.loads((out_dir / "report.json").read_text())
+    _warn_flags("migrate bench", report_data, args, err)
 
     def show(row):
         if row.status == "ok":
@@ -205,6 +211,17 @@ def cmd_bench(args) -> int:
         Path(args.json).write_text(json.dumps({"device": device, "geomean": geo,
                                                "rows": [r.to_json() for r in rows]}, indent=2) + "\n")
     return EXIT_OK if len(ok) == len(rows) else EXIT_INCOMPLETE
+
+
+def _warn_flags(command: str, report: dict, args, err) -> None:
+    """M9006 when -I/-D given to check/bench --from OUT change what OUT was converted with."""
+    from .runtime.flags import differences
+
+    changed = differences(report, args.include_dirs, args.defines)
+    if changed:
+        err.print(f"{command}: warning: M9006: flags differ from those {args.from_dir} was converted with: "
+                  f"{'; '.join(changed)}; the originals are compiled with them added to the recorded "
+                  "flags, so they may differ from the programs that were migrated", markup=False)
 
 
 def cmd_check(args) -> int:
@@ -248,8 +265,13 @@ def cmd_check(args) -> int:
             status = main(convert_args)
         if status == EXIT_USAGE:
             return EXIT_USAGE
+    manifest = None
     try:
         data = json.loads((out_dir / "report.json").read_text())
+        if args.from_dir:
+            _warn_flags("migrate check", data, args, err)
+            from .outdir import Manifest
+            manifest = Manifest.open(out_dir)  # what the check writes into OUT (--run: run/, traces/)
         spec = Path(args.spec) if args.spec else None
         if spec is not None and not spec.is_file():
             err.print(f"migrate check: {spec}: no such spec file")
@@ -264,6 +286,8 @@ def cmd_check(args) -> int:
         err.print(f"migrate check: {exc}")
         return EXIT_USAGE
     finally:
+        if manifest is not None:
+            manifest.close()
         if tmp is not None:
             tmp.cleanup()
     if args.kernel and not checks:
@@ -315,10 +339,21 @@ def cmd_convert(args) -> int:
     except cv.UsageError as exc:
         err.print(f"migrate: error: {exc}")
         return EXIT_USAGE
-    for src in files:
-        if src.path.resolve() == out_dir.resolve():
-            err.print("migrate: error: the output folder cannot be a source file")
-            return EXIT_USAGE
+    try:
+        str(out_dir.resolve()).encode("utf-8")
+    except UnicodeEncodeError:
+        err.print(f"migrate: error: M9008: the output folder's name {ascii(str(out_dir))} is not UTF-8", markup=False)
+        return EXIT_USAGE
+    files, unnamable = cv.split_unnamable(files)
+    for src in unnamable:
+        shown = ascii(str(src.path))[1:-1]
+        err.print(f"{shown}: error: M9008: the file name is not UTF-8; not converted (rename it)", markup=False)
+    from .outdir import Manifest, OutputError, overlap
+    try:
+        overlap(out_dir, args.paths)
+    except OutputError as exc:
+        err.print(f"migrate: error: {exc.code}: {exc}", markup=False)
+        return EXIT_USAGE
 
     compdb = {}
     if args.compdb:
@@ -328,6 +363,11 @@ def cmd_convert(args) -> int:
         except cdb.CompDbError as exc:
             err.print(f"migrate: error: M9002: {exc}")
             return EXIT_USAGE
+    try:
+        manifest = Manifest.open(out_dir, refuse_foreign=True, force=args.force, create=True)
+    except OutputError as exc:
+        err.print(f"migrate: error: {exc.code}: {exc}", markup=False)
+        return EXIT_USAGE
 
     base = ParseOptions(include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
                         std=args.std or "c++17", max_file_size=args.max_file_size)
@@ -348,15 +388,20 @@ def cmd_convert(args) -> int:
     suppress = _suppressor(args)
     if args.examine:
         from .reports.examine import run_examine
-        return run_examine(cv, files, parsed, out_dir, args, out, err, start, suppress)
+        status = run_examine(cv, files, parsed, out_dir, args, out, err, start, suppress)
+        manifest.close()  # an examination adds examine.json; the modules of a conversion stay
+        return max(status, EXIT_INCOMPLETE if unnamable else EXIT_OK)
 
     results = []
     out_dir.mkdir(parents=True, exist_ok=True)
+    modules = cv.ModuleNames()
     for src in files:
         pf = parsed[src.path]
-        rel_out = cv.module_path(src.rel)
+        rel_out, clash = modules.claim(src)
         kernels, file_diags, text = cv.convert_file(pf, str(src.rel), args.keep_original_code,
                                                     lift=not args.no_lift, allow_tf32=args.allow_tf32)
+        if clash is not None:
+            file_diags = file_diags + [clash]
         target = cv.safe_output(out_dir, rel_out)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
@@ -376,8 +421,9 @@ def cmd_convert(args) -> int:
         programs.append(item)
         if prog.problem:
             err.print(f"migrate: warning: M9003: {prog.problem}", markup=False)
+    build = cv.build_record(files, options_for, base, args)  # OUT remembers how it was made
     if args.check:
-        failed = _check_converted(args, out_dir, results, jobs, out, parsed, programs)
+        failed = _check_converted(args, out_dir, results, jobs, out, parsed, programs, build)
     else:
         failed = False
 
@@ -385,6 +431,7 @@ def cmd_convert(args) -> int:
 
     data = report_dict(results, out_dir, suppress=suppress)
     data["programs"] = programs
+    data["build"] = build
     data["summary"]["seconds"] = round(time.perf_counter() - start, 3)
     written = write_reports(data, out_dir)  # report.json, report.html, stats.csv, report.sarif
     if args.json:
@@ -395,12 +442,29 @@ def cmd_convert(args) -> int:
         print_diagnostics(err, results, suppress)
     print_summary(out, data, written)
 
+    _close_manifest(manifest, err)
     incomplete = any(k.form == "unsupported" for r in results for k in r.kernels) or \
-        cv.error_count(results) > 0 or failed
+        cv.error_count(results) > 0 or failed or bool(unnamable)
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
 
-def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, programs=()) -> bool:
+def _close_manifest(manifest, err) -> None:
+    """A conversion's end: OUT's manifest lists what it wrote; files of the previous conversion
+    into OUT that this one did not write again are removed (and said)."""
+    removed, kept = manifest.close(remove_stale=True)
+
+    def shown(names):
+        return ", ".join(map(repr, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+    if removed:
+        err.print(f"migrate: removed {len(removed)} file(s) of the previous conversion into "
+                  f"{manifest.out_dir} that this one does not produce: {shown(removed)}", markup=False)
+    if kept:
+        err.print(f"migrate: kept {len(kept)} file(s) of the previous conversion that were changed since it "
+                  f"wrote them (they are yours now): {shown(kept)}", markup=False)
+
+
+def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, programs=(), build=None) -> bool:
     """``convert --check``: run the equivalence check on what was just written; True if any
     checked kernel failed or could not run. A lifted (tile) kernel that fails its check is
     emitted again in the portable form and checked again (M3004 says so)."""
@@ -413,6 +477,8 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
     def run(kernels=None):
         data = report_dict(results, out_dir)
         data["programs"] = list(programs)
+        if build is not None:
+            data["build"] = build
         checks = check_output_folder(out_dir, data, device=args.check, kernels=kernels,
                                      include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
                                      jobs=jobs, **_run_kwargs(args))
@@ -558,6 +624,9 @@ def _run_options(parser) -> None:
     parser.add_argument("--record-on", dest="record_on", choices=("cpu", "cuda"), default="cpu",
                         help="record the program's launches on the CPU executor (default) or on the GPU, "
                              "from the program built by nvcc (for sizes the CPU cannot run in time)")
+    parser.add_argument("--fast-forward", dest="fast_forward", action="store_true",
+                        help="on the CPU executor, skip a kernel's launches after its recorded ones, so that a "
+                             "program repeating one kernel for timing reaches its other kernels in time")
 
 
 def _run_kwargs(args) -> dict:
@@ -565,7 +634,7 @@ def _run_kwargs(args) -> dict:
     if getattr(args, "run", None) is None:
         return {"record_on": getattr(args, "record_on", "cpu"), "timeout": args.timeout}
     return {"run_args": shlex.split(args.run), "record_limit": args.record_launches, "run_timeout": args.run_timeout,
-            "record_on": args.record_on, "timeout": args.timeout}
+            "record_on": args.record_on, "fast_forward": args.fast_forward, "timeout": args.timeout}
 
 
 def _merge_checks(checks) -> dict:

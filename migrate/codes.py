@@ -187,6 +187,38 @@ _CODES = [
          "not be read; the program is run as if the file were not there (with --run's arguments, if given).",
          "Fix the file: valid TOML, only the keys args (a string), timeout (seconds) and cwd (a folder "
          "inside the program's folder) under [run]."),
+    # -- the output folder (migrate/outdir.py) -------------------------------------------------
+    Code("M9004", Severity.ERROR, "output folder overlaps the sources",
+         "OUT is one of the source folders or files given to migrate convert, or contains one of them: "
+         "the mirrored modules, the copies of the sources and the reports would land among the sources. "
+         "Nothing was written. An OUT inside a source folder is fine (it is skipped when scanning).",
+         "Choose an output folder that is not a source folder and holds no source, e.g. "
+         "`migrate convert src -o src/out` or `-o out`."),
+    Code("M9005", Severity.ERROR, "output folder holds files cuda2tile did not write",
+         "OUT exists and holds files that are not in its manifest (OUT/.cuda2tile-manifest.json, the "
+         "list of what cuda2tile wrote there), so converting into it could overwrite or mix with "
+         "your files. Nothing was written. A re-run into the folder of an earlier conversion needs no "
+         "option; files of the earlier run that this run does not produce are removed (files cuda2tile "
+         "did not write never are).",
+         "Choose another output folder, remove those files, or pass --force to convert anyway (your "
+         "files are kept, except those whose names the conversion writes)."),
+    Code("M9006", Severity.WARNING, "flags differ from the conversion's",
+         "migrate check/bench --from OUT was given -I/-D flags that differ from those OUT was converted "
+         "with (report.json `build`). The migrated modules were made with the recorded macros and "
+         "include folders, so the original is now compiled as a different program from the one that "
+         "was migrated. Without -I/-D the recorded flags are used; given ones are added to them (a "
+         "given -D replaces the recorded value of the same macro).",
+         "Give no -I/-D (the recorded flags are used), or convert again with the flags you mean."),
+    Code("M9007", Severity.WARNING, "two sources map to one module name",
+         "Module names replace every character that cannot be in a Python name by `_` (`a-b.cu` and "
+         "`a_b.cu` both become `a_b.py`). The later file, in path order, is written as `a_b_2.py` "
+         "(report.json files[].output names it), so neither overwrites the other.",
+         "Nothing is required; rename one of the files for a module name of its own."),
+    Code("M9008", Severity.ERROR, "file name is not UTF-8",
+         "The name of the file (or of a folder above it) holds bytes that are not UTF-8 (a Latin-1 name "
+         "on Linux); the reports, which are UTF-8, cannot name it, so the file is not converted. The "
+         "message shows the name with those bytes escaped.",
+         "Rename the file or folder to UTF-8 (e.g. `convmv -f latin1 -t utf8`), or exclude it."),
     # -- limits and isolation: the parser's process (M9030-M9039) ----------------------------
     Code("M9030", Severity.ERROR, "the parser process died",
          "The process parsing this file was killed by a signal or exited without a result (a crash "

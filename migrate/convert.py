@@ -134,6 +134,18 @@ def discover(paths: list[str], out_dir: Path, excludes: list[str]) -> list[Sourc
     return sorted(found.values(), key=lambda s: str(s.rel))
 
 
+def split_unnamable(files: list[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]]:
+    """(the files the reports can name, those whose path is not UTF-8: M9008)."""
+    good, bad = [], []
+    for src in files:
+        try:
+            str(src.path).encode("utf-8")
+            good.append(src)
+        except UnicodeEncodeError:
+            bad.append(src)
+    return good, bad
+
+
 def module_path(rel: Path) -> Path:
     """``dir/my-kernels.cu`` -> ``dir/my_kernels.py``; headers get a ``_cuh`` suffix."""
     stem = re.sub(r"\W", "_", rel.stem)
@@ -142,6 +154,50 @@ def module_path(rel: Path) -> Path:
     if rel.suffix == ".cuh":
         stem += "_cuh"
     return rel.with_name(stem + ".py")
+
+
+class ModuleNames:
+    """Module names handed out in one conversion: a second source whose name maps to a module
+    already taken (``a-b.cu`` after ``a_b.cu``) gets ``a_b_2.py`` and warning M9007."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def claim(self, src: SourceFile) -> tuple[Path, Diagnostic | None]:
+        rel = module_path(src.rel)
+        first, n = rel, 1
+        while rel.as_posix().casefold() in self.taken:
+            n += 1
+            rel = first.with_name(f"{first.stem}_{n}{first.suffix}")
+        self.taken.add(rel.as_posix().casefold())
+        if rel == first:
+            return rel, None
+        return rel, make("M9007", Span.point(str(src.path)),
+                         f"its module name {first.as_posix()} is another source's; written as {rel.as_posix()}")
+
+
+def build_record(files: list[SourceFile], options_for, base: ParseOptions, args) -> dict:
+    """How OUT was made (report.json ``build``): the tool's version, the sources, the options, the
+    command line's flags and each file's own (with its compile_commands.json entry's), include
+    folders made absolute. ``migrate check/bench --from OUT`` compiles the originals with them
+    (:mod:`migrate.runtime.flags`)."""
+    from . import __version__
+
+    def flags(o: ParseOptions) -> dict:
+        return {"include_dirs": [os.path.abspath(d) for d in o.include_dirs], "defines": list(o.defines),
+                "std": o.std, "extra_args": list(o.extra_args)}
+
+    per_file = {}
+    for src in files:
+        options = options_for(src.path)
+        per_file[str(src.rel)] = dict(flags(options), compile_commands=options is not base)
+    return {"tool": "cuda2tile", "version": __version__,
+            "paths": [os.path.abspath(p) for p in args.paths], **flags(base),
+            "compile_commands": os.path.abspath(args.compdb) if args.compdb else None,
+            "options": {"exclude": list(args.exclude), "no_lift": bool(args.no_lift),
+                        "allow_tf32": bool(args.allow_tf32), "keep_original_code": bool(args.keep_original_code),
+                        "max_file_size": args.max_file_size},
+            "files": per_file}
 
 
 def safe_output(out_dir: Path, rel: Path) -> Path:

@@ -83,7 +83,7 @@ class DiagnosticBag:
 
 #: Codes whose diagnostics are about a file as a whole (their span is the point 1:1 of the file):
 #: not text, no kernels, too large, unreadable, internal error. They get no snippet.
-FILE_CODES = frozenset({"M1002", "M1003", "M1004", "M1007", "M9001"})
+FILE_CODES = frozenset({"M1002", "M1003", "M1004", "M1007", "M9001", "M9007"})
 #: Columns between tab stops when a source line with tabs is shown (clang's default).
 TAB_WIDTH = 8
 _GUTTER = 5  # width of the line number, as clang prints it

@@ -342,14 +342,15 @@ def prepare_kernel(out_dir: Path, entry: dict, k, include_dirs=(), defines=()) -
         return traceback.format_exception_only(type(exc), exc)[-1].strip()
 
 
-def _prepare_all(out_dir: Path, work: list, jobs: int, include_dirs, defines) -> None:
+def _prepare_all(out_dir: Path, work: list, jobs: int, flags_of) -> None:
     from concurrent.futures import ProcessPoolExecutor
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")  # CUDA does not survive fork
+    flags = [flags_of(e) for e, _, _ in work]
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         list(pool.map(prepare_kernel, [out_dir] * len(work), [e for e, _, _ in work], [k for _, k, _ in work],
-                      [tuple(include_dirs)] * len(work), [tuple(defines)] * len(work)))
+                      [f[0] for f in flags], [f[1] for f in flags]))
 
 
 def bench_folder(out_dir: Path, report: dict, *, kernels=None, specs_dir: Path | None = None,
@@ -367,8 +368,13 @@ def bench_folder(out_dir: Path, report: dict, *, kernels=None, specs_dir: Path |
     work = [(*w, None) for w in _bench_work(out_dir, report, kernels, specs_dir)]
     if specs_dir is None:  # kernels with no spec: the sizes of their program's recorded run
         work += trace_work(out_dir, report, kernels, {(e["file"], k.name) for e, k, _, _ in work})
+    from .flags import file_flags
+
+    def flags_of(entry):  # the flags the file was converted with, and those given
+        return file_flags(report, entry["file"], include_dirs, defines)
+
     if jobs > 1 and len(work) > 1:
-        _prepare_all(out_dir, [w[:3] for w in work if not isinstance(w[1], str)], jobs, include_dirs, defines)
+        _prepare_all(out_dir, [w[:3] for w in work if not isinstance(w[1], str)], jobs, flags_of)
     for entry, k, form, inputs in work:
         if isinstance(k, str):  # a recorded launch the bench cannot describe: its reason
             row = BenchRow(entry["file"], k.split(":", 1)[0], form, status="skipped", message=k)
@@ -376,8 +382,9 @@ def bench_folder(out_dir: Path, report: dict, *, kernels=None, specs_dir: Path |
             row = BenchRow(entry["file"], k.id, form, status="skipped", message="time budget spent")
         else:
             try:
+                file_dirs, file_defines = flags_of(entry)
                 row = bench_kernel(out_dir, entry, k, form, reps=reps, rounds=rounds, peaks=peaks,
-                                   include_dirs=include_dirs, defines=defines, tune=tune, inputs=inputs)
+                                   include_dirs=file_dirs, defines=file_defines, tune=tune, inputs=inputs)
             except Exception as exc:  # one kernel's failure is reported, the rest go on
                 last = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 row = BenchRow(entry["file"], k.id, form, status="error", message=last[:400])

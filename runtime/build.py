@@ -196,7 +196,10 @@ def _writable(root: Path) -> Path:
 
 
 def _c_string(path: str) -> str:
-    return path.replace("\\", "\\\\").replace('"', '\\"')
+    """``path`` inside a C string literal (``#line``, ``#include``): quotes and backslashes escaped,
+    control characters (a newline in a file name) as octal escapes."""
+    path = path.replace("\\", "\\\\").replace('"', '\\"')
+    return "".join(f"\\{ord(c):03o}" if ord(c) < 32 or ord(c) == 127 else c for c in path)
 
 
 def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), defines=(),

@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 
 from .compare import compare_arrays
+from .flags import file_flags, merged
 from .inputs import DEFAULT_SEED, make_inputs
 from .kernel_check import DEVICES, RUN_CODES, KernelCheck, form_skip
 from .limits import DEFAULT_TIMEOUT
 from .spec import KernelSpec
 
-def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float) -> dict:
+def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float, schedule: str = "forward") -> dict:
     """Run the migrated kernels in TileLang workers (:mod:`.batch`): a kernel that crashes, hangs
     past ``timeout`` or runs out of memory costs only itself."""
     from . import limits
@@ -35,7 +36,7 @@ def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float) -
     env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
     # no address-space limit next to a CUDA context (it reserves far more than it uses)
     max_memory = limits.max_memory() if target == "c" else None
-    return run_batch("migrate.runtime.tilelang_worker", {"module": str(module), "target": target}, runs,
+    return run_batch("migrate.runtime.tilelang_worker", {"module": str(module), "target": target, "schedule": schedule}, runs,
                      timeout=timeout, max_memory=max_memory, env=env, startup=max(timeout, 300.0))
 
 
@@ -84,7 +85,7 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
         runs = [{"key": c.id, "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
                  "symbols": dict(inp.symbols)} for c, k, inp, _ in pending]
         start = time.perf_counter()
-        results = _run_migrated(module, target, runs, timeout)
+        results = _run_migrated(module, target, runs, timeout, schedule)
         per_kernel = (time.perf_counter() - start) / len(pending)
         for check, k, inputs, original in pending:
             check.seconds += per_kernel
@@ -104,7 +105,35 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
             left_out = [f.message for f in original.findings if f.kind == "excluded"]
             if left_out:
                 check.message += f" ({left_out[0]})"
+            if check.status == "fail" and original_device == "cpu":
+                _flag_original_race(check, k, cu_path, inputs, original, schedule, seed, include_dirs, defines,
+                                    timeout)
     return checks
+
+
+def _flag_original_race(check: KernelCheck, k: KernelSpec, cu_path: Path, inputs, original, schedule: str,
+                        seed: int, include_dirs, defines, timeout: float) -> None:
+    """A failing check whose original computes something else with its threads in another order
+    (a race, or a read of memory no thread wrote) is the original's finding, not the migration's:
+    an ``error`` naming it, the tolerance unchanged."""
+    from .api import run_original
+
+    other = "reverse" if schedule == "forward" else "forward"
+    again = run_original(cu_path, k, inputs.copy().args, dict(inputs.symbols), device="cpu", schedule=other,
+                         seed=seed, include_dirs=include_dirs, defines=defines, timeout=timeout)
+    if not again.ok:
+        return
+    for a in k.outputs:
+        res = compare_arrays(original.outputs[a.name], again.outputs[a.name], a.dtype, k.tolerance, name=a.name)
+        if not res.passed:
+            finding = (f"race: the original kernel computes {a.name} differently with its threads in {schedule} "
+                       f"and in {other} order (a race between threads, or a read of memory no thread wrote): "
+                       f"{res.message}")
+            check.findings.append(finding)
+            check.status = "error"
+            check.message = (f"{finding}; the check cannot judge the migration (tolerance unchanged). "
+                             f"Compared with the migrated kernel: {check.message}")
+            return
 
 
 def _compare(check: KernelCheck, k: KernelSpec, expected: dict, actual: dict) -> None:
@@ -169,7 +198,7 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          kernels=None, device: str = "cpu", include_dirs=(), defines=(), record_limit: int = 2,
                          run_timeout: float = 120.0, budget: int | None = None,
                          record_on: str = "cpu", packed: bool = True, timings: dict | None = None,
-                         replay_timeout: float | None = None) -> list[KernelCheck]:
+                         fast_forward: bool = False, replay_timeout: float | None = None) -> list[KernelCheck]:
     """The kernels of ``entries`` checked on one recorded run of ``prog`` (report.json ``programs``);
     ``packed`` and ``timings`` as for :func:`.trace_check.check_program`."""
     from .trace_check import TraceTarget, check_program
@@ -192,12 +221,12 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                                 message=f"the sources of the program {prog.get('main')} are not on this machine "
                                         "to run it (record where they are, then check --from OUT)")
                     for t in targets for n in t.names]
+    flags = merged(build.get("include_dirs", ()), build.get("defines", ()), include_dirs, defines)
     return check_program(targets, sources[0], args, units=sources[1:], trace_dir=out_dir / "traces" / stem,
                          work_dir=out_dir / "run" / stem, limit=record_limit, timeout=run_timeout, device=device,
-                         include_dirs=tuple(build.get("include_dirs", ())) + tuple(include_dirs),
-                         defines=tuple(build.get("defines", ())) + tuple(defines), source_dir=sources[0].parent,
+                         include_dirs=flags[0], defines=flags[1], source_dir=sources[0].parent,
                          cwd=(prog.get("run") or {}).get("cwd", ""), budget=budget, record_on=record_on,
-                         packed=packed, timings=timings, replay_timeout=replay_timeout)
+                         packed=packed, timings=timings, fast_forward=fast_forward, replay_timeout=replay_timeout)
 
 
 class CheckSetupError(Exception):
@@ -208,7 +237,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
                         spec: Path | None = None, seed: int | None = None, schedule: str = "forward",
                         include_dirs=(), defines=(), jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
                         on_done=None, run_args: list[str] | None = None, record_limit: int = 2,
-                        run_timeout: float = 120.0, record_on: str = "cpu") -> list[KernelCheck]:
+                        run_timeout: float = 120.0, record_on: str = "cpu",
+                        fast_forward: bool = False) -> list[KernelCheck]:
     """Check every converted file of ``out_dir`` (as described by its ``report.json``).
 
     Each file's original source and spec travel inside the folder (``original`` and ``spec`` of
@@ -259,7 +289,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         out = check_report_program(out_dir, prog, entries, forms, args, kernels=kernels, device=device,
                              include_dirs=include_dirs, defines=defines, record_limit=record_limit,
                              run_timeout=float(prog.get("run", {}).get("timeout", run_timeout)),
-                             record_on=record_on, replay_timeout=timeout)
+                             record_on=record_on, fast_forward=fast_forward, replay_timeout=timeout)
         if on_done:
             for entry in entries:
                 on_done(entry, [c for c in out if c.file == entry["file"]])
@@ -271,6 +301,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
             return one_program(entry[1], specs)
         file_forms = forms.get(entry["file"], {})
         toml = Path(entry["file"]).with_suffix(".toml")
+        file_dirs, file_defines = file_flags(report, entry["file"], include_dirs, defines)  # as it was converted
 
         def unspecified(name):
             what = missing.get((entry["file"], name))
@@ -284,8 +315,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
             names = [name for name in file_forms if kernels is None or name in kernels]
             out = check_traces(out_dir / entry["output"], out_dir / entry["original"], names, file_forms,
                                list(run_args), trace_dir=out_dir / "traces" / stem, work_dir=out_dir / "run" / stem,
-                               limit=record_limit, timeout=run_timeout, device=device, include_dirs=include_dirs,
-                               defines=defines, display=entry["file"],
+                               limit=record_limit, timeout=run_timeout, device=device, include_dirs=file_dirs,
+                               defines=file_defines, display=entry["file"],
                                source_dir=Path(entry["source"]).parent if entry.get("source") else None,
                                replay_timeout=timeout)
         elif specs is None:
@@ -293,7 +324,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         else:
             out = check_module(out_dir / entry["output"], out_dir / entry["original"],
                                specs, file_forms, device=device, seed=seed, schedule=schedule,
-                               include_dirs=include_dirs, defines=defines, timeout=timeout,
+                               include_dirs=file_dirs, defines=file_defines, timeout=timeout,
                                display=entry["file"])
             if spec is None and str(entry.get("spec", "")).endswith(".auto.toml"):
                 for c in out:

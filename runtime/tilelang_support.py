@@ -186,6 +186,15 @@ def default_target() -> str:
 
 
 _CACHE: dict = {}
+#: The order the threads of a migrated portable kernel run in on the C target (runtime/c_schedule.py):
+#: "forward", or "reverse" (also for "random": one other order, the reverse, is what the C target has)
+_CPU_SCHEDULE = ["forward"]
+
+
+def set_cpu_schedule(schedule: str) -> None:
+    """Run the phases of portable kernels compiled for the ``c`` target from now on in this
+    order (``forward``; ``reverse`` or ``random``: last thread first, unsynchronised phases fused)."""
+    _CPU_SCHEDULE[0] = "forward" if schedule == "forward" else "reverse"
 #: The factory options :func:`runtime.tuning.autotune` found fastest, by launch (:func:`tuned_key`);
 #: a kernel compiled without explicit options uses them.
 TUNED: dict = {}
@@ -236,13 +245,20 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
     if options is None:
         options = TUNED.get(tuned_key(sig, grid, block, shared_bytes, template, sizes), {})
     options = dict(options)
-    key = (sig.factory, grid, block, int(shared_bytes), tuple(sorted(kwargs.items())), str(target),
+    schedule = _CPU_SCHEDULE[0] if target == "c" and sig.form == "portable" else "forward"
+    key = (sig.factory, grid, block, int(shared_bytes), tuple(sorted(kwargs.items())), str(target), schedule,
            tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())),
            tuple(sorted(sizes.items())))
     if key not in _CACHE:
         func, configs = prim_func(sig, grid, block, shared_bytes, template, target, options, sizes)
         if target == "c":
+            from .c_literals import exact_float_literals
+
             _patch_cpu_wrapper()
+            func = exact_float_literals(func)  # TVM's C code prints 7 digits of a float constant
+            if schedule != "forward":
+                from .c_schedule import reorder_threads
+                func = reorder_threads(func, schedule)
             _CACHE[key] = tilelang.compile(func, target="c", pass_configs={**configs, **CPU_PASS_CONFIGS})
         else:
             _CACHE[key] = tilelang.compile(func, target=target, pass_configs=configs or None)

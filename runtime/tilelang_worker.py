@@ -3,10 +3,11 @@
     python -m migrate.runtime.tilelang_worker JOB RESULT
 
 Started by :func:`.batch.run_batch` (see there for the files): the JOB's common part is
-``{"module": path, "target": "c" | "cuda"}``, each run ``{"key", "spec_path", "index", "args",
-"symbols"}``; a run's entry is ``{"status": "ok", "outputs": {...}}`` or ``{"status": "error",
-"message": ...}``. A crash or a hang of TileLang or of a migrated kernel costs only its kernel: the
-parent kills this process and starts another for the kernels left.
+``{"module": path, "target": "c" | "cuda", "schedule": "forward" | "reverse" | "random" (the
+thread order of portable kernels on the C target)}``, each run ``{"key", "spec_path", "index",
+"args", "symbols"}``; a run's entry is ``{"status": "ok", "outputs": {...}}`` or ``{"status":
+"error", "message": ...}``. A crash or a hang of TileLang or of a migrated kernel costs only its
+kernel: the parent kills this process and starts another for the kernels left.
 """
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ def run_one(common: dict, run: dict) -> dict:
     from .inputs import Inputs
     from .spec import load_spec
     from .tilelang_side import run_migrated
+    from .tilelang_support import set_cpu_schedule
 
+    set_cpu_schedule(common.get("schedule", "forward"))
     try:
         kernel = load_spec(run["spec_path"])[run["index"]]
         inputs = Inputs(args=run["args"], symbols=run["symbols"], seed=0, kernel=kernel)

@@ -43,7 +43,8 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
                   work_dir: Path, units=(), limit: int = 2, timeout: float = 120.0, device: str = "cpu",
                   include_dirs=(), defines=(), source_dir: Path | None = None, budget: int | None = None,
                   cwd: str = "", record_on: str = "cpu", packed: bool = True,
-                  timings: dict | None = None, replay_timeout: float | None = None) -> list[KernelCheck]:
+                  timings: dict | None = None, fast_forward: bool = False,
+                  replay_timeout: float | None = None) -> list[KernelCheck]:
     """One check per kernel of ``targets`` from one run of the program whose ``main()`` is in
     ``main`` and whose other translation units are ``units``. The program runs in ``work_dir``
     (``cwd`` below it), into which the files of ``source_dir`` (the program's folder, for the
@@ -52,8 +53,9 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     ``record_on="cuda"`` the program is built by nvcc and recorded on the GPU (:mod:`.gpu_record`).
     ``packed``: the recording is packed to travel (:func:`.traces.pack`); else its bytes stay in
     one file, replayed in place. ``timings``, where given, receives the seconds of each step
-    (build, run, replay). ``replay_timeout``: each launch is replayed in a worker process, within
-    that many seconds (:func:`isolated`); None replays in this process."""
+    (build, run, replay). ``fast_forward``: on the CPU executor, the launches of a kernel after its
+    recorded ones are skipped (:func:`.traces.record`). ``replay_timeout``: each launch is replayed
+    in a worker process, within that many seconds (:func:`isolated`); None replays in this process."""
     from .build import BuildError
     from .cuda_cpu import compile_cpu
     from .replay import replay
@@ -114,6 +116,8 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     run_dir = work_dir / cwd if cwd else work_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     extra = {"budget": budget} if budget is not None else {}
+    if fast_forward and record_on != "cuda":
+        extra["fast_forward"] = True
     ran = time.perf_counter()
     rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=run_dir, packed=packed, **extra)
     timings["run"], ran = round(time.perf_counter() - ran, 2), time.perf_counter()

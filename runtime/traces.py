@@ -220,14 +220,18 @@ BUDGET = 512 << 20
 
 def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2, timeout: float = 120.0,
            cwd: str | os.PathLike | None = None, budget: int = BUDGET, schedule: str = "forward",
-           packed: bool = True) -> Recording:
+           packed: bool = True, fast_forward: bool = False) -> Recording:
     """Run the program's own ``main`` from ``lib`` (a CPU executor build; or a command, the
     executable of a program built to record on the GPU, :mod:`.gpu_record`) with ``argv`` in
     ``cwd``, recording the first ``limit`` launches of each kernel into ``trace_dir``, at most
     ``budget`` bytes of them (a launch past it is listed as skipped, not recorded). A run that
     exceeds ``timeout`` is stopped; the launches recorded by then are kept. ``packed``: the
     bytes are split into one compressed file per launch (:func:`pack`, to travel); else they
-    stay in ``data.bin``, read in place (a recording replayed where it was made)."""
+    stay in ``data.bin``, read in place (a recording replayed where it was made).
+    ``fast_forward`` (CPU executor builds): a kernel instance's launches after its ``limit``
+    recorded ones do not run, so that a program repeating one kernel for timing reaches its
+    other kernels in time; the launches recorded after that start from the state the skipped ones
+    leave, not the real program's (each is still a real run of the original, replayed exactly)."""
     from .cuda_cpu import run_program
 
     run = _run_command if isinstance(lib, (list, tuple)) else run_program
@@ -235,7 +239,7 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
     trace_dir = Path(trace_dir)
     trace_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "C2T_TRACE_DIR": str(trace_dir.resolve()), "C2T_TRACE_LIMIT": str(int(limit)),
-           "C2T_TRACE_BUDGET": str(int(budget))}
+           "C2T_TRACE_BUDGET": str(int(budget)), "C2T_TRACE_SKIP": "1" if fast_forward else "0"}
     for old in [*trace_dir.glob("launch-*.zlib"), trace_dir / "data.bin"]:  # an earlier recording's
         old.unlink(missing_ok=True)
     try:
@@ -244,7 +248,7 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
         status, out, err = None, "", str(exc)
     if packed:
         pack(trace_dir)
-    (trace_dir / RUN_FILE).write_text(json.dumps({"args": list(argv), "status": status,
+    (trace_dir / RUN_FILE).write_text(json.dumps({"args": list(argv), "status": status, "fast_forward": fast_forward,
                                                   "stdout": out[-4000:], "stderr": err[-4000:]}, indent=1) + "\n")
     return Recording(status, out, err, tuple(read(trace_dir)))
 

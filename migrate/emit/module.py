@@ -63,6 +63,14 @@ def render_module(unit: m.TranslationUnit, rel_source: str, outputs: list[Kernel
         kernels.append({"name": out.name, "form": out.form, "reason": out.reason, "factory": text,
                         "signature": out.signature, "defaults": out.defaults})
     fill = any("fill_blocks(" in k["factory"] for k in kernels)  # grids that fill the GPU (analysis.lift.free_grid)
-    text = render("module.py.j2", version=__version__, source=rel_source, kernels=kernels,
+    text = render("module.py.j2", version=__version__, source=rel_source, source_doc=_docstring_safe(rel_source),
+                  kernels=kernels,
                   macros=macro_blocks, fill_blocks=fill)
     return ModuleOutput(text, outputs)
+
+
+def _docstring_safe(text: str) -> str:
+    """``text`` (a file name: it may hold quotes, backslashes, newlines) as it can stand inside the
+    module's docstring."""
+    return "".join(c if c.isprintable() and c not in '\\"' else ascii(c)[1:-1] if c != '"' else '\\"'
+                   for c in text)

@@ -69,6 +69,19 @@ def _empty_unit(path: str) -> m.TranslationUnit:
     return m.TranslationUnit(path, (), (), (), ())
 
 
+def _looks_binary(data: bytes) -> bool:
+    """Binary, not source: not UTF-8 and more than a tenth of its bytes control characters. Other
+    bytes that are not UTF-8 (a Latin-1 name in a comment) are clang's to judge: in a comment they
+    are accepted, in code they are a compile error (M1001)."""
+    try:
+        data.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        sample = data[:65536]
+        controls = sum(1 for b in sample if b < 32 and b not in b"\t\n\r\f\v" or b == 127)
+        return controls * 10 > len(sample)
+
+
 def parse_file(path: str | Path, options: ParseOptions = ParseOptions()) -> ParsedFile:
     """Parse ``path`` and model its kernels; every problem becomes a diagnostic."""
     start = time.perf_counter()
@@ -94,10 +107,8 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
     if b"\0" in data[:65536]:
         bag.add("M1002", here, "file contains NUL bytes: it is binary, not CUDA source")
         return ParsedFile(path, _empty_unit(path), bag.items)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bag.add("M1002", here, f"file is not UTF-8 text (byte {exc.start})")
+    if _looks_binary(data):
+        bag.add("M1002", here, "file is not text: most of its bytes are control characters")
         return ParsedFile(path, _empty_unit(path), bag.items)
     if not data.strip():
         bag.add("M1003", here, "file is empty")

@@ -6,7 +6,8 @@ in which form, which diagnostics block the rest (each blocking code with the ker
 the fix), and how many lines of kernel code convert automatically versus need a person: the
 lines of the blocked kernels, from their definition to their closing brace.
 
-It prints that and writes ``OUT/examine.json``; nothing else goes into OUT.
+It prints that and writes ``OUT/examine.json``; nothing else goes into OUT (but the manifest of
+what cuda2tile wrote there, :mod:`migrate.outdir`).
 """
 from __future__ import annotations
 

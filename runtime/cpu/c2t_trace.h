@@ -90,6 +90,7 @@ inline void read_symbol(void* into, const T& sym) {
 struct State {
     bool on = false;
     int limit = 2;
+    bool skip = false;  // C2T_TRACE_SKIP: a kernel's launches after its recorded ones do not run
     FILE* manifest = nullptr;
     FILE* data = nullptr;
     long offset = 0;  // bytes written to data.bin
@@ -112,6 +113,7 @@ inline State& state() {
             s.on = s.manifest && s.data;
             if (const char* l = getenv("C2T_TRACE_LIMIT")) s.limit = atoi(l);
             if (const char* b = getenv("C2T_TRACE_BUDGET")) s.budget = atol(b);
+            if (const char* k = getenv("C2T_TRACE_SKIP")) s.skip = *k == '1';
         }
     }
     return s;
@@ -291,6 +293,7 @@ struct Recorder {
     const char* instance;
     int number = 0;
     bool on = false;
+    bool skip = false;  // a launch after the kernel's recorded ones, with C2T_TRACE_SKIP: not run
     long start = 0;  // data.bin's size before this launch
     Launch L;
     std::string before;
@@ -301,6 +304,7 @@ struct Recorder {
         const char* key = instance ? instance : kernel;
         number = key ? state().seen[key] : 0;
         on = wanted(key);
+        skip = state().on && state().skip && number >= state().limit;
         if (!on) return;
 #if defined(C2T_TRACE_GPU)
         cudaDeviceSynchronize();  // the bytes the launch starts from

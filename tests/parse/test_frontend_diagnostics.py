@@ -124,9 +124,16 @@ def test_binary_file(tmp_path):
     assert p.unit.kernels == ()
 
 
-def test_not_utf8(tmp_path):
-    p = parse(tmp_path, b"__global__ void k() {}\n// caf\xe9 \xff\xfe\n", name="latin.cu")
-    assert "M1002" in codes(p)
+def test_not_utf8_in_a_comment_is_accepted(tmp_path):
+    p = parse(tmp_path, b"// caf\xe9 \xff\xfe\n__global__ void k(int *x) { /* na\xefve */ x[0] = 1; }\n",
+              name="latin.cu")
+    assert "M1002" not in codes(p) and not p.kernel_errors("k")
+    assert [k.name for k in p.unit.kernels] == ["k"]
+
+
+def test_not_utf8_in_code_is_a_compile_error_not_binary(tmp_path):
+    p = parse(tmp_path, b"__global__ void k(int *x) { int caf\xe9 = 1; x[0] = caf\xe9; }\n", name="latin.cu")
+    assert "M1002" not in codes(p) and p.kernel_errors("k")
 
 
 def test_empty_file(tmp_path):

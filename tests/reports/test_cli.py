@@ -58,7 +58,7 @@ def test_examine_writes_no_tilelang_and_tells_what_blocks(tree, tmp_path, capsys
     out = tmp_path / "out"
     status = main(["convert", str(tree), "-o", str(out), "--examine", "--jobs", "1"])
     assert status == 1  # the asm kernel would not convert
-    assert sorted(p.name for p in out.iterdir()) == ["examine.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".cuda2tile-manifest.json", "examine.json"]  # + what it wrote
     ex = json.loads((out / "examine.json").read_text())
     s = ex["summary"]
     assert (s["files"], s["kernels"], s["convertible"], s["blocked"]) == (4, 3, 2, 1)

@@ -368,3 +368,53 @@ def test_a_run_stopped_at_its_time_limit_is_a_note_on_the_kernels_it_did_not_rea
     kernels = json.loads((out / "report.json").read_text())["kernels"]
     codes = {k["kernel"]: [d["code"] for d in k["diagnostics"] if d["code"].startswith("M4")] for k in kernels}
     assert codes == {"scale": ["M4002"], "shift": ["M4002"]}
+
+
+#: A program that times one kernel over many launches before it gets to the next, as benchmark
+#: programs do: on the CPU executor the repeats of `spin` take the whole run's time.
+TIMED = """
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstdlib>
+__global__ void spin(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { float v = x[i]; for (int k = 0; k < 64; ++k) v = v * 0.999f + 0.5f; x[i] = v; }
+}
+__global__ void halve(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * 0.5f + 1.0f;
+}
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]), repeat = atoi(argv[2]);
+    float* h = (float*)malloc(n * sizeof(float));
+    for (int i = 0; i < n; ++i) h[i] = (float)(i % 97) * 0.25f;
+    float *x, *y;
+    cudaMalloc(&x, n * sizeof(float));
+    cudaMalloc(&y, n * sizeof(float));
+    cudaMemcpy(x, h, n * sizeof(float), cudaMemcpyHostToDevice);
+    for (int r = 0; r < repeat; ++r) spin<<<(n + 255) / 256, 256>>>(x, n);
+    halve<<<(n + 255) / 256, 256>>>(x, y, n);
+    cudaMemcpy(h, y, n * sizeof(float), cudaMemcpyDeviceToHost);
+    printf("%f\\n", h[n - 1]);
+    return 0;
+}
+"""
+
+
+def test_fast_forward_skips_a_kernels_launches_after_its_recorded_ones(tmp_path):
+    src = tmp_path / "src" / "timed.cu"
+    src.parent.mkdir()
+    src.write_text(TIMED)
+    run = ["--run", "262144 100000", "--run-timeout", "10"]
+    slow, fast = tmp_path / "slow", tmp_path / "fast"
+    main(["convert", str(src), "-o", str(slow), "-q", "--check", "cpu", *run])
+    checks = _checks(slow)
+    assert checks["spin"]["status"] == "pass"  # its first launches are recorded before the time runs out
+    assert checks["halve"]["status"] == "skipped" and "timed out without launching it" in checks["halve"]["message"]
+    assert main(["convert", str(src), "-o", str(fast), "-q", "--check", "cpu", *run, "--fast-forward"]) == 0
+    checks = _checks(fast)
+    assert {k: (c["status"], c["inputs"]) for k, c in checks.items()} == {"spin": ("pass", "trace"),
+                                                                          "halve": ("pass", "trace")}
+    assert checks["halve"]["run"] == "ran to completion"
+    assert json.loads((fast / "traces" / "timed" / "run.json").read_text())["fast_forward"] is True
+    assert src.read_text() == TIMED
