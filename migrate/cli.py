@@ -120,6 +120,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if hasattr(args, "max_memory"):
+        from .runtime import limits
+        before = limits.max_memory()
+        limits.set_max_memory(args.max_memory)
+        try:
+            with limits.killing_children_on_signals():  # SIGINT/SIGTERM of migrate kill every child's group first
+                return _dispatch(args)
+        finally:
+            limits.set_max_memory(before)
+    return _dispatch(args)
+
+
+def _dispatch(args) -> int:
     if args.command == "explain":
         return cmd_explain(args)
     from .scratch import owned_tempdir
@@ -249,7 +262,8 @@ def cmd_check(args) -> int:
                 return EXIT_USAGE
         tmp = tempfile.TemporaryDirectory(prefix="c2t-check-")
         out_dir = Path(tmp.name)
-        convert_args = ["convert", *args.paths, "-o", str(out_dir), "-q"]
+        convert_args = ["convert", *args.paths, "-o", str(out_dir), "-q", "--timeout", str(args.timeout),
+                        "--max-memory", str(args.max_memory or 0)]
         for d in args.include_dirs:
             convert_args += ["-I", d]
         for d in args.defines:
@@ -404,7 +418,7 @@ def cmd_convert(args) -> int:
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     jobs = min(jobs, max(1, len(files)))
     start = time.perf_counter()
-    parsed = _parse_with_progress(cv, files, options_for, jobs, out)
+    parsed = _parse_with_progress(cv, files, options_for, jobs, out, args.timeout)
     suppress = _suppressor(args)
     if args.examine:
         from .reports.examine import run_examine
@@ -516,6 +530,7 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
                 if run_note is not None:
                     k.diagnostics = k.diagnostics + [run_note]
                 k.diagnostics = k.diagnostics + _check_diagnostics(k.check, Span.point(str(r.source.path), k.line))
+                k.diagnostics = k.diagnostics + _limit_diagnostics(k.check, Span.point(str(r.source.path), k.line))
     def reemit(r, no_lift: frozenset) -> dict:
         """Write ``r``'s module again with ``no_lift`` kept portable; its kernels' new results."""
         kernels, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel),
@@ -549,6 +564,7 @@ def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, p
             for k in failed_kernels:
                 if (k.file, k.kernel) in again:
                     k.check = _merge_checks(again[(k.file, k.kernel)])
+                    k.diagnostics = k.diagnostics + _limit_diagnostics(k.check, Span.point(str(r.source.path), k.line))
                 if k.check.get("status") in ("fail", "error"):
                     keep_tile.append(k)  # the portable form disagrees too: not the lift's doing
             if keep_tile:
@@ -600,6 +616,20 @@ def _run_diagnostic(check: dict, at):
     return make("M4001", at, f"the program's run {ran}; {what}")
 
 
+def _limit_diagnostics(check: dict, at) -> list:
+    """The codes of limits and isolation (M4010-M4015) a check's message carries, as diagnostics."""
+    import re
+
+    from .diagnostics import make
+
+    out, seen = [], set()
+    for match in re.finditer(r"\b(M401[0-5]): ([^;()]*(?:\([^()]*\)[^;()]*)*)", check.get("message", "")):
+        if match.group(1) not in seen:
+            seen.add(match.group(1))
+            out.append(make(match.group(1), at, match.group(2).strip()))
+    return out
+
+
 def _migration_failed(check: dict) -> bool:
     """A check that judged the migrated kernel wrong, or that the migrated kernel could not run
     (not one whose original did not build or run, which no other form changes)."""
@@ -607,7 +637,37 @@ def _migration_failed(check: dict) -> bool:
         check.get("status") == "error" and "the migrated kernel did not run" in check.get("message", ""))
 
 
+def _memory_type(text: str):
+    from .runtime.limits import parse_memory
+    try:
+        return parse_memory(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"the time limit must be above 0 s, not {text}")
+    return value
+
+
+def _limit_options(parser) -> None:
+    from .runtime.limits import DEFAULT_MAX_MEMORY, DEFAULT_TIMEOUT
+    parser.add_argument("--timeout", type=_positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"time limit of each file's parse and of each kernel's run, each side "
+                             f"(default {DEFAULT_TIMEOUT:g}); past it the process is killed with its group "
+                             f"(M4013, M4010)")
+    parser.add_argument("--max-memory", dest="max_memory", type=_memory_type, default=DEFAULT_MAX_MEMORY,
+                        metavar="BYTES", help=f"address-space limit of each parse and each CPU run, e.g. 4GiB, "
+                                              f"0 for none (default {DEFAULT_MAX_MEMORY >> 30}GiB; M4014, M4012)")
+
+
 def _run_options(parser) -> None:
+    _limit_options(parser)
     parser.add_argument("--run", dest="run", default=None, metavar="ARGS",
                         help="check kernels without a spec on the launches of the program's own main() run with "
                              "these arguments (recorded on the CPU executor, replayed into the migrated kernels)")
@@ -626,9 +686,9 @@ def _run_options(parser) -> None:
 def _run_kwargs(args) -> dict:
     import shlex
     if getattr(args, "run", None) is None:
-        return {"record_on": getattr(args, "record_on", "cpu")}
+        return {"record_on": getattr(args, "record_on", "cpu"), "timeout": args.timeout}
     return {"run_args": shlex.split(args.run), "record_limit": args.record_launches, "run_timeout": args.run_timeout,
-            "record_on": args.record_on, "fast_forward": args.fast_forward}
+            "record_on": args.record_on, "fast_forward": args.fast_forward, "timeout": args.timeout}
 
 
 def _merge_checks(checks) -> dict:
@@ -655,9 +715,9 @@ def _suppressor(args):
     return matcher(args.suppress)
 
 
-def _parse_with_progress(cv, files, options_for, jobs, console):
+def _parse_with_progress(cv, files, options_for, jobs, console, timeout=None):
     if not console.is_terminal or not files:
-        return cv.parse_all(files, options_for, jobs)
+        return cv.parse_all(files, options_for, jobs, timeout=timeout)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("[bold]parsing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -668,7 +728,7 @@ def _parse_with_progress(cv, files, options_for, jobs, console):
         def done(src):
             progress.update(task, advance=1, description=str(src.rel))
 
-        return cv.parse_all(files, options_for, jobs, on_done=done)
+        return cv.parse_all(files, options_for, jobs, on_done=done, timeout=timeout)
 
 
 if __name__ == "__main__":

@@ -153,6 +153,38 @@ _CODES = [
          "check says nothing about it.",
          "Give the spec larger sizes (several tiles along each dimension, not a multiple of the "
          "tile), or check the kernel on its program's own launches (--run)."),
+    # -- limits and isolation of parses and runs (M4010-M4029) ---------------------------------
+    Code("M4010", Severity.ERROR, "a kernel run reached its time limit",
+         "The original or the migrated kernel (the message says which) ran longer than --timeout "
+         "seconds on the check's inputs; it was killed with its whole process group and the other "
+         "kernels were checked normally. An infinite loop, or a thread waiting for a value no thread "
+         "writes, looks like this.",
+         "Fix the loop or the spec's sizes; give a slow kernel more time with --timeout SECONDS."),
+    Code("M4011", Severity.ERROR, "a kernel run crashed",
+         "The original or the migrated kernel (the message says which) killed its process (the signal "
+         "is named: SIGSEGV, SIGABRT, ...). Only this kernel's check is lost: the worker is started "
+         "again for the kernels after it.",
+         "Look for an out-of-bounds or null access in the kernel named, or a spec whose sizes do not "
+         "match what the kernel indexes."),
+    Code("M4012", Severity.ERROR, "a kernel run ran out of memory",
+         "A run of the original or the migrated kernel on the CPU needed more than --max-memory bytes of "
+         "address space; it was stopped and the other kernels were checked normally.",
+         "Give the spec smaller sizes, or raise the limit with --max-memory (e.g. 16GiB; 0 for none)."),
+    Code("M4013", Severity.ERROR, "parsing the file reached its time limit",
+         "libclang did not finish reading the file within --timeout seconds (an exponentially "
+         "expanding macro, a huge generated include); the parser was killed and the other files "
+         "were converted.",
+         "Fix the macro, exclude the file (--exclude), or raise --timeout."),
+    Code("M4014", Severity.ERROR, "parsing the file ran out of memory",
+         "libclang needed more than --max-memory bytes to read the file (typically a macro whose "
+         "expansion doubles at each level); the parser was stopped and the other files were converted.",
+         "Fix the macro, exclude the file (--exclude), or raise --max-memory."),
+    Code("M4015", Severity.WARNING, "code left out of the original's build",
+         "Function bodies of the original file do not compile for the CPU executor (host code, or a "
+         "kernel other than the one checked); they were replaced by a trap so that the kernels whose "
+         "own code compiles are still checked. The message names the functions and their lines. A "
+         "checked kernel that calls one of them fails with a trap.",
+         "Fix the code named, or pass the -I/-D flags the project builds with."),
     # -- kernel specs (M4100-M4149) -----------------------------------------------------------------
     Code("M4100", Severity.ERROR, "the spec file cannot be read",
          "The spec (NAME.toml beside the source, or --spec FILE) is not valid TOML, cannot be read, "
@@ -227,6 +259,11 @@ _CODES = [
          "on Linux); the reports, which are UTF-8, cannot name it, so the file is not converted. The "
          "message shows the name with those bytes escaped.",
          "Rename the file or folder to UTF-8 (e.g. `convmv -f latin1 -t utf8`), or exclude it."),
+    # -- limits and isolation: the parser's process (M9030-M9039) ----------------------------
+    Code("M9030", Severity.ERROR, "the parser process died",
+         "The process parsing this file was killed by a signal or exited without a result (a crash "
+         "of libclang); the other files were converted. This is a bug in cuda2tile or libclang.",
+         "Report it with the file; exclude the file (--exclude) meanwhile."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

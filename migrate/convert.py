@@ -2,7 +2,8 @@
 
 The driver owns files and folders; the frontend owns parsing; the pipeline
 (:mod:`migrate.pipeline`) owns the passes and the choice of form; the emitter owns the text. One bad file never stops the others: each is parsed in
-a worker process, and a worker that dies is reported as an internal error (M9001) for that file.
+a worker process under a time and memory limit, and a file that hangs, runs out of memory or kills
+its worker is reported for that file (M4013, M4014, M9030).
 """
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import fnmatch
 import os
 import re
 import traceback
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -273,35 +272,60 @@ def _parse_job(path: str, options: ParseOptions) -> ParsedFile:
         return ParsedFile(path, m.TranslationUnit(path, (), (), (), ()), [diag])
 
 
-def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None) -> dict[Path, ParsedFile]:
-    """Parse every file, ``jobs`` at a time; a dead worker costs only the file it was on."""
+def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, timeout: float | None = None,
+              max_memory: int | None = -1) -> dict[Path, ParsedFile]:
+    """Parse every file in ``jobs`` worker processes (:mod:`.parse_worker`), each file within
+    ``timeout`` s and ``max_memory`` bytes (defaults: :mod:`.runtime.limits`); a file that hangs,
+    runs out of memory or crashes its worker costs only itself (M4013, M4014, M9030)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .runtime import limits
+    from .runtime.batch import run_batch
+
+    timeout = limits.DEFAULT_TIMEOUT if timeout is None else timeout
+    max_memory = limits.max_memory() if max_memory == -1 else max_memory
+    by_key = {str(src.path): src for src in files}
     results: dict[Path, ParsedFile] = {}
-    if jobs <= 1:
-        for src in files:
-            results[src.path] = _parse_job(str(src.path), options_for(src.path))
-            if on_done:
-                on_done(src)
-        return results
-    remaining = list(files)
-    while remaining:
-        try:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures = {src: pool.submit(_parse_job, str(src.path), options_for(src.path))
-                           for src in remaining}
-                for src, future in futures.items():
-                    results[src.path] = future.result()
-                    remaining.remove(src)
-                    if on_done:
-                        on_done(src)
-        except BrokenProcessPool:
-            # the file being collected when the pool broke is the likely culprit: report it
-            culprit = remaining.pop(0)
-            results[culprit.path] = ParsedFile(str(culprit.path), m.TranslationUnit(
-                str(culprit.path), (), (), (), ()), [make("M9001", Span.point(str(culprit.path)),
-                                                         "the parser process crashed on this file")])
-            if on_done:
-                on_done(culprit)
+    lock = threading.Lock()
+    env = dict(os.environ)
+    repo_root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
+
+    def done(key, entry):
+        src = by_key[key]
+        with lock:
+            results[src.path] = _parsed_or_diagnostic(key, entry, timeout, max_memory)
+        if on_done:
+            on_done(src)
+
+    def batch(part: list[SourceFile]):
+        runs = [{"key": str(src.path), "options": options_for(src.path)} for src in part]
+        run_batch("migrate.parse_worker", None, runs, timeout=timeout, max_memory=max_memory, env=env,
+                  startup=max(timeout, 120.0), on_result=done)
+
+    jobs = max(1, min(jobs, len(files)))
+    parts = [files[i::jobs] for i in range(jobs)]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(batch, [p for p in parts if p]))
     return results
+
+
+def _parsed_or_diagnostic(path: str, entry: dict, timeout: float, max_memory: int | None) -> ParsedFile:
+    from .runtime.limits import show_memory
+
+    if entry.get("status") == "ok":
+        return entry["parsed"]
+    status = entry.get("status")
+    if status == "timeout":
+        diag = make("M4013", Span.point(path), f"parsing took longer than {timeout:g} s (--timeout); "
+                                              "an exponentially expanding macro or a huge include?")
+    elif status == "memory":
+        diag = make("M4014", Span.point(path), f"parsing ran out of memory (limit {show_memory(max_memory)}, "
+                                              "--max-memory); an exponentially expanding macro?")
+    else:
+        diag = make("M9030", Span.point(path), f"the parser process died on this file: {entry.get('message', '')}")
+    return ParsedFile(path, m.TranslationUnit(path, (), (), (), ()), [diag])
 
 
 def count_lines(path: Path) -> int:

@@ -128,6 +128,10 @@ def run_original(cu_path, kernel_spec, args: dict | None = None, symbols: dict |
         res = run_cpu(lib, kernel, args, symbols, schedule=schedule, seed=seed, timeout=timeout,
                       poison_shared=poison_shared)
     res.seed = seed
+    if lib.excluded:
+        left_out = ", ".join(f"{name} (line {line})" for name, line in lib.excluded)
+        res.findings.append(Finding(kind="excluded", severity="warning", message=(
+            f"M4015: left out of the original's build, as they do not compile: {left_out}")))
     return res
 
 

@@ -69,6 +69,7 @@ class Library:
     main_entry: str | None = None
     cached: bool = False                          # True when it came from the cache
     key: str = ""
+    excluded: tuple = ()  # (function, line) of the main file left out because they do not compile
 
     def launch_entry(self, instance: str) -> str:
         try:
@@ -264,6 +265,7 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
     lib = Library(path=str(lib_path), device=device, kernels=kmap, symbols=smap, main_entry=main_entry, key=key)
     if lib_path.is_file():
         lib.cached = True
+        lib.excluded = _read_excluded(final / EXCLUDED_FILE)
         return lib
 
     root.mkdir(parents=True, exist_ok=True)
@@ -302,7 +304,10 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
         for d in defines:
             cmd.append(f"-D{d}")
         if not units:
-            _compile(cmd + [str(wrapper), "-o", str(out)], cu_path.name, tmp, timeout)
+            lib.excluded = _compile_leaving_out(cmd, wrapper, out, cu_path, tmp, timeout, prepared, main_rel,
+                                                (root / main_rel).resolve(), ltext, kernels)
+            if lib.excluded:
+                (tmp / EXCLUDED_FILE).write_text("".join(f"{n}\t{ln}\n" for n, ln in lib.excluded))
         else:
             objects = []
             for i, rel in enumerate([main_rel, *unit_rels]):
@@ -326,6 +331,41 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+EXCLUDED_FILE = "excluded.txt"
+
+
+def _read_excluded(path: Path) -> tuple:
+    try:
+        rows = [line.split("\t") for line in path.read_text().splitlines() if "\t" in line]
+    except OSError:
+        return ()
+    return tuple((name, int(line)) for name, line in rows if line.isdigit())
+
+
+def _compile_leaving_out(cmd, wrapper: Path, out: Path, cu_path: Path, tmp: Path, timeout: float, prepared: dict,
+                         main_rel: str, abs_main: Path, ltext: str, kernels) -> tuple:
+    """Compile the one-file library; when function bodies of the main file do not compile
+    (host code, a kernel not launched here), build again with them left out (:mod:`.exclude`).
+    Returns the functions left out; raises the first :class:`BuildError` when that does not help."""
+    from .exclude import error_lines, stub_failing
+
+    launched = {re.split(r"[<(]", str(k), 1)[0].split("::")[-1].strip() for k in kernels}
+    body, excluded, first = prepared[main_rel], [], None
+    for _attempt in range(4):
+        try:
+            _compile(cmd + [str(wrapper), "-o", str(out)], cu_path.name, tmp, timeout)
+            return tuple(excluded)
+        except BuildError as e:
+            first = first or e
+            stubbed = stub_failing(body, error_lines(e.log, str(abs_main)), launched) if e.log else None
+            if stubbed is None:
+                raise first from None
+            body, more = stubbed
+            excluded += more
+            wrapper.write_text(f"#line 1 \"{_c_string(str(abs_main))}\"\n{body}" + ltext)
+    raise first
+
+
 def publish(tmp: Path, final: Path, product: Path) -> None:
     """Move a finished build folder into its cache place ``final``; when another build got there
     first (``product`` is there) its result stays, and a stale folder is replaced."""
@@ -338,17 +378,21 @@ def publish(tmp: Path, final: Path, product: Path) -> None:
 
 
 def _compile(cmd: list[str], what: str, tmp: Path, timeout: float) -> None:
-    """Run one compiler command in ``tmp``; its output is kept in ``tmp/build.log``."""
+    """Run one compiler command in ``tmp`` (in a process group of its own, under this run's
+    memory limit); its output is kept in ``tmp/build.log``."""
+    from . import limits
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(tmp))
-    except subprocess.TimeoutExpired:
-        raise BuildError(f"compiling {what} took more than {timeout:.0f}s", command=cmd) from None
+        rc, log, timed_out = limits.run(cmd, timeout=timeout, max_memory=limits.max_memory(), cwd=str(tmp))
     except OSError as e:
         raise BuildError(f"cannot run the compiler: {e}", command=cmd) from None
-    log = (p.stdout or "") + (p.stderr or "")
+    if timed_out:
+        raise BuildError(f"compiling {what} took more than {timeout:.0f}s", command=cmd)
     with open(tmp / "build.log", "a") as f:
         f.write(" ".join(cmd) + "\n\n" + log + "\n")
-    if p.returncode != 0:
+    if rc != 0:
+        if limits.out_of_memory(rc, log):
+            raise BuildError(f"compiling {what} ran out of memory (limit "
+                             f"{limits.show_memory(limits.max_memory())}, --max-memory)", log=log, command=cmd)
         raise BuildError(f"compiling {what} failed:\n{_trim_log(log)}", log=log, command=cmd)
 
 

@@ -15,10 +15,6 @@ from __future__ import annotations
 import dataclasses
 
 import os
-import pickle
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,36 +22,28 @@ from . import coverage
 from .compare import compare_arrays
 from .flags import file_flags, merged
 from .inputs import DEFAULT_SEED, make_inputs
-from .kernel_check import DEVICES, KernelCheck, form_skip
+from .kernel_check import DEVICES, RUN_CODES, KernelCheck, form_skip
+from .limits import DEFAULT_TIMEOUT
 from .spec import KernelSpec
 
 def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float, schedule: str = "forward") -> dict:
-    with tempfile.TemporaryDirectory(prefix="c2t-tl-") as tmp:
-        job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
-        job.write_bytes(pickle.dumps({"module": str(module), "target": target, "runs": runs, "schedule": schedule}))
-        env = dict(os.environ)
-        repo_root = str(Path(__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
-        try:
-            subprocess.run([sys.executable, "-m", "migrate.runtime.tilelang_worker", str(job), str(result)],
-                           env=env, timeout=timeout, capture_output=True)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        results = pickle.loads(result.read_bytes()) if result.exists() else {}
-    for run in runs:
-        entry = results.get(run["key"])
-        if entry is None:
-            results[run["key"]] = {"status": "timeout" if timed_out else "crash",
-                                   "message": "not reached: an earlier kernel of the module hung or crashed"}
-        elif entry["status"] == "crash" and timed_out:
-            entry.update(status="timeout", message=f"the migrated kernel ran past {timeout:.0f} s")
-    return results
+    """Run the migrated kernels in TileLang workers (:mod:`.batch`): a kernel that crashes, hangs
+    past ``timeout`` or runs out of memory costs only itself."""
+    from . import limits
+    from .batch import run_batch
+
+    env = dict(os.environ)
+    repo_root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
+    # no address-space limit next to a CUDA context (it reserves far more than it uses)
+    max_memory = limits.max_memory() if target == "c" else None
+    return run_batch("migrate.runtime.tilelang_worker", {"module": str(module), "target": target, "schedule": schedule}, runs,
+                     timeout=timeout, max_memory=max_memory, env=env, startup=max(timeout, 300.0))
 
 
 def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: dict[str, tuple[str, str]],
                  *, device: str = "cpu", seed: int | None = None, schedule: str = "forward",
-                 include_dirs=(), defines=(), timeout: float = 300.0, display: str = "",
+                 include_dirs=(), defines=(), timeout: float = DEFAULT_TIMEOUT, display: str = "",
                  coverage_runs: bool = True) -> list[KernelCheck]:
     """Check the spec'd ``kernels`` of ``cu_path`` against the migrated ``module``.
 
@@ -91,7 +79,9 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
         check.findings = [str(f) for f in original.findings]
         if not original.ok:
             check.status = "error"
-            check.message = f"the original CUDA kernel did not run ({original.status}): {original.message}"
+            code = RUN_CODES.get(original.status)
+            check.message = (f"{code}: " if code else "") + \
+                f"the original CUDA kernel did not run ({original.status}): {original.message}"
             continue
         pending.append((check, k, inputs, original))
 
@@ -130,12 +120,17 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
                 continue
             if entry["status"] != "ok":
                 check.status = "error"
-                check.message = f"the migrated kernel did not run ({entry['status']}): {entry['message']}"
+                code = RUN_CODES.get(entry["status"])
+                check.message = (f"{code}: " if code else "") + \
+                    f"the migrated kernel did not run ({entry['status']}): {k.name}: {entry['message']}"
                 continue
             _compare(check, k, original.outputs, entry["outputs"])
             if check.status == "pass" and check.coverage:
                 took = [c["branch"] for c in check.coverage if c["ran"] and c["branch"] in coverage.BRANCHES]
                 check.message += f"; branches run: {', '.join(took) or 'none'}"
+            left_out = [f.message for f in original.findings if f.kind == "excluded"]
+            if left_out:
+                check.message += f" ({left_out[0]})"
             if check.status == "fail" and original_device == "cpu":
                 _flag_original_race(check, k, cu_path, inputs, original, schedule, seed, include_dirs, defines,
                                     timeout)
@@ -264,7 +259,7 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          kernels=None, device: str = "cpu", include_dirs=(), defines=(), record_limit: int = 2,
                          run_timeout: float = 120.0, budget: int | None = None,
                          record_on: str = "cpu", packed: bool = True, timings: dict | None = None,
-                         fast_forward: bool = False) -> list[KernelCheck]:
+                         fast_forward: bool = False, replay_timeout: float | None = None) -> list[KernelCheck]:
     """The kernels of ``entries`` checked on one recorded run of ``prog`` (report.json ``programs``);
     ``packed`` and ``timings`` as for :func:`.trace_check.check_program`."""
     from .trace_check import TraceTarget, check_program
@@ -277,7 +272,7 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
     stem = trace_stem(prog)
     if args is None:  # replay the recording in OUT: no sources, no build, no run
         return check_program(targets, None, None, trace_dir=out_dir / "traces" / stem, work_dir=out_dir / "run" / stem,
-                             device=device)
+                             device=device, replay_timeout=replay_timeout)
     if not sources or not all(p.is_file() for p in sources):
         copies = [out_dir / e["original"] for e in entries if e.get("source") == prog.get("sources", [None])[0]]
         if len(sources) == 1 and copies:  # a one-file program: its copy inside OUT
@@ -292,7 +287,7 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          work_dir=out_dir / "run" / stem, limit=record_limit, timeout=run_timeout, device=device,
                          include_dirs=flags[0], defines=flags[1], source_dir=sources[0].parent,
                          cwd=(prog.get("run") or {}).get("cwd", ""), budget=budget, record_on=record_on,
-                         packed=packed, timings=timings, fast_forward=fast_forward)
+                         packed=packed, timings=timings, fast_forward=fast_forward, replay_timeout=replay_timeout)
 
 
 def _spec_error_checks(display: str, file_kernels: dict, specs, errors, all_names: set, shared: bool,
@@ -366,7 +361,7 @@ class CheckSetupError(Exception):
 
 def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", kernels: set[str] | None = None,
                         spec: Path | None = None, seed: int | None = None, schedule: str = "forward",
-                        include_dirs=(), defines=(), jobs: int = 1, timeout: float = 300.0,
+                        include_dirs=(), defines=(), jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
                         on_done=None, run_args: list[str] | None = None, record_limit: int = 2,
                         run_timeout: float = 120.0, record_on: str = "cpu",
                         fast_forward: bool = False, max_check_bytes: int | None = None) -> list[KernelCheck]:
@@ -425,7 +420,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
         out = check_report_program(out_dir, prog, entries, forms, args, kernels=kernels, device=device,
                              include_dirs=include_dirs, defines=defines, record_limit=record_limit,
                              run_timeout=float(prog.get("run", {}).get("timeout", run_timeout)),
-                             record_on=record_on, fast_forward=fast_forward)
+                             record_on=record_on, fast_forward=fast_forward, replay_timeout=timeout)
         if on_done:
             for entry in entries:
                 on_done(entry, [c for c in out if c.file == entry["file"]])
@@ -457,7 +452,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
                                list(run_args), trace_dir=out_dir / "traces" / stem, work_dir=out_dir / "run" / stem,
                                limit=record_limit, timeout=run_timeout, device=device, include_dirs=file_dirs,
                                defines=file_defines, display=entry["file"],
-                               source_dir=Path(entry["source"]).parent if entry.get("source") else None)
+                               source_dir=Path(entry["source"]).parent if entry.get("source") else None,
+                               replay_timeout=timeout)
         elif specs is None:
             out = [unspecified(name) for name in file_forms if kernels is None or name in kernels]
         else:

@@ -94,7 +94,6 @@ def run_program(lib: Library, argv=(), timeout: float = 120.0, env=None, cwd=Non
     (exit status, stdout, stderr); the status is negative for a signal. Raises TimeoutError when
     it runs longer than ``timeout`` seconds."""
     from .executor import SCHEDULES
-    import subprocess
     import sys
     if not lib.main_entry:
         raise ValueError("the program has no main()")
@@ -106,9 +105,9 @@ def run_program(lib: Library, argv=(), timeout: float = 120.0, env=None, cwd=Non
             "rc=lib.c2t_run_main(len(args),argv)\n"
             "ctypes.CDLL(None).fflush(None)\n"
             "sys.exit(rc & 255)\n")
-    try:
-        p = subprocess.run([sys.executable, "-I", "-c", code, *argv], capture_output=True, text=True,
-                           timeout=timeout, env=env, cwd=cwd, errors="replace")
-    except subprocess.TimeoutExpired as exc:
-        raise TimeoutError(f"the program ran longer than {timeout:g} s") from exc
-    return p.returncode, p.stdout, p.stderr
+    from . import limits
+    status, out, err = limits.capture([sys.executable, "-I", "-c", code, *argv], timeout=timeout, env=env, cwd=cwd,
+                                      max_memory=limits.max_memory())
+    if status is None:
+        raise TimeoutError(f"the program ran longer than {timeout:g} s")
+    return status, out, err

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import limits
 from .build import Library
 from .inputs import (DTYPE_CODES, from_kernel_bytes, poison_array, scalar_slot, to_kernel_bytes)
 from .results import Finding, RunResult
@@ -210,28 +211,22 @@ def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | No
         if env:
             penv.update(env)
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-I", str(WORKER)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=penv,
-                                start_new_session=True)
+        # the memory limit on the CPU only: a CUDA context reserves far more address space than it uses
+        proc = limits.spawn([sys.executable, "-I", str(WORKER)], max_memory=limits.max_memory() if lib.device == "cpu"
+                            else None, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=penv)
         out_d, err_d = _Drain(proc.stdout), _Drain(proc.stderr)
         out_d.start()
         err_d.start()
-        timed_out = False
         try:
             try:
                 proc.stdin.write(payload)
                 proc.stdin.close()
             except BrokenPipeError:
                 pass
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.kill()
-            proc.wait()
         except BaseException:        # KeyboardInterrupt and friends: never leave the child running
-            proc.kill()
-            proc.wait()
+            limits.stop(proc)
             raise
+        timed_out = limits.wait(proc, timeout)  # kills the child's whole group past the limit
         out_d.join(5)
         err_d.join(5)
         wall = time.perf_counter() - t0
@@ -254,6 +249,12 @@ def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | No
         base.message = (f"{kname} did not finish within {timeout:g} s (an infinite loop, or a thread "
                         f"spinning on a value no running thread will write?)")
         base.findings.append(Finding(kind="timeout", message=base.message))
+        return base
+    if res is None and limits.out_of_memory(proc.returncode, base.stderr):
+        base.status = "memory"
+        base.message = (f"{kname} ran out of memory (limit {limits.show_memory(limits.max_memory())}, "
+                        f"--max-memory); the worker {limits.exit_reason(proc.returncode)}")
+        base.findings.append(Finding(kind="memory", message=base.message))
         return base
     warnings = []
     for r in reports:

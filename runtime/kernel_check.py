@@ -8,6 +8,9 @@ from dataclasses import asdict, dataclass, field
 #: check device -> (the device the original runs on, the TileLang target of the migrated kernel)
 DEVICES = {"cpu": ("cpu", "c"), "cuda": ("gpu", "cuda")}
 
+#: the status of a run that did not end -> its diagnostic code (migrate/codes.py)
+RUN_CODES = {"timeout": "M4010", "crash": "M4011", "memory": "M4012"}
+
 
 @dataclass
 class KernelCheck:

@@ -33,7 +33,8 @@ class Finding:
     """Something found about the original code while running it.
 
     ``kind``: ``oob`` | ``stack_overflow`` | ``signal`` | ``deadlock`` | ``timeout`` |
-    ``spec_mismatch`` (a warning from the launcher, e.g. element type of a pointer) | ``output``.
+    ``spec_mismatch`` (a warning from the launcher, e.g. element type of a pointer) | ``output`` |
+    ``memory`` | ``excluded`` (functions left out of the build because they do not compile).
     """
 
     kind: str

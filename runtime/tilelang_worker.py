@@ -2,58 +2,50 @@
 
     python -m migrate.runtime.tilelang_worker JOB RESULT
 
-JOB is a pickle: ``{"module": path, "target": "c" | "cuda", "schedule": "forward" | "reverse" |
-"random" (the thread order of portable kernels on the C target), "runs": [{"key", "kernel" (a
-KernelSpec), "spec_path",
-"index", "args", "symbols"}]}``; RESULT receives ``{key: {"status": "ok", "outputs": {...}}`` or
-``{"status": "error", "message": ...}}`` (``"oob"`` with ``buffer``, ``side``, ``element``: a
-write into a red zone), rewritten after every kernel so that a crash loses
-only the kernel it happened in. A crash or a hang of TileLang or of a migrated kernel therefore
-never takes the checking process down with it.
+Started by :func:`.batch.run_batch` (see there for the files): the JOB's common part is
+``{"module": path, "target": "c" | "cuda", "schedule": "forward" | "reverse" | "random" (the
+thread order of portable kernels on the C target)}``, each run ``{"key", "spec_path", "index",
+"args", "symbols"}`` (and ``"kernel"``, a KernelSpec, ``"options"``, factory keywords such as a
+coverage run's tile); ``"oob"`` with ``buffer``, ``side``, ``element`` is a write into a red zone; a run's entry is ``{"status": "ok", "outputs": {...}}`` or ``{"status":
+"error", "message": ...}``. A crash or a hang of TileLang or of a migrated kernel costs only its
+kernel: the parent kills this process and starts another for the kernels left.
 """
 from __future__ import annotations
 
-import os
-import pickle
 import sys
 import traceback
 
-
-def _save(path: str, results: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        pickle.dump(results, f)
-    os.replace(tmp, path)
+from .batch import serve
 
 
-def main(argv: list[str]) -> int:
-    job_path, result_path = argv
-    with open(job_path, "rb") as f:
-        job = pickle.load(f)
+def run_one(common: dict, run: dict) -> dict:
     from .inputs import Inputs
     from .spec import load_spec
     from .tilelang_side import RedZoneWrite, run_migrated
     from .tilelang_support import set_cpu_schedule
 
-    set_cpu_schedule(job.get("schedule", "forward"))
+    set_cpu_schedule(common.get("schedule", "forward"))
+    try:
+        kernel = run["kernel"] if run.get("kernel") is not None else load_spec(run["spec_path"])[run["index"]]
+        inputs = Inputs(args=run["args"], symbols=run["symbols"], seed=0, kernel=kernel)
+        outputs = run_migrated(common["module"], kernel, inputs, target=common["target"], options=run.get("options"))
+        return {"status": "ok", "outputs": outputs}
+    except RedZoneWrite as exc:  # a failure of the kernel, not of the run
+        return {"status": "oob", "message": str(exc), "buffer": exc.buffer, "side": exc.side, "element": exc.element}
+    except MemoryError:
+        raise
+    except Exception as exc:  # reported per kernel; the next kernel still runs
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return {"status": "error", "message": last[-2000:]}
 
-    results: dict = {}
-    for run in job["runs"]:
-        results[run["key"]] = {"status": "crash", "message": "the process died while running this kernel"}
-        _save(result_path, results)
-        try:
-            kernel = run["kernel"] if run.get("kernel") is not None else load_spec(run["spec_path"])[run["index"]]
-            inputs = Inputs(args=run["args"], symbols=run["symbols"], seed=0, kernel=kernel)
-            outputs = run_migrated(job["module"], kernel, inputs, target=job["target"], options=run.get("options"))
-            results[run["key"]] = {"status": "ok", "outputs": outputs}
-        except RedZoneWrite as exc:  # a failure of the kernel, not of the run
-            results[run["key"]] = {"status": "oob", "message": str(exc), "buffer": exc.buffer, "side": exc.side,
-                                   "element": exc.element}
-        except Exception as exc:  # reported per kernel; the next kernel still runs
-            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            results[run["key"]] = {"status": "error", "message": last[-2000:]}
-        _save(result_path, results)
-    return 0
+
+def main(argv: list[str]) -> int:
+    try:  # import TileLang before the first run, so that its time limit is the kernel's own
+        import tilelang  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError:
+        pass  # the run reports it
+    return serve(argv, run_one)
 
 
 if __name__ == "__main__":

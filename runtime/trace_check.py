@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .kernel_check import KernelCheck, form_skip
+from .kernel_check import RUN_CODES, KernelCheck, form_skip
 
 __all__ = ["TraceTarget", "check_program", "check_traces"]
 
@@ -30,20 +30,21 @@ class TraceTarget:
 def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run_args: list[str], *,
                  trace_dir: Path, work_dir: Path, limit: int = 2, timeout: float = 120.0, device: str = "cpu",
                  include_dirs=(), defines=(), display: str = "", source_dir: Path | None = None,
-                 budget: int | None = None, units=()) -> list[KernelCheck]:
+                 budget: int | None = None, units=(), replay_timeout: float | None = None) -> list[KernelCheck]:
     """One check per kernel of ``names`` (in ``module``, converted from ``cu_path``) from the
     launches of the program's run; see :func:`check_program`."""
     target = TraceTarget(display or cu_path.name, module, list(names), forms)
     return check_program([target], cu_path, run_args, units=units, trace_dir=trace_dir, work_dir=work_dir,
                          limit=limit, timeout=timeout, device=device, include_dirs=include_dirs,
-                         defines=defines, source_dir=source_dir, budget=budget)
+                         defines=defines, source_dir=source_dir, budget=budget, replay_timeout=replay_timeout)
 
 
 def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[str] | None, *, trace_dir: Path,
                   work_dir: Path, units=(), limit: int = 2, timeout: float = 120.0, device: str = "cpu",
                   include_dirs=(), defines=(), source_dir: Path | None = None, budget: int | None = None,
                   cwd: str = "", record_on: str = "cpu", packed: bool = True,
-                  timings: dict | None = None, fast_forward: bool = False) -> list[KernelCheck]:
+                  timings: dict | None = None, fast_forward: bool = False,
+                  replay_timeout: float | None = None) -> list[KernelCheck]:
     """One check per kernel of ``targets`` from one run of the program whose ``main()`` is in
     ``main`` and whose other translation units are ``units``. The program runs in ``work_dir``
     (``cwd`` below it), into which the files of ``source_dir`` (the program's folder, for the
@@ -53,7 +54,8 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     ``packed``: the recording is packed to travel (:func:`.traces.pack`); else its bytes stay in
     one file, replayed in place. ``timings``, where given, receives the seconds of each step
     (build, run, replay). ``fast_forward``: on the CPU executor, the launches of a kernel after its
-    recorded ones are skipped (:func:`.traces.record`)."""
+    recorded ones are skipped (:func:`.traces.record`). ``replay_timeout``: each launch is replayed
+    in a worker process, within that many seconds (:func:`isolated`); None replays in this process."""
     from .build import BuildError
     from .cuda_cpu import compile_cpu
     from .replay import replay
@@ -82,7 +84,8 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
                                                   "with --run ARGS where its sources are")
             return list(checks.values())
         run_args, rec = loaded
-        return _replay_all(checks, todo, rec, run_args, target_dev, time.perf_counter() - start, replay)
+        return _replay_all(checks, todo, rec, run_args, target_dev, time.perf_counter() - start, replay,
+                           timeout=replay_timeout)
     program = Path(main).name + (f" (+{len(units)} units)" if units else "")
     if source_dir is not None and Path(source_dir).is_dir():  # its quoted includes sit beside the original
         include_dirs = tuple(include_dirs) + (str(source_dir),)
@@ -118,7 +121,8 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     ran = time.perf_counter()
     rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=run_dir, packed=packed, **extra)
     timings["run"], ran = round(time.perf_counter() - ran, 2), time.perf_counter()
-    out = _replay_all(checks, todo, rec, run_args, target_dev, time.perf_counter() - start, replay)
+    out = _replay_all(checks, todo, rec, run_args, target_dev, time.perf_counter() - start, replay,
+                      timeout=replay_timeout)
     timings["replay"] = round(time.perf_counter() - ran, 2)
     failed = [c for c in out if c.status == "fail"]
     if failed:  # is it the migration, or does the original itself not repeat its launch?
@@ -166,9 +170,50 @@ def _flag_unrepeatable(check: KernelCheck, first, again) -> None:
         return
 
 
-def _replay_all(checks: dict, todo: list, rec, run_args: list[str], target_dev: str, seconds: float, replay):
+class ReplayDidNotRun(RuntimeError):
+    """A replay's worker crashed, hung or ran out of memory on this launch (the message has the code)."""
+
+
+def isolated(todo: list, launches, target: str, timeout: float):
+    """Replay every launch of the ``todo`` kernels in worker processes (:mod:`.batch`) and return
+    a ``replay(module, launch, target)`` that looks the results up: a launch whose migrated kernel
+    crashes, hangs past ``timeout`` or runs out of memory costs only itself."""
+    import os
+
+    from . import limits
+    from .batch import run_batch
+
+    runs, keys = [], {}
+    for t, n in todo:
+        for L in launches:
+            if L.name == n:
+                keys[(str(t.module), id(L))] = key = len(runs)
+                runs.append({"key": key, "module": str(t.module), "launch": L, "target": target})
+    env = dict(os.environ)
+    repo_root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
+    results = run_batch("migrate.runtime.replay_worker", None, runs, timeout=timeout, env=env,
+                        max_memory=limits.max_memory() if target == "c" else None,
+                        startup=max(timeout, 300.0)) if runs else {}
+
+    def lookup(module, L, _target):
+        entry = results.get(keys.get((str(module), id(L))))
+        if entry is None:
+            from .replay import replay
+            return replay(module, L, _target)
+        if entry["status"] == "ok":
+            return entry["replay"]
+        code = RUN_CODES.get(entry["status"])
+        raise ReplayDidNotRun((f"{code}: " if code else "") + f"({entry['status']}): {L.name}: {entry['message']}")
+    return lookup
+
+
+def _replay_all(checks: dict, todo: list, rec, run_args: list[str], target_dev: str, seconds: float, replay,
+                timeout: float | None = None):
     ran = ("ran to completion" if rec.status == 0 else "timed out" if rec.status is None
            else f"exited with status {rec.status}")
+    if timeout is not None:  # every replay in worker processes under the time limit
+        replay = isolated(todo, rec.launches, target_dev, timeout)
     for check in checks.values():  # the kernels not replayable on this device ran in the program too
         check.run = ran
     for t, n in todo:
@@ -190,7 +235,11 @@ def _judge(check: KernelCheck, launches, module: Path, target: str, run_args, ra
             replays.append(replay(module, L, target))
         except Exception as exc:  # the migrated kernel did not run
             check.status, check.launch = "error", L.number
-            check.message = f"launch {L.number}: the migrated kernel did not run: {type(exc).__name__}: {exc}"
+            if isinstance(exc, ReplayDidNotRun) and str(exc)[:1] == "M":  # the code first
+                code, _, rest = str(exc).partition(": ")
+                check.message = f"{code}: launch {L.number}: the migrated kernel did not run {rest}"
+            else:
+                check.message = f"launch {L.number}: the migrated kernel did not run: {type(exc).__name__}: {exc}"
             return
     failed = [r for r in replays if r.status == "fail"]
     passed = [r for r in replays if r.status == "pass"]

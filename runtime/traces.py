@@ -255,14 +255,12 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
 
 def _run_command(cmd, argv=(), timeout: float = 120.0, env=None, cwd=None, schedule: str = "forward"):
     """(exit status, stdout, stderr) of an executable run with ``argv``; TimeoutError past ``timeout``."""
-    import subprocess
+    from . import limits
 
-    try:
-        p = subprocess.run([*cmd, *argv], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd,
-                           errors="replace")
-    except subprocess.TimeoutExpired as exc:
-        raise TimeoutError(f"the program ran longer than {timeout:g} s") from exc
-    return p.returncode, p.stdout, p.stderr
+    status, out, err = limits.capture([*cmd, *argv], timeout=timeout, env=env, cwd=cwd)
+    if status is None:
+        raise TimeoutError(f"the program ran longer than {timeout:g} s")
+    return status, out, err
 
 
 #: how the recording run ended, beside its manifest

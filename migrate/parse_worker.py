@@ -1,0 +1,47 @@
+"""Parses files in a child process for ``migrate convert`` (see :mod:`migrate.runtime.batch`).
+
+    python -m migrate.parse_worker JOB RESULT
+
+Each run is ``{"key": path, "options": ParseOptions}``; its entry ``{"status": "ok", "parsed":
+ParsedFile}``. The parent kills this process past ``--timeout`` and limits its memory to
+``--max-memory``; libclang refused memory under that limit fails to parse, which is reported as
+running out of memory (M4014) rather than as a compile error.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def _near_memory_limit() -> bool:
+    """Did this process come within 10 % of its address-space limit?"""
+    import resource
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return False
+    try:
+        with open("/proc/self/status") as f:
+            peak = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmPeak:"))
+    except (OSError, StopIteration, ValueError):
+        return False
+    return peak >= 0.9 * soft
+
+
+def parse_one(common, run: dict) -> dict:
+    from .convert import _parse_job
+
+    parsed = _parse_job(run["key"], run["options"])
+    if any(d.code == "M1001" and "could not parse the file" in d.message for d in parsed.diagnostics) \
+            and _near_memory_limit():
+        return {"status": "memory", "message": "libclang ran out of memory"}
+    return {"status": "ok", "parsed": parsed}
+
+
+def main(argv: list[str]) -> int:
+    from migrate.runtime.batch import serve
+
+    from .parse import frontend  # noqa: F401  (libclang loads before the first file's time starts)
+    return serve(argv, parse_one)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

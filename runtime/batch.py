@@ -1,0 +1,167 @@
+"""Jobs run one after another in a worker process that is started again after a crash or a hang.
+
+The worker (``python -m MODULE JOB RESULT``, its ``main`` calling :func:`serve`) reads the pickle
+``{"common": ..., "runs": [{"key": ..., ...}, ...]}`` from JOB and rewrites RESULT (a pickle
+``{key: marker}``) around every run: ``{"status": "started"}`` before it, ``{"status": "done",
+"file": F}`` after, the run's entry pickled in F (so the parent reads each entry once).
+:func:`run_batch` polls RESULT: a run still started after ``timeout`` seconds is killed with the
+worker's whole process group (status ``timeout``); a worker that dies costs only the run it was
+on (status ``crash`` with the signal, or ``memory`` when an allocation was refused under
+``max_memory``); a new worker then takes the runs left. Imports only the standard library and
+:mod:`.limits`.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import limits
+
+STARTED, DONE = "started", "done"
+
+
+def _save(path: str, results: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump(results, f)
+    os.replace(tmp, path)
+
+
+def _load(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
+        return {}
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this worker when the process that started it dies, even by SIGKILL
+    (which leaves it no chance to kill its children)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request
+        os._exit(1)
+
+
+def serve(argv: list[str], handle) -> int:
+    """The worker's side: ``handle(common, run) -> entry`` for every run of the JOB file."""
+    die_with_parent()
+    job_path, result_path = argv
+    with open(job_path, "rb") as f:
+        job = pickle.load(f)
+    results: dict = {}
+    for i, run in enumerate(job["runs"]):
+        results[run["key"]] = {"status": STARTED}
+        _save(result_path, results)
+        try:
+            entry = handle(job.get("common"), run)
+        except MemoryError:
+            entry = {"status": "memory", "message": "an allocation was refused (MemoryError)"}
+        if entry.get("status") == "error" and limits.out_of_memory(1, entry.get("message", "")):
+            entry = {"status": "memory", "message": f"ran out of memory ({entry['message'][-300:]})"}
+        _save(f"{result_path}.{i}", entry)
+        results[run["key"]] = {"status": DONE, "file": f"{result_path}.{i}"}
+        _save(result_path, results)
+    return 0
+
+
+def _tail(path: Path, chars: int = 1500) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-chars:].decode(errors="replace").strip()
+
+
+def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memory: int | None = None,
+              env: dict | None = None, startup: float = 300.0, on_result=None, poll: float = 0.05) -> dict:
+    """Run ``runs`` in workers ``python -m module``; returns ``{key: entry}`` for every run.
+    ``startup`` bounds the time before the first run starts (imports); ``on_result(key, entry)``
+    is called as entries arrive."""
+    results: dict = {}
+
+    def put(key, entry):
+        results[key] = entry
+        if on_result is not None:
+            on_result(key, entry)
+
+    remaining = list(runs)
+    while remaining:
+        with tempfile.TemporaryDirectory(prefix="c2t-batch-") as tmp:
+            job, result, log = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl", Path(tmp) / "stderr.txt"
+            job.write_bytes(pickle.dumps({"common": common, "runs": remaining}))
+            with open(log, "wb") as err:
+                proc = limits.spawn([sys.executable, "-m", module, str(job), str(result)], max_memory=max_memory,
+                                    env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+            current, since, timed_out = None, time.monotonic(), False
+            try:
+                while True:
+                    rc = proc.poll()
+                    seen = _load(result)
+                    for key, marker in seen.items():
+                        if marker.get("status") == DONE and key not in results:
+                            put(key, _entry(marker))
+                    started = next((k for k, e in seen.items() if e.get("status") == STARTED), None)
+                    if started != current:
+                        current, since = started, time.monotonic()
+                    if rc is not None:
+                        break
+                    if time.monotonic() - since > (timeout if current is not None else startup):
+                        limits.stop(proc)
+                        timed_out = True
+                        break
+                    time.sleep(poll)
+            except BaseException:
+                limits.stop(proc)
+                raise
+            limits.done(proc)
+            for key, marker in _load(result).items():  # the last entries written before it ended
+                if marker.get("status") == DONE and key not in results:
+                    put(key, _entry(marker))
+            if current is not None and current in results:
+                current = None
+            stderr = _tail(log)
+        before = len(remaining)
+        remaining = [r for r in remaining if r["key"] not in results]
+        if timed_out:
+            if current is None:
+                for r in remaining:
+                    put(r["key"], {"status": "timeout", "message": f"the worker did not start within {startup:g} s"})
+                break
+            put(current, {"status": "timeout", "message": f"ran past the {timeout:g} s time limit (--timeout)"})
+        elif current is not None:  # the worker died in this run
+            put(current, _death(proc.returncode, stderr, max_memory))
+        elif remaining:  # it died before starting a run, or ended without doing them all
+            for r in remaining:
+                entry = _death(proc.returncode, stderr, max_memory)
+                entry["message"] = "the worker ended before this run: " + entry["message"]
+                put(r["key"], entry)
+            break
+        remaining = [r for r in remaining if r["key"] not in results]
+        assert len(remaining) < before
+    return results
+
+
+def _entry(marker: dict) -> dict:
+    entry = _load(Path(marker["file"]))
+    return entry or {"status": "crash", "message": "the worker's result could not be read"}
+
+
+def _death(returncode: int | None, stderr: str, max_memory: int | None) -> dict:
+    if limits.out_of_memory(returncode, stderr):
+        return {"status": "memory", "message": f"ran out of memory (limit {limits.show_memory(max_memory)}, "
+                                               f"--max-memory); the worker {limits.exit_reason(returncode)}"}
+    message = f"the worker {limits.exit_reason(returncode)}"
+    last = stderr.strip().splitlines()[-3:]
+    if last:
+        message += ": " + " | ".join(line.strip() for line in last)[-600:]
+    return {"status": "crash", "message": message}
