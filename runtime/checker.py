@@ -107,7 +107,7 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
                 if check.status == "fail":
                     continue
             entry = results[check.id]
-            if entry["status"] == "error" and target == "c" and "bfloat16" in entry["message"]:
+            if entry["status"] == "error" and target == "c" and "bfloat16" in entry.get("message", ""):
                 check.status = "skipped"
                 check.message = ("not checkable on CPU: TileLang's c target cannot compile bfloat16 "
                                  f"({entry['message'][:120]}); check it with --device cuda")
