@@ -140,13 +140,17 @@ def g_map1d(rng, name):
     e = expr(rng, ["x[i]", "z[i]", "a"], dt, 3)
     ty = CTYPE[dt]
     body = ["    int i = blockIdx.x * blockDim.x + threadIdx.x;", f"    if (i < n) y[i] = ({ty})({e});"]
+    pre = []
     if rng.random() < 0.3:  # early return form
         body = ["    int i = threadIdx.x + blockIdx.x * blockDim.x;", "    if (i >= n) return;",
                 f"    {ty} v = {e};", "    y[i] = v;"]
+    elif rng.random() < 0.4:  # through a device function
+        pre = [f"__device__ {ty} {name}_g({ty} u, {ty} v, {ty} a) {{ return {expr(rng, ['u', 'v', 'a'], dt, 2)}; }}"]
+        body = ["    int i = blockIdx.x * blockDim.x + threadIdx.x;", f"    if (i < n) y[i] = {name}_g(x[i], z[i], a);"]
     return Kernel(name, "map1d", [("buf", "x", dt, n, "in", _range(dt)), ("buf", "z", dt, n, "in", _range(dt)),
                                   ("buf", "y", dt, n, "out", None), ("scalar", "a", dt, 3 if dt == "int32" else 0.75),
                                   ("scalar", "n", "int32", n)], body, (_blocks(n, b) + rng.choice([0, 0, 1]), 1, 1),
-                  (b, 1, 1), _tol(dt))
+                  (b, 1, 1), _tol(dt), pre=pre)
 
 
 def g_map2d(rng, name):
@@ -211,7 +215,7 @@ def g_tree(rng, name):
     pre = expr(rng, ["x[i]"], dt, 1)
     body = [f"    __shared__ {ty} s[{B}];", "    int t = threadIdx.x;", "    int i = blockIdx.x * blockDim.x + t;",
             f"    s[t] = i < n ? ({ty})({pre}) : ({ty})({ident});", "    __syncthreads();",
-            f"    for (int st = {B // 2}; st > 0; st >>= 1) {{", f"        if (t < st) s[t] = {comb};",
+            f"    for (int st = {rng.choice([str(B // 2), 'blockDim.x / 2'])}; st > 0; st >>= 1) {{", f"        if (t < st) s[t] = {comb};",
             "        __syncthreads();", "    }"]
     grid = _blocks(n, B)
     if dt == "int32" and op == "sum" and rng.random() < 0.5:
@@ -229,7 +233,7 @@ def g_shuffle(rng, name):
     ty = CTYPE[dt]
     grid = _blocks(n, B)
     body = ["    int i = blockIdx.x * blockDim.x + threadIdx.x;", f"    {ty} v = i < n ? x[i] : ({ty})0;",
-            "    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);"]
+            f"    for (int o = {rng.choice(['16', 'warpSize / 2'])}; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);"]
     kind = rng.choice(["store", "atomic" if dt == "int32" else "store", "xor"])
     if kind == "store":
         body.append("    if ((threadIdx.x & 31) == 0) out[i >> 5] = v;")
