@@ -371,9 +371,13 @@ def convert(src: Path, out: Path, jobs: int, timeout: float = 3600) -> tuple[int
 
 def classify(kernels: list[Kernel], where: dict, out: Path, rc: int, log: str) -> list[dict]:
     """One row per generated kernel."""
-    report = {}
+    report, file_errors = {}, {}
     if (out / "report.json").is_file():
-        report = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+        data = json.loads((out / "report.json").read_text())
+        report = {k["kernel"]: k for k in data["kernels"]}
+        file_errors = {f["file"]: {d["code"] for d in f.get("diagnostics", [])
+                                   if d.get("severity") == "error" or d["code"].startswith("M1")}
+                       for f in data.get("files", [])}
     process_crash = rc not in (0, 1) or bool(TRACEBACK.search(log))
     rows = []
     for k in kernels:
@@ -383,9 +387,10 @@ def classify(kernels: list[Kernel], where: dict, out: Path, rc: int, log: str) -
             row.update(outcome="crash", detail=f"missing from report.json (convert exit {rc})")
         else:
             codes = sorted({d["code"] for d in r.get("diagnostics", [])})
-            errors = sorted({d["code"] for d in r.get("diagnostics", []) if d.get("severity") == "error"})
+            errors = sorted({d["code"] for d in r.get("diagnostics", []) if d.get("severity") == "error"}
+                            | file_errors.get(r.get("file"), set()))  # a file-level error (syntax) too
             check = r.get("check") or {}
-            row.update(form=r["form"], codes=codes, check=check.get("status"), message=(check.get("message") or "")[:300])
+            row.update(form=r["form"], codes=codes, errors=errors, check=check.get("status"), message=(check.get("message") or "")[:300])
             if "M9001" in codes:
                 row.update(outcome="crash", detail="M9001 internal error")
             elif r["form"] == "unsupported":
@@ -410,47 +415,75 @@ def run_batch(kernels, work: Path, per_file: int, jobs: int) -> tuple[list[dict]
 # ---------------------------------------------------------------- minimising
 
 def _shrinks(text: str):
-    """Candidate simplifications of a kernel's source: one line deleted, or one parenthesised
-    binary expression / two-argument call replaced by one of its operands."""
+    """Candidate simplifications of a kernel's source: one line deleted, or one binary expression
+    inside ``(...)`` or ``[...]`` (or a two-argument call) replaced by one of its operands."""
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if line.startswith("    ") and line.strip() not in ("}", "{"):
             yield "\n".join(lines[:i] + lines[i + 1:])
-    for m in re.finditer(r"\(", text):
+    body_start = text.find("\n{\n")  # expressions of the kernel's body only (not declarations)
+    for m in re.finditer(r"[(\[]", text):
+        if m.start() < body_start:
+            continue
         start, depth = m.start(), 0
         for j in range(start, len(text)):
-            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(text[j], 0)
             if depth == 0:
                 break
         inner = text[start + 1:j]
         parts = _split_top(inner)
-        if len(parts) == 2:
-            call = re.search(r"(\w+)$", text[:start])
-            lo = start - len(call.group(1)) if call and call.group(1) not in ("if", "for", "while", "return") else start
+        if len(parts) != 2:
+            continue
+        if text[start] == "[":
             for p in parts:
-                yield text[:lo] + "(" + p.strip() + ")" + text[j + 1:]
+                yield text[:start + 1] + p.strip() + text[j:]
+            continue
+        call = re.search(r"(\w+)$", text[:start])
+        keyword = call and call.group(1) in ("if", "for", "while", "return", "switch")
+        lo = start - len(call.group(1)) if call and not keyword else start
+        if keyword and "," not in inner:
+            for p in parts:  # a condition: keep one side
+                yield text[:start + 1] + p.strip() + text[j:]
+            continue
+        if "," in inner and not call:
+            continue
+        for p in parts:
+            yield text[:lo] + "(" + p.strip() + ")" + text[j + 1:]
+
+
+# binary operators from the loosest binding to the tightest; each group is left-associative
+_LEVELS = ((",",), (" || ",), (" && ",), (" | ",), (" ^ ",), (" & ",), (" == ", " != "),
+           (" < ", " <= ", " > ", " >= "), (" << ", " >> "), (" + ", " - "), (" * ", " / ", " % "))
 
 
 def _split_top(inner: str) -> list[str]:
-    depth, cuts = 0, []
+    """``inner`` split at its loosest top-level binary operator (the last one of that level), or
+    [] when it has none or holds a ``?:`` at top level."""
+    depth, top = 0, []
     for i, ch in enumerate(inner):
         depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(ch, 0)
-        if depth == 0 and ch == ",":
-            cuts.append((i, i + 1))
-    if not cuts:
-        for op in (" + ", " - ", " * ", " & ", " | ", " ^ ", " / ", " % ", " >> "):
-            depth = 0
-            for i in range(len(inner)):
-                depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(inner[i], 0)
-                if depth == 0 and inner.startswith(op, i):
-                    cuts.append((i, i + len(op)))
-                    break
-            if cuts:
-                break
-    if len(cuts) != 1:
+        top.append(depth == 0)
+    if any(top[i] and inner.startswith(" ? ", i) for i in range(len(inner))):
         return []
-    a, b = cuts[0]
-    return [inner[:a], inner[b:]]
+    for level in _LEVELS:
+        cut = None
+        for i in range(len(inner)):
+            if top[i]:
+                for op in level:
+                    if inner.startswith(op, i) and (op != " & " or not inner.startswith(" && ", i - 1)):
+                        cut = (i, i + len(op))
+        if cut:
+            return [inner[:cut[0]], inner[cut[1]:]]
+    return []
+
+
+def _first_run(k: Kernel, source: str, work: Path, jobs: int):
+    d = work / "t0"
+    (d / "src").mkdir(parents=True, exist_ok=True)
+    (d / "src" / "m.cu").write_text(source)
+    (d / "src" / "m.toml").write_text(k.spec())
+    rc, log = convert(d / "src", d / "out", jobs, timeout=600)
+    return d / "out", rc, log
 
 
 def minimise(k: Kernel, outcome: str, work: Path, jobs: int, budget: int = 40) -> tuple[str, str, int]:
@@ -466,12 +499,19 @@ def minimise(k: Kernel, outcome: str, work: Path, jobs: int, budget: int = 40) -
         (d / "src" / "m.cu").write_text(text)
         (d / "src" / "m.toml").write_text(k.spec())
         rc, log = convert(d / "src", d / "out", jobs, timeout=600)
-        rows = classify([k], {k.name: "m.cu"}, d / "out", rc, log)
-        return rows[0]["outcome"] == outcome, rows[0].get("detail", "")
+        row = classify([k], {k.name: "m.cu"}, d / "out", rc, log)[0]
+        # the same outcome (a refusal: the same codes), and no new error: a candidate that no
+        # longer parses (M1xxx) or is refused for something else is not the same failure
+        same_kind = row["outcome"] == outcome and (outcome != "refused" or row.get("detail") == want["detail"])
+        new = {c for c in row.get("errors", []) + row.get("codes", []) if c.startswith("M1")} - want["errors"]
+        return same_kind and not new and set(row.get("errors", [])) <= want["errors"], row.get("detail", "")
 
-    ok, detail = same(source)
+    want = {"detail": None, "errors": set()}
+    first = classify([k], {k.name: "m.cu"}, *_first_run(k, source, work, jobs))[0]
+    want.update(detail=first.get("detail"), errors=set(first.get("errors", []) + first.get("codes", [])))
+    ok, detail = first["outcome"] == outcome, first.get("detail", "")
     if not ok:
-        return source, "not reproduced alone", tries
+        return source, f"not reproduced alone ({first['outcome']}: {detail[:100]})", tries
     progress = True
     while progress and tries < budget:
         progress = False

@@ -86,3 +86,29 @@ def test_guard_and_operator_mutants_are_killed(tmp_path):
     # the unmutated module in a scratch copy still passes (the scratch copy itself is sound)
     verdict, msg = mutate.check(mutate.scratch(out, report, entry, source, tmp_path / "base"), "interior", timeout=300)
     assert verdict == "pass", msg
+
+
+def test_shrinks_delete_statements_and_keep_one_operand():
+    src = fuzz.HEADER + _stencil().source()
+    cands = list(fuzz._shrinks(src))
+    body = "    if (i >= 1 && i < n - 1) y[i] = 0.5f * x[i - 1] + x[i] + 0.25f * x[i + 1];"
+    assert src.replace(body + "\n", "") in cands  # a statement deleted
+    assert any("y[i] = 0.5f * x[i - 1] + x[i] + 0.25f * x[i + 1]" in c and "(i >= 1 && i < n - 1)" not in c
+               for c in cands)  # ... or an operand kept
+    assert any("x[i] + x[i]" in c for c in cands)  # `x[i - 1]` -> `x[i]`
+    assert any("if (i >= 1) y[i]" in c for c in cands)  # a condition keeps one side
+    assert all(c.count("__global__ void interior(") == 1 for c in cands)  # declarations untouched
+    assert fuzz._split_top("a, f(b, c)") == ["a", " f(b, c)"] and fuzz._split_top("a + b * c") == ["a", "b * c"]
+    assert fuzz._split_top("i >= 1 && i < n - 1") == ["i >= 1", "i < n - 1"] and fuzz._split_top("a - b + c") == ["a - b", "c"]
+    assert fuzz._split_top("p > q ? p : q") == [] and fuzz._split_top("x[i - 1]") == []
+
+
+def test_generation_is_seeded_and_specs_match_parameters():
+    a, b = fuzz.generate(3, 12), fuzz.generate(3, 12)
+    assert [k.source() for k in a] == [k.source() for k in b] and [k.spec() for k in a] == [k.spec() for k in b]
+    assert [k.source() for k in fuzz.generate(4, 12)] != [k.source() for k in a]
+    import tomllib
+    for k in a:
+        (spec,) = tomllib.loads(k.spec())["kernel"]
+        assert [p["name"] for p in spec["args"]] == [p[1] for p in k.params]
+        assert all(f" {p[1]}" in k.source().split("__global__")[1].split(")")[0] for p in k.params)
