@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CTYPE = {"float32": "float", "int32": "int", "float16": "__half"}
+CTYPE = {"float32": "float", "int32": "int", "float16": "__half", "uint32": "unsigned", "int64": "long long"}
 FAMILIES = ("map1d", "map2d", "gridstride", "stencil", "tree", "shuffle", "atomic", "local", "struct",
-            "template", "half")
+            "template", "half", "intmath", "varloop")
 
 
 @dataclass
@@ -328,6 +328,42 @@ def g_half(rng, name):
                                  ("scalar", "n", "int32", n)], body, (_blocks(n, b), 1, 1), (b, 1, 1), "fp16")
 
 
+def g_intmath(rng, name):
+    """Integer corners: C division and remainder by a signed run-time divisor, unsigned
+    wrap-around, 64-bit products, float<->int conversions."""
+    n, b = rng.randint(1, 4000), rng.choice([64, 128, 256])
+    d = rng.choice([-7, -3, -2, 2, 3, 5, 8])
+    zs = [f"x[i] / d", "x[i] % d", f"(x[i] * {rng.choice([3, -5, 7])}) / d", "(int)(u[i] % 1000u)",
+          "(int)((u[i] * 2654435761u) >> 20)", "(int)(u[i] >> 31) - (x[i] >> 2)", "x[i] / 4 + x[i] % 4",
+          "(int)((float)x[i] * 0.37f)", "(x[i] < 0 ? -x[i] : x[i]) % d"]
+    ws = ["(long long)x[i] * 100003LL * (long long)d", "(long long)u[i] * (long long)u[i]",
+          "((long long)x[i] << 33) / 7", "(long long)(u[i] / 3u) - (long long)x[i]"]
+    fs = ["(float)x[i] / 3.0f", "(float)(u[i] % 97u) * 0.5f", "(float)(x[i] / d) + 0.25f", "(float)(long long)u[i] * 1e-6f"]
+    body = ["    int i = blockIdx.x * blockDim.x + threadIdx.x;", "    if (i >= n) return;",
+            f"    z[i] = {rng.choice(zs)} + {rng.choice(zs)};", f"    w[i] = {rng.choice(ws)};",
+            f"    y[i] = {rng.choice(fs)};"]
+    return Kernel(name, "intmath", [("buf", "x", "int32", n, "in", [-100000, 100000]),
+                                    ("buf", "u", "uint32", n, "in", [0, 4000000000]),
+                                    ("buf", "z", "int32", n, "out", None), ("buf", "w", "int64", n, "out", None),
+                                    ("buf", "y", "float32", n, "out", None), ("scalar", "n", "int32", n),
+                                    ("scalar", "d", "int32", d)], body, (_blocks(n, b), 1, 1), (b, 1, 1), "fp32")
+
+
+def g_varloop(rng, name):
+    """Per-thread trip counts (divergent loops), break/continue, a running value across iterations."""
+    dt, n, b = _dtype(rng), rng.randint(1, 3000), rng.choice([32, 64, 128])
+    ty = CTYPE[dt]
+    bound = rng.choice(["i % 7", "(i * 3) % 11", "n - i < 9 ? n - i : 9"])
+    step = rng.choice(["acc += x[(i + j) % n];", "acc = acc * 0.5f + x[(i + j) % n];" if dt == "float32" else
+                       "acc = (acc >> 1) + x[(i + j) % n];", "if (x[(i + j) % n] > 0) continue; acc += x[(i + j) % n];",
+                       "if (acc > 3) break; acc += x[(i + j) % n];"])
+    body = ["    int i = blockIdx.x * blockDim.x + threadIdx.x;", "    if (i >= n) return;", f"    {ty} acc = 0;",
+            f"    for (int j = 0; j < {bound}; ++j) {{", f"        {step}", "    }", "    y[i] = acc;"]
+    return Kernel(name, "varloop", [("buf", "x", dt, n, "in", _range(dt)), ("buf", "y", dt, n, "out", None),
+                                    ("scalar", "n", "int32", n)], body, (_blocks(n, b), 1, 1), (b, 1, 1),
+                  _tol(dt, accum=True))
+
+
 GENERATORS = {f: globals()[f"g_{f}"] for f in FAMILIES}
 HEADER = "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n\n"
 
@@ -503,12 +539,17 @@ def minimise(k: Kernel, outcome: str, work: Path, jobs: int, budget: int = 40) -
         # the same outcome (a refusal: the same codes), and no new error: a candidate that no
         # longer parses (M1xxx) or is refused for something else is not the same failure
         same_kind = row["outcome"] == outcome and (outcome != "refused" or row.get("detail") == want["detail"])
+        if outcome == "fail":  # the same buffer differs, and not merely because a store was deleted
+            msg = row.get("message", "")
+            same_kind = same_kind and msg.split(":")[0] == want["buffer"] and (
+                "never written" not in msg or "never written" in want["message"])
         new = {c for c in row.get("errors", []) + row.get("codes", []) if c.startswith("M1")} - want["errors"]
         return same_kind and not new and set(row.get("errors", [])) <= want["errors"], row.get("detail", "")
 
-    want = {"detail": None, "errors": set()}
+    want = {"detail": None, "errors": set(), "buffer": None, "message": ""}
     first = classify([k], {k.name: "m.cu"}, *_first_run(k, source, work, jobs))[0]
-    want.update(detail=first.get("detail"), errors=set(first.get("errors", []) + first.get("codes", [])))
+    want.update(detail=first.get("detail"), errors=set(first.get("errors", []) + first.get("codes", [])),
+                buffer=first.get("message", "").split(":")[0], message=first.get("message", ""))
     ok, detail = first["outcome"] == outcome, first.get("detail", "")
     if not ok:
         return source, f"not reproduced alone ({first['outcome']}: {detail[:100]})", tries

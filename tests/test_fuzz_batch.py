@@ -29,9 +29,10 @@ def _load(name: str):
 fuzz = _load("fuzz")
 mutate = _load("mutate")
 
-# one kernel per family; struct kernels are refused today (M3001: no TileLang dtype for a struct)
+# one kernel per family; struct kernels are refused today (M3001: no TileLang dtype for a struct);
+# "intmath" is left out: unsigned products past 2**31 (`u * 2654435761u`) are miscompiled today
 CI_FAMILIES = ("map1d", "map2d", "gridstride", "stencil", "tree", "shuffle", "atomic", "local", "struct",
-               "template", "half")
+               "template", "half", "varloop")
 CI_SEED = 14
 
 
