@@ -458,6 +458,10 @@ def _shrinks(text: str):
         if line.startswith("    ") and line.strip() not in ("}", "{"):
             yield "\n".join(lines[:i] + lines[i + 1:])
     body_start = text.find("\n{\n")  # expressions of the kernel's body only (not declarations)
+    for m in re.finditer(r"(?m)^(    .*?[^=!<>+\-*/%&|^]= )(.+);$", text):  # an assignment's right side
+        if m.start() > body_start:
+            for p in _split_top(m.group(2)):
+                yield text[:m.start(2)] + p.strip() + text[m.end(2):]
     for m in re.finditer(r"[(\[]", text):
         if m.start() < body_start:
             continue

@@ -98,6 +98,7 @@ def test_shrinks_delete_statements_and_keep_one_operand():
                for c in cands)  # ... or an operand kept
     assert any("x[i] + x[i]" in c for c in cands)  # `x[i - 1]` -> `x[i]`
     assert any("if (i >= 1) y[i]" in c for c in cands)  # a condition keeps one side
+    assert any("y[i] = 0.5f * x[i - 1] + x[i];" in c for c in cands)  # an assignment keeps one side
     assert all(c.count("__global__ void interior(") == 1 for c in cands)  # declarations untouched
     assert fuzz._split_top("a, f(b, c)") == ["a", " f(b, c)"] and fuzz._split_top("a + b * c") == ["a", "b * c"]
     assert fuzz._split_top("i >= 1 && i < n - 1") == ["i >= 1", "i < n - 1"] and fuzz._split_top("a - b + c") == ["a - b", "c"]
