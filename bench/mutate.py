@@ -157,12 +157,15 @@ def scratch(out: Path, report: dict, entry: dict, module_text: str, dest: Path) 
     return dest
 
 
-def check(folder: Path, kernel: str, timeout: float, seed: int | None = None) -> tuple[str, str]:
+def check(folder: Path, kernel: str, timeout: float, seed: int | None = None,
+          schedule: str = "forward") -> tuple[str, str]:
     """(verdict, message) of ``migrate check --from folder --kernel kernel``: pass, fail, error, skipped."""
     res = folder / "check.json"
     cmd = [sys.executable, "-m", "migrate", "check", "--from", str(folder), "--kernel", kernel, "--json", str(res)]
     if seed is not None:
         cmd += ["--seed", str(seed)]
+    if schedule != "forward":
+        cmd += ["--schedule", schedule]
     try:
         p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -185,7 +188,8 @@ def check(folder: Path, kernel: str, timeout: float, seed: int | None = None) ->
     return "pass", ""
 
 
-def outputs(folder: Path, entry: dict, kernel: str, seed: int | None, timeout: float) -> dict:
+def outputs(folder: Path, entry: dict, kernel: str, seed: int | None, timeout: float,
+            schedule: str = "forward") -> dict:
     """The migrated kernel's outputs on each spec'd instance's check inputs: {id: {buffer: array}}."""
     from migrate.runtime.checker import _run_migrated
     from migrate.runtime.inputs import DEFAULT_SEED, make_inputs
@@ -198,7 +202,7 @@ def outputs(folder: Path, entry: dict, kernel: str, seed: int | None, timeout: f
         inp = make_inputs(k, seed)
         runs.append({"key": k.id, "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
                      "symbols": dict(inp.symbols)})
-    got = _run_migrated(folder / entry["output"], "c", runs, timeout)
+    got = _run_migrated(folder / entry["output"], "c", runs, timeout, schedule)
     return {key: (v.get("outputs") if v.get("status") == "ok" else None) for key, v in got.items()}
 
 
@@ -221,6 +225,9 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="at most this many kernels")
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ",".join(KINDS))
     ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--schedule", choices=("forward", "reverse", "random"), default="forward",
+                    help="the checks' thread order (migrate check --schedule): reverse runs a portable "
+                         "kernel's phases last thread first, so that a deleted barrier can show")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
     args = ap.parse_args(argv)
@@ -241,7 +248,7 @@ def main(argv=None) -> int:
         base_dir = scratch(args.out, report, entry, source, work / "base")
         status = (k.get("check") or {}).get("status")
         if status != "pass":  # not checked at convert time (or not passing): check the unmutated module
-            status, msg = check(base_dir, name, args.timeout)
+            status, msg = check(base_dir, name, args.timeout, schedule=args.schedule)
             if status != "pass":
                 print(f"{name:28s} skipped: the unmutated kernel's check says {status} {msg[:80]}", flush=True)
                 continue
@@ -259,15 +266,15 @@ def main(argv=None) -> int:
                 print(f"{name:28s} site {j}: not mutable ({exc})", flush=True)
                 continue
             folder = scratch(args.out, report, entry, text, work / "m")
-            verdict, msg = check(folder, name, args.timeout)
+            verdict, msg = check(folder, name, args.timeout, schedule=args.schedule)
             if verdict in ("fail", "error", "crash"):
                 outcome = "killed"
             elif verdict == "skipped":
                 outcome = "skipped"
             else:
                 if base_out is None:
-                    base_out = outputs(base_dir, entry, name, None, args.timeout)
-                outcome = "no-change" if same_outputs(base_out, outputs(folder, entry, name, None, args.timeout)) else "survived"
+                    base_out = outputs(base_dir, entry, name, None, args.timeout, args.schedule)
+                outcome = "no-change" if same_outputs(base_out, outputs(folder, entry, name, None, args.timeout, args.schedule)) else "survived"
             results.append({"file": k["file"], "kernel": name, "form": k["form"], "kind": kind, "mutant": what,
                             "verdict": verdict, "outcome": outcome, "message": msg,
                             "seconds": round(time.perf_counter() - t0, 1)})
