@@ -198,6 +198,11 @@ class ExprPrinter:
 
     def e_IntLit(self, e: m.IntLit, typed: bool = True):
         dtype = scalar_name(e.type) or "int32"
+        # an untyped Python int takes the dtype of the expression it meets, unless it does not fit
+        # int32: TVM then makes it int64 and the operation with it no longer wraps at 32 bits
+        # (`u * 2654435761u` on a uint32 u); such a literal keeps its own C type
+        if not typed and not -2 ** 31 <= e.value < 2 ** 31 and dtype in DTYPES:
+            typed = True
         if dtype in ("int32", "bool") or not typed:
             return (str(e.value), _PREC["atom"]) if e.value >= 0 else (str(e.value), _PREC["unary"])
         if dtype in DTYPES:

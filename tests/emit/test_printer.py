@@ -411,3 +411,57 @@ def test_roundings_by_adding_and_subtracting_a_value_survive_the_simplifier(tmp_
     assert "d[i] = cuda_math.dsub_rn(v, v - 1e+16) - T.float64(1e+16)" in text
     cuda = lower_sm90(load(tmp_path / "out" / "k.py").ROUNDED, (2, 1, 1), (64, 1, 1))
     assert "__fadd_rn" in cuda and "__dsub_rn" in cuda
+
+
+# -- integer literals that do not fit int32 ---------------------------------------------------------
+# a Python int beside a typed expression takes its dtype in TVM, but one past int32 becomes int64
+# and the product no longer wraps at 32 bits (found by bench/fuzz.py: a multiplicative hash)
+
+HASHES = """
+    __global__ void umul(const unsigned* __restrict__ u, int* __restrict__ z, unsigned* __restrict__ w,
+                         long long* __restrict__ q, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            z[i] = (int)((u[i] * 2654435761u) >> 20);
+            w[i] = (u[i] + 3000000000u) ^ (u[i] * 2246822519u);
+            q[i] = u[i] * 2654435761;  // a long literal: the product is 64-bit in C too
+        }
+    }
+"""
+
+
+def test_unsigned_literals_past_int32_keep_their_type_and_wrap(tmp_path):
+    kernels, text = convert(tmp_path, HASHES, "--check", "cpu", spec="""
+        [[kernel]]
+        name = "umul"
+        grid = [4, 1, 1]
+        block = [128, 1, 1]
+        tolerance = "exact"
+        [[kernel.args]]
+        name = "u"
+        buffer = "uint32"
+        elements = 500
+        role = "in"
+        range = [0, 4000000000]
+        [[kernel.args]]
+        name = "z"
+        buffer = "int32"
+        elements = 500
+        role = "out"
+        [[kernel.args]]
+        name = "w"
+        buffer = "uint32"
+        elements = 500
+        role = "out"
+        [[kernel.args]]
+        name = "q"
+        buffer = "int64"
+        elements = 500
+        role = "out"
+        [[kernel.args]]
+        name = "n"
+        scalar = "int32"
+        value = 500
+    """)
+    assert kernels["umul"]["check"]["status"] == "pass", kernels["umul"]["check"]
+    assert "u[i] * T.uint32(2654435761)" in text
