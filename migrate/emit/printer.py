@@ -406,6 +406,8 @@ class ExprPrinter:
 
     def e_Ternary(self, e: m.Ternary):
         cond = self.cond(e.cond)
+        if self.tir_dtype(_as_bool(e.cond)) is None:  # a Python value (a template's `bool W`): TVM
+            cond = f"T.bool({cond})"                  # takes it as an integer, not a condition
         with self._sometimes("in a branch of '?:'"):
             return f"T.if_then_else({cond}, {self.expr(e.then)[0]}, {self.expr(e.other)[0]})", _PREC["atom"]
 

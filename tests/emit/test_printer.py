@@ -465,3 +465,52 @@ def test_unsigned_literals_past_int32_keep_their_type_and_wrap(tmp_path):
     """)
     assert kernels["umul"]["check"]["status"] == "pass", kernels["umul"]["check"]
     assert "u[i] * T.uint32(2654435761)" in text
+
+
+# -- a template's bool value as a ?: condition --------------------------------------------------------
+# the factory receives `weighted` as a Python value, which TVM's if_then_else took as an integer
+# ("if_then_else only accept the condition to be boolean type"; a real program's kernel did not run)
+
+PICK = """
+    template <bool weighted, typename T>
+    __global__ void pick(const T* __restrict__ v, T* __restrict__ out, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = (weighted ? v[i] : (T)1.0) * (T)2.0 + (n > 3 ? (T)0.5 : (T)0.25);
+    }
+    void run(const float* v, float* o, int n) {
+        pick<true, float><<<(n + 127) / 128, 128>>>(v, o, n);
+        pick<false, float><<<(n + 127) / 128, 128>>>(v, o, n);
+    }
+"""
+
+
+def test_a_template_bool_chooses_in_a_ternary(tmp_path):
+    instance = """
+        [[kernel]]
+        name = "pick"
+        id = "pick_{w}"
+        template = ["{w}", "float"]
+        grid = [4, 1, 1]
+        block = [128, 1, 1]
+        tolerance = "exact"
+        [[kernel.args]]
+        name = "v"
+        buffer = "float32"
+        elements = 500
+        role = "in"
+        range = [-2.0, 2.0]
+        [[kernel.args]]
+        name = "out"
+        buffer = "float32"
+        elements = 500
+        role = "out"
+        [[kernel.args]]
+        name = "n"
+        scalar = "int32"
+        value = 500
+    """
+    kernels, text = convert(tmp_path, PICK, "--check", "cpu",
+                            spec=instance.format(w="true") + instance.format(w="false"))
+    check = kernels["pick"]["check"]
+    assert check["status"] == "pass" and "pick_true: pass; pick_false: pass" in check["message"], check
+    assert "T.if_then_else(T.bool(weighted), v[i]" in text
