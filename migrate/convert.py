@@ -288,9 +288,6 @@ def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, 
     by_key = {str(src.path): src for src in files}
     results: dict[Path, ParsedFile] = {}
     lock = threading.Lock()
-    env = dict(os.environ)
-    repo_root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
 
     def done(key, entry):
         src = by_key[key]
@@ -301,7 +298,7 @@ def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, 
 
     def batch(part: list[SourceFile]):
         runs = [{"key": str(src.path), "options": options_for(src.path)} for src in part]
-        run_batch("migrate.parse_worker", None, runs, timeout=timeout, max_memory=max_memory, env=env,
+        run_batch("migrate.parse_worker", None, runs, timeout=timeout, max_memory=max_memory,
                   startup=max(timeout, 120.0), on_result=done)
 
     jobs = max(1, min(jobs, len(files)))

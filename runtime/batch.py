@@ -82,9 +82,19 @@ def _tail(path: Path, chars: int = 1500) -> str:
     return data[-chars:].decode(errors="replace").strip()
 
 
+def worker_env(env: dict | None = None) -> dict:
+    """``env`` (default: this process's) with the package's root first on PYTHONPATH, so that
+    ``python -m migrate...`` finds the same code from a checkout that is not installed."""
+    env = dict(os.environ if env is None else env)
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
 def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memory: int | None = None,
               env: dict | None = None, startup: float = 300.0, on_result=None, poll: float = 0.05) -> dict:
-    """Run ``runs`` in workers ``python -m module``; returns ``{key: entry}`` for every run.
+    """Run ``runs`` in workers ``python -m module`` (environment: :func:`worker_env` of ``env``);
+    returns ``{key: entry}`` for every run.
     ``startup`` bounds the time before the first run starts (imports); ``on_result(key, entry)``
     is called as entries arrive."""
     results: dict = {}
@@ -94,6 +104,7 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
         if on_result is not None:
             on_result(key, entry)
 
+    env = worker_env(env)
     remaining = list(runs)
     while remaining:
         with tempfile.TemporaryDirectory(prefix="c2t-batch-") as tmp:

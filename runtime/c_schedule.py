@@ -17,15 +17,6 @@ check fails under ``--schedule reverse``/``random``. The emitted module is uncha
 from __future__ import annotations
 
 
-def _is_barrier(stmt) -> bool:
-    from tvm import tirx
-
-    if not isinstance(stmt, tirx.Evaluate) or not isinstance(stmt.value, tirx.Call):
-        return False
-    name = getattr(stmt.value.op, "name", "")
-    return name in ("tirx.tvm_storage_sync", "tir.tvm_storage_sync", "tl.sync_threads") or name.endswith("sync_threads")
-
-
 def _parallel(stmt) -> bool:
     from tvm import tirx
 
@@ -49,8 +40,8 @@ def _fuse(loops):
 
 
 def _fuse_phases(seq):
-    """``seq``'s statements with each run of adjacent parallel loops of one range, no barrier
-    between them, fused into one loop."""
+    """``seq``'s statements with each run of adjacent parallel loops of one range fused into one
+    loop (any other statement between them, a barrier first of all, ends the run)."""
     from tvm import tirx
 
     out, run = [], []

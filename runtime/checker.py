@@ -13,8 +13,6 @@ frontend, so a GPU machine can check a converted folder with only the runtime.
 from __future__ import annotations
 
 import dataclasses
-
-import os
 import time
 from pathlib import Path
 
@@ -32,13 +30,10 @@ def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float, s
     from . import limits
     from .batch import run_batch
 
-    env = dict(os.environ)
-    repo_root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
     # no address-space limit next to a CUDA context (it reserves far more than it uses)
     max_memory = limits.max_memory() if target == "c" else None
     return run_batch("migrate.runtime.tilelang_worker", {"module": str(module), "target": target, "schedule": schedule}, runs,
-                     timeout=timeout, max_memory=max_memory, env=env, startup=max(timeout, 300.0))
+                     timeout=timeout, max_memory=max_memory, startup=max(timeout, 300.0))
 
 
 def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: dict[str, tuple[str, str]],

@@ -178,8 +178,6 @@ def isolated(todo: list, launches, target: str, timeout: float):
     """Replay every launch of the ``todo`` kernels in worker processes (:mod:`.batch`) and return
     a ``replay(module, launch, target)`` that looks the results up: a launch whose migrated kernel
     crashes, hangs past ``timeout`` or runs out of memory costs only itself."""
-    import os
-
     from . import limits
     from .batch import run_batch
 
@@ -189,10 +187,7 @@ def isolated(todo: list, launches, target: str, timeout: float):
             if L.name == n:
                 keys[(str(t.module), id(L))] = key = len(runs)
                 runs.append({"key": key, "module": str(t.module), "launch": L, "target": target})
-    env = dict(os.environ)
-    repo_root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo_root, env.get("PYTHONPATH", "")) if p)
-    results = run_batch("migrate.runtime.replay_worker", None, runs, timeout=timeout, env=env,
+    results = run_batch("migrate.runtime.replay_worker", None, runs, timeout=timeout,
                         max_memory=limits.max_memory() if target == "c" else None,
                         startup=max(timeout, 300.0)) if runs else {}
 
