@@ -379,7 +379,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
     forms: dict[str, dict[str, tuple[str, str]]] = {}
     missing = {(k["file"], k["kernel"]): k["spec_missing"] for k in report.get("kernels", []) if k.get("spec_missing")}
     for k in report.get("kernels", []):
-        forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
+        forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"),
+                                                        len(k["params"]) if "params" in k else None)
     all_names = {name for f in forms.values() for name in f}
     jobs_list = []
     recorded = _programs_to_record(report, run_args, out_dir)  # file -> (program, its arguments)

@@ -24,7 +24,13 @@ class TraceTarget:
     display: str            # the file as report.json names it
     module: Path            # its migrated module
     names: list[str]        # its kernels to check
-    forms: dict             # kernel -> (form, reason, ...) from report.json
+    forms: dict             # kernel -> (form, reason, tolerance, number of parameters) from report.json
+
+    def launches_of(self, name: str, launches) -> list:
+        """The recorded ``launches`` of kernel ``name`` of this file: a launch of an overload of the
+        same name in another file (another number of arguments) is not one of them."""
+        arity = (tuple(self.forms.get(name) or ()) + (None,) * 4)[3]
+        return [L for L in launches if L.name == name and (arity is None or len(L.args) == arity)]
 
 
 def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run_args: list[str], *,
@@ -183,10 +189,9 @@ def isolated(todo: list, launches, target: str, timeout: float):
 
     runs, keys = [], {}
     for t, n in todo:
-        for L in launches:
-            if L.name == n:
-                keys[(str(t.module), id(L))] = key = len(runs)
-                runs.append({"key": key, "module": str(t.module), "launch": L, "target": target})
+        for L in t.launches_of(n, launches):
+            keys[(str(t.module), id(L))] = key = len(runs)
+            runs.append({"key": key, "module": str(t.module), "launch": L, "target": target})
     results = run_batch("migrate.runtime.replay_worker", None, runs, timeout=timeout,
                         max_memory=limits.max_memory() if target == "c" else None,
                         startup=max(timeout, 300.0)) if runs else {}
@@ -214,9 +219,11 @@ def _replay_all(checks: dict, todo: list, rec, run_args: list[str], target_dev: 
     for t, n in todo:
         check = checks[(t.display, n)]
         check.seconds = seconds
-        launches = [L for L in rec.launches if L.name == n]
+        launches = t.launches_of(n, rec.launches)
         if not launches:
-            check.message = f"the program ({' '.join(run_args) or 'no arguments'}) {ran} without launching it"
+            other = any(L.name == n for L in rec.launches)
+            check.message = (f"the program ({' '.join(run_args) or 'no arguments'}) {ran} without launching it"
+                             + (" (only an overload of the same name, with other parameters)" if other else ""))
             continue
         _judge(check, launches, t.module, target_dev, run_args, ran, replay)
     return list(checks.values())

@@ -312,6 +312,17 @@ class ExprPrinter:
                     value = f"{value} ^ T.uint64(0x8000000000000000)"
                 return f"T.Cast(T.int64, {value})"
             return f"{widen(e.lhs)} {op} {widen(e.rhs)}", _PREC["cmp"]
+        k = _int_literal(e.rhs)
+        wrap = scalar_name(e.type)
+        if op == "-" and wrap in ("uint32", "uint64") and k is not None and k > 0 and \
+                self.tir_dtype(e.lhs) is not None:
+            # `x - k` on an unsigned x is printed `x + (2**N - k)`, the same value modulo 2**N:
+            # TileLang's vectoriser evaluates indices at thread 0, and TVM refuses to fold an
+            # unsigned `0 - k` ("Minuend's value is 0U ... will cause a negative uint"); a
+            # launch-constant lhs (`blockDim.x + 31 - 1`) is a Python int and stays as written
+            p = _PREC["+"]
+            bits = 32 if wrap == "uint32" else 64
+            return f"{self._typed_operand(e.lhs, wrap, p, lt)} + {DTYPES[wrap]}(2**{bits} - {k})", p
         ld, rd = self.tir_dtype(e.lhs), self.tir_dtype(e.rhs)
         if ld is not None and rd is not None and ld != rd or (
                 op == "-" and scalar_name(e.type) in _UNSIGNED and (ld or rd) not in _UNSIGNED | {None}):
@@ -1161,3 +1172,10 @@ def _divides(e: m.Expr) -> bool:
     return any(isinstance(n, m.Binary) and n.op in ("/", "%") and isinstance(n.type, m.Scalar)
                and scalar_name(n.type) not in (None, "float16", "bfloat16", "float32", "float64")
                for n in m.walk(e))
+
+
+def _int_literal(e: m.Expr) -> int | None:
+    """The value of an integer literal, seen through its implicit conversion; else None."""
+    if _is_lit_cast(e):
+        e = e.operand
+    return e.value if isinstance(e, m.IntLit) else None

@@ -514,3 +514,55 @@ def test_a_template_bool_chooses_in_a_ternary(tmp_path):
     check = kernels["pick"]["check"]
     assert check["status"] == "pass" and "pick_true: pass; pick_false: pass" in check["message"], check
     assert "T.if_then_else(T.bool(weighted), v[i]" in text
+
+
+# -- an unsigned index minus a constant ------------------------------------------------------------
+# TileLang's vectoriser evaluates an index at thread 0, and TVM refuses to fold an unsigned `0 - k`
+# ("Minuend's value is 0U ... will cause a negative uint"): a stencil on unsigned coordinates did
+# not compile (a real program's 3-D stencil)
+
+STENCIL = """
+    __global__ void ustencil(const float* __restrict__ in, float* __restrict__ out, unsigned long long* __restrict__ w,
+                             int n) {
+        unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+        unsigned long long y = x;
+        if (2 <= x && x < n - 2) {
+            out[x] = in[x - 1] + 2.0f * in[x + 1] - in[x - 2];
+            w[x] = (y - 3) * 7;  // wraps below 3: 64-bit
+        }
+    }
+"""
+
+
+def test_an_unsigned_index_minus_a_constant_compiles_and_wraps(tmp_path):
+    kernels, text = convert(tmp_path, STENCIL, "--check", "cpu", spec="""
+        [[kernel]]
+        name = "ustencil"
+        grid = [4, 1, 1]
+        block = [64, 1, 1]
+        tolerance = "exact"
+        [[kernel.args]]
+        name = "in"
+        buffer = "float32"
+        elements = 250
+        role = "in"
+        range = [-4.0, 4.0]
+        [[kernel.args]]
+        name = "out"
+        buffer = "float32"
+        elements = 250
+        role = "inout"  # the ends are not written
+        range = [-1.0, 1.0]
+        [[kernel.args]]
+        name = "w"
+        buffer = "uint64"
+        elements = 250
+        role = "inout"
+        range = [0, 1000]
+        [[kernel.args]]
+        name = "n"
+        scalar = "int32"
+        value = 250
+    """)
+    assert kernels["ustencil"]["check"]["status"] == "pass", kernels["ustencil"]["check"]
+    assert "x + T.uint32(2**32 - 1)" in text and "y + T.uint64(2**64 - 3)" in text

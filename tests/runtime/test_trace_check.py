@@ -418,3 +418,24 @@ def test_fast_forward_skips_a_kernels_launches_after_its_recorded_ones(tmp_path)
     assert checks["halve"]["run"] == "ran to completion"
     assert json.loads((fast / "traces" / "timed" / "run.json").read_text())["fast_forward"] is True
     assert src.read_text() == TIMED
+
+
+def test_overloads_of_one_name_in_two_files_are_each_replayed_on_their_own_launches(tmp_path):
+    """Two kernels named ``gather`` in two headers (keys only: 4 parameters; keys and values: 6):
+    each file's kernel is replayed on the launches with its own parameters; a run that launches
+    only one overload says so for the other instead of refusing the wrong launch ("the launch
+    passes 4 arguments, the kernel takes 6")."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "runtime" / "overloads", src)
+    for args, both in (("700", True), ("700 keys", False)):
+        out = tmp_path / f"out{both}"
+        assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", args]) == 0
+        report = json.loads((out / "report.json").read_text())
+        checks = {Path(k["file"]).name: k["check"] for k in report["kernels"] if k["kernel"] == "gather"}
+        assert (checks["keys.cuh"]["status"], checks["keys.cuh"]["inputs"]) == ("pass", "trace"), checks
+        assert "1 recorded launch of" in checks["keys.cuh"]["message"], checks
+        pairs = checks["pairs.cuh"]
+        if both:
+            assert (pairs["status"], pairs["inputs"]) == ("pass", "trace"), pairs
+        else:
+            assert pairs["status"] == "skipped" and "without launching it (only an overload" in pairs["message"], pairs
