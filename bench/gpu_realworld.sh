@@ -11,7 +11,10 @@
 #   JOBS (12) programs at a time, each in a process of its own; RUN_TIMEOUT (60) s a run;
 #   LIMIT (2) launches recorded per kernel instance; TRACE_BYTES a program's trace budget
 #   (default: 6 GiB, less where the disk's free space shared by JOBS programs is smaller);
-#   FAST_FORWARD=1 (cpu-record) skips a kernel's launches after its recorded ones;
+#   FAST_FORWARD=1 (cpu-record) skips a kernel's launches after its recorded ones; REPLAY_ON=cuda
+#   (cpu-record) replays the CPU executor's recordings on the GPU (thread-level kernels, which
+#   TileLang's C target cannot run); TAG names the step's result files (cpu_record-TAG.json), so
+#   several cpu-record steps with other settings can run at once on disjoint ONLY lists;
 #   BUDGET (540) s for the whole step (then the programs still running are stopped and left out); ONLY=name,name limits the programs; RESUME=FILE (a
 #   gpu_record.json of an earlier call, carried in the tree) skips the programs it holds and
 #   keeps its rows, so a pool larger than one call is measured in two.
@@ -43,14 +46,15 @@ if [[ " $STEPS " == *" cpu-record "* ]]; then
   mkdir -p build/realworld
   [ -f build/realworld/pool.json ] || tar xJf build/gpu_pool/pool.tar.xz -C build/realworld
   [ -d build/gpu_pool/out ] || tar xJf build/gpu_pool/out.tar.xz -C build/gpu_pool
-  echo "cpu-record: $(nproc) cores, $JOBS jobs, run timeout ${RUN_TIMEOUT:-60} s," \
+  name=cpu_record${TAG:+-$TAG}
+  echo "$name: $(nproc) cores, $JOBS jobs, run timeout ${RUN_TIMEOUT:-60} s, replayed on ${REPLAY_ON:-cpu}," \
        "trace budget $(( ${TRACE_BYTES:-$((2 << 30))} >> 20 )) MiB a program" | tee -a "$RES/device.txt"
   python bench/realworld_replay.py --out build/gpu_pool/out --pool build/realworld --stop-after ${BUDGET:-540} \
-    --record-on cpu --device cpu --timeout ${RUN_TIMEOUT:-60} --jobs $JOBS --limit ${LIMIT:-2} \
+    --record-on cpu --device ${REPLAY_ON:-cpu} --timeout ${RUN_TIMEOUT:-60} --jobs $JOBS --limit ${LIMIT:-2} \
     --budget ${TRACE_BYTES:-$((2 << 30))} --only "${ONLY:-}" ${RESUME:+--resume "$RESUME"} \
-    ${FAST_FORWARD:+--fast-forward} --json "$RES/cpu_record.json" > "$RES/cpu_record.log" 2>&1
-  echo "cpu-record exit $? after $(( $(date +%s) - start )) s"
-  python bench/realworld_replay.py --summary "$RES/cpu_record.json"
+    ${FAST_FORWARD:+--fast-forward} --json "$RES/$name.json" > "$RES/$name.log" 2>&1
+  echo "$name exit $? after $(( $(date +%s) - start )) s"
+  python bench/realworld_replay.py --summary "$RES/$name.json"
 fi
 if [[ " $STEPS " == *" cpu-traces "* ]]; then
   REPLAY_TIMEOUT=$(( 580 - ($(date +%s) - start) )) bash bench/gpu_replay.sh build/gpu_replay
