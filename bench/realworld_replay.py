@@ -68,12 +68,14 @@ def _moved(path: str, pool: Path) -> str:
 
 def _one(job) -> tuple:
     case, prog, files, forms, opts = job
+    from migrate.runtime import limits
     from migrate.runtime.checker import check_report_program, trace_stem
     from migrate.runtime.kernel_check import KernelCheck
 
     out = Path(opts["out"])
     stem = trace_stem(prog)
     start, timings = time.perf_counter(), {}
+    limits.set_max_memory(opts.get("max_memory"))
     try:
         checks = check_report_program(out, prog, files, forms, _arguments(case["run_args"]),
                                       record_limit=opts["limit"], run_timeout=opts["timeout"], budget=opts["budget"],
@@ -172,6 +174,9 @@ def summarize(rows: list[dict], converted: int, outside: list, ran_keys: set | N
 
 
 def main(argv=None) -> int:
+    from migrate.runtime.checker import kernel_forms
+    from migrate.runtime.limits import DEFAULT_MAX_MEMORY, parse_memory
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--pool", default=REPO / "build" / "realworld", type=Path)
@@ -187,6 +192,8 @@ def main(argv=None) -> int:
     ap.add_argument("--fast-forward", action="store_true", help="CPU executor: a kernel's launches after its "
                     "recorded ones are skipped (migrate --fast-forward)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--max-memory", type=parse_memory, default=DEFAULT_MAX_MEMORY,
+                    help="each program's run and each replay on the CPU (default 8GiB, as migrate's --max-memory)")
     ap.add_argument("--summary", type=Path, nargs="+", default=None, help="print the totals of --json files and "
                     "stop; a kernel in several takes its row from the last (a re-run of some programs); the first file, the whole pass, says which kernels are in programs that ran")
     ap.add_argument("--merged", type=Path, default=None, help="with --summary: write the merged rows there")
@@ -217,14 +224,11 @@ def main(argv=None) -> int:
     report = json.loads((args.out / "report.json").read_text())
     cases = json.loads((args.pool / "pool.json").read_text())["cases"]
     only = set(filter(None, args.only.split(",")))
-    forms: dict = {}
-    for k in report["kernels"]:
-        if k["form"] != "unsupported":
-            forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"))
+    forms = kernel_forms(report, converted_only=True)
     entries = {e["file"]: e for e in report["files"] if e.get("output")}
     opts = {"out": str(args.out.resolve()), "limit": args.limit, "timeout": args.timeout, "budget": args.budget,
             "device": args.device, "record_on": args.record_on, "keep": args.keep_traces,
-            "fast_forward": args.fast_forward}
+            "fast_forward": args.fast_forward, "max_memory": args.max_memory}
     jobs, covered = [], set()
     for case in cases:
         if case.get("run_args") is None or (only and case["name"] not in only):

@@ -250,6 +250,16 @@ def _programs_to_record(report: dict, run_args, out_dir: Path) -> dict:
     return out
 
 
+def kernel_forms(report: dict, converted_only: bool = False) -> dict[str, dict[str, tuple]]:
+    """report.json's kernels by file and name: (form, reason, tolerance, number of parameters)."""
+    forms: dict[str, dict[str, tuple]] = {}
+    for k in report.get("kernels", []):
+        if not (converted_only and k["form"] == "unsupported"):
+            forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"),
+                                                            len(k["params"]) if "params" in k else None)
+    return forms
+
+
 def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: dict, args: list[str] | None, *,
                          kernels=None, device: str = "cpu", include_dirs=(), defines=(), record_limit: int = 2,
                          run_timeout: float = 120.0, budget: int | None = None,
@@ -376,11 +386,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
 
     from .spec import read_spec
 
-    forms: dict[str, dict[str, tuple[str, str]]] = {}
+    forms = kernel_forms(report)
     missing = {(k["file"], k["kernel"]): k["spec_missing"] for k in report.get("kernels", []) if k.get("spec_missing")}
-    for k in report.get("kernels", []):
-        forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"),
-                                                        len(k["params"]) if "params" in k else None)
     all_names = {name for f in forms.values() for name in f}
     jobs_list = []
     recorded = _programs_to_record(report, run_args, out_dir)  # file -> (program, its arguments)

@@ -208,10 +208,31 @@ def isolated(todo: list, launches, target: str, timeout: float):
     return lookup
 
 
+def how_it_ran(status: int | None, stderr: str) -> str:
+    """How a recording run ended, in words for report.json's ``check.run``: ``ran to completion``,
+    ``timed out``, ``ran out of memory (...)`` (an allocation refused under --max-memory: the CPU
+    executor's cudaMalloc names it on stderr), ``crashed (SIGSEGV, ...)`` (the CPU executor's crash
+    report), or ``exited with status N`` / ``killed by SIG...``."""
+    from . import limits
+
+    if status == 0:
+        return "ran to completion"
+    if status is None:
+        return "timed out"
+    if limits.out_of_memory(status, stderr):
+        cap = limits.max_memory()
+        return "ran out of memory" + (f" (limit {limits.show_memory(cap)}, --max-memory)" if cap else "")
+    report = dict(line.split("=", 1) for line in stderr.splitlines() if "=" in line and " " not in line.split("=")[0])
+    if report.get("kind") == "signal" and "signal" in report:
+        where = " in a kernel" if report.get("in_kernel") == "1" else ""
+        access = f", a {report['access']} at {report.get('addr', '?')}" if "access" in report else ""
+        return f"crashed ({report['signal']}{access}{where})"
+    return limits.exit_reason(status)
+
+
 def _replay_all(checks: dict, todo: list, rec, run_args: list[str], target_dev: str, seconds: float, replay,
                 timeout: float | None = None):
-    ran = ("ran to completion" if rec.status == 0 else "timed out" if rec.status is None
-           else f"exited with status {rec.status}")
+    ran = how_it_ran(rec.status, rec.stderr)
     if timeout is not None:  # every replay in worker processes under the time limit
         replay = isolated(todo, rec.launches, target_dev, timeout)
     for check in checks.values():  # the kernels not replayable on this device ran in the program too

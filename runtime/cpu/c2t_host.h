@@ -148,7 +148,11 @@ static inline cudaError_t cudaMalloc(void** p, size_t n) {
     if (!p) return c2t::set_error(cudaErrorInvalidValue);
     *p = aligned_alloc(256, (n + 255) / 256 * 256 + 256);
     c2t::trace::on_alloc(*p, n);
-    return *p ? cudaSuccess : c2t::set_error(cudaErrorMemoryAllocation);
+    if (!*p) {  // named on stderr: a run that crashes on the null pointer later says why
+        fprintf(stderr, "c2t: cudaMalloc of %zu bytes: out of memory\n", n);
+        return c2t::set_error(cudaErrorMemoryAllocation);
+    }
+    return cudaSuccess;
 }
 template <class T> static inline cudaError_t cudaMalloc(T** p, size_t n) { return cudaMalloc((void**)p, n); }
 static inline cudaError_t cudaMallocManaged(void** p, size_t n, unsigned = 1) { return cudaMalloc(p, n); }

@@ -439,3 +439,22 @@ def test_overloads_of_one_name_in_two_files_are_each_replayed_on_their_own_launc
             assert (pairs["status"], pairs["inputs"]) == ("pass", "trace"), pairs
         else:
             assert pairs["status"] == "skipped" and "without launching it (only an overload" in pairs["message"], pairs
+
+
+def test_a_run_out_of_memory_or_crashed_says_so_not_just_its_exit_status(tmp_path):
+    """A cudaMalloc refused under --max-memory leaves a null pointer the kernel writes through: the
+    run is reported as out of memory, with the limit (it was "exited with status 86"); a crash in
+    host code after the kernel's launch names the signal, and the launch is still replayed."""
+    src = tmp_path / "src" / "record_alloc.cu"
+    src.parent.mkdir()
+    shutil.copy(FIXTURES / "runtime" / "record_alloc.cu", src)
+    out = tmp_path / "big"
+    main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "400000000", "--max-memory", "1GiB"])
+    fill = _checks(out)["fill"]
+    assert fill["status"] == "skipped" and fill["run"] == "ran out of memory (limit 1 GiB, --max-memory)", fill
+    assert "without launching it" in fill["message"], fill
+    out = tmp_path / "crash"
+    main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "3000 crash"])
+    fill = _checks(out)["fill"]
+    assert fill["run"] == "crashed (SIGSEGV, a write at 0x0)", fill
+    assert (fill["status"], fill["inputs"]) == ("pass", "trace"), fill
