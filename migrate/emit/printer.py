@@ -482,6 +482,13 @@ class ExprPrinter:
             return self.expr(inner, typed)
         if isinstance(target, m.Scalar) and self.tir_dtype(inner) == target.dtype:
             return self.expr(inner, typed)
+        if isinstance(target, m.Scalar) and isinstance(inner, m.Binary) and inner.op == "-" and \
+                (scalar_name(inner.type), target.dtype) in (("uint32", "int32"), ("uint64", "int64")) and \
+                (_int_literal(inner.rhs) or 0) > 0 and self.tir_dtype(inner.lhs) is not None:
+            # `(int)(x - k)` on an unsigned x has the bits of `(int)x - k`, printed so: TVM folds the
+            # cast into the unsigned form's constant (x + (2**32 - k)), which no int32 holds
+            p = _PREC["+"]
+            return f"{self._typed_operand(inner.lhs, target.dtype, p, True)} - {_int_literal(inner.rhs)}", p
         return f"T.Cast({dtype_of(target, self.scope)}, {self.expr(inner)[0]})", _PREC["atom"]
 
     def e_Index(self, e: m.Index):

@@ -522,12 +522,13 @@ def test_a_template_bool_chooses_in_a_ternary(tmp_path):
 # not compile (a real program's 3-D stencil)
 
 STENCIL = """
+    __device__ int at(int i) { return i; }
     __global__ void ustencil(const float* __restrict__ in, float* __restrict__ out, unsigned long long* __restrict__ w,
                              int n) {
         unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
         unsigned long long y = x;
         if (2 <= x && x < n - 2) {
-            out[x] = in[x - 1] + 2.0f * in[x + 1] - in[x - 2];
+            out[x] = in[x - 1] + 2.0f * in[x + 1] - in[at(x - 2)];  // (int)(x - 2): the signed bits
             w[x] = (y - 3) * 7;  // wraps below 3: 64-bit
         }
     }
@@ -566,3 +567,4 @@ def test_an_unsigned_index_minus_a_constant_compiles_and_wraps(tmp_path):
     """)
     assert kernels["ustencil"]["check"]["status"] == "pass", kernels["ustencil"]["check"]
     assert "x + T.uint32(2**32 - 1)" in text and "y + T.uint64(2**64 - 3)" in text
+    assert "at(T.Cast(T.int32, x) - 2)" in text
