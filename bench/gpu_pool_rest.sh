@@ -9,6 +9,7 @@
 # `python bench/realworld_replay.py --summary WHOLE_PASS.json cpu_record-size.json ...`.
 # Settings (environment): SIZE, TIME, SIMT (program lists, name,name), SIZE_JOBS (3),
 # SIZE_BYTES (12 GiB), SIZE_LIMIT (150 s), TIME_JOBS (9), TIME_BYTES (2 GiB), TIME_LIMIT (400 s),
+# SIZE_MEMORY (24GiB), TIME_MEMORY (8GiB): --max-memory of a program's run and replays;
 # SIMT_BYTES (1 GiB), SIMT_LIMIT (120 s), BUDGET (540 s for every group); RESUME as for gpu_realworld.sh.
 set -uo pipefail
 . bench/gpu_env.sh  # unpacks TileLang once, before the groups start
@@ -20,10 +21,12 @@ echo "disk free $(df -Pk build/gpu_pool | awk 'NR==2 {print int($4 / 1048576)}')
 pids=()
 if [ -n "${SIZE:-}" ]; then
   TAG=size ONLY=$SIZE JOBS=${SIZE_JOBS:-3} TRACE_BYTES=${SIZE_BYTES:-$((12 << 30))} RUN_TIMEOUT=${SIZE_LIMIT:-150} \
+    MAX_MEMORY=${SIZE_MEMORY:-24GiB} \
     FAST_FORWARD=1 STEPS=cpu-record bash bench/gpu_realworld.sh > "$RES/size.txt" 2>&1 & pids+=($!)
 fi
 if [ -n "${TIME:-}" ]; then
   TAG=time ONLY=$TIME JOBS=${TIME_JOBS:-9} TRACE_BYTES=${TIME_BYTES:-$((2 << 30))} RUN_TIMEOUT=${TIME_LIMIT:-400} \
+    MAX_MEMORY=${TIME_MEMORY:-8GiB} \
     FAST_FORWARD=1 STEPS=cpu-record bash bench/gpu_realworld.sh > "$RES/time.txt" 2>&1 & pids+=($!)
 fi
 if [ -n "${SIMT:-}" ]; then

@@ -14,7 +14,8 @@
 #   FAST_FORWARD=1 (cpu-record) skips a kernel's launches after its recorded ones; REPLAY_ON=cuda
 #   (cpu-record) replays the CPU executor's recordings on the GPU (thread-level kernels, which
 #   TileLang's C target cannot run); TAG names the step's result files (cpu_record-TAG.json), so
-#   several cpu-record steps with other settings can run at once on disjoint ONLY lists;
+#   several cpu-record steps with other settings can run at once on disjoint ONLY lists; MAX_MEMORY
+#   (cpu-record; 8GiB) each program's run and replays on the CPU;
 #   BUDGET (540) s for the whole step (then the programs still running are stopped and left out); ONLY=name,name limits the programs; RESUME=FILE (a
 #   gpu_record.json of an earlier call, carried in the tree) skips the programs it holds and
 #   keeps its rows, so a pool larger than one call is measured in two.
@@ -52,7 +53,7 @@ if [[ " $STEPS " == *" cpu-record "* ]]; then
   python bench/realworld_replay.py --out build/gpu_pool/out --pool build/realworld --stop-after ${BUDGET:-540} \
     --record-on cpu --device ${REPLAY_ON:-cpu} --timeout ${RUN_TIMEOUT:-60} --jobs $JOBS --limit ${LIMIT:-2} \
     --budget ${TRACE_BYTES:-$((2 << 30))} --only "${ONLY:-}" ${RESUME:+--resume "$RESUME"} \
-    ${FAST_FORWARD:+--fast-forward} --json "$RES/$name.json" > "$RES/$name.log" 2>&1
+    ${FAST_FORWARD:+--fast-forward} ${MAX_MEMORY:+--max-memory $MAX_MEMORY} --json "$RES/$name.json" > "$RES/$name.log" 2>&1
   echo "$name exit $? after $(( $(date +%s) - start )) s"
   python bench/realworld_replay.py --summary "$RES/$name.json"
 fi
