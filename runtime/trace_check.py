@@ -28,9 +28,10 @@ class TraceTarget:
 
     def launches_of(self, name: str, launches) -> list:
         """The recorded ``launches`` of kernel ``name`` of this file: a launch of an overload of the
-        same name in another file (another number of arguments) is not one of them."""
+        same name in another file (another number of arguments) is not one of them; a launch past
+        the trace budget, whose arguments were not recorded, may be (it is reported as such)."""
         arity = (tuple(self.forms.get(name) or ()) + (None,) * 4)[3]
-        return [L for L in launches if L.name == name and (arity is None or len(L.args) == arity)]
+        return [L for L in launches if L.name == name and (arity is None or L.skipped or len(L.args) == arity)]
 
 
 def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run_args: list[str], *,
