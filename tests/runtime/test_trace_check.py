@@ -458,3 +458,23 @@ def test_a_run_out_of_memory_or_crashed_says_so_not_just_its_exit_status(tmp_pat
     fill = _checks(out)["fill"]
     assert fill["run"] == "crashed (SIGSEGV, a write at 0x0)", fill
     assert (fill["status"], fill["inputs"]) == ("pass", "trace"), fill
+
+
+def test_a_launch_past_the_trace_budget_is_still_its_kernels_and_says_so(tmp_path):
+    """The launch of an overloaded name past the trace budget has no recorded arguments: it is not
+    taken for the other overload's; the check names the budget."""
+    from migrate.runtime.checker import kernel_forms
+    from migrate.runtime.trace_check import check_traces
+
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "runtime" / "overloads", src)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    entry = next(e for e in report["files"] if e["file"].endswith("keys.cuh"))
+    forms = kernel_forms(report)[entry["file"]]
+    assert forms["gather"][3] == 4
+    checks = check_traces(out / entry["output"], src / "main.cu", ["gather"], forms, ["700", "keys"],
+                          trace_dir=tmp_path / "t", work_dir=tmp_path / "w", budget=64, source_dir=src)
+    assert len(checks) == 1 and checks[0].status == "skipped", checks
+    assert "past the trace budget" in checks[0].message, checks[0].message
