@@ -59,6 +59,8 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     else:
         lines = [Line(0, "@T.macro", ""), Line(0, f"def {fn.name}({', '.join(params + extra)}):", scope.tag(fn.span))]
     printer = StmtPrinter(scope, indent=1)
+    for name, bound in _type_params_from_arguments(fn, params, scope.type_params).items():
+        printer.emit(f"{name} = {bound}", fn.span)
     for name, dtype, source, span in copies:
         printer.emit(f"{name} = T.alloc_var({dtype})", span)
         printer.emit(f"{name} = {source}", span)
@@ -70,6 +72,19 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     if plain and any("T.alloc" in ln.text for ln in printer.lines):
         raise EmitError(f"device function '{fn.name}' printed as an expression keeps a variable", fn.span)
     return lines + printer.lines
+
+
+def _type_params_from_arguments(fn: m.Function, printed: list[str], names: dict[str, str]) -> dict[str, str]:
+    """A template device function's type parameters, each read off an argument of that type (its
+    printed name -> ``buf.dtype``): the macro is called with the kernel's buffers and values, whose
+    dtypes TileLang knows (``template <class T> f(const T* in, ...)``: ``T_ = in_.dtype``)."""
+    bound = {}
+    for kind in (m.Pointer, m.TemplateType):  # a buffer's dtype before a scalar's
+        for p, name in zip(fn.params, printed):  # ``printed``: the macro's names for them
+            t = p.type.pointee if kind is m.Pointer and isinstance(p.type, m.Pointer) else p.type
+            if isinstance(p.type, kind) and isinstance(t, m.TemplateType) and t.name in names:
+                bound.setdefault(names[t.name], f"{name}.dtype")
+    return bound
 
 
 #: Calls that an expression function may make besides other expression functions: values of their

@@ -19,7 +19,7 @@ from ..analysis.facts.calls import reads_memory
 from ..ir import model as m
 from ..ir.exprs import const_value, strip_casts
 from ..ir.loops import NoTileLangForm
-from ..ir.names import LOOP_FLAGS, TEST_FLAGS
+from ..ir.names import CHAIN_FLAGS, LOOP_FLAGS, TEST_FLAGS
 from ..ir.span import Span
 
 
@@ -690,6 +690,7 @@ class StmtPrinter:
         self.values: dict[str, m.Expr] = {}  # locals printed as values (TileLang inlines them)
         self.flag_loops = 0  # loops on a flag (open_flag_loop) around the current statement
         self.retests: dict[str, m.Expr] = {}  # flag -> the condition it holds (open_loop)
+        self.chains = 0  # long else-if chains written flat around the current statement (s_If)
 
     def open_loop(self, cond: m.Expr | None, span: Span | None) -> None:
         """Opens a ``while`` loop that tests ``cond`` (None: always) before each iteration; close it
@@ -907,6 +908,11 @@ class StmtPrinter:
         raise EmitError("expression statement without effect", s.span)
 
     def s_If(self, s: m.If, keyword: str = "if"):
+        if keyword == "if":
+            branches, last = _else_if_chain(s)
+            if len(branches) >= LONG_CHAIN and self.chains < len(CHAIN_FLAGS):
+                self._flat_chain(branches, last)
+                return
         self.emit(f"{keyword} {self.expr.cond(s.cond)}:", s.span)
         self.body(s.then)
         other = s.other
@@ -920,6 +926,32 @@ class StmtPrinter:
             return
         self.emit("else:", other.span)
         self.body(other)
+
+    def _flat_chain(self, branches: list[m.If], last) -> None:
+        """``if a: .. elif b: .. else: ..`` with many tests, written as one ``if`` per test on a
+        flag that says a branch was taken: TileLang's front end nests every ``elif`` two Python
+        blocks deeper, and Python refuses more than 20 ("too many statically nested blocks"; a
+        real program's 13-way size binning). Each test still runs only if those before it failed."""
+        flag = CHAIN_FLAGS[self.chains]
+        self.chains += 1
+        first = branches[0]
+        self.emit(f"# an else-if chain of {len(branches)} tests, one `if` each: {flag} says one was taken", first.span)
+        self.emit(f"{flag} = T.alloc_var(T.bool)", first.span)
+        self.emit(f"{flag} = False", first.span)
+        for i, b in enumerate(branches):
+            if i:
+                self.emit(f"if not {flag}:", b.span)
+                self.indent += 1
+            self.emit(f"if {self.expr.cond(b.cond)}:", b.span)
+            self.indent += 1
+            if i < len(branches) - 1 or last is not None:
+                self.emit(f"{flag} = True", b.span)
+            self.block(b.then.stmts if isinstance(b.then, m.Block) else (b.then,))
+            self.indent -= 2 if i else 1
+        if last is not None:
+            self.emit(f"if not {flag}:", getattr(last, "span", None) or branches[-1].span)
+            self.body(last)
+        self.chains -= 1
 
     def s_For(self, s: m.For):
         canon = canonical_loop(s, self.scope)
@@ -1186,3 +1218,19 @@ def _int_literal(e: m.Expr) -> int | None:
     if _is_lit_cast(e):
         e = e.operand
     return e.value if isinstance(e, m.IntLit) else None
+
+
+#: else-if chains of this many tests or more are written flat (StmtPrinter._flat_chain)
+LONG_CHAIN = 6
+
+
+def _else_if_chain(s: m.If) -> tuple[list[m.If], object]:
+    """The tests of ``if .. else if .. else ..`` in order, and the final ``else`` (None without one)."""
+    branches, other = [s], s.other
+    while True:
+        if isinstance(other, m.Block) and len(other.stmts) == 1 and isinstance(other.stmts[0], m.If):
+            other = other.stmts[0]
+        if not isinstance(other, m.If):
+            return branches, other
+        branches.append(other)
+        other = other.other

@@ -20,6 +20,8 @@ RESERVED = frozenset({
     "x_loop", "x_loop1", "x_loop2", "x_loop3",
     # the flags of loops whose condition calls a device function's macro (emit.printer)
     "x_test", "x_test1", "x_test2", "x_test3",
+    # the flags of long else-if chains written flat (emit.printer.StmtPrinter.s_If)
+    "x_taken", "x_taken1", "x_taken2", "x_taken3",
 })
 
 #: The flag of a do-while or endless loop at each depth of such loops (TileLang refuses a
@@ -29,6 +31,10 @@ LOOP_FLAGS = ("x_loop", "x_loop1", "x_loop2", "x_loop3")
 #: The flag that holds the condition of a loop that calls a device function's macro, at each
 #: depth of such loops (emit.printer.StmtPrinter.open_loop), reserved above.
 TEST_FLAGS = ("x_test", "x_test1", "x_test2", "x_test3")
+
+#: The flag of a long else-if chain written flat (a branch was taken), at each depth of such
+#: chains (emit.printer.StmtPrinter.s_If), reserved above.
+CHAIN_FLAGS = ("x_taken", "x_taken1", "x_taken2", "x_taken3")
 
 
 #: Names the factories bind before the prim_func: a scalar parameter so named cannot also be a

@@ -517,3 +517,65 @@ def test_a_do_while_or_endless_loop_whose_condition_calls_a_device_function_runs
     assert k["check"]["status"] == "pass", k["check"]
     assert "while True" not in text and "x_loop = halve_or_stop(v, 3) > 2" in text
     assert "__global__" in lower_sm90(load(tmp_path / "out" / "k.py").HALVINGS, (2, 1, 1), (64, 1, 1))
+
+
+# -- a template device function's type parameter in its body ---------------------------------------
+# `template <class T> f(const T* in, ...)` declares a local `T acc`: the macro is called with the
+# kernel's buffers, and reads T off its argument (`T_ = in_.dtype`); T_ was unbound before
+# ("NameError: name 'T_' is not defined", a real program's warp scan)
+
+WINDOW = """
+    template <class T>
+    __device__ void window_sum(const T* in, T* out, int i, int n) {
+        T acc = 0;
+        for (int k = i; k < n && k < i + 4; ++k) acc += in[k];
+        out[i] = acc;
+    }
+    __global__ void windows(const float* __restrict__ x, float* __restrict__ y,
+                            const int* __restrict__ u, int* __restrict__ v, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            window_sum(x, y, i, n);
+            window_sum(u, v, i, n);
+        }
+    }
+"""
+
+
+def test_a_template_device_function_reads_its_type_parameter_off_its_argument(tmp_path):
+    kernels, text = convert(tmp_path, WINDOW, "--check", "cpu", spec="""
+        [[kernel]]
+        name = "windows"
+        grid = [2, 1, 1]
+        block = [128, 1, 1]
+        tolerance = "fp32"
+        [[kernel.args]]
+        name = "x"
+        buffer = "float32"
+        elements = 200
+        role = "in"
+        range = [-2.0, 2.0]
+        [[kernel.args]]
+        name = "y"
+        buffer = "float32"
+        elements = 200
+        role = "out"
+        [[kernel.args]]
+        name = "u"
+        buffer = "int32"
+        elements = 200
+        role = "in"
+        range = [-1000, 1000]
+        [[kernel.args]]
+        name = "v"
+        buffer = "int32"
+        elements = 200
+        role = "out"
+        [[kernel.args]]
+        name = "n"
+        scalar = "int32"
+        value = 200
+    """)
+    assert kernels["windows"]["check"]["status"] == "pass", kernels["windows"]["check"]
+    assert "T_ = in_.dtype" in text
+    lower_sm90(load(tmp_path / "out" / "k.py").WINDOWS, (2, 1, 1), (128, 1, 1))  # builds for the GPU too

@@ -568,3 +568,67 @@ def test_an_unsigned_index_minus_a_constant_compiles_and_wraps(tmp_path):
     assert kernels["ustencil"]["check"]["status"] == "pass", kernels["ustencil"]["check"]
     assert "x + T.uint32(2**32 - 1)" in text and "y + T.uint64(2**64 - 3)" in text
     assert "at(T.Cast(T.int32, x) - 2)" in text
+
+
+# -- a long else-if chain --------------------------------------------------------------------------
+# TileLang's front end nests every `elif` two Python blocks deeper and Python allows 20: a real
+# program's 13-way binning of segment sizes did not compile ("too many statically nested blocks")
+
+BINS = """
+    __global__ void bin13(int* __restrict__ v, int* __restrict__ bin, int* __restrict__ histo, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            int s = v[i];
+            int b;
+            if (s <= 1) { b = 0; s = 5000; }  // changes s: the later tests must not run again on it
+            else if (s <= 2) b = 1;
+            else if (s <= 4) b = 2;
+            else if (s <= 8) b = 3;
+            else if (s <= 16) b = 4;
+            else if (s <= 32) b = 5;
+            else if (s <= 64) b = 6;
+            else if (s <= 128) b = 7;
+            else if (s <= 256) b = 8;
+            else if (s <= 512) b = 9;
+            else if (s <= 1024) b = 10;
+            else if (s <= 2048) b = 11;
+            else b = 12;
+            bin[i] = b;
+            v[i] = s;
+            atomicAdd(&histo[b], 1);
+        }
+    }
+"""
+
+
+def test_a_long_else_if_chain_is_written_flat_and_keeps_its_order(tmp_path):
+    kernels, text = convert(tmp_path, BINS, "--check", "cpu", spec="""
+        [[kernel]]
+        name = "bin13"
+        grid = [4, 1, 1]
+        block = [128, 1, 1]
+        tolerance = "exact"
+        [[kernel.args]]
+        name = "v"
+        buffer = "int32"
+        elements = 500
+        role = "inout"
+        range = [-5, 5000]
+        [[kernel.args]]
+        name = "bin"
+        buffer = "int32"
+        elements = 500
+        role = "out"
+        [[kernel.args]]
+        name = "histo"
+        buffer = "int32"
+        elements = 13
+        role = "inout"
+        range = [0, 3]
+        [[kernel.args]]
+        name = "n"
+        scalar = "int32"
+        value = 500
+    """)
+    assert kernels["bin13"]["check"]["status"] == "pass", kernels["bin13"]["check"]
+    assert "if not x_taken:" in text and "elif" not in text
