@@ -357,8 +357,10 @@ def cmd_explain(args) -> int:
 def cmd_convert(args) -> int:
     from rich.console import Console
 
+    import dataclasses
+
     from . import convert as cv
-    from .parse.frontend import ParseOptions
+    from .parse.frontend import ParseOptions, includers
     from .reports.core import report_dict, write_json
     from .reports.terminal import print_summary
 
@@ -406,7 +408,12 @@ def cmd_convert(args) -> int:
     base = ParseOptions(include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
                         std=args.std or "c++17", max_file_size=args.max_file_size)
 
+    parts = includers([src.path for src in files])  # kernels.cu #included by main.cu: parsed in its place
+
     def options_for(path: Path) -> ParseOptions:
+        context = parts.get(str(Path(path).resolve()))
+        if context is not None:
+            return dataclasses.replace(options_for(Path(context[0])), context=context)
         flags = compdb.get(str(path.resolve()))
         if flags is None:
             return base

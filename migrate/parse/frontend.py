@@ -42,6 +42,10 @@ class ParseOptions:
     arch: str = "sm_90"
     extra_args: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: (the file that includes this one, the line of its ``#include``): this ``.cu`` file is a part
+    #: of that translation unit (``#include "kernels.cu"``) and is parsed after the includer's
+    #: lines above the ``#include``, with the types and macros they give it (:func:`includers`)
+    context: tuple[str, int] | None = None
 
     def clang_args(self) -> list[str]:
         return cl.build_args(self.include_dirs, self.defines, self.std, self.arch, self.extra_args)
@@ -114,19 +118,58 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
         bag.add("M1003", here, "file is empty")
         return ParsedFile(path, _empty_unit(path), bag.items)
 
-    tu = _parse_with_missing_headers(path, options, bag)
+    context = _context_source(path, options.context)
+    tu = _parse_with_missing_headers(path, options, bag, context)
     if tu is None:
         return ParsedFile(path, _empty_unit(path), bag.items)
-    return UnitBuilder(path, tu, bag).build()
+    return UnitBuilder(path, tu, bag, context[0] if context else None).build()
 
 
-def _parse_with_missing_headers(path: str, options: ParseOptions, bag: DiagnosticBag):
-    """Parse; a missing #include is read as an empty file (M1005) and parsing retried."""
+def _context_source(path: str, context) -> tuple[str, str] | None:
+    """(a virtual file beside the includer, its text): the includer's lines above its ``#include``
+    of ``path``, then that ``#include``; None without a context or when the includer cannot be read."""
+    if context is None:
+        return None
+    includer, line = context
+    try:
+        lines = Path(includer).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    virtual = str(Path(includer).resolve().with_name(f".{Path(includer).name}.c2t-context.cu"))
+    text = "\n".join(lines[:max(0, line - 1)])
+    return virtual, f"{text}\n#include \"{Path(path).resolve()}\"\n"
+
+
+_INCLUDE_CU = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+\.cu)"', re.M)
+
+
+def includers(paths) -> dict[str, tuple[str, int]]:
+    """For each ``.cu`` file of ``paths`` that another of them ``#include``s (a program that keeps
+    its kernels in ``kernels.cu`` and includes it from ``main.cu``): (the first includer, the line of
+    its ``#include``), by resolved path. Such a file does not compile alone; its includer's lines
+    above the ``#include`` give it its types and macros (:attr:`ParseOptions.context`)."""
+    wanted = {str(Path(p).resolve()) for p in paths if str(p).endswith(".cu")}
+    found: dict[str, tuple[str, int]] = {}
+    for p in sorted(map(str, paths)):
+        try:
+            text = Path(p).read_text(errors="replace")
+        except OSError:
+            continue
+        for match in _INCLUDE_CU.finditer(text):
+            target = str((Path(p).resolve().parent / match.group(1)).resolve())
+            if target in wanted and target != str(Path(p).resolve()):
+                found.setdefault(target, (p, text.count("\n", 0, match.start()) + 1))
+    return found
+
+
+def _parse_with_missing_headers(path: str, options: ParseOptions, bag: DiagnosticBag, context=None):
+    """Parse; a missing #include is read as an empty file (M1005) and parsing retried. With a
+    ``context`` (:func:`_context_source`), that virtual file is the one parsed."""
     args = options.clang_args()
-    unsaved: dict[str, str] = {}
+    unsaved: dict[str, str] = dict([context]) if context else {}
     for _attempt in range(16):
         try:
-            tu = cl.parse(path, args, list(unsaved.items()))
+            tu = cl.parse(context[0] if context else path, args, list(unsaved.items()))
         except ci.TranslationUnitLoadError as exc:
             bag.add("M1001", Span.point(path), f"clang could not parse the file: {exc}")
             return None
@@ -144,6 +187,8 @@ def _parse_with_missing_headers(path: str, options: ParseOptions, bag: Diagnosti
             if virtual in unsaved:
                 continue
             unsaved[virtual] = ""
+            if context and loc.file and loc.file.name == context[0]:
+                continue  # the includer's own header: its conversion reports it
             span = Span.point(loc.file.name if loc.file else path, loc.line, loc.column)
             bag.add("M1005", span, f"header '{header}' not found; read as empty "
                                    "(pass its folder with -I)")
@@ -153,9 +198,10 @@ def _parse_with_missing_headers(path: str, options: ParseOptions, bag: Diagnosti
 class UnitBuilder:
     """Collects functions, globals and launch sites of one translation unit into the model."""
 
-    def __init__(self, path: str, tu: ci.TranslationUnit, bag: DiagnosticBag) -> None:
+    def __init__(self, path: str, tu: ci.TranslationUnit, bag: DiagnosticBag, context: str | None = None) -> None:
         self.path = path
         self.main = str(Path(path).resolve())
+        self.context = context  # the virtual file of the includer's lines (ParseOptions.context)
         self.tu = tu
         self.bag = bag
         self.text = SourceText()
@@ -212,6 +258,8 @@ class UnitBuilder:
                 continue
             loc = diag.location
             file = loc.file.name if loc.file else self.path
+            if file == self.context:
+                continue  # the includer's lines: its own conversion reports them
             span = Span.point(file, loc.line or 1, loc.column or 1)
             owner = self._owner(file, loc.line, loc.column)
             if owner is None or self._cuda_kind(self.functions[owner]) is None:

@@ -478,3 +478,24 @@ def test_a_launch_past_the_trace_budget_is_still_its_kernels_and_says_so(tmp_pat
                           trace_dir=tmp_path / "t", work_dir=tmp_path / "w", budget=64, source_dir=src)
     assert len(checks) == 1 and checks[0].status == "skipped", checks
     assert "past the trace budget" in checks[0].message, checks[0].message
+
+
+def test_a_cu_file_included_by_the_main_file_is_parsed_in_its_place(tmp_path):
+    """``#include "kernels.cu"`` after ``#include "util.h"`` in main.cu: kernels.cu alone has no
+    ``real_2_t`` or ``SCALE`` (its kernels were unsupported, M1101); parsed after main.cu's lines
+    above the ``#include`` it converts, and its kernels pass on the program's launches."""
+    from migrate.parse.frontend import includers
+
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "runtime" / "included_kernels", src)
+    found = includers([src / "kernels.cu", src / "main.cu"])
+    assert found == {str((src / "kernels.cu").resolve()): (str(src / "main.cu"), 4)}
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "1000"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    kernels = {k["kernel"]: k for k in report["kernels"]}
+    assert set(kernels) == {"twist", "scale"}
+    for k in kernels.values():
+        assert k["form"] != "unsupported" and not [d for d in k["diagnostics"] if d["code"] in ("M1101", "M1001")], k
+        assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), k["check"]
+    assert "c2t-context" not in (out / "report.json").read_text()  # the includer's lines are not reported here
