@@ -632,3 +632,52 @@ def test_a_long_else_if_chain_is_written_flat_and_keeps_its_order(tmp_path):
     """)
     assert kernels["bin13"]["check"]["status"] == "pass", kernels["bin13"]["check"]
     assert "if not x_taken:" in text and "elif" not in text
+
+
+# -- a dereference of pointer arithmetic -------------------------------------------------------------
+# `*(in + i*size + idx)` is `in[i*size + idx]` (an erasure-coding program's 20 kernels were
+# refused: "operator '*' used as a value has no TileLang form")
+
+DEREF = """
+    __global__ void deref_sum(const float* __restrict__ in, float* __restrict__ out, int size, int n) {
+        int idx = blockIdx.x * blockDim.x + threadIdx.x;
+        if (idx < size) {
+            float s = 0.0f;
+            for (int i = 0; i < n; i++) s += *(in + i * size + idx);
+            *(out + idx) = s;
+            *(idx + out + size) = -*(in + idx) + 1.0f;
+        }
+    }
+"""
+
+
+def test_a_dereference_of_a_buffer_plus_an_offset_is_an_index(tmp_path):
+    kernels, text = convert(tmp_path, DEREF, "--check", "cpu", spec="""
+        [[kernel]]
+        name = "deref_sum"
+        grid = [3, 1, 1]
+        block = [128, 1, 1]
+        tolerance = "fp32"
+        [[kernel.args]]
+        name = "in"
+        buffer = "float32"
+        elements = 1500
+        role = "in"
+        range = [-2.0, 2.0]
+        [[kernel.args]]
+        name = "out"
+        buffer = "float32"
+        elements = 600
+        role = "out"
+        [[kernel.args]]
+        name = "size"
+        scalar = "int32"
+        value = 300
+        [[kernel.args]]
+        name = "n"
+        scalar = "int32"
+        value = 5
+    """)
+    k = kernels["deref_sum"]
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["form"], k["check"])
+    assert "s = s + in_[i, idx]" in text and "out[1, idx] = -in_[0, idx] + 1.0" in text  # rows of `size`

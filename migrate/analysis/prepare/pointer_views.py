@@ -37,7 +37,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 unresolved.append(node)
             else:
                 aliases[node.name] = alias
-    if not aliases:
+    if not aliases and not any(_deref_view(n, buffers, aliases) for n in m.walk(fn.body) if fn.body):
         return fn, aliases, unresolved
 
     class Fold(Transformer):
@@ -52,10 +52,15 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                                            index=index)
             return node
 
-        def leave_Unary(self, node):  # *p  ->  p[0]
+        def leave_Unary(self, node):  # *p  ->  p[0];  *(x + i)  ->  x[i]
             if node.op == "*" and isinstance(node.operand, m.Ref) and node.operand.name in aliases:
                 zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
                 return self.leave_Index(m.Index(node.operand, zero, node.type, node.span))
+            view = _deref_view(node, buffers, aliases)
+            if view is not None:
+                ref, offset = view
+                index = offset if offset is not None else m.IntLit(0, "0", m.Scalar("int32"), node.span)
+                return m.Index(ref, index, node.type, node.span)
             return node
 
         def leave_DeclStmt(self, node):
@@ -63,6 +68,21 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             return dataclasses.replace(node, decls=kept) if kept else m.Empty(node.span)
 
     return Fold().transform(fn), aliases, unresolved
+
+
+def _deref_view(node, buffers, aliases):
+    """``*(x + i)`` (or ``*(i + x)``, ``*(x - i)``, through views and casts of the same element
+    size) on a buffer ``x``: (a reference to ``x``, the index ``i``); None for anything else, a
+    plain ``*p`` included (:class:`Fold` keeps its own rule for local views)."""
+    if not (isinstance(node, m.Unary) and node.op == "*") or isinstance(node.operand, m.Ref):
+        return None
+    alias = _as_alias(node.operand, buffers, aliases)
+    if alias is None:
+        return None
+    ref = next((r for r in m.walk(node.operand) if isinstance(r, m.Ref) and r.name == alias.buffer), None)
+    if ref is None:  # through a local view: a reference to the buffer it views
+        ref = m.Ref(alias.buffer, buffers[alias.buffer], m.Pointer(node.type), node.span)
+    return dataclasses.replace(ref, kind=buffers[alias.buffer]), alias.offset
 
 
 def _element_bytes(t) -> int | None:
@@ -90,6 +110,8 @@ def _as_alias(init, buffers, aliases) -> Alias | None:
         return Alias(init.name, None)
     if isinstance(init, m.Ref) and init.name in aliases:
         return aliases[init.name]
+    if isinstance(init, m.Binary) and init.op == "+" and isinstance(getattr(init.rhs, "type", None), m.Pointer):
+        init = m.Binary("+", init.rhs, init.lhs, init.type, init.span)  # i + x is x + i
     if isinstance(init, m.Binary) and init.op in ("+", "-"):
         base = _as_alias(init.lhs, buffers, aliases)
         if base is not None:
