@@ -174,8 +174,9 @@ def test_the_first_extent_is_what_the_buffer_holds_when_no_guard_bounds_it(tmp_p
     ("if (row < M && k < K) out[row * K + k] = A[row * (K + 1) + k];", "not proven below 'K'"),
     # the same buffer read row-major and column-major
     ("if (row < M && k < K) out[row * K + k] = A[row * K + k] + A[k * M + row];", "not proven"),
-    # pointer arithmetic on the parameter itself
-    ("if (row < M && k < K) out[row * K + k] = *(A + row * K + k);", "address is used"),
+    # pointer arithmetic through another element size (`*(A + off)` is `A[off]`, delinearised below)
+    ("if (row < M && k < K) out[row * K + k] = *(const float*)((const char*)A + 4 * (row * K + k));",
+     "address is used"),
     # an index below zero
     ("if (row < M && k < K) out[row * K + k] = A[row * K + k - 1];", "not proven >= 0"),
     # a guard on a local that changes before the access proves nothing there
@@ -190,6 +191,18 @@ def test_accesses_it_must_keep_flat(tmp_path, body, reason):
         }}
     """)
     assert "A" not in shapes and reason in refused["A"], refused
+
+
+def test_a_dereference_of_the_parameter_plus_a_row_offset_is_delinearised_like_an_index(tmp_path):
+    """``*(A + row * K + k)`` is ``A[row * K + k]`` (the pointer-views preparation): the same rows."""
+    shapes, refused = shapes_of(tmp_path, """
+        __global__ void k2(const float* __restrict__ A, float* __restrict__ out, int M, int K) {
+            int k = blockIdx.x * blockDim.x + threadIdx.x;
+            int row = blockIdx.y * blockDim.y + threadIdx.y;
+            if (row < M && k < K) out[row * K + k] = *(A + row * K + k);
+        }
+    """)
+    assert shapes.get("A") == shapes.get("out") == ("M", "K") and "A" not in refused, (shapes, refused)
 
 
 def test_a_row_index_without_its_bound_gets_a_note_naming_the_access(tmp_path):
