@@ -19,20 +19,15 @@ mkdir -p build/realworld
 echo "disk free $(df -Pk build/gpu_pool | awk 'NR==2 {print int($4 / 1048576)}') GiB," \
      "memory $(free -g | awk '/Mem:/ {print $2}') GiB, $(nproc) cores" | tee -a "$RES/device.txt"
 pids=()
-if [ -n "${SIZE:-}" ]; then
-  TAG=size ONLY=$SIZE JOBS=${SIZE_JOBS:-3} TRACE_BYTES=${SIZE_BYTES:-$((12 << 30))} RUN_TIMEOUT=${SIZE_LIMIT:-150} \
-    MAX_MEMORY=${SIZE_MEMORY:-24GiB} \
-    FAST_FORWARD=1 STEPS=cpu-record bash bench/gpu_realworld.sh > "$RES/size.txt" 2>&1 & pids+=($!)
-fi
-if [ -n "${TIME:-}" ]; then
-  TAG=time ONLY=$TIME JOBS=${TIME_JOBS:-9} TRACE_BYTES=${TIME_BYTES:-$((2 << 30))} RUN_TIMEOUT=${TIME_LIMIT:-400} \
-    MAX_MEMORY=${TIME_MEMORY:-8GiB} \
-    FAST_FORWARD=1 STEPS=cpu-record bash bench/gpu_realworld.sh > "$RES/time.txt" 2>&1 & pids+=($!)
-fi
-if [ -n "${SIMT:-}" ]; then
-  TAG=simt ONLY=$SIMT JOBS=3 TRACE_BYTES=${SIMT_BYTES:-$((1 << 30))} RUN_TIMEOUT=${SIMT_LIMIT:-120} REPLAY_ON=cuda \
-    FAST_FORWARD=1 STEPS=cpu-record bash bench/gpu_realworld.sh > "$RES/simt.txt" 2>&1 & pids+=($!)
-fi
+group() {  # group NAME PROGRAMS JOBS TRACE_BYTES RUN_TIMEOUT MAX_MEMORY [REPLAY_ON]: a cpu-record step in the background
+  [ -n "$2" ] || return 0
+  TAG=$1 ONLY=$2 JOBS=$3 TRACE_BYTES=$4 RUN_TIMEOUT=$5 MAX_MEMORY=$6 REPLAY_ON=${7:-cpu} FAST_FORWARD=1 \
+    STEPS=cpu-record bash bench/gpu_realworld.sh > "$RES/$1.txt" 2>&1 &
+  pids+=($!)
+}
+group size "${SIZE:-}" "${SIZE_JOBS:-3}" "${SIZE_BYTES:-$((12 << 30))}" "${SIZE_LIMIT:-150}" "${SIZE_MEMORY:-24GiB}"
+group time "${TIME:-}" "${TIME_JOBS:-9}" "${TIME_BYTES:-$((2 << 30))}" "${TIME_LIMIT:-400}" "${TIME_MEMORY:-8GiB}"
+group simt "${SIMT:-}" 3 "${SIMT_BYTES:-$((1 << 30))}" "${SIMT_LIMIT:-120}" 8GiB cuda
 wait "${pids[@]}"
 for g in size time simt; do
   [ -f "$RES/$g.txt" ] && { echo "== $g"; grep -v "^NVIDIA\|^20" "$RES/$g.txt" | tail -12; }

@@ -30,7 +30,8 @@ class TraceTarget:
         """The recorded ``launches`` of kernel ``name`` of this file: a launch of an overload of the
         same name in another file (another number of arguments) is not one of them; a launch past
         the trace budget, whose arguments were not recorded, may be (it is reported as such)."""
-        arity = (tuple(self.forms.get(name) or ()) + (None,) * 4)[3]
+        form = self.forms.get(name) or ()
+        arity = form[3] if len(form) > 3 else None
         return [L for L in launches if L.name == name and (arity is None or L.skipped or len(L.args) == arity)]
 
 
@@ -223,8 +224,10 @@ def how_it_ran(status: int | None, stderr: str) -> str:
     if limits.out_of_memory(status, stderr):
         cap = limits.max_memory()
         return "ran out of memory" + (f" (limit {limits.show_memory(cap)}, --max-memory)" if cap else "")
-    report = dict(line.split("=", 1) for line in stderr.splitlines() if "=" in line and " " not in line.split("=")[0])
-    if report.get("kind") == "signal" and "signal" in report:
+    from .executor import parse_reports
+
+    report = next((r for r in reversed(parse_reports(stderr)) if r.get("kind") == "signal"), {})
+    if "signal" in report:
         where = " in a kernel" if report.get("in_kernel") == "1" else ""
         access = f", a {report['access']} at {report.get('addr', '?')}" if "access" in report else ""
         return f"crashed ({report['signal']}{access}{where})"

@@ -907,25 +907,17 @@ class StmtPrinter:
             return
         raise EmitError("expression statement without effect", s.span)
 
-    def s_If(self, s: m.If, keyword: str = "if"):
-        if keyword == "if":
-            branches, last = _else_if_chain(s)
-            if len(branches) >= LONG_CHAIN and self.chains < len(CHAIN_FLAGS):
-                self._flat_chain(branches, last)
-                return
-        self.emit(f"{keyword} {self.expr.cond(s.cond)}:", s.span)
-        self.body(s.then)
-        other = s.other
-        if other is None:
+    def s_If(self, s: m.If):
+        branches, last = _else_if_chain(s)
+        if len(branches) >= LONG_CHAIN and self.chains < len(CHAIN_FLAGS):
+            self._flat_chain(branches, last)
             return
-        if isinstance(other, m.If):
-            self.s_If(other, "elif")
-            return
-        if isinstance(other, m.Block) and len(other.stmts) == 1 and isinstance(other.stmts[0], m.If):
-            self.s_If(other.stmts[0], "elif")
-            return
-        self.emit("else:", other.span)
-        self.body(other)
+        for i, b in enumerate(branches):
+            self.emit(f"{'elif' if i else 'if'} {self.expr.cond(b.cond)}:", b.span)
+            self.body(b.then)
+        if last is not None:
+            self.emit("else:", last.span)
+            self.body(last)
 
     def _flat_chain(self, branches: list[m.If], last) -> None:
         """``if a: .. elif b: .. else: ..`` with many tests, written as one ``if`` per test on a
@@ -943,13 +935,14 @@ class StmtPrinter:
                 self.emit(f"if not {flag}:", b.span)
                 self.indent += 1
             self.emit(f"if {self.expr.cond(b.cond)}:", b.span)
-            self.indent += 1
             if i < len(branches) - 1 or last is not None:
+                self.indent += 1
                 self.emit(f"{flag} = True", b.span)
-            self.block(b.then.stmts if isinstance(b.then, m.Block) else (b.then,))
-            self.indent -= 2 if i else 1
+                self.indent -= 1
+            self.body(b.then)
+            self.indent -= 1 if i else 0
         if last is not None:
-            self.emit(f"if not {flag}:", getattr(last, "span", None) or branches[-1].span)
+            self.emit(f"if not {flag}:", last.span)
             self.body(last)
         self.chains -= 1
 
