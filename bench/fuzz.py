@@ -588,6 +588,23 @@ def summary(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def merge(files: list[Path]) -> int:
+    """The totals of several runs (``--json`` files, e.g. one per seed): kernels, outcomes, process
+    crashes; every kernel that did not pass or refuse is listed. Exit 1 when any did."""
+    rows, crashes, seeds = [], [], []
+    for f in files:
+        data = json.loads(f.read_text())
+        seeds.append(data["seed"])
+        rows += [dict(r, seed=data["seed"]) for r in data["rows"]]
+        crashes += data.get("process_crashes", [])
+    print(f"{len(files)} runs (seeds {', '.join(map(str, seeds))}), {len(rows)} kernels, {len(crashes)} process crashes")
+    print(summary(rows))
+    for r in rows:
+        if r["outcome"] in ("fail", "error", "crash"):
+            print(f"  {r['outcome']:6s} seed {r['seed']} {r['kernel']:24s} {r.get('form', '')}: {r.get('detail', '')[:200]}")
+    return 1 if crashes or any(r["outcome"] in ("fail", "error", "crash") for r in rows) else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=1)
@@ -600,7 +617,11 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=100, help="kernels per convert run (results are saved after each)")
     ap.add_argument("--minimise", action="store_true", help="shrink each kernel that did not pass or refuse")
     ap.add_argument("--budget", type=int, default=40, help="convert runs per minimised kernel")
+    ap.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                    help="print the totals of earlier runs' --json files (shards of one run) and exit")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge(args.merge)
     fams = tuple(f for f in args.families.split(",") if f)
     unknown = [f for f in fams if f not in GENERATORS]
     if unknown:
