@@ -158,10 +158,13 @@ def scratch(out: Path, report: dict, entry: dict, module_text: str, dest: Path) 
 
 
 def check(folder: Path, kernel: str, timeout: float, seed: int | None = None,
-          schedule: str = "forward") -> tuple[str, str]:
+          schedule: str = "forward", device: str = "cpu", sanitize: str | None = None) -> tuple[str, str]:
     """(verdict, message) of ``migrate check --from folder --kernel kernel``: pass, fail, error, skipped."""
     res = folder / "check.json"
-    cmd = [sys.executable, "-m", "migrate", "check", "--from", str(folder), "--kernel", kernel, "--json", str(res)]
+    cmd = [sys.executable, "-m", "migrate", "check", "--from", str(folder), "--kernel", kernel, "--json", str(res),
+           "--device", device]
+    if sanitize:
+        cmd += ["--sanitize", sanitize]
     if seed is not None:
         cmd += ["--seed", str(seed)]
     if schedule != "forward":
@@ -189,7 +192,7 @@ def check(folder: Path, kernel: str, timeout: float, seed: int | None = None,
 
 
 def outputs(folder: Path, entry: dict, kernel: str, seed: int | None, timeout: float,
-            schedule: str = "forward") -> dict:
+            schedule: str = "forward", device: str = "cpu") -> dict:
     """The migrated kernel's outputs on each spec'd instance's check inputs: {id: {buffer: array}}."""
     from migrate.runtime.checker import _run_migrated
     from migrate.runtime.inputs import DEFAULT_SEED, make_inputs
@@ -202,7 +205,7 @@ def outputs(folder: Path, entry: dict, kernel: str, seed: int | None, timeout: f
         inp = make_inputs(k, seed)
         runs.append({"key": k.id, "spec_path": k.spec_path, "index": k.index, "args": inp.copy().args,
                      "symbols": dict(inp.symbols)})
-    got = _run_migrated(folder / entry["output"], "c", runs, timeout, schedule)
+    got = _run_migrated(folder / entry["output"], "c" if device == "cpu" else "cuda", runs, timeout, schedule)
     return {key: (v.get("outputs") if v.get("status") == "ok" else None) for key, v in got.items()}
 
 
@@ -228,6 +231,9 @@ def main(argv=None) -> int:
     ap.add_argument("--schedule", choices=("forward", "reverse", "random"), default="forward",
                     help="the checks' thread order (migrate check --schedule): reverse runs a portable "
                          "kernel's phases last thread first, so that a deleted barrier can show")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="the checks' device")
+    ap.add_argument("--sanitize", default=None, metavar="TOOLS",
+                    help="with --device cuda: the checks also run compute-sanitizer (migrate check --sanitize)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
     args = ap.parse_args(argv)
@@ -248,7 +254,8 @@ def main(argv=None) -> int:
         base_dir = scratch(args.out, report, entry, source, work / "base")
         status = (k.get("check") or {}).get("status")
         if status != "pass":  # not checked at convert time (or not passing): check the unmutated module
-            status, msg = check(base_dir, name, args.timeout, schedule=args.schedule)
+            status, msg = check(base_dir, name, args.timeout, schedule=args.schedule, device=args.device,
+                                sanitize=args.sanitize)
             if status != "pass":
                 print(f"{name:28s} skipped: the unmutated kernel's check says {status} {msg[:80]}", flush=True)
                 continue
@@ -266,15 +273,16 @@ def main(argv=None) -> int:
                 print(f"{name:28s} site {j}: not mutable ({exc})", flush=True)
                 continue
             folder = scratch(args.out, report, entry, text, work / "m")
-            verdict, msg = check(folder, name, args.timeout, schedule=args.schedule)
+            verdict, msg = check(folder, name, args.timeout, schedule=args.schedule, device=args.device,
+                                 sanitize=args.sanitize)
             if verdict in ("fail", "error", "crash"):
                 outcome = "killed"
             elif verdict == "skipped":
                 outcome = "skipped"
             else:
                 if base_out is None:
-                    base_out = outputs(base_dir, entry, name, None, args.timeout, args.schedule)
-                outcome = "no-change" if same_outputs(base_out, outputs(folder, entry, name, None, args.timeout, args.schedule)) else "survived"
+                    base_out = outputs(base_dir, entry, name, None, args.timeout, args.schedule, args.device)
+                outcome = "no-change" if same_outputs(base_out, outputs(folder, entry, name, None, args.timeout, args.schedule, args.device)) else "survived"
             results.append({"file": k["file"], "kernel": name, "form": k["form"], "kind": kind, "mutant": what,
                             "verdict": verdict, "outcome": outcome, "message": msg,
                             "seconds": round(time.perf_counter() - t0, 1)})

@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="check only this kernel (name or spec id; repeatable)")
     check.add_argument("--spec", metavar="FILE", help="spec TOML to use instead of NAME.toml beside the source")
     check.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    check.add_argument("--sanitize", nargs="?", const="all", default=None, metavar="TOOLS",
+                       help="with --device cuda: run both sides again under compute-sanitizer (memcheck, "
+                            "racecheck, synccheck, initcheck; or a comma-separated subset); a finding of the "
+                            "migrated kernel fails its check (M4030), one of the original is its own (M4031)")
     check.add_argument("--json", metavar="FILE", help="write the results as JSON")
     check.add_argument("--seed", type=int, default=None, help="seed of the random inputs (reported)")
     check.add_argument("--schedule", choices=("forward", "reverse", "random"), default="forward",
@@ -233,6 +237,27 @@ def _warn_flags(command: str, report: dict, args, err) -> None:
                   "flags, so they may differ from the programs that were migrated", markup=False)
 
 
+def _sanitize_tools(args, err) -> tuple[str, ...] | None:
+    """The compute-sanitizer tools of ``--sanitize`` (``()`` without it), or None after printing
+    why they cannot run."""
+    if args.sanitize is None:
+        return ()
+    from .runtime import sanitize
+    try:
+        tools = sanitize.parse_tools(args.sanitize)
+    except ValueError as exc:
+        err.print(f"migrate check: --sanitize: {exc}", markup=False)
+        return None
+    if args.device != "cuda":
+        err.print("migrate check: --sanitize runs compute-sanitizer on the GPU: give --device cuda", markup=False)
+        return None
+    if sanitize.find_sanitizer() is None:
+        err.print("migrate check: --sanitize: compute-sanitizer not found (put it on PATH, or set "
+                  "COMPUTE_SANITIZER or CUDA_HOME)", markup=False)
+        return None
+    return tools
+
+
 def cmd_check(args) -> int:
     """``migrate check``: exit 0 when every checked kernel agrees, 1 when any does not, 2 on
     usage or setup errors. ``--from OUT`` imports neither libclang nor the frontend."""
@@ -286,7 +311,10 @@ def cmd_check(args) -> int:
             err.print(f"migrate check: {spec}: no such spec file")
             return EXIT_USAGE
         jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
-        checks = check_output_folder(out_dir, data, device=args.device,
+        tools = _sanitize_tools(args, err)
+        if tools is None:
+            return EXIT_USAGE
+        checks = check_output_folder(out_dir, data, device=args.device, sanitize=tools,
                                      kernels=set(args.kernel) if args.kernel else None, spec=spec,
                                      seed=args.seed, schedule=args.schedule,
                                      include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),

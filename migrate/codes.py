@@ -185,6 +185,22 @@ _CODES = [
          "own code compiles are still checked. The message names the functions and their lines. A "
          "checked kernel that calls one of them fails with a trap.",
          "Fix the code named, or pass the -I/-D flags the project builds with."),
+    # -- compute-sanitizer findings (M4030-M4039) ---------------------------------------------------
+    Code("M4030", Severity.ERROR, "the migrated kernel fails a compute-sanitizer check",
+         "With `migrate check --device cuda --sanitize`, both sides of each checked kernel run again "
+         "under compute-sanitizer's memcheck (invalid accesses), racecheck (shared-memory races), "
+         "synccheck (invalid barriers) and initcheck (reads of unwritten global memory). The migrated "
+         "kernel has a finding of a tool that finds nothing in the original: a defect of the migration "
+         "even where the outputs matched (a missing barrier races only on some runs). The check fails; "
+         "report.json check.sanitizer lists both sides' findings with function, line, thread and block.",
+         "Look at the statement the finding names in the migrated module (its `# L<n>` gives the CUDA "
+         "line); a race usually means a barrier (`T.sync_threads()`) is missing between two phases."),
+    Code("M4031", Severity.WARNING, "the original kernel fails a compute-sanitizer check",
+         "The original CUDA kernel itself has a compute-sanitizer finding (a race, an invalid access, a "
+         "read of uninitialised memory): what it computes is not defined, so a comparison that differs "
+         "is reported as an error naming the finding, not as a failure of the migration; findings the "
+         "migrated kernel shares with the original are the original's.",
+         "Fix the original (the finding names its line), or give the spec sizes that stay in bounds."),
     # -- kernel specs (M4100-M4149) -----------------------------------------------------------------
     Code("M4100", Severity.ERROR, "the spec file cannot be read",
          "The spec (NAME.toml beside the source, or --spec FILE) is not valid TOML, cannot be read, "

@@ -87,7 +87,7 @@ def prepare_original(cu_path, kernels, *, device: str = "cpu", include_dirs=(), 
 def run_original(cu_path, kernel_spec, args: dict | None = None, symbols: dict | None = None, *,
                  device: str = "cpu", schedule: str = "forward", seed: int | None = None,
                  include_dirs=(), defines=(), timeout: float = 120.0, cache_dir=None,
-                 poison_shared: bool = True) -> RunResult:
+                 poison_shared: bool = True, wrapper=()) -> RunResult:
     """Run one kernel of an original CUDA program; see the module docstring."""
     cu_path = Path(cu_path)
     kernel = _resolve_kernel(cu_path, kernel_spec)
@@ -122,7 +122,7 @@ def run_original(cu_path, kernel_spec, args: dict | None = None, symbols: dict |
                          device=device, schedule=schedule, seed=seed, message=str(err), stderr=err.log)
     if device == "gpu":
         from .cuda_gpu import run_gpu
-        res = run_gpu(lib, kernel, args, symbols, seed=seed, timeout=timeout)
+        res = run_gpu(lib, kernel, args, symbols, seed=seed, timeout=timeout, wrapper=wrapper)
     else:
         from .cuda_cpu import run_cpu
         res = run_cpu(lib, kernel, args, symbols, schedule=schedule, seed=seed, timeout=timeout,

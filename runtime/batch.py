@@ -92,11 +92,12 @@ def worker_env(env: dict | None = None) -> dict:
 
 
 def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memory: int | None = None,
-              env: dict | None = None, startup: float = 300.0, on_result=None, poll: float = 0.05) -> dict:
+              env: dict | None = None, startup: float = 300.0, on_result=None, poll: float = 0.05,
+              wrapper=()) -> dict:
     """Run ``runs`` in workers ``python -m module`` (environment: :func:`worker_env` of ``env``);
     returns ``{key: entry}`` for every run.
     ``startup`` bounds the time before the first run starts (imports); ``on_result(key, entry)``
-    is called as entries arrive."""
+    is called as entries arrive; ``wrapper`` is a command the workers run under (compute-sanitizer)."""
     results: dict = {}
 
     def put(key, entry):
@@ -111,7 +112,7 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
             job, result, log = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl", Path(tmp) / "stderr.txt"
             job.write_bytes(pickle.dumps({"common": common, "runs": remaining}))
             with open(log, "wb") as err:
-                proc = limits.spawn([sys.executable, "-m", module, str(job), str(result)], max_memory=max_memory,
+                proc = limits.spawn([*wrapper, sys.executable, "-m", module, str(job), str(result)], max_memory=max_memory,
                                     env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
             current, since, timed_out = None, time.monotonic(), False
             try:

@@ -24,27 +24,31 @@ from .kernel_check import DEVICES, RUN_CODES, KernelCheck, form_skip
 from .limits import DEFAULT_TIMEOUT
 from .spec import KernelSpec
 
-def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float, schedule: str = "forward") -> dict:
+def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float, schedule: str = "forward",
+                  wrapper=()) -> dict:
     """Run the migrated kernels in TileLang workers (:mod:`.batch`): a kernel that crashes, hangs
-    past ``timeout`` or runs out of memory costs only itself."""
+    past ``timeout`` or runs out of memory costs only itself. ``wrapper``: a command the workers
+    run under (compute-sanitizer)."""
     from . import limits
     from .batch import run_batch
 
     # no address-space limit next to a CUDA context (it reserves far more than it uses)
     max_memory = limits.max_memory() if target == "c" else None
     return run_batch("migrate.runtime.tilelang_worker", {"module": str(module), "target": target, "schedule": schedule}, runs,
-                     timeout=timeout, max_memory=max_memory, startup=max(timeout, 300.0))
+                     timeout=timeout, max_memory=max_memory, startup=max(timeout, 300.0), wrapper=wrapper)
 
 
 def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: dict[str, tuple[str, str]],
                  *, device: str = "cpu", seed: int | None = None, schedule: str = "forward",
                  include_dirs=(), defines=(), timeout: float = DEFAULT_TIMEOUT, display: str = "",
-                 coverage_runs: bool = True) -> list[KernelCheck]:
+                 coverage_runs: bool = True, sanitize: tuple[str, ...] = ()) -> list[KernelCheck]:
     """Check the spec'd ``kernels`` of ``cu_path`` against the migrated ``module``.
 
     ``forms`` maps kernel name to (form, reason) as ``migrate convert`` reported them. A tile-form
     kernel also runs with the extra tiles of its coverage plan (:mod:`.coverage`) unless
-    ``coverage_runs`` is False, and its ``coverage`` says which branches ran.
+    ``coverage_runs`` is False, and its ``coverage`` says which branches ran. With ``sanitize``
+    (compute-sanitizer tools, ``device="cuda"``), every kernel both sides ran runs again under each
+    tool on both sides (:mod:`.sanitize`).
     """
     from .api import run_original
 
@@ -129,7 +133,67 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
             if check.status == "fail" and original_device == "cpu":
                 _flag_original_race(check, k, cu_path, inputs, original, schedule, seed, include_dirs, defines,
                                     timeout)
+    if sanitize and pending:
+        ran = [(c, k, inp) for c, k, inp, _ in pending if c.status in ("pass", "fail")]
+        _sanitize(module, cu_path, ran, sanitize, seed, include_dirs, defines, timeout)
     return checks
+
+
+def _sanitize(module: Path, cu_path: Path, ran: list, tools: tuple[str, ...], seed: int, include_dirs, defines,
+              timeout: float) -> None:
+    """Run each (check, kernel, inputs) of ``ran`` again under every compute-sanitizer tool, the
+    original one kernel per process, the migrated kernels one module per process and tool, and
+    fold the findings into the checks (:func:`.sanitize.judge`)."""
+    import os
+    import tempfile
+
+    from . import sanitize
+    from .api import run_original
+
+    limit = sanitize.timeout_for(timeout)
+    keep = os.environ.get("CUDA2TILE_SANITIZER_LOGS")  # a folder that keeps the raw logs (bench scripts)
+    found = {(c.id, side): [] for c, _k, _i in ran for side in ("original", "migrated")}
+    unattributed = []
+    with tempfile.TemporaryDirectory(prefix="c2t-sanitize-") as tmp:
+        def log_text(path: str, name: str) -> str:
+            try:
+                text = Path(path).read_text(errors="replace")
+            except OSError:
+                return ""
+            if keep:
+                Path(keep).mkdir(parents=True, exist_ok=True)
+                (Path(keep) / name).write_text(text)
+            return text
+
+        for tool in tools:
+            for check, k, inp in ran:
+                log = os.path.join(tmp, f"{check.id}.{tool}.original.log")
+                res = run_original(cu_path, k, inp.copy().args, dict(inp.symbols), device="gpu", seed=seed,
+                                   include_dirs=include_dirs, defines=defines, timeout=limit,
+                                   wrapper=sanitize.wrapper(tool, log))
+                found[(check.id, "original")] += sanitize.parse_log(
+                    log_text(log, f"{cu_path.stem}.{check.id}.{tool}.original.log"), tool)
+                if not res.ok and not res.outputs:
+                    check.findings.append(f"compute-sanitizer {tool}: the original did not run under it ({res.status}: "
+                                          f"{res.message[:200]})")
+            log = os.path.join(tmp, f"{tool}.migrated.log")
+            runs = [{"key": c.id, "kernel": k, "options": None, "spec_path": k.spec_path, "index": k.index,
+                     "args": inp.copy().args, "symbols": dict(inp.symbols)} for c, k, inp in ran]
+            results = _run_migrated(module, "cuda", runs, limit, wrapper=sanitize.wrapper(tool, log))
+            names = sorted({k.name for _c, k, _i in ran})
+            by_kernel = sanitize.attribute(
+                sanitize.parse_log(log_text(log, f"{module.stem}.{tool}.migrated.log"), tool), names)
+            unattributed += by_kernel.pop("")
+            for check, k, _inp in ran:
+                found[(check.id, "migrated")] += by_kernel.get(k.name, [])
+                entry = results.get(check.id, {})
+                if entry.get("status") not in ("ok", "oob", None):
+                    check.findings.append(f"compute-sanitizer {tool}: the migrated kernel did not run under it "
+                                          f"({entry.get('status')}: {str(entry.get('message', ''))[:200]})")
+    for check, _k, _inp in ran:
+        sanitize.judge(check, found[(check.id, "original")], found[(check.id, "migrated")], tools)
+        for f in unattributed:
+            check.findings.append(f"compute-sanitizer finding in {module.name} that names no kernel: {f}")
 
 
 def _flag_original_race(check: KernelCheck, k: KernelSpec, cu_path: Path, inputs, original, schedule: str,
@@ -369,7 +433,8 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
                         include_dirs=(), defines=(), jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
                         on_done=None, run_args: list[str] | None = None, record_limit: int = 2,
                         run_timeout: float = 120.0, record_on: str = "cpu",
-                        fast_forward: bool = False, max_check_bytes: int | None = None) -> list[KernelCheck]:
+                        fast_forward: bool = False, max_check_bytes: int | None = None,
+                        sanitize: tuple[str, ...] = ()) -> list[KernelCheck]:
     """Check every converted file of ``out_dir`` (as described by its ``report.json``).
 
     Each file's original source and spec travel inside the folder (``original`` and ``spec`` of
@@ -380,7 +445,9 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
 
     A bad spec costs only the kernels it is about: each is an ``error`` check with the spec's
     code (M41xx) and FILE:LINE (``code``, ``at``); the other kernels are checked. A spec whose
-    buffers hold more than ``max_check_bytes`` (default 4 GiB) is refused (M4104).
+    buffers hold more than ``max_check_bytes`` (default 4 GiB) is refused (M4104). ``sanitize``:
+    compute-sanitizer tools that the spec'd checks on the GPU run both sides under again
+    (:mod:`.sanitize`; replays of a program's recorded launches are not sanitized).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -463,7 +530,7 @@ def check_output_folder(out_dir: Path, report: dict, *, device: str = "cpu", ker
             out = check_module(out_dir / entry["output"], out_dir / entry["original"],
                                specs, file_forms, device=device, seed=seed, schedule=schedule,
                                include_dirs=file_dirs, defines=file_defines, timeout=timeout,
-                               display=entry["file"])
+                               display=entry["file"], sanitize=sanitize)
             if spec is None and str(entry.get("spec", "")).endswith(".auto.toml"):
                 for c in out:
                     c.inputs = "auto"  # sizes derived from the launch sites (migrate/autospec.py)

@@ -125,10 +125,11 @@ def compile_gpu(cu_path, kernels, include_dirs=(), defines=(), cache_dir=None, a
 
 
 def run_gpu(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | None = None, *,
-            seed: int = 0, timeout: float = 120.0, read_symbols=(), repeat: int = 0) -> RunResult:
+            seed: int = 0, timeout: float = 120.0, read_symbols=(), repeat: int = 0, wrapper=()) -> RunResult:
     """Run ``kernel`` from a GPU library in a child process. There is no schedule on the GPU.
-    ``repeat`` > 0 launches it that many more times and reports ``per_launch`` seconds."""
+    ``repeat`` > 0 launches it that many more times and reports ``per_launch`` seconds; ``wrapper``
+    runs the worker under a command (compute-sanitizer)."""
     if lib.device != "gpu":
         raise ValueError("run_gpu needs a library built by compile_gpu")
     return run_library(lib, kernel, args, symbols, schedule="forward", seed=seed, timeout=timeout,
-                       read_symbols=read_symbols, repeat=repeat)
+                       read_symbols=read_symbols, repeat=repeat, wrapper=wrapper)

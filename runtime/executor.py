@@ -151,8 +151,9 @@ def finding_from_report(r: dict, kernel_name: str = "kernel") -> Finding:
 def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | None = None, *,
                 schedule: str = "forward", seed: int = 0, timeout: float = 120.0,
                 poison_shared: bool = True, read_symbols=(), env: dict | None = None,
-                repeat: int = 0) -> RunResult:
-    """Launch ``kernel`` from ``lib`` on ``args`` (holder arrays / numbers by name)."""
+                repeat: int = 0, wrapper=()) -> RunResult:
+    """Launch ``kernel`` from ``lib`` on ``args`` (holder arrays / numbers by name). ``wrapper``:
+    a command the worker runs under (compute-sanitizer, :mod:`.sanitize`)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, not {schedule!r}")
     symbols = symbols or {}
@@ -212,7 +213,7 @@ def run_library(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | No
             penv.update(env)
         t0 = time.perf_counter()
         # the memory limit on the CPU only: a CUDA context reserves far more address space than it uses
-        proc = limits.spawn([sys.executable, "-I", str(WORKER)], max_memory=limits.max_memory() if lib.device == "cpu"
+        proc = limits.spawn([*wrapper, sys.executable, "-I", str(WORKER)], max_memory=limits.max_memory() if lib.device == "cpu"
                             else None, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=penv)
         out_d, err_d = _Drain(proc.stdout), _Drain(proc.stderr)
         out_d.start()

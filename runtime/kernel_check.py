@@ -33,6 +33,7 @@ class KernelCheck:
     code: str = ""  # the diagnostic code of an error that is the input's fault (M41xx: a bad spec)
     at: str = ""  # with code: FILE:LINE of the spec the error is about
     coverage: list = field(default_factory=list)  # branches of the migrated kernel and whether a run took them
+    sanitizer: list = field(default_factory=list)  # with --sanitize: compute-sanitizer findings of both sides (sanitize.py)
 
     def to_json(self) -> dict:
         return asdict(self)
