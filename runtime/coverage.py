@@ -162,9 +162,10 @@ def plan(module: str | Path, kernel) -> Plan | None:
     missing = set(out.cases) - set(out.runs[0][2])
     # powers of two from the extent's own (one tile: no full tile where the domain is shorter)
     # down to one element, the largest first, no more elements per tile than the module's own.
-    # Only powers of two, the tiles the module and its tune space use: with a tile of 768 the C
-    # target wrote past the end of a half2 kernel's output (corpus half2_fma_affine, 2026-12-02),
-    # which no real launch does; a domain of a power of two then has no partial last tile (M4003)
+    # Only powers of two, the tiles the module and its tune space use (a tile of 768 once made the
+    # C target write past a half2 kernel's output: TileLang's DecoupleTypeCast, corrected by
+    # tilelang_support._patch_nested_guards); a domain of a power of two gets its last-tile branch
+    # from the run with no full tile
     choices = [[p >> k for k in range(0, 24) if p >> k >= 1] for p in (_fit(1 << 62, e) for e in extents)]
     shape = [math.log2(t) for t in fitted]
     candidates = sorted((t for t in itertools.product(*choices) if _prod(t) <= max(_prod(fitted), _prod(default_tile))),

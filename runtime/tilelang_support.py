@@ -30,6 +30,9 @@ C_TYPE_DTYPES = _dtypes.TEMPLATE_SPELLINGS
 
 CPU_PASS_CONFIGS = {"tirx.disable_vectorize": True}
 
+#: TileLang passes this module corrects (:func:`_patch_nested_guards`), marked on every compiled function
+PASS_FIXES = "decouple_type_cast.nested_guards"
+
 
 def _patch_cpu_wrapper() -> None:
     """TileLang 0.1.15's CPU host wrapper has no C spelling for uint32 (its CUDA wrapper has):
@@ -59,6 +62,31 @@ def _patch_cpu_symbols(cls) -> None:
 
     cls.get_dynamic_symbolic_set = get_dynamic_symbolic_set
     cls._cuda2tile_symbols = True
+
+
+def _patch_nested_guards() -> None:
+    """TileLang 0.1.15's DecoupleTypeCast pass (a vectorised loop whose body casts between dtypes
+    gets staging buffers: copy in, compute, copy out) guards its copies with the condition of the
+    body's outermost ``if`` only. A body guarded twice (a lifted map's last tile: ``if gx <
+    extent_x:`` around the kernel's own ``if i < n2:``) then loads and stores every element the
+    outer guard admits, past the inner one: the copy-out writes garbage past the end of the buffer.
+    Seen on a ``__half2`` map with a tile that is not a multiple of the domain (C target, where
+    half arithmetic casts through double). Guard the copies with every nested condition."""
+    from tilelang.transform import decouple_type_cast as pass_module
+
+    if getattr(pass_module, "_cuda2tile_nested", False):
+        return
+    from tvm import tirx
+
+    def extract_if_condition(stmt):
+        condition = None
+        while isinstance(stmt, tirx.IfThenElse) and stmt.else_case is None:
+            condition = stmt.condition if condition is None else tirx.And(condition, stmt.condition)
+            stmt = stmt.then_case
+        return condition, stmt
+
+    pass_module.extract_if_condition = extract_if_condition
+    pass_module._cuda2tile_nested = True
 
 
 class LaunchError(Exception):
@@ -250,7 +278,11 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
            tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())),
            tuple(sorted(sizes.items())))
     if key not in _CACHE:
+        _patch_nested_guards()
         func, configs = prim_func(sig, grid, block, shared_bytes, template, target, options, sizes)
+        # the patched passes' mark: TileLang's kernel cache keys on the function's text, so that a
+        # kernel compiled before the patch (stale in the cache) is not reused
+        func = func.with_attr("cuda2tile_pass_fixes", PASS_FIXES)
         if target == "c":
             from .c_literals import exact_float_literals
 
