@@ -19,12 +19,13 @@ _NUMPY = {"float16": np.float16, "float32": np.float32, "float64": np.float64, "
 
 
 def pattern(dtype: str) -> np.ndarray:
-    """RED_ZONE elements of a pattern no kernel writes by chance (0xA5 bytes; for floats a NaN
-    with a payload of its own), in the holder dtype (bfloat16 as float32)."""
+    """RED_ZONE elements of a pattern no kernel writes by chance (0xA5 bytes; for float32 and
+    float16 a NaN with a payload of its own), in the holder dtype (bfloat16 as float32)."""
     if dtype == "float32":
         return np.full(RED_ZONE, 0x7FA5A5A5, np.uint32).view(np.float32)
-    if dtype == "bfloat16":  # held as float32 on this side: its upper half is the bfloat16 NaN
-        return np.full(RED_ZONE, 0x7FA50000, np.uint32).view(np.float32)
+    if dtype == "bfloat16":  # held as float32, converted by torch, which turns every NaN into its
+        # own bfloat16 NaN: a finite value exact in bfloat16 (0xA5A5, -2.86e-16) survives the trip
+        return np.full(RED_ZONE, 0xA5A50000, np.uint32).view(np.float32)
     if dtype == "float16":
         return np.full(RED_ZONE, 0x7DA5, np.uint16).view(np.float16)
     code = np.dtype(_NUMPY.get(dtype, np.uint8))

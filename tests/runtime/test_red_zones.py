@@ -63,3 +63,20 @@ def test_write_before_the_start_fails(converted, tmp_path):
     assert c["status"] == "fail" and c["first_mismatch"]["side"] == "before", c
     assert c["first_mismatch"]["buffer"] == "b" and c["first_mismatch"]["index"] == -1
     assert "element -1 (before its start" in c["message"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "int32", "uint8", "float64"])
+def test_an_untouched_buffer_round_trips_through_torch_with_intact_red_zones(dtype):
+    """The migrated side's buffers travel as torch tensors: the red zones' pattern must survive the
+    conversion from its holder dtype (bfloat16 is held as float32 and converted; torch turns every
+    float32 NaN into its own bfloat16 NaN, so a NaN pattern read back as written everywhere)."""
+    import numpy as np
+
+    from migrate.runtime import redzone
+    from migrate.runtime.tilelang_side import to_numpy, to_tensor
+
+    values = np.arange(1, 11)
+    whole = to_numpy(to_tensor(redzone.padded(values, dtype), dtype, None), dtype)
+    assert redzone.red_zone_write(whole, len(values), dtype) is None
+    whole[redzone.RED_ZONE + len(values)] = 7  # one element written past the end is still seen
+    assert redzone.red_zone_write(whole, len(values), dtype) == ("after", len(values), 1)
