@@ -9,6 +9,9 @@
 #            $OUT/logs (the parser's test fixtures come from there);
 #   corpus:  migrate check --from build/gpu_out --device cuda --sanitize over the corpus;
 #   mutants: bench/mutate.py barrier (and guard) mutants checked on the GPU with --sanitize racecheck.
+# Settings: CORPUS_TIME (start no chunk after it), SKIP_CHUNKS (chunks done before), CORPUS_TOOLS,
+# JOBS, KINDS, MUTATE_ARGS (e.g. "--kernel NAME ..."), MUTANTS_END (seconds). Everything ends up
+# in $OUT/results.tar.gz.
 set -uo pipefail
 if [ "${1:-}" = prep ]; then
   py=${PYTHON:-.venv/bin/python}
@@ -57,6 +60,7 @@ PY
   i=0
   while read -r chunk; do
     i=$((i + 1))
+    [ $i -le ${SKIP_CHUNKS:-0} ] && continue  # done in an earlier call
     [ $(( $(date +%s) - start )) -gt ${CORPUS_TIME:-330} ] && { echo "corpus: stopped before chunk $i"; break; }
     timeout 300 python -m migrate.cli check --from build/gpu_out --device cuda --sanitize ${CORPUS_TOOLS:-all} \
       $chunk --jobs ${JOBS:-8} --json "$RES/corpus-$i.json" > "$RES/corpus-$i.txt" 2>&1
@@ -79,10 +83,12 @@ for r in rows:
 PY
 fi
 if [[ " $STEPS " == *" mutants "* ]]; then
-  left=$(( 580 - ($(date +%s) - start) ))
+  left=$(( ${MUTANTS_END:-570} - ($(date +%s) - start) ))
   [ $left -gt 60 ] && timeout $left python bench/mutate.py --out build/gpu_out --kinds ${KINDS:-barrier} \
     --per-kernel 3 --seed 14 --device cuda --sanitize racecheck --json "$RES/mutants.json" \
     ${MUTATE_ARGS:-} > "$RES/mutants.txt" 2>&1
   echo "mutants: exit $? after $(( $(date +%s) - start )) s"
   sed -n '/^seed/,$p' "$RES/mutants.txt" | head -30
 fi
+# the device tool brings back a few files only: everything in one archive
+tar czf "$RES.tar.gz" -C "$RES" . && rm -rf "$RES"/* && mv "$RES.tar.gz" "$RES/results.tar.gz"
