@@ -17,6 +17,7 @@ if [ "${1:-}" = prep ]; then
   py=${PYTHON:-.venv/bin/python}
   rm -rf build/sanitize && mkdir -p build/sanitize
   "$py" -m migrate convert tests/fixtures/runtime/sanitize/hazards.cu -o build/sanitize/hazards -q --no-lift
+  "$py" -m migrate convert tests/fixtures/runtime/sanitize/oob.cu -o build/sanitize/oob -q
   cp -r build/sanitize/hazards build/sanitize/mutant
   "$py" - <<'PY'
 import re
@@ -37,10 +38,11 @@ export CUDA2TILE_SANITIZER_LOGS=$RES/logs
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 "$cs" --version | tail -1 | tee -a "$RES/device.txt"
 if [[ " $STEPS " == *" hazards "* ]]; then
-  for f in hazards mutant; do
+  for f in ${HAZARDS:-hazards mutant oob}; do
     timeout 240 python -m migrate.cli check --from build/sanitize/$f --device cuda --sanitize --jobs 1 \
       --json "$RES/$f.json" > "$RES/$f.txt" 2>&1
     echo "$f: exit $? after $(( $(date +%s) - start )) s"
+    mkdir -p "$RES/logs/$f" && mv "$RES"/logs/*.log "$RES/logs/$f/" 2>/dev/null
     python - "$RES/$f.json" <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1])):

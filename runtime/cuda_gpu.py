@@ -97,7 +97,8 @@ def gpu_arch() -> str:
 
 
 def gpu_flags(arch: str | None = None, extra=()) -> list[str]:
-    return ["-shared", "-Xcompiler", "-fPIC", "-O2", "-std=c++17", f"-arch={arch or gpu_arch()}",
+    # -lineinfo: compute-sanitizer's findings (--sanitize) name the original's source lines
+    return ["-shared", "-Xcompiler", "-fPIC", "-O2", "-lineinfo", "-std=c++17", f"-arch={arch or gpu_arch()}",
             "-DC2T_GPU_BUILD=1", "-Dmain=cuda2tile_host_main", "-I", str(HEADER_DIR), "-w", *extra]
 
 

@@ -117,6 +117,7 @@ _FUNC_AT = re.compile(r"\bat\s+(?:0x[0-9a-f]+\s+in\s+)?(?:(?P<file>[^\s:]+):(?P<
                       r"(?:\((?P<args>[^()]*)\))?(?:\+0x[0-9a-f]+)?(?:\s+in\s+(?P<file2>[^\s:]+):(?P<line2>\d+))?\s*$")
 _THREAD = re.compile(r"by thread \(([\d, ]+)\) in block \(([\d, ]+)\)")
 _HAZARDS = re.compile(r"\[(\d+) hazards?\]")
+_LOCATION = re.compile(r"\s+at\s+(?:0x[0-9a-f]+\s+in\s+\S+|.*?\+0x[0-9a-f]+(?:\s+in\s+[^\s:]+:\d+)?)")
 
 
 def parse_log(text: str, tool: str) -> list[Finding]:
@@ -145,7 +146,10 @@ def _finding(lines: list[str], tool: str) -> Finding:
     head = lines[0]
     severity = "warning" if head.lower().startswith("warning") else "error"
     text = re.sub(r"^(error|warning):\s*", "", head, flags=re.I)
-    f = Finding(tool=tool, severity=severity, text=text)
+    text = _LOCATION.sub("", text).strip()  # "Race reported between Write access at k+0x210 in f.cu:36"
+    if len(lines) > 1 and lines[1].startswith("and "):  # racecheck: "and Read access at ..." on the next line
+        text += " and " + _LOCATION.sub("", re.sub(r"\s*\[\d+ hazards?\]", "", lines[1][4:])).strip()
+    f = Finding(tool=tool, severity=severity, text=text, count=0)
     for line in lines:
         for piece in re.split(r"\s+and\s+(?=\w+ access)|(?<=access) (?=at )", line):
             m = _FUNC_AT.search(piece) if " at " in f" {piece}" else None
@@ -158,7 +162,8 @@ def _finding(lines: list[str], tool: str) -> Finding:
             f.thread = f"thread ({t.group(1)}) in block ({t.group(2)})"
         h = _HAZARDS.search(line)
         if h:
-            f.count = int(h.group(1))
+            f.count += int(h.group(1))
+    f.count = f.count or 1
     if not f.function:  # "Race reported between Write access at kernel(...)+0x.. in f.cu:3" and friends
         m = re.search(r"\bat\s+([A-Za-z_]\w*)\s*[(+]", " ".join(lines))
         if m:

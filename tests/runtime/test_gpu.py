@@ -37,6 +37,7 @@ def test_flags():
     f = gpu_flags("sm_90a")
     assert "-shared" in f and "-arch=sm_90a" in f and "-DC2T_GPU_BUILD=1" in f
     assert f[f.index("-Xcompiler") + 1] == "-fPIC" and "-Dmain=cuda2tile_host_main" in f
+    assert "-lineinfo" in f  # compute-sanitizer names the original's lines
 
 
 @needs_nvcc

@@ -68,6 +68,34 @@ def _check(status, message="1 output(s) equal within fp32"):
     return KernelCheck("k.cu", "k", "k", "cuda", status, message=message)
 
 
+def _log(name: str) -> str:
+    return (LOGS / f"{name}.log").read_text()
+
+
+def test_parse_racecheck_of_a_migrated_module():
+    """A barrier deleted at the end of block_sum's loop of phases, and racy_neighbour's race kept
+    from its original: one record per race, the hazards of its accesses summed, errors (between
+    warps) apart from warnings (within a warp)."""
+    found = sanitize.parse_log(_log("mutant.racecheck.migrated"), "racecheck")
+    assert [(f.severity, f.function, f.count) for f in found] == [
+        ("error", "block_sum_kernel", 1536), ("warning", "block_sum_kernel", 768),
+        ("warning", "block_sum_kernel", 384), ("warning", "block_sum_kernel", 192),
+        ("warning", "block_sum_kernel", 96), ("warning", "block_sum_kernel", 32),
+        ("error", "racy_neighbour_kernel", 4000)]
+    assert found[0].text == "Race reported between Write access and Read access"
+    assert found[0].where == "tvm_kernels.cu:36"  # the CUDA TileLang generated
+    by = sanitize.attribute(found, ["block_sum", "racy_neighbour"])
+    assert len(by["block_sum"]) == 6 and len(by["racy_neighbour"]) == 1 and by[""] == []
+
+
+def test_parse_racecheck_of_an_original_and_a_clean_log():
+    (race,) = sanitize.parse_log(_log("racy_neighbour.racecheck.original"), "racecheck")
+    assert (race.severity, race.function, race.count) == ("error", "racy_neighbour", 4000)
+    assert str(race) == ("racecheck: Race reported between Write access and Read access in racy_neighbour "
+                         "[4000 hazards]")
+    assert sanitize.parse_log(_log("hazards.memcheck.migrated"), "memcheck") == []
+
+
 def test_judge_a_finding_of_the_migrated_kernel_alone_fails_the_check():
     c = _check("pass")
     sanitize.judge(c, [], [_finding("racecheck")], ("memcheck", "racecheck"))
