@@ -353,7 +353,7 @@ def g_varloop(rng, name):
     """Per-thread trip counts (divergent loops), break/continue, a running value across iterations."""
     dt, n, b = _dtype(rng), rng.randint(1, 3000), rng.choice([32, 64, 128])
     ty = CTYPE[dt]
-    bound = rng.choice(["i % 7", "(i * 3) % 11", "n - i < 9 ? n - i : 9"])
+    bound = rng.choice(["i % 7", "(i * 3) % 11", "(n - i < 9 ? n - i : 9)"])
     step = rng.choice(["acc += x[(i + j) % n];", "acc = acc * 0.5f + x[(i + j) % n];" if dt == "float32" else
                        "acc = (acc >> 1) + x[(i + j) % n];", "if (x[(i + j) % n] > 0) continue; acc += x[(i + j) % n];",
                        "if (acc > 3) break; acc += x[(i + j) % n];"])

@@ -153,6 +153,7 @@ def _sanitize(module: Path, cu_path: Path, ran: list, tools: tuple[str, ...], se
     limit = sanitize.timeout_for(timeout)
     keep = os.environ.get("CUDA2TILE_SANITIZER_LOGS")  # a folder that keeps the raw logs (bench scripts)
     found = {(c.id, side): [] for c, _k, _i in ran for side in ("original", "migrated")}
+    unfinished = {c.id: set() for c, _k, _i in ran}
     unattributed = []
     with tempfile.TemporaryDirectory(prefix="c2t-sanitize-") as tmp:
         def log_text(path: str, name: str) -> str:
@@ -174,6 +175,7 @@ def _sanitize(module: Path, cu_path: Path, ran: list, tools: tuple[str, ...], se
                 found[(check.id, "original")] += sanitize.parse_log(
                     log_text(log, f"{cu_path.stem}.{check.id}.{tool}.original.log"), tool)
                 if not res.ok and not res.outputs:
+                    unfinished[check.id].add(tool)
                     check.findings.append(f"compute-sanitizer {tool}: the original did not run under it ({res.status}: "
                                           f"{res.message[:200]})")
             log = os.path.join(tmp, f"{tool}.migrated.log")
@@ -188,10 +190,12 @@ def _sanitize(module: Path, cu_path: Path, ran: list, tools: tuple[str, ...], se
                 found[(check.id, "migrated")] += by_kernel.get(k.name, [])
                 entry = results.get(check.id, {})
                 if entry.get("status") not in ("ok", "oob", None):
+                    unfinished[check.id].add(tool)
                     check.findings.append(f"compute-sanitizer {tool}: the migrated kernel did not run under it "
                                           f"({entry.get('status')}: {str(entry.get('message', ''))[:200]})")
     for check, _k, _inp in ran:
-        sanitize.judge(check, found[(check.id, "original")], found[(check.id, "migrated")], tools)
+        sanitize.judge(check, found[(check.id, "original")], found[(check.id, "migrated")], tools,
+                       unfinished[check.id])
         for f in unattributed:
             check.findings.append(f"compute-sanitizer finding in {module.name} that names no kernel: {f}")
 

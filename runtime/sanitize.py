@@ -74,7 +74,7 @@ def wrapper(tool: str, log: str, sanitizer: str | None = None) -> list[str]:
         raise SanitizerUnavailable("compute-sanitizer not found (put it on PATH, or set COMPUTE_SANITIZER "
                                    "or CUDA_HOME)")
     cmd = [exe, "--tool", tool, "--log-file", log, "--print-limit", "50", "--report-api-errors", "no",
-           "--destroy-on-device-error", "kernel"]
+           "--destroy-on-device-error", "kernel", "--show-backtrace", "no"]
     if tool == "racecheck":
         cmd += ["--racecheck-report", "analysis"]
     return cmd
@@ -193,11 +193,20 @@ def attribute(findings: list[Finding], kernels: list[str]) -> dict[str, list[Fin
     return out
 
 
-def judge(check, original: list[Finding], migrated: list[Finding], tools: tuple[str, ...]) -> None:
+#: findings kept per side and tool in ``check.sanitizer`` (the tool prints up to 50 a run)
+KEEP = 10
+
+
+def judge(check, original: list[Finding], migrated: list[Finding], tools: tuple[str, ...],
+          unfinished: set | frozenset = frozenset()) -> None:
     """Fold the sanitizer findings of one kernel into its check (``check.sanitizer``,
-    ``check.status``, ``check.message``)."""
-    check.sanitizer = ([dict(f.to_json(), side="original") for f in original]
-                       + [dict(f.to_json(), side="migrated") for f in migrated])
+    ``check.status``, ``check.message``). ``unfinished``: the tools under which a side did not
+    run to its end (a fault that ends the process: only memcheck stops the access itself), which
+    are therefore not called clean."""
+    check.sanitizer = []
+    for side, found in (("original", original), ("migrated", migrated)):
+        for tool in tools:
+            check.sanitizer += [dict(f.to_json(), side=side) for f in found if f.tool == tool][:KEEP]
     errors_o = [f for f in original if f.severity == "error"]
     tools_o = {f.tool for f in original}
     own = [f for f in migrated if f.severity == "error" and f.tool not in tools_o]
@@ -226,7 +235,10 @@ def judge(check, original: list[Finding], migrated: list[Finding], tools: tuple[
             check.message = msg + (f"; the outputs matched ({check.message})" if check.message else "")
         else:
             notes.append(msg)
-    clean = [t for t in tools if t not in tools_o and t not in {f.tool for f in migrated}]
+    clean = [t for t in tools if t not in tools_o and t not in {f.tool for f in migrated} and t not in unfinished]
+    if unfinished:
+        notes.append(f"compute-sanitizer {', '.join(t for t in tools if t in unfinished)}: a side did not run to its "
+                     "end under it (its findings say why)")
     if clean:
         notes.append(f"compute-sanitizer {', '.join(clean)}: clean on both sides")
     if notes:

@@ -96,6 +96,29 @@ def test_parse_racecheck_of_an_original_and_a_clean_log():
     assert sanitize.parse_log(_log("hazards.memcheck.migrated"), "memcheck") == []
 
 
+def test_parse_memcheck_of_both_sides():
+    """A write past the buffer (oob.cu: y[i * stride]): the original built with -lineinfo names its
+    line; the migrated kernel names the generated function and line."""
+    orig = sanitize.parse_log(_log("oob.memcheck.original"), "memcheck")
+    assert len(orig) == 2 and orig[0].text == "Invalid __global__ write of size 4 bytes"
+    assert (orig[0].function, orig[0].where, orig[0].thread) == ("strided_copy", "oob.cu:9",
+                                                                 "thread (0,0,0) in block (2,0,0)")
+    mig = sanitize.parse_log(_log("oob.memcheck.migrated"), "memcheck")
+    assert [(f.function, f.where) for f in mig] == [("strided_copy_kernel", "tvm_kernels.cu:22")] * 2
+    assert mig[1].thread == "thread (129,0,0) in block (0,0,0)"  # host frames are not findings
+    assert sanitize.attribute(mig, ["strided_copy"])["strided_copy"] == mig
+
+
+def test_judge_a_tool_that_did_not_finish_is_not_clean():
+    c = _check("fail", "y: 1023 of 1024 elements differ")
+    orig = sanitize.parse_log(_log("oob.memcheck.original"), "memcheck")
+    sanitize.judge(c, orig, [], ("memcheck", "racecheck", "initcheck"), {"racecheck", "initcheck"})
+    assert c.status == "error" and "M4031: the original has an invalid memory access" in c.message
+    assert "oob.cu:9" in c.message
+    assert "racecheck, initcheck: a side did not run to its end" in c.message
+    assert "clean on both sides" not in c.message
+
+
 def test_judge_a_finding_of_the_migrated_kernel_alone_fails_the_check():
     c = _check("pass")
     sanitize.judge(c, [], [_finding("racecheck")], ("memcheck", "racecheck"))
