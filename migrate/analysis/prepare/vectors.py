@@ -5,6 +5,7 @@ TileLang kernels here work on flat scalar buffers, so every vector value becomes
 - a ``float4*`` parameter becomes a ``float*`` buffer of four times as many elements (the
   launcher and the spec already count scalars): ``x[i].y`` → ``x[4*i + 1]``;
 - ``reinterpret_cast<const float4*>(a)`` of a scalar buffer is a view: ``v4[i].z`` → ``a[4*i + 2]``;
+  the other way, ``(float*) v2`` of a ``float2`` buffer is its scalar buffer, lanes in order;
 - a vector local ``float4 v`` becomes ``v_x, v_y, v_z, v_w``; assigning a vector assigns each lane;
 - ``make_float4(a, b, c, d)``, ``__floats2half2_rn``, ``__hadd2``/``__hmul2``/``__hfma2``,
   ``__half22float2``, ``__low2float``/``__high2float`` act lane by lane.
@@ -142,12 +143,34 @@ class _Scalarizer:
                 return dataclasses.replace(view, offset=_add(view.offset, base.rhs, base.span))
         return None
 
+    def flat_view(self, e) -> m.Expr | None:
+        """``(float*) v2`` of a ``float2`` buffer (or view) ``v2``: its scalar buffer, the lanes in
+        order (``(float*) (v2 + k)`` starts ``2*k`` lanes in); None for anything else."""
+        if not (isinstance(e, m.Cast) and isinstance(e.type, m.Pointer) and isinstance(e.type.pointee, m.Scalar)):
+            return None
+        inner = e.operand
+        while isinstance(inner, m.Cast) and isinstance(inner.type, m.Pointer) and _vec(inner.type.pointee):
+            inner = inner.operand  # (float*)(const float2*) v2
+        t = getattr(inner, "type", None)
+        if not (isinstance(t, m.Pointer) and _vec(t.pointee)):
+            return None
+        view = self.view_of(inner)
+        if view is None or view.scalar.dtype != e.type.pointee.dtype:
+            return None
+        ref = m.Ref(view.buffer, "param", m.Pointer(view.scalar, e.type.const), e.span)
+        if view.offset is None:
+            return ref
+        return m.Binary("+", ref, _mul(view.offset, view.lanes, e.span), ref.type, e.span)
+
     # -- scalar expressions that may contain vectors ---------------------------------------------
     def scalar(self, e):
         if e is None:
             return None
         if isinstance(e, m.Member) and _vec(e.base.type) and e.field in LANES:
             return self.lane(e.base, LANES.index(e.field))
+        flat = self.flat_view(e)
+        if flat is not None:
+            return flat
         if isinstance(e, m.Call) and e.callee in _LANE_PICK:
             index, dtype = _LANE_PICK[e.callee]
             value = self.lane(e.args[0], index)

@@ -39,3 +39,26 @@ def test_vector_value_used_as_scalar_is_refused(tmp_path):
     """)
     with pytest.raises(VectorError):
         scalarize_vectors(bad.kernel("k"))
+
+
+def test_a_scalar_pointer_cast_of_a_vector_buffer_is_its_lanes(tmp_path):
+    """`(float*) z2` of a float2 buffer (complex numbers kept as float2, read as re/im floats): the
+    scalar buffer the parameter becomes, indexed in lanes; with an offset in vectors, twice it."""
+    u = unit(tmp_path, """
+        __global__ void k(const float2* __restrict__ z2, float2* out2, int n) {
+            const float* z = (const float*) z2;
+            float* out = (float*) (out2 + 1);
+            int i = threadIdx.x;
+            out[2 * i] = z[2 * i] * z[2 * i + 1];
+        }
+    """)
+    fn = scalarize_vectors(u.kernel("k"))
+    decls = {d.name: d for d in nodes(fn, m.VarDecl)}
+    assert decls["z"].init == m.Ref("z2", "param", m.Pointer(m.Scalar("float32"), const=True), decls["z"].init.span)
+    offset = decls["out"].init
+    assert isinstance(offset, m.Binary) and offset.lhs.name == "out2"
+    assert isinstance(offset.rhs, m.Binary) and offset.rhs.op == "*" and offset.rhs.rhs.value == 2
+    other = scalarize_vectors(unit(tmp_path, """
+        __global__ void k(const float2* z2, int* y) { const int* z = (const int*) z2; y[0] = z[0]; }
+    """).kernel("k"))
+    assert isinstance(next(d for d in nodes(other, m.VarDecl) if d.name == "z").init, m.Cast)  # bits of floats: no view
