@@ -17,6 +17,7 @@ from ..diagnostics import DiagnosticBag
 from ..ir import model as m
 from ..ir.span import Span
 from . import clang as cl
+from . import lanewise
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -508,8 +509,10 @@ class ModelBuilder:
                 _OPERATOR_NAME.match(cursor.spelling or "") or not cursor.spelling):
             operator = _OPERATOR_NAME.match(names[op_index])
             operands = [k for i, k in enumerate(kids) if i != op_index]
+            ref = _callee_cursor(kids[op_index])
             return self._operator(operator.group(1), tuple(self.expr(k) for k in operands),
-                                  self.type_of(cursor), span_of(cursor), cursor)
+                                  self.type_of(cursor), span_of(cursor), cursor,
+                                  ref.referenced if ref is not None and ref.kind == K.DECL_REF_EXPR else None)
         ref = cursor.referenced
         if ref is not None and ref.kind == K.CONSTRUCTOR:
             # cg::plus<float>(): the namespace/template/type references name the type
@@ -542,7 +545,7 @@ class ModelBuilder:
             return self.unsupported_expr(cursor, "M1209", "call through a function pointer")
         operator = _OPERATOR_NAME.match(name.rsplit("::", 1)[-1])
         if operator:
-            return self._operator(operator.group(1), args, ctype, span, cursor)
+            return self._operator(operator.group(1), args, ctype, span, cursor, decl)
         kind = self._call_kind(name, decl, cursor)
         if kind == "device":
             # a user device function is modelled, and emitted, under its own name (``lit::node``
@@ -551,8 +554,15 @@ class ModelBuilder:
         return m.Call(name, args, kind, template_args, ctype, span)
 
     def _operator(self, op: str, args: tuple[m.Expr, ...], ctype: m.CType, span: Span,
-                  cursor: ci.Cursor) -> m.Expr:
-        """An overloaded operator call (``__half`` arithmetic, ``float4`` helpers) as plain syntax."""
+                  cursor: ci.Cursor, decl: ci.Cursor | None = None) -> m.Expr:
+        """An overloaded operator call (``__half`` arithmetic, ``float4`` helpers) as plain syntax;
+        one on vector types only where its definition acts lane by lane (:mod:`.lanewise`)."""
+        vector = next((v for v in (lanewise._vector(ctype), *(lanewise._vector(getattr(a, "type", None))
+                                                                for a in args)) if v is not None), None)
+        if vector is not None and op not in ("=", "==", "!=", "[]"):
+            why = self._not_lanewise(op, decl, vector.lanes)
+            if why:
+                return self.unsupported_expr(cursor, "M1206", f"operator{op} on '{vector.name}' is not modelled: {why}")
         if len(args) == 2:
             if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
                 return m.Assign(op, args[0], args[1], ctype, span)
@@ -564,6 +574,22 @@ class ModelBuilder:
         if len(args) == 1:
             return m.Unary(op, args[0], False, ctype, span)
         return self.unsupported_expr(cursor, "M1206", f"operator{op} call is not modelled")
+
+    def _not_lanewise(self, op: str, decl: ci.Cursor | None, lanes: int) -> str | None:
+        """Why the operator ``decl`` on vectors of ``lanes`` lanes is not lane by lane (None when
+        it is, or when the prelude defines it)."""
+        if decl is None:
+            return "its definition is not visible"
+        defn = decl.get_definition() or decl
+        where = defn.location.file.name if defn.location.file else None
+        if where is None or cl.is_prelude_file(where):
+            return None
+        body = next((c for c in defn.get_children() if c.kind == K.COMPOUND_STMT), None)
+        params = [(p.spelling, convert_type(p.type, self.template_names)) for p in defn.get_arguments()]
+        model = ModelBuilder(DiagnosticBag(), self.text, self.user_functions, self.template_names).block(body) \
+            if body is not None else None
+        why = lanewise.not_lanewise(op, params, model, lanes)
+        return f"its definition ({Path(where).name}:{defn.location.line}) is not lane by lane: {why}" if why else None
 
     def _resolve_callee(self, cursor: ci.Cursor, callee: ci.Cursor):
         target = _callee_cursor(callee)

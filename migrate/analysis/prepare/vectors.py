@@ -66,6 +66,8 @@ class _View:
 
 
 _HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
+#: arithmetic a vector operand or result takes lane by lane
+_LANE_OPS = ("+", "-", "*", "/")
 _LANE_PICK = {"__low2float": (0, "float32"), "__high2float": (1, "float32"),
               "__low2half": (0, "float16"), "__high2half": (1, "float16")}
 
@@ -120,12 +122,22 @@ class _Scalarizer:
             if name in ("__float22half2_rn", "__float22bfloat162_rn"):
                 target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
                 return m.Cast(target, self.lane(e.args[0], i), "implicit", target, span)
+        if isinstance(e, m.Binary) and e.op in _LANE_OPS and _vec(e.type):
+            # an operator the frontend kept as syntax only where its definition is lane by lane
+            # (parse/lanewise.py); a scalar operand is used in every lane
+            a, b = self.lane_or_scalar(e.lhs, i), self.lane_or_scalar(e.rhs, i)
+            return m.Binary(e.op, a, b, m.Scalar(_vec(e.type).dtype), span)
+        if isinstance(e, m.Unary) and e.op == "-" and _vec(e.type):
+            return m.Unary("-", self.lane(e.operand, i), False, m.Scalar(_vec(e.type).dtype), span)
         if isinstance(e, m.Ternary):
             return m.Ternary(self.scalar(e.cond), self.lane(e.then, i), self.lane(e.other, i),
                              m.Scalar(_vec(e.type).dtype) if _vec(e.type) else e.type, span)
         if isinstance(e, m.Cast) and e.style in ("implicit", "functional") and _vec(e.operand.type):
             return self.lane(e.operand, i)
         raise VectorError(f"vector expression of type '{e.type}' has no lane form", span)
+
+    def lane_or_scalar(self, e: m.Expr, i: int) -> m.Expr:
+        return self.lane(e, i) if _vec(getattr(e, "type", None)) else self.scalar(e)
 
     def view_of(self, base: m.Expr) -> _View | None:
         while isinstance(base, m.Cast) and isinstance(base.type, m.Pointer):
@@ -220,9 +232,15 @@ class _Scalarizer:
             return out
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and _vec(s.expr.target.type):
             a = s.expr
-            if a.op != "=":
-                raise VectorError(f"compound assignment '{a.op}' of a vector", s.span)
             v = _vec(a.target.type)
+            if a.op != "=":
+                if a.op[:-1] not in _LANE_OPS or any(isinstance(n, m.Assign) or (isinstance(n, m.Unary) and
+                                                                                 n.op in ("++", "--"))
+                                                     for n in m.walk(a.target)):
+                    raise VectorError(f"compound assignment '{a.op}' of a vector", s.span)
+                # each lane updated with its own (the target read once a lane, as CUDA does)
+                return [m.ExprStmt(m.Assign(a.op, self.lane(a.target, i), self.lane_or_scalar(a.value, i),
+                                            m.Scalar(v.dtype), s.span), s.span) for i in range(v.lanes)]
             return [m.ExprStmt(m.Assign("=", self.lane(a.target, i), self.lane(a.value, i),
                                         m.Scalar(v.dtype), s.span), s.span) for i in range(v.lanes)]
         if isinstance(s, m.ExprStmt):
