@@ -613,7 +613,10 @@ class ModelBuilder:
 
     def _call_kind(self, name: str, decl: ci.Cursor | None, cursor: ci.Cursor) -> str:
         short = name.rsplit("::", 1)[-1]
-        if name in self.user_functions or short in self.user_functions:
+        builtin = decl is not None and cl.is_prelude_file(decl.location.file.name if decl.location.file else None)
+        # a call that resolves to CUDA's own function is CUDA's even where the project overloads
+        # its name (helper_math's make_float4(float3, float) beside make_float4(x, y, z, w))
+        if not builtin and (name in self.user_functions or short in self.user_functions):
             user = self.user_functions.get(name) or self.user_functions.get(short)
             if user is not None and not cl.is_prelude_file(
                     user.location.file.name if user.location.file else None):

@@ -83,3 +83,20 @@ def test_vector_arithmetic_converts_and_checks_equal(tmp_path):
     (k,) = json.loads((tmp_path / "out" / "report.json").read_text())["kernels"]
     assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]["message"]
     assert "c[id * 2 + 1] = c[id * 2 + 1] * 0.5" in (tmp_path / "out" / "axpby.py").read_text()
+
+
+def test_a_project_overload_of_a_cuda_name_is_not_recursion(tmp_path):
+    """helper_math-style `make_float4(float s)` calls CUDA's own 4-argument make_float4: that call
+    is CUDA's, not the overload calling itself (it was refused as recursion, M1204)."""
+    k, parsed = _kernel(tmp_path, OPERATORS + """
+    inline __host__ __device__ float4 make_float4(float s) { return make_float4(s, s, s, s); }
+    __global__ void k(const float4* x, float4* y) {
+        int i = threadIdx.x;
+        float4 acc = make_float4(0.0f);
+        acc += x[i];
+        y[i] = acc - make_float4(1.0f);
+    }
+    """, "k")
+    assert not [d for d in parsed.diagnostics if d.code == "M1204"]
+    calls = [(n.callee, n.kind) for n in m.walk(k.body) if isinstance(n, m.Call)]
+    assert ("make_float4", "device") in calls  # the project's one-argument overload, inlined later

@@ -145,7 +145,18 @@ class _Scalarizer:
             target = _vec(base.type.pointee)
             if target is not None and isinstance(inner, m.Ref) and isinstance(inner.type, m.Pointer) \
                     and isinstance(inner.type.pointee, m.Scalar):
+                if inner.type.pointee.dtype != target.dtype:
+                    return None  # the bits of another type (float4 over int): no lane view
                 return _View(inner.name, target.lanes, None, m.Scalar(target.dtype))
+            if target is not None:  # a vector view of another vector buffer (float4 over float2)
+                view = self.view_of(inner)
+                if view is None or view.scalar.dtype != target.dtype:
+                    return None
+                if view.lanes == target.lanes:
+                    return view
+                # the same scalars in wider (or narrower) vectors; an offset in the old vectors
+                # need not be a whole number of the new ones
+                return _View(view.buffer, target.lanes, None, view.scalar) if view.offset is None else None
             base = inner
         if isinstance(base, m.Ref) and base.name in self.views:
             return self.views[base.name]

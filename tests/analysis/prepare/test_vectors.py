@@ -62,3 +62,23 @@ def test_a_scalar_pointer_cast_of_a_vector_buffer_is_its_lanes(tmp_path):
         __global__ void k(const float2* z2, int* y) { const int* z = (const int*) z2; y[0] = z[0]; }
     """).kernel("k"))
     assert isinstance(next(d for d in nodes(other, m.VarDecl) if d.name == "z").init, m.Cast)  # bits of floats: no view
+
+
+def test_a_vector_view_of_another_vector_buffer_counts_its_own_lanes(tmp_path):
+    """`(float4*) z2` over a float2 buffer: element k of the view is scalars 4k..4k+3 of the
+    buffer, not 2k..2k+1; a view over another scalar type is refused (bits, not values)."""
+    u = unit(tmp_path, """
+        __global__ void k(const float2* __restrict__ z2, float* y) {
+            const float4* z4 = (const float4*) z2;
+            int i = threadIdx.x;
+            y[i] = z4[i].w;
+        }
+    """)
+    fn = scalarize_vectors(u.kernel("k"))
+    (store,) = [n for n in m.walk(fn.body) if isinstance(n, m.Assign)]
+    index = store.value.index
+    assert store.value.base.name == "z2" and index.lhs.rhs.value == 4 and index.rhs.value == 3  # z2[i*4 + 3]
+    with pytest.raises(VectorError, match="not a view of a buffer"):
+        scalarize_vectors(unit(tmp_path, """
+            __global__ void k(const int* a, float* y) { const float4* v = (const float4*) a; y[0] = v[0].x; }
+        """).kernel("k"))
