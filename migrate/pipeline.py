@@ -48,6 +48,7 @@ from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
 from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
 from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, inline_view_calls, needs_inlining
 from .analysis.prepare.names import unique_names
+from .analysis.prepare.chained_assign import split_chained_assignments
 from .analysis.prepare.pointer_views import pointer_aliases
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
@@ -140,6 +141,8 @@ def _warp_calls(fn, device, portable):
 
 
 PREPARE = (
+    Pass("chained assignments", "x = y = v; as y = v; x = y; (each assignment a statement of its own)",
+         lambda fn, device, portable: split_chained_assignments(fn)),
     Pass("value templates", "a device function template with value parameters (template <int N>) has a body per "
                             "instance: refused, not migrated as one macro for every instance", _value_templates),
     Pass("warp-synchronous code", "threads exchanging values through volatile shared memory with no barrier between "
@@ -431,7 +434,7 @@ class KernelPipeline:
     def device_function(self, fn: m.Function):
         """A device function prepared for printing as a ``T.macro``: (function, result local or
         None); a construct it cannot take raises :class:`NoTileLangForm`."""
-        fn = unique_names(fn)
+        fn = unique_names(split_chained_assignments(fn))
         result = None
         if fn.body is not None and not isinstance(fn.returns, m.Opaque) and \
                 not (isinstance(fn.returns, m.Scalar) and fn.returns.dtype == "void"):

@@ -72,9 +72,13 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
 
 def _deref_view(node, buffers, aliases):
     """``*(x + i)`` (or ``*(i + x)``, ``*(x - i)``, through views and casts of the same element
-    size) on a buffer ``x``: (a reference to ``x``, the index ``i``); None for anything else, a
-    plain ``*p`` included (:class:`Fold` keeps its own rule for local views)."""
-    if not (isinstance(node, m.Unary) and node.op == "*") or isinstance(node.operand, m.Ref):
+    size) on a buffer ``x``: (a reference to ``x``, the index ``i``); ``*x``: (``x``, None); None
+    for anything else, a plain ``*p`` of a local view included (:class:`Fold` keeps its own rule)."""
+    if not (isinstance(node, m.Unary) and node.op == "*"):
+        return None
+    if isinstance(node.operand, m.Ref):  # *x of a buffer itself is x[0]; *p of a local view: Fold's rule
+        if node.operand.name in buffers:
+            return dataclasses.replace(node.operand, kind=buffers[node.operand.name]), None
         return None
     alias = _as_alias(node.operand, buffers, aliases)
     if alias is None:

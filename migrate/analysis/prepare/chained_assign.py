@@ -1,0 +1,69 @@
+"""Chained assignments as one statement each: ``x = y = v;`` becomes ``y = v; x = y;`` (C's value
+of an assignment is its left operand after the store, converted to that operand's type, which is
+what reading it back gives). Only where the inner left operand can be read again unchanged: a
+local, or an element whose index has no side effect. Runs on kernels and on device functions."""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ir import model as m
+
+
+def _pure(e) -> bool:
+    """Whether evaluating ``e`` again gives the same place and changes nothing."""
+    return not any(isinstance(n, (m.Assign, m.Call, m.MethodCall)) or (isinstance(n, m.Unary) and n.op in ("++", "--"))
+                   for n in m.walk(e))
+
+
+def _split(expr: m.Assign, span) -> list[m.Stmt] | None:
+    """The statements of ``x op= (y op2= v)`` (recursively), or None when it is no chain."""
+    inner = expr.value
+    while isinstance(inner, m.Cast) and inner.style == "implicit":
+        inner = inner.operand
+    if not isinstance(inner, m.Assign) or not _pure(inner.target):
+        return None
+    first = _split(inner, span) or [m.ExprStmt(inner, span)]
+    read = inner.target if expr.value is inner else m.Cast(expr.value.type, inner.target, "implicit",
+                                                          expr.value.type, expr.value.span)
+    return first + [m.ExprStmt(dataclasses.replace(expr, value=read), span)]
+
+
+def _stmts(stmts) -> tuple:
+    out = []
+    for s in stmts:
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign):
+            parts = _split(s.expr, s.span)
+            if parts is not None:
+                out.extend(parts)
+                continue
+        out.append(_stmt(s))
+    return tuple(out)
+
+
+def _body(s):
+    if s is None:
+        return None
+    if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign):
+        parts = _split(s.expr, s.span)
+        if parts is not None:
+            return m.Block(tuple(parts), s.span)
+    return _stmt(s)
+
+
+def _stmt(s):
+    if isinstance(s, m.Block):
+        return dataclasses.replace(s, stmts=_stmts(s.stmts))
+    if isinstance(s, m.If):
+        return dataclasses.replace(s, then=_body(s.then), other=_body(s.other))
+    if isinstance(s, (m.For, m.While, m.DoWhile)):
+        return dataclasses.replace(s, body=_body(s.body))
+    if isinstance(s, (m.Switch, m.Case)):
+        return dataclasses.replace(s, body=_body(s.body))
+    return s
+
+
+def split_chained_assignments(fn: m.Function) -> m.Function:
+    """``fn`` with every chained assignment statement split (see the module docstring)."""
+    if fn.body is None:
+        return fn
+    return dataclasses.replace(fn, body=_stmt(fn.body))
