@@ -398,7 +398,17 @@ class ModelBuilder:
         if ref.kind == K.PARM_DECL:
             return m.Ref(name, "param", ctype, span)
         if ref.kind == K.VAR_DECL:
-            return m.Ref(name, _var_kind(ref), ctype, span)
+            kind = _var_kind(ref)
+            if kind == "host":  # a host constant (const int TPB = 256; constexpr float PI = ...): its value
+                value = _host_constant(ref)
+                if isinstance(value, bool) or (isinstance(value, int) and isinstance(ctype, m.Scalar)
+                                               and ctype.dtype == "bool"):
+                    return m.BoolLit(bool(value), ctype, span)
+                if isinstance(value, int):
+                    return m.IntLit(value, str(value), ctype, span)
+                if isinstance(value, float):
+                    return m.FloatLit(value, repr(value), ctype, span)
+            return m.Ref(name, kind, ctype, span)
         if ref.kind == K.ENUM_CONSTANT_DECL:
             return m.IntLit(ref.enum_value, name, m.Scalar("int32"), span)
         if ref.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
@@ -726,6 +736,15 @@ def _explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
     if current:
         args.append(" ".join(current))
     return tuple(a for a in args if a)
+
+
+def _host_constant(ref: ci.Cursor):
+    """The value of a host variable device code may read: const (or constexpr) of a scalar type
+    with a constant initializer (CUDA lets device code use it as its value); else None."""
+    if not ref.type.is_const_qualified() or not isinstance(convert_type(ref.type), m.Scalar):
+        return None
+    defn = ref.get_definition() or ref
+    return cl.evaluate(defn)
 
 
 def _var_kind(ref: ci.Cursor) -> str:
