@@ -34,9 +34,10 @@ class Scalar:
 
 @dataclass(frozen=True, slots=True)
 class Vector:
-    name: str  # float4, int2, __half2, ...
+    name: str  # float4, int2, __half2, ... or a plain struct whose fields share one scalar type
     dtype: str
     lanes: int
+    fields: tuple[str, ...] = ()  # a struct's field names, its lanes in order (CUDA vectors: x, y, z, w)
 
     def __str__(self) -> str:
         return self.name

@@ -107,12 +107,33 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if named is not None:
         return named
     if kind == T.RECORD:
-        return m.Record(spelling)
+        return _lane_struct(ctype, spelling) or m.Record(spelling)
     if kind == T.ENUM:
         return m.Scalar("int32")
     if spelling in template_names:
         return m.TemplateType(spelling)
     return m.Opaque(spelling or ctype.spelling)
+
+
+def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
+    """A plain struct of the project's (fields only: no methods, constructors or bases) whose
+    fields are all of one scalar type and which has no padding (``struct {double re, im;}``,
+    ``{float x, y, z;}``), as a vector whose lanes are its fields; None for any other record."""
+    decl = ctype.get_declaration()
+    if decl is None or decl.kind not in (K.STRUCT_DECL, K.CLASS_DECL) or \
+            cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
+        return None
+    kids = list(decl.get_children())
+    if not kids or any(k.kind != K.FIELD_DECL for k in kids):
+        return None
+    types = [convert_type(k.type) for k in kids]
+    if not all(isinstance(t, m.Scalar) for t in types) or len({t.dtype for t in types}) != 1 \
+            or any(k.is_bitfield() for k in kids):
+        return None
+    dtype = types[0].dtype
+    if dtype not in dtypes.SIZES or ctype.get_size() != len(kids) * dtypes.SIZES[dtype]:
+        return None
+    return m.Vector(spelling, dtype, len(kids), tuple(k.spelling for k in kids))
 
 
 def _bare(spelling: str) -> str:

@@ -22,6 +22,11 @@ from ...ir.span import Span
 LANES = ("x", "y", "z", "w")
 
 
+def lane_names(v: m.Vector) -> tuple[str, ...]:
+    """The names of a vector's lanes: a struct's fields, else x, y, z, w."""
+    return v.fields or LANES[:v.lanes]
+
+
 class VectorError(Exception):
     def __init__(self, message: str, span: Span | None = None) -> None:
         super().__init__(message)
@@ -86,7 +91,7 @@ class _Scalarizer:
         span = e.span
         if isinstance(e, m.Ref) and e.name in self.locals:
             v = self.locals[e.name]
-            return m.Ref(f"{e.name}_{LANES[i]}", "local", m.Scalar(v.dtype), span)
+            return m.Ref(f"{e.name}_{lane_names(v)[i]}", "local", m.Scalar(v.dtype), span)
         if isinstance(e, m.Index):
             view = self.view_of(e.base)
             if view is not None:
@@ -129,6 +134,8 @@ class _Scalarizer:
             return m.Binary(e.op, a, b, m.Scalar(_vec(e.type).dtype), span)
         if isinstance(e, m.Unary) and e.op == "-" and _vec(e.type):
             return m.Unary("-", self.lane(e.operand, i), False, m.Scalar(_vec(e.type).dtype), span)
+        if isinstance(e, m.InitList) and len(e.items) == _vec(e.type).lanes if _vec(e.type) else False:
+            return self.scalar(e.items[i])  # {re, im}: a struct's (or vector's) lanes in order
         if isinstance(e, m.Ternary):
             return m.Ternary(self.scalar(e.cond), self.lane(e.then, i), self.lane(e.other, i),
                              m.Scalar(_vec(e.type).dtype) if _vec(e.type) else e.type, span)
@@ -164,6 +171,10 @@ class _Scalarizer:
             view = self.view_of(base.lhs)
             if view is not None:
                 return dataclasses.replace(view, offset=_add(view.offset, base.rhs, base.span))
+        if isinstance(base, m.Unary) and base.op == "&" and isinstance(base.operand, m.Index):  # &p[i]
+            view = self.view_of(base.operand.base)
+            if view is not None:
+                return dataclasses.replace(view, offset=_add(view.offset, base.operand.index, base.span))
         return None
 
     def flat_view(self, e) -> m.Expr | None:
@@ -189,8 +200,12 @@ class _Scalarizer:
     def scalar(self, e):
         if e is None:
             return None
-        if isinstance(e, m.Member) and _vec(e.base.type) and e.field in LANES:
-            return self.lane(e.base, LANES.index(e.field))
+        if isinstance(e, m.Member) and _vec(e.base.type) and e.field in lane_names(_vec(e.base.type)):
+            return self.lane(e.base, lane_names(_vec(e.base.type)).index(e.field))
+        if isinstance(e, m.Member) and e.arrow and isinstance(e.base.type, m.Pointer) and _vec(e.base.type.pointee) \
+                and e.field in lane_names(_vec(e.base.type.pointee)):  # p->re: lane of p[0]
+            v = _vec(e.base.type.pointee)
+            return self.lane(m.Index(e.base, _int(0, e.span), v, e.span), lane_names(v).index(e.field))
         flat = self.flat_view(e)
         if flat is not None:
             return flat
@@ -231,7 +246,7 @@ class _Scalarizer:
                         value = None  # float4 v;  (default-constructed: no initial value)
                     for i in range(v.lanes):
                         init = self.lane(value, i) if value is not None else None
-                        out.append(m.DeclStmt((m.VarDecl(f"{d.name}_{LANES[i]}", m.Scalar(v.dtype), d.storage,
+                        out.append(m.DeclStmt((m.VarDecl(f"{d.name}_{lane_names(v)[i]}", m.Scalar(v.dtype), d.storage,
                                                          d.const, init, d.span),), d.span))
                 elif isinstance(d.type, m.Pointer) and _vec(d.type.pointee):
                     view = self.view_of(d.init) if d.init is not None else None

@@ -82,3 +82,41 @@ def test_a_vector_view_of_another_vector_buffer_counts_its_own_lanes(tmp_path):
         scalarize_vectors(unit(tmp_path, """
             __global__ void k(const int* a, float* y) { const float4* v = (const float4*) a; y[0] = v[0].x; }
         """).kernel("k"))
+
+
+STRUCTS = """
+typedef struct { double re; double im; } COMPLEX;
+struct Atom { float x, y, z; };
+struct Mixed { float v; int k; };
+struct WithMethod { float a, b; __device__ float sum() const { return a + b; } };
+"""
+
+
+def test_a_plain_struct_of_one_scalar_type_is_a_vector_of_its_fields(tmp_path):
+    u = unit(tmp_path, STRUCTS + """
+        __global__ void k(const COMPLEX* a, COMPLEX* c, const Atom* atoms, float* d, int n) {
+            int i = threadIdx.x;
+            COMPLEX p = a[i];
+            COMPLEX r = {p.re * p.re - p.im * p.im, 2.0 * p.re * p.im};
+            c[i] = r;
+            const Atom* at = &atoms[i];
+            d[i] = at->x + atoms[i].z;
+        }
+    """)
+    fn = u.kernel("k")
+    assert fn.params[0].type.pointee == m.Vector("COMPLEX", "float64", 2, ("re", "im"))
+    assert fn.params[2].type.pointee == m.Vector("Atom", "float32", 3, ("x", "y", "z"))
+    out = scalarize_vectors(fn)
+    assert {"p_re", "p_im", "r_re", "r_im"} <= {d.name for d in nodes(out, m.VarDecl)}
+    stores = {(n.target.base.name, n.target.index.rhs.value) for n in nodes(out, m.Assign)
+              if isinstance(n.target, m.Index) and n.target.base.name == "c"}
+    assert stores == {("c", 0), ("c", 1)}  # c[i*2 + 0] = r_re; c[i*2 + 1] = r_im
+
+
+def test_other_records_stay_records(tmp_path):
+    """Mixed field types, methods: not lanes of one buffer (still refused later, as before)."""
+    u = unit(tmp_path, STRUCTS + """
+        __global__ void k(const Mixed* m, const WithMethod* w, float* y) { y[0] = m[0].v + w[0].sum(); }
+    """)
+    fn = u.kernel("k")
+    assert isinstance(fn.params[0].type.pointee, m.Record) and isinstance(fn.params[1].type.pointee, m.Record)
