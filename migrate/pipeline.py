@@ -49,6 +49,7 @@ from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
 from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, inline_view_calls, needs_inlining
 from .analysis.prepare.names import unique_names
 from .analysis.prepare.chained_assign import split_chained_assignments
+from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.pointer_views import pointer_aliases
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
@@ -157,6 +158,10 @@ PREPARE = (
     Pass("vectors", "float4, half2, ... become their lanes: TileLang buffers here are scalar", _vectors),
     Pass("warp calls", "each shuffle or vote gets a statement of its own (portable: it becomes an exchange "
                        "through shared memory)", _warp_calls),
+    Pass("conditional temps", "a conditional inside another's condition (nested MAX macros) is stored in a local "
+                              "first: TileLang's layout inference is exponential in such nesting "
+                              "(analysis.prepare.conditional_temps)",
+         lambda fn, device, portable: conditional_temps(fn)),
     Pass("unique names", "every local gets a valid Python name of its own",
          lambda fn, device, portable: unique_names(fn)),
     Pass("returns to guards", "TileLang phases cannot return: what follows a thread's return is guarded",
