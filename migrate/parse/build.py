@@ -126,7 +126,8 @@ def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
     kids = list(decl.get_children())
     if not kids or any(k.kind != K.FIELD_DECL for k in kids):
         return None
-    types = [convert_type(k.type) for k in kids]
+    # the fields' own spellings, never convert_type (a field pointing to its struct would recurse)
+    types = [_named_type(_bare(k.type.get_canonical().spelling)) for k in kids]
     if not all(isinstance(t, m.Scalar) for t in types) or len({t.dtype for t in types}) != 1 \
             or any(k.is_bitfield() for k in kids):
         return None

@@ -120,3 +120,13 @@ def test_other_records_stay_records(tmp_path):
     """)
     fn = u.kernel("k")
     assert isinstance(fn.params[0].type.pointee, m.Record) and isinstance(fn.params[1].type.pointee, m.Record)
+
+
+def test_a_struct_that_points_to_itself_is_a_record(tmp_path):
+    """A linked node (`struct Node { Node* next; ... }`): its fields are not one scalar type, and
+    reading them must not follow the pointer back into the struct (it recursed without end)."""
+    u = unit(tmp_path, """
+        struct Node { Node* next; int key; };
+        __global__ void k(Node* n, int* out) { out[0] = n[0].key; }
+    """)
+    assert isinstance(u.kernel("k").params[0].type.pointee, m.Record)
