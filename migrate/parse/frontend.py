@@ -183,10 +183,13 @@ def _parse_with_missing_headers(path: str, options: ParseOptions, bag: Diagnosti
         for diag, header in missing:
             loc = diag.location
             including = Path(loc.file.name).parent if loc.file else Path(path).parent
+            # beside the includer (found by `#include "..."`) and in the stub folder, which
+            # `#include <...>` searches too (a folder of its own that does not exist is not searched)
             virtual = str((including / header).resolve())
-            if virtual in unsaved:
+            stub = str(cl.STUB_INCLUDE_DIR / header)
+            if virtual in unsaved and stub in unsaved:
                 continue
-            unsaved[virtual] = ""
+            unsaved[virtual] = unsaved[stub] = ""
             if context and loc.file and loc.file.name == context[0]:
                 continue  # the includer's own header: its conversion reports it
             span = Span.point(loc.file.name if loc.file else path, loc.line, loc.column)

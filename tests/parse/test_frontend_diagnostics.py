@@ -168,6 +168,28 @@ def test_missing_header_is_read_as_empty(tmp_path):
     assert not p.kernel_errors("k")
 
 
+def test_missing_angle_header_is_read_as_empty_and_parsed_past(tmp_path, monkeypatch):
+    """`#include <lib/x.cuh>` of a library that is not there (cub, thrust in the pool), with the
+    folder given as a relative -I as users type it: read as empty like a quoted one, so the
+    kernels after it are parsed, and the file is parsed once more per missing header, not until
+    the retries run out."""
+    from migrate.parse import clang as cl
+    calls = []
+    real = cl.parse
+    monkeypatch.setattr(cl, "parse", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path)
+    p = parse(Path("src"), HEADER + """
+        #include <nosuchlib/block/reduce.cuh>
+        #include <nosuchlib/util.cuh>
+        __global__ void k(float* y) { y[threadIdx.x] = 2.0f; }
+    """, include_dirs=("src",))
+    ds = [d for d in p.diagnostics if d.code == "M1005"]
+    assert sorted(d.message.split("'")[1] for d in ds) == ["nosuchlib/block/reduce.cuh", "nosuchlib/util.cuh"]
+    assert [k.name for k in p.unit.kernels] == ["k"] and not p.kernel_errors("k")
+    assert len(calls) == 3
+
+
 def test_host_errors_do_not_block_kernels(tmp_path):
     p = parse(tmp_path, HEADER + """
         __global__ void k(float* y) { y[threadIdx.x] = 1.0f; }
