@@ -499,13 +499,22 @@ Node = Union[Expr, Stmt, VarDecl, Param, TemplateParam, Instantiation, Function,
 _TYPES = (Scalar, Vector, Pointer, Reference, Array, TemplateType, Record, Opaque)
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node class -> its fields that may hold nodes
+_IS_NODE: dict[type, bool] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name not in ("span", "type"))
+    return names
+
+
 def children(node) -> list:
     """The model nodes directly under ``node`` (types and spans excluded), in field order."""
     out = []
-    for f in fields(node):
-        if f.name in ("span", "type"):
-            continue
-        value = getattr(node, f.name)
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
         if isinstance(value, tuple):
             out.extend(v for v in value if _is_node(v))
         elif _is_node(value):
@@ -514,25 +523,27 @@ def children(node) -> list:
 
 
 def _is_node(value) -> bool:
-    return hasattr(value, "__dataclass_fields__") and not isinstance(value, (Span,) + _TYPES)
+    cls = type(value)
+    answer = _IS_NODE.get(cls)
+    if answer is None:
+        answer = _IS_NODE[cls] = hasattr(cls, "__dataclass_fields__") and not issubclass(cls, (Span,) + _TYPES)
+    return answer
 
 
 def map_children(node, fn):
     """``node`` rebuilt with ``fn`` applied to each direct child node (types and spans kept);
     ``node`` itself when nothing changed."""
     changes = {}
-    for f in fields(node):
-        if f.name in ("span", "type"):
-            continue
-        value = getattr(node, f.name)
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
         if isinstance(value, tuple) and value and _is_node(value[0]):
             new = tuple(fn(v) for v in value)
             if any(a is not b for a, b in zip(new, value)):
-                changes[f.name] = new
+                changes[name] = new
         elif _is_node(value):
             new = fn(value)
             if new is not value:
-                changes[f.name] = new
+                changes[name] = new
     return replace(node, **changes) if changes else node
 
 

@@ -139,6 +139,22 @@ def is_prelude_file(path: str | None) -> bool:
 _PRELUDE_RESOLVED = PRELUDE_DIR.resolve()
 
 
+def in_prelude(cursor: ci.Cursor, seen: dict) -> bool:
+    """Whether ``cursor`` lies in no file or in a bundled prelude/stub header, like
+    ``is_prelude_file(cursor.location.file.name)`` but with one libclang call per cursor: the
+    answer is kept in ``seen`` per file handle, which is only valid inside one translation unit
+    (give each unit a dict of its own)."""
+    handle = ci.c_object_p()
+    ci.conf.lib.clang_getInstantiationLocation(cursor.location, ctypes.byref(handle), None, None, None)
+    key = ctypes.cast(handle, ctypes.c_void_p).value
+    if key is None:
+        return True
+    answer = seen.get(key)
+    if answer is None:
+        answer = seen[key] = is_prelude_file(ci.File(handle).name)
+    return answer
+
+
 def parse(path: str, args: list[str], unsaved: list[tuple[str, str]] = ()) -> ci.TranslationUnit:
     options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     return index().parse(os.fspath(path), args=args, unsaved_files=list(unsaved) or None,

@@ -212,20 +212,16 @@ class UnitBuilder:
         self.globals: list[ci.Cursor] = []
         self._alloc_cache: dict = {}  # host function -> {variable: bytes cudaMalloc'd}
         self.extents: list[tuple[str, Span]] = []  # (function name, extent) of user functions
+        self._decls: list[ci.Cursor] | None = None  # _user_declarations, found once
 
     # -- discovery ----------------------------------------------------------------------------
     def _is_main(self, cursor: ci.Cursor) -> bool:
         f = cursor.location.file
         return f is not None and str(Path(f.name).resolve()) == self.main
 
-    def _collect(self, parent: ci.Cursor) -> None:
-        for cursor in parent.get_children():
-            f = cursor.location.file
-            if f is None or cl.is_prelude_file(f.name):
-                continue
-            if cursor.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
-                self._collect(cursor)
-            elif cursor.kind in _FUNCTION_KINDS and cursor.is_definition():
+    def _collect(self) -> None:
+        for cursor in self._user_declarations():
+            if cursor.kind in _FUNCTION_KINDS and cursor.is_definition():
                 self.functions.setdefault(cursor.spelling, cursor)
                 self.extents.append((cursor.spelling, span_of(cursor)))
             elif cursor.kind == K.VAR_DECL:
@@ -233,16 +229,24 @@ class UnitBuilder:
                 if attrs & {K.CUDACONSTANT_ATTR, K.CUDADEVICE_ATTR, K.CUDASHARED_ATTR}:
                     self.globals.append(cursor)
 
-    def _user_declarations(self, parent: ci.Cursor):
-        """Top-level declarations (through namespaces) of the user's files, not the prelude's."""
-        for cursor in parent.get_children():
-            f = cursor.location.file
-            if f is None or cl.is_prelude_file(f.name):
-                continue
-            if cursor.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
-                yield from self._user_declarations(cursor)
-            else:
-                yield cursor
+    def _user_declarations(self) -> list[ci.Cursor]:
+        """Top-level declarations (through namespaces) of the user's files, not the prelude's;
+        found once per unit (the prelude's thousands of declarations are the most of them)."""
+        if self._decls is None:
+            seen: dict = {}
+            out: list[ci.Cursor] = []
+
+            def visit(parent: ci.Cursor) -> None:
+                for cursor in parent.get_children():
+                    if cl.in_prelude(cursor, seen):
+                        continue
+                    if cursor.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
+                        visit(cursor)
+                    else:
+                        out.append(cursor)
+            visit(self.tu.cursor)
+            self._decls = out
+        return self._decls
 
     @staticmethod
     def _cuda_kind(cursor: ci.Cursor) -> str | None:
@@ -286,7 +290,7 @@ class UnitBuilder:
 
     # -- model -------------------------------------------------------------------------------
     def build(self) -> ParsedFile:
-        self._collect(self.tu.cursor)
+        self._collect()
         self._clang_diagnostics()
         launches = self._launch_sites()
         instances = self._instances(launches)
@@ -476,7 +480,7 @@ class UnitBuilder:
                 known = instances.setdefault(site.kernel, [])
                 if all(i.args != site.template_args for i in known):
                     known.append(m.Instantiation(site.template_args, site.span))
-        for cursor in self._user_declarations(self.tu.cursor):
+        for cursor in self._user_declarations():
             # explicit instantiations: ``template __global__ void k<float>(...);``
             if cursor.kind == K.FUNCTION_DECL and not cursor.is_definition() and \
                     cursor.get_num_template_arguments() > 0:
