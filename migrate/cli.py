@@ -453,7 +453,10 @@ def cmd_convert(args) -> int:
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     jobs = min(jobs, max(1, len(files)))
     start = time.perf_counter()
-    parsed = _parse_with_progress(cv, files, options_for, jobs, out, args.timeout)
+    converted: dict = {}  # a conversion's analysis and emission run in the parse workers too
+    settings = None if args.examine else {"keep_original": args.keep_original_code, "lift": not args.no_lift,
+                                          "allow_tf32": args.allow_tf32}
+    parsed = _parse_with_progress(cv, files, options_for, jobs, out, args.timeout, settings, converted)
     suppress = _suppressor(args)
     if args.examine:
         from .reports.examine import run_examine
@@ -467,8 +470,8 @@ def cmd_convert(args) -> int:
     for src in files:
         pf = parsed[src.path]
         rel_out, clash = modules.claim(src)
-        kernels, file_diags, text = cv.convert_file(pf, str(src.rel), args.keep_original_code,
-                                                    lift=not args.no_lift, allow_tf32=args.allow_tf32)
+        done = converted.get(src.path)
+        kernels, file_diags, text = done if done is not None else cv.convert_file(pf, str(src.rel), **settings)
         if clash is not None:
             file_diags = file_diags + [clash]
         target = cv.safe_output(out_dir, rel_out)
@@ -750,12 +753,13 @@ def _suppressor(args):
     return matcher(args.suppress)
 
 
-def _parse_with_progress(cv, files, options_for, jobs, console, timeout=None):
+def _parse_with_progress(cv, files, options_for, jobs, console, timeout=None, convert=None, converted=None):
     if not console.is_terminal or not files:
-        return cv.parse_all(files, options_for, jobs, timeout=timeout)
+        return cv.parse_all(files, options_for, jobs, timeout=timeout, convert=convert, converted=converted)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    columns = (TextColumn("[bold]parsing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    label = "[bold]parsing" if convert is None else "[bold]converting"
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.description}"))
     with Progress(*columns, console=console, transient=False) as progress:
         task = progress.add_task("", total=len(files))
@@ -763,7 +767,8 @@ def _parse_with_progress(cv, files, options_for, jobs, console, timeout=None):
         def done(src):
             progress.update(task, advance=1, description=str(src.rel))
 
-        return cv.parse_all(files, options_for, jobs, on_done=done, timeout=timeout)
+        return cv.parse_all(files, options_for, jobs, on_done=done, timeout=timeout, convert=convert,
+                            converted=converted)
 
 
 if __name__ == "__main__":

@@ -273,10 +273,13 @@ def _parse_job(path: str, options: ParseOptions) -> ParsedFile:
 
 
 def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, timeout: float | None = None,
-              max_memory: int | None = -1) -> dict[Path, ParsedFile]:
+              max_memory: int | None = -1, convert: dict | None = None,
+              converted: dict | None = None) -> dict[Path, ParsedFile]:
     """Parse every file in ``jobs`` worker processes (:mod:`.parse_worker`), each file within
     ``timeout`` s and ``max_memory`` bytes (defaults: :mod:`.runtime.limits`); a file that hangs,
-    runs out of memory or crashes its worker costs only itself (M4013, M4014, M9030)."""
+    runs out of memory or crashes its worker costs only itself (M4013, M4014, M9030).
+    With ``convert`` (:func:`convert_file`'s keyword arguments) the workers also analyse and emit
+    each parsed file, in parallel, and ``converted`` receives ``path -> convert_file(...)``."""
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
@@ -293,11 +296,14 @@ def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, 
         src = by_key[key]
         with lock:
             results[src.path] = _parsed_or_diagnostic(key, entry, timeout, max_memory)
+            if converted is not None and entry.get("converted") is not None:
+                converted[src.path] = entry["converted"]
         if on_done:
             on_done(src)
 
     def batch(part: list[SourceFile]):
-        runs = [{"key": str(src.path), "options": options_for(src.path)} for src in part]
+        runs = [{"key": str(src.path), "options": options_for(src.path),
+                 **({"convert": convert, "display": str(src.rel)} if convert is not None else {})} for src in part]
         run_batch("migrate.parse_worker", None, runs, timeout=timeout, max_memory=max_memory,
                   startup=max(timeout, 120.0), on_result=done)
 
@@ -315,7 +321,7 @@ def _parsed_or_diagnostic(path: str, entry: dict, timeout: float, max_memory: in
         return entry["parsed"]
     status = entry.get("status")
     if status == "timeout":
-        diag = make("M4013", Span.point(path), f"parsing took longer than {timeout:g} s (--timeout); "
+        diag = make("M4013", Span.point(path), f"parsing and converting took longer than {timeout:g} s (--timeout); "
                                               "an exponentially expanding macro or a huge include?")
     elif status == "memory":
         diag = make("M4014", Span.point(path), f"parsing ran out of memory (limit {show_memory(max_memory)}, "

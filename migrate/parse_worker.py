@@ -2,9 +2,10 @@
 
     python -m migrate.parse_worker JOB RESULT
 
-Each run is ``{"key": path, "options": ParseOptions}``; its entry ``{"status": "ok", "parsed":
-ParsedFile}``. The parent kills this process past ``--timeout`` and limits its memory to
-``--max-memory``; libclang refused memory under that limit fails to parse, which is reported as
+Each run is ``{"key": path, "options": ParseOptions}`` (with ``"convert"``, ``convert_file``'s
+keyword arguments, and ``"display"``: the file is analysed and emitted here too); its entry
+``{"status": "ok", "parsed": ParsedFile}`` (and ``"converted"``: ``convert_file``'s result).
+The parent kills this process past ``--timeout`` and limits its memory to ``--max-memory``; libclang refused memory under that limit fails to parse, which is reported as
 running out of memory (M4014) rather than as a compile error.
 """
 from __future__ import annotations
@@ -33,7 +34,11 @@ def parse_one(common, run: dict) -> dict:
     if any(d.code == "M1001" and "could not parse the file" in d.message for d in parsed.diagnostics) \
             and _near_memory_limit():
         return {"status": "memory", "message": "libclang ran out of memory"}
-    return {"status": "ok", "parsed": parsed}
+    entry = {"status": "ok", "parsed": parsed}
+    if run.get("convert") is not None:  # analysis and emission too, in this worker (convert_file)
+        from .convert import convert_file
+        entry["converted"] = convert_file(parsed, run["display"], **run["convert"])
+    return entry
 
 
 def main(argv: list[str]) -> int:

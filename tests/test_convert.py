@@ -207,3 +207,24 @@ def test_whole_corpus_converts_without_frontend_errors(tmp_path):
     unsupported = [k for k in report["kernels"] if k["form"] == "unsupported"]
     assert all(k["reason"] and any(d["code"].startswith("M3") for d in k["diagnostics"]) for k in unsupported)
     assert status == (1 if unsupported else 0)
+
+
+def test_parse_workers_also_convert_and_give_what_the_parent_would():
+    """`migrate convert` analyses and emits in its parse workers (in parallel): each file's
+    results are those of convert_file in this process, kernels, diagnostics and module text."""
+    from migrate import convert as cv
+    from migrate.parse.frontend import ParseOptions, parse_file
+
+    files = cv.discover([str(CORPUS / "elementwise"), str(CORPUS / "reduction")], Path("/nonexistent-out"), [])
+    assert len(files) >= 4
+    converted: dict = {}
+    settings = {"keep_original": False, "lift": True, "allow_tf32": False}
+    parsed = cv.parse_all(files, lambda p: ParseOptions(), 2, convert=settings, converted=converted)
+    assert set(converted) == set(parsed) == {f.path for f in files}
+    for src in files:
+        here = cv.convert_file(parse_file(src.path, ParseOptions()), str(src.rel), **settings)
+        kernels, diags, text = converted[src.path]
+        assert text == here[2] and "T.prim_func" in text
+        assert [(k.kernel, k.form, [d.code for d in k.diagnostics]) for k in kernels] == \
+               [(k.kernel, k.form, [d.code for d in k.diagnostics]) for k in here[0]]
+        assert [d.code for d in diags] == [d.code for d in here[1]]
