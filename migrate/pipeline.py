@@ -51,6 +51,7 @@ from .analysis.prepare.names import unique_names
 from .analysis.prepare.chained_assign import split_chained_assignments
 from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.pointer_views import pointer_aliases
+from .analysis.prepare.moving_pointers import moving_pointers
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
 from .diagnostics import Diagnostic, make
@@ -166,6 +167,9 @@ PREPARE = (
          lambda fn, device, portable: unique_names(fn)),
     Pass("returns to guards", "TileLang phases cannot return: what follows a thread's return is guarded",
          lambda fn, device, portable: returns_to_guards(fn)),
+    Pass("moving pointers", "a pointer the body steps (src += row * pitch; ++p) becomes an integer offset into "
+                            "its buffer, each access an index (analysis.prepare.moving_pointers)",
+         lambda fn, device, portable: moving_pointers(fn)),
 )
 
 

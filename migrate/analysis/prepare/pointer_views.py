@@ -63,11 +63,26 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 return m.Index(ref, index, node.type, node.span)
             return node
 
+        def leave_Call(self, node):  # atomicAdd(p, v) on a view p: atomicAdd(&x[off], v)
+            if node.kind == "atomic" and node.args and isinstance(node.args[0], m.Ref) \
+                    and node.args[0].name in aliases:
+                p = node.args[0]
+                pointee = p.type.pointee if isinstance(p.type, m.Pointer) else p.type
+                at = self.leave_Index(m.Index(p, m.IntLit(0, "0", m.Scalar("int32"), p.span), pointee, p.span))
+                return dataclasses.replace(node, args=(m.Unary("&", at, False, p.type, p.span),) + node.args[1:])
+            return node
+
         def leave_DeclStmt(self, node):
             kept = tuple(d for d in node.decls if d.name not in aliases)
             return dataclasses.replace(node, decls=kept) if kept else m.Empty(node.span)
 
-    return Fold().transform(fn), aliases, unresolved
+    folded = Fold().transform(fn)
+    # a view used other than by index or dereference (compared, passed on) has no buffer form:
+    # its declaration is gone, so it is reported rather than left as an undefined name
+    left = {n.name for n in m.walk(folded.body) if isinstance(n, m.Ref) and n.name in aliases}
+    decls = {n.name: n for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
+    unresolved += [decls[name] for name in sorted(left) if name in decls]
+    return folded, aliases, unresolved
 
 
 def _deref_view(node, buffers, aliases):
