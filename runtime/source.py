@@ -21,6 +21,7 @@ Nothing here imports libclang: the runtime must work where only it is installed.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -39,6 +40,7 @@ class RewriteError(ValueError):
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
+@functools.lru_cache(maxsize=256)  # a conversion asks again for each unit that includes a file
 def mask_source(text: str) -> str:
     """A copy of ``text`` with comments, string and character literals replaced by spaces.
 

@@ -21,14 +21,12 @@ class Transformer:
         if not m._is_node(node):
             return node
         changes = {}
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
-            if f.name in ("span", "type"):
-                continue
+        for name in m._child_fields(type(node)):  # every field but span and type
+            value = getattr(node, name)
             if isinstance(value, tuple) or m._is_node(value):
                 new = self.transform(value)
                 if new is not value:
-                    changes[f.name] = new
+                    changes[name] = new
         if changes:
             node = dataclasses.replace(node, **changes)
         leave = getattr(self, f"leave_{type(node).__name__}", None)
