@@ -881,6 +881,10 @@ class StmtPrinter:
 
     def s_ExprStmt(self, s: m.ExprStmt):
         e = s.expr
+        if isinstance(e, m.Binary) and e.op == ",":  # a, b; (for steps `a += s, b += s` too): in order
+            self.s_ExprStmt(m.ExprStmt(e.lhs, s.span))
+            self.s_ExprStmt(m.ExprStmt(e.rhs, s.span))
+            return
         if isinstance(e, m.Assign):
             target = self.expr(e.target)
             if e.op == "=":
@@ -904,6 +908,9 @@ class StmtPrinter:
             return
         if isinstance(e, m.Cast) and isinstance(e.operand, m.Call):  # (void)call(...)
             self.s_ExprStmt(m.ExprStmt(e.operand, s.span))
+            return
+        if _no_effect(e):  # (void)x; an assert the build compiles out: C evaluates it for nothing
+            self.emit("pass  # an expression without effect: C discards its value", s.span)
             return
         raise EmitError("expression statement without effect", s.span)
 
@@ -1227,3 +1234,17 @@ def _else_if_chain(s: m.If) -> tuple[list[m.If], object]:
             return branches, other
         branches.append(other)
         other = other.other
+
+
+def _no_effect(e) -> bool:
+    """Whether evaluating ``e`` changes nothing that is migrated: no store, step, call or volatile
+    access (printf and assert's failure call are not migrated: ``assert(c)`` is ``c ? (void)0 :
+    __assert_fail(...)``)."""
+    for n in m.walk(e):
+        if isinstance(n, m.Call) and n.kind == "io":
+            continue
+        if isinstance(n, (m.Assign, m.Call, m.MethodCall)) or (isinstance(n, m.Unary) and n.op in ("++", "--")):
+            return False
+        if getattr(getattr(n, "type", None), "volatile", False):
+            return False
+    return True
