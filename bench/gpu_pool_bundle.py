@@ -2,7 +2,7 @@
 ``bench/realworld_replay.py --record-on cuda --device cuda`` there (issue 13: programs sized for a
 GPU, which the CPU executor cannot run in time, recorded and replayed on the GPU).
 
-    python bench/gpu_pool_bundle.py --out OUT [--pool build/realworld] [--dest build/gpu_pool]
+    python bench/gpu_pool_bundle.py --out OUT [--pool build/realworld] [--dest build/gpu_pool] [--only a,b]
 
 Takes the programs with run arguments in pool.json that hold a converted kernel; writes
 ``DEST/pool.tar.xz`` (their folders and pool.json) and ``DEST/out.tar.xz`` (a folder ``out``:
@@ -27,13 +27,15 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--pool", default=REPO / "build" / "realworld", type=Path)
     ap.add_argument("--dest", default=REPO / "build" / "gpu_pool", type=Path)
+    ap.add_argument("--only", default="", help="comma-separated pool folders (e.g. the programs a change converted)")
     args = ap.parse_args(argv)
+    only = {x for x in args.only.split(",") if x}
     report = json.loads((args.out / "report.json").read_text())
     cases = json.loads((args.pool / "pool.json").read_text())["cases"]
     converted = {k["file"] for k in report["kernels"] if k["form"] != "unsupported"}
     folders, files = set(), set()
     for case in cases:
-        if case.get("run_args") is None:
+        if case.get("run_args") is None or (only and case["folder"] not in only):
             continue
         for prog in report.get("programs", []):
             if prog["main"].startswith(case["folder"] + "/") and converted & set(prog["files"]):
