@@ -52,6 +52,7 @@ from .analysis.prepare.chained_assign import split_chained_assignments
 from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.pointer_views import pointer_aliases
 from .analysis.prepare.moving_pointers import moving_pointers
+from .analysis.prepare.value_steps import split_value_steps
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
 from .diagnostics import Diagnostic, make
@@ -145,6 +146,9 @@ def _warp_calls(fn, device, portable):
 PREPARE = (
     Pass("chained assignments", "x = y = v; as y = v; x = y; (each assignment a statement of its own)",
          lambda fn, device, portable: split_chained_assignments(fn)),
+    Pass("steps used as values", "pre[j++] = i; as pre[j] = i; j += 1; where the stepped local is named once "
+                                 "(analysis.prepare.value_steps)",
+         lambda fn, device, portable: split_value_steps(fn)),
     Pass("value templates", "a device function template with value parameters (template <int N>) has a body per "
                             "instance: refused, not migrated as one macro for every instance", _value_templates),
     Pass("warp-synchronous code", "threads exchanging values through volatile shared memory with no barrier between "

@@ -839,6 +839,8 @@ class StmtPrinter:
         placement = self.scope.placements.get(d.name, "phase")
         if placement == "shared":
             return
+        if d.storage in ("shared", "extern_shared"):  # one the kernel did not place: a device function's
+            raise EmitError(f"__shared__ array '{d.name}' declared inside a device function", d.span)
         if isinstance(d.type, m.Array):
             if placement == "phase":
                 shape = ", ".join(str(x) for x in array_shape(d.type, self.scope))

@@ -579,3 +579,42 @@ def test_a_template_device_function_reads_its_type_parameter_off_its_argument(tm
     assert kernels["windows"]["check"]["status"] == "pass", kernels["windows"]["check"]
     assert "T_ = in_.dtype" in text
     lower_sm90(load(tmp_path / "out" / "k.py").WINDOWS, (2, 1, 1), (128, 1, 1))  # builds for the GPU too
+
+
+def test_a_shared_array_declared_in_a_device_function_is_refused_not_made_local(tmp_path):
+    """``static __shared__ T shared[32];`` inside a templated block reduction (as real programs'
+    reduce.h write it) was emitted as a thread-local array: each thread summed only its own warp.
+    Until such arrays are hoisted to the kernel, the kernel is refused, naming the array."""
+    import json
+
+    from migrate.cli import main
+    src = tmp_path / "blk.cu"
+    src.write_text(textwrap.dedent("""
+        #include <cuda_runtime.h>
+        template <typename T>
+        __inline__ __device__ T warpSum(T v) {
+            for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffff, v, m, 32);
+            return v;
+        }
+        template <typename T>
+        __inline__ __device__ T blockSum(T v) {
+            static __shared__ T shared[32];
+            int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+            v = warpSum<T>(v);
+            if (lane == 0) shared[wid] = v;
+            __syncthreads();
+            v = (threadIdx.x < blockDim.x / 32) ? shared[lane] : (T)0;
+            return warpSum<T>(v);
+        }
+        __global__ void rowsum(const float* x, float* y, int n) {
+            float acc = 0.0f;
+            for (int i = threadIdx.x; i < n; i += blockDim.x) acc += x[blockIdx.x * n + i];
+            acc = blockSum<float>(acc);
+            if (threadIdx.x == 0) y[blockIdx.x] = acc;
+        }
+    """))
+    out = tmp_path / "out"
+    main(["convert", str(src), "-o", str(out), "-q"])
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] == "unsupported" and "__shared__ array 'shared'" in k["reason"], (k["form"], k["reason"])
+    assert "T.alloc_local((32,)" not in (out / "blk.py").read_text()

@@ -1,0 +1,91 @@
+"""Steps used as values in a statement as statements of their own: ``pre[j++] = i;`` becomes
+``pre[j] = i; j += 1;`` and ``result[++e] = h;`` becomes ``e += 1; result[e] = h;`` (the way real
+kernels append to a per-thread list). Only where it is the same program: the stepped local is
+named nowhere else in the statement, and the step is always evaluated (not right of ``&&``/``||``
+nor in a branch of ``?:``). Other steps used as values are left for the emitter to refuse."""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ir import model as m
+from ...ir.visit import Transformer
+
+
+def split_value_steps(fn: m.Function) -> m.Function:
+    if fn.body is None:
+        return fn
+    return dataclasses.replace(fn, body=_stmt(fn.body))
+
+
+def _split(s: m.ExprStmt) -> list[m.Stmt] | None:
+    e = s.expr
+    if isinstance(e, m.Unary) and e.op in ("++", "--"):
+        return None  # a step that is the statement: nothing to split
+    steps = [n for n in _always_evaluated(e) if isinstance(n, m.Unary) and n.op in ("++", "--")
+             and isinstance(n.operand, m.Ref) and n.operand.kind == "local" and isinstance(n.operand.type, m.Scalar)]
+    if not steps:
+        return None
+    names = [n.name for n in m.walk(e) if isinstance(n, m.Ref)]
+    if any(names.count(u.operand.name) != 1 for u in steps):
+        return None
+    moved = {id(u) for u in steps}
+    if any(isinstance(n, m.Unary) and n.op in ("++", "--") and id(n) not in moved for n in m.walk(e)):
+        return None  # a step this pass cannot move (under a condition): the emitter refuses it
+
+    def step(u: m.Unary) -> m.ExprStmt:
+        one = m.IntLit(1, "1", u.operand.type, u.span)
+        return m.ExprStmt(m.Assign(u.op[0] + "=", u.operand, one, u.operand.type, u.span), s.span)
+
+    class Read(Transformer):
+        def leave_Unary(self, node):
+            if node.op in ("++", "--") and isinstance(node.operand, m.Ref) \
+                    and any(node.operand.name == u.operand.name for u in steps):
+                return node.operand
+            return node
+
+    before = [step(u) for u in steps if not u.postfix]
+    after = [step(u) for u in steps if u.postfix]
+    return before + [dataclasses.replace(s, expr=Read().transform(e))] + after
+
+
+def _always_evaluated(e):
+    """The nodes of ``e`` that every evaluation of it evaluates (not right of ``&&``/``||``, not
+    in a branch of ``?:``)."""
+    yield e
+    if isinstance(e, m.Binary) and e.op in ("&&", "||"):
+        yield from _always_evaluated(e.lhs)
+        return
+    if isinstance(e, m.Ternary):
+        yield from _always_evaluated(e.cond)
+        return
+    for c in m.children(e):
+        yield from _always_evaluated(c)
+
+
+def _stmts(stmts) -> tuple:
+    out = []
+    for s in stmts:
+        parts = _split(s) if isinstance(s, m.ExprStmt) else None
+        out.extend(parts if parts is not None else [_stmt(s)])
+    return tuple(out)
+
+
+def _body(s):
+    if s is None:
+        return None
+    parts = _split(s) if isinstance(s, m.ExprStmt) else None
+    if parts is not None:
+        return m.Block(tuple(parts), s.span)
+    return _stmt(s)
+
+
+def _stmt(s):
+    if isinstance(s, m.Block):
+        return dataclasses.replace(s, stmts=_stmts(s.stmts))
+    if isinstance(s, m.If):
+        return dataclasses.replace(s, then=_body(s.then), other=_body(s.other))
+    if isinstance(s, (m.For, m.While, m.DoWhile)):
+        return dataclasses.replace(s, body=_body(s.body))
+    if isinstance(s, (m.Switch, m.Case)):
+        return dataclasses.replace(s, body=_body(s.body))
+    return s

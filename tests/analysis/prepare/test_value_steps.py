@@ -1,0 +1,90 @@
+"""Steps used as values (analysis.prepare.value_steps), the way real kernels append to a
+per-thread list: ``pre[j++] = i;``, ``out[++last] = v;``; a local named twice in the statement
+or stepped under a condition is left alone (and refused by the emitter)."""
+from __future__ import annotations
+
+import json
+
+from migrate.analysis.prepare.value_steps import split_value_steps
+from migrate.cli import main
+from migrate.ir import model as m
+from tests.analysis.support import nodes, unit
+
+KERNEL = """
+#include <cuda_runtime.h>
+// per row, the columns whose value passes a threshold, then the last one again from the end
+__global__ void pick(const float* x, int* cols, int* counts, int n, float t)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= n) return;
+    int j = 0, last = -1;
+    for (int c = 0; c < 16; c++) {
+        if (x[r * 16 + c] > t) cols[r * 16 + j++] = c;
+    }
+    for (int c = 0; c < 16; c++)
+        if (x[r * 16 + c] < -t) cols[r * 16 + 15 - (++last)] = 100 + c;
+    counts[r] = j * 100 + last;
+}
+"""
+
+SPEC = """
+[[kernel]]
+name = "pick"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 1600
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "cols"
+buffer = "int32"
+elements = 1600
+role = "inout"
+range = [200, 300]
+[[kernel.args]]
+name = "counts"
+buffer = "int32"
+elements = 100
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+[[kernel.args]]
+name = "t"
+scalar = "float32"
+value = 0.4
+"""
+
+
+def test_a_step_in_an_index_becomes_a_statement_before_or_after(tmp_path):
+    fn = split_value_steps(unit(tmp_path, KERNEL).kernel("pick"))
+    assert not [u for u in nodes(fn, m.Unary) if u.op in ("++", "--") and isinstance(u.operand, m.Ref)
+                and u.operand.name in ("j", "last")]
+    steps = [a for a in nodes(fn, m.Assign) if isinstance(a.target, m.Ref) and a.target.name in ("j", "last")
+             and a.op == "+="]
+    assert [a.target.name for a in steps] == ["j", "last"]
+
+
+def test_steps_in_indices_convert_and_check_equal(tmp_path):
+    (tmp_path / "pick.cu").write_text(KERNEL)
+    (tmp_path / "pick.toml").write_text(SPEC)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "pick.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+
+
+def test_a_local_named_twice_or_stepped_under_a_condition_is_left(tmp_path):
+    fn = split_value_steps(unit(tmp_path, """
+        __global__ void k(int* y, int n) {
+            int j = threadIdx.x, i = 0;
+            y[j++] = j;
+            y[i] = n > 0 ? i++ : 0;
+        }""").kernel("k"))
+    assert len([u for u in nodes(fn, m.Unary) if u.op == "++"]) == 2
