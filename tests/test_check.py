@@ -153,6 +153,13 @@ def test_failing_lift_falls_back_to_portable(tmp_path, monkeypatch):
                 for ln in lines]
 
     monkeypatch.setattr(kernel, "tile_factory", broken)
+    import migrate.convert as cv
+    real_parse_all = cv.parse_all
+
+    def parse_only(*args, convert=None, converted=None, **kwargs):
+        return real_parse_all(*args, **kwargs)  # emit in this process, where the broken lift is patched in
+
+    monkeypatch.setattr(cv, "parse_all", parse_only)
     spec = STENCIL_SPEC.replace('"blur"', '"scale"').replace('name = "in"', 'name = "x"').replace(
         'name = "out"', 'name = "y"').replace('[[kernel.args]]\n    name = "n"',
                                               '[[kernel.args]]\n    name = "a"\n    scalar = "float32"\n'
