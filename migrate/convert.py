@@ -321,11 +321,12 @@ def _parsed_or_diagnostic(path: str, entry: dict, timeout: float, max_memory: in
         return entry["parsed"]
     status = entry.get("status")
     if status == "timeout":
-        diag = make("M4013", Span.point(path), f"parsing and converting took longer than {timeout:g} s (--timeout); "
-                                              "an exponentially expanding macro or a huge include?")
+        diag = make("M4013", Span.point(path), f"parsing and converting took longer than {timeout:g} s "
+                                              "(--timeout); an exponentially expanding macro or a huge include?")
     elif status == "memory":
-        diag = make("M4014", Span.point(path), f"parsing ran out of memory (limit {show_memory(max_memory)}, "
-                                              "--max-memory); an exponentially expanding macro?")
+        diag = make("M4014", Span.point(path), "parsing and converting ran out of memory (limit "
+                                              f"{show_memory(max_memory)}, --max-memory); an exponentially "
+                                              "expanding macro?")
     else:
         diag = make("M9030", Span.point(path), f"the parser process died on this file: {entry.get('message', '')}")
     return ParsedFile(path, m.TranslationUnit(path, (), (), (), ()), [diag])

@@ -70,3 +70,12 @@ def unit_names(unit: m.TranslationUnit) -> set[str]:
         names |= {n.name for n in m.walk(fn.body) if isinstance(n, (m.Ref, m.VarDecl))} if fn.body else set()
     names |= {g.name for g in unit.globals}
     return names
+
+
+def fresh(base: str, taken: set[str]) -> str:
+    """``base``, or ``base_2``, ``base_3``, ... : the first not in ``taken``, which then holds it."""
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name

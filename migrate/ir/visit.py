@@ -31,3 +31,32 @@ class Transformer:
             node = dataclasses.replace(node, **changes)
         leave = getattr(self, f"leave_{type(node).__name__}", None)
         return leave(node) if leave is not None else node
+
+
+def expand_statements(s, split):
+    """``s`` with every expression statement ``e`` (in blocks, branches, loop, switch and case
+    bodies) replaced by the statements ``split(e)`` gives; one it answers None for stays. Where
+    one statement stood alone (a branch, a loop body), its replacements become a block."""
+    def many(stmts) -> tuple:
+        out = []
+        for x in stmts:
+            parts = split(x) if isinstance(x, m.ExprStmt) else None
+            out.extend(parts if parts is not None else [one(x)])
+        return tuple(out)
+
+    def body(x):
+        if x is None:
+            return None
+        parts = split(x) if isinstance(x, m.ExprStmt) else None
+        return m.Block(tuple(parts), x.span) if parts is not None else one(x)
+
+    def one(x):
+        if isinstance(x, m.Block):
+            return dataclasses.replace(x, stmts=many(x.stmts))
+        if isinstance(x, m.If):
+            return dataclasses.replace(x, then=body(x.then), other=body(x.other))
+        if isinstance(x, (m.For, m.While, m.DoWhile, m.Switch, m.Case)):
+            return dataclasses.replace(x, body=body(x.body))
+        return x
+
+    return one(s)

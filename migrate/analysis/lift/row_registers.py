@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.names import fresh
 from ...ir.visit import Transformer
 from ...ir.exprs import strip_int_casts
 from ...ir.loops import BlockReduce, KernelPlan, LanePhase, RowCache, RowLoop, RowPlan, UniformIf, UniformLoop
@@ -393,7 +394,7 @@ def _plan_caches(kplan: KernelPlan, fn: m.Function, lanes: _Lanes, allowed: set[
                     continue  # stored elsewhere than at this element, or not as a statement of its own
                 if stores_buffers and not pointers[buffer].restrict:
                     continue
-                name = _fresh(f"{buffer}_regs", taken)
+                name = fresh(f"{buffer}_regs", taken)
                 seen[a.key] = name
                 caches.append(RowCache(name, buffer, a.index.type, a.index.span))
                 if a.store is None:  # a read: loaded at the top of the body, every read taken from it
@@ -423,14 +424,6 @@ def _followed_stores(loops, targets) -> dict[str, str]:
         if len(ks) == 1 and every == ids[buffer]:
             out[buffer] = next(iter(ks))
     return out
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    name, n = base, 2
-    while name in taken:
-        name, n = f"{base}_{n}", n + 1
-    taken.add(name)
-    return name
 
 
 def _rewrite_regions(regions, rewrite):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.visit import expand_statements
 
 
 def _pure(e) -> bool:
@@ -28,42 +29,12 @@ def _split(expr: m.Assign, span) -> list[m.Stmt] | None:
     return first + [m.ExprStmt(dataclasses.replace(expr, value=read), span)]
 
 
-def _stmts(stmts) -> tuple:
-    out = []
-    for s in stmts:
-        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign):
-            parts = _split(s.expr, s.span)
-            if parts is not None:
-                out.extend(parts)
-                continue
-        out.append(_stmt(s))
-    return tuple(out)
-
-
-def _body(s):
-    if s is None:
-        return None
-    if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign):
-        parts = _split(s.expr, s.span)
-        if parts is not None:
-            return m.Block(tuple(parts), s.span)
-    return _stmt(s)
-
-
-def _stmt(s):
-    if isinstance(s, m.Block):
-        return dataclasses.replace(s, stmts=_stmts(s.stmts))
-    if isinstance(s, m.If):
-        return dataclasses.replace(s, then=_body(s.then), other=_body(s.other))
-    if isinstance(s, (m.For, m.While, m.DoWhile)):
-        return dataclasses.replace(s, body=_body(s.body))
-    if isinstance(s, (m.Switch, m.Case)):
-        return dataclasses.replace(s, body=_body(s.body))
-    return s
+def _statement(s: m.ExprStmt) -> list[m.Stmt] | None:
+    return _split(s.expr, s.span) if isinstance(s.expr, m.Assign) else None
 
 
 def split_chained_assignments(fn: m.Function) -> m.Function:
     """``fn`` with every chained assignment statement split (see the module docstring)."""
     if fn.body is None:
         return fn
-    return dataclasses.replace(fn, body=_stmt(fn.body))
+    return dataclasses.replace(fn, body=expand_statements(fn.body, _statement))

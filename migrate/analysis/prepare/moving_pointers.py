@@ -14,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.names import fresh
 from ...ir.visit import Transformer
-from .pointer_views import Alias, _as_alias
+from .pointer_views import Alias, _as_alias, view_buffers
 
 _WIDE = ("int64", "uint64")
 
@@ -23,15 +24,9 @@ _WIDE = ("int64", "uint64")
 def moving_pointers(fn: m.Function) -> m.Function:
     if fn.body is None:
         return fn
-    buffers = {p.name: "param" for p in fn.params if isinstance(p.type, m.Pointer)}
-    decls: dict[str, m.VarDecl] = {}
-    for node in m.walk(fn.body):
-        if isinstance(node, m.VarDecl):
-            if node.storage in ("shared", "extern_shared") and isinstance(node.type, m.Array) \
-                    and not isinstance(node.type.element, m.Array):
-                buffers[node.name] = "shared"
-            elif node.storage == "local" and isinstance(node.type, m.Pointer):
-                decls[node.name] = node
+    buffers = view_buffers(fn)
+    decls = {n.name: n for n in m.walk(fn.body)
+             if isinstance(n, m.VarDecl) and n.storage == "local" and isinstance(n.type, m.Pointer)}
     steps = _steps(fn.body, set(buffers) | set(decls))
     if not steps:
         return fn
@@ -47,7 +42,7 @@ def moving_pointers(fn: m.Function) -> m.Function:
             base, start = alias.buffer, alias.offset
         else:
             continue
-        off = _fresh(f"{name}_off", taken)
+        off = fresh(f"{name}_off", taken)
         moving[name] = (base, start, off)
     if not moving:
         return fn
@@ -114,20 +109,11 @@ def _int(value: int, t, span) -> m.IntLit:
 def _names(fn: m.Function) -> set[str]:
     names = {p.name for p in fn.params}
     for node in m.walk(fn.body):
-        if isinstance(node, (m.VarDecl,)):
+        if isinstance(node, m.VarDecl):
             names.add(node.name)
         elif isinstance(node, m.Ref):
             names.add(node.name)
     return names
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    out, n = name, 1
-    while out in taken:
-        n += 1
-        out = f"{name}{n}"
-    taken.add(out)
-    return out
 
 
 class _Rewrite(Transformer):

@@ -15,17 +15,24 @@ class Alias:
     offset: m.Expr | None
 
 
+def view_buffers(fn: m.Function) -> dict[str, str]:
+    """The buffers a pointer can view, name -> reference kind: the pointer parameters ("param")
+    and the flat ``__shared__`` arrays ("shared")."""
+    buffers = {p.name: "param" for p in fn.params if isinstance(p.type, m.Pointer)}
+    for node in m.walk(fn.body) if fn.body else ():
+        if isinstance(node, m.VarDecl) and node.storage in ("shared", "extern_shared") \
+                and isinstance(node.type, m.Array) and not isinstance(node.type.element, m.Array):
+            buffers[node.name] = "shared"
+    return buffers
+
+
 def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[m.VarDecl]]:
     """Fold local pointers derived from buffer parameters into index expressions.
 
     Returns the rewritten function, the aliases found, and the pointer declarations that could
     not be folded (reassigned pointers, pointers into locals).
     """
-    buffers = {p.name: "param" for p in fn.params if isinstance(p.type, m.Pointer)}
-    for node in m.walk(fn.body) if fn.body else ():  # views into __shared__ arrays too
-        if isinstance(node, m.VarDecl) and node.storage in ("shared", "extern_shared") \
-                and isinstance(node.type, m.Array) and not isinstance(node.type.element, m.Array):
-            buffers[node.name] = "shared"
+    buffers = view_buffers(fn)
     assigned = {n.target.name for n in m.walk(fn.body) if isinstance(n, m.Assign)
                 and isinstance(n.target, m.Ref)} if fn.body else set()
     aliases: dict[str, Alias] = {}

@@ -8,13 +8,13 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.visit import Transformer
+from ...ir.visit import Transformer, expand_statements
 
 
 def split_value_steps(fn: m.Function) -> m.Function:
     if fn.body is None:
         return fn
-    return dataclasses.replace(fn, body=_stmt(fn.body))
+    return dataclasses.replace(fn, body=expand_statements(fn.body, _split))
 
 
 def _split(s: m.ExprStmt) -> list[m.Stmt] | None:
@@ -60,32 +60,3 @@ def _always_evaluated(e):
         return
     for c in m.children(e):
         yield from _always_evaluated(c)
-
-
-def _stmts(stmts) -> tuple:
-    out = []
-    for s in stmts:
-        parts = _split(s) if isinstance(s, m.ExprStmt) else None
-        out.extend(parts if parts is not None else [_stmt(s)])
-    return tuple(out)
-
-
-def _body(s):
-    if s is None:
-        return None
-    parts = _split(s) if isinstance(s, m.ExprStmt) else None
-    if parts is not None:
-        return m.Block(tuple(parts), s.span)
-    return _stmt(s)
-
-
-def _stmt(s):
-    if isinstance(s, m.Block):
-        return dataclasses.replace(s, stmts=_stmts(s.stmts))
-    if isinstance(s, m.If):
-        return dataclasses.replace(s, then=_body(s.then), other=_body(s.other))
-    if isinstance(s, (m.For, m.While, m.DoWhile)):
-        return dataclasses.replace(s, body=_body(s.body))
-    if isinstance(s, (m.Switch, m.Case)):
-        return dataclasses.replace(s, body=_body(s.body))
-    return s
