@@ -38,7 +38,7 @@ from migrate.compat.table import ROWS, UNSUPPORTED, Row, lookup, normalize_name,
 
 __all__ = [
     "UnsupportedCall", "render", "render_template", "template", "externs_for", "helper_names", "prelude",
-    "python_name", "names", "call", "set_target", "get_target",
+    "python_name", "names", "call", "set_target", "get_target", "numeric_limit",
 ]
 
 
@@ -205,6 +205,34 @@ def _convert(value, dtype: str):
     if isinstance(value, (bool, int, float)) and not dtype.endswith("x2"):
         return tirx.const(value, dtype)
     return value
+
+
+#: ``std::numeric_limits<T>::min()`` (the smallest normal number) and ``epsilon()`` of the
+#: floating types; for integer types ``min()`` is the lowest value and ``epsilon()`` is 0.
+_FLOAT_MIN = {"float16": 2.0 ** -14, "bfloat16": 2.0 ** -126, "float32": 2.0 ** -126, "float64": 2.0 ** -1022}
+_FLOAT_EPSILON = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "float64": 2.0 ** -52}
+
+
+def numeric_limit(member: str, dtype):
+    """``std::numeric_limits<dtype>::member()`` as a TileLang constant: ``max``, ``min``,
+    ``lowest``, ``epsilon``, ``infinity``, ``quiet_NaN`` (C++'s values: ``infinity()`` and
+    ``quiet_NaN()`` of an integer type are 0)."""
+    import tilelang.language as T
+    dt = str(dtype)
+    floating = dt in _FLOAT_MIN
+    if member == "max":
+        return T.max_value(dt)
+    if member == "lowest" or (member == "min" and not floating):
+        return T.min_value(dt)
+    if member == "min":
+        return _convert(_FLOAT_MIN[dt], dt)
+    if member == "epsilon":
+        return _convert(_FLOAT_EPSILON[dt] if floating else 0, dt)
+    if member in ("infinity", "quiet_NaN"):
+        if not floating:
+            return _convert(0, dt)
+        return T.infinity(dt) if member == "infinity" else _convert(float("nan"), dt)
+    raise UnsupportedCall(f"std::numeric_limits<{dt}>::{member}()")
 
 
 def _dtype_of(value) -> str | None:

@@ -547,6 +547,11 @@ class ExprPrinter:
         special = _BUILTIN_CONSTANTS.get(name)
         if special is not None:
             return special, _PREC["atom"]
+        if name.startswith("numeric_limits::"):
+            member, dtype = name.split("::")[1], dtype_of(e.type, self.scope)
+            if member in ("max", "lowest"):
+                return f"T.{'max' if member == 'max' else 'min'}_value({dtype})", _PREC["atom"]
+            return f'cuda_math.numeric_limit("{member}", {dtype})', _PREC["atom"]
         args = [self.expr(a)[0] for a in e.args]
         dtypes = [scalar_name(a.type) for a in e.args]
         text = render_math(name, args, dtypes, self.scope)

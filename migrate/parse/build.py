@@ -242,10 +242,22 @@ class ModelBuilder:
         body = kids[-1]
         init = cond = step = None
         semis = self._for_header_semicolons(cursor)
-        for child in kids[:-1]:
+        header = kids[:-1]
+        offsets = [c.extent.start.offset for c in header]
+        if semis is None or len(set(offsets)) < len(offsets) or not all(
+                semis[2] < offset < semis[3] for offset in offsets):
+            # a loop written by a macro (CUDA_KERNEL_LOOP(i, n)): its parts all start at the macro's
+            # name, so they are told apart by what they are
+            parts = _for_parts(header)
+            if parts is None:
+                return self.unsupported_stmt(cursor, "M1206", "a 'for' loop written by a macro whose header parts "
+                                                              "cannot be told apart")
+            init = self.stmt(parts[0]) if parts[0] is not None else None
+            cond = self.expr(parts[1]) if parts[1] is not None else None
+            step = self.expr(parts[2]) if parts[2] is not None else None
+            header = ()
+        for child in header:
             offset = child.extent.start.offset
-            if semis is None:
-                break
             if offset < semis[0]:
                 init = self.stmt(child)
             elif offset < semis[1]:
@@ -255,19 +267,23 @@ class ModelBuilder:
         pragmas = self._pragmas_before(cursor)
         return m.For(init, cond, step, self.stmt(body), pragmas, span_of(cursor))
 
-    def _for_header_semicolons(self, cursor: ci.Cursor) -> tuple[int, int] | None:
-        depth, semis = 0, []
+    def _for_header_semicolons(self, cursor: ci.Cursor) -> tuple[int, int, int, int] | None:
+        """The offsets of a ``for`` header's two semicolons and of its parentheses."""
+        depth, semis, parens = 0, [], []
         for token in cursor.get_tokens():
             spelling = token.spelling
             if spelling == "(":
                 depth += 1
+                if depth == 1:
+                    parens.append(token.extent.start.offset)
             elif spelling == ")":
                 depth -= 1
                 if depth == 0:
+                    parens.append(token.extent.start.offset)
                     break
             elif spelling == ";" and depth == 1:
                 semis.append(token.extent.start.offset)
-        return (semis[0], semis[1]) if len(semis) >= 2 else None
+        return (semis[0], semis[1], parens[0], parens[1]) if len(semis) >= 2 and len(parens) == 2 else None
 
     def _pragmas_before(self, cursor: ci.Cursor) -> tuple[str, ...]:
         loc = cursor.extent.start
@@ -560,6 +576,9 @@ class ModelBuilder:
         if not kids:
             return self.unsupported_expr(cursor, "M1206", "call without a callee")
         callee, arg_cursors = kids[0], kids[1:]
+        limit = self._numeric_limit(callee, arg_cursors)
+        if limit is not None:
+            return limit
         args = tuple(self.expr(a) for a in arg_cursors if not _is_default_arg(a))
         ctype = self.type_of(cursor)
         target = _callee_cursor(callee)
@@ -584,6 +603,28 @@ class ModelBuilder:
             # calls the macro ``node``): the namespace is C++ scoping, not part of the name
             name = name.rsplit("::", 1)[-1]
         return m.Call(name, args, kind, template_args, ctype, span)
+
+    def _numeric_limit(self, callee: ci.Cursor, args: list[ci.Cursor]) -> m.Call | None:
+        """``std::numeric_limits<K>::max()`` (also on a template's type ``K``, where clang leaves
+        the call unresolved) as the constant call ``numeric_limits::max`` of type ``K``."""
+        if args:
+            return None
+        tokens = [t.spelling for t in callee.get_tokens()]
+        if "numeric_limits" not in tokens or len(tokens) < 5 or tokens[-2] != "::" \
+                or tokens[-1] not in NUMERIC_LIMITS or tokens[-3] != ">":
+            return None
+        start = tokens.index("numeric_limits")
+        if tokens[start + 1] != "<":
+            return None
+        type_refs = [k for k in callee.walk_preorder() if k.kind == K.TYPE_REF]
+        if type_refs:
+            ctype = convert_type(type_refs[-1].type, self.template_names)
+        else:  # a builtin type argument: the call resolved, its type is the limit's
+            ctype = convert_type(callee.type.get_result(), self.template_names) \
+                if callee.type.kind == T.FUNCTIONPROTO else _named_type(" ".join(tokens[start + 2:-3]))
+        if not isinstance(ctype, (m.Scalar, m.TemplateType)):
+            return None
+        return m.Call(f"numeric_limits::{tokens[-1]}", (), "math", (), ctype, span_of(callee))
 
     def _operator(self, op: str, args: tuple[m.Expr, ...], ctype: m.CType, span: Span,
                   cursor: ci.Cursor, decl: ci.Cursor | None = None) -> m.Expr:
@@ -670,6 +711,53 @@ class ModelBuilder:
         self.bag.add("M1207", span_of(cursor),
                      f"call to '{short}', which is neither a visible __device__ function nor a known CUDA API")
         return "unknown"
+
+
+#: The members of ``std::numeric_limits`` migrated as constants (see ``cuda_math.numeric_limit``).
+NUMERIC_LIMITS = ("max", "min", "lowest", "epsilon", "infinity", "quiet_NaN")
+
+
+def _for_parts(header: list[ci.Cursor]) -> tuple | None:
+    """(init, cond, step) among a ``for`` header's cursors when their positions cannot tell: a
+    declaration is the initialiser, a ``bool`` expression that assigns nothing the condition, an
+    assignment or step after the condition the step, one before it the initialiser. None when
+    that leaves a doubt (``for (i = 0;;)`` and ``for (;; i++)`` look alike)."""
+    if len(header) == 3:
+        return tuple(header)
+    parts = [None, None, None]
+    rest = list(header)
+    if rest and rest[0].kind == K.DECL_STMT:
+        parts[0] = rest.pop(0)
+    conds = [i for i, c in enumerate(rest) if not _assigns(c) and c.type.get_canonical().kind == T.BOOL]
+    if len(conds) > 1:
+        return None
+    if conds:
+        (i,) = conds
+        if i > 1 or (i == 1 and parts[0] is not None):
+            return None
+        if i == 1:
+            parts[0] = rest[0]
+        parts[1], rest = rest[i], rest[i + 1:]
+        parts[2] = rest[0] if rest else None
+        return tuple(parts) if len(rest) <= 1 else None
+    if len(rest) == 2 and parts[0] is None:
+        return rest[0], None, rest[1]
+    if len(rest) == 1 and parts[0] is not None:
+        return parts[0], None, rest[0]
+    return tuple(parts) if not rest else None
+
+
+def _assigns(cursor: ci.Cursor) -> bool:
+    """An assignment, ``++``/``--`` or a comma expression (what a ``for`` header's ends hold)."""
+    while cursor.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) and len(list(cursor.get_children())) == 1:
+        cursor = next(cursor.get_children())
+    if cursor.kind == K.COMPOUND_ASSIGNMENT_OPERATOR:
+        return True
+    if cursor.kind == K.BINARY_OPERATOR:
+        return cl.binary_op(cursor) in ("=", ",")
+    if cursor.kind == K.UNARY_OPERATOR:
+        return cl.unary_op(cursor)[0] in ("++", "--")
+    return False
 
 
 def _is_value_conversion(inner: m.CType, outer: m.CType) -> bool:

@@ -5,7 +5,8 @@ callees) cannot stay a ``T.macro`` in the portable form: the barrier decides whe
 :func:`inline_calls` replaces each call to such a function by its body:
 
 - scalar parameters become locals initialised with the argument;
-- pointer parameters are replaced by the argument (a buffer, a shared array, ``buf + off``);
+- pointer parameters are replaced by the argument (a buffer, a shared array, ``buf + off``; the
+  address of a scalar local, ``&seed``, makes ``*p`` and ``p[0]`` the local itself);
 - ``return e`` becomes an assignment to a result local (guards keep later statements from
   running, as :func:`~.returns_to_guards` does);
 - the callee's locals are prefixed with its name, so no name clashes.
@@ -242,6 +243,10 @@ def _substitute(body, subs: dict[str, m.Expr]):
             return node
 
         def leave_Index(self, node):
+            # (&x)[0]  ->  x: a local passed by address (an out-parameter)
+            local = _address_of_local(node.base)
+            if local is not None and isinstance(node.index, m.IntLit) and node.index.value == 0:
+                return local
             # (buf + off)[i]  ->  buf[off + i], (&buf[j])[i]  ->  buf[j + i]
             base, off = _split_view(node.base)
             if off is not None:
@@ -252,6 +257,9 @@ def _substitute(body, subs: dict[str, m.Expr]):
         def leave_Unary(self, node):  # *p on a substituted pointer
             if node.op != "*":
                 return node
+            local = _address_of_local(node.operand)
+            if local is not None:  # *(&x)  ->  x
+                return local
             zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
             if _split_view(node.operand)[1] is not None:
                 return self.leave_Index(m.Index(node.operand, zero, node.type, node.span))
@@ -261,6 +269,15 @@ def _substitute(body, subs: dict[str, m.Expr]):
             return node
 
     return Sub().transform(body)
+
+
+def _address_of_local(e: m.Expr) -> m.Ref | None:
+    """``x`` where ``e`` is ``&x`` for a scalar local ``x`` (``lcg(&seed)``, ``stats(v, &mx)``)."""
+    inner = _strip_decay(e)
+    if isinstance(inner, m.Unary) and inner.op == "&" and isinstance(inner.operand, m.Ref) \
+            and inner.operand.kind == "local" and isinstance(inner.operand.type, (m.Scalar, m.TemplateType)):
+        return inner.operand
+    return None
 
 
 def _split_view(e: m.Expr) -> tuple[m.Expr, m.Expr | None]:

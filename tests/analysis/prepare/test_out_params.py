@@ -1,0 +1,93 @@
+"""Device functions that write through a pointer to the caller's local, the way random-number
+and statistics helpers do (``lcg(&seed)``, ``stats(row, n, &mx, &avg)``): inlined, ``*p`` and
+``p[0]`` become the local itself."""
+from __future__ import annotations
+
+import json
+
+from migrate.cli import main
+from migrate.ir import model as m
+from migrate.pipeline import prepare
+from tests.analysis.support import nodes, unit
+
+KERNEL = """
+#include <cuda_runtime.h>
+__device__ unsigned int lcg(unsigned int *seed)
+{
+    const unsigned int a = 16807, m = 2147483647, c = 0;
+    *seed = (a * (*seed) + c) % m;
+    return *seed;
+}
+__device__ void stats(const float* x, int n, float* out_max, double* out_avg)
+{
+    float mx = x[0];
+    double s = 0;
+    for (int i = 0; i < n; i++) { mx = fmaxf(mx, x[i]); s += x[i]; }
+    *out_max = mx;
+    out_avg[0] = s / (double)n;
+}
+__global__ void noise(const float* x, float* y, double* avg, int n, unsigned int seed0)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned int seed = seed0 + i;
+    float acc = 0.0f;
+    for (int k = 0; k < 4; k++) acc += (lcg(&seed) % 1000) * 1e-3f;
+    float mx;
+    double a;
+    stats(x + i * 8, 8, &mx, &a);
+    y[i] = x[i] + acc + mx;
+    avg[i] = a;
+}
+"""
+
+SPEC = """
+[[kernel]]
+name = "noise"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "fp32_accum"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 1024
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 128
+role = "out"
+[[kernel.args]]
+name = "avg"
+buffer = "float64"
+elements = 128
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 128
+[[kernel.args]]
+name = "seed0"
+scalar = "uint32"
+value = 12345
+"""
+
+
+def test_the_address_of_a_local_becomes_the_local_when_inlined(tmp_path):
+    u = unit(tmp_path, KERNEL)
+    fn, _ = prepare(u.kernel("noise"), {f.name: f for f in u.device_functions})
+    derefs = [n for n in nodes(fn, m.Unary) if n.op in ("*", "&")]
+    assert not derefs, derefs
+    assigned = {a.target.name for a in nodes(fn, m.Assign) if isinstance(a.target, m.Ref)}
+    assert {"seed", "mx", "a"} <= assigned
+
+
+def test_out_parameters_convert_and_check_equal(tmp_path):
+    (tmp_path / "noise.cu").write_text(KERNEL)
+    (tmp_path / "noise.toml").write_text(SPEC)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "noise.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] == "tile", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
