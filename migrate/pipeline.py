@@ -53,6 +53,7 @@ from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.pointer_views import pointer_aliases
 from .analysis.prepare.moving_pointers import moving_pointers
 from .analysis.prepare.value_steps import split_value_steps
+from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
 from .diagnostics import Diagnostic, make
@@ -143,12 +144,24 @@ def _warp_calls(fn, device, portable):
         raise NotPortable(str(exc)) from None
 
 
+def one_statement_each(fn: m.Function) -> m.Function:
+    """The first three :data:`PREPARE` passes, which device functions get too (before they are
+    inlined or printed as macros): chained assignments, steps and assignments used as values, each
+    a statement of its own."""
+    for p in PREPARE[:3]:
+        fn = p.run(fn, None, True)
+    return fn
+
+
 PREPARE = (
     Pass("chained assignments", "x = y = v; as y = v; x = y; (each assignment a statement of its own)",
          lambda fn, device, portable: split_chained_assignments(fn)),
     Pass("steps used as values", "pre[j++] = i; as pre[j] = i; j += 1; where the stepped local is named once "
                                  "(analysis.prepare.value_steps)",
          lambda fn, device, portable: split_value_steps(fn)),
+    Pass("assignments used as values", "while (k >>= 1), return z = f(z), if ((n = next[v]) < 0): the assignment "
+                                       "stored first, its value read back (analysis.prepare.value_assignments)",
+         lambda fn, device, portable: split_value_assignments(fn)),
     Pass("value templates", "a device function template with value parameters (template <int N>) has a body per "
                             "instance: refused, not migrated as one macro for every instance", _value_templates),
     Pass("warp-synchronous code", "threads exchanging values through volatile shared memory with no barrier between "
@@ -275,9 +288,10 @@ class Lifted:
 class KernelPipeline:
     """Runs the passes on the kernels of one translation unit and prints each plan."""
 
-    def __init__(self, unit: m.TranslationUnit, printer: KernelPrinter, options: Options) -> None:
+    def __init__(self, unit: m.TranslationUnit, printer: KernelPrinter, options: Options,
+                 device: dict[str, m.Function]) -> None:
         self.unit, self.printer, self.options = unit, printer, options
-        self.device = {f.name: f for f in unit.device_functions}
+        self.device = device
 
     def kernel(self, fn: m.Function) -> KernelOutput:
         """The kernel in the best form it can take; a bug costs only this kernel (M9001)."""
@@ -447,7 +461,7 @@ class KernelPipeline:
     def device_function(self, fn: m.Function):
         """A device function prepared for printing as a ``T.macro``: (function, result local or
         None); a construct it cannot take raises :class:`NoTileLangForm`."""
-        fn = unique_names(split_chained_assignments(fn))
+        fn = unique_names(fn)
         result = None
         if fn.body is not None and not isinstance(fn.returns, m.Opaque) and \
                 not (isinstance(fn.returns, m.Scalar) and fn.returns.dtype == "void"):
@@ -479,9 +493,9 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
     the device functions they call as macros; a kernel whose macro cannot be printed is not
     migrated (M3001). Returns the module text and each kernel's outcome."""
     tags = {unit.file: ""}
-    device = {f.name: f for f in unit.device_functions}
+    device = {f.name: one_statement_each(f) for f in unit.device_functions}
     extras = {name: extra_params(name, device) for name in device}
-    pipeline = KernelPipeline(unit, KernelPrinter(unit, tags, extras), options)
+    pipeline = KernelPipeline(unit, KernelPrinter(unit, tags, extras), options, device)
     outputs: list[KernelOutput] = []
     for fn in unit.kernels:
         errors = [d for d in frontend_diags.get(fn.name, []) if d.severity.value == "error"]

@@ -237,8 +237,9 @@ class KernelPrinter:
                 params.append(f"{p.name}: T.Tensor(({dims}), {dtype})")
             else:
                 dtype = scalar_name(p.type)
-                if isinstance(p.type, m.TemplateType):
-                    raise EmitError(f"scalar parameter '{p.name}' of template type", p.span)
+                if isinstance(p.type, m.TemplateType):  # T alpha: the instance's dtype, known to the factory
+                    params.append(f"{p.name}: T.dtype({dtype_of(p.type, scope)})")
+                    continue
                 if dtype is None:
                     raise EmitError(f"parameter '{p.name}' of type '{p.type}'", p.span)
                 if any(p.name in shape for shape in self.shapes.values()):
@@ -362,6 +363,8 @@ class KernelPrinter:
                 pointee = p.type.pointee
                 dtype = scope_types.get(pointee.name) if isinstance(pointee, m.TemplateType) else scalar_name(pointee)
                 params.append((p.name, "buffer", dtype))
+            elif isinstance(p.type, m.TemplateType):
+                params.append((p.name, "scalar", scope_types.get(p.type.name)))
             else:
                 params.append((p.name, "scalar", scalar_name(p.type)))
         callees = callees_of(fn, self.device)

@@ -57,6 +57,20 @@ def pure(e, math: bool = True) -> bool:
     return True
 
 
+def always_evaluated(e):
+    """The nodes of ``e`` that every evaluation of it evaluates (not right of ``&&``/``||``, not
+    in a branch of ``?:``)."""
+    yield e
+    if isinstance(e, m.Binary) and e.op in ("&&", "||"):
+        yield from always_evaluated(e.lhs)
+        return
+    if isinstance(e, m.Ternary):
+        yield from always_evaluated(e.cond)
+        return
+    for c in m.children(e):
+        yield from always_evaluated(c)
+
+
 def reads_no_memory(e) -> bool:
     """``e`` is pure and loads nothing (no index, no dereference, no call at all): a value any
     loop may recompute wherever its operands are in scope."""

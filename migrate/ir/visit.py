@@ -33,22 +33,27 @@ class Transformer:
         return leave(node) if leave is not None else node
 
 
-def expand_statements(s, split):
+def expand_statements(s, split, every: bool = False):
     """``s`` with every expression statement ``e`` (in blocks, branches, loop, switch and case
-    bodies) replaced by the statements ``split(e)`` gives; one it answers None for stays. Where
-    one statement stood alone (a branch, a loop body), its replacements become a block."""
-    def many(stmts) -> tuple:
-        out = []
-        for x in stmts:
+    bodies) replaced by the statements ``split(e)`` gives; one it answers None for stays. With
+    ``every``, ``split`` sees every statement, after the statements inside it were expanded.
+    Where one statement stood alone (a branch, a loop body), its replacements become a block."""
+    def expand(x) -> list:
+        if every:
+            x = one(x)
+            parts = split(x)
+        else:
             parts = split(x) if isinstance(x, m.ExprStmt) else None
-            out.extend(parts if parts is not None else [one(x)])
-        return tuple(out)
+        return parts if parts is not None else [one(x) if not every else x]
+
+    def many(stmts) -> tuple:
+        return tuple(p for x in stmts for p in expand(x))
 
     def body(x):
         if x is None:
             return None
-        parts = split(x) if isinstance(x, m.ExprStmt) else None
-        return m.Block(tuple(parts), x.span) if parts is not None else one(x)
+        parts = expand(x)
+        return parts[0] if len(parts) == 1 else m.Block(tuple(parts), x.span)
 
     def one(x):
         if isinstance(x, m.Block):

@@ -201,8 +201,10 @@ class ModelBuilder:
         for child in cursor.get_children():
             if child.kind == K.VAR_DECL:
                 decls.append(self.var_decl(child))
-            elif child.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL, K.TYPEDEF_DECL,
-                                K.TYPE_ALIAS_DECL, K.ENUM_DECL):
+            elif child.kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL, K.TYPE_ALIAS_TEMPLATE_DECL):
+                # a local name for a type (using vec_t = uint4;): its uses carry the type itself
+                continue
+            elif child.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL, K.ENUM_DECL):
                 return self.unsupported_stmt(child, "M1206", "local type declaration is not modelled")
             elif child.kind == K.STATIC_ASSERT:
                 continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import always_evaluated
 from ...ir.visit import Transformer, expand_statements
 
 
@@ -21,7 +22,7 @@ def _split(s: m.ExprStmt) -> list[m.Stmt] | None:
     e = s.expr
     if isinstance(e, m.Unary) and e.op in ("++", "--"):
         return None  # a step that is the statement: nothing to split
-    steps = [n for n in _always_evaluated(e) if isinstance(n, m.Unary) and n.op in ("++", "--")
+    steps = [n for n in always_evaluated(e) if isinstance(n, m.Unary) and n.op in ("++", "--")
              and isinstance(n.operand, m.Ref) and n.operand.kind == "local" and isinstance(n.operand.type, m.Scalar)]
     if not steps:
         return None
@@ -46,17 +47,3 @@ def _split(s: m.ExprStmt) -> list[m.Stmt] | None:
     before = [step(u) for u in steps if not u.postfix]
     after = [step(u) for u in steps if u.postfix]
     return before + [dataclasses.replace(s, expr=Read().transform(e))] + after
-
-
-def _always_evaluated(e):
-    """The nodes of ``e`` that every evaluation of it evaluates (not right of ``&&``/``||``, not
-    in a branch of ``?:``)."""
-    yield e
-    if isinstance(e, m.Binary) and e.op in ("&&", "||"):
-        yield from _always_evaluated(e.lhs)
-        return
-    if isinstance(e, m.Ternary):
-        yield from _always_evaluated(e.cond)
-        return
-    for c in m.children(e):
-        yield from _always_evaluated(c)

@@ -1,0 +1,101 @@
+"""Scalar parameters of a template's type (``template <typename T> ... T alpha``), the way
+BLAS-like and stream benchmarks write them: the parameter takes the instance's dtype
+(``alpha: T.dtype(T_)``), each instance is checked on its own."""
+from __future__ import annotations
+
+import json
+
+from migrate.cli import main
+
+KERNEL = """
+#include <cuda_runtime.h>
+template <typename T>
+__global__ void axpby(const T* x, T* y, T alpha, T beta, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = alpha * x[i] + beta * y[i];
+}
+int main()
+{
+    float *a, *b; double *c, *d;
+    cudaMalloc(&a, 4096); cudaMalloc(&b, 4096); cudaMalloc(&c, 8192); cudaMalloc(&d, 8192);
+    axpby<float><<<4, 256>>>(a, b, 2.0f, 0.5f, 1000);
+    axpby<double><<<4, 256>>>(c, d, 2.0, 0.5, 1000);
+}
+"""
+
+SPEC = """
+[[kernel]]
+id = "axpby_f"
+name = "axpby"
+template = ["float"]
+grid = [4, 1, 1]
+block = [256, 1, 1]
+tolerance = "fp32_accum"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 1024
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 1024
+role = "inout"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "alpha"
+scalar = "float32"
+value = 1.75
+[[kernel.args]]
+name = "beta"
+scalar = "float32"
+value = -0.5
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 1024
+[[kernel]]
+id = "axpby_d"
+name = "axpby"
+template = ["double"]
+grid = [4, 1, 1]
+block = [256, 1, 1]
+tolerance = "fp64"
+[[kernel.args]]
+name = "x"
+buffer = "float64"
+elements = 1024
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "y"
+buffer = "float64"
+elements = 1024
+role = "inout"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "alpha"
+scalar = "float64"
+value = 1.75
+[[kernel.args]]
+name = "beta"
+scalar = "float64"
+value = -0.5
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 1024
+"""
+
+
+def test_template_typed_scalars_convert_and_each_instance_checks_equal(tmp_path):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    (tmp_path / "k.toml").write_text(SPEC)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] == "tile", k["reason"]
+    assert "alpha: T.dtype(T_), beta: T.dtype(T_)" in (out / "k.py").read_text()
+    assert k["check"]["status"] == "pass" and "axpby_f: pass; axpby_d: pass" in k["check"]["message"], k["check"]
