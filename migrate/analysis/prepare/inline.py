@@ -70,7 +70,7 @@ class Inliner:
     def describe(self, node) -> str:
         """What the first target call in ``node`` is, for a message."""
         for n in m.walk(node):
-            if isinstance(n, m.Call) and n.callee in self.targets:
+            if self.is_target(n):
                 return self.whats.get(n.callee, self.what)
         return self.what
 
@@ -141,7 +141,7 @@ class Inliner:
             return out
         if isinstance(s, m.ExprStmt):
             e = s.expr
-            if isinstance(e, m.Call) and e.callee in self.targets:
+            if self.is_target(e):
                 return self.expand(e, None, depth)
             if self.calls_in(e):
                 pre, new = self.hoist(e, depth)
@@ -153,7 +153,12 @@ class Inliner:
         return [s]
 
     def calls_in(self, node) -> bool:
-        return any(isinstance(n, m.Call) and n.callee in self.targets for n in m.walk(node))
+        return any(self.is_target(n) for n in m.walk(node))
+
+    def is_target(self, node) -> bool:
+        """A call to a device function to inline (not CUDA's own function of the same name: a
+        project's ``sqrtf(float4)`` calls CUDA's ``sqrtf`` on each lane)."""
+        return isinstance(node, m.Call) and node.kind == "device" and node.callee in self.targets
 
     def forbid(self, e, where: str) -> None:
         if e is not None and self.calls_in(e):
@@ -165,7 +170,7 @@ class Inliner:
         pre: list = []
 
         def visit(node):
-            if isinstance(node, m.Call) and node.callee in self.targets:
+            if self.is_target(node):
                 args = tuple(visit(a) for a in node.args)
                 call = dataclasses.replace(node, args=args)
                 name = self.fresh(self.result_base(node.callee))
@@ -367,6 +372,9 @@ class _WarpHoister(Inliner):
                 and not any(self.calls_in(a) for a in s.expr.value.args):
             return [s]
         return super().stmt(s, depth)
+
+    def is_target(self, node) -> bool:
+        return isinstance(node, m.Call) and node.callee in self.targets
 
     def result_base(self, callee: str) -> str:
         return EXCHANGES[callee]
