@@ -162,8 +162,6 @@ PREPARE = (
     Pass("assignments used as values", "while (k >>= 1), return z = f(z), if ((n = next[v]) < 0): the assignment "
                                        "stored first, its value read back (analysis.prepare.value_assignments)",
          lambda fn, device, portable: split_value_assignments(fn)),
-    Pass("value templates", "a device function template with value parameters (template <int N>) has a body per "
-                            "instance: refused, not migrated as one macro for every instance", _value_templates),
     Pass("warp-synchronous code", "threads exchanging values through volatile shared memory with no barrier between "
                                   "(a warp scan, the last warp of a reduction) rely on lockstep, which no TileLang "
                                   "form keeps: refused (analysis.facts.lockstep), before inlining forgets the "
@@ -171,6 +169,9 @@ PREPARE = (
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end; so are those called with a "
                    "view into a buffer (row = x + r*n): a macro takes whole buffers", _inline),
+    Pass("value templates", "a device function template with value parameters (template <int N>) left a macro "
+                            "has a body per instance: refused, not one macro for every instance (an inlined one "
+                            "is instantiated for its call: analysis.prepare.instances)", _value_templates),
     Pass("cooperative groups", "thread_block and tiled_partition objects become the builtins they wrap",
          _groups),
     Pass("vectors", "float4, half2, ... become their lanes: TileLang buffers here are scalar", _vectors),

@@ -160,11 +160,13 @@ class ModelBuilder:
     """Builds the model of one function; collects diagnostics into ``bag``."""
 
     def __init__(self, bag: DiagnosticBag, text: SourceText, user_functions: dict[str, ci.Cursor],
-                 template_names: frozenset[str] = frozenset()) -> None:
+                 template_names: frozenset[str] = frozenset(), overloads: dict | None = None) -> None:
         self.bag = bag
         self.text = text
         self.user_functions = user_functions
         self.template_names = template_names
+        # name -> ((USR, model name, parameter count), ...) of user functions defined more than once
+        self.overloads = overloads or {}
         self.called: list[str] = []
 
     # -- helpers ----------------------------------------------------------------------------
@@ -603,8 +605,29 @@ class ModelBuilder:
         if kind == "device":
             # a user device function is modelled, and emitted, under its own name (``lit::node``
             # calls the macro ``node``): the namespace is C++ scoping, not part of the name
-            name = name.rsplit("::", 1)[-1]
+            unresolved = target is not None and target.kind == K.OVERLOADED_DECL_REF  # in a template
+            name = self._overload(name.rsplit("::", 1)[-1], None if unresolved else decl, len(args))
+            if name is None:
+                return self.unsupported_expr(cursor, "M1209", f"call to the overloaded device function "
+                                                              f"'{name.rsplit('::', 1)[-1]}' is not resolved here")
+            self.called.append(name)
         return m.Call(name, args, kind, template_args, ctype, span)
+
+    def _overload(self, name: str, decl: ci.Cursor | None, nargs: int) -> str | None:
+        """The model name of the definition a call reaches where ``name`` is overloaded: by the
+        declaration the call resolves to, else (a call in a template, resolved per instance) the
+        one definition taking ``nargs`` parameters; None when that leaves a choice."""
+        defs = self.overloads.get(name)
+        if not defs:
+            return name
+        if decl is not None:
+            template = cl.specialized_template(decl)
+            usrs = {decl.get_usr()} | ({template.get_usr()} if template is not None else set())
+            found = [model for usr, model, _ in defs if usr in usrs]
+            if found:
+                return found[0]
+        fits = [model for _, model, count in defs if count == nargs]
+        return fits[0] if len(fits) == 1 else None
 
     def _numeric_limit(self, callee: ci.Cursor, args: list[ci.Cursor]) -> m.Call | None:
         """``std::numeric_limits<K>::max()`` (also on a template's type ``K``, where clang leaves
@@ -661,7 +684,8 @@ class ModelBuilder:
             return None
         body = next((c for c in defn.get_children() if c.kind == K.COMPOUND_STMT), None)
         params = [(p.spelling, convert_type(p.type, self.template_names)) for p in defn.get_arguments()]
-        model = ModelBuilder(DiagnosticBag(), self.text, self.user_functions, self.template_names).block(body) \
+        model = ModelBuilder(DiagnosticBag(), self.text, self.user_functions, self.template_names,
+                             self.overloads).block(body) \
             if body is not None else None
         why = lanewise.not_lanewise(op, params, model, lanes)
         return f"its definition ({Path(where).name}:{defn.location.line}) is not lane by lane: {why}" if why else None
@@ -695,7 +719,6 @@ class ModelBuilder:
             user = self.user_functions.get(name) or self.user_functions.get(short)
             if user is not None and not cl.is_prelude_file(
                     user.location.file.name if user.location.file else None):
-                self.called.append(short)
                 return "device"
         section = section_of(name)
         if section is None and decl is not None and cl.is_prelude_file(

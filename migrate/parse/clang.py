@@ -71,6 +71,12 @@ def overloaded_decls(cursor: ci.Cursor) -> list[ci.Cursor]:
     return out
 
 
+def specialized_template(cursor: ci.Cursor) -> ci.Cursor | None:
+    """The function template ``cursor`` (a specialisation) instantiates, or None."""
+    template = _lib().clang_getSpecializedCursorTemplate(cursor)  # the bindings give None for none
+    return template if template is not None and template.kind != ci.CursorKind.NO_DECL_FOUND else None
+
+
 def binary_op(cursor: ci.Cursor) -> str:
     """The spelling of a BINARY_OPERATOR / COMPOUND_ASSIGNMENT_OPERATOR (``+``, ``+=``, ...)."""
     lib = _lib()

@@ -17,6 +17,7 @@ from ..diagnostics import Diagnostic, DiagnosticBag
 from ..ir.span import Span
 from . import clang as cl
 from ..ir import model as m
+from ..ir.names import fresh
 from .build import ModelBuilder, SourceText, is_push_config, template_args_of, \
     convert_type, span_of
 
@@ -208,7 +209,9 @@ class UnitBuilder:
         self.tu = tu
         self.bag = bag
         self.text = SourceText()
-        self.functions: dict[str, ci.Cursor] = {}  # user function definitions by name
+        self.functions: dict[str, ci.Cursor] = {}  # user function definitions by (model) name
+        self.overloads: dict[str, tuple] = {}  # name -> ((USR, model name, parameter count), ...)
+        self.model_names: dict[str, str] = {}  # USR -> model name, of overloaded definitions
         self.globals: list[ci.Cursor] = []
         self._alloc_cache: dict = {}  # host function -> {variable: bytes cudaMalloc'd}
         self.extents: list[tuple[str, Span]] = []  # (function name, extent) of user functions
@@ -220,14 +223,31 @@ class UnitBuilder:
         return f is not None and str(Path(f.name).resolve()) == self.main
 
     def _collect(self) -> None:
+        definitions: dict[str, list[ci.Cursor]] = {}
         for cursor in self._user_declarations():
             if cursor.kind in _FUNCTION_KINDS and cursor.is_definition():
                 self.functions.setdefault(cursor.spelling, cursor)
                 self.extents.append((cursor.spelling, span_of(cursor)))
+                if self._cuda_kind(cursor) != "global":
+                    definitions.setdefault(cursor.spelling, []).append(cursor)
             elif cursor.kind == K.VAR_DECL:
                 attrs = {c.kind for c in cursor.get_children()}
                 if attrs & {K.CUDACONSTANT_ATTR, K.CUDADEVICE_ATTR, K.CUDASHARED_ATTR}:
                     self.globals.append(cursor)
+        # overloads (swap(a, b) beside swap(a, b, c)): the first keeps the name, the others are
+        # modelled and emitted as name_2, name_3, ... and each call names the one it reaches
+        taken = set(self.functions)
+        for name, defs in definitions.items():
+            if len(defs) < 2:
+                continue
+            entries = []
+            for i, cursor in enumerate(defs):
+                model = name if i == 0 else fresh(name, taken)
+                self.functions[model] = cursor
+                self.model_names[cursor.get_usr()] = model
+                params = [c for c in cursor.get_children() if c.kind == K.PARM_DECL]  # templates too
+                entries.append((cursor.get_usr(), model, len(params)))
+            self.overloads[name] = tuple(entries)
 
     def _user_declarations(self) -> list[ci.Cursor]:
         """Top-level declarations (through namespaces) of the user's files, not the prelude's;
@@ -303,7 +323,7 @@ class UnitBuilder:
         queue = list(pending)
         while queue:
             cursor = queue.pop(0)
-            if cursor.spelling in built:
+            if self.model_names.get(cursor.get_usr(), cursor.spelling) in built:
                 continue
             fn = self._function(cursor, instances)
             built[fn.name] = fn
@@ -354,7 +374,7 @@ class UnitBuilder:
                 elif child.kind == K.TEMPLATE_TEMPLATE_PARAMETER:
                     self.bag.add("M1206", span_of(child), "template template parameters are not modelled")
         names = frozenset(p.name for p in template_params)
-        builder = ModelBuilder(self.bag, self.text, self.functions, names)
+        builder = ModelBuilder(self.bag, self.text, self.functions, names, self.overloads)
         params = []
         body = None
         for child in cursor.get_children():
@@ -372,7 +392,8 @@ class UnitBuilder:
             self.bag.add("M1208", span_of(cursor),
                          f"templated kernel '{cursor.spelling}' is never launched or instantiated here")
         calls = tuple(dict.fromkeys(builder.called))
-        return m.Function(cursor.spelling, kind, tuple(params), returns, body, tuple(template_params),
+        return m.Function(self.model_names.get(cursor.get_usr(), cursor.spelling), kind, tuple(params), returns,
+                          body, tuple(template_params),
                           tuple(instances.get(cursor.spelling, ())), _launch_bounds(cursor, self.text),
                           calls, span_of(cursor))
 

@@ -26,6 +26,7 @@ import dataclasses
 
 from ...ir import model as m
 from ...ir.visit import Transformer
+from .instances import bindings, instantiate
 from .returns import remaining_returns, returns_to_guards
 
 
@@ -156,9 +157,10 @@ class Inliner:
         return any(self.is_target(n) for n in m.walk(node))
 
     def is_target(self, node) -> bool:
-        """A call to a device function to inline (not CUDA's own function of the same name: a
-        project's ``sqrtf(float4)`` calls CUDA's ``sqrtf`` on each lane)."""
-        return isinstance(node, m.Call) and node.kind == "device" and node.callee in self.targets
+        """A call to a function to inline or lower (not CUDA's own function named like a device
+        function: a project's ``sqrtf(float4)`` calls CUDA's ``sqrtf`` on each lane)."""
+        return isinstance(node, m.Call) and node.callee in self.targets and (
+            node.kind == "device" or node.callee not in self.device)
 
     def forbid(self, e, where: str) -> None:
         if e is not None and self.calls_in(e):
@@ -174,8 +176,9 @@ class Inliner:
                 args = tuple(visit(a) for a in node.args)
                 call = dataclasses.replace(node, args=args)
                 name = self.fresh(self.result_base(node.callee))
-                result = m.Ref(name, "local", node.type, node.span)
-                pre.append(m.DeclStmt((m.VarDecl(name, node.type, "local", False, None, node.span),), node.span))
+                rtype = self.result_type(call)
+                result = m.Ref(name, "local", rtype, node.span)
+                pre.append(m.DeclStmt((m.VarDecl(name, rtype, "local", False, None, node.span),), node.span))
                 pre.extend(self.expand(call, result, depth))
                 return result
             if isinstance(node, m.Ternary) and self.calls_in(node):
@@ -186,11 +189,27 @@ class Inliner:
 
         return pre, visit(e)
 
+    def result_type(self, call: m.Call) -> m.CType:
+        """The type of ``call``'s value: a templated callee's instance return type where clang left
+        the call's type dependent."""
+        callee = self.device.get(call.callee)
+        if isinstance(call.type, m.Opaque) and callee is not None and callee.template_params:
+            binding = bindings(callee, call)
+            if binding is not None:
+                return instantiate(callee, binding).returns
+        return call.type
+
     def expand(self, call: m.Call, result: m.Ref | None, depth) -> list:
         callee = self.device[call.callee]
         if callee.template_params:
-            raise InlineError(f"templated device function '{callee.name}' with barriers" if callee.name not in self.whats
-                              else f"templated device function '{callee.name}' inlined ({self.whats[callee.name]})")
+            binding = bindings(callee, call)
+            if binding is None:
+                raise InlineError(
+                    f"templated device function '{callee.name}' with barriers: its template arguments are not "
+                    "written at the call nor deducible from its arguments" if callee.name not in self.whats
+                    else f"templated device function '{callee.name}' inlined ({self.whats[callee.name]}): its "
+                         "template arguments are not written at the call nor deducible from its arguments")
+            callee = instantiate(callee, binding)
         if callee.body is None:
             raise InlineError(f"device function '{callee.name}' has no body")
         prefix = self.fresh(callee.name)
@@ -372,9 +391,6 @@ class _WarpHoister(Inliner):
                 and not any(self.calls_in(a) for a in s.expr.value.args):
             return [s]
         return super().stmt(s, depth)
-
-    def is_target(self, node) -> bool:
-        return isinstance(node, m.Call) and node.callee in self.targets
 
     def result_base(self, callee: str) -> str:
         return EXCHANGES[callee]

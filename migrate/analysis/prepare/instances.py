@@ -1,0 +1,118 @@
+"""A templated device function as the instance one call reaches, for inlining: its template
+parameters bound from the call's template arguments (``swap<K>(a, b)``, ``f<float, 4>(x)``) and,
+for the type parameters left, deduced from the arguments' types (``exch(K& a, K& b)`` called on
+locals of type ``K`` or ``int``); every type and every use of a value parameter in the body is
+then that binding. The caller's own template types may be the binding (a templated kernel
+calling ``exch(k0, k1)`` on its ``K``): they are the caller's, printed as its ``K``."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from ... import dtypes
+from ...ir import model as m
+
+
+def bindings(callee: m.Function, call: m.Call) -> dict | None:
+    """Template parameter name -> model type (type parameters) or literal (value parameters) for
+    ``call``; None when one is neither written nor deducible."""
+    out: dict = {}
+    for param, text in zip(callee.template_params, call.template_args):
+        value = _written(param, text)
+        if value is None:
+            return None
+        out[param.name] = value
+    for param, arg in zip(callee.params, call.args):
+        _deduce(param.type, _value_type(arg), out)
+    for param in callee.template_params:
+        if param.name not in out and param.default is not None:
+            value = _written(param, param.default)
+            if value is not None:
+                out[param.name] = value
+    return out if all(p.name in out for p in callee.template_params) else None
+
+
+def instantiate(fn: m.Function, binding: dict) -> m.Function:
+    """``fn``'s parameters and body with every template parameter replaced by its binding."""
+    types = {k: v for k, v in binding.items() if not isinstance(v, (m.IntLit, m.BoolLit))}
+    values = {k: v for k, v in binding.items() if isinstance(v, (m.IntLit, m.BoolLit))}
+
+    def ctype(t):
+        if isinstance(t, m.TemplateType):
+            return types.get(t.name, t)
+        if isinstance(t, m.Pointer):
+            return dataclasses.replace(t, pointee=ctype(t.pointee))
+        if isinstance(t, m.Reference):
+            return dataclasses.replace(t, target=ctype(t.target))
+        if isinstance(t, m.Array):
+            return dataclasses.replace(t, element=ctype(t.element))
+        return t
+
+    def node(n):
+        if isinstance(n, tuple):
+            return tuple(node(x) for x in n)
+        if isinstance(n, m._TYPES):
+            return ctype(n)
+        if not m._is_node(n):
+            return n
+        if isinstance(n, m.Ref) and n.kind == "template" and n.name in values:
+            return dataclasses.replace(values[n.name], span=n.span)
+        if isinstance(n, m.Call) and any(a in binding for a in n.template_args):  # g<T>(v) inside f<T>
+            n = dataclasses.replace(n, template_args=tuple(_spelling(binding[a]) if a in binding else a
+                                                           for a in n.template_args))
+        changes = {f.name: node(getattr(n, f.name)) for f in dataclasses.fields(n) if f.name != "span"}
+        return dataclasses.replace(n, **changes)
+
+    return dataclasses.replace(fn, params=node(fn.params), returns=ctype(fn.returns), body=node(fn.body),
+                               template_params=())
+
+
+def _spelling(bound) -> str:
+    """A binding as a template argument's text (read back by :func:`_written`)."""
+    if isinstance(bound, m.Scalar):
+        return bound.dtype
+    if isinstance(bound, m.TemplateType):
+        return bound.name
+    if isinstance(bound, (m.IntLit, m.BoolLit)):
+        return str(bound.value).lower() if isinstance(bound, m.BoolLit) else str(bound.value)
+    return str(bound)
+
+
+def _written(param: m.TemplateParam, text: str):
+    text = text.strip()
+    if param.kind == "type":
+        dtype = dtypes.TEMPLATE_SPELLINGS.get(text) or m.SCALAR_DTYPES.get(text) or (
+            text if text in dtypes.BY_NAME else None)
+        if dtype is not None:
+            return m.Scalar(dtype)
+        if text in m.VECTOR_TYPES:
+            return m.Vector(text, *m.VECTOR_TYPES[text])
+        if re.fullmatch(r"[A-Za-z_]\w*", text):
+            return m.TemplateType(text)  # the caller's own template parameter
+        return None
+    if text in ("true", "false"):
+        return m.BoolLit(text == "true", m.Scalar("bool"), param.span)
+    if re.fullmatch(r"-?\d+", text):
+        vtype = param.value_type if isinstance(param.value_type, m.Scalar) else m.Scalar("int32")
+        return m.IntLit(int(text), text, vtype, param.span)
+    return None
+
+
+def _value_type(arg: m.Expr) -> m.CType:
+    while isinstance(arg, m.Cast) and arg.style == "implicit" and isinstance(arg.type, m.Pointer):
+        arg = arg.operand  # an array passed as a pointer: its element type
+    return arg.type
+
+
+def _deduce(p: m.CType, a: m.CType, out: dict) -> None:
+    if isinstance(p, m.Reference):
+        p = p.target
+    if isinstance(a, m.Reference):
+        a = a.target
+    if isinstance(p, m.TemplateType):
+        if isinstance(a, (m.Scalar, m.TemplateType, m.Vector)):
+            out.setdefault(p.name, a)
+    elif isinstance(p, m.Pointer) and isinstance(a, m.Pointer):
+        _deduce(p.pointee, a.pointee, out)
+    elif isinstance(p, m.Pointer) and isinstance(a, m.Array):
+        _deduce(p.pointee, a.element, out)

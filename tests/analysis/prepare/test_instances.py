@@ -1,0 +1,221 @@
+"""Templated device functions and overloads, the way sorting and reduction kernels write them:
+overloads of one name told apart (``order(a, b)`` beside ``order(a, b, c)``: each call reaches
+its own definition, emitted as ``order`` and ``order_2``), templates inlined as the instance the
+call reaches (``block_min<K, 64>(v, s)`` with barriers, ``exch(k0, k1, v0, v1, ...)`` deduced
+from the caller's ``K``) (analysis.prepare.instances)."""
+from __future__ import annotations
+
+import json
+
+from migrate.cli import main
+
+TEMPLATES = """
+#include <cuda_runtime.h>
+#include <limits>
+template <class K>
+__device__ inline void order(K &a, K &b) { if (b < a) { K t = a; a = b; b = t; } }
+template <class K>
+__device__ inline void order(K &a, K &b, K &c) { order(a, b); order(b, c); order(a, b); }
+template <class K, int N>
+__device__ K block_min(K v, K* s)
+{
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (int h = N / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h && s[threadIdx.x + h] < s[threadIdx.x]) s[threadIdx.x] = s[threadIdx.x + h];
+        __syncthreads();
+    }
+    return s[0];
+}
+template <class K>
+__global__ void sort3_min(const K* x, K* y, K* mins, int n)
+{
+    __shared__ K s[64];
+    int i = blockIdx.x * 64 + threadIdx.x;
+    K a = i < n ? x[3 * i] : std::numeric_limits<K>::max();
+    K b = i < n ? x[3 * i + 1] : std::numeric_limits<K>::max();
+    K c = i < n ? x[3 * i + 2] : std::numeric_limits<K>::max();
+    order(a, b, c);
+    y[3 * i] = a; y[3 * i + 1] = b; y[3 * i + 2] = c;
+    K m = block_min<K, 64>(a, s);
+    if (threadIdx.x == 0) mins[blockIdx.x] = m;
+}
+int main()
+{
+    int *a, *b, *m; float *c, *d, *e;
+    cudaMalloc(&a, 4096); cudaMalloc(&b, 4096); cudaMalloc(&m, 64); cudaMalloc(&c, 4096); cudaMalloc(&d, 4096); cudaMalloc(&e, 64);
+    sort3_min<int><<<4, 64>>>(a, b, m, 250);
+    sort3_min<float><<<4, 64>>>(c, d, e, 250);
+}
+"""
+
+TEMPLATES_SPEC = """
+
+[[kernel]]
+id = "sort3_min_int"
+name = "sort3_min"
+template = ["int"]
+grid = [4, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "x"
+buffer = "int32"
+elements = 768
+role = "in"
+range = [-1000, 1000]
+[[kernel.args]]
+name = "y"
+buffer = "int32"
+elements = 768
+role = "out"
+[[kernel.args]]
+name = "mins"
+buffer = "int32"
+elements = 4
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 250
+
+[[kernel]]
+id = "sort3_min_float"
+name = "sort3_min"
+template = ["float"]
+grid = [4, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 768
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 768
+role = "out"
+[[kernel.args]]
+name = "mins"
+buffer = "float32"
+elements = 4
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 250
+"""
+
+#: a warp bitonic exchange: overloads on one and two pairs, shuffles of the template's type
+WARP_EXCHANGE = """
+#include <cuda_runtime.h>
+#include <limits>
+#define CMP_SWP(t1, _a, _b, t2, _c, _d) if (_a > _b) { t1 _t = _a; _a = _b; _b = _t; t2 _s = _c; _c = _d; _d = _s; }
+// one step of a warp bitonic exchange: two overloads, on one and on two key/value pairs
+template <class K>
+__device__ inline void exch(K &k0, int &v0, int mask, const int bit)
+{
+    K ex_k0 = k0, ex_k1 = __shfl_xor_sync(0xffffffff, k0, mask);
+    int ex_v0 = v0, ex_v1 = __shfl_xor_sync(0xffffffff, v0, mask);
+    CMP_SWP(K, ex_k0, ex_k1, int, ex_v0, ex_v1);
+    k0 = bit ? ex_k1 : ex_k0;
+    v0 = bit ? ex_v1 : ex_v0;
+}
+template <class K>
+__device__ inline void exch(K &k0, K &k1, int &v0, int &v1, int mask, const int bit)
+{
+    exch(k0, v0, mask, bit);
+    exch(k1, v1, mask, bit);
+}
+template <class K>
+__global__ void sort_pairs(const K* key, K* out_key, int* out_val, int n)
+{
+    int lane = threadIdx.x & 31;
+    int base = blockIdx.x * 64;
+    K k0 = (base + lane < n) ? key[base + lane] : std::numeric_limits<K>::max();
+    K k1 = (base + 32 + lane < n) ? key[base + 32 + lane] : std::numeric_limits<K>::max();
+    int v0 = base + lane, v1 = base + 32 + lane;
+    for (int mask = 16; mask > 0; mask >>= 1)
+        exch(k0, k1, v0, v1, mask, (lane & mask) != 0);
+    out_key[base + lane] = k0;
+    out_key[base + 32 + lane] = k1;
+    out_val[base + lane] = v0;
+    out_val[base + 32 + lane] = v1;
+}
+int main()
+{
+    int *a, *b, *v; float *c, *d;
+    cudaMalloc(&a, 4096); cudaMalloc(&b, 4096); cudaMalloc(&v, 4096); cudaMalloc(&c, 4096); cudaMalloc(&d, 4096);
+    sort_pairs<int><<<4, 32>>>(a, b, v, 250);
+    sort_pairs<float><<<4, 32>>>(c, d, v, 250);
+}
+"""
+
+#: overloads by arity, by reference and by value; the second of each used to reach the first's body
+OVERLOADS = """
+#include <cuda_runtime.h>
+__device__ inline void swap2(int &a, int &b) { int t = a; a = b; b = t; }
+__device__ inline void swap2(int &a, int &b, int &c) { int t = a; a = c; c = b; b = t; }
+__device__ inline float scale(float a) { return a * 2.0f; }
+__device__ inline float scale(float a, float b) { return a * b; }
+__global__ void k(int* y, float* z)
+{
+    int i = threadIdx.x;
+    int a = i, b = i + 1, c = i + 2;
+    swap2(a, b);
+    swap2(a, b, c);
+    y[3 * i] = a; y[3 * i + 1] = b; y[3 * i + 2] = c;
+    z[i] = scale((float)i) + scale((float)i, 3.0f);
+}
+"""
+
+OVERLOADS_SPEC = """
+[[kernel]]
+name = "k"
+grid = [1, 1, 1]
+block = [32, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "y"
+buffer = "int32"
+elements = 96
+role = "out"
+[[kernel.args]]
+name = "z"
+buffer = "float32"
+elements = 32
+role = "out"
+"""
+
+
+def _convert(tmp_path, source, spec=None):
+    (tmp_path / "k.cu").write_text(source)
+    if spec:
+        (tmp_path / "k.toml").write_text(spec)
+    out = tmp_path / "out"
+    main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q"] + (["--check", "cpu"] if spec else []))
+    return out, json.loads((out / "report.json").read_text())["kernels"]
+
+
+def test_overloads_each_reach_their_own_definition_and_check_equal(tmp_path):
+    out, (k,) = _convert(tmp_path, OVERLOADS, OVERLOADS_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    text = (out / "k.py").read_text()
+    assert "def scale(a)" in text and "def scale_2(a, b)" in text and "scale_2(" in text.split("def k(")[1]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+
+
+def test_templated_device_functions_inline_as_their_instance_and_check_equal(tmp_path):
+    _, (k,) = _convert(tmp_path, TEMPLATES, TEMPLATES_SPEC)
+    assert k["form"] == "portable", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+    assert "sort3_min_int: pass; sort3_min_float: pass" in k["check"]["message"]
+
+
+def test_a_templated_warp_exchange_through_overloads_converts(tmp_path):
+    out, (k,) = _convert(tmp_path, WARP_EXCHANGE)
+    assert k["form"] == "simt", k["reason"]  # shuffles of a template's type: thread-level (checked on GPUs)
+    assert k["diagnostics"] == []
+    assert (out / "k.py").read_text().count("T.shfl_xor(") == 4  # two pairs, key and value each
