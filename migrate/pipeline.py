@@ -102,10 +102,13 @@ def _lockstep(fn, device, portable):
     found = lockstep_exchange(fn, device or {})
     if found is not None:
         where = "the kernel" if found.function == fn.name else f"device function '{found.function}'"
+        written = f"writes shared '{found.buffer}' through one pointer view" if found.views \
+            else f"writes volatile shared '{found.buffer}'"
+        other = "reads it through another" if found.views else "reads another of its elements"
         raise NoTileLangForm(
-            f"warp-synchronous code: {where} writes volatile shared '{found.buffer}' (line {found.write.line}) "
-            f"and reads another of its elements (line {found.read.line}) with no barrier between, relying on "
-            "the threads of a warp running in lockstep, which TileLang does not keep", found.read)
+            f"warp-synchronous code: {where} {written} (line {found.write.line}) and {other} (line "
+            f"{found.read.line}) with no barrier between, relying on the threads of a warp running in lockstep, "
+            "which TileLang does not keep", found.read)
     return fn
 
 

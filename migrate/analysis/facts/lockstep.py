@@ -10,8 +10,11 @@ pointer parameter was volatile), with the parameters its callers pass shared mem
 barrier (``__syncthreads``, ``__syncwarp``, a group's ``sync()``, a call of a device function
 that has one) ends an interval; a branch is walked as if every thread took both sides (different
 threads may), a loop body twice (its next iteration is the same interval when it has no barrier).
-Elements are told apart by their index expressions as written. Volatile global memory (flags and
-counters other blocks write) is not this question.
+Elements are told apart by their index expressions as written. Two local pointer views of one
+shared array (``l_V = &s[row]``, ``l_H = &s[col]``: a transpose in registers and shared memory)
+are asked the same of, volatile or not: a store through one and a load through the other in one
+interval exchange values between threads. Volatile global memory (flags and counters other
+blocks write) is not this question.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ class LockstepExchange:
     buffer: str
     write: Span  # a store to one element
     read: Span  # a load of another element in the same interval (before or after the store)
+    views: bool = False  # through two pointer views of a (not volatile) shared array
 
 
 def lockstep_exchange(kernel: m.Function, device: dict[str, m.Function]) -> LockstepExchange | None:
@@ -43,9 +47,10 @@ def lockstep_exchange(kernel: m.Function, device: dict[str, m.Function]) -> Lock
             continue
         seen.add((fn.name, params))
         shared = _shared_names(fn, params)
-        volatile = {name for name in shared if _is_volatile(_declared_type(fn, name))}
-        if volatile:
-            walk = _Intervals(fn.name, volatile, barriers)
+        watched = {name: name for name in shared if _is_volatile(_declared_type(fn, name))}
+        watched.update(_crossing_views(fn, shared, watched))
+        if watched:
+            walk = _Intervals(fn.name, watched, barriers)
             walk.visit(fn.body)
             if walk.found is not None:
                 return walk.found
@@ -67,6 +72,32 @@ def _shared_names(fn: m.Function, params: frozenset) -> set[str]:
                     isinstance(node.type, m.Pointer) and node.init is not None and _points_into(node.init, names)):
                 names.add(node.name)
     return names
+
+
+def _crossing_views(fn: m.Function, shared: set[str], volatile) -> dict[str, str]:
+    """Local pointers into a shared array that has two or more of them (``l_V = &s[row]``,
+    ``l_H = &s[col]``, a transpose through shared memory): view -> the array. A store through one
+    and a load through another with no barrier between is an exchange between threads (each view
+    is a thread's own walk through the array), whether or not the array is volatile."""
+    arrays: dict[str, list[str]] = {}
+    for node in m.walk(fn.body):
+        if isinstance(node, m.VarDecl) and isinstance(node.type, m.Pointer) and node.init is not None \
+                and node.name in shared and node.name not in volatile:
+            base = _array_of(node.init, shared)
+            if base is not None:
+                arrays.setdefault(base, []).append(node.name)
+    return {view: base for base, views in arrays.items() if len(views) > 1 for view in views}
+
+
+def _array_of(e, shared: set[str]) -> str | None:
+    e = strip_casts(e)
+    if isinstance(e, m.Ref) and e.name in shared:
+        return e.name
+    if isinstance(e, m.Binary) and e.op in ("+", "-"):
+        return _array_of(e.lhs, shared)
+    if isinstance(e, m.Unary) and e.op == "&" and isinstance(e.operand, m.Index):
+        return _array_of(e.operand.base, shared)
+    return None
 
 
 def _points_into(e, names: set[str]) -> bool:
@@ -102,8 +133,9 @@ def _is_barrier(node) -> bool:
 
 
 class _Intervals:
-    def __init__(self, function: str, volatile: set[str], barriers: set[str]) -> None:
-        self.function, self.volatile, self.barriers = function, volatile, barriers
+    def __init__(self, function: str, watched: dict[str, str], barriers: set[str]) -> None:
+        # watched: name accessed -> the buffer it is (itself, or the array a view walks)
+        self.function, self.watched, self.barriers = function, watched, barriers
         self.writes: dict[str, dict[str, Span]] = {}  # buffer -> index expression -> a store
         self.reads: dict[str, dict[str, Span]] = {}
         self.found: LockstepExchange | None = None
@@ -156,20 +188,24 @@ class _Intervals:
         self.access(*element, target.span, write=True)
 
     def element(self, node):
-        """(buffer, index) of an access to a volatile buffer (``p[i]``, ``*p``), else None."""
-        if isinstance(node, m.Index) and isinstance(node.base, m.Ref) and node.base.name in self.volatile:
+        """(name, index) of an access to a watched buffer or view (``p[i]``, ``*p``), else None."""
+        if isinstance(node, m.Index) and isinstance(node.base, m.Ref) and node.base.name in self.watched:
             return node.base.name, node.index
         if isinstance(node, m.Unary) and node.op == "*" and isinstance(node.operand, m.Ref) \
-                and node.operand.name in self.volatile:
+                and node.operand.name in self.watched:
             return node.operand.name, m.IntLit(0, "0", m.Scalar("int32"), node.span)
         return None
 
-    def access(self, buffer: str, index, span: Span, write: bool) -> None:
-        key = m.dump(index)
+    def access(self, name: str, index, span: Span, write: bool) -> None:
+        buffer = self.watched[name]
+        # a volatile buffer: another element; views of one array: another view (one view's own
+        # elements are told apart by no barrier, as in a tree reduction through a view)
+        key = m.dump(index) if buffer == name else (name, m.dump(index))
         mine, theirs = (self.writes, self.reads) if write else (self.reads, self.writes)
-        others = [s for k, s in theirs.get(buffer, {}).items() if k != key]
+        others = [s for k, s in theirs.get(buffer, {}).items()
+                  if (k != key if buffer == name else k[0] != name)]
         if others:
             write_span, read_span = (span, others[0]) if write else (others[0], span)
-            self.found = LockstepExchange(self.function, buffer, write_span, read_span)
+            self.found = LockstepExchange(self.function, buffer, write_span, read_span, buffer != name)
             return
         mine.setdefault(buffer, {}).setdefault(key, span)

@@ -113,3 +113,46 @@ def test_barriers_between_own_elements_and_global_memory_are_not_exchanges(tmp_p
     u = unit(tmp_path, SEPARATED)
     for kernel in ("folded", "own", "step"):
         assert lockstep_exchange(u.kernel(kernel), _table(u)) is None, kernel
+
+
+#: A transpose through shared memory the way 8x8 DCT kernels write it: each thread stores a column
+#: through one view and loads a row through another, trusting its warp to run in lockstep.
+TWO_VIEWS = """
+    __global__ void transpose8(const float* src, float* dst, int stride) {
+        __shared__ float tile[4 * 33];
+        int x = threadIdx.x, m = x & 7;
+        float* col = &tile[x];
+        float* row = &tile[m * 33 + x - m];
+        for (int i = 0; i < 8; i++) col[i * 33] = src[i * stride + x];
+        %s
+        float d[8];
+        for (int i = 0; i < 8; i++) d[i] = row[i];
+        for (int i = 0; i < 8; i++) dst[i * stride + x] = d[i] * 2.0f;
+    }
+"""
+
+#: One view of a shared array, reduced as a tree: its own elements, no exchange between views.
+ONE_VIEW_TREE = """
+    __global__ void amax(const float* x, float* y, int cols) {
+        extern __shared__ float smem[];
+        float* s_red = smem + cols;
+        s_red[threadIdx.x] = x[threadIdx.x];
+        __syncthreads();
+        for (int h = blockDim.x / 2; h > 0; h >>= 1) {
+            if (threadIdx.x < h) s_red[threadIdx.x] = fmaxf(s_red[threadIdx.x], s_red[threadIdx.x + h]);
+            __syncthreads();
+        }
+        y[blockIdx.x] = s_red[0];
+    }
+"""
+
+
+def test_two_views_of_one_shared_array_exchanging_without_a_barrier_are_found(tmp_path):
+    found = lockstep_exchange(unit(tmp_path, TWO_VIEWS % "").kernel("transpose8"), {})
+    assert found is not None and found.views and found.buffer == "tile"
+    assert (found.write.line, found.read.line) == (10, 13)  # after the three include lines
+
+
+def test_views_separated_by_a_barrier_or_a_single_view_tree_are_not(tmp_path):
+    assert lockstep_exchange(unit(tmp_path, TWO_VIEWS % "__syncthreads();").kernel("transpose8"), {}) is None
+    assert lockstep_exchange(unit(tmp_path, ONE_VIEW_TREE).kernel("amax"), {}) is None
