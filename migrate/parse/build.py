@@ -606,10 +606,11 @@ class ModelBuilder:
             # a user device function is modelled, and emitted, under its own name (``lit::node``
             # calls the macro ``node``): the namespace is C++ scoping, not part of the name
             unresolved = target is not None and target.kind == K.OVERLOADED_DECL_REF  # in a template
-            name = self._overload(name.rsplit("::", 1)[-1], None if unresolved else decl, len(args))
+            short = name.rsplit("::", 1)[-1]
+            name = self._overload(short, None if unresolved else decl, len(args))
             if name is None:
                 return self.unsupported_expr(cursor, "M1209", f"call to the overloaded device function "
-                                                              f"'{name.rsplit('::', 1)[-1]}' is not resolved here")
+                                                              f"'{short}' is not resolved here")
             self.called.append(name)
         return m.Call(name, args, kind, template_args, ctype, span)
 

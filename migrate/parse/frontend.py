@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -325,7 +326,10 @@ class UnitBuilder:
             cursor = queue.pop(0)
             if self.model_names.get(cursor.get_usr(), cursor.spelling) in built:
                 continue
-            fn = self._function(cursor, instances)
+            try:
+                fn = self._function(cursor, instances)
+            except Exception as exc:  # a bug in the model builder: it costs this function only
+                fn = self._broken(cursor, exc)
             built[fn.name] = fn
             if fn.is_kernel:
                 kernels.append(fn)
@@ -359,6 +363,14 @@ class UnitBuilder:
         spans = [f.span for n, f in built.items() if n in names]
         return [d for d in self.bag.items
                 if any(s.contains(d.span.file, d.span.line, d.span.col) for s in spans)]
+
+    def _broken(self, cursor: ci.Cursor, exc: Exception) -> m.Function:
+        """A function whose model could not be built, as one with no body and an M9001 error in
+        its extent (so a kernel, or a kernel calling it, is reported unsupported with it)."""
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        self.bag.add("M9001", span_of(cursor), f"internal error while reading '{cursor.spelling}': {last}")
+        return m.Function(self.model_names.get(cursor.get_usr(), cursor.spelling), self._cuda_kind(cursor) or "host",
+                          (), m.Scalar("void"), None, (), (), (), (), span_of(cursor))
 
     def _function(self, cursor: ci.Cursor, instances: dict[str, list[m.Instantiation]]) -> m.Function:
         template_params = []

@@ -246,3 +246,23 @@ def test_diagnostics_doc_is_current():
 
     doc = (REPO / "docs" / "diagnostics.md").read_text()
     assert doc == markdown(), "docs/diagnostics.md is stale: run python -m migrate.codes > docs/diagnostics.md"
+
+
+def test_a_function_the_model_builder_fails_on_costs_only_itself(tmp_path, monkeypatch):
+    """A bug met while reading one function (here: every ``for`` loop) is an M9001 error in that
+    function's extent: the kernel with the loop is reported with it, the other keeps its model."""
+    from migrate.parse import build
+    from migrate.parse.frontend import parse_file
+
+    def broken(self, cursor):
+        raise RuntimeError("for loops are broken today")
+
+    monkeypatch.setattr(build.ModelBuilder, "visit_FOR_STMT", broken)
+    path = tmp_path / "two.cu"
+    path.write_text("__global__ void looped(float* y) { for (int i = 0; i < 4; i++) y[i] = 0; }\n"
+                    "__global__ void plain(float* y) { y[threadIdx.x] = 1.0f; }\n")
+    parsed = parse_file(path)
+    assert [k.name for k in parsed.unit.kernels] == ["looped", "plain"]
+    (err,) = parsed.by_kernel["looped"]
+    assert err.code == "M9001" and err.span.line == 1 and "for loops are broken today" in err.message
+    assert parsed.by_kernel["plain"] == [] and parsed.unit.kernel("plain").body is not None
