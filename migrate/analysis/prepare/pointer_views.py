@@ -6,6 +6,8 @@ import dataclasses
 
 from ...dtypes import SIZES
 from ...ir import model as m
+from ...ir.exprs import assigned_names
+from ...ir.names import fresh
 from ...ir.visit import Transformer
 
 
@@ -37,13 +39,24 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 and isinstance(n.target, m.Ref)} if fn.body else set()
     aliases: dict[str, Alias] = {}
     unresolved: list[m.VarDecl] = []
+    changed_after = _assigned_after(fn.body) if fn.body else {}
+    taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} if fn.body else set()
+    snapshots: dict[str, m.VarDecl] = {}  # view -> the local holding its offset
     for node in m.walk(fn.body) if fn.body else ():
         if isinstance(node, m.VarDecl) and isinstance(node.type, m.Pointer) and node.storage == "local":
             alias = _as_alias(node.init, buffers, aliases) if node.name not in assigned else None
             if alias is None:
                 unresolved.append(node)
-            else:
-                aliases[node.name] = alias
+                continue
+            read = {r.name for r in m.walk(alias.offset) if isinstance(r, m.Ref) and r.kind == "local"} \
+                if alias.offset is not None else set()
+            if read & changed_after.get(node.name, set()):
+                # out + idx, then idx = idx / w: the view keeps the offset it was made with
+                at = fresh(f"{node.name}_at", taken)
+                otype = alias.offset.type if isinstance(alias.offset.type, m.Scalar) else m.Scalar("int64")
+                snapshots[node.name] = m.VarDecl(at, otype, "local", False, alias.offset, node.span)
+                alias = Alias(alias.buffer, m.Ref(at, "local", otype, node.span))
+            aliases[node.name] = alias
     if not aliases and not any(_deref_view(n, buffers, aliases) for n in m.walk(fn.body) if fn.body):
         return fn, aliases, unresolved
 
@@ -80,7 +93,8 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             return node
 
         def leave_DeclStmt(self, node):
-            kept = tuple(d for d in node.decls if d.name not in aliases)
+            kept = tuple(snapshots.get(d.name) if d.name in snapshots else d for d in node.decls
+                         if d.name not in aliases or d.name in snapshots)
             return dataclasses.replace(node, decls=kept) if kept else m.Empty(node.span)
 
     folded = Fold().transform(fn)
@@ -90,6 +104,22 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     decls = {n.name: n for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
     unresolved += [decls[name] for name in sorted(left) if name in decls]
     return folded, aliases, unresolved
+
+
+def _assigned_after(body) -> dict[str, set[str]]:
+    """Local pointer declared in a block -> the locals the statements after it in that block
+    assign (its offset may read them: it must keep the values they had at the declaration)."""
+    out: dict[str, set[str]] = {}
+    for block in m.walk(body):
+        if not isinstance(block, m.Block):
+            continue
+        for i, s in enumerate(block.stmts):
+            if isinstance(s, m.DeclStmt):
+                later = assigned_names(m.Block(block.stmts[i + 1:], block.span))
+                for d in s.decls:
+                    if isinstance(d.type, m.Pointer):
+                        out[d.name] = later
+    return out
 
 
 def _deref_view(node, buffers, aliases):

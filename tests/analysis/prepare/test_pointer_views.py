@@ -34,3 +34,60 @@ def test_a_view_through_bytes_is_not_taken_for_an_element_offset(tmp_path):
     """)
     fn, aliases, unresolved = pointer_aliases(u.kernel("k"))
     assert set(aliases) == {"same"} and [d.name for d in unresolved] == ["row"]
+
+
+#: a view made, then its offset's local reassigned (concat kernels reuse ``idx`` to unflatten it)
+REASSIGNED_OFFSET = """
+#include <cuda_runtime.h>
+__global__ void concat_like(const float* x, float* out, int n, int w)
+{
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= n) return;
+    float *dst = out + idx;
+    int col = idx % w;
+    idx = idx / w;
+    dst[0] = x[idx * w + col] * 2.0f;
+}
+"""
+
+REASSIGNED_OFFSET_SPEC = """
+[[kernel]]
+name = "concat_like"
+grid = [4, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 256
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "out"
+buffer = "float32"
+elements = 256
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 256
+[[kernel.args]]
+name = "w"
+scalar = "int32"
+value = 16
+"""
+
+
+def test_a_view_keeps_the_offset_it_was_made_with_when_the_local_changes_after(tmp_path):
+    """``float* dst = out + idx; ... idx = idx / w; dst[0] = ...`` stored to ``out[idx/w]``: the
+    folded index read ``idx`` where the store stands. The view's offset is now held in a local."""
+    import json
+
+    from migrate.cli import main
+    (tmp_path / "k.cu").write_text(REASSIGNED_OFFSET)
+    (tmp_path / "k.toml").write_text(REASSIGNED_OFFSET_SPEC)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert "dst_at = idx" in (out / "k.py").read_text()
+    assert k["check"]["status"] == "pass", k["check"]["message"]
