@@ -168,6 +168,7 @@ class ModelBuilder:
         # name -> ((USR, model name, parameter count), ...) of user functions defined more than once
         self.overloads = overloads or {}
         self.called: list[str] = []
+        self.deduced: dict[int, m.CType] = {}  # a template's auto local (by its cursor's hash) -> type
 
     # -- helpers ----------------------------------------------------------------------------
     def type_of(self, cursor: ci.Cursor) -> m.CType:
@@ -229,6 +230,9 @@ class ModelBuilder:
         exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
         if exprs and not isinstance(ctype, m.Array) or (exprs and exprs[-1].kind == K.INIT_LIST_EXPR):
             init = self.expr(exprs[-1])
+            if _undeduced(ctype):  # auto in a template (auto v = x + off on a T* x): the value's type
+                ctype = _value_type(init) or ctype
+                self.deduced[cursor.hash] = ctype
         return m.VarDecl(cursor.spelling, ctype, storage, cursor.type.is_const_qualified(), init,
                          span_of(cursor))
 
@@ -441,6 +445,8 @@ class ModelBuilder:
             return m.Ref(name, "param", ctype, span)
         if ref.kind == K.VAR_DECL:
             kind = _var_kind(ref)
+            if _undeduced(ctype):
+                ctype = self.deduced.get(ref.hash, ctype)
             if kind == "host":  # a host constant (const int TPB = 256; constexpr float PI = ...): its value
                 value = _host_constant(ref)
                 if isinstance(value, bool) or (isinstance(value, int) and isinstance(ctype, m.Scalar)
@@ -741,6 +747,34 @@ class ModelBuilder:
 
 #: The members of ``std::numeric_limits`` migrated as constants (see ``cuda_math.numeric_limit``).
 NUMERIC_LIMITS = ("max", "min", "lowest", "epsilon", "infinity", "quiet_NaN")
+
+
+def _undeduced(ctype) -> bool:
+    """``auto`` (or a dependent type) clang could not deduce in a template's body."""
+    return isinstance(ctype, m.Opaque) and (ctype.spelling in ("auto", "const auto", "<dependent type>")
+                                            or "type-parameter" in ctype.spelling)
+
+
+def _value_type(e) -> m.CType | None:
+    """The type of a template body's expression clang leaves dependent, where its operands tell:
+    ``x + off`` on a pointer, ``x[i]`` and ``*x`` of one, arithmetic on one type, a cast."""
+    t = getattr(e, "type", None)
+    if t is not None and not _undeduced(t):
+        return t
+    if isinstance(e, m.Cast):
+        return e.target if not _undeduced(e.target) else None
+    if isinstance(e, m.Index) or (isinstance(e, m.Unary) and e.op == "*"):
+        base = _value_type(e.base if isinstance(e, m.Index) else e.operand)
+        return base.pointee if isinstance(base, m.Pointer) else base.element if isinstance(base, m.Array) else None
+    if isinstance(e, m.Binary) and e.op in ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"):
+        lhs, rhs = _value_type(e.lhs), _value_type(e.rhs)
+        if isinstance(lhs, m.Pointer) or isinstance(rhs, m.Pointer):
+            return lhs if isinstance(lhs, m.Pointer) else rhs
+        return lhs if lhs == rhs else None
+    if isinstance(e, m.Ternary):
+        then, other = _value_type(e.then), _value_type(e.other)
+        return then if then == other else None
+    return None
 
 
 def _for_parts(header: list[ci.Cursor]) -> tuple | None:
