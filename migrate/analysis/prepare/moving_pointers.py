@@ -32,21 +32,31 @@ def moving_pointers(fn: m.Function) -> m.Function:
         return fn
     taken = _names(fn)
     moving: dict[str, tuple[str, m.Expr | None, str]] = {}  # name -> (buffer, start offset, offset name)
-    for name in steps:
+    # the local views the steps assign from or subtract (end = start + n; end - start) move with them
+    views = {name: _as_alias(d.init, buffers, {}) for name, d in decls.items() if d.init is not None}
+    views = {name: a for name, a in views.items() if a is not None}
+    named = {r.name for stmts in steps.values() for s in stmts for r in m.walk(s) if isinstance(r, m.Ref)}
+    named |= {r.name for b in m.walk(fn.body) if isinstance(b, m.Binary) and b.op == "-"
+              and isinstance(b.lhs, m.Ref) and b.lhs.name in steps and isinstance(b.rhs, m.Ref)
+              for r in (b.rhs,)}
+    for name in list(steps) + sorted((named & set(views)) - set(steps)):
         if name in buffers and buffers[name] == "param":
             base, start = name, None
-        elif name in decls and decls[name].init is not None:
-            alias = _as_alias(decls[name].init, buffers, {})
-            if alias is None:
+        elif name in views:
+            base, start = views[name].buffer, views[name].offset
+        elif name in decls and decls[name].init is None:  # float* p; ... p = x + off;
+            first = next((_as_alias(s.value, buffers, views) for s in steps[name]
+                          if isinstance(s, m.Assign) and s.op == "="), None)
+            if first is None:
                 continue
-            base, start = alias.buffer, alias.offset
+            base, start = first.buffer, None
         else:
             continue
         off = fresh(f"{name}_off", taken)
         moving[name] = (base, start, off)
     if not moving:
         return fn
-    offsets = {name: m.Ref(off, "local", _offset_type(steps[name], start), fn.span)
+    offsets = {name: m.Ref(off, "local", _offset_type(steps.get(name, []), start), fn.span)
                for name, (_b, start, off) in moving.items()}
     rewrite = _Rewrite(moving, offsets, buffers)
     rewritten = rewrite.transform(fn.body)
@@ -159,12 +169,23 @@ class _Rewrite(Transformer):
         if node.op in ("+=", "-="):
             return m.Assign(node.op, off, node.value, off.type, node.span)
         base = self.moving[t.name][0]
-        others = {k: v for k, v in self.buffers.items() if k != t.name}  # p = p + k: p's own offset
-        alias = _as_alias(node.value, others, {t.name: Alias(base, off)})
+        others = {k: v for k, v in self.buffers.items() if k not in self.moving}  # p = p + k: p's own offset
+        moved = {name: Alias(b, dataclasses.replace(self.offsets[name], span=t.span))
+                 for name, (b, _s, _o) in self.moving.items()}
+        alias = _as_alias(node.value, others, moved)
         if alias is None or alias.buffer != base:
             return node  # stays a reference to the pointer: the function is left as it was
         value = alias.offset if alias.offset is not None else _int(0, off.type, node.span)
         return m.Assign("=", off, value, off.type, node.span)
+
+    def leave_Binary(self, node):  # end - start on two pointers into one buffer: their offsets' difference
+        if node.op == "-" and isinstance(node.lhs, m.Ref) and isinstance(node.rhs, m.Ref) \
+                and node.lhs.name in self.moving and node.rhs.name in self.moving \
+                and self.moving[node.lhs.name][0] == self.moving[node.rhs.name][0]:
+            a, b = self.offsets[node.lhs.name], self.offsets[node.rhs.name]
+            return m.Binary("-", dataclasses.replace(a, span=node.span), dataclasses.replace(b, span=node.span),
+                            a.type, node.span)
+        return node
 
     def leave_VarDecl(self, node):
         if node.name not in self.moving or node.storage != "local":

@@ -183,3 +183,111 @@ value = 500
     (k,) = json.loads((out / "report.json").read_text())["kernels"]
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
     assert "T.atomic_add(hist[(keys[i] & 15) + 0], 1)" in (out / "hist.py").read_text()
+
+
+#: pointers declared without a value and assigned views later, in branches (the end of a byte
+#: slice, a row picked by parity), and the difference of two pointers into one buffer
+ASSIGNED_LATER = """
+#include <cuda_runtime.h>
+// each thread sums its slice of the bytes; the last one's slice ends at the buffer's end
+__global__ void slice_sum(const unsigned char* data, unsigned int* sums, int bpt, int nbytes, int nthreads)
+{
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= nthreads) return;
+    const unsigned char *start = data + tid * bpt;
+    const unsigned char *end;
+    if (tid != nthreads - 1)
+        end = start + bpt;
+    else
+        end = data + nbytes;
+    int sz = end - start;
+    unsigned int s = 0;
+    for (int i = 0; i < sz; i++) s += start[i] * (i + 1);
+    sums[tid] = s;
+}
+// a view chosen in a branch, then walked
+__global__ void pick_row(const float* a, const float* b, float* out, int n, int w)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= n) return;
+    const float* src;
+    if (r % 2 == 0) src = a + r * w;
+    else src = a + (n - 1 - r) * w;
+    float acc = 0.0f;
+    for (int j = 0; j < w; j++) acc += src[j] * b[j];
+    out[r] = acc;
+}
+"""
+
+ASSIGNED_LATER_SPEC = """
+[[kernel]]
+name = "slice_sum"
+grid = [2, 1, 1]
+block = [32, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "data"
+buffer = "uint8"
+elements = 1000
+role = "in"
+range = [0, 255]
+[[kernel.args]]
+name = "sums"
+buffer = "uint32"
+elements = 64
+role = "out"
+[[kernel.args]]
+name = "bpt"
+scalar = "int32"
+value = 15
+[[kernel.args]]
+name = "nbytes"
+scalar = "int32"
+value = 1000
+[[kernel.args]]
+name = "nthreads"
+scalar = "int32"
+value = 64
+[[kernel]]
+name = "pick_row"
+grid = [2, 1, 1]
+block = [32, 1, 1]
+tolerance = "fp32_accum"
+[[kernel.args]]
+name = "a"
+buffer = "float32"
+elements = 1024
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "b"
+buffer = "float32"
+elements = 16
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "out"
+buffer = "float32"
+elements = 64
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 64
+[[kernel.args]]
+name = "w"
+scalar = "int32"
+value = 16
+"""
+
+
+def test_pointers_assigned_views_after_their_declaration_move_as_offsets_and_check_equal(tmp_path):
+    (tmp_path / "k.cu").write_text(ASSIGNED_LATER)
+    (tmp_path / "k.toml").write_text(ASSIGNED_LATER_SPEC)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
+    kernels = json.loads((out / "report.json").read_text())["kernels"]
+    assert {k["kernel"]: k["form"] for k in kernels} == {"slice_sum": "tile", "pick_row": "tile"}
+    text = (out / "k.py").read_text()
+    assert "end_off - start_off" in text
+    assert [k["check"]["status"] for k in kernels] == ["pass", "pass"], [k["check"]["message"] for k in kernels]
