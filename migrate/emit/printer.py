@@ -278,6 +278,9 @@ class ExprPrinter:
 
     def e_Binary(self, e: m.Binary):
         op = e.op
+        if op in _CMP and any(isinstance(x.type, (m.Pointer, m.Array)) for x in (e.lhs, e.rhs)):
+            # bias != NULL: a TileLang buffer is never null, and pointers have no order
+            raise EmitError("a pointer compared (with NULL or another pointer) has no TileLang form", e.span)
         lhs_lit = isinstance(e.lhs, (m.IntLit, m.FloatLit)) or _is_lit_cast(e.lhs)
         rhs_lit = isinstance(e.rhs, (m.IntLit, m.FloatLit)) or _is_lit_cast(e.rhs)
         # a literal beside a typed expression takes that expression's dtype in TVM

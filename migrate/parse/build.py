@@ -426,6 +426,9 @@ class ModelBuilder:
     def expr_CXX_NULL_PTR_LITERAL_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         return m.IntLit(0, "nullptr", self.type_of(cursor), span_of(cursor))
 
+    def expr_GNU_NULL_EXPR(self, cursor: ci.Cursor) -> m.Expr:  # NULL from <stddef.h>
+        return m.IntLit(0, "NULL", self.type_of(cursor), span_of(cursor))
+
     def expr_STRING_LITERAL(self, cursor: ci.Cursor) -> m.Expr:
         return m.StringLit(cursor.spelling, self.type_of(cursor), span_of(cursor))
 

@@ -1,0 +1,40 @@
+"""``NULL`` in kernels, the way real code checks optional buffers (``bias != NULL ? bias[c] : 0``)
+and asserts (``assert(p != NULL)``): NULL is read (it was "expression kind 'gnu null expr' is not
+modelled"); an assert is dropped like any expression without effect, and a pointer compared is
+refused naming the comparison (it was printed as ``bias != 0`` on a TileLang buffer)."""
+from __future__ import annotations
+
+import json
+
+from migrate.cli import main
+
+KERNEL = """
+#include <cuda_runtime.h>
+#include <cstddef>
+#include <cassert>
+__global__ void checked(const float* x, float* y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    assert(y != NULL);
+    if (i < n) y[i] = 2.0f * x[i];
+}
+__global__ void optional_bias(const float* x, const float* bias, float* y, int n, int c)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float val = (bias != NULL) ? bias[i % c] : 0.0f;
+    y[i] = x[i] + val;
+}
+"""
+
+
+def test_null_asserts_convert_and_pointer_comparisons_are_refused_by_name(tmp_path):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    out = tmp_path / "out"
+    main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q"])
+    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert kernels["checked"]["form"] == "tile", kernels["checked"]["reason"]
+    bias = kernels["optional_bias"]
+    assert bias["form"] == "unsupported" and "pointer compared" in bias["reason"]
+    assert [d["line"] for d in bias["diagnostics"] if "pointer compared" in d["message"]] == [15]
+    assert "bias != 0" not in (out / "k.py").read_text()
