@@ -38,7 +38,7 @@ from migrate.compat.table import ROWS, UNSUPPORTED, Row, lookup, normalize_name,
 
 __all__ = [
     "UnsupportedCall", "render", "render_template", "template", "externs_for", "helper_names", "prelude",
-    "python_name", "names", "call", "set_target", "get_target", "numeric_limit",
+    "python_name", "names", "call", "set_target", "get_target", "numeric_limit", "c_div", "c_mod",
 ]
 
 
@@ -233,6 +233,20 @@ def numeric_limit(member: str, dtype):
             return _convert(0, dt)
         return T.infinity(dt) if member == "infinity" else _convert(float("nan"), dt)
     raise UnsupportedCall(f"std::numeric_limits<{dt}>::{member}()")
+
+
+def c_div(a, b):
+    """C's ``a / b`` where the operands' type is a template's, known only to the factory: integers
+    truncate (``T.truncdiv``), floats divide."""
+    import tilelang.language as T
+    dtype = _dtype_of(a) or _dtype_of(b) or ""
+    return T.truncdiv(a, b) if dtype.startswith(("int", "uint")) else a / b
+
+
+def c_mod(a, b):
+    """C's ``a % b`` on a template's integer type (``T.truncmod``: the sign of ``a``)."""
+    import tilelang.language as T
+    return T.truncmod(a, b)
 
 
 def _dtype_of(value) -> str | None:

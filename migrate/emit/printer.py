@@ -357,6 +357,11 @@ class ExprPrinter:
             return f"{fn}({self.expr(e.lhs, lt)[0]}, {self.expr(e.rhs, rt)[0]})", _PREC["atom"]
         if op == ",":
             raise EmitError("the comma operator has no TileLang form", e.span)
+        if op in ("/", "%") and not isinstance(e.type, m.Scalar):
+            # on a template's type (index_type n): C's division truncates integers and divides
+            # floats; which one is known once the instance's dtype is (cuda_math.c_div)
+            fn = "cuda_math.c_div" if op == "/" else "cuda_math.c_mod"
+            return f"{fn}({self.expr(e.lhs, lt)[0]}, {self.expr(e.rhs, rt)[0]})", _PREC["atom"]
         p = _PREC[op]
         return f"{self.sub(e.lhs, p, lt)} {op} {self.sub(e.rhs, p + 1, rt)}", p
 
@@ -572,6 +577,11 @@ class ExprPrinter:
 
     def atomic(self, e: m.Call, value: bool):
         name = e.callee.removesuffix("_block").removesuffix("_system")
+        address = e.args[0].type
+        if isinstance(address, m.Pointer) and scalar_name(address.pointee) == "uint64":
+            # TileLang 0.1.15's AtomicAdd/Max/Min pass a uint64_t* (unsigned long) to CUDA's atomics,
+            # which take unsigned long long*: nvcc finds no overload
+            raise EmitError(f"'{e.callee}' on an unsigned 64-bit value has no TileLang form (0.1.15)", e.span)
         target = self.expr(_deref(e.args[0]))[0]
         ops = {"atomicAdd": "T.atomic_add", "atomicMax": "T.atomic_max", "atomicMin": "T.atomic_min"}
         if name == "atomicSub":

@@ -38,3 +38,21 @@ def test_null_asserts_convert_and_pointer_comparisons_are_refused_by_name(tmp_pa
     assert bias["form"] == "unsupported" and "pointer compared" in bias["reason"]
     assert [d["line"] for d in bias["diagnostics"] if "pointer compared" in d["message"]] == [15]
     assert "bias != 0" not in (out / "k.py").read_text()
+
+
+def test_an_atomic_on_unsigned_64_bit_values_is_refused_by_name(tmp_path):
+    """TileLang 0.1.15's AtomicAdd hands a ``uint64_t*`` to CUDA's atomicAdd, which takes
+    ``unsigned long long*``: nvcc found no overload (marchingCubes' triangle counter)."""
+    (tmp_path / "k.cu").write_text("""
+        #include <cuda_runtime.h>
+        __global__ void count(const int* x, unsigned long long* total, unsigned int* small) {
+            atomicAdd(total, (unsigned long long)x[threadIdx.x]);
+        }
+        __global__ void count32(const int* x, unsigned int* total) {
+            atomicAdd(total, (unsigned int)x[threadIdx.x]);
+        }""")
+    out = tmp_path / "out"
+    main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q"])
+    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert kernels["count"]["form"] == "unsupported" and "unsigned 64-bit" in kernels["count"]["reason"]
+    assert kernels["count32"]["form"] != "unsupported", kernels["count32"]["reason"]

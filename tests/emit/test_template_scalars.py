@@ -15,12 +15,20 @@ __global__ void axpby(const T* x, T* y, T alpha, T beta, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = alpha * x[i] + beta * y[i];
 }
+// a template's index type: C divides integers by truncation, floats exactly
+template <typename T, typename I>
+__global__ void unflatten(const T* x, T* y, I w, I total)
+{
+    I i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < total) y[i] = x[i] / (T)(i / w + 1) + (T)(i % w);
+}
 int main()
 {
     float *a, *b; double *c, *d;
     cudaMalloc(&a, 4096); cudaMalloc(&b, 4096); cudaMalloc(&c, 8192); cudaMalloc(&d, 8192);
     axpby<float><<<4, 256>>>(a, b, 2.0f, 0.5f, 1000);
     axpby<double><<<4, 256>>>(c, d, 2.0, 0.5, 1000);
+    unflatten<float, int><<<4, 256>>>(a, b, 7, 1000);
 }
 """
 
@@ -87,6 +95,32 @@ value = -0.5
 name = "n"
 scalar = "int32"
 value = 1024
+[[kernel]]
+id = "unflatten_f_i"
+name = "unflatten"
+template = ["float", "int"]
+grid = [4, 1, 1]
+block = [256, 1, 1]
+tolerance = "fp32_accum"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 1024
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 1024
+role = "out"
+[[kernel.args]]
+name = "w"
+scalar = "int32"
+value = 7
+[[kernel.args]]
+name = "total"
+scalar = "int32"
+value = 1024
 """
 
 
@@ -95,7 +129,10 @@ def test_template_typed_scalars_convert_and_each_instance_checks_equal(tmp_path)
     (tmp_path / "k.toml").write_text(SPEC)
     out = tmp_path / "out"
     assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    k, unflatten = json.loads((out / "report.json").read_text())["kernels"]
     assert k["form"] == "tile", k["reason"]
+    assert unflatten["form"] != "unsupported", unflatten["reason"]
+    assert "cuda_math.c_div(i, w)" in (out / "k.py").read_text()
+    assert unflatten["check"]["status"] == "pass", unflatten["check"]["message"]
     assert "alpha: T.dtype(T_), beta: T.dtype(T_)" in (out / "k.py").read_text()
     assert k["check"]["status"] == "pass" and "axpby_f: pass; axpby_d: pass" in k["check"]["message"], k["check"]

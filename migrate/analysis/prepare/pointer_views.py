@@ -154,12 +154,22 @@ def _element_bytes(t) -> int | None:
     return None
 
 
+def _element_dtype(t):
+    """The element a pointer type points to, its qualifiers aside (``const float*`` is ``float``)."""
+    e = t.pointee if isinstance(t, m.Pointer) else None
+    return e.dtype if isinstance(e, m.Scalar) else e
+
+
 def _as_alias(init, buffers, aliases) -> Alias | None:
     while isinstance(init, m.Cast) and isinstance(init.type, m.Pointer):
         # a view through another element size ((float*)((char*)p + bytes)) counts its offsets
         # in other units than the buffer's index: not a fixed view of it
         inner, outer = _element_bytes(getattr(init.operand, "type", None)), _element_bytes(init.type)
         if inner is None or outer is None or inner != outer:
+            return None
+        if _element_dtype(init.operand.type) != _element_dtype(init.type):
+            # (float*)&buf[k] on an int buffer reads its bits as floats: folded into buf's index
+            # it would read ints (tsp's TwoOpt took the square root of an int)
             return None
         init = init.operand
     if isinstance(init, m.Ref) and init.name in buffers:

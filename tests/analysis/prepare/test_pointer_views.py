@@ -91,3 +91,19 @@ def test_a_view_keeps_the_offset_it_was_made_with_when_the_local_changes_after(t
     (k,) = json.loads((out / "report.json").read_text())["kernels"]
     assert "dst_at = idx" in (out / "k.py").read_text()
     assert k["check"]["status"] == "pass", k["check"]["message"]
+
+
+def test_a_view_that_reads_a_buffers_bits_as_another_type_is_not_folded(tmp_path):
+    """``float* px = (float*)&buf[k]`` on an int buffer (a TSP kernel keeps its coordinates in
+    its int scratch array): folded into ``buf``'s index it read ints, and the square root of an
+    int does not compile for CUDA. Such a view is refused, naming it."""
+    from migrate.analysis.prepare.pointer_views import pointer_aliases
+    from tests.analysis.support import unit
+    fn = unit(tmp_path, """
+        __global__ void k(int* buf, float* out, int n) {
+            float* px = (float*)(&buf[n]);
+            const int* same = (const int*)(&buf[2 * n]);
+            out[threadIdx.x] = sqrtf(px[threadIdx.x]) + same[threadIdx.x];
+        }""").kernel("k")
+    _, aliases, unresolved = pointer_aliases(fn)
+    assert [d.name for d in unresolved] == ["px"] and set(aliases) == {"same"}
