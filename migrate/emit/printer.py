@@ -578,9 +578,10 @@ class ExprPrinter:
     def atomic(self, e: m.Call, value: bool):
         name = e.callee.removesuffix("_block").removesuffix("_system")
         address = e.args[0].type
-        if isinstance(address, m.Pointer) and scalar_name(address.pointee) == "uint64":
-            # TileLang 0.1.15's AtomicAdd/Max/Min pass a uint64_t* (unsigned long) to CUDA's atomics,
-            # which take unsigned long long*: nvcc finds no overload
+        if name in ("atomicAdd", "atomicSub") and isinstance(address, m.Pointer) \
+                and scalar_name(address.pointee) == "uint64":
+            # TileLang 0.1.15's AtomicAdd passes a uint64_t* (unsigned long) to CUDA's atomicAdd,
+            # which takes unsigned long long*: nvcc finds no overload (its AtomicMax/Min compile)
             raise EmitError(f"'{e.callee}' on an unsigned 64-bit value has no TileLang form (0.1.15)", e.span)
         target = self.expr(_deref(e.args[0]))[0]
         ops = {"atomicAdd": "T.atomic_add", "atomicMax": "T.atomic_max", "atomicMin": "T.atomic_min"}
