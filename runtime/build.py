@@ -12,10 +12,13 @@ Both executors build the same thing: the original source (for the CPU rewritten 
 Libraries are cached by content hash (the source and every local header it includes, the
 runtime headers, the launcher, compiler identity and flags) under ``$CUDA2TILE_CACHE``
 (default ``~/.cache/cuda2tile``); a build happens in a temporary folder renamed into place, so
-concurrent builds of the same key are safe.
+concurrent builds of the same key are safe, and under a lock on the key (:func:`key_lock`), so that
+a key wanted by several threads or processes at once (``migrate check --jobs N``, or two commands
+sharing the cache) is built once: the others wait and take it from the cache.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -29,7 +32,7 @@ from pathlib import Path
 from .source import find_main, find_quoted_includes, rewrite_for_cpu, RewriteError
 
 __all__ = ["Library", "BuildError", "cache_root", "launcher_text", "find_cxx", "HEADER_DIR", "publish",
-           "STUB_HEADERS", "collect_sources", "build_library"]
+           "STUB_HEADERS", "collect_sources", "build_library", "key_lock"]
 
 HEADER_DIR = Path(__file__).resolve().parent / "cpu"
 
@@ -267,7 +270,19 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
         lib.cached = True
         lib.excluded = _read_excluded(final / EXCLUDED_FILE)
         return lib
+    with key_lock(final):
+        if lib_path.is_file():  # built by another thread or process while this one waited
+            lib.cached = True
+            lib.excluded = _read_excluded(final / EXCLUDED_FILE)
+            return lib
+        return _build(lib, root, final, lib_path, cu_path, units, unit_rels, main_rel, prepared, ltext, kernels,
+                      compiler, flags, include_dirs, defines, device, suffix, timeout)
 
+
+def _build(lib: Library, root: Path, final: Path, lib_path: Path, cu_path: Path, units, unit_rels, main_rel: str,
+           prepared: dict, ltext: str, kernels, compiler, flags, include_dirs, defines, device: str, suffix: str,
+           timeout: float) -> Library:
+    """The build of :func:`build_library` proper, in a temporary folder published as ``final``."""
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=root))
     try:
@@ -364,6 +379,30 @@ def _compile_leaving_out(cmd, wrapper: Path, out: Path, cu_path: Path, tmp: Path
             excluded += more
             wrapper.write_text(f"#line 1 \"{_c_string(str(abs_main))}\"\n{body}" + ltext)
     raise first
+
+
+@contextlib.contextmanager
+def key_lock(final: Path):
+    """Hold the lock of the cache entry ``final`` (an exclusive ``flock`` on ``final``'s name with
+    ``.lock`` added, beside it) for the block: a build of the same entry by another thread or
+    process waits until this one is published (or has failed), then finds it in the cache. Where
+    the lock cannot be taken (no ``fcntl``, a file system without locks) the block runs unlocked:
+    concurrent builds stay safe (:func:`publish`), only duplicated."""
+    try:
+        import fcntl
+        final.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(final.parent / (final.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def publish(tmp: Path, final: Path, product: Path) -> None:

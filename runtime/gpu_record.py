@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .build import HEADER_DIR, BuildError, _compile, _writable, cache_root, collect_sources, publish
+from .build import HEADER_DIR, BuildError, _compile, _writable, cache_root, collect_sources, key_lock, publish
 from .source import register_constants, rewrite_launches
 
 __all__ = ["GPU_TRACE_HEADER", "build_program", "find_nvcc", "record_on_gpu"]
@@ -94,6 +94,16 @@ def build_program(main: Path, units=(), include_dirs=(), defines=(), arch: str =
     exe = final / "prog"
     if exe.is_file():
         return exe
+    with key_lock(final):  # another build of the same program: wait for it, take its result
+        if exe.is_file():
+            return exe
+        return _build_program(final, exe, prepared, sources, root, all_units, include_dirs, defines, nvcc, arch,
+                              main, timeout)
+
+
+def _build_program(final: Path, exe: Path, prepared: dict, sources: dict, root: Path, all_units, include_dirs,
+                   defines, nvcc: str, arch: str, main: Path, timeout: float) -> Path:
+    """The build of :func:`build_program` proper, in a temporary folder published as ``final``."""
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=final.parent))
     try:

@@ -280,6 +280,22 @@ def test_library_cache(lib):
     assert again.cached and again.path == lib.path
 
 
+def test_concurrent_builds_of_one_library_compile_it_once(tmp_path):
+    """Threads (or processes) wanting the same library at once: one compiles, the others wait on
+    the key's lock and take it from the cache."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cu = tmp_path / "twice.cu"
+    cu.write_text("__global__ void twice(float* x, int n) {\n"
+                  "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "    if (i < n) x[i] *= 2.0f;\n"
+                  "}\n")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        libs = list(pool.map(lambda _: compile_cpu(cu, ["twice"], cache_dir=tmp_path / "cache"), range(4)))
+    assert len({lib.path for lib in libs}) == 1
+    assert sorted(lib.cached for lib in libs) == [False, True, True, True]
+
+
 def test_local_headers_include_dirs_and_defines(tmp_path):
     """Kernels in a quoted include (rewritten too), an -I folder, and -D defines."""
     from migrate.runtime.api import run_original
