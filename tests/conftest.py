@@ -5,6 +5,9 @@ golden instead of failing; without it a missing golden fails and says how to cre
 """
 from __future__ import annotations
 
+from pathlib import Path
+from typing import NamedTuple
+
 import pytest
 
 pytest_plugins = ["pytester"]  # tests/test_golden.py runs the option end to end
@@ -33,3 +36,35 @@ def multi_unit(tmp_path):
     src = tmp_path / "prog"
     shutil.copytree(FIXTURES / "runtime" / "multi_unit", src)
     return src
+
+
+class ConvertedCorpus(NamedTuple):
+    out: Path    # the output folder: read it, never change it (copy it first)
+    status: int  # the exit status of the conversion
+
+
+@pytest.fixture(scope="session")
+def converted_corpus(tmp_path_factory) -> ConvertedCorpus:
+    """corpus/ converted once per test run (``migrate convert corpus -o OUT -q --jobs 2``) for the
+    tests that read the whole converted corpus. Under pytest-xdist every worker shares it: the
+    first to get here converts under a file lock in the run's temporary root, the others wait and
+    reuse the folder. Tests must not change it: one that does works on a copy."""
+    import fcntl
+    import os
+    import shutil
+
+    from migrate.cli import main
+    from tests.paths import CORPUS
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the run's root, above this worker's own folder
+        root = root.parent
+    shared = root / "converted-corpus"
+    shared.mkdir(exist_ok=True)
+    out, status = shared / "out", shared / "status"
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not status.is_file():
+            shutil.rmtree(out, ignore_errors=True)  # left by a conversion that did not finish
+            status.write_text(str(main(["convert", str(CORPUS), "-o", str(out), "-q", "--jobs", "2"])))
+    return ConvertedCorpus(out, int(status.read_text()))

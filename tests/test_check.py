@@ -180,13 +180,11 @@ def test_failing_lift_falls_back_to_portable(tmp_path, monkeypatch):
 # -- the corpus ------------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_lifted_corpus_kernels_agree_on_cpu(tmp_path):
+def test_lifted_corpus_kernels_agree_on_cpu(converted_corpus):
     """The issue's bar: most corpus kernels lift to tile form, and every lifted one that the CPU
     target can run agrees with the original CUDA (run by the CPU executor)."""
     from migrate.runtime.checker import check_output_folder
-    corpus = REPO / "corpus"
-    out = tmp_path / "out"
-    main(["convert", str(corpus), "-o", str(out), "-q", "--jobs", "2"])
+    out = converted_corpus.out
     report = json.loads((out / "report.json").read_text())
     tile = {k["kernel"] for k in report["kernels"] if k["form"] == "tile"}
     assert len(tile) >= 0.6 * len(report["kernels"]), sorted(tile)

@@ -189,9 +189,8 @@ def corpus_spec_kernels() -> set[tuple[str, str]]:
     return names
 
 
-def test_whole_corpus_converts_without_frontend_errors(tmp_path):
-    out = tmp_path / "out"
-    status = main(["convert", str(CORPUS), "-o", str(out), "-q"])
+def test_whole_corpus_converts_without_frontend_errors(converted_corpus):
+    out, status = converted_corpus
     report = load_report(out)
     listed = {(k["file"], k["kernel"]) for k in report["kernels"]}
     expected = corpus_spec_kernels()

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from migrate.cli import main
 from migrate.codes import CODES
 from tests.paths import REPO
 
@@ -25,10 +24,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    out = tmp_path_factory.mktemp("corpus") / "out"
-    main(["convert", str(CORPUS), "-o", str(out), "-q", "--jobs", "2"])
-    return out
+def out(converted_corpus):
+    return converted_corpus.out
 
 
 @pytest.fixture(scope="module")

@@ -312,15 +312,13 @@ def test_shrunk_bench_kernel_stays_in_bounds_and_matches_reference(libraries, sp
 # ------------------------------------------------------------------------ picked up by migrate bench
 
 @pytest.mark.slow
-def test_migrate_bench_picks_a_bench_size_for_every_migrated_kernel(tmp_path, monkeypatch):
+def test_migrate_bench_picks_a_bench_size_for_every_migrated_kernel(converted_corpus, monkeypatch):
     """`bench_folder`'s own matching of `--specs bench/specs` to a converted corpus, with the GPU
     timing replaced by a recorder: every migrated kernel is timed, at the bench spec's sizes."""
     torch = pytest.importorskip("torch")
     from migrate.runtime import bench
 
-    out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "migrate", "convert", str(CORPUS), "-o", str(out), "-q"],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    out = converted_corpus.out
     report = json.loads((out / "report.json").read_text())
     timed = []
 
@@ -332,7 +330,7 @@ def test_migrate_bench_picks_a_bench_size_for_every_migrated_kernel(tmp_path, mo
     monkeypatch.setattr(bench, "bench_kernel", record)
     rows, _ = bench.bench_folder(out, report, specs_dir=BENCH)
     migrated = {(k["file"], k["kernel"]) for k in report["kernels"] if k["form"] != "unsupported"}
-    assert migrated, proc.stderr
+    assert migrated
     assert migrated <= {(_source(p), k.name) for p, k in CASES}
     assert sorted(f"{f}:{i}" for f, i, _, _ in timed) == sorted(IDS)
     for file, kid, spec_path, grid in timed:
