@@ -278,9 +278,10 @@ class ExprPrinter:
 
     def e_Binary(self, e: m.Binary):
         op = e.op
-        if op in _CMP and any(isinstance(x.type, (m.Pointer, m.Array)) for x in (e.lhs, e.rhs)):
-            # bias != NULL: a TileLang buffer is never null, and pointers have no order
-            raise EmitError("a pointer compared (with NULL or another pointer) has no TileLang form", e.span)
+        if op in _CMP and all(isinstance(x.type, (m.Pointer, m.Array)) and not _is_null(x) for x in (e.lhs, e.rhs)):
+            # p < end on two pointers: TileLang compares buffers' data handles, not the elements
+            # they point at (a view folded into an index has no handle of its own)
+            raise EmitError("two pointers compared have no TileLang form", e.span)
         lhs_lit = isinstance(e.lhs, (m.IntLit, m.FloatLit)) or _is_lit_cast(e.lhs)
         rhs_lit = isinstance(e.rhs, (m.IntLit, m.FloatLit)) or _is_lit_cast(e.rhs)
         # a literal beside a typed expression takes that expression's dtype in TVM
@@ -649,6 +650,14 @@ def render_math(name: str, args: list[str], dtypes: list, scope: "Scope") -> str
         return cpu
     scope.shim_calls.add(name)
     return f"cuda_math.{cuda_math.python_name(name)}({', '.join(args)})"
+
+
+def _is_null(e: m.Expr) -> bool:
+    """``NULL``, ``nullptr``, ``0`` (as a pointer): a buffer compared with it is compared by its
+    data handle, which is what C compares (``bias != NULL`` holds for every buffer passed)."""
+    while isinstance(e, m.Cast):
+        e = e.operand
+    return isinstance(e, m.IntLit) and e.value == 0
 
 
 def _deref(e: m.Expr) -> m.Expr:
