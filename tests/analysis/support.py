@@ -43,3 +43,20 @@ __global__ void k(const float* x, float* y, int n) {
     }
 }
 """
+
+
+def converted(tmp_path, source: str, spec: str | None = None, expect_ok: bool = True):
+    """``source`` (and its spec) written to ``tmp_path`` as ``k.cu`` (``k.toml``) and converted,
+    checked on the CPU when a spec is given: (the output folder, the report's kernel rows). With
+    ``expect_ok``, the conversion must exit 0 (every check passed)."""
+    import json
+
+    from migrate.cli import main
+    (tmp_path / "k.cu").write_text(source)
+    if spec is not None:
+        (tmp_path / "k.toml").write_text(spec)
+    out = tmp_path / "out"
+    status = main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q"] + (["--check", "cpu"] if spec else []))
+    if expect_ok:
+        assert status == 0
+    return out, json.loads((out / "report.json").read_text())["kernels"]

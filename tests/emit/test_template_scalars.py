@@ -3,9 +3,7 @@ BLAS-like and stream benchmarks write them: the parameter takes the instance's d
 (``alpha: T.dtype(T_)``), each instance is checked on its own."""
 from __future__ import annotations
 
-import json
-
-from migrate.cli import main
+from tests.analysis.support import converted
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -125,11 +123,8 @@ value = 1024
 
 
 def test_template_typed_scalars_convert_and_each_instance_checks_equal(tmp_path):
-    (tmp_path / "k.cu").write_text(KERNEL)
-    (tmp_path / "k.toml").write_text(SPEC)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    k, unflatten = json.loads((out / "report.json").read_text())["kernels"]
+    out, kernels = converted(tmp_path, KERNEL, SPEC)
+    k, unflatten = kernels
     assert k["form"] == "tile", k["reason"]
     assert unflatten["form"] != "unsupported", unflatten["reason"]
     assert "cuda_math.c_div(i, w)" in (out / "k.py").read_text()

@@ -4,9 +4,7 @@ each use carries the type itself; a name for a type no TileLang dtype has is ref
 is used, naming the type."""
 from __future__ import annotations
 
-import json
-
-from migrate.cli import main
+from tests.analysis.support import converted
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -64,11 +62,8 @@ value = 1024
 
 
 def test_local_type_names_convert_and_check_equal_and_unknown_ones_are_named(tmp_path):
-    (tmp_path / "k.cu").write_text(KERNEL)
-    (tmp_path / "k.toml").write_text(SPEC)
-    out = tmp_path / "out"
-    main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"])
-    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    out, kernels = converted(tmp_path, KERNEL, SPEC, expect_ok=False)
+    kernels = {k["kernel"]: k for k in kernels}
     assert kernels["widen"]["form"] == "tile", kernels["widen"]["reason"]
     assert kernels["widen"]["check"]["status"] == "pass", kernels["widen"]["check"]["message"]
     flip = kernels["flip"]

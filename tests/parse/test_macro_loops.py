@@ -3,11 +3,8 @@ loops (``CUDA_KERNEL_LOOP(i, n) { ... }``): every part of the header starts at t
 so the parts are told apart by what they are, not where they stand."""
 from __future__ import annotations
 
-import json
-
-from migrate.cli import main
 from migrate.ir import model as m
-from tests.analysis.support import nodes, unit
+from tests.analysis.support import converted, nodes, unit
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -84,16 +81,12 @@ def test_macro_loops_missing_a_part_put_the_others_in_place(tmp_path):
 
 
 def test_a_macro_loop_whose_parts_look_alike_is_refused_with_a_diagnostic(tmp_path):
-    path = tmp_path / "k.cu"
-    path.write_text("""
+    _, kernels = converted(tmp_path, """
         #define ONCE(i) for (i = 0;;)
         #define EVER(i) for (;; i++)
         __global__ void a(int* y, int n) { int i; ONCE(i) { if (i >= n) break; y[i] = i; i += 3; } }
         __global__ void b(int* y, int n) { int i = 0; EVER(i) { if (i >= n) break; y[i] = i; } }
-    """)
-    out = tmp_path / "out"
-    main(["convert", str(path), "-o", str(out), "-q"])
-    kernels = json.loads((out / "report.json").read_text())["kernels"]
+    """, expect_ok=False)
     assert [k["form"] for k in kernels] == ["unsupported", "unsupported"]
     for k in kernels:
         (d,) = [d for d in k["diagnostics"] if "cannot be told apart" in d["message"]]
@@ -101,10 +94,7 @@ def test_a_macro_loop_whose_parts_look_alike_is_refused_with_a_diagnostic(tmp_pa
 
 
 def test_a_macro_grid_stride_loop_converts_and_checks_equal(tmp_path):
-    (tmp_path / "k.cu").write_text(KERNEL)
-    (tmp_path / "k.toml").write_text(SPEC)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    out, kernels = converted(tmp_path, KERNEL, SPEC)
+    (k,) = kernels
     assert k["form"] == "tile", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]

@@ -3,13 +3,11 @@ reduction kernels pad with them: on a template's type (clang leaves the call unr
 and on a named type; each becomes a TileLang constant of its dtype."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
-from migrate.cli import main
 from migrate.compat import cuda_math
+from tests.analysis.support import converted
 
 KERNEL = """
 #include <limits>
@@ -112,16 +110,12 @@ value = 256
 
 
 def test_limits_on_template_and_named_types_convert_and_check_equal(tmp_path):
-    (tmp_path / "lim.cu").write_text(KERNEL)
-    (tmp_path / "lim.toml").write_text(SPEC)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "lim.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    report = json.loads((out / "report.json").read_text())
-    assert {k["kernel"]: k["form"] for k in report["kernels"]} == {"row_min": "tile", "clamp_small": "tile"}
-    text = (out / "lim.py").read_text()
+    out, kernels = converted(tmp_path, KERNEL, SPEC)
+    assert {k["kernel"]: k["form"] for k in kernels} == {"row_min": "tile", "clamp_small": "tile"}
+    text = (out / "k.py").read_text()
     assert "T.max_value(K)" in text and "T.min_value(K)" in text
-    checks = {k["check"]["id"]: k["check"]["status"] for k in report["kernels"]}
-    assert set(checks.values()) == {"pass"}, report["kernels"]
+    checks = {k["check"]["id"]: k["check"]["status"] for k in kernels}
+    assert set(checks.values()) == {"pass"}, kernels
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int32", "uint32", "int64"])

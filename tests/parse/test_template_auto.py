@@ -3,9 +3,7 @@ PyTorch-derived kernels declare their views and values: clang leaves the type de
 value's type (a pointer to the template's ``T``, a ``T``) is the local's, and its uses get it."""
 from __future__ import annotations
 
-import json
-
-from migrate.cli import main
+from tests.analysis.support import converted
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -87,10 +85,7 @@ value = 256
 
 
 def test_auto_locals_of_a_template_convert_and_each_instance_checks_equal(tmp_path):
-    (tmp_path / "k.cu").write_text(KERNEL)
-    (tmp_path / "k.toml").write_text(SPEC)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    out, kernels = converted(tmp_path, KERNEL, SPEC)
+    (k,) = kernels
     assert k["form"] == "tile", k["reason"]
     assert "gather_rows_float: pass; gather_rows_double: pass" in k["check"]["message"], k["check"]

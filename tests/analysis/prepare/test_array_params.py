@@ -3,12 +3,9 @@ grids (``double phi[][NY][NZ]``, ``double (*out)[NY][NZ]``): flat buffers of the
 ``phi[x][y][z]`` read as ``phi[(x * NY + y) * NZ + z]``."""
 from __future__ import annotations
 
-import json
-
 from migrate.analysis.prepare.array_params import flatten_array_params
-from migrate.cli import main
 from migrate.ir import model as m
-from tests.analysis.support import nodes, unit
+from tests.analysis.support import converted, nodes, unit
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -58,10 +55,7 @@ def test_array_parameters_become_flat_buffers_indexed_once(tmp_path):
 
 
 def test_a_stencil_on_array_parameters_converts_and_checks_equal(tmp_path):
-    (tmp_path / "k.cu").write_text(KERNEL)
-    (tmp_path / "k.toml").write_text(SPEC)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    out, kernels = converted(tmp_path, KERNEL, SPEC)
+    (k,) = kernels
     assert k["form"] == "tile", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]

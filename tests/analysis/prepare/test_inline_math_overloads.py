@@ -4,9 +4,7 @@ inlined and the CUDA function it calls on each lane stays CUDA's (it used to be 
 overload itself, inlined again and again until "nested too deeply")."""
 from __future__ import annotations
 
-import json
-
-from migrate.cli import main
+from tests.analysis.support import converted
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -67,10 +65,7 @@ value = 32
 
 
 def test_vector_overloads_of_math_names_convert_and_check_equal(tmp_path):
-    (tmp_path / "k.cu").write_text(KERNEL)
-    (tmp_path / "k.toml").write_text(SPEC)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    out, kernels = converted(tmp_path, KERNEL, SPEC)
+    (k,) = kernels
     assert k["form"] == "tile", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]

@@ -5,9 +5,7 @@ call reaches (``block_min<K, 64>(v, s)`` with barriers, ``exch(k0, k1, v0, v1, .
 from the caller's ``K``) (analysis.prepare.instances)."""
 from __future__ import annotations
 
-import json
-
-from migrate.cli import main
+from tests.analysis.support import converted
 
 TEMPLATES = """
 #include <cuda_runtime.h>
@@ -190,17 +188,8 @@ role = "out"
 """
 
 
-def _convert(tmp_path, source, spec=None):
-    (tmp_path / "k.cu").write_text(source)
-    if spec:
-        (tmp_path / "k.toml").write_text(spec)
-    out = tmp_path / "out"
-    main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q"] + (["--check", "cpu"] if spec else []))
-    return out, json.loads((out / "report.json").read_text())["kernels"]
-
-
 def test_overloads_each_reach_their_own_definition_and_check_equal(tmp_path):
-    out, (k,) = _convert(tmp_path, OVERLOADS, OVERLOADS_SPEC)
+    out, (k,) = converted(tmp_path, OVERLOADS, OVERLOADS_SPEC)
     assert k["form"] != "unsupported", k["reason"]
     text = (out / "k.py").read_text()
     assert "def scale(a)" in text and "def scale_2(a, b)" in text and "scale_2(" in text.split("def k(")[1]
@@ -208,14 +197,14 @@ def test_overloads_each_reach_their_own_definition_and_check_equal(tmp_path):
 
 
 def test_templated_device_functions_inline_as_their_instance_and_check_equal(tmp_path):
-    _, (k,) = _convert(tmp_path, TEMPLATES, TEMPLATES_SPEC)
+    _, (k,) = converted(tmp_path, TEMPLATES, TEMPLATES_SPEC)
     assert k["form"] == "portable", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]
     assert "sort3_min_int: pass; sort3_min_float: pass" in k["check"]["message"]
 
 
 def test_a_templated_warp_exchange_through_overloads_converts(tmp_path):
-    out, (k,) = _convert(tmp_path, WARP_EXCHANGE)
+    out, (k,) = converted(tmp_path, WARP_EXCHANGE, expect_ok=False)
     assert k["form"] == "simt", k["reason"]  # shuffles of a template's type: thread-level (checked on GPUs)
     assert k["diagnostics"] == []
     assert (out / "k.py").read_text().count("T.shfl_xor(") == 4  # two pairs, key and value each

@@ -3,12 +3,9 @@ and statistics helpers do (``lcg(&seed)``, ``stats(row, n, &mx, &avg)``): inline
 ``p[0]`` become the local itself."""
 from __future__ import annotations
 
-import json
-
-from migrate.cli import main
 from migrate.ir import model as m
 from migrate.pipeline import prepare
-from tests.analysis.support import nodes, unit
+from tests.analysis.support import converted, nodes, unit
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -84,10 +81,7 @@ def test_the_address_of_a_local_becomes_the_local_when_inlined(tmp_path):
 
 
 def test_out_parameters_convert_and_check_equal(tmp_path):
-    (tmp_path / "noise.cu").write_text(KERNEL)
-    (tmp_path / "noise.toml").write_text(SPEC)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "noise.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    out, kernels = converted(tmp_path, KERNEL, SPEC)
+    (k,) = kernels
     assert k["form"] == "tile", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]

@@ -5,12 +5,9 @@ an assignment that is not always evaluated, or whose target the expression reads
 left for the emitter to refuse."""
 from __future__ import annotations
 
-import json
-
 from migrate.analysis.prepare.value_assignments import split_value_assignments
-from migrate.cli import main
 from migrate.ir import model as m
-from tests.analysis.support import nodes, unit
+from tests.analysis.support import converted, nodes, unit
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -89,11 +86,8 @@ def test_assignments_in_conditions_declarations_and_loop_headers_become_statemen
 
 
 def test_assignments_used_as_values_convert_and_check_equal(tmp_path):
-    (tmp_path / "walk.cu").write_text(KERNEL)
-    (tmp_path / "walk.toml").write_text(SPEC)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "walk.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    out, kernels = converted(tmp_path, KERNEL, SPEC)
+    (k,) = kernels
     assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]
 
