@@ -7,6 +7,9 @@ TileLang kernels here work on flat scalar buffers, so every vector value becomes
 - ``reinterpret_cast<const float4*>(a)`` of a scalar buffer is a view: ``v4[i].z`` → ``a[4*i + 2]``;
   the other way, ``(float*) v2`` of a ``float2`` buffer is its scalar buffer, lanes in order;
 - a vector local ``float4 v`` becomes ``v_x, v_y, v_z, v_w``; assigning a vector assigns each lane;
+- an array of vectors (``__shared__ uchar4 s[64]``, ``float4 t[3][4]``) becomes an array of their
+  scalars, the last extent times the lanes: ``t[i][j].y`` → ``t[i][4*j + 1]``; a pointer into a
+  one-dimensional one is a view like a parameter's;
 - ``make_float4(a, b, c, d)``, ``__floats2half2_rn``, ``__hadd2``/``__hmul2``/``__hfma2``,
   ``__half22float2``, ``__low2float``/``__high2float`` act lane by lane.
 
@@ -41,10 +44,28 @@ def _vec(t) -> m.Vector | None:
     return None
 
 
+def _array_vec(t) -> m.Vector | None:
+    """The vector type an array (of arrays) of vectors holds; None for any other type."""
+    while isinstance(t, m.Array):
+        t = t.element
+    return t if isinstance(t, m.Vector) else None
+
+
+def _scalar_array(t: m.Array) -> m.Array:
+    """``t`` (an array of vectors) as an array of their scalars, the last extent times the lanes."""
+    if isinstance(t.element, m.Array):
+        return dataclasses.replace(t, element=_scalar_array(t.element))
+    v = t.element
+    if t.extent is None:
+        raise VectorError(f"array of '{v}' with no constant extent")
+    return m.Array(m.Scalar(v.dtype), t.extent * v.lanes, "", t.volatile)
+
+
 def uses_vectors(fn: m.Function) -> bool:
     if any(_vec(p.type) or (isinstance(p.type, m.Pointer) and _vec(p.type.pointee)) for p in fn.params):
         return True
-    return any(hasattr(n, "type") and (_vec(n.type) or (isinstance(n.type, m.Pointer) and _vec(n.type.pointee)))
+    return any(hasattr(n, "type") and (_vec(n.type) or _array_vec(n.type)
+                                       or (isinstance(n.type, m.Pointer) and _vec(n.type.pointee)))
                for n in m.walk(fn.body)) if fn.body else False
 
 
@@ -64,10 +85,16 @@ def _mul(a: m.Expr, k: int, span: Span) -> m.Expr:
 
 @dataclasses.dataclass(frozen=True)
 class _View:
-    buffer: str  # the scalar buffer (parameter) holding the lanes
+    buffer: str  # the scalar buffer (parameter, or array of vectors made scalars) holding the lanes
     lanes: int
     offset: m.Expr | None  # in vectors
     scalar: m.Scalar
+    kind: str = "param"  # the buffer's Ref kind
+    array: m.Array | None = None  # the buffer's type where it is an array, not a pointer
+    start: m.Expr | None = None  # in scalars: a vector view of a scalar buffer from some element on
+
+    def ref(self, span: Span, const: bool = False) -> m.Ref:
+        return m.Ref(self.buffer, self.kind, self.array or m.Pointer(self.scalar, const), span)
 
 
 _HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
@@ -81,6 +108,7 @@ class _Scalarizer:
     def __init__(self, fn: m.Function) -> None:
         self.views: dict[str, _View] = {}
         self.locals: dict[str, m.Vector] = {}
+        self.arrays: dict[str, m.Array] = {}  # arrays of vectors: their scalar type
         for p in fn.params:
             if isinstance(p.type, m.Pointer) and _vec(p.type.pointee):
                 v = _vec(p.type.pointee)
@@ -97,7 +125,14 @@ class _Scalarizer:
             if view is not None:
                 index = _add(_mul(_add(view.offset, e.index, span), view.lanes, span), _int(i, span), span) \
                     if view.offset is not None else _add(_mul(e.index, view.lanes, span), _int(i, span), span)
-                return m.Index(m.Ref(view.buffer, "param", m.Pointer(view.scalar), span), index, view.scalar, span)
+                if view.start is not None:
+                    index = _add(view.start, index, span)
+                return m.Index(view.ref(span), index, view.scalar, span)
+            array = self.array_of(e.base)
+            if array is not None:
+                v = _vec(e.type)
+                index = _add(_mul(self.scalar(e.index), v.lanes, span), _int(i, span), span)
+                return m.Index(array, index, m.Scalar(v.dtype), span)
         if isinstance(e, m.Unary) and e.op == "*":
             return self.lane(m.Index(e.operand, _int(0, span), e.type, span), i)
         if isinstance(e, m.Call):
@@ -146,15 +181,46 @@ class _Scalarizer:
     def lane_or_scalar(self, e: m.Expr, i: int) -> m.Expr:
         return self.lane(e, i) if _vec(getattr(e, "type", None)) else self.scalar(e)
 
+    def array_of(self, e: m.Expr) -> m.Expr | None:
+        """``e`` (an array of vectors, or a row of one: ``t``, ``t[i]``) as the same expression over
+        the arrays of scalars they become; None where ``e`` is no such array."""
+        if isinstance(e, m.Ref) and e.name in self.arrays and isinstance(e.type, m.Array):
+            return dataclasses.replace(e, type=self.arrays[e.name])
+        if isinstance(e, m.Index) and isinstance(e.type, m.Array):
+            base = self.array_of(e.base)
+            if base is not None and isinstance(base.type, m.Array):
+                return m.Index(base, self.scalar(e.index), base.type.element, e.span)
+        return None
+
+    def scalar_start(self, e: m.Expr) -> tuple[m.Ref, m.Expr | None] | None:
+        """``e`` as a scalar buffer (a pointer, or a one-dimensional array of scalars) and the
+        element it starts at (``data + i * 4``, ``&partial[k]``); None for anything else."""
+        if isinstance(e, m.Ref) and (isinstance(e.type, m.Pointer) and isinstance(e.type.pointee, m.Scalar)
+                                     or isinstance(e.type, m.Array) and isinstance(e.type.element, m.Scalar)):
+            return e, None
+        if isinstance(e, m.Binary) and e.op in ("+", "-") and isinstance(e.rhs.type, m.Scalar):
+            inner = self.scalar_start(e.lhs)
+            if inner is not None:
+                step = self.scalar(e.rhs) if e.op == "+" else m.Unary("-", self.scalar(e.rhs), False, e.rhs.type, e.span)
+                return inner[0], _add(inner[1], step, e.span)
+        if isinstance(e, m.Unary) and e.op == "&" and isinstance(e.operand, m.Index):
+            inner = self.scalar_start(e.operand.base)
+            if inner is not None:
+                return inner[0], _add(inner[1], self.scalar(e.operand.index), e.span)
+        return None
+
     def view_of(self, base: m.Expr) -> _View | None:
         while isinstance(base, m.Cast) and isinstance(base.type, m.Pointer):
             inner = base.operand
             target = _vec(base.type.pointee)
-            if target is not None and isinstance(inner, m.Ref) and isinstance(inner.type, m.Pointer) \
-                    and isinstance(inner.type.pointee, m.Scalar):
-                if inner.type.pointee.dtype != target.dtype:
+            scalars = self.scalar_start(inner) if target is not None else None
+            if scalars is not None:
+                ref, start = scalars
+                element = ref.type.pointee if isinstance(ref.type, m.Pointer) else ref.type.element
+                if element.dtype != target.dtype:
                     return None  # the bits of another type (float4 over int): no lane view
-                return _View(inner.name, target.lanes, None, m.Scalar(target.dtype))
+                return _View(ref.name, target.lanes, None, m.Scalar(target.dtype), ref.kind,
+                             ref.type if isinstance(ref.type, m.Array) else None, start)
             if target is not None:  # a vector view of another vector buffer (float4 over float2)
                 view = self.view_of(inner)
                 if view is None or view.scalar.dtype != target.dtype:
@@ -163,7 +229,7 @@ class _Scalarizer:
                     return view
                 # the same scalars in wider (or narrower) vectors; an offset in the old vectors
                 # need not be a whole number of the new ones
-                return _View(view.buffer, target.lanes, None, view.scalar) if view.offset is None else None
+                return dataclasses.replace(view, lanes=target.lanes) if view.offset is None else None
             base = inner
         if isinstance(base, m.Ref) and base.name in self.views:
             return self.views[base.name]
@@ -191,10 +257,13 @@ class _Scalarizer:
         view = self.view_of(inner)
         if view is None or view.scalar.dtype != e.type.pointee.dtype:
             return None
-        ref = m.Ref(view.buffer, "param", m.Pointer(view.scalar, e.type.const), e.span)
-        if view.offset is None:
+        ref = view.ref(e.span, e.type.const)
+        offset = _mul(view.offset, view.lanes, e.span) if view.offset is not None else None
+        if view.start is not None:
+            offset = _add(view.start, offset, e.span) if offset is not None else view.start
+        if offset is None:
             return ref
-        return m.Binary("+", ref, _mul(view.offset, view.lanes, e.span), ref.type, e.span)
+        return m.Binary("+", ref, offset, ref.type, e.span)
 
     # -- scalar expressions that may contain vectors ---------------------------------------------
     def scalar(self, e):
@@ -220,6 +289,35 @@ class _Scalarizer:
         return m.map_children(e, self.scalar)
 
     # -- statements --------------------------------------------------------------------------------
+    def array_decl(self, d: m.VarDecl) -> m.DeclStmt:
+        """An array of vectors declared as the array of their scalars (its initial values lane by
+        lane); a one-dimensional one is also a view for the pointers made into it."""
+        try:
+            scalar_type = _scalar_array(d.type)
+        except VectorError as exc:
+            raise VectorError(str(exc), d.span) from None
+        self.arrays[d.name] = scalar_type
+        v = _array_vec(d.type)
+        if not isinstance(d.type.element, m.Array):
+            kind = "shared" if d.storage == "shared" else "local"
+            self.views[d.name] = _View(d.name, v.lanes, None, m.Scalar(v.dtype), kind, scalar_type)
+        init = d.init
+        if init is not None:
+            init = self.flat_init(init, d.type)
+        return m.DeclStmt((dataclasses.replace(d, type=scalar_type, init=init),), d.span)
+
+    def flat_init(self, init: m.Expr, t: m.Array) -> m.Expr:
+        """``{make_uchar4(2, 0, 0, 0), ...}`` for an array of vectors: the same list of lists, each
+        vector's lanes in its place (missing trailing elements stay missing: zero, as in C++)."""
+        if not isinstance(init, m.InitList):
+            raise VectorError(f"array of '{_array_vec(t)}' initialised with no list", init.span)
+        if isinstance(t.element, m.Array):
+            items = tuple(self.flat_init(x, t.element) for x in init.items)
+            return m.InitList(items, _scalar_array(t), init.span)
+        v = t.element
+        items = tuple(self.lane(x, i) for x in init.items for i in range(v.lanes))
+        return m.InitList(items, _scalar_array(t), init.span)
+
     def stmts(self, stmts) -> tuple:
         out = []
         for s in stmts:
@@ -248,6 +346,8 @@ class _Scalarizer:
                         init = self.lane(value, i) if value is not None else None
                         out.append(m.DeclStmt((m.VarDecl(f"{d.name}_{lane_names(v)[i]}", m.Scalar(v.dtype), d.storage,
                                                          d.const, init, d.span),), d.span))
+                elif _array_vec(d.type) is not None:
+                    out.append(self.array_decl(d))
                 elif isinstance(d.type, m.Pointer) and _vec(d.type.pointee):
                     view = self.view_of(d.init) if d.init is not None else None
                     if view is None:

@@ -5,7 +5,7 @@ import pytest
 
 from migrate.analysis.prepare.vectors import VectorError, scalarize_vectors
 from migrate.ir import model as m
-from tests.analysis.support import calls, nodes, unit
+from tests.analysis.support import calls, converted, nodes, unit
 
 
 def test_vectors_become_lanes(tmp_path):
@@ -130,3 +130,252 @@ def test_a_struct_that_points_to_itself_is_a_record(tmp_path):
         __global__ void k(Node* n, int* out) { out[0] = n[0].key; }
     """)
     assert isinstance(u.kernel("k").params[0].type.pointee, m.Record)
+
+
+#: Arrays of vectors the way real kernels hold them: a shared row of uchar4 pixels with halos, a
+#: local table of uchar4 coefficients with its initial values next to a 2-D local float4 array, and
+#: shared float4 rows with a padded pitch filled through a float4 view of a float buffer.
+VECTOR_ARRAYS = """#include <cuda_runtime.h>
+#define R 2
+// a row filter through a shared array of uchar4 (the way image kernels stage pixels)
+__global__ void rows(const uchar4* __restrict__ src, float* __restrict__ dst, int width) {
+    __shared__ uchar4 tile[64 + 2 * R];
+    int lid = threadIdx.x;
+    int g = blockIdx.x * blockDim.x + lid;
+    tile[lid + R] = src[g];
+    if (lid < R) {
+        tile[lid] = src[max(g - R, 0)];
+        tile[lid + blockDim.x + R] = src[min(g + (int)blockDim.x, width - 1)];
+    }
+    __syncthreads();
+    float acc = 0.0f;
+    for (int k = -R; k <= R; k++) {
+        uchar4 p = tile[lid + R + k];
+        acc += p.x + 2.0f * p.y + 3.0f * p.z - p.w;
+    }
+    dst[g] = acc;
+}
+
+// a local table of vectors with its initial values, and a 2-D local array of float4
+__global__ void mix(const float* __restrict__ x, float* __restrict__ y, int n) {
+    uchar4 coeff[3] = {make_uchar4(2, 0, 1, 3), make_uchar4(1, 1, 0, 2), make_uchar4(0, 3, 2, 1)};
+    float4 m[2][3];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 3; c++) {
+            m[r][c].x = x[i] * (r + 1);
+            m[r][c].y = x[i] - c;
+            m[r][c].z = coeff[c].x * x[i];
+            m[r][c].w = coeff[c].w + r;
+        }
+    float s = 0.0f;
+    for (int c = 0; c < 3; c++) s += m[1][c].x * m[0][c].z + m[1][c].y - m[0][c].w;
+    y[i] = s;
+}
+
+// rows of float4 staged in shared memory with a padded pitch (the way matchers stage descriptors)
+__global__ void dots(const float* __restrict__ a, float* __restrict__ out) {
+    __shared__ float4 buf[8 * 5];
+    int t = threadIdx.x;           // 32 threads: 8 rows of 4 float4
+    int row = t / 4, d = t % 4;
+    buf[row * 5 + d] = ((const float4*)a)[blockIdx.x * 32 + t];
+    __syncthreads();
+    if (t < 8) {
+        float s = 0.0f;
+        for (int k = 0; k < 4; k++) {
+            float4 v = buf[t * 5 + k];
+            s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+        }
+        out[blockIdx.x * 8 + t] = s;
+    }
+}
+"""
+
+VECTOR_ARRAYS_SPEC = """[[kernel]]
+name = "rows"
+grid = [4, 1, 1]
+block = [64, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "src"
+buffer = "uint8"
+elements = 1024
+role = "in"
+range = [0, 255]
+[[kernel.args]]
+name = "dst"
+buffer = "float32"
+elements = 256
+role = "out"
+[[kernel.args]]
+name = "width"
+scalar = "int32"
+value = 256
+
+[[kernel]]
+name = "mix"
+grid = [2, 1, 1]
+block = [128, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 200
+role = "in"
+range = [-2.0, 2.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 200
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 200
+
+[[kernel]]
+name = "dots"
+grid = [3, 1, 1]
+block = [32, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "a"
+buffer = "float32"
+elements = 384
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "out"
+buffer = "float32"
+elements = 24
+role = "out"
+"""
+
+
+def test_arrays_of_vectors_become_arrays_of_their_lanes(tmp_path):
+    u = unit(tmp_path, VECTOR_ARRAYS)
+    fn = scalarize_vectors(u.kernel("mix"))
+    decls = {d.name: d for d in nodes(fn, m.VarDecl)}
+    assert str(decls["coeff"].type) == "uint8[12]" and str(decls["m"].type) == "float32[12][2]"
+    assert [(x.operand if isinstance(x, m.Cast) else x).value for x in decls["coeff"].init.items] \
+        == [2, 0, 1, 3, 1, 1, 0, 2, 0, 3, 2, 1]
+    assert not [n for n in m.walk(fn.body) if isinstance(getattr(n, "type", None), m.Vector)]
+
+
+def test_arrays_of_vectors_convert_and_check_equal(tmp_path):
+    out, kernels = converted(tmp_path, VECTOR_ARRAYS, VECTOR_ARRAYS_SPEC)
+    assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"rows": "pass", "mix": "pass", "dots": "pass"}
+
+
+#: Vector views of a scalar buffer from any element on: char4 records at data + i + 8*gx, float2
+#: pairs stored through a row pointer, a shared array of 64-bit sums read back as one ulong4.
+SCALAR_STARTS = """#include <cuda_runtime.h>
+#define ATTRS 8
+// distances between records of char attributes read four at a time from any element on
+__global__ void dist(const char* __restrict__ data, int* __restrict__ out, int n) {
+    int gx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gx >= n) return;
+    int acc = 0;
+    for (int i = 0; i < ATTRS; i += 4) {
+        char4 a = *(char4*)(data + i + ATTRS * gx);
+        char4 b = *(const char4*)(data + i);
+        acc += abs(a.x - b.x) + abs(a.y - b.y) + abs(a.z - b.z) + abs(a.w - b.w);
+    }
+    out[gx] = acc;
+}
+
+// a 2x upsample writing float2 pairs through a row pointer (the way image resizers vectorise)
+__global__ void up2(const float* __restrict__ in, float* __restrict__ out, int W) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y;
+    if (x >= W) return;
+    float val = in[y * W + x];
+    float* out_base = out + (2 * y) * (2 * W) + 2 * x;
+    reinterpret_cast<float2*>(out_base)[0] = make_float2(val, val);
+    reinterpret_cast<float2*>(out_base + 2 * W)[0] = make_float2(val, 2.0f * val);
+}
+
+// a shared array of 64-bit partial sums read back as one ulong4
+__global__ void sum4(const unsigned long long* __restrict__ x, unsigned long long* __restrict__ y) {
+    __shared__ unsigned long long partial[4];
+    if (threadIdx.x < 4) partial[threadIdx.x] = x[blockIdx.x * 4 + threadIdx.x] * 3ull;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        ulong4 r = *(ulong4*)&partial[0];
+        y[blockIdx.x] = r.x + r.y + r.z + r.w;
+    }
+}
+"""
+
+SCALAR_STARTS_SPEC = """[[kernel]]
+name = "dist"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "data"
+buffer = "int8"
+elements = 1000
+role = "in"
+range = [-100, 100]
+[[kernel.args]]
+name = "out"
+buffer = "int32"
+elements = 120
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 120
+
+[[kernel]]
+name = "up2"
+grid = [1, 6, 1]
+block = [32, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "in"
+buffer = "float32"
+elements = 120
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "out"
+buffer = "float32"
+elements = 480
+role = "out"
+[[kernel.args]]
+name = "W"
+scalar = "int32"
+value = 20
+
+[[kernel]]
+name = "sum4"
+grid = [5, 1, 1]
+block = [32, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "x"
+buffer = "uint64"
+elements = 20
+role = "in"
+range = [1, 1000000]
+[[kernel.args]]
+name = "y"
+buffer = "uint64"
+elements = 5
+role = "out"
+"""
+
+
+def test_a_vector_view_from_any_element_of_a_scalar_buffer_reads_its_lanes_there(tmp_path):
+    fn = scalarize_vectors(unit(tmp_path, SCALAR_STARTS).kernel("dist"))
+    reads = [n for n in nodes(fn, m.Index) if isinstance(n.base, m.Ref) and n.base.name == "data"]
+    assert len(reads) == 8 and not [n for n in m.walk(fn.body) if isinstance(n, m.Cast)
+                                    and isinstance(n.type, m.Pointer)]
+
+
+def test_vector_views_from_any_element_convert_and_check_equal(tmp_path):
+    out, kernels = converted(tmp_path, SCALAR_STARTS, SCALAR_STARTS_SPEC)
+    assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"dist": "pass", "up2": "pass", "sum4": "pass"}
