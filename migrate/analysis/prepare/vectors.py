@@ -51,12 +51,15 @@ def _array_vec(t) -> m.Vector | None:
     return t if isinstance(t, m.Vector) else None
 
 
-def _scalar_array(t: m.Array) -> m.Array:
-    """``t`` (an array of vectors) as an array of their scalars, the last extent times the lanes."""
+def _scalar_array(t: m.Array, unsized: bool = False) -> m.Array:
+    """``t`` (an array of vectors) as an array of their scalars, the last extent times the lanes;
+    ``unsized``: an ``extern __shared__`` one, whose size the launch gives in bytes."""
     if isinstance(t.element, m.Array):
         return dataclasses.replace(t, element=_scalar_array(t.element))
     v = t.element
     if t.extent is None:
+        if unsized:
+            return m.Array(m.Scalar(v.dtype), None, "", t.volatile)
         raise VectorError(f"array of '{v}' with no constant extent")
     return m.Array(m.Scalar(v.dtype), t.extent * v.lanes, "", t.volatile)
 
@@ -98,8 +101,9 @@ class _View:
 
 
 _HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
-#: arithmetic a vector operand or result takes lane by lane
-_LANE_OPS = ("+", "-", "*", "/")
+#: arithmetic a vector operand or result takes lane by lane (the frontend keeps a user's operator
+#: on vectors as this syntax only where its definition is lane by lane: parse/lanewise.py)
+_LANE_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 _LANE_PICK = {"__low2float": (0, "float32"), "__high2float": (1, "float32"),
               "__low2half": (0, "float16"), "__high2half": (1, "float16")}
 
@@ -244,15 +248,16 @@ class _Scalarizer:
         return None
 
     def flat_view(self, e) -> m.Expr | None:
-        """``(float*) v2`` of a ``float2`` buffer (or view) ``v2``: its scalar buffer, the lanes in
-        order (``(float*) (v2 + k)`` starts ``2*k`` lanes in); None for anything else."""
+        """``(float*) v2`` of a ``float2`` buffer (or view, or one-dimensional array) ``v2``: its
+        scalar buffer, the lanes in order (``(float*) (v2 + k)`` starts ``2*k`` lanes in); None for anything else."""
         if not (isinstance(e, m.Cast) and isinstance(e.type, m.Pointer) and isinstance(e.type.pointee, m.Scalar)):
             return None
         inner = e.operand
         while isinstance(inner, m.Cast) and isinstance(inner.type, m.Pointer) and _vec(inner.type.pointee):
             inner = inner.operand  # (float*)(const float2*) v2
         t = getattr(inner, "type", None)
-        if not (isinstance(t, m.Pointer) and _vec(t.pointee)):
+        if not (isinstance(t, m.Pointer) and _vec(t.pointee)
+                or isinstance(t, m.Array) and isinstance(inner, m.Ref) and inner.name in self.views):
             return None
         view = self.view_of(inner)
         if view is None or view.scalar.dtype != e.type.pointee.dtype:
@@ -293,7 +298,7 @@ class _Scalarizer:
         """An array of vectors declared as the array of their scalars (its initial values lane by
         lane); a one-dimensional one is also a view for the pointers made into it."""
         try:
-            scalar_type = _scalar_array(d.type)
+            scalar_type = _scalar_array(d.type, d.storage == "extern_shared")
         except VectorError as exc:
             raise VectorError(str(exc), d.span) from None
         self.arrays[d.name] = scalar_type

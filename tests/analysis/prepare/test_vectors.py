@@ -379,3 +379,87 @@ def test_a_vector_view_from_any_element_of_a_scalar_buffer_reads_its_lanes_there
 def test_vector_views_from_any_element_convert_and_check_equal(tmp_path):
     out, kernels = converted(tmp_path, SCALAR_STARTS, SCALAR_STARTS_SPEC)
     assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"dist": "pass", "up2": "pass", "sum4": "pass"}
+
+
+#: A project's lane-by-lane xor on uchar4 (compound too) over pixels staged in dynamic shared
+#: memory, and a shared uint2 array read back through a flat uint view.
+SHARED_LANES = """#include <cuda_runtime.h>
+// a project's own xor on uchar4, lane by lane (the way block ciphers write their rounds)
+inline __device__ uchar4 operator^(uchar4 a, uchar4 b) { return make_uchar4(a.x ^ b.x, a.y ^ b.y, a.z ^ b.z, a.w ^ b.w); }
+inline __device__ void operator^=(uchar4 &a, const uchar4 b) { a.x ^= b.x; a.y ^= b.y; a.z ^= b.z; a.w ^= b.w; }
+
+// pixels staged in dynamic shared memory as uchar4, whitened with a round key
+__global__ void whiten(const uchar4* __restrict__ in, const uchar4* __restrict__ key, unsigned int* __restrict__ out) {
+    extern __shared__ uchar4 block0[];
+    unsigned int lid = threadIdx.x;
+    unsigned int g = blockIdx.x * blockDim.x + lid;
+    block0[lid] = in[g];
+    block0[lid] ^= key[lid % 4];
+    __syncthreads();
+    uchar4 v = block0[(lid + 1) % blockDim.x] ^ block0[lid];
+    out[g] = v.x | (v.y << 8) | (v.z << 16) | ((unsigned int)v.w << 24);
+}
+
+// keys staged as uint2 pairs, then read back one uint at a time through a flat view
+__global__ void pairs(const unsigned int* __restrict__ keys, unsigned int* __restrict__ out) {
+    __shared__ uint2 sKeys2[64];
+    unsigned int *sKeys1 = (unsigned int*)sKeys2;
+    unsigned int localId = threadIdx.x;
+    unsigned int globalId = blockIdx.x * blockDim.x + localId;
+    sKeys2[localId] = reinterpret_cast<const uint2*>(keys)[globalId];
+    __syncthreads();
+    out[2 * globalId] = sKeys1[localId] + sKeys1[127 - localId];
+    out[2 * globalId + 1] = sKeys1[64 + localId] ^ sKeys1[2 * localId + 1];
+}
+"""
+
+SHARED_LANES_SPEC = """[[kernel]]
+name = "whiten"
+grid = [3, 1, 1]
+block = [64, 1, 1]
+shared_bytes = 256
+tolerance = "exact"
+[[kernel.args]]
+name = "in"
+buffer = "uint8"
+elements = 768
+role = "in"
+range = [0, 255]
+[[kernel.args]]
+name = "key"
+buffer = "uint8"
+elements = 16
+role = "in"
+range = [0, 255]
+[[kernel.args]]
+name = "out"
+buffer = "uint32"
+elements = 192
+role = "out"
+
+[[kernel]]
+name = "pairs"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "keys"
+buffer = "uint32"
+elements = 256
+role = "in"
+range = [0, 1000000]
+[[kernel.args]]
+name = "out"
+buffer = "uint32"
+elements = 256
+role = "out"
+"""
+
+
+def test_dynamic_shared_vectors_user_lane_operators_and_flat_views_check_equal(tmp_path):
+    fn = scalarize_vectors(unit(tmp_path, SHARED_LANES).kernel("whiten"))
+    (block0,) = [d for d in nodes(fn, m.VarDecl) if d.name == "block0"]
+    assert block0.type == m.Array(m.Scalar("uint8"), None) and block0.storage == "extern_shared"
+    assert len([n for n in m.walk(fn.body) if isinstance(n, m.Assign) and n.op == "^="]) == 4
+    out, kernels = converted(tmp_path, SHARED_LANES, SHARED_LANES_SPEC)
+    assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"whiten": "pass", "pairs": "pass"}
