@@ -10,6 +10,7 @@ exactly what to state in the spec file instead.
 """
 from __future__ import annotations
 
+from .analysis.prepare.vectors import scalar_constants
 from .dtypes import SPEC_SIZES as DTYPES
 from .ir import model as m
 
@@ -107,7 +108,7 @@ def _from_site(fn: m.Function, site: m.LaunchSite, unit: m.TranslationUnit) -> t
             tolerance = _TOLERANCE[d]
     symbols = []
     used = {n.name for n in m.walk(fn.body) if isinstance(n, m.Ref) and n.kind == "constant"} if fn.body else set()
-    for g in unit.globals:
+    for g in scalar_constants(unit).globals:  # arrays of vectors as their scalars, as the kernels read them
         if g.storage != "constant" or g.name not in used:
             continue
         dtype = _dtype(g.type.element) if isinstance(g.type, m.Array) else None

@@ -56,7 +56,7 @@ from .analysis.prepare.value_steps import split_value_steps
 from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
 from .analysis.prepare.returns import returns_to_guards
-from .analysis.prepare.vectors import VectorError, scalarize_vectors, uses_vectors
+from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_vectors, uses_vectors
 from .diagnostics import Diagnostic, make
 from .emit.device import emit_device_function, extra_params
 from .emit.kernel import KernelOutput, KernelPrinter
@@ -501,6 +501,7 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
     the device functions they call as macros; a kernel whose macro cannot be printed is not
     migrated (M3001). Returns the module text and each kernel's outcome."""
     tags = {unit.file: ""}
+    unit = scalar_constants(unit)
     device = {f.name: one_statement_each(f) for f in unit.device_functions}
     extras = {name: extra_params(name, device) for name in device}
     pipeline = KernelPipeline(unit, KernelPrinter(unit, tags, extras), options, device)

@@ -190,6 +190,8 @@ class _Scalarizer:
         the arrays of scalars they become; None where ``e`` is no such array."""
         if isinstance(e, m.Ref) and e.name in self.arrays and isinstance(e.type, m.Array):
             return dataclasses.replace(e, type=self.arrays[e.name])
+        if isinstance(e, m.Ref) and e.kind == "constant" and _array_vec(e.type) is not None:
+            return dataclasses.replace(e, type=_scalar_array(e.type))  # see scalar_constants
         if isinstance(e, m.Index) and isinstance(e.type, m.Array):
             base = self.array_of(e.base)
             if base is not None and isinstance(base.type, m.Array):
@@ -398,6 +400,23 @@ class _Scalarizer:
                 raise VectorError("a device function returning a vector must be inlined", s.span)
             return [dataclasses.replace(s, value=self.scalar(s.value))]
         return [s]
+
+
+def scalar_constants(unit: m.TranslationUnit) -> m.TranslationUnit:
+    """``unit`` with each ``__constant__`` array of vectors (``__constant__ kValues ck[N]``, a plain
+    struct of three floats) an array of their scalars, as the kernels' reads of it become
+    (:func:`scalarize_vectors`): the symbol the launcher fills holds the same bytes."""
+    changed = False
+    globals_ = []
+    for g in unit.globals:
+        if g.storage == "constant" and _array_vec(g.type) is not None:
+            try:
+                g = dataclasses.replace(g, type=_scalar_array(g.type))
+                changed = True
+            except VectorError:
+                pass  # an extent the kernels' reads will report
+        globals_.append(g)
+    return dataclasses.replace(unit, globals=tuple(globals_)) if changed else unit
 
 
 def scalarize_vectors(fn: m.Function) -> m.Function:

@@ -463,3 +463,82 @@ def test_dynamic_shared_vectors_user_lane_operators_and_flat_views_check_equal(t
     assert len([n for n in m.walk(fn.body) if isinstance(n, m.Assign) and n.op == "^="]) == 4
     out, kernels = converted(tmp_path, SHARED_LANES, SHARED_LANES_SPEC)
     assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"whiten": "pass", "pairs": "pass"}
+
+
+#: Constant memory holding a table of plain structs and of float3 (the way MRI kernels keep their
+#: sample points).
+CONSTANT_VECTORS = """#include <cuda_runtime.h>
+#define KCHUNK 16
+// sample points kept in constant memory as a table of plain structs (the way MRI kernels do)
+struct kValues { float Kx; float Ky; float Kz; float PhiMag; };
+__constant__ kValues ck[KCHUNK];
+__constant__ float3 offs[2];
+
+__global__ void computeQ(int numK, const float* __restrict__ x, const float* __restrict__ y,
+                         float* __restrict__ Qr, float* __restrict__ Qi) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    float sX = x[t] + offs[0].x, sY = y[t] + offs[1].y;
+    float qr = Qr[t], qi = Qi[t];
+    for (int k = 0; k < numK; k++) {
+        float arg = 6.2831853f * (ck[k].Kx * sX + ck[k].Ky * sY + ck[k].Kz * offs[1].z);
+        qr += ck[k].PhiMag * cosf(arg);
+        qi += ck[k].PhiMag * sinf(arg);
+    }
+    Qr[t] = qr;
+    Qi[t] = qi;
+}
+"""
+
+CONSTANT_VECTORS_SPEC = """[[kernel]]
+name = "computeQ"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "numK"
+scalar = "int32"
+value = 16
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 128
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 128
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "Qr"
+buffer = "float32"
+elements = 128
+role = "inout"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "Qi"
+buffer = "float32"
+elements = 128
+role = "inout"
+range = [-1.0, 1.0]
+[[kernel.symbols]]
+name = "ck"
+dtype = "float32"
+elements = 64
+range = [-1.0, 1.0]
+[[kernel.symbols]]
+name = "offs"
+dtype = "float32"
+elements = 6
+range = [-0.5, 0.5]
+"""
+
+
+def test_constant_arrays_of_vectors_are_symbols_of_their_scalars(tmp_path):
+    from migrate.analysis.prepare.vectors import scalar_constants
+    u = scalar_constants(unit(tmp_path, CONSTANT_VECTORS))
+    assert {g.name: str(g.type) for g in u.globals} == {"ck": "float32[64]", "offs": "float32[6]"}
+    out, kernels = converted(tmp_path, CONSTANT_VECTORS, CONSTANT_VECTORS_SPEC)
+    assert [(k["kernel"], k["check"]["status"]) for k in kernels] == [("computeQ", "pass")]
+    assert "ck: T.Tensor((64,), T.float32)" in (out / "k.py").read_text()
