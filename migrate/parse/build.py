@@ -126,15 +126,27 @@ def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
     kids = list(decl.get_children())
     if not kids or any(k.kind != K.FIELD_DECL for k in kids):
         return None
-    # the fields' own spellings, never convert_type (a field pointing to its struct would recurse)
-    types = [_named_type(_bare(k.type.get_canonical().spelling)) for k in kids]
-    if not all(isinstance(t, m.Scalar) for t in types) or len({t.dtype for t in types}) != 1 \
+    # the fields' own spellings, never convert_type (a field pointing to its struct would recurse);
+    # a field of a CUDA vector type, or of another such struct, is its lanes (``pos.x``, ``pos.y``)
+    types = [_named_type(_bare(k.type.get_canonical().spelling)) or _nested_lanes(k.type) for k in kids]
+    if not all(isinstance(t, (m.Scalar, m.Vector)) for t in types) or len({t.dtype for t in types}) != 1 \
             or any(k.is_bitfield() for k in kids):
         return None
     dtype = types[0].dtype
-    if dtype not in dtypes.SIZES or ctype.get_size() != len(kids) * dtypes.SIZES[dtype]:
+    fields = tuple(name for k, t in zip(kids, types)
+                   for name in ((k.spelling,) if isinstance(t, m.Scalar)
+                                else (f"{k.spelling}.{lane}" for lane in (t.fields or "xyzw"[:t.lanes]))))
+    if dtype not in dtypes.SIZES or ctype.get_size() != len(fields) * dtypes.SIZES[dtype]:
         return None
-    return m.Vector(spelling, dtype, len(kids), tuple(k.spelling for k in kids))
+    return m.Vector(spelling, dtype, len(fields), fields)
+
+
+def _nested_lanes(ctype: ci.Type) -> m.Vector | None:
+    """A struct field's type when it is itself a plain struct of one scalar type (its lanes)."""
+    canonical = ctype.get_canonical()
+    if canonical.kind != T.RECORD:
+        return None
+    return _lane_struct(canonical, _bare(canonical.spelling))
 
 
 def _bare(spelling: str) -> str:

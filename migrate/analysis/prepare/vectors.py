@@ -26,8 +26,14 @@ LANES = ("x", "y", "z", "w")
 
 
 def lane_names(v: m.Vector) -> tuple[str, ...]:
-    """The names of a vector's lanes: a struct's fields, else x, y, z, w."""
+    """The names of a vector's lanes: a struct's fields (``pos.x`` for a field's own lanes), else
+    x, y, z, w."""
     return v.fields or LANES[:v.lanes]
+
+
+def lane_local(name: str, v: m.Vector, i: int) -> str:
+    """The local holding lane ``i`` of the vector local ``name`` (``p_pos_x``)."""
+    return f"{name}_{lane_names(v)[i].replace('.', '_')}"
 
 
 class VectorError(Exception):
@@ -123,7 +129,7 @@ class _Scalarizer:
         span = e.span
         if isinstance(e, m.Ref) and e.name in self.locals:
             v = self.locals[e.name]
-            return m.Ref(f"{e.name}_{lane_names(v)[i]}", "local", m.Scalar(v.dtype), span)
+            return m.Ref(lane_local(e.name, v, i), "local", m.Scalar(v.dtype), span)
         if isinstance(e, m.Index):
             view = self.view_of(e.base)
             if view is not None:
@@ -139,6 +145,17 @@ class _Scalarizer:
                 return m.Index(array, index, m.Scalar(v.dtype), span)
         if isinstance(e, m.Unary) and e.op == "*":
             return self.lane(m.Index(e.operand, _int(0, span), e.type, span), i)
+        if isinstance(e, m.Index) and isinstance(e.base, m.Unary) and e.base.op == "&" \
+                and isinstance(e.index, m.IntLit) and e.index.value == 0:
+            return self.lane(e.base.operand, i)  # (&v)->x: a device function's pointer to a local, inlined
+        if isinstance(e, m.Member) and _vec(e.type):  # p.pos of a struct holding float3 pos: its lanes
+            outer = e.base
+            if e.arrow and isinstance(outer.type, m.Pointer):
+                outer = m.Index(outer, _int(0, span), outer.type.pointee, span)
+            whole = _vec(outer.type)
+            name = f"{e.field}.{lane_names(_vec(e.type))[i]}"
+            if whole is not None and name in lane_names(whole):
+                return self.lane(outer, lane_names(whole).index(name))
         if isinstance(e, m.Call):
             name = e.callee
             if name.startswith("make_"):
@@ -351,7 +368,7 @@ class _Scalarizer:
                         value = None  # float4 v;  (default-constructed: no initial value)
                     for i in range(v.lanes):
                         init = self.lane(value, i) if value is not None else None
-                        out.append(m.DeclStmt((m.VarDecl(f"{d.name}_{lane_names(v)[i]}", m.Scalar(v.dtype), d.storage,
+                        out.append(m.DeclStmt((m.VarDecl(lane_local(d.name, v, i), m.Scalar(v.dtype), d.storage,
                                                          d.const, init, d.span),), d.span))
                 elif _array_vec(d.type) is not None:
                     out.append(self.array_decl(d))

@@ -542,3 +542,123 @@ def test_constant_arrays_of_vectors_are_symbols_of_their_scalars(tmp_path):
     out, kernels = converted(tmp_path, CONSTANT_VECTORS, CONSTANT_VECTORS_SPEC)
     assert [(k["kernel"], k["check"]["status"]) for k in kernels] == [("computeQ", "pass")]
     assert "ck: T.Tensor((64,), T.float32)" in (out / "k.py").read_text()
+
+
+#: Particles as an array of structs holding scalars and double3 vectors (the way SPH codes keep them).
+NESTED_LANES = """#include <cuda_runtime.h>
+// particles as an array of structs whose fields are scalars and double3 vectors (the way SPH codes
+// keep them): a whole vector field copied out, lanes read and written through the struct
+struct particle {
+    double density;
+    double pressure;
+    double3 pos;
+    double3 v;
+    double3 a;
+};
+
+__global__ void step(particle* __restrict__ ps, const double dt, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double3 v = ps[i].v;
+    particle* p = &ps[i];
+    v.x += dt * p->a.x;
+    v.y += dt * ps[i].a.y;
+    v.z += dt * ps[i].a.z - ps[i].pressure;
+    ps[i].v = v;
+    ps[i].pos.x += dt * v.x;
+    ps[i].pos.y += dt * v.y;
+    ps[i].pos.z += dt * v.z;
+    ps[i].density = v.x * v.x + v.y * v.y + v.z * v.z;
+}
+"""
+
+NESTED_LANES_SPEC = """[[kernel]]
+name = "step"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "fp64"
+[[kernel.args]]
+name = "ps"
+buffer = "float64"
+elements = 1100
+role = "inout"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "dt"
+scalar = "float64"
+value = 0.25
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+"""
+
+
+def test_a_struct_of_scalars_and_vectors_of_one_type_is_a_vector_of_their_lanes(tmp_path):
+    u = unit(tmp_path, NESTED_LANES)
+    ps = u.kernel("step").params[0].type.pointee
+    assert isinstance(ps, m.Vector) and ps.lanes == 11 and ps.fields[:4] == ("density", "pressure", "pos.x", "pos.y")
+    fn = scalarize_vectors(u.kernel("step"))
+    assert {"v_x", "v_y", "v_z"} <= {d.name for d in nodes(fn, m.VarDecl)}
+    out, kernels = converted(tmp_path, NESTED_LANES, NESTED_LANES_SPEC)
+    assert [(k["kernel"], k["check"]["status"]) for k in kernels] == [("step", "pass")]
+
+
+#: Device functions writing a local vector through its address (velocity->x = ..., (*c).z), the way
+#: CFD and ray-tracing kernels pass their float3 structs.
+LOCAL_VECTOR_POINTERS = """#include <cuda_runtime.h>
+typedef struct { float x; float y; float z; } Float3;
+
+__device__ inline void velocity_of(const float density, const Float3 momentum, Float3* velocity) {
+    velocity->x = momentum.x / density;
+    velocity->y = momentum.y / density;
+    velocity->z = momentum.z / density;
+}
+__device__ static void normalize(Float3* c) {
+    float length = sqrtf(c->x * c->x + c->y * c->y + (*c).z * (*c).z);
+    if (fabsf(length) > 1.0e-17f) { c->x /= length; c->y /= length; c->z /= length; }
+}
+
+__global__ void speeds(const float* __restrict__ rho, const Float3* __restrict__ mom, float* __restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Float3 v;
+    velocity_of(rho[i], mom[i], &v);
+    Float3 d = v;
+    normalize(&d);
+    out[i] = v.x * v.x + v.y * v.y + v.z * v.z + d.x - d.y * d.z;
+}
+"""
+
+LOCAL_VECTOR_POINTERS_SPEC = """[[kernel]]
+name = "speeds"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "rho"
+buffer = "float32"
+elements = 100
+role = "in"
+range = [0.5, 2.0]
+[[kernel.args]]
+name = "mom"
+buffer = "float32"
+elements = 300
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "out"
+buffer = "float32"
+elements = 100
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+"""
+
+
+def test_a_device_function_writing_a_local_vector_through_its_address_checks_equal(tmp_path):
+    out, kernels = converted(tmp_path, LOCAL_VECTOR_POINTERS, LOCAL_VECTOR_POINTERS_SPEC)
+    assert [(k["kernel"], k["check"]["status"]) for k in kernels] == [("speeds", "pass")]
