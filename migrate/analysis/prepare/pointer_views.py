@@ -160,7 +160,35 @@ def _element_dtype(t):
     return e.dtype if isinstance(e, m.Scalar) else e
 
 
+def _byte_step(init, buffers, aliases) -> Alias | None:
+    """``(float*)((char*)x + bytes)`` (a pitched row: ``x`` a buffer or view of the cast's element
+    type): ``x`` ``bytes / sizeof(float)`` elements on. A step that is no whole number of elements
+    would make the CUDA access misaligned (it faults), so the division loses nothing."""
+    step = init.operand
+    while isinstance(step, m.Cast) and step.style == "implicit":
+        step = step.operand
+    if not (isinstance(step, m.Binary) and step.op in ("+", "-") and isinstance(step.lhs, m.Cast)
+            and _element_bytes(step.lhs.type) == 1 and isinstance(step.rhs.type, m.Scalar)):
+        return None
+    size, base_expr = _element_bytes(init.type), step.lhs.operand
+    if size is None or size == 1 or _element_bytes(getattr(base_expr, "type", None)) != size \
+            or _element_dtype(base_expr.type) != _element_dtype(init.type):
+        return None
+    base = _as_alias(base_expr, buffers, aliases)
+    if base is None:
+        return None
+    itype = step.rhs.type
+    off = m.Binary("/", step.rhs, m.IntLit(size, str(size), itype, step.span), itype, step.span)
+    if step.op == "-":
+        off = m.Unary("-", off, False, itype, step.span)
+    return Alias(base.buffer, off if base.offset is None else m.Binary("+", base.offset, off, itype, step.span))
+
+
 def _as_alias(init, buffers, aliases) -> Alias | None:
+    if isinstance(init, m.Cast) and isinstance(init.type, m.Pointer):
+        pitched = _byte_step(init, buffers, aliases)
+        if pitched is not None:
+            return pitched
     while isinstance(init, m.Cast) and isinstance(init.type, m.Pointer):
         # a view through another element size ((float*)((char*)p + bytes)) counts its offsets
         # in other units than the buffer's index: not a fixed view of it

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from migrate.analysis.prepare.pointer_views import pointer_aliases
 from migrate.ir import model as m
-from tests.analysis.support import nodes, unit
+from tests.analysis.support import converted, nodes, unit
 
 
 def test_buffer_views_fold_into_indices(tmp_path):
@@ -22,7 +22,7 @@ def test_buffer_views_fold_into_indices(tmp_path):
     assert bases == {"smem": "shared", "x": "param", "y": "param"}
 
 
-def test_a_view_through_bytes_is_not_taken_for_an_element_offset(tmp_path):
+def test_a_view_through_bytes_counts_its_offset_in_elements(tmp_path):
     # a pitched row, the way pitched 2-D code reaches it: the offset counts bytes, not floats
     u = unit(tmp_path, """
         __global__ void k(float* p, size_t pitch, int width) {
@@ -33,7 +33,9 @@ def test_a_view_through_bytes_is_not_taken_for_an_element_offset(tmp_path):
         }
     """)
     fn, aliases, unresolved = pointer_aliases(u.kernel("k"))
-    assert set(aliases) == {"same"} and [d.name for d in unresolved] == ["row"]
+    assert set(aliases) == {"same", "row"} and not unresolved
+    off = aliases["row"].offset  # r * pitch bytes are r * pitch / 4 floats, not r * pitch
+    assert isinstance(off, m.Binary) and off.op == "/" and off.rhs.value == 4
 
 
 #: a view made, then its offset's local reassigned (concat kernels reuse ``idx`` to unflatten it)
@@ -107,3 +109,83 @@ def test_a_view_that_reads_a_buffers_bits_as_another_type_is_not_folded(tmp_path
         }""").kernel("k")
     _, aliases, unresolved = pointer_aliases(fn)
     assert [d.name for d in unresolved] == ["px"] and set(aliases) == {"same"}
+
+
+#: Rows of a pitched allocation reached through byte offsets, the way cudaMallocPitch users write them.
+PITCHED = """#include <cuda_runtime.h>
+// rows of a pitched allocation reached through byte offsets (cudaMallocPitch's layout)
+__global__ void scale_rows(float* devPtr, size_t pitch, int width, int height) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= height) return;
+    float* row = (float*)((char*)devPtr + r * pitch);
+    for (int c = 0; c < width; c++) row[c] = row[c] * 2.0f + r;
+}
+
+__global__ void row_sums(const int* d, size_t pitch_d, int* out, int width) {
+    const int* d_row = (const int*)((const char*)d + blockIdx.x * pitch_d);
+    int t = threadIdx.x;
+    int s = 0;
+    for (int c = t; c < width; c += blockDim.x) s += d_row[c];
+    atomicAdd(&out[blockIdx.x], s);
+}
+"""
+
+PITCHED_SPEC = """[[kernel]]
+name = "scale_rows"
+grid = [1, 1, 1]
+block = [32, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "devPtr"
+buffer = "float32"
+elements = 480
+role = "inout"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "pitch"
+scalar = "uint64"
+value = 64
+[[kernel.args]]
+name = "width"
+scalar = "int32"
+value = 12
+[[kernel.args]]
+name = "height"
+scalar = "int32"
+value = 30
+
+[[kernel]]
+name = "row_sums"
+grid = [6, 1, 1]
+block = [32, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "d"
+buffer = "int32"
+elements = 600
+role = "in"
+range = [-50, 50]
+[[kernel.args]]
+name = "pitch_d"
+scalar = "uint64"
+value = 400
+[[kernel.args]]
+name = "out"
+buffer = "int32"
+elements = 6
+role = "inout"
+range = [0, 3]
+[[kernel.args]]
+name = "width"
+scalar = "int32"
+value = 90
+"""
+
+
+def test_a_row_reached_through_a_byte_offset_is_a_view_pitch_over_element_size_on(tmp_path):
+    fn, aliases, unresolved = pointer_aliases(unit(tmp_path, PITCHED).kernel("scale_rows"))
+    assert not unresolved and aliases["row"].buffer == "devPtr"
+    off = aliases["row"].offset
+    assert isinstance(off, m.Binary) and off.op == "/" and off.rhs.value == 4
+    out, kernels = converted(tmp_path, PITCHED, PITCHED_SPEC)
+    assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"scale_rows": "pass", "row_sums": "pass"}
