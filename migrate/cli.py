@@ -438,10 +438,15 @@ def cmd_convert(args) -> int:
 
     parts = includers([src.path for src in files])  # kernels.cu #included by main.cu: parsed in its place
 
-    def options_for(path: Path) -> ParseOptions:
-        context = parts.get(str(Path(path).resolve()))
+    def options_for(path: Path, seen: frozenset = frozenset()) -> ParseOptions:
+        key = str(Path(path).resolve())
+        context = parts.get(key) if key not in seen else None  # headers that include each other: stop
         if context is not None:
-            return dataclasses.replace(options_for(Path(context[0])), context=context)
+            outer = options_for(Path(context[0]), seen | {key})
+            # main.cu includes work.cu, which includes kernel.cu: kernel.cu is read after main.cu's
+            # lines above work.cu and work.cu's lines above kernel.cu
+            chain = outer.outer_contexts + ((outer.context,) if outer.context else ())
+            return dataclasses.replace(outer, context=context, outer_contexts=chain)
         flags = compdb.get(str(path.resolve()))
         if flags is None:
             return base

@@ -48,6 +48,9 @@ class ParseOptions:
     #: of that translation unit (``#include "kernels.cu"``) and is parsed after the includer's
     #: lines above the ``#include``, with the types and macros they give it (:func:`includers`)
     context: tuple[str, int] | None = None
+    #: the includer's own contexts, outermost first, where it is itself included (main.cu includes
+    #: work.cu, which includes kernel.cu): their lines above each ``#include`` come first
+    outer_contexts: tuple[tuple[str, int], ...] = ()
 
     def clang_args(self) -> list[str]:
         return cl.build_args(self.include_dirs, self.defines, self.std, self.arch, self.extra_args)
@@ -120,37 +123,42 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
         bag.add("M1003", here, "file is empty")
         return ParsedFile(path, _empty_unit(path), bag.items)
 
-    context = _context_source(path, options.context)
+    context = _context_source(path, options.context, options.outer_contexts)
     tu = _parse_with_missing_headers(path, options, bag, context)
     if tu is None:
         return ParsedFile(path, _empty_unit(path), bag.items)
     return UnitBuilder(path, tu, bag, context[0] if context else None).build()
 
 
-def _context_source(path: str, context) -> tuple[str, str] | None:
-    """(a virtual file beside the includer, its text): the includer's lines above its ``#include``
-    of ``path``, then that ``#include``; None without a context or when the includer cannot be read."""
+def _context_source(path: str, context, outer=()) -> tuple[str, str] | None:
+    """(a virtual file beside the includer, its text): the lines above each ``#include`` of the
+    chain of includers that reaches ``path`` (``outer``, then ``context``), then ``#include`` of
+    ``path``; None without a context or when the includer cannot be read."""
     if context is None:
         return None
-    includer, line = context
-    try:
-        lines = Path(includer).read_text(errors="replace").splitlines()
-    except OSError:
-        return None
+    parts = []
+    for includer, line in tuple(outer) + (context,):
+        try:
+            lines = Path(includer).read_text(errors="replace").splitlines()
+        except OSError:
+            return None
+        parts.append("\n".join(lines[:max(0, line - 1)]))
+    includer = context[0]
     virtual = str(Path(includer).resolve().with_name(f".{Path(includer).name}.c2t-context.cu"))
-    text = "\n".join(lines[:max(0, line - 1)])
+    text = "\n".join(parts)
     return virtual, f"{text}\n#include \"{Path(path).resolve()}\"\n"
 
 
-_INCLUDE_CU = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+\.cu)"', re.M)
+_INCLUDE_CU = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+\.cuh?)"', re.M)
 
 
 def includers(paths) -> dict[str, tuple[str, int]]:
-    """For each ``.cu`` file of ``paths`` that another of them ``#include``s (a program that keeps
-    its kernels in ``kernels.cu`` and includes it from ``main.cu``): (the first includer, the line of
-    its ``#include``), by resolved path. Such a file does not compile alone; its includer's lines
-    above the ``#include`` give it its types and macros (:attr:`ParseOptions.context`)."""
-    wanted = {str(Path(p).resolve()) for p in paths if str(p).endswith(".cu")}
+    """For each ``.cu`` or ``.cuh`` file of ``paths`` that another of them ``#include``s (a program
+    that keeps its kernels in ``kernels.cu(h)`` and includes it from ``main.cu`` after the macros
+    and types they use): (the first includer, the line of its ``#include``), by resolved path. Such
+    a file does not compile alone; its includer's lines above the ``#include`` give it its types and
+    macros (:attr:`ParseOptions.context`)."""
+    wanted = {str(Path(p).resolve()) for p in paths if str(p).endswith((".cu", ".cuh"))}
     found: dict[str, tuple[str, int]] = {}
     for p in sorted(map(str, paths)):
         try:

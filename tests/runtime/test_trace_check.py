@@ -499,3 +499,25 @@ def test_a_cu_file_included_by_the_main_file_is_parsed_in_its_place(tmp_path):
         assert k["form"] != "unsupported" and not [d for d in k["diagnostics"] if d["code"] in ("M1101", "M1001")], k
         assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), k["check"]
     assert "c2t-context" not in (out / "report.json").read_text()  # the includer's lines are not reported here
+
+
+def test_a_header_reached_through_a_chain_of_includers_is_parsed_in_its_place(tmp_path):
+    """main.cu (FULLMASK, fp) includes work.cu (SCALE), which includes kernels.cuh; two headers
+    include each other behind guards. kernels.cuh is read after main.cu's and work.cu's lines above
+    their ``#include``s (alone it has no ``fp``: M1101), the include cycle ends, and its kernels
+    pass on the program's launches."""
+    from migrate.parse.frontend import includers
+
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "runtime" / "included_chain", src)
+    found = includers(sorted(src.iterdir()))
+    assert found[str((src / "kernels.cuh").resolve())] == (str(src / "work.cu"), 2)
+    assert found[str((src / "work.cu").resolve())][0] == str(src / "main.cu")
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "1000"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    kernels = {k["kernel"]: k for k in report["kernels"]}
+    assert set(kernels) == {"scale", "warp_sums"}
+    for k in kernels.values():
+        assert k["file"] == "kernels.cuh" and k["form"] != "unsupported", k
+        assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), k["check"]
