@@ -198,8 +198,10 @@ def test_a_kernel_the_emitter_cannot_handle_costs_only_itself(tmp_path):
             int i = blockIdx.x * blockDim.x + threadIdx.x;
             if (i < n) out[i] = out[i] + (T)i;
         }
-        __global__ void vote(const int* x, int* y) {  // a vote in a branch condition
-            if (__any_sync(0xffffffffu, x[threadIdx.x] > 0)) y[threadIdx.x] = 1;
+        __global__ void vote(const int* x, int* y) {  // a vote in a loop condition
+            int k = 0;
+            while (__any_sync(0xffffffffu, x[threadIdx.x] > k)) k++;
+            y[threadIdx.x] = k;
         }
         int main() { shift<float><<<1, 32>>>(nullptr, 32); vote<<<1, 32>>>(nullptr, nullptr); }
     """))
@@ -207,5 +209,5 @@ def test_a_kernel_the_emitter_cannot_handle_costs_only_itself(tmp_path):
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     forms = {k["kernel"]: k for k in report["kernels"]}
     assert forms["shift"]["form"] == "tile"
-    assert forms["vote"]["form"] == "simt" and "branch condition" in forms["vote"]["reason"]
+    assert forms["vote"]["form"] == "simt" and "loop condition" in forms["vote"]["reason"]
     assert not [d for k in report["kernels"] for d in k["diagnostics"] if d["code"] == "M9001"]

@@ -103,8 +103,11 @@ class Inliner:
         if isinstance(s, m.Block):
             return [self.block(s, depth)]
         if isinstance(s, m.If):
-            self.forbid(s.cond, "a branch condition")
-            return [dataclasses.replace(s, then=self.block(s.then, depth), other=self.block(s.other, depth))]
+            # the condition is read once, before either branch: its calls can run first (an else-if's
+            # own condition is in the else branch, so its calls run only where C reaches them)
+            pre, cond = self.hoist(s.cond, depth) if self.calls_in(s.cond) else ([], s.cond)
+            return pre + [dataclasses.replace(s, cond=cond, then=self.block(s.then, depth),
+                                              other=self.block(s.other, depth))]
         if isinstance(s, m.For):
             for e in (s.cond, s.step):
                 if e is not None:
@@ -117,8 +120,8 @@ class Inliner:
             self.forbid(s.cond, "a loop condition")
             return [dataclasses.replace(s, body=self.block(s.body, depth))]
         if isinstance(s, m.Switch):
-            self.forbid(s.cond, "a switch")
-            return [dataclasses.replace(s, body=self.block(s.body, depth))]
+            pre, cond = self.hoist(s.cond, depth) if self.calls_in(s.cond) else ([], s.cond)
+            return pre + [dataclasses.replace(s, cond=cond, body=self.block(s.body, depth))]
         if isinstance(s, m.Case):
             return [dataclasses.replace(s, body=self.block(s.body, depth))]
         if isinstance(s, m.DeclStmt) and len(s.decls) == 1 and isinstance(s.decls[0].init, m.Ternary) \

@@ -6,7 +6,7 @@ import pytest
 
 from migrate.analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, needs_inlining
 from migrate.ir import model as m
-from tests.analysis.support import calls, nodes, unit
+from tests.analysis.support import calls, converted, nodes, unit
 
 
 INLINE = """
@@ -67,3 +67,86 @@ def test_warp_calls_get_statements_of_their_own(tmp_path):
     assert len(decls) == 1
     assigns = [a for a in nodes(fn, m.Assign) if isinstance(a.value, m.Call)]
     assert assigns and assigns[0].value.callee == "__shfl_down_sync"
+
+
+#: Random draws through a pointer into the state buffer in branch conditions (an if, its else-if)
+#: and a vote in an if condition: Monte Carlo kernels accepting a move.
+BRANCH_CALLS = """#include <cuda_runtime.h>
+__device__ float LCG_random(unsigned int * seed) {
+  const unsigned int m = 2147483648u;
+  *seed = (26757677u * (*seed) + 1u) % m;
+  return (float) (*seed) / (float) m;
+}
+// Metropolis steps: random draws in the branch condition (the way Monte Carlo kernels accept a move)
+__global__ void propagate(unsigned int* __restrict__ states, float* __restrict__ x, int n, int nstep) {
+  int i = blockDim.x * blockIdx.x + threadIdx.x;
+  if (i >= n) return;
+  float xi = x[i];
+  for (int s = 0; s < nstep; s++) {
+    float xnew = xi + (LCG_random(states + i) - 0.5f) * 0.3f;
+    if (xnew * xnew < xi * xi * LCG_random(&states[i]) + 0.25f) xi = xnew;
+    else if (LCG_random(states + i) > 0.75f) xi = -xi;
+  }
+  x[i] = xi;
+}
+__global__ void vote(const int* x, int* y) {  // a vote in a branch condition
+  if (__any_sync(0xffffffffu, x[threadIdx.x] > 0)) y[threadIdx.x] = 1; else y[threadIdx.x] = 2;
+}
+"""
+
+BRANCH_CALLS_SPEC = """[[kernel]]
+name = "propagate"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "states"
+buffer = "uint32"
+elements = 100
+role = "inout"
+range = [1, 2000000000]
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 100
+role = "inout"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+[[kernel.args]]
+name = "nstep"
+scalar = "int32"
+value = 20
+
+[[kernel]]
+name = "vote"
+grid = [1, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "x"
+buffer = "int32"
+elements = 64
+role = "in"
+range = [-100, 3]
+[[kernel.args]]
+name = "y"
+buffer = "int32"
+elements = 64
+role = "out"
+"""
+
+
+def test_calls_in_a_branch_condition_run_before_the_branch_and_check_equal(tmp_path):
+    u = unit(tmp_path, BRANCH_CALLS)
+    device = {f.name: f for f in u.device_functions}
+    fn = inline_calls(u.kernel("propagate"), device, {"LCG_random"})
+    assert "LCG_random" not in calls(fn)
+    (outer,) = [s for s in nodes(fn, m.If) if isinstance(s.other, (m.If, m.Block)) and s.other is not None
+                and any(isinstance(n, m.If) for n in m.walk(s.other))]
+    # the else-if's draw is computed inside the else branch, not before the outer if
+    assert any(isinstance(n, m.Assign) and isinstance(n.target, m.Index) for n in m.walk(outer.other))
+    out, kernels = converted(tmp_path, BRANCH_CALLS, BRANCH_CALLS_SPEC)
+    assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"propagate": "pass", "vote": "pass"}
