@@ -33,6 +33,10 @@ from ..phases import contains_barrier, is_barrier_call
 from .base import NotScan
 
 _MAX_STEPS = 1 << 16  # loop iterations per thread the proof will follow
+#: statements the proof will execute over all threads together: a scan of 1024 threads runs some
+#: hundred thousand; a kernel swapping shared vectors 1024 times on 256 threads (a shared-memory
+#: benchmark) would run millions, for minutes, before finding it is no scan
+_MAX_WORK = 1 << 19
 _CUMSUM_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes TileLang's CUDA T.cumsum takes
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32,
              "uint64": 64, "bool": 1}
@@ -97,6 +101,7 @@ class _Run:
         self.stores_at: dict[int, dict] = {}  # id(Index node) -> thread -> [cell]
         self.maybe = 0  # depth of branches on data
         self.branch_cells: list[set] = []
+        self.work = 0  # statements executed, all threads together
 
     # -- the phases ------------------------------------------------------------------------------
     def execute(self, body: m.Block) -> None:
@@ -138,6 +143,9 @@ class _Run:
 
     # -- statements (generators: they yield the barrier a thread stops at) -----------------------
     def stmt(self, s, th: _Thread):
+        self.work += 1
+        if self.work > _MAX_WORK:
+            raise NotScan(f"following its {self.threads} threads runs past {_MAX_WORK} statements (line {s.span.line})")
         if isinstance(s, m.Block):
             for x in s.stmts:
                 yield from self.stmt(x, th)
