@@ -7,6 +7,7 @@ import dataclasses
 
 from ...ir import model as m
 from ...ir.exprs import negate
+from ...ir.names import fresh
 
 
 def _ends_with_return(s: m.Stmt) -> bool:
@@ -90,15 +91,85 @@ class _Guards:
         return tuple(out)
 
 
+_LOOPS = (m.For, m.While, m.DoWhile)
+
+
+class _LoopReturns:
+    """A ``return`` inside a loop as ``done = 1; break;`` (its value stored first), each loop that
+    holds one followed by ``if (done) break;`` inside another loop, else by ``if (done) return;``,
+    which :class:`_Guards` then turns into a guard of what follows. A return inside a ``switch``
+    inside a loop is left (``break`` would leave the switch only)."""
+
+    def __init__(self, result: m.Ref | None, flag: str, span) -> None:
+        self.result = result
+        self.done = m.Ref(flag, "local", m.Scalar("int32"), span)
+        self.used = False
+
+    def _set(self, span) -> m.Stmt:
+        return m.ExprStmt(m.Assign("=", self.done, m.IntLit(1, "1", m.Scalar("int32"), span),
+                                   m.Scalar("int32"), span), span)
+
+    def _test(self, exit_stmt, span) -> m.If:
+        return m.If(self.done, m.Block((exit_stmt,), span), None, span)
+
+    def stmts(self, stmts, in_loop: bool) -> tuple:
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s, in_loop))
+        return tuple(out)
+
+    def body(self, s, in_loop: bool):
+        if s is None:
+            return None
+        inner = self.stmt(s, in_loop)
+        return inner[0] if len(inner) == 1 and isinstance(inner[0], m.Block) else m.Block(tuple(inner), s.span)
+
+    def stmt(self, s, in_loop: bool) -> list:
+        if not _has_return(s):
+            return [s]
+        if isinstance(s, m.Return) and in_loop:
+            self.used = True
+            out = [] if s.value is None or self.result is None else [
+                m.ExprStmt(m.Assign("=", self.result, s.value, self.result.type, s.span), s.span)]
+            return out + [self._set(s.span), m.Break(s.span)]
+        if isinstance(s, m.Block):
+            return [dataclasses.replace(s, stmts=self.stmts(s.stmts, in_loop))]
+        if isinstance(s, m.If):
+            return [dataclasses.replace(s, then=self.body(s.then, in_loop), other=self.body(s.other, in_loop))]
+        if isinstance(s, _LOOPS):
+            if any(isinstance(n, m.Switch) and _has_return(n) for n in m.walk(s.body)):
+                return [s]  # break would leave the switch, not the loop: the caller refuses it
+            loop = dataclasses.replace(s, body=self.body(s.body, True))
+            exit_stmt = m.Break(s.span) if in_loop else m.Return(None, s.span)
+            return [loop, self._test(exit_stmt, s.span)]
+        return [s]
+
+
+def _returns_out_of_loops(fn: m.Function, result: m.Ref | None) -> m.Function:
+    if not any(isinstance(n, _LOOPS) and _has_return(n.body) for n in m.walk(fn.body)):
+        return fn
+    taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} | {p.name for p in fn.params}
+    flag = fresh(f"{result.name}_done" if result is not None else "x_returned", taken)
+    lifted = _LoopReturns(result, flag, fn.body.span)
+    stmts = lifted.stmts(fn.body.stmts, False)
+    if not lifted.used:
+        return fn
+    zero = m.IntLit(0, "0", m.Scalar("int32"), fn.body.span)
+    decl = m.DeclStmt((m.VarDecl(flag, m.Scalar("int32"), "local", False, zero, fn.body.span),), fn.body.span)
+    return dataclasses.replace(fn, body=dataclasses.replace(fn.body, stmts=(decl,) + stmts))
+
+
 def returns_to_guards(fn: m.Function, result: m.Ref | None = None) -> m.Function:
     """Remove ``return`` statements by guarding what follows them.
 
     In a kernel (``result`` None) ``if (c) return; rest`` becomes ``if (!c) { rest }``. In a
     device function, ``return e`` becomes ``result = e`` and the rest is guarded likewise, so the
-    function can end with a single ``return result``.
+    function can end with a single ``return result``. A return inside a loop leaves the loop
+    through a flag first (:class:`_LoopReturns`).
     """
     if fn.body is None or not _has_return(fn.body):
         return fn
+    fn = _returns_out_of_loops(fn, result)
     body = _Guards(result).guard(fn.body.stmts)
     return dataclasses.replace(fn, body=dataclasses.replace(fn.body, stmts=body))
 

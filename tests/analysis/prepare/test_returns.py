@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from migrate.analysis.prepare.returns import remaining_returns, returns_to_guards
 from migrate.ir import model as m
-from tests.analysis.support import unit
+from tests.analysis.support import converted, unit
 
 
 def test_early_return_becomes_a_guard(tmp_path):
@@ -20,3 +20,120 @@ def test_early_return_becomes_a_guard(tmp_path):
     assert not remaining_returns(fn)
     guard = [s for s in fn.body.stmts if isinstance(s, m.If)][0]
     assert guard.cond.op == "<" and len(guard.then.stmts) == 3
+
+
+#: Returns inside loops: a device function called with views (so inlined) returning from its loop
+#: and from a nested loop, and a kernel leaving from inside its loop.
+LOOP_RETURNS = """#include <cuda_runtime.h>
+// the first bin whose cumulative share passes a draw (the way Monte Carlo lookups pick a material)
+__device__ int pick(const float* __restrict__ cum, float r, int nbins) {
+  for (int i = 0; i < nbins; i++) {
+    if (r < cum[i]) return i;
+  }
+  return nbins - 1;
+}
+// the first cell of a 2-D table equal to a key, searched row by row (-1 when none)
+__device__ int find2(const int* __restrict__ table, int rows, int cols, int key) {
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++)
+      if (table[r * cols + c] == key) return r * cols + c;
+  return -1;
+}
+__global__ void lookup(const float* __restrict__ draws, const float* __restrict__ cum, const int* __restrict__ table,
+                       int* __restrict__ out, int n, int nbins, int rows, int cols) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int b = pick(cum + (i % 2) * nbins, draws[i], nbins);  // a view: inlined
+  out[2 * i] = b;
+  out[2 * i + 1] = find2(table + (i % 2) * cols, rows - 1, cols, b + i % 5);
+}
+// a kernel that leaves from inside its loop
+__global__ void first_negative(const float* __restrict__ x, int* __restrict__ where, int n, int m) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  where[i] = -1;
+  for (int j = 0; j < m; j++) {
+    if (x[i * m + j] < 0.0f) { where[i] = j; return; }
+  }
+  where[i] = m;
+}
+"""
+
+LOOP_RETURNS_SPEC = """[[kernel]]
+name = "lookup"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "draws"
+buffer = "float32"
+elements = 100
+role = "in"
+range = [0.0, 1.0]
+[[kernel.args]]
+name = "cum"
+buffer = "float32"
+elements = 8
+role = "in"
+range = [0.0, 1.0]
+[[kernel.args]]
+name = "table"
+buffer = "int32"
+elements = 12
+role = "in"
+range = [0, 12]
+[[kernel.args]]
+name = "out"
+buffer = "int32"
+elements = 200
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+[[kernel.args]]
+name = "nbins"
+scalar = "int32"
+value = 4
+[[kernel.args]]
+name = "rows"
+scalar = "int32"
+value = 3
+[[kernel.args]]
+name = "cols"
+scalar = "int32"
+value = 4
+
+[[kernel]]
+name = "first_negative"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 800
+role = "in"
+range = [-0.2, 1.0]
+[[kernel.args]]
+name = "where"
+buffer = "int32"
+elements = 100
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+[[kernel.args]]
+name = "m"
+scalar = "int32"
+value = 8
+"""
+
+
+def test_a_return_inside_a_loop_leaves_it_through_a_flag_and_checks_equal(tmp_path):
+    fn = returns_to_guards(unit(tmp_path, LOOP_RETURNS).kernel("first_negative"))
+    assert not [n for n in m.walk(fn.body) if isinstance(n, m.Return)]
+    assert [n for n in m.walk(fn.body) if isinstance(n, m.Break)]
+    out, kernels = converted(tmp_path, LOOP_RETURNS, LOOP_RETURNS_SPEC)
+    assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"lookup": "pass", "first_negative": "pass"}
