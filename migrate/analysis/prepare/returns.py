@@ -36,14 +36,37 @@ class _Guards:
     return nothing and pass None.
     """
 
-    def __init__(self, result: m.Ref | None) -> None:
+    def __init__(self, result: m.Ref | None, flag: m.Ref | None = None, sets_flag: bool = False) -> None:
         self.result = result
+        self.flag = flag  # set where a return inside an if's branch must also stop what follows the if
+        self.sets_flag = sets_flag
+        self.flag_used = False
 
     def on_return(self, ret: m.Return) -> tuple[m.Stmt, ...]:
-        if ret.value is None or self.result is None:
-            return ()
-        assign = m.Assign("=", self.result, ret.value, self.result.type, ret.span)
-        return (m.ExprStmt(assign, ret.span),)
+        out = ()
+        if ret.value is not None and self.result is not None:
+            out = (m.ExprStmt(m.Assign("=", self.result, ret.value, self.result.type, ret.span), ret.span),)
+        if self.sets_flag:
+            one = m.IntLit(1, "1", m.Scalar("int32"), ret.span)
+            out += (m.ExprStmt(m.Assign("=", self.flag, one, self.flag.type, ret.span), ret.span),)
+        return out
+
+    def branch_returns(self, s: m.If, rest: tuple) -> tuple | None:
+        """``if (c) { a; if (d) return; b; } rest`` (a return inside a branch that the branch does
+        not end with): the branches guarded with the flag set where they return, then ``if (flag)
+        return;`` guarding ``rest``. None where there is no flag to use."""
+        if self.flag is None:
+            return None
+        inner = _Guards(self.result, self.flag, True)
+        then = inner.guard(self.as_list(s.then))
+        other = inner.guard(self.as_list(s.other)) if s.other is not None else ()
+        if any(isinstance(n, m.Return) for st in then + other for n in m.walk(st)):
+            return None  # a return inside a loop there: the caller refuses it
+        self.flag_used = True
+        branch = m.If(s.cond, self.block(then, s.then.span),
+                      self.block(other, s.other.span) if other else None, s.span)
+        leave = m.If(self.flag, m.Block((m.Return(None, s.span),), s.span), None, s.span)
+        return (branch,) + self.guard((leave,) + rest)
 
     def as_list(self, s) -> tuple:
         if s is None:
@@ -86,6 +109,9 @@ class _Guards:
                     out.append(m.If(s.cond, self.block(then, s.then.span),
                                     self.block(other, s.other.span), s.span))
                     return tuple(out)
+                flagged = self.branch_returns(s, rest)
+                if flagged is not None:
+                    return tuple(out) + flagged
                 # a return nested deeper (inside loops): leave it for the caller to reject
             out.append(s)
         return tuple(out)
@@ -170,7 +196,14 @@ def returns_to_guards(fn: m.Function, result: m.Ref | None = None) -> m.Function
     if fn.body is None or not _has_return(fn.body):
         return fn
     fn = _returns_out_of_loops(fn, result)
-    body = _Guards(result).guard(fn.body.stmts)
+    taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} | {p.name for p in fn.params}
+    flag = m.Ref(fresh(f"{result.name}_left" if result is not None else "x_left", taken), "local",
+                 m.Scalar("int32"), fn.body.span)
+    guards = _Guards(result, flag)
+    body = guards.guard(fn.body.stmts)
+    if guards.flag_used:
+        zero = m.IntLit(0, "0", m.Scalar("int32"), fn.body.span)
+        body = (m.DeclStmt((m.VarDecl(flag.name, flag.type, "local", False, zero, fn.body.span),), fn.body.span),) + body
     return dataclasses.replace(fn, body=dataclasses.replace(fn.body, stmts=body))
 
 

@@ -137,3 +137,93 @@ def test_a_return_inside_a_loop_leaves_it_through_a_flag_and_checks_equal(tmp_pa
     assert [n for n in m.walk(fn.body) if isinstance(n, m.Break)]
     out, kernels = converted(tmp_path, LOOP_RETURNS, LOOP_RETURNS_SPEC)
     assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"lookup": "pass", "first_negative": "pass"}
+
+
+#: Returns in the middle of a branch with statements after the branch: a kernel skipping its
+#: coordinate axes, and an inlined device function (a view argument) returning from a nested if.
+BRANCH_RETURNS = """#include <cuda_runtime.h>
+// a return in the middle of a branch, with statements after the branch (the way image kernels
+// skip their coordinate axes)
+__global__ void color(unsigned char* __restrict__ pix, int* __restrict__ count, int size, int half) {
+  int y = blockDim.y * blockIdx.y + threadIdx.y;
+  int x = blockDim.x * blockIdx.x + threadIdx.x;
+  if (y < size && x < size) {
+    int idx = (y * size + x) * 3;
+    pix[idx] = 7;
+    if (x == half || y == half) return;
+    pix[idx + 1] = (unsigned char)(x * y);
+  } else {
+    if (x >= size + 2) return;
+  }
+  if (y < size && x < size) pix[(y * size + x) * 3 + 2] = 1; else atomicAdd(count, 1);
+}
+// an inlined device function (a view argument) returning from inside a branch
+__device__ float clipped(const float* __restrict__ row, int j, int n) {
+  float v = row[j];
+  if (j > 0) {
+    if (v < 0.0f) return -1.0f;
+    v += row[j - 1];
+  }
+  return v;
+}
+__global__ void rows(const float* __restrict__ x, float* __restrict__ y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = clipped(x + (i / 8) * 8, i % 8, n);
+}
+"""
+
+BRANCH_RETURNS_SPEC = """[[kernel]]
+name = "color"
+grid = [3, 3, 1]
+block = [8, 8, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "pix"
+buffer = "uint8"
+elements = 1200
+role = "inout"
+range = [0, 255]
+[[kernel.args]]
+name = "count"
+buffer = "int32"
+elements = 1
+role = "inout"
+range = [0, 3]
+[[kernel.args]]
+name = "size"
+scalar = "int32"
+value = 20
+[[kernel.args]]
+name = "half"
+scalar = "int32"
+value = 10
+
+[[kernel]]
+name = "rows"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 128
+role = "in"
+range = [-0.5, 1.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 128
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 128
+"""
+
+
+def test_a_return_inside_a_branch_stops_what_follows_the_branch_and_checks_equal(tmp_path):
+    fn = returns_to_guards(unit(tmp_path, BRANCH_RETURNS).kernel("color"))
+    assert not remaining_returns(fn)
+    assert "x_left" in {d.name for d in m.walk(fn.body) if isinstance(d, m.VarDecl)}
+    out, kernels = converted(tmp_path, BRANCH_RETURNS, BRANCH_RETURNS_SPEC)
+    assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"color": "pass", "rows": "pass"}
