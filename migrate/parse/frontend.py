@@ -235,7 +235,12 @@ class UnitBuilder:
         definitions: dict[str, list[ci.Cursor]] = {}
         for cursor in self._user_declarations():
             if cursor.kind in _FUNCTION_KINDS and cursor.is_definition():
-                self.functions.setdefault(cursor.spelling, cursor)
+                known = self.functions.setdefault(cursor.spelling, cursor)
+                if known is not cursor and self._is_main(cursor) and not self._is_main(known) \
+                        and self._cuda_kind(cursor) == "global":
+                    # a kernel named like one of a header the includer read first (two kernel
+                    # templates initFactor, one per header): this file's own is the one it reports
+                    self.functions[cursor.spelling] = cursor
                 self.extents.append((cursor.spelling, span_of(cursor)))
                 if self._cuda_kind(cursor) != "global":
                     definitions.setdefault(cursor.spelling, []).append(cursor)

@@ -502,8 +502,8 @@ def test_a_cu_file_included_by_the_main_file_is_parsed_in_its_place(tmp_path):
 
 
 def test_a_header_reached_through_a_chain_of_includers_is_parsed_in_its_place(tmp_path):
-    """main.cu (FULLMASK, fp) includes work.cu (SCALE), which includes kernels.cuh; two headers
-    include each other behind guards. kernels.cuh is read after main.cu's and work.cu's lines above
+    """main.cu (FULLMASK, fp) includes work.cu (SCALE), which includes other.cuh (a kernel named
+    like one of kernels.cuh) and kernels.cuh; two headers include each other behind guards. kernels.cuh is read after main.cu's and work.cu's lines above
     their ``#include``s (alone it has no ``fp``: M1101), the include cycle ends, and its kernels
     pass on the program's launches."""
     from migrate.parse.frontend import includers
@@ -511,13 +511,15 @@ def test_a_header_reached_through_a_chain_of_includers_is_parsed_in_its_place(tm
     src = tmp_path / "src"
     shutil.copytree(FIXTURES / "runtime" / "included_chain", src)
     found = includers(sorted(src.iterdir()))
-    assert found[str((src / "kernels.cuh").resolve())] == (str(src / "work.cu"), 2)
+    assert found[str((src / "kernels.cuh").resolve())] == (str(src / "work.cu"), 3)
     assert found[str((src / "work.cu").resolve())][0] == str(src / "main.cu")
     out = tmp_path / "out"
     assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "1000"]) == 0
     report = json.loads((out / "report.json").read_text())
-    kernels = {k["kernel"]: k for k in report["kernels"]}
-    assert set(kernels) == {"scale", "warp_sums"}
+    # other.cuh's scale(double*), read first, does not hide kernels.cuh's own scale
+    assert sorted((k["file"], k["kernel"]) for k in report["kernels"]) == [
+        ("kernels.cuh", "scale"), ("kernels.cuh", "warp_sums"), ("other.cuh", "scale")]
+    kernels = {k["kernel"]: k for k in report["kernels"] if k["file"] == "kernels.cuh"}
     for k in kernels.values():
         assert k["file"] == "kernels.cuh" and k["form"] != "unsupported", k
         assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), k["check"]
