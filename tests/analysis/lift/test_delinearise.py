@@ -174,9 +174,10 @@ def test_the_first_extent_is_what_the_buffer_holds_when_no_guard_bounds_it(tmp_p
     ("if (row < M && k < K) out[row * K + k] = A[row * (K + 1) + k];", "not proven below 'K'"),
     # the same buffer read row-major and column-major
     ("if (row < M && k < K) out[row * K + k] = A[row * K + k] + A[k * M + row];", "not proven"),
-    # pointer arithmetic through another element size (`*(A + off)` is `A[off]`, delinearised below)
+    # pointer arithmetic through bytes: a view of A, `A[4 * (row * K + k) / 4]` (pointer_views), whose
+    # index is not seen as row * K + k (`*(A + off)` is `A[off]`, delinearised below)
     ("if (row < M && k < K) out[row * K + k] = *(const float*)((const char*)A + 4 * (row * K + k));",
-     "address is used"),
+     "no access of 'A' is scaled by a scalar parameter"),
     # an index below zero
     ("if (row < M && k < K) out[row * K + k] = A[row * K + k - 1];", "not proven >= 0"),
     # a guard on a local that changes before the access proves nothing there
