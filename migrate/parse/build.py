@@ -135,7 +135,7 @@ def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
     dtype = types[0].dtype
     fields = tuple(name for k, t in zip(kids, types)
                    for name in ((k.spelling,) if isinstance(t, m.Scalar)
-                                else (f"{k.spelling}.{lane}" for lane in (t.fields or "xyzw"[:t.lanes]))))
+                                else (f"{k.spelling}.{lane}" for lane in (t.fields or lanewise.LANES[:t.lanes]))))
     if dtype not in dtypes.SIZES or ctype.get_size() != len(fields) * dtypes.SIZES[dtype]:
         return None
     return m.Vector(spelling, dtype, len(fields), fields)

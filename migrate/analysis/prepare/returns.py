@@ -121,22 +121,15 @@ _LOOPS = (m.For, m.While, m.DoWhile)
 
 
 class _LoopReturns:
-    """A ``return`` inside a loop as ``done = 1; break;`` (its value stored first), each loop that
-    holds one followed by ``if (done) break;`` inside another loop, else by ``if (done) return;``,
+    """A ``return`` inside a loop as ``flag = 1; break;`` (its value stored first), each loop that
+    holds one followed by ``if (flag) break;`` inside another loop, else by ``if (flag) return;``,
     which :class:`_Guards` then turns into a guard of what follows. A return inside a ``switch``
     inside a loop is left (``break`` would leave the switch only)."""
 
-    def __init__(self, result: m.Ref | None, flag: str, span) -> None:
-        self.result = result
-        self.done = m.Ref(flag, "local", m.Scalar("int32"), span)
+    def __init__(self, result: m.Ref | None, flag: m.Ref) -> None:
+        self.flag = flag
+        self.returning = _Guards(result, flag, sets_flag=True)  # its on_return: store, set the flag
         self.used = False
-
-    def _set(self, span) -> m.Stmt:
-        return m.ExprStmt(m.Assign("=", self.done, m.IntLit(1, "1", m.Scalar("int32"), span),
-                                   m.Scalar("int32"), span), span)
-
-    def _test(self, exit_stmt, span) -> m.If:
-        return m.If(self.done, m.Block((exit_stmt,), span), None, span)
 
     def stmts(self, stmts, in_loop: bool) -> tuple:
         out = []
@@ -155,9 +148,7 @@ class _LoopReturns:
             return [s]
         if isinstance(s, m.Return) and in_loop:
             self.used = True
-            out = [] if s.value is None or self.result is None else [
-                m.ExprStmt(m.Assign("=", self.result, s.value, self.result.type, s.span), s.span)]
-            return out + [self._set(s.span), m.Break(s.span)]
+            return list(self.returning.on_return(s)) + [m.Break(s.span)]
         if isinstance(s, m.Block):
             return [dataclasses.replace(s, stmts=self.stmts(s.stmts, in_loop))]
         if isinstance(s, m.If):
@@ -167,22 +158,8 @@ class _LoopReturns:
                 return [s]  # break would leave the switch, not the loop: the caller refuses it
             loop = dataclasses.replace(s, body=self.body(s.body, True))
             exit_stmt = m.Break(s.span) if in_loop else m.Return(None, s.span)
-            return [loop, self._test(exit_stmt, s.span)]
+            return [loop, m.If(self.flag, m.Block((exit_stmt,), s.span), None, s.span)]
         return [s]
-
-
-def _returns_out_of_loops(fn: m.Function, result: m.Ref | None) -> m.Function:
-    if not any(isinstance(n, _LOOPS) and _has_return(n.body) for n in m.walk(fn.body)):
-        return fn
-    taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} | {p.name for p in fn.params}
-    flag = fresh(f"{result.name}_done" if result is not None else "x_returned", taken)
-    lifted = _LoopReturns(result, flag, fn.body.span)
-    stmts = lifted.stmts(fn.body.stmts, False)
-    if not lifted.used:
-        return fn
-    zero = m.IntLit(0, "0", m.Scalar("int32"), fn.body.span)
-    decl = m.DeclStmt((m.VarDecl(flag, m.Scalar("int32"), "local", False, zero, fn.body.span),), fn.body.span)
-    return dataclasses.replace(fn, body=dataclasses.replace(fn.body, stmts=(decl,) + stmts))
 
 
 def returns_to_guards(fn: m.Function, result: m.Ref | None = None) -> m.Function:
@@ -195,13 +172,16 @@ def returns_to_guards(fn: m.Function, result: m.Ref | None = None) -> m.Function
     """
     if fn.body is None or not _has_return(fn.body):
         return fn
-    fn = _returns_out_of_loops(fn, result)
+    # one flag, "the function has returned", for the returns inside loops and inside branches
     taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} | {p.name for p in fn.params}
     flag = m.Ref(fresh(f"{result.name}_left" if result is not None else "x_left", taken), "local",
                  m.Scalar("int32"), fn.body.span)
+    loops = _LoopReturns(result, flag)
+    stmts = loops.stmts(fn.body.stmts, False) \
+        if any(isinstance(n, _LOOPS) and _has_return(n.body) for n in m.walk(fn.body)) else fn.body.stmts
     guards = _Guards(result, flag)
-    body = guards.guard(fn.body.stmts)
-    if guards.flag_used:
+    body = guards.guard(stmts)
+    if loops.used or guards.flag_used:
         zero = m.IntLit(0, "0", m.Scalar("int32"), fn.body.span)
         body = (m.DeclStmt((m.VarDecl(flag.name, flag.type, "local", False, zero, fn.body.span),), fn.body.span),) + body
     return dataclasses.replace(fn, body=dataclasses.replace(fn.body, stmts=body))

@@ -105,6 +105,15 @@ class _View:
     def ref(self, span: Span, const: bool = False) -> m.Ref:
         return m.Ref(self.buffer, self.kind, self.array or m.Pointer(self.scalar, const), span)
 
+    def first_lane(self, index: m.Expr | None, span: Span) -> m.Expr | None:
+        """Where vector ``index`` of the view (its start with None) begins in the scalar buffer:
+        ``start + (offset + index) * lanes``; None for the buffer's own first element."""
+        vectors = _add(self.offset, index, span) if index is not None else self.offset
+        at = _mul(vectors, self.lanes, span) if vectors is not None else None
+        if self.start is not None:
+            at = _add(self.start, at, span) if at is not None else self.start
+        return at
+
 
 _HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
 #: arithmetic a vector operand or result takes lane by lane (the frontend keeps a user's operator
@@ -133,10 +142,7 @@ class _Scalarizer:
         if isinstance(e, m.Index):
             view = self.view_of(e.base)
             if view is not None:
-                index = _add(_mul(_add(view.offset, e.index, span), view.lanes, span), _int(i, span), span) \
-                    if view.offset is not None else _add(_mul(e.index, view.lanes, span), _int(i, span), span)
-                if view.start is not None:
-                    index = _add(view.start, index, span)
+                index = _add(view.first_lane(e.index, span), _int(i, span), span)
                 return m.Index(view.ref(span), index, view.scalar, span)
             array = self.array_of(e.base)
             if array is not None:
@@ -282,9 +288,7 @@ class _Scalarizer:
         if view is None or view.scalar.dtype != e.type.pointee.dtype:
             return None
         ref = view.ref(e.span, e.type.const)
-        offset = _mul(view.offset, view.lanes, e.span) if view.offset is not None else None
-        if view.start is not None:
-            offset = _add(view.start, offset, e.span) if offset is not None else view.start
+        offset = view.first_lane(None, e.span)
         if offset is None:
             return ref
         return m.Binary("+", ref, offset, ref.type, e.span)
@@ -323,7 +327,7 @@ class _Scalarizer:
         self.arrays[d.name] = scalar_type
         v = _array_vec(d.type)
         if not isinstance(d.type.element, m.Array):
-            kind = "shared" if d.storage == "shared" else "local"
+            kind = "shared" if d.storage in ("shared", "extern_shared") else "local"
             self.views[d.name] = _View(d.name, v.lanes, None, m.Scalar(v.dtype), kind, scalar_type)
         init = d.init
         if init is not None:
