@@ -55,6 +55,7 @@ from .analysis.prepare.moving_pointers import moving_pointers
 from .analysis.prepare.value_steps import split_value_steps
 from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
+from .analysis.prepare.late_init import late_initialisations
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_vectors, uses_vectors
 from .diagnostics import Diagnostic, make
@@ -149,10 +150,10 @@ def _warp_calls(fn, device, portable):
 
 
 def one_statement_each(fn: m.Function) -> m.Function:
-    """The first four :data:`PREPARE` passes, which device functions get too (before they are
+    """The first five :data:`PREPARE` passes, which device functions get too (before they are
     inlined or printed as macros): chained assignments, steps and assignments used as values, each
-    a statement of its own; array parameters flat."""
-    for p in PREPARE[:4]:
+    a statement of its own; late-initialised locals declared at their value; array parameters flat."""
+    for p in PREPARE[:5]:
         fn = p.run(fn, None, True)
     return fn
 
@@ -166,6 +167,9 @@ PREPARE = (
     Pass("assignments used as values", "while (k >>= 1), return z = f(z), if ((n = next[v]) < 0): the assignment "
                                        "stored first, its value read back (analysis.prepare.value_assignments)",
          lambda fn, device, portable: split_value_assignments(fn)),
+    Pass("late initialisations", "int tid; ... tid = threadIdx.x + ...; as int tid = threadIdx.x + ...; where "
+                                 "nothing names tid in between (analysis.prepare.late_init)",
+         lambda fn, device, portable: late_initialisations(fn)),
     Pass("array parameters", "double phi[][NY][NZ] as a flat buffer: phi[x][y][z] is phi[(x * NY + y) * NZ + z] "
                              "(analysis.prepare.array_params)",
          lambda fn, device, portable: flatten_array_params(fn)),

@@ -44,11 +44,13 @@ def _is_global(e, dim=None) -> str | None:
 
 
 
-def _stride_dim(step) -> str | None:
-    """d when ``step`` is ``i += blockDim.d * gridDim.d`` (either order)."""
-    if not (isinstance(step, m.Assign) and step.op == "+="):
+def _stride_dim(step, value=None) -> str | None:
+    """d when ``step`` is ``i += blockDim.d * gridDim.d`` (either order; ``value`` gives what a
+    local read there holds)."""
+    if not (isinstance(step, m.Assign) and step.op == "+=") or step.value is None:
         return None
-    v = strip_casts(step.value)
+    v = value(step.value) if value is not None else strip_casts(step.value)
+    v = strip_casts(v) if v is not None else None
     if isinstance(v, m.Binary) and v.op == "*":
         a, b = strip_casts(v.lhs), strip_casts(v.rhs)
         if isinstance(a, m.Builtin) and isinstance(b, m.Builtin) and a.dim == b.dim \
@@ -59,15 +61,28 @@ def _stride_dim(step) -> str | None:
 
 def normalise_grid_stride(stmts: tuple) -> tuple[tuple, dict]:
     """A kernel that is (uniform declarations +) one grid-stride loop: the loop's body, with the
-    loop variable declared from the global index, and the domain extent the loop bound."""
+    loop variable declared from the global index, and the domain extent the loop bound. The
+    start and the stride may be locals declared before the loop and never assigned again
+    (``int index = ...; int stride = blockDim.x * gridDim.x; for (int i = index; ...; i += stride)``),
+    and the loop a ``while (index < n) { ...; index += stride; }`` over such a start."""
     *head, last = stmts if stmts else (None,)
-    if not isinstance(last, m.For) or last.init is None or not isinstance(last.init, m.DeclStmt):
-        return stmts, {}
     if any(not isinstance(s, (m.DeclStmt, m.Empty)) for s in head):
         return stmts, {}
+    assigned = set().union(*(assigned_names(s) for s in stmts))
+    defs = {d.name: d.init for s in head if isinstance(s, m.DeclStmt) for d in s.decls
+            if d.init is not None and d.name not in assigned}
+
+    def value(e):
+        e = strip_casts(e) if e is not None else None
+        return defs[e.name] if isinstance(e, m.Ref) and e.name in defs else e
+
+    if isinstance(last, m.While):
+        return _grid_stride_while(tuple(head), last, defs, value)
+    if not isinstance(last, m.For) or last.init is None or not isinstance(last.init, m.DeclStmt):
+        return stmts, {}
     decls = last.init.decls
-    dim = _stride_dim(last.step)
-    if len(decls) != 1 or dim is None or _is_global(decls[0].init, dim) is None:
+    dim = _stride_dim(last.step, value)
+    if len(decls) != 1 or dim is None or _is_global(value(decls[0].init), dim) is None:
         return stmts, {}
     var = decls[0].name
     cond = last.cond
@@ -78,7 +93,45 @@ def normalise_grid_stride(stmts: tuple) -> tuple[tuple, dict]:
                                                 for n in m.walk(last.body)):
         return stmts, {}
     body = last.body.stmts if isinstance(last.body, m.Block) else (last.body,)
-    return tuple(head) + (last.init,) + tuple(body), {dim: cond.rhs}
+    return _unused_strides(tuple(head), (last.init,) + tuple(body)), {dim: cond.rhs}
+
+
+def _grid_stride_while(head: tuple, loop: m.While, defs: dict, value) -> tuple[tuple, dict]:
+    """``while (i < n) { body; i += stride; }`` with ``i`` a local declared from the global index
+    and never assigned elsewhere: the body, over a domain of ``n`` elements."""
+    cond = loop.cond
+    body = loop.body.stmts if isinstance(loop.body, m.Block) else (loop.body,)
+    whole = head + (loop,)
+    if not (isinstance(cond, m.Binary) and cond.op == "<" and isinstance(strip_casts(cond.lhs), m.Ref)
+            and same_for_every_element(cond.rhs) and body and isinstance(body[-1], m.ExprStmt)):
+        return whole, {}
+    var = strip_casts(cond.lhs).name
+    start = next((d for s in head if isinstance(s, m.DeclStmt) for d in s.decls if d.name == var), None)
+    dim = _stride_dim(body[-1].expr, value)
+    if start is None or start.init is None or dim is None or _is_global(value(start.init), dim) is None:
+        return whole, {}
+    step = body[-1].expr
+    if not (isinstance(step.target, m.Ref) and step.target.name == var) \
+            or any(var in assigned_names(s) for s in body[:-1]) \
+            or any(isinstance(n, (m.Break, m.Continue, m.Return)) for n in m.walk(loop.body)):
+        return whole, {}
+    return _unused_strides(head, tuple(body[:-1])), {dim: cond.rhs}
+
+
+def _unused_strides(head: tuple, rest: tuple) -> tuple:
+    """``head + rest`` without the declarations in ``head`` of a grid stride that nothing reads
+    any more (the loop that stepped by it is gone)."""
+    read = {n.name for s in head + rest for n in m.walk(s) if isinstance(n, m.Ref)}
+    out = []
+    for s in head:
+        if isinstance(s, m.DeclStmt):
+            kept = tuple(d for d in s.decls if d.name in read or _stride_dim(
+                m.Assign("+=", m.Ref(d.name, "local", d.type, d.span), d.init, d.type, d.span), None) is None)
+            if not kept:
+                continue
+            s = dataclasses.replace(s, decls=kept) if len(kept) != len(s.decls) else s
+        out.append(s)
+    return tuple(out) + rest
 
 
 def normalise_block_stride(fn: m.Function) -> tuple[m.Function, dict]:

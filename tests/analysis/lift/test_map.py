@@ -107,3 +107,132 @@ def test_store_in_the_else_of_a_pinning_test_is_not_pinned(tmp_path):
     """)
     assert kernels["mark"]["form"] == "portable"
     assert "the store to 'flag' at line 6 does not tell elements apart along x" in note(kernels["mark"])
+
+
+# The pool's spellings of the two map idioms: an index declared at the top and assigned later
+# (C89 style), and grid-stride loops whose start and stride are locals, as a for or a while.
+SPELLED_LATER = """
+    __global__ void late(float* __restrict__ y, const float* __restrict__ x, const int n) {
+        int tid, half;
+        float v;
+        half = n / 2;
+        tid = threadIdx.x + blockIdx.x * blockDim.x;
+        if (tid >= n) return;
+        v = x[tid] * 2.0f;
+        y[tid] = tid < half ? v : -v;
+    }
+    __global__ void stride_for(int n, const float* x, float* y) {
+        int index = blockIdx.x * blockDim.x + threadIdx.x;
+        int stride = blockDim.x * gridDim.x;
+        for (int i = index; i < n; i += stride) y[i] += x[i];
+    }
+    __global__ void stride_while(signed char* reads, const long length) {
+        long index = blockIdx.x * blockDim.x + threadIdx.x;
+        while (index < length) {
+            reads[index] = reads[index] * 3 + 1;
+            index += blockDim.x * gridDim.x;
+        }
+    }
+    __global__ void block_stride(int n, const float* x, float* y) {  // not a grid stride: stays portable
+        int index = blockIdx.x * blockDim.x + threadIdx.x;
+        int stride = blockDim.x;
+        for (int i = index; i < n && i < (blockIdx.x + 1) * 64 * 4; i += stride) y[i] = 2.0f * x[i];
+    }
+"""
+
+SPELLED_LATER_SPEC = """
+[[kernel]]
+name = "late"
+tolerance = "fp32"
+grid = [4, 1, 1]
+block = [256, 1, 1]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 1000
+role = "out"
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 1000
+role = "in"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 1000
+
+[[kernel]]
+name = "stride_for"
+tolerance = "fp32"
+grid = [3, 1, 1]
+block = [64, 1, 1]
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 1000
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 1000
+role = "in"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 1000
+role = "inout"
+range = [-4.0, 4.0]
+
+[[kernel]]
+name = "stride_while"
+grid = [2, 1, 1]
+block = [128, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "reads"
+buffer = "int8"
+elements = 777
+role = "inout"
+range = [-100, 100]
+[[kernel.args]]
+name = "length"
+scalar = "int64"
+value = 777
+
+[[kernel]]
+name = "block_stride"
+tolerance = "fp32"
+grid = [4, 1, 1]
+block = [64, 1, 1]
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 1024
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 1024
+role = "in"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 1024
+role = "out"
+"""
+
+
+def test_indices_spelled_later_and_grid_strides_through_locals_lift_and_check_equal(tmp_path):
+    from tests.analysis.support import converted
+    out, rows = converted(tmp_path, SPELLED_LATER, SPELLED_LATER_SPEC)
+    kernels = {k["kernel"]: k for k in rows}
+    assert {k: kernels[k]["form"] for k in kernels} == {
+        "late": "tile", "stride_for": "tile", "stride_while": "tile", "block_stride": "portable"}
+    assert all(kernels[k]["check"]["status"] == "pass" for k in kernels), kernels
+    text = (out / "k.py").read_text()
+    # the grid-stride loops became domains of n (length) elements, their strides gone
+    assert "with T.Kernel(T.ceildiv(n, tile_x), threads=threads) as bx:" in factory(text, "stride_for")
+    assert not re.search(r"\bstride\s*=", factory(text, "stride_for"))
+    for name in ("stride_for", "stride_while"):
+        assert not re.search(r"\bwhile\b|gridDim|grid_x", factory(text, name).split("with T.Kernel(")[1]), name
