@@ -133,6 +133,13 @@ SPELLED_LATER = """
             index += blockDim.x * gridDim.x;
         }
     }
+    #define THREADS 256
+    __global__ void named_indices(const long n, float* d) {  // the thread and block indices named first
+        int bx = blockIdx.x;
+        int tx = threadIdx.x;
+        int ei = (bx * THREADS) + tx;
+        if (ei < n) d[ei] = logf(d[ei]) * 255.0f;
+    }
     __global__ void block_stride(int n, const float* x, float* y) {  // not a grid stride: stays portable
         int index = blockIdx.x * blockDim.x + threadIdx.x;
         int stride = blockDim.x;
@@ -201,6 +208,22 @@ scalar = "int64"
 value = 777
 
 [[kernel]]
+name = "named_indices"
+tolerance = "fp32"
+grid = [3, 1, 1]
+block = [256, 1, 1]
+[[kernel.args]]
+name = "n"
+scalar = "int64"
+value = 700
+[[kernel.args]]
+name = "d"
+buffer = "float32"
+elements = 700
+role = "inout"
+range = [0.5, 4.0]
+
+[[kernel]]
 name = "block_stride"
 tolerance = "fp32"
 grid = [4, 1, 1]
@@ -228,7 +251,8 @@ def test_indices_spelled_later_and_grid_strides_through_locals_lift_and_check_eq
     out, rows = converted(tmp_path, SPELLED_LATER, SPELLED_LATER_SPEC)
     kernels = {k["kernel"]: k for k in rows}
     assert {k: kernels[k]["form"] for k in kernels} == {
-        "late": "tile", "stride_for": "tile", "stride_while": "tile", "block_stride": "portable"}
+        "late": "tile", "stride_for": "tile", "stride_while": "tile", "named_indices": "tile",
+        "block_stride": "portable"}
     assert all(kernels[k]["check"]["status"] == "pass" for k in kernels), kernels
     text = (out / "k.py").read_text()
     # the grid-stride loops became domains of n (length) elements, their strides gone
