@@ -26,6 +26,7 @@ from ...ir import model as m
 from ...ir.exprs import assigned_names, conjuncts, factors, strip_casts
 from ...ir.loops import KernelPlan, Phase, TileMap
 from ...ir.visit import Transformer
+from ..facts import radix
 from ..facts.divergence import same_for_every_element
 from ..phases import place_variables
 from ..prepare.global_index import (blocks_as_segments, domain_dims, fold_global_indices,
@@ -316,7 +317,8 @@ def check_stores(stmts, dims: list[str]) -> None:
             raise NotLiftable(f"the store to '{buf}' at line {line} has a data-dependent index (a scatter)")
         expanded = expand_locals(index, stmts)
         pinned = {d for c in conds for d in _pinned_dims(expand_locals(c, stmts))}
-        missing = [d for d in dims if d not in pinned and not injective_in(expanded, d)]
+        missing = [d for d in dims if d not in pinned and not injective_in(expanded, d)
+                   and not radix.injective(expanded, d)]
         if missing:
             raise NotLiftable(f"the store to '{buf}' at line {line} does not tell elements apart along "
                               f"{'/'.join(missing)}: elements would race")

@@ -260,3 +260,127 @@ def test_indices_spelled_later_and_grid_strides_through_locals_lift_and_check_eq
     assert not re.search(r"\bstride\s*=", factory(text, "stride_for"))
     for name in ("stride_for", "stride_while"):
         assert not re.search(r"\bwhile\b|gridDim|grid_x", factory(text, name).split("with T.Kernel(")[1]), name
+
+
+# Flat indices taken apart into digits and stored to the place the digits name again, as the
+# pool's gated activations, masks and initialisers do (analysis.facts.radix proves the store
+# is the element's own).
+DIGITS = """
+    __global__ void gated(const int rows, const int half, const int cols, const float* x, float* y) {
+        int index = blockIdx.x * blockDim.x + threadIdx.x;
+        if (index >= rows * half * cols) return;
+        const int xrow = 2 * half * cols;
+        const int yrow = half * cols;
+        const int r = index / half / cols;
+        const int h = index / cols % half;
+        const int c = index % cols;
+        const float a = x[r * xrow + h * cols + c];
+        const float g = x[r * xrow + (h + half) * cols + c];
+        y[r * yrow + h * cols + c] = a / (1.0f + expf(-g));
+    }
+    __global__ void lower_mask(const int B, const int N, const int M, const float* in, float* out) {
+        int index = blockIdx.x * blockDim.x + threadIdx.x;
+        if (index < B * N * M) {
+            int k = index % M;
+            int j = (index - k) / M % N;
+            int i = (index - M * j - k) / (N * M);
+            int at = N * M * i + M * j + k;
+            out[at] = k > j ? -1.0f : in[at] * (float)(i + 1);
+        }
+    }
+    __global__ void grid_init(const unsigned int n, const double h, double* u) {
+        int idx = blockDim.x * blockIdx.x + threadIdx.x;
+        if (idx < n * n) {
+            int i = idx % n;
+            int j = idx / n;
+            u[i + j * n] = sin(h * (i + 1)) * cos(h * (j + 1));
+        }
+    }
+"""
+
+DIGITS_SPEC = """
+[[kernel]]
+name = "gated"
+tolerance = "fp32"
+grid = [4, 1, 1]
+block = [128, 1, 1]
+[[kernel.args]]
+name = "rows"
+scalar = "int32"
+value = 5
+[[kernel.args]]
+name = "half"
+scalar = "int32"
+value = 6
+[[kernel.args]]
+name = "cols"
+scalar = "int32"
+value = 13
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 780
+role = "in"
+range = [-3.0, 3.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 390
+role = "out"
+
+[[kernel]]
+name = "lower_mask"
+tolerance = "fp32"
+grid = [3, 1, 1]
+block = [256, 1, 1]
+[[kernel.args]]
+name = "B"
+scalar = "int32"
+value = 3
+[[kernel.args]]
+name = "N"
+scalar = "int32"
+value = 11
+[[kernel.args]]
+name = "M"
+scalar = "int32"
+value = 17
+[[kernel.args]]
+name = "in"
+buffer = "float32"
+elements = 561
+role = "in"
+range = [-3.0, 3.0]
+[[kernel.args]]
+name = "out"
+buffer = "float32"
+elements = 561
+role = "out"
+
+[[kernel]]
+name = "grid_init"
+tolerance = "fp64"
+grid = [5, 1, 1]
+block = [64, 1, 1]
+[[kernel.args]]
+name = "n"
+scalar = "uint32"
+value = 17
+[[kernel.args]]
+name = "h"
+scalar = "float64"
+value = 0.37
+[[kernel.args]]
+name = "u"
+buffer = "float64"
+elements = 289
+role = "out"
+"""
+
+
+def test_digits_of_a_flat_index_put_back_lift_to_maps_and_check_equal(tmp_path):
+    from tests.analysis.support import converted
+    _out, rows = converted(tmp_path, DIGITS, DIGITS_SPEC)
+    kernels = {k["kernel"]: k for k in rows}
+    assert {k: v["form"] for k, v in kernels.items()} == {"gated": "tile", "lower_mask": "tile", "grid_init": "tile"}
+    assert all(v["check"]["status"] == "pass" for v in kernels.values()), kernels
