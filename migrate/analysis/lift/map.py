@@ -60,18 +60,27 @@ def _stride_dim(step, value=None) -> str | None:
     return None
 
 
-def normalise_grid_stride(stmts: tuple) -> tuple[tuple, dict]:
+def normalise_grid_stride(stmts: tuple, outer: dict | None = None) -> tuple[tuple, dict]:
     """A kernel that is (uniform declarations +) one grid-stride loop: the loop's body, with the
     loop variable declared from the global index, and the domain extent the loop bound. The
     start and the stride may be locals declared before the loop and never assigned again
     (``int index = ...; int stride = blockDim.x * gridDim.x; for (int i = index; ...; i += stride)``),
-    and the loop a ``while (index < n) { ...; index += stride; }`` over such a start."""
+    the loop a ``while (index < n) { ...; index += stride; }`` over such a start, and the loop
+    (with declarations before it) inside a test every element takes the same way
+    (``if (B >= 0) { for (...) }``). ``outer``: such locals declared outside ``stmts``."""
     *head, last = stmts if stmts else (None,)
     if any(not isinstance(s, (m.DeclStmt, m.Empty)) for s in head):
         return stmts, {}
     assigned = set().union(*(assigned_names(s) for s in stmts))
-    defs = {d.name: d.init for s in head if isinstance(s, m.DeclStmt) for d in s.decls
-            if d.init is not None and d.name not in assigned}
+    defs = dict(outer or {})
+    defs.update({d.name: d.init for s in head if isinstance(s, m.DeclStmt) for d in s.decls
+                 if d.init is not None and d.name not in assigned})
+    if isinstance(last, m.If) and last.other is None and same_for_every_element(last.cond):
+        inner, extents = normalise_grid_stride(last.then.stmts if isinstance(last.then, m.Block) else (last.then,),
+                                               defs)
+        if not extents:
+            return stmts, {}
+        return tuple(head) + (dataclasses.replace(last, then=m.Block(inner, last.then.span)),), extents
 
     def value(e):
         e = strip_casts(e) if e is not None else None

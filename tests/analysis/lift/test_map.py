@@ -133,6 +133,13 @@ SPELLED_LATER = """
             index += blockDim.x * gridDim.x;
         }
     }
+    #define EACH(index, range) \
+        for (int index = blockIdx.x * blockDim.x + threadIdx.x; index < (range); index += blockDim.x * gridDim.x)
+    __global__ void guarded_loop(const int rows, const int cols, const float* x, float* y) {
+        if (rows > 0) {
+            EACH(e, rows * cols) { y[e] = x[e] * (float)(e % cols); }
+        }
+    }
     #define THREADS 256
     __global__ void named_indices(const long n, float* d) {  // the thread and block indices named first
         int bx = blockIdx.x;
@@ -208,6 +215,31 @@ scalar = "int64"
 value = 777
 
 [[kernel]]
+name = "guarded_loop"
+tolerance = "fp32"
+grid = [2, 1, 1]
+block = [32, 1, 1]
+[[kernel.args]]
+name = "rows"
+scalar = "int32"
+value = 9
+[[kernel.args]]
+name = "cols"
+scalar = "int32"
+value = 31
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 279
+role = "in"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 279
+role = "out"
+
+[[kernel]]
 name = "named_indices"
 tolerance = "fp32"
 grid = [3, 1, 1]
@@ -251,14 +283,14 @@ def test_indices_spelled_later_and_grid_strides_through_locals_lift_and_check_eq
     out, rows = converted(tmp_path, SPELLED_LATER, SPELLED_LATER_SPEC)
     kernels = {k["kernel"]: k for k in rows}
     assert {k: kernels[k]["form"] for k in kernels} == {
-        "late": "tile", "stride_for": "tile", "stride_while": "tile", "named_indices": "tile",
+        "late": "tile", "stride_for": "tile", "stride_while": "tile", "named_indices": "tile", "guarded_loop": "tile",
         "block_stride": "portable"}
     assert all(kernels[k]["check"]["status"] == "pass" for k in kernels), kernels
     text = (out / "k.py").read_text()
     # the grid-stride loops became domains of n (length) elements, their strides gone
     assert "with T.Kernel(T.ceildiv(n, tile_x), threads=threads) as bx:" in factory(text, "stride_for")
     assert not re.search(r"\bstride\s*=", factory(text, "stride_for"))
-    for name in ("stride_for", "stride_while"):
+    for name in ("stride_for", "stride_while", "guarded_loop"):
         assert not re.search(r"\bwhile\b|gridDim|grid_x", factory(text, name).split("with T.Kernel(")[1]), name
 
 
