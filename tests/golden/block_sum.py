@@ -37,7 +37,6 @@ def make_blockReduceSum(grid, block, shared_bytes=0, BLOCK_SIZE=None, target="cu
             sdata_lanes = alloc_lanes((block_x,), T.float32)  # L26
             sdata_total = alloc_lanes((1,), T.float32)  # L26
             for lane in lane_loop(block_x):  # L26
-                tid = T.Cast(T.uint32, lane)  # L28
                 i = T.Cast(T.uint32, bx * (BLOCK_SIZE * 2) + lane)  # L29
                 sum_ = T.alloc_var(T.float32)  # L31
                 sum_ = T.float32(0.0)  # L31

@@ -46,7 +46,6 @@ def make_dotPartial(grid, block, shared_bytes=0, target="cuda"):  # L40
                     acc = acc + x[i] * y[i]  # L49
                     i = i + block_x * grid_x  # L48
                 blockTreeSum_2_v = acc  # L52
-                blockTreeSum_2_tid = T.Cast(T.uint32, lane)  # L28
                 cache_lanes[lane] = blockTreeSum_2_v  # L45
             T.reduce_sum(cache_lanes, cache_total, dim=0)  # L45
             blockTreeSum_ret_1 = cache_total[0]  # L37
@@ -115,7 +114,6 @@ def make_sumPartials(grid, block, shared_bytes=0, target="cuda"):  # L58
                     acc = acc + partial[i]  # L64
                     i = i + block_x  # L63
                 blockTreeSum_2_v = acc  # L67
-                blockTreeSum_2_tid = T.Cast(T.uint32, lane)  # L28
                 cache_lanes[lane] = blockTreeSum_2_v  # L60
             T.reduce_sum(cache_lanes, cache_total, dim=0)  # L60
             blockTreeSum_ret_1 = cache_total[0]  # L37

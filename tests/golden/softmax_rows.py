@@ -36,14 +36,12 @@ def make_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_sizes=N
     @T.prim_func
     def softmax_rows(input: T.Tensor((rows, cols), T.float32), output: T.Tensor((rows, cols), T.float32), rows: rows, cols: cols):
         with T.Kernel(grid_x, threads=block_x, prelude=cuda_math.externs_for(['fmaxf'], target)) as bx:  # L26
-            s_red_lanes = alloc_lanes((block_x,), T.float32)  # L37
-            s_red_total = alloc_lanes((1,), T.float32)  # L37
+            s_red_lanes = alloc_lanes((block_x,), T.float32)  # L40
+            s_red_total = alloc_lanes((1,), T.float32)  # L40
             input_regs = alloc_lanes((block_x, max(row_steps, 1)), T.float32)  # the lane's elements of 'input'  # L42
             row_max = T.alloc_var(T.float32)  # L50
-            row = bx  # L32
             if bx < rows:  # L33
-                for lane in lane_loop(block_x):  # L37
-                    tid = lane  # L37
+                for lane in lane_loop(block_x):  # L40
                     local_max = T.alloc_var(T.float32)  # L40
                     local_max = -T.float32(3.4028234663852886e+38)  # L40
                     if row_steps:  # L41
@@ -58,8 +56,8 @@ def make_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_sizes=N
                         while c < cols:  # L41
                             local_max = cuda_math.fmaxf(local_max, input[bx, c])  # L42
                             c = c + block_x  # L41
-                    s_red_lanes[lane] = local_max  # L37
-                T.reduce_max(s_red_lanes, s_red_total, dim=0)  # L37
+                    s_red_lanes[lane] = local_max  # L40
+                T.reduce_max(s_red_lanes, s_red_total, dim=0)  # L40
                 row_max = s_red_total[0]  # L50
                 for lane in lane_loop(block_x):  # L54
                     local_sum = T.alloc_var(T.float32)  # L54
@@ -151,14 +149,12 @@ def make_log_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_siz
     @T.prim_func
     def log_softmax_rows(input: T.Tensor((rows, cols), T.float32), output: T.Tensor((rows, cols), T.float32), rows: rows, cols: cols):
         with T.Kernel(grid_x, threads=block_x, prelude=cuda_math.externs_for(['__expf', 'fmaxf'], target)) as bx:  # L72
-            s_red_lanes = alloc_lanes((block_x,), T.float32)  # L83
-            s_red_total = alloc_lanes((1,), T.float32)  # L83
+            s_red_lanes = alloc_lanes((block_x,), T.float32)  # L85
+            s_red_total = alloc_lanes((1,), T.float32)  # L85
             input_regs = alloc_lanes((block_x, max(row_steps, 1)), T.float32)  # the lane's elements of 'input'  # L87
             row_max = T.alloc_var(T.float32)  # L95
-            row = bx  # L78
             if bx < rows:  # L79
-                for lane in lane_loop(block_x):  # L83
-                    tid = lane  # L83
+                for lane in lane_loop(block_x):  # L85
                     local_max = T.alloc_var(T.float32)  # L85
                     local_max = -T.float32(3.4028234663852886e+38)  # L85
                     if row_steps:  # L86
@@ -173,8 +169,8 @@ def make_log_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_siz
                         while c < cols:  # L86
                             local_max = cuda_math.fmaxf(local_max, input[bx, c])  # L87
                             c = c + block_x  # L86
-                    s_red_lanes[lane] = local_max  # L83
-                T.reduce_max(s_red_lanes, s_red_total, dim=0)  # L83
+                    s_red_lanes[lane] = local_max  # L85
+                T.reduce_max(s_red_lanes, s_red_total, dim=0)  # L85
                 row_max = s_red_total[0]  # L95
                 for lane in lane_loop(block_x):  # L98
                     local_sum = T.alloc_var(T.float32)  # L98
