@@ -55,6 +55,7 @@ from .analysis.prepare.moving_pointers import moving_pointers
 from .analysis.prepare.value_steps import split_value_steps
 from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
+from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
 from .analysis.prepare.late_init import late_initialisations
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_vectors, uses_vectors
@@ -133,6 +134,13 @@ def _groups(fn, device, portable):
         raise NoTileLangForm(str(exc), getattr(exc, "span", None) or fn.span) from None
 
 
+def _cub(fn, device, portable):
+    try:
+        return lower_cub_blocks(fn)
+    except CubError as exc:
+        raise NoTileLangForm(str(exc), exc.span or fn.span) from None
+
+
 def _vectors(fn, device, portable):
     try:
         return scalarize_vectors(fn)
@@ -150,11 +158,15 @@ def _warp_calls(fn, device, portable):
 
 
 def one_statement_each(fn: m.Function) -> m.Function:
-    """The first five :data:`PREPARE` passes, which device functions get too (before they are
+    """The first six :data:`PREPARE` passes, which device functions get too (before they are
     inlined or printed as macros): chained assignments, steps and assignments used as values, each
-    a statement of its own; late-initialised locals declared at their value; array parameters flat."""
-    for p in PREPARE[:5]:
-        fn = p.run(fn, None, True)
+    a statement of its own; late-initialised locals declared at their value; array parameters flat;
+    CUB block reductions as their trees (whose barriers decide what is inlined)."""
+    for p in PREPARE[:6]:
+        try:
+            fn = p.run(fn, None, True)
+        except NoTileLangForm:
+            pass  # left as it is: a kernel that calls it meets the construct and names it
     return fn
 
 
@@ -173,6 +185,9 @@ PREPARE = (
     Pass("array parameters", "double phi[][NY][NZ] as a flat buffer: phi[x][y][z] is phi[(x * NY + y) * NZ + z] "
                              "(analysis.prepare.array_params)",
          lambda fn, device, portable: flatten_array_params(fn)),
+    Pass("cub block reductions", "cub::BlockReduce<T, N>(temp_storage).Sum(v) / .Reduce(v, op) as the shared-memory "
+                                 "tree it computes, the TempStorage a __shared__ array (analysis.prepare.cub_blocks)",
+         _cub),
     Pass("warp-synchronous code", "threads exchanging values through volatile shared memory with no barrier between "
                                   "(a warp scan, the last warp of a reduction) rely on lockstep, which no TileLang "
                                   "form keeps: refused (analysis.facts.lockstep), before inlining forgets the "

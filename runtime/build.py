@@ -49,6 +49,11 @@ STUB_HEADERS = (
     "surface_types.h", "cuda_profiler_api.h", "nvtx3/nvToolsExt.h", "nvToolsExt.h", "cuda/std/cstdint", "mma.h",
 )
 
+#: Library headers whose CPU stub brings an implementation of its own beside cuda_cpu.h.
+LIBRARY_STUBS = {
+    "cub/cub.cuh": "c2t_cub.h", "cub/block/block_reduce.cuh": "c2t_cub.h", "cub/util_type.cuh": "c2t_cub.h",
+}
+
 _lock = threading.Lock()
 
 
@@ -302,11 +307,12 @@ def _build(lib: Library, root: Path, final: Path, lib_path: Path, cu_path: Path,
             dst.write_text(text)
         stub_dir = tmp / "include"
         if device == "cpu":
-            for name in STUB_HEADERS:
+            for name in STUB_HEADERS + tuple(LIBRARY_STUBS):
                 p = stub_dir / name
                 p.parent.mkdir(parents=True, exist_ok=True)
+                own = f"#include \"{_c_string(str(HEADER_DIR / LIBRARY_STUBS[name]))}\"\n" if name in LIBRARY_STUBS else ""
                 p.write_text(f"// cuda2tile CPU executor stub for <{name}>\n#pragma once\n"
-                             f"#include \"{_c_string(str(HEADER_DIR / 'cuda_cpu.h'))}\"\n")
+                             f"#include \"{_c_string(str(HEADER_DIR / 'cuda_cpu.h'))}\"\n" + own)
         out = tmp / "lib.so"
         cmd = list(compiler) + list(flags)
         if device == "cpu":

@@ -53,7 +53,7 @@ class RegionPrinter:
                         d.init is None and scope.placements.get(d.name) in ("thread_array", "kernel_var", "shared")
                         for d in getattr(st, "decls", ())) for st in r.stmts):
                     continue  # declarations of kernel-level storage only: nothing to run
-                flag_only = all(isinstance(st, m.DeclStmt) and st.decls[0].name in self.flags
+                flag_only = all(isinstance(st, m.DeclStmt) and st.decls and st.decls[0].name in self.flags
                                 for st in r.stmts)
                 self.parallel(printer, r.span, () if flag_only else guards)
                 printer.block(r.stmts)

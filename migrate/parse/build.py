@@ -149,6 +149,16 @@ def _nested_lanes(ctype: ci.Type) -> m.Vector | None:
     return _lane_struct(canonical, _bare(canonical.spelling))
 
 
+def _dependent_member(target: ci.Cursor) -> str:
+    """The member a call names in a template (``BlockReduce(temp).Sum(v)`` with T unknown: clang's
+    cursor leaves it unnamed): the identifier after the last ``.`` or ``->`` of its tokens."""
+    tokens = [t.spelling for t in target.get_tokens()]
+    for i in range(len(tokens) - 2, -1, -1):
+        if tokens[i] in (".", "->") and re.match(r"^[A-Za-z_]\w*$", tokens[i + 1]):
+            return tokens[i + 1]
+    return ""
+
+
 def _bare(spelling: str) -> str:
     for word in ("const ", "volatile ", "struct ", "class ", "__restrict", "restrict "):
         spelling = spelling.replace(word, "")
@@ -609,7 +619,7 @@ class ModelBuilder:
         target = _callee_cursor(callee)
         if target is not None and target.kind == K.MEMBER_REF_EXPR:
             obj_kids = list(target.get_children())
-            method = target.spelling
+            method = target.spelling or _dependent_member(target)
             operator = _OPERATOR_NAME.match(method)
             if obj_kids and operator:
                 return self._operator(operator.group(1), (self.expr(obj_kids[0]),) + args, ctype, span, cursor)

@@ -1,0 +1,74 @@
+// c2t_cub.h - CUB's block-wide reductions for cuda2tile's CPU executor: what a program that
+// includes <cub/cub.cuh> (or <cub/block/block_reduce.cuh>) needs to run its kernels on the CPU.
+//
+// BlockReduce<T, X, algorithm, Y, Z>(temp_storage).Sum/Reduce: each thread stores its input at
+// its row-major rank in the X*Y*Z storage, the block meets at a barrier, every thread folds the
+// inputs (the first `num_valid` of them) in rank order, and the block meets again so that the
+// storage can be used again. (CUB defines the result in thread 0 only; every thread gets it.)
+// The fold order is not CUB's tree: a float sum differs by rounding, which the checks' fp32_accum
+// tolerance covers. Other CUB collectives are not provided.
+#ifndef CUDA2TILE_C2T_CUB_H
+#define CUDA2TILE_C2T_CUB_H
+
+namespace cub {
+
+enum BlockReduceAlgorithm {
+    BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY,
+    BLOCK_REDUCE_RAKING,
+    BLOCK_REDUCE_WARP_REDUCTIONS,
+    BLOCK_REDUCE_WARP_REDUCTIONS_NONDETERMINISTIC
+};
+
+struct Sum {
+    template <typename T, typename U> auto operator()(const T& a, const U& b) const -> decltype(a + b) { return a + b; }
+};
+struct Max {
+    template <typename T, typename U> auto operator()(const T& a, const U& b) const -> decltype(a + b) { return a < b ? b : a; }
+};
+struct Min {
+    template <typename T, typename U> auto operator()(const T& a, const U& b) const -> decltype(a + b) { return b < a ? b : a; }
+};
+
+template <typename T, int BLOCK_DIM_X, BlockReduceAlgorithm ALGORITHM = BLOCK_REDUCE_WARP_REDUCTIONS,
+          int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
+class BlockReduce {
+public:
+    enum { THREADS = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z };
+    struct TempStorage { T items[THREADS]; };
+
+    explicit BlockReduce(TempStorage& storage) : s_(storage) {}
+    BlockReduce() : s_(own()) {}
+
+    T Sum(T input) { return Reduce(input, cub::Sum(), THREADS); }
+    T Sum(T input, int num_valid) { return Reduce(input, cub::Sum(), num_valid); }
+    template <int ITEMS> T Sum(T (&inputs)[ITEMS]) { return Reduce(inputs, cub::Sum()); }
+
+    template <typename Op> T Reduce(T input, Op op) { return Reduce(input, op, THREADS); }
+    template <int ITEMS, typename Op> T Reduce(T (&inputs)[ITEMS], Op op) {
+        T own_total = inputs[0];
+        for (int k = 1; k < ITEMS; k++) own_total = op(own_total, inputs[k]);
+        return Reduce(own_total, op, THREADS);
+    }
+    template <typename Op> T Reduce(T input, Op op, int num_valid) {
+        int rank = (int)threadIdx.x + (BLOCK_DIM_Y > 1 ? (int)threadIdx.y * BLOCK_DIM_X : 0)
+                   + (BLOCK_DIM_Z > 1 ? (int)threadIdx.z * BLOCK_DIM_X * BLOCK_DIM_Y : 0);
+        if (rank < THREADS) s_.items[rank] = input;
+        __syncthreads();
+        int n = num_valid < THREADS ? num_valid : THREADS;
+        T total = s_.items[0];
+        for (int k = 1; k < n; k++) total = op(total, s_.items[k]);
+        __syncthreads();
+        return total;
+    }
+
+private:
+    TempStorage& s_;
+    static TempStorage& own() {
+        __shared__ TempStorage storage;
+        return storage;
+    }
+};
+
+}  // namespace cub
+
+#endif
