@@ -463,6 +463,65 @@ def strided_in_x(stmts) -> bool:
     return False
 
 
+def _builtin(e, var: str, dim: str) -> bool:
+    e = strip_casts(e)
+    return isinstance(e, m.Builtin) and e.var == var and e.dim == dim
+
+
+def _sides(e, op: str):
+    """The (a, b) and (b, a) operand orders of ``e`` when it is ``a op b``, else nothing."""
+    e = strip_casts(e)
+    if isinstance(e, m.Binary) and e.op == op:
+        yield e.lhs, e.rhs
+        yield e.rhs, e.lhs
+
+
+def _flat_grid_index(e) -> bool:
+    """Whether ``e`` is ``(gridDim.x * blockIdx.y + blockIdx.x) * blockDim.x + threadIdx.x`` (the
+    thread's rank in a 2-D grid of 1-D blocks, numbered row by row), in any operand order."""
+    for p, t in _sides(e, "+"):
+        if not _builtin(t, "threadIdx", "x"):
+            continue
+        for q, bd in _sides(p, "*"):
+            if not _builtin(bd, "blockDim", "x"):
+                continue
+            for r, bx in _sides(q, "+"):
+                if _builtin(bx, "blockIdx", "x") and any(
+                        _builtin(g, "gridDim", "x") and _builtin(by, "blockIdx", "y") for g, by in _sides(r, "*")):
+                    return True
+    return False
+
+
+def normalise_flat_grid(fn: m.Function) -> tuple[m.Function, dict]:
+    """A 1-D block kernel that numbers its threads across a 2-D grid row by row
+    (``#define THREADID (((gridDim.x)*(blockIdx.y) + (blockIdx.x))*(blockDim.x) + (threadIdx.x))``):
+    that rank is the global index of a domain of ``gridDim.x * gridDim.y * blockDim.x`` elements,
+    where the kernel reads the thread and block indices no other way."""
+    if fn.body is None:
+        return fn, {}
+    found = []
+
+    class _Flat(Transformer):
+        def leave_Binary(self, node):
+            if _flat_grid_index(node):
+                found.append(node)
+                return m.Builtin("globalIdx", "x", node.type, node.span)
+            return node
+
+    new = _Flat().transform(fn)
+    if not found or any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockIdx") or
+                        (isinstance(n, m.Builtin) and n.dim in ("y", "z") and n.var == "blockDim")
+                        for n in m.walk(new.body)):
+        return fn, {}
+    like = found[0]
+
+    def dim(var, d):
+        return m.Builtin(var, d, like.type, like.span)
+    extent = m.Binary("*", m.Binary("*", dim("gridDim", "x"), dim("gridDim", "y"), like.type, like.span),
+                      dim("blockDim", "x"), like.type, like.span)
+    return new, {"x": extent}
+
+
 def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], dict[str, m.Expr]]:
     """A prepared kernel's thread indices as element indices: (the function, its statements,
     the block sizes the factory must assert, the domain extents that differ from grid × block)."""
@@ -470,6 +529,8 @@ def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], di
     from ..prepare.builtin_aliases import propagate_builtin_aliases
     fn = propagate_builtin_aliases(fn)
     fn, block_extents = normalise_block_stride(fn)
+    fn, flat_extents = normalise_flat_grid(fn)
+    block_extents = {**block_extents, **flat_extents}
     folded, block_sizes = fold_global_indices(fn)
     left = leftover_thread_indices(folded)
     tiles = None

@@ -140,6 +140,10 @@ SPELLED_LATER = """
             EACH(e, rows * cols) { y[e] = x[e] * (float)(e % cols); }
         }
     }
+    #define RANK (((gridDim.x) * (blockIdx.y) + (blockIdx.x)) * (blockDim.x) + (threadIdx.x))
+    __global__ void flat_grid(float* a, const float* b, int n) {  // threads numbered across a 2-D grid
+        if (RANK < n) a[RANK] = a[RANK] * b[RANK] - 1.0f;
+    }
     #define THREADS 256
     __global__ void named_indices(const long n, float* d) {  // the thread and block indices named first
         int bx = blockIdx.x;
@@ -240,6 +244,28 @@ elements = 279
 role = "out"
 
 [[kernel]]
+name = "flat_grid"
+tolerance = "fp32"
+grid = [3, 2, 1]
+block = [64, 1, 1]
+[[kernel.args]]
+name = "a"
+buffer = "float32"
+elements = 300
+role = "inout"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "b"
+buffer = "float32"
+elements = 300
+role = "in"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 300
+
+[[kernel]]
 name = "named_indices"
 tolerance = "fp32"
 grid = [3, 1, 1]
@@ -283,7 +309,7 @@ def test_indices_spelled_later_and_grid_strides_through_locals_lift_and_check_eq
     out, rows = converted(tmp_path, SPELLED_LATER, SPELLED_LATER_SPEC)
     kernels = {k["kernel"]: k for k in rows}
     assert {k: kernels[k]["form"] for k in kernels} == {
-        "late": "tile", "stride_for": "tile", "stride_while": "tile", "named_indices": "tile", "guarded_loop": "tile",
+        "late": "tile", "stride_for": "tile", "stride_while": "tile", "named_indices": "tile", "guarded_loop": "tile", "flat_grid": "tile",
         "block_stride": "portable"}
     assert all(kernels[k]["check"]["status"] == "pass" for k in kernels), kernels
     text = (out / "k.py").read_text()
