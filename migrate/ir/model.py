@@ -38,6 +38,12 @@ class Vector:
     dtype: str
     lanes: int
     fields: tuple[str, ...] = ()  # a struct's field names, its lanes in order (CUDA vectors: x, y, z, w)
+    # A struct whose fields are of several types (a record): each lane's own dtype, and where it
+    # lies in memory, the struct being ``words`` words of ``dtype`` (the widest field's size):
+    # (word, byte offset in the word) per lane. Empty for vectors and one-type structs.
+    lane_dtypes: tuple[str, ...] = ()
+    slots: tuple[tuple[int, int], ...] = ()
+    words: int = 0
 
     def __str__(self) -> str:
         return self.name

@@ -107,7 +107,7 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if named is not None:
         return named
     if kind == T.RECORD:
-        return _lane_struct(ctype, spelling) or m.Record(spelling)
+        return _lane_struct(ctype, spelling) or _record(ctype, spelling) or m.Record(spelling)
     if kind == T.ENUM:
         return m.Scalar("int32")
     if spelling in template_names:
@@ -139,6 +139,79 @@ def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
     if dtype not in dtypes.SIZES or ctype.get_size() != len(fields) * dtypes.SIZES[dtype]:
         return None
     return m.Vector(spelling, dtype, len(fields), fields)
+
+
+#: the most lanes a record may have (each becomes a local where a record is a local)
+RECORD_LANES = 64
+
+
+def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | None:
+    """The scalar lanes of a plain struct (fields only: no methods, constructors, bases, unions
+    or bit-fields) in memory order: (name, dtype, byte offset); a field that is a fixed array of
+    scalars, or a struct of the same kind, gives one lane per element (``pos[1]``, ``p.x``)."""
+    decl = ctype.get_declaration()
+    if decl is None or decl.kind not in (K.STRUCT_DECL, K.CLASS_DECL) or \
+            cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
+        return None
+    kids = list(decl.get_children())
+    if not kids or any(k.kind != K.FIELD_DECL or k.is_bitfield() for k in kids):
+        return None
+    if any(t.spelling in ("=", "{") for k in kids for t in k.get_tokens()):
+        return None  # default member initialisers: a default-constructed local would need them
+    out = []
+    for k in kids:
+        offset = ctype.get_offset(k.spelling)
+        if offset is None or offset < 0 or offset % 8:
+            return None
+        at = base + offset // 8
+        t = k.type.get_canonical()
+        name = f"{prefix}{k.spelling}"
+        if t.kind == T.CONSTANTARRAY:
+            element = _named_type(_bare(t.element_type.get_canonical().spelling))
+            if not isinstance(element, m.Scalar) or element.dtype not in dtypes.SIZES:
+                return None
+            size = dtypes.SIZES[element.dtype]
+            out += [(f"{name}[{i}]", element.dtype, at + i * size) for i in range(t.element_count)]
+            continue
+        named = _named_type(_bare(t.spelling))
+        if isinstance(named, m.Scalar) and named.dtype in dtypes.SIZES:
+            out.append((name, named.dtype, at))
+        elif isinstance(named, m.Vector) and named.dtype in dtypes.SIZES:
+            size = dtypes.SIZES[named.dtype]
+            out += [(f"{name}.{lane}", named.dtype, at + i * size) for i, lane in enumerate(lanewise.LANES[:named.lanes])]
+        elif t.kind == T.RECORD:
+            inner = _record_lanes(t, f"{name}.", at)
+            if inner is None:
+                return None
+            out += inner
+        else:
+            return None
+        if len(out) > RECORD_LANES:
+            return None
+    return out
+
+
+def _record(ctype: ci.Type, spelling: str) -> m.Vector | None:
+    """A plain struct of fields of several scalar types (``{float K; int width; ...}``, ``{size_t
+    pos; float val;}``) as a record: a vector whose lanes have their own dtypes, held in memory as
+    words of its widest field's size (a narrower field is part of a word); None where the fields
+    are not all scalars of 1, 2, 4 or 8 bytes (half types aside) or the layout is not whole words."""
+    lanes = _record_lanes(ctype)
+    if not lanes or any(dt in ("float16", "bfloat16") for _n, dt, _o in lanes):
+        return None
+    width = max(dtypes.SIZES[dt] for _n, dt, _o in lanes)
+    size = ctype.get_size()
+    if width not in (1, 2, 4, 8) or size <= 0 or size % width:
+        return None
+    wide = [dt for _n, dt, _o in lanes if dtypes.SIZES[dt] == width]
+    storage = max(wide, key=lambda dt: (wide.count(dt), -wide.index(dt)))
+    slots = []
+    for _n, dt, off in lanes:
+        if off // width != (off + dtypes.SIZES[dt] - 1) // width:
+            return None  # a field across two words (packed structs)
+        slots.append((off // width, off % width))
+    return m.Vector(spelling, storage, len(lanes), tuple(n for n, _d, _o in lanes),
+                    tuple(dt for _n, dt, _o in lanes), tuple(slots), size // width)
 
 
 def _nested_lanes(ctype: ci.Type) -> m.Vector | None:

@@ -150,7 +150,7 @@ def _element_bytes(t) -> int | None:
         return SIZES.get(e.dtype)
     if isinstance(e, m.Vector):
         size = SIZES.get(e.dtype)
-        return size * e.lanes if size else None
+        return size * (e.words or e.lanes) if size else None
     return None
 
 

@@ -32,8 +32,102 @@ def lane_names(v: m.Vector) -> tuple[str, ...]:
 
 
 def lane_local(name: str, v: m.Vector, i: int) -> str:
-    """The local holding lane ``i`` of the vector local ``name`` (``p_pos_x``)."""
-    return f"{name}_{lane_names(v)[i].replace('.', '_')}"
+    """The local holding lane ``i`` of the vector local ``name`` (``p_pos_x``, ``a_u_1``)."""
+    return f"{name}_{lane_names(v)[i].replace('.', '_').replace('[', '_').replace(']', '')}"
+
+
+def stride(v: m.Vector) -> int:
+    """How many scalars of the buffer one vector takes: its lanes, or a record's words."""
+    return v.words or v.lanes
+
+
+def lane_dtype(v: m.Vector, i: int) -> str:
+    return v.lane_dtypes[i] if v.lane_dtypes else v.dtype
+
+
+def _word(v: m.Vector, i: int) -> int:
+    return v.slots[i][0] if v.slots else i
+
+
+def _packed(v: m.Vector, i: int) -> bool:
+    """Whether lane ``i`` of a record is held in its word other than as the word's own dtype (an
+    int among floats, a bool or an int in a double's word): read and written through its bits."""
+    return bool(v.lane_dtypes) and (v.lane_dtypes[i] != v.dtype or v.slots[i][1] != 0)
+
+
+_INT = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
+_BITCAST = {("float32", "int32"): "__float_as_int", ("int32", "float32"): "__int_as_float",
+            ("float64", "int64"): "__double_as_longlong", ("int64", "float64"): "__longlong_as_double"}
+
+
+def _bits(e: m.Expr, dtype: str) -> m.Expr:
+    """``e`` (a scalar) with its bits read as ``dtype`` of the same size."""
+    from ...dtypes import SIZES
+    src = e.type.dtype
+    if src == dtype:
+        return e
+    t = m.Scalar(dtype)
+    ints = (src.startswith(("int", "uint")) or src == "bool") and dtype.startswith(("int", "uint"))
+    if ints:
+        return m.Cast(t, e, "implicit", t, e.span)
+    if (src, dtype) in _BITCAST:
+        return m.Call(_BITCAST[(src, dtype)], (e,), "math", (), t, e.span)
+    signed = _INT.get(SIZES.get(src, 0))
+    if signed and src.startswith("uint") and (signed, dtype) in _BITCAST:  # uint64 -> float64
+        return _bits(_bits(e, signed), dtype)
+    signed = _INT.get(SIZES.get(dtype, 0))
+    if signed and dtype.startswith("uint") and (src, signed) in _BITCAST:  # float32 -> uint32
+        return _bits(_bits(e, signed), dtype)
+    raise VectorError(f"a record lane of '{dtype}' held in '{src}' words", e.span)
+
+
+def _int_lit(value: int, dtype: str, span) -> m.IntLit:
+    from ...dtypes import SIZES
+    bits = 8 * SIZES[dtype]
+    value &= (1 << bits) - 1
+    if value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return m.IntLit(value, str(value), m.Scalar(dtype), span)
+
+
+def unpack(word: m.Expr, v: m.Vector, i: int) -> m.Expr:
+    """Lane ``i`` of a record read out of its storage word ``word``."""
+    from ...dtypes import SIZES
+    lane, span = lane_dtype(v, i), word.span
+    wsize, lsize, at = SIZES[v.dtype], SIZES[lane], v.slots[i][1]
+    if lsize == wsize and lane != "bool":
+        return _bits(word, lane)
+    wint = _INT[wsize]
+    bits = _bits(word, wint)
+    if at:
+        bits = m.Binary(">>", bits, _int_lit(8 * at, wint, span), m.Scalar(wint), span)
+    if lsize < wsize:
+        bits = m.Binary("&", bits, _int_lit((1 << (8 * lsize)) - 1, wint, span), m.Scalar(wint), span)
+    if lane == "bool":
+        return m.Binary("!=", bits, _int_lit(0, wint, span), m.Scalar("bool"), span)
+    narrow = m.Cast(m.Scalar(_INT[lsize]), bits, "implicit", m.Scalar(_INT[lsize]), span)
+    return _bits(narrow, lane)
+
+
+def pack(word: m.Expr, v: m.Vector, i: int, value: m.Expr) -> m.Expr:
+    """The storage word ``word`` with lane ``i`` of its record set to ``value``."""
+    from ...dtypes import SIZES
+    lane, span = lane_dtype(v, i), word.span
+    if value.type != m.Scalar(lane):
+        value = m.Cast(m.Scalar(lane), value, "implicit", m.Scalar(lane), span)
+    wsize, lsize, at = SIZES[v.dtype], SIZES[lane], v.slots[i][1]
+    if lsize == wsize and lane != "bool":
+        return _bits(value, v.dtype)
+    wint = _INT[wsize]
+    mine = m.Cast(m.Scalar(_INT[lsize]), value, "implicit", m.Scalar(_INT[lsize]), span) if lane == "bool" \
+        else _bits(value, _INT[lsize])
+    mine = m.Binary("&", m.Cast(m.Scalar(wint), mine, "implicit", m.Scalar(wint), span),
+                    _int_lit((1 << (8 * lsize)) - 1, wint, span), m.Scalar(wint), span)
+    if at:
+        mine = m.Binary("<<", mine, _int_lit(8 * at, wint, span), m.Scalar(wint), span)
+    kept = m.Binary("&", _bits(word, wint), _int_lit(~(((1 << (8 * lsize)) - 1) << (8 * at)), wint, span),
+                    m.Scalar(wint), span)
+    return _bits(m.Binary("|", kept, mine, m.Scalar(wint), span), v.dtype)
 
 
 class VectorError(Exception):
@@ -67,7 +161,7 @@ def _scalar_array(t: m.Array, unsized: bool = False) -> m.Array:
         if unsized:
             return m.Array(m.Scalar(v.dtype), None, "", t.volatile)
         raise VectorError(f"array of '{v}' with no constant extent")
-    return m.Array(m.Scalar(v.dtype), t.extent * v.lanes, "", t.volatile)
+    return m.Array(m.Scalar(v.dtype), t.extent * stride(v), "", t.volatile)
 
 
 def uses_vectors(fn: m.Function) -> bool:
@@ -125,35 +219,45 @@ _LANE_PICK = {"__low2float": (0, "float32"), "__high2float": (1, "float32"),
 
 class _Scalarizer:
     def __init__(self, fn: m.Function) -> None:
+        self.pending: list[m.DeclStmt] = []  # record words read by the statement being scalarised
+        self.counter = 0
+        self.written = {r.name for t in (m.store_targets(fn.body) if fn.body else ())
+                        for r in (m.access_root(t),) if r is not None} | \
+            {r.name for n in (m.walk(fn.body) if fn.body else ()) if isinstance(n, m.Unary) and n.op in ("++", "--")
+             for r in (m.access_root(n.operand),) if r is not None}
         self.views: dict[str, _View] = {}
         self.locals: dict[str, m.Vector] = {}
         self.arrays: dict[str, m.Array] = {}  # arrays of vectors: their scalar type
         for p in fn.params:
             if isinstance(p.type, m.Pointer) and _vec(p.type.pointee):
                 v = _vec(p.type.pointee)
-                self.views[p.name] = _View(p.name, v.lanes, None, m.Scalar(v.dtype))
+                self.views[p.name] = _View(p.name, stride(v), None, m.Scalar(v.dtype))
 
     # -- lanes of a vector expression -------------------------------------------------------------
-    def lane(self, e: m.Expr, i: int) -> m.Expr:
+    def lane(self, e: m.Expr, i: int, raw: bool = False) -> m.Expr:
+        """Lane ``i`` of the vector expression ``e``; with ``raw``, a record lane held in memory
+        is its storage word (to write through :func:`pack`), not the lane read out of it."""
         span = e.span
         if isinstance(e, m.Ref) and e.name in self.locals:
             v = self.locals[e.name]
-            return m.Ref(lane_local(e.name, v, i), "local", m.Scalar(v.dtype), span)
+            return m.Ref(lane_local(e.name, v, i), "local", m.Scalar(lane_dtype(v, i)), span)
         if isinstance(e, m.Index):
             view = self.view_of(e.base)
+            v = _vec(e.type)
             if view is not None:
-                index = _add(view.first_lane(e.index, span), _int(i, span), span)
-                return m.Index(view.ref(span), index, view.scalar, span)
+                index = _add(view.first_lane(e.index, span), _int(_word(v, i) if v else i, span), span)
+                word = m.Index(view.ref(span), index, view.scalar, span)
+                return unpack(self.word_local(word), v, i) if v is not None and _packed(v, i) and not raw else word
             array = self.array_of(e.base)
             if array is not None:
-                v = _vec(e.type)
-                index = _add(_mul(self.scalar(e.index), v.lanes, span), _int(i, span), span)
-                return m.Index(array, index, m.Scalar(v.dtype), span)
+                index = _add(_mul(self.scalar(e.index), stride(v), span), _int(_word(v, i), span), span)
+                word = m.Index(array, index, m.Scalar(v.dtype), span)
+                return unpack(self.word_local(word), v, i) if _packed(v, i) and not raw else word
         if isinstance(e, m.Unary) and e.op == "*":
-            return self.lane(m.Index(e.operand, _int(0, span), e.type, span), i)
+            return self.lane(m.Index(e.operand, _int(0, span), e.type, span), i, raw)
         if isinstance(e, m.Index) and isinstance(e.base, m.Unary) and e.base.op == "&" \
                 and isinstance(e.index, m.IntLit) and e.index.value == 0:
-            return self.lane(e.base.operand, i)  # (&v)->x: a device function's pointer to a local, inlined
+            return self.lane(e.base.operand, i, raw)  # (&v)->x: a device function's pointer to a local, inlined
         if isinstance(e, m.Member) and _vec(e.type):  # p.pos of a struct holding float3 pos: its lanes
             outer = e.base
             if e.arrow and isinstance(outer.type, m.Pointer):
@@ -161,7 +265,7 @@ class _Scalarizer:
             whole = _vec(outer.type)
             name = f"{e.field}.{lane_names(_vec(e.type))[i]}"
             if whole is not None and name in lane_names(whole):
-                return self.lane(outer, lane_names(whole).index(name))
+                return self.lane(outer, lane_names(whole).index(name), raw)
         if isinstance(e, m.Call):
             name = e.callee
             if name.startswith("make_"):
@@ -243,6 +347,8 @@ class _Scalarizer:
             inner = base.operand
             target = _vec(base.type.pointee)
             scalars = self.scalar_start(inner) if target is not None else None
+            if target is not None and target.lane_dtypes:
+                return None  # a record over another buffer's bits: no lane view
             if scalars is not None:
                 ref, start = scalars
                 element = ref.type.pointee if isinstance(ref.type, m.Pointer) else ref.type.element
@@ -294,9 +400,53 @@ class _Scalarizer:
         return m.Binary("+", ref, offset, ref.type, e.span)
 
     # -- scalar expressions that may contain vectors ---------------------------------------------
+    def lane_target(self, e) -> tuple[m.Expr, int] | None:
+        """(the vector, the lane) that ``e`` names when it is a lane of a vector or record:
+        ``p.x``, ``p->val``, ``a[i].pos[2]``."""
+        if isinstance(e, m.Member) and _vec(e.base.type) and e.field in lane_names(_vec(e.base.type)):
+            return e.base, lane_names(_vec(e.base.type)).index(e.field)
+        if isinstance(e, m.Member) and e.arrow and isinstance(e.base.type, m.Pointer) and _vec(e.base.type.pointee) \
+                and e.field in lane_names(_vec(e.base.type.pointee)):  # p->re: lane of p[0]
+            v = _vec(e.base.type.pointee)
+            return m.Index(e.base, _int(0, e.span), v, e.span), lane_names(v).index(e.field)
+        if isinstance(e, m.Index) and isinstance(e.base, m.Member) and isinstance(e.index, m.IntLit):
+            inner = self.lane_target(dataclasses.replace(e.base, field=f"{e.base.field}[{e.index.value}]"))
+            if inner is not None:
+                return inner
+        return None
+
+    def array_field(self, e: m.Index):
+        """``a[i].pos[j]`` of a record held in memory, ``j`` not a constant: the element of its
+        storage (the field's elements are consecutive words of the storage's own dtype)."""
+        member = e.base
+        outer = member.base
+        if member.arrow and isinstance(outer.type, m.Pointer):
+            outer = m.Index(outer, _int(0, e.span), outer.type.pointee, e.span)
+        v = _vec(outer.type)
+        if v is None or not v.lane_dtypes:
+            return None
+        names = [k for k, n in enumerate(lane_names(v)) if n.startswith(f"{member.field}[")]
+        if not names or any(_packed(v, k) or _word(v, k) != _word(v, names[0]) + j for j, k in enumerate(names)):
+            return None
+        if not isinstance(outer, m.Index):
+            raise VectorError(f"record field '{member.field}' indexed by a variable in a local", e.span)
+        first = self.lane(outer, names[0], raw=True)
+        return m.Index(first.base, _add(first.index, self.scalar(e.index), e.span), first.type, e.span)
+
     def scalar(self, e):
         if e is None:
             return None
+        if isinstance(e, m.Index) and isinstance(e.base, m.Member) and isinstance(e.base.type, m.Array):
+            target = self.lane_target(e)
+            if target is not None:
+                return self.lane(*target)
+            whole = self.array_field(e)
+            if whole is not None:
+                return whole
+        if isinstance(e, (m.Assign, m.Unary)) and self._packed_target(e.target if isinstance(e, m.Assign) else
+                                                                      e.operand if e.op in ("++", "--", "&") else None):
+            raise VectorError("a field of a record held with others in one word, assigned or addressed "
+                              "inside an expression", e.span)
         if isinstance(e, m.Member) and _vec(e.base.type) and e.field in lane_names(_vec(e.base.type)):
             return self.lane(e.base, lane_names(_vec(e.base.type)).index(e.field))
         if isinstance(e, m.Member) and e.arrow and isinstance(e.base.type, m.Pointer) and _vec(e.base.type.pointee) \
@@ -316,6 +466,41 @@ class _Scalarizer:
             raise VectorError(f"vector value of type '{e.type}' used where a scalar is expected", e.span)
         return m.map_children(e, self.scalar)
 
+    def _packed_target(self, e) -> bool:
+        if e is None:
+            return False
+        found = self.lane_target(e)
+        if found is None:
+            return False
+        vec, i = found
+        v = _vec(vec.type)
+        return v is not None and _packed(v, i) and not (isinstance(vec, m.Ref) and vec.name in self.locals)
+
+    def store(self, target, i: int, value, op: str, span) -> m.ExprStmt:
+        """``target``'s lane ``i`` ``op`` ``value`` as a statement; a record lane held with others in
+        one word is written through its word."""
+        v = _vec(target.type)
+        place = self.lane(target, i, raw=True)
+        if v is None or not _packed(v, i) or isinstance(place, m.Ref):
+            return m.ExprStmt(m.Assign(op, place, value, m.Scalar(lane_dtype(v, i)) if v else place.type, span), span)
+        word = self.word_local(place)
+        if op != "=":
+            value = m.Binary(op[:-1], unpack(word, v, i), value, m.Scalar(lane_dtype(v, i)), span)
+        return m.ExprStmt(m.Assign("=", place, pack(word, v, i, value), place.type, span), span)
+
+    def word_local(self, word: m.Index) -> m.Ref:
+        """A local holding the storage word ``word``, declared just before the statement being
+        scalarised: a record lane is read through the bits of a local, never of a load (TVM's C
+        and CUDA code generators bind the operand of a bit cast once per expression text, so a
+        second read of the same word after a store would see the first one's value)."""
+        root = m.access_root(word)
+        if root is not None and root.name not in self.written:
+            return word  # no store can make a second read of it stale
+        self.counter += 1
+        name = f"record_word_{self.counter}"
+        self.pending.append(m.DeclStmt((m.VarDecl(name, word.type, "local", False, word, word.span),), word.span))
+        return m.Ref(name, "local", word.type, word.span)
+
     # -- statements --------------------------------------------------------------------------------
     def array_decl(self, d: m.VarDecl) -> m.DeclStmt:
         """An array of vectors declared as the array of their scalars (its initial values lane by
@@ -328,7 +513,7 @@ class _Scalarizer:
         v = _array_vec(d.type)
         if not isinstance(d.type.element, m.Array):
             kind = "shared" if d.storage in ("shared", "extern_shared") else "local"
-            self.views[d.name] = _View(d.name, v.lanes, None, m.Scalar(v.dtype), kind, scalar_type)
+            self.views[d.name] = _View(d.name, stride(v), None, m.Scalar(v.dtype), kind, scalar_type)
         init = d.init
         if init is not None:
             init = self.flat_init(init, d.type)
@@ -343,6 +528,8 @@ class _Scalarizer:
             items = tuple(self.flat_init(x, t.element) for x in init.items)
             return m.InitList(items, _scalar_array(t), init.span)
         v = t.element
+        if v.lane_dtypes:
+            raise VectorError(f"array of records '{v}' initialised in the kernel", init.span)
         items = tuple(self.lane(x, i) for x in init.items for i in range(v.lanes))
         return m.InitList(items, _scalar_array(t), init.span)
 
@@ -361,6 +548,18 @@ class _Scalarizer:
         return inner[0] if len(inner) == 1 else m.Block(tuple(inner), s.span)
 
     def stmt(self, s) -> list:
+        saved, self.pending = self.pending, []
+        try:
+            out = self._stmt(s)
+            words = self.pending
+        finally:
+            self.pending = saved
+        if words and isinstance(s, (m.For, m.While, m.DoWhile)):
+            raise VectorError("a field of a record held with others in one word, in a buffer the kernel writes, "
+                              "read in a loop header", s.span)
+        return words + out
+
+    def _stmt(self, s) -> list:
         if isinstance(s, m.DeclStmt):
             out = []
             for d in s.decls:
@@ -372,8 +571,8 @@ class _Scalarizer:
                         value = None  # float4 v;  (default-constructed: no initial value)
                     for i in range(v.lanes):
                         init = self.lane(value, i) if value is not None else None
-                        out.append(m.DeclStmt((m.VarDecl(lane_local(d.name, v, i), m.Scalar(v.dtype), d.storage,
-                                                         d.const, init, d.span),), d.span))
+                        out.append(m.DeclStmt((m.VarDecl(lane_local(d.name, v, i), m.Scalar(lane_dtype(v, i)),
+                                                         d.storage, d.const, init, d.span),), d.span))
                 elif _array_vec(d.type) is not None:
                     out.append(self.array_decl(d))
                 elif isinstance(d.type, m.Pointer) and _vec(d.type.pointee):
@@ -393,10 +592,17 @@ class _Scalarizer:
                                                      for n in m.walk(a.target)):
                     raise VectorError(f"compound assignment '{a.op}' of a vector", s.span)
                 # each lane updated with its own (the target read once a lane, as CUDA does)
-                return [m.ExprStmt(m.Assign(a.op, self.lane(a.target, i), self.lane_or_scalar(a.value, i),
-                                            m.Scalar(v.dtype), s.span), s.span) for i in range(v.lanes)]
-            return [m.ExprStmt(m.Assign("=", self.lane(a.target, i), self.lane(a.value, i),
-                                        m.Scalar(v.dtype), s.span), s.span) for i in range(v.lanes)]
+                return [self.store(a.target, i, self.lane_or_scalar(a.value, i), a.op, s.span)
+                        for i in range(v.lanes)]
+            return [self.store(a.target, i, self.lane(a.value, i), "=", s.span) for i in range(v.lanes)]
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and self._packed_target(s.expr.target):
+            vec, i = self.lane_target(s.expr.target)
+            return [self.store(vec, i, self.scalar(s.expr.value), s.expr.op, s.span)]
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Unary) and s.expr.op in ("++", "--") \
+                and self._packed_target(s.expr.operand):
+            vec, i = self.lane_target(s.expr.operand)
+            one = m.IntLit(1, "1", m.Scalar("int32"), s.span)
+            return [self.store(vec, i, one, "+=" if s.expr.op == "++" else "-=", s.span)]
         if isinstance(s, m.ExprStmt):
             return [dataclasses.replace(s, expr=self.scalar(s.expr))]
         if isinstance(s, m.Block):

@@ -1,0 +1,128 @@
+"""Records (parse.build._record, analysis.prepare.vectors): structs whose fields have several types,
+as the pool's programs pass them (parameter blocks read through a pointer, arrays of structs read
+and updated in place, a bool beside doubles, an int in a float's place, fixed arrays as fields).
+Each buffer of records is a buffer of words of its widest field; a field of another type, or
+narrower, is read and written through its word's bits. Checked equal on the CPU."""
+from __future__ import annotations
+
+from tests.analysis.support import converted
+
+KERNELS = """
+#include <cstddef>
+struct Props { float scale; int width; float shift; int height; };
+struct Peak { size_t pos; float val; };
+struct Cell { double x; double v; bool alive; };
+struct Body { double pos[3]; int id; int hits; };
+
+__global__ void records(const Props* __restrict__ props, Peak* __restrict__ peaks, Cell* __restrict__ cells,
+                        Body* __restrict__ bodies, float* __restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Props pr = *props;                                  // a record copied to a local
+    int w = (pr.width & 7) + (props->height & 3);       // ints read out of float words
+    float s = pr.scale * (float)w + props->shift;
+    s += (float)(peaks[i].pos % 5) + peaks[i].val;      // a float in the low half of a 64-bit word
+    peaks[i].val = peaks[i].val + 1.0f;
+    peaks[i].pos += 3;
+    cells[i].alive = cells[i].x > 0.0;                  // a bool in a double's word
+    cells[i].v = cells[i].v * 0.5 + (cells[i].alive ? 1.0 : -1.0);
+    bodies[i].hits = bodies[i].id + w;                  // the upper int of a double's word
+    bodies[i].id++;
+    s += (float)bodies[i].pos[i % 3];                   // an array field, indexed by a variable
+    for (int k = 0; k < (props->height & 3); k++)       // a read-only record's field in a loop header
+        s += 0.25f * (float)k;
+    bodies[i].pos[1] = (double)s;
+    out[i] = s;
+}
+
+// two fields of one word updated one after the other: the second must read the first's store
+__global__ void same_word(Body* __restrict__ bodies, int w, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    bodies[i].hits = bodies[i].id + w;
+    bodies[i].id++;
+}
+
+__global__ void in_expression(Peak* peaks, float* out) {
+    int i = threadIdx.x;
+    out[i] = atomicAdd(&peaks[i].val, 1.0f);   // the address of a field inside a word: named, not guessed
+}
+"""
+
+SPEC = """
+[[kernel]]
+name = "records"
+tolerance = "fp32"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+[[kernel.args]]
+name = "props"
+buffer = "float32"
+elements = 4
+role = "in"
+range = [-3.0, 3.0]
+[[kernel.args]]
+name = "peaks"
+buffer = "uint64"
+elements = 200
+role = "inout"
+range = [0, 1000]
+[[kernel.args]]
+name = "cells"
+buffer = "float64"
+elements = 300
+role = "inout"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "bodies"
+buffer = "float64"
+elements = 400
+role = "inout"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "out"
+buffer = "float32"
+elements = 100
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+
+[[kernel]]
+name = "same_word"
+tolerance = "exact"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+[[kernel.args]]
+name = "bodies"
+buffer = "float64"
+elements = 400
+role = "inout"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "w"
+scalar = "int32"
+value = 5
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+"""
+
+
+def test_records_of_mixed_fields_convert_and_check_equal(tmp_path):
+    out, rows = converted(tmp_path, KERNELS, SPEC, expect_ok=False)
+    kernels = {k["kernel"]: k for k in rows}
+    for name in ("records", "same_word"):
+        assert kernels[name]["form"] != "unsupported", kernels[name]["diagnostics"]
+        assert kernels[name]["check"]["status"] == "pass", kernels[name]["check"]
+    bad = kernels["in_expression"]
+    assert bad["form"] == "unsupported" and any(
+        "assigned or addressed inside an expression" in d["message"] for d in bad["diagnostics"]), bad
+    text = (out / "k.py").read_text()
+    # each buffer holds words of its record's widest field: Props floats, Peak 64-bit words, ...
+    for decl in ('props: T.Tensor((props_len,), T.float32)', 'peaks: T.Tensor((peaks_len,), T.uint64)',
+                 'cells: T.Tensor((cells_len,), T.float64)', 'bodies: T.Tensor((bodies_len,), T.float64)'):
+        assert decl in text
+    assert "T.reinterpret(" in text
