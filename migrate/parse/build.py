@@ -171,6 +171,8 @@ def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | Non
             if not isinstance(element, m.Scalar) or element.dtype not in dtypes.SIZES:
                 return None
             size = dtypes.SIZES[element.dtype]
+            if len(out) + t.element_count > RECORD_LANES:
+                return None
             out += [(f"{name}[{i}]", element.dtype, at + i * size) for i in range(t.element_count)]
             continue
         named = _named_type(_bare(t.spelling))

@@ -126,3 +126,18 @@ def test_records_of_mixed_fields_convert_and_check_equal(tmp_path):
                  'cells: T.Tensor((cells_len,), T.float64)', 'bodies: T.Tensor((bodies_len,), T.float64)'):
         assert decl in text
     assert "T.reinterpret(" in text
+
+
+def test_a_struct_of_large_arrays_stays_a_record_and_converts_quickly(tmp_path):
+    # 16 fields of 4096 elements: more lanes than a record may have (a file of the pool spent
+    # its whole time limit listing them before the limit was checked)
+    fields = "\n".join(f"    unsigned int s{k}[4096];" for k in range(16))
+    src = f"struct Columns {{\n{fields}\n}};\n" + """
+__global__ void add(Columns* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c->s0[i] += c->s1[i];
+}
+"""
+    _out, rows = converted(tmp_path, src, expect_ok=False)
+    (k,) = rows  # (a file that ran out of time has no kernel rows, only M4013)
+    assert k["form"] == "unsupported" and "has no TileLang dtype" in k["diagnostics"][0]["message"], k
