@@ -141,8 +141,8 @@ def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
     return m.Vector(spelling, dtype, len(fields), fields)
 
 
-#: the most lanes a record may have (each becomes a local where a record is a local)
-RECORD_LANES = 64
+#: the most lanes a record may have (a record local may have fewer: analysis.prepare.vectors)
+RECORD_LANES = 4096
 
 
 def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | None:

@@ -23,6 +23,8 @@ from ...ir import model as m
 from ...ir.span import Span
 
 LANES = ("x", "y", "z", "w")
+#: the most lanes a vector or record local may have (each lane is a local of its own)
+LOCAL_LANES = 64
 
 
 def lane_names(v: m.Vector) -> tuple[str, ...]:
@@ -564,6 +566,9 @@ class _Scalarizer:
             out = []
             for d in s.decls:
                 v = _vec(d.type)
+                if v is not None and v.lanes > LOCAL_LANES:
+                    raise VectorError(f"a local '{d.name}' of '{v}', whose {v.lanes} fields would each be a local",
+                                      d.span)
                 if v is not None:
                     self.locals[d.name] = v
                     value = d.init

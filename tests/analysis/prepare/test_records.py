@@ -138,6 +138,21 @@ __global__ void add(Columns* c, int n) {
     if (i < n) c->s0[i] += c->s1[i];
 }
 """
+    src += """
+struct Row { float v[100]; };
+__global__ void pick(const Row* __restrict__ r, float* __restrict__ out) {   // 100 lanes, read in place
+    int i = threadIdx.x;
+    out[i] = r[blockIdx.x].v[i] * 2.0f;
+}
+__global__ void copy_local(const Row* __restrict__ r, float* __restrict__ out) {   // 100 locals: refused
+    Row local = r[0];
+    out[threadIdx.x] = local.v[3];
+}
+"""
     _out, rows = converted(tmp_path, src, expect_ok=False)
-    (k,) = rows  # (a file that ran out of time has no kernel rows, only M4013)
+    kernels = {k["kernel"]: k for k in rows}  # (a file that ran out of time has no kernel rows, only M4013)
+    k = kernels["add"]
     assert k["form"] == "unsupported" and "has no TileLang dtype" in k["diagnostics"][0]["message"], k
+    assert kernels["pick"]["form"] != "unsupported", kernels["pick"]
+    assert kernels["copy_local"]["form"] == "unsupported" and any(
+        "whose 100 fields would each be a local" in d["message"] for d in kernels["copy_local"]["diagnostics"])

@@ -1,0 +1,51 @@
+"""The kernels the tests write for new constructs, with their specs, converted into one folder
+so that the GPU machine can check them (``migrate check --from OUT --device cuda``): what the
+tests check on the CPU, checked against the CUDA the GPU runs.
+
+    python bench/test_kernels.py [-o build/unitcheck] [--only NAME,...]
+
+Each source below is a (module, source constant, spec constant) of the tests; a template of
+``tests/analysis/support.py``'s conventions (``k.cu`` + ``k.toml``) per case, in a folder of its
+own, all converted at once with ``--check cpu`` off (the GPU machine checks them).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: name -> (test module, source constant, spec constant)
+CASES = {
+    "spelled_later": ("tests.analysis.lift.test_map", "SPELLED_LATER", "SPELLED_LATER_SPEC"),
+    "digits": ("tests.analysis.lift.test_map", "DIGITS", "DIGITS_SPEC"),
+    "cub_blocks": ("tests.analysis.prepare.test_cub_blocks", "KERNELS", "SPEC"),
+    "records": ("tests.analysis.prepare.test_records", "KERNELS", "SPEC"),
+}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-o", "--out", type=Path, default=REPO / "build" / "unitcheck")
+    ap.add_argument("--only", default="")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(REPO))
+    only = {x for x in args.only.split(",") if x}
+    src = args.out.parent / (args.out.name + "_src")
+    for name, (module, source, spec) in CASES.items():
+        if only and name not in only:
+            continue
+        mod = importlib.import_module(module)
+        folder = src / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "k.cu").write_text(getattr(mod, source))
+        (folder / "k.toml").write_text(getattr(mod, spec))
+    cmd = [sys.executable, "-m", "migrate", "convert", str(src), "-o", str(args.out), "-q", "--force"]
+    return subprocess.run(cmd, cwd=REPO).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
