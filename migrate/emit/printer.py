@@ -11,7 +11,7 @@ emitter turns it into a diagnostic and a different form, never into wrong code.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import dtypes as _dtypes
 from ..analysis.facts.bounds import nonneg
@@ -1006,11 +1006,14 @@ class StmtPrinter:
             return
         if s.init is not None:
             self.stmt(s.init)
-        if s.step is not None and _has_continue(s.body):
-            raise EmitError("'continue' in a loop that is not a counted loop", s.span)
+        body = s.body
+        if s.step is not None and _has_continue(body):
+            # printed as a while loop with the step at the end, which a continue would skip: each
+            # continue of this loop steps first
+            body = _step_before_continue(body, s.step)
         self.open_loop(s.cond, s.span)
         self.indent += 1
-        self.block(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
+        self.block(body.stmts if isinstance(body, m.Block) else (body,))
         if s.step is not None:
             self.s_ExprStmt(m.ExprStmt(s.step, s.step.span))
         self.close_loop(s.cond.span if s.cond is not None else s.span)
@@ -1139,6 +1142,33 @@ def _has_continue(s) -> bool:
     return visit(s)
 
 
+def _step_before_continue(s, step: m.Expr):
+    """``s`` with each ``continue`` of this loop (not of a nested one) preceded by ``step``."""
+    if isinstance(s, m.Continue):
+        return m.Block((m.ExprStmt(step, s.span), s), s.span)
+    if isinstance(s, (m.For, m.While, m.DoWhile)) or not _has_continue(s):
+        return s
+    if isinstance(s, m.Block):
+        return replace(s, stmts=tuple(_step_before_continue(x, step) for x in s.stmts))
+    if isinstance(s, m.If):
+        return replace(s, then=_step_before_continue(s.then, step),
+                                   other=_step_before_continue(s.other, step) if s.other is not None else None)
+    if isinstance(s, (m.Switch, m.Case)):
+        return replace(s, body=_step_before_continue(s.body, step))
+    return s
+
+
+def _leaves(s) -> bool:
+    """Whether a case's last statement leaves it: break (the case's own, which the if-chain drops),
+    return, or a continue of the loop around (alone or at the end of a block: a strided loop's
+    continue steps first; a break inside a block would leave the loop once printed)."""
+    if isinstance(s, m.Break):
+        return True
+    while isinstance(s, m.Block) and s.stmts:
+        s = s.stmts[-1]
+    return isinstance(s, (m.Return, m.Continue))
+
+
 def _switch_cases(s: m.Switch):
     body = s.body.stmts if isinstance(s.body, m.Block) else (s.body,)
     cases = []
@@ -1150,7 +1180,7 @@ def _switch_cases(s: m.Switch):
             while isinstance(inner, m.Case):
                 values.append(inner.value)
                 inner = inner.body
-            if current is not None and current[1] and not isinstance(current[1][-1], (m.Break, m.Return)):
+            if current is not None and current[1] and not _leaves(current[1][-1]):
                 raise EmitError("switch case falls through", st.span)
             vals = None if any(v is None for v in values) else tuple(values)
             current = (vals, [inner], st.span)
@@ -1163,7 +1193,7 @@ def _switch_cases(s: m.Switch):
     for values, stmts, span in cases:
         if stmts and isinstance(stmts[-1], m.Break):
             stmts = stmts[:-1]
-        elif stmts and not isinstance(stmts[-1], m.Return) and (values, stmts, span) != cases[-1]:
+        elif stmts and not _leaves(stmts[-1]) and (values, stmts, span) != cases[-1]:
             raise EmitError("switch case falls through", span)
         if any(isinstance(n, m.Break) for st in stmts for n in m.walk(st)):
             raise EmitError("break inside a switch case body", span)

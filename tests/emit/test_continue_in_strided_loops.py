@@ -1,0 +1,56 @@
+"""``continue`` in a loop the printer writes as a ``while`` with its step at the end (a grid- or
+block-stride loop whose stride is not a constant, as the pool's counting and filtering kernels
+write them): each ``continue`` steps first, so no iteration repeats; checked equal on the CPU."""
+from __future__ import annotations
+
+from tests.analysis.support import converted
+
+KERNEL = """
+__global__ void skip(const int* __restrict__ x, int* __restrict__ cnt, int numel) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    int stride = blockDim.x * gridDim.x;
+    int c = 0;
+    for (int i = tid; i < numel; i += stride) {
+        if (x[i] < 0) continue;
+        switch (x[i] % 4) {
+            case 0: c += 10; continue;    // a continue inside a switch belongs to the loop
+            default: break;
+        }
+        for (int k = 0; k < 2; k++) { if (k == x[i] % 2) continue; c += k; }   // the inner loop's own
+        c += x[i];
+    }
+    cnt[tid] = c;
+}
+"""
+
+SPEC = """
+[[kernel]]
+name = "skip"
+tolerance = "exact"
+grid = [2, 1, 1]
+block = [32, 1, 1]
+[[kernel.args]]
+name = "x"
+buffer = "int32"
+elements = 500
+role = "in"
+range = [-50, 50]
+[[kernel.args]]
+name = "cnt"
+buffer = "int32"
+elements = 64
+role = "out"
+[[kernel.args]]
+name = "numel"
+scalar = "int32"
+value = 500
+"""
+
+
+def test_continue_in_a_loop_written_as_while_steps_first_and_checks_equal(tmp_path):
+    out, rows = converted(tmp_path, KERNEL, SPEC)
+    (k,) = rows
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", k
+    text = (out / "k.py").read_text()
+    # the two continues of the strided loop each step first; the inner counted loop's does not
+    assert text.count("i = i + stride") >= 3
