@@ -406,6 +406,7 @@ for _n, _p in (("__expf", "expf"), ("__exp10f", "exp10f"), ("__logf", "logf"),
                ("__fsqrt_rn", "sqrtf"), ("__dsqrt_rn", "sqrt")):
     REFS[(_n, None)] = REFS[(_p, None)]
 REFS[("__fdividef", None)] = lambda x, y: (x / y).astype(np.float32)
+REFS[("fdividef", None)] = lambda x, y: (x / y).astype(np.float32)
 
 
 @ref("__saturatef")
@@ -519,6 +520,8 @@ for _dst, _t in (("int", np.int32), ("uint", np.uint32), ("ll", np.int64), ("ull
     REFS[(f"__float2{_dst}_ru", None)] = (lambda t: lambda x: np.ceil(x.astype(np.float64)).astype(t))(_t)
 REFS[("__double2int_rn", None)] = lambda x: np.rint(x).astype(np.int32)
 REFS[("__double2int_rz", None)] = lambda x: np.trunc(x).astype(np.int32)
+REFS[("__double2int_rd", None)] = lambda x: np.floor(x).astype(np.int32)
+REFS[("__double2int_ru", None)] = lambda x: np.ceil(x).astype(np.int32)
 for _n in ("__int2float_rn", "__uint2float_rn", "__ll2float_rn", "__ull2float_rn"):
     REFS[(_n, None)] = lambda x: np.array([round_frac(Fraction(int(v)), "float32") for v in x.tolist()],
                                           dtype=np.float32)

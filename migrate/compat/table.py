@@ -528,6 +528,9 @@ def _intrinsic_rows() -> list[Row]:
         R("__fdividef", _x("c2t___fdividef"), "f:ff", domain="div", **fast,
           note="No TileLang operator: helper calls CUDA __fdividef (max 2 ulp for |y| in "
                "[2^-126, 2^126]; 0 for 2^126 < |y| < 2^128). C body: x / y."),
+        R("fdividef", "({0} / {1})", "f:ff", domain="div", **fast,
+          note="CUDA's fdividef has __fdividef's accuracy (max 2 ulp; 0 for 2^126 < |y| < 2^128); "
+               "the IEEE division is within it (the CPU executor's fdividef is its __fdividef, x / y)."),
         R("__saturatef", _x("c2t___saturatef"), "f:f", section="math",
           note="No TileLang operator: helper calls CUDA __saturatef (clamp to [0, 1], NaN -> 0)."),
         U("__sincosf", "Writes two results through pointers: emit __sinf and __cosf rows."),
@@ -673,6 +676,10 @@ def _conversion_rows() -> list[Row]:
         R("__double2int_rn", 'T.cast(T.nearbyint({0}), "int32")', "i:d", domain="f2i",
           note="Round half to even. " + sat),
         R("__double2int_rz", 'T.cast({0}, "int32")', "i:d", domain="f2i", note="Truncation. " + sat),
+        R("__double2int_rd", 'T.cast(T.floor({0}), "int32")', "i:d", domain="f2i",
+          note="Round down, then an exact conversion. " + sat),
+        R("__double2int_ru", 'T.cast(T.ceil({0}), "int32")', "i:d", domain="f2i",
+          note="Round up, then an exact conversion. " + sat),
         R("__int2double_rn", 'T.cast({0}, "float64")', "d:i", domain="int", note="Exact."),
         R("__float_as_int", 'T.reinterpret({0}, "int32")', "i:f", domain="any",
           note="Bit copy (T.reinterpret(value, dtype); the dtype-first order is deprecated)."),
