@@ -4,9 +4,9 @@ tests check on the CPU, checked against the CUDA the GPU runs.
 
     python bench/test_kernels.py [-o build/unitcheck] [--only NAME,...]
 
-Each source below is a (module, source constant, spec constant) of the tests; a template of
-``tests/analysis/support.py``'s conventions (``k.cu`` + ``k.toml``) per case, in a folder of its
-own, all converted at once with ``--check cpu`` off (the GPU machine checks them).
+Each case is a (test module, source constant, spec constant); each is written as ``k.cu`` and
+``k.toml`` (the tests' own layout, ``tests/analysis/support.py``) in a folder of its own under
+``OUT_src``, and all are converted at once, unchecked (the GPU machine checks them).
 """
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ CASES = {
     "digits": ("tests.analysis.lift.test_map", "DIGITS", "DIGITS_SPEC"),
     "cub_blocks": ("tests.analysis.prepare.test_cub_blocks", "KERNELS", "SPEC"),
     "records": ("tests.analysis.prepare.test_records", "KERNELS", "SPEC"),
+    "continue": ("tests.emit.test_continue_in_strided_loops", "KERNEL", "SPEC"),
+    "unsigned_wrap": ("tests.emit.test_unsigned_wrap_in_comparisons", "KERNEL", "SPEC"),
 }
 
 

@@ -314,6 +314,10 @@ class ExprPrinter:
                 value = self.coerce(x, unsigned)
                 if unsigned == "uint64":
                     value = f"{value} ^ T.uint64(0x8000000000000000)"
+                if unsigned == "uint32" and _wraps(x):
+                    # `n - 1` is printed `n + (2**32 - 1)`; TVM moves the cast inside the sum, where
+                    # it no longer wraps (`i < n - 1` held for every i): the mask wraps it again
+                    return f"(T.Cast(T.int64, {value}) & T.int64(4294967295))"
                 return f"T.Cast(T.int64, {value})"
             return f"{widen(e.lhs)} {op} {widen(e.rhs)}", _PREC["cmp"]
         k = _int_literal(e.rhs)
@@ -1156,6 +1160,11 @@ def _step_before_continue(s, step: m.Expr):
     if isinstance(s, (m.Switch, m.Case)):
         return replace(s, body=_step_before_continue(s.body, step))
     return s
+
+
+def _wraps(e) -> bool:
+    """Whether ``e`` holds an unsigned subtraction (a value that wraps below zero)."""
+    return any(isinstance(n, m.Binary) and n.op == "-" and scalar_name(n.type) in _UNSIGNED for n in m.walk(e))
 
 
 def _leaves(s) -> bool:

@@ -1,5 +1,6 @@
 // c2t_cub.h - CUB's block-wide reductions for cuda2tile's CPU executor: what a program that
-// includes <cub/cub.cuh> (or <cub/block/block_reduce.cuh>) needs to run its kernels on the CPU.
+// includes <cub/cub.cuh> (or <cub/block/block_reduce.cuh>) needs to run its kernels on the CPU,
+// and libcu++'s cuda::maximum / cuda::minimum (<cuda/functional>), CCCL 3's reduction operators.
 //
 // BlockReduce<T, X, algorithm, Y, Z>(temp_storage).Sum/Reduce: each thread stores its input at
 // its row-major rank in the X*Y*Z storage, the block meets at a barrier, every thread folds the
@@ -9,6 +10,21 @@
 // tolerance covers. Other CUB collectives are not provided.
 #ifndef CUDA2TILE_C2T_CUB_H
 #define CUDA2TILE_C2T_CUB_H
+
+namespace cuda {
+template <class T = void> struct maximum {
+    T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+};
+template <> struct maximum<void> {
+    template <class T, class U> auto operator()(const T& a, const U& b) const -> decltype(a + b) { return a < b ? b : a; }
+};
+template <class T = void> struct minimum {
+    T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+};
+template <> struct minimum<void> {
+    template <class T, class U> auto operator()(const T& a, const U& b) const -> decltype(a + b) { return b < a ? b : a; }
+};
+}  // namespace cuda
 
 namespace cub {
 

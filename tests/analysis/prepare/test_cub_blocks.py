@@ -9,6 +9,7 @@ from tests.analysis.support import converted
 
 KERNELS = """
 #include <cub/cub.cuh>
+#include <cuda/functional>
 #define THREADS 128
 
 __global__ void block_sums(const float* __restrict__ x, float* __restrict__ out, int n) {
@@ -25,8 +26,8 @@ __global__ void block_max(const int* __restrict__ x, int* __restrict__ out, int 
     __shared__ typename BR::TempStorage ts;
     int i = blockIdx.x * THREADS + threadIdx.x;
     int v = i < n ? x[i] : -1000000;
-    int best = BR(ts).Reduce(v, cub::Max());
-    int least = BR(ts).Reduce(v, cub::Min());
+    int best = BR(ts).Reduce(v, cuda::maximum<>());   // CCCL 3's operators (cub::Max before)
+    int least = BR(ts).Reduce(v, cuda::minimum<int>());
     if (threadIdx.x == 0) { out[2 * blockIdx.x] = best; out[2 * blockIdx.x + 1] = least; }
 }
 

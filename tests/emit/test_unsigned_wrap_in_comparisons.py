@@ -1,0 +1,61 @@
+"""An unsigned ``n - 1`` in a comparison (``i < n - 1`` with ``unsigned n``, as the pool's heat
+stencil writes its boundary tests): printed ``n + (2**32 - 1)``, whose widening to int64 TVM moves
+inside the sum, where it no longer wraps (every ``i < n - 1`` held, and the H200 read the next
+row at each row's last column). The widened value is masked back to 32 bits."""
+from __future__ import annotations
+
+from tests.analysis.support import converted
+
+KERNEL = """
+__global__ void stencil(const unsigned int n, const double r, const double r2,
+                        const double* __restrict__ u, double* __restrict__ u_tmp) {
+    int idx = blockDim.x * blockIdx.x + threadIdx.x;
+    if (idx < n * n) {
+        int i = idx % n;
+        int j = idx / n;
+        u_tmp[i + j * n] = r2 * u[i + j * n] + r * ((i < n - 1) ? u[i + 1 + j * n] : 0.0)
+                         + r * ((i > 0) ? u[i - 1 + j * n] : 0.0)
+                         + r * ((j < n - 1) ? u[i + (j + 1) * n] : 0.0)
+                         + r * ((j > 0) ? u[i + (j - 1) * n] : 0.0);
+    }
+}
+"""
+
+SPEC = """
+[[kernel]]
+name = "stencil"
+tolerance = "fp64"
+grid = [4, 1, 1]
+block = [256, 1, 1]
+[[kernel.args]]
+name = "n"
+scalar = "uint32"
+value = 31
+[[kernel.args]]
+name = "r"
+scalar = "float64"
+value = 0.25
+[[kernel.args]]
+name = "r2"
+scalar = "float64"
+value = 0.5
+[[kernel.args]]
+name = "u"
+buffer = "float64"
+elements = 961
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "u_tmp"
+buffer = "float64"
+elements = 961
+role = "out"
+"""
+
+
+def test_unsigned_minus_one_in_a_comparison_wraps_and_checks_equal(tmp_path):
+    out, rows = converted(tmp_path, KERNEL, SPEC)
+    (k,) = rows
+    assert k["check"]["status"] == "pass", k["check"]
+    text = (out / "k.py").read_text()
+    assert "(T.Cast(T.int64, n + T.uint32(2**32 - 1)) & T.int64(4294967295))" in text
