@@ -641,7 +641,7 @@ def scalar_constants(unit: m.TranslationUnit) -> m.TranslationUnit:
     changed = False
     globals_ = []
     for g in unit.globals:
-        if g.storage == "constant" and _array_vec(g.type) is not None:
+        if g.storage == "constant" and isinstance(g.type, m.Array) and _array_vec(g.type) is not None:
             try:
                 g = dataclasses.replace(g, type=_scalar_array(g.type))
                 changed = True

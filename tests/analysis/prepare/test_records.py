@@ -156,3 +156,19 @@ __global__ void copy_local(const Row* __restrict__ r, float* __restrict__ out) {
     assert kernels["pick"]["form"] != "unsupported", kernels["pick"]
     assert kernels["copy_local"]["form"] == "unsupported" and any(
         "whose 100 fields would each be a local" in d["message"] for d in kernels["copy_local"]["diagnostics"])
+
+
+def test_a_constant_record_that_is_not_an_array_is_named_not_a_crash(tmp_path):
+    # egs: `__constant__ detector_t detector;` (one struct of mixed fields) had crashed the file (M9001)
+    src = """
+struct Detector { unsigned int nx, ny; float spacing; };
+__constant__ Detector detector;
+__global__ void score(float* out) {
+    int i = threadIdx.x;
+    if (i < detector.nx * detector.ny) out[i] = detector.spacing * i;
+}
+"""
+    _out, rows = converted(tmp_path, src, expect_ok=False)
+    (k,) = rows
+    assert not any(d["code"] == "M9001" for d in k["diagnostics"]), k
+    assert k["form"] == "unsupported" and k["diagnostics"][0]["code"] == "M3001", k
