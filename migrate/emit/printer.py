@@ -496,6 +496,16 @@ class ExprPrinter:
         if isinstance(target, m.Scalar) and self.tir_dtype(inner) == target.dtype:
             return self.expr(inner, typed)
         if isinstance(target, m.Scalar) and isinstance(inner, m.Binary) and inner.op == "-" and \
+                (scalar_name(inner.type), target.dtype) in (("int32", "uint32"), ("int64", "uint64")) and \
+                (_int_literal(inner.rhs) or 0) > 0 and self.tir_dtype(inner.lhs) is not None:
+            # `(unsigned)(i - k)` on a signed i: `(unsigned)i + (2**N - k)`, the same bits; TVM
+            # refuses to fold the cast of a negative value ("cannot make uint from negative value")
+            # where it evaluates the index at i = 0 under a guard that keeps CUDA from reading it
+            p = _PREC["+"]
+            bits = 32 if target.dtype == "uint32" else 64
+            return (f"{self._typed_operand(inner.lhs, target.dtype, p, True)} + "
+                    f"{DTYPES[target.dtype]}(2**{bits} - {_int_literal(inner.rhs)})"), p
+        if isinstance(target, m.Scalar) and isinstance(inner, m.Binary) and inner.op == "-" and \
                 (scalar_name(inner.type), target.dtype) in (("uint32", "int32"), ("uint64", "int64")) and \
                 (_int_literal(inner.rhs) or 0) > 0 and self.tir_dtype(inner.lhs) is not None:
             # `(int)(x - k)` on an unsigned x has the bits of `(int)x - k`, printed so: TVM folds the

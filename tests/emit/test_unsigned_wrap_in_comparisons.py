@@ -1,7 +1,9 @@
 """An unsigned ``n - 1`` in a comparison (``i < n - 1`` with ``unsigned n``, as the pool's heat
 stencil writes its boundary tests): printed ``n + (2**32 - 1)``, whose widening to int64 TVM moves
 inside the sum, where it no longer wraps (every ``i < n - 1`` held, and the H200 read the next
-row at each row's last column). The widened value is masked back to 32 bits."""
+row at each row's last column). The widened value is masked back to 32 bits. And ``u[i - 1 + j * n]`` under
+``i > 0``: ``(unsigned)(i - 1)`` is printed ``(unsigned)i + (2**32 - 1)``, which TVM folds at i = 0
+without refusing a negative unsigned value (the tile form did not compile)."""
 from __future__ import annotations
 
 from tests.analysis.support import converted
@@ -56,6 +58,7 @@ role = "out"
 def test_unsigned_minus_one_in_a_comparison_wraps_and_checks_equal(tmp_path):
     out, rows = converted(tmp_path, KERNEL, SPEC)
     (k,) = rows
-    assert k["check"]["status"] == "pass", k["check"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", k
     text = (out / "k.py").read_text()
     assert "(T.Cast(T.int64, n + T.uint32(2**32 - 1)) & T.int64(4294967295))" in text
+    assert "u[T.Cast(T.uint32, i) + T.uint32(2**32 - 1) + T.Cast(T.uint32, j) * n]" in text
