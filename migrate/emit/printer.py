@@ -1173,8 +1173,9 @@ def _step_before_continue(s, step: m.Expr):
 
 
 def _wraps(e) -> bool:
-    """Whether ``e`` holds an unsigned subtraction (a value that wraps below zero)."""
-    return any(isinstance(n, m.Binary) and n.op == "-" and scalar_name(n.type) in _UNSIGNED for n in m.walk(e))
+    """Whether ``e`` (an unsigned value) holds a subtraction, unsigned or made unsigned by a cast
+    (``(unsigned)(i - 1)``, printed as a wrapping sum too): a value that wraps below zero."""
+    return any(isinstance(n, m.Binary) and n.op == "-" for n in m.walk(e))
 
 
 def _leaves(s) -> bool:
