@@ -125,7 +125,8 @@ class _Lower:
         self.taken.add(n)
         return n
 
-    def reduction(self, call: m.MethodCall, result: m.Ref) -> list:
+    def reduction(self, call: m.MethodCall, result: m.Ref) -> tuple[list, m.CType]:
+        """The statements that reduce ``call``'s inputs into the local ``result``, and its type."""
         span = call.span
         text = _reduce_of(call.obj)
         x, y, z = _block(text, span)
@@ -195,7 +196,7 @@ class _Lower:
         out.append(m.DeclStmt((m.VarDecl(result.name, t, "local", False, m.Index(slots, _int(0, span), t, span),
                                          span),), span))
         out.append(_sync(span))
-        return out
+        return out, t
 
     @staticmethod
     def _rank(x: int, y: int, z: int, span) -> m.Expr:
@@ -217,8 +218,9 @@ class _Lower:
             args = tuple(self.hoist(a, pre) for a in e.args)
             call = dataclasses.replace(e, args=args)
             result = m.Ref(self.name(_result_base(call)), "local", call.type, call.span)
-            pre.extend(self.reduction(call, result))
-            return dataclasses.replace(result, type=pre[-2].decls[0].type)
+            stmts, t = self.reduction(call, result)
+            pre.extend(stmts)
+            return dataclasses.replace(result, type=t)
         if isinstance(e, m.Ternary) and any(_is_reduction(n) for n in m.walk(e)):
             raise CubError("cub::BlockReduce inside '?:'", e.span)
         if isinstance(e, m.Binary) and e.op in ("&&", "||") and any(_is_reduction(n) for n in m.walk(e.rhs)):
