@@ -496,7 +496,9 @@ class _Scalarizer:
         and CUDA code generators bind the operand of a bit cast once per expression text, so a
         second read of the same word after a store would see the first one's value)."""
         root = m.access_root(word)
-        if root is not None and root.name not in self.written:
+        # stores through a local view (Particle* part = &particles[p]; part->x = ...) write its buffer
+        written = self.written | {view.buffer for name, view in self.views.items() if name in self.written}
+        if root is not None and root.name not in written:
             return word  # no store can make a second read of it stale
         self.counter += 1
         name = f"record_word_{self.counter}"

@@ -43,6 +43,15 @@ __global__ void same_word(Body* __restrict__ bodies, int w, int n) {
     bodies[i].id++;
 }
 
+// a field written through a local view, then read through the buffer itself
+__global__ void through_view(Cell* __restrict__ cells, int n) {
+    int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n) return;
+    Cell* cell = &cells[p];
+    cell->alive = cell->x > 0.0;
+    cells[p].v = cells[p].alive ? 1.0 : -1.0;
+}
+
 __global__ void in_expression(Peak* peaks, float* out) {
     int i = threadIdx.x;
     out[i] = atomicAdd(&peaks[i].val, 1.0f);   // the address of a field inside a word: named, not guessed
@@ -90,6 +99,22 @@ scalar = "int32"
 value = 100
 
 [[kernel]]
+name = "through_view"
+tolerance = "exact"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+[[kernel.args]]
+name = "cells"
+buffer = "float64"
+elements = 300
+role = "inout"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+
+[[kernel]]
 name = "same_word"
 tolerance = "exact"
 grid = [2, 1, 1]
@@ -114,7 +139,7 @@ value = 100
 def test_records_of_mixed_fields_convert_and_check_equal(tmp_path):
     out, rows = converted(tmp_path, KERNELS, SPEC, expect_ok=False)
     kernels = {k["kernel"]: k for k in rows}
-    for name in ("records", "same_word"):
+    for name in ("records", "same_word", "through_view"):
         assert kernels[name]["form"] != "unsupported", kernels[name]["diagnostics"]
         assert kernels[name]["check"]["status"] == "pass", kernels[name]["check"]
     bad = kernels["in_expression"]
