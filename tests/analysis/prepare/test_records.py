@@ -43,13 +43,13 @@ __global__ void same_word(Body* __restrict__ bodies, int w, int n) {
     bodies[i].id++;
 }
 
-// a field written through a local view, then read through the buffer itself
+// a field written only through a local view, then read through it
 __global__ void through_view(Cell* __restrict__ cells, int n) {
     int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n) return;
     Cell* cell = &cells[p];
     cell->alive = cell->x > 0.0;
-    cells[p].v = cells[p].alive ? 1.0 : -1.0;
+    cell->v = cell->alive ? 1.0 : -1.0;
 }
 
 __global__ void in_expression(Peak* peaks, float* out) {
