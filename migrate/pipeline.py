@@ -137,7 +137,7 @@ def _groups(fn, device, portable):
 def _cub(fn, device, portable):
     try:
         return lower_cub_blocks(fn)
-    except CubError as exc:
+    except (CubError, InlineError) as exc:
         raise NoTileLangForm(str(exc), exc.span or fn.span) from None
 
 

@@ -80,7 +80,7 @@ class _Lower(Inliner):
         super().__init__({}, {"cooperative_groups::reduce"})
         self.groups = groups
 
-    def result_base(self, callee: str) -> str:
+    def result_base(self, call) -> str:
         return "reduced"
 
     def expand(self, call: m.Call, result: m.Ref | None, depth) -> list:

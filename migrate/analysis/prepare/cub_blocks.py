@@ -16,7 +16,8 @@ below the block's (or the count's) size (``P / 2`` spelled ``blockDim.x / 2`` in
 block of a power of two: CUB requires the block to have X threads), and the ``TempStorage`` declaration a ``__shared__`` array
 of X·Y·Z elements of T. CUB defines the result in thread 0 only; every thread gets it here. The
 last barrier lets the storage be used again, as CUB requires its users to. Any other use of a
-``BlockReduce`` or its storage raises :class:`CubError` with the construct.
+``BlockReduce`` or its storage raises :class:`CubError` (or the inliner's :class:`InlineError`,
+for a reduction where it cannot be hoisted) with the construct.
 """
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ import dataclasses
 import re
 
 from ...ir import model as m
-from ...ir.names import fresh
 from ...ir.span import Span
 from ...ir.visit import expand_statements
+from .inline import Inliner
 
 # (a template kernel's spelling: ``typename BlockReduce<type-parameter-0-0, 256, ...>::TempStorage``)
 _REDUCE = re.compile(r"^(?:typename\s+)?(?:::)?(?:cub::(?:\w+::)*)?BlockReduce<(.*)>$")
@@ -113,35 +114,50 @@ def _combine(op: str, a, b, t, span):
     return m.Call(op, (a, b), "math", (), t, span)
 
 
-class _Lower:
-    def __init__(self, fn: m.Function) -> None:
-        self.taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} | \
-            {p.name for p in fn.params}
+class _Lower(Inliner):
+    """Each reduction hoisted into statements of its own before the statement that uses its value
+    (the inliner's mechanism: an if's or switch's condition first, none in loop headers or after
+    ``?:``, ``&&``, ``||``), then expanded into its tree."""
+
+    what = "cub::BlockReduce"
+
+    def __init__(self) -> None:
+        super().__init__({}, set())
         self.storages: dict[str, tuple[m.CType, int]] = {}  # TempStorage name -> (T, threads)
         self.private: list[m.DeclStmt] = []  # the storage of BlockReduce() objects, at the top
 
-    def name(self, base: str) -> str:
-        n = fresh(base, self.taken)
-        self.taken.add(n)
-        return n
+    def is_target(self, node) -> bool:
+        return _is_reduction(node)
 
-    def reduction(self, call: m.MethodCall, result: m.Ref) -> tuple[list, m.CType]:
-        """The statements that reduce ``call``'s inputs into the local ``result``, and its type."""
-        span = call.span
-        text = _reduce_of(call.obj)
-        x, y, z = _block(text, span)
-        threads = x * y * z
+    def describe(self, node) -> str:
+        return self.what
+
+    def result_base(self, call) -> str:
+        try:
+            ref = _storage_ref(call.obj)
+        except CubError:
+            ref = None
+        return f"{ref.name if ref is not None else 'block'}_{call.method.lower()}"
+
+    def result_type(self, call) -> m.CType:
+        """T: in a template clang leaves the call's type dependent, and it is the inputs' type."""
         t = call.type
         if not isinstance(t, (m.Scalar, m.TemplateType)) and call.args:
-            # in a template clang leaves the result's type dependent: it is the inputs' type
             t = getattr(call.args[0], "type", None)
             t = t.element if isinstance(t, m.Array) else t
-            call = dataclasses.replace(call, type=t)
         if not isinstance(t, (m.Scalar, m.TemplateType)):
-            raise CubError(f"cub::BlockReduce of '{t}' values", span)
+            raise CubError(f"cub::BlockReduce of '{t}' values", call.span)
+        return t
+
+    def expand(self, call: m.MethodCall, result: m.Ref | None, depth) -> list:
+        """The statements that reduce ``call``'s inputs (into ``result``, where its value is used)."""
+        span = call.span
+        x, y, z = _block(_reduce_of(call.obj), span)
+        threads = x * y * z
+        t = self.result_type(call)
         ref = _storage_ref(call.obj)
         if ref is None:
-            ref = m.Ref(self.name("block_reduce_storage"), "shared", m.Array(t, threads), span)
+            ref = m.Ref(self.fresh("block_reduce_storage"), "shared", m.Array(t, threads), span)
             self.private.append(m.DeclStmt((m.VarDecl(ref.name, ref.type, "shared", False, None, span),), span))
         known = self.storages.setdefault(ref.name, (t, threads))
         if known != (t, threads):
@@ -155,7 +171,7 @@ class _Lower:
             raise CubError(f"cub::BlockReduce::{call.method}", span)
         count = rest[0] if rest else None
         out: list = []
-        tid = self._rank(x, y, z, span)
+        tid = _rank(x, y, z, span)
         value = call.args[0]
         while isinstance(value, m.Cast) and value.style == "implicit" and isinstance(value.type, m.Array):
             value = value.operand
@@ -163,7 +179,7 @@ class _Lower:
             items = value.type.extent
             if not items:
                 raise CubError("cub::BlockReduce over an array of no constant size", span)
-            own = m.Ref(self.name(f"{result.name}_items"), "local", t, span)
+            own = m.Ref(self.fresh(f"{ref.name}_items"), "local", t, span)
             out.append(m.DeclStmt((m.VarDecl(own.name, t, "local", False,
                                              m.Index(value, _int(0, span), t, span), span),), span))
             for k in range(1, items):
@@ -172,11 +188,8 @@ class _Lower:
         at = m.Index(slots, tid, t, span)
         out.append(_assign(at, value, span))
         out.append(_sync(span))
-        size = threads
-        p = 1
-        while p < size:
-            p *= 2
-        s = m.Ref(self.name(f"{result.name}_stride"), "local", I32, span)
+        p = 1 << (threads - 1).bit_length()  # the least power of two not below the block
+        s = m.Ref(self.fresh(f"{ref.name}_stride"), "local", I32, span)
         cond = m.Binary("<", tid, s, m.Scalar("bool"), span)
         if count is not None or p != threads:
             bound = count if count is not None else _int(threads, span)
@@ -193,81 +206,23 @@ class _Lower:
                          m.Binary(">", s, _int(0, span), m.Scalar("bool"), span),
                          m.Assign(">>=", s, _int(1, span), I32, span),
                          m.Block((m.If(cond, m.Block((step,), span), None, span), _sync(span)), span), (), span))
-        out.append(m.DeclStmt((m.VarDecl(result.name, t, "local", False, m.Index(slots, _int(0, span), t, span),
-                                         span),), span))
+        if result is not None:
+            out.append(_assign(result, m.Index(slots, _int(0, span), t, span), span))
         out.append(_sync(span))
-        return out, t
-
-    @staticmethod
-    def _rank(x: int, y: int, z: int, span) -> m.Expr:
-        """The thread's row-major rank in the X×Y×Z block CUB is told of, as CUB computes it
-        (a dimension of size 1 adds nothing: threadIdx.x alone in one dimension)."""
-        def dim(d):
-            return m.Cast(I32, m.Builtin("threadIdx", d, m.Scalar("uint32"), span), "implicit", I32, span)
-        rank = dim("x")
-        if y > 1:
-            rank = m.Binary("+", rank, m.Binary("*", dim("y"), _int(x, span), I32, span), I32, span)
-        if z > 1:
-            rank = m.Binary("+", rank, m.Binary("*", dim("z"), _int(x * y, span), I32, span), I32, span)
-        return rank
-
-    # -- statements -------------------------------------------------------------------------------
-    def hoist(self, e, pre: list):
-        """``e`` with its reductions computed by statements added to ``pre`` first."""
-        if _is_reduction(e):
-            args = tuple(self.hoist(a, pre) for a in e.args)
-            call = dataclasses.replace(e, args=args)
-            result = m.Ref(self.name(_result_base(call)), "local", call.type, call.span)
-            stmts, t = self.reduction(call, result)
-            pre.extend(stmts)
-            return dataclasses.replace(result, type=t)
-        if isinstance(e, m.Ternary) and any(_is_reduction(n) for n in m.walk(e)):
-            raise CubError("cub::BlockReduce inside '?:'", e.span)
-        if isinstance(e, m.Binary) and e.op in ("&&", "||") and any(_is_reduction(n) for n in m.walk(e.rhs)):
-            raise CubError(f"cub::BlockReduce after '{e.op}'", e.span)
-        return m.map_children(e, lambda c: self.hoist(c, pre))
-
-    def stmt(self, s) -> list | None:
-        if not any(_is_reduction(n) for n in _own_exprs(s)):
-            return None
-        pre: list = []
-        if isinstance(s, m.DeclStmt):
-            decls = []
-            for d in s.decls:
-                decls.append(dataclasses.replace(d, init=self.hoist(d.init, pre) if d.init is not None else None))
-            return pre + [dataclasses.replace(s, decls=tuple(decls))]
-        if isinstance(s, m.ExprStmt):
-            e = self.hoist(s.expr, pre)
-            return pre + ([dataclasses.replace(s, expr=e)] if not isinstance(e, m.Ref) else [])
-        if isinstance(s, m.Return):
-            return pre + [dataclasses.replace(s, value=self.hoist(s.value, pre))]
-        if isinstance(s, m.If):
-            return pre + [dataclasses.replace(s, cond=self.hoist(s.cond, pre))]
-        raise CubError("cub::BlockReduce in a loop header", s.span)
+        return out
 
 
-def _own_exprs(s) -> list:
-    """The nodes of ``s``'s own expressions (not of the statements inside it)."""
-    if isinstance(s, m.DeclStmt):
-        return [n for d in s.decls if d.init is not None for n in m.walk(d.init)]
-    if isinstance(s, (m.ExprStmt,)):
-        return list(m.walk(s.expr))
-    if isinstance(s, m.Return):
-        return list(m.walk(s.value)) if s.value is not None else []
-    if isinstance(s, (m.If, m.While, m.DoWhile, m.Switch)):
-        return list(m.walk(s.cond))
-    if isinstance(s, m.For):
-        return [n for part in (s.init, s.cond, s.step) if part is not None for n in m.walk(part)]
-    return []
-
-
-def _result_base(call: m.MethodCall) -> str:
-    ref = None
-    try:
-        ref = _storage_ref(call.obj)
-    except CubError:
-        pass
-    return f"{ref.name if ref is not None else 'block'}_{call.method.lower()}"
+def _rank(x: int, y: int, z: int, span) -> m.Expr:
+    """The thread's row-major rank in the X×Y×Z block CUB is told of, as CUB computes it (a
+    dimension of size 1 adds nothing: threadIdx.x alone in one dimension)."""
+    def dim(d):
+        return m.Cast(I32, m.Builtin("threadIdx", d, m.Scalar("uint32"), span), "implicit", I32, span)
+    rank = dim("x")
+    if y > 1:
+        rank = m.Binary("+", rank, m.Binary("*", dim("y"), _int(x, span), I32, span), I32, span)
+    if z > 1:
+        rank = m.Binary("+", rank, m.Binary("*", dim("z"), _int(x * y, span), I32, span), I32, span)
+    return rank
 
 
 def _int(v: int, span) -> m.IntLit:
@@ -291,8 +246,8 @@ def lower_cub_blocks(fn: m.Function) -> m.Function:
     """``fn`` with each CUB block reduction lowered to its tree (see the module docstring)."""
     if not uses_cub(fn):
         return fn
-    low = _Lower(fn)
-    body = expand_statements(fn.body, low.stmt, every=True)
+    low = _Lower()
+    body = dataclasses.replace(fn.body, stmts=low.stmts(fn.body.stmts))
     if low.private:
         body = dataclasses.replace(body, stmts=tuple(low.private) + body.stmts)
 

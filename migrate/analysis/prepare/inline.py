@@ -75,8 +75,9 @@ class Inliner:
                 return self.whats.get(n.callee, self.what)
         return self.what
 
-    def result_base(self, callee: str) -> str:
-        return f"{callee}_ret"
+    def result_base(self, call) -> str:
+        """The name the result of ``call`` (a target) is held in, before its number."""
+        return f"{call.callee}_ret"
 
     def fresh(self, base: str) -> str:
         self.counter += 1
@@ -178,7 +179,7 @@ class Inliner:
             if self.is_target(node):
                 args = tuple(visit(a) for a in node.args)
                 call = dataclasses.replace(node, args=args)
-                name = self.fresh(self.result_base(node.callee))
+                name = self.fresh(self.result_base(node))
                 rtype = self.result_type(call)
                 result = m.Ref(name, "local", rtype, node.span)
                 pre.append(m.DeclStmt((m.VarDecl(name, rtype, "local", False, None, node.span),), node.span))
@@ -395,8 +396,8 @@ class _WarpHoister(Inliner):
             return [s]
         return super().stmt(s, depth)
 
-    def result_base(self, callee: str) -> str:
-        return EXCHANGES[callee]
+    def result_base(self, call) -> str:
+        return EXCHANGES[call.callee]
 
     def expand(self, call: m.Call, result: m.Ref | None, depth) -> list:
         if result is None:
