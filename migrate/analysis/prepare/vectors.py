@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...dtypes import SIZES
 from ...ir import model as m
 from ...ir.span import Span
 
@@ -64,7 +65,6 @@ _BITCAST = {("float32", "int32"): "__float_as_int", ("int32", "float32"): "__int
 
 def _bits(e: m.Expr, dtype: str) -> m.Expr:
     """``e`` (a scalar) with its bits read as ``dtype`` of the same size."""
-    from ...dtypes import SIZES
     src = e.type.dtype
     if src == dtype:
         return e
@@ -84,7 +84,6 @@ def _bits(e: m.Expr, dtype: str) -> m.Expr:
 
 
 def _int_lit(value: int, dtype: str, span) -> m.IntLit:
-    from ...dtypes import SIZES
     bits = 8 * SIZES[dtype]
     value &= (1 << bits) - 1
     if value >= 1 << (bits - 1):
@@ -94,7 +93,6 @@ def _int_lit(value: int, dtype: str, span) -> m.IntLit:
 
 def unpack(word: m.Expr, v: m.Vector, i: int) -> m.Expr:
     """Lane ``i`` of a record read out of its storage word ``word``."""
-    from ...dtypes import SIZES
     lane, span = lane_dtype(v, i), word.span
     wsize, lsize, at = SIZES[v.dtype], SIZES[lane], v.slots[i][1]
     if lsize == wsize and lane != "bool":
@@ -113,7 +111,6 @@ def unpack(word: m.Expr, v: m.Vector, i: int) -> m.Expr:
 
 def pack(word: m.Expr, v: m.Vector, i: int, value: m.Expr) -> m.Expr:
     """The storage word ``word`` with lane ``i`` of its record set to ``value``."""
-    from ...dtypes import SIZES
     lane, span = lane_dtype(v, i), word.span
     if value.type != m.Scalar(lane):
         value = m.Cast(m.Scalar(lane), value, "implicit", m.Scalar(lane), span)
@@ -438,23 +435,17 @@ class _Scalarizer:
     def scalar(self, e):
         if e is None:
             return None
-        if isinstance(e, m.Index) and isinstance(e.base, m.Member) and isinstance(e.base.type, m.Array):
-            target = self.lane_target(e)
-            if target is not None:
-                return self.lane(*target)
-            whole = self.array_field(e)
-            if whole is not None:
-                return whole
         if isinstance(e, (m.Assign, m.Unary)) and self._packed_target(e.target if isinstance(e, m.Assign) else
                                                                       e.operand if e.op in ("++", "--", "&") else None):
             raise VectorError("a field of a record held with others in one word, assigned or addressed "
                               "inside an expression", e.span)
-        if isinstance(e, m.Member) and _vec(e.base.type) and e.field in lane_names(_vec(e.base.type)):
-            return self.lane(e.base, lane_names(_vec(e.base.type)).index(e.field))
-        if isinstance(e, m.Member) and e.arrow and isinstance(e.base.type, m.Pointer) and _vec(e.base.type.pointee) \
-                and e.field in lane_names(_vec(e.base.type.pointee)):  # p->re: lane of p[0]
-            v = _vec(e.base.type.pointee)
-            return self.lane(m.Index(e.base, _int(0, e.span), v, e.span), lane_names(v).index(e.field))
+        target = self.lane_target(e)  # p.x, p->re, a[i].pos[2]
+        if target is not None:
+            return self.lane(*target)
+        if isinstance(e, m.Index) and isinstance(e.base, m.Member) and isinstance(e.base.type, m.Array):
+            whole = self.array_field(e)
+            if whole is not None:
+                return whole
         flat = self.flat_view(e)
         if flat is not None:
             return flat
