@@ -29,7 +29,7 @@ from ...ir.visit import Transformer
 from ..facts import radix
 from ..facts.divergence import same_for_every_element
 from ..phases import place_variables
-from ..prepare.global_index import (blocks_as_segments, domain_dims, fold_global_indices,
+from ..prepare.global_index import (blocks_as_segments, domain_dims, flat_grid_index, fold_global_indices,
                                     leftover_thread_indices)
 from .base import NotLiftable
 from .fold_lanes import fold_lanes
@@ -50,7 +50,11 @@ def _stride_dim(step, value=None) -> str | None:
     local read there holds)."""
     if not (isinstance(step, m.Assign) and step.op == "+=") or step.value is None:
         return None
-    v = value(step.value) if value is not None else strip_casts(step.value)
+    return _grid_stride(value(step.value) if value is not None else step.value)
+
+
+def _grid_stride(v) -> str | None:
+    """d when ``v`` is ``blockDim.d * gridDim.d`` (either order)."""
     v = strip_casts(v) if v is not None else None
     if isinstance(v, m.Binary) and v.op == "*":
         a, b = strip_casts(v.lhs), strip_casts(v.rhs)
@@ -135,8 +139,7 @@ def _unused_strides(head: tuple, rest: tuple) -> tuple:
     out = []
     for s in head:
         if isinstance(s, m.DeclStmt):
-            kept = tuple(d for d in s.decls if d.name in read or _stride_dim(
-                m.Assign("+=", m.Ref(d.name, "local", d.type, d.span), d.init, d.type, d.span), None) is None)
+            kept = tuple(d for d in s.decls if d.name in read or _grid_stride(d.init) is None)
             if not kept:
                 continue
             s = dataclasses.replace(s, decls=kept) if len(kept) != len(s.decls) else s
@@ -463,35 +466,6 @@ def strided_in_x(stmts) -> bool:
     return False
 
 
-def _builtin(e, var: str, dim: str) -> bool:
-    e = strip_casts(e)
-    return isinstance(e, m.Builtin) and e.var == var and e.dim == dim
-
-
-def _sides(e, op: str):
-    """The (a, b) and (b, a) operand orders of ``e`` when it is ``a op b``, else nothing."""
-    e = strip_casts(e)
-    if isinstance(e, m.Binary) and e.op == op:
-        yield e.lhs, e.rhs
-        yield e.rhs, e.lhs
-
-
-def _flat_grid_index(e) -> bool:
-    """Whether ``e`` is ``(gridDim.x * blockIdx.y + blockIdx.x) * blockDim.x + threadIdx.x`` (the
-    thread's rank in a 2-D grid of 1-D blocks, numbered row by row), in any operand order."""
-    for p, t in _sides(e, "+"):
-        if not _builtin(t, "threadIdx", "x"):
-            continue
-        for q, bd in _sides(p, "*"):
-            if not _builtin(bd, "blockDim", "x"):
-                continue
-            for r, bx in _sides(q, "+"):
-                if _builtin(bx, "blockIdx", "x") and any(
-                        _builtin(g, "gridDim", "x") and _builtin(by, "blockIdx", "y") for g, by in _sides(r, "*")):
-                    return True
-    return False
-
-
 def normalise_flat_grid(fn: m.Function) -> tuple[m.Function, dict]:
     """A 1-D block kernel that numbers its threads across a 2-D grid row by row
     (``#define THREADID (((gridDim.x)*(blockIdx.y) + (blockIdx.x))*(blockDim.x) + (threadIdx.x))``):
@@ -503,7 +477,7 @@ def normalise_flat_grid(fn: m.Function) -> tuple[m.Function, dict]:
 
     class _Flat(Transformer):
         def leave_Binary(self, node):
-            if _flat_grid_index(node):
+            if flat_grid_index(node):
                 found.append(node)
                 return m.Builtin("globalIdx", "x", node.type, node.span)
             return node

@@ -56,6 +56,30 @@ def global_index_dim(e: m.Expr) -> tuple[str, int | None] | None:
     return None
 
 
+def _sides(e, op: str):
+    """The (a, b) and (b, a) operand orders of ``e`` when it is ``a op b``, else nothing."""
+    e = _strip_int_casts(e)
+    if isinstance(e, m.Binary) and e.op == op:
+        yield e.lhs, e.rhs
+        yield e.rhs, e.lhs
+
+
+def flat_grid_index(e) -> bool:
+    """Whether ``e`` is ``(gridDim.x * blockIdx.y + blockIdx.x) * blockDim.x + threadIdx.x`` (the
+    thread's rank in a 2-D grid of 1-D blocks, numbered row by row), in any operand order."""
+    for p, t in _sides(e, "+"):
+        if not _is(t, "threadIdx", "x"):
+            continue
+        for q, bd in _sides(p, "*"):
+            if not _is(bd, "blockDim", "x"):
+                continue
+            for r, bx in _sides(q, "+"):
+                if _is(bx, "blockIdx", "x") and any(
+                        _is(g, "gridDim", "x") and _is(by, "blockIdx", "y") for g, by in _sides(r, "*")):
+                    return True
+    return False
+
+
 def global_builtin(dim: str, like: m.Expr) -> m.Builtin:
     return m.Builtin("globalIdx", dim, like.type, like.span)
 
