@@ -115,22 +115,30 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     return m.Opaque(spelling or ctype.spelling)
 
 
-def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
-    """A plain struct of the project's (fields only: no methods, constructors or bases) whose
-    fields are all of one scalar type and which has no padding (``struct {double re, im;}``,
-    ``{float x, y, z;}``), as a vector whose lanes are its fields; None for any other record."""
+def _plain_fields(ctype: ci.Type) -> list | None:
+    """The fields of a struct of the project's that has fields only (no methods, constructors,
+    bases or bit-fields), or None."""
     decl = ctype.get_declaration()
     if decl is None or decl.kind not in (K.STRUCT_DECL, K.CLASS_DECL) or \
             cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
         return None
     kids = list(decl.get_children())
-    if not kids or any(k.kind != K.FIELD_DECL for k in kids):
+    if not kids or any(k.kind != K.FIELD_DECL or k.is_bitfield() for k in kids):
+        return None
+    return kids
+
+
+def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
+    """A plain struct of the project's (fields only: no methods, constructors or bases) whose
+    fields are all of one scalar type and which has no padding (``struct {double re, im;}``,
+    ``{float x, y, z;}``), as a vector whose lanes are its fields; None for any other record."""
+    kids = _plain_fields(ctype)
+    if kids is None:
         return None
     # the fields' own spellings, never convert_type (a field pointing to its struct would recurse);
     # a field of a CUDA vector type, or of another such struct, is its lanes (``pos.x``, ``pos.y``)
     types = [_named_type(_bare(k.type.get_canonical().spelling)) or _nested_lanes(k.type) for k in kids]
-    if not all(isinstance(t, (m.Scalar, m.Vector)) for t in types) or len({t.dtype for t in types}) != 1 \
-            or any(k.is_bitfield() for k in kids):
+    if not all(isinstance(t, (m.Scalar, m.Vector)) for t in types) or len({t.dtype for t in types}) != 1:
         return None
     dtype = types[0].dtype
     fields = tuple(name for k, t in zip(kids, types)
@@ -149,12 +157,8 @@ def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | Non
     """The scalar lanes of a plain struct (fields only: no methods, constructors, bases, unions
     or bit-fields) in memory order: (name, dtype, byte offset); a field that is a fixed array of
     scalars, or a struct of the same kind, gives one lane per element (``pos[1]``, ``p.x``)."""
-    decl = ctype.get_declaration()
-    if decl is None or decl.kind not in (K.STRUCT_DECL, K.CLASS_DECL) or \
-            cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
-        return None
-    kids = list(decl.get_children())
-    if not kids or any(k.kind != K.FIELD_DECL or k.is_bitfield() for k in kids):
+    kids = _plain_fields(ctype)
+    if kids is None:
         return None
     if any(t.spelling in ("=", "{") for k in kids for t in k.get_tokens()):
         return None  # default member initialisers: a default-constructed local would need them
