@@ -60,3 +60,21 @@ def converted(tmp_path, source: str, spec: str | None = None, expect_ok: bool = 
     if expect_ok:
         assert status == 0
     return out, json.loads((out / "report.json").read_text())["kernels"]
+
+
+# -- specs written in the tests: one [[kernel]] table and its [[kernel.args]] -------------------------
+def spec_buffer(name, dtype, elements, role, lo=None, hi=None) -> str:
+    """A buffer argument of a spec (``range`` where ``lo`` is given)."""
+    text = f'[[kernel.args]]\nname = "{name}"\nbuffer = "{dtype}"\nelements = {elements}\nrole = "{role}"\n'
+    return text + (f"range = [{lo}, {hi}]\n" if lo is not None else "")
+
+
+def spec_scalar(name, dtype, value) -> str:
+    """A scalar argument of a spec."""
+    return f'[[kernel.args]]\nname = "{name}"\nscalar = "{dtype}"\nvalue = {value}\n'
+
+
+def spec_kernel(name, grid, block, tolerance, *args, template=None) -> str:
+    """A kernel of a spec with its arguments (``template``: one template argument)."""
+    return (f'[[kernel]]\nname = "{name}"\ntolerance = "{tolerance}"\ngrid = {list(grid)}\nblock = {list(block)}\n'
+            + (f'template = ["{template}"]\n' if template else "") + "".join(args) + "\n")

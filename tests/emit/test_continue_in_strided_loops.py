@@ -3,7 +3,7 @@ block-stride loop whose stride is not a constant, as the pool's counting and fil
 write them): each ``continue`` steps first, so no iteration repeats; checked equal on the CPU."""
 from __future__ import annotations
 
-from tests.analysis.support import converted
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 
 KERNEL = """
 __global__ void skip(const int* __restrict__ x, int* __restrict__ cnt, int numel) {
@@ -23,28 +23,12 @@ __global__ void skip(const int* __restrict__ x, int* __restrict__ cnt, int numel
 }
 """
 
-SPEC = """
-[[kernel]]
-name = "skip"
-tolerance = "exact"
-grid = [2, 1, 1]
-block = [32, 1, 1]
-[[kernel.args]]
-name = "x"
-buffer = "int32"
-elements = 500
-role = "in"
-range = [-50, 50]
-[[kernel.args]]
-name = "cnt"
-buffer = "int32"
-elements = 64
-role = "out"
-[[kernel.args]]
-name = "numel"
-scalar = "int32"
-value = 500
-"""
+SPEC = (
+    spec_kernel("skip", (2, 1, 1), (32, 1, 1), "exact",
+                spec_buffer("x", "int32", 500, "in", -50, 50),
+                spec_buffer("cnt", "int32", 64, "out"),
+                spec_scalar("numel", "int32", 500))
+)
 
 
 def test_continue_in_a_loop_written_as_while_steps_first_and_checks_equal(tmp_path):

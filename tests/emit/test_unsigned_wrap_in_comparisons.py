@@ -6,7 +6,7 @@ row at each row's last column). The widened value is masked back to 32 bits. And
 without refusing a negative unsigned value (the tile form did not compile)."""
 from __future__ import annotations
 
-from tests.analysis.support import converted
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 
 KERNEL = """
 __global__ void stencil(const unsigned int n, const double r, const double r2,
@@ -23,36 +23,14 @@ __global__ void stencil(const unsigned int n, const double r, const double r2,
 }
 """
 
-SPEC = """
-[[kernel]]
-name = "stencil"
-tolerance = "fp64"
-grid = [4, 1, 1]
-block = [256, 1, 1]
-[[kernel.args]]
-name = "n"
-scalar = "uint32"
-value = 31
-[[kernel.args]]
-name = "r"
-scalar = "float64"
-value = 0.25
-[[kernel.args]]
-name = "r2"
-scalar = "float64"
-value = 0.5
-[[kernel.args]]
-name = "u"
-buffer = "float64"
-elements = 961
-role = "in"
-range = [-1.0, 1.0]
-[[kernel.args]]
-name = "u_tmp"
-buffer = "float64"
-elements = 961
-role = "out"
-"""
+SPEC = (
+    spec_kernel("stencil", (4, 1, 1), (256, 1, 1), "fp64",
+                spec_scalar("n", "uint32", 31),
+                spec_scalar("r", "float64", 0.25),
+                spec_scalar("r2", "float64", 0.5),
+                spec_buffer("u", "float64", 961, "in", -1.0, 1.0),
+                spec_buffer("u_tmp", "float64", 961, "out"))
+)
 
 
 def test_unsigned_minus_one_in_a_comparison_wraps_and_checks_equal(tmp_path):

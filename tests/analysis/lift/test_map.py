@@ -11,6 +11,7 @@ import re
 import pytest
 
 from tests.analysis.lift.support import convert, factory, note
+from tests.analysis.support import spec_buffer, spec_kernel, spec_scalar
 
 
 def test_independent_threads_become_a_map_over_tiles(tmp_path):
@@ -158,150 +159,35 @@ SPELLED_LATER = """
     }
 """
 
-SPELLED_LATER_SPEC = """
-[[kernel]]
-name = "late"
-tolerance = "fp32"
-grid = [4, 1, 1]
-block = [256, 1, 1]
-[[kernel.args]]
-name = "y"
-buffer = "float32"
-elements = 1000
-role = "out"
-[[kernel.args]]
-name = "x"
-buffer = "float32"
-elements = 1000
-role = "in"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 1000
-
-[[kernel]]
-name = "stride_for"
-tolerance = "fp32"
-grid = [3, 1, 1]
-block = [64, 1, 1]
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 1000
-[[kernel.args]]
-name = "x"
-buffer = "float32"
-elements = 1000
-role = "in"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "y"
-buffer = "float32"
-elements = 1000
-role = "inout"
-range = [-4.0, 4.0]
-
-[[kernel]]
-name = "stride_while"
-grid = [2, 1, 1]
-block = [128, 1, 1]
-tolerance = "exact"
-[[kernel.args]]
-name = "reads"
-buffer = "int8"
-elements = 777
-role = "inout"
-range = [-100, 100]
-[[kernel.args]]
-name = "length"
-scalar = "int64"
-value = 777
-
-[[kernel]]
-name = "guarded_loop"
-tolerance = "fp32"
-grid = [2, 1, 1]
-block = [32, 1, 1]
-[[kernel.args]]
-name = "rows"
-scalar = "int32"
-value = 9
-[[kernel.args]]
-name = "cols"
-scalar = "int32"
-value = 31
-[[kernel.args]]
-name = "x"
-buffer = "float32"
-elements = 279
-role = "in"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "y"
-buffer = "float32"
-elements = 279
-role = "out"
-
-[[kernel]]
-name = "flat_grid"
-tolerance = "fp32"
-grid = [3, 2, 1]
-block = [64, 1, 1]
-[[kernel.args]]
-name = "a"
-buffer = "float32"
-elements = 300
-role = "inout"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "b"
-buffer = "float32"
-elements = 300
-role = "in"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 300
-
-[[kernel]]
-name = "named_indices"
-tolerance = "fp32"
-grid = [3, 1, 1]
-block = [256, 1, 1]
-[[kernel.args]]
-name = "n"
-scalar = "int64"
-value = 700
-[[kernel.args]]
-name = "d"
-buffer = "float32"
-elements = 700
-role = "inout"
-range = [0.5, 4.0]
-
-[[kernel]]
-name = "block_stride"
-tolerance = "fp32"
-grid = [4, 1, 1]
-block = [64, 1, 1]
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 1024
-[[kernel.args]]
-name = "x"
-buffer = "float32"
-elements = 1024
-role = "in"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "y"
-buffer = "float32"
-elements = 1024
-role = "out"
-"""
+SPELLED_LATER_SPEC = (
+    spec_kernel("late", (4, 1, 1), (256, 1, 1), "fp32",
+                spec_buffer("y", "float32", 1000, "out"),
+                spec_buffer("x", "float32", 1000, "in", -4.0, 4.0),
+                spec_scalar("n", "int32", 1000))
+    + spec_kernel("stride_for", (3, 1, 1), (64, 1, 1), "fp32",
+                spec_scalar("n", "int32", 1000),
+                spec_buffer("x", "float32", 1000, "in", -4.0, 4.0),
+                spec_buffer("y", "float32", 1000, "inout", -4.0, 4.0))
+    + spec_kernel("stride_while", (2, 1, 1), (128, 1, 1), "exact",
+                spec_buffer("reads", "int8", 777, "inout", -100, 100),
+                spec_scalar("length", "int64", 777))
+    + spec_kernel("guarded_loop", (2, 1, 1), (32, 1, 1), "fp32",
+                spec_scalar("rows", "int32", 9),
+                spec_scalar("cols", "int32", 31),
+                spec_buffer("x", "float32", 279, "in", -4.0, 4.0),
+                spec_buffer("y", "float32", 279, "out"))
+    + spec_kernel("flat_grid", (3, 2, 1), (64, 1, 1), "fp32",
+                spec_buffer("a", "float32", 300, "inout", -4.0, 4.0),
+                spec_buffer("b", "float32", 300, "in", -4.0, 4.0),
+                spec_scalar("n", "int32", 300))
+    + spec_kernel("named_indices", (3, 1, 1), (256, 1, 1), "fp32",
+                spec_scalar("n", "int64", 700),
+                spec_buffer("d", "float32", 700, "inout", 0.5, 4.0))
+    + spec_kernel("block_stride", (4, 1, 1), (64, 1, 1), "fp32",
+                spec_scalar("n", "int32", 1024),
+                spec_buffer("x", "float32", 1024, "in", -4.0, 4.0),
+                spec_buffer("y", "float32", 1024, "out"))
+)
 
 
 def test_indices_spelled_later_and_grid_strides_through_locals_lift_and_check_equal(tmp_path):
@@ -309,8 +195,8 @@ def test_indices_spelled_later_and_grid_strides_through_locals_lift_and_check_eq
     out, rows = converted(tmp_path, SPELLED_LATER, SPELLED_LATER_SPEC)
     kernels = {k["kernel"]: k for k in rows}
     assert {k: kernels[k]["form"] for k in kernels} == {
-        "late": "tile", "stride_for": "tile", "stride_while": "tile", "named_indices": "tile", "guarded_loop": "tile", "flat_grid": "tile",
-        "block_stride": "portable"}
+        "late": "tile", "stride_for": "tile", "stride_while": "tile", "named_indices": "tile", "guarded_loop": "tile",
+        "flat_grid": "tile", "block_stride": "portable"}
     assert all(kernels[k]["check"]["status"] == "pass" for k in kernels), kernels
     text = (out / "k.py").read_text()
     # the grid-stride loops became domains of n (length) elements, their strides gone
@@ -356,84 +242,24 @@ DIGITS = """
     }
 """
 
-DIGITS_SPEC = """
-[[kernel]]
-name = "gated"
-tolerance = "fp32"
-grid = [4, 1, 1]
-block = [128, 1, 1]
-[[kernel.args]]
-name = "rows"
-scalar = "int32"
-value = 5
-[[kernel.args]]
-name = "half"
-scalar = "int32"
-value = 6
-[[kernel.args]]
-name = "cols"
-scalar = "int32"
-value = 13
-[[kernel.args]]
-name = "x"
-buffer = "float32"
-elements = 780
-role = "in"
-range = [-3.0, 3.0]
-[[kernel.args]]
-name = "y"
-buffer = "float32"
-elements = 390
-role = "out"
-
-[[kernel]]
-name = "lower_mask"
-tolerance = "fp32"
-grid = [3, 1, 1]
-block = [256, 1, 1]
-[[kernel.args]]
-name = "B"
-scalar = "int32"
-value = 3
-[[kernel.args]]
-name = "N"
-scalar = "int32"
-value = 11
-[[kernel.args]]
-name = "M"
-scalar = "int32"
-value = 17
-[[kernel.args]]
-name = "in"
-buffer = "float32"
-elements = 561
-role = "in"
-range = [-3.0, 3.0]
-[[kernel.args]]
-name = "out"
-buffer = "float32"
-elements = 561
-role = "out"
-
-[[kernel]]
-name = "grid_init"
-tolerance = "fp64"
-grid = [5, 1, 1]
-block = [64, 1, 1]
-[[kernel.args]]
-name = "n"
-scalar = "uint32"
-value = 17
-[[kernel.args]]
-name = "h"
-scalar = "float64"
-value = 0.37
-[[kernel.args]]
-name = "u"
-buffer = "float64"
-elements = 289
-role = "out"
-"""
+DIGITS_SPEC = (
+    spec_kernel("gated", (4, 1, 1), (128, 1, 1), "fp32",
+                spec_scalar("rows", "int32", 5),
+                spec_scalar("half", "int32", 6),
+                spec_scalar("cols", "int32", 13),
+                spec_buffer("x", "float32", 780, "in", -3.0, 3.0),
+                spec_buffer("y", "float32", 390, "out"))
+    + spec_kernel("lower_mask", (3, 1, 1), (256, 1, 1), "fp32",
+                spec_scalar("B", "int32", 3),
+                spec_scalar("N", "int32", 11),
+                spec_scalar("M", "int32", 17),
+                spec_buffer("in", "float32", 561, "in", -3.0, 3.0),
+                spec_buffer("out", "float32", 561, "out"))
+    + spec_kernel("grid_init", (5, 1, 1), (64, 1, 1), "fp64",
+                spec_scalar("n", "uint32", 17),
+                spec_scalar("h", "float64", 0.37),
+                spec_buffer("u", "float64", 289, "out"))
+)
 
 
 def test_digits_of_a_flat_index_put_back_lift_to_maps_and_check_equal(tmp_path):

@@ -5,7 +5,7 @@ array of inputs) becomes a shared-memory tree, checked equal on the CPU; what it
 named."""
 from __future__ import annotations
 
-from tests.analysis.support import converted
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 
 KERNELS = """
 #include <cub/cub.cuh>
@@ -89,34 +89,22 @@ int main() {
 """
 
 
-def _buf(name, dtype, elements, role, lo=None, hi=None):
-    text = f'[[kernel.args]]\nname = "{name}"\nbuffer = "{dtype}"\nelements = {elements}\nrole = "{role}"\n'
-    return text + (f"range = [{lo}, {hi}]\n" if lo is not None else "")
-
-
-def _scalar(name, dtype, value):
-    return f'[[kernel.args]]\nname = "{name}"\nscalar = "{dtype}"\nvalue = {value}\n'
-
-
-def _kernel(name, grid, block, tolerance, *args, template=None):
-    return (f'[[kernel]]\nname = "{name}"\ntolerance = "{tolerance}"\ngrid = {list(grid)}\nblock = {list(block)}\n'
-            + (f'template = ["{template}"]\n' if template else "") + "".join(args) + "\n")
-
-
 SPEC = (
-    _kernel("block_sums", (8, 1, 1), (128, 1, 1), "fp32_accum",
-            _buf("x", "float32", 1000, "in", -2.0, 2.0), _buf("out", "float32", 8, "out"), _scalar("n", "int32", 1000))
-    + _kernel("block_max", (8, 1, 1), (128, 1, 1), "exact",
-              _buf("x", "int32", 1000, "in", -5000, 5000), _buf("out", "int32", 16, "out"), _scalar("n", "int32", 1000))
-    + _kernel("partial_sums", (11, 1, 1), (96, 1, 1), "fp32_accum",
-              _buf("x", "float32", 1000, "in", -2.0, 2.0), _buf("out", "float32", 11, "out"),
-              _scalar("n", "int32", 1000))
-    + _kernel("count_above", (6, 1, 1), (128, 1, 1), "exact",
-              _buf("x", "float32", 1800, "in", -1.0, 1.0), _buf("limits", "float32", 6, "in", -0.5, 0.5),
-              _buf("out", "int32", 6, "out"), _scalar("cols", "int32", 300), template="float")
-    + _kernel("tile_sums", (4, 3, 1), (8, 8, 1), "fp32_accum",
-              _buf("x", "float32", 768, "in", -2.0, 2.0), _buf("out", "float32", 12, "out"),
-              _scalar("width", "int32", 32))
+    spec_kernel("block_sums", (8, 1, 1), (128, 1, 1), "fp32_accum",
+                spec_buffer("x", "float32", 1000, "in", -2.0, 2.0), spec_buffer("out", "float32", 8, "out"),
+                spec_scalar("n", "int32", 1000))
+    + spec_kernel("block_max", (8, 1, 1), (128, 1, 1), "exact",
+              spec_buffer("x", "int32", 1000, "in", -5000, 5000), spec_buffer("out", "int32", 16, "out"),
+              spec_scalar("n", "int32", 1000))
+    + spec_kernel("partial_sums", (11, 1, 1), (96, 1, 1), "fp32_accum",
+              spec_buffer("x", "float32", 1000, "in", -2.0, 2.0), spec_buffer("out", "float32", 11, "out"),
+              spec_scalar("n", "int32", 1000))
+    + spec_kernel("count_above", (6, 1, 1), (128, 1, 1), "exact",
+              spec_buffer("x", "float32", 1800, "in", -1.0, 1.0), spec_buffer("limits", "float32", 6, "in", -0.5, 0.5),
+              spec_buffer("out", "int32", 6, "out"), spec_scalar("cols", "int32", 300), template="float")
+    + spec_kernel("tile_sums", (4, 3, 1), (8, 8, 1), "fp32_accum",
+              spec_buffer("x", "float32", 768, "in", -2.0, 2.0), spec_buffer("out", "float32", 12, "out"),
+              spec_scalar("width", "int32", 32))
 )
 
 

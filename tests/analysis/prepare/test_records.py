@@ -5,7 +5,7 @@ Each buffer of records is a buffer of words of its widest field; a field of anot
 narrower, is read and written through its word's bits. Checked equal on the CPU."""
 from __future__ import annotations
 
-from tests.analysis.support import converted
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 
 KERNELS = """
 #include <cstddef>
@@ -58,82 +58,22 @@ __global__ void in_expression(Peak* peaks, float* out) {
 }
 """
 
-SPEC = """
-[[kernel]]
-name = "records"
-tolerance = "fp32"
-grid = [2, 1, 1]
-block = [64, 1, 1]
-[[kernel.args]]
-name = "props"
-buffer = "float32"
-elements = 4
-role = "in"
-range = [-3.0, 3.0]
-[[kernel.args]]
-name = "peaks"
-buffer = "uint64"
-elements = 200
-role = "inout"
-range = [0, 1000]
-[[kernel.args]]
-name = "cells"
-buffer = "float64"
-elements = 300
-role = "inout"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "bodies"
-buffer = "float64"
-elements = 400
-role = "inout"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "out"
-buffer = "float32"
-elements = 100
-role = "out"
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 100
-
-[[kernel]]
-name = "through_view"
-tolerance = "exact"
-grid = [2, 1, 1]
-block = [64, 1, 1]
-[[kernel.args]]
-name = "cells"
-buffer = "float64"
-elements = 300
-role = "inout"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 100
-
-[[kernel]]
-name = "same_word"
-tolerance = "exact"
-grid = [2, 1, 1]
-block = [64, 1, 1]
-[[kernel.args]]
-name = "bodies"
-buffer = "float64"
-elements = 400
-role = "inout"
-range = [-4.0, 4.0]
-[[kernel.args]]
-name = "w"
-scalar = "int32"
-value = 5
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 100
-"""
+SPEC = (
+    spec_kernel("records", (2, 1, 1), (64, 1, 1), "fp32",
+                spec_buffer("props", "float32", 4, "in", -3.0, 3.0),
+                spec_buffer("peaks", "uint64", 200, "inout", 0, 1000),
+                spec_buffer("cells", "float64", 300, "inout", -4.0, 4.0),
+                spec_buffer("bodies", "float64", 400, "inout", -4.0, 4.0),
+                spec_buffer("out", "float32", 100, "out"),
+                spec_scalar("n", "int32", 100))
+    + spec_kernel("through_view", (2, 1, 1), (64, 1, 1), "exact",
+                spec_buffer("cells", "float64", 300, "inout", -4.0, 4.0),
+                spec_scalar("n", "int32", 100))
+    + spec_kernel("same_word", (2, 1, 1), (64, 1, 1), "exact",
+                spec_buffer("bodies", "float64", 400, "inout", -4.0, 4.0),
+                spec_scalar("w", "int32", 5),
+                spec_scalar("n", "int32", 100))
+)
 
 
 def test_records_of_mixed_fields_convert_and_check_equal(tmp_path):
