@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from . import redzone
+from ..dtypes import SIZES
 from .compare import CompareResult, compare_chunked
 from .redzone import RED_ZONE
 from .tilelang_side import load_module, to_numpy, to_tensor
@@ -178,6 +179,11 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
                 return out
             group["names"].append(name)
             group["base"] = min(group["base"], arg.offset)
+        elif kind == "lanes":
+            if arg.kind != "scalar" or len(arg.raw) < max(o + SIZES[d] for _n, d, o in dtype):
+                out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, " \
+                              f"the kernel takes a struct of {len(dtype)} lanes by value"
+                return out
         elif arg.kind != "scalar" or not arg.type:
             out.message = f"argument '{name}' was recorded as {arg.kind} {arg.type!r}, the kernel takes a {dtype}"
             return out
@@ -192,6 +198,8 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
             group = groups[arg.alloc]
             start = RED_ZONE + (arg.offset - group["base"]) // np.dtype(_NUMPY[group["dtype"]]).itemsize
             args.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side
+        elif kind == "lanes":
+            args.append(arg.raw)  # the struct's bytes: the launcher takes its lanes out
         else:
             args.append(_scalar(arg.value, bound.get(dtype, dtype)))
     symbols = {name: to_tensor(_values(launch.symbols[name], bound.get(dtype, dtype), 0)[:elements],
@@ -249,6 +257,8 @@ def as_spec(sig, launch: Launch, file: str = ""):
             values[name] = np.array(_values(launch.before[arg.alloc], dtype, arg.offset))
             changed = launch.after.get(arg.alloc) != launch.before[arg.alloc]  # read only, or written too
             specs.append(ArgSpec(name, "buffer", dtype, elements=len(values[name]), role="inout" if changed else "in"))
+        elif kind == "lanes":
+            return None, f"argument '{name}' is a struct passed by value, which a spec cannot state"
         else:
             if arg.kind != "scalar" or not arg.type:
                 return None, f"argument '{name}' was recorded as {arg.kind} {arg.type!r}"

@@ -5,7 +5,9 @@ Emitted modules describe each kernel with a :class:`Signature` and launch it thr
 :func:`launch`, which mirrors ``kernel<<<grid, block, shared_bytes>>>(args...)``: pointers are
 passed as tensors (torch or numpy, any shape, contiguous; they are viewed flat, or as the
 row-major array a tile-form kernel indexes, ``Signature.shapes``), scalars as
-Python numbers, template arguments as the C++ text of the instance (``("float", "256")``).
+Python numbers, template arguments as the C++ text of the instance (``("float", "256")``). A
+vector or struct the CUDA kernel takes by value (a ``"lanes"`` parameter: the kernel takes each
+of its lanes) is passed as its lanes' values in order, a dict by lane name, or its bytes.
 Compiled kernels are cached per configuration in memory and, by TileLang, on disk.
 
 A signature may name scalar parameters to *specialise* (``Signature.specialize``, a GEMM's M, N
@@ -112,17 +114,62 @@ class Signature:
     static_pass_configs: tuple = ()  # the pass options of a specialised compilation
 
 
+def lane_values(name: str, lanes, value) -> list:
+    """The lane values of a struct passed by value (``lanes``: its (lane parameter, dtype, byte
+    offset), as a signature gives them) from ``value``: the values in order (a tuple or list), a
+    dict by lane parameter name (``p_width``) or by field (``width``), or the struct's bytes."""
+    import numpy as np
+
+    if isinstance(value, np.void):
+        value = value.tobytes()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        need = max(offset + _dtypes.SIZES[dtype] for _n, dtype, offset in lanes)
+        if len(raw) < need:
+            raise LaunchError(f"argument '{name}' has {len(raw)} bytes; its lanes need {need}")
+        out = []
+        for _n, dtype, offset in lanes:
+            if dtype == "bfloat16":  # the upper half of a float32
+                bits = int(np.frombuffer(raw, np.uint16, 1, offset)[0]) << 16
+                out.append(np.array([bits], np.uint32).view(np.float32)[0].item())
+            else:
+                out.append(np.frombuffer(raw, np.dtype(_dtypes.NUMPY_HOLDERS[dtype]), 1, offset)[0].item())
+        return out
+    if isinstance(value, dict):
+        out = []
+        for lane, _dtype, _offset in lanes:
+            field = lane.removeprefix(f"{name}_")
+            if lane not in value and field not in value:
+                raise LaunchError(f"argument '{name}' gives no value for its lane '{field}'")
+            out.append(value[lane] if lane in value else value[field])
+        return out
+    if isinstance(value, (tuple, list)) and len(value) == len(lanes):
+        return list(value)
+    raise LaunchError(f"argument '{name}' is a struct passed by value: pass its {len(lanes)} lane values "
+                      f"({', '.join(n for n, _d, _o in lanes)}), a dict of them, or its bytes")
+
+
+def _flat(sig: Signature, args) -> list:
+    """(name, kind, value) per parameter the TileLang kernel takes, for the CUDA arguments
+    ``args``: a struct passed by value is one scalar per lane."""
+    import torch
+
+    out = []
+    for (name, kind, dtype), value in zip(sig.params, args):
+        if kind == "lanes":
+            out += [(lane, "scalar", v) for (lane, _d, _o), v in zip(dtype, lane_values(name, dtype, value))]
+        else:
+            out.append((name, kind, value.item() if kind == "scalar" and isinstance(value, torch.Tensor) else value))
+    return out
+
+
 def static_sizes(sig: Signature, args, target: str) -> dict:
     """The values of ``sig``'s specialised scalar parameters among the CUDA arguments ``args``
     (empty on the CPU target, which gains nothing from them)."""
     if not sig.specialize or target == "c":
         return {}
-    import torch
-
-    values = {}
-    for (name, kind, _), value in zip(sig.params, args):
-        if kind == "scalar" and name in sig.specialize:
-            values[name] = int(value.item() if isinstance(value, torch.Tensor) else value)
+    values = {name: int(value) for name, kind, value in _flat(sig, args)
+              if kind == "scalar" and name in sig.specialize}
     if sig.specialize_when is not None and not sig.specialize_when(values):
         return {}  # one kernel for all sizes, as at run-time sizes
     return values
@@ -132,7 +179,9 @@ def without_static(sig: Signature, call: list, sizes: dict) -> list:
     """The call arguments of a kernel compiled for ``sizes``: the specialised scalars removed."""
     if not sizes:
         return call
-    return [value for (name, _, _), value in zip(sig.params, call) if name not in sizes] + call[len(sig.params):]
+    names = [name for (name, kind, dtype) in sig.params
+             for name in ([lane for lane, _d, _o in dtype] if kind == "lanes" else [name])]
+    return [value for name, value in zip(names, call) if name not in sizes] + call[len(names):]
 
 
 #: The GPU a grid-stride reduction fills when its result does not depend on the grid
@@ -348,18 +397,19 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
         raise LaunchError(f"{sig.name} takes {len(sig.params)} arguments, got {len(args)}")
     kwargs = template_kwargs(sig, template)
     shapes = dict(sig.shapes)
-    scalars = {name: value.item() if isinstance(value, torch.Tensor) else value
-               for (name, kind, _dtype), value in zip(sig.params, args) if kind == "scalar"}
+    flat = _flat(sig, args)
+    scalars = {name: value for name, kind, value in flat if kind == "scalar"}
+    dtypes = {name: dtype for name, kind, dtype in sig.params if kind == "buffer"}
     out = []
-    for (name, kind, dtype), value in zip(sig.params, args):
+    for name, kind, value in flat:
         if kind == "buffer":
             tensor = _as_tensor(value, name, device)
-            want = kwargs.get(dtype, dtype)
+            want = kwargs.get(dtypes[name], dtypes[name])
             if str(tensor.dtype).removeprefix("torch.") != want:
                 raise LaunchError(f"argument '{name}' must hold {want}, not {tensor.dtype}")
             out.append(_shaped(tensor, name, shapes[name], scalars) if name in shapes else tensor)
         else:
-            out.append(value.item() if isinstance(value, torch.Tensor) else value)
+            out.append(value)
     symbols = symbols or {}
     for name, dtype, elements in sig.symbols:
         if name not in symbols:

@@ -359,7 +359,13 @@ class KernelPrinter:
         scope_types = {t.name: template_param_name(t.name) for t in fn.template_params if t.kind == "type"}
         params = []
         for p in fn.params:
-            if isinstance(p.type, m.Pointer):
+            if p.lane_of:  # a lane of a struct passed by value: (struct, "lanes", ((lane, dtype, byte), ...))
+                lane = (p.name, scalar_name(p.type), p.lane_of[1])
+                if params and params[-1][1] == "lanes" and params[-1][0] == p.lane_of[0]:
+                    params[-1] = (p.lane_of[0], "lanes", params[-1][2] + (lane,))
+                else:
+                    params.append((p.lane_of[0], "lanes", (lane,)))
+            elif isinstance(p.type, m.Pointer):
                 pointee = p.type.pointee
                 dtype = scope_types.get(pointee.name) if isinstance(pointee, m.TemplateType) else scalar_name(pointee)
                 params.append((p.name, "buffer", dtype))

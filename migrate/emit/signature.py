@@ -9,7 +9,9 @@ from typing import Optional
 @dataclass(frozen=True)
 class Signature:
     name: str
-    params: tuple  # ((name, "buffer" | "scalar", dtype), ...) in the CUDA order
+    #: ((name, "buffer" | "scalar", dtype), ...) in the CUDA order; a vector or struct passed by
+    #: value is (name, "lanes", ((lane parameter, dtype, byte offset), ...))
+    params: tuple
     template: tuple  # ((factory parameter, "type" | "value"), ...)
     symbols: tuple  # ((__constant__ array, dtype, extent), ...)
     form: str

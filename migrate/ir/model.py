@@ -403,6 +403,9 @@ class Param:
     type: CType
     const: bool  # the parameter itself is const (``const int n``)
     span: Span
+    #: a lane of a vector or struct the CUDA kernel takes by value (analysis.prepare.vectors):
+    #: (the CUDA parameter, the lane's byte offset in it); empty for a parameter of its own
+    lane_of: tuple = ()
 
     @property
     def restrict(self) -> bool:

@@ -7,6 +7,9 @@ TileLang kernels here work on flat scalar buffers, so every vector value becomes
 - ``reinterpret_cast<const float4*>(a)`` of a scalar buffer is a view: ``v4[i].z`` → ``a[4*i + 2]``;
   the other way, ``(float*) v2`` of a ``float2`` buffer is its scalar buffer, lanes in order;
 - a vector local ``float4 v`` becomes ``v_x, v_y, v_z, v_w``; assigning a vector assigns each lane;
+- a vector or struct the kernel takes by value (``float3 w``, ``Params p``) becomes one scalar
+  parameter per lane (``w_x``, ``p_width``), each marked with the CUDA parameter and the byte offset
+  it comes from (``Param.lane_of``): the launcher takes them out of the struct's value;
 - an array of vectors (``__shared__ uchar4 s[64]``, ``float4 t[3][4]``) becomes an array of their
   scalars, the last extent times the lanes: ``t[i][j].y`` → ``t[i][4*j + 1]``; a pointer into a
   one-dimensional one is a view like a parameter's;
@@ -24,7 +27,8 @@ from ...ir import model as m
 from ...ir.span import Span
 
 LANES = ("x", "y", "z", "w")
-#: the most lanes a vector or record local may have (each lane is a local of its own)
+#: the most lanes a vector or record local (or by-value parameter) may have: each lane is a local
+#: (a parameter) of its own
 LOCAL_LANES = 64
 
 
@@ -46,6 +50,14 @@ def stride(v: m.Vector) -> int:
 
 def lane_dtype(v: m.Vector, i: int) -> str:
     return v.lane_dtypes[i] if v.lane_dtypes else v.dtype
+
+
+def lane_offset(v: m.Vector, i: int) -> int:
+    """Where lane ``i`` lies in the vector's bytes."""
+    if v.slots:
+        word, at = v.slots[i]
+        return word * SIZES[v.dtype] + at
+    return i * SIZES[v.dtype]
 
 
 def _word(v: m.Vector, i: int) -> int:
@@ -226,11 +238,18 @@ class _Scalarizer:
              for r in (m.access_root(n.operand),) if r is not None}
         self.views: dict[str, _View] = {}
         self.locals: dict[str, m.Vector] = {}
+        self.by_value: set[str] = set()  # vector parameters passed by value: their lanes are parameters
         self.arrays: dict[str, m.Array] = {}  # arrays of vectors: their scalar type
         for p in fn.params:
             if isinstance(p.type, m.Pointer) and _vec(p.type.pointee):
                 v = _vec(p.type.pointee)
                 self.views[p.name] = _View(p.name, stride(v), None, m.Scalar(v.dtype))
+            elif _vec(p.type):
+                if _vec(p.type).lanes > LOCAL_LANES:
+                    raise VectorError(f"parameter '{p.name}' of '{p.type}' passed by value, whose "
+                                      f"{_vec(p.type).lanes} fields would each be a parameter", p.span)
+                self.locals[p.name] = _vec(p.type)
+                self.by_value.add(p.name)
 
     # -- lanes of a vector expression -------------------------------------------------------------
     def lane(self, e: m.Expr, i: int, raw: bool = False) -> m.Expr:
@@ -239,7 +258,8 @@ class _Scalarizer:
         span = e.span
         if isinstance(e, m.Ref) and e.name in self.locals:
             v = self.locals[e.name]
-            return m.Ref(lane_local(e.name, v, i), "local", m.Scalar(lane_dtype(v, i)), span)
+            kind = "param" if e.name in self.by_value else "local"
+            return m.Ref(lane_local(e.name, v, i), kind, m.Scalar(lane_dtype(v, i)), span)
         if isinstance(e, m.Index):
             view = self.view_of(e.base)
             v = _vec(e.type)
@@ -650,9 +670,14 @@ def scalarize_vectors(fn: m.Function) -> m.Function:
         return fn
     sc = _Scalarizer(fn)
     body = dataclasses.replace(fn.body, stmts=sc.stmts(fn.body.stmts))
-    params = tuple(dataclasses.replace(p, type=m.Pointer(m.Scalar(_vec(p.type.pointee).dtype), p.type.const,
-                                                         p.type.restrict))
-                   if isinstance(p.type, m.Pointer) and _vec(p.type.pointee) else p for p in fn.params)
-    if any(_vec(p.type) for p in params):
-        raise VectorError("vector passed by value to a kernel", fn.span)
-    return dataclasses.replace(fn, params=params, body=body)
+    params = []
+    for p in fn.params:
+        v = _vec(p.type) or (_vec(p.type.pointee) if isinstance(p.type, m.Pointer) else None)
+        if v is None:
+            params.append(p)
+        elif isinstance(p.type, m.Pointer):
+            params.append(dataclasses.replace(p, type=m.Pointer(m.Scalar(v.dtype), p.type.const, p.type.restrict)))
+        else:  # by value: one scalar parameter per lane, which the launcher takes out of the struct
+            params += [m.Param(lane_local(p.name, v, i), m.Scalar(lane_dtype(v, i)), p.const, p.span,
+                               (p.name, lane_offset(v, i))) for i in range(v.lanes)]
+    return dataclasses.replace(fn, params=tuple(params), body=body)

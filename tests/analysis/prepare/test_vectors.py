@@ -34,11 +34,26 @@ def test_vector_value_used_as_scalar_is_refused(tmp_path):
         __global__ void k(const float4* x, float4* y) { y[0] = x[0]; float4 q = x[1]; y[1] = q; }
     """)
     scalarize_vectors(u.kernel("k"))  # whole-vector copies are fine
-    bad = unit(tmp_path, """
-        __global__ void k(float4 p, float* y) { y[0] = p.x; }
+
+
+def test_a_vector_or_struct_passed_by_value_is_a_parameter_per_lane(tmp_path):
+    u = unit(tmp_path, """
+        struct Cfg { double scale; int shift; };
+        __global__ void k(float4 p, Cfg c, float* y) { y[0] = p.x + p.w; y[1] = c.scale * c.shift; }
     """)
-    with pytest.raises(VectorError):
-        scalarize_vectors(bad.kernel("k"))
+    fn = scalarize_vectors(u.kernel("k"))
+    assert [(p.name, str(p.type), p.lane_of) for p in fn.params] == [
+        ("p_x", "float32", ("p", 0)), ("p_y", "float32", ("p", 4)), ("p_z", "float32", ("p", 8)),
+        ("p_w", "float32", ("p", 12)), ("c_scale", "float64", ("c", 0)), ("c_shift", "int32", ("c", 8)),
+        ("y", "float32*", ())]
+    refs = {r.name: r.kind for r in nodes(fn, m.Ref)}
+    assert refs["p_w"] == refs["c_shift"] == "param"
+    wide = unit(tmp_path, """
+        struct Wide { float v[65]; };
+        __global__ void k(Wide w, float* y) { y[0] = w.v[3]; }
+    """)
+    with pytest.raises(VectorError, match="65 fields would each be a parameter"):
+        scalarize_vectors(wide.kernel("k"))
 
 
 def test_a_scalar_pointer_cast_of_a_vector_buffer_is_its_lanes(tmp_path):
