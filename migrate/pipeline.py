@@ -57,6 +57,7 @@ from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
 from .analysis.prepare.late_init import late_initialisations
+from .analysis.prepare.sincos import split_sincos
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_vectors, uses_vectors
 from .diagnostics import Diagnostic, make
@@ -158,11 +159,12 @@ def _warp_calls(fn, device, portable):
 
 
 def one_statement_each(fn: m.Function) -> m.Function:
-    """The first six :data:`PREPARE` passes, which device functions get too (before they are
+    """The first seven :data:`PREPARE` passes, which device functions get too (before they are
     inlined or printed as macros): chained assignments, steps and assignments used as values, each
-    a statement of its own; late-initialised locals declared at their value; array parameters flat;
-    CUB block reductions as their trees (whose barriers decide what is inlined)."""
-    for p in PREPARE[:6]:
+    a statement of its own; sincos-like calls as two assignments; late-initialised locals declared
+    at their value; array parameters flat; CUB block reductions as their trees (whose barriers
+    decide what is inlined)."""
+    for p in PREPARE[:7]:
         try:
             fn = p.run(fn, None, True)
         except NoTileLangForm:
@@ -179,6 +181,8 @@ PREPARE = (
     Pass("assignments used as values", "while (k >>= 1), return z = f(z), if ((n = next[v]) < 0): the assignment "
                                        "stored first, its value read back (analysis.prepare.value_assignments)",
          lambda fn, device, portable: split_value_assignments(fn)),
+    Pass("sincos calls", "sincosf(a, &s, &c); as s = sinf(a); c = cosf(a); (analysis.prepare.sincos)",
+         lambda fn, device, portable: split_sincos(fn)),
     Pass("late initialisations", "int tid; ... tid = threadIdx.x + ...; as int tid = threadIdx.x + ...; where "
                                  "nothing names tid in between (analysis.prepare.late_init)",
          lambda fn, device, portable: late_initialisations(fn)),

@@ -394,8 +394,9 @@ def _math_rows() -> list[Row]:
                             "ilogb(x) + 1 and ldexp; modf: T.trunc(x) and x - T.trunc(x))."))
     for name in ("sincosf", "sincos", "sincospif", "sincospi"):
         stem = "sin/cos" if "pi" not in name else "sinpi/cospi"
-        rows.append(U(name, f"Writes two results through pointers: emit two statements with the "
-                            f"{stem} rows instead."))
+        rows.append(U(name, f"Writes two results through pointers. A call that is a statement of its "
+                            f"own becomes two assignments with the {stem} rows "
+                            "(analysis.prepare.sincos); a call used as a value has no form."))
     for name, code, dt in (("nanf", "f", "float32"), ("nan", "d", "float64"),
                            ("__builtin_nanf", "f", "float32"), ("__builtin_nan", "d", "float64")):
         rows.append(R(name, f'T.{dt}(float("nan"))', f"{code}:z", APPROX, ulp=None,
@@ -533,7 +534,8 @@ def _intrinsic_rows() -> list[Row]:
                "the IEEE division is within it (the CPU executor's fdividef is its __fdividef, x / y)."),
         R("__saturatef", _x("c2t___saturatef"), "f:f", section="math",
           note="No TileLang operator: helper calls CUDA __saturatef (clamp to [0, 1], NaN -> 0)."),
-        U("__sincosf", "Writes two results through pointers: emit __sinf and __cosf rows."),
+        U("__sincosf", "Writes two results through pointers. A call that is a statement of its own "
+                       "becomes two assignments with the __sinf and __cosf rows (analysis.prepare.sincos)."),
     ]
     # IEEE arithmetic with an explicit rounding mode: T.ieee_* lower to the CUDA intrinsic.
     ops = {"add": ("ieee_add", "{0} + {1}", 2), "sub": ("ieee_sub", "{0} - {1}", 2),
