@@ -36,6 +36,25 @@ _CAST_STYLES = {K.CSTYLE_CAST_EXPR: "c", K.CXX_STATIC_CAST_EXPR: "static",
                 K.CXX_FUNCTIONAL_CAST_EXPR: "functional"}
 
 _OPERATOR_NAME = re.compile(r"^operator(\W+)$")
+_OPERATOR_WORDS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "xor", "&": "and", "|": "or",
+                   "~": "inv", "!": "not", "<": "lt", ">": "gt", "<=": "le", ">=": "ge", "==": "eq", "!=": "ne",
+                   "<<": "shl", ">>": "shr", "&&": "land", "||": "lor", "++": "inc", "--": "dec", "()": "call",
+                   "[]": "index"}
+
+
+def function_model_name(spelling: str) -> str:
+    """The name a user function is modelled and emitted under: its own, but for an overloaded
+    operator a name Python can print (``operator*`` is ``operator_mul``, ``operator*=``
+    ``operator_mul_assign``)."""
+    match = _OPERATOR_NAME.match(spelling)
+    if not match:
+        return spelling
+    op = match.group(1)
+    if op in _OPERATOR_WORDS:
+        return f"operator_{_OPERATOR_WORDS[op]}"
+    if op.endswith("=") and op[:-1] in _OPERATOR_WORDS:
+        return f"operator_{_OPERATOR_WORDS[op[:-1]]}_assign"
+    return "operator_op"
 
 
 def span_of(cursor: ci.Cursor) -> Span:
@@ -771,6 +790,9 @@ class ModelBuilder:
         if vector is not None and op not in ("=", "==", "!=", "[]"):
             why = self._not_lanewise(op, decl, vector.lanes)
             if why:
+                call = self._operator_call(op, args, ctype, span, decl)
+                if call is not None:
+                    return call
                 return self.unsupported_expr(cursor, "M1206", f"operator{op} on '{vector.name}' is not modelled: {why}")
         if len(args) == 2:
             if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
@@ -783,6 +805,22 @@ class ModelBuilder:
         if len(args) == 1:
             return m.Unary(op, args[0], False, ctype, span)
         return self.unsupported_expr(cursor, "M1206", f"operator{op} call is not modelled")
+
+    def _operator_call(self, op: str, args: tuple[m.Expr, ...], ctype: m.CType, span: Span,
+                       decl: ci.Cursor | None) -> m.Call | None:
+        """A call of the user's ``__device__`` operator function ``decl`` (``float2`` as complex
+        numbers: ``a * b`` a complex product), which inlining gives its meaning; None where the
+        operator is no such function (a member, a template, a compound assignment)."""
+        defn = decl.get_definition() if decl is not None else None
+        if defn is None or defn.kind != K.FUNCTION_DECL or (op.endswith("=") and op not in ("<=", ">=")) \
+                or K.CUDADEVICE_ATTR not in {c.kind for c in defn.get_children()}:
+            return None
+        name = self._overload(defn.spelling, defn, len(args))
+        name = function_model_name(name) if name == defn.spelling else name
+        if name is None or name not in self.user_functions:
+            return None
+        self.called.append(name)
+        return m.Call(name, args, "device", (), ctype, span)
 
     def _not_lanewise(self, op: str, decl: ci.Cursor | None, lanes: int) -> str | None:
         """Why the operator ``decl`` on vectors of ``lanes`` lanes is not lane by lane (None when

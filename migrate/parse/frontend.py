@@ -19,7 +19,7 @@ from ..ir.span import Span
 from . import clang as cl
 from ..ir import model as m
 from ..ir.names import fresh
-from .build import ModelBuilder, SourceText, is_push_config, template_args_of, \
+from .build import ModelBuilder, SourceText, function_model_name, is_push_config, template_args_of, \
     convert_type, span_of
 
 K = ci.CursorKind
@@ -250,13 +250,19 @@ class UnitBuilder:
                     self.globals.append(cursor)
         # overloads (swap(a, b) beside swap(a, b, c)): the first keeps the name, the others are
         # modelled and emitted as name_2, name_3, ... and each call names the one it reaches
+        # an operator function (operator*) is modelled under a name Python can print (operator_mul)
         taken = set(self.functions)
         for name, defs in definitions.items():
+            base = function_model_name(name)
             if len(defs) < 2:
+                if base != name:
+                    model = fresh(base, taken)
+                    self.functions[model] = defs[0]
+                    self.model_names[defs[0].get_usr()] = model
                 continue
             entries = []
             for i, cursor in enumerate(defs):
-                model = name if i == 0 else fresh(name, taken)
+                model = name if i == 0 and base == name else fresh(base, taken)
                 self.functions[model] = cursor
                 self.model_names[cursor.get_usr()] = model
                 params = [c for c in cursor.get_children() if c.kind == K.PARM_DECL]  # templates too
