@@ -451,7 +451,9 @@ def rewrite_for_cpu(text: str) -> str:
     return register_constants(rewrite_launches(rewrite_extern_shared(text)))
 
 
-_CONSTANT_RE = re.compile(r"\b__constant__\b")
+#: a __constant__ definition, or a __device__ const one (a table: the migrated kernels take it as a
+#: __constant__ symbol, migrate.parse.build.is_device_table)
+_CONSTANT_RE = re.compile(r"\b__constant__\b|\b__device__\s+const\b|\bconst\s+__device__\b")
 _NAMESPACE_OPEN_RE = re.compile(r"(?:\bnamespace(?:\s+[A-Za-z_][\w:]*)?|\bextern\s+\"\s*\")\s*$")
 
 
@@ -470,7 +472,8 @@ def _namespace_scope(masked: str) -> list[bool]:
 
 def register_constants(text: str) -> str:
     """After each namespace-scope ``__constant__`` definition of one variable (``__constant__
-    float taps[9];``, ``static __constant__ int lut[256] = {...};``), a registration with the
+    float taps[9];``, ``static __constant__ int lut[256] = {...};``, and the ``__device__ const``
+    tables the migrated kernels take as ``__constant__`` ones), a registration with the
     launch recorder (``c2t_trace.h``): a recorded launch holds the bytes of every registered
     symbol, read on the GPU with cudaMemcpyFromSymbol. ``extern`` declarations, variable
     templates and several declarators in one statement are left alone. Lines are kept."""

@@ -1059,11 +1059,22 @@ def _host_constant(ref: ci.Cursor):
     return cl.evaluate(defn)
 
 
+def is_device_table(var: ci.Cursor) -> bool:
+    """Whether a ``__device__`` variable is a constant table: const and initialised
+    (``__device__ const double D3[512] = {...};``), which no kernel can write; it is modelled as a
+    ``__constant__`` one."""
+    t = var.type
+    while t.kind in (T.CONSTANTARRAY, T.INCOMPLETEARRAY):
+        t = t.element_type
+    defn = var.get_definition() or var
+    return t.is_const_qualified() and any(c.kind.is_expression() for c in defn.get_children())
+
+
 def _var_kind(ref: ci.Cursor) -> str:
     attrs = {c.kind for c in ref.get_children()}
     if K.CUDASHARED_ATTR in attrs:
         return "shared"
-    if K.CUDACONSTANT_ATTR in attrs:
+    if K.CUDACONSTANT_ATTR in attrs or (K.CUDADEVICE_ATTR in attrs and is_device_table(ref)):
         return "constant"
     parent = ref.semantic_parent
     if parent is not None and parent.kind in (K.TRANSLATION_UNIT, K.NAMESPACE):
