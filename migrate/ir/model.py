@@ -44,6 +44,9 @@ class Vector:
     lane_dtypes: tuple[str, ...] = ()
     slots: tuple[tuple[int, int], ...] = ()
     words: int = 0
+    #: a struct whose default-constructed value has field values (a constructor, default member
+    #: initialisers): a local declared without a value would need them
+    initialised: bool = False
 
     def __str__(self) -> str:
         return self.name

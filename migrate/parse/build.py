@@ -134,21 +134,43 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     return m.Opaque(spelling or ctype.spelling)
 
 
+#: what a struct may hold beside its fields and still be laid out as lanes: its members' access,
+#: attributes (packed, aligned), constructors, methods and the types and constants it declares
+#: (a method call is refused where it is made; a constructor marks the type ``initialised``)
+_BESIDE_FIELDS = frozenset({K.CXX_ACCESS_SPEC_DECL, K.PACKED_ATTR, K.ALIGNED_ATTR, K.CONSTRUCTOR, K.DESTRUCTOR,
+                            K.CXX_METHOD, K.FUNCTION_TEMPLATE, K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL,
+                            K.ENUM_DECL, K.VAR_DECL, K.STATIC_ASSERT})
+
+
 def _plain_fields(ctype: ci.Type) -> list | None:
-    """The fields of a struct of the project's that has fields only (no methods, constructors,
-    bases or bit-fields), or None."""
+    """The fields of a struct of the project's that has fields (no bases, virtual methods or
+    bit-fields; constructors and methods beside them), or None."""
     decl = ctype.get_declaration()
     if decl is None or decl.kind not in (K.STRUCT_DECL, K.CLASS_DECL) or \
             cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
         return None
     kids = list(decl.get_children())
-    if not kids or any(k.kind != K.FIELD_DECL or k.is_bitfield() for k in kids):
+    fields = [k for k in kids if k.kind == K.FIELD_DECL]
+    if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
+            or any(k.is_bitfield() for k in fields) \
+            or any(k.kind == K.CXX_METHOD and k.is_virtual_method() for k in kids):
         return None
-    return kids
+    return fields
+
+
+def _initialised(ctype: ci.Type) -> bool:
+    """Whether a default-constructed value of the struct has field values: it declares a
+    constructor, or a field has a default member initialiser."""
+    decl = ctype.get_declaration()
+    kids = list(decl.get_children()) if decl is not None else []
+    return any(k.kind == K.CONSTRUCTOR for k in kids) or \
+        any(t.spelling in ("=", "{") for k in kids if k.kind == K.FIELD_DECL for t in k.get_tokens()) or \
+        any(_initialised(k.type.get_canonical()) for k in kids
+            if k.kind == K.FIELD_DECL and k.type.get_canonical().kind == T.RECORD)
 
 
 def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
-    """A plain struct of the project's (fields only: no methods, constructors or bases) whose
+    """A plain struct of the project's (:func:`_plain_fields`) whose
     fields are all of one scalar type and which has no padding (``struct {double re, im;}``,
     ``{float x, y, z;}``), as a vector whose lanes are its fields; None for any other record."""
     kids = _plain_fields(ctype)
@@ -165,7 +187,7 @@ def _lane_struct(ctype: ci.Type, spelling: str) -> m.Vector | None:
                                 else (f"{k.spelling}.{lane}" for lane in (t.fields or lanewise.LANES[:t.lanes]))))
     if dtype not in dtypes.SIZES or ctype.get_size() != len(fields) * dtypes.SIZES[dtype]:
         return None
-    return m.Vector(spelling, dtype, len(fields), fields)
+    return m.Vector(spelling, dtype, len(fields), fields, initialised=_initialised(ctype))
 
 
 #: the most lanes a record may have (a record local may have fewer: analysis.prepare.vectors)
@@ -173,14 +195,12 @@ RECORD_LANES = 4096
 
 
 def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | None:
-    """The scalar lanes of a plain struct (fields only: no methods, constructors, bases, unions
-    or bit-fields) in memory order: (name, dtype, byte offset); a field that is a fixed array of
+    """The scalar lanes of a plain struct (:func:`_plain_fields`: no bases, unions or bit-fields)
+    in memory order: (name, dtype, byte offset); a field that is a fixed array of
     scalars, or a struct of the same kind, gives one lane per element (``pos[1]``, ``p.x``)."""
     kids = _plain_fields(ctype)
     if kids is None:
         return None
-    if any(t.spelling in ("=", "{") for k in kids for t in k.get_tokens()):
-        return None  # default member initialisers: a default-constructed local would need them
     out = []
     for k in kids:
         offset = ctype.get_offset(k.spelling)
@@ -236,7 +256,7 @@ def _record(ctype: ci.Type, spelling: str) -> m.Vector | None:
             return None  # a field across two words (packed structs)
         slots.append((off // width, off % width))
     return m.Vector(spelling, storage, len(lanes), tuple(n for n, _d, _o in lanes),
-                    tuple(dt for _n, dt, _o in lanes), tuple(slots), size // width)
+                    tuple(dt for _n, dt, _o in lanes), tuple(slots), size // width, _initialised(ctype))
 
 
 def _nested_lanes(ctype: ci.Type) -> m.Vector | None:
@@ -273,6 +293,8 @@ def _named_type(spelling: str) -> m.CType | None:
     if name in m.VECTOR_TYPES:
         dtype, lanes = m.VECTOR_TYPES[name]
         return m.Vector(name, dtype, lanes)
+    if name == "dim3":  # three unsigned lanes, each 1 unless constructed with its value
+        return m.Vector(name, "uint32", 3, initialised=True)
     return None
 
 

@@ -289,6 +289,12 @@ class _Scalarizer:
             name = e.callee
             if name.startswith("make_"):
                 return self.scalar(e.args[i])
+            if e.kind == "constructor" and _vec(e.type) and _vec(e.type).name == "dim3" \
+                    and all(not _vec(a.type) for a in e.args):  # dim3 idx(x, y): z is 1
+                return self.scalar(e.args[i]) if i < len(e.args) else _int(1, span)
+            if e.kind == "constructor" and _vec(e.type) and _vec(e.type).initialised:
+                raise VectorError(f"a '{e.type}' made by its constructor ({e.callee}(...)), whose body is "
+                                  "not modelled", span)
             if name in ("__floats2half2_rn", "__halves2half2", "__floats2bfloat162_rn", "__halves2bfloat162"):
                 arg = self.scalar(e.args[i])
                 target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
@@ -475,6 +481,9 @@ class _Scalarizer:
             if value.type == m.Scalar(dtype):
                 return value
             return m.Cast(m.Scalar(dtype), value, "implicit", m.Scalar(dtype), e.span)
+        if isinstance(e, m.MethodCall) and _vec(getattr(e.obj, "type", None)):
+            raise VectorError(f"call of the method '{e.method}' of '{e.obj.type}': member functions of structs "
+                              "are not modelled", e.span)
         if _vec(getattr(e, "type", None)):
             raise VectorError(f"vector value of type '{e.type}' used where a scalar is expected", e.span)
         return m.map_children(e, self.scalar)
@@ -526,6 +535,9 @@ class _Scalarizer:
             raise VectorError(str(exc), d.span) from None
         self.arrays[d.name] = scalar_type
         v = _array_vec(d.type)
+        if v.initialised and d.init is None and d.storage not in ("shared", "extern_shared"):
+            raise VectorError(f"a local array '{d.name}' of '{v}' declared without values: its constructor "
+                              "or default member initialisers would give their fields values", d.span)
         if not isinstance(d.type.element, m.Array):
             kind = "shared" if d.storage in ("shared", "extern_shared") else "local"
             self.views[d.name] = _View(d.name, stride(v), None, m.Scalar(v.dtype), kind, scalar_type)
@@ -587,6 +599,9 @@ class _Scalarizer:
                     value = d.init
                     if isinstance(value, m.Call) and value.kind == "constructor" and not value.args:
                         value = None  # float4 v;  (default-constructed: no initial value)
+                    if value is None and v.initialised:
+                        raise VectorError(f"a local '{d.name}' of '{v}' declared without a value: its constructor "
+                                          "or default member initialisers would give its fields values", d.span)
                     for i in range(v.lanes):
                         init = self.lane(value, i) if value is not None else None
                         out.append(m.DeclStmt((m.VarDecl(lane_local(d.name, v, i), m.Scalar(lane_dtype(v, i)),

@@ -137,3 +137,49 @@ __global__ void score(float* out) {
     (k,) = rows
     assert not any(d["code"] == "M9001" for d in k["diagnostics"]), k
     assert k["form"] == "unsupported" and k["diagnostics"][0]["code"] == "M3001", k
+
+
+STRUCTS_WITH_MEMBERS = """
+struct __attribute__((packed)) Atom { float x, y, z; int type; };   // packed: still whole words
+struct Params {                                                      // a constructor and a method
+    unsigned int n;
+    float gain;
+    __host__ __device__ Params(unsigned int n_ = 4, float g = 1.5f) : n(n_), gain(g) {}
+    __device__ float scaled(float v) const { return v * gain; }
+};
+struct Charge { double q = 0; double w = 1; };                       // default member initialisers
+
+__global__ void members(const Atom* __restrict__ atoms, const Params* __restrict__ pr,
+                        const Charge* __restrict__ ch, float* __restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Atom a = atoms[i];
+    Params p = *pr;
+    dim3 c(i % 3, 2);                                                // z is 1
+    out[i] = (a.x + a.y * a.z) * p.gain + (float)(a.type & 7) + (float)(p.n % 5)
+             + (float)(ch[i].q * ch[i].w) + (float)(c.x + c.y * c.z);
+}
+
+__global__ void defaulted(float* out) {     // the constructor would set gain: refused, not left unset
+    Params p;
+    out[threadIdx.x] = p.gain;
+}
+"""
+
+
+def test_structs_with_constructors_methods_or_packing_are_records(tmp_path):
+    spec = spec_kernel("members", (2, 1, 1), (64, 1, 1), "fp32",
+                       spec_buffer("atoms", "float32", 400, "in", -3.0, 3.0),
+                       spec_buffer("pr", "uint32", 2, "in", 1, 9),
+                       spec_buffer("ch", "float64", 200, "in", -2.0, 2.0),
+                       spec_buffer("out", "float32", 100, "out"),
+                       spec_scalar("n", "int32", 100))
+    out, rows = converted(tmp_path, STRUCTS_WITH_MEMBERS, spec, expect_ok=False)
+    kernels = {k["kernel"]: k for k in rows}
+    members = kernels["members"]
+    assert members["form"] != "unsupported" and members["check"]["status"] == "pass", members
+    text = (out / "k.py").read_text()
+    assert "pr: T.Tensor((pr_len,), T.uint32)" in text  # Params: words of its first widest field
+    bad = kernels["defaulted"]
+    assert bad["form"] == "unsupported" and "a 'Params' made by its constructor (Params(...))" in \
+        bad["diagnostics"][0]["message"], bad

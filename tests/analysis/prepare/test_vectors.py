@@ -128,16 +128,18 @@ def test_a_plain_struct_of_one_scalar_type_is_a_vector_of_its_fields(tmp_path):
     assert stores == {("c", 0), ("c", 1)}  # c[i*2 + 0] = r_re; c[i*2 + 1] = r_im
 
 
-def test_mixed_fields_are_a_record_and_methods_stay_records(tmp_path):
+def test_mixed_fields_are_a_record_and_a_method_call_is_named(tmp_path):
     """Mixed field types: lanes of their own dtypes in words of the widest field (test_records.py);
-    a struct with methods stays a record (refused later, as before)."""
+    a struct with methods has its fields' lanes, and a call of a method is refused by name."""
     u = unit(tmp_path, STRUCTS + """
         __global__ void k(const Mixed* m, const WithMethod* w, float* y) { y[0] = m[0].v + w[0].sum(); }
     """)
     fn = u.kernel("k")
     mixed = fn.params[0].type.pointee
     assert isinstance(mixed, m.Vector) and len(set(mixed.lane_dtypes)) > 1 and mixed.words
-    assert isinstance(fn.params[1].type.pointee, m.Record)
+    assert fn.params[1].type.pointee == m.Vector("WithMethod", "float32", 2, ("a", "b"))
+    with pytest.raises(VectorError, match="call of the method 'sum' of 'WithMethod'"):
+        scalarize_vectors(fn)
 
 
 def test_a_struct_that_points_to_itself_is_a_record(tmp_path):
