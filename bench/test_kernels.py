@@ -26,6 +26,9 @@ CASES = {
     "records": ("tests.analysis.prepare.test_records", "KERNELS", "SPEC"),
     "continue": ("tests.emit.test_continue_in_strided_loops", "KERNEL", "SPEC"),
     "unsigned_wrap": ("tests.emit.test_unsigned_wrap_in_comparisons", "KERNEL", "SPEC"),
+    "sincos": ("tests.analysis.prepare.test_sincos", "KERNEL", "SPEC"),
+    "complex_ops": ("tests.parse.test_lanewise", "COMPLEX", "COMPLEX_SPEC"),
+    "struct_members": ("tests.analysis.prepare.test_records", "STRUCTS_WITH_MEMBERS", "MEMBERS_SPEC"),
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from migrate.ir import model as m
 from migrate.parse.frontend import parse_file
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 
 OPERATORS = """
 #include <cuda_runtime.h>
@@ -78,70 +79,15 @@ __global__ void cmul(const float2* a, const float2* b, float2* c, float s, int n
 """
 
 
+COMPLEX_SPEC = spec_kernel("cmul", (4, 1, 1), (64, 1, 1), "fp32",
+                           spec_buffer("a", "float32", 512, "in", -2.0, 2.0),
+                           spec_buffer("b", "float32", 512, "in", 0.5, 2.0),
+                           spec_buffer("c", "float32", 512, "out"),
+                           spec_scalar("s", "float32", 0.75), spec_scalar("n", "int32", 256))
+
+
 def test_complex_operators_are_inlined_and_check_equal(tmp_path):
     """Complex arithmetic on float2 through the user's operator functions (overloaded: complex by
     complex and complex by scalar): inlined, checked on the CPU against the original."""
-    import json
-
-    from migrate.cli import main
-
-    src = tmp_path / "cmul.cu"
-    src.write_text(COMPLEX)
-    spec = '[[kernel]]\nname = "cmul"\ngrid = [4, 1, 1]\nblock = [64, 1, 1]\ntolerance = "fp32"\n'
-    for name, role, lo in [("a", "in", -2.0), ("b", "in", 0.5), ("c", "out", None)]:
-        spec += f'[[kernel.args]]\nname = "{name}"\nbuffer = "float32"\nelements = 512\nrole = "{role}"\n'
-        spec += f"range = [{lo}, 2.0]\n" if lo is not None else ""
-    spec += '[[kernel.args]]\nname = "s"\nscalar = "float32"\nvalue = 0.75\n'
-    spec += '[[kernel.args]]\nname = "n"\nscalar = "int32"\nvalue = 256\n'
-    (tmp_path / "cmul.toml").write_text(spec)
-    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "-q", "--check", "cpu"]) == 0
-    (k,) = json.loads((tmp_path / "out" / "report.json").read_text())["kernels"]
+    _out, (k,) = converted(tmp_path, COMPLEX, COMPLEX_SPEC)
     assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]["message"]
-
-
-def test_vector_arithmetic_converts_and_checks_equal(tmp_path):
-    """The lane-by-lane operators through the whole tool: scalarised lane by lane, checked on the
-    CPU against the original (run by the CUDA-on-CPU executor with the same operator functions)."""
-    import json
-
-    from migrate.cli import main
-
-    src = tmp_path / "axpby.cu"
-    src.write_text(OPERATORS + """
-    __global__ void axpby2(const float2* a, const float2* b, float2* c, float alpha, float beta, int n) {
-        int id = blockIdx.x * blockDim.x + threadIdx.x;
-        if (id < n) {
-            c[id] = alpha * a[id] + -(beta * b[id]);
-            c[id] *= 0.5f;
-        }
-    }
-    """)
-    args = [("a", "in"), ("b", "in"), ("c", "out")]
-    spec = '[[kernel]]\nname = "axpby2"\ngrid = [4, 1, 1]\nblock = [128, 1, 1]\ntolerance = "fp32"\n'
-    for name, role in args:
-        spec += f'[[kernel.args]]\nname = "{name}"\nbuffer = "float32"\nelements = 1000\nrole = "{role}"\n'
-        spec += 'range = [-1.0, 1.0]\n' if role == "in" else ""
-    for name, kind, value in [("alpha", "float32", "1.5"), ("beta", "float32", "-0.25"), ("n", "int32", "500")]:
-        spec += f'[[kernel.args]]\nname = "{name}"\nscalar = "{kind}"\nvalue = {value}\n'
-    (tmp_path / "axpby.toml").write_text(spec)
-    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "-q", "--check", "cpu"]) == 0
-    (k,) = json.loads((tmp_path / "out" / "report.json").read_text())["kernels"]
-    assert k["form"] == "tile" and k["check"]["status"] == "pass", k["check"]["message"]
-    assert "c[id * 2 + 1] = c[id * 2 + 1] * 0.5" in (tmp_path / "out" / "axpby.py").read_text()
-
-
-def test_a_project_overload_of_a_cuda_name_is_not_recursion(tmp_path):
-    """helper_math-style `make_float4(float s)` calls CUDA's own 4-argument make_float4: that call
-    is CUDA's, not the overload calling itself (it was refused as recursion, M1204)."""
-    k, parsed = _kernel(tmp_path, OPERATORS + """
-    inline __host__ __device__ float4 make_float4(float s) { return make_float4(s, s, s, s); }
-    __global__ void k(const float4* x, float4* y) {
-        int i = threadIdx.x;
-        float4 acc = make_float4(0.0f);
-        acc += x[i];
-        y[i] = acc - make_float4(1.0f);
-    }
-    """, "k")
-    assert not [d for d in parsed.diagnostics if d.code == "M1204"]
-    calls = [(n.callee, n.kind) for n in m.walk(k.body) if isinstance(n, m.Call)]
-    assert ("make_float4", "device") in calls  # the project's one-argument overload, inlined later

@@ -167,14 +167,16 @@ __global__ void defaulted(float* out) {     // the constructor would set gain: r
 """
 
 
+MEMBERS_SPEC = spec_kernel("members", (2, 1, 1), (64, 1, 1), "fp32",
+                           spec_buffer("atoms", "float32", 400, "in", -3.0, 3.0),
+                           spec_buffer("pr", "uint32", 2, "in", 1, 9),
+                           spec_buffer("ch", "float64", 200, "in", -2.0, 2.0),
+                           spec_buffer("out", "float32", 100, "out"),
+                           spec_scalar("n", "int32", 100))
+
+
 def test_structs_with_constructors_methods_or_packing_are_records(tmp_path):
-    spec = spec_kernel("members", (2, 1, 1), (64, 1, 1), "fp32",
-                       spec_buffer("atoms", "float32", 400, "in", -3.0, 3.0),
-                       spec_buffer("pr", "uint32", 2, "in", 1, 9),
-                       spec_buffer("ch", "float64", 200, "in", -2.0, 2.0),
-                       spec_buffer("out", "float32", 100, "out"),
-                       spec_scalar("n", "int32", 100))
-    out, rows = converted(tmp_path, STRUCTS_WITH_MEMBERS, spec, expect_ok=False)
+    out, rows = converted(tmp_path, STRUCTS_WITH_MEMBERS, MEMBERS_SPEC, expect_ok=False)
     kernels = {k["kernel"]: k for k in rows}
     members = kernels["members"]
     assert members["form"] != "unsupported" and members["check"]["status"] == "pass", members
