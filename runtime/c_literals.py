@@ -11,8 +11,11 @@ error 0.17 where terms cancel), and a constant changed in the migrated code coul
 read back as the same value into a call of a helper that takes its bit pattern
 (``c2t_bits_float64(4614256656552045848ULL)``), and puts the helpers in the kernel's C prelude.
 Constants that print exactly (``0.5``, ``1e-3f``) are left alone; the CUDA target is not touched
-(its code generator prints every digit). Used by :func:`runtime.tilelang_support.compile_kernel`
-for the ``c`` target only.
+(its code generator prints every digit). The rewrite runs on the device module just before C code
+is generated (:func:`patch_device_codegen`, installed by
+:func:`runtime.tilelang_support.compile_kernel` for the ``c`` target): TVM's simplifier folds
+constants while lowering, and a constant it makes there (``y = Y / (4 - 4 * Y)`` with ``Y = 0.24``
+bound once) printed with 7 digits made a real program's fp64 cooling kernel differ from its CUDA.
 """
 from __future__ import annotations
 
@@ -64,3 +67,34 @@ def exact_float_literals(func):
     if not changed:
         return func
     return func.with_body(tirx.AttrStmt(0, "pragma_import_c", tirx.StringImm(PRELUDE), body))
+
+
+def patch_device_codegen() -> None:
+    """Make TileLang's last step before device code generation (``_prepare_device_codegen_mod``,
+    after which nothing folds) rewrite the C target's inexactly printed float constants, those
+    the lowering folded included; installed once."""
+    import importlib
+
+    lower_module = importlib.import_module("tilelang.engine.lower")  # the package exports a function `lower`
+    if getattr(lower_module, "_cuda2tile_literals", False):
+        return
+    original = lower_module._prepare_device_codegen_mod
+
+    def prepare(device_mod):
+        return _exact_module(original(device_mod))
+
+    lower_module._prepare_device_codegen_mod = prepare
+    lower_module._cuda2tile_literals = True
+
+
+def _exact_module(mod):
+    """``mod`` with :func:`exact_float_literals` applied to its functions for the C target."""
+    from tvm import tirx
+
+    for gv, func in list(mod.functions.items()):
+        target = func.attrs.get("target") if isinstance(func, tirx.PrimFunc) and func.attrs else None
+        if target is not None and target.kind.name == "c":
+            exact = exact_float_literals(func)
+            if exact is not func:
+                mod.update_func(gv, exact)
+    return mod

@@ -33,7 +33,7 @@ C_TYPE_DTYPES = _dtypes.TEMPLATE_SPELLINGS
 CPU_PASS_CONFIGS = {"tirx.disable_vectorize": True}
 
 #: TileLang passes this module corrects (:func:`_patch_nested_guards`), marked on every compiled function
-PASS_FIXES = "decouple_type_cast.nested_guards"
+PASS_FIXES = "decouple_type_cast.nested_guards;c_literals.folded"
 
 
 def _patch_cpu_wrapper() -> None:
@@ -333,10 +333,10 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
         # kernel compiled before the patch (stale in the cache) is not reused
         func = func.with_attr("cuda2tile_pass_fixes", PASS_FIXES)
         if target == "c":
-            from .c_literals import exact_float_literals
+            from .c_literals import patch_device_codegen
 
             _patch_cpu_wrapper()
-            func = exact_float_literals(func)  # TVM's C code prints 7 digits of a float constant
+            patch_device_codegen()  # TVM's C code prints 7 digits of a float constant
             if schedule != "forward":
                 from .c_schedule import reorder_threads
                 func = reorder_threads(func, schedule)
