@@ -575,8 +575,15 @@ class ExprPrinter:
             if member in ("max", "lowest"):
                 return f"T.{'max' if member == 'max' else 'min'}_value({dtype})", _PREC["atom"]
             return f'cuda_math.numeric_limit("{member}", {dtype})', _PREC["atom"]
-        args = [self.expr(a)[0] for a in e.args]
-        dtypes = [scalar_name(a.type) for a in e.args]
+        call_args = e.args
+        if name in _FLOAT_EXPONENT and len(call_args) == 2 and scalar_name(call_args[1].type) in _INT \
+                and isinstance(call_args[0].type, m.Scalar) and scalar_name(call_args[0].type) in _FLOATS:
+            # pow(x, 2) (C++'s pow(double, int)): TileLang makes an integer exponent tl.pow_of_int,
+            # which its C target cannot compile; the exponent as the base's type computes the same
+            base = call_args[0].type
+            call_args = (call_args[0], m.Cast(base, call_args[1], "implicit", base, call_args[1].span))
+        args = [self.expr(a)[0] for a in call_args]
+        dtypes = [scalar_name(a.type) for a in call_args]
         text = render_math(name, args, dtypes, self.scope)
         if text is None:
             raise EmitError(f"'{name}' has no TileLang mapping", e.span)
@@ -643,6 +650,11 @@ def needs_prelude(names) -> bool:
     """Whether the shim calls ``names`` need extern helpers (the kernel's ``prelude=``)."""
     from ..compat import cuda_math
     return bool(cuda_math.helper_names(names, "c") or cuda_math.helper_names(names, "cuda"))
+
+
+#: math functions whose exponent is printed in the base's float type when the CUDA passes an integer
+_FLOAT_EXPONENT = frozenset({"pow", "powf"})
+_FLOATS = frozenset({"float32", "float64"})
 
 
 def render_math(name: str, args: list[str], dtypes: list, scope: "Scope") -> str | None:
