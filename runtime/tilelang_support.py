@@ -33,7 +33,7 @@ C_TYPE_DTYPES = _dtypes.TEMPLATE_SPELLINGS
 CPU_PASS_CONFIGS = {"tirx.disable_vectorize": True}
 
 #: TileLang passes this module corrects (:func:`_patch_nested_guards`), marked on every compiled function
-PASS_FIXES = "decouple_type_cast.nested_guards;c_literals.folded"
+PASS_FIXES = "decouple_type_cast.nested_guards,else;c_literals.folded"
 
 
 def _patch_cpu_wrapper() -> None:
@@ -73,7 +73,13 @@ def _patch_nested_guards() -> None:
     extent_x:`` around the kernel's own ``if i < n2:``) then loads and stores every element the
     outer guard admits, past the inner one: the copy-out writes garbage past the end of the buffer.
     Seen on a ``__half2`` map with a tile that is not a multiple of the domain (C target, where
-    half arithmetic casts through double). Guard the copies with every nested condition."""
+    half arithmetic casts through double). Guard the copies with every nested condition.
+
+    A body whose root, inside those guards, is an ``if`` with an ``else`` stores in one branch or
+    the other, never both: the pass's copies out stored both branches' staging buffers at every
+    element, garbage where a branch did not run (a real bit-packing kernel's ``if (tid < 128)
+    lo[..] = ..; else hi[..] = ..;`` with a cast in one branch). Such a body is left as it is, as
+    the pass leaves a body of several statements."""
     from tilelang.transform import decouple_type_cast as pass_module
 
     if getattr(pass_module, "_cuda2tile_nested", False):
@@ -85,6 +91,8 @@ def _patch_nested_guards() -> None:
         while isinstance(stmt, tirx.IfThenElse) and stmt.else_case is None:
             condition = stmt.condition if condition is None else tirx.And(condition, stmt.condition)
             stmt = stmt.then_case
+        if isinstance(stmt, tirx.IfThenElse):  # stores in one branch or the other: not decoupled
+            return condition, tirx.Evaluate(0)
         return condition, stmt
 
     pass_module.extract_if_condition = extract_if_condition

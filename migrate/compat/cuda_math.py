@@ -249,6 +249,18 @@ def c_mod(a, b):
     return T.truncmod(a, b)
 
 
+def dtype_of(value) -> str:
+    """The dtype a template device function deduces from its argument ``value``: the value's own,
+    or a C literal's (an int is ``int32``, a float ``float64``, a bool ``bool``), which TileLang
+    passes to a macro as a Python number (``roundUpDiv(num, 256)``)."""
+    dt = _dtype_of(value)
+    if dt is not None:
+        return dt
+    if isinstance(value, bool):
+        return "bool"
+    return "int32" if isinstance(value, int) else "float64"
+
+
 def _dtype_of(value) -> str | None:
     dt = getattr(value, "dtype", None)
     return str(dt) if dt is not None else None

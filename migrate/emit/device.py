@@ -77,13 +77,14 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
 def _type_params_from_arguments(fn: m.Function, printed: list[str], names: dict[str, str]) -> dict[str, str]:
     """A template device function's type parameters, each read off an argument of that type (its
     printed name -> ``buf.dtype``): the macro is called with the kernel's buffers and values, whose
-    dtypes TileLang knows (``template <class T> f(const T* in, ...)``: ``T_ = in_.dtype``)."""
+    dtypes TileLang knows (``template <class T> f(const T* in, ...)``: ``T_ = in_.dtype``; a
+    value's through :func:`migrate.compat.cuda_math.dtype_of`, as the call may pass a literal)."""
     bound = {}
     for kind in (m.Pointer, m.TemplateType):  # a buffer's dtype before a scalar's
         for p, name in zip(fn.params, printed):  # ``printed``: the macro's names for them
             t = p.type.pointee if kind is m.Pointer and isinstance(p.type, m.Pointer) else p.type
             if isinstance(p.type, kind) and isinstance(t, m.TemplateType) and t.name in names:
-                bound.setdefault(names[t.name], f"{name}.dtype")
+                bound.setdefault(names[t.name], f"{name}.dtype" if kind is m.Pointer else f"cuda_math.dtype_of({name})")
     return bound
 
 

@@ -1306,10 +1306,14 @@ def _divides(e: m.Expr) -> bool:
 
 
 def _int_literal(e: m.Expr) -> int | None:
-    """The value of an integer literal, seen through its implicit conversion; else None."""
+    """The value of an integer literal, seen through its implicit conversion, or of a constant
+    integer expression of literals (``BLOCK_SIZE / 2``); else None."""
     if _is_lit_cast(e):
         e = e.operand
-    return e.value if isinstance(e, m.IntLit) else None
+    if isinstance(e, m.IntLit):
+        return e.value
+    value = const_value(e) if isinstance(e, (m.Binary, m.Unary, m.Cast)) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 #: else-if chains of this many tests or more are written flat (StmtPrinter._flat_chain)
