@@ -29,6 +29,8 @@ CASES = {
     "sincos": ("tests.analysis.prepare.test_sincos", "KERNEL", "SPEC"),
     "complex_ops": ("tests.parse.test_lanewise", "COMPLEX", "COMPLEX_SPEC"),
     "struct_members": ("tests.analysis.prepare.test_records", "STRUCTS_WITH_MEMBERS", "MEMBERS_SPEC"),
+    "pow_int": ("tests.emit.test_pow_integer_exponent", "KERNEL", "SPEC"),
+    "template_literal": ("tests.emit.test_template_literal_arguments", "KERNEL", "SPEC"),
 }
 
 
