@@ -60,6 +60,7 @@ from .analysis.prepare.late_init import late_initialisations
 from .analysis.prepare.sincos import split_sincos
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_vectors, uses_vectors
+from .analysis.prepare.written_params import written_parameters
 from .diagnostics import Diagnostic, make
 from .emit.device import emit_device_function, extra_params
 from .emit.kernel import KernelOutput, KernelPrinter
@@ -205,6 +206,10 @@ PREPARE = (
     Pass("cooperative groups", "thread_block and tiled_partition objects become the builtins they wrap",
          _groups),
     Pass("vectors", "float4, half2, ... become their lanes: TileLang buffers here are scalar", _vectors),
+    Pass("written parameters", "a scalar parameter the body assigns (index = index + 1 in a loop) is read and "
+                               "written through a local copy: TileLang binds a parameter once "
+                               "(analysis.prepare.written_params)",
+         lambda fn, device, portable: written_parameters(fn)),
     Pass("warp calls", "each shuffle or vote gets a statement of its own (portable: it becomes an exchange "
                        "through shared memory)", _warp_calls),
     Pass("conditional temps", "a conditional inside another's condition (nested MAX macros) is stored in a local "
