@@ -45,8 +45,16 @@ def derive(fn: m.Function, unit: m.TranslationUnit) -> tuple[dict | None, list[s
     if not sites:
         return None, [f"the launch of {fn.name} (this file never launches it)"]
     best_missing = None
+    accesses = []  # (written, read) of the kernel, found for the first site that needs them
+
+    def written_and_read():
+        if not accesses:
+            from .analysis.prepare.pointer_views import pointer_aliases
+            accesses.append(_written_and_read(pointer_aliases(fn)[0]))
+        return accesses[0]
+
     for site in sites:
-        table, missing = _from_site(fn, site, unit)
+        table, missing = _from_site(fn, site, unit, written_and_read)
         if table is not None:
             return table, []
         if best_missing is None or len(missing) < len(best_missing):
@@ -54,7 +62,8 @@ def derive(fn: m.Function, unit: m.TranslationUnit) -> tuple[dict | None, list[s
     return None, best_missing
 
 
-def _from_site(fn: m.Function, site: m.LaunchSite, unit: m.TranslationUnit) -> tuple[dict | None, list[str]]:
+def _from_site(fn: m.Function, site: m.LaunchSite, unit: m.TranslationUnit,
+               written_and_read) -> tuple[dict | None, list[str]]:
     missing = []
     line = site.span.line
     grid = site.grid.dims if site.grid is not None else None
@@ -71,8 +80,7 @@ def _from_site(fn: m.Function, site: m.LaunchSite, unit: m.TranslationUnit) -> t
             missing.append(f"shared_bytes (`{site.shared_bytes.text}` at line {line})")
     if len(site.args) != len(fn.params):
         return None, missing + [f"the arguments of the launch at line {line}"]
-    from .analysis.prepare.pointer_views import pointer_aliases
-    written, read = _written_and_read(pointer_aliases(fn)[0])
+    written, read = written_and_read()
     args = []
     for i, (p, a) in enumerate(zip(fn.params, site.args)):
         if isinstance(p.type, m.Pointer):

@@ -476,7 +476,10 @@ def cmd_convert(args) -> int:
         pf = parsed[src.path]
         rel_out, clash = modules.claim(src)
         done = converted.get(src.path)
-        kernels, file_diags, text = done if done is not None else cv.convert_file(pf, str(src.rel), **settings)
+        if done is not None:
+            kernels, file_diags, text, tables = done
+        else:
+            (kernels, file_diags, text), tables = cv.convert_file(pf, str(src.rel), **settings), None
         if clash is not None:
             file_diags = file_diags + [clash]
         target = cv.safe_output(out_dir, rel_out)
@@ -484,7 +487,7 @@ def cmd_convert(args) -> int:
         target.write_text(text)
         original, spec = cv.copy_original(out_dir, src)
         if spec is None and pf.unit is not None:
-            spec = cv.derive_specs(out_dir, src, pf, kernels)
+            spec = cv.derive_specs(out_dir, src, pf, kernels, tables)
         results.append(cv.FileResult(src, str(rel_out), kernels, file_diags, pf.seconds,
                                      cv.count_lines(src.path), text.count("\n"), original, spec))
 

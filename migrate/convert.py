@@ -74,7 +74,7 @@ def copy_original(out_dir: Path, src: SourceFile) -> tuple[str, str | None]:
         shutil.copyfile(src.path, target)
     spec = src.path.with_suffix(".toml")
     spec_rel = None
-    if spec.is_file():
+    if has_spec(src.path):
         spec_rel = src.rel.with_suffix(".toml")
         spec_target = safe_output(out_dir, spec_rel)
         if spec_target.resolve() != spec.resolve():
@@ -82,11 +82,32 @@ def copy_original(out_dir: Path, src: SourceFile) -> tuple[str, str | None]:
     return str(src.rel), (str(spec_rel) if spec_rel else None)
 
 
-def derive_specs(out_dir: Path, src: SourceFile, parsed: ParsedFile, kernels: list[KernelResult]) -> str | None:
+def derive_specs(out_dir: Path, src: SourceFile, parsed: ParsedFile, kernels: list[KernelResult],
+                 tables: list[dict] | None = None) -> str | None:
     """Without a spec beside the source: write ``OUT/<name>.auto.toml`` from the launch sites
-    (see :mod:`.autospec`) and return its path inside OUT; kernels it cannot cover get
-    ``spec_missing``."""
-    from .autospec import derive, to_toml
+    (see :mod:`.autospec`; ``tables`` where :func:`spec_tables` has found them already, in a
+    worker) and return its path inside OUT."""
+    from .autospec import to_toml
+    if tables is None:
+        tables = spec_tables(parsed, kernels)
+    if not tables:
+        return None
+    rel = src.rel.with_suffix(".auto.toml")
+    target = safe_output(out_dir, rel)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(to_toml(tables, src.rel.name))
+    return str(rel)
+
+
+def has_spec(path: Path) -> bool:
+    """A spec file (``NAME.toml``) beside the source: the check reads it, none is derived."""
+    return path.with_suffix(".toml").is_file()
+
+
+def spec_tables(parsed: ParsedFile, kernels: list[KernelResult]) -> list[dict]:
+    """The ``[[kernel]]`` tables the file's launch sites give (:mod:`.autospec`); kernels they
+    cannot cover get ``spec_missing``."""
+    from .autospec import derive
     tables = []
     by_name = {k.kernel: k for k in kernels}
     for fn in parsed.unit.kernels:
@@ -98,13 +119,7 @@ def derive_specs(out_dir: Path, src: SourceFile, parsed: ParsedFile, kernels: li
             tables.append(table)
         elif fn.name in by_name:
             by_name[fn.name].spec_missing = missing
-    if not tables:
-        return None
-    rel = src.rel.with_suffix(".auto.toml")
-    target = safe_output(out_dir, rel)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(to_toml(tables, src.rel.name))
-    return str(rel)
+    return tables
 
 
 def discover(paths: list[str], out_dir: Path, excludes: list[str]) -> list[SourceFile]:

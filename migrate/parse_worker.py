@@ -4,7 +4,8 @@
 
 Each run is ``{"key": path, "options": ParseOptions}`` (with ``"convert"``, ``convert_file``'s
 keyword arguments, and ``"display"``: the file is analysed and emitted here too); its entry
-``{"status": "ok", "parsed": ParsedFile}`` (and ``"converted"``: ``convert_file``'s result).
+``{"status": "ok", "parsed": ParsedFile}`` (and ``"converted"``: ``convert_file``'s result and the
+file's derived spec tables, ``convert.spec_tables``, or None where a spec file is beside it).
 The parent kills this process past ``--timeout`` and limits its memory to ``--max-memory``; libclang refused memory under that limit fails to parse, which is reported as
 running out of memory (M4014) rather than as a compile error.
 """
@@ -36,8 +37,12 @@ def parse_one(common, run: dict) -> dict:
         return {"status": "memory", "message": "libclang ran out of memory"}
     entry = {"status": "ok", "parsed": parsed}
     if run.get("convert") is not None:  # analysis and emission too, in this worker (convert_file)
-        from .convert import convert_file
-        entry["converted"] = convert_file(parsed, run["display"], **run["convert"])
+        from pathlib import Path
+
+        from .convert import convert_file, has_spec, spec_tables
+        kernels, diags, text = convert_file(parsed, run["display"], **run["convert"])
+        tables = None if has_spec(Path(run["key"])) else spec_tables(parsed, kernels)
+        entry["converted"] = (kernels, diags, text, tables)
     return entry
 
 

@@ -597,11 +597,35 @@ def element_type(t: CType) -> CType:
 
 def walk(node):
     """Pre-order iteration over ``node`` and everything under it."""
+    # children() inlined: this loop is the hottest of a conversion
     stack = [node]
+    pop = stack.pop
+    fields_of, known = _CHILD_FIELDS, _IS_NODE
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        stack.extend(reversed(children(current)))
+        names = fields_of.get(current.__class__)
+        if names is None:
+            names = _child_fields(current.__class__)
+        kids = []
+        for name in names:
+            value = getattr(current, name)
+            if isinstance(value, tuple):
+                for v in value:
+                    answer = known.get(v.__class__)
+                    if answer is None:
+                        answer = _is_node(v)
+                    if answer:
+                        kids.append(v)
+            else:
+                answer = known.get(value.__class__)
+                if answer is None:
+                    answer = _is_node(value)
+                if answer:
+                    kids.append(value)
+        if kids:
+            kids.reverse()
+            stack.extend(kids)
 
 
 def dump(node, indent: int = 0, spans: bool = False) -> str:

@@ -113,12 +113,13 @@ def _assigned_after(body) -> dict[str, set[str]]:
     for block in m.walk(body):
         if not isinstance(block, m.Block):
             continue
-        for i, s in enumerate(block.stmts):
+        found: list[tuple[str, set[str]]] = []
+        later: set[str] = set()  # what the statements after the one at hand assign (one walk each)
+        for s in reversed(block.stmts):
             if isinstance(s, m.DeclStmt):
-                later = assigned_names(m.Block(block.stmts[i + 1:], block.span))
-                for d in s.decls:
-                    if isinstance(d.type, m.Pointer):
-                        out[d.name] = later
+                found += [(d.name, set(later)) for d in s.decls if isinstance(d.type, m.Pointer)]
+            later |= assigned_names(s)
+        out.update(reversed(found))
     return out
 
 
