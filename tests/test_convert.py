@@ -222,8 +222,40 @@ def test_parse_workers_also_convert_and_give_what_the_parent_would():
     assert set(converted) == set(parsed) == {f.path for f in files}
     for src in files:
         here = cv.convert_file(parse_file(src.path, ParseOptions()), str(src.rel), **settings)
-        kernels, diags, text = converted[src.path]
+        kernels, diags, text, tables = converted[src.path]
         assert text == here[2] and "T.prim_func" in text
+        assert cv.has_spec(src.path) and tables is None  # the corpus states its specs: none derived
         assert [(k.kernel, k.form, [d.code for d in k.diagnostics]) for k in kernels] == \
                [(k.kernel, k.form, [d.code for d in k.diagnostics]) for k in here[0]]
         assert [d.code for d in diags] == [d.code for d in here[1]]
+
+
+def test_parse_workers_derive_the_spec_tables_of_a_file_without_a_spec(tmp_path):
+    """Without a spec beside the source, the workers also derive its spec tables from the launch
+    sites (the same tables as in this process), and a kernel they cannot cover gets
+    spec_missing."""
+    from migrate import convert as cv
+    from migrate.parse.frontend import ParseOptions, parse_file
+
+    (tmp_path / "scale.cu").write_text(textwrap.dedent("""
+        #include <cuda_runtime.h>
+        __global__ void scale(float* x, float a, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) x[i] *= a;
+        }
+        __global__ void unused(float* y) { y[threadIdx.x] = 1.0f; }
+        int main() {
+            float* x; cudaMalloc(&x, 1000 * sizeof(float));
+            scale<<<4, 256>>>(x, 2.0f, 1000);
+            return 0;
+        }
+    """))
+    files = cv.discover([str(tmp_path)], Path("/nonexistent-out"), [])
+    settings = {"keep_original": False, "lift": True, "allow_tf32": False}
+    converted: dict = {}
+    cv.parse_all(files, lambda p: ParseOptions(), 1, convert=settings, converted=converted)
+    kernels, _diags, _text, tables = converted[files[0].path]
+    here = cv.convert_file(parse_file(files[0].path, ParseOptions()), "scale.cu", **settings)
+    assert tables == cv.spec_tables(parse_file(files[0].path, ParseOptions()), here[0])
+    assert [t["name"] for t in tables] == ["scale"] and tables[0]["grid"] == [4, 1, 1]
+    assert {k.kernel: bool(k.spec_missing) for k in kernels} == {"scale": False, "unused": True}

@@ -595,15 +595,16 @@ def element_type(t: CType) -> CType:
     return t
 
 
-def walk(node):
-    """Pre-order iteration over ``node`` and everything under it."""
-    # children() inlined: this loop is the hottest of a conversion
+def _preorder(node) -> list:
+    """``node`` and everything under it, in pre-order (children() inlined: the hottest loop of a
+    conversion)."""
+    out = []
     stack = [node]
     pop = stack.pop
     fields_of, known = _CHILD_FIELDS, _IS_NODE
     while stack:
         current = pop()
-        yield current
+        out.append(current)
         names = fields_of.get(current.__class__)
         if names is None:
             names = _child_fields(current.__class__)
@@ -626,6 +627,30 @@ def walk(node):
         if kids:
             kids.reverse()
             stack.extend(kids)
+    return out
+
+
+#: id(node) -> (node, its pre-order list), for the trees walked most recently: nodes are immutable
+#: and the passes walk the same function body again and again (the node is held, so its id stays
+#: its own while it is here)
+_WALKS: dict[int, tuple] = {}
+_WALKS_LIMIT = 400_000  # nodes held in all
+_walks_held = [0]
+
+
+def walk(node):
+    """Pre-order iteration over ``node`` and everything under it."""
+    hit = _WALKS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return iter(hit[1])
+    nodes = _preorder(node)
+    if len(nodes) >= 64:
+        while _WALKS and _walks_held[0] + len(nodes) > _WALKS_LIMIT:
+            _old, dropped = _WALKS.pop(next(iter(_WALKS)))
+            _walks_held[0] -= len(dropped)
+        _WALKS[id(node)] = (node, nodes)
+        _walks_held[0] += len(nodes)
+    return iter(nodes)
 
 
 def dump(node, indent: int = 0, spans: bool = False) -> str:
