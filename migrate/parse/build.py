@@ -1006,8 +1006,11 @@ def _callee_cursor(cursor: ci.Cursor) -> ci.Cursor | None:
     current = cursor
     for _ in range(8):
         kids = list(current.get_children())
-        if current.kind == K.DECL_REF_EXPR and kids and kids[0].kind == K.OVERLOADED_DECL_REF:
-            return kids[0]
+        if current.kind == K.DECL_REF_EXPR:  # warps::unit(...) in a template: after its qualifier
+            overloaded = next((k for k in kids if k.kind == K.OVERLOADED_DECL_REF), None)
+            if overloaded is not None and all(k.kind in (K.NAMESPACE_REF, K.TYPE_REF, K.TEMPLATE_REF)
+                                              for k in kids[:kids.index(overloaded)]):
+                return overloaded
         if current.kind in (K.DECL_REF_EXPR, K.OVERLOADED_DECL_REF, K.MEMBER_REF_EXPR):
             return current
         if current.kind not in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) or not kids:

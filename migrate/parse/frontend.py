@@ -152,23 +152,49 @@ def _context_source(path: str, context, outer=()) -> tuple[str, str] | None:
 _INCLUDE_CU = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+\.cuh?)"', re.M)
 
 
+#: host sources and headers beside the converted files that may #include one of them
+_HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".ipp")
+_INCLUDE_QUOTED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
 def includers(paths) -> dict[str, tuple[str, int]]:
     """For each ``.cu`` or ``.cuh`` file of ``paths`` that another of them ``#include``s (a program
     that keeps its kernels in ``kernels.cu(h)`` and includes it from ``main.cu`` after the macros
     and types they use): (the first includer, the line of its ``#include``), by resolved path. Such
     a file does not compile alone; its includer's lines above the ``#include`` give it its types and
-    macros (:attr:`ParseOptions.context`)."""
+    macros (:attr:`ParseOptions.context`). A file no CUDA file includes may be included by a host
+    source or header beside it (``moves.cpp`` includes ``kernels.cu`` and is itself included by
+    ``main.cu``): that file is its includer, and the host file's own includer comes first in turn
+    (a chain, :attr:`ParseOptions.outer_contexts`)."""
     wanted = {str(Path(p).resolve()) for p in paths if str(p).endswith((".cu", ".cuh"))}
     found: dict[str, tuple[str, int]] = {}
-    for p in sorted(map(str, paths)):
+
+    def scan(p: str, pattern, targets) -> None:
         try:
             text = Path(p).read_text(errors="replace")
         except OSError:
-            continue
-        for match in _INCLUDE_CU.finditer(text):
+            return
+        for match in pattern.finditer(text):
             target = str((Path(p).resolve().parent / match.group(1)).resolve())
-            if target in wanted and target != str(Path(p).resolve()):
+            if target in targets and target != str(Path(p).resolve()):
                 found.setdefault(target, (p, text.count("\n", 0, match.start()) + 1))
+
+    for p in sorted(map(str, paths)):
+        scan(p, _INCLUDE_CU, wanted)
+    if not set(wanted) - set(found):
+        return found
+    folders = {Path(p).resolve().parent for p in wanted}
+    hosts = sorted(str(f) for folder in folders for f in folder.iterdir()
+                   if f.suffix in _HOST_SUFFIXES and f.is_file())
+    # host files that include a converted file no CUDA file includes, then the includers of those
+    # host files (CUDA files first), as long as the chain grows
+    sources = sorted(map(str, paths)) + hosts
+    targets = wanted - set(found)
+    while targets:
+        for p in sources:
+            scan(p, _INCLUDE_QUOTED, targets)
+        includers_now = {str(Path(found[t][0]).resolve()) for t in targets if t in found}
+        targets = {h for h in includers_now if h not in found and h.endswith(_HOST_SUFFIXES)}
     return found
 
 

@@ -523,3 +523,28 @@ def test_a_header_reached_through_a_chain_of_includers_is_parsed_in_its_place(tm
     for k in kernels.values():
         assert k["file"] == "kernels.cuh" and k["form"] != "unsupported", k
         assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), k["check"]
+
+
+def test_a_cu_file_a_host_source_includes_is_parsed_in_its_place(tmp_path):
+    """main.cu (myInt, real, BLOCK) includes moves.cpp (FLAG_OFFSET), which includes kernels.cu:
+    the chain runs through a host source that is not converted. Alone kernels.cu has none of
+    those names (M1101, M1001); read after main.cu's and moves.cpp's lines above their
+    ``#include``s its kernels convert, the qualified call ``moves::put(...)`` of a template kernel
+    (unresolved until instantiation) reaches its device function, and both pass on the program's
+    launches."""
+    from migrate.parse.frontend import includers
+
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "runtime" / "included_by_host", src)
+    found = includers([src / "kernels.cu", src / "main.cu"])
+    assert found[str((src / "kernels.cu").resolve())] == (str((src / "moves.cpp").resolve()), 4)
+    assert found[str((src / "moves.cpp").resolve())] == (str(src / "main.cu"), 8)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "1000"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    kernels = {k["kernel"]: k for k in report["kernels"]}
+    assert set(kernels) == {"mark", "keep"}
+    for k in kernels.values():
+        assert k["form"] != "unsupported", k
+        assert not [d for d in k["diagnostics"] if d["code"] in ("M1101", "M1001", "M1209")], k
+        assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), k["check"]
