@@ -31,6 +31,7 @@ CASES = {
     "struct_members": ("tests.analysis.prepare.test_records", "STRUCTS_WITH_MEMBERS", "MEMBERS_SPEC"),
     "pow_int": ("tests.emit.test_pow_integer_exponent", "KERNEL", "SPEC"),
     "template_literal": ("tests.emit.test_template_literal_arguments", "KERNEL", "SPEC"),
+    "written_params": ("tests.analysis.prepare.test_written_params", "KERNEL", "SPEC"),
 }
 
 
