@@ -198,11 +198,92 @@ def includers(paths) -> dict[str, tuple[str, int]]:
     return found
 
 
+_INCLUDE_ANY = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_SCAN_LIMIT = 256  # local headers read for their #includes, per file
+
+
+def _missing_includes(path: str, context, options: ParseOptions) -> dict[str, str]:
+    """Virtual path -> header for each ``#include`` of ``path`` (of its context, and of the local
+    headers they reach) that neither the includer's folder, nor a -I folder, nor the stubs hold:
+    both the path beside the includer and the stub path, as :func:`_parse_with_missing_headers`
+    registers them after clang misses them. Empty where the search cannot be told for sure (other
+    include flags, ``__has_include``, which an empty stand-in would answer wrongly)."""
+    if any(a.startswith(("-I", "-isystem", "-iquote", "-idirafter", "--include")) for a in options.extra_args):
+        return {}
+    folders = [Path(d) for d in options.include_dirs] + [cl.STUB_INCLUDE_DIR]
+    out: dict[str, str] = {}
+    todo = [(Path(path).resolve(), None)]
+    if context:
+        todo.append((Path(context[0]), context[1]))
+    seen: set[str] = set()
+    while todo and len(seen) < _SCAN_LIMIT:
+        file, text = todo.pop()
+        if str(file) in seen:
+            continue
+        seen.add(str(file))
+        if text is None:
+            try:
+                text = file.read_text(errors="replace")
+            except OSError:
+                continue
+        if "__has_include" in text:
+            return {}
+        for match in _INCLUDE_ANY.finditer(text):
+            header = match.group(2).strip()
+            # an <angled> include that lies beside the includer: clang includes it all the same
+            # (with an error that asks for quotes), so it is searched there too
+            where = [file.parent] + folders
+            found = next((d / header for d in where if (d / header).is_file()), None)
+            if found is None and Path(header).is_absolute() and Path(header).is_file():
+                found = Path(header)
+            if found is not None:
+                if not found.resolve().is_relative_to(cl.STUB_INCLUDE_DIR.resolve()):
+                    todo.append((found.resolve(), None))
+                continue
+            if Path(header).is_absolute():
+                continue  # left to clang
+            for virtual in ((file.parent / header).resolve(), cl.STUB_INCLUDE_DIR / header):
+                if not virtual.exists():  # never in place of a file that is there
+                    out[str(virtual)] = header
+    return out
+
+
+def _report_predicted(tu, predicted: dict[str, str], path: str, context, bag: DiagnosticBag) -> None:
+    """M1005 for the predicted missing headers (:func:`_missing_includes`) the unit included, at
+    the header's name in the ``#include`` (where clang reports a missing one)."""
+    if not predicted:
+        return
+    lines: dict[str, list[str]] = {}
+    reported = set()  # a header is reported where it is first included: later ones find the stub
+    for inc in tu.get_includes():
+        header = predicted.get(inc.include.name)
+        loc = inc.location
+        if header is None or loc.file is None or header in reported:
+            continue
+        reported.add(header)
+        if context and loc.file.name == context[0]:
+            continue  # the includer's own header: its conversion reports it
+        if loc.file.name not in lines:
+            try:
+                lines[loc.file.name] = Path(loc.file.name).read_text(errors="replace").splitlines()
+            except OSError:
+                lines[loc.file.name] = []
+        text = lines[loc.file.name][loc.line - 1] if 0 < loc.line <= len(lines[loc.file.name]) else ""
+        at = max(text.find('"' + header), text.find("<" + header))
+        span = Span.point(loc.file.name, loc.line, at + 1 if at >= 0 else loc.column)
+        bag.add("M1005", span, f"header '{header}' not found; read as empty (pass its folder with -I)")
+
+
 def _parse_with_missing_headers(path: str, options: ParseOptions, bag: DiagnosticBag, context=None):
     """Parse; a missing #include is read as an empty file (M1005) and parsing retried. With a
     ``context`` (:func:`_context_source`), that virtual file is the one parsed."""
     args = options.clang_args()
     unsaved: dict[str, str] = dict([context]) if context else {}
+    # headers no folder holds, found before parsing (clang stops at the first one it misses, and
+    # each would cost a parse more); those clang then includes are reported as it would have
+    predicted = _missing_includes(path, context, options)
+    for virtual in predicted:
+        unsaved[virtual] = ""
     for _attempt in range(16):
         try:
             tu = cl.parse(context[0] if context else path, args, list(unsaved.items()))
@@ -215,6 +296,7 @@ def _parse_with_missing_headers(path: str, options: ParseOptions, bag: Diagnosti
             if diag.severity >= ci.Diagnostic.Fatal and match:
                 missing.append((diag, match.group(1)))
         if not missing:
+            _report_predicted(tu, predicted, path, context, bag)
             return tu
         for diag, header in missing:
             loc = diag.location
