@@ -79,12 +79,23 @@ def normalise_grid_stride(stmts: tuple, outer: dict | None = None) -> tuple[tupl
     defs = dict(outer or {})
     defs.update({d.name: d.init for s in head if isinstance(s, m.DeclStmt) for d in s.decls
                  if d.init is not None and d.name not in assigned})
-    if isinstance(last, m.If) and last.other is None and same_for_every_element(last.cond):
+    if isinstance(last, m.If) and same_for_every_element(last.cond):
         inner, extents = normalise_grid_stride(last.then.stmts if isinstance(last.then, m.Block) else (last.then,),
                                                defs)
         if not extents:
             return stmts, {}
-        return tuple(head) + (dataclasses.replace(last, then=m.Block(inner, last.then.span)),), extents
+        if last.other is None:
+            return tuple(head) + (dataclasses.replace(last, then=m.Block(inner, last.then.span)),), extents
+        # if (B >= 0) { grid-stride loop over E1 } else { grid-stride loop over E2 }: one domain
+        # of B >= 0 ? E1 : E2 elements, each running the branch its loop ran it in
+        other, other_extents = normalise_grid_stride(
+            last.other.stmts if isinstance(last.other, m.Block) else (last.other,), defs)
+        if set(other_extents) != set(extents):
+            return stmts, {}
+        both = {d: m.Ternary(last.cond, extents[d], other_extents[d], extents[d].type, last.span)
+                for d in extents}
+        return tuple(head) + (dataclasses.replace(last, then=m.Block(inner, last.then.span),
+                                                  other=m.Block(other, last.other.span)),), both
 
     def value(e):
         e = strip_casts(e) if e is not None else None
@@ -342,10 +353,26 @@ def check_stores(stmts, dims: list[str]) -> None:
         for buf2, index2, node2, conds2 in stores[i + 1:]:
             if buf2 != buf or not stores_overlap(expand_locals(index, stmts), expand_locals(index2, stmts)):
                 continue
+            if _exclusive(conds, conds2):
+                continue  # the two branches of a test every element takes the same way
             apart, why = _apart_by_guards((index, conds), (index2, conds2), stmts, dims)
             if not apart:
                 raise NotLiftable(f"the stores to '{buf}' at lines {node.span.line} and {node2.span.line} "
                                   f"reach the same place from different elements{why}: elements would race")
+
+
+def _exclusive(conds, conds2) -> bool:
+    """Whether two stores sit on the two sides of one test that is the same for every element
+    (``if (B >= 0) ... else ...``): no element's run, and no launch, makes both."""
+    def negated(c):
+        return c.operand if isinstance(c, m.Unary) and c.op == "!" else None
+    for c in conds:
+        for c2 in conds2:
+            for a, b in ((c, c2), (c2, c)):
+                inner = negated(b)
+                if inner is not None and inner is a and same_for_every_element(a):
+                    return True
+    return False
 
 
 def _apart_by_guards(a, b, stmts, dims) -> tuple[bool, str]:

@@ -6,6 +6,7 @@ not tell elements apart).
 """
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -268,3 +269,54 @@ def test_digits_of_a_flat_index_put_back_lift_to_maps_and_check_equal(tmp_path):
     kernels = {k["kernel"]: k for k in rows}
     assert {k: v["form"] for k, v in kernels.items()} == {"gated": "tile", "lower_mask": "tile", "grid_init": "tile"}
     assert all(v["check"]["status"] == "pass" for v in kernels.values()), kernels
+
+
+# A test every element takes the same way with a grid-stride loop on each side, over domains of
+# their own (the pool's masks: B >= 0 walks B * N * M elements, else N * M): one domain of
+# B >= 0 ? B * N * M : N * M elements, each running the branch it ran in; the two sides' stores
+# to one buffer never both happen.
+BRANCHED = """
+    #define EACH(index, range) \\
+        for (int index = blockIdx.x * blockDim.x + threadIdx.x; index < (range); index += blockDim.x * gridDim.x)
+    __global__ void masked(const int N, const int M, const int B, const float* in, const int* len,
+                           const float fill, float* out) {
+        if (B >= 0) {
+            EACH(index, B * N * M) {
+                int k = index % M;
+                int j = (index - k) / M % N;
+                int i = (index - M * j - k) / (N * M);
+                int at = N * M * i + M * j + k;
+                out[at] = k >= len[j] ? fill : in[at] * (float)(i + 1);
+            }
+        } else {
+            EACH(index, N * M) {
+                int i = index / M;
+                int j = index % M;
+                out[index] = j >= len[i] ? fill : -in[index];
+            }
+        }
+    }
+"""
+
+
+def _masked_spec(b: int, ident: str) -> str:
+    n, mm = 7, 19
+    count = max(b, 1) * n * mm
+    return spec_kernel("masked", (3, 1, 1), (64, 1, 1), "fp32",
+                       spec_scalar("N", "int32", n), spec_scalar("M", "int32", mm), spec_scalar("B", "int32", b),
+                       spec_buffer("in", "float32", count, "in", -3.0, 3.0),
+                       spec_buffer("len", "int32", n, "in", 0, mm),
+                       spec_scalar("fill", "float32", 7.5),
+                       spec_buffer("out", "float32", count, "out")).replace(
+        'name = "masked"\n', f'name = "masked"\nid = "{ident}"\n')
+
+
+def test_a_grid_stride_loop_on_each_side_of_a_uniform_test_lifts_and_checks_equal(tmp_path):
+    from tests.analysis.support import converted
+    out, rows = converted(tmp_path, BRANCHED, _masked_spec(3, "masked_b3") + _masked_spec(-1, "masked_all"))
+    assert [k["form"] for k in rows] == ["tile"], rows
+    checks = json.loads((out / "report.json").read_text())["kernels"][0]["check"]
+    assert checks["status"] == "pass" and "masked_b3: pass" in checks["message"] \
+        and "masked_all: pass" in checks["message"], checks  # both sides of the test ran
+    text = factory((out / "k.py").read_text(), "masked")
+    assert not re.search(r"\bwhile\b|gridDim|grid_x", text.split("with T.Kernel(")[1])
