@@ -32,6 +32,7 @@ CASES = {
     "pow_int": ("tests.emit.test_pow_integer_exponent", "KERNEL", "SPEC"),
     "template_literal": ("tests.emit.test_template_literal_arguments", "KERNEL", "SPEC"),
     "written_params": ("tests.analysis.prepare.test_written_params", "KERNEL", "SPEC"),
+    "branched_strides": ("tests.analysis.lift.test_map", "BRANCHED", "BRANCHED_SPEC"),
 }
 
 

@@ -311,9 +311,12 @@ def _masked_spec(b: int, ident: str) -> str:
         'name = "masked"\n', f'name = "masked"\nid = "{ident}"\n')
 
 
+BRANCHED_SPEC = _masked_spec(3, "masked_b3") + _masked_spec(-1, "masked_all")
+
+
 def test_a_grid_stride_loop_on_each_side_of_a_uniform_test_lifts_and_checks_equal(tmp_path):
     from tests.analysis.support import converted
-    out, rows = converted(tmp_path, BRANCHED, _masked_spec(3, "masked_b3") + _masked_spec(-1, "masked_all"))
+    out, rows = converted(tmp_path, BRANCHED, BRANCHED_SPEC)
     assert [k["form"] for k in rows] == ["tile"], rows
     checks = json.loads((out / "report.json").read_text())["kernels"][0]["check"]
     assert checks["status"] == "pass" and "masked_b3: pass" in checks["message"] \
