@@ -596,37 +596,13 @@ def element_type(t: CType) -> CType:
 
 
 def _preorder(node) -> list:
-    """``node`` and everything under it, in pre-order (children() inlined: the hottest loop of a
-    conversion)."""
+    """``node`` and everything under it, in pre-order."""
     out = []
     stack = [node]
-    pop = stack.pop
-    fields_of, known = _CHILD_FIELDS, _IS_NODE
     while stack:
-        current = pop()
+        current = stack.pop()
         out.append(current)
-        names = fields_of.get(current.__class__)
-        if names is None:
-            names = _child_fields(current.__class__)
-        kids = []
-        for name in names:
-            value = getattr(current, name)
-            if isinstance(value, tuple):
-                for v in value:
-                    answer = known.get(v.__class__)
-                    if answer is None:
-                        answer = _is_node(v)
-                    if answer:
-                        kids.append(v)
-            else:
-                answer = known.get(value.__class__)
-                if answer is None:
-                    answer = _is_node(value)
-                if answer:
-                    kids.append(value)
-        if kids:
-            kids.reverse()
-            stack.extend(kids)
+        stack.extend(reversed(children(current)))
     return out
 
 
