@@ -452,7 +452,7 @@ def rewrite_for_cpu(text: str) -> str:
 
 
 #: a __constant__ definition, or a __device__ const one (a table: the migrated kernels take it as a
-#: __constant__ symbol, migrate.parse.build.is_device_table)
+#: __constant__ symbol, migrate.parse.build.is_constant)
 _CONSTANT_RE = re.compile(r"\b__constant__\b|\b__device__\s+const\b|\bconst\s+__device__\b")
 _NAMESPACE_OPEN_RE = re.compile(r"(?:\bnamespace(?:\s+[A-Za-z_][\w:]*)?|\bextern\s+\"\s*\")\s*$")
 

@@ -1084,10 +1084,15 @@ def _host_constant(ref: ci.Cursor):
     return cl.evaluate(defn)
 
 
-def is_device_table(var: ci.Cursor) -> bool:
+def is_constant(var: ci.Cursor, attrs: set) -> bool:
+    """Whether a variable (with the attribute kinds ``attrs``) is modelled as ``__constant__``: it
+    is one, or it is a ``__device__`` constant table (:func:`_is_device_table`)."""
+    return K.CUDACONSTANT_ATTR in attrs or (K.CUDADEVICE_ATTR in attrs and _is_device_table(var))
+
+
+def _is_device_table(var: ci.Cursor) -> bool:
     """Whether a ``__device__`` variable is a constant table: const and initialised
-    (``__device__ const double D3[512] = {...};``), which no kernel can write; it is modelled as a
-    ``__constant__`` one."""
+    (``__device__ const double D3[512] = {...};``), which no kernel can write."""
     t = var.type
     while t.kind in (T.CONSTANTARRAY, T.INCOMPLETEARRAY):
         t = t.element_type
@@ -1099,7 +1104,7 @@ def _var_kind(ref: ci.Cursor) -> str:
     attrs = {c.kind for c in ref.get_children()}
     if K.CUDASHARED_ATTR in attrs:
         return "shared"
-    if K.CUDACONSTANT_ATTR in attrs or (K.CUDADEVICE_ATTR in attrs and is_device_table(ref)):
+    if is_constant(ref, attrs):
         return "constant"
     parent = ref.semantic_parent
     if parent is not None and parent.kind in (K.TRANSLATION_UNIT, K.NAMESPACE):

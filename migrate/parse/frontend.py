@@ -19,7 +19,7 @@ from ..ir.span import Span
 from . import clang as cl
 from ..ir import model as m
 from ..ir.names import fresh
-from .build import ModelBuilder, SourceText, convert_type, function_model_name, is_device_table, \
+from .build import ModelBuilder, SourceText, convert_type, function_model_name, is_constant, \
     is_push_config, span_of, template_args_of
 
 K = ci.CursorKind
@@ -538,8 +538,7 @@ class UnitBuilder:
 
     def _global(self, cursor: ci.Cursor) -> m.GlobalVar:
         attrs = {c.kind for c in cursor.get_children()}
-        storage = "constant" if K.CUDACONSTANT_ATTR in attrs or (K.CUDADEVICE_ATTR in attrs and
-                                                                 is_device_table(cursor)) else (
+        storage = "constant" if is_constant(cursor, attrs) else (
             "shared" if K.CUDASHARED_ATTR in attrs else "device")
         if storage == "device" and "__managed__" in self.text.line(cursor.location.file.name,
                                                                    cursor.location.line):
