@@ -149,12 +149,10 @@ def _context_source(path: str, context, outer=()) -> tuple[str, str] | None:
     return virtual, f"{text}\n#include \"{Path(path).resolve()}\"\n"
 
 
-_INCLUDE_CU = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+\.cuh?)"', re.M)
-
-
+#: an ``#include`` line: the delimiter (``<`` or ``"``) and the header named
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 #: host sources and headers beside the converted files that may #include one of them
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".ipp")
-_INCLUDE_QUOTED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
 def includers(paths) -> dict[str, tuple[str, int]]:
@@ -169,18 +167,22 @@ def includers(paths) -> dict[str, tuple[str, int]]:
     wanted = {str(Path(p).resolve()) for p in paths if str(p).endswith((".cu", ".cuh"))}
     found: dict[str, tuple[str, int]] = {}
 
-    def scan(p: str, pattern, targets) -> None:
+    def scan(p: str, targets, suffixes=None) -> None:
+        """Record ``p`` as the includer of each of ``targets`` it includes with quotes (naming a
+        header that ends in one of ``suffixes``, where given)."""
         try:
             text = Path(p).read_text(errors="replace")
         except OSError:
             return
-        for match in pattern.finditer(text):
-            target = str((Path(p).resolve().parent / match.group(1)).resolve())
+        for match in _INCLUDE.finditer(text):
+            if match.group(1) != '"' or suffixes and not match.group(2).endswith(suffixes):
+                continue
+            target = str((Path(p).resolve().parent / match.group(2)).resolve())
             if target in targets and target != str(Path(p).resolve()):
                 found.setdefault(target, (p, text.count("\n", 0, match.start()) + 1))
 
     for p in sorted(map(str, paths)):
-        scan(p, _INCLUDE_CU, wanted)
+        scan(p, wanted, (".cu", ".cuh"))
     if not set(wanted) - set(found):
         return found
     folders = {Path(p).resolve().parent for p in wanted}
@@ -192,13 +194,12 @@ def includers(paths) -> dict[str, tuple[str, int]]:
     targets = wanted - set(found)
     while targets:
         for p in sources:
-            scan(p, _INCLUDE_QUOTED, targets)
+            scan(p, targets)
         includers_now = {str(Path(found[t][0]).resolve()) for t in targets if t in found}
         targets = {h for h in includers_now if h not in found and h.endswith(_HOST_SUFFIXES)}
     return found
 
 
-_INCLUDE_ANY = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 _SCAN_LIMIT = 256  # local headers read for their #includes, per file
 
 
@@ -228,7 +229,7 @@ def _missing_includes(path: str, context, options: ParseOptions) -> dict[str, st
                 continue
         if "__has_include" in text:
             return {}
-        for match in _INCLUDE_ANY.finditer(text):
+        for match in _INCLUDE.finditer(text):
             header = match.group(2).strip()
             # an <angled> include that lies beside the includer: clang includes it all the same
             # (with an error that asks for quotes), so it is searched there too
