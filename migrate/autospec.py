@@ -10,6 +10,8 @@ exactly what to state in the spec file instead.
 """
 from __future__ import annotations
 
+import functools
+
 from .analysis.prepare.vectors import scalar_constants
 from .dtypes import SPEC_SIZES as DTYPES
 from .ir import model as m
@@ -45,13 +47,11 @@ def derive(fn: m.Function, unit: m.TranslationUnit) -> tuple[dict | None, list[s
     if not sites:
         return None, [f"the launch of {fn.name} (this file never launches it)"]
     best_missing = None
-    accesses = []  # (written, read) of the kernel, found for the first site that needs them
 
+    @functools.cache  # (written, read) of the kernel, found once, for the first site that needs them
     def written_and_read():
-        if not accesses:
-            from .analysis.prepare.pointer_views import pointer_aliases
-            accesses.append(_written_and_read(pointer_aliases(fn)[0]))
-        return accesses[0]
+        from .analysis.prepare.pointer_views import pointer_aliases
+        return _written_and_read(pointer_aliases(fn)[0])
 
     for site in sites:
         table, missing = _from_site(fn, site, unit, written_and_read)
