@@ -33,6 +33,7 @@ CASES = {
     "template_literal": ("tests.emit.test_template_literal_arguments", "KERNEL", "SPEC"),
     "written_params": ("tests.analysis.prepare.test_written_params", "KERNEL", "SPEC"),
     "branched_strides": ("tests.analysis.lift.test_map", "BRANCHED", "BRANCHED_SPEC"),
+    "race_free": ("tests.analysis.lift.test_map", "RACE_FREE", "RACE_FREE_SPEC"),
 }
 
 

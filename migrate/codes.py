@@ -129,6 +129,19 @@ _CODES = [
          "and the bound that is missing.",
          "Nothing is required. To get a shaped tensor, guard the access with the bound the message "
          "names (e.g. `if (k < K)`), or loop only up to it."),
+    Code("M3006", Severity.NOTE, "lifted on the CUDA's race rule",
+         "The kernel is lifted to tile form although the analysis could not prove that its "
+         "elements store to different places (an index it cannot follow, a scatter through loaded "
+         "data, two stores that may meet). Each element is one CUDA thread and there is no "
+         "barrier, so two elements storing to one place are two CUDA threads racing, whose outcome "
+         "CUDA leaves open too; each element keeps its own accesses in program order. For every run "
+         "of the CUDA without a data race the two forms agree; the message names the store. Kernels "
+         "whose loops run several elements in one thread (grid-stride loops, register micro-tiles), "
+         "that read where another element may store, or that store to places an atomic hands out "
+         "are lifted only with the proof.",
+         "Nothing is required when the CUDA is race-free. If its threads do store to one place on "
+         "purpose (a flag every thread sets to the same value is fine; different values are not), "
+         "use an atomic."),
     # -- runtime checks ------------------------------------------------------------------------
     Code("M4001", Severity.WARNING, "the program's recording run failed",
          "With --run (or a cuda2tile.toml [run]) the program that holds this kernel is built and its "

@@ -34,7 +34,7 @@ from .analysis.facts.calls import callees_first, callees_of
 from .analysis.facts.launches import launch_defaults
 from .analysis.facts.lockstep import lockstep_exchange
 from .analysis.lift import delinearise
-from .analysis.lift.base import MicroTilesRefused, NotGemm, NotLiftable, NotScan
+from .analysis.lift.base import MayRace, MicroTilesRefused, NotGemm, NotLiftable, NotScan
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
 from .analysis.lift.gemm import finish_layout, layout, plan_gemm
@@ -392,6 +392,8 @@ class KernelPipeline:
         tplan, reasons = self.map_plan(prepared, kplan, callees, out)
         if tplan is None:
             return None if reasons is None else self.reduction_or_scan(prepared, kplan, callees, reasons, out)
+        if tplan.regions[0].races:  # a GEMM's tiles reorder the elements' work: proven stores only
+            return self.lift_map(tplan)
         try:
             gplan = plan_gemm(tplan.regions[0])
         except NotGemm:
@@ -405,21 +407,31 @@ class KernelPipeline:
         a GEMM."""
         micro = None  # register micro-tiles as elements (analysis.lift.micro_tiles)
         try:
-            return plan_map(prepared, kplan, callees), []
+            return plan_map(prepared, kplan, callees, threads=False), []
         except NotLiftable as not_map:
             tplan, reasons = None, [not_map]
         try:  # micro-tiles expanded and shared-memory caches forwarded, the kernel may be a map
             expanded, micro = expand_micro_tiles(prepared)
             forwarded = forward_shared(expanded)
             if forwarded is not prepared:
-                tplan = plan_map(forwarded, plan_portable(forwarded), callees)
+                # elements that read what a barrier ordered in the CUDA, or micro-tiles: stores are proven apart
+                tplan = plan_map(forwarded, plan_portable(forwarded), callees, threads=False)
         except (NotLiftable, NotPortable) as not_forwarded:
             reasons.append(not_forwarded)
             if micro is not None or isinstance(not_forwarded, MicroTilesRefused):
                 # a micro-tiled kernel: why its expansion or forwarding failed is the reason
                 out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_forwarded}"))
                 return None, None
-        if tplan is None or micro is None:
+        if tplan is None and isinstance(reasons[0], MayRace):
+            try:  # the stores not proven apart, each element one CUDA thread: CUDA's race rule (M3006)
+                return plan_map(prepared, kplan, callees, threads=True), []
+            except MayRace:
+                pass  # elements that are not CUDA threads (a grid-stride loop): the proof stays the rule
+            except NotLiftable as not_on_race_rule:
+                reasons[0] = not_on_race_rule  # what stops it on the race rule as well
+        if tplan is None:
+            return None, reasons
+        if micro is None:
             return tplan, reasons
         tile = tplan.regions[0]
         try:
@@ -485,8 +497,12 @@ class KernelPipeline:
             single = {name for name, vp in tplan.vars.items() if vp.single_assignment}
             tplan = dataclasses.replace(tplan, regions=(dataclasses.replace(
                 tile, static=static_sizes(tplan.fn, tile, single)),))
+        tile = tplan.regions[0]
+        notes = [make("M3006", tile.span, f"not proven: {why}; each element is one CUDA thread, which would race "
+                                          "there as well, so the lift takes the CUDA to be race-free")
+                 for why in tile.races]
         return Lifted(tplan, "its elements are independent: a map over tiles of its element domain",
-                      kept_flat=kept_flat)
+                      notes, kept_flat=kept_flat)
 
     def block_size(self, kernel: str) -> int | None:
         """The block size (x) every launch of ``kernel`` in the file gives as a constant, if any."""

@@ -200,6 +200,9 @@ class TileMap:
     rest: tuple = ()  # statements of a second loop over the elements, after the lanes' loop
     #: the integer parameters a GPU launch compiles as constants (analysis.lift.map.static_sizes)
     static: tuple[str, ...] = ()
+    #: what the lift could not prove of elements that are CUDA threads (stores that may meet, a
+    #: read where another element stores): left to CUDA's race rule (analysis.lift.map.check_stores)
+    races: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _stmts(self, "stmts")

@@ -17,6 +17,10 @@ class NotLiftable(Exception):
     """The kernel does not take the lift's tile form; the message says why (note M3003)."""
 
 
+class MayRace(NotLiftable):
+    """A map whose stores the lift cannot prove apart (analysis.lift.map.check_stores)."""
+
+
 class NotGemm(NotLiftable):
     """A map that is not a GEMM (analysis.lift.gemm): it stays a map."""
 

@@ -31,7 +31,7 @@ from ..facts.divergence import same_for_every_element
 from ..phases import place_variables
 from ..prepare.global_index import (blocks_as_segments, domain_dims, flat_grid_index, fold_global_indices,
                                     leftover_thread_indices)
-from .base import NotLiftable
+from .base import MayRace, NotLiftable
 from .fold_lanes import fold_lanes
 
 
@@ -288,13 +288,28 @@ def _base_buffer(e) -> str | None:
     return root.name if root is not None and root.kind == "param" else None
 
 
-def check_stores(stmts, dims: list[str]) -> None:
+def check_stores(stmts, dims: list[str], threads: bool = False) -> tuple[str, ...]:
     """Each element must store only where no other element does: store indices that separate
     elements along every domain dimension (affine in the element index, see
     :func:`injective_in`; or stores under a condition that pins it), never on loaded data, and no
     two stores of a buffer that can meet; and a buffer that is written is read only at the
     element it writes. (Distinct buffers that may alias keep CUDA's meaning: each element's
-    accesses stay in program order, and the emitter tells TileLang they may alias.)"""
+    accesses stay in program order, and the emitter tells TileLang they may alias.)
+
+    ``threads``: each element is one CUDA thread (no loop of the CUDA ran several elements in
+    one thread). Then two elements that store to one place are two CUDA threads doing so with no
+    barrier between them: a data race in the CUDA as well, whose outcome CUDA leaves open. Stores
+    that cannot be proven apart are then no reason to refuse: the reasons come back, and the lift
+    reports them (note M3006); each element keeps its own accesses in program order. A read
+    where another element may store, and a store to a place an atomic hands out, are refused all
+    the same (see below)."""
+    unproven: list[str] = []
+
+    def race(reason: str) -> None:
+        if not threads:
+            raise MayRace(reason)
+        unproven.append(reason)
+
     stores: list[tuple[str, m.Expr, m.Stmt]] = []
     loads: list[tuple[str, m.Expr]] = []
 
@@ -334,21 +349,38 @@ def check_stores(stmts, dims: list[str]) -> None:
 
     for s in stmts:
         visit(s, ())
-    for buf, index, node, conds in stores:
-        line = node.span.line
-        if any(isinstance(n, (m.Index, m.Call)) for n in m.walk(index)):
-            raise NotLiftable(f"the store to '{buf}' at line {line} has a data-dependent index (a scatter)")
-        expanded = expand_locals(index, stmts)
-        pinned = {d for c in conds for d in _pinned_dims(expand_locals(c, stmts))}
-        missing = [d for d in dims if d not in pinned and not injective_in(expanded, d)
-                   and not radix.injective(expanded, d)]
-        if missing:
-            raise NotLiftable(f"the store to '{buf}' at line {line} does not tell elements apart along "
-                              f"{'/'.join(missing)}: elements would race")
+    def read_elsewhere(buf, index, line):
         for other, at in loads:
             if other == buf and not same_element(at, index):
                 raise NotLiftable(f"'{buf}' is written at line {line} and read at another element: "
                                   "the result would depend on the order elements run in")
+
+    from_atomics = atomic_results(stmts)
+    for buf, index, node, conds in stores:
+        line = node.span.line
+        if any(isinstance(n, (m.Index, m.Call)) for n in m.walk(index)):
+            race(f"the store to '{buf}' at line {line} has a data-dependent index (a scatter)")
+        else:
+            expanded = expand_locals(index, stmts)
+            pinned = {d for c in conds for d in _pinned_dims(expand_locals(c, stmts))}
+            missing = [d for d in dims if d not in pinned and not injective_in(expanded, d)
+                       and not radix.injective(expanded, d)]
+            if not missing:
+                read_elsewhere(buf, index, line)
+                continue
+            race(f"the store to '{buf}' at line {line} does not tell elements apart along "
+                 f"{'/'.join(missing)}: elements would race")
+        # on the race rule (``threads``): a read where another element may store is refused all the
+        # same, since real kernels that do so count on the CUDA's schedule (a scan with no
+        # barrier that warps keep in step, an in-place relaxation), and so is a place an atomic
+        # hands out (a slot from atomicAdd: the places follow the order the threads run in)
+        if any(isinstance(n, m.Call) and n.kind == "atomic" or isinstance(n, m.Ref) and n.name in from_atomics
+               for n in m.walk(index)):
+            raise NotLiftable(f"the store to '{buf}' at line {line} goes to a place an atomic hands out: "
+                              "the places follow the order the threads run in")
+        read_elsewhere(buf, index, line)
+    if unproven:
+        return tuple(unproven)
     for i, (buf, index, node, conds) in enumerate(stores):
         for buf2, index2, node2, conds2 in stores[i + 1:]:
             if buf2 != buf or not stores_overlap(expand_locals(index, stmts), expand_locals(index2, stmts)):
@@ -357,8 +389,32 @@ def check_stores(stmts, dims: list[str]) -> None:
                 continue  # the two branches of a test every element takes the same way
             apart, why = _apart_by_guards((index, conds), (index2, conds2), stmts, dims)
             if not apart:
-                raise NotLiftable(f"the stores to '{buf}' at lines {node.span.line} and {node2.span.line} "
-                                  f"reach the same place from different elements{why}: elements would race")
+                race(f"the stores to '{buf}' at lines {node.span.line} and {node2.span.line} "
+                     f"reach the same place from different elements{why}: elements would race")
+                return tuple(unproven)
+    return ()
+
+
+def atomic_results(stmts) -> set[str]:
+    """The locals whose value depends on what an atomic returned (``slot = atomicAdd(n, 1)``,
+    ``at = base + slot``): a fixpoint over the assignments."""
+    assigned: list[tuple[str, m.Expr]] = []
+    for s in stmts:
+        for n in m.walk(s):
+            if isinstance(n, m.VarDecl) and n.init is not None:
+                assigned.append((n.name, n.init))
+            elif isinstance(n, m.Assign) and isinstance(n.target, m.Ref):
+                assigned.append((n.target.name, n.value))
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, value in assigned:
+            if name not in out and any(isinstance(n, m.Call) and n.kind == "atomic" or
+                                       isinstance(n, m.Ref) and n.name in out for n in m.walk(value)):
+                out.add(name)
+                changed = True
+    return out
 
 
 def _exclusive(conds, conds2) -> bool:
@@ -523,13 +579,16 @@ def normalise_flat_grid(fn: m.Function) -> tuple[m.Function, dict]:
     return new, {"x": extent}
 
 
-def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], dict[str, m.Expr]]:
+def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], dict[str, m.Expr], bool]:
     """A prepared kernel's thread indices as element indices: (the function, its statements,
-    the block sizes the factory must assert, the domain extents that differ from grid × block)."""
+    the block sizes the factory must assert, the domain extents that differ from grid × block,
+    whether each element is one CUDA thread: no block-stride, strip or grid-stride loop of the
+    CUDA ran several elements in one thread)."""
     from .block_tiles import fold_block_tiles, has_strip_loop
     from ..prepare.builtin_aliases import propagate_builtin_aliases
     fn = propagate_builtin_aliases(fn)
     fn, block_extents = normalise_block_stride(fn)
+    threads = not block_extents
     fn, flat_extents = normalise_flat_grid(fn)
     block_extents = {**block_extents, **flat_extents}
     folded, block_sizes = fold_global_indices(fn)
@@ -546,16 +605,20 @@ def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], di
     if tiles is not None:
         folded, block_sizes, extents = tiles
         stmts = folded.body.stmts
+        threads = False
     else:
         folded = blocks_as_segments(folded)
         stmts = folded.body.stmts
-        stmts, extents = normalise_grid_stride(stmts)
-        extents = {**block_extents, **extents}
-    return folded, stmts, block_sizes, extents
+        stmts, strided = normalise_grid_stride(stmts)
+        threads = threads and not strided
+        extents = {**block_extents, **strided}
+    return folded, stmts, block_sizes, extents, threads
 
 
-def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) -> KernelPlan:
-    """The tile-form plan of a prepared kernel whose portable plan is ``kplan``."""
+def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], threads: bool = True) -> KernelPlan:
+    """The tile-form plan of a prepared kernel whose portable plan is ``kplan``. ``threads``:
+    the kernel's threads are its own (not register micro-tiles expanded into elements), so that
+    stores the lift cannot prove apart are left to CUDA's race rule (:func:`check_stores`)."""
     if kplan.form != "portable" or len(kplan.regions) != 1 or not isinstance(kplan.regions[0], Phase):
         raise NotLiftable("it has barriers or warp operations")
     shared = [n for n, vp in kplan.vars.items() if vp.placement in ("shared", "thread_array")]
@@ -567,9 +630,9 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
                 raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
         raise NotLiftable("it uses warp or cooperative-group operations")
-    folded, stmts, block_sizes, extents = fold_elements(fn)
+    folded, stmts, block_sizes, extents, one_each = fold_elements(fn)
     dims = domain_dims(m.Block(stmts, fn.span))
-    check_stores(stmts, dims)
+    races = check_stores(stmts, dims, threads=threads and one_each)
     aliases = _aliases_of_global(stmts, set().union(*(assigned_names(s) for s in stmts)) if stmts else set())
     bounds = tail_bounds(stmts, aliases)
     square = len(dims) == 2 and strided_in_x(stmts)
@@ -577,12 +640,12 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) ->
     # CUDA vector lanes fold into a lane dimension (one wide access per element) where the
     # buffers cannot alias: lanes run on other threads than the CUDA element's
     restrict = all(p.restrict for p in fn.params if isinstance(p.type, m.Pointer))
-    lane_form = fold_lanes(stmts) if dims == ["x"] and restrict else None
+    lane_form = fold_lanes(stmts) if dims == ["x"] and restrict and not races else None
     if lane_form is not None:
         lanes, stmts, rest = lane_form
     body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts) + tuple(rest), fn.body.span))
     tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes, square=square,
-                   lanes=lanes, rest=tuple(rest))
+                   lanes=lanes, rest=tuple(rest), races=races)
     variables = place_variables(body_fn, (tile,), set(), portable=False)
     return KernelPlan(body_fn, "tile", (tile,), variables, kplan.aliases)
 

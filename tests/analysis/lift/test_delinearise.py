@@ -257,10 +257,10 @@ def test_a_parameter_the_kernel_assigns_is_no_extent(tmp_path):
             if (row < M && k < K) out[row * K + k] = A[row * K + k];
         }
     """, refusal=True)
-    # K is read through a local copy (prepare.written_params): row * K_v + k is no row index, and
-    # the map refuses before any buffer gets K as an extent
-    assert shapes is None, shapes
-    assert "does not tell elements apart along y" in refused, refused
+    # K is read through a local copy (prepare.written_params): row * K_v + k is no row index, so no
+    # buffer gets K as an extent (the map lifts on the CUDA's race rule, note M3006, its stores
+    # not proven apart along y) and both buffers stay flat
+    assert shapes == {}, shapes
 
 
 def test_buffers_that_alias_are_views_of_one_tensor(tmp_path):
