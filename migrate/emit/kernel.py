@@ -127,6 +127,7 @@ class KernelPrinter:
         scope.buffers |= {g.name for g in self.unit.globals if g.storage == "constant"}
         scope.nonneg = nonneg_locals(fn)
         scope.device_extra = self.extras
+        scope.macro_params = {name: tuple(p.name for p in f.params) for name, f in self.device.items()}
         scope.expression_fns, scope.expressions_used, scope.effects, scope.loads = \
             self.calls.expression_fns, self.calls.expressions_used, self.calls.effects, self.calls.loads
         scope.file_tags = self.tag_of

@@ -81,6 +81,7 @@ class Scope:
     keep_divisions: bool = False
     static_switch: bool = False  # the factory's `static`: kept divisions are values at constant sizes
     device_extra: dict[str, list[str]] = field(default_factory=dict)  # builtins a macro takes
+    macro_params: dict[str, tuple[str, ...]] = field(default_factory=dict)  # device function -> its parameters
     # device functions are macros, whose statements TileLang runs where the call stands; where C
     # may not evaluate a call (right of && or ||, a branch of ?:), one that computes an expression
     # of its arguments (emit.device.expression_functions) is called through its plain function
@@ -191,6 +192,20 @@ class ExprPrinter:
         if dtype is None or have is None or have == dtype or dtype not in DTYPES:
             return self.sub(e, min_prec) if min_prec else self.expr(e)[0]
         return f"T.Cast({DTYPES[dtype]}, {self.expr(e)[0]})"
+
+    def named(self, e: m.Expr, text: str, name: str | None = None) -> str:
+        """``text``, the printed ``e``, where TileLang binds it to ``name`` (a local's single
+        assignment, a macro's parameter). Its front end gives a bare variable that name, a
+        kernel's scalar parameter included: ``m = NI`` or ``blend(k, mu, NI)`` would rename the
+        parameter (two passed to one macro both took its parameter's name, and the kernel then
+        had two parameters of one name). A kernel parameter bound to another name than its own
+        goes as a cast to its own type, a new value the binding may name."""
+        r = strip_casts(e)
+        if self.scope.params_vary or not (isinstance(r, m.Ref) and r.kind == "param" and isinstance(r.type, m.Scalar)) \
+                or not text.isidentifier() or r.name == name:
+            return text
+        dtype = self.tir_dtype(e) or scalar_name(r.type)
+        return f"T.Cast({DTYPES[dtype]}, {text})" if dtype in DTYPES else text
 
     def sub(self, e: m.Expr, min_prec: int, typed: bool = True) -> str:
         text, prec = self.expr(e, typed)
@@ -544,7 +559,11 @@ class ExprPrinter:
         name = e.callee.lstrip(":").removeprefix("std::")
         if e.kind == "device":
             callee = self.device_call_name(e, name)
+            names = self.scope.macro_params.get(callee, ()) if callee == name else None
             args = [self.expr(a)[0] for a in e.args]
+            if names is not None:  # a macro binds its parameters (a plain function does not)
+                args = [self.named(a, text, names[i] if i < len(names) else None)
+                        for i, (a, text) in enumerate(zip(e.args, args))]
             args += [f"{x}={self.builtin_name(x)}" for x in self.scope.device_extra.get(name, [])]
             return f"{callee}({', '.join(args)})", _PREC["atom"]
         if e.kind == "atomic":
@@ -859,7 +878,7 @@ class StmtPrinter:
         for s in decls:
             for d in s.decls:
                 self.values[d.name] = d.init
-                self.emit(f"{d.name} = {self._value(d.init, d.type)}", d.span)
+                self.emit(f"{d.name} = {self.expr.named(d.init, self._value(d.init, d.type))}", d.span)
         self.indent -= 1
         self.emit("else:", decls[0].span)
         self.indent += 1
@@ -913,7 +932,7 @@ class StmtPrinter:
             single = self.scope_single(d.name)
             if single and d.init is not None and not (self.scope.keep_divisions and _divides(d.init)):
                 self.values[d.name] = d.init
-                self.emit(f"{d.name} = {self._value(d.init, d.type)}", d.span)
+                self.emit(f"{d.name} = {self.expr.named(d.init, self._value(d.init, d.type))}", d.span)
                 return
             self.emit(f"{d.name} = T.alloc_var({dtype})", d.span)
         if d.init is not None:
