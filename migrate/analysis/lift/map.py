@@ -30,7 +30,7 @@ from ..facts import radix
 from ..facts.divergence import same_for_every_element
 from ..phases import place_variables
 from ..prepare.global_index import (blocks_as_segments, domain_dims, flat_grid_index, fold_global_indices,
-                                    leftover_thread_indices)
+                                    leftover_thread_indices, threads_as_lanes)
 from .base import MayRace, NotLiftable
 from .fold_lanes import fold_lanes
 
@@ -350,10 +350,22 @@ def check_stores(stmts, dims: list[str], threads: bool = False) -> tuple[str, ..
     for s in stmts:
         visit(s, ())
     def read_elsewhere(buf, index, line):
+        """Refuse a read of ``buf`` at another place than the store ``index``; on the race rule
+        (``threads``), a read where the element also stores (a swap of two places: bitonic steps)
+        is a place no other element of a race-free run touches. A read where only another
+        element may store is refused all the same, since real kernels that do so count on the
+        CUDA's schedule (a scan with no barrier that warps keep in step, an in-place relaxation)."""
+        own = [i for b, i, _n, _c in stores if b == buf]
         for other, at in loads:
-            if other == buf and not same_element(at, index):
-                raise NotLiftable(f"'{buf}' is written at line {line} and read at another element: "
-                                  "the result would depend on the order elements run in")
+            if other != buf or same_element(at, index):
+                continue
+            why = f"'{buf}' is written at line {line} and read at another element"
+            if any(same_element(at, i) for i in own):
+                race(f"{why}: the result would depend on the order elements run in")
+                return
+            if threads:
+                why += " where it does not store"
+            raise NotLiftable(f"{why}: the result would depend on the order elements run in")
 
     from_atomics = atomic_results(stmts)
     for buf, index, node, conds in stores:
@@ -370,10 +382,8 @@ def check_stores(stmts, dims: list[str], threads: bool = False) -> tuple[str, ..
                 continue
             race(f"the store to '{buf}' at line {line} does not tell elements apart along "
                  f"{'/'.join(missing)}: elements would race")
-        # on the race rule (``threads``): a read where another element may store is refused all the
-        # same, since real kernels that do so count on the CUDA's schedule (a scan with no
-        # barrier that warps keep in step, an in-place relaxation), and so is a place an atomic
-        # hands out (a slot from atomicAdd: the places follow the order the threads run in)
+        # on the race rule (``threads``): a place an atomic hands out is refused (a slot from
+        # atomicAdd: the places follow the order the threads run in), and reads as above
         if any(isinstance(n, m.Call) and n.kind == "atomic" or isinstance(n, m.Ref) and n.name in from_atomics
                for n in m.walk(index)):
             raise NotLiftable(f"the store to '{buf}' at line {line} goes to a place an atomic hands out: "
@@ -593,26 +603,28 @@ def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], di
     block_extents = {**block_extents, **flat_extents}
     folded, block_sizes = fold_global_indices(fn)
     left = leftover_thread_indices(folded)
-    tiles = None
+    tiles, not_tiles = None, None
     if left or has_strip_loop(fn):
         try:  # a tile per block, swept in strips or by other thread dimensions
             tiles = fold_block_tiles(fn)
-        except NotLiftable as not_tiles:
-            if left:
-                raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than "
-                                  f"in the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
-                                  f"threadIdx.{left[0].dim} (nor in a block tile: {not_tiles})") from None
+        except NotLiftable as why:
+            not_tiles = why
     if tiles is not None:
         folded, block_sizes, extents = tiles
-        stmts = folded.body.stmts
-        threads = False
-    else:
-        folded = blocks_as_segments(folded)
-        stmts = folded.body.stmts
-        stmts, strided = normalise_grid_stride(stmts)
-        threads = threads and not strided
-        extents = {**block_extents, **strided}
-    return folded, stmts, block_sizes, extents, threads
+        return folded, folded.body.stmts, block_sizes, extents, False
+    folded = blocks_as_segments(folded)
+    stmts = folded.body.stmts
+    stmts, strided = normalise_grid_stride(stmts)
+    if left and (strided or block_extents):
+        raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than "
+                          f"in the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
+                          f"threadIdx.{left[0].dim} (nor in a block tile: {not_tiles})")
+    if left:
+        # one element per CUDA thread, numbered as the CUDA numbers them: the thread index is the
+        # element's place in its block (``threadIdx.d`` is ``globalIdx.d % blockDim.d``)
+        stmts = threads_as_lanes(folded.body.stmts)
+        folded = dataclasses.replace(folded, body=m.Block(stmts, folded.body.span))
+    return folded, stmts, block_sizes, {**block_extents, **strided}, threads and not strided
 
 
 def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], threads: bool = True) -> KernelPlan:

@@ -199,6 +199,20 @@ def blocks_as_segments(fn: m.Function) -> m.Function:
     return _Seg().transform(fn) if fn.body is not None else fn
 
 
+def threads_as_lanes(stmts: tuple) -> tuple:
+    """Each leftover ``threadIdx.d`` as ``globalIdx.d % blockDim.d`` (the element's place in its
+    block), for a domain of one element per CUDA thread."""
+
+    class _Lane(Transformer):
+        def leave_Builtin(self, node: m.Builtin):
+            if node.var != "threadIdx":
+                return node
+            dim = m.Builtin("blockDim", node.dim, node.type, node.span)
+            return m.Binary("%", global_builtin(node.dim, node), dim, node.type, node.span)
+
+    return _Lane().transform(tuple(stmts))
+
+
 def leftover_thread_indices(fn: m.Function) -> list[m.Builtin]:
     """``threadIdx`` reads that did not fold into a global index."""
     return [n for n in m.walk(fn.body) if isinstance(n, m.Builtin) and n.var == "threadIdx"] if fn.body else []

@@ -83,21 +83,23 @@ def test_stores_not_proven_apart_lift_on_cudas_race_rule_when_elements_are_threa
 
 ALWAYS_REFUSED = [
     ("x2[i] = x2[i + 1];", "read at another element"),                         # in-place shift
-    ("out[i] = (float)(threadIdx.x % 32);", "threadIdx.x is read"),           # lane arithmetic
     ("int at = atomicAdd(&count[0], 1); out[at] = x[i];", "a place an atomic hands out"),  # a slot
     ("if (i % 2 == 0 && i + 1 < n) x2[i] += x2[i + 1];", "read at another element"),  # red-black
 ]
 
 
+LANE_ARITHMETIC = ("out[i] = (float)(threadIdx.x % 32);", "threadIdx.x is read")
+
+
 @pytest.mark.parametrize("grid_stride", [False, True])
-@pytest.mark.parametrize("body, reason", RACY + ALWAYS_REFUSED)
+@pytest.mark.parametrize("body, reason", RACY + ALWAYS_REFUSED + [LANE_ARITHMETIC])
 def test_maps_it_must_refuse(tmp_path, body, reason, grid_stride):
     """In a grid-stride loop one CUDA thread runs several elements in order: elements that meet
     there may be one thread's, whose order the CUDA fixes, so the proof stays the rule. Reads
     where another element stores, and places an atomic hands out, follow the CUDA's schedule:
     refused with threads as elements too (real kernels count on it: a scan with no barrier)."""
-    if not grid_stride and (body, reason) in RACY:
-        pytest.skip("lifted on the race rule (the test above)")
+    if not grid_stride and (body, reason) in RACY + [LANE_ARITHMETIC]:
+        pytest.skip("lifted with one element per thread (the tests above and below)")
     loop = "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)" \
         if grid_stride else "int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n)"
     kernels, _ = convert(tmp_path, f"""
@@ -159,13 +161,26 @@ def test_store_in_the_else_of_a_pinning_test_is_not_pinned(tmp_path):
 
 
 # Race-free kernels whose stores the lift cannot prove apart, as the pool writes them: a store
-# through an index taken modulo a size (a permutation), the even elements to the first half and
-# the odd ones to the second (a deinterleave), a flag every thread sets to one value. Lifted on
-# the race rule, checked against the CUDA.
+# through an index taken modulo a size (a permutation), a bitonic sort's compare-and-swap of
+# the places i and i ^ j (each pair swapped by one thread: an element reads only places it
+# stores to), the even elements to the first half and the odd ones to the second (a
+# deinterleave), a flag every thread sets to one value. Lifted on the race rule, checked
+# against the CUDA.
 RACE_FREE = """
     __global__ void permute(const float* __restrict__ x, float* __restrict__ y, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) y[(i * 7) % n] = x[i] * 2.0f;
+    }
+    __global__ void bitonic_step(float* v, int j, int k) {
+        unsigned int i = threadIdx.x + blockDim.x * blockIdx.x;
+        unsigned int ixj = i ^ j;
+        if (ixj > i) {
+            if ((i & k) == 0) {
+                if (v[i] > v[ixj]) { float t = v[i]; v[i] = v[ixj]; v[ixj] = t; }
+            } else {
+                if (v[i] < v[ixj]) { float t = v[i]; v[i] = v[ixj]; v[ixj] = t; }
+            }
+        }
     }
     __global__ void halves(const float* __restrict__ x, float* y, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -185,6 +200,9 @@ RACE_FREE_SPEC = (
                 spec_buffer("x", "float32", 1000, "in", -4.0, 4.0),
                 spec_buffer("y", "float32", 1000, "out"),
                 spec_scalar("n", "int32", 1000))
+    + spec_kernel("bitonic_step", (2, 1, 1), (256, 1, 1), "exact",
+                  spec_buffer("v", "float32", 512, "inout", -4.0, 4.0),
+                  spec_scalar("j", "int32", 4), spec_scalar("k", "int32", 8))
     + spec_kernel("halves", (4, 1, 1), (128, 1, 1), "fp32",
                   spec_buffer("x", "float32", 511, "in", -4.0, 4.0),
                   spec_buffer("y", "float32", 511, "out"),
@@ -419,3 +437,51 @@ def test_a_grid_stride_loop_on_each_side_of_a_uniform_test_lifts_and_checks_equa
         and "masked_all: pass" in checks["message"], checks  # both sides of the test ran
     text = factory((out / "k.py").read_text(), "masked")
     assert not re.search(r"\bwhile\b|gridDim|grid_x", text.split("with T.Kernel(")[1])
+
+
+# Kernels that read threadIdx other than through the global index, as the pool writes them: a
+# block per row with its threads across the columns, a block-stride loop behind a test of the
+# block, lane arithmetic. One element per CUDA thread, threadIdx.x = globalIdx.x % blockDim.x
+# and blockIdx.x = globalIdx.x / blockDim.x.
+THREAD_LANES = """
+    __global__ void rows(const float* __restrict__ a, float* __restrict__ b, int cols) {
+        int tid = threadIdx.x;
+        int row = blockIdx.x;
+        if (tid < cols) b[row * cols + tid] = a[row * cols + tid] * 2.0f + row;
+    }
+    __global__ void block_rows(const float* __restrict__ x, float* __restrict__ y, int m, int n) {
+        if (blockIdx.x >= m) return;
+        for (int i = threadIdx.x; i < n; i += blockDim.x)
+            y[blockIdx.x * n + i] = x[blockIdx.x * n + i] + (float)threadIdx.x;
+    }
+    __global__ void lanes(const float* __restrict__ x, float* __restrict__ y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = x[i] * (float)(threadIdx.x % 32);
+    }
+"""
+
+THREAD_LANES_SPEC = (
+    spec_kernel("rows", (6, 1, 1), (64, 1, 1), "fp32",
+                spec_buffer("a", "float32", 300, "in", -4.0, 4.0),
+                spec_buffer("b", "float32", 300, "out"),
+                spec_scalar("cols", "int32", 50))
+    + spec_kernel("block_rows", (5, 1, 1), (32, 1, 1), "fp32",
+                  spec_buffer("x", "float32", 400, "in", -4.0, 4.0),
+                  spec_buffer("y", "float32", 400, "out"),
+                  spec_scalar("m", "int32", 4), spec_scalar("n", "int32", 100))
+    + spec_kernel("lanes", (3, 1, 1), (128, 1, 1), "fp32",
+                  spec_buffer("x", "float32", 300, "in", -4.0, 4.0),
+                  spec_buffer("y", "float32", 300, "out"),
+                  spec_scalar("n", "int32", 300))
+)
+
+
+def test_thread_indices_read_as_lanes_of_one_element_per_thread_check_equal(tmp_path):
+    from tests.analysis.support import converted
+    out, rows = converted(tmp_path, THREAD_LANES, THREAD_LANES_SPEC)
+    kernels = {k["kernel"]: k for k in rows}
+    for name, k in kernels.items():
+        assert k["form"] == "tile", (name, k["diagnostics"])
+        assert k["check"]["status"] == "pass", (name, k["check"])
+    text = (out / "k.py").read_text()
+    assert "gx % block_x" in factory(text, "rows"), factory(text, "rows")
