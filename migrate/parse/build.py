@@ -608,6 +608,14 @@ class ModelBuilder:
             return m.Ref(name, "template", ctype, span)
         if ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
             return m.Ref(qualified_name(ref), "function", ctype, span)
+        if ref.kind == K.UNEXPOSED_DECL and isinstance(ctype, m.Scalar):
+            # a constexpr variable template (HASHTABLE_EMPTY_VALUE<uint64, uint32>): its value
+            value = cl.evaluate(cursor)
+            if isinstance(value, int):
+                return m.BoolLit(bool(value), ctype, span) if ctype.dtype == "bool" else \
+                    m.IntLit(value, self.text.of(cursor), ctype, span)
+            if isinstance(value, float):
+                return m.FloatLit(value, self.text.of(cursor), ctype, span)
         return self.unsupported_expr(cursor, "M1206", f"reference to a {ref.kind.name.lower()} is not modelled")
 
     def expr_MEMBER_REF_EXPR(self, cursor: ci.Cursor) -> m.Expr:

@@ -47,3 +47,29 @@ def test_a_kernel_using_host_constants_converts_and_checks_equal(tmp_path):
     assert main(["convert", str(tmp_path / "k.cu"), "-o", str(tmp_path / "out"), "-q", "--check", "cpu"]) == 0
     (k,) = json.loads((tmp_path / "out" / "report.json").read_text())["kernels"]
     assert k["check"]["status"] == "pass", (k.get("reason"), k["check"]["message"])
+
+
+# constexpr variable templates, as a real logic-rewriting program spells its hash table's empty
+# marker per key and value type (libclang shows the reference as an unexposed declaration)
+TEMPLATES = """
+#include <cstdint>
+template <typename K, typename V> constexpr V EMPTY_VALUE = (V)(-1);
+template <typename T> constexpr float SCALE = 0.5f;
+__global__ void mark(const unsigned int* __restrict__ vals, unsigned int* __restrict__ out,
+                     float* __restrict__ f, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = vals[i] == EMPTY_VALUE<uint64_t, uint32_t> ? 0u : vals[i] + 1u;
+        f[i] = SCALE<int> * (float)i;
+    }
+}
+"""
+
+
+def test_constexpr_variable_templates_are_their_values(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text(TEMPLATES)
+    unit = parse_file(src).unit
+    lits = [(type(n).__name__, n.value, n.type.dtype) for n in m.walk(unit.kernel("mark").body)
+            if isinstance(n, (m.IntLit, m.FloatLit))]
+    assert ("IntLit", 0xFFFFFFFF, "uint32") in lits and ("FloatLit", 0.5, "float32") in lits, lits
