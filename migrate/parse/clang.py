@@ -145,20 +145,44 @@ def is_prelude_file(path: str | None) -> bool:
 _PRELUDE_RESOLVED = PRELUDE_DIR.resolve()
 
 
-def in_prelude(cursor: ci.Cursor, seen: dict) -> bool:
-    """Whether ``cursor`` lies in no file or in a bundled prelude/stub header, like
-    ``is_prelude_file(cursor.location.file.name)`` but with one libclang call per cursor: the
-    answer is kept in ``seen`` per file handle, which is only valid inside one translation unit
-    (give each unit a dict of its own)."""
+_VISITOR = ctypes.CFUNCTYPE(ctypes.c_int, ci.Cursor, ci.Cursor, ctypes.py_object)
+_NESTING = frozenset(k.value for k in (ci.CursorKind.NAMESPACE, ci.CursorKind.LINKAGE_SPEC,
+                                        ci.CursorKind.UNEXPOSED_DECL))
+
+
+def user_declarations(tu: ci.TranslationUnit) -> list[ci.Cursor]:
+    """The top-level declarations of ``tu`` (through namespaces, ``extern "C"`` blocks) that lie
+    in a file of the user's, not in the prelude or a stub header (``is_prelude_file``), or in no
+    file. The prelude's four thousand declarations and macros are most of a unit's top level:
+    each is asked only for its file (two libclang calls in the visitor, the answer kept per
+    file handle), and a cursor object is kept only for the user's."""
+    lib = ci.conf.lib
+    seen: dict = {}
+    out: list[ci.Cursor] = []
     handle = ci.c_object_p()
-    ci.conf.lib.clang_getInstantiationLocation(cursor.location, ctypes.byref(handle), None, None, None)
-    key = ctypes.cast(handle, ctypes.c_void_p).value
-    if key is None:
-        return True
-    answer = seen.get(key)
-    if answer is None:
-        answer = seen[key] = is_prelude_file(ci.File(handle).name)
-    return answer
+    where = ctypes.byref(handle)
+    location, instantiation = lib.clang_getCursorLocation, lib.clang_getInstantiationLocation
+
+    def visit(child, _parent, _data) -> int:
+        instantiation(location(child), where, None, None, None)
+        key = ctypes.cast(handle, ctypes.c_void_p).value
+        if key is None:
+            return 1  # no file: the prelude's builtins
+        prelude = seen.get(key)
+        if prelude is None:
+            prelude = seen[key] = is_prelude_file(ci.File(handle).name)
+        if prelude:
+            return 1
+        child._tu = tu
+        if child._kind_id in _NESTING:
+            lib.clang_visitChildren(child, callback, None)
+        else:
+            out.append(child)
+        return 1  # CXChildVisit_Continue
+
+    callback = _VISITOR(visit)
+    lib.clang_visitChildren(tu.cursor, callback, None)
+    return out
 
 
 def parse(path: str, args: list[str], unsaved: list[tuple[str, str]] = ()) -> ci.TranslationUnit:

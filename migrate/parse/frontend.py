@@ -382,19 +382,7 @@ class UnitBuilder:
         """Top-level declarations (through namespaces) of the user's files, not the prelude's;
         found once per unit (the prelude's thousands of declarations are the most of them)."""
         if self._decls is None:
-            seen: dict = {}
-            out: list[ci.Cursor] = []
-
-            def visit(parent: ci.Cursor) -> None:
-                for cursor in parent.get_children():
-                    if cl.in_prelude(cursor, seen):
-                        continue
-                    if cursor.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
-                        visit(cursor)
-                    else:
-                        out.append(cursor)
-            visit(self.tu.cursor)
-            self._decls = out
+            self._decls = cl.user_declarations(self.tu)
         return self._decls
 
     @staticmethod
@@ -569,9 +557,14 @@ class UnitBuilder:
     # -- launch sites -------------------------------------------------------------------------
     def _launch_sites(self) -> list[m.LaunchSite]:
         sites = []
+        # a launch is spelled <<<...>>>, in the function or in a macro of the user's: a host
+        # function whose text has none, where no macro does, is not walked (main()s are long)
+        macros = any(c.kind == K.MACRO_DEFINITION and "<<<" in self.text.of(c) for c in self._user_declarations())
         for name, cursor in self.functions.items():
             if self._cuda_kind(cursor) in ("global", "device"):
                 continue  # device-side launches are diagnosed by the model builder (M1203)
+            if not macros and "<<<" not in self.text.of(cursor):
+                continue
             for node in cursor.walk_preorder():
                 if node.kind != K.CALL_EXPR:
                     continue

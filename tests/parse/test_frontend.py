@@ -270,6 +270,25 @@ def test_launch_sites_with_streams_and_dynamic_shared(tmp_path):
     assert site.stream.text == "stream" and site.block.value == 256
 
 
+def test_launch_sites_spelled_in_a_macro_and_in_a_namespace(tmp_path):
+    """Host functions whose text has no ``<<<`` are not walked for launches, unless a macro of
+    the user's spells one: a launch through a macro is found, and one in a function of a
+    namespace or an extern "C" block too (their declarations are the user's)."""
+    p = parse(tmp_path, HEADER + """
+        #define LAUNCH(k, n, ...) k<<<((n) + 127) / 128, 128>>>(__VA_ARGS__)
+        __global__ void fill(float* y, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = 1.0f;
+        }
+        void by_macro(float* y, int n) { LAUNCH(fill, n, y, n); }
+        namespace host { void plain(float* y) { fill<<<2, 64>>>(y, 100); } }
+        extern "C" void c_entry(float* y) { fill<<<1, 32>>>(y, 32); }
+    """)
+    assert not errors(p), errors(p)
+    assert sorted((s.caller, s.block.value) for s in p.unit.launches) == [
+        ("by_macro", 128), ("c_entry", 32), ("plain", 64)]
+
+
 def test_half_arithmetic_is_plain_operators(tmp_path):
     p = parse(tmp_path, """
         #include <cuda_fp16.h>
