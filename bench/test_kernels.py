@@ -34,6 +34,8 @@ CASES = {
     "written_params": ("tests.analysis.prepare.test_written_params", "KERNEL", "SPEC"),
     "branched_strides": ("tests.analysis.lift.test_map", "BRANCHED", "BRANCHED_SPEC"),
     "race_free": ("tests.analysis.lift.test_map", "RACE_FREE", "RACE_FREE_SPEC"),
+    "thread_lanes": ("tests.analysis.lift.test_map", "THREAD_LANES", "THREAD_LANES_SPEC"),
+    "parameter_names": ("tests.emit.test_parameter_names", "KERNEL", "SPEC"),
 }
 
 
