@@ -51,9 +51,9 @@ def mask_source(text: str) -> str:
     i = 0
 
     def blank(a: int, b: int) -> None:
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
+        b = min(b, n)
+        if a < b:
+            out[a:b] = _NOT_NEWLINE.sub(" ", text[a:b])
 
     while i < n:
         c = text[i]
@@ -107,9 +107,14 @@ def mask_source(text: str) -> str:
                 j += 2 if text[j] == "\\" else 1
             blank(i + 1, j)
             i = j + 1
-        else:
-            i += 1
+        else:  # on to the next character that may open a comment or a literal
+            found = _OPENERS.search(text, i + 1)
+            i = found.start() if found else n
     return "".join(out)
+
+
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_OPENERS = re.compile(r"[/\"']")
 
 
 def _line_of(text: str, pos: int) -> int:

@@ -524,13 +524,20 @@ def _child_fields(cls: type) -> tuple[str, ...]:
 
 def children(node) -> list:
     """The model nodes directly under ``node`` (types and spans excluded), in field order."""
+    # the passes call this a million times a pool: the class lookups are inlined
     out = []
-    for name in _child_fields(type(node)):
+    known = _IS_NODE
+    for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, tuple):
-            out.extend(v for v in value if _is_node(v))
-        elif _is_node(value):
-            out.append(value)
+        if type(value) is tuple or isinstance(value, tuple):
+            for v in value:
+                node_like = known.get(type(v))
+                if node_like or node_like is None and _is_node(v):
+                    out.append(v)
+        else:
+            node_like = known.get(type(value))
+            if node_like or node_like is None and _is_node(value):
+                out.append(value)
     return out
 
 
