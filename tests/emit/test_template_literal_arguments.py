@@ -42,5 +42,14 @@ def test_literal_template_arguments_and_constant_offsets_build_and_check_equal(t
     pytest.importorskip("tilelang")
     out, (k,) = converted(tmp_path, KERNEL, SPEC)
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", k["check"]
-    text = (out / "k.py").read_text()
-    assert "cuda_math.dtype_of(chunk)" in text and "tx - 64" in text
+    assert "cuda_math.dtype_of(chunk)" in (out / "k.py").read_text()
+    # the shared array forwarded, the thread index read as the element's lane: a map; kept at
+    # thread structure (--no-lift), the constant offset is the signed tx - 64
+    import json
+
+    from migrate.cli import main
+    portable = tmp_path / "portable"
+    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(portable), "-q", "--check", "cpu", "--no-lift"]) == 0
+    (kp,) = json.loads((portable / "report.json").read_text())["kernels"]
+    assert kp["form"] == "portable" and kp["check"]["status"] == "pass", kp["check"]
+    assert "tx - 64" in (portable / "k.py").read_text()
