@@ -363,11 +363,14 @@ class KernelPipeline:
                 if lifted is not None:
                     return self.print_lifted(prepared, lifted, callees)
             self.printer.print(out, kplan, callees, prepared)
+            if out.form == Form.SIMT:  # every thread-level kernel says why (a fallback, below, says its own)
+                out.diagnostics.append(make("M3002", fn.span, f"kept at thread level (simt): {why}"))
         except NoTileLangForm as exc:
             if not force_simt and out.form == Form.PORTABLE:
                 fallback = self._kernel(fn, force_simt=True)
                 if fallback.form == Form.SIMT:
                     fallback.reason = f"thread-level code needed: {exc}"
+                    fallback.diagnostics = [d for d in fallback.diagnostics if d.code != "M3002"]
                     fallback.diagnostics.append(make(
                         "M3002", exc.span or fn.span, f"kept at thread level (simt): {exc}"))
                     return fallback

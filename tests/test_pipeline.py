@@ -308,3 +308,12 @@ def test_volatile_memory_that_barriers_separate_stays_portable_and_passes_its_ch
         """)
     k = kernels["folded"]
     assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+
+
+def test_every_thread_level_kernel_says_why():
+    """A kernel planned at thread level (a warp exchange inside a loop that depends on the
+    thread) carries note M3002 with the reason, as one that falls back to it does."""
+    (out,) = [k for k in migrate(CORPUS / "features/warp_rounds.cu").kernels if k.name == "warp_rounds"]
+    assert str(out.form) == "simt"
+    notes = [d.message for d in out.diagnostics if d.code == "M3002"]
+    assert len(notes) == 1 and "warp exchange inside a loop that depends on the thread" in notes[0], notes
