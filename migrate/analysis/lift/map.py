@@ -615,13 +615,15 @@ def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], di
     folded = blocks_as_segments(folded)
     stmts = folded.body.stmts
     stmts, strided = normalise_grid_stride(stmts)
-    if left and (strided or block_extents):
+    if left and (strided or block_extents or not_tiles is not None and has_strip_loop(fn)):
         raise NotLiftable(f"threadIdx.{left[0].dim} is read at line {left[0].span.line} other than "
                           f"in the global index blockIdx.{left[0].dim} * blockDim.{left[0].dim} + "
                           f"threadIdx.{left[0].dim} (nor in a block tile: {not_tiles})")
     if left:
         # one element per CUDA thread, numbered as the CUDA numbers them: the thread index is the
-        # element's place in its block (``threadIdx.d`` is ``globalIdx.d % blockDim.d``)
+        # element's place in its block (``threadIdx.d`` is ``globalIdx.d % blockDim.d``). A
+        # kernel that sweeps its block's tile in strips is a block tile or nothing: why its tile
+        # failed is the reason (above)
         stmts = threads_as_lanes(folded.body.stmts)
         folded = dataclasses.replace(folded, body=m.Block(stmts, folded.body.span))
     return folded, stmts, block_sizes, {**block_extents, **strided}, threads and not strided
