@@ -36,6 +36,7 @@ CASES = {
     "race_free": ("tests.analysis.lift.test_map", "RACE_FREE", "RACE_FREE_SPEC"),
     "thread_lanes": ("tests.analysis.lift.test_map", "THREAD_LANES", "THREAD_LANES_SPEC"),
     "parameter_names": ("tests.emit.test_parameter_names", "KERNEL", "SPEC"),
+    "records_across": ("tests.analysis.lift.test_map", "RECORDS_ACROSS", "RECORDS_ACROSS_SPEC"),
 }
 
 

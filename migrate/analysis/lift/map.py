@@ -356,8 +356,9 @@ def check_stores(stmts, dims: list[str], threads: bool = False) -> tuple[str, ..
         element may store is refused all the same, since real kernels that do so count on the
         CUDA's schedule (a scan with no barrier that warps keep in step, an in-place relaxation)."""
         own = [i for b, i, _n, _c in stores if b == buf]
+        stored = _field_offsets(own)
         for other, at in loads:
-            if other != buf or same_element(at, index):
+            if other != buf or same_element(at, index) or _unstored_field(at, stored):
                 continue
             why = f"'{buf}' is written at line {line} and read at another element"
             if any(same_element(at, i) for i in own):
@@ -534,6 +535,29 @@ def _const_split(e) -> tuple[str, int, int]:
     if isinstance(e, m.Binary) and e.op == "*" and isinstance(strip_casts(e.rhs), m.IntLit):
         stride = strip_casts(e.rhs).value
     return m.dump(e), const, stride
+
+
+def _field_offsets(indices) -> tuple[int, frozenset] | None:
+    """(k, the offsets c) when every index is ``base * k + c`` with one constant k and
+    0 <= c < k: the stored fields of an array of k-word records (``p[i].density``)."""
+    splits = [_const_split(i) for i in indices]
+    if not splits or len({k for _b, _c, k in splits}) != 1:
+        return None
+    k = splits[0][2]
+    if k < 2 or any(not 0 <= c < k for _b, c, _k in splits):
+        return None
+    return k, frozenset(c for _b, c, _k in splits)
+
+
+def _unstored_field(at, stored) -> bool:
+    """Whether the read index ``at`` (``base * k + c``) is a field no store reaches: every
+    place it names is c modulo k, every stored one another offset modulo k (``q[j].pos`` of
+    another record while only ``p[i].density`` is written): no element's store meets it."""
+    if stored is None:
+        return False
+    k, offsets = stored
+    _base, c, stride = _const_split(at)
+    return stride == k and 0 <= c < k and c not in offsets
 
 
 def same_element(a, b) -> bool:
