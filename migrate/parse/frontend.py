@@ -651,6 +651,8 @@ def _dim3_value(cursor: ci.Cursor, depth: int = 0):
     if depth > 4:
         return None
     if cursor.kind == K.DECL_REF_EXPR and cursor.referenced is not None and cursor.referenced.kind == K.VAR_DECL:
+        if _reassigned(cursor.referenced):
+            return None  # dim3 threads; ... threads = dim3(M1W): the declaration does not say
         inits = [k for k in cursor.referenced.get_children() if k.kind.is_expression()]
         return _dim3_value(inits[-1], depth + 1) if inits else None
     if cursor.kind in (K.CALL_EXPR,) and cursor.spelling == "dim3":
@@ -666,6 +668,49 @@ def _dim3_value(cursor: ci.Cursor, depth: int = 0):
     if cursor.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR) and len(kids) == 1:
         return _dim3_value(kids[0], depth + 1)
     return None
+
+
+_ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
+_ASSIGNMENTS: dict[int, dict[str, list[int]]] = {}  # function cursor hash -> name -> offsets
+
+
+def _assignments(fn: ci.Cursor) -> dict[str, list[int]]:
+    """Where names are assigned in a function's text (``v = ...``, ``v.x = ...``, ``v += ...``,
+    ``++v``): name -> the offsets of the assigning tokens."""
+    found = _ASSIGNMENTS.get(fn.hash)
+    if found is not None:
+        return found
+    tokens = [(t.spelling, t.extent.start.offset) for t in fn.get_tokens()]
+    out: dict[str, list[int]] = {}
+
+    def name_at(j):
+        return j >= 0 and j < len(tokens) and (tokens[j][0][:1].isalpha() or tokens[j][0][:1] == "_")
+
+    for i, (t, offset) in enumerate(tokens):
+        if t in _ASSIGNING:
+            j = i - 1
+            if j >= 2 and tokens[j][0] in ("x", "y", "z") and tokens[j - 1][0] == ".":
+                j -= 2  # v.x = ...
+            if name_at(j):
+                out.setdefault(tokens[j][0], []).append(offset)
+        elif t in ("++", "--"):
+            for j in (i - 1, i + 1):
+                if name_at(j):
+                    out.setdefault(tokens[j][0], []).append(offset)
+    if len(_ASSIGNMENTS) > 64:
+        _ASSIGNMENTS.clear()
+    _ASSIGNMENTS[fn.hash] = out
+    return out
+
+
+def _reassigned(var: ci.Cursor) -> bool:
+    """Whether a local variable is assigned in its function other than by its declaration
+    (``dim3 blocks, threads; threads = dim3(M1W);``): its declaration does not say its value."""
+    fn = var.semantic_parent
+    if fn is None or fn.kind not in (K.FUNCTION_DECL, K.CXX_METHOD, K.FUNCTION_TEMPLATE):
+        return False
+    start, end = var.extent.start.offset, var.extent.end.offset
+    return any(not start <= at <= end for at in _assignments(fn).get(var.spelling, ()))
 
 
 def _size_value(cursor: ci.Cursor, depth: int = 0) -> int | None:

@@ -289,6 +289,32 @@ def test_launch_sites_spelled_in_a_macro_and_in_a_namespace(tmp_path):
         ("by_macro", 128), ("c_entry", 32), ("plain", 64)]
 
 
+def test_a_dim3_assigned_after_its_declaration_has_no_constant_size(tmp_path):
+    """``dim3 blocks, threads; threads = dim3(M1W);`` (a real matching program): the declaration
+    does not say the launch's size (it was read as dim3's default, 1 thread), so the launch has
+    none; a dim3 declared with its value and never assigned keeps it."""
+    p = parse(tmp_path, HEADER + """
+        #define M1W 128
+        __global__ void k(float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 1.0f; }
+        int main() {
+            dim3 blocks, threads;
+            blocks = dim3(1024 / M1W);
+            threads = dim3(M1W);
+            k<<<blocks, threads>>>(nullptr, 1024);
+            dim3 grid2(8), block2 = dim3(64);
+            block2.y = 1;
+            dim3 grid3(4), block3 = dim3(32);
+            k<<<grid2, block2>>>(nullptr, 512);
+            k<<<grid3, block3>>>(nullptr, 128);
+        }
+    """)
+    assert not errors(p), errors(p)
+    first, second, third = sorted(p.unit.launches, key=lambda s: s.span.line)
+    assert first.block.dims is None and first.grid.dims is None
+    assert second.block.dims is None and second.grid.dims == (8, 1, 1)  # block2.y = 1 assigns it
+    assert third.block.dims == (32, 1, 1) and third.grid.dims == (4, 1, 1)
+
+
 def test_half_arithmetic_is_plain_operators(tmp_path):
     p = parse(tmp_path, """
         #include <cuda_fp16.h>
