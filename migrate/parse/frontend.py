@@ -671,13 +671,14 @@ def _dim3_value(cursor: ci.Cursor, depth: int = 0):
 
 
 _ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
-_ASSIGNMENTS: dict[int, dict[str, list[int]]] = {}  # function cursor hash -> name -> offsets
 
 
 def _assignments(fn: ci.Cursor) -> dict[str, list[int]]:
     """Where names are assigned in a function's text (``v = ...``, ``v.x = ...``, ``v += ...``,
-    ``++v``): name -> the offsets of the assigning tokens."""
-    found = _ASSIGNMENTS.get(fn.hash)
+    ``++v``): name -> the offsets of the assigning tokens. Kept on the function's translation
+    unit (a cursor's hash names it only inside its own unit)."""
+    kept = fn._tu.__dict__.setdefault("_c2t_assignments", {})
+    found = kept.get(fn.hash)
     if found is not None:
         return found
     tokens = [(t.spelling, t.extent.start.offset) for t in fn.get_tokens()]
@@ -697,9 +698,7 @@ def _assignments(fn: ci.Cursor) -> dict[str, list[int]]:
             for j in (i - 1, i + 1):
                 if name_at(j):
                     out.setdefault(tokens[j][0], []).append(offset)
-    if len(_ASSIGNMENTS) > 64:
-        _ASSIGNMENTS.clear()
-    _ASSIGNMENTS[fn.hash] = out
+    kept[fn.hash] = out
     return out
 
 
