@@ -201,7 +201,8 @@ class TileMap:
     #: the integer parameters a GPU launch compiles as constants (analysis.lift.map.static_sizes)
     static: tuple[str, ...] = ()
     #: what the lift could not prove of elements that are CUDA threads (stores that may meet, a
-    #: read where another element stores): left to CUDA's race rule (analysis.lift.map.check_stores)
+    #: read of another element's place that the element also stores to): left to CUDA's race
+    #: rule (analysis.lift.map.check_stores, note M3006)
     races: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

@@ -261,8 +261,8 @@ def _dims_of(e, deps: dict[str, set[str]]) -> set[str]:
     return out
 
 
-def element_dependence(stmts) -> dict[str, set[str]]:
-    """For each local, the domain dimensions its value depends on (a fixpoint over assignments)."""
+def _local_assignments(stmts) -> list[tuple[str, m.Expr]]:
+    """(local, value) of every declaration with a value and every assignment to a local."""
     assigned: list[tuple[str, m.Expr]] = []
     for s in stmts:
         for n in m.walk(s):
@@ -270,6 +270,12 @@ def element_dependence(stmts) -> dict[str, set[str]]:
                 assigned.append((n.name, n.init))
             elif isinstance(n, m.Assign) and isinstance(n.target, m.Ref):
                 assigned.append((n.target.name, n.value))
+    return assigned
+
+
+def element_dependence(stmts) -> dict[str, set[str]]:
+    """For each local, the domain dimensions its value depends on (a fixpoint over assignments)."""
+    assigned = _local_assignments(stmts)
     deps: dict[str, set[str]] = {}
     changed = True
     while changed:
@@ -409,13 +415,7 @@ def check_stores(stmts, dims: list[str], threads: bool = False) -> tuple[str, ..
 def atomic_results(stmts) -> set[str]:
     """The locals whose value depends on what an atomic returned (``slot = atomicAdd(n, 1)``,
     ``at = base + slot``): a fixpoint over the assignments."""
-    assigned: list[tuple[str, m.Expr]] = []
-    for s in stmts:
-        for n in m.walk(s):
-            if isinstance(n, m.VarDecl) and n.init is not None:
-                assigned.append((n.name, n.init))
-            elif isinstance(n, m.Assign) and isinstance(n.target, m.Ref):
-                assigned.append((n.target.name, n.value))
+    assigned = _local_assignments(stmts)
     out: set[str] = set()
     changed = True
     while changed:

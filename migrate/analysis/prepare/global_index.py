@@ -186,31 +186,28 @@ def fold_global_indices(fn: m.Function) -> tuple[m.Function, dict[str, int]]:
     return (_Substitute(table).transform(fn) if table else fn), sizes
 
 
+class _InBlocks(Transformer):
+    """Each leftover ``var.d`` (blockIdx or threadIdx) as ``globalIdx.d op blockDim.d``."""
+
+    def __init__(self, var: str, op: str) -> None:
+        self.var, self.op = var, op
+
+    def leave_Builtin(self, node: m.Builtin):
+        if node.var != self.var:
+            return node
+        dim = m.Builtin("blockDim", node.dim, node.type, node.span)
+        return m.Binary(self.op, global_builtin(node.dim, node), dim, node.type, node.span)
+
+
 def blocks_as_segments(fn: m.Function) -> m.Function:
     """Each leftover ``blockIdx.d`` as ``globalIdx.d / blockDim.d`` (the element's block)."""
-
-    class _Seg(Transformer):
-        def leave_Builtin(self, node: m.Builtin):
-            if node.var != "blockIdx":
-                return node
-            dim = m.Builtin("blockDim", node.dim, node.type, node.span)
-            return m.Binary("/", global_builtin(node.dim, node), dim, node.type, node.span)
-
-    return _Seg().transform(fn) if fn.body is not None else fn
+    return _InBlocks("blockIdx", "/").transform(fn) if fn.body is not None else fn
 
 
 def threads_as_lanes(stmts: tuple) -> tuple:
     """Each leftover ``threadIdx.d`` as ``globalIdx.d % blockDim.d`` (the element's place in its
     block), for a domain of one element per CUDA thread."""
-
-    class _Lane(Transformer):
-        def leave_Builtin(self, node: m.Builtin):
-            if node.var != "threadIdx":
-                return node
-            dim = m.Builtin("blockDim", node.dim, node.type, node.span)
-            return m.Binary("%", global_builtin(node.dim, node), dim, node.type, node.span)
-
-    return _Lane().transform(tuple(stmts))
+    return _InBlocks("threadIdx", "%").transform(tuple(stmts))
 
 
 def leftover_thread_indices(fn: m.Function) -> list[m.Builtin]:
