@@ -251,7 +251,9 @@ def _collect(regions, uses: dict[str, set], decls: dict[str, tuple]) -> None:
 
 
 def _updated_in_phases(regions) -> set[str]:
-    """Variables a phase updates from their own value (``x += 1``, ``p = 1 - p``).
+    """Variables a phase updates from a value it changes: their own (``x += 1``, ``p = 1 - p``),
+    or another that the phase assigns, directly or through its temporaries (a swap: ``t = a; a =
+    b; b = t;``).
 
     Every thread runs the update on its own copy; a kernel-level variable shared by the
     iterations of a serial ``T.Parallel`` (the CPU target) would apply it once per thread.
@@ -259,13 +261,21 @@ def _updated_in_phases(regions) -> set[str]:
     names: set[str] = set()
     for region in regions:
         if isinstance(region, Phase):
-            for node in m.walk(m.Block(region.stmts, region.span)):
+            body = m.Block(region.stmts, region.span)
+            assigned: dict[str, list] = {}  # name -> the values assigned to it in the phase
+            lets: dict[str, m.Expr] = {}
+            for node in m.walk(body):
                 if isinstance(node, m.Assign) and isinstance(node.target, m.Ref):
-                    reads = any(isinstance(r, m.Ref) and r.name == node.target.name for r in m.walk(node.value))
-                    if node.op != "=" or reads:
+                    assigned.setdefault(node.target.name, []).append(node.value)
+                    if node.op != "=":
                         names.add(node.target.name)
                 elif isinstance(node, m.Unary) and node.op in ("++", "--") and isinstance(node.operand, m.Ref):
                     names.add(node.operand.name)
+                elif isinstance(node, m.VarDecl) and node.init is not None:
+                    lets[node.name] = node.init
+            for name, values in assigned.items():
+                if _reads_any(values, set(assigned), lets):
+                    names.add(name)
         elif isinstance(region, UniformLoop):
             names |= _updated_in_phases(region.body)
         elif isinstance(region, UniformIf):
@@ -273,6 +283,22 @@ def _updated_in_phases(regions) -> set[str]:
         elif isinstance(region, Exchange):
             names.add(region.target.name if isinstance(region.target, m.Ref) else "")
     return names
+
+
+def _reads_any(values, names: set[str], lets: dict) -> bool:
+    """Whether the expressions read one of ``names``, directly or through the temporaries they
+    read (``lets``: name -> its initial value)."""
+    seen: set[str] = set()
+    todo = list(values)
+    while todo:
+        for r in m.walk(todo.pop()):
+            if isinstance(r, m.Ref):
+                if r.name in names:
+                    return True
+                if r.name in lets and r.name not in seen:
+                    seen.add(r.name)
+                    todo.append(lets[r.name])
+    return False
 
 
 def place_variables(fn: m.Function, regions, dependent: set[str], portable: bool) -> dict[str, VarPlan]:

@@ -73,3 +73,32 @@ def test_a_break_of_a_nested_loop_or_a_switch_stays_in_its_phase(tmp_path):
     """).kernel("k")
     plan = plan_portable(unique_names(fn))
     assert any(isinstance(r, UniformLoop) for r in plan.regions)
+
+
+#: uniform values a phase swaps through a temporary (two ping-pong buffer numbers) and one it
+#: only sets: run once per thread on the CPU's serial T.Parallel, a kernel-level swap would be
+#: undone by the next thread
+SWAP = """
+__global__ void k(float* a, int n, int times) {
+    int i = threadIdx.x;
+    int src = 0;
+    int dst = 1;
+    int last = 0;
+    for (int t = 0; t < times; t++) {
+        a[dst * n + i] = a[src * n + i] + last;
+        __syncthreads();
+        int tmp = src;
+        src = dst;
+        dst = tmp;
+        last = 7;
+    }
+    a[i] += last;
+}
+"""
+
+
+def test_a_uniform_swap_through_a_temporary_is_held_per_thread(tmp_path):
+    plan = plan_portable(unique_names(unit(tmp_path, SWAP).kernel("k")))
+    placement = {name: vp.placement for name, vp in plan.vars.items()}
+    assert placement["src"] == "thread_array" and placement["dst"] == "thread_array"
+    assert placement["last"] == "kernel_var"

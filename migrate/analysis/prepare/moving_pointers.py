@@ -15,7 +15,7 @@ import dataclasses
 
 from ...ir import model as m
 from ...ir.names import fresh
-from ...ir.visit import Transformer
+from ...ir.visit import Transformer, expand_statements
 from .pointer_views import Alias, _as_alias, view_buffers
 
 _WIDE = ("int64", "uint64")
@@ -39,35 +39,110 @@ def moving_pointers(fn: m.Function) -> m.Function:
     named |= {r.name for b in m.walk(fn.body) if isinstance(b, m.Binary) and b.op == "-"
               and isinstance(b.lhs, m.Ref) and b.lhs.name in steps and isinstance(b.rhs, m.Ref)
               for r in (b.rhs,)}
+    later = []  # float* p; ... p = x + off; (or p = q, another moving pointer): resolved below
     for name in list(steps) + sorted((named & set(views)) - set(steps)):
         if name in buffers and buffers[name] == "param":
-            base, start = name, None
+            moving[name] = (name, None, fresh(f"{name}_off", taken))
         elif name in views:
-            base, start = views[name].buffer, views[name].offset
-        elif name in decls and decls[name].init is None:  # float* p; ... p = x + off;
-            first = next((_as_alias(s.value, buffers, views) for s in steps[name]
-                          if isinstance(s, m.Assign) and s.op == "="), None)
-            if first is None:
-                continue
-            base, start = first.buffer, None
-        else:
-            continue
-        off = fresh(f"{name}_off", taken)
-        moving[name] = (base, start, off)
+            moving[name] = (views[name].buffer, views[name].offset, fresh(f"{name}_off", taken))
+        elif name in decls and decls[name].init is None:
+            later.append(name)
+    # float* t = src; of a moving src (a ping-pong swap's temporary) moves with it
+    later += [name for name, d in decls.items() if d.init is not None and name not in views and name not in moving]
+    derived: dict[str, m.Expr] = {}
+    while later:
+        tokens = {**views, **{n: Alias(b, None) for n, (b, _s, _o) in moving.items()}}
+        resolved = {}
+        for name in later:
+            values = [decls[name].init] if decls[name].init is not None else \
+                [s.value for s in steps.get(name, ()) if isinstance(s, m.Assign) and s.op == "="]
+            first = next((a for a in (_as_alias(v, buffers, tokens) for v in values) if a is not None), None)
+            if first is not None:
+                resolved[name] = (first.buffer, None, fresh(f"{name}_off", taken))
+                if decls[name].init is not None:
+                    derived[name] = decls[name].init
+        if not resolved:
+            break
+        moving.update(resolved)
+        later = [name for name in later if name not in resolved]
     if not moving:
         return fn
     offsets = {name: m.Ref(off, "local", _offset_type(steps.get(name, []), start), fn.span)
                for name, (_b, start, off) in moving.items()}
-    rewrite = _Rewrite(moving, offsets, buffers)
+    sources = _sources(moving, steps, buffers, views, derived)
+    elements = _elements(fn)
+    if any(len({elements.get(b) for b in sources[name]}) > 1 for name in moving):
+        return fn  # views of buffers of different element types: no one index reads them alike
+    selectors = {name: m.Ref(fresh(f"{name}_buf", taken), "local", m.Scalar("int32"), fn.span)
+                 for name in moving if len(sources[name]) > 1}
+    rewrite = _Rewrite(moving, offsets, buffers, sources, selectors, derived,
+                       {name: a for name, a in views.items() if name not in moving},
+                       {name: moving[name][0] for name in moving if name in buffers or name in views})
     rewritten = rewrite.transform(fn.body)
-    if any(isinstance(n, m.Ref) and n.name in moving and id(n) not in rewrite.made for n in m.walk(rewritten)):
+    rewritten = expand_statements(rewritten, rewrite.split)
+    if any(isinstance(n, m.Ref) and n.name in moving and id(n) not in rewrite.made for n in m.walk(rewritten)) \
+            or any(id(n) in rewrite.pairs for n in m.walk(rewritten)) \
+            or any(id(n) in rewrite.selections for n in _lvalues(rewritten)):
         return fn  # a use it cannot rewrite: the pointer keeps its diagnostic
-    starts = tuple(m.DeclStmt((m.VarDecl(offsets[name].name, offsets[name].type, "local", False,
-                                         _int(0, offsets[name].type, fn.span), fn.span),), fn.span)
-                   for name in moving if name in buffers)
+    starts = []
+    for name in moving:
+        if name in buffers:
+            starts.append(m.VarDecl(offsets[name].name, offsets[name].type, "local", False,
+                                    _int(0, offsets[name].type, fn.span), fn.span))
+            if name in selectors:
+                starts.append(rewrite.selector_decl(name, name))
     if starts:
-        rewritten = dataclasses.replace(rewritten, stmts=starts + rewritten.stmts)
+        rewritten = dataclasses.replace(rewritten, stmts=tuple(m.DeclStmt((d,), fn.span) for d in starts)
+                                        + rewritten.stmts)
     return dataclasses.replace(fn, body=rewritten)
+
+
+def _sources(moving, steps, buffers, views, derived) -> dict[str, frozenset]:
+    """Moving pointer -> the buffers it may point into: the one it starts in and those its
+    assignments take it to, through other moving pointers too (``t = in; in = out; out = t;``)."""
+    others = {k: v for k, v in buffers.items() if k not in moving}
+    tokens = {name: Alias("@" + name, None) for name in moving}
+    tokens.update({name: a for name, a in views.items() if name not in moving})
+    own = {name: {base} for name, (base, _s, _o) in moving.items()}
+    deps: dict[str, set[str]] = {name: set() for name in moving}
+    for name in moving:
+        values = [s.value for s in steps.get(name, ()) if isinstance(s, m.Assign) and s.op == "="]
+        for value in values + ([derived[name]] if name in derived else []):
+            alias = _as_alias(value, others, tokens)
+            if alias is None:
+                continue  # left as it is: the rewrite refuses the function
+            if alias.buffer.startswith("@"):
+                deps[name].add(alias.buffer[1:])
+            else:
+                own[name].add(alias.buffer)
+    changed = True
+    while changed:
+        changed = False
+        for name, ds in deps.items():
+            for d in ds:
+                if not own[d] <= own[name]:
+                    own[name] |= own[d]
+                    changed = True
+    return {name: frozenset(b) for name, b in own.items()}
+
+
+def _elements(fn: m.Function) -> dict[str, str]:
+    """Buffer -> its element type, qualifiers aside."""
+    out = {p.name: str(p.type.pointee).replace("const ", "").replace("volatile ", "")
+           for p in fn.params if isinstance(p.type, m.Pointer)}
+    for node in m.walk(fn.body):
+        if isinstance(node, m.VarDecl) and isinstance(node.type, m.Array):
+            out[node.name] = str(node.type.element).replace("const ", "").replace("volatile ", "")
+    return out
+
+
+def _lvalues(body):
+    """The expressions stored to: assignment targets, operands of ``&``, ``++`` and ``--``."""
+    for n in m.walk(body):
+        if isinstance(n, m.Assign):
+            yield n.target
+        elif isinstance(n, m.Unary) and n.op in ("&", "++", "--"):
+            yield n.operand
 
 
 def _steps(body, pointers: set[str]) -> dict[str, list]:
@@ -127,21 +202,78 @@ def _names(fn: m.Function) -> set[str]:
 
 
 class _Rewrite(Transformer):
-    def __init__(self, moving, offsets, buffers):
-        self.moving, self.offsets, self.buffers = moving, offsets, buffers
-        self.made: set[int] = set()  # the buffer references it wrote (a parameter's is its own name)
+    """Each access through a moving pointer an index of its buffer at its offset; a pointer that
+    may point into several buffers also keeps which one (``p_buf``, the buffer's place in their
+    sorted names): a read picks among them (``p_buf == 0 ? a[p_off + i] : b[p_off + i]``) and a
+    statement that stores through it becomes one branch per buffer (:meth:`split`)."""
 
-    def _buffer(self, name, t, span) -> m.Ref:
-        base = self.moving[name][0]
+    def __init__(self, moving, offsets, buffers, sources, selectors, derived, views, initial):
+        self.moving, self.offsets, self.buffers, self.initial = moving, offsets, buffers, initial
+        self.sources, self.selectors, self.derived = sources, selectors, derived
+        self.starts: dict[str, m.Expr] = {}  # float* t = src; -> t_buf's start, src_buf
+        self.numbers = {b: k for k, b in enumerate(sorted(buffers))}
+        self.others = {k: v for k, v in buffers.items() if k not in moving}  # p = p + k: p's own offset
+        self.views = views  # local views that do not move: q = row + 1 starts q where row is
+        self.made: set[int] = set()  # the buffer references it wrote (a parameter's is its own name)
+        self.selections: set[int] = set()  # the reads that pick among a pointer's buffers
+        self.pairs: set[int] = set()  # p = x + k on a pointer into several buffers: p_buf = 0, p_off = k
+        self.kept: list = []  # the nodes those ids name, alive while they are compared
+
+    def _ref(self, base, t, span) -> m.Ref:
         ref = m.Ref(base, self.buffers[base], t, span)
         self.made.add(id(ref))
+        self.kept.append(ref)
         return ref
 
-    def _at(self, name, index, t, span) -> m.Index:
+    def _at(self, name, index, t, span):
         off = dataclasses.replace(self.offsets[name], span=span)
         wide = off.type if index is None or getattr(index.type, "dtype", None) not in _WIDE else index.type
         at = off if index is None else m.Binary("+", off, index, wide, span)
-        return m.Index(self._buffer(name, m.Pointer(t), span), at, t, span)
+        if name not in self.selectors:
+            return m.Index(self._ref(self.moving[name][0], m.Pointer(t), span), at, t, span)
+        *firsts, last = sorted(self.sources[name], key=self.numbers.get)
+        picked = m.Index(self._ref(last, m.Pointer(t), span), at, t, span)
+        for base in reversed(firsts):
+            picked = m.Ternary(self._is(name, base, span), m.Index(self._ref(base, m.Pointer(t), span), at, t, span),
+                               picked, t, span)
+            self.selections.add(id(picked))
+            self.kept.append(picked)
+        return picked
+
+    def _is(self, name, base, span) -> m.Binary:
+        sel = dataclasses.replace(self.selectors[name], span=span)
+        return m.Binary("==", sel, _int(self.numbers[base], sel.type, span), m.Scalar("bool"), span)
+
+    def selector_decl(self, name, base, which=None, span=None) -> m.VarDecl:
+        sel = self.selectors[name]
+        span = span or sel.span
+        return m.VarDecl(sel.name, sel.type, "local", False,
+                         which if which is not None else _int(self.numbers.get(base, 0), sel.type, span), span)
+
+    def split(self, stmt):
+        """The statements an expression statement becomes: ``p_buf = 1; p_off = k;`` for a pointer
+        assigned; one branch per buffer where it stores through a pointer into several; None to
+        keep it."""
+        e = stmt.expr
+        if id(e) in self.pairs:
+            return [m.ExprStmt(e.lhs, e.span), m.ExprStmt(e.rhs, e.span)]
+        picked = next((n for n in _lvalues(e) if id(n) in self.selections), None)
+        if picked is None:
+            return None
+
+        class Pick(Transformer):
+            def __init__(self, choice):
+                self.choice = choice
+
+            def leave_Ternary(self, node):
+                return self.choice if node is picked else node
+
+        def branch(choice):
+            chosen = m.ExprStmt(Pick(choice).transform(e), stmt.span)
+            parts = self.split(chosen)
+            return chosen if parts is None else parts[0] if len(parts) == 1 else m.Block(tuple(parts), stmt.span)
+
+        return [m.If(picked.cond, branch(picked.then), branch(picked.other), e.span)]
 
     def leave_Index(self, node):
         if isinstance(node.base, m.Ref) and node.base.name in self.moving:
@@ -161,6 +293,28 @@ class _Rewrite(Transformer):
             return m.Assign(node.op[0] + "=", off, _int(1, off.type, node.span), off.type, node.span)
         return node
 
+    def _alias(self, e, span) -> Alias | None:
+        """Where a pointer expression points: (a buffer or ``@p`` for a moving pointer ``p`` into
+        several, the offset)."""
+        moved = {name: Alias(b if name not in self.selectors else "@" + name,
+                             dataclasses.replace(self.offsets[name], span=span))
+                 for name, (b, _s, _o) in self.moving.items()}
+        return _as_alias(e, self.others, {**self.views, **moved})
+
+    def _start(self, name, value, span):
+        """(its offset, its buffer's number or None for a pointer into one) for ``name = value``;
+        None where ``value`` is no view this pass follows."""
+        alias = self._alias(value, span)
+        if alias is None or (name not in self.selectors and alias.buffer != self.moving[name][0]):
+            return None
+        off = alias.offset if alias.offset is not None else _int(0, self.offsets[name].type, span)
+        if name not in self.selectors:
+            return off, None
+        sel = self.selectors[name]
+        which = dataclasses.replace(self.selectors[alias.buffer[1:]], span=span) \
+            if alias.buffer.startswith("@") else _int(self.numbers[alias.buffer], sel.type, span)
+        return off, which
+
     def leave_Assign(self, node):
         t = node.target
         if not (isinstance(t, m.Ref) and t.name in self.moving):
@@ -168,29 +322,58 @@ class _Rewrite(Transformer):
         off = dataclasses.replace(self.offsets[t.name], span=t.span)
         if node.op in ("+=", "-="):
             return m.Assign(node.op, off, node.value, off.type, node.span)
-        base = self.moving[t.name][0]
-        others = {k: v for k, v in self.buffers.items() if k not in self.moving}  # p = p + k: p's own offset
-        moved = {name: Alias(b, dataclasses.replace(self.offsets[name], span=t.span))
-                 for name, (b, _s, _o) in self.moving.items()}
-        alias = _as_alias(node.value, others, moved)
-        if alias is None or alias.buffer != base:
+        start = self._start(t.name, node.value, t.span)
+        if start is None:
             return node  # stays a reference to the pointer: the function is left as it was
-        value = alias.offset if alias.offset is not None else _int(0, off.type, node.span)
-        return m.Assign("=", off, value, off.type, node.span)
+        value, which = start
+        moved = m.Assign("=", off, value, off.type, node.span)
+        if which is None:
+            return moved
+        sel = dataclasses.replace(self.selectors[t.name], span=t.span)
+        pair = m.Binary(",", m.Assign("=", sel, which, sel.type, node.span), moved, off.type, node.span)
+        self.pairs.add(id(pair))
+        self.kept.append(pair)
+        return pair
 
-    def leave_Binary(self, node):  # end - start on two pointers into one buffer: their offsets' difference
-        if node.op == "-" and isinstance(node.lhs, m.Ref) and isinstance(node.rhs, m.Ref) \
-                and node.lhs.name in self.moving and node.rhs.name in self.moving \
-                and self.moving[node.lhs.name][0] == self.moving[node.rhs.name][0]:
-            a, b = self.offsets[node.lhs.name], self.offsets[node.rhs.name]
-            return m.Binary("-", dataclasses.replace(a, span=node.span), dataclasses.replace(b, span=node.span),
-                            a.type, node.span)
-        return node
+    def leave_Binary(self, node):
+        """``end - start`` on two pointers into one buffer: their offsets' difference; ``p < end``
+        (any comparison) on two such pointers: their offsets compared."""
+        if node.op not in ("-", "<", "<=", ">", ">=", "==", "!="):
+            return node
+        if not any(isinstance(n, m.Ref) and n.name in self.moving for n in (node.lhs, node.rhs)):
+            return node
+        if not all(isinstance(getattr(n, "type", None), m.Pointer) for n in (node.lhs, node.rhs)):
+            return node
+        a, b = self._alias(node.lhs, node.span), self._alias(node.rhs, node.span)
+        if a is None or b is None or a.buffer != b.buffer or a.buffer.startswith("@"):
+            return node
+        zero = _int(0, m.Scalar("int32"), node.span)
+        lhs, rhs = a.offset if a.offset is not None else zero, b.offset if b.offset is not None else zero
+        return m.Binary(node.op, lhs, rhs, lhs.type if node.op == "-" else node.type, node.span)
 
     def leave_VarDecl(self, node):
         if node.name not in self.moving or node.storage != "local":
             return node
         off = self.offsets[node.name]
         start = self.moving[node.name][1]
+        if node.name in self.derived:
+            begun = self._start(node.name, node.init, node.span)
+            if begun is None:
+                return node  # stays a reference to the pointer it was made from: refused
+            start, which = begun
+            if which is not None:
+                self.starts[node.name] = which
         return dataclasses.replace(node, name=off.name, type=off.type, const=False,
                                    init=start if start is not None else _int(0, off.type, node.span))
+
+    def leave_DeclStmt(self, node):
+        named = {self.offsets[name].name: name for name in self.selectors}
+        if not any(d.name in named for d in node.decls):
+            return node
+        decls = []
+        for d in node.decls:
+            decls.append(d)
+            if d.name in named:
+                name = named[d.name]
+                decls.append(self.selector_decl(name, self.initial.get(name), self.starts.get(name), d.span))
+        return dataclasses.replace(node, decls=tuple(decls))

@@ -129,7 +129,8 @@ def test_moving_pointers_convert_and_check_equal_across_a_barrier(tmp_path):
 @pytest.mark.parametrize("body, name", [
     ("float* p = y + r; *p++ = x[r];", "p"),                  # stepped inside a value
     ("const float* p = x + r; if (p < x + n) y[r] = *p;", "p"),  # compared
-    ("const float* p = x; p = y; y[r] = p[r];", "p"),          # re-pointed at another buffer
+    ("const float* p = x + r; if (p != 0) y[r] = *p;", "p"),   # compared with a null pointer
+    ("const float* p = x; p = (const float*)&n; y[r] = p[r];", "p"),  # re-pointed at a scalar
 ])
 def test_a_pointer_it_cannot_follow_keeps_its_diagnostic(tmp_path, body, name):
     src = tmp_path / "k.cu"
@@ -291,3 +292,207 @@ def test_pointers_assigned_views_after_their_declaration_move_as_offsets_and_che
     text = (out / "k.py").read_text()
     assert "end_off - start_off" in text
     assert [k["check"]["status"] for k in kernels] == ["pass", "pass"], [k["check"]["message"] for k in kernels]
+
+
+#: pointers into several buffers, the way real programs pick them: an input chosen per element
+#: (a concatenation), two buffers swapped after each sweep (ping-pong), a pointer re-pointed at a
+#: second input after a first pass, and a walk that stops where another pointer ends (p < end)
+SEVERAL = """
+#include <cuda_runtime.h>
+__global__ void join(const float* first, const float* second, float* out, int n1, int n2)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n1 + n2) return;
+    const float* src;
+    int j = i;
+    if (i < n1) {
+        src = first;
+    } else {
+        src = second;
+        j -= n1;
+    }
+    float* dst = out + i;
+    *dst = src[j] * 2.0f + 1.0f;
+}
+__global__ void sweeps(float* a, float* b, int n, int times)
+{
+    int i = threadIdx.x;
+    float* in = a;
+    float* out = b;
+    for (int t = 0; t < times; t++) {
+        if (i >= 1 && i < n - 1)
+            out[i] = 0.25f * in[i - 1] + 0.5f * in[i] + 0.25f * in[i + 1];
+        __syncthreads();
+        float* tmp = in;
+        in = out;
+        out = tmp;
+    }
+}
+__global__ void two_passes(const unsigned* zeros, const unsigned* ones, unsigned* counts, int n, int w)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const unsigned* row;
+    unsigned c = 0;
+    row = zeros + i * w;
+    for (int k = 0; k < w; k++) c += __popc(row[k]);
+    counts[2 * i] = c;
+    c = 0;
+    row = ones + i * w;
+    for (int k = 0; k < w; k++) c += __popc(row[k]);
+    counts[2 * i + 1] = c;
+}
+__global__ void walk(const unsigned char* data, unsigned* sums, int bpt, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const unsigned char* p = data + i * bpt;
+    const unsigned char* end = p + bpt;
+    unsigned s = 0;
+    while (p < end) {
+        s = s * 31u + *p;
+        p++;
+    }
+    sums[i] = s;
+}
+"""
+
+SEVERAL_SPEC = """
+[[kernel]]
+name = "join"
+grid = [3, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "first"
+buffer = "float32"
+elements = 100
+role = "in"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "second"
+buffer = "float32"
+elements = 70
+role = "in"
+range = [-4.0, 4.0]
+[[kernel.args]]
+name = "out"
+buffer = "float32"
+elements = 170
+role = "out"
+[[kernel.args]]
+name = "n1"
+scalar = "int32"
+value = 100
+[[kernel.args]]
+name = "n2"
+scalar = "int32"
+value = 70
+[[kernel]]
+name = "sweeps"
+grid = [1, 1, 1]
+block = [128, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "a"
+buffer = "float32"
+elements = 128
+role = "inout"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "b"
+buffer = "float32"
+elements = 128
+role = "inout"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 128
+[[kernel.args]]
+name = "times"
+scalar = "int32"
+value = 3
+[[kernel]]
+name = "two_passes"
+grid = [2, 1, 1]
+block = [32, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "zeros"
+buffer = "uint32"
+elements = 400
+role = "in"
+range = [0, 4000000000]
+[[kernel.args]]
+name = "ones"
+buffer = "uint32"
+elements = 400
+role = "in"
+range = [0, 4000000000]
+[[kernel.args]]
+name = "counts"
+buffer = "uint32"
+elements = 128
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 50
+[[kernel.args]]
+name = "w"
+scalar = "int32"
+value = 8
+[[kernel]]
+name = "walk"
+grid = [2, 1, 1]
+block = [32, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "data"
+buffer = "uint8"
+elements = 600
+role = "in"
+range = [0, 255]
+[[kernel.args]]
+name = "sums"
+buffer = "uint32"
+elements = 64
+role = "out"
+[[kernel.args]]
+name = "bpt"
+scalar = "int32"
+value = 9
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 60
+"""
+
+
+def test_pointers_into_several_buffers_keep_which_one_and_check_equal(tmp_path):
+    (tmp_path / "k.cu").write_text(SEVERAL)
+    (tmp_path / "k.toml").write_text(SEVERAL_SPEC)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
+    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert set(kernels) == {"join", "sweeps", "two_passes", "walk"}
+    for name, k in kernels.items():
+        assert k["form"] != "unsupported", (name, k["reason"])
+        assert k["check"]["status"] == "pass", (name, k["check"]["message"])
+    text = (out / "k.py").read_text()
+    # a read picks its buffer; a store through a pointer into two buffers is a branch per buffer
+    # (the swap's pointers are per-thread arrays: each thread swaps its own, once)
+    assert "T.if_then_else(in__buf[tx] == 0, a[in__off[tx] + (i[tx] - 1)], b[in__off[tx] + (i[tx] - 1)])" in text
+    assert "if out_buf[tx] == 0:" in text and "tmp_buf = in__buf[tx]" in text
+    assert "p_off < end_off" in text
+
+
+def test_a_pointer_into_two_buffers_reads_the_one_its_last_assignment_chose(tmp_path):
+    fn = moving_pointers(unit(tmp_path, SEVERAL).kernel("two_passes"))
+    picks = [n for n in nodes(fn, m.Ternary)]
+    assert picks and all(isinstance(p.then, m.Index) and {p.then.base.name, p.other.base.name} == {"zeros", "ones"}
+                         for p in picks)
+    sets = [n for n in nodes(fn, m.Assign) if isinstance(n.target, m.Ref) and n.target.name == "row_buf"]
+    # zeros, then ones, numbered by their place among the sorted buffers (counts, ones, zeros)
+    assert [s.value.value for s in sets] == [2, 1]
