@@ -61,6 +61,7 @@ class KernelPrinter:
         self.tag_of = tag_of
         self.extras = extras or {}
         self.device = {f.name: f for f in unit.device_functions}
+        self._shims: dict[int, tuple] = {}  # id(device function) -> (it, its macro's shim calls)
         # how device functions are called (emit.device): the plain functions of those that compute
         # an expression, which of those the printed code calls, which functions have effects,
         # which read memory
@@ -285,24 +286,12 @@ class KernelPrinter:
 
     def macro_shim_calls(self, callees) -> set[str]:
         """Shim calls inside the device functions this kernel inlines through macros."""
-        from .printer import render_math
         out: set[str] = set()
         for f in callees:
-            for node in m.walk(f.body) if f.body else ():
-                if isinstance(node, m.Call) and node.kind in ("math", "conversion"):
-                    probe = Scope()
-                    args = [f"a{i}" for i in range(len(node.args))]
-                    render_math(node.callee.lstrip(":").removeprefix("std::"), args,
-                                [scalar_name(a.type) for a in node.args], probe)
-                    out |= probe.shim_calls
-                elif isinstance(node, m.Binary) and node.op in ("+", "-") and \
-                        scalar_name(node.type) in ("float32", "float64"):
-                    probe = Scope()  # a rounding the macro keeps through __fadd_rn & co.
-                    try:
-                        ExprPrinter(probe)._rounding_kept(node)
-                    except Exception:  # a term the probe cannot print: the macro's own printing reports it
-                        continue
-                    out |= probe.shim_calls
+            known = self._shims.get(id(f))
+            if known is None or known[0] is not f:
+                known = self._shims[id(f)] = (f, _shim_calls(f))
+            out |= known[1]
         return out
 
     def kernel_allocations(self, kplan: KernelPlan, scope: Scope, tdims, add) -> None:
@@ -406,3 +395,31 @@ def _sizeof(t: m.CType) -> int:
     if name not in SIZES:
         raise EmitError(f"dynamic shared memory of type '{t}'")
     return SIZES[name]
+
+
+def _shim_calls(f: m.Function) -> set[str]:
+    """The shim calls the macro of device function ``f`` prints: its math calls' and those of the
+    roundings it keeps through ``__fadd_rn`` & co. (one probe printer for the whole body, whose
+    memo keeps a long sum linear)."""
+    from .printer import render_math
+    out: set[str] = set()
+    probe = Scope()
+    printer = ExprPrinter(probe)
+    for node in m.walk(f.body) if f.body else ():
+        if isinstance(node, m.Call) and node.kind in ("math", "conversion"):
+            call = Scope()
+            args = [f"a{i}" for i in range(len(node.args))]
+            render_math(node.callee.lstrip(":").removeprefix("std::"), args,
+                        [scalar_name(a.type) for a in node.args], call)
+            out |= call.shim_calls
+        elif isinstance(node, m.Binary) and node.op in ("+", "-") and \
+                scalar_name(node.type) in ("float32", "float64"):
+            before = set(probe.shim_calls)
+            try:
+                printer._rounding_kept(node)
+            except Exception:  # a term the probe cannot print: the macro's own printing reports it
+                probe.shim_calls = before
+                printer = ExprPrinter(probe)  # its memo may hold texts whose shim calls were dropped
+                continue
+            out |= probe.shim_calls
+    return out

@@ -105,6 +105,11 @@ class Scope:
 class ExprPrinter:
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
+        # id(node) -> (node, value), the node kept so that its id is not reused: a long sum's
+        # levels each ask for the dtype and (_rounding_kept) the text of every term below them,
+        # quadratic in its length without these (a 100-term Rys quadrature took minutes)
+        self._dtypes: dict[int, tuple] = {}
+        self._texts: dict[tuple, tuple] = {}
 
     # -- entry points --------------------------------------------------------------------------
     def __call__(self, e: m.Expr) -> str:
@@ -152,15 +157,11 @@ class ExprPrinter:
         if isinstance(e, m.Binary):
             if e.op in _CMP or e.op in ("&&", "||"):
                 return "bool"
-            lt, rt = self.tir_dtype(e.lhs), self.tir_dtype(e.rhs)
-            if e.op in ("<<", ">>"):
-                return lt
-            if lt is None or rt is None:
-                out = lt or rt
-            else:
-                out = lt if lt == rt else scalar_name(e.type)
-            if e.op == "-" and scalar_name(e.type) in _UNSIGNED and out not in _UNSIGNED:
-                return scalar_name(e.type)
+            known = self._dtypes.get(id(e))
+            if known is not None and known[0] is e:
+                return known[1]
+            out = self._binary_dtype(e)
+            self._dtypes[id(e)] = (e, out)
             return out
         if isinstance(e, m.Unary):
             if e.op == "!":
@@ -169,6 +170,18 @@ class ExprPrinter:
         if isinstance(e, m.Ternary):
             return self.tir_dtype(e.then) or self.tir_dtype(e.other)
         return scalar_name(e.type)
+
+    def _binary_dtype(self, e: m.Binary) -> str | None:
+        lt, rt = self.tir_dtype(e.lhs), self.tir_dtype(e.rhs)
+        if e.op in ("<<", ">>"):
+            return lt
+        if lt is None or rt is None:
+            out = lt or rt
+        else:
+            out = lt if lt == rt else scalar_name(e.type)
+        if e.op == "-" and scalar_name(e.type) in _UNSIGNED and out not in _UNSIGNED:
+            return scalar_name(e.type)
+        return out
 
     def _python_int(self, e: m.Expr) -> bool:
         """Printed as a Python int (a literal, a block/grid dimension, warpSize, a template value),
@@ -398,7 +411,11 @@ class ExprPrinter:
                 terms(x.lhs, out)
                 terms(x.rhs, out)
             else:
-                out.append(self.expr(x)[0])
+                key = (id(x), self.conditional, self.in_condition, self.every_test)
+                known = self._texts.get(key)
+                if known is None or known[0] is not x:
+                    known = self._texts[key] = (x, self.expr(x)[0])
+                out.append(known[1])
             return out
 
         def inner(x: m.Expr) -> bool:

@@ -457,9 +457,26 @@ def _apart_by_guards(a, b, stmts, dims) -> tuple[bool, str]:
 
 def expand_locals(e, stmts):
     """``e`` with the element's single-assignment locals replaced by their values."""
-    from ..facts.locals import expand, single_assignment_locals
-    stmts = tuple(stmts)
-    return expand(e, single_assignment_locals(m.Block(stmts, stmts[0].span)) if stmts else {})
+    from ..facts.locals import expand
+    return expand(e, _single_locals(tuple(stmts)))
+
+
+_LOCALS: dict[tuple, tuple] = {}  # ids of statements -> (them, their single-assignment locals)
+
+
+def _single_locals(stmts: tuple) -> dict:
+    """The statements' single-assignment locals; the check asks for them once per index it
+    compares, over the same statements, so the last few answers are kept."""
+    from ..facts.locals import single_assignment_locals
+    if not stmts:
+        return {}
+    key = tuple(id(s) for s in stmts)
+    known = _LOCALS.get(key)
+    if known is None or any(a is not b for a, b in zip(known[0], stmts)):
+        if len(_LOCALS) > 32:
+            _LOCALS.clear()
+        known = _LOCALS[key] = (stmts, single_assignment_locals(m.Block(stmts, stmts[0].span)))
+    return known[1]
 
 
 def _global_atom(a, d) -> bool:

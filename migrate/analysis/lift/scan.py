@@ -33,10 +33,11 @@ from ..phases import contains_barrier, is_barrier_call
 from .base import NotScan
 
 _MAX_STEPS = 1 << 16  # loop iterations per thread the proof will follow
-#: statements the proof will execute over all threads together: a scan of 1024 threads runs some
-#: hundred thousand; a kernel swapping shared vectors 1024 times on 256 threads (a shared-memory
-#: benchmark) would run millions, for minutes, before finding it is no scan
-_MAX_WORK = 1 << 19
+#: statements the proof will execute over all threads together: the largest scan proved over the
+#: corpus and the real-code pool ran 17 666 on 256 threads (about 70 000 on 1024); a kernel
+#: swapping shared vectors 1024 times on 256 threads (a shared-memory benchmark) would run
+#: millions, for minutes, before finding it is no scan (each 2^19 statements cost it 6 s)
+_MAX_WORK = 1 << 17
 _CUMSUM_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes TileLang's CUDA T.cumsum takes
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32,
              "uint64": 64, "bool": 1}

@@ -26,6 +26,13 @@ def _assigns(s, name: str) -> m.Expr | None:
 
 def _block(stmts: tuple) -> tuple:
     out = list(stmts)
+    names = [None] * len(out)  # the names each statement refers to, found when first asked
+
+    def named(q: int) -> set[str]:
+        if names[q] is None:
+            names[q] = {n.name for n in m.walk(out[q]) if isinstance(n, m.Ref)}
+        return names[q]
+
     p = 0
     while p < len(out):
         s = out[p]
@@ -35,13 +42,14 @@ def _block(stmts: tuple) -> tuple:
                 if d.init is not None or d.storage != "local" or not isinstance(d.type, m.Scalar):
                     kept.append(d)
                     continue
-                later = next((q for q in range(p + 1, len(out)) if _named(out[q], d.name)), None)
+                later = next((q for q in range(p + 1, len(out)) if d.name in named(q)), None)
                 value = _assigns(out[later], d.name) if later is not None else None
                 if value is None:
                     kept.append(d)
                     continue
                 out[later] = m.DeclStmt((dataclasses.replace(d, init=value, span=out[later].span),),
                                         out[later].span)
+                names[later] = None
             if len(kept) != len(s.decls):
                 out[p] = dataclasses.replace(s, decls=tuple(kept)) if kept else m.Empty(s.span)
         p += 1
