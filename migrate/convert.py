@@ -295,6 +295,7 @@ def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, 
     runs out of memory or crashes its worker costs only itself (M4013, M4014, M9030).
     With ``convert`` (:func:`convert_file`'s keyword arguments) the workers also analyse and emit
     each parsed file, in parallel, and ``converted`` receives ``path -> convert_file(...)``."""
+    import tempfile
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
@@ -316,17 +317,29 @@ def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, 
         if on_done:
             on_done(src)
 
-    def batch(part: list[SourceFile]):
+    def batch(part: list[SourceFile], claims: str | None = None):
         runs = [{"key": str(src.path), "options": options_for(src.path),
                  **({"convert": convert, "display": str(src.rel)} if convert is not None else {})} for src in part]
         run_batch("migrate.parse_worker", None, runs, timeout=timeout, max_memory=max_memory,
-                  startup=max(timeout, 120.0), on_result=done)
+                  startup=max(timeout, 120.0), on_result=done, claims=claims)
 
     jobs = max(1, min(jobs, len(files)))
-    parts = [files[i::jobs] for i in range(jobs)]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(batch, [p for p in parts if p]))
+    if jobs == 1:
+        batch(files)
+        return results
+    # every worker goes down one list, largest files first, each taking the next file no other
+    # has taken: they finish together, whichever files turn out slow
+    ordered = sorted(files, key=_size, reverse=True)
+    with tempfile.TemporaryDirectory(prefix="c2t-claims-") as claims, ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(lambda _: batch(ordered, claims), range(jobs)))
     return results
+
+
+def _size(src: SourceFile) -> int:
+    try:
+        return os.path.getsize(src.path)
+    except OSError:
+        return 0
 
 
 def _parsed_or_diagnostic(path: str, entry: dict, timeout: float, max_memory: int | None) -> ParsedFile:

@@ -9,6 +9,10 @@ worker's whole process group (status ``timeout``); a worker that dies costs only
 on (status ``crash`` with the signal, or ``memory`` when an allocation was refused under
 ``max_memory``); a new worker then takes the runs left. Imports only the standard library and
 :mod:`.limits`.
+
+Several batches can share one list of runs (``claims``, a folder): each worker takes the next run
+no other has taken (a file created in that folder, which only one process can create) and marks
+the others ``taken``, so the workers finish together whichever runs are slow.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from pathlib import Path
 
 from . import limits
 
-STARTED, DONE = "started", "done"
+STARTED, DONE, TAKEN = "started", "done", "taken"
 
 
 def _save(path: str, results: dict) -> None:
@@ -59,7 +63,11 @@ def serve(argv: list[str], handle) -> int:
     with open(job_path, "rb") as f:
         job = pickle.load(f)
     results: dict = {}
+    claims = job.get("claims")
     for i, run in enumerate(job["runs"]):
+        if claims is not None and not _claim(claims, run["key"]):
+            results[run["key"]] = {"status": TAKEN}
+            continue
         results[run["key"]] = {"status": STARTED}
         _save(result_path, results)
         try:
@@ -71,7 +79,19 @@ def serve(argv: list[str], handle) -> int:
         _save(f"{result_path}.{i}", entry)
         results[run["key"]] = {"status": DONE, "file": f"{result_path}.{i}"}
         _save(result_path, results)
+    _save(result_path, results)  # the runs taken after the last one done here
     return 0
+
+
+def _claim(folder: str, key: str) -> bool:
+    """Take the run ``key`` for this worker; False when another worker has it."""
+    import hashlib
+    name = os.path.join(folder, hashlib.sha1(str(key).encode()).hexdigest())
+    try:
+        os.close(os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 def _tail(path: Path, chars: int = 1500) -> str:
@@ -93,9 +113,10 @@ def worker_env(env: dict | None = None) -> dict:
 
 def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memory: int | None = None,
               env: dict | None = None, startup: float = 300.0, on_result=None, poll: float = 0.05,
-              wrapper=()) -> dict:
+              wrapper=(), claims: str | None = None) -> dict:
     """Run ``runs`` in workers ``python -m module`` (environment: :func:`worker_env` of ``env``);
-    returns ``{key: entry}`` for every run.
+    returns ``{key: entry}`` for every run (with ``claims``, every run this batch's workers took:
+    the others went to the batches sharing the folder).
     ``startup`` bounds the time before the first run starts (imports); ``on_result(key, entry)``
     is called as entries arrive; ``wrapper`` is a command the workers run under (compute-sanitizer)."""
     results: dict = {}
@@ -107,10 +128,11 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
 
     env = worker_env(env)
     remaining = list(runs)
+    taken: set = set()  # runs another batch's worker took (claims)
     while remaining:
         with tempfile.TemporaryDirectory(prefix="c2t-batch-") as tmp:
             job, result, log = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl", Path(tmp) / "stderr.txt"
-            job.write_bytes(pickle.dumps({"common": common, "runs": remaining}))
+            job.write_bytes(pickle.dumps({"common": common, "runs": remaining, "claims": claims}))
             with open(log, "wb") as err:
                 proc = limits.spawn([*wrapper, sys.executable, "-m", module, str(job), str(result)], max_memory=max_memory,
                                     env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
@@ -122,6 +144,8 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
                     for key, marker in seen.items():
                         if marker.get("status") == DONE and key not in results:
                             put(key, _entry(marker))
+                        elif marker.get("status") == TAKEN:
+                            taken.add(key)
                     started = next((k for k, e in seen.items() if e.get("status") == STARTED), None)
                     if started != current:
                         current, since = started, time.monotonic()
@@ -139,11 +163,13 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
             for key, marker in _load(result).items():  # the last entries written before it ended
                 if marker.get("status") == DONE and key not in results:
                     put(key, _entry(marker))
+                elif marker.get("status") == TAKEN:
+                    taken.add(key)
             if current is not None and current in results:
                 current = None
             stderr = _tail(log)
         before = len(remaining)
-        remaining = [r for r in remaining if r["key"] not in results]
+        remaining = [r for r in remaining if r["key"] not in results and r["key"] not in taken]
         if timed_out:
             if current is None:
                 for r in remaining:
@@ -158,7 +184,7 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
                 entry["message"] = "the worker ended before this run: " + entry["message"]
                 put(r["key"], entry)
             break
-        remaining = [r for r in remaining if r["key"] not in results]
+        remaining = [r for r in remaining if r["key"] not in results and r["key"] not in taken]
         assert len(remaining) < before
     return results
 

@@ -227,7 +227,7 @@ def _pch_dir() -> str:
 def _precompile(key: tuple) -> tuple[str, tuple[str, ...]] | None:
     try:
         tu = index().parse(str(PRELUDE_HEADER), args=list(key), options=(
-            ci.TranslationUnit.PARSE_INCOMPLETE | ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD))
+            ci.TranslationUnit.PARSE_INCOMPLETE))
         if any(d.severity >= ci.Diagnostic.Error for d in tu.diagnostics):
             return None
         headers = set()

@@ -12,6 +12,8 @@ def run_one(common, run):
     if what == "hang":
         while True:
             time.sleep(0.01)
+    if what == "slow":
+        time.sleep(3.0)
     if what == "segfault":
         os.kill(os.getpid(), signal.SIGSEGV)
     if what == "memory":

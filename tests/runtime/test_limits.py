@@ -294,6 +294,33 @@ def test_a_worker_restarts_after_each_crash_hang_or_refused_allocation(tmp_path)
     assert _marked(marker) == []  # the grandchild went with its group
 
 
+def test_batches_sharing_claims_take_each_run_once_and_finish_together(tmp_path):
+    """Two workers down one list (``claims``): each run is done by exactly one of them, a crash
+    costs only its run, and the one slow run does not leave the other worker idle."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from migrate.runtime.batch import run_batch
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    todo = ["slow", "ok", "ok", "segfault", "ok", "ok", "ok", "ok"]
+    runs = [{"key": i, "do": d} for i, d in enumerate(todo)]
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    seen = []
+
+    def batch(_):
+        return run_batch("tests.runtime.batch_probe", None, runs, timeout=20, env=env, startup=60,
+                         on_result=lambda k, e: seen.append(k), claims=str(claims))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        a, b = pool.map(batch, range(2))
+    assert not set(a) & set(b) and set(a) | set(b) == set(range(len(todo)))
+    assert sorted(seen) == list(range(len(todo)))
+    statuses = {**a, **b}
+    assert statuses[3]["status"] == "crash" and statuses[6]["value"] == 12
+    slow = a if 0 in a else b
+    assert len(slow) < len(todo) - 2  # the other worker took the rest while run 0 slept
+
+
 # -- no orphan ----------------------------------------------------------------------------------
 
 def _marked(marker: str) -> list[int]:
