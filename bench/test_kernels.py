@@ -37,6 +37,7 @@ CASES = {
     "thread_lanes": ("tests.analysis.lift.test_map", "THREAD_LANES", "THREAD_LANES_SPEC"),
     "parameter_names": ("tests.emit.test_parameter_names", "KERNEL", "SPEC"),
     "records_across": ("tests.analysis.lift.test_map", "RECORDS_ACROSS", "RECORDS_ACROSS_SPEC"),
+    "several_buffers": ("tests.analysis.prepare.test_moving_pointers", "SEVERAL", "SEVERAL_SPEC"),
 }
 
 

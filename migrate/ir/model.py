@@ -663,6 +663,22 @@ def dump(node, indent: int = 0, spans: bool = False) -> str:
     return "\n".join(lines)
 
 
+_KEYS: dict[int, tuple] = {}  # id(node) -> (node, its dump), for the nodes keyed most recently
+
+
+def key(node) -> str:
+    """``dump(node)``, a key that two nodes share when they are the same but for spans; kept for
+    the nodes asked most recently (the facts key the same index expressions again and again)."""
+    hit = _KEYS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    if len(_KEYS) > 50_000:
+        _KEYS.clear()
+    text = dump(node)
+    _KEYS[id(node)] = (node, text)
+    return text
+
+
 def _fmt(value) -> str:
     if isinstance(value, _TYPES):
         return f"'{value}'"

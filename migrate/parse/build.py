@@ -6,6 +6,7 @@ the builder never raises on user input.
 """
 from __future__ import annotations
 
+import ctypes
 import re
 from pathlib import Path
 
@@ -57,11 +58,41 @@ def function_model_name(spelling: str) -> str:
     return "operator_op"
 
 
+_FILE, _LINE, _COL = ci.c_object_p(), ctypes.c_uint(), ctypes.c_uint()
+_WHERE = (ctypes.byref(_FILE), ctypes.byref(_LINE), ctypes.byref(_COL), None)
+#: the unit whose file names are kept, and its file handles' names: a handle is a pointer into
+#: its unit, which another unit may reuse once this one is gone (the unit is held meanwhile)
+_FILE_NAMES: list = [None, {}]
+
+
+def _place(location, names: dict | None) -> tuple[str | None, int, int]:
+    """(file or None, line, column) of a source location: one libclang call, the file's name
+    kept per handle in ``names`` (cindex asks libclang again for every property)."""
+    ci.conf.lib.clang_getInstantiationLocation(location, *_WHERE)
+    key = ctypes.cast(_FILE, ctypes.c_void_p).value
+    if key is None:
+        return None, _LINE.value, _COL.value
+    name = names.get(key) if names is not None else None
+    if name is None:
+        name = ci.File(_FILE).name
+        if names is not None:
+            names[key] = name
+    return name, _LINE.value, _COL.value
+
+
 def span_of(cursor: ci.Cursor) -> Span:
-    start, end = cursor.extent.start, cursor.extent.end
-    file = start.file.name if start.file else (cursor.location.file.name if cursor.location.file else "")
-    line, col = (start.line, start.column) if start.file else (cursor.location.line, cursor.location.column)
-    return Span(file, line, col, end.line if end.file else line, end.column if end.file else col)
+    lib = ci.conf.lib
+    tu = getattr(cursor, "_tu", None)
+    if tu is not None and _FILE_NAMES[0] is not tu:
+        _FILE_NAMES[:] = [tu, {}]
+    names = _FILE_NAMES[1] if tu is not None else None
+    extent = lib.clang_getCursorExtent(cursor)
+    file, line, col = _place(lib.clang_getRangeStart(extent), names)
+    end_file, end_line, end_col = _place(lib.clang_getRangeEnd(extent), names)
+    if file is None:
+        file, line, col = _place(lib.clang_getCursorLocation(cursor), names)
+        file = file or ""
+    return Span(file, line, col, end_line if end_file else line, end_col if end_file else col)
 
 
 class SourceText:

@@ -681,25 +681,37 @@ def _assignments(fn: ci.Cursor) -> dict[str, list[int]]:
     found = kept.get(fn.hash)
     if found is not None:
         return found
-    tokens = [(t.spelling, t.extent.start.offset) for t in fn.get_tokens()]
+    start, end = fn.extent.start, fn.extent.end
     out: dict[str, list[int]] = {}
-
-    def name_at(j):
-        return j >= 0 and j < len(tokens) and (tokens[j][0][:1].isalpha() or tokens[j][0][:1] == "_")
-
-    for i, (t, offset) in enumerate(tokens):
-        if t in _ASSIGNING:
-            j = i - 1
-            if j >= 2 and tokens[j][0] in ("x", "y", "z") and tokens[j - 1][0] == ".":
-                j -= 2  # v.x = ...
-            if name_at(j):
-                out.setdefault(tokens[j][0], []).append(offset)
-        elif t in ("++", "--"):
-            for j in (i - 1, i + 1):
-                if name_at(j):
-                    out.setdefault(tokens[j][0], []).append(offset)
+    if start.file is None or end.file is None or start.file.name != end.file.name:
+        kept[fn.hash] = out
+        return out
+    # the function's text with comments and literals blanked (latin-1: one character a byte, so
+    # offsets are libclang's); reading tokens through libclang cost a second per thousand lines
+    text = _masked(start.file.name)[start.offset:end.offset]
+    for match in _ASSIGNMENT.finditer(text):
+        group = "op" if match.group("name") else "inc" if match.group("before") else "dec"
+        name = match.group("name") or match.group("before") or match.group("after")
+        if group == "op" and name in ("x", "y", "z") and text[max(0, match.start() - 64):match.start()].rstrip().endswith("."):
+            continue  # a[i].x = ...: what is assigned is no name (v.x = ... matched at v)
+        out.setdefault(name, []).append(start.offset + match.start(group))
     kept[fn.hash] = out
     return out
+
+
+_ASSIGNMENT = re.compile(  # v = ..., v.x op= ..., v++, --v: the name, and where its operator is
+    r"(?<!\w)(?P<name>[A-Za-z_]\w*)(?:\s*\.\s*[xyz])?\s*(?P<op><<=|>>=|\+=|-=|\*=|/=|%=|&=|\|=|\^=|=(?!=))"
+    r"|(?<!\w)(?P<before>[A-Za-z_]\w*)\s*(?P<inc>\+\+|--)"
+    r"|(?P<dec>\+\+|--)\s*(?P<after>[A-Za-z_]\w*)")
+
+
+def _masked(path: str) -> str:
+    from ..runtime.source import mask_source
+    try:
+        data = Path(path).read_bytes().decode("latin-1")
+    except OSError:
+        return ""
+    return mask_source(data)
 
 
 def _reassigned(var: ci.Cursor) -> bool:

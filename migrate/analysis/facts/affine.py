@@ -22,7 +22,7 @@ def _is_int(t) -> bool:
 
 
 def atom_key(e) -> str:
-    return m.dump(e)
+    return m.key(e)
 
 
 def linear_form(e) -> tuple[dict[str, tuple[int, m.Expr]], int] | None:

@@ -551,7 +551,7 @@ def _const_split(e) -> tuple[str, int, int]:
     stride = 1
     if isinstance(e, m.Binary) and e.op == "*" and isinstance(strip_casts(e.rhs), m.IntLit):
         stride = strip_casts(e.rhs).value
-    return m.dump(e), const, stride
+    return m.key(e), const, stride
 
 
 def _field_offsets(indices) -> tuple[int, frozenset] | None:
