@@ -282,14 +282,19 @@ value = 16
 """
 
 
-def test_pointers_assigned_views_after_their_declaration_move_as_offsets_and_check_equal(tmp_path):
-    (tmp_path / "k.cu").write_text(ASSIGNED_LATER)
-    (tmp_path / "k.toml").write_text(ASSIGNED_LATER_SPEC)
+def _checked(tmp_path, source: str, spec: str):
+    """``source`` converted with ``spec`` beside it and checked on the CPU: (its report's
+    kernels, the module's text)."""
+    (tmp_path / "k.cu").write_text(source)
+    (tmp_path / "k.toml").write_text(spec)
     out = tmp_path / "out"
     assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    kernels = json.loads((out / "report.json").read_text())["kernels"]
+    return json.loads((out / "report.json").read_text())["kernels"], (out / "k.py").read_text()
+
+
+def test_pointers_assigned_views_after_their_declaration_move_as_offsets_and_check_equal(tmp_path):
+    kernels, text = _checked(tmp_path, ASSIGNED_LATER, ASSIGNED_LATER_SPEC)
     assert {k["kernel"]: k["form"] for k in kernels} == {"slice_sum": "tile", "pick_row": "tile"}
-    text = (out / "k.py").read_text()
     assert "end_off - start_off" in text
     assert [k["check"]["status"] for k in kernels] == ["pass", "pass"], [k["check"]["message"] for k in kernels]
 
@@ -471,16 +476,12 @@ value = 60
 
 
 def test_pointers_into_several_buffers_keep_which_one_and_check_equal(tmp_path):
-    (tmp_path / "k.cu").write_text(SEVERAL)
-    (tmp_path / "k.toml").write_text(SEVERAL_SPEC)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    report, text = _checked(tmp_path, SEVERAL, SEVERAL_SPEC)
+    kernels = {k["kernel"]: k for k in report}
     assert set(kernels) == {"join", "sweeps", "two_passes", "walk"}
     for name, k in kernels.items():
         assert k["form"] != "unsupported", (name, k["reason"])
         assert k["check"]["status"] == "pass", (name, k["check"]["message"])
-    text = (out / "k.py").read_text()
     # a read picks its buffer; a store through a pointer into two buffers is a branch per buffer
     # (the swap's pointers are per-thread arrays: each thread swaps its own, once)
     assert "T.if_then_else(in__buf[tx] == 0, a[in__off[tx] + (i[tx] - 1)], b[in__off[tx] + (i[tx] - 1)])" in text
