@@ -342,10 +342,18 @@ class ModelBuilder:
         self.overloads = overloads or {}
         self.called: list[str] = []
         self.deduced: dict[int, m.CType] = {}  # a template's auto local (by its cursor's hash) -> type
+        self._types: dict[tuple, m.CType] = {}  # clang type -> model type (type_of)
 
     # -- helpers ----------------------------------------------------------------------------
     def type_of(self, cursor: ci.Cursor) -> m.CType:
-        return convert_type(cursor.type, self.template_names)
+        t = cursor.type
+        # a clang type is its kind and two pointers into its unit, which this builder's unit
+        # holds while it runs: the same three name the same type (most expressions share a few)
+        key = (t._kind_id, t.data[0], t.data[1])
+        known = self._types.get(key)
+        if known is None:
+            known = self._types[key] = convert_type(t, self.template_names)
+        return known
 
     def unsupported_stmt(self, cursor: ci.Cursor, code: str, what: str) -> m.UnsupportedStmt:
         span = span_of(cursor)
