@@ -57,7 +57,8 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 snapshots[node.name] = m.VarDecl(at, otype, "local", False, alias.offset, node.span)
                 alias = Alias(alias.buffer, m.Ref(at, "local", otype, node.span))
             aliases[node.name] = alias
-    if not aliases and not any(_deref_view(n, buffers, aliases) for n in m.walk(fn.body) if fn.body):
+    if not aliases and not any(_deref_view(n, buffers, aliases) or _address_arg(n, buffers, aliases)
+                               for n in m.walk(fn.body) if fn.body):
         return fn, aliases, unresolved
 
     class Fold(Transformer):
@@ -84,6 +85,9 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             return node
 
         def leave_Call(self, node):  # atomicAdd(p, v) on a view p: atomicAdd(&x[off], v)
+            address = _address_arg(node, buffers, aliases)
+            if address is not None:  # atomicAdd(x + i * w + j, v), __ldg(x + off): &x[i * w + j]
+                return dataclasses.replace(node, args=(address,) + node.args[1:])
             if node.kind == "atomic" and node.args and isinstance(node.args[0], m.Ref) \
                     and node.args[0].name in aliases:
                 p = node.args[0]
@@ -104,6 +108,26 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     decls = {n.name: n for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
     unresolved += [decls[name] for name in sorted(left) if name in decls]
     return folded, aliases, unresolved
+
+
+_LOADS = ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv")
+
+
+def _address_arg(node, buffers, aliases) -> m.Unary | None:
+    """``&x[off]`` for the address an atomic or a cache-hinted load is given as pointer
+    arithmetic on a buffer (``atomicAdd(d + INSTANCES * gx + gy, c)``, ``__ldg(X + offset + i)``),
+    the form every pass reads as an element; None for any other call or argument."""
+    if not (isinstance(node, m.Call) and node.args and (node.kind == "atomic" or node.callee in _LOADS)):
+        return None
+    arg = node.args[0]
+    if not (isinstance(arg, m.Binary) and arg.op in ("+", "-") and isinstance(arg.type, m.Pointer)):
+        return None
+    alias = _as_alias(arg, buffers, aliases)
+    if alias is None or alias.offset is None:
+        return None
+    pointee = arg.type.pointee
+    ref = m.Ref(alias.buffer, buffers[alias.buffer], m.Pointer(pointee), arg.span)
+    return m.Unary("&", m.Index(ref, alias.offset, pointee, arg.span), False, arg.type, arg.span)
 
 
 def _assigned_after(body) -> dict[str, set[str]]:

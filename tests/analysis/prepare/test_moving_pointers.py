@@ -10,7 +10,7 @@ import pytest
 from migrate.analysis.prepare.moving_pointers import moving_pointers
 from migrate.cli import main
 from migrate.ir import model as m
-from tests.analysis.support import nodes, unit
+from tests.analysis.support import converted, nodes, unit
 
 TRANSPOSE = """
 #include <cuda_runtime.h>
@@ -285,11 +285,8 @@ value = 16
 def _checked(tmp_path, source: str, spec: str):
     """``source`` converted with ``spec`` beside it and checked on the CPU: (its report's
     kernels, the module's text)."""
-    (tmp_path / "k.cu").write_text(source)
-    (tmp_path / "k.toml").write_text(spec)
-    out = tmp_path / "out"
-    assert main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
-    return json.loads((out / "report.json").read_text())["kernels"], (out / "k.py").read_text()
+    out, kernels = converted(tmp_path, source, spec)
+    return kernels, (out / "k.py").read_text()
 
 
 def test_pointers_assigned_views_after_their_declaration_move_as_offsets_and_check_equal(tmp_path):

@@ -189,3 +189,93 @@ def test_a_row_reached_through_a_byte_offset_is_a_view_pitch_over_element_size_o
     assert isinstance(off, m.Binary) and off.op == "/" and off.rhs.value == 4
     out, kernels = converted(tmp_path, PITCHED, PITCHED_SPEC)
     assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"scale_rows": "pass", "row_sums": "pass"}
+
+
+#: addresses given to an atomic and to a cache-hinted load as pointer arithmetic on a buffer, the
+#: way all-pairs-distance and channelShuffle write them
+ADDRESSES = """
+#include <cuda_runtime.h>
+#define INSTANCES 16
+__global__ void pairs(const unsigned char* a, int* distance, int n)
+{
+    int gx = blockIdx.x;
+    int gy = threadIdx.x;
+    int count = 0;
+    for (int k = 0; k < n; k++) count += a[gx * n + k] != a[gy * n + k];
+    atomicAdd(distance + INSTANCES * gx + gy, count);
+}
+__global__ void shuffle(const float* X, float* Y, int C, int G, int HxW)
+{
+    const int K = C / G;
+    int offset = threadIdx.x;
+    int n = blockIdx.y, c = blockIdx.x;
+    int g = c % G, k = c / G;
+    if (offset < HxW)
+        Y[(n * C + c) * HxW + offset] = __ldg(X + (n * C + g * K + k) * HxW + offset);
+}
+"""
+
+ADDRESSES_SPEC = """
+[[kernel]]
+name = "pairs"
+grid = [16, 1, 1]
+block = [16, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "a"
+buffer = "uint8"
+elements = 256
+role = "in"
+range = [0, 3]
+[[kernel.args]]
+name = "distance"
+buffer = "int32"
+elements = 256
+role = "inout"
+range = [0, 5]
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 16
+[[kernel]]
+name = "shuffle"
+grid = [6, 2, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "X"
+buffer = "float32"
+elements = 600
+role = "in"
+range = [-2.0, 2.0]
+[[kernel.args]]
+name = "Y"
+buffer = "float32"
+elements = 600
+role = "out"
+[[kernel.args]]
+name = "C"
+scalar = "int32"
+value = 6
+[[kernel.args]]
+name = "G"
+scalar = "int32"
+value = 2
+[[kernel.args]]
+name = "HxW"
+scalar = "int32"
+value = 50
+"""
+
+
+def test_an_address_given_as_pointer_arithmetic_is_the_element_it_names(tmp_path):
+    fn, _aliases, _left = pointer_aliases(unit(tmp_path, ADDRESSES).kernel("pairs"))
+    (call,) = [c for c in nodes(fn, m.Call) if c.callee == "atomicAdd"]
+    target = call.args[0]
+    assert isinstance(target, m.Unary) and target.op == "&" and isinstance(target.operand, m.Index)
+    assert target.operand.base.name == "distance"
+    (tmp_path / "conv").mkdir()
+    _out, kernels = converted(tmp_path / "conv", ADDRESSES, ADDRESSES_SPEC)
+    for k in kernels:
+        assert k["form"] != "unsupported", (k["kernel"], k["reason"])
+        assert k["check"]["status"] == "pass", (k["kernel"], k["check"]["message"])
