@@ -79,7 +79,8 @@ def serve(argv: list[str], handle) -> int:
         _save(f"{result_path}.{i}", entry)
         results[run["key"]] = {"status": DONE, "file": f"{result_path}.{i}"}
         _save(result_path, results)
-    _save(result_path, results)  # the runs taken after the last one done here
+    if claims is not None:
+        _save(result_path, results)  # the runs taken after the last one done here
     return 0
 
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 from migrate.compat.table import ROWS
 from migrate.compat.table import SECTIONS as ROW_SECTIONS
 
+#: Cache-hinted loads: each reads the element its address names, as a plain load would.
+CACHED_LOADS = ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv")
+
 #: Sections of CUDA API without compat rows.
 API_WITHOUT_ROWS: dict[str, str] = {
     "warp": """

@@ -12,6 +12,7 @@ called, which evaluates each argument once.
 from __future__ import annotations
 
 from ..analysis.facts.bounds import nonneg_locals
+from ..compat.catalog import CACHED_LOADS
 from ..ir import model as m
 from ..ir.loops import DIMS, KernelPlan
 from ..ir.names import template_param_name
@@ -91,7 +92,6 @@ def _type_params_from_arguments(fn: m.Function, printed: list[str], names: dict[
 #: Calls that an expression function may make besides other expression functions: values of their
 #: arguments alone (math, conversions, scalar constructors) and loads.
 _EXPRESSION_CALLS = ("math", "conversion", "constructor")
-_LOADS = ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv")
 
 
 def expression_functions(device: dict[str, m.Function], taken) -> dict[str, str]:
@@ -133,7 +133,7 @@ def _expression_body(fn: m.Function) -> bool:
                 or isinstance(n, m.Binary) and n.op == ",":
             return False
         if isinstance(n, m.Call) and n.kind != "device" and not (
-                n.kind in _EXPRESSION_CALLS and isinstance(n.type, m.Scalar) or n.kind == "memory" and n.callee in _LOADS):
+                n.kind in _EXPRESSION_CALLS and isinstance(n.type, m.Scalar) or n.kind == "memory" and n.callee in CACHED_LOADS):
             return False
     return True
 

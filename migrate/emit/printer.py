@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from .. import dtypes as _dtypes
 from ..analysis.facts.bounds import nonneg
 from ..analysis.facts.calls import reads_memory
+from ..compat.catalog import CACHED_LOADS
 from ..ir import model as m
 from ..ir.exprs import const_value, strip_casts
 from ..ir.loops import NoTileLangForm
@@ -585,7 +586,7 @@ class ExprPrinter:
             return f"{callee}({', '.join(args)})", _PREC["atom"]
         if e.kind == "atomic":
             return self.atomic(e, value)
-        if e.kind == "memory" and name in ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv"):
+        if e.kind == "memory" and name in CACHED_LOADS:
             return self.expr(_deref(e.args[0]))
         if e.kind == "sync":
             if not self.scope.simt:

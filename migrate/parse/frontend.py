@@ -670,9 +670,6 @@ def _dim3_value(cursor: ci.Cursor, depth: int = 0):
     return None
 
 
-_ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
-
-
 def _assignments(fn: ci.Cursor) -> dict[str, list[int]]:
     """Where names are assigned in a function's text (``v = ...``, ``v.x = ...``, ``v += ...``,
     ``++v``): name -> the offsets of the assigning tokens. Kept on the function's translation
@@ -688,7 +685,11 @@ def _assignments(fn: ci.Cursor) -> dict[str, list[int]]:
         return out
     # the function's text with comments and literals blanked (latin-1: one character a byte, so
     # offsets are libclang's); reading tokens through libclang cost a second per thousand lines
-    text = _masked(start.file.name)[start.offset:end.offset]
+    masked = fn._tu.__dict__.setdefault("_c2t_masked", {})  # file -> its masked text, read once a unit
+    path = start.file.name
+    if path not in masked:
+        masked[path] = _masked(path)
+    text = masked[path][start.offset:end.offset]
     for match in _ASSIGNMENT.finditer(text):
         group = "op" if match.group("name") else "inc" if match.group("before") else "dec"
         name = match.group("name") or match.group("before") or match.group("after")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...compat.catalog import CACHED_LOADS
 from ...dtypes import SIZES
 from ...ir import model as m
 from ...ir.exprs import assigned_names
@@ -110,14 +111,11 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     return folded, aliases, unresolved
 
 
-_LOADS = ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv")
-
-
 def _address_arg(node, buffers, aliases) -> m.Unary | None:
     """``&x[off]`` for the address an atomic or a cache-hinted load is given as pointer
     arithmetic on a buffer (``atomicAdd(d + INSTANCES * gx + gy, c)``, ``__ldg(X + offset + i)``),
     the form every pass reads as an element; None for any other call or argument."""
-    if not (isinstance(node, m.Call) and node.args and (node.kind == "atomic" or node.callee in _LOADS)):
+    if not (isinstance(node, m.Call) and node.args and (node.kind == "atomic" or node.callee in CACHED_LOADS)):
         return None
     arg = node.args[0]
     if not (isinstance(arg, m.Binary) and arg.op in ("+", "-") and isinstance(arg.type, m.Pointer)):
