@@ -437,6 +437,9 @@ def cmd_convert(args) -> int:
                         std=args.std or "c++17", max_file_size=args.max_file_size)
 
     parts = includers([src.path for src in files])  # kernels.cu #included by main.cu: parsed in its place
+    # the folder given on the command line that holds each file: a header a file's includes miss
+    # is looked for in the program's folders inside it, never above (parse.header_search)
+    roots = {str(src.path.resolve()): str(src.path.resolve().parents[len(src.rel.parts) - 1]) for src in files}
 
     def options_for(path: Path, seen: frozenset = frozenset()) -> ParseOptions:
         key = str(Path(path).resolve())
@@ -449,11 +452,11 @@ def cmd_convert(args) -> int:
             return dataclasses.replace(outer, context=context, outer_contexts=chain)
         flags = compdb.get(str(path.resolve()))
         if flags is None:
-            return base
+            return dataclasses.replace(base, root=roots.get(key))
         return ParseOptions(include_dirs=base.include_dirs + flags.include_dirs,
                             defines=flags.defines + base.defines,
                             std=args.std or flags.std or "c++17", extra_args=flags.extra,
-                            max_file_size=base.max_file_size)
+                            max_file_size=base.max_file_size, root=roots.get(key))
 
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     jobs = min(jobs, max(1, len(files)))
@@ -493,15 +496,27 @@ def cmd_convert(args) -> int:
 
     from .programs import find_programs
     base_dir = files[0].path.parents[len(files[0].rel.parts) - 1] if files else Path.cwd()
+    # the program's folders that held headers no -I folder did (M1008), per converted file
+    found_dirs = {str(src.rel): parsed[src.path].found_include_dirs for src in files}
+
+    def built_with(path: Path, rels=()) -> ParseOptions:
+        """``path``'s options with the folders the conversion of ``rels`` (its own by default)
+        found headers in, so that a check builds the original as it was read."""
+        options = options_for(path)
+        rels = rels or [str(src.rel) for src in files if src.path == path]
+        extra = tuple(d for rel in rels for d in found_dirs.get(rel, ()) if d not in options.include_dirs)
+        return dataclasses.replace(options, include_dirs=options.include_dirs + tuple(dict.fromkeys(extra)))
+
     programs = []
     for prog in find_programs([(src.path, str(src.rel)) for src in files], args.compdb, include_dirs=args.include_dirs):
         item = prog.to_json(base_dir)
-        flags = options_for(prog.main)  # the build's flags of its main unit, so a later check builds the same program
+        # the build's flags of its main unit, so a later check builds the same program
+        flags = built_with(prog.main, prog.files)
         item["build"] = {"include_dirs": list(flags.include_dirs), "defines": list(flags.defines)}
         programs.append(item)
         if prog.problem:
             err.print(f"migrate: warning: M9003: {prog.problem}", markup=False)
-    build = cv.build_record(files, options_for, base, args)  # OUT remembers how it was made
+    build = cv.build_record(files, options_for, base, args, found_dirs)  # OUT remembers how it was made
     if args.check:
         failed = _check_converted(args, out_dir, results, jobs, out, parsed, programs, build)
     else:

@@ -53,6 +53,12 @@ _CODES = [
     Code("M1007", Severity.ERROR, "file cannot be read",
          "The file could not be opened or decoded.",
          "Check the path and its permissions."),
+    Code("M1008", Severity.NOTE, "header found in the program's folders",
+         "An #include reached neither a file beside its includer nor one in a -I folder, and the "
+         "program's own tree holds exactly one nearest copy (a sibling include/ folder, a library "
+         "shipped with the program): that copy was read, its folder searched as a -I folder.",
+         "Nothing to do when that is the header the build uses; else pass the right folder with -I "
+         "(or -p with compile_commands.json)."),
     # -- constructs the model does not represent -------------------------------------------------
     Code("M1101", Severity.ERROR, "unknown type",
          "A type used by the kernel is neither a CUDA/C++ builtin nor declared in the code the "

@@ -7,6 +7,7 @@ its worker is reported for that file (M4013, M4014, M9030).
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
@@ -191,9 +192,10 @@ class ModuleNames:
                          f"its module name {first.as_posix()} is another source's; written as {rel.as_posix()}")
 
 
-def build_record(files: list[SourceFile], options_for, base: ParseOptions, args) -> dict:
+def build_record(files: list[SourceFile], options_for, base: ParseOptions, args, found_dirs=None) -> dict:
     """How OUT was made (report.json ``build``): the tool's version, the sources, the options, the
-    command line's flags and each file's own (with its compile_commands.json entry's), include
+    command line's flags and each file's own (with its compile_commands.json entry's, and the
+    program's folders its headers were found in, ``found_dirs``: report file -> folders), include
     folders made absolute. ``migrate check/bench --from OUT`` compiles the originals with them
     (:mod:`migrate.runtime.flags`)."""
     from . import __version__
@@ -205,7 +207,13 @@ def build_record(files: list[SourceFile], options_for, base: ParseOptions, args)
     per_file = {}
     for src in files:
         options = options_for(src.path)
-        per_file[str(src.rel)] = dict(flags(options), compile_commands=options is not base)
+        # the conversion root each file is given (header search) is not a flag of the build
+        entry = dict(flags(options), compile_commands=dataclasses.replace(options, root=None)
+                     != dataclasses.replace(base, root=None))
+        for folder in (found_dirs or {}).get(str(src.rel), ()):
+            if folder not in entry["include_dirs"]:
+                entry["include_dirs"].append(folder)
+        per_file[str(src.rel)] = entry
     return {"tool": "cuda2tile", "version": __version__,
             "paths": [os.path.abspath(p) for p in args.paths], **flags(base),
             "compile_commands": os.path.abspath(args.compdb) if args.compdb else None,

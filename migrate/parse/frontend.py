@@ -5,6 +5,8 @@ as a :class:`ParsedFile` with coded diagnostics, and the kernels it could model.
 """
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 import time
 import traceback
@@ -17,6 +19,7 @@ from ..codes import Severity
 from ..diagnostics import Diagnostic, DiagnosticBag
 from ..ir.span import Span
 from . import clang as cl
+from . import header_search
 from ..ir import model as m
 from ..ir.names import fresh
 from .build import ModelBuilder, SourceText, convert_type, function_model_name, is_constant, \
@@ -51,6 +54,9 @@ class ParseOptions:
     #: the includer's own contexts, outermost first, where it is itself included (main.cu includes
     #: work.cu, which includes kernel.cu): their lines above each ``#include`` come first
     outer_contexts: tuple[tuple[str, int], ...] = ()
+    #: the folder being converted that holds the file: a header its includes miss is looked for
+    #: in the program's folders inside it (:mod:`.header_search`); None: not looked for
+    root: str | None = None
 
     def clang_args(self) -> list[str]:
         return cl.build_args(self.include_dirs, self.defines, self.std, self.arch, self.extra_args)
@@ -63,6 +69,9 @@ class ParsedFile:
     diagnostics: list[Diagnostic]
     #: kernel name -> the diagnostics inside it and inside the device functions it calls.
     by_kernel: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    #: folders of the program that held headers no -I folder did (M1008): the original's build
+    #: needs them too (:mod:`.header_search`)
+    found_include_dirs: tuple[str, ...] = ()
     seconds: float = 0.0
 
     def file_diagnostics(self) -> list[Diagnostic]:
@@ -124,10 +133,13 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
         return ParsedFile(path, _empty_unit(path), bag.items)
 
     context = _context_source(path, options.context, options.outer_contexts)
-    tu = _parse_with_missing_headers(path, options, bag, context)
+    found: list[str] = []
+    tu = _parse_with_missing_headers(path, options, bag, context, found)
     if tu is None:
         return ParsedFile(path, _empty_unit(path), bag.items)
-    return UnitBuilder(path, tu, bag, context[0] if context else None).build()
+    parsed = UnitBuilder(path, tu, bag, context[0] if context else None).build()
+    parsed.found_include_dirs = tuple(found)
+    return parsed
 
 
 def _context_source(path: str, context, outer=()) -> tuple[str, str] | None:
@@ -203,16 +215,19 @@ def includers(paths) -> dict[str, tuple[str, int]]:
 _SCAN_LIMIT = 256  # local headers read for their #includes, per file
 
 
-def _missing_includes(path: str, context, options: ParseOptions) -> dict[str, str]:
+def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[str, str], dict[str, Path]]:
     """Virtual path -> header for each ``#include`` of ``path`` (of its context, and of the local
-    headers they reach) that neither the includer's folder, nor a -I folder, nor the stubs hold:
-    both the path beside the includer and the stub path, as :func:`_parse_with_missing_headers`
-    registers them after clang misses them. Empty where the search cannot be told for sure (other
-    include flags, ``__has_include``, which an empty stand-in would answer wrongly)."""
+    headers they reach) that neither the includer's folder, nor a -I folder, nor the stubs, nor the
+    program's own folders (:mod:`.header_search`) hold: both the path beside the includer and the
+    stub path, as :func:`_parse_with_missing_headers` registers them after clang misses them; and
+    header -> the program's folder that holds it, to be searched as a -I folder. Empty where the
+    search cannot be told for sure (other include flags, ``__has_include``, which an empty
+    stand-in would answer wrongly)."""
     if any(a.startswith(("-I", "-isystem", "-iquote", "-idirafter", "--include")) for a in options.extra_args):
-        return {}
+        return {}, {}
     folders = [Path(d) for d in options.include_dirs] + [cl.STUB_INCLUDE_DIR]
     out: dict[str, str] = {}
+    searched: dict[str, Path] = {}
     todo = [(Path(path).resolve(), None)]
     if context:
         todo.append((Path(context[0]), context[1]))
@@ -228,7 +243,7 @@ def _missing_includes(path: str, context, options: ParseOptions) -> dict[str, st
             except OSError:
                 continue
         if "__has_include" in text:
-            return {}
+            return {}, {}
         for match in _INCLUDE.finditer(text):
             header = match.group(2).strip()
             # an <angled> include that lies beside the includer: clang includes it all the same
@@ -237,6 +252,13 @@ def _missing_includes(path: str, context, options: ParseOptions) -> dict[str, st
             found = next((d / header for d in where if (d / header).is_file()), None)
             if found is None and Path(header).is_absolute() and Path(header).is_file():
                 found = Path(header)
+            if found is None and options.root is not None:
+                folder = header_search.find_include_dir(header, file, Path(options.root))
+                if folder is not None:
+                    line = text.count("\n", 0, match.start()) + 1
+                    searched.setdefault(header, (folder, file, line))
+                    folders.insert(len(folders) - 1, folder)  # before the stubs, as a -I folder
+                    found = folder / header
             if found is not None:
                 if not found.resolve().is_relative_to(cl.STUB_INCLUDE_DIR.resolve()):
                     todo.append((found.resolve(), None))
@@ -246,7 +268,7 @@ def _missing_includes(path: str, context, options: ParseOptions) -> dict[str, st
             for virtual in ((file.parent / header).resolve(), cl.STUB_INCLUDE_DIR / header):
                 if not virtual.exists():  # never in place of a file that is there
                     out[str(virtual)] = header
-    return out
+    return out, searched
 
 
 def _report_predicted(tu, predicted: dict[str, str], path: str, context, bag: DiagnosticBag) -> None:
@@ -275,14 +297,28 @@ def _report_predicted(tu, predicted: dict[str, str], path: str, context, bag: Di
         bag.add("M1005", span, f"header '{header}' not found; read as empty (pass its folder with -I)")
 
 
-def _parse_with_missing_headers(path: str, options: ParseOptions, bag: DiagnosticBag, context=None):
+def _parse_with_missing_headers(path: str, options: ParseOptions, bag: DiagnosticBag, context=None,
+                                found: list[str] | None = None):
     """Parse; a missing #include is read as an empty file (M1005) and parsing retried. With a
-    ``context`` (:func:`_context_source`), that virtual file is the one parsed."""
-    args = options.clang_args()
+    ``context`` (:func:`_context_source`), that virtual file is the one parsed. The program's
+    folders searched for headers (M1008) are added to ``found``."""
     unsaved: dict[str, str] = dict([context]) if context else {}
     # headers no folder holds, found before parsing (clang stops at the first one it misses, and
     # each would cost a parse more); those clang then includes are reported as it would have
-    predicted = _missing_includes(path, context, options)
+    predicted, searched = _missing_includes(path, context, options)
+    if searched:
+        folders = tuple(dict.fromkeys(str(f) for f, _file, _line in searched.values()))
+        options = dataclasses.replace(options, include_dirs=options.include_dirs + folders)
+        if found is not None:
+            found.extend(folders)
+        for header, (folder, file, line) in searched.items():
+            if context and str(file) == context[0]:
+                continue  # the includer's own header: its conversion reports it
+            shown = os.path.relpath(folder, file.parent)
+            bag.add("M1008", Span.point(str(file), line),
+                    f"header '{header}' is not beside its includer nor in a -I folder: read from "
+                    f"'{shown}', the program's folder that holds it (pass -I to choose another)")
+    args = options.clang_args()
     for virtual in predicted:
         unsaved[virtual] = ""
     for _attempt in range(16):
