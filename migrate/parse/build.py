@@ -58,6 +58,25 @@ def function_model_name(spelling: str) -> str:
     return "operator_op"
 
 
+def method_model_name(definition: ci.Cursor, functions: dict[str, ci.Cursor], model_names: dict[str, str]) -> str:
+    """The name the method ``definition`` of a struct is modelled under, as a device function
+    whose first parameter is the object (``Projectile_getangle``), registered in ``functions``
+    (model name -> cursor) and ``model_names`` (USR -> model name) on first use; a name another
+    function holds gets a number."""
+    usr = definition.get_usr()
+    if usr in model_names:
+        return model_names[usr]
+    record = re.sub(r"\W+", "_", _bare(definition.semantic_parent.spelling or "struct")).strip("_")
+    base = f"{record}_{function_model_name(definition.spelling)}"
+    name, n = base, 1
+    while name in functions:
+        n += 1
+        name = f"{base}_{n}"
+    functions[name] = definition
+    model_names[usr] = name
+    return name
+
+
 _FILE, _LINE, _COL = ci.c_object_p(), ctypes.c_uint(), ctypes.c_uint()
 _WHERE = (ctypes.byref(_FILE), ctypes.byref(_LINE), ctypes.byref(_COL), None)
 #: the unit whose file names are kept, and its file handles' names: a handle is a pointer into
@@ -170,7 +189,7 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
 #: (a method call is refused where it is made; a constructor marks the type ``initialised``)
 _BESIDE_FIELDS = frozenset({K.CXX_ACCESS_SPEC_DECL, K.PACKED_ATTR, K.ALIGNED_ATTR, K.CONSTRUCTOR, K.DESTRUCTOR,
                             K.CXX_METHOD, K.FUNCTION_TEMPLATE, K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL,
-                            K.ENUM_DECL, K.VAR_DECL, K.STATIC_ASSERT})
+                            K.ENUM_DECL, K.VAR_DECL, K.STATIC_ASSERT, K.FRIEND_DECL})
 
 
 def _plain_fields(ctype: ci.Type) -> list | None:
@@ -333,10 +352,16 @@ class ModelBuilder:
     """Builds the model of one function; collects diagnostics into ``bag``."""
 
     def __init__(self, bag: DiagnosticBag, text: SourceText, user_functions: dict[str, ci.Cursor],
-                 template_names: frozenset[str] = frozenset(), overloads: dict | None = None) -> None:
+                 template_names: frozenset[str] = frozenset(), overloads: dict | None = None,
+                 model_names: dict[str, str] | None = None, this_type: m.CType | None = None) -> None:
         self.bag = bag
         self.text = text
         self.user_functions = user_functions
+        # USR -> model name of the unit's functions named apart (overloads, methods): shared with
+        # the unit, which models each function a call reaches under that name
+        self.model_names = model_names if model_names is not None else {}
+        # in a method of a struct: the struct's type, which ``this_`` (its first parameter) refers to
+        self.this_type = this_type
         self.template_names = template_names
         # name -> ((USR, model name, parameter count), ...) of user functions defined more than once
         self.overloads = overloads or {}
@@ -660,8 +685,10 @@ class ModelBuilder:
     def expr_MEMBER_REF_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         kids = list(cursor.get_children())
         span = span_of(cursor)
-        if not kids:
-            return self.unsupported_expr(cursor, "M1206", f"implicit member access '{cursor.spelling}'")
+        if not kids or kids[0].kind == K.CXX_THIS_EXPR:  # a field in a method: this_.field
+            if self.this_type is None:
+                return self.unsupported_expr(cursor, "M1206", f"implicit member access '{cursor.spelling}'")
+            return m.Member(self._this(span), cursor.spelling, False, self.type_of(cursor), span)
         base = self.expr(kids[0])
         if isinstance(base, m.Builtin) and base.dim is None and base.var != "warpSize":
             return m.Builtin(base.var, cursor.spelling, m.Scalar("uint32"), span)
@@ -790,12 +817,22 @@ class ModelBuilder:
             operator = _OPERATOR_NAME.match(method)
             if obj_kids and operator:
                 return self._operator(operator.group(1), (self.expr(obj_kids[0]),) + args, ctype, span, cursor)
+            call = self._method_call(target, obj_kids, args, ctype, span)
+            if call is not None:
+                return call
             if not obj_kids:
                 return self.unsupported_expr(cursor, "M1206", f"call of member '{method}' is not modelled")
             return m.MethodCall(self.expr(obj_kids[0]), method, args, ctype, span)
         name, decl, template_args = self._resolve_callee(cursor, callee)
         if name is None:
             return self.unsupported_expr(cursor, "M1209", "call through a function pointer")
+        if decl is not None and decl.kind == K.CXX_METHOD and decl.is_static_method():
+            definition = decl.get_definition()  # Block::rotl(x, 16): a device function of its own
+            if definition is not None and not cl.is_prelude_file(
+                    definition.location.file.name if definition.location.file else None):
+                name = method_model_name(definition, self.user_functions, self.model_names)
+                self.called.append(name)
+                return m.Call(name, args, "device", template_args, ctype, span)
         operator = _OPERATOR_NAME.match(name.rsplit("::", 1)[-1])
         if operator:
             return self._operator(operator.group(1), args, ctype, span, cursor, decl)
@@ -811,6 +848,43 @@ class ModelBuilder:
                                                               f"'{short}' is not resolved here")
             self.called.append(name)
         return m.Call(name, args, kind, template_args, ctype, span)
+
+    def _this(self, span: Span) -> m.Ref:
+        return m.Ref("this_", "param", m.Reference(self.this_type), span)
+
+    def _method_call(self, target: ci.Cursor, obj_kids: list, args: tuple, ctype: m.CType,
+                     span: Span) -> m.Call | None:
+        """A call of a method of one of the project's structs (``obj[i].get()``, ``p->set(v)``,
+        ``get()`` inside another method) as a call of the device function the method is
+        modelled as (:func:`method_model_name`), the object its first argument (``this_``, a
+        reference); None for any other member call."""
+        decl = target.referenced
+        if decl is None or decl.kind != K.CXX_METHOD:
+            return None
+        definition = decl.get_definition()
+        if decl.is_static_method() and definition is not None and \
+                not cl.is_prelude_file(definition.location.file.name if definition.location.file else None):
+            name = method_model_name(definition, self.user_functions, self.model_names)  # obj.f(x), f static
+            self.called.append(name)
+            return m.Call(name, args, "device", (), ctype, span)
+        if decl.is_static_method():
+            return None
+        if definition is None or cl.is_prelude_file(definition.location.file.name if definition.location.file else None):
+            return None
+        record = convert_type(definition.semantic_parent.type, self.template_names)
+        if not isinstance(record, m.Vector):
+            return None
+        if obj_kids and obj_kids[0].kind != K.CXX_THIS_EXPR:
+            obj = self.expr(obj_kids[0])
+            if isinstance(obj.type, m.Pointer):  # p->set(v): the object p points to
+                obj = m.Index(obj, m.IntLit(0, "0", m.Scalar("int32"), span), record, span)
+        elif self.this_type is not None:
+            obj = self._this(span)
+        else:
+            return None
+        name = method_model_name(definition, self.user_functions, self.model_names)
+        self.called.append(name)
+        return m.Call(name, (obj,) + args, "device", (), ctype, span)
 
     def _overload(self, name: str, decl: ci.Cursor | None, nargs: int) -> str | None:
         """The model name of the definition a call reaches where ``name`` is overloaded: by the

@@ -538,8 +538,13 @@ class UnitBuilder:
                 elif child.kind == K.TEMPLATE_TEMPLATE_PARAMETER:
                     self.bag.add("M1206", span_of(child), "template template parameters are not modelled")
         names = frozenset(p.name for p in template_params)
-        builder = ModelBuilder(self.bag, self.text, self.functions, names, self.overloads)
         params = []
+        this_type = None
+        if cursor.kind == K.CXX_METHOD and not cursor.is_static_method():  # a device function of the object (this_)
+            this_type = convert_type(cursor.semantic_parent.type, names)
+            params.append(m.Param("this_", m.Reference(this_type), cursor.is_const_method(), span_of(cursor)))
+        builder = ModelBuilder(self.bag, self.text, self.functions, names, self.overloads, self.model_names,
+                               this_type)
         body = None
         for child in cursor.get_children():
             if child.kind == K.PARM_DECL:

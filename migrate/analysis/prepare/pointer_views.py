@@ -67,8 +67,12 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             base = node.base
             if isinstance(base, m.Ref) and base.name in aliases:
                 alias = aliases[base.name]
-                index = node.index if alias.offset is None else m.Binary(
-                    "+", alias.offset, node.index, node.index.type, node.span)
+                if alias.offset is None:
+                    index = node.index
+                elif isinstance(node.index, m.IntLit) and node.index.value == 0:  # p[0], *p, p->x: the offset
+                    index = alias.offset
+                else:
+                    index = m.Binary("+", alias.offset, node.index, node.index.type, node.span)
                 return dataclasses.replace(node, base=dataclasses.replace(base, name=alias.buffer,
                                                                           kind=buffers[alias.buffer]),
                                            index=index)

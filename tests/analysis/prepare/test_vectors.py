@@ -128,9 +128,10 @@ def test_a_plain_struct_of_one_scalar_type_is_a_vector_of_its_fields(tmp_path):
     assert stores == {("c", 0), ("c", 1)}  # c[i*2 + 0] = r_re; c[i*2 + 1] = r_im
 
 
-def test_mixed_fields_are_a_record_and_a_method_call_is_named(tmp_path):
+def test_mixed_fields_are_a_record_and_a_method_call_is_a_call_of_its_device_function(tmp_path):
     """Mixed field types: lanes of their own dtypes in words of the widest field (test_records.py);
-    a struct with methods has its fields' lanes, and a call of a method is refused by name."""
+    a struct with methods has its fields' lanes, and a call of a method is a call of the device
+    function it is modelled as, the object its first argument (tests/parse/test_struct_methods.py)."""
     u = unit(tmp_path, STRUCTS + """
         __global__ void k(const Mixed* m, const WithMethod* w, float* y) { y[0] = m[0].v + w[0].sum(); }
     """)
@@ -138,8 +139,9 @@ def test_mixed_fields_are_a_record_and_a_method_call_is_named(tmp_path):
     mixed = fn.params[0].type.pointee
     assert isinstance(mixed, m.Vector) and len(set(mixed.lane_dtypes)) > 1 and mixed.words
     assert fn.params[1].type.pointee == m.Vector("WithMethod", "float32", 2, ("a", "b"))
-    with pytest.raises(VectorError, match="call of the method 'sum' of 'WithMethod'"):
-        scalarize_vectors(fn)
+    (call,) = [n for n in m.walk(fn.body) if isinstance(n, m.Call) and n.kind == "device"]
+    assert call.callee == "WithMethod_sum" and isinstance(call.args[0], m.Index) and call.args[0].base.name == "w"
+    assert [p.name for p in u.device_functions[0].params] == ["this_"]
 
 
 def test_a_struct_that_points_to_itself_is_a_record(tmp_path):
