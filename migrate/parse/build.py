@@ -847,7 +847,18 @@ class ModelBuilder:
                 return self.unsupported_expr(cursor, "M1209", f"call to the overloaded device function "
                                                               f"'{short}' is not resolved here")
             self.called.append(name)
+            if _undeduced(ctype):  # f(x / scale) in a template: the call's type is f's return type
+                ctype = self._declared_return(name) or ctype
         return m.Call(name, args, kind, template_args, ctype, span)
+
+    def _declared_return(self, name: str) -> m.CType | None:
+        """The return type the user function ``name`` declares, where it names a type outside
+        every template (clang leaves a call with a dependent argument typeless in a template)."""
+        user = self.user_functions.get(name)
+        if user is None or user.kind not in (K.FUNCTION_DECL, K.CXX_METHOD):
+            return None
+        ctype = convert_type(user.result_type)
+        return None if _undeduced(ctype) or isinstance(ctype, (m.Opaque, m.TemplateType)) else ctype
 
     def _this(self, span: Span) -> m.Ref:
         return m.Ref("this_", "param", m.Reference(self.this_type), span)
