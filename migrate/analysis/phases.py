@@ -71,9 +71,12 @@ class _Splitter:
         else:
             value, lane = args[1], args[2]
             width = args[3] if len(args) > 3 else None
-            if not isinstance(value.type, m.Scalar):
+            if isinstance(value.type, m.TemplateType):  # a template's T: its buffer is of the instance's type
+                dtype = value.type.name
+            elif not isinstance(value.type, m.Scalar):
                 raise NotPortable(f"shuffle of a '{value.type}' value (line {stmt.span.line})")
-            dtype = value.type.dtype
+            else:
+                dtype = value.type.dtype
         if dtype not in self.exchange_dtypes:
             self.exchange_dtypes.append(dtype)
         for e in (lane, width):

@@ -302,7 +302,8 @@ class KernelPrinter:
         thread_shape = [f"block_{d}" for d in reversed(tdims)]
         nthreads = " * ".join(f"block_{d}" for d in tdims)
         for dtype in kplan.exchange_dtypes:
-            add(3, f'xch_{dtype} = T.alloc_shared(({nthreads},), T.{dtype}, scope="shared")')
+            of = scope.type_params[dtype] if dtype in scope.type_params else f"T.{dtype}"
+            add(3, f'xch_{dtype} = T.alloc_shared(({nthreads},), {of}, scope="shared")')
         for name, vp in kplan.vars.items():
             d = vp.decl
             if vp.placement == "shared":

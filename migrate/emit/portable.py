@@ -89,10 +89,11 @@ class RegionPrinter:
         nthreads = " * ".join(f"block_{d}" for d in tdims)
         e = printer.expr
         vote = r.op in ("ballot", "any", "all")
-        dtype = "int32" if vote else scalar_name(r.value.type)
+        template = not vote and isinstance(r.value.type, m.TemplateType)  # its buffer is of the instance's T
+        dtype = "int32" if vote else r.value.type.name if template else scalar_name(r.value.type)
         buf = f"xch_{dtype}"
         self.parallel(printer, r.span)
-        value = f"T.if_then_else({e.cond(r.value)}, 1, 0)" if vote else e.coerce(r.value, dtype)
+        value = f"T.if_then_else({e.cond(r.value)}, 1, 0)" if vote else e.coerce(r.value, None if template else dtype)
         printer.emit(f"{buf}[{lin}] = {value}", r.span)
         self.end_parallel(printer)
         printer.emit("T.sync_threads()", r.span)

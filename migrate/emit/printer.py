@@ -944,7 +944,10 @@ class StmtPrinter:
             return
         if isinstance(d.type, m.Pointer):
             raise EmitError(f"local pointer '{d.name}' that is not a view of a buffer", d.span)
-        dtype = dtype_of(d.type, self.scope)
+        try:
+            dtype = dtype_of(d.type, self.scope)
+        except EmitError as exc:  # where it stands: the local and its line
+            raise EmitError(f"local '{d.name}': {exc}", d.span) from None
         target = self.expr.e_Ref(m.Ref(d.name, "local", d.type, d.span))[0]
         if placement == "phase":
             single = self.scope_single(d.name)

@@ -492,7 +492,8 @@ class KernelPlan:
     vars: Mapping[str, VarPlan] = field(default_factory=dict)
     aliases: Mapping = field(default_factory=dict)
     flags: tuple[str, ...] = ()  # per-thread predicate flags of thread-dependent branches
-    exchange_dtypes: tuple[str, ...] = ()  # one shared exchange buffer per dtype
+    # one shared exchange buffer per dtype (or template type parameter, named as in the CUDA)
+    exchange_dtypes: tuple[str, ...] = ()
     rows: Optional[RowPlan] = None  # lanes' strided loops that unroll at compiled-in row lengths
     free_grid: Optional[FreeGrid] = None  # a grid-stride reduction that may launch more blocks
     shapes: Mapping[str, tuple] = field(default_factory=dict)

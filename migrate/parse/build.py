@@ -777,6 +777,10 @@ class ModelBuilder:
                 return m.Cast(target, self.expr(args[0]), "functional", target, span_of(cursor))
             return m.Call(str(target), tuple(self.expr(a) for a in args), "constructor", (), target,
                           span_of(cursor))
+        if not cursor.spelling and len(kids) == 1 and _builtin_functional_cast(cursor):
+            # int(v) or float(v) on a template's T v: clang leaves the cast a callee-less call
+            target = self.type_of(cursor)
+            return m.Cast(target, self.expr(kids[0]), "functional", target, span_of(cursor))
         # An overloaded-operator call lists its operands in source order with the operator's
         # reference between them (``a = b`` → a, operator=, b); in a template the call itself
         # may have no spelling, only the (unresolved) operator reference names it.
@@ -849,6 +853,8 @@ class ModelBuilder:
             self.called.append(name)
             if _undeduced(ctype):  # f(x / scale) in a template: the call's type is f's return type
                 ctype = self._declared_return(name) or ctype
+        elif _undeduced(ctype):  # __shfl_down_sync(mask, v, k) on a template's T v: v's type
+            ctype = _builtin_value_type(name.rsplit("::", 1)[-1], args) or ctype
         return m.Call(name, args, kind, template_args, ctype, span)
 
     def _declared_return(self, name: str) -> m.CType | None:
@@ -1059,6 +1065,9 @@ def _value_type(e) -> m.CType | None:
         return t
     if isinstance(e, m.Cast):
         return e.target if not _undeduced(e.target) else None
+    if isinstance(e, m.Unary) and e.op == "&":  # &x[i]: a pointer to the element's type
+        inner = _value_type(e.operand)
+        return m.Pointer(inner) if inner is not None and not isinstance(inner, m.Pointer) else None
     if isinstance(e, m.Index) or (isinstance(e, m.Unary) and e.op == "*"):
         base = _value_type(e.base if isinstance(e, m.Index) else e.operand)
         return base.pointee if isinstance(base, m.Pointer) else base.element if isinstance(base, m.Array) else None
@@ -1071,6 +1080,44 @@ def _value_type(e) -> m.CType | None:
         then, other = _value_type(e.then), _value_type(e.other)
         return then if then == other else None
     return None
+
+
+#: CUDA functions whose value is of the type of one of their arguments: the shuffles (the value
+#: shuffled, argument 1) and the atomics (the element their address points to, argument 0)
+_VALUE_ARGUMENT = {**{f: 1 for f in ("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync")},
+                   **{f: 0 for f in ("atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax",
+                                     "atomicAnd", "atomicOr", "atomicXor", "atomicCAS", "atomicInc", "atomicDec")}}
+
+
+def _builtin_value_type(callee: str, args: tuple) -> m.CType | None:
+    """The type of a call of a CUDA function that clang leaves dependent in a template, where an
+    argument's type tells it (:data:`_VALUE_ARGUMENT`; ``min``/``max`` of two values of one type)."""
+    if callee in _VALUE_ARGUMENT and len(args) > _VALUE_ARGUMENT[callee]:
+        t = _value_type(args[_VALUE_ARGUMENT[callee]])
+        if callee.startswith("atomic"):
+            t = t.pointee if isinstance(t, m.Pointer) else None
+        return t
+    if callee in ("min", "max") and len(args) == 2:
+        a, b = _value_type(args[0]), _value_type(args[1])
+        return a if a == b else None
+    return None
+
+
+_SCALAR_KINDS = frozenset({T.BOOL, T.CHAR_S, T.CHAR_U, T.SCHAR, T.UCHAR, T.SHORT, T.USHORT, T.INT, T.UINT, T.LONG,
+                           T.ULONG, T.LONGLONG, T.ULONGLONG, T.FLOAT, T.DOUBLE})
+#: the one-word builtin types a functional cast may name (``int(x)``; ``unsigned int(x)`` is no C++)
+_FUNCTIONAL_CAST_TYPES = frozenset({"int", "short", "long", "char", "float", "double", "bool", "unsigned", "signed"})
+
+
+def _builtin_functional_cast(cursor: ci.Cursor) -> bool:
+    """Whether a call with no callee is a builtin type's functional cast: ``int(`` ... ``)``
+    (clang's unresolved construct expression on a template's value), of a builtin scalar type."""
+    if cursor.type.get_canonical().kind not in _SCALAR_KINDS:
+        return False
+    tokens = cursor.get_tokens()
+    first, second = next(tokens, None), next(tokens, None)
+    return first is not None and second is not None and first.spelling in _FUNCTIONAL_CAST_TYPES \
+        and second.spelling == "("
 
 
 def _for_parts(header: list[ci.Cursor]) -> tuple | None:

@@ -136,3 +136,86 @@ def test_a_call_with_arguments_of_template_types_has_its_declared_return_type(tm
     out, kernels = converted(tmp_path, QUANT, QUANT_SPEC)
     (k,) = kernels
     assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+
+
+#: A warp sum in a device function template, the way reduction helpers are written: the shuffle's
+#: value is the template's ``T`` (clang leaves the call's type dependent), as is an atomic's old
+#: value read back.
+WARP_SUM = """
+#include <cuda_runtime.h>
+template <typename T>
+__inline__ __device__ T warp_sum(T val) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    val += __shfl_down_sync(0xffffffff, val, offset);
+  return val;
+}
+template <typename T>
+__global__ void row_sums(const T* __restrict__ in, T* __restrict__ out, T* __restrict__ firsts, int n) {
+  T v = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) v += in[blockIdx.x * n + i];
+  v = warp_sum(v);
+  if (threadIdx.x == 0) {
+    auto before = atomicAdd(&out[blockIdx.x], v);
+    firsts[blockIdx.x] = before + 1;
+  }
+}
+"""
+
+WARP_SUM_SPEC = "\n".join([
+    '[[kernel]]', 'name = "row_sums"', 'template = ["int"]', 'grid = [8, 1, 1]', 'block = [32, 1, 1]',
+    'tolerance = "exact"',
+    '[[kernel.args]]', 'name = "in"', 'buffer = "int32"', 'elements = 800', 'role = "in"', 'range = [-100, 100]',
+    '[[kernel.args]]', 'name = "out"', 'buffer = "int32"', 'elements = 8', 'role = "inout"', 'range = [-5, 5]',
+    '[[kernel.args]]', 'name = "firsts"', 'buffer = "int32"', 'elements = 8', 'role = "out"',
+    '[[kernel.args]]', 'name = "n"', 'scalar = "int32"', 'value = 100', ''])
+
+
+def test_a_shuffle_and_an_atomic_on_a_templates_type_have_that_type(tmp_path):
+    from migrate.ir import model as m
+    from tests.analysis.support import unit
+    (tmp_path / "model").mkdir()
+    u = unit(tmp_path / "model", WARP_SUM)
+    (shfl,) = [n for n in m.walk(u.device_functions[0].body) if isinstance(n, m.Call)]
+    assert shfl.type == m.TemplateType("T")
+    (atomic,) = [n for n in m.walk(u.kernel("row_sums").body) if isinstance(n, m.Call) and n.callee == "atomicAdd"]
+    assert atomic.type == m.TemplateType("T")
+    out, kernels = converted(tmp_path, WARP_SUM, WARP_SUM_SPEC)
+    (k,) = kernels
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+
+
+#: Functional casts to builtin types of a template's values (``int(vals[j])``): clang leaves them
+#: calls with no callee, once named a call through a function pointer.
+CASTS = """
+#include <cuda_runtime.h>
+template <typename T>
+__global__ void conv(const T* __restrict__ vals, int* __restrict__ q, short* __restrict__ s,
+                     float* __restrict__ f, int n) {
+  int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  q[j] = int(vals[j]);
+  s[j] = short(vals[j] * 2);
+  f[j] = float(vals[j]) + 1.0f;
+}
+"""
+
+CASTS_SPEC = "\n".join([
+    '[[kernel]]', 'name = "conv"', 'template = ["double"]', 'grid = [2, 1, 1]', 'block = [128, 1, 1]',
+    'tolerance = "exact"',
+    '[[kernel.args]]', 'name = "vals"', 'buffer = "float64"', 'elements = 256', 'role = "in"', 'range = [-900.0, 900.0]',
+    '[[kernel.args]]', 'name = "q"', 'buffer = "int32"', 'elements = 256', 'role = "out"',
+    '[[kernel.args]]', 'name = "s"', 'buffer = "int16"', 'elements = 256', 'role = "out"',
+    '[[kernel.args]]', 'name = "f"', 'buffer = "float32"', 'elements = 256', 'role = "out"',
+    '[[kernel.args]]', 'name = "n"', 'scalar = "int32"', 'value = 256', ''])
+
+
+def test_functional_casts_of_a_templates_values_are_casts(tmp_path):
+    from migrate.ir import model as m
+    from tests.analysis.support import unit
+    (tmp_path / "model").mkdir()
+    fn = unit(tmp_path / "model", CASTS).kernel("conv")
+    casts = [n.target for n in m.walk(fn.body) if isinstance(n, m.Cast) and n.style == "functional"]
+    assert casts == [m.Scalar("int32"), m.Scalar("int16"), m.Scalar("float32")]
+    out, kernels = converted(tmp_path, CASTS, CASTS_SPEC)
+    (k,) = kernels
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])

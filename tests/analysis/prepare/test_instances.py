@@ -203,8 +203,21 @@ def test_templated_device_functions_inline_as_their_instance_and_check_equal(tmp
     assert "sort3_min_int: pass; sort3_min_float: pass" in k["check"]["message"]
 
 
+def _sort_pairs_spec(ctype: str, dtype: str) -> str:
+    return "\n".join([
+        '[[kernel]]', f'id = "sort_pairs_{ctype}"', 'name = "sort_pairs"', f'template = ["{ctype}"]',
+        'grid = [4, 1, 1]', 'block = [32, 1, 1]', 'tolerance = "exact"',
+        '[[kernel.args]]', 'name = "key"', f'buffer = "{dtype}"', 'elements = 256', 'role = "in"', 'range = [-99, 99]',
+        '[[kernel.args]]', 'name = "out_key"', f'buffer = "{dtype}"', 'elements = 256', 'role = "out"',
+        '[[kernel.args]]', 'name = "out_val"', 'buffer = "int32"', 'elements = 256', 'role = "out"',
+        '[[kernel.args]]', 'name = "n"', 'scalar = "int32"', 'value = 250', ''])
+
+
 def test_a_templated_warp_exchange_through_overloads_converts(tmp_path):
-    out, (k,) = converted(tmp_path, WARP_EXCHANGE, expect_ok=False)
-    assert k["form"] == "simt", k["reason"]  # shuffles of a template's type: thread-level (checked on GPUs)
-    assert [d["code"] for d in k["diagnostics"]] == ["M3002"]  # only the note saying why it is simt
-    assert (out / "k.py").read_text().count("T.shfl_xor(") == 4  # two pairs, key and value each
+    """Shuffles of a template's K exchange through a shared buffer of the instance's type
+    (xch_K of the factory's K_): portable, each instance checked on the CPU."""
+    spec = _sort_pairs_spec("int", "int32") + "\n" + _sort_pairs_spec("float", "float32")
+    out, (k,) = converted(tmp_path, WARP_EXCHANGE, spec)
+    assert k["form"] == "portable", k["reason"]
+    assert "sort_pairs_int: pass; sort_pairs_float: pass" in k["check"]["message"], k["check"]["message"]
+    assert "xch_K = T.alloc_shared(" in (out / "k.py").read_text()
