@@ -38,6 +38,10 @@ CASES = {
     "parameter_names": ("tests.emit.test_parameter_names", "KERNEL", "SPEC"),
     "records_across": ("tests.analysis.lift.test_map", "RECORDS_ACROSS", "RECORDS_ACROSS_SPEC"),
     "several_buffers": ("tests.analysis.prepare.test_moving_pointers", "SEVERAL", "SEVERAL_SPEC"),
+    "struct_methods": ("tests.parse.test_struct_methods", "CLASSES", "SPEC"),
+    "template_call_types": ("tests.parse.test_template_auto", "QUANT", "QUANT_SPEC"),
+    "template_shuffles": ("tests.parse.test_template_auto", "WARP_SUM", "WARP_SUM_SPEC"),
+    "template_casts": ("tests.parse.test_template_auto", "CASTS", "CASTS_SPEC"),
 }
 
 
