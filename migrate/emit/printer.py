@@ -10,6 +10,7 @@ emitter turns it into a diagnostic and a different form, never into wrong code.
 """
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -1242,6 +1243,11 @@ def _leaves(s) -> bool:
 
 
 def _switch_cases(s: m.Switch):
+    """The cases of a switch as (values or None for default, statements, span), each case's
+    statements those C runs from its label: its own, then, where it falls through, the next
+    case's (``case 14: k ^= t[13] << 40;`` into ``case 13: ...``, a hash's tail), up to the
+    break, which is dropped (also one closing a case's block, ``case 1: { ...; break; }``); an
+    early ``if (c) break;`` among a case's statements guards the rest (``if (!(c)) { rest }``)."""
     body = s.body.stmts if isinstance(s.body, m.Block) else (s.body,)
     cases = []
     current = None
@@ -1252,8 +1258,6 @@ def _switch_cases(s: m.Switch):
             while isinstance(inner, m.Case):
                 values.append(inner.value)
                 inner = inner.body
-            if current is not None and current[1] and not _leaves(current[1][-1]):
-                raise EmitError("switch case falls through", st.span)
             vals = None if any(v is None for v in values) else tuple(values)
             current = (vals, [inner], st.span)
             cases.append(current)
@@ -1261,16 +1265,42 @@ def _switch_cases(s: m.Switch):
             current[1].append(st)
         else:
             raise EmitError("statement before the first case of a switch", st.span)
-    out = []
+    own = []
     for values, stmts, span in cases:
-        if stmts and isinstance(stmts[-1], m.Break):
-            stmts = stmts[:-1]
-        elif stmts and not _leaves(stmts[-1]) and (values, stmts, span) != cases[-1]:
-            raise EmitError("switch case falls through", span)
+        stmts, ended = _case_body(stmts)
         if any(isinstance(n, m.Break) for st in stmts for n in m.walk(st)):
             raise EmitError("break inside a switch case body", span)
-        out.append((values, stmts, span))
-    return out
+        own.append((values, stmts, ended or bool(stmts) and _leaves(stmts[-1]), span))
+    out: list = []
+    run: list = []  # what C runs from the next case's label on
+    for values, stmts, ends, span in reversed(own):
+        run = list(stmts) if ends else list(stmts) + run
+        out.append((values, run, span))
+    return out[::-1]
+
+
+def _case_body(stmts: list) -> tuple[list, bool]:
+    """A case's statements without the break that ends it (at its end, or closing its last
+    block), each ``if (c) break;`` guarding the statements after it; and whether a break ended
+    it. A loop's own breaks are left to the loop."""
+    stmts = list(stmts)
+    ended = False
+    if stmts and isinstance(stmts[-1], m.Break):
+        stmts.pop()
+        ended = True
+    elif stmts and isinstance(stmts[-1], m.Block) and stmts[-1].stmts:
+        inner, ended = _case_body(list(stmts[-1].stmts))
+        if ended:
+            stmts[-1] = replace(stmts[-1], stmts=tuple(inner))
+    for i, st in enumerate(stmts):
+        if isinstance(st, m.If) and st.other is None and (
+                isinstance(st.then, m.Break) or isinstance(st.then, m.Block) and len(st.then.stmts) == 1
+                and isinstance(st.then.stmts[0], m.Break)):
+            rest, _ = _case_body(stmts[i + 1:]) if i + 1 < len(stmts) else ([], False)
+            skip = m.Unary("!", st.cond, False, m.Scalar("bool"), st.cond.span)
+            guarded = [m.If(skip, m.Block(tuple(rest), st.span), None, st.span)] if rest else []
+            return stmts[:i] + guarded, True
+    return stmts, ended
 
 
 def array_shape(t: m.CType, scope: Scope) -> list[str]:
@@ -1280,10 +1310,37 @@ def array_shape(t: m.CType, scope: Scope) -> list[str]:
             dims.append(str(t.extent))
         elif t.extent_text and t.extent_text.replace("_", "").replace(" ", "").isalnum():
             dims.append(t.extent_text)
+        elif _value_template_extent(t.extent_text, scope) is not None:
+            dims.append(_value_template_extent(t.extent_text, scope))
         else:
             raise EmitError(f"array extent '{t.extent_text}' is not a constant")
         t = t.element
     return dims
+
+
+_EXTENT_TOKEN = re.compile(r"\s*(?:([A-Za-z_]\w*)|(\d+)[uUlL]*|(<<|>>|[-+*/%()]))")
+
+
+def _value_template_extent(text: str, scope: Scope) -> str | None:
+    """An array extent written with the template's value parameters (``float s[(bx + 2) * (by +
+    2)]`` in ``template <int bx, int by>``) as the factory's Python expression of them (C's
+    division of non-negative sizes is ``//``); None for any other text."""
+    text = (text or "").strip()
+    if not text or not scope.value_params:
+        return None
+    out, at = [], 0
+    while at < len(text):
+        match = _EXTENT_TOKEN.match(text, at)
+        if match is None:
+            return None
+        name, number, op = match.groups()
+        if name is not None and name not in scope.value_params:
+            return None
+        out.append(name or number or {"/": "//"}.get(op, op))
+        at = match.end()
+    if not any(t in scope.value_params for t in out):
+        return None
+    return "(" + re.sub(r"\( | \)", lambda x: x.group(0).strip(), " ".join(out)) + ")"
 
 
 def canonical_loop(s: m.For, scope: Scope):
