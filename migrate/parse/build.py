@@ -591,6 +591,31 @@ class ModelBuilder:
     def expr_PAREN_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         return self.expr(next(cursor.get_children()))
 
+    def expr_StmtExpr(self, cursor: ci.Cursor) -> m.Expr:  # libclang names the kind so
+        """A GNU statement expression of the kind ``min``/``max`` macros are written as (``({
+        __typeof__(a) _a = (a); __typeof__(b) _b = (b); _a > _b ? _a : _b; })``): locals each
+        given a value that has no effect, then the value, which is that value with each local's
+        own in its place (the macro's operands are evaluated once in C; having no effect, twice
+        is the same). Anything else is refused."""
+        kids = list(cursor.get_children())
+        body = self.block(kids[0]) if len(kids) == 1 and kids[0].kind == K.COMPOUND_STMT else None
+        stmts = list(body.stmts) if body is not None else []
+        if not stmts or not isinstance(stmts[-1], m.ExprStmt):
+            return self.unsupported_expr(cursor, "M1206", "statement expression other than locals and a value")
+        values: dict[str, m.Expr] = {}
+        for st in stmts[:-1]:
+            decls = st.decls if isinstance(st, m.DeclStmt) else ()
+            if not decls or any(d.init is None or not isinstance(d.type, m.Scalar) or _has_effect(d.init)
+                                for d in decls):
+                return self.unsupported_expr(cursor, "M1206", "statement expression other than locals and a value")
+            for d in decls:
+                init = _substituted(d.init, values)
+                values[d.name] = init if init.type == d.type else m.Cast(d.type, init, "implicit", d.type, d.span)
+        value = stmts[-1].expr
+        if _has_effect(value):
+            return self.unsupported_expr(cursor, "M1206", "statement expression other than locals and a value")
+        return _substituted(value, values)
+
     def expr_UNEXPOSED_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         kids = list(cursor.get_children())
         if len(kids) == 1:
@@ -1118,6 +1143,24 @@ def _builtin_functional_cast(cursor: ci.Cursor) -> bool:
     first, second = next(tokens, None), next(tokens, None)
     return first is not None and second is not None and first.spelling in _FUNCTIONAL_CAST_TYPES \
         and second.spelling == "("
+
+
+def _has_effect(e: m.Expr) -> bool:
+    """Whether evaluating ``e`` changes anything or calls a function (an assignment, ``++``, a
+    call), so that evaluating it twice is not evaluating it once."""
+    return any(isinstance(n, (m.Assign, m.Call, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
+               for n in m.walk(e))
+
+
+def _substituted(e: m.Expr, values: dict[str, m.Expr]) -> m.Expr:
+    """``e`` with each local of ``values`` replaced by its value."""
+    from ..ir.visit import Transformer
+
+    class Substitute(Transformer):
+        def leave_Ref(self, node):
+            return values.get(node.name, node) if node.kind == "local" else node
+
+    return Substitute().transform(e) if values else e
 
 
 def _for_parts(header: list[ci.Cursor]) -> tuple | None:
