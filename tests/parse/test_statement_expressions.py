@@ -4,6 +4,8 @@ each local's value in its place (parse.build.expr_StmtExpr). Checked equal on th
 an effect is refused by name."""
 from __future__ import annotations
 
+import re
+
 from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 
 KERNEL = """
@@ -33,7 +35,7 @@ SPEC = spec_kernel("clipped", (4, 1, 1), (32, 1, 1), "exact",
 def test_min_max_statement_expressions_are_their_values(tmp_path):
     out, (k,) = converted(tmp_path, KERNEL, SPEC)
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
-    assert "_a = " not in (out / "k.py").read_text() and "_x = " not in (out / "k.py").read_text()
+    assert not re.search(r"\b_[abxy]\b", (out / "k.py").read_text())  # the macros' locals are gone
 
 
 def test_a_statement_expression_with_an_effect_is_refused(tmp_path):
