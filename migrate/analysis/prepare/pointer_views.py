@@ -19,13 +19,17 @@ class Alias:
 
 
 def view_buffers(fn: m.Function) -> dict[str, str]:
-    """The buffers a pointer can view, name -> reference kind: the pointer parameters ("param")
-    and the flat ``__shared__`` arrays ("shared")."""
+    """The buffers a pointer can view, name -> reference kind: the pointer parameters ("param"),
+    the flat ``__shared__`` arrays ("shared") and a thread's own flat arrays ("local": ``float*
+    L_b = L;`` on a ``float L[N]``)."""
     buffers = {p.name: "param" for p in fn.params if isinstance(p.type, m.Pointer)}
     for node in m.walk(fn.body) if fn.body else ():
-        if isinstance(node, m.VarDecl) and node.storage in ("shared", "extern_shared") \
-                and isinstance(node.type, m.Array) and not isinstance(node.type.element, m.Array):
-            buffers[node.name] = "shared"
+        if isinstance(node, m.VarDecl) and isinstance(node.type, m.Array) \
+                and not isinstance(node.type.element, m.Array):
+            if node.storage in ("shared", "extern_shared"):
+                buffers[node.name] = "shared"
+            elif node.storage == "local":
+                buffers[node.name] = "local"
     return buffers
 
 

@@ -1,0 +1,49 @@
+"""Pointers into a thread's own arrays (analysis.prepare.pointer_views.view_buffers "local"), as
+Monte Carlo path kernels and integrators write them: ``float* L_b = L;`` over ``float L[N]``, a
+view at an offset, both passed to a device function that reads one and writes the other (the
+same array, aliased as in the CUDA). Folded into the array's index; checked equal on the CPU."""
+from __future__ import annotations
+
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+
+KERNEL = """
+#include <cuda_runtime.h>
+#define NN 8
+__device__ float blend(const float* a, float* b, int n) {
+  float s = 0.0f;
+  for (int i = 1; i < n; i++) {
+    b[i] = 0.5f * (a[i] + a[i - 1]);
+    s += b[i];
+  }
+  return s;
+}
+
+__global__ void paths(const float* __restrict__ z, float* __restrict__ v, float* __restrict__ last, int npath) {
+  int tid = blockDim.x * blockIdx.x + threadIdx.x;
+  int threads = blockDim.x * gridDim.x;
+  float L[NN], T2[2 * NN];
+  float* L_b = L;
+  float* upper = T2 + NN;
+  for (int path = tid; path < npath; path += threads) {
+    for (int i = 0; i < NN; i++) {
+      L[i] = z[path * NN + i];
+      upper[i] = -L[i];
+    }
+    v[path] = blend(L, L_b, NN) + blend(upper, T2, NN);
+    last[path] = L_b[NN - 1] + T2[NN - 1];
+  }
+}
+"""
+
+SPEC = spec_kernel("paths", (2, 1, 1), (32, 1, 1), "fp32",
+                   spec_buffer("z", "float32", 100 * 8, "in", -1.0, 1.0),
+                   spec_buffer("v", "float32", 100, "out"),
+                   spec_buffer("last", "float32", 100, "out"),
+                   spec_scalar("npath", "int32", 100))
+
+
+def test_views_of_a_threads_own_arrays_fold_into_them(tmp_path):
+    out, (k,) = converted(tmp_path, KERNEL, SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    text = (out / "k.py").read_text()
+    assert "L_b" not in text and "upper" not in text
