@@ -34,7 +34,8 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     scope.placements = {n: "phase" for n in kplan.vars}
     scope.single = {n for n, vp in kplan.vars.items() if vp.single_assignment}
     scope.type_params = {t.name: template_param_name(t.name) for t in fn.template_params if t.kind == "type"}
-    scope.buffers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
+    # pointer parameters, and array ones (``float x[]``, ``double r[3]``: C passes a pointer)
+    scope.buffers = {p.name for p in fn.params if isinstance(p.type, (m.Pointer, m.Array))}
     scope.nonneg = nonneg_locals(fn)
     scope.file_tags = tag_of
     scope.device_extra = extras or {}
@@ -45,7 +46,7 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     for p in fn.params:
         if isinstance(p.type, m.Reference):
             raise EmitError(f"reference parameter '{p.name}' of device function '{fn.name}'", p.span)
-        if p.name in assigned and not isinstance(p.type, m.Pointer):
+        if p.name in assigned and not isinstance(p.type, (m.Pointer, m.Array)):
             params.append(f"{p.name}_in")
             copies.append((p.name, dtype_of(p.type, scope), f"{p.name}_in", p.span))
         else:

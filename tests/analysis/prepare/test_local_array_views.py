@@ -47,3 +47,36 @@ def test_views_of_a_threads_own_arrays_fold_into_them(tmp_path):
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
     text = (out / "k.py").read_text()
     assert "L_b" not in text and "upper" not in text
+
+
+#: A thread's own arrays passed whole to device functions that take them as arrays (``float
+#: x[]``, as fitness functions and root finders declare them) or pointers, written and read there.
+ARRAY_PARAMS = """
+#include <cuda_runtime.h>
+__device__ void roots2(double* roots, double w[2], double x) {
+  roots[0] = x; roots[1] = 2.0 * x - 1.0;
+  w[0] = x * x; w[1] = 1.0 - x;
+}
+__device__ float fitness(float x[]) { return x[0] * x[1] - x[2]; }
+__global__ void quad(const double* __restrict__ in, double* __restrict__ out, float* __restrict__ f, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double r[2], w[2];
+  roots2(r, w, in[i]);
+  float p[3] = {1.5f, (float)in[i], 0.25f};
+  out[i] = r[0] * w[0] + r[1] * w[1];
+  f[i] = fitness(p);
+}
+"""
+
+ARRAY_PARAMS_SPEC = spec_kernel("quad", (2, 1, 1), (64, 1, 1), "fp32",
+                                spec_buffer("in", "float64", 128, "in", -1.0, 1.0),
+                                spec_buffer("out", "float64", 128, "out"),
+                                spec_buffer("f", "float32", 128, "out"),
+                                spec_scalar("n", "int32", 128))
+
+
+def test_a_threads_arrays_passed_to_array_parameters(tmp_path):
+    out, (k,) = converted(tmp_path, ARRAY_PARAMS, ARRAY_PARAMS_SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    assert "def fitness(x):" in (out / "k.py").read_text()
