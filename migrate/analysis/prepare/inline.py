@@ -221,7 +221,7 @@ class Inliner:
         stmts: list = []
         substitutions: dict[str, m.Expr] = {}
         for param, arg in zip(renamed.params, call.args):
-            if isinstance(param.type, (m.Pointer, m.Reference)):
+            if isinstance(param.type, (m.Pointer, m.Reference, m.Array)):  # C passes an array as its address
                 substitutions[param.name] = _strip_decay(arg)
             else:
                 local = f"{prefix}_{param.name}"
@@ -264,6 +264,11 @@ def _rename_locals(fn: m.Function, prefix: str) -> m.Function:
 
 
 def _substitute(body, subs: dict[str, m.Expr]):
+    # a caller's array of rows (double b[2][4]) given to a parameter the callee indexes flat (its
+    # double b[][4] was made a flat pointer, analysis.prepare.array_params): b[i * 4 + j] is b[i][j]
+    rows = {id(a) for a in subs.values() if isinstance(a, m.Ref) and isinstance(a.type, m.Array)
+            and isinstance(a.type.element, m.Array)}
+
     class Sub(Transformer):
         def leave_Ref(self, node):
             if node.kind == "param" and node.name in subs:
@@ -271,6 +276,8 @@ def _substitute(body, subs: dict[str, m.Expr]):
             return node
 
         def leave_Index(self, node):
+            if id(node.base) in rows:
+                return _unflattened(node)
             # (&x)[0]  ->  x: a local passed by address (an out-parameter)
             local = _address_of_local(node.base)
             if local is not None and isinstance(node.index, m.IntLit) and node.index.value == 0:
@@ -278,7 +285,8 @@ def _substitute(body, subs: dict[str, m.Expr]):
             # (buf + off)[i]  ->  buf[off + i], (&buf[j])[i]  ->  buf[j + i]
             base, off = _split_view(node.base)
             if off is not None:
-                index = m.Binary("+", off, node.index, node.index.type, node.span)
+                index = off if isinstance(node.index, m.IntLit) and node.index.value == 0 else \
+                    m.Binary("+", off, node.index, node.index.type, node.span)
                 return dataclasses.replace(node, base=base, index=index)
             return node
 
@@ -297,6 +305,44 @@ def _substitute(body, subs: dict[str, m.Expr]):
             return node
 
     return Sub().transform(body)
+
+
+def _unflattened(node: m.Index) -> m.Expr:
+    """``b[flat]`` on an array of rows ``b[R][C]...`` as ``b[flat / C][flat % C]...`` (C's layout:
+    rows one after the other); the index is not negative, so C's division is the floor's."""
+    extents, t = [], node.base.type.element
+    while isinstance(t, m.Array):
+        if t.extent is None:
+            raise InlineError(f"array of rows '{node.base.name}' whose row size is not a constant")
+        extents.append(t.extent)
+        t = t.element
+    flat, itype, out = node.index, node.index.type, []
+    peeled = []  # the indices array_params wrote, read back: (i * C + j) is [i][j]
+    for extent in reversed(extents):
+        if isinstance(flat, m.Binary) and flat.op == "+" and isinstance(flat.lhs, m.Binary) and flat.lhs.op == "*" \
+                and isinstance(flat.lhs.rhs, m.IntLit) and flat.lhs.rhs.value == extent:
+            peeled.insert(0, flat.rhs)
+            flat = flat.lhs.lhs
+        else:
+            break
+    if len(peeled) == len(extents):
+        out = [flat] + peeled
+        flat = None
+    for k in range(len(extents) if flat is not None else 0):
+        size = 1
+        for e in extents[k:]:
+            size *= e
+        lit = m.IntLit(size, str(size), itype, node.span)
+        out.append(m.Binary("/", flat, lit, itype, node.span))
+        flat = m.Binary("%", flat, lit, itype, node.span)
+    if flat is not None:
+        out.append(flat)
+    expr = node.base
+    rest = node.base.type
+    for index in out:
+        rest = rest.element
+        expr = m.Index(expr, index, rest, node.span)
+    return dataclasses.replace(expr, type=node.type)
 
 
 def _address_of_local(e: m.Expr) -> m.Ref | None:
@@ -349,7 +395,7 @@ def view_callees(fn: m.Function, device: dict[str, m.Function]) -> set[str]:
     for n in m.walk(fn.body) if fn.body else ():
         if isinstance(n, m.Call) and n.kind == "device" and n.callee in device:
             for param, arg in zip(device[n.callee].params, n.args):
-                if isinstance(param.type, m.Pointer) and not _whole_buffer(_strip_decay(arg)):
+                if isinstance(param.type, (m.Pointer, m.Array)) and not _whole_buffer(_strip_decay(arg)):
                     out.add(n.callee)
     return out
 

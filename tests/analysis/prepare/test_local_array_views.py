@@ -80,3 +80,45 @@ def test_a_threads_arrays_passed_to_array_parameters(tmp_path):
     out, (k,) = converted(tmp_path, ARRAY_PARAMS, ARRAY_PARAMS_SPEC)
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
     assert "def fitness(x):" in (out / "k.py").read_text()
+
+
+#: Array parameters the way hydrodynamics codes write their element routines: a thread's 2-D
+#: array passed to ``b[][4]`` and filled there, its rows passed on (``b[0]``), and views into
+#: output buffers (``&fx[k * 4]``) passed to ``fx[]``: each call is inlined, the parameter the
+#: argument itself (an inlined array parameter was once a local array of no size).
+ELEMENT_ROUTINES = """
+#include <cuda_runtime.h>
+__device__ void shape(const double x[], double b[][4], double* const volume) {
+  for (int i = 0; i < 4; i++) { b[0][i] = x[i] - x[(i + 1) % 4]; b[1][i] = x[i] * x[3 - i]; }
+  *volume = b[0][0] * b[1][1] - b[0][1] * b[1][0];
+}
+__device__ void normals(double p[4], const double q[4]) {
+  for (int i = 0; i < 4; i++) p[i] = p[i] + 0.5 * q[i];
+}
+__device__ void scatter(const double b[][4], double s, double fx[], double fy[]) {
+  for (int i = 0; i < 4; i++) { fx[i] = -s * b[0][i]; fy[i] = -s * b[1][i]; }
+}
+__global__ void stress(const double* __restrict__ x, const double* __restrict__ sig, double* __restrict__ fx,
+                       double* __restrict__ fy, double* __restrict__ det, int n) {
+  int k = blockDim.x * blockIdx.x + threadIdx.x;
+  if (k >= n) return;
+  double xl[4], b[2][4];
+  for (int i = 0; i < 4; i++) xl[i] = x[k * 4 + i];
+  shape(xl, b, &det[k]);
+  normals(b[0], b[1]);
+  scatter(b, sig[k], &fx[k * 4], &fy[k * 4]);
+}
+"""
+
+ELEMENT_ROUTINES_SPEC = spec_kernel("stress", (2, 1, 1), (32, 1, 1), "fp64",
+                                    spec_buffer("x", "float64", 64 * 4, "in", -1.0, 1.0),
+                                    spec_buffer("sig", "float64", 64, "in", -1.0, 1.0),
+                                    spec_buffer("fx", "float64", 64 * 4, "out"),
+                                    spec_buffer("fy", "float64", 64 * 4, "out"),
+                                    spec_buffer("det", "float64", 64, "out"),
+                                    spec_scalar("n", "int32", 64))
+
+
+def test_array_parameters_take_arrays_rows_and_views(tmp_path):
+    out, (k,) = converted(tmp_path, ELEMENT_ROUTINES, ELEMENT_ROUTINES_SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
