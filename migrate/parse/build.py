@@ -846,7 +846,7 @@ class ModelBuilder:
             operator = _OPERATOR_NAME.match(method)
             if obj_kids and operator:
                 return self._operator(operator.group(1), (self.expr(obj_kids[0]),) + args, ctype, span, cursor)
-            call = self._method_call(target, obj_kids, args, ctype, span)
+            call = self._method_call(target.referenced, obj_kids, args, ctype, span)
             if call is not None:
                 return call
             if not obj_kids:
@@ -856,12 +856,9 @@ class ModelBuilder:
         if name is None:
             return self.unsupported_expr(cursor, "M1209", "call through a function pointer")
         if decl is not None and decl.kind == K.CXX_METHOD and decl.is_static_method():
-            definition = decl.get_definition()  # Block::rotl(x, 16): a device function of its own
-            if definition is not None and not cl.is_prelude_file(
-                    definition.location.file.name if definition.location.file else None):
-                name = method_model_name(definition, self.user_functions, self.model_names)
-                self.called.append(name)
-                return m.Call(name, args, "device", template_args, ctype, span)
+            call = self._method_call(decl, (), args, ctype, span, template_args)  # Block::rotl(x, 16)
+            if call is not None:
+                return call
         operator = _OPERATOR_NAME.match(name.rsplit("::", 1)[-1])
         if operator:
             return self._operator(operator.group(1), args, ctype, span, cursor, decl)
@@ -894,25 +891,22 @@ class ModelBuilder:
     def _this(self, span: Span) -> m.Ref:
         return m.Ref("this_", "param", m.Reference(self.this_type), span)
 
-    def _method_call(self, target: ci.Cursor, obj_kids: list, args: tuple, ctype: m.CType,
-                     span: Span) -> m.Call | None:
+    def _method_call(self, decl: ci.Cursor | None, obj_kids: list, args: tuple, ctype: m.CType,
+                     span: Span, template_args: tuple = ()) -> m.Call | None:
         """A call of a method of one of the project's structs (``obj[i].get()``, ``p->set(v)``,
         ``get()`` inside another method) as a call of the device function the method is
         modelled as (:func:`method_model_name`), the object its first argument (``this_``, a
-        reference); None for any other member call."""
-        decl = target.referenced
+        reference); a static method (``Acc::twice(v)``, ``obj.twice(v)``) takes no object. None
+        for any other member call."""
         if decl is None or decl.kind != K.CXX_METHOD:
             return None
         definition = decl.get_definition()
-        if decl.is_static_method() and definition is not None and \
-                not cl.is_prelude_file(definition.location.file.name if definition.location.file else None):
-            name = method_model_name(definition, self.user_functions, self.model_names)  # obj.f(x), f static
-            self.called.append(name)
-            return m.Call(name, args, "device", (), ctype, span)
-        if decl.is_static_method():
-            return None
         if definition is None or cl.is_prelude_file(definition.location.file.name if definition.location.file else None):
             return None
+        if decl.is_static_method():
+            name = method_model_name(definition, self.user_functions, self.model_names)
+            self.called.append(name)
+            return m.Call(name, args, "device", template_args, ctype, span)
         record = convert_type(definition.semantic_parent.type, self.template_names)
         if not isinstance(record, m.Vector):
             return None
