@@ -117,17 +117,23 @@ def test_a_construct_with_no_form_is_unsupported_with_m3001(tmp_path):
     assert "__device__ global 'g_total'" in out.reason
 
 
-def test_a_device_function_template_with_value_parameters_is_refused(tmp_path):
+def test_a_device_function_template_with_value_parameters_is_inlined_per_instance(tmp_path):
     """``scaled<2>`` and ``scaled<3>`` have bodies of their own; one macro for both would compute
-    the same value twice (a real program did this with polynomial degrees): refused with M3001."""
-    out = _kernel(tmp_path, """
+    the same value twice (a real program did this with polynomial degrees). Each call is inlined
+    with its instance's value; checked equal on the CPU."""
+    from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+    source = """
+        #include <cuda_runtime.h>
         template <int N> __device__ float scaled(float x) { return x * N; }
         __global__ void k(const float* x, float* y, int n) {
             int i = blockIdx.x * blockDim.x + threadIdx.x;
-            if (i < n) y[i] = scaled<2>(x[i]) + scaled<3>(x[i]);
-        }""")
-    assert out.form == Form.UNSUPPORTED and [d.code for d in out.diagnostics] == ["M3001"]
-    assert "device function template 'scaled' takes the value parameter 'N'" in out.reason
+            if (i < n) y[i] = scaled<2>(x[i]) + scaled<3>(x[i]) * 10.0f;
+        }"""
+    spec = spec_kernel("k", (2, 1, 1), (64, 1, 1), "fp32", spec_buffer("x", "float32", 128, "in", -1.0, 1.0),
+                       spec_buffer("y", "float32", 128, "out"), spec_scalar("n", "int32", 128))
+    out, (k,) = converted(tmp_path, source, spec)
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    assert "def scaled" not in (out / "k.py").read_text()  # no one macro for both instances
 
 
 def test_a_device_function_template_over_types_is_one_macro(tmp_path):

@@ -36,11 +36,13 @@ class InlineError(Exception):
 
 def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[str]:
     """Device functions that cannot stay ``T.macro`` helpers: those with reference parameters
-    (a macro cannot assign to its caller's variable) and, for the portable form, those that
-    contain (transitively) a barrier or a warp-level operation."""
+    (a macro cannot assign to its caller's variable) or template value parameters and, for the
+    portable form, those that contain (transitively) a barrier or a warp-level operation."""
+    # and templates with value parameters (template <int N>): each instance has a body of its own,
+    # which a macro cannot tell apart; inlined, each call gets its instance (.instances)
     direct = {name for name, fn in device.items()
               if any(isinstance(p.type, m.Reference) or isinstance(p.type, m.Vector) for p in fn.params)
-              or isinstance(fn.returns, m.Vector)}
+              or isinstance(fn.returns, m.Vector) or any(t.kind == "value" for t in fn.template_params)}
     for name, fn in device.items() if portable else ():
         for node in m.walk(fn.body) if fn.body else ():
             if isinstance(node, m.Call) and (node.kind in ("warp", "cg") or node.callee in (
