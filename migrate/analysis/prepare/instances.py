@@ -34,8 +34,8 @@ def bindings(callee: m.Function, call: m.Call) -> dict | None:
 
 def instantiate(fn: m.Function, binding: dict) -> m.Function:
     """``fn``'s parameters and body with every template parameter replaced by its binding."""
-    types = {k: v for k, v in binding.items() if not isinstance(v, (m.IntLit, m.BoolLit))}
-    values = {k: v for k, v in binding.items() if isinstance(v, (m.IntLit, m.BoolLit))}
+    types = {k: v for k, v in binding.items() if not isinstance(v, _VALUES)}
+    values = {k: v for k, v in binding.items() if isinstance(v, _VALUES)}
 
     def ctype(t):
         if isinstance(t, m.TemplateType):
@@ -67,6 +67,10 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
                                template_params=())
 
 
+#: bindings of value parameters: a literal, or the caller's own value parameter forwarded (f<N>(x))
+_VALUES = (m.IntLit, m.BoolLit, m.Ref)
+
+
 def _spelling(bound) -> str:
     """A binding as a template argument's text (read back by :func:`_written`)."""
     if isinstance(bound, m.Scalar):
@@ -75,6 +79,8 @@ def _spelling(bound) -> str:
         return bound.name
     if isinstance(bound, (m.IntLit, m.BoolLit)):
         return str(bound.value).lower() if isinstance(bound, m.BoolLit) else str(bound.value)
+    if isinstance(bound, m.Ref):
+        return bound.name
     return str(bound)
 
 
@@ -92,9 +98,11 @@ def _written(param: m.TemplateParam, text: str):
         return None
     if text in ("true", "false"):
         return m.BoolLit(text == "true", m.Scalar("bool"), param.span)
+    vtype = param.value_type if isinstance(param.value_type, m.Scalar) else m.Scalar("int32")
     if re.fullmatch(r"-?\d+", text):
-        vtype = param.value_type if isinstance(param.value_type, m.Scalar) else m.Scalar("int32")
         return m.IntLit(int(text), text, vtype, param.span)
+    if re.fullmatch(r"[A-Za-z_]\w*", text):
+        return m.Ref(text, "template", vtype, param.span)  # the caller's own value parameter
     return None
 
 

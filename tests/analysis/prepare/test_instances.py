@@ -221,3 +221,38 @@ def test_a_templated_warp_exchange_through_overloads_converts(tmp_path):
     assert k["form"] == "portable", k["reason"]
     assert "sort_pairs_int: pass; sort_pairs_float: pass" in k["check"]["message"], k["check"]["message"]
     assert "xch_K = T.alloc_shared(" in (out / "k.py").read_text()
+
+
+#: A kernel template forwarding its own value parameters to a device function template with a
+#: barrier (``block_sum<BLOCK, K>(...)``, as hash-table and sort kernels pass their block size on):
+#: the instance's values are the kernel's, read where the inlined body stands.
+FORWARDED = """
+#include <cuda_runtime.h>
+template <int BLOCK, int K>
+__device__ float block_sum(float v, float* s) {
+  s[threadIdx.x] = v * K;
+  __syncthreads();
+  for (int h = BLOCK / 2; h > 0; h >>= 1) {
+    if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];
+    __syncthreads();
+  }
+  return s[0];
+}
+template <int BLOCK, int K>
+__global__ void sums(const float* __restrict__ x, float* __restrict__ y) {
+  __shared__ float s[BLOCK];
+  float t = block_sum<BLOCK, K>(x[blockIdx.x * BLOCK + threadIdx.x], s);
+  if (threadIdx.x == 0) y[blockIdx.x] = t;
+}
+"""
+
+FORWARDED_SPEC = "\n".join([
+    '[[kernel]]', 'name = "sums"', 'template = ["64", "3"]', 'grid = [4, 1, 1]', 'block = [64, 1, 1]',
+    'tolerance = "fp32_accum"',
+    '[[kernel.args]]', 'name = "x"', 'buffer = "float32"', 'elements = 256', 'role = "in"', 'range = [-1.0, 1.0]',
+    '[[kernel.args]]', 'name = "y"', 'buffer = "float32"', 'elements = 4', 'role = "out"', ''])
+
+
+def test_a_kernels_value_parameters_forwarded_to_a_device_template(tmp_path):
+    out, (k,) = converted(tmp_path, FORWARDED, FORWARDED_SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
