@@ -112,16 +112,20 @@ class Inliner:
             return pre + [dataclasses.replace(s, cond=cond, then=self.block(s.then, depth),
                                               other=self.block(s.other, depth))]
         if isinstance(s, m.For):
-            for e in (s.cond, s.step):
-                if e is not None:
-                    self.forbid(e, "a loop header")
+            if s.step is not None and s.cond is not None and self.calls_in(s.step) \
+                    and not _continues(s.body) and not self._in_place_ok(s.step):
+                # for (init; cond; p = next(&it)) body  ->  init; while (cond) { body; p = next(&it); }
+                # (C runs the step after the body; no continue skips to it): the step a statement
+                loop = m.While(s.cond, m.Block((s.body, m.ExprStmt(s.step, s.step.span)), s.span), s.span)
+                return self.stmt(m.Block(((s.init,) if s.init is not None else ()) + (loop,), s.span), depth)
+            cond, step = (self.in_place(e, "in a loop header") for e in (s.cond, s.step))
             init = s.init
             if init is not None and self.calls_in(init):
                 raise InlineError(f"{self.describe(init)} in a loop initialiser")
-            return [dataclasses.replace(s, body=self.block(s.body, depth))]
+            return [dataclasses.replace(s, cond=cond, step=step, body=self.block(s.body, depth))]
         if isinstance(s, (m.While, m.DoWhile)):
-            self.forbid(s.cond, "a loop condition")
-            return [dataclasses.replace(s, body=self.block(s.body, depth))]
+            cond = self.in_place(s.cond, "in a loop condition")
+            return [dataclasses.replace(s, cond=cond, body=self.block(s.body, depth))]
         if isinstance(s, m.Switch):
             pre, cond = self.hoist(s.cond, depth) if self.calls_in(s.cond) else ([], s.cond)
             return pre + [dataclasses.replace(s, cond=cond, body=self.block(s.body, depth))]
@@ -168,9 +172,32 @@ class Inliner:
         return isinstance(node, m.Call) and node.callee in self.targets and (
             node.kind == "device" or node.callee not in self.device)
 
-    def forbid(self, e, where: str) -> None:
-        if e is not None and self.calls_in(e):
-            raise InlineError(f"{self.describe(e)} in {where}")
+    def _in_place_ok(self, e) -> bool:
+        try:
+            self.in_place(e, "")
+            return True
+        except InlineError:
+            return False
+
+    def in_place(self, e, where: str):
+        """``e`` with each target call in it replaced by the value its callee returns, where C
+        evaluates the call each time (a loop's condition and step, right of ``&&``, a branch of
+        ``?:``) and so no statement before can compute it: a callee whose body is one ``return``
+        of an expression without effects, called with arguments without effects (``gpu_more(&p)``,
+        ``p->current < p->n_tasks``). Any other target call there is refused."""
+        if e is None or not self.calls_in(e):
+            return e
+
+        def visit(node):
+            node = m.map_children(node, visit)
+            if not self.is_target(node):
+                return node
+            value = _returned_expression(self.device.get(node.callee), node)
+            if value is None:
+                raise InlineError(f"{self.describe(node)} {where}")
+            return value
+
+        return visit(e)
 
     # -- expressions ------------------------------------------------------------------------------
     def hoist(self, e: m.Expr, depth) -> tuple[list, m.Expr]:
@@ -188,9 +215,10 @@ class Inliner:
                 pre.extend(self.expand(call, result, depth))
                 return result
             if isinstance(node, m.Ternary) and self.calls_in(node):
-                raise InlineError(f"{self.describe(node)} inside '?:'")
+                return dataclasses.replace(node, cond=visit(node.cond), then=self.in_place(node.then, "inside '?:'"),
+                                           other=self.in_place(node.other, "inside '?:'"))
             if isinstance(node, m.Binary) and node.op in ("&&", "||") and self.calls_in(node.rhs):
-                raise InlineError(f"{self.describe(node.rhs)} after '{node.op}'")
+                return dataclasses.replace(node, lhs=visit(node.lhs), rhs=self.in_place(node.rhs, f"after '{node.op}'"))
             return m.map_children(node, visit)
 
         return pre, visit(e)
@@ -236,6 +264,44 @@ class Inliner:
             raise InlineError(f"'return' inside a loop of device function '{callee.name}'")
         inner = self.stmts(fn.body.stmts, depth + 1)
         return stmts + [m.Block(tuple(inner), call.span)]
+
+
+def _continues(s) -> bool:
+    """Whether ``s`` holds a ``continue`` of the loop around it (not of a loop inside it)."""
+    if isinstance(s, m.Continue):
+        return True
+    if isinstance(s, (m.For, m.While, m.DoWhile)):
+        return False
+    return any(_continues(c) for c in m.children(s))
+
+
+def _effects(e) -> bool:
+    """Whether evaluating ``e`` may change something: an assignment, ``++``/``--``, a call of a
+    device function or of anything but a math function."""
+    return any(isinstance(n, (m.Assign, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
+               or isinstance(n, m.Call) and n.kind != "math" for n in m.walk(e))
+
+
+def _returned_expression(callee: m.Function | None, call: m.Call) -> m.Expr | None:
+    """The value ``call`` returns, written in the caller's terms, where the callee's body is one
+    ``return`` of an expression without effects and the arguments have none either (each may then
+    be read any number of times): the parameters bound as inlining binds them; None otherwise."""
+    if callee is None or callee.body is None or callee.template_params or len(callee.body.stmts) != 1 \
+            or not isinstance(callee.body.stmts[0], m.Return) or callee.body.stmts[0].value is None:
+        return None
+    value = callee.body.stmts[0].value
+    if _effects(value) or any(_effects(a) for a in call.args) or len(call.args) != len(callee.params):
+        return None
+    subs = {}
+    for param, arg in zip(callee.params, call.args):
+        if isinstance(param.type, (m.Pointer, m.Reference, m.Array)):
+            subs[param.name] = _strip_decay(arg)
+        else:
+            subs[param.name] = arg if getattr(arg, "type", None) == param.type else \
+                m.Cast(param.type, arg, "implicit", param.type, arg.span)
+    out = _substitute(value, subs)
+    return out if getattr(out, "type", None) == callee.returns else \
+        m.Cast(callee.returns, out, "implicit", callee.returns, call.span)
 
 
 def _ternary_to_if(target: m.Expr, t: m.Ternary, span) -> m.If:

@@ -150,3 +150,36 @@ def test_calls_in_a_branch_condition_run_before_the_branch_and_check_equal(tmp_p
     assert any(isinstance(n, m.Assign) and isinstance(n.target, m.Index) for n in m.walk(outer.other))
     out, kernels = converted(tmp_path, BRANCH_CALLS, BRANCH_CALLS_SPEC)
     assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"propagate": "pass", "vote": "pass"}
+
+
+#: A task iterator kept through a pointer to a local, the way partitioned kernels walk their tasks
+#: (``for (t = first(&p); more(&p); t = next(&p))``): a condition that only reads is its returned
+#: expression in place; a step that writes makes the loop a while loop with the step at the end of
+#: its body; a view given to a one-expression function right of ``&&`` or in ``?:`` is its value.
+ITERATOR = """
+#include <cuda_runtime.h>
+__device__ int first(int* cur, int base) { *cur = base + blockIdx.x; return *cur; }
+__device__ bool more(const int* cur, int n) { return *cur < n; }
+__device__ int next(int* cur) { *cur = *cur + gridDim.x; return *cur; }
+__device__ bool positive(const float* v) { return *v > 0.0f; }
+__global__ void walk(const float* __restrict__ x, float* __restrict__ y, int tasks, int n) {
+  int cur;
+  for (int t = first(&cur, 0); more(&cur, tasks); t = next(&cur)) {
+    int i = t * blockDim.x + threadIdx.x;
+    y[i] = (i < n && positive(&x[i])) ? 2.0f * x[i] : (positive(&x[(i + 1) % n]) ? -1.0f : x[i]);
+  }
+}
+"""
+
+ITERATOR_SPEC = "\n".join([
+    '[[kernel]]', 'name = "walk"', 'grid = [3, 1, 1]', 'block = [32, 1, 1]', 'tolerance = "exact"',
+    '[[kernel.args]]', 'name = "x"', 'buffer = "float32"', 'elements = 320', 'role = "in"', 'range = [-1.0, 1.0]',
+    '[[kernel.args]]', 'name = "y"', 'buffer = "float32"', 'elements = 320', 'role = "out"',
+    '[[kernel.args]]', 'name = "tasks"', 'scalar = "int32"', 'value = 10',
+    '[[kernel.args]]', 'name = "n"', 'scalar = "int32"', 'value = 320', ''])
+
+
+def test_calls_in_loop_headers_and_conditions_through_a_local_iterator(tmp_path):
+    from tests.analysis.support import converted
+    out, (k,) = converted(tmp_path, ITERATOR, ITERATOR_SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
