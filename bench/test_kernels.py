@@ -42,6 +42,15 @@ CASES = {
     "template_call_types": ("tests.parse.test_template_auto", "QUANT", "QUANT_SPEC"),
     "template_shuffles": ("tests.parse.test_template_auto", "WARP_SUM", "WARP_SUM_SPEC"),
     "template_casts": ("tests.parse.test_template_auto", "CASTS", "CASTS_SPEC"),
+    "switch_cases": ("tests.emit.test_switch_cases", "KERNELS", "SPEC"),
+    "template_extents": ("tests.emit.test_template_extents", "KERNEL", "SPEC"),
+    "statement_expressions": ("tests.parse.test_statement_expressions", "KERNEL", "SPEC"),
+    "local_array_views": ("tests.analysis.prepare.test_local_array_views", "KERNEL", "SPEC"),
+    "array_params": ("tests.analysis.prepare.test_local_array_views", "ARRAY_PARAMS", "ARRAY_PARAMS_SPEC"),
+    "element_routines": ("tests.analysis.prepare.test_local_array_views", "ELEMENT_ROUTINES",
+                         "ELEMENT_ROUTINES_SPEC"),
+    "forwarded_values": ("tests.analysis.prepare.test_instances", "FORWARDED", "FORWARDED_SPEC"),
+    "loop_header_calls": ("tests.analysis.prepare.test_inline", "ITERATOR", "ITERATOR_SPEC"),
 }
 
 
