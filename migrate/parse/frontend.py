@@ -252,7 +252,10 @@ def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[s
             found = next((d / header for d in where if (d / header).is_file()), None)
             if found is None and Path(header).is_absolute() and Path(header).is_file():
                 found = Path(header)
-            if found is None and options.root is not None:
+            # a system header (<memory.h>, <getopt.h>, <bitset>) is the system's, which a build
+            # finds before any file of that name in the program's tree
+            if found is None and options.root is not None and not (match.group(1) == "<"
+                                                                   and header_search.is_system_header(header)):
                 folder = header_search.find_include_dir(header, file, Path(options.root))
                 if folder is not None:
                     line = text.count("\n", 0, match.start()) + 1

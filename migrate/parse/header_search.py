@@ -7,7 +7,8 @@ header is looked for in the program's own folders: the tree of the highest folde
 includer (three levels at most, never above the folder being converted) that holds a build file
 (Makefile, CMakeLists.txt, ...), or the includer's own folder where none does. The header is taken
 from the place nearest the includer, and only where that place is the one nearest: two copies
-equally near leave it missing (M1005), as a build would have to choose.
+equally near leave it missing (M1005), as a build would have to choose. A system header
+(``<memory.h>``, ``<bitset>``) is never taken from the program's tree.
 """
 from __future__ import annotations
 
@@ -21,6 +22,22 @@ BUILD_FILES = ("Makefile", "makefile", "GNUmakefile", "CMakeLists.txt", "meson.b
 _LEVELS = 3
 #: files listed per program tree, at most (a tree larger than that is not searched further)
 _MAX_FILES = 20000
+
+
+#: the C library's and POSIX's headers, which an ``#include <...>`` finds in the system: never a
+#: file of the program's that happens to share the name
+SYSTEM_HEADERS = frozenset(
+    "assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h locale.h math.h "
+    "setjmp.h signal.h stdalign.h stdarg.h stdatomic.h stdbool.h stddef.h stdint.h stdio.h stdlib.h "
+    "stdnoreturn.h string.h tgmath.h threads.h time.h uchar.h wchar.h wctype.h memory.h strings.h "
+    "unistd.h getopt.h fcntl.h pthread.h dirent.h dlfcn.h malloc.h alloca.h err.h libgen.h poll.h "
+    "sched.h semaphore.h syslog.h termios.h omp.h mpi.h".split())
+
+
+def is_system_header(header: str) -> bool:
+    """Whether ``#include <header>`` names a system header: a C library or POSIX one, one under
+    ``sys/``, or a C++ standard one (a name without an extension, ``<bitset>``)."""
+    return header in SYSTEM_HEADERS or header.startswith(("sys/", "arpa/", "netinet/")) or "." not in Path(header).name
 
 
 def program_top(folder: Path, root: Path | None) -> Path:

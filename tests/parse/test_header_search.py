@@ -140,3 +140,17 @@ def test_convert_finds_the_header_and_the_check_builds_the_original_with_it(tmp_
     assert entry["compile_commands"] is False and entry["include_dirs"] == [include]
     (program,) = report["programs"]
     assert program["build"]["include_dirs"] == [include]  # the record/replay check's build
+
+
+def test_an_angled_header_of_one_name_is_the_systems_never_the_programs(tmp_path):
+    # <memory.h> is the C library's: a file of that name in the program's tree is not it
+    write(tmp_path / "p" / "Makefile", "all:\n")
+    write(tmp_path / "p" / "util" / "memory.h", "#error not the system's memory.h\n")
+    write(tmp_path / "p" / "util" / "bitset", "#error not the standard library's bitset\n")
+    write(tmp_path / "p" / "include" / "helpers.cuh", "#define ZERO 0\n")  # the program's own, included <so>
+    k = write(tmp_path / "p" / "main.cu", "#include <memory.h>\n#include <bitset>\n#include <helpers.cuh>\n"
+                                          "__global__ void z(int *x) { x[threadIdx.x] = ZERO; }\n")
+    parsed = parse_file(str(k), ParseOptions(root=str(tmp_path)))
+    notes = [d for d in parsed.diagnostics if d.code == "M1008"]
+    assert [n.span.line for n in notes] == [3] and "'helpers.cuh'" in notes[0].message
+    assert [k.name for k in parsed.unit.kernels] == ["z"]
