@@ -499,11 +499,10 @@ def cmd_convert(args) -> int:
     # the program's folders that held headers no -I folder did (M1008), per converted file
     found_dirs = {str(src.rel): parsed[src.path].found_include_dirs for src in files}
 
-    def built_with(path: Path, rels=()) -> ParseOptions:
-        """``path``'s options with the folders the conversion of ``rels`` (its own by default)
-        found headers in, so that a check builds the original as it was read."""
+    def built_with(path: Path, rels) -> ParseOptions:
+        """``path``'s options with the folders the conversion of the files ``rels`` found headers
+        in, so that a check builds the original as it was read."""
         options = options_for(path)
-        rels = rels or [str(src.rel) for src in files if src.path == path]
         extra = tuple(d for rel in rels for d in found_dirs.get(rel, ()) if d not in options.include_dirs)
         return dataclasses.replace(options, include_dirs=options.include_dirs + tuple(dict.fromkeys(extra)))
 

@@ -1310,10 +1310,11 @@ def array_shape(t: m.CType, scope: Scope) -> list[str]:
             dims.append(str(t.extent))
         elif t.extent_text and t.extent_text.replace("_", "").replace(" ", "").isalnum():
             dims.append(t.extent_text)
-        elif _value_template_extent(t.extent_text, scope) is not None:
-            dims.append(_value_template_extent(t.extent_text, scope))
         else:
-            raise EmitError(f"array extent '{t.extent_text}' is not a constant")
+            extent = _value_template_extent(t.extent_text, scope)
+            if extent is None:
+                raise EmitError(f"array extent '{t.extent_text}' is not a constant")
+            dims.append(extent)
         t = t.element
     return dims
 

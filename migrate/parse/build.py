@@ -16,6 +16,7 @@ from .. import dtypes
 from ..compat.catalog import UNSUPPORTED_CODES, section_of
 from ..diagnostics import DiagnosticBag
 from ..ir import model as m
+from ..ir.exprs import pure
 from ..ir.span import Span
 from . import clang as cl
 from . import lanewise
@@ -605,14 +606,14 @@ class ModelBuilder:
         values: dict[str, m.Expr] = {}
         for st in stmts[:-1]:
             decls = st.decls if isinstance(st, m.DeclStmt) else ()
-            if not decls or any(d.init is None or not isinstance(d.type, m.Scalar) or _has_effect(d.init)
+            if not decls or any(d.init is None or not isinstance(d.type, m.Scalar) or not pure(d.init, math=False)
                                 for d in decls):
                 return self.unsupported_expr(cursor, "M1206", "statement expression other than locals and a value")
             for d in decls:
                 init = _substituted(d.init, values)
                 values[d.name] = init if init.type == d.type else m.Cast(d.type, init, "implicit", d.type, d.span)
         value = stmts[-1].expr
-        if _has_effect(value):
+        if not pure(value, math=False):
             return self.unsupported_expr(cursor, "M1206", "statement expression other than locals and a value")
         return _substituted(value, values)
 
@@ -1137,13 +1138,6 @@ def _builtin_functional_cast(cursor: ci.Cursor) -> bool:
     first, second = next(tokens, None), next(tokens, None)
     return first is not None and second is not None and first.spelling in _FUNCTIONAL_CAST_TYPES \
         and second.spelling == "("
-
-
-def _has_effect(e: m.Expr) -> bool:
-    """Whether evaluating ``e`` changes anything or calls a function (an assignment, ``++``, a
-    call), so that evaluating it twice is not evaluating it once."""
-    return any(isinstance(n, (m.Assign, m.Call, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
-               for n in m.walk(e))
 
 
 def _substituted(e: m.Expr, values: dict[str, m.Expr]) -> m.Expr:

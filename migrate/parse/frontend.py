@@ -215,19 +215,20 @@ def includers(paths) -> dict[str, tuple[str, int]]:
 _SCAN_LIMIT = 256  # local headers read for their #includes, per file
 
 
-def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[str, str], dict[str, Path]]:
+def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[str, str], dict[str, tuple]]:
     """Virtual path -> header for each ``#include`` of ``path`` (of its context, and of the local
     headers they reach) that neither the includer's folder, nor a -I folder, nor the stubs, nor the
     program's own folders (:mod:`.header_search`) hold: both the path beside the includer and the
     stub path, as :func:`_parse_with_missing_headers` registers them after clang misses them; and
-    header -> the program's folder that holds it, to be searched as a -I folder. Empty where the
+    header -> (the program's folder that holds it, to be searched as a -I folder, the file that
+    includes it, the line of its ``#include``). Empty where the
     search cannot be told for sure (other include flags, ``__has_include``, which an empty
     stand-in would answer wrongly)."""
     if any(a.startswith(("-I", "-isystem", "-iquote", "-idirafter", "--include")) for a in options.extra_args):
         return {}, {}
     folders = [Path(d) for d in options.include_dirs] + [cl.STUB_INCLUDE_DIR]
     out: dict[str, str] = {}
-    searched: dict[str, Path] = {}
+    searched: dict[str, tuple] = {}
     todo = [(Path(path).resolve(), None)]
     if context:
         todo.append((Path(context[0]), context[1]))

@@ -112,13 +112,16 @@ class Inliner:
             return pre + [dataclasses.replace(s, cond=cond, then=self.block(s.then, depth),
                                               other=self.block(s.other, depth))]
         if isinstance(s, m.For):
-            if s.step is not None and s.cond is not None and self.calls_in(s.step) \
-                    and not _continues(s.body) and not self._in_place_ok(s.step):
+            try:
+                step = self.in_place(s.step, "in a loop header")
+            except InlineError:
+                if s.cond is None or _continues(s.body):
+                    raise
                 # for (init; cond; p = next(&it)) body  ->  init; while (cond) { body; p = next(&it); }
                 # (C runs the step after the body; no continue skips to it): the step a statement
                 loop = m.While(s.cond, m.Block((s.body, m.ExprStmt(s.step, s.step.span)), s.span), s.span)
                 return self.stmt(m.Block(((s.init,) if s.init is not None else ()) + (loop,), s.span), depth)
-            cond, step = (self.in_place(e, "in a loop header") for e in (s.cond, s.step))
+            cond = self.in_place(s.cond, "in a loop header")
             init = s.init
             if init is not None and self.calls_in(init):
                 raise InlineError(f"{self.describe(init)} in a loop initialiser")
@@ -171,13 +174,6 @@ class Inliner:
         function: a project's ``sqrtf(float4)`` calls CUDA's ``sqrtf`` on each lane)."""
         return isinstance(node, m.Call) and node.callee in self.targets and (
             node.kind == "device" or node.callee not in self.device)
-
-    def _in_place_ok(self, e) -> bool:
-        try:
-            self.in_place(e, "")
-            return True
-        except InlineError:
-            return False
 
     def in_place(self, e, where: str):
         """``e`` with each target call in it replaced by the value its callee returns, where C
