@@ -51,6 +51,9 @@ CASES = {
                          "ELEMENT_ROUTINES_SPEC"),
     "forwarded_values": ("tests.analysis.prepare.test_instances", "FORWARDED", "FORWARDED_SPEC"),
     "loop_header_calls": ("tests.analysis.prepare.test_inline", "ITERATOR", "ITERATOR_SPEC"),
+    "typed_views": ("tests.analysis.prepare.test_typed_views", "BEST", "BEST_SPEC"),
+    "typed_views_bytes": ("tests.analysis.prepare.test_typed_views", "HIST", "HIST_SPEC"),
+    "typed_views_dynamic": ("tests.analysis.prepare.test_typed_views", "CARVE", "CARVE_SPEC"),
 }
 
 

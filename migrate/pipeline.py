@@ -392,6 +392,12 @@ class KernelPipeline:
     def lift(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput) -> Lifted | None:
         """The tile form of the kernel when a lifting pass proves it (:data:`LIFTS`); None, with a
         note on ``out`` saying why, when none applies."""
+        view = next((d for d in m.walk(prepared.body) if isinstance(d, m.VarDecl)
+                     and d.storage in ("shared", "extern_shared") and isinstance(d.init, m.Ref)), None)
+        if view is not None:  # the lifts reason about each shared array alone
+            out.diagnostics.append(make("M3003", view.span, f"not lifted to tile form: shared array '{view.init.name}' "
+                                                            f"is also read as {m.element_type(view.type)}"))
+            return None
         tplan, reasons = self.map_plan(prepared, kplan, callees, out)
         if tplan is None:
             return None if reasons is None else self.reduction_or_scan(prepared, kplan, callees, reasons, out)

@@ -304,8 +304,11 @@ class KernelPrinter:
         for dtype in kplan.exchange_dtypes:
             of = scope.type_params[dtype] if dtype in scope.type_params else f"T.{dtype}"
             add(3, f'xch_{dtype} = T.alloc_shared(({nthreads},), {of}, scope="shared")')
+        views = [vp.decl for vp in kplan.vars.values() if vp.placement == "shared" and isinstance(vp.decl.init, m.Ref)]
         for name, vp in kplan.vars.items():
             d = vp.decl
+            if vp.placement == "shared" and isinstance(d.init, m.Ref):
+                continue  # a view of another shared array: declared after them all (below)
             if vp.placement == "shared":
                 elem = m.element_type(d.type)
                 if d.storage == "extern_shared":
@@ -326,6 +329,13 @@ class KernelPrinter:
                 if name in self._canonical_vars(kplan, scope):
                     continue
                 add(3, f"{name} = T.alloc_var({dtype_of(d.type, scope)})", scope.tag(d.span))
+        for d in views:  # int* idx = (int*)&scores[64]: scores' memory read as int32
+            elem, base = m.element_type(d.type), m.element_type(d.init.type)
+            if d.storage == "extern_shared":  # the bytes the launch gives, as the array holds them
+                shape = f"shared_bytes // {_sizeof(base)} * {_sizeof(base)} // {_sizeof(elem)}"
+            else:
+                shape = str(d.type.extent)
+            add(3, f"{d.name} = T.view({d.init.name}, ({shape},), {dtype_of(elem, scope)})", scope.tag(d.span))
 
     def _canonical_vars(self, kplan: KernelPlan, scope: Scope) -> set[str]:
         out = set()

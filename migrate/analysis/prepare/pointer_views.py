@@ -18,6 +18,56 @@ class Alias:
     offset: m.Expr | None
 
 
+class TypedViews:
+    """Shared arrays read as another element type (``int* idx = (int*)&scores[64];`` on a
+    ``__shared__ float scores[...]``): one view buffer per (array, element type), declared
+    after the array as a shared ``VarDecl`` whose ``init`` names the array it views (the
+    emitter's ``T.view``). Offsets are counted in the view's elements."""
+
+    def __init__(self, fn: m.Function, buffers: dict[str, str], taken: set[str]):
+        self.buffers, self.taken = buffers, taken
+        self.arrays = {n.name: n for n in m.walk(fn.body) if isinstance(n, m.VarDecl)
+                       and buffers.get(n.name) == "shared"} if fn.body else {}
+        self.made: dict[tuple[str, str], m.VarDecl] = {}  # (array, dtype) -> the view's declaration
+        self.root: dict[str, str] = {}  # view -> the array it views
+
+    def view(self, alias: "Alias", inner: m.Scalar, outer: m.Scalar, volatile: bool, span) -> "Alias | None":
+        """``alias`` (into a shared array or a view of one, counted in ``inner`` elements) read
+        as ``outer`` elements; None where the sizes do not divide."""
+        array = self.root.get(alias.buffer, alias.buffer)
+        decl = self.arrays.get(array)
+        isize, osize = SIZES.get(inner.dtype), SIZES.get(outer.dtype)
+        if decl is None or not isize or not osize or not isinstance(decl.type, m.Array) \
+                or not isinstance(decl.type.element, m.Scalar):
+            return None
+        offset = alias.offset
+        if offset is not None and isize != osize:
+            itype = offset.type if isinstance(offset.type, m.Scalar) else m.Scalar("int32")
+            big, small = max(isize, osize), min(isize, osize)
+            ratio = m.IntLit(big // small, str(big // small), itype, span)
+            offset = m.Binary("*" if isize > osize else "/", offset, ratio, itype, span)
+        if outer.dtype == decl.type.element.dtype:
+            return Alias(array, offset)
+        key = (array, outer.dtype)
+        if key not in self.made:
+            name = fresh(f"{array}_{outer.dtype}", self.taken)
+            self.taken.add(name)
+            asize = SIZES.get(decl.type.element.dtype)
+            extent = decl.type.extent
+            extent = extent * asize // osize if extent is not None and asize and extent * asize % osize == 0 else None
+            if extent is None and decl.storage != "extern_shared":
+                return None
+            self.made[key] = m.VarDecl(name, m.Array(m.Scalar(outer.dtype), extent, "", decl.type.volatile or volatile),
+                                       decl.storage, False, m.Ref(array, "shared", decl.type, span), span)
+            self.root[name] = array
+            self.buffers[name] = "shared"
+        return Alias(self.made[key].name, offset)
+
+    def after(self, name: str) -> list[m.VarDecl]:
+        """The views declared after array ``name``'s declaration."""
+        return [d for (array, _), d in self.made.items() if array == name]
+
+
 def view_buffers(fn: m.Function) -> dict[str, str]:
     """The buffers a pointer can view, name -> reference kind: the pointer parameters ("param"),
     the flat ``__shared__`` arrays ("shared") and a thread's own flat arrays ("local": ``float*
@@ -46,10 +96,11 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     unresolved: list[m.VarDecl] = []
     changed_after = _assigned_after(fn.body) if fn.body else {}
     taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} if fn.body else set()
+    views = TypedViews(fn, buffers, taken)
     snapshots: dict[str, m.VarDecl] = {}  # view -> the local holding its offset
     for node in m.walk(fn.body) if fn.body else ():
         if isinstance(node, m.VarDecl) and isinstance(node.type, m.Pointer) and node.storage == "local":
-            alias = _as_alias(node.init, buffers, aliases) if node.name not in assigned else None
+            alias = _as_alias(node.init, buffers, aliases, views) if node.name not in assigned else None
             if alias is None:
                 unresolved.append(node)
                 continue
@@ -62,12 +113,17 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 snapshots[node.name] = m.VarDecl(at, otype, "local", False, alias.offset, node.span)
                 alias = Alias(alias.buffer, m.Ref(at, "local", otype, node.span))
             aliases[node.name] = alias
-    if not aliases and not any(_deref_view(n, buffers, aliases) or _address_arg(n, buffers, aliases)
-                               for n in m.walk(fn.body) if fn.body):
+    if not aliases and not any(_deref_view(n, buffers, aliases, views) or _address_arg(n, buffers, aliases, views)
+                               or _cast_index(n, buffers, aliases, views) for n in m.walk(fn.body) if fn.body):
         return fn, aliases, unresolved
 
     class Fold(Transformer):
         def leave_Index(self, node):
+            cast = _cast_index(node, buffers, aliases, views)
+            if cast is not None:  # ((unsigned*)s_hist)[pos]: the view's element
+                ref, offset = cast
+                index = node.index if offset is None else m.Binary("+", offset, node.index, node.index.type, node.span)
+                return m.Index(ref, index, node.type, node.span)
             base = node.base
             if isinstance(base, m.Ref) and base.name in aliases:
                 alias = aliases[base.name]
@@ -86,7 +142,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             if node.op == "*" and isinstance(node.operand, m.Ref) and node.operand.name in aliases:
                 zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
                 return self.leave_Index(m.Index(node.operand, zero, node.type, node.span))
-            view = _deref_view(node, buffers, aliases)
+            view = _deref_view(node, buffers, aliases, views)
             if view is not None:
                 ref, offset = view
                 index = offset if offset is not None else m.IntLit(0, "0", m.Scalar("int32"), node.span)
@@ -94,7 +150,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             return node
 
         def leave_Call(self, node):  # atomicAdd(p, v) on a view p: atomicAdd(&x[off], v)
-            address = _address_arg(node, buffers, aliases)
+            address = _address_arg(node, buffers, aliases, views)
             if address is not None:  # atomicAdd(x + i * w + j, v), __ldg(x + off): &x[i * w + j]
                 return dataclasses.replace(node, args=(address,) + node.args[1:])
             if node.kind == "atomic" and node.args and isinstance(node.args[0], m.Ref) \
@@ -111,6 +167,11 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             return dataclasses.replace(node, decls=kept) if kept else m.Empty(node.span)
 
     folded = Fold().transform(fn)
+    if views.made:  # each view declared right after the array it views
+        class Declare(Transformer):
+            def leave_DeclStmt(self, node):
+                return dataclasses.replace(node, decls=tuple(x for d in node.decls for x in [d] + views.after(d.name)))
+        folded = Declare().transform(folded)
     # a view used other than by index or dereference (compared, passed on) has no buffer form:
     # its declaration is gone, so it is reported rather than left as an undefined name
     left = {n.name for n in m.walk(folded.body) if isinstance(n, m.Ref) and n.name in aliases}
@@ -119,7 +180,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     return folded, aliases, unresolved
 
 
-def _address_arg(node, buffers, aliases) -> m.Unary | None:
+def _address_arg(node, buffers, aliases, views=None) -> m.Unary | None:
     """``&x[off]`` for the address an atomic or a cache-hinted load is given as pointer
     arithmetic on a buffer (``atomicAdd(d + INSTANCES * gx + gy, c)``, ``__ldg(X + offset + i)``),
     the form every pass reads as an element; None for any other call or argument."""
@@ -128,7 +189,7 @@ def _address_arg(node, buffers, aliases) -> m.Unary | None:
     arg = node.args[0]
     if not (isinstance(arg, m.Binary) and arg.op in ("+", "-") and isinstance(arg.type, m.Pointer)):
         return None
-    alias = _as_alias(arg, buffers, aliases)
+    alias = _as_alias(arg, buffers, aliases, views)
     if alias is None or alias.offset is None:
         return None
     pointee = arg.type.pointee
@@ -153,7 +214,7 @@ def _assigned_after(body) -> dict[str, set[str]]:
     return out
 
 
-def _deref_view(node, buffers, aliases):
+def _deref_view(node, buffers, aliases, views=None):
     """``*(x + i)`` (or ``*(i + x)``, ``*(x - i)``, through views and casts of the same element
     size) on a buffer ``x``: (a reference to ``x``, the index ``i``); ``*x``: (``x``, None); None
     for anything else, a plain ``*p`` of a local view included (:class:`Fold` keeps its own rule)."""
@@ -163,20 +224,25 @@ def _deref_view(node, buffers, aliases):
         if node.operand.name in buffers:
             return dataclasses.replace(node.operand, kind=buffers[node.operand.name]), None
         return None
-    alias = _as_alias(node.operand, buffers, aliases)
+    alias = _as_alias(node.operand, buffers, aliases, views)
     if alias is None:
         return None
-    ref = next((r for r in m.walk(node.operand) if isinstance(r, m.Ref) and r.name == alias.buffer), None)
+    ref = None if views is not None and alias.buffer in views.root else next((r for r in m.walk(node.operand) if isinstance(r, m.Ref) and r.name == alias.buffer), None)
     if ref is None:  # through a local view: a reference to the buffer it views
         ref = m.Ref(alias.buffer, buffers[alias.buffer], m.Pointer(node.type), node.span)
     return dataclasses.replace(ref, kind=buffers[alias.buffer]), alias.offset
 
 
+def _pointee(t):
+    """What a pointer, or an array read as one, holds; None for other types."""
+    return t.pointee if isinstance(t, m.Pointer) else t.element if isinstance(t, m.Array) else None
+
+
 def _element_bytes(t) -> int | None:
-    """Bytes of a pointer's element (a scalar or a vector type), or None when unknown."""
-    if not isinstance(t, m.Pointer):
+    """Bytes of a pointer's (or an array's) element (a scalar or a vector type), or None when unknown."""
+    e = _pointee(t)
+    if e is None:
         return None
-    e = t.pointee
     if isinstance(e, m.Scalar):
         return SIZES.get(e.dtype)
     if isinstance(e, m.Vector):
@@ -187,7 +253,7 @@ def _element_bytes(t) -> int | None:
 
 def _element_dtype(t):
     """The element a pointer type points to, its qualifiers aside (``const float*`` is ``float``)."""
-    e = t.pointee if isinstance(t, m.Pointer) else None
+    e = _pointee(t)
     return e.dtype if isinstance(e, m.Scalar) else e
 
 
@@ -215,7 +281,19 @@ def _byte_step(init, buffers, aliases) -> Alias | None:
     return Alias(base.buffer, off if base.offset is None else m.Binary("+", base.offset, off, itype, step.span))
 
 
-def _as_alias(init, buffers, aliases) -> Alias | None:
+def _cast_index(node, buffers, aliases, views) -> tuple[m.Ref, m.Expr | None] | None:
+    """``((unsigned*)s_hist)[pos]`` on a shared array of another element type: (a reference to
+    the view, the offset its index adds to), else None."""
+    if views is None or not (isinstance(node, m.Index) and isinstance(node.base, m.Cast)
+                             and isinstance(node.base.type, m.Pointer)):
+        return None
+    alias = _as_alias(node.base, buffers, aliases, views)
+    if alias is None:
+        return None
+    return m.Ref(alias.buffer, "shared", node.base.type, node.span), alias.offset
+
+
+def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias | None:
     if isinstance(init, m.Cast) and isinstance(init.type, m.Pointer):
         pitched = _byte_step(init, buffers, aliases)
         if pitched is not None:
@@ -224,12 +302,18 @@ def _as_alias(init, buffers, aliases) -> Alias | None:
         # a view through another element size ((float*)((char*)p + bytes)) counts its offsets
         # in other units than the buffer's index: not a fixed view of it
         inner, outer = _element_bytes(getattr(init.operand, "type", None)), _element_bytes(init.type)
-        if inner is None or outer is None or inner != outer:
-            return None
-        if _element_dtype(init.operand.type) != _element_dtype(init.type):
+        if inner is None or outer is None or inner != outer \
+                or _element_dtype(init.operand.type) != _element_dtype(init.type):
             # (float*)&buf[k] on an int buffer reads its bits as floats: folded into buf's index
-            # it would read ints (tsp's TwoOpt took the square root of an int)
-            return None
+            # it would read ints (tsp's TwoOpt took the square root of an int). A shared array
+            # has a view of the other type (TypedViews); other buffers have none
+            source, target = _pointee(getattr(init.operand, "type", None)), init.type.pointee
+            if views is None or not isinstance(source, m.Scalar) or not isinstance(target, m.Scalar):
+                return None
+            base = _as_alias(init.operand, buffers, aliases, views)
+            if base is None or buffers.get(base.buffer) != "shared":
+                return None
+            return views.view(base, source, target, init.type.volatile, init.span)
         init = init.operand
     if isinstance(init, m.Ref) and init.name in buffers:
         return Alias(init.name, None)
@@ -238,13 +322,13 @@ def _as_alias(init, buffers, aliases) -> Alias | None:
     if isinstance(init, m.Binary) and init.op == "+" and isinstance(getattr(init.rhs, "type", None), m.Pointer):
         init = m.Binary("+", init.rhs, init.lhs, init.type, init.span)  # i + x is x + i
     if isinstance(init, m.Binary) and init.op in ("+", "-"):
-        base = _as_alias(init.lhs, buffers, aliases)
+        base = _as_alias(init.lhs, buffers, aliases, views)
         if base is not None:
             off = init.rhs if init.op == "+" else m.Unary("-", init.rhs, False, init.rhs.type, init.rhs.span)
             return Alias(base.buffer, off if base.offset is None else
                          m.Binary("+", base.offset, off, off.type, init.span))
     if isinstance(init, m.Unary) and init.op == "&" and isinstance(init.operand, m.Index):
-        base = _as_alias(init.operand.base, buffers, aliases)
+        base = _as_alias(init.operand.base, buffers, aliases, views)
         if base is not None:
             idx = init.operand.index
             return Alias(base.buffer, idx if base.offset is None else
