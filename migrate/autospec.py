@@ -115,14 +115,19 @@ def _from_site(fn: m.Function, site: m.LaunchSite, unit: m.TranslationUnit,
         if d in dtypes:
             tolerance = _TOLERANCE[d]
     symbols = []
-    used = {n.name for n in m.walk(fn.body) if isinstance(n, m.Ref) and n.kind == "constant"} if fn.body else set()
+    used = {n.name for n in m.walk(fn.body) if isinstance(n, m.Ref) and n.kind in ("constant", "global")} \
+        if fn.body else set()
     for g in scalar_constants(unit).globals:  # arrays of vectors as their scalars, as the kernels read them
-        if g.storage != "constant" or g.name not in used:
+        if g.storage not in ("constant", "device", "managed") or g.name not in used:
             continue
-        dtype = _dtype(g.type.element) if isinstance(g.type, m.Array) else None
-        if dtype is None or g.type.extent is None:
-            return None, [f"__constant__ '{g.name}' (its values: a [[kernel.symbols]] entry)"]
-        symbols.append({"name": g.name, "dtype": dtype, "elements": g.type.extent,
+        # a __device__ global starts from random values on both sides, and is compared after
+        scalar = g.storage != "constant" and isinstance(g.type, m.Scalar)
+        dtype = _dtype(g.type) if scalar else _dtype(g.type.element) if isinstance(g.type, m.Array) else None
+        extent = 1 if scalar else g.type.extent if isinstance(g.type, m.Array) else None
+        if dtype is None or extent is None:
+            what = "__constant__" if g.storage == "constant" else f"__{g.storage}__ global"
+            return None, [f"{what} '{g.name}' (its values: a [[kernel.symbols]] entry)"]
+        symbols.append({"name": g.name, "dtype": dtype, "elements": extent,
                         "range": _RANGES["float" if dtype.startswith(("float", "bfloat")) else "int"]})
     table = {"name": fn.name, "grid": list(grid), "block": list(block), "shared_bytes": shared,
              "tolerance": tolerance, "args": args, "symbols": symbols,

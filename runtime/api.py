@@ -87,8 +87,9 @@ def prepare_original(cu_path, kernels, *, device: str = "cpu", include_dirs=(), 
 def run_original(cu_path, kernel_spec, args: dict | None = None, symbols: dict | None = None, *,
                  device: str = "cpu", schedule: str = "forward", seed: int | None = None,
                  include_dirs=(), defines=(), timeout: float = 120.0, cache_dir=None,
-                 poison_shared: bool = True, wrapper=()) -> RunResult:
-    """Run one kernel of an original CUDA program; see the module docstring."""
+                 poison_shared: bool = True, wrapper=(), read_symbols=()) -> RunResult:
+    """Run one kernel of an original CUDA program; see the module docstring. ``read_symbols``:
+    (name, dtype, elements) of symbols read back after the run, as outputs ``symbol:<name>``."""
     cu_path = Path(cu_path)
     kernel = _resolve_kernel(cu_path, kernel_spec)
     seed = DEFAULT_SEED if seed is None else int(seed)
@@ -122,11 +123,12 @@ def run_original(cu_path, kernel_spec, args: dict | None = None, symbols: dict |
                          device=device, schedule=schedule, seed=seed, message=str(err), stderr=err.log)
     if device == "gpu":
         from .cuda_gpu import run_gpu
-        res = run_gpu(lib, kernel, args, symbols, seed=seed, timeout=timeout, wrapper=wrapper)
+        res = run_gpu(lib, kernel, args, symbols, seed=seed, timeout=timeout, wrapper=wrapper,
+                      read_symbols=read_symbols)
     else:
         from .cuda_cpu import run_cpu
         res = run_cpu(lib, kernel, args, symbols, schedule=schedule, seed=seed, timeout=timeout,
-                      poison_shared=poison_shared)
+                      poison_shared=poison_shared, read_symbols=read_symbols)
     res.seed = seed
     if lib.excluded:
         left_out = ", ".join(f"{name} (line {line})" for name, line in lib.excluded)

@@ -73,7 +73,7 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
         inputs = make_inputs(k, seed)
         original = run_original(cu_path, k, inputs.copy().args, dict(inputs.symbols), device=original_device,
                                 schedule=schedule, seed=seed, include_dirs=include_dirs, defines=defines,
-                                timeout=timeout)
+                                timeout=timeout, read_symbols=_symbols_back(k))
         check.seconds = time.perf_counter() - start
         check.findings = [str(f) for f in original.findings]
         if not original.ok:
@@ -260,9 +260,24 @@ def _check_coverage(check: KernelCheck, k: KernelSpec, plan, expected: dict, res
             entry["why"] = "; ".join(notes)
 
 
+def _symbols_back(k: KernelSpec) -> tuple:
+    """The symbols of ``k`` the original's run reads back: the migrated kernel gives those it keeps
+    as ``__device__`` globals back as outputs ``symbol:<name>``, compared with them."""
+    return tuple((s.name, s.dtype, s.elements) for s in k.symbols)
+
+
 def _compare(check: KernelCheck, k: KernelSpec, expected: dict, actual: dict) -> None:
     worst_abs = worst_rel = 0.0
     failures = []
+    dtypes = {s.name: s.dtype for s in k.symbols}
+    written = [(key, key.removeprefix("symbol:"), dtypes[key.removeprefix("symbol:")]) for key in actual
+               if key.startswith("symbol:") and key.removeprefix("symbol:") in dtypes and key in expected]
+    for key, name, dtype in written:  # the __device__ globals it leaves
+        res = compare_arrays(expected[key], actual[key], dtype, k.tolerance, name=name)
+        worst_abs = max(worst_abs, float(res.max_abs_err))
+        worst_rel = max(worst_rel, float(res.max_rel_err))
+        if not res.passed:
+            failures.append(res)
     for a in k.outputs:
         res = compare_arrays(expected[a.name], actual[a.name], a.dtype, k.tolerance, name=a.name)
         worst_abs = max(worst_abs, float(res.max_abs_err))
@@ -278,7 +293,7 @@ def _compare(check: KernelCheck, k: KernelSpec, expected: dict, actual: dict) ->
         check.message = "; ".join(f.message for f in failures)
     else:
         check.status = "pass"
-        check.message = f"{len(k.outputs)} output(s) equal within {k.tolerance}"
+        check.message = f"{len(k.outputs) + len(written)} output(s) equal within {k.tolerance}"
 
 
 def _plain(value):

@@ -126,6 +126,23 @@ def _literal(text: str, kind: str) -> bool:
         return False
 
 
+def _missing_symbols(sig, launch: Launch) -> str:
+    """The first symbol of ``sig`` whose bytes ``launch`` does not hold, described ("__constant__
+    'lut'", "__device__ global 'slack'"); "" when it holds them all."""
+    state = dict(sig.state)
+    for name, _, _ in sig.symbols:
+        if name in state and name not in launch.globals_before:
+            return f"__device__ global '{name}'"
+        if name not in state and name not in launch.symbols:
+            return f"__constant__ '{name}'"
+    return ""
+
+
+def _symbol_bytes(sig, launch: Launch, name: str):
+    """The bytes symbol ``name`` held when ``launch`` started."""
+    return launch.globals_before[name] if name in dict(sig.state) else launch.symbols[name]
+
+
 def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
     """Run ``launch`` (recorded from the original program) through the migrated kernel of the
     module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers.
@@ -147,9 +164,9 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         if template is None:
             out.message = f"'{launch.kernel}' is a template instance whose arguments the recording does not give: {why}"
             return out
-    missing = [name for name, _, _ in sig.symbols if name not in launch.symbols]
+    missing = _missing_symbols(sig, launch)
     if missing:
-        out.message = f"'{launch.kernel}' reads __constant__ '{missing[0]}', whose bytes the recording does not hold"
+        out.message = f"'{launch.kernel}' reads {missing}, whose bytes the recording does not hold"
         return out
     if len(sig.params) != len(launch.args):
         out.message = f"the launch passes {len(launch.args)} arguments, the kernel takes {len(sig.params)}"
@@ -202,10 +219,18 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
             args.append(arg.raw)  # the struct's bytes: the launcher takes its lanes out
         else:
             args.append(_scalar(arg.value, bound.get(dtype, dtype)))
-    symbols = {name: to_tensor(_values(launch.symbols[name], bound.get(dtype, dtype), 0)[:elements],
+    symbols = {name: to_tensor(_values(_symbol_bytes(sig, launch, name), bound.get(dtype, dtype), 0)[:elements],
                                bound.get(dtype, dtype), device) for name, dtype, elements in sig.symbols}
     run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target,
         template=template, symbols=symbols)
+    for name, dtype, elements in sig.symbols:  # the __device__ globals it leaves, as the original left them
+        if name in dict(sig.state):
+            dtype = bound.get(dtype, dtype)
+            expected = _values(launch.globals_after[name], dtype, 0)[:elements]
+            actual = to_numpy(symbols[name], dtype)
+            out.outputs["symbol:" + name] = actual
+            out.results.append(compare_chunked(expected, actual, dtype, TOLERANCE_OF_DTYPE.get(dtype, "exact"),
+                                               name=name))
     for alloc, group in groups.items():
         dtype, n, name = group["dtype"], group["n"], " = ".join(group["names"])
         zone = to_numpy(group["whole"], dtype)
@@ -244,9 +269,9 @@ def as_spec(sig, launch: Launch, file: str = ""):
             return None, why
     if len(sig.params) != len(launch.args):
         return None, f"the launch passes {len(launch.args)} arguments, the kernel takes {len(sig.params)}"
-    missing = [name for name, _, _ in sig.symbols if name not in launch.symbols]
+    missing = _missing_symbols(sig, launch)
     if missing:
-        return None, f"__constant__ '{missing[0]}' is not in the recording"
+        return None, f"{missing} is not in the recording"
     bound = template_kwargs(sig, template) if template is not None else {}
     specs, values = [], {}
     for (name, kind, dtype), arg in zip(sig.params, launch.args):
@@ -264,7 +289,7 @@ def as_spec(sig, launch: Launch, file: str = ""):
                 return None, f"argument '{name}' was recorded as {arg.kind} {arg.type!r}"
             values[name] = _scalar(arg.value, dtype)
             specs.append(ArgSpec(name, "scalar", dtype, value=values[name]))
-    symbols = {name: np.array(_values(launch.symbols[name], bound.get(dtype, dtype), 0)[:elements])
+    symbols = {name: np.array(_values(_symbol_bytes(sig, launch, name), bound.get(dtype, dtype), 0)[:elements])
                for name, dtype, elements in sig.symbols}
     spec = KernelSpec(sig.name, f"{sig.name}@launch{launch.number}", template=tuple(template or ()),
                       grid=tuple(launch.grid), block=tuple(launch.block), shared_bytes=launch.shared_bytes,

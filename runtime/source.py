@@ -458,7 +458,8 @@ def rewrite_for_cpu(text: str) -> str:
 
 #: a __constant__ definition, or a __device__ const one (a table: the migrated kernels take it as a
 #: __constant__ symbol, migrate.parse.build.is_constant)
-_CONSTANT_RE = re.compile(r"\b__constant__\b|\b__device__\s+const\b|\bconst\s+__device__\b")
+_CONSTANT_RE = re.compile(r"\b__constant__\b|\b__device__\b|\b__managed__\b")
+_READ_ONLY_RE = re.compile(r"\b__constant__\b|\bconst\b|\bconstexpr\b")
 _NAMESPACE_OPEN_RE = re.compile(r"(?:\bnamespace(?:\s+[A-Za-z_][\w:]*)?|\bextern\s+\"\s*\")\s*$")
 
 
@@ -480,31 +481,44 @@ def register_constants(text: str) -> str:
     float taps[9];``, ``static __constant__ int lut[256] = {...};``, and the ``__device__ const``
     tables the migrated kernels take as ``__constant__`` ones), a registration with the
     launch recorder (``c2t_trace.h``): a recorded launch holds the bytes of every registered
-    symbol, read on the GPU with cudaMemcpyFromSymbol. ``extern`` declarations, variable
-    templates and several declarators in one statement are left alone. Lines are kept."""
+    symbol, read on the GPU with cudaMemcpyFromSymbol. The ``__device__`` and ``__managed__``
+    globals the kernels may write (``__device__ int slack[N];``, ``static __device__ int top,
+    pos;``) are registered as writable: their bytes before and after each recorded launch.
+    ``extern`` declarations, variable templates and several initialised declarators in one
+    statement are left alone. Lines are kept."""
     masked = mask_source(text)
     scope = None
     inserts = []
+    done = set()  # statements registered (``__managed__ __device__ int n;`` matches twice)
     for m in _CONSTANT_RE.finditer(masked):
         line_start = masked.rfind("\n", 0, m.start()) + 1
         end = masked.find(";", m.end())
-        if end < 0:
+        if end < 0 or end in done:
             continue
         if scope is None:
             scope = _namespace_scope(masked)
         head = masked[line_start:m.start()]
         decl = masked[m.end():end]
-        if not scope[m.start()] or "extern" in head or "template" in head or "(" in decl.split("=", 1)[0]:
+        if not scope[m.start()] or "extern" in head or "template" in head or "(" in decl.split("=", 1)[0] \
+                or "__global__" in head or "#" in masked[line_start:end]:
             continue
-        target = decl.split("=", 1)[0]
-        if "," in target or "{" in target or "#" in masked[line_start:end]:
+        writable = not _READ_ONLY_RE.search(masked[line_start:end].split("=", 1)[0])
+        flat = decl
+        while re.search(r"\{[^{}]*\}|\([^()]*\)", flat):  # what lies in braces and parentheses
+            flat = re.sub(r"\{[^{}]*\}|\([^()]*\)", " ", flat)
+        targets = [decl.split("=", 1)[0]]
+        if "," in flat or "{" in targets[0]:
+            if not writable or "=" in decl or "{" in decl:
+                continue  # several initialised declarators: left alone
+            targets = decl.split(",")  # static __device__ int top, pos;
+        names = [found[-1] for found in (_IDENT.findall(re.sub(r"\[[^\]]*\]", " ", t)) for t in targets) if found]
+        if len(names) != len(targets):
             continue
-        names = _IDENT.findall(re.sub(r"\[[^\]]*\]", " ", target))
-        if not names:
-            continue
-        name = names[-1]
-        inserts.append((end + 1, f" static const int c2t_symbol_{name} = ::c2t::trace::add_symbol(\"{name}\", "
-                                 f"sizeof({name}), [](void* c2t_d_) {{ ::c2t::trace::read_symbol(c2t_d_, {name}); }});"))
+        done.add(end)
+        flag = ", true" if writable else ""
+        inserts += [(end + 1, f" static const int c2t_symbol_{name} = ::c2t::trace::add_symbol(\"{name}\", "
+                              f"sizeof({name}), [](void* c2t_d_) {{ ::c2t::trace::read_symbol(c2t_d_, {name}); }}{flag});")
+                    for name in names]
     for at, add in reversed(inserts):
         text = text[:at] + add + text[at:]
     return text

@@ -101,7 +101,9 @@ def run_migrated(module_path: str | Path, kernel: KernelSpec, inputs: Inputs, ta
     symbols = {s.name: to_tensor(inputs.symbols[s.name], s.dtype, device) for s in kernel.symbols}
     launch(sig, args, grid=kernel.grid, block=kernel.block, shared_bytes=kernel.shared_bytes,
            template=kernel.template or None, symbols=symbols, target=target, options=options)
-    outputs = {}
+    state = dict(getattr(sig, "state", ()))
+    outputs = {f"symbol:{s.name}": to_numpy(symbols[s.name], s.dtype).copy() for s in kernel.symbols
+               if s.name in state}  # the __device__ globals it leaves
     for a in kernel.args:
         if not a.is_buffer:
             continue

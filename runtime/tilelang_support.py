@@ -120,6 +120,9 @@ class Signature:
     specialize: tuple = ()  # scalar parameters compiled as constants on GPUs (see the module doc)
     specialize_when: Callable | None = None  # sizes dict -> whether to specialise (e.g. TMA alignment)
     static_pass_configs: tuple = ()  # the pass options of a specialised compilation
+    # (name, initial values) of the symbols that are __device__ globals: the launcher keeps them
+    # between launches (one tensor per module and device) unless symbols={...} passes them
+    state: tuple = ()
 
 
 def lane_values(name: str, lanes, value) -> list:
@@ -397,6 +400,26 @@ def _shaped(tensor, name: str, extents, scalars: dict):
     return tensor[:need].view(*dims)
 
 
+#: (source file, global, device) -> the tensor holding a __device__ global between launches
+_DEVICE_GLOBALS: dict = {}
+
+
+def device_global(sig: Signature, name: str, dtype: str, elements: int, initial=(), device=None):
+    """The tensor that holds the ``__device__`` global ``name`` of ``sig``'s source file on
+    ``device`` (None: the CPU), made on first use with its initial values (the rest zero, as C
+    starts it) and shared by every kernel of that file, as the GPU shares the global."""
+    import torch
+
+    key = (sig.source, name, str(device))
+    tensor = _DEVICE_GLOBALS.get(key)
+    if tensor is None:
+        tensor = torch.zeros(elements, dtype=getattr(torch, dtype), device=device)
+        if initial:
+            tensor[:len(initial)] = torch.tensor(list(initial), dtype=tensor.dtype)
+        _DEVICE_GLOBALS[key] = tensor
+    return tensor
+
+
 def arguments(sig: Signature, args, symbols=None, template=None, device=None) -> list:
     """The TileLang call arguments for the CUDA arguments ``args`` (and ``__constant__`` data)."""
     import torch
@@ -419,7 +442,10 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
         else:
             out.append(value)
     symbols = symbols or {}
+    state = dict(sig.state)
     for name, dtype, elements in sig.symbols:
+        if name not in symbols and name in state:
+            symbols = {**symbols, name: device_global(sig, name, dtype, elements, state[name], device)}
         if name not in symbols:
             raise LaunchError(f"{sig.name} reads __constant__ '{name}': pass its {elements} values "
                               "in symbols={...}")

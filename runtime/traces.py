@@ -50,12 +50,15 @@ class Launch:
     skipped: str = ""  # why the launch was not recorded ("budget": its bytes, past the trace budget)
     instance: str = ""  # the template instance the launch named, as the compiler spells it (``k<float, 64>``)
     symbols: dict = field(default_factory=dict)  # __constant__ symbol -> its bytes when the launch started
+    # __device__/__managed__ global -> its bytes before and after the launch
+    globals_before: dict = field(default_factory=dict)
+    globals_after: dict = field(default_factory=dict)
 
     def __getstate__(self) -> dict:
         """For pickling (a launch sent to another process): the bytes of memoryviews, which
         cannot be pickled, as bytes."""
         state = dict(self.__dict__)
-        for key in ("before", "after", "symbols"):
+        for key in ("before", "after", "symbols", "globals_before", "globals_after"):
             state[key] = {k: bytes(v) for k, v in state[key].items()}
         return state
 
@@ -117,7 +120,8 @@ def _launch_file(seq: int) -> str:
 
 def pack(trace_dir: str | os.PathLike, level: int = 1) -> int:
     """Split a run's ``data.bin`` into one zlib-compressed file per launch (``launch-NNNNN.zlib``,
-    its before and after bytes, an allocation the launch left unchanged once), so that traces
+    its before and after bytes and its writable globals', an allocation the launch left
+    unchanged once), so that traces
     travel and a launch's bytes can be read or removed alone; the manifest's offsets become
     offsets in the launch's own file. Returns the bytes written."""
     import zlib
@@ -137,7 +141,7 @@ def pack(trace_dir: str | os.PathLike, level: int = 1) -> int:
                 comp, placed, pos = zlib.compressobj(level), {}, 0
                 blob = []
                 for which in ("before", "after"):
-                    for a in d[which]:
+                    for a in d[which] + d.get("globals", []):  # the allocations, the writable globals
                         if a[which] not in placed:
                             data.seek(a[which])
                             chunk = data.read(a["size"])
@@ -205,12 +209,16 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
         blobs = {}
         for which in ("before", "after"):
             blobs[which] = {a["id"]: data[a[which]:a[which] + a["size"]] for a in d[which]}
-        if any(len(b) != a["size"] for which in ("before", "after") for a, b in zip(d[which], blobs[which].values())):
+            blobs["globals_" + which] = {g["name"]: data[g[which]:g[which] + g["size"]] for g in d.get("globals", ())}
+        if any(len(b) != a["size"] for which in ("before", "after") for a, b in zip(d[which], blobs[which].values())) \
+                or any(len(b) != g["size"] for which in ("before", "after")
+                       for g, b in zip(d.get("globals", ()), blobs["globals_" + which].values())):
             break  # the data of a launch the run did not finish writing
         out.append(Launch(d["seq"], d["kernel"], d["number"], tuple(d["grid"]), tuple(d["block"]),
                           d["shared_bytes"], d["status"], tuple(_arg(a) for a in d["args"]),
                           blobs["before"], blobs["after"], instance=d.get("instance", ""),
-                          symbols={x["name"]: bytes.fromhex(x["hex"]) for x in d.get("symbols", ())}))
+                          symbols={x["name"]: bytes.fromhex(x["hex"]) for x in d.get("symbols", ())},
+                          globals_before=blobs["globals_before"], globals_after=blobs["globals_after"]))
     return out
 
 

@@ -252,14 +252,15 @@ class KernelPrinter:
                     rebinds.append(f"{p.name} = T.Cast({dtype_of(p.type, scope)}, {p.name}_arg)")
                 else:
                     params.append(f"{p.name}: {dtype_of(p.type, scope)}")
-        for g in self.unit.globals:
-            if g.storage == "constant" and _uses_global(fn, callees, g.name):
-                if not isinstance(g.type, m.Array) or g.type.extent is None:
-                    raise EmitError(f"__constant__ '{g.name}' is not a fixed-size array", g.span)
+        for g in symbol_globals(self.unit, fn, callees):
+            if g.storage != "constant" and isinstance(g.type, m.Scalar):
+                shape = "1"  # a scalar __device__ global: a one-element buffer (topL[0])
+            elif not isinstance(g.type, m.Array) or g.type.extent is None:
+                what = "__constant__" if g.storage == "constant" else f"__{g.storage}__ global"
+                raise EmitError(f"{what} '{g.name}' is not a fixed-size array or a number", g.span)
+            else:
                 shape = ", ".join(array_shape(g.type, scope))
-                params.append(f"{g.name}: T.Tensor(({shape},), {dtype_of(m.element_type(g.type), scope)})")
-            elif g.storage in ("device", "managed") and _uses_global(fn, callees, g.name):
-                raise EmitError(f"__device__ global '{g.name}'", g.span)
+            params.append(f"{g.name}: T.Tensor(({shape},), {dtype_of(m.element_type(g.type), scope)})")
 
         return params, rebinds
 
@@ -375,13 +376,56 @@ class KernelPrinter:
             else:
                 params.append((p.name, "scalar", scalar_name(p.type)))
         callees = callees_of(fn, self.device)
-        symbols = [(g.name, scalar_name(m.element_type(g.type)), g.type.extent)
-                   for g in self.unit.globals if g.storage == "constant" and _uses_global(fn, callees, g.name)]
+        found = symbol_globals(self.unit, fn, callees)
+        symbols = [(g.name, scalar_name(m.element_type(g.type)), _elements(g.type)) for g in found]
+        state = [(g.name, initial_values(g)) for g in found if g.storage != "constant"]
         shapes = kplan.shapes
         return Signature(fn.name, tuple(params), tuple((template_param_name(t.name), t.kind) for t in fn.template_params),
                          tuple(symbols), kplan.form,
-                         tuple((p.name, tuple(shapes[p.name])) for p in fn.params if p.name in shapes))
+                         tuple((p.name, tuple(shapes[p.name])) for p in fn.params if p.name in shapes),
+                         state=tuple(state))
 
+
+
+def symbol_globals(unit: m.TranslationUnit, fn: m.Function, callees) -> list[m.GlobalVar]:
+    """The globals the kernel (or a device function it calls) names that it takes as buffers
+    after its parameters: ``__constant__`` arrays, and ``__device__``/``__managed__`` globals
+    (which it may write; the launcher keeps them between launches)."""
+    return [g for g in unit.globals if g.storage in ("constant", "device", "managed")
+            and _uses_global(fn, callees, g.name)]
+
+
+def _elements(t: m.CType) -> int | None:
+    """Elements of a global: an array's (all dimensions), 1 for a number."""
+    if isinstance(t, m.Scalar):
+        return 1
+    n = 1
+    while isinstance(t, m.Array):
+        if t.extent is None:
+            return None
+        n, t = n * t.extent, t.element
+    return n
+
+
+def initial_values(g: m.GlobalVar) -> tuple:
+    """The values a ``__device__`` global starts with: its initialiser's numbers (``= 5``, ``=
+    {1, 2, 3}``, the rest zero as in C), () for none (all zero); an initialiser of other
+    expressions has no values here (:class:`EmitError`)."""
+    if g.init is None:
+        return ()
+    items = g.init.items if isinstance(g.init, m.InitList) else (g.init,)
+    out = []
+    for item in items:
+        sign = 1
+        while isinstance(item, m.Cast):
+            item = item.operand
+        if isinstance(item, m.Unary) and item.op == "-":
+            sign, item = -1, item.operand
+        if not isinstance(item, (m.IntLit, m.FloatLit, m.BoolLit)):
+            raise EmitError(f"__device__ global '{g.name}' starts from an initialiser that is not a list of numbers",
+                            g.span)
+        out.append(sign * (int(item.value) if isinstance(item, m.BoolLit) else item.value))
+    return tuple(out)
 
 
 def _uses_global(fn: m.Function, callees, name: str) -> bool:

@@ -13,7 +13,7 @@ class Signature:
     #: value is (name, "lanes", ((lane parameter, dtype, byte offset), ...))
     params: tuple
     template: tuple  # ((factory parameter, "type" | "value"), ...)
-    symbols: tuple  # ((__constant__ array, dtype, extent), ...)
+    symbols: tuple  # ((__constant__ array or __device__ global, dtype, elements), ...)
     form: str
     shapes: tuple = ()  # ((buffer, (extent or None, ...)), ...): buffers indexed as row-major arrays
     tune: Optional[dict] = None  # factory keyword -> the values `migrate bench --tune` tries
@@ -26,3 +26,5 @@ class Signature:
     static_pass_configs: tuple = ()  # TileLang pass configs of the kernels compiled at constant sizes
     whole_tiles: bool = False  # a GEMM that copies whole tiles (T.copy): no TMA at run-time sizes
     tolerance: Optional[str] = None  # a tolerance class looser than the spec's (tf32)
+    #: ((__device__ global, its initial values), ...): symbols the module keeps between launches
+    state: tuple = ()

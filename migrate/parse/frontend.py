@@ -579,7 +579,12 @@ class UnitBuilder:
             storage = "managed"
         builder = ModelBuilder(self.bag, self.text, self.functions)
         exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
-        init = builder.expr(exprs[-1]) if exprs else None
+        # an array's extent is an expression child too (int a[N];): an array's initialiser is a
+        # list (or a string), a number's any expression
+        array = cursor.type.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY,
+                                     ci.TypeKind.DEPENDENTSIZEDARRAY)
+        initialised = exprs and (not array or exprs[-1].kind in (K.INIT_LIST_EXPR, K.STRING_LITERAL))
+        init = builder.expr(exprs[-1]) if initialised else None
         return m.GlobalVar(cursor.spelling, convert_type(cursor.type), storage, init, span_of(cursor))
 
     def _check_recursion(self, built: dict[str, m.Function]) -> None:

@@ -64,6 +64,7 @@ struct Symbol {
     const char* name;
     size_t size;
     void (*read)(void*);
+    bool writable;  // a __device__ or __managed__ global: its bytes go to data.bin before and after
 };
 
 inline std::vector<Symbol>& symbols() {
@@ -71,11 +72,24 @@ inline std::vector<Symbol>& symbols() {
     return s;
 }
 
-inline int add_symbol(const char* name, size_t size, void (*read)(void*)) {
+inline int add_symbol(const char* name, size_t size, void (*read)(void*), bool writable = false) {
     for (const Symbol& s : symbols())
         if (!strcmp(s.name, name)) return 0;  // a header's symbol, registered by each unit
-    symbols().push_back(Symbol{name, size, read});
+    symbols().push_back(Symbol{name, size, read, writable});
     return 0;
+}
+
+// Whether a launch records the symbol's bytes in data.bin: a writable global of at most 16 MiB
+// (a larger one would crowd the launches' own bytes out of the budget; its kernels' replays say
+// that the recording does not hold it).
+inline bool dumped(const Symbol& s) { return s.writable && s.size <= (16u << 20); }
+
+// The bytes the writable globals take, dumped before a launch and again after it.
+inline long global_bytes() {
+    long n = 0;
+    for (const Symbol& s : symbols())
+        if (dumped(s)) n += (long)s.size;
+    return n;
 }
 
 template <class T>
@@ -144,7 +158,7 @@ inline std::string hex(const void* p, size_t n) {
 inline std::string symbols_json() {
     std::string out;
     for (const Symbol& s : symbols()) {
-        if (s.size > (64u << 10)) continue;
+        if (s.writable || s.size > (64u << 10)) continue;
         std::vector<char> bytes(s.size);
         s.read(bytes.data());
         out += std::string(out.empty() ? "" : ",") + "{\"name\":" + "\"" + s.name + "\",\"hex\":\"" +
@@ -227,6 +241,48 @@ struct Launch {
         return out;
     }
 
+    // The writable globals' bytes before the launch, appended to data.bin (each entry's JSON so
+    // far: name, size, where its before bytes start); kept to compare with after the launch.
+    std::vector<std::vector<char>> gsaved;
+    std::vector<long> gat;
+    std::vector<std::string> gentries;
+
+    void dump_globals_before(State& s) {
+        for (const Symbol& g : symbols()) {
+            if (!dumped(g)) continue;
+            gsaved.emplace_back(g.size);
+            g.read(gsaved.back().data());
+            fwrite(gsaved.back().data(), 1, g.size, s.data);
+            gat.push_back(s.offset);
+            gentries.push_back("{\"name\":\"" + std::string(g.name) + "\",\"size\":" + std::to_string(g.size) +
+                               ",\"before\":" + std::to_string(s.offset));
+            s.offset += (long)g.size;
+        }
+    }
+
+    // The writable globals' JSON with where their bytes after the launch are (the before bytes
+    // where the launch left one as it was).
+    std::string dump_globals_after(State& s) {
+        std::string out;
+        std::vector<char> now;
+        size_t i = 0;
+        for (const Symbol& g : symbols()) {
+            if (!dumped(g) || i >= gentries.size()) continue;
+            now.resize(g.size);
+            g.read(now.data());
+            long where = gat[i];
+            if (now != gsaved[i]) {
+                fwrite(now.data(), 1, g.size, s.data);
+                where = s.offset;
+                s.offset += (long)g.size;
+            }
+            std::vector<char>().swap(gsaved[i]);
+            out += std::string(out.empty() ? "" : ",") + gentries[i] + ",\"after\":" + std::to_string(where) + "}";
+            ++i;
+        }
+        return out;
+    }
+
     // The bytes after the launch into ``out``: an allocation the launch left as it was points at
     // its before bytes ("same"), the others are appended (one allocation held at a time). False
     // when they took data.bin past the budget: the caller cuts them off again.
@@ -272,14 +328,14 @@ inline void write_skipped(const char* kernel, const char* instance, int number, 
 
 inline void write(const char* kernel, const char* instance, int number, dim3 g, dim3 b, size_t shmem,
                   const Launch& L, const std::string& before, const std::string& after, int rc,
-                  const std::string& symbols) {
+                  const std::string& symbols, const std::string& globals) {
     State& s = state();
     fprintf(s.manifest,
             "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu,"
-            "\"status\":%d,\"args\":[%s],\"before\":[%s],\"after\":[%s],\"symbols\":[%s]}\n",
+            "\"status\":%d,\"args\":[%s],\"before\":[%s],\"after\":[%s],\"symbols\":[%s],\"globals\":[%s]}\n",
             s.seq++, json_string(kernel).c_str(), instance_field(instance).c_str(), number, g.x, g.y, g.z, b.x, b.y, b.z,
             shmem, rc,
-            L.args.c_str(), before.c_str(), after.c_str(), symbols.c_str());
+            L.args.c_str(), before.c_str(), after.c_str(), symbols.c_str(), globals.c_str());
     fflush(s.manifest);
     fflush(s.data);
 }
@@ -311,7 +367,7 @@ struct Recorder {
 #endif
         std::apply([&](const auto&... x) { (L.arg(x), ...); }, args);
         State& s = state();
-        long need = L.before_bytes();
+        long need = L.before_bytes() + global_bytes();
         // a kernel's later launches share half of the budget, so that they never crowd out the
         // first launch of a kernel that comes after them
         if (s.offset + need > s.budget || (number > 0 && s.later + need > s.budget / 2)) {
@@ -321,6 +377,7 @@ struct Recorder {
             start = s.offset;
             before = L.dump_before(s);
             symbols = symbols_json();
+            L.dump_globals_before(s);
         }
     }
 
@@ -329,6 +386,8 @@ struct Recorder {
         State& s = state();
         std::string after;
         bool fits = L.dump_after(s, after);
+        std::string globals = L.dump_globals_after(s);
+        fits = fits && s.offset <= s.budget;
         long total = s.offset - start;
         if (!fits || (number > 0 && s.later + total > s.budget / 2)) {
             fflush(s.data);  // past the budget after all: the launch's bytes go, it is listed as skipped
@@ -338,7 +397,7 @@ struct Recorder {
             return;
         }
         if (number > 0) s.later += total;
-        write(kernel, instance, number, g, b, shmem, L, before, after, rc, symbols);
+        write(kernel, instance, number, g, b, shmem, L, before, after, rc, symbols, globals);
     }
 };
 

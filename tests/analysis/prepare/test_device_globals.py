@@ -1,0 +1,155 @@
+"""``__device__`` globals the kernels write (a counter bumped with atomics, an array one kernel
+fills and the next reads, ``static __device__ int top, seen;``, one with an initialiser), as
+assignment solvers and connected-component programs keep their state between launches. Each is a
+buffer after the kernel's parameters (a scalar one is ``name[0]``); the module keeps it between
+launches as the GPU does (``state=``); the check gives both sides the same values and compares
+what they leave, on generated inputs and on the program's own recorded launches."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from migrate.cli import main
+from migrate.runtime.build import find_cxx
+from migrate.runtime.source import register_constants
+from migrate.runtime.traces import read
+
+PROGRAM = """
+#include <cstdio>
+#include <cuda_runtime.h>
+#define N 256
+__device__ int hits;
+static __device__ int top, seen;
+__device__ float partial[N];
+__device__ int offset_base = 3;
+
+__global__ void count_positive(const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    partial[i] = x[i] * 2.0f + offset_base;
+    if (x[i] > 0.0f) atomicAdd(&hits, 1);
+    atomicMax(&top, (int)(x[i] * 100.0f));
+  }
+}
+
+__global__ void gather(float* y, int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = partial[i] + partial[(i + 1) % n];
+  if (i == 0) { out[0] = hits; out[1] = top; seen = seen + 1; out[2] = seen; }
+}
+
+int main() {
+  float *x, *y; int* out;
+  cudaMalloc(&x, N * 4); cudaMalloc(&y, N * 4); cudaMalloc(&out, 3 * 4);
+  float h[N];
+  for (int i = 0; i < N; i++) h[i] = ((i * 37) % 19 - 9) * 0.1f;
+  cudaMemcpy(x, h, N * 4, cudaMemcpyHostToDevice);
+  for (int r = 0; r < 2; r++) {
+    count_positive<<<N / 64, 64>>>(x, N);
+    gather<<<N / 64, 64>>>(y, out, N);
+  }
+  int o[3];
+  cudaMemcpy(o, out, 12, cudaMemcpyDeviceToHost);
+  printf("%d %d %d\\n", o[0], o[1], o[2]);
+  return 0;
+}
+"""
+
+
+def _convert(tmp_path):
+    src = tmp_path / "src" / "globals.cu"
+    src.parent.mkdir()
+    src.write_text(PROGRAM)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    return out
+
+
+def test_globals_are_buffers_after_the_parameters_and_the_module_keeps_them(tmp_path):
+    pytest.importorskip("tilelang")
+    import importlib.util
+
+    import torch
+
+    out = _convert(tmp_path)
+    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert {k["form"] for k in kernels.values()} <= {"tile", "portable"}, kernels
+    text = (out / "globals.py").read_text()
+    assert "hits: T.Tensor((1,), T.int32)" in text and "partial: T.Tensor((256,), T.float32)" in text
+    assert '("offset_base", (3,))' in text  # its initialiser
+    spec = importlib.util.spec_from_file_location("globals_mod", out / "globals.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = torch.tensor([((i * 37) % 19 - 9) * 0.1 for i in range(256)], dtype=torch.float32)
+    y, res = torch.full((256,), -7.0), torch.full((3,), -7, dtype=torch.int32)
+    positive, top = int((x > 0).sum()), int((x * 100.0).to(torch.int32).max())
+    for r in range(2):  # as main() runs them: the counters go on across launches and kernels
+        mod.count_positive(x, 256, grid=4, block=64, target="c")
+        mod.gather(y, res, 256, grid=4, block=64, target="c")
+        assert res.tolist() == [positive * (r + 1), top, r + 1]
+    partial = x * 2.0 + 3.0
+    assert torch.allclose(y, partial + partial.roll(-1))
+    # symbols={...} passes a global of the caller's in the module's place
+    mine = torch.zeros(1, dtype=torch.int32)
+    mod.gather(y, res, 256, grid=4, block=64, target="c", symbols={"seen": mine})
+    assert mine.item() == 1 and res[2].item() == 1
+
+
+def test_generated_inputs_check_what_the_kernels_leave_in_the_globals(tmp_path):
+    pytest.importorskip("tilelang")
+    out = _convert(tmp_path)
+    assert main(["check", "--from", str(out), "--json", str(tmp_path / "c.json")]) == 0
+    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    assert checks["gather"]["inputs"] == "auto" and checks["gather"]["message"].startswith("6 output(s)")
+    module = out / "globals.py"
+    module.write_text(module.read_text().replace("seen[0] = seen[0] + 1", "seen[0] = seen[0] + 2"))
+    assert main(["check", "--from", str(out), "--json", str(tmp_path / "c.json")]) == 1
+    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    assert checks["gather"]["status"] == "fail" and checks["gather"]["message"].startswith("seen:")
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+def test_recorded_launches_hold_the_globals_before_and_after(tmp_path):
+    pytest.importorskip("tilelang")
+    out = _convert(tmp_path)
+    assert main(["check", "--from", str(out), "--run", "", "--json", str(tmp_path / "c.json")]) == 0
+    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    assert all(c["inputs"] == "trace" and c["status"] == "pass" for c in checks.values()), checks
+    module = out / "globals.py"
+    module.write_text(module.read_text().replace("seen[0] = seen[0] + 1", "seen[0] = seen[0] + 2"))
+    assert main(["check", "--from", str(out), "--run", "", "--json", str(tmp_path / "c.json")]) == 1
+    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    assert checks["gather"]["status"] == "fail" and "seen: 1 of 1 elements differ" in checks["gather"]["message"]
+
+
+def test_writable_globals_register_as_such_also_several_in_one_statement():
+    src = ("__device__ int hits;\n"
+           "static __device__ int top, seen;\n"
+           "__managed__ __device__ float total;\n"
+           "__device__ const int table[2] = {1, 2};\n"
+           "__device__ int a = 1, b = 2;\n"
+           "__device__ float twice(float v) { return 2.0f * v; }\n")
+    out = register_constants(src)
+    assert out.count("\n") == src.count("\n")
+    for name in ("hits", "top", "seen", "total"):
+        assert f'add_symbol("{name}", sizeof({name}), [](void* c2t_d_) {{ ' \
+               f'::c2t::trace::read_symbol(c2t_d_, {name}); }}, true);' in out
+    assert out.count('add_symbol("total"') == 1  # two keywords, one registration
+    assert 'read_symbol(c2t_d_, table); });' in out  # read only: a constant symbol
+    assert "c2t_symbol_a" not in out and "c2t_symbol_twice" not in out
+
+
+def test_the_trace_reader_gives_each_globals_bytes(tmp_path):
+    data = bytes(range(16))
+    (tmp_path / "data.bin").write_bytes(data)
+    line = {"seq": 0, "kernel": "k", "number": 0, "grid": [1, 1, 1], "block": [1, 1, 1], "shared_bytes": 0,
+            "status": 0, "args": [], "before": [], "after": [], "symbols": [],
+            "globals": [{"name": "hits", "size": 4, "before": 0, "after": 0},
+                        {"name": "partial", "size": 8, "before": 4, "after": 12 - 4}]}
+    line["globals"][1]["after"] = 8  # written: the bytes after it start at 8
+    (tmp_path / "manifest.jsonl").write_text(json.dumps(line) + "\n")
+    (launch,) = read(tmp_path)
+    assert bytes(launch.globals_before["hits"]) == data[0:4] == bytes(launch.globals_after["hits"])
+    assert bytes(launch.globals_before["partial"]) == data[4:12]
+    assert bytes(launch.globals_after["partial"]) == data[8:16]
