@@ -650,8 +650,13 @@ class ExprPrinter:
             fn = "T.atomic_add"
         elif name in ops:
             val, fn = self.expr(e.args[1])[0], ops[name]
-        else:
-            raise EmitError(f"'{e.callee}' has no TileLang form", e.span)
+        else:  # atomicCAS, atomicExch, atomicAnd, ...: the compat table's helper on the element
+            pointee = address.pointee if isinstance(address, m.Pointer) else None
+            dtypes = [scalar_name(pointee) if pointee is not None else None] + [scalar_name(a.type) for a in e.args[1:]]
+            text = render_math(e.callee, [target] + [self.expr(a)[0] for a in e.args[1:]], dtypes, self.scope)
+            if text is None:
+                raise EmitError(f"'{e.callee}' has no TileLang form", e.span)
+            return text, _PREC["atom"]
         prev = ", return_prev=True" if value else ""
         return f"{fn}({target}, {val}{prev})", _PREC["atom"]
 
