@@ -104,6 +104,10 @@ C_SPELLINGS: dict[str, str] = {c: d.name for d in TABLE for c in d.clang}
 #: typedefs (``half``, ``int8_t``, ``size_t``, ...); not ``void``
 TEMPLATE_SPELLINGS: dict[str, str] = {c: d.name for d in TABLE if d.kind != "void"
                                       for c in d.clang + d.aliases}
+# and as GCC spells them in an instance's name (``hash_keys<long unsigned int>``)
+TEMPLATE_SPELLINGS.update({"short int": "int16", "short unsigned int": "uint16", "long int": "int64",
+                           "long unsigned int": "uint64", "long long int": "int64",
+                           "long long unsigned int": "uint64"})
 #: CUDA vector type -> (element dtype, lanes)
 VECTOR_TYPES: dict[str, tuple[str, int]] = {
     **{f"{b}{n}": (d.name, n) for d in TABLE for b in d.vector_bases for n in VECTOR_LANES},

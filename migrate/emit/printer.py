@@ -10,6 +10,7 @@ emitter turns it into a diagnostic and a different form, never into wrong code.
 """
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -469,6 +470,27 @@ class ExprPrinter:
         with self._sometimes("in a branch of '?:'"):
             return f"T.if_then_else({cond}, {self.expr(e.then)[0]}, {self.expr(e.other)[0]})", _PREC["atom"]
 
+    def dispatch_call(self, e: m.Call) -> str:
+        """A call of an overloaded device function that each instance of the template resolves by
+        its types: the overload is looked up when TileLang traces the kernel, by the dtypes the
+        factory was given (``{"uint32": hash_2, "uint64": hash}[str(KeyT)](key)``)."""
+        params, table = e.dispatch
+        models = [model for _, model in table]
+        extras = {tuple(self.scope.device_extra.get(x, [])) for x in models}
+        if len(extras) > 1:
+            raise EmitError(f"overloads of '{e.callee}' take different builtins", e.span)
+        try:
+            key = [self.scope.type_params[p] for p in params]
+        except KeyError:
+            raise EmitError(f"call to the overloaded device function '{e.callee}' on a type this "
+                            "kernel does not take", e.span) from None
+        entries = ", ".join(f"{json.dumps(k[0]) if len(k) == 1 else repr(k)}: {self.device_call_name(e, x)}"
+                            for k, x in table)
+        look = f"str({key[0]})" if len(key) == 1 else "(" + ", ".join(f"str({k})" for k in key) + ",)"
+        args = [self.named(a, self.expr(a)[0]) for a in e.args]
+        args += [f"{x}={self.builtin_name(x)}" for x in next(iter(extras))]
+        return f"{{{entries}}}[{look}]({', '.join(args)})"
+
     def device_call_name(self, e: m.Call, name: str) -> str:
         """The name a device function is called by: its macro, or its plain function where C may
         not evaluate the call (a macro there would run its statements every time, and TileLang
@@ -576,6 +598,8 @@ class ExprPrinter:
 
     def call(self, e: m.Call, value: bool) -> tuple[str, int]:
         name = e.callee.lstrip(":").removeprefix("std::")
+        if e.kind == "device" and e.dispatch:
+            return self.dispatch_call(e), _PREC["atom"]
         if e.kind == "device":
             callee = self.device_call_name(e, name)
             names = self.scope.macro_params.get(callee, ()) if callee == name else None

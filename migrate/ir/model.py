@@ -217,6 +217,10 @@ class Call:
     template_args: tuple[str, ...]
     type: CType
     span: Span
+    # a device function overloaded on a template's types, called in the template (hash(key) on a
+    # KeyT key): ((template type parameter, ...), ((their dtypes, model name), ...)), the overload
+    # each instance reaches; ``callee`` is one of them
+    dispatch: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)

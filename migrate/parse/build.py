@@ -870,9 +870,17 @@ class ModelBuilder:
             unresolved = target is not None and target.kind == K.OVERLOADED_DECL_REF  # in a template
             short = name.rsplit("::", 1)[-1]
             name = self._overload(short, None if unresolved else decl, len(args))
+            dispatch = ()
+            if name is None and unresolved:
+                name, dispatch, dtype = self._dispatch(short, args)
+                if dtype is not None:
+                    ctype = dtype
             if name is None:
                 return self.unsupported_expr(cursor, "M1209", f"call to the overloaded device function "
                                                               f"'{short}' is not resolved here")
+            if dispatch:
+                self.called.extend(model for _, model in dispatch[1])
+                return m.Call(name, args, kind, template_args, ctype, span, dispatch)
             self.called.append(name)
             if _undeduced(ctype):  # f(x / scale) in a template: the call's type is f's return type
                 ctype = self._declared_return(name) or ctype
@@ -938,6 +946,42 @@ class ModelBuilder:
                 return found[0]
         fits = [model for _, model, count in defs if count == nargs]
         return fits[0] if len(fits) == 1 else None
+
+    def _dispatch(self, name: str, args: tuple) -> tuple:
+        """A call of the overloaded ``name`` in a template, which each instance resolves by the
+        dtypes of its template-typed arguments (``hash(key)`` on a ``KeyT key``, beside ``hash(
+        uint32)`` and ``hash(uint64)``): (the first overload's model name, the dispatch (see
+        :class:`~migrate.ir.model.Call`), the call's type where clang left it dependent, or None).
+        (None, (), None) where the overloads are not told apart that way: other parameter kinds
+        than numbers, two overloads for one key, no template-typed argument."""
+        none = (None, (), None)
+        typed = [i for i, a in enumerate(args) if isinstance(_target(a.type), m.TemplateType)]
+        if not typed:
+            return none
+        keys, returns = [], []
+        for _usr, model, count in self.overloads.get(name, ()):
+            cursor = self.user_functions.get(model)
+            if count != len(args) or cursor is None:
+                continue
+            params = [_target(convert_type(c.type)) for c in cursor.get_children() if c.kind == K.PARM_DECL]
+            if len(params) != len(args) or not all(isinstance(p, m.Scalar) for p in params):
+                return none  # an overload on pointers, structs or a template's own types
+            if any(i not in typed and isinstance(_target(a.type), m.Scalar) and _target(a.type) != params[i]
+                   for i, a in enumerate(args)):
+                continue  # a number argument of another type: not this overload's (exact match only)
+            keys.append((tuple(params[i].dtype for i in typed), model))
+            returns.append((_target(convert_type(cursor.result_type)), params))
+        if len(keys) < 2 or len({k for k, _ in keys}) != len(keys):
+            return none
+        names = tuple(dict.fromkeys(_target(args[i].type).name for i in typed))
+        if len(names) != len(typed):
+            return none  # f(a, b) on two values of one type T: a key of one dtype each
+        dtype = None
+        if all(r == p[typed[0]] for r, p in returns):
+            dtype = _target(args[typed[0]].type)  # float f(float), double f(double): the instance's T
+        elif len({r for r, _ in returns}) == 1 and isinstance(returns[0][0], m.Scalar):
+            dtype = returns[0][0]
+        return keys[0][1], (names, tuple(keys)), dtype
 
     def _numeric_limit(self, callee: ci.Cursor, args: list[ci.Cursor]) -> m.Call | None:
         """``std::numeric_limits<K>::max()`` (also on a template's type ``K``, where clang leaves
@@ -1069,6 +1113,11 @@ class ModelBuilder:
 
 #: The members of ``std::numeric_limits`` migrated as constants (see ``cuda_math.numeric_limit``).
 NUMERIC_LIMITS = ("max", "min", "lowest", "epsilon", "infinity", "quiet_NaN")
+
+
+def _target(ctype):
+    """A reference's target (``const T&`` is ``T``); any other type as it is."""
+    return ctype.target if isinstance(ctype, m.Reference) else ctype
 
 
 def _undeduced(ctype) -> bool:

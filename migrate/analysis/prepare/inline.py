@@ -172,6 +172,9 @@ class Inliner:
     def is_target(self, node) -> bool:
         """A call to a function to inline or lower (not CUDA's own function named like a device
         function: a project's ``sqrtf(float4)`` calls CUDA's ``sqrtf`` on each lane)."""
+        if isinstance(node, m.Call) and _dispatches_to(node, self.targets):
+            raise InlineError(f"overloaded device function '{node.callee}', chosen by each instance of the "
+                              "template, would be inlined")
         return isinstance(node, m.Call) and node.callee in self.targets and (
             node.kind == "device" or node.callee not in self.device)
 
@@ -439,7 +442,7 @@ def inline_calls(fn: m.Function, device: dict[str, m.Function], targets: set[str
     """``fn`` with every call to a function in ``targets`` replaced by its body (``whats``: what
     a call to a target is, for messages)."""
     if fn.body is None or not targets or not any(
-            isinstance(n, m.Call) and n.callee in targets for n in m.walk(fn.body)):
+            isinstance(n, m.Call) and (n.callee in targets or _dispatches_to(n, targets)) for n in m.walk(fn.body)):
         return fn
     inliner = Inliner(device, targets, whats)
     body = dataclasses.replace(fn.body, stmts=inliner.stmts(fn.body.stmts))
@@ -449,6 +452,11 @@ def inline_calls(fn: m.Function, device: dict[str, m.Function], targets: set[str
         if isinstance(node, m.Call) and node.kind == "device" and node.callee not in calls:
             calls += (node.callee,)
     return dataclasses.replace(fn, body=body, calls=calls)
+
+
+def _dispatches_to(call: m.Call, targets) -> bool:
+    """Whether an overloaded call an instance resolves (``call.dispatch``) may reach a target."""
+    return bool(call.dispatch) and any(model in targets for _, model in call.dispatch[1])
 
 
 def view_callees(fn: m.Function, device: dict[str, m.Function]) -> set[str]:
