@@ -1,33 +1,60 @@
 """Steps used as values in a statement as statements of their own: ``pre[j++] = i;`` becomes
-``pre[j] = i; j += 1;`` and ``result[++e] = h;`` becomes ``e += 1; result[e] = h;`` (the way real
-kernels append to a per-thread list). Only where it is the same program: the stepped local is
-named nowhere else in the statement, and the step is always evaluated (not right of ``&&``/``||``
-nor in a branch of ``?:``). Other steps used as values are left for the emitter to refuse."""
+``pre[j] = i; j += 1;``, ``result[++e] = h;`` becomes ``e += 1; result[e] = h;`` (the way real
+kernels append to a per-thread list), ``uint pos = stack[--top];`` becomes ``top -= 1; uint pos =
+stack[top];`` and ``return --refs[i];`` becomes ``refs[i] -= 1; return refs[i];`` (reference
+counts). The stepped thing is a local number, or an element of a buffer or array at an index
+without effects. Only where it is the same program: what is stepped is named nowhere else in the
+statement (a buffer: not at all), and the step is always evaluated (not right of ``&&``/``||``
+nor in a branch of ``?:``); a ``return`` takes prefix steps only (a postfix one's step would come
+after it). Other steps used as values are left for the emitter to refuse."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import always_evaluated
+from ...ir.exprs import always_evaluated, pure
 from ...ir.visit import Transformer, expand_statements
 
 
 def split_value_steps(fn: m.Function) -> m.Function:
     if fn.body is None:
         return fn
-    return dataclasses.replace(fn, body=expand_statements(fn.body, _split))
+    return dataclasses.replace(fn, body=expand_statements(fn.body, _statement, every=True))
 
 
-def _split(s: m.ExprStmt) -> list[m.Stmt] | None:
-    e = s.expr
-    if isinstance(e, m.Unary) and e.op in ("++", "--"):
-        return None  # a step that is the statement: nothing to split
+def _statement(s) -> list[m.Stmt] | None:
+    if isinstance(s, m.ExprStmt):
+        if isinstance(s.expr, m.Unary) and s.expr.op in ("++", "--"):
+            return None  # a step that is the statement: nothing to split
+        return _split(s, s.expr, lambda e: dataclasses.replace(s, expr=e), after_ok=True)
+    if isinstance(s, m.DeclStmt) and len(s.decls) == 1 and s.decls[0].init is not None:
+        d = s.decls[0]
+        return _split(s, d.init, lambda e: dataclasses.replace(s, decls=(dataclasses.replace(d, init=e),)),
+                      after_ok=True, declared=d.name)
+    if isinstance(s, m.Return) and s.value is not None:
+        return _split(s, s.value, lambda e: dataclasses.replace(s, value=e), after_ok=False)
+    return None
+
+
+def _stepped(u: m.Unary) -> str | None:
+    """The name a step's operand is known by in the statement: a local number's, or the buffer
+    (or array) an element of it belongs to; None for what this pass does not move."""
+    x = u.operand
+    if isinstance(x, m.Ref) and x.kind == "local" and isinstance(x.type, m.Scalar):
+        return x.name
+    if isinstance(x, m.Index) and isinstance(x.base, m.Ref) and pure(x.index) and isinstance(x.type, m.Scalar) \
+            and (x.base.kind in ("param", "shared", "global") or isinstance(x.base.type, m.Array)):
+        return x.base.name
+    return None
+
+
+def _split(s, e, rebuild, after_ok: bool, declared: str | None = None) -> list[m.Stmt] | None:
     steps = [n for n in always_evaluated(e) if isinstance(n, m.Unary) and n.op in ("++", "--")
-             and isinstance(n.operand, m.Ref) and n.operand.kind == "local" and isinstance(n.operand.type, m.Scalar)]
-    if not steps:
+             and _stepped(n) is not None]
+    if not steps or (not after_ok and any(u.postfix for u in steps)):
         return None
     names = [n.name for n in m.walk(e) if isinstance(n, m.Ref)]
-    if any(names.count(u.operand.name) != 1 for u in steps):
+    if any(names.count(_stepped(u)) != 1 or _stepped(u) == declared for u in steps):
         return None
     moved = {id(u) for u in steps}
     if any(isinstance(n, m.Unary) and n.op in ("++", "--") and id(n) not in moved for n in m.walk(e)):
@@ -39,11 +66,11 @@ def _split(s: m.ExprStmt) -> list[m.Stmt] | None:
 
     class Read(Transformer):
         def leave_Unary(self, node):
-            if node.op in ("++", "--") and isinstance(node.operand, m.Ref) \
-                    and any(node.operand.name == u.operand.name for u in steps):
+            if node.op in ("++", "--") and _stepped(node) is not None \
+                    and any(_stepped(node) == _stepped(u) for u in steps):
                 return node.operand
             return node
 
     before = [step(u) for u in steps if not u.postfix]
     after = [step(u) for u in steps if u.postfix]
-    return before + [dataclasses.replace(s, expr=Read().transform(e))] + after
+    return before + [rebuild(Read().transform(e))] + after

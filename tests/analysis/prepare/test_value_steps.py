@@ -88,3 +88,69 @@ def test_a_local_named_twice_or_stepped_under_a_condition_is_left(tmp_path):
             y[i] = n > 0 ? i++ : 0;
         }""").kernel("k"))
     assert len([u for u in nodes(fn, m.Unary) if u.op == "++"]) == 2
+
+
+#: Steps in a declaration's initialiser and in a return, on a local and on an element: a stack
+#: popped by ``stack[--top]`` (string search, tree walks), reference counts given back with
+#: ``return --refs[i]`` (logic-network rewriting), a counter read as it is bumped.
+STACKS = """
+#include <cuda_runtime.h>
+__device__ int release(int* refs, int i) { return --refs[i]; }
+__global__ void walk(const int* next, int* refs, int* out, int n)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= n) return;
+    int stack[8];
+    int top = 0;
+    for (int k = 0; k < 8; k++) stack[top++] = next[(r + k) % n];
+    int first = stack[--top];
+    int second = stack[--top] + 1;
+    int seen = top++;
+    out[r] = first * 1000 + second * 10 + seen + top + release(refs, r);
+}
+"""
+
+STACKS_SPEC = """
+[[kernel]]
+name = "walk"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "next"
+buffer = "int32"
+elements = 100
+role = "in"
+range = [0, 50]
+[[kernel.args]]
+name = "refs"
+buffer = "int32"
+elements = 100
+role = "inout"
+range = [1, 9]
+[[kernel.args]]
+name = "out"
+buffer = "int32"
+elements = 100
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+"""
+
+
+def test_steps_in_declarations_and_returns_convert_and_check_equal(tmp_path):
+    (tmp_path / "walk.cu").write_text(STACKS)
+    (tmp_path / "walk.toml").write_text(STACKS_SPEC)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "walk.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+
+
+def test_a_postfix_step_in_a_return_is_left_alone(tmp_path):
+    src = STACKS.replace("return --refs[i];", "return refs[i]--;")
+    fn = split_value_steps(unit(tmp_path, src).device_functions[0])
+    assert [u.op for u in nodes(fn, m.Unary) if u.op in ("++", "--")] == ["--"]  # no statement after a return
