@@ -55,6 +55,7 @@ CASES = {
     "typed_views_bytes": ("tests.analysis.prepare.test_typed_views", "HIST", "HIST_SPEC"),
     "typed_views_dynamic": ("tests.analysis.prepare.test_typed_views", "CARVE", "CARVE_SPEC"),
     "atomic_helpers": ("tests.emit.test_atomic_helpers", "KERNEL", "SPEC"),
+    "atomic_helpers_portable": ("tests.emit.test_atomic_helpers", "COVER", "COVER_SPEC"),
 }
 
 

@@ -50,7 +50,7 @@ from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls
 from .analysis.prepare.names import unique_names
 from .analysis.prepare.chained_assign import split_chained_assignments
 from .analysis.prepare.conditional_temps import conditional_temps
-from .analysis.prepare.device_globals import scalar_globals_as_buffers
+from .analysis.prepare.device_globals import scalar_globals_as_buffers, shared_globals_into_kernels
 from .analysis.prepare.pointer_views import pointer_aliases
 from .analysis.prepare.moving_pointers import moving_pointers
 from .analysis.prepare.value_steps import split_value_steps
@@ -555,7 +555,7 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
     the device functions they call as macros; a kernel whose macro cannot be printed is not
     migrated (M3001). Returns the module text and each kernel's outcome."""
     tags = {unit.file: ""}
-    unit = scalar_globals_as_buffers(scalar_constants(unit))
+    unit = shared_globals_into_kernels(scalar_globals_as_buffers(scalar_constants(unit)))
     device = {f.name: one_statement_each(f) for f in unit.device_functions}
     extras = {name: extra_params(name, device) for name in device}
     pipeline = KernelPipeline(unit, KernelPrinter(unit, tags, extras), options, device)

@@ -273,6 +273,19 @@ def _c_string(kernel: str) -> str:
 _TEMPLATE_ID_RE = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*\s*<[^;{}()]*>", re.S)
 
 
+_DEFINE_RE = re.compile(r"#\s*define\s+\w+\(([^)]*)\)")
+
+
+def _macro_params_at(masked: str, pos: int) -> set[str]:
+    """The parameters of the function-like macro whose definition ``pos`` lies in (its lines
+    joined by backslashes); empty outside one."""
+    start = masked.rfind("\n", 0, pos) + 1
+    while start > 1 and masked[start - 2] == "\\":  # the line before ends in a backslash
+        start = masked.rfind("\n", 0, start - 1) + 1
+    m = _DEFINE_RE.match(masked, start + len(masked[start:]) - len(masked[start:].lstrip()))
+    return {p.strip() for p in m.group(1).split(",")} if m else set()
+
+
 def _names_instance(kernel: str, arity: dict[str, tuple[int, bool]]) -> bool:
     """Whether the launch's kernel ``k<A, B>`` names a whole template instance, whose address
     ``&k<A, B>`` the launcher can take: a template-id, and where this file declares the kernel
@@ -344,7 +357,13 @@ def rewrite_launches(text: str, device: str = "cpu") -> str:
         out.append(text[pos:L.start])
         kernel = L.kernel
         instance = f", ::c2t::instance_name<&{kernel.strip()}>()" if _names_instance(kernel.strip(), arity) else ""
-        cfg = f"::c2t::launch_cfg({L.config}).named({_c_string(kernel)}{instance})"
+        name = _c_string(kernel)
+        if kernel.strip() in _macro_params_at(masked, L.start):
+            # k<<<...>>>() in ``#define call_kernel(k, ...)``: the kernel the macro is given,
+            # named when it expands (``&init``), not the parameter's name
+            name = f"::c2t::instance_name<&{kernel.strip()}>()"
+            instance = f", {name}"
+        cfg = f"::c2t::launch_cfg({L.config}).named({name}{instance})"
         if device == "gpu":
             chevrons = "<<<c2t_c_.grid, c2t_c_.block, c2t_c_.shmem, c2t_c_.stream>>>"
             if L.args.strip():

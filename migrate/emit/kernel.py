@@ -86,6 +86,11 @@ class KernelPrinter:
             out.lines = self.factory(plan, callees)
         out.macros = [c.name for c in callees]
         out.signature = self.launch_settings(self.signature(prepared, plan), plan, out.lines, tolerance)
+        if any("cuda_math.atomic" in ln.text for ln in out.lines) \
+                or any(name.startswith("atomic") for name in self.macro_shim_calls(callees)):
+            # the atomic helpers take their element's address, which TileLang's bounds guards
+            # would wrap into a conditional (no address); CUDA checks no bounds either
+            out.signature = dataclasses.replace(out.signature, unchecked=True)
         out.plan = plan
 
     def launch_settings(self, sig: Signature, plan: KernelPlan, lines, tolerance) -> Signature:

@@ -28,3 +28,4 @@ class Signature:
     tolerance: Optional[str] = None  # a tolerance class looser than the spec's (tf32)
     #: ((__device__ global, its initial values), ...): symbols the module keeps between launches
     state: tuple = ()
+    unchecked: bool = False  # a portable or simt kernel compiled without TileLang's bounds guards

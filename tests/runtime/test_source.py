@@ -159,3 +159,17 @@ def test_constant_definitions_register_with_the_launch_recorder():
                 f'[](void* c2t_d_) {{ ::c2t::trace::read_symbol(c2t_d_, {name}); }});') in out
     assert "3, 4}; static const int c2t_symbol_lut" in out and "sob); }); }" in out
     assert "c2t_symbol_elsewhere" not in out and "c2t_symbol_a" not in out and "c2t_symbol_b" not in out
+
+
+def test_a_launch_in_a_macro_is_named_by_the_kernel_the_macro_is_given():
+    from migrate.runtime.source import rewrite_launches
+
+    src = ("#define call_kernel(k, n_blocks, n_threads) \\\n"
+           "{ \\\n"
+           "  k <<< n_blocks, n_threads >>> (); \\\n"
+           "}\n"
+           "void f(float* x) { init<<<1, 2>>>(x); call_kernel(init, 1, 2); }\n")
+    out = rewrite_launches(src)
+    assert out.count("\n") == src.count("\n")
+    assert ".named(::c2t::instance_name<&k>(), ::c2t::instance_name<&k>())" in out
+    assert '.named("init")' in out  # a launch outside the macro keeps its written name

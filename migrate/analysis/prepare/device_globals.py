@@ -1,15 +1,41 @@
-"""Scalar ``__device__`` (and ``__managed__``) globals as one-element buffers: ``topL`` is
+"""Globals of device memory, on the whole unit before the passes of one kernel.
+
+Scalar ``__device__`` (and ``__managed__``) globals as one-element buffers: ``topL`` is
 ``topL[0]``, ``atomicAdd(&topL, 1)`` is ``atomicAdd(&topL[0], 1)``. The kernels take every
 ``__device__`` global they name as a buffer after their parameters (a symbol, as ``__constant__``
 arrays are; the launcher keeps its tensor between launches, emit.kernel.symbol_globals), so a
-scalar one is read and written as the first element of its buffer. Runs on the whole unit, kernels
-and device functions alike, before the passes of one kernel."""
+scalar one is read and written as the first element of its buffer.
+
+``__shared__`` arrays declared at namespace scope (``__shared__ extern data sdata[];``, which a
+program's reduction helpers name directly) as each kernel's own: declared at the top of every
+kernel that names them, itself or through the device functions it calls, so the passes see them
+as the block's shared memory they are."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import model as m
+from ..facts.calls import callees_of
 from ...ir.visit import Transformer
+
+
+def shared_globals_into_kernels(unit: m.TranslationUnit) -> m.TranslationUnit:
+    shared = {g.name: g for g in unit.globals if g.storage == "shared" and isinstance(g.type, m.Array)}
+    if not shared:
+        return unit
+    device = {f.name: f for f in unit.device_functions}
+    kernels = []
+    for k in unit.kernels:
+        named = {n.name for f in [k] + callees_of(k, device) for n in m.walk(f.body) if f.body
+                 and isinstance(n, m.Ref) and n.kind == "shared" and n.name in shared}
+        declared = {n.name for n in m.walk(k.body) if isinstance(n, m.VarDecl)} if k.body else set()
+        decls = tuple(m.VarDecl(g.name, g.type, "extern_shared" if g.type.extent is None else "shared", False,
+                                None, g.span) for name, g in shared.items() if name in named - declared)
+        if decls and k.body is not None:
+            k = dataclasses.replace(k, body=dataclasses.replace(
+                k.body, stmts=(m.DeclStmt(decls, k.span),) + k.body.stmts))
+        kernels.append(k)
+    return dataclasses.replace(unit, kernels=tuple(kernels))
 
 
 def scalar_globals_as_buffers(unit: m.TranslationUnit) -> m.TranslationUnit:

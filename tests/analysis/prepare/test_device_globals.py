@@ -153,3 +153,63 @@ def test_the_trace_reader_gives_each_globals_bytes(tmp_path):
     assert bytes(launch.globals_before["hits"]) == data[0:4] == bytes(launch.globals_after["hits"])
     assert bytes(launch.globals_before["partial"]) == data[4:12]
     assert bytes(launch.globals_after["partial"]) == data[8:16]
+
+
+#: A block reduction whose shared array is declared at namespace scope (``__shared__ extern int
+#: sdata[];``, named directly by the helper), its kernels launched through a macro whose
+#: parameter is the kernel (``#define call_kernel(k, b, t, s) k<<<b, t, s>>>()``), the way an
+#: assignment solver is written; the reduction reads and writes __device__ globals.
+MACRO_LAUNCHED = """
+#include <cstdio>
+#include <cuda_runtime.h>
+#define N 1024
+__shared__ extern int sdata[];
+__device__ int values[N];
+__device__ int block_min[N / 128];
+
+__global__ void fill() {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  values[i] = (i * 7919) % 1000 - 300;
+}
+
+__device__ void block_min_of(const int* in, int* out) {
+  unsigned tid = threadIdx.x;
+  sdata[tid] = in[blockIdx.x * blockDim.x + tid];
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s) sdata[tid] = min(sdata[tid], sdata[tid + s]);
+    __syncthreads();
+  }
+  if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+
+__global__ void reduce_min() { block_min_of(values, block_min); }
+
+#define call_kernel(k, blocks, threads, shared) { k<<<blocks, threads, shared>>>(); cudaDeviceSynchronize(); }
+
+int main() {
+  call_kernel(fill, N / 128, 128, 0);
+  call_kernel(reduce_min, N / 128, 128, 128 * sizeof(int));
+  int h[N / 128];
+  cudaMemcpyFromSymbol(h, block_min, sizeof(h));
+  printf("%d %d\\n", h[0], h[7]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+def test_a_shared_array_at_namespace_scope_and_kernels_launched_through_a_macro(tmp_path):
+    pytest.importorskip("tilelang")
+    src = tmp_path / "src" / "solver.cu"
+    src.parent.mkdir()
+    src.write_text(MACRO_LAUNCHED)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    text = (out / "solver.py").read_text()
+    assert "T.reduce_min(sdata_lanes, sdata_total, dim=0)" in text  # the kernel's own shared array, lifted
+    assert main(["check", "--from", str(out), "--run", "", "--json", str(tmp_path / "c.json")]) == 0
+    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    # each launch is recorded under the kernel the macro was given, not under its parameter 'k'
+    assert all(c["inputs"] == "trace" and c["status"] == "pass" for c in checks.values()), checks
+    assert set(checks) == {"fill", "reduce_min"}
