@@ -325,6 +325,18 @@ EXTERNS_LIST: list[Extern] = [
          executor=True),
     _ext("c2t___int2float_rz", _F, "int32", _directed("(float)vx", "int32_t", "rz", 1, "float"),
          "__int2float_rz(x)", executor=True),
+    # the other integer-to-floating conversions in a directed mode; the executor's own
+    # definitions of int and uint to float (runtime/cpu/c2t_math.h) round the same way
+    *[_ext(f"c2t___{src}2{dst}_{m}", _F if dst == "float" else _D, dt,
+           _directed(f"({dst})vx", ctype, m, 1, dst), f"__{src}2{dst}_{m}(x)",
+           executor=True if src in ("ll", "ull") else None,
+           note="" if src in ("ll", "ull") else
+           "the executor's own definition (runtime/cpu/c2t_math.h: C2T_I2F, __uint2float_rz) rounds "
+           "through double in the same mode, exact for 32-bit integers")
+      for src, dt, ctype in (("int", "int32", "int32_t"), ("uint", "uint32", "uint32_t"),
+                             ("ll", "int64", "int64_t"), ("ull", "uint64", "uint64_t"))
+      for dst in ("float", "double") for m in ("rz", "rd", "ru")
+      if not (src == "int" and dst == "float" and m == "rz") and not (src in ("int", "uint") and dst == "double")],
     *[_ext(f"c2t___f{op}_{m}", _F, "float32 float32", _directed(f"vx {sym} vy", "float", m),
            f"__f{op}_{m}(x, y)", executor=True)
       for op, sym in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/"))

@@ -518,6 +518,19 @@ for _dst, _t in (("int", np.int32), ("uint", np.uint32), ("ll", np.int64), ("ull
     REFS[(f"__float2{_dst}_rz", None)] = (lambda t: lambda x: np.trunc(x.astype(np.float64)).astype(t))(_t)
     REFS[(f"__float2{_dst}_rd", None)] = (lambda t: lambda x: np.floor(x.astype(np.float64)).astype(t))(_t)
     REFS[(f"__float2{_dst}_ru", None)] = (lambda t: lambda x: np.ceil(x.astype(np.float64)).astype(t))(_t)
+for _dst, _t in (("uint", np.uint32), ("ll", np.int64), ("ull", np.uint64)):
+    REFS[(f"__double2{_dst}_rn", None)] = (lambda t: lambda x: np.rint(x).astype(t))(_t)
+    REFS[(f"__double2{_dst}_rz", None)] = (lambda t: lambda x: np.trunc(x).astype(t))(_t)
+    REFS[(f"__double2{_dst}_rd", None)] = (lambda t: lambda x: np.floor(x).astype(t))(_t)
+    REFS[(f"__double2{_dst}_ru", None)] = (lambda t: lambda x: np.ceil(x).astype(t))(_t)
+for _src in ("int", "uint", "ll", "ull"):
+    for _dst, _dt, _t in (("float", "float32", np.float32), ("double", "float64", np.float64)):
+        for _m in ("rn", "rz", "rd", "ru"):
+            if (f"__{_src}2{_dst}_{_m}", None) not in REFS:
+                REFS[(f"__{_src}2{_dst}_{_m}", None)] = (lambda dt, t, m: lambda x: np.array(
+                    [round_frac(Fraction(int(v)), dt, m) for v in x.tolist()], dtype=t))(_dt, _t, _m)
+REFS[("__hiloint2double", None)] = lambda hi, lo: (
+    (hi.astype(np.int64) << 32) | lo.astype(np.uint32).astype(np.int64)).view(np.float64)
 REFS[("__double2int_rn", None)] = lambda x: np.rint(x).astype(np.int32)
 REFS[("__double2int_rz", None)] = lambda x: np.trunc(x).astype(np.int32)
 REFS[("__double2int_rd", None)] = lambda x: np.floor(x).astype(np.int32)

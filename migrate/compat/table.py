@@ -661,6 +661,30 @@ def _conversion_rows() -> list[Row]:
                       domain=dom, note="Round half to even. " + sat))
         rows.append(R(f"__float2{dst}_rz", f'T.cast({{0}}, "{dt}")', f"{code}:f", domain=dom,
                       note="Truncation. " + sat))
+        rows.append(R(f"__float2{dst}_rd", f'T.cast(T.floor({{0}}), "{dt}")', f"{code}:f", domain=dom,
+                      note="Round down, then an exact conversion. " + sat))
+        rows.append(R(f"__float2{dst}_ru", f'T.cast(T.ceil({{0}}), "{dt}")', f"{code}:f", domain=dom,
+                      note="Round up, then an exact conversion. " + sat))
+    # double to the other integer types, in each rounding mode (double to int is below)
+    for dst, code, dom in (("uint", "u", "f2u"), ("ll", "l", "f2ll"), ("ull", "L", "f2ull")):
+        dt = DTYPE_CODES[code]
+        for m, form in (("rn", 'T.cast(T.nearbyint({0}), "%s")'), ("rz", 'T.cast({0}, "%s")'),
+                        ("rd", 'T.cast(T.floor({0}), "%s")'), ("ru", 'T.cast(T.ceil({0}), "%s")')):
+            mode = {"rn": "half to even", "rz": "toward zero", "rd": "down", "ru": "up"}[m]
+            rows.append(R(f"__double2{dst}_{m}", form % dt, f"{code}:d", domain=dom,
+                          note=f"Round {mode}, then an exact conversion. " + sat))
+    # integers to float and double in the directed modes: no TileLang operator takes a rounding
+    # mode, so a helper converts under fesetround (CUDA's own function on the GPU)
+    for src, code in (("int", "i"), ("uint", "u"), ("ll", "l"), ("ull", "L")):
+        for dst, dcode in (("float", "f"), ("double", "d")):
+            for m in ("rz", "rd", "ru"):
+                name = f"__{src}2{dst}_{m}"
+                if name == "__int2float_rz" or (src in ("int", "uint") and dst == "double"):
+                    continue  # a row of its own below; int and uint convert to double exactly
+                mode = {"rz": "toward zero", "rd": "down", "ru": "up"}[m]
+                rows.append(R(name, _x(f"c2t_{name}"), f"{dcode}:{code}", domain="int",
+                              note=f"Round {mode}: no TileLang operator takes a rounding mode; the "
+                                   f"helper calls CUDA {name} (C body: conversion under fesetround)."))
     rows += [
         R("__int2float_rn", 'T.cast({0}, "float32")', "f:i", domain="int",
           note="Round to nearest even (C conversion on both targets)."),
@@ -683,6 +707,11 @@ def _conversion_rows() -> list[Row]:
         R("__double2int_ru", 'T.cast(T.ceil({0}), "int32")', "i:d", domain="f2i",
           note="Round up, then an exact conversion. " + sat),
         R("__int2double_rn", 'T.cast({0}, "float64")', "d:i", domain="int", note="Exact."),
+        R("__uint2double_rn", 'T.cast({0}, "float64")', "d:u", domain="int", note="Exact."),
+        R("__ll2double_rn", 'T.cast({0}, "float64")', "d:l", domain="int",
+          note="Round to nearest even (C conversion on both targets)."),
+        R("__ull2double_rn", 'T.cast({0}, "float64")', "d:L", domain="int",
+          note="Round to nearest even (C conversion on both targets)."),
         R("__float_as_int", 'T.reinterpret({0}, "int32")', "i:f", domain="any",
           note="Bit copy (T.reinterpret(value, dtype); the dtype-first order is deprecated)."),
         R("__int_as_float", 'T.reinterpret({0}, "float32")', "f:i", domain="bits", note="Bit copy."),
@@ -696,6 +725,10 @@ def _conversion_rows() -> list[Row]:
           domain="any", note="High 32 bits of the double's bit pattern."),
         R("__double2loint", 'T.cast(T.reinterpret({0}, "int64"), "int32")', "i:d", domain="any",
           note="Low 32 bits (the int64 -> int32 conversion keeps the low bits)."),
+        R("__hiloint2double",
+          'T.reinterpret(T.shift_left(T.cast({0}, "int64"), 32) | T.cast(T.cast({1}, "uint32"), "int64"), '
+          '"float64")', "d:ii", domain="int",
+          note="The double whose bit pattern has hi as its high and lo as its low 32 bits."),
     ]
     return rows
 

@@ -158,6 +158,30 @@ static inline float __saturatef(float x) { return x != x ? 0.0f : (x <= 0.0f ? 0
 static inline float __frsqrt_rn(float x) { return (float)(1.0 / sqrt((double)x)); }
 // __int2float_rz (c2t___int2float_rz)
 static inline float __int2float_rz(int x) { int o = fegetround(); volatile int32_t vx = x; fesetround(FE_TOWARDZERO); volatile float r = (float)vx; fesetround(o); return r; }
+// __ll2float_rz (c2t___ll2float_rz)
+static inline float __ll2float_rz(long long x) { int o = fegetround(); volatile int64_t vx = x; fesetround(FE_TOWARDZERO); volatile float r = (float)vx; fesetround(o); return r; }
+// __ll2float_rd (c2t___ll2float_rd)
+static inline float __ll2float_rd(long long x) { int o = fegetround(); volatile int64_t vx = x; fesetround(FE_DOWNWARD); volatile float r = (float)vx; fesetround(o); return r; }
+// __ll2float_ru (c2t___ll2float_ru)
+static inline float __ll2float_ru(long long x) { int o = fegetround(); volatile int64_t vx = x; fesetround(FE_UPWARD); volatile float r = (float)vx; fesetround(o); return r; }
+// __ll2double_rz (c2t___ll2double_rz)
+static inline double __ll2double_rz(long long x) { int o = fegetround(); volatile int64_t vx = x; fesetround(FE_TOWARDZERO); volatile double r = (double)vx; fesetround(o); return r; }
+// __ll2double_rd (c2t___ll2double_rd)
+static inline double __ll2double_rd(long long x) { int o = fegetround(); volatile int64_t vx = x; fesetround(FE_DOWNWARD); volatile double r = (double)vx; fesetround(o); return r; }
+// __ll2double_ru (c2t___ll2double_ru)
+static inline double __ll2double_ru(long long x) { int o = fegetround(); volatile int64_t vx = x; fesetround(FE_UPWARD); volatile double r = (double)vx; fesetround(o); return r; }
+// __ull2float_rz (c2t___ull2float_rz)
+static inline float __ull2float_rz(unsigned long long x) { int o = fegetround(); volatile uint64_t vx = x; fesetround(FE_TOWARDZERO); volatile float r = (float)vx; fesetround(o); return r; }
+// __ull2float_rd (c2t___ull2float_rd)
+static inline float __ull2float_rd(unsigned long long x) { int o = fegetround(); volatile uint64_t vx = x; fesetround(FE_DOWNWARD); volatile float r = (float)vx; fesetround(o); return r; }
+// __ull2float_ru (c2t___ull2float_ru)
+static inline float __ull2float_ru(unsigned long long x) { int o = fegetround(); volatile uint64_t vx = x; fesetround(FE_UPWARD); volatile float r = (float)vx; fesetround(o); return r; }
+// __ull2double_rz (c2t___ull2double_rz)
+static inline double __ull2double_rz(unsigned long long x) { int o = fegetround(); volatile uint64_t vx = x; fesetround(FE_TOWARDZERO); volatile double r = (double)vx; fesetround(o); return r; }
+// __ull2double_rd (c2t___ull2double_rd)
+static inline double __ull2double_rd(unsigned long long x) { int o = fegetround(); volatile uint64_t vx = x; fesetround(FE_DOWNWARD); volatile double r = (double)vx; fesetround(o); return r; }
+// __ull2double_ru (c2t___ull2double_ru)
+static inline double __ull2double_ru(unsigned long long x) { int o = fegetround(); volatile uint64_t vx = x; fesetround(FE_UPWARD); volatile double r = (double)vx; fesetround(o); return r; }
 // __fadd_rz (c2t___fadd_rz)
 static inline float __fadd_rz(float x, float y) { int o = fegetround(); volatile float vx = x; volatile float vy = y; fesetround(FE_TOWARDZERO); volatile float r = vx + vy; fesetround(o); return r; }
 // __fadd_ru (c2t___fadd_ru)
