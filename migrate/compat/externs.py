@@ -397,6 +397,20 @@ EXTERNS_LIST: list[Extern] = [
          executor=True),
     _ext("c2t___usad", "uint32", "uint32 uint32 uint32",
          "return (x > y ? x - y : y - x) + z;", "__usad(x, y, z)", executor=True),
+    _ext("c2t___dp4a_i32", "int32", "int32 int32 int32",
+         "uint32_t r = (uint32_t)z; for (int i = 0; i < 4; ++i) "
+         "r += (uint32_t)((int32_t)(int8_t)(x >> (8 * i)) * (int32_t)(int8_t)(y >> (8 * i))); return (int32_t)r;",
+         "__dp4a(x, y, z)",
+         note="the executor's own __dp4a overloads (runtime/cpu/c2t_math.h) take char4 too"),
+    _ext("c2t___dp4a_u32", "uint32", "uint32 uint32 uint32",
+         "uint32_t r = z; for (int i = 0; i < 4; ++i) r += ((x >> (8 * i)) & 0xffu) * ((y >> (8 * i)) & 0xffu); "
+         "return r;", "__dp4a(x, y, z)",
+         note="the executor's own __dp4a overloads (runtime/cpu/c2t_math.h) take char4 too"),
+    *[_ext(f"c2t___v{op}{kind}4", "uint32", "uint32 uint32",
+           f"uint32_t r = 0; for (int i = 0; i < 4; ++i) {{ {lane} a = ({lane})(x >> (8 * i)), "
+           f"b = ({lane})(y >> (8 * i)); r |= (uint32_t)(uint8_t)(a {'>' if op == 'max' else '<'} b ? a : b) "
+           f"<< (8 * i); }} return r;", f"__v{op}{kind}4(x, y)", executor=True)
+      for op in ("max", "min") for kind, lane in (("s", "int8_t"), ("u", "uint8_t"))],
     # ---------------------------------------------------------------- half / bfloat16
     _ext("c2t___float2half_rz", "float16", _F,
          "half_float::half_cast<half, std::round_toward_zero>(x)", "half_t(__float2half_rz(x))",

@@ -505,6 +505,22 @@ REFS[("__mulhi", None)] = _pyint(lambda x, y: (x * y) >> 32, np.int32)
 REFS[("__umulhi", None)] = _pyint(lambda x, y: (x * y) >> 32, np.uint32)
 REFS[("__mul64hi", None)] = _pyint(lambda x, y: (x * y) >> 64, np.int64)
 REFS[("__umul64hi", None)] = _pyint(lambda x, y: (x * y) >> 64, np.uint64)
+def _bytes(v, signed):
+    """The four bytes of a 32-bit value, low first, as signed or unsigned numbers."""
+    out = [(v >> (8 * i)) & 0xFF for i in range(4)]
+    return [b - 256 if signed and b >= 128 else b for b in out]
+
+
+REFS[("__dp4a", "int32")] = _pyint(
+    lambda x, y, z: z + sum(a * b for a, b in zip(_bytes(x, True), _bytes(y, True))), np.int32)
+REFS[("__dp4a", "uint32")] = _pyint(
+    lambda x, y, z: z + sum(a * b for a, b in zip(_bytes(x, False), _bytes(y, False))), np.uint32)
+for _op, _pick in (("max", max), ("min", min)):
+    for _kind, _signed in (("s", True), ("u", False)):
+        REFS[(f"__v{_op}{_kind}4", None)] = (lambda pick, signed: _pyint(
+            lambda x, y: sum((pick(a, b) & 0xFF) << (8 * i)
+                             for i, (a, b) in enumerate(zip(_bytes(x, signed), _bytes(y, signed)))),
+            np.uint32))(_pick, _signed)
 REFS[("__sad", None)] = _pyint(lambda x, y, z: (abs(x - y) + z) & 0xFFFFFFFF, np.uint32)
 REFS[("__usad", None)] = _pyint(lambda x, y, z: (abs(x - y) + z) & 0xFFFFFFFF, np.uint32)
 REFS[("__hadd", "int32")] = _pyint(lambda x, y: (x + y) >> 1, np.int32)

@@ -626,6 +626,14 @@ def _integer_rows() -> list[Row]:
         ext("__mul64hi", "l:ll", "C body: __int128 product."),
         ext("__umul64hi", "L:LL", "C body: unsigned __int128 product."),
         ext("__sad", "u:iiu", "|x - y| + z, unsigned."),
+        R("__dp4a", _x("c2t___dp4a_i32"), "i:iii", domain="int", overload="int32",
+          note="No TileLang operator: helper calls CUDA __dp4a. The four signed bytes of x times "
+               "those of y, summed, plus z (wrapping)."),
+        R("__dp4a", _x("c2t___dp4a_u32"), "u:uuu", domain="int", overload="uint32",
+          note="No TileLang operator: helper calls CUDA __dp4a. Unsigned bytes."),
+        *[ext(f"__v{op}{kind}4", "u:uu", f"Per byte: the {'larger' if op == 'max' else 'smaller'} of each "
+                                        f"pair of {'signed' if kind == 's' else 'unsigned'} bytes.")
+          for op in ("max", "min") for kind in ("s", "u")],
         ext("__usad", "u:uuu"),
         R("__hadd", 'T.cast((T.cast({0}, "int64") + T.cast({1}, "int64")) >> 1, "int32")', "i:ii",
           overload="int32", domain="int",

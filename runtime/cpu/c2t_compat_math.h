@@ -250,3 +250,11 @@ static inline unsigned long long __umul64hi(unsigned long long x, unsigned long 
 static inline unsigned int __sad(int x, int y, unsigned int z) { return (uint32_t)(x > y ? (int64_t)x - y : (int64_t)y - x) + z; }
 // __usad (c2t___usad)
 static inline unsigned int __usad(unsigned int x, unsigned int y, unsigned int z) { return (x > y ? x - y : y - x) + z; }
+// __vmaxs4 (c2t___vmaxs4)
+static inline unsigned int __vmaxs4(unsigned int x, unsigned int y) { uint32_t r = 0; for (int i = 0; i < 4; ++i) { int8_t a = (int8_t)(x >> (8 * i)), b = (int8_t)(y >> (8 * i)); r |= (uint32_t)(uint8_t)(a > b ? a : b) << (8 * i); } return r; }
+// __vmaxu4 (c2t___vmaxu4)
+static inline unsigned int __vmaxu4(unsigned int x, unsigned int y) { uint32_t r = 0; for (int i = 0; i < 4; ++i) { uint8_t a = (uint8_t)(x >> (8 * i)), b = (uint8_t)(y >> (8 * i)); r |= (uint32_t)(uint8_t)(a > b ? a : b) << (8 * i); } return r; }
+// __vmins4 (c2t___vmins4)
+static inline unsigned int __vmins4(unsigned int x, unsigned int y) { uint32_t r = 0; for (int i = 0; i < 4; ++i) { int8_t a = (int8_t)(x >> (8 * i)), b = (int8_t)(y >> (8 * i)); r |= (uint32_t)(uint8_t)(a < b ? a : b) << (8 * i); } return r; }
+// __vminu4 (c2t___vminu4)
+static inline unsigned int __vminu4(unsigned int x, unsigned int y) { uint32_t r = 0; for (int i = 0; i < 4; ++i) { uint8_t a = (uint8_t)(x >> (8 * i)), b = (uint8_t)(y >> (8 * i)); r |= (uint32_t)(uint8_t)(a < b ? a : b) << (8 * i); } return r; }
