@@ -7,6 +7,7 @@ the builder never raises on user input.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import re
 from pathlib import Path
 
@@ -886,6 +887,12 @@ class ModelBuilder:
                 ctype = self._declared_return(name) or ctype
         elif _undeduced(ctype):  # __shfl_down_sync(mask, v, k) on a template's T v: v's type
             ctype = _builtin_value_type(name.rsplit("::", 1)[-1], args) or ctype
+        if args and kind in ("atomic", "memory") and _undeduced(getattr(args[0], "type", None)):
+            # __ldg(X + off), atomicAdd(p + i, v) on a template's T* X: the address's type
+            address = _typed(args[0])
+            args = (address,) + args[1:]
+            if _undeduced(ctype) and kind == "memory" and isinstance(address.type, m.Pointer):
+                ctype = address.type.pointee
         return m.Call(name, args, kind, template_args, ctype, span)
 
     def _declared_return(self, name: str) -> m.CType | None:
@@ -1156,6 +1163,15 @@ def _value_type(e) -> m.CType | None:
 _VALUE_ARGUMENT = {**{f: 1 for f in ("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync")},
                    **{f: 0 for f in ("atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax",
                                      "atomicAnd", "atomicOr", "atomicXor", "atomicCAS", "atomicInc", "atomicDec")}}
+
+
+def _typed(e):
+    """``e`` with the types :func:`_value_type` works out where clang left them dependent, for an
+    address (``X + a + b`` on a template's ``T* X``: each sum is a ``T*``)."""
+    if isinstance(e, m.Binary) and e.op in ("+", "-"):
+        e = dataclasses.replace(e, lhs=_typed(e.lhs), rhs=_typed(e.rhs))
+    t = _value_type(e)
+    return dataclasses.replace(e, type=t) if t is not None and _undeduced(getattr(e, "type", None)) else e
 
 
 def _builtin_value_type(callee: str, args: tuple) -> m.CType | None:

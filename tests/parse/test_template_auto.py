@@ -219,3 +219,38 @@ def test_functional_casts_of_a_templates_values_are_casts(tmp_path):
     out, kernels = converted(tmp_path, CASTS, CASTS_SPEC)
     (k,) = kernels
     assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+
+
+#: A cached load and an atomic at an address summed onto a template's pointer (``__ldg(X + (n *
+#: C + g * K + k) * HW + off)``, as channel shuffles and scatters write them): clang leaves the
+#: sums' types dependent; each sum onto ``T* X`` is a ``T*``, so the load reads ``X`` there.
+ADDRESSES = """
+#include <cuda_runtime.h>
+template <typename T>
+__global__ void shuffle(const int size, const int C, const int G, const T* X, T* Y, T* total) {
+  const int K = C / G;
+  for (int index = blockIdx.x * blockDim.x + threadIdx.x; index < size; index += blockDim.x * gridDim.x) {
+    const int c = index % C;
+    const int g = c % G, k = c / G;
+    Y[index] = __ldg(X + (index / C) * C + g * K + k);
+    atomicAdd(total + index % 4, __ldg(X + index) * T(2));
+  }
+}
+"""
+
+ADDRESSES_SPEC = "\n".join([
+    '[[kernel]]', 'name = "shuffle"', 'template = ["float"]', 'grid = [2, 1, 1]', 'block = [64, 1, 1]',
+    'tolerance = "fp32_accum"',
+    '[[kernel.args]]', 'name = "size"', 'scalar = "int32"', 'value = 240',
+    '[[kernel.args]]', 'name = "C"', 'scalar = "int32"', 'value = 12',
+    '[[kernel.args]]', 'name = "G"', 'scalar = "int32"', 'value = 3',
+    '[[kernel.args]]', 'name = "X"', 'buffer = "float32"', 'elements = 240', 'role = "in"', 'range = [-1.0, 1.0]',
+    '[[kernel.args]]', 'name = "Y"', 'buffer = "float32"', 'elements = 240', 'role = "out"',
+    '[[kernel.args]]', 'name = "total"', 'buffer = "float32"', 'elements = 4', 'role = "inout"', 'range = [0.0, 1.0]',
+    ''])
+
+
+def test_addresses_summed_onto_a_templates_pointer_are_views_of_it(tmp_path):
+    out, (k,) = converted(tmp_path, ADDRESSES, ADDRESSES_SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    assert "X[T.truncdiv(index, C) * C + g * K + k]" in (out / "k.py").read_text()

@@ -25,11 +25,18 @@ class TypedViews:
     emitter's ``T.view``). Offsets are counted in the view's elements."""
 
     def __init__(self, fn: m.Function, buffers: dict[str, str], taken: set[str]):
-        self.buffers, self.taken = buffers, taken
-        self.arrays = {n.name: n for n in m.walk(fn.body) if isinstance(n, m.VarDecl)
-                       and buffers.get(n.name) == "shared"} if fn.body else {}
+        self.fn, self.buffers, self.taken = fn, buffers, taken
+        self._arrays: dict[str, m.VarDecl] | None = None  # found on the first view asked for
         self.made: dict[tuple[str, str], m.VarDecl] = {}  # (array, dtype) -> the view's declaration
         self.root: dict[str, str] = {}  # view -> the array it views
+
+    @property
+    def arrays(self) -> dict[str, m.VarDecl]:
+        """The shared arrays' declarations, by name."""
+        if self._arrays is None:
+            self._arrays = {n.name: n for n in m.walk(self.fn.body) if isinstance(n, m.VarDecl)
+                            and self.buffers.get(n.name) == "shared"} if self.fn.body else {}
+        return self._arrays
 
     def view(self, alias: "Alias", inner: m.Scalar, outer: m.Scalar, volatile: bool, span) -> "Alias | None":
         """``alias`` (into a shared array or a view of one, counted in ``inner`` elements) read
