@@ -475,6 +475,11 @@ EXTERNS_LIST += [
     _atomic("atomicAnd", "int32", "old & y", "atomicAnd_block(x, y)", suffix="_block"),
     _atomic("atomicOr", "int32", "old | y", "atomicOr_block(x, y)", suffix="_block"),
     _atomic("atomicXor", "int32", "old ^ y", "atomicXor_block(x, y)", suffix="_block"),
+    *[_atomic(op, "int32", update, f"{op}_system(x, y{', z' if op == 'atomicCAS' else ''})",
+              nargs=3 if op == "atomicCAS" else 2, suffix="_system")
+      for op, update in (("atomicExch", "y"), ("atomicMax", "old > y ? old : y"), ("atomicMin", "old < y ? old : y"),
+                         ("atomicCAS", "old == y ? z : old"), ("atomicAnd", "old & y"), ("atomicOr", "old | y"),
+                         ("atomicXor", "old ^ y"))],
 ]
 
 EXTERNS: dict[str, Extern] = {}

@@ -956,6 +956,9 @@ def _atomic_rows() -> list[Row]:
         rows.append(R(f"{op}_block", _x(f"c2t_{op}_block_i32"), "i:" + "i" * nargs,
                       note=f"Helper calls {op}_block (int overload; add a helper per further type). "
                            f"The device-scope {op} would also be correct.", **A))
+        rows.append(R(f"{op}_system", _x(f"c2t_{op}_system_i32"), "i:" + "i" * nargs,
+                      note=f"Helper calls {op}_system (int overload; host / peer-device coherence, "
+                           f"which no TileLang atomic has).", **A))
     return rows
 
 
