@@ -656,31 +656,16 @@ def _conversion_rows() -> list[Row]:
            "for a C cast; on c the C conversion is undefined (x86 gives the 'integer "
            "indefinite' value), so the CPU check covers in-range inputs.")
     rows = []
-    for dst, code, dom in (("int", "i", "f2i"), ("uint", "u", "f2u")):
-        dt = DTYPE_CODES[code]
-        for m, form in (("rn", 'T.cast(T.nearbyint({0}), "%s")'), ("rz", 'T.cast({0}, "%s")'),
-                        ("rd", 'T.cast(T.floor({0}), "%s")'), ("ru", 'T.cast(T.ceil({0}), "%s")')):
-            mode = {"rn": "half to even", "rz": "toward zero", "rd": "down", "ru": "up"}[m]
-            rows.append(R(f"__float2{dst}_{m}", form % dt, f"{code}:f", domain=dom,
-                          note=f"Round {mode}, then an exact conversion. " + sat))
-    for dst, code, dom in (("ll", "l", "f2ll"), ("ull", "L", "f2ull")):
-        dt = DTYPE_CODES[code]
-        rows.append(R(f"__float2{dst}_rn", f'T.cast(T.nearbyint({{0}}), "{dt}")', f"{code}:f",
-                      domain=dom, note="Round half to even. " + sat))
-        rows.append(R(f"__float2{dst}_rz", f'T.cast({{0}}, "{dt}")', f"{code}:f", domain=dom,
-                      note="Truncation. " + sat))
-        rows.append(R(f"__float2{dst}_rd", f'T.cast(T.floor({{0}}), "{dt}")', f"{code}:f", domain=dom,
-                      note="Round down, then an exact conversion. " + sat))
-        rows.append(R(f"__float2{dst}_ru", f'T.cast(T.ceil({{0}}), "{dt}")', f"{code}:f", domain=dom,
-                      note="Round up, then an exact conversion. " + sat))
-    # double to the other integer types, in each rounding mode (double to int is below)
-    for dst, code, dom in (("uint", "u", "f2u"), ("ll", "l", "f2ll"), ("ull", "L", "f2ull")):
-        dt = DTYPE_CODES[code]
-        for m, form in (("rn", 'T.cast(T.nearbyint({0}), "%s")'), ("rz", 'T.cast({0}, "%s")'),
-                        ("rd", 'T.cast(T.floor({0}), "%s")'), ("ru", 'T.cast(T.ceil({0}), "%s")')):
-            mode = {"rn": "half to even", "rz": "toward zero", "rd": "down", "ru": "up"}[m]
-            rows.append(R(f"__double2{dst}_{m}", form % dt, f"{code}:d", domain=dom,
-                          note=f"Round {mode}, then an exact conversion. " + sat))
+    # float and double to each integer type, in each rounding mode: round, then an exact cast
+    for src, scode in (("float", "f"), ("double", "d")):
+        for dst, code, dom in (("int", "i", "f2i"), ("uint", "u", "f2u"), ("ll", "l", "f2ll"),
+                               ("ull", "L", "f2ull")):
+            dt = DTYPE_CODES[code]
+            for m, form in (("rn", 'T.cast(T.nearbyint({0}), "%s")'), ("rz", 'T.cast({0}, "%s")'),
+                            ("rd", 'T.cast(T.floor({0}), "%s")'), ("ru", 'T.cast(T.ceil({0}), "%s")')):
+                mode = {"rn": "half to even", "rz": "toward zero", "rd": "down", "ru": "up"}[m]
+                rows.append(R(f"__{src}2{dst}_{m}", form % dt, f"{code}:{scode}", domain=dom,
+                              note=f"Round {mode}, then an exact conversion. " + sat))
     # integers to float and double in the directed modes: no TileLang operator takes a rounding
     # mode, so a helper converts under fesetround (CUDA's own function on the GPU)
     for src, code in (("int", "i"), ("uint", "u"), ("ll", "l"), ("ull", "L")):
@@ -707,13 +692,6 @@ def _conversion_rows() -> list[Row]:
           note="Round to nearest even, directly from 64 bits."),
         R("__double2float_rn", 'T.cast({0}, "float32")', "f:d", domain="any",
           note="Round to nearest even; overflow gives inf."),
-        R("__double2int_rn", 'T.cast(T.nearbyint({0}), "int32")', "i:d", domain="f2i",
-          note="Round half to even. " + sat),
-        R("__double2int_rz", 'T.cast({0}, "int32")', "i:d", domain="f2i", note="Truncation. " + sat),
-        R("__double2int_rd", 'T.cast(T.floor({0}), "int32")', "i:d", domain="f2i",
-          note="Round down, then an exact conversion. " + sat),
-        R("__double2int_ru", 'T.cast(T.ceil({0}), "int32")', "i:d", domain="f2i",
-          note="Round up, then an exact conversion. " + sat),
         R("__int2double_rn", 'T.cast({0}, "float64")', "d:i", domain="int", note="Exact."),
         R("__uint2double_rn", 'T.cast({0}, "float64")', "d:u", domain="int", note="Exact."),
         R("__ll2double_rn", 'T.cast({0}, "float64")', "d:l", domain="int",

@@ -160,14 +160,8 @@ struct __half {
     __half& operator=(float f) { __x = c2t::float_to_half_bits(f); return *this; }
     __half& operator=(double f) { __x = c2t::float_to_half_bits((float)f); return *this; }
     // as CUDA's: from each integer type (h = 0 would otherwise be ambiguous)
-    __half& operator=(int v) { return *this = (float)v; }
-    __half& operator=(unsigned int v) { return *this = (float)v; }
-    __half& operator=(short v) { return *this = (float)v; }
-    __half& operator=(unsigned short v) { return *this = (float)v; }
-    __half& operator=(long v) { return *this = (float)v; }
-    __half& operator=(unsigned long v) { return *this = (float)v; }
-    __half& operator=(long long v) { return *this = (float)v; }
-    __half& operator=(unsigned long long v) { return *this = (float)v; }
+    template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
+    __half& operator=(I v) { return *this = (float)v; }
 };
 
 struct __nv_bfloat16 {
@@ -189,14 +183,8 @@ struct __nv_bfloat16 {
     __nv_bfloat16& operator=(const __nv_bfloat16_raw& r) { __x = r.x; return *this; }
     __nv_bfloat16& operator=(float f) { __x = c2t::float_to_bf16_bits(f); return *this; }
     __nv_bfloat16& operator=(double f) { __x = c2t::float_to_bf16_bits((float)f); return *this; }
-    __nv_bfloat16& operator=(int v) { return *this = (float)v; }
-    __nv_bfloat16& operator=(unsigned int v) { return *this = (float)v; }
-    __nv_bfloat16& operator=(short v) { return *this = (float)v; }
-    __nv_bfloat16& operator=(unsigned short v) { return *this = (float)v; }
-    __nv_bfloat16& operator=(long v) { return *this = (float)v; }
-    __nv_bfloat16& operator=(unsigned long v) { return *this = (float)v; }
-    __nv_bfloat16& operator=(long long v) { return *this = (float)v; }
-    __nv_bfloat16& operator=(unsigned long long v) { return *this = (float)v; }
+    template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
+    __nv_bfloat16& operator=(I v) { return *this = (float)v; }
 };
 
 struct __attribute__((aligned(4))) __half2 {
