@@ -56,6 +56,7 @@ CASES = {
     "typed_views_dynamic": ("tests.analysis.prepare.test_typed_views", "CARVE", "CARVE_SPEC"),
     "atomic_helpers": ("tests.emit.test_atomic_helpers", "KERNEL", "SPEC"),
     "atomic_helpers_portable": ("tests.emit.test_atomic_helpers", "COVER", "COVER_SPEC"),
+    "sign_test": ("tests.emit.test_unsigned_wrap_in_comparisons", "SIGN_TEST", "SIGN_SPEC"),
 }
 
 

@@ -328,6 +328,11 @@ class ExprPrinter:
             lhs = self.sub(_as_bool(e.lhs), p)
             with self._sometimes(f"right of '{op}'"):
                 return (f"{lhs} {word} {self.sub(_as_bool(e.rhs), p + 1)}", p)
+        if op in _CMP and _int_literal(strip_casts(e.rhs)) == 0 and self._sign_bits(e.lhs) is not None:
+            # (long long)ran < 0 on an unsigned ran tests its top bit. TVM takes the cast for a
+            # change of value, which keeps an unsigned value non-negative, and folds the test to
+            # false; a reinterpretation of the bits it keeps
+            return f"{self._sign_bits(e.lhs)} {op} 0", _PREC["cmp"]
         if op in ("+", "-") and scalar_name(e.type) in ("float32", "float64"):
             kept = self._rounding_kept(e)
             if kept is not None:
@@ -526,6 +531,16 @@ class ExprPrinter:
         return reads_memory(e) or any(isinstance(n, m.Call) and n.kind == "device" and
                                       n.callee.lstrip(":").removeprefix("std::") in self.scope.loads
                                       for n in m.walk(e))
+
+    def _sign_bits(self, e: m.Expr) -> str | None:
+        """``T.reinterpret(x, "int64")`` for ``(long long)x`` of an unsigned ``x`` of the same
+        width (a sign test's operand); None for anything else."""
+        while isinstance(e, m.Cast) and isinstance(e.operand, m.Cast) and e.operand.target == e.target:
+            e = e.operand  # (long long)x, read implicitly as long long again
+        if isinstance(e, m.Cast) and isinstance(e.target, m.Scalar) and \
+                (self.tir_dtype(e.operand), e.target.dtype) in (("uint32", "int32"), ("uint64", "int64")):
+            return f'T.reinterpret({self.expr(e.operand)[0]}, "{e.target.dtype}")'
+        return None
 
     def e_Cast(self, e: m.Cast, typed: bool = True):
         target = e.target

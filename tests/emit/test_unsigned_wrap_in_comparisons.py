@@ -40,3 +40,30 @@ def test_unsigned_minus_one_in_a_comparison_wraps_and_checks_equal(tmp_path):
     text = (out / "k.py").read_text()
     assert "(T.Cast(T.int64, n + T.uint32(2**32 - 1)) & T.int64(4294967295))" in text
     assert "u[T.Cast(T.uint32, i) + T.uint32(2**32 - 1) + T.Cast(T.uint32, j) * n]" in text
+
+
+#: The sign test of an unsigned 64-bit value read as signed, as random-access and CRC kernels
+#: step a generator (``ran = (ran << 1) ^ ((long long)ran < 0 ? POLY : 0)``): TVM took the cast
+#: for a change of value, held an unsigned value non-negative and folded the test to false.
+SIGN_TEST = """
+typedef unsigned long long u64;
+__global__ void xr(u64* t, const u64* v, u64 size) {
+  int j = threadIdx.x;
+  u64 ran = v[j];
+  for (int i = 0; i < 4; i++) {
+    ran = (ran << 1) ^ ((long long) ran < 0 ? 7ull : 0ull);
+    t[(j * 4 + i) & (size - 1)] = ran;
+  }
+}
+"""
+
+SIGN_SPEC = spec_kernel("xr", (1, 1, 1), (64, 1, 1), "exact",
+                        spec_buffer("t", "uint64", 256, "out"),
+                        spec_buffer("v", "uint64", 64, "in", 0, 18000000000000000000),
+                        spec_scalar("size", "uint64", 256))
+
+
+def test_the_sign_of_an_unsigned_value_read_as_signed_is_its_top_bit(tmp_path):
+    out, (k,) = converted(tmp_path, SIGN_TEST, SIGN_SPEC)
+    assert k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    assert 'T.reinterpret(ran, "int64") < 0' in (out / "k.py").read_text()
