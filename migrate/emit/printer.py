@@ -20,7 +20,7 @@ from ..analysis.facts.bounds import nonneg
 from ..analysis.facts.calls import reads_memory
 from ..compat.catalog import CACHED_LOADS
 from ..ir import model as m
-from ..ir.exprs import const_value, strip_casts
+from ..ir.exprs import assigned_names, const_value, pure, strip_casts
 from ..ir.loops import NoTileLangForm
 from ..ir.names import CHAIN_FLAGS, LOOP_FLAGS, TEST_FLAGS
 from ..ir.span import Span
@@ -1207,14 +1207,22 @@ class StmtPrinter:
     def s_Switch(self, s: m.Switch):
         cases = _switch_cases(s)
         subject = self.expr(s.cond)
+        # cases as an if/elif chain, each elif one block deeper in Python's syntax tree (whose
+        # limit of 20 nested blocks TileLang's frontend reached at a hash's 16 tail cases); a
+        # subject no case body changes is tested by a flat if per case instead
+        read = {n.name for n in m.walk(s.cond) if isinstance(n, m.Ref)}
+        flat = len(cases) > 4 and pure(s.cond) and not any(
+            read & assigned_names(b) for values, body, _ in cases for b in body)
         first = True
         default = None
+        tests = []
         for values, body, span in cases:
             if values is None:
                 default = (body, span)
                 continue
             test = " or ".join(f"{subject} == {self.expr(v)}" for v in values)
-            self.emit(f"{'if' if first else 'elif'} {test}:", span)
+            tests.append(test)
+            self.emit(f"{'if' if first or flat else 'elif'} {test}:", span)
             first = False
             self.indent += 1
             self.block(body)
@@ -1222,6 +1230,11 @@ class StmtPrinter:
         if default is not None:
             if first:
                 self.block(default[0])
+            elif flat:
+                self.emit(f"if not ({' or '.join(tests)}):", default[1])
+                self.indent += 1
+                self.block(default[0])
+                self.indent -= 1
             else:
                 self.emit("else:", default[1])
                 self.indent += 1

@@ -89,3 +89,57 @@ def test_a_break_deeper_than_a_case_guard_is_still_refused(tmp_path):
     """
     _, (k,) = converted(tmp_path, source, expect_ok=False)
     assert k["form"] == "unsupported" and "break inside a switch case body" in k["reason"]
+
+
+#: A 128-bit hash's tail: sixteen cases falling through, inside a loop over keys and a branch
+#: (as murmur hashes write it). As an if/elif chain each case was one block deeper in Python's
+#: syntax tree, past the 20 nested blocks TileLang's frontend can compile; the cases are flat ifs.
+LONG_TAIL = """
+#include <cuda_runtime.h>
+#include <stdint.h>
+__global__ void tail16(const uint8_t* __restrict__ data, const int* __restrict__ len,
+                       uint64_t* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    for (int r = 0; r < 2; r++) {
+      const uint8_t* tail = data + i * 16;
+      uint64_t k1 = 0, k2 = 0;
+      if (r == 0 || len[i] > 3) {
+        switch (len[i] & 15) {
+        case 15: k2 ^= ((uint64_t)tail[14]) << 48;
+        case 14: k2 ^= ((uint64_t)tail[13]) << 40;
+        case 13: k2 ^= ((uint64_t)tail[12]) << 32;
+        case 12: k2 ^= ((uint64_t)tail[11]) << 24;
+        case 11: k2 ^= ((uint64_t)tail[10]) << 16;
+        case 10: k2 ^= ((uint64_t)tail[9]) << 8;
+        case 9: k2 ^= ((uint64_t)tail[8]) << 0;
+        case 8: k1 ^= ((uint64_t)tail[7]) << 56;
+        case 7: k1 ^= ((uint64_t)tail[6]) << 48;
+        case 6: k1 ^= ((uint64_t)tail[5]) << 40;
+        case 5: k1 ^= ((uint64_t)tail[4]) << 32;
+        case 4: k1 ^= ((uint64_t)tail[3]) << 24;
+        case 3: k1 ^= ((uint64_t)tail[2]) << 16;
+        case 2: k1 ^= ((uint64_t)tail[1]) << 8;
+        case 1: k1 ^= ((uint64_t)tail[0]) << 0;
+          break;
+        default: k1 = 7;
+        }
+      }
+      out[2 * i + r] = k1 * 31 + k2;
+    }
+  }
+}
+"""
+
+LONG_TAIL_SPEC = spec_kernel("tail16", (1, 1, 1), (64, 1, 1), "exact",
+                             spec_buffer("data", "uint8", 1024, "in", 0, 255),
+                             spec_buffer("len", "int32", 64, "in", 0, 40),
+                             spec_buffer("out", "uint64", 128, "out"),
+                             spec_scalar("n", "int32", 64))
+
+
+def test_a_sixteen_case_tail_is_flat_ifs_and_checks_equal(tmp_path):
+    out, (k,) = converted(tmp_path, LONG_TAIL, LONG_TAIL_SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    text = (out / "k.py").read_text()
+    assert "elif" not in text and "if not (len_[i] & 15 == 15 or" in text
