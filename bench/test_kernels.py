@@ -58,7 +58,7 @@ CASES = {
     "atomic_helpers_portable": ("tests.emit.test_atomic_helpers", "COVER", "COVER_SPEC"),
     "sign_test": ("tests.emit.test_unsigned_wrap_in_comparisons", "SIGN_TEST", "SIGN_SPEC"),
     "long_switch": ("tests.emit.test_switch_cases", "LONG_TAIL", "LONG_TAIL_SPEC"),
-    "overload_dispatch": ("tests.parse.test_template_auto", "ADDRESSES", "ADDRESSES_SPEC"),
+    "template_addresses": ("tests.parse.test_template_auto", "ADDRESSES", "ADDRESSES_SPEC"),
 }
 
 
