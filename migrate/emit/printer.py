@@ -328,11 +328,12 @@ class ExprPrinter:
             lhs = self.sub(_as_bool(e.lhs), p)
             with self._sometimes(f"right of '{op}'"):
                 return (f"{lhs} {word} {self.sub(_as_bool(e.rhs), p + 1)}", p)
-        if op in _CMP and _int_literal(strip_casts(e.rhs)) == 0 and self._sign_bits(e.lhs) is not None:
+        if op in _CMP and _int_literal(strip_casts(e.rhs)) == 0 and self._sign_test(e.lhs, op) is not None:
             # (long long)ran < 0 on an unsigned ran tests its top bit. TVM takes the cast for a
-            # change of value, which keeps an unsigned value non-negative, and folds the test to
-            # false; a reinterpretation of the bits it keeps
-            return f"{self._sign_bits(e.lhs)} {op} 0", _PREC["cmp"]
+            # change of value, which keeps an unsigned value non-negative, and folded the test to
+            # false; the top bit itself it keeps (T.reinterpret, the other way to say it, met a C
+            # code generator that reused the first reinterpretation of ran after ran changed)
+            return self._sign_test(e.lhs, op)
         if op in ("+", "-") and scalar_name(e.type) in ("float32", "float64"):
             kept = self._rounding_kept(e)
             if kept is not None:
@@ -532,15 +533,22 @@ class ExprPrinter:
                                       n.callee.lstrip(":").removeprefix("std::") in self.scope.loads
                                       for n in m.walk(e))
 
-    def _sign_bits(self, e: m.Expr) -> str | None:
-        """``T.reinterpret(x, "int64")`` for ``(long long)x`` of an unsigned ``x`` of the same
-        width (a sign test's operand); None for anything else."""
+    def _sign_test(self, e: m.Expr, op: str) -> tuple[str, int] | None:
+        """``(long long)x op 0`` for an unsigned ``x`` of the same width, as a test of ``x``'s top
+        bit (``x >> 63 != 0`` for ``< 0``); None for any other operand."""
         while isinstance(e, m.Cast) and isinstance(e.operand, m.Cast) and e.operand.target == e.target:
             e = e.operand  # (long long)x, read implicitly as long long again
-        if isinstance(e, m.Cast) and isinstance(e.target, m.Scalar) and \
-                (self.tir_dtype(e.operand), e.target.dtype) in (("uint32", "int32"), ("uint64", "int64")):
-            return f'T.reinterpret({self.expr(e.operand)[0]}, "{e.target.dtype}")'
-        return None
+        if not (isinstance(e, m.Cast) and isinstance(e.target, m.Scalar) and
+                (self.tir_dtype(e.operand), e.target.dtype) in (("uint32", "int32"), ("uint64", "int64"))):
+            return None
+        x = self.sub(e.operand, _PREC["<<"] + 1)
+        top = f"{x} >> {DTYPES[self.tir_dtype(e.operand)]}({31 if e.target.dtype == 'int32' else 63})"
+        zero = self.sub(e.operand, _PREC["cmp"] + 1)
+        if op in ("==", "!="):
+            return f"{zero} {op} 0", _PREC["cmp"]
+        tests = {"<": f"{top} != 0", ">=": f"{top} == 0",
+                 ">": f"{top} == 0 and {zero} != 0", "<=": f"{top} != 0 or {zero} == 0"}
+        return tests[op], (_PREC["cmp"] if op in ("<", ">=") else _PREC["and" if op == ">" else "or"])
 
     def e_Cast(self, e: m.Cast, typed: bool = True):
         target = e.target
