@@ -478,6 +478,7 @@ def rewrite_for_cpu(text: str) -> str:
 #: a __constant__ definition, or a __device__ const one (a table: the migrated kernels take it as a
 #: __constant__ symbol, migrate.parse.build.is_constant)
 _CONSTANT_RE = re.compile(r"\b__constant__\b|\b__device__\b|\b__managed__\b")
+_OPERATOR_RE = re.compile(r"\boperator\b")
 _READ_ONLY_RE = re.compile(r"\b__constant__\b|\bconst\b|\bconstexpr\b")
 _NAMESPACE_OPEN_RE = re.compile(r"(?:\bnamespace(?:\s+[A-Za-z_][\w:]*)?|\bextern\s+\"\s*\")\s*$")
 
@@ -518,9 +519,11 @@ def register_constants(text: str) -> str:
             scope = _namespace_scope(masked)
         head = masked[line_start:m.start()]
         decl = masked[m.end():end]
-        if not scope[m.start()] or "extern" in head or "template" in head or "(" in decl.split("=", 1)[0] \
-                or "__global__" in head or "#" in masked[line_start:end]:
-            continue
+        before_value = decl.split("=", 1)[0]
+        if not scope[m.start()] or "extern" in head or "template" in head or "(" in before_value \
+                or "{" in before_value or _OPERATOR_RE.search(decl) or "__global__" in head \
+                or "#" in masked[line_start:end]:
+            continue  # a function (operator^= has its '=' before its parameters), not a variable
         writable = not _READ_ONLY_RE.search(masked[line_start:end].split("=", 1)[0])
         flat = decl
         while re.search(r"\{[^{}]*\}|\([^()]*\)", flat):  # what lies in braces and parentheses

@@ -110,11 +110,14 @@ def test_a_barrier_under_thread_dependent_control_is_simt(tmp_path):
 
 def test_a_construct_with_no_form_is_unsupported_with_m3001(tmp_path):
     out = _kernel(tmp_path, """
-        __device__ float g_total;
-        __global__ void add(const float* x) { g_total += x[threadIdx.x]; }""")
+        __global__ void fence(float* x, float* y) {
+            x[threadIdx.x] = 1.0f;
+            __threadfence();
+            y[threadIdx.x] = x[threadIdx.x];
+        }""", no_lift=frozenset({"fence"}))
     assert out.form == Form.UNSUPPORTED and out.plan is None
     assert [d.code for d in out.diagnostics] == ["M3001"]
-    assert "__device__ global 'g_total'" in out.reason
+    assert "'__threadfence'" in out.reason
 
 
 def test_a_device_function_template_with_value_parameters_is_inlined_per_instance(tmp_path):

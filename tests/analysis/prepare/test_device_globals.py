@@ -129,7 +129,9 @@ def test_writable_globals_register_as_such_also_several_in_one_statement():
            "__managed__ __device__ float total;\n"
            "__device__ const int table[2] = {1, 2};\n"
            "__device__ int a = 1, b = 2;\n"
-           "__device__ float twice(float v) { return 2.0f * v; }\n")
+           "__device__ float twice(float v) { return 2.0f * v; }\n"
+           "inline __device__ void operator^=(uchar4 &a, const uchar4 b) { a.x ^= b.x; }\n"
+           "__device__ __forceinline__ int lane() { int id; id = threadIdx.x % 32; return id; }\n")
     out = register_constants(src)
     assert out.count("\n") == src.count("\n")
     for name in ("hits", "top", "seen", "total"):
@@ -138,6 +140,7 @@ def test_writable_globals_register_as_such_also_several_in_one_statement():
     assert out.count('add_symbol("total"') == 1  # two keywords, one registration
     assert 'read_symbol(c2t_d_, table); });' in out  # read only: a constant symbol
     assert "c2t_symbol_a" not in out and "c2t_symbol_twice" not in out
+    assert out.count("c2t_symbol_") == 5  # hits, top, seen, total, table: no function's text
 
 
 def test_the_trace_reader_gives_each_globals_bytes(tmp_path):
