@@ -89,6 +89,15 @@ def assigned_names(node) -> set[str]:
     return out
 
 
+def has_continue(s) -> bool:
+    """Whether ``s`` holds a ``continue`` of the loop around it (not of a loop inside it)."""
+    if isinstance(s, m.Continue):
+        return True
+    if isinstance(s, (m.For, m.While, m.DoWhile)):
+        return False
+    return any(has_continue(c) for c in m.children(s))
+
+
 def replace_node(e, target, repl):
     """``e`` with the node ``target`` (by identity) replaced by ``repl``."""
     if e is target:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import has_continue
 from ...ir.visit import Transformer
 from .instances import bindings, instantiate
 from .returns import remaining_returns, returns_to_guards
@@ -115,7 +116,7 @@ class Inliner:
             try:
                 step = self.in_place(s.step, "in a loop header")
             except InlineError:
-                if s.cond is None or _continues(s.body):
+                if s.cond is None or has_continue(s.body):
                     raise
                 # for (init; cond; p = next(&it)) body  ->  init; while (cond) { body; p = next(&it); }
                 # (C runs the step after the body; no continue skips to it): the step a statement
@@ -263,15 +264,6 @@ class Inliner:
             raise InlineError(f"'return' inside a loop of device function '{callee.name}'")
         inner = self.stmts(fn.body.stmts, depth + 1)
         return stmts + [m.Block(tuple(inner), call.span)]
-
-
-def _continues(s) -> bool:
-    """Whether ``s`` holds a ``continue`` of the loop around it (not of a loop inside it)."""
-    if isinstance(s, m.Continue):
-        return True
-    if isinstance(s, (m.For, m.While, m.DoWhile)):
-        return False
-    return any(_continues(c) for c in m.children(s))
 
 
 def _effects(e) -> bool:
