@@ -20,7 +20,7 @@ from ..analysis.facts.bounds import nonneg
 from ..analysis.facts.calls import reads_memory
 from ..compat.catalog import CACHED_LOADS
 from ..ir import model as m
-from ..ir.exprs import assigned_names, const_value, pure, strip_casts
+from ..ir.exprs import assigned_names, const_value, has_continue, pure, strip_casts
 from ..ir.loops import NoTileLangForm
 from ..ir.names import CHAIN_FLAGS, LOOP_FLAGS, TEST_FLAGS
 from ..ir.span import Span
@@ -328,12 +328,14 @@ class ExprPrinter:
             lhs = self.sub(_as_bool(e.lhs), p)
             with self._sometimes(f"right of '{op}'"):
                 return (f"{lhs} {word} {self.sub(_as_bool(e.rhs), p + 1)}", p)
-        if op in _CMP and _int_literal(strip_casts(e.rhs)) == 0 and self._sign_test(e.lhs, op) is not None:
+        if op in _CMP and _int_literal(strip_casts(e.rhs)) == 0:
             # (long long)ran < 0 on an unsigned ran tests its top bit. TVM takes the cast for a
             # change of value, which keeps an unsigned value non-negative, and folded the test to
             # false; the top bit itself it keeps (T.reinterpret, the other way to say it, met a C
             # code generator that reused the first reinterpretation of ran after ran changed)
-            return self._sign_test(e.lhs, op)
+            sign_test = self._sign_test(e.lhs, op)
+            if sign_test is not None:
+                return sign_test
         if op in ("+", "-") and scalar_name(e.type) in ("float32", "float64"):
             kept = self._rounding_kept(e)
             if kept is not None:
@@ -1126,7 +1128,7 @@ class StmtPrinter:
         if s.init is not None:
             self.stmt(s.init)
         body = s.body
-        if s.step is not None and _has_continue(body):
+        if s.step is not None and has_continue(body):
             # printed as a while loop with the step at the end, which a continue would skip: each
             # continue of this loop steps first
             body = _step_before_continue(body, s.step)
@@ -1190,7 +1192,7 @@ class StmtPrinter:
         self.indent -= 1
 
     def s_DoWhile(self, s: m.DoWhile):
-        if _has_continue(s.body):
+        if has_continue(s.body):
             raise EmitError("'continue' in a do-while loop", s.span)
         flag = self.open_flag_loop(s.span)
         self.indent += 1
@@ -1238,13 +1240,8 @@ class StmtPrinter:
         if default is not None:
             if first:
                 self.block(default[0])
-            elif flat:
-                self.emit(f"if not ({' or '.join(tests)}):", default[1])
-                self.indent += 1
-                self.block(default[0])
-                self.indent -= 1
             else:
-                self.emit("else:", default[1])
+                self.emit(f"if not ({' or '.join(tests)}):" if flat else "else:", default[1])
                 self.indent += 1
                 self.block(default[0])
                 self.indent -= 1
@@ -1263,22 +1260,11 @@ def always_true(cond: m.Expr) -> bool:
     return value is not None and value != 0
 
 
-def _has_continue(s) -> bool:
-    """A ``continue`` that belongs to this loop (not to a nested one)."""
-    def visit(node):
-        if isinstance(node, m.Continue):
-            return True
-        if isinstance(node, (m.For, m.While, m.DoWhile)):
-            return False
-        return any(visit(c) for c in m.children(node))
-    return visit(s)
-
-
 def _step_before_continue(s, step: m.Expr):
     """``s`` with each ``continue`` of this loop (not of a nested one) preceded by ``step``."""
     if isinstance(s, m.Continue):
         return m.Block((m.ExprStmt(step, s.span), s), s.span)
-    if isinstance(s, (m.For, m.While, m.DoWhile)) or not _has_continue(s):
+    if isinstance(s, (m.For, m.While, m.DoWhile)) or not has_continue(s):
         return s
     if isinstance(s, m.Block):
         return replace(s, stmts=tuple(_step_before_continue(x, step) for x in s.stmts))
