@@ -225,6 +225,14 @@ struct Launch {
 #endif
     }
 
+    // Append ``bytes`` to data.bin; where they start there.
+    static long append(State& s, const std::vector<char>& bytes) {
+        fwrite(bytes.data(), 1, bytes.size(), s.data);
+        long where = s.offset;
+        s.offset += (long)bytes.size();
+        return where;
+    }
+
     // Append the reached allocations' bytes before the launch to data.bin; their JSON.
     std::string dump_before(State& s) {
         std::string out;
@@ -232,52 +240,42 @@ struct Launch {
         for (size_t i = 0; i < reached.size(); ++i) {
             auto* a = reached[i];
             fetch(a, saved[i]);
-            fwrite(saved[i].data(), 1, saved[i].size(), s.data);
-            at.push_back(s.offset);
+            at.push_back(append(s, saved[i]));
             out += std::string(out.empty() ? "" : ",") + "{\"id\":" + std::to_string(a->second.id) + ",\"size\":" +
-                   std::to_string(a->second.size) + ",\"before\":" + std::to_string(s.offset) + "}";
-            s.offset += (long)a->second.size;
+                   std::to_string(a->second.size) + ",\"before\":" + std::to_string(at.back()) + "}";
         }
         return out;
     }
 
-    // The writable globals' bytes before the launch, appended to data.bin (each entry's JSON so
-    // far: name, size, where its before bytes start); kept to compare with after the launch.
+    // The writable globals' bytes before the launch, appended to data.bin; kept, with where they
+    // start, to compare with after the launch.
     std::vector<std::vector<char>> gsaved;
     std::vector<long> gat;
-    std::vector<std::string> gentries;
 
     void dump_globals_before(State& s) {
         for (const Symbol& g : symbols()) {
             if (!dumped(g)) continue;
             gsaved.emplace_back(g.size);
             g.read(gsaved.back().data());
-            fwrite(gsaved.back().data(), 1, g.size, s.data);
-            gat.push_back(s.offset);
-            gentries.push_back("{\"name\":\"" + std::string(g.name) + "\",\"size\":" + std::to_string(g.size) +
-                               ",\"before\":" + std::to_string(s.offset));
-            s.offset += (long)g.size;
+            gat.push_back(append(s, gsaved.back()));
         }
     }
 
-    // The writable globals' JSON with where their bytes after the launch are (the before bytes
-    // where the launch left one as it was).
+    // The writable globals' JSON (name, size, where their bytes before and after the launch
+    // start; the after bytes are the before bytes where the launch left one as it was).
     std::string dump_globals_after(State& s) {
         std::string out;
         std::vector<char> now;
         size_t i = 0;
         for (const Symbol& g : symbols()) {
-            if (!dumped(g) || i >= gentries.size()) continue;
+            if (!dumped(g) || i >= gat.size()) continue;
             now.resize(g.size);
             g.read(now.data());
-            long where = gat[i];
-            if (now != gsaved[i]) {
-                fwrite(now.data(), 1, g.size, s.data);
-                where = s.offset;
-                s.offset += (long)g.size;
-            }
+            long where = now == gsaved[i] ? gat[i] : append(s, now);
             std::vector<char>().swap(gsaved[i]);
-            out += std::string(out.empty() ? "" : ",") + gentries[i] + ",\"after\":" + std::to_string(where) + "}";
+            out += std::string(out.empty() ? "" : ",") + "{\"name\":\"" + g.name + "\",\"size\":" +
+                   std::to_string(g.size) + ",\"before\":" + std::to_string(gat[i]) + ",\"after\":" +
+                   std::to_string(where) + "}";
             ++i;
         }
         return out;
@@ -293,12 +291,7 @@ struct Launch {
             fetch(a, now);
             bool same = now == saved[i];
             std::vector<char>().swap(saved[i]);
-            long where = at[i];
-            if (!same) {
-                fwrite(now.data(), 1, now.size(), s.data);
-                where = s.offset;
-                s.offset += (long)a->second.size;
-            }
+            long where = same ? at[i] : append(s, now);
             out += std::string(out.empty() ? "" : ",") + "{\"id\":" + std::to_string(a->second.id) + ",\"size\":" +
                    std::to_string(a->second.size) + ",\"after\":" + std::to_string(where) +
                    (same ? ",\"same\":true}" : "}");
