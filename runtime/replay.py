@@ -138,9 +138,10 @@ def _missing_symbols(sig, launch: Launch) -> str:
     return ""
 
 
-def _symbol_bytes(sig, launch: Launch, name: str):
-    """The bytes symbol ``name`` held when ``launch`` started."""
-    return launch.globals_before[name] if name in dict(sig.state) else launch.symbols[name]
+def _symbol_bytes(state: dict, launch: Launch, name: str):
+    """The bytes symbol ``name`` held when ``launch`` started (``state``: the signature's
+    ``__device__`` globals)."""
+    return launch.globals_before[name] if name in state else launch.symbols[name]
 
 
 def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
@@ -219,12 +220,13 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
             args.append(arg.raw)  # the struct's bytes: the launcher takes its lanes out
         else:
             args.append(_scalar(arg.value, bound.get(dtype, dtype)))
-    symbols = {name: to_tensor(_values(_symbol_bytes(sig, launch, name), bound.get(dtype, dtype), 0)[:elements],
+    state = dict(sig.state)
+    symbols = {name: to_tensor(_values(_symbol_bytes(state, launch, name), bound.get(dtype, dtype), 0)[:elements],
                                bound.get(dtype, dtype), device) for name, dtype, elements in sig.symbols}
     run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target,
         template=template, symbols=symbols)
     for name, dtype, elements in sig.symbols:  # the __device__ globals it leaves, as the original left them
-        if name in dict(sig.state):
+        if name in state:
             dtype = bound.get(dtype, dtype)
             expected = _values(launch.globals_after[name], dtype, 0)[:elements]
             actual = to_numpy(symbols[name], dtype)
@@ -289,7 +291,8 @@ def as_spec(sig, launch: Launch, file: str = ""):
                 return None, f"argument '{name}' was recorded as {arg.kind} {arg.type!r}"
             values[name] = _scalar(arg.value, dtype)
             specs.append(ArgSpec(name, "scalar", dtype, value=values[name]))
-    symbols = {name: np.array(_values(_symbol_bytes(sig, launch, name), bound.get(dtype, dtype), 0)[:elements])
+    state = dict(sig.state)
+    symbols = {name: np.array(_values(_symbol_bytes(state, launch, name), bound.get(dtype, dtype), 0)[:elements])
                for name, dtype, elements in sig.symbols}
     spec = KernelSpec(sig.name, f"{sig.name}@launch{launch.number}", template=tuple(template or ()),
                       grid=tuple(launch.grid), block=tuple(launch.block), shared_bytes=launch.shared_bytes,

@@ -479,6 +479,7 @@ def rewrite_for_cpu(text: str) -> str:
 #: __constant__ symbol, migrate.parse.build.is_constant)
 _CONSTANT_RE = re.compile(r"\b__constant__\b|\b__device__\b|\b__managed__\b")
 _OPERATOR_RE = re.compile(r"\boperator\b")
+_GROUP_RE = re.compile(r"\{[^{}]*\}|\([^()]*\)")
 _READ_ONLY_RE = re.compile(r"\b__constant__\b|\bconst\b|\bconstexpr\b")
 _NAMESPACE_OPEN_RE = re.compile(r"(?:\bnamespace(?:\s+[A-Za-z_][\w:]*)?|\bextern\s+\"\s*\")\s*$")
 
@@ -525,10 +526,10 @@ def register_constants(text: str) -> str:
                 or "#" in masked[line_start:end]:
             continue  # a function (operator^= has its '=' before its parameters), not a variable
         writable = not _READ_ONLY_RE.search(masked[line_start:end].split("=", 1)[0])
-        flat = decl
-        while re.search(r"\{[^{}]*\}|\([^()]*\)", flat):  # what lies in braces and parentheses
-            flat = re.sub(r"\{[^{}]*\}|\([^()]*\)", " ", flat)
-        targets = [decl.split("=", 1)[0]]
+        flat, removed = decl, 1
+        while removed:  # what lies in braces and parentheses, innermost first
+            flat, removed = _GROUP_RE.subn(" ", flat)
+        targets = [before_value]
         if "," in flat or "{" in targets[0]:
             if not writable or "=" in decl or "{" in decl:
                 continue  # several initialised declarators: left alone
