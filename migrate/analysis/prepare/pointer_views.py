@@ -60,7 +60,6 @@ class TypedViews:
         key = (array, outer.dtype)
         if key not in self.made:
             name = fresh(f"{array}_{outer.dtype}", self.taken)
-            self.taken.add(name)
             asize = SIZES.get(decl.type.element.dtype)
             extent = decl.type.extent
             extent = extent * asize // osize if extent is not None and asize and extent * asize % osize == 0 else None
