@@ -62,6 +62,29 @@ def converted(tmp_path, source: str, spec: str | None = None, expect_ok: bool = 
     return out, json.loads((out / "report.json").read_text())["kernels"]
 
 
+def program_converted(tmp_path, source: str, name: str, status: int = 0):
+    """A whole program (with its ``main``) written to ``tmp_path/src/name`` and converted to
+    ``tmp_path/out``, unchecked; the conversion must exit ``status``. The output folder."""
+    from migrate.cli import main
+    src = tmp_path / "src" / name
+    src.parent.mkdir(exist_ok=True)
+    src.write_text(source)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == status
+    return out
+
+
+def checked(out, *options) -> tuple[int, dict]:
+    """``migrate check --from out`` with ``options`` (``"--run", ""``): (its exit status, kernel
+    name -> its check row)."""
+    import json
+
+    from migrate.cli import main
+    report = out.parent / "c.json"
+    status = main(["check", "--from", str(out), *options, "--json", str(report)])
+    return status, {c["kernel"]: c for c in json.loads(report.read_text())}
+
+
 # -- specs written in the tests: one [[kernel]] table and its [[kernel.args]] -------------------------
 def spec_buffer(name, dtype, elements, role, lo=None, hi=None) -> str:
     """A buffer argument of a spec (``range`` where ``lo`` is given)."""

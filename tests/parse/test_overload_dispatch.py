@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from migrate.cli import main
 from migrate.runtime.build import find_cxx
+from tests.analysis.support import checked, program_converted
 
 PROGRAM = """
 #include <cstdio>
@@ -71,11 +71,7 @@ int main() {
 @pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 def test_each_instance_reaches_its_own_overload(tmp_path):
     pytest.importorskip("tilelang")
-    src = tmp_path / "src" / "ov.cu"
-    src.parent.mkdir()
-    src.write_text(PROGRAM)
-    out = tmp_path / "out"
-    assert main(["convert", str(src), "-o", str(out), "-q"]) == 1  # kept is refused (below)
+    out = program_converted(tmp_path, PROGRAM, "ov.cu", status=1)  # kept is refused (below)
     kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
     assert kernels["hash_keys"]["form"] == kernels["softish"]["form"] == "tile"
     # overloads on pointers are not told apart by a dtype: still refused, naming the call
@@ -83,14 +79,14 @@ def test_each_instance_reaches_its_own_overload(tmp_path):
     assert "overloaded device function 'keep' is not resolved here" in kernels["kept"]["reason"]
     text = (out / "ov.py").read_text()
     assert '{"uint32": mix, "uint64": mix_2}[str(K)](keys[i])' in text
-    assert main(["check", "--from", str(out), "--run", "", "--json", str(tmp_path / "c.json")]) == 0
-    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    status, checks = checked(out, "--run", "")
+    assert status == 0
     for name in ("hash_keys", "softish"):
         assert checks[name]["inputs"] == "trace" and checks[name]["message"].startswith("2 recorded launches"), \
             checks[name]
     # the other instance's overload is not the same function: swapped, the check fails
     module = out / "ov.py"
     module.write_text(text.replace('{"uint32": mix, "uint64": mix_2}', '{"uint32": mix_2, "uint64": mix}'))
-    assert main(["check", "--from", str(out), "--run", "", "--json", str(tmp_path / "c.json")]) == 1
-    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    status, checks = checked(out, "--run", "")
+    assert status == 1
     assert checks["hash_keys"]["status"] == "fail" and checks["softish"]["status"] == "pass"

@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from migrate.cli import main
 from migrate.runtime.build import find_cxx
 from migrate.runtime.source import register_constants
 from migrate.runtime.traces import read
+from tests.analysis.support import checked, program_converted
 
 PROGRAM = """
 #include <cstdio>
@@ -57,22 +57,13 @@ int main() {
 """
 
 
-def _convert(tmp_path):
-    src = tmp_path / "src" / "globals.cu"
-    src.parent.mkdir()
-    src.write_text(PROGRAM)
-    out = tmp_path / "out"
-    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
-    return out
-
-
 def test_globals_are_buffers_after_the_parameters_and_the_module_keeps_them(tmp_path):
     pytest.importorskip("tilelang")
     import importlib.util
 
     import torch
 
-    out = _convert(tmp_path)
+    out = program_converted(tmp_path, PROGRAM, "globals.cu")
     kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
     assert {k["form"] for k in kernels.values()} <= {"tile", "portable"}, kernels
     text = (out / "globals.py").read_text()
@@ -98,28 +89,28 @@ def test_globals_are_buffers_after_the_parameters_and_the_module_keeps_them(tmp_
 
 def test_generated_inputs_check_what_the_kernels_leave_in_the_globals(tmp_path):
     pytest.importorskip("tilelang")
-    out = _convert(tmp_path)
-    assert main(["check", "--from", str(out), "--json", str(tmp_path / "c.json")]) == 0
-    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    out = program_converted(tmp_path, PROGRAM, "globals.cu")
+    status, checks = checked(out)
+    assert status == 0
     assert checks["gather"]["inputs"] == "auto" and checks["gather"]["message"].startswith("6 output(s)")
     module = out / "globals.py"
     module.write_text(module.read_text().replace("seen[0] = seen[0] + 1", "seen[0] = seen[0] + 2"))
-    assert main(["check", "--from", str(out), "--json", str(tmp_path / "c.json")]) == 1
-    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    status, checks = checked(out)
+    assert status == 1
     assert checks["gather"]["status"] == "fail" and checks["gather"]["message"].startswith("seen:")
 
 
 @pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 def test_recorded_launches_hold_the_globals_before_and_after(tmp_path):
     pytest.importorskip("tilelang")
-    out = _convert(tmp_path)
-    assert main(["check", "--from", str(out), "--run", "", "--json", str(tmp_path / "c.json")]) == 0
-    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    out = program_converted(tmp_path, PROGRAM, "globals.cu")
+    status, checks = checked(out, "--run", "")
+    assert status == 0
     assert all(c["inputs"] == "trace" and c["status"] == "pass" for c in checks.values()), checks
     module = out / "globals.py"
     module.write_text(module.read_text().replace("seen[0] = seen[0] + 1", "seen[0] = seen[0] + 2"))
-    assert main(["check", "--from", str(out), "--run", "", "--json", str(tmp_path / "c.json")]) == 1
-    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    status, checks = checked(out, "--run", "")
+    assert status == 1
     assert checks["gather"]["status"] == "fail" and "seen: 1 of 1 elements differ" in checks["gather"]["message"]
 
 
@@ -204,15 +195,11 @@ int main() {
 @pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
 def test_a_shared_array_at_namespace_scope_and_kernels_launched_through_a_macro(tmp_path):
     pytest.importorskip("tilelang")
-    src = tmp_path / "src" / "solver.cu"
-    src.parent.mkdir()
-    src.write_text(MACRO_LAUNCHED)
-    out = tmp_path / "out"
-    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    out = program_converted(tmp_path, MACRO_LAUNCHED, "solver.cu")
     text = (out / "solver.py").read_text()
     assert "T.reduce_min(sdata_lanes, sdata_total, dim=0)" in text  # the kernel's own shared array, lifted
-    assert main(["check", "--from", str(out), "--run", "", "--json", str(tmp_path / "c.json")]) == 0
-    checks = {c["kernel"]: c for c in json.loads((tmp_path / "c.json").read_text())}
+    status, checks = checked(out, "--run", "")
+    assert status == 0
     # each launch is recorded under the kernel the macro was given, not under its parameter 'k'
     assert all(c["inputs"] == "trace" and c["status"] == "pass" for c in checks.values()), checks
     assert set(checks) == {"fill", "reduce_min"}
