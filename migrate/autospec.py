@@ -123,7 +123,7 @@ def _from_site(fn: m.Function, site: m.LaunchSite, unit: m.TranslationUnit,
         # a __device__ global starts from random values on both sides, and is compared after
         scalar = g.storage != "constant" and isinstance(g.type, m.Scalar)
         dtype = _dtype(g.type) if scalar else _dtype(g.type.element) if isinstance(g.type, m.Array) else None
-        extent = 1 if scalar else g.type.extent if isinstance(g.type, m.Array) else None
+        extent = m.elements(g.type) if scalar or isinstance(g.type, m.Array) else None
         if dtype is None or extent is None:
             what = "__constant__" if g.storage == "constant" else f"__{g.storage}__ global"
             return None, [f"{what} '{g.name}' (its values: a [[kernel.symbols]] entry)"]

@@ -382,7 +382,7 @@ class KernelPrinter:
                 params.append((p.name, "scalar", scalar_name(p.type)))
         callees = callees_of(fn, self.device)
         found = symbol_globals(self.unit, fn, callees)
-        symbols = [(g.name, scalar_name(m.element_type(g.type)), _elements(g.type)) for g in found]
+        symbols = [(g.name, scalar_name(m.element_type(g.type)), m.elements(g.type)) for g in found]
         state = [(g.name, initial_values(g)) for g in found if g.storage != "constant"]
         shapes = kplan.shapes
         return Signature(fn.name, tuple(params), tuple((template_param_name(t.name), t.kind) for t in fn.template_params),
@@ -398,18 +398,6 @@ def symbol_globals(unit: m.TranslationUnit, fn: m.Function, callees) -> list[m.G
     (which it may write; the launcher keeps them between launches)."""
     return [g for g in unit.globals if g.storage in ("constant", "device", "managed")
             and _uses_global(fn, callees, g.name)]
-
-
-def _elements(t: m.CType) -> int | None:
-    """Elements of a global: an array's (all dimensions), 1 for a number."""
-    if isinstance(t, m.Scalar):
-        return 1
-    n = 1
-    while isinstance(t, m.Array):
-        if t.extent is None:
-            return None
-        n, t = n * t.extent, t.element
-    return n
 
 
 def initial_values(g: m.GlobalVar) -> tuple:

@@ -606,6 +606,17 @@ def element_type(t: CType) -> CType:
     return t
 
 
+def elements(t: CType) -> int | None:
+    """How many elements a (nested) array type holds, 1 for any other type; None where an extent
+    is not a constant."""
+    n = 1
+    while isinstance(t, Array):
+        if t.extent is None:
+            return None
+        n, t = n * t.extent, t.element
+    return n
+
+
 def _preorder(node) -> list:
     """``node`` and everything under it, in pre-order."""
     out = []
