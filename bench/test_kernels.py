@@ -59,6 +59,7 @@ CASES = {
     "sign_test": ("tests.emit.test_unsigned_wrap_in_comparisons", "SIGN_TEST", "SIGN_SPEC"),
     "long_switch": ("tests.emit.test_switch_cases", "LONG_TAIL", "LONG_TAIL_SPEC"),
     "template_addresses": ("tests.parse.test_template_auto", "ADDRESSES", "ADDRESSES_SPEC"),
+    "reread_branches": ("tests.analysis.facts.test_reread_branches", "BEST_OF_TWO", "SPEC"),
 }
 
 

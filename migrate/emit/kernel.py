@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ..analysis.facts.bounds import nonneg_locals
 from ..analysis.facts.builtins import builtin_dims, used_dims
 from ..analysis.facts.calls import callees_of, with_effects, with_loads
+from ..analysis.facts.reread_branches import reread_branch
 from ..diagnostics import Diagnostic
 from ..dtypes import SIZES, TEMPLATE_SPELLINGS
 from ..ir import model as m
@@ -91,6 +92,10 @@ class KernelPrinter:
             # the atomic helpers take their element's address, which TileLang's bounds guards
             # would wrap into a conditional (no address); CUDA checks no bounds either
             out.signature = dataclasses.replace(out.signature, unchecked=True)
+        if reread_branch(prepared.body) or any(reread_branch(c.body, in_loops=False) for c in callees):
+            static = out.signature.static_pass_configs
+            out.signature = dataclasses.replace(out.signature, unvectorized=True, static_pass_configs=static + (
+                ("tirx.disable_vectorize", True),) if static else ())
         out.plan = plan
 
     def launch_settings(self, sig: Signature, plan: KernelPlan, lines, tolerance) -> Signature:

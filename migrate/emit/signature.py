@@ -29,3 +29,6 @@ class Signature:
     #: ((__device__ global, its initial values), ...): symbols the module keeps between launches
     state: tuple = ()
     unchecked: bool = False  # a portable or simt kernel compiled without TileLang's bounds guards
+    #: compiled without vectorisation: a branch in a loop stores to an array its condition reads
+    #: (analysis.facts.reread_branches)
+    unvectorized: bool = False

@@ -57,7 +57,7 @@ SPEC = (spec_kernel("tail_mix", (2, 1, 1), (64, 1, 1), "exact",
                     spec_buffer("data", "uint8", 4 * 128, "in", 0, 255),
                     spec_buffer("out", "uint32", 128, "out"),
                     spec_scalar("n", "int32", 128))
-        + spec_kernel("labelled", (2, 1, 1), (64, 1, 1), "exact",
+        + spec_kernel("labelled", (2, 1, 1), (64, 1, 1), "fp32",
                       spec_buffer("x", "float32", 128, "in", -1.0, 1.0),
                       spec_buffer("y", "float32", 128, "out"),
                       spec_buffer("label", "int32", 128, "in", 0, 6),
