@@ -63,11 +63,13 @@ def lockstep_exchange(kernel: m.Function, device: dict[str, m.Function]) -> Lock
 
 
 def _shared_names(fn: m.Function, params: frozenset) -> set[str]:
-    """The names in ``fn`` that are, or point into, shared memory: its shared arrays, the
-    parameters ``params``, local pointers initialised from them."""
+    """The names in ``fn`` that are, or point into, shared memory: its shared arrays (also those
+    declared at namespace scope), the parameters ``params``, local pointers initialised from them."""
     names = set(params)
     for node in m.walk(fn.body):
-        if isinstance(node, m.VarDecl):
+        if isinstance(node, m.Ref) and node.kind == "shared":
+            names.add(node.name)
+        elif isinstance(node, m.VarDecl):
             if node.storage in ("shared", "extern_shared") or (
                     isinstance(node.type, m.Pointer) and node.init is not None and _points_into(node.init, names)):
                 names.add(node.name)

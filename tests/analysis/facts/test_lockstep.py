@@ -102,6 +102,33 @@ def test_a_warp_scan_through_a_volatile_pointer_is_found_in_the_device_function(
     assert lockstep_exchange(u.kernel("scan"), _table(u)) is None
 
 
+#: hungarian's reduction: a namespace-scope __shared__ array that a device function template
+#: fills, then hands to the last warp's volatile unrolled tree.
+NAMESPACE_SHARED = """
+    __shared__ int sdata[256];
+    template <unsigned int bs>
+    __device__ void warp_min(volatile int* s, int tid) {
+      if (bs >= 64) s[tid] = min(s[tid], s[tid + 32]);
+      if (bs >= 32) s[tid] = min(s[tid], s[tid + 16]);
+    }
+    template <unsigned int bs>
+    __device__ void block_min(const int* x, int* y) {
+      unsigned tid = threadIdx.x;
+      sdata[tid] = x[blockIdx.x * bs + tid];
+      __syncthreads();
+      if (tid < 32) warp_min<bs>(sdata, tid);
+      if (tid == 0) y[blockIdx.x] = sdata[0];
+    }
+    __global__ void kmin(const int* x, int* y) { block_min<256>(x, y); }
+"""
+
+
+def test_a_namespace_scope_shared_array_passed_to_a_volatile_parameter_is_found(tmp_path):
+    u = unit(tmp_path, NAMESPACE_SHARED)
+    found = lockstep_exchange(u.kernel("kmin"), _table(u))
+    assert found is not None and (found.function, found.buffer) == ("warp_min", "s")
+
+
 def test_a_volatile_view_and_a_volatile_shared_array_are_found(tmp_path):
     found = lockstep_exchange(unit(tmp_path, LAST_WARP).kernel("total"), {})
     assert found is not None and (found.function, found.buffer) == ("total", "vs")
