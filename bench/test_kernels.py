@@ -60,6 +60,7 @@ CASES = {
     "long_switch": ("tests.emit.test_switch_cases", "LONG_TAIL", "LONG_TAIL_SPEC"),
     "template_addresses": ("tests.parse.test_template_auto", "ADDRESSES", "ADDRESSES_SPEC"),
     "reread_branches": ("tests.analysis.facts.test_reread_branches", "BEST_OF_TWO", "SPEC"),
+    "lane_offset": ("tests.emit.test_unsigned_wrap_in_comparisons", "LANE_OFFSET", "LANE_OFFSET_SPEC"),
 }
 
 

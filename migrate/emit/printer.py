@@ -593,6 +593,17 @@ class ExprPrinter:
             # cast into the unsigned form's constant (x + (2**32 - k)), which no int32 holds
             p = _PREC["+"]
             return f"{self._typed_operand(inner.lhs, target.dtype, p, True)} - {_int_literal(inner.rhs)}", p
+        if isinstance(target, m.Scalar) and isinstance(inner, m.Binary) and inner.op == "-" and \
+                (scalar_name(inner.type), target.dtype) in (("uint32", "int32"), ("uint64", "int64")) and \
+                _int_literal(inner.rhs) is None and \
+                None not in (self.tir_dtype(inner.lhs), self.tir_dtype(inner.rhs)):
+            # `(int)(x - y)` on unsigned operands has the bits of `(int)x - (int)y`, printed so (the
+            # operands' casts from int dropped): TVM refused the unsigned form ("0U - 32U", bh's
+            # `diff = threadIdx.x - sbase`) where it folded both operands to constants
+            p = _PREC["+"]
+            lhs, rhs = (_signed_source(x, target.dtype, self.tir_dtype) for x in (inner.lhs, inner.rhs))
+            return (f"{self._typed_operand(lhs, target.dtype, p, True)} - "
+                    f"{self._typed_operand(rhs, target.dtype, p + 1, True)}"), p
         return f"T.Cast({dtype_of(target, self.scope)}, {self.expr(inner)[0]})", _PREC["atom"]
 
     def e_Index(self, e: m.Index):
@@ -1452,6 +1463,14 @@ def _divides(e: m.Expr) -> bool:
     return any(isinstance(n, m.Binary) and n.op in ("/", "%") and isinstance(n.type, m.Scalar)
                and scalar_name(n.type) not in (None, "float16", "bfloat16", "float32", "float64")
                for n in m.walk(e))
+
+
+def _signed_source(e: m.Expr, dtype: str, tir_dtype) -> m.Expr:
+    """``e`` without the casts to its unsigned type around a value of ``dtype`` (``(unsigned)i``
+    on an int ``i`` is ``i``, read as ``dtype`` again)."""
+    while isinstance(e, m.Cast) and tir_dtype(e.operand) == dtype:
+        e = e.operand
+    return e
 
 
 def _int_literal(e: m.Expr) -> int | None:

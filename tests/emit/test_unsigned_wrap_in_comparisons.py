@@ -70,3 +70,55 @@ def test_the_sign_of_an_unsigned_value_read_as_signed_is_its_top_bit(tmp_path):
     out, (k,) = converted(tmp_path, SIGN_TEST, SIGN_SPEC)
     assert k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
     assert "ran >> T.uint64(63) != 0" in (out / "k.py").read_text()
+
+
+#: bh's force kernel: each warp's first thread and a lane's distance from it, ``threadIdx.x -
+#: sbase`` taken as an int (an unsigned subtraction in C), in a kernel of warp votes (simt form).
+LANE_OFFSET = """
+#define WARPSIZE 32
+#define DEPTH 8
+__global__ void lanes(const float* __restrict__ x, float* __restrict__ y, int n) {
+  __shared__ float dq[DEPTH * 8];
+  if (threadIdx.x == 0)
+    for (int i = 0; i < DEPTH; i++) dq[i] = x[i] * 0.5f;
+  __syncthreads();
+  int base = threadIdx.x / WARPSIZE;
+  int sbase = base * WARPSIZE;
+  int j = base * DEPTH;
+  int diff = threadIdx.x - sbase;
+  if (base > 0 && diff < DEPTH) dq[diff + j] = dq[diff];
+  __syncthreads();
+  int k = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = 0.0f;
+  for (int t = k; t < n; t += blockDim.x * gridDim.x) {
+    if (__all_sync(0xffffffff, x[t] > 0.0f)) v += dq[j + (t % DEPTH)];
+    __syncwarp();
+    y[t] = x[t] + v + diff;
+  }
+}
+"""
+
+LANE_OFFSET_SPEC = spec_kernel("lanes", (2, 1, 1), (128, 1, 1), "fp32",
+                               spec_buffer("x", "float32", 512, "in", -1.0, 1.0),
+                               spec_buffer("y", "float32", 512, "out"),
+                               spec_scalar("n", "int32", 512))
+
+
+def test_an_unsigned_difference_read_as_int_is_the_ints_difference(tmp_path):
+    """``(int)((unsigned)a - (unsigned)b)`` is printed ``a - b`` (the same bits): TVM refused the
+    unsigned form while lowering for CUDA ("Minuend's value is 0U", where it folded both sides)."""
+    out, (k,) = converted(tmp_path, LANE_OFFSET, LANE_OFFSET_SPEC)
+    assert k["form"] == "simt"  # checked on GPUs only (bench/test_kernels.py)
+    assert "diff = tx - sbase" in (out / "k.py").read_text()
+    import importlib.util
+
+    import tilelang
+    import tvm
+    spec = importlib.util.spec_from_file_location("k_lanes", out / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sig = mod.KERNELS["lanes"]
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    with tvm.transform.PassContext(config=dict(sig.pass_configs)), target:
+        source = tilelang.lower(sig.factory((2, 1, 1), (128, 1, 1)), target=target).kernel_source
+    assert "__all_sync" in source or "__all" in source
