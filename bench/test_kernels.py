@@ -61,6 +61,7 @@ CASES = {
     "template_addresses": ("tests.parse.test_template_auto", "ADDRESSES", "ADDRESSES_SPEC"),
     "reread_branches": ("tests.analysis.facts.test_reread_branches", "BEST_OF_TWO", "SPEC"),
     "lane_offset": ("tests.emit.test_unsigned_wrap_in_comparisons", "LANE_OFFSET", "LANE_OFFSET_SPEC"),
+    "cas_loops": ("tests.analysis.prepare.test_cas_loops", "LOOPS", "SPEC"),
 }
 
 

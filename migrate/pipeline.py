@@ -45,6 +45,7 @@ from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
+from .analysis.prepare.cas_loops import cas_loop_atomics
 from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
 from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, inline_view_calls, needs_inlining
 from .analysis.prepare.names import unique_names
@@ -198,6 +199,10 @@ PREPARE = (
                                   "(a warp scan, the last warp of a reduction) rely on lockstep, which no TileLang "
                                   "form keeps: refused (analysis.facts.lockstep), before inlining forgets the "
                                   "volatile", _lockstep),
+    Pass("CAS loops", "a device function that is an atomicCAS loop keeping a maximum, a minimum or a sum "
+                      "(the float atomicMax CUDA lacks) is the atomic it computes: its calls become "
+                      "atomicMax/atomicMin/atomicAdd (analysis.prepare.cas_loops)",
+         lambda fn, device, portable: cas_loop_atomics(fn, device or {})),
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end; so are those called with a "
                    "view into a buffer (row = x + r*n): a macro takes whole buffers", _inline),

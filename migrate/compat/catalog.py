@@ -13,7 +13,7 @@ from migrate.compat.table import ROWS
 from migrate.compat.table import SECTIONS as ROW_SECTIONS
 
 #: Cache-hinted loads: each reads the element its address names, as a plain load would.
-CACHED_LOADS = ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv")
+CACHED_LOADS = ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv", "__nv_atomic_load_n")
 
 #: Sections of CUDA API without compat rows.
 API_WITHOUT_ROWS: dict[str, str] = {
@@ -28,7 +28,7 @@ API_WITHOUT_ROWS: dict[str, str] = {
         __threadfence __threadfence_block __threadfence_system
     """,
     "memory": """
-        __ldg __ldcg __ldca __ldcs __ldlu __ldcv __stwb __stcg __stcs __stwt memcpy memset
+        __ldg __ldcg __ldca __ldcs __ldlu __ldcv __stwb __stcg __stcs __stwt memcpy memset __nv_atomic_load_n
         __prefetch_global_l1 __prefetch_global_l2 __isGlobal __isShared __cvta_generic_to_shared
     """,
     "cg": """

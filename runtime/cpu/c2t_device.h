@@ -60,6 +60,14 @@ C2T_ATOMIC_CAS(unsigned int)
 C2T_ATOMIC_CAS(unsigned long long)
 C2T_ATOMIC_CAS(unsigned short)
 #undef C2T_ATOMIC_CAS
+// CUDA 12.8's scoped atomics (cuda_cpu.h says CUDA_VERSION 12080): a relaxed load reads the element
+#define __NV_ATOMIC_RELAXED 0
+#define __NV_ATOMIC_CONSUME 1
+#define __NV_ATOMIC_ACQUIRE 2
+#define __NV_ATOMIC_RELEASE 3
+#define __NV_ATOMIC_ACQ_REL 4
+#define __NV_ATOMIC_SEQ_CST 5
+template <typename T> static inline T __nv_atomic_load_n(const T* p, int, int = 0) { return *p; }
 static inline float2 atomicAdd(float2* p, float2 v) { float2 o = *p; p->x += v.x; p->y += v.y; return o; }
 static inline float4 atomicAdd(float4* p, float4 v) { float4 o = *p; p->x += v.x; p->y += v.y; p->z += v.z; p->w += v.w; return o; }
 

@@ -282,6 +282,15 @@ __C2T_LDST(int4) __C2T_LDST(longlong2) __C2T_LDST(uchar2) __C2T_LDST(uchar4) __C
 __C2T_LDST(ushort4) __C2T_LDST(uint2) __C2T_LDST(uint4) __C2T_LDST(ulonglong2) __C2T_LDST(float2)
 __C2T_LDST(float4) __C2T_LDST(double2)
 
+/* ---- Scoped atomics (CUDA 12.8): a relaxed load reads its element -------------------------- */
+#define __NV_ATOMIC_RELAXED 0
+#define __NV_ATOMIC_CONSUME 1
+#define __NV_ATOMIC_ACQUIRE 2
+#define __NV_ATOMIC_RELEASE 3
+#define __NV_ATOMIC_ACQ_REL 4
+#define __NV_ATOMIC_SEQ_CST 5
+template <typename T> __device__ T __nv_atomic_load_n(const T *ptr, int order, int scope = 0);
+
 /* ---- Timing, traps, address spaces --------------------------------------------------------- */
 extern "C" {
 __device__ long long int clock64(void);
