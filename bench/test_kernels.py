@@ -62,6 +62,7 @@ CASES = {
     "reread_branches": ("tests.analysis.facts.test_reread_branches", "BEST_OF_TWO", "SPEC"),
     "lane_offset": ("tests.emit.test_unsigned_wrap_in_comparisons", "LANE_OFFSET", "LANE_OFFSET_SPEC"),
     "cas_loops": ("tests.analysis.prepare.test_cas_loops", "LOOPS", "SPEC"),
+    "effect_conditions": ("tests.analysis.prepare.test_effect_conditions", "WALKS", "SPEC"),
 }
 
 

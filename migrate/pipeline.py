@@ -51,6 +51,7 @@ from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls
 from .analysis.prepare.names import unique_names
 from .analysis.prepare.chained_assign import split_chained_assignments
 from .analysis.prepare.conditional_temps import conditional_temps
+from .analysis.prepare.effect_conditions import effect_conditions_as_tests
 from .analysis.prepare.device_globals import scalar_globals_as_buffers, shared_globals_into_kernels
 from .analysis.prepare.pointer_views import pointer_aliases
 from .analysis.prepare.moving_pointers import moving_pointers
@@ -162,12 +163,12 @@ def _warp_calls(fn, device, portable):
 
 
 def one_statement_each(fn: m.Function) -> m.Function:
-    """The first seven :data:`PREPARE` passes, which device functions get too (before they are
-    inlined or printed as macros): chained assignments, steps and assignments used as values, each
-    a statement of its own; sincos-like calls as two assignments; late-initialised locals declared
-    at their value; array parameters flat; CUB block reductions as their trees (whose barriers
-    decide what is inlined)."""
-    for p in PREPARE[:7]:
+    """The first eight :data:`PREPARE` passes, which device functions get too (before they are
+    inlined or printed as macros): chained assignments, conditions with effects as tests, steps and
+    assignments used as values, each a statement of its own; sincos-like calls as two assignments;
+    late-initialised locals declared at their value; array parameters flat; CUB block reductions
+    as their trees (whose barriers decide what is inlined)."""
+    for p in PREPARE[:8]:
         try:
             fn = p.run(fn, None, True)
         except NoTileLangForm:
@@ -178,6 +179,10 @@ def one_statement_each(fn: m.Function) -> m.Function:
 PREPARE = (
     Pass("chained assignments", "x = y = v; as y = v; x = y; (each assignment a statement of its own)",
          lambda fn, device, portable: split_chained_assignments(fn)),
+    Pass("conditions with effects", "if (a && (x = f()) < 0), if (++n == N), while (f(t++)): a test local computed "
+                                    "operand by operand where C evaluates them, so the next two passes can take the "
+                                    "effects (analysis.prepare.effect_conditions)",
+         lambda fn, device, portable: effect_conditions_as_tests(fn)),
     Pass("steps used as values", "pre[j++] = i; as pre[j] = i; j += 1; where the stepped local is named once "
                                  "(analysis.prepare.value_steps)",
          lambda fn, device, portable: split_value_steps(fn)),

@@ -1,0 +1,91 @@
+"""Conditions with effects C evaluates only sometimes, as statements that compute a test: the way
+real kernels walk lists and counters in their conditions,
+
+    while (pidx >= 2 && (xRange = fabs(e[p[pidx - 1]] - e[p[pidx]])) >= range) {...}
+    if ((ch >= n) && ((mass[k] = posMass[ch].w) < 0.0f)) {...}
+    if (++accum == NUMTHREADS) accum = 0;
+    while (D_getState(par, state, t++)) {...}
+
+An ``if`` whose condition holds an assignment or a step right of ``&&``/``||`` (C evaluates it
+only when the left side did not decide), or a step anywhere, tests a local computed first, one
+operand at a time: ``bool test = A; if (test) test = B; if (test) ...`` (``if (!test)`` for
+``||``); a ``while`` does the same at the top of ``while (true) { ...; if (!test) break; body }``
+(a ``continue`` still reaches the test). The assignments and steps left in those statements are
+always evaluated there, so the passes after this one (steps and assignments used as values) take
+them. Conditions whose effects are always evaluated, or that have none, are left as they are.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ir import model as m
+from ...ir.visit import expand_statements
+
+BOOL = m.Scalar("bool")
+
+
+def _effects(e) -> bool:
+    return any(isinstance(n, m.Assign) or (isinstance(n, m.Unary) and n.op in ("++", "--")) for n in m.walk(e))
+
+
+def _needs_tests(cond) -> bool:
+    """An effect right of ``&&``/``||``, or a step anywhere in ``cond``."""
+    if any(isinstance(n, m.Unary) and n.op in ("++", "--") for n in m.walk(cond)):
+        return True
+    return any(isinstance(n, m.Binary) and n.op in ("&&", "||") and _effects(n.rhs) for n in m.walk(cond))
+
+
+class _Tests:
+    def __init__(self, fn: m.Function) -> None:
+        self.taken = {n.name for n in m.walk(fn) if isinstance(n, (m.Ref, m.VarDecl))} | {p.name for p in fn.params}
+        self.count = 0
+
+    def fresh(self) -> str:
+        while True:
+            self.count += 1
+            name = f"test_{self.count}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def compute(self, cond, test: m.Ref) -> list:
+        """Statements leaving ``cond``'s truth in ``test``, each operand of ``&&``/``||`` evaluated
+        only where C evaluates it."""
+        if isinstance(cond, m.Binary) and cond.op in ("&&", "||") and _effects(cond.rhs):
+            first = self.compute(cond.lhs, test)
+            go = test if cond.op == "&&" else m.Unary("!", test, False, BOOL, cond.span)
+            rest = self.compute(cond.rhs, test)
+            return first + [m.If(go, m.Block(tuple(rest), cond.span), None, cond.span)]
+        value = cond if isinstance(cond.type, m.Scalar) and cond.type.dtype == "bool" else \
+            m.Cast(BOOL, cond, "implicit", BOOL, cond.span)
+        return [m.ExprStmt(m.Assign("=", test, value, BOOL, cond.span), cond.span)]
+
+    def tested(self, cond, span) -> tuple[list, m.Ref]:
+        name = self.fresh()
+        test = m.Ref(name, "local", BOOL, span)
+        decl = m.DeclStmt((m.VarDecl(name, BOOL, "local", False, None, span),), span)
+        return [decl] + self.compute(cond, test), test
+
+    def statement(self, s) -> list | None:
+        if isinstance(s, m.If) and _needs_tests(s.cond) and _scalar(s.cond):
+            pre, test = self.tested(s.cond, s.span)
+            return pre + [dataclasses.replace(s, cond=test)]
+        if isinstance(s, m.While) and _needs_tests(s.cond) and _scalar(s.cond):
+            pre, test = self.tested(s.cond, s.span)
+            stop = m.If(m.Unary("!", test, False, BOOL, s.span), m.Block((m.Break(s.span),), s.span), None, s.span)
+            body = m.Block(tuple(pre) + (stop, s.body), s.span)
+            return [m.While(m.BoolLit(True, BOOL, s.span), body, s.span)]
+        return None
+
+
+def _scalar(cond) -> bool:
+    """Every operand of the ``&&``/``||`` chain is a number (a pointer's truth is left alone)."""
+    if isinstance(cond, m.Binary) and cond.op in ("&&", "||"):
+        return _scalar(cond.lhs) and _scalar(cond.rhs)
+    return isinstance(cond.type, m.Scalar)
+
+
+def effect_conditions_as_tests(fn: m.Function) -> m.Function:
+    if fn.body is None or not any(isinstance(n, (m.If, m.While)) and _needs_tests(n.cond) for n in m.walk(fn.body)):
+        return fn
+    return dataclasses.replace(fn, body=expand_statements(fn.body, _Tests(fn).statement, every=True))

@@ -1,0 +1,85 @@
+"""analysis.prepare.effect_conditions: conditions whose effects C evaluates only sometimes (right of
+``&&``/``||``) or that step a counter become a test local computed operand by operand, so the
+kernels holding them convert; checked equal on the CPU against the original. Conditions without
+such effects are left as they were."""
+from __future__ import annotations
+
+from migrate.analysis.prepare.effect_conditions import effect_conditions_as_tests
+from migrate.ir import model as m
+from tests.analysis.support import converted, nodes, spec_buffer, spec_kernel, spec_scalar, unit
+
+#: A walk down a list while a computed range stays large (rainflow), a store inside a test that
+#: only runs for some elements (bh's summarisation), a wrapping counter stepped in its test
+#: (tpacf's histogram), a state read with a step in a loop condition (bn's scores).
+WALKS = """
+#include <cuda_runtime.h>
+
+__device__ int next_state(const int* chain, int start, int t) {
+  return chain[(start + t) % 64] > 2;
+}
+
+__global__ void walks(const float* __restrict__ x, const int* __restrict__ chain, float* __restrict__ mass,
+                      int* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int p = i % 16 + 2;
+  float range;
+  int steps = 0;
+  while (p >= 2 && (range = fabsf(x[(i + p) % n] - x[(i + p - 1) % n])) > 0.25f) {
+    p -= 1;
+    steps += 1;
+  }
+  int flags = 0;
+  if ((i % 3 != 0) && ((mass[i] = x[i] - 0.5f) < 0.0f)) flags |= 1;
+  int accum = i % 5;
+  for (int k = 0; k < 4; k++) {
+    if (++accum == 6) accum = 0;
+  }
+  int t = 0;
+  while (next_state(chain, i, t++)) {
+    if (t > 40) break;
+  }
+  out[i] = steps + 100 * flags + 1000 * accum + 10000 * t;
+}
+"""
+
+SPEC = spec_kernel("walks", (2, 1, 1), (128, 1, 1), "exact",
+                   spec_buffer("x", "float32", 256, "in", 0.0, 1.0),
+                   spec_buffer("chain", "int32", 64, "in", 0, 4),
+                   spec_buffer("mass", "float32", 256, "inout", 5.0, 6.0),
+                   spec_buffer("out", "int32", 256, "out"),
+                   spec_scalar("n", "int32", 256))
+
+
+def test_the_conditions_become_tests_computed_where_c_evaluates_them(tmp_path):
+    k = unit(tmp_path, WALKS.replace("#include <cuda_runtime.h>\n", "")).kernel("walks")
+    done = effect_conditions_as_tests(k)
+    # the && walk, the store under a test, the stepped counter, the stepped loop: four test locals
+    tests = [d.name for d in nodes(done, m.VarDecl) if d.name.startswith("test_")]
+    assert len(tests) == 4, tests
+    # the loops test at their top and leave with a break
+    loops = nodes(done, m.While)
+    assert len(loops) == 2 and all(isinstance(w.cond, m.BoolLit) and w.cond.value for w in loops)
+    # no effect is left right of && / || in any condition
+    for n in m.walk(done.body):
+        if isinstance(n, m.Binary) and n.op in ("&&", "||"):
+            assert not any(isinstance(x, (m.Assign,)) or isinstance(x, m.Unary) and x.op in ("++", "--")
+                           for x in m.walk(n.rhs))
+
+
+def test_conditions_without_such_effects_are_left(tmp_path):
+    source = """
+    __global__ void k(const int* x, int* y, int n) {
+      int i = threadIdx.x, v;
+      if ((v = x[i]) > 0 && i < n) y[i] = v;
+      while (i < n && x[i] > 0) i += 32;
+    }
+    """
+    k = unit(tmp_path, source).kernel("k")
+    assert effect_conditions_as_tests(k) is k
+
+
+def test_the_kernel_converts_and_checks_equal(tmp_path):
+    out, (k,) = converted(tmp_path, WALKS, SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]
