@@ -63,6 +63,8 @@ CASES = {
     "lane_offset": ("tests.emit.test_unsigned_wrap_in_comparisons", "LANE_OFFSET", "LANE_OFFSET_SPEC"),
     "cas_loops": ("tests.analysis.prepare.test_cas_loops", "LOOPS", "SPEC"),
     "effect_conditions": ("tests.analysis.prepare.test_effect_conditions", "WALKS", "SPEC"),
+    "value_specialisations": ("tests.parse.test_value_specialisations", "POLYNOMIALS", "POLYNOMIALS_SPEC"),
+    "value_specialisations_template": ("tests.parse.test_value_specialisations", "OPERATIONS", "OPERATIONS_SPEC"),
 }
 
 

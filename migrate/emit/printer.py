@@ -487,8 +487,9 @@ class ExprPrinter:
         extras = {tuple(self.scope.device_extra.get(x, [])) for x in models}
         if len(extras) > 1:
             raise EmitError(f"overloads of '{e.callee}' take different builtins", e.span)
-        try:
-            key = [self.scope.type_params[p] for p in params]
+        try:  # a type parameter by its dtype's name; a value parameter by its value's digits
+            key = [self.scope.type_params[p] if p in self.scope.type_params else
+                   f"int({p})" if p in self.scope.value_params else self.scope.type_params[p] for p in params]
         except KeyError:
             raise EmitError(f"call to the overloaded device function '{e.callee}' on a type this "
                             "kernel does not take", e.span) from None

@@ -874,6 +874,8 @@ class ModelBuilder:
             dispatch = ()
             if name is None and unresolved:
                 name, dispatch, dtype = self._dispatch(short, args)
+                if name is None and template_args:
+                    name, dispatch, dtype = self._specialisations(short, template_args)
                 if dtype is not None:
                     ctype = dtype
             if name is None:
@@ -989,6 +991,34 @@ class ModelBuilder:
         elif len({r for r, _ in returns}) == 1 and isinstance(returns[0][0], m.Scalar):
             dtype = returns[0][0]
         return keys[0][1], (names, tuple(keys)), dtype
+
+    def _specialisations(self, name: str, template_args: tuple) -> tuple:
+        """A call ``f<N>(x)`` in a template, on the template's own value parameters, of a function
+        template whose definitions are explicit specialisations by value (``template <> float
+        f<3>(float)``, ``f<MorphOpType::ERODE>``): (the first's model name, the dispatch keyed by
+        the specialisations' values, their common return type or None); the instance's values pick
+        one (analysis.prepare.instances, or the factory when the kernel takes them). (None, (),
+        None) for anything else."""
+        none = (None, (), None)
+        if not all(re.fullmatch(r"[A-Za-z_]\w*", a) for a in template_args):
+            return none
+        keys, returns = [], set()
+        for _usr, model, _count in self.overloads.get(name, ()):
+            cursor = self.user_functions.get(model)
+            if cursor is None:
+                continue
+            if cursor.kind == K.FUNCTION_TEMPLATE:
+                continue  # the primary template: no instance in the table reaches it
+            count = cursor.get_num_template_arguments()
+            if count != len(template_args) or any(
+                    cursor.get_template_argument_kind(i) != ci.TemplateArgumentKind.INTEGRAL for i in range(count)):
+                return none
+            keys.append((tuple(str(cursor.get_template_argument_value(i)) for i in range(count)), model))
+            returns.add(convert_type(cursor.result_type))
+        if len(keys) < 2 or len({k for k, _ in keys}) != len(keys):
+            return none
+        dtype = next(iter(returns)) if len(returns) == 1 and isinstance(next(iter(returns)), m.Scalar) else None
+        return keys[0][1], (tuple(template_args), tuple(keys)), dtype
 
     def _numeric_limit(self, callee: ci.Cursor, args: list[ci.Cursor]) -> m.Call | None:
         """``std::numeric_limits<K>::max()`` (also on a template's type ``K``, where clang leaves

@@ -60,6 +60,13 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
         if isinstance(n, m.Call) and any(a in binding for a in n.template_args):  # g<T>(v) inside f<T>
             n = dataclasses.replace(n, template_args=tuple(_spelling(binding[a]) if a in binding else a
                                                            for a in n.template_args))
+        if isinstance(n, m.Call) and n.dispatch and all(isinstance(binding.get(p), (m.IntLit, m.BoolLit))
+                                                        for p in n.dispatch[0]):
+            # f<N>(x) on explicit specialisations by value: the instance's values pick one
+            key = tuple(str(int(binding[p].value)) for p in n.dispatch[0])
+            chosen = [model for k, model in n.dispatch[1] if tuple(k) == key]
+            if chosen:
+                n = dataclasses.replace(n, callee=chosen[0], dispatch=(), template_args=())
         changes = {f.name: node(getattr(n, f.name)) for f in dataclasses.fields(n) if f.name != "span"}
         return dataclasses.replace(n, **changes)
 
