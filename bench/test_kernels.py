@@ -65,6 +65,8 @@ CASES = {
     "effect_conditions": ("tests.analysis.prepare.test_effect_conditions", "WALKS", "SPEC"),
     "value_specialisations": ("tests.parse.test_value_specialisations", "POLYNOMIALS", "POLYNOMIALS_SPEC"),
     "value_specialisations_template": ("tests.parse.test_value_specialisations", "OPERATIONS", "OPERATIONS_SPEC"),
+    "lockstep_tail": ("tests.analysis.prepare.test_lockstep_steps", "TAIL", "TAIL_SPEC"),
+    "lockstep_scan": ("tests.analysis.prepare.test_lockstep_steps", "SCAN", "SCAN_SPEC"),
 }
 
 

@@ -60,6 +60,7 @@ from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
 from .analysis.prepare.late_init import late_initialisations
+from .analysis.prepare.lockstep_steps import barriers_out_of_branches, lockstep_steps, stranded_barrier
 from .analysis.prepare.sincos import split_sincos
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_vectors, uses_vectors
@@ -117,6 +118,16 @@ def _lockstep(fn, device, portable):
             f"warp-synchronous code: {where} {written} (line {found.write.line}) and {other} (line "
             f"{found.read.line}) with no barrier between, relying on the threads of a warp running in lockstep, "
             "which TileLang does not keep", found.read)
+    return fn
+
+
+def _lockstep_branches(fn, device, portable):
+    fn = barriers_out_of_branches(fn)
+    stranded = stranded_barrier(fn)
+    if stranded is not None:
+        raise NoTileLangForm("warp-synchronous code: its steps in lockstep need a barrier between the threads' "
+                             f"reads and writes (line {stranded.line}), under a branch or loop that only some "
+                             "threads run", stranded)
     return fn
 
 
@@ -200,10 +211,13 @@ PREPARE = (
     Pass("cub block reductions", "cub::BlockReduce<T, N>(temp_storage).Sum(v) / .Reduce(v, op) as the shared-memory "
                                  "tree it computes, the TempStorage a __shared__ array (analysis.prepare.cub_blocks)",
          _cub),
-    Pass("warp-synchronous code", "threads exchanging values through volatile shared memory with no barrier between "
-                                  "(a warp scan, the last warp of a reduction) rely on lockstep, which no TileLang "
-                                  "form keeps: refused (analysis.facts.lockstep), before inlining forgets the "
-                                  "volatile", _lockstep),
+    Pass("lockstep steps", "threads exchanging values through volatile shared memory with no barrier between "
+                           "(a warp scan, the last warp of a reduction) rely on lockstep: each store becomes a read, "
+                           "a barrier, the write and a barrier (analysis.prepare.lockstep_steps), before inlining "
+                           "forgets the volatile", lambda fn, device, portable: lockstep_steps(fn, device or {})),
+    Pass("warp-synchronous code", "an exchange left (through two pointer views of a shared array that is not "
+                                  "volatile: a transpose in registers) relies on lockstep, which no TileLang form "
+                                  "keeps: refused (analysis.facts.lockstep)", _lockstep),
     Pass("CAS loops", "a device function that is an atomicCAS loop keeping a maximum, a minimum or a sum "
                       "(the float atomicMax CUDA lacks) is the atomic it computes: its calls become "
                       "atomicMax/atomicMin/atomicAdd (analysis.prepare.cas_loops)",
@@ -211,6 +225,10 @@ PREPARE = (
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end; so are those called with a "
                    "view into a buffer (row = x + r*n): a macro takes whole buffers", _inline),
+    Pass("barriers out of branches", "if (tid < 32) { step; barrier; step; }, the lockstep steps inlined: each "
+                                     "stretch between the barriers guarded by the condition "
+                                     "(analysis.prepare.lockstep_steps)",
+         _lockstep_branches),
     Pass("value templates", "a device function template with value parameters (template <int N>) left a macro "
                             "has a body per instance: refused, not one macro for every instance (an inlined one "
                             "is instantiated for its call: analysis.prepare.instances)", _value_templates),

@@ -245,11 +245,13 @@ def test_namespace_qualified_device_calls_are_python_and_pass_their_check(tmp_pa
     assert k["check"]["status"] == "pass", k["check"]["message"]
 
 
-def test_warp_synchronous_code_through_volatile_memory_is_refused_with_m3001(tmp_path):
+def test_warp_synchronous_code_through_volatile_memory_runs_in_lockstep_steps(tmp_path):
     """A warp scan through a volatile pointer, no barrier between the lanes' stores and loads:
     the portable form ran each thread's scan on its own (and without volatile, nvcc keeps the
     values in registers), so the ranks it computed were garbage and the stores they indexed went
-    out of bounds (an illegal memory access on the GPU). Refused, naming the construct."""
+    out of bounds (an illegal memory access on the GPU). It was refused; each store now runs as
+    the lockstep step it is (read, barrier, write, barrier: analysis.prepare.lockstep_steps,
+    checked on the CPU in tests/analysis/prepare/test_lockstep_steps.py)."""
     out = _kernel(tmp_path, """
         __device__ unsigned lane_scan(unsigned v, volatile unsigned* buf) {
             int lane = threadIdx.x & 31;
@@ -273,8 +275,10 @@ def test_warp_synchronous_code_through_volatile_memory_is_refused_with_m3001(tmp
             __syncthreads();
             out[blockIdx.x * blockDim.x + threadIdx.x] = tmp[threadIdx.x];
         }""")
-    assert out.form == Form.UNSUPPORTED and [d.code for d in out.diagnostics] == ["M3001"]
-    assert out.reason.startswith("warp-synchronous code: device function 'lane_scan' writes volatile shared 'buf'")
+    assert out.form == Form.PORTABLE, out.reason
+    text = "\n".join(ln.text for ln in out.lines)
+    # seven steps (two stores, five sums), each a barrier after the reads and one after the write
+    assert text.count("T.sync_threads()") == 2 * 7 + 2 and "step_7" in text
 
 
 def test_volatile_memory_that_barriers_separate_stays_portable_and_passes_its_check(tmp_path):

@@ -62,6 +62,37 @@ def lockstep_exchange(kernel: m.Function, device: dict[str, m.Function]) -> Lock
     return None
 
 
+def lockstep_functions(kernel: m.Function, device: dict[str, m.Function]) -> dict[str, set[str]]:
+    """The functions (the kernel, device functions it reaches) that exchange values between
+    threads through volatile shared memory with no barrier between, each with the names it reaches
+    that memory by (arrays, pointer parameters, views); empty when there is none or when an
+    exchange goes through two pointer views of a shared array that is not volatile."""
+    barriers = {name for name, f in device.items() if f.body is not None and any(
+        _is_barrier(n) for n in m.walk(f.body))}
+    out: dict[str, set[str]] = {}
+    work, seen = [(kernel, frozenset())], set()
+    while work:
+        fn, params = work.pop(0)
+        if (fn.name, params) in seen or fn.body is None:
+            continue
+        seen.add((fn.name, params))
+        shared = _shared_names(fn, params)
+        watched = {name: name for name in shared if _is_volatile(_declared_type(fn, name))}
+        if _crossing_views(fn, shared, watched):
+            return {}
+        if watched:
+            walk = _Intervals(fn.name, watched, barriers)
+            walk.visit(fn.body)
+            if walk.found is not None:
+                out.setdefault(fn.name, set()).update(watched)
+        for call in m.walk(fn.body):
+            if isinstance(call, m.Call) and call.kind == "device" and call.callee in device:
+                callee = device[call.callee]
+                passed = frozenset(p.name for p, a in zip(callee.params, call.args) if _points_into(a, shared))
+                work.append((callee, passed))
+    return out
+
+
 def _shared_names(fn: m.Function, params: frozenset) -> set[str]:
     """The names in ``fn`` that are, or point into, shared memory: its shared arrays (also those
     declared at namespace scope), the parameters ``params``, local pointers initialised from them."""

@@ -1,0 +1,138 @@
+"""analysis.prepare.lockstep_steps: warp-synchronous code (the last warp of a reduction unrolled
+on a volatile pointer to a namespace-scope __shared__ array, as hungarian writes it; a warp scan
+called by every thread and again by the first warp only, as radixsort writes it) runs each store as
+a lockstep step (read, barrier, write, barrier), the branch that only the first warp takes taken
+apart around those barriers. The CPU executor cannot judge these originals (it runs a warp's
+threads one after another, not in lockstep: its forward and reverse runs differ), so the migrated
+kernels run on TileLang's C target against numpy's minimum and scans here, and against the
+original on the GPU through bench/test_kernels.py (the specs below). A loop around the steps that
+only some threads run is refused, naming the construct."""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import torch
+
+from tests.analysis.support import converted, spec_buffer, spec_kernel
+
+#: A block minimum whose last 64 values the first warp folds through a volatile pointer.
+TAIL = """
+#include <cuda_runtime.h>
+#define THREADS 256
+__shared__ int sdata[THREADS];
+
+template <unsigned int blockSize>
+__device__ void warp_min(volatile int* s, int tid) {
+  if (blockSize >= 64) s[tid] = min(s[tid], s[tid + 32]);
+  if (blockSize >= 32) s[tid] = min(s[tid], s[tid + 16]);
+  if (blockSize >= 16) s[tid] = min(s[tid], s[tid + 8]);
+  if (blockSize >= 8) s[tid] = min(s[tid], s[tid + 4]);
+  if (blockSize >= 4) s[tid] = min(s[tid], s[tid + 2]);
+  if (blockSize >= 2) s[tid] = min(s[tid], s[tid + 1]);
+}
+
+__global__ void block_min(const int* __restrict__ x, int* __restrict__ out) {
+  unsigned int tid = threadIdx.x;
+  sdata[tid] = min(x[blockIdx.x * 2 * THREADS + tid], x[blockIdx.x * 2 * THREADS + THREADS + tid]);
+  __syncthreads();
+  if (tid < 128) sdata[tid] = min(sdata[tid], sdata[tid + 128]);
+  __syncthreads();
+  if (tid < 64) sdata[tid] = min(sdata[tid], sdata[tid + 64]);
+  __syncthreads();
+  if (tid < 32) warp_min<THREADS>(sdata, tid);
+  if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"""
+
+TAIL_SPEC = spec_kernel("block_min", (4, 1, 1), (256, 1, 1), "exact",
+                        spec_buffer("x", "int32", 4 * 512, "in", -100000, 100000),
+                        spec_buffer("out", "int32", 4, "out"))
+
+#: Per-warp exclusive scans of 0/1 flags, then a scan of the warps' totals by the first warp.
+SCAN = """
+#include <cuda_runtime.h>
+#define WARP_SIZE 32
+__device__ unsigned int scanwarp(unsigned int val, volatile unsigned int* sData, const int maxlevel) {
+  int localId = threadIdx.x;
+  int idx = 2 * localId - (localId & (WARP_SIZE - 1));
+  sData[idx] = 0;
+  idx += WARP_SIZE;
+  sData[idx] = val;
+  if (0 <= maxlevel) { sData[idx] += sData[idx - 1]; }
+  if (1 <= maxlevel) { sData[idx] += sData[idx - 2]; }
+  if (2 <= maxlevel) { sData[idx] += sData[idx - 4]; }
+  if (3 <= maxlevel) { sData[idx] += sData[idx - 8]; }
+  if (4 <= maxlevel) { sData[idx] += sData[idx - 16]; }
+  return sData[idx] - val;
+}
+
+__global__ void ranks(const unsigned int* __restrict__ flags, unsigned int* __restrict__ rank) {
+  __shared__ unsigned int s[2 * 128];
+  __shared__ unsigned int totals[2 * 128];
+  unsigned int idx = threadIdx.x;
+  unsigned int f = flags[blockIdx.x * 128 + idx];
+  unsigned int r = scanwarp(f, s, 4);
+  __syncthreads();
+  if ((idx & (WARP_SIZE - 1)) == WARP_SIZE - 1) totals[idx >> 5] = r + f;
+  __syncthreads();
+  if (idx < WARP_SIZE) totals[idx] = scanwarp(idx < 4 ? totals[idx] : 0u, s, 2);
+  __syncthreads();
+  rank[blockIdx.x * 128 + idx] = r + totals[idx >> 5];
+}
+"""
+
+SCAN_SPEC = spec_kernel("ranks", (3, 1, 1), (128, 1, 1), "exact",
+                        spec_buffer("flags", "uint32", 3 * 128, "in", 0, 1),
+                        spec_buffer("rank", "uint32", 3 * 128, "out"))
+
+
+def _module(out, name):
+    spec = importlib.util.spec_from_file_location(name, out / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_last_warp_of_a_reduction_is_the_block_minimum(tmp_path):
+    out, (k,) = converted(tmp_path, TAIL)
+    assert k["form"] == "portable", k["reason"]
+    x = np.random.default_rng(7).integers(-100000, 100000, 4 * 512, dtype=np.int32)
+    got = torch.full((4,), 2**31 - 1, dtype=torch.int32)  # poisoned: the largest int, no block's minimum
+    _module(out, "k_tail").block_min(torch.from_numpy(x), got, grid=(4, 1, 1), block=(256, 1, 1), target="c")
+    assert got.tolist() == x.reshape(4, 512).min(axis=1).tolist()
+
+
+def test_warp_scans_are_the_blocks_exclusive_ranks(tmp_path):
+    out, (k,) = converted(tmp_path, SCAN)
+    assert k["form"] == "portable", k["reason"]
+    flags = np.random.default_rng(11).integers(0, 2, 3 * 128, dtype=np.uint32)
+    got = torch.full((3 * 128,), 0xDEADBEEF, dtype=torch.uint32)
+    _module(out, "k_scan").ranks(torch.from_numpy(flags), got, grid=(3, 1, 1), block=(128, 1, 1), target="c")
+    blocks = flags.reshape(3, 128).astype(np.int64)
+    expected = np.cumsum(blocks, axis=1) - blocks  # exclusive ranks within each block
+    assert got.numpy().astype(np.int64).reshape(3, 128).tolist() == expected.tolist()
+
+
+def test_steps_under_a_loop_only_some_threads_run_are_refused(tmp_path):
+    source = """
+    #include <cuda_runtime.h>
+    __global__ void rows(const int group, const int n, const float* __restrict__ v, float* __restrict__ y) {
+      int index = blockIdx.x * blockDim.x + threadIdx.x;
+      int r = index / group;
+      int lane = index % group;
+      __shared__ volatile float result[128];
+      result[threadIdx.x] = v[index];
+      if (r < n) {
+        int half = group / 2;
+        while (half > 0) {
+          if (lane < half) result[threadIdx.x] += result[threadIdx.x + half];
+          half /= 2;
+        }
+        if (lane == 0) y[r] = result[threadIdx.x];
+      }
+    }
+    """
+    _, (k,) = converted(tmp_path, source, expect_ok=False)
+    assert k["form"] == "unsupported"
+    assert k["reason"].startswith("warp-synchronous code: its steps in lockstep need a barrier"), k["reason"]
