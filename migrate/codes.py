@@ -149,6 +149,16 @@ _CODES = [
          "purpose (a flag every thread sets to the same value is fine; different values are not), "
          "use an atomic."),
     # -- runtime checks ------------------------------------------------------------------------
+    Code("M3007", Severity.NOTE, "warp-synchronous code run as lockstep steps",
+         "The kernel (or a device function it calls) exchanges values between the threads of a warp "
+         "through volatile shared memory with no barrier between, relying on the warp running each "
+         "statement in lockstep (the last warp of a tree reduction, a warp scan). Each such store "
+         "runs as that step: the threads' reads into a local, a barrier, their writes, a barrier "
+         "(a branch only some threads take is taken apart around them). The CPU executor runs a "
+         "warp's threads one after another, not in lockstep, so the CPU check cannot judge the "
+         "original and skips the kernel; the GPU check compares it.",
+         "Nothing is required; check the kernel with --device cuda. Writing __syncwarp() between "
+         "the steps in the CUDA makes it correct on every GPU and checkable on the CPU."),
     Code("M4001", Severity.WARNING, "the program's recording run failed",
          "With --run (or a cuda2tile.toml [run]) the program that holds this kernel is built and its "
          "main() runs to record its launches. It did not build, crashed, or exited with a non-zero "

@@ -60,7 +60,8 @@ from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
 from .analysis.prepare.late_init import late_initialisations
-from .analysis.prepare.lockstep_steps import barriers_out_of_branches, lockstep_steps, stranded_barrier
+from .analysis.prepare.lockstep_steps import (barriers_out_of_branches, is_lockstep_barrier, lockstep_steps,
+                                              stranded_barrier)
 from .analysis.prepare.sincos import split_sincos
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_vectors, uses_vectors
@@ -119,6 +120,16 @@ def _lockstep(fn, device, portable):
             f"{found.read.line}) with no barrier between, relying on the threads of a warp running in lockstep, "
             "which TileLang does not keep", found.read)
     return fn
+
+
+def lockstep_note(fn: m.Function) -> list[Diagnostic]:
+    """M3007 where the prepared kernel runs warp-synchronous code as lockstep steps."""
+    spans = [n.span for n in m.walk(fn.body) if is_lockstep_barrier(n)] if fn.body is not None else []
+    if not spans:
+        return []
+    return [make("M3007", spans[0], f"warp-synchronous code run as {len(spans) // 2} lockstep steps (a barrier "
+                                    "after the threads' reads and one after their writes): the CPU executor "
+                                    "cannot run the original in lockstep, so only GPUs check it")]
 
 
 def _lockstep_branches(fn, device, portable):
@@ -380,6 +391,7 @@ class KernelPipeline:
             if force_simt:
                 prepared, _aliases = prepare(fn, self.device, portable=False)
             callees = callees_of(prepared, self.device)
+            steps = lockstep_note(prepared)
             if force_simt:
                 kplan, why = plan_simt(prepared), why or "requested"
             else:
@@ -390,8 +402,11 @@ class KernelPipeline:
             if kplan.form == Form.PORTABLE and self.options.lifts(fn.name):
                 lifted = self.lift(prepared, kplan, callees, out)
                 if lifted is not None:
-                    return self.print_lifted(prepared, lifted, callees)
+                    done = self.print_lifted(prepared, lifted, callees)
+                    done.diagnostics += steps
+                    return done
             self.printer.print(out, kplan, callees, prepared)
+            out.diagnostics += steps
             if out.form == Form.SIMT:  # every thread-level kernel says why (a fallback, below, says its own)
                 out.diagnostics.append(make("M3002", fn.span, f"kept at thread level (simt): {why}"))
         except NoTileLangForm as exc:

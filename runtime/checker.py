@@ -65,7 +65,7 @@ def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: 
             k = dataclasses.replace(k, tolerance=rest[0])
         check = KernelCheck(display, k.name, k.id, device, "skipped", seed=seed, tolerance=k.tolerance)
         checks.append(check)
-        skip = form_skip(form, device, reason)
+        skip = form_skip(form, device, reason, lockstep=len(rest) > 2 and rest[2])
         if skip:
             check.message = skip
             continue
@@ -329,12 +329,14 @@ def _programs_to_record(report: dict, run_args, out_dir: Path) -> dict:
 
 
 def kernel_forms(report: dict, converted_only: bool = False) -> dict[str, dict[str, tuple]]:
-    """report.json's kernels by file and name: (form, reason, tolerance, number of parameters)."""
+    """report.json's kernels by file and name: (form, reason, tolerance, number of parameters,
+    whether it runs warp-synchronous code as lockstep steps: note M3007)."""
     forms: dict[str, dict[str, tuple]] = {}
     for k in report.get("kernels", []):
         if not (converted_only and k["form"] == "unsupported"):
+            lockstep = any(d.get("code") == "M3007" for d in k.get("diagnostics", []))
             forms.setdefault(k["file"], {})[k["kernel"]] = (k["form"], k.get("reason", ""), k.get("tolerance"),
-                                                            len(k["params"]) if "params" in k else None)
+                                                            len(k["params"]) if "params" in k else None, lockstep)
     return forms
 
 

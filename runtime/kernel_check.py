@@ -39,7 +39,7 @@ class KernelCheck:
         return asdict(self)
 
 
-def form_skip(form: str | None, device: str, reason: str = "") -> str | None:
+def form_skip(form: str | None, device: str, reason: str = "", lockstep: bool = False) -> str | None:
     if form is None:
         return "the migrated module has no kernel of this name"
     if form == "unsupported":
@@ -47,6 +47,9 @@ def form_skip(form: str | None, device: str, reason: str = "") -> str | None:
     if form == "simt" and device == "cpu":
         return ("not checkable on CPU: thread-level (simt) TileLang runs on GPUs only "
                 "(TileLang's c target has no SIMT threads); check it with --device cuda")
+    if lockstep and device == "cpu":
+        return ("not checkable on CPU: the original is warp-synchronous (M3007), and the CPU executor "
+                "runs a warp's threads one after another, not in lockstep; check it with --device cuda")
     return None
 
 

@@ -74,8 +74,8 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     for t in targets:
         for n in t.names:
             check = checks[(t.display, n)] = KernelCheck(t.display, n, f"{n}@trace", device, "skipped", inputs="trace")
-            form, reason, *_ = t.forms.get(n, (None, ""))
-            skip = form_skip(form, device, reason)
+            form, reason, *rest = t.forms.get(n, (None, ""))
+            skip = form_skip(form, device, reason, lockstep=len(rest) > 2 and rest[2])
             if skip:
                 check.message = skip
             else:

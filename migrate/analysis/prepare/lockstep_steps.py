@@ -41,8 +41,12 @@ def _barrier(span) -> m.ExprStmt:
     return m.ExprStmt(m.Call("__syncthreads", (), "sync", MARK, VOID, span), span)
 
 
-def _ours(node) -> bool:
+def is_lockstep_barrier(node) -> bool:
+    """Whether ``node`` is a barrier :func:`lockstep_steps` wrote."""
     return isinstance(node, m.Call) and node.callee == "__syncthreads" and node.template_args == MARK
+
+
+_ours = is_lockstep_barrier
 
 
 def lockstep_steps(fn: m.Function, device: dict[str, m.Function]) -> m.Function:

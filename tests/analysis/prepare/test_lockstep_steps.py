@@ -136,3 +136,9 @@ def test_steps_under_a_loop_only_some_threads_run_are_refused(tmp_path):
     _, (k,) = converted(tmp_path, source, expect_ok=False)
     assert k["form"] == "unsupported"
     assert k["reason"].startswith("warp-synchronous code: its steps in lockstep need a barrier"), k["reason"]
+
+
+def test_the_cpu_check_skips_them_naming_why(tmp_path):
+    out, (k,) = converted(tmp_path, TAIL, TAIL_SPEC)
+    assert [d["code"] for d in k["diagnostics"] if d["code"] == "M3007"] == ["M3007"]
+    assert k["check"]["status"] == "skipped" and "warp-synchronous (M3007)" in k["check"]["message"]
