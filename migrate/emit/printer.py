@@ -1072,7 +1072,7 @@ class StmtPrinter:
         if isinstance(e, m.Cast) and isinstance(e.operand, m.Call):  # (void)call(...)
             self.s_ExprStmt(m.ExprStmt(e.operand, s.span))
             return
-        if _no_effect(e):  # (void)x; an assert the build compiles out: C evaluates it for nothing
+        if _no_effect(e, self.scope.effects):  # (void)x; an assert: C evaluates it for nothing migrated
             self.emit("pass  # an expression without effect: C discards its value", s.span)
             return
         raise EmitError("expression statement without effect", s.span)
@@ -1501,12 +1501,14 @@ def _else_if_chain(s: m.If) -> tuple[list[m.If], object]:
         other = other.other
 
 
-def _no_effect(e) -> bool:
+def _no_effect(e, effects=None) -> bool:
     """Whether evaluating ``e`` changes nothing that is migrated: no store, step, call or volatile
     access (printf and assert's failure call are not migrated: ``assert(c)`` is ``c ? (void)0 :
-    __assert_fail(...)``)."""
+    __assert_fail(...)``); a math function, or a device function not in ``effects`` (the device
+    functions that store or synchronise), computes a value only (``assert(id(lit) < n)``)."""
     for n in m.walk(e):
-        if isinstance(n, m.Call) and n.kind == "io":
+        if isinstance(n, m.Call) and (n.kind in ("io", "math", "conversion") or (
+                effects is not None and n.kind == "device" and n.callee not in effects)):
             continue
         if isinstance(n, (m.Assign, m.Call, m.MethodCall)) or (isinstance(n, m.Unary) and n.op in ("++", "--")):
             return False

@@ -11,10 +11,13 @@ from migrate.cli import main
 KERNEL = """
 #include <cuda_runtime.h>
 #include <assert.h>
+__device__ int node_id(int lit) { return lit >> 1; }
+__device__ float bump(float* c) { c[0] += 1.0f; return c[0]; }
 __global__ void pairs(const float* x, float* a, float* b, int n, int steps)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     assert(i < n * 2);
+    assert(node_id(2 * i) < n * 2);  // a device function that computes a value (logic-rewrite's asserts)
     (void)steps;
     if (i < n) {
         float s = 0.0f, t = 0.0f;
@@ -68,6 +71,14 @@ def test_comma_statements_void_and_assert_convert_and_check_equal(tmp_path):
     assert k["check"]["status"] == "pass", k["check"]["message"]
     text = (out / "pairs.py").read_text()
     assert text.count("pass  # an expression without effect") % 2 == 0 and "__assert_fail" not in text
+
+
+def test_an_assert_calling_a_function_that_stores_is_still_refused(tmp_path):
+    (tmp_path / "count.cu").write_text(KERNEL.replace("assert(node_id(2 * i) < n * 2);", "assert(bump(a) > 0);"))
+    out = tmp_path / "out"
+    main(["convert", str(tmp_path / "count.cu"), "-o", str(out), "-q"])
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] == "unsupported" and "expression statement without effect" in k["reason"], k["reason"]
 
 
 def test_a_volatile_read_as_a_statement_is_still_refused(tmp_path):
