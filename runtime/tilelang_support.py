@@ -123,6 +123,8 @@ class Signature:
     # (name, initial values) of the symbols that are __device__ globals: the launcher keeps them
     # between launches (one tensor per module and device) unless symbols={...} passes them
     state: tuple = ()
+    #: (value parameter of an enum type, ((constant as a compiler spells it, value), ...)), ...
+    enums: tuple = ()
 
 
 def lane_values(name: str, lanes, value) -> list:
@@ -248,7 +250,9 @@ def template_kwargs(sig: Signature, args) -> dict:
                 raise LaunchError(f"template argument {text!r} of {sig.name} is not a known type")
             out[name] = C_TYPE_DTYPES.get(text, text)
         else:
-            out[name] = template_value(value)
+            constants = dict(dict(sig.enums).get(name, ()))
+            text = str(value).strip()
+            out[name] = constants[text] if text in constants else template_value(value)
     return out
 
 

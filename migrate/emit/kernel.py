@@ -393,7 +393,9 @@ class KernelPrinter:
         return Signature(fn.name, tuple(params), tuple((template_param_name(t.name), t.kind) for t in fn.template_params),
                          tuple(symbols), kplan.form,
                          tuple((p.name, tuple(shapes[p.name])) for p in fn.params if p.name in shapes),
-                         state=tuple(state))
+                         state=tuple(state),
+                         enums=tuple((template_param_name(t.name), t.enumerators) for t in fn.template_params
+                                     if t.enumerators))
 
 
 

@@ -32,3 +32,5 @@ class Signature:
     #: compiled without vectorisation: a branch in a loop stores to an array its condition reads
     #: (analysis.facts.reread_branches)
     unvectorized: bool = False
+    #: ((value parameter of an enum type, ((constant as spelled, value), ...)), ...)
+    enums: tuple = ()

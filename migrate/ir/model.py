@@ -426,6 +426,8 @@ class TemplateParam:
     value_type: Optional[CType]  # for value parameters
     default: Optional[str]
     span: Span
+    #: a value parameter of an enum type: ((its constants as a compiler spells them, value), ...)
+    enumerators: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)

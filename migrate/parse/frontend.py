@@ -538,7 +538,7 @@ class UnitBuilder:
                 elif child.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
                     template_params.append(m.TemplateParam(child.spelling, "value",
                                                            convert_type(child.type), _default_of(child, self.text),
-                                                           span_of(child)))
+                                                           span_of(child), _enumerators(child.type)))
                 elif child.kind == K.TEMPLATE_TEMPLATE_PARAMETER:
                     self.bag.add("M1206", span_of(child), "template template parameters are not modelled")
         names = frozenset(p.name for p in template_params)
@@ -861,6 +861,22 @@ def _constant(cursor: ci.Cursor, numbers: bool = False, follow_locals: bool = Fa
                 continue
         return None
     return None
+
+
+def _enumerators(ctype) -> tuple:
+    """The constants of an enum type as GCC names them in an instance (``MorphOpType::ERODE``, and
+    for an unscoped enum the bare name too), with their values; () for any other type."""
+    decl = ctype.get_canonical().get_declaration()
+    if decl is None or decl.kind != K.ENUM_DECL:
+        return ()
+    out = []
+    scope = decl.type.get_canonical().spelling
+    for c in decl.get_children():
+        if c.kind == K.ENUM_CONSTANT_DECL:
+            out.append((f"{scope}::{c.spelling}", c.enum_value))
+            if not decl.is_scoped_enum():
+                out.append((c.spelling, c.enum_value))
+    return tuple(out)
 
 
 def _default_of(cursor: ci.Cursor, text: SourceText) -> str | None:
