@@ -20,6 +20,8 @@ def bindings(callee: m.Function, call: m.Call) -> dict | None:
     for param, text in zip(callee.template_params, call.template_args):
         value = _written(param, text)
         if value is None:
+            if param.kind == "type":
+                continue  # a spelling not read here (`const Window *`): deduced from the arguments below
             return None
         out[param.name] = value
     for param, arg in zip(callee.params, call.args):
@@ -125,7 +127,7 @@ def _deduce(p: m.CType, a: m.CType, out: dict) -> None:
     if isinstance(a, m.Reference):
         a = a.target
     if isinstance(p, m.TemplateType):
-        if isinstance(a, (m.Scalar, m.TemplateType, m.Vector)):
+        if isinstance(a, (m.Scalar, m.TemplateType, m.Vector, m.Pointer)):  # T bound to `const int*` too
             out.setdefault(p.name, a)
     elif isinstance(p, m.Pointer) and isinstance(a, m.Pointer):
         _deduce(p.pointee, a.pointee, out)

@@ -256,3 +256,61 @@ FORWARDED_SPEC = "\n".join([
 def test_a_kernels_value_parameters_forwarded_to_a_device_template(tmp_path):
     out, (k,) = converted(tmp_path, FORWARDED, FORWARDED_SPEC)
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+
+
+#: rsbench's shape: a device function template with barriers whose type parameters are the
+#: kernel's pointer types (INT_T = const int*), deduced from the call (clang spells them
+#: `const int *`, which the instance reads from the arguments instead).
+POINTER_TYPES = """
+#include <cuda_runtime.h>
+template <class IN_T, class W_T>
+__device__ float staged(IN_T in, W_T w, float* s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? in[i] * w[threadIdx.x % 4] : 0.0f;
+  __syncthreads();
+  float v = s[(threadIdx.x + 1) % blockDim.x];
+  __syncthreads();
+  return v;
+}
+__global__ void rotate(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, int n) {
+  __shared__ float s[128];
+  float v = staged(x, w, s, n);
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = v;
+}
+"""
+
+POINTER_TYPES_SPEC = """
+[[kernel]]
+name = "rotate"
+tolerance = "fp32"
+grid = [2, 1, 1]
+block = [128, 1, 1]
+[[kernel.args]]
+name = "x"
+buffer = "float32"
+elements = 256
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "w"
+buffer = "float32"
+elements = 4
+role = "in"
+range = [0.5, 2.0]
+[[kernel.args]]
+name = "y"
+buffer = "float32"
+elements = 256
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 256
+"""
+
+
+def test_type_parameters_bound_to_pointer_types_are_deduced_from_the_arguments(tmp_path):
+    _, (k,) = converted(tmp_path, POINTER_TYPES, POINTER_TYPES_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]
