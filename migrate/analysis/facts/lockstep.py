@@ -38,27 +38,9 @@ def lockstep_exchange(kernel: m.Function, device: dict[str, m.Function]) -> Lock
     """The first exchange between threads through volatile shared memory that no barrier
     separates, in ``kernel`` or a device function it calls (with shared memory in the parameters
     its callers pass it to), or None."""
-    barriers = {name for name, f in device.items() if f.body is not None and any(
-        _is_barrier(n) for n in m.walk(f.body))}
-    work, seen = [(kernel, frozenset())], set()
-    while work:
-        fn, params = work.pop(0)
-        if (fn.name, params) in seen or fn.body is None:
-            continue
-        seen.add((fn.name, params))
-        shared = _shared_names(fn, params)
-        watched = {name: name for name in shared if _is_volatile(_declared_type(fn, name))}
-        watched.update(_crossing_views(fn, shared, watched))
-        if watched:
-            walk = _Intervals(fn.name, watched, barriers)
-            walk.visit(fn.body)
-            if walk.found is not None:
-                return walk.found
-        for call in m.walk(fn.body):
-            if isinstance(call, m.Call) and call.kind == "device" and call.callee in device:
-                callee = device[call.callee]
-                passed = frozenset(p.name for p, a in zip(callee.params, call.args) if _points_into(a, shared))
-                work.append((callee, passed))
+    for _fn, _volatile, _views, found in _functions(kernel, device):
+        if found is not None:
+            return found
     return None
 
 
@@ -67,9 +49,21 @@ def lockstep_functions(kernel: m.Function, device: dict[str, m.Function]) -> dic
     threads through volatile shared memory with no barrier between, each with the names it reaches
     that memory by (arrays, pointer parameters, views); empty when there is none or when an
     exchange goes through two pointer views of a shared array that is not volatile."""
+    out: dict[str, set[str]] = {}
+    for fn, volatile, views, found in _functions(kernel, device):
+        if views:
+            return {}
+        if found is not None:
+            out.setdefault(fn.name, set()).update(volatile)
+    return out
+
+
+def _functions(kernel: m.Function, device: dict[str, m.Function]):
+    """Each function ``kernel`` reaches with the shared memory its callers pass (``kernel`` first):
+    (it, its names for volatile shared memory, its crossing views of a shared array, the first
+    exchange through either, or None)."""
     barriers = {name for name, f in device.items() if f.body is not None and any(
         _is_barrier(n) for n in m.walk(f.body))}
-    out: dict[str, set[str]] = {}
     work, seen = [(kernel, frozenset())], set()
     while work:
         fn, params = work.pop(0)
@@ -77,20 +71,19 @@ def lockstep_functions(kernel: m.Function, device: dict[str, m.Function]) -> dic
             continue
         seen.add((fn.name, params))
         shared = _shared_names(fn, params)
-        watched = {name: name for name in shared if _is_volatile(_declared_type(fn, name))}
-        if _crossing_views(fn, shared, watched):
-            return {}
-        if watched:
-            walk = _Intervals(fn.name, watched, barriers)
+        volatile = {name: name for name in shared if _is_volatile(_declared_type(fn, name))}
+        views = _crossing_views(fn, shared, volatile)
+        found = None
+        if volatile or views:
+            walk = _Intervals(fn.name, {**volatile, **views}, barriers)
             walk.visit(fn.body)
-            if walk.found is not None:
-                out.setdefault(fn.name, set()).update(watched)
+            found = walk.found
+        yield fn, set(volatile), views, found
         for call in m.walk(fn.body):
             if isinstance(call, m.Call) and call.kind == "device" and call.callee in device:
                 callee = device[call.callee]
                 passed = frozenset(p.name for p, a in zip(callee.params, call.args) if _points_into(a, shared))
                 work.append((callee, passed))
-    return out
 
 
 def _shared_names(fn: m.Function, params: frozenset) -> set[str]:

@@ -5,7 +5,7 @@ call reaches (``block_min<K, 64>(v, s)`` with barriers, ``exch(k0, k1, v0, v1, .
 from the caller's ``K``) (analysis.prepare.instances)."""
 from __future__ import annotations
 
-from tests.analysis.support import converted
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 
 TEMPLATES = """
 #include <cuda_runtime.h>
@@ -280,34 +280,11 @@ __global__ void rotate(const float* __restrict__ x, const float* __restrict__ w,
 }
 """
 
-POINTER_TYPES_SPEC = """
-[[kernel]]
-name = "rotate"
-tolerance = "fp32"
-grid = [2, 1, 1]
-block = [128, 1, 1]
-[[kernel.args]]
-name = "x"
-buffer = "float32"
-elements = 256
-role = "in"
-range = [-1.0, 1.0]
-[[kernel.args]]
-name = "w"
-buffer = "float32"
-elements = 4
-role = "in"
-range = [0.5, 2.0]
-[[kernel.args]]
-name = "y"
-buffer = "float32"
-elements = 256
-role = "out"
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 256
-"""
+POINTER_TYPES_SPEC = spec_kernel("rotate", (2, 1, 1), (128, 1, 1), "fp32",
+                                 spec_buffer("x", "float32", 256, "in", -1.0, 1.0),
+                                 spec_buffer("w", "float32", 4, "in", 0.5, 2.0),
+                                 spec_buffer("y", "float32", 256, "out"),
+                                 spec_scalar("n", "int32", 256))
 
 
 def test_type_parameters_bound_to_pointer_types_are_deduced_from_the_arguments(tmp_path):
