@@ -67,6 +67,7 @@ CASES = {
     "value_specialisations_template": ("tests.parse.test_value_specialisations", "OPERATIONS", "OPERATIONS_SPEC"),
     "lockstep_tail": ("tests.analysis.prepare.test_lockstep_steps", "TAIL", "TAIL_SPEC"),
     "lockstep_scan": ("tests.analysis.prepare.test_lockstep_steps", "SCAN", "SCAN_SPEC"),
+    "lockstep_transpose": ("tests.analysis.prepare.test_lockstep_steps", "TRANSPOSE", "TRANSPOSE_SPEC"),
 }
 
 

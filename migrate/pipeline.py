@@ -222,13 +222,13 @@ PREPARE = (
     Pass("cub block reductions", "cub::BlockReduce<T, N>(temp_storage).Sum(v) / .Reduce(v, op) as the shared-memory "
                                  "tree it computes, the TempStorage a __shared__ array (analysis.prepare.cub_blocks)",
          _cub),
-    Pass("lockstep steps", "threads exchanging values through volatile shared memory with no barrier between "
-                           "(a warp scan, the last warp of a reduction) rely on lockstep: each store becomes a read, "
+    Pass("lockstep steps", "threads exchanging values through volatile shared memory, or through two pointer views "
+                           "of a shared array, with no barrier between (a warp scan, the last warp of a reduction, a "
+                           "transpose in 8-thread groups) rely on lockstep: each store becomes a read, "
                            "a barrier, the write and a barrier (analysis.prepare.lockstep_steps), before inlining "
                            "forgets the volatile", lambda fn, device, portable: lockstep_steps(fn, device or {})),
-    Pass("warp-synchronous code", "an exchange left (through two pointer views of a shared array that is not "
-                                  "volatile: a transpose in registers) relies on lockstep, which no TileLang form "
-                                  "keeps: refused (analysis.facts.lockstep)", _lockstep),
+    Pass("warp-synchronous code", "an exchange the steps left without a barrier between would rely on lockstep, "
+                                  "which no TileLang form keeps: refused (analysis.facts.lockstep)", _lockstep),
     Pass("CAS loops", "a device function that is an atomicCAS loop keeping a maximum, a minimum or a sum "
                       "(the float atomicMax CUDA lacks) is the atomic it computes: its calls become "
                       "atomicMax/atomicMin/atomicAdd (analysis.prepare.cas_loops)",
@@ -396,6 +396,9 @@ class KernelPipeline:
                 kplan, why = plan_simt(prepared), why or "requested"
             else:
                 kplan, why = plan_threads(prepared, callees)
+            if steps and kplan.form == Form.SIMT:
+                raise NoTileLangForm("warp-synchronous code: its lockstep steps would put barriers in thread-level "
+                                     f"code ({why}), where not every thread may reach them", steps[0].span)
             out.form = kplan.form
             out.reason = "barriers are uniform: one T.Parallel phase per barrier interval" \
                 if kplan.form == Form.PORTABLE else f"thread-level code needed: {why}"

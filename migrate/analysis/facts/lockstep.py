@@ -46,15 +46,13 @@ def lockstep_exchange(kernel: m.Function, device: dict[str, m.Function]) -> Lock
 
 def lockstep_functions(kernel: m.Function, device: dict[str, m.Function]) -> dict[str, set[str]]:
     """The functions (the kernel, device functions it reaches) that exchange values between
-    threads through volatile shared memory with no barrier between, each with the names it reaches
-    that memory by (arrays, pointer parameters, views); empty when there is none or when an
-    exchange goes through two pointer views of a shared array that is not volatile."""
+    threads through volatile shared memory, or through two pointer views of a shared array, with
+    no barrier between, each with the names it reaches that memory by (arrays, pointer parameters,
+    views); empty when there is none."""
     out: dict[str, set[str]] = {}
     for fn, volatile, views, found in _functions(kernel, device):
-        if views:
-            return {}
         if found is not None:
-            out.setdefault(fn.name, set()).update(volatile)
+            out.setdefault(fn.name, set()).update(volatile, views)
     return out
 
 

@@ -6,7 +6,9 @@ warp scans old CUDA code writes through ``volatile`` shared memory,
       s[tid] = min(s[tid], s[tid + 16]); ...
 
 rely on the threads of a warp running each statement in lockstep: every thread reads, then every
-thread writes. Each store to such memory becomes that step, spelled out:
+thread writes (so do two pointer views of one shared array, a column written through one and a
+row read through the other: dct8x8's transpose). Each store to such memory becomes that step,
+spelled out:
 
     T step = min(s[tid], s[tid + 32]); __syncthreads(); s[tid] = step; __syncthreads();
 
@@ -17,7 +19,8 @@ then taken apart around them (:func:`barriers_out_of_branches`, after inlining):
 between barriers is guarded by the branch's condition, which must read nothing the branch
 assigns, and the stretch's declarations move before it; a nested branch whose condition has no
 effects and loads nothing is taken apart the same way. A branch with an ``else``, an exit, or a
-loop around such barriers is left as it is (the kernel is then kept at thread level or refused).
+loop around such barriers is left as it is, and a kernel whose steps would then sit under a
+branch or loop only some threads run, or in thread-level code, is refused.
 
 The barriers are block-wide where CUDA synchronised a warp: the same order for the warp's own
 elements (warps of a block exchange nothing here: CUDA would race if they did).

@@ -142,3 +142,54 @@ def test_the_cpu_check_skips_them_naming_why(tmp_path):
     out, (k,) = converted(tmp_path, TAIL, TAIL_SPEC)
     assert [d["code"] for d in k["diagnostics"] if d["code"] == "M3007"] == ["M3007"]
     assert k["check"]["status"] == "skipped" and "warp-synchronous (M3007)" in k["check"]["message"]
+
+
+#: dct8x8's shape: each group of eight threads writes its tile's columns through one pointer view
+#: of a shared array and reads its rows through another, with no barrier between (the group is
+#: part of one warp): each store through the views is a lockstep step too.
+TRANSPOSE = """
+#include <cuda_runtime.h>
+#define B 8
+__global__ void transpose8(const float* __restrict__ src, float* __restrict__ dst) {
+  __shared__ float t[4 * B * (B + 1)];
+  const unsigned int lx = threadIdx.x;
+  const unsigned int g = lx / B, m = lx % B;
+  const unsigned int base = blockIdx.x * 4 * B * B + g * B * B;
+  float* v = &t[g * B * (B + 1) + m];
+  float* h = &t[g * B * (B + 1) + m * (B + 1)];
+  for (unsigned int i = 0; i < B; i++)
+    v[i * (B + 1)] = src[base + i * B + m];
+  float r[B];
+  for (unsigned int i = 0; i < B; i++)
+    r[i] = h[i];
+  for (unsigned int i = 0; i < B; i++)
+    dst[base + i * B + m] = r[i];
+}
+"""
+
+TRANSPOSE_SPEC = spec_kernel("transpose8", (2, 1, 1), (32, 1, 1), "exact",
+                             spec_buffer("src", "float32", 2 * 256, "in", -1.0, 1.0),
+                             spec_buffer("dst", "float32", 2 * 256, "out"))
+
+
+def test_two_views_exchanging_in_lockstep_transpose_each_tile(tmp_path):
+    out, (k,) = converted(tmp_path, TRANSPOSE)
+    assert k["form"] == "portable", k["reason"]
+    src = np.random.default_rng(5).uniform(-1, 1, 2 * 256).astype(np.float32)
+    got = torch.full((2 * 256,), float("nan"), dtype=torch.float32)
+    _module(out, "k_t8").transpose8(torch.from_numpy(src), got, grid=(2, 1, 1), block=(32, 1, 1), target="c")
+    tiles = src.reshape(2 * 4, 8, 8)
+    assert np.array_equal(got.numpy().reshape(2 * 4, 8, 8), tiles.transpose(0, 2, 1))
+
+
+def test_steps_in_a_kernel_kept_at_thread_level_are_refused(tmp_path):
+    """A warp shuffle in a loop whose trip count differs per thread keeps the kernel at thread
+    level, where the steps' barriers could sit in code not every thread reaches: refused."""
+    source = TAIL.replace("  if (tid < 32) warp_min<THREADS>(sdata, tid);", """  if (tid < 32) warp_min<THREADS>(sdata, tid);
+  int v = 0;
+  for (int k = tid; k < 300; k += 32) v += __shfl_down_sync(0xffffffffu, k, 1);
+  if (tid == 1) out[gridDim.x + blockIdx.x] = v;""")
+    _, (k,) = converted(tmp_path, source, expect_ok=False)
+    assert k["form"] == "unsupported"
+    assert k["reason"].startswith("warp-synchronous code: its lockstep steps would put barriers in thread-level"), \
+        k["reason"]
