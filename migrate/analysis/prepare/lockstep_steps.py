@@ -31,6 +31,7 @@ import dataclasses
 
 from ...ir import model as m
 from ...ir.exprs import assigned_names, pure
+from ...ir.names import fresh
 from ...ir.visit import expand_statements
 from ..facts.divergence import depends_on_thread, thread_dependent_names
 from ..facts.lockstep import lockstep_functions
@@ -49,8 +50,6 @@ def is_lockstep_barrier(node) -> bool:
     return isinstance(node, m.Call) and node.callee == "__syncthreads" and node.template_args == MARK
 
 
-_ours = is_lockstep_barrier
-
 
 def lockstep_steps(fn: m.Function, device: dict[str, m.Function]) -> m.Function:
     """``fn`` (and, in ``device``, the device functions it reaches) with each store to memory its
@@ -66,15 +65,6 @@ def lockstep_steps(fn: m.Function, device: dict[str, m.Function]) -> m.Function:
 
 def _steps(fn: m.Function, watched: set[str]) -> m.Function:
     taken = {n.name for n in m.walk(fn) if isinstance(n, (m.Ref, m.VarDecl))} | {p.name for p in fn.params}
-    count = [0]
-
-    def fresh() -> str:
-        while True:
-            count[0] += 1
-            name = f"step_{count[0]}"
-            if name not in taken:
-                taken.add(name)
-                return name
 
     def element(e) -> bool:
         root = m.access_root(e)
@@ -93,7 +83,7 @@ def _steps(fn: m.Function, watched: set[str]) -> m.Function:
             value = m.Binary(e.op[0], target, m.IntLit(1, "1", m.Scalar("int32"), e.span), target.type, e.span)
         else:
             return None
-        name = fresh()
+        name = fresh("step", taken)
         ctype = target.type
         step = m.Ref(name, "local", ctype, s.span)
         return [m.DeclStmt((m.VarDecl(name, ctype, "local", False, value, s.span),), s.span), _barrier(s.span),
@@ -105,7 +95,7 @@ def _steps(fn: m.Function, watched: set[str]) -> m.Function:
 def barriers_out_of_branches(fn: m.Function) -> m.Function:
     """``if (c) { A; barrier; B; }`` as ``if (c) A; barrier; if (c) B;`` for the barriers
     :func:`lockstep_steps` wrote (see the module's text for when)."""
-    if fn.body is None or not any(_ours(n) for n in m.walk(fn.body)):
+    if fn.body is None or not any(is_lockstep_barrier(n) for n in m.walk(fn.body)):
         return fn
     return dataclasses.replace(fn, body=expand_statements(fn.body, _taken_apart, every=True))
 
@@ -118,7 +108,7 @@ def stranded_barrier(fn: m.Function):
     dependent = thread_dependent_names(fn)
 
     def visit(node, divergent: bool):
-        if _ours(node):
+        if is_lockstep_barrier(node):
             return node.span if divergent else None
         if isinstance(node, m.If):
             divergent = divergent or depends_on_thread(node.cond, dependent)
@@ -136,8 +126,8 @@ def stranded_barrier(fn: m.Function):
     return visit(fn.body, False)
 
 
-def _holds_ours(node) -> bool:
-    return any(_ours(n) for n in m.walk(node))
+def _holdsis_lockstep_barrier(node) -> bool:
+    return any(is_lockstep_barrier(n) for n in m.walk(node))
 
 
 def _stmts(s) -> tuple:
@@ -145,7 +135,7 @@ def _stmts(s) -> tuple:
 
 
 def _taken_apart(s) -> list | None:
-    if not (isinstance(s, m.If) and s.other is None and _holds_ours(s.then)):
+    if not (isinstance(s, m.If) and s.other is None and _holdsis_lockstep_barrier(s.then)):
         return None
     return _distribute(s.cond, _stmts(s.then), s.span)
 
@@ -166,10 +156,10 @@ def _distribute(cond, stmts, span) -> list | None:
             pending.clear()
 
     for st in stmts:
-        if isinstance(st, m.ExprStmt) and _ours(st.expr):
+        if isinstance(st, m.ExprStmt) and is_lockstep_barrier(st.expr):
             flush()
             out.append(st)
-        elif not _holds_ours(st):
+        elif not _holdsis_lockstep_barrier(st):
             if isinstance(st, m.DeclStmt):  # declared before the stretch, assigned in it
                 for d in st.decls:
                     out.append(m.DeclStmt((dataclasses.replace(d, init=None),), st.span))
