@@ -68,6 +68,10 @@ CASES = {
     "lockstep_tail": ("tests.analysis.prepare.test_lockstep_steps", "TAIL", "TAIL_SPEC"),
     "lockstep_scan": ("tests.analysis.prepare.test_lockstep_steps", "SCAN", "SCAN_SPEC"),
     "lockstep_transpose": ("tests.analysis.prepare.test_lockstep_steps", "TRANSPOSE", "TRANSPOSE_SPEC"),
+    "warp_votes": ("tests.emit.test_warp_votes", "VOTES", "VOTES_SPEC"),
+    "thread_rows": ("tests.emit.test_thread_array_arguments", "NEIGHBOURS", "SPEC"),
+    "guarded_index": ("tests.emit.test_unsigned_guarded_index", "COLUMN_MINIMA", "SPEC"),
+    "volatile_globals": ("tests.emit.test_volatile_globals", "TALLY", "TALLY_SPEC"),
 }
 
 

@@ -74,6 +74,13 @@ class Scope:
     buffers: set[str] = field(default_factory=set)
     nonneg: set[str] = field(default_factory=set)
     simt: bool = False
+    # TileLang guards its global memory accesses (portable and simt forms, device functions): an unsigned
+    # index it cannot bound is printed as an int64 (ExprPrinter._signed_index)
+    guarded: bool = False
+    # threads may exchange values through global memory (portable and simt forms, device
+    # functions): volatile global memory is read and written through relaxed atomics, which the
+    # GPU keeps coherent between blocks as CUDA's volatile accesses are (ExprPrinter.e_Index)
+    coherent: bool = False
     # a device function's macro: TileLang inlines it into the caller's T.Parallel phase, where its
     # parameters may differ between the phase's threads
     params_vary: bool = False
@@ -113,6 +120,11 @@ class ExprPrinter:
         # quadratic in its length without these (a 100-term Rys quadrature took minutes)
         self._dtypes: dict[int, tuple] = {}
         self._texts: dict[tuple, tuple] = {}
+        #: locals printed as values (the statement printer's: TileLang inlines them)
+        self.values: dict[str, m.Expr] = {}
+        #: per-thread arrays passed to a device function through a copy: name -> the copy
+        self.arg_copies: dict[str, str] = {}
+        self.bare_index = False  # printing an element stored to or an atomic's address (bare)
 
     # -- entry points --------------------------------------------------------------------------
     def __call__(self, e: m.Expr) -> str:
@@ -261,7 +273,12 @@ class ExprPrinter:
             return f"{e.name}[0]", _PREC["atom"]  # a __shared__ scalar: a one-element buffer
         if e.kind == "local":
             placement = s.placements.get(e.name, "phase")
+            if e.name in self.arg_copies:  # a thread's row passed to a device function (its copy)
+                return self.arg_copies[e.name], _PREC["atom"]
             if placement == "thread_array":
+                if isinstance(e.type, m.Array):
+                    raise EmitError(f"per-thread array '{e.name}' kept across barriers used whole "
+                                    "(only a device function called as a statement takes it)", e.span)
                 if not s.thread_index:
                     raise EmitError(f"per-thread value '{e.name}' used outside a phase", e.span)
                 return f"{e.name}[{s.thread_index}]", _PREC["atom"]
@@ -615,12 +632,63 @@ class ExprPrinter:
         indices.reverse()
         if not isinstance(base, m.Ref):
             raise EmitError("indexing something that is not a named array", e.span)
-        texts = [self.expr(i)[0] for i in indices]
+        # (a parameter's buffer has a symbolic extent, which the solver negates without fault)
+        guarded = self.scope.guarded and base.kind in ("constant", "global")
+        texts = [self._signed_index(i) if guarded else self.expr(i)[0] for i in indices]
         if base.kind == "local" and self.scope.placements.get(base.name) == "thread_array":
             texts = [self.scope.thread_index] + texts
         elif base.kind == "param" and base.name not in self.scope.buffers:
             raise EmitError(f"'{base.name}' is indexed but is not a buffer", e.span)
-        return f"{base.name}[{', '.join(texts)}]", _PREC["atom"]
+        text = f"{base.name}[{', '.join(texts)}]"
+        if not self.bare_index and self.volatile_global(e):
+            # a plain load may be served from the SM's L1, stale where another block wrote it
+            # (bh's tree summation spins on volatile cells that other blocks fill)
+            return f'T.atomic_load({text}, "relaxed")', _PREC["atom"]
+        return text, _PREC["atom"]
+
+    def volatile_global(self, e: m.Expr) -> bool:
+        """Whether ``e`` is an element of volatile global memory that this kernel's threads may
+        exchange values through (``scope.coherent``)."""
+        if not self.scope.coherent or not isinstance(e, m.Index):
+            return False
+        base = e
+        while isinstance(base, m.Index):
+            base = base.base
+        return isinstance(base, m.Ref) and base.kind in ("param", "global") \
+            and getattr(base.type, "volatile", False)
+
+    def bare(self, e: m.Expr) -> str:
+        """``e`` printed as an element to store to or take the address of (no volatile load)."""
+        self.bare_index = True
+        try:
+            return self.expr(e)[0]
+        finally:
+            self.bare_index = False
+
+    def _signed_index(self, index: m.Expr) -> str:
+        """An index into a ``__device__`` or ``__constant__`` array (a constant extent) that
+        TileLang guards (``scope.guarded``) as TileLang may bound it: an unsigned one computed from variables is indexed through its (exact) int64
+        value. TVM's bound solver negates the buffer's extent in the index's type when it guards an
+        access it cannot prove in range, which fails for unsigned types ("Literal value -1048576 is negative for unsigned integer type", hungarian's
+        ``slack[c * nrows + l]`` in a while loop)."""
+        text = self.expr(index)[0]
+        dtype = self.tir_dtype(index)
+        if dtype is None or not dtype.startswith("uint") or not self._unbounded(index, set()):
+            return text
+        return f"T.Cast(T.int64, {text})"
+
+    def _unbounded(self, e: m.Expr, seen: set) -> bool:
+        """Whether TileLang cannot bound ``e`` from the launch: it reads memory or a variable
+        (a local assigned more than once), itself or through the locals printed as values."""
+        for node in m.walk(e):
+            if isinstance(node, m.Index) or isinstance(node, m.Unary) and node.op == "*":
+                return True
+            if isinstance(node, m.Ref) and node.kind == "local" and node.name not in seen:
+                seen.add(node.name)
+                value = self.values.get(node.name)
+                if value is None or self._unbounded(value, seen):
+                    return True
+        return False
 
     def e_SizeOf(self, e: m.SizeOf):
         if e.value is None:
@@ -704,7 +772,7 @@ class ExprPrinter:
             # TileLang 0.1.15's AtomicAdd passes a uint64_t* (unsigned long) to CUDA's atomicAdd,
             # which takes unsigned long long*: nvcc finds no overload (its AtomicMax/Min compile)
             raise EmitError(f"'{e.callee}' on an unsigned 64-bit value has no TileLang form (0.1.15)", e.span)
-        target = self.expr(_deref(e.args[0]))[0]
+        target = self.bare(_deref(e.args[0]))
         ops = {"atomicAdd": "T.atomic_add", "atomicMax": "T.atomic_max", "atomicMin": "T.atomic_min"}
         if name == "atomicSub":
             val = "-" + self.sub(e.args[1], _PREC["unary"])
@@ -737,7 +805,14 @@ class ExprPrinter:
             return f"{shfl[name]}({val}, {lane}{width}{mask_arg})", _PREC["atom"]
         votes = {"__ballot_sync": "T.ballot_sync", "__any_sync": "T.any_sync", "__all_sync": "T.all_sync"}
         if name in votes:
-            return f"{votes[name]}({args[0]}, {args[1]})", _PREC["atom"]
+            # TileLang's votes take (predicate, mask), CUDA's (mask, predicate): the mask first
+            # made the predicate the mask (bh's __all_sync: an illegal instruction on the H200)
+            mask, pred = args[:2]
+            mask_arg = "" if mask in ("4294967295", "0xffffffff", "T.uint32(4294967295)") else f", mask={mask}"
+            text = f"{votes[name]}({pred}{mask_arg})"
+            if name == "__ballot_sync":  # CUDA's ballot is 32 bits; TileLang's is a uint64
+                text = f"T.Cast(T.uint32, {text})"
+            return text, _PREC["atom"]
         if name == "__activemask":
             return "T.activemask()", _PREC["atom"]
         raise EmitError(f"warp operation '{name}' has no TileLang form", e.span)
@@ -846,6 +921,7 @@ class StmtPrinter:
         self.indent = indent
         self.loop_stack: list[str] = []  # "serial", "while", or a loop's flag (open_loop)
         self.values: dict[str, m.Expr] = {}  # locals printed as values (TileLang inlines them)
+        self.expr.values = self.values
         self.flag_loops = 0  # loops on a flag (open_flag_loop) around the current statement
         self.retests: dict[str, m.Expr] = {}  # flag -> the condition it holds (open_loop)
         self.chains = 0  # long else-if chains written flat around the current statement (s_If)
@@ -1049,25 +1125,27 @@ class StmtPrinter:
             self.s_ExprStmt(m.ExprStmt(e.rhs, s.span))
             return
         if isinstance(e, m.Assign):
-            target = self.expr(e.target)
             if e.op == "=":
-                self.emit(f"{target} = {self._value(e.value, e.target.type)}", s.span)
+                self._store(e.target, self._value(e.value, e.target.type), s.span)
             else:
                 op = e.op[:-1]
                 combined = m.Binary(op, e.target, e.value, e.target.type, e.span)
-                self.emit(f"{target} = {self._value(combined, e.target.type)}", s.span)
+                self._store(e.target, self._value(combined, e.target.type), s.span)
             return
         if isinstance(e, m.Unary) and e.op in ("++", "--"):
-            target = self.expr(e.operand)
             one = m.IntLit(1, "1", e.operand.type if isinstance(e.operand.type, m.Scalar) else m.Scalar("int32"), e.span)
             combined = m.Binary("+" if e.op == "++" else "-", e.operand, one, e.operand.type, e.span)
-            self.emit(f"{target} = {self.expr(combined)}", s.span)
+            self._store(e.operand, self.expr(combined), s.span)
             return
         if isinstance(e, m.Call):
             if e.kind == "io":
                 return  # printf/assert: host-visible side effects are not migrated
+            copies = self._thread_array_copies(e, s.span) if e.kind == "device" else []
             text, _ = self.expr.call(e, value=False)
             self.emit(text, s.span)
+            for copy, name, shape in copies:  # and back: the function may have written it
+                self._copy_thread_array(f"{name}[{self.scope.thread_index}, {{}}]", f"{copy}[{{}}]", shape, s.span)
+            self.expr.arg_copies = {}
             return
         if isinstance(e, m.Cast) and isinstance(e.operand, m.Call):  # (void)call(...)
             self.s_ExprStmt(m.ExprStmt(e.operand, s.span))
@@ -1076,6 +1154,41 @@ class StmtPrinter:
             self.emit("pass  # an expression without effect: C discards its value", s.span)
             return
         raise EmitError("expression statement without effect", s.span)
+
+    def _store(self, target: m.Expr, value: str, span: Span) -> None:
+        """``target = value``; to volatile global memory a relaxed atomic store (e_Index)."""
+        if self.expr.volatile_global(target):
+            self.emit(f'T.atomic_store({self.expr.bare(target)}, {value}, "relaxed")', span)
+        else:
+            self.emit(f"{self.expr(target)} = {value}", span)
+
+    def _thread_array_copies(self, call: m.Call, span: Span) -> list[tuple[str, str, list[str]]]:
+        """A per-thread array kept across barriers (one row per thread of a shared array) passed
+        to a device function, which indexes its own array: each goes through a local copy of the
+        thread's row, made here and written back after the call (``DCT8(D)`` on dct8x8's
+        ``float D[8]``). ((copy, array, shape), ...); ``self.expr.arg_copies`` prints the copies."""
+        copies = []
+        for a in call.args:
+            if isinstance(a, m.Ref) and a.kind == "local" and isinstance(a.type, m.Array) \
+                    and self.scope.placements.get(a.name) == "thread_array" and a.name not in self.expr.arg_copies:
+                shape = array_shape(a.type, self.scope)
+                copy = f"{a.name}_row_"
+                self.emit(f"{copy} = T.alloc_local(({', '.join(shape)},), "
+                          f"{dtype_of(m.element_type(a.type), self.scope)})", span)
+                self._copy_thread_array(f"{copy}[{{}}]", f"{a.name}[{self.scope.thread_index}, {{}}]", shape, span)
+                self.expr.arg_copies[a.name] = copy
+                copies.append((copy, a.name, shape))
+        return copies
+
+    def _copy_thread_array(self, target: str, source: str, shape: list[str], span: Span) -> None:
+        """``target`` = ``source`` element by element (each a format string of the indices)."""
+        names = [f"row_{i}_" for i in range(len(shape))]
+        for name, extent in zip(names, shape):
+            self.emit(f"for {name} in T.serial({extent}):", span)
+            self.indent += 1
+        index = ", ".join(names)
+        self.emit(f"{target.format(index)} = {source.format(index)}", span)
+        self.indent -= len(shape)
 
     def s_If(self, s: m.If):
         branches, last = _else_if_chain(s)

@@ -206,9 +206,10 @@ class _View:
     kind: str = "param"  # the buffer's Ref kind
     array: m.Array | None = None  # the buffer's type where it is an array, not a pointer
     start: m.Expr | None = None  # in scalars: a vector view of a scalar buffer from some element on
+    volatile: bool = False  # the vectors are volatile (a parameter ``volatile float4*``)
 
     def ref(self, span: Span, const: bool = False) -> m.Ref:
-        return m.Ref(self.buffer, self.kind, self.array or m.Pointer(self.scalar, const), span)
+        return m.Ref(self.buffer, self.kind, self.array or m.Pointer(self.scalar, const, volatile=self.volatile), span)
 
     def first_lane(self, index: m.Expr | None, span: Span) -> m.Expr | None:
         """Where vector ``index`` of the view (its start with None) begins in the scalar buffer:
@@ -243,7 +244,8 @@ class _Scalarizer:
         for p in fn.params:
             if isinstance(p.type, m.Pointer) and _vec(p.type.pointee):
                 v = _vec(p.type.pointee)
-                self.views[p.name] = _View(p.name, stride(v), None, m.Scalar(v.dtype))
+                self.views[p.name] = _View(p.name, stride(v), None, m.Scalar(v.dtype),
+                                           volatile=p.type.volatile)
             elif _vec(p.type):
                 if _vec(p.type).lanes > LOCAL_LANES:
                     raise VectorError(f"parameter '{p.name}' of '{p.type}' passed by value, whose "
@@ -691,7 +693,8 @@ def scalarize_vectors(fn: m.Function) -> m.Function:
         if v is None:
             params.append(p)
         elif isinstance(p.type, m.Pointer):
-            params.append(dataclasses.replace(p, type=m.Pointer(m.Scalar(v.dtype), p.type.const, p.type.restrict)))
+            params.append(dataclasses.replace(p, type=m.Pointer(m.Scalar(v.dtype), p.type.const, p.type.restrict,
+                                                                p.type.volatile)))
         else:  # by value: one scalar parameter per lane, which the launcher takes out of the struct
             params += [m.Param(lane_local(p.name, v, i), m.Scalar(lane_dtype(v, i)), p.const, p.span,
                                (p.name, lane_offset(v, i))) for i in range(v.lanes)]

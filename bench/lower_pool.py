@@ -1,0 +1,194 @@
+"""Lower every converted kernel of a ``migrate convert`` output to CUDA (sm_90a), with no GPU:
+the build errors the H200 would find (TVM or TileLang refusing the migrated kernel), found here.
+
+    python bench/lower_pool.py --out OUT [--only a,b] [--jobs 2] [--nvcc] [--json F]
+
+Each kernel is lowered as ``runtime.tilelang_support.compile_kernel`` would build it for the GPU
+(the factory at a launch configuration, the signature's pass options, the runtime's pass fixes),
+through ``tilelang.lower`` for ``cuda -arch=sm_90a``; ``--nvcc`` also compiles the CUDA source
+(slower). Launch sizes: the launcher's defaults (the launch sites' constants); where it has none,
+the first of a few common block shapes the factory accepts, and a grid of 4 in each used
+dimension. Template parameters: the kernel's instances in report.json, else float32 for a type
+and 128 for a value. One subprocess per program (a hang costs only that program).
+
+Prints kernels by outcome and the failures grouped by their last message line; ``--json`` keeps
+one row per kernel.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures as cf
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BLOCKS = ((256, 1, 1), (16, 16, 1), (128, 1, 1), (32, 1, 1), (32, 8, 1), (8, 8, 4), (1024, 1, 1), (64, 1, 1), (1, 1, 1))
+
+
+def _dims(value):
+    if isinstance(value, int):
+        return (value, 1, 1)
+    value = tuple(value)
+    return value + (1,) * (3 - len(value))
+
+
+def _template(sig, kernel_row):
+    """Template keyword values for one instance of ``sig`` (report's instances first)."""
+    names = [name for name, _ in sig.template]
+    for inst in (kernel_row or {}).get("template_instances") or []:
+        args = inst if isinstance(inst, list) else inst.get("args", [])
+        if len(args) == len(names):
+            return dict(zip(names, args))
+    return {name: ("float32" if kind == "type" else 128) for name, kind in sig.template}
+
+
+def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
+    """Worker: lower each kernel of one module (runs in a subprocess)."""
+    import importlib.util
+    import inspect
+    import traceback
+
+    import tilelang
+    import tvm
+
+    sys.path.insert(0, str(REPO))
+    from migrate.runtime import tilelang_support as ts
+
+    rows = json.loads(rows_json)
+    spec = importlib.util.spec_from_file_location(Path(module_path).stem + "_lowered", module_path)
+    mod = importlib.util.module_from_spec(spec)
+    out = []
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as exc:  # noqa: BLE001 - the module itself does not import
+        return [{"kernel": "*", "status": "import", "message": f"{type(exc).__name__}: {exc}"[:400]}]
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    ts._patch_nested_guards()
+    for name, sig in getattr(mod, "KERNELS", {}).items():
+        row = {"kernel": name, "form": sig.form}
+        launcher = getattr(mod, name, None)
+        defaults = {}
+        if launcher is not None:
+            for p in inspect.signature(launcher).parameters.values():
+                if p.default is not inspect.Parameter.empty:
+                    defaults[p.name] = p.default
+        template = _template(sig, rows.get(name))
+        grid = defaults.get("grid")
+        blocks = [_dims(defaults["block"])] if defaults.get("block") else list(BLOCKS)
+        shared = defaults.get("shared_bytes") or 0
+        func = None
+        for block in blocks:
+            g = _dims(grid) if grid else tuple(4 if b > 1 or i == 0 else 1 for i, b in enumerate(block))
+            try:
+                func, configs = ts.prim_func(sig, g, block, shared or 4096, template, "cuda")
+                row.update(grid=g, block=block)
+                break
+            except AssertionError as exc:
+                row["message"] = f"factory refused every block tried: {exc}"[:300]
+                continue
+            except Exception as exc:  # noqa: BLE001
+                row["message"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"[:400]
+                break
+        if func is None:
+            row["status"] = "no-sizes" if row.get("message", "").startswith("factory refused") else "factory"
+            out.append(row)
+            continue
+        start = time.time()
+        try:
+            func = func.with_attr("cuda2tile_pass_fixes", ts.PASS_FIXES)
+            with tvm.transform.PassContext(config=configs), target:
+                tilelang.lower(func, target=target, enable_device_compile=nvcc)
+            row["status"] = "ok"
+        except Exception as exc:  # noqa: BLE001
+            text = str(exc).strip()
+            last = [line for line in text.splitlines() if line.strip()]
+            row["status"] = "build"
+            row["message"] = (last[-1] if last else type(exc).__name__)[:400]
+            if not last:
+                row["message"] = traceback.format_exc().strip().splitlines()[-1][:400]
+        row["seconds"] = round(time.time() - start, 2)
+        out.append(row)
+    return out
+
+
+def _run_one(module: Path, rows: dict, nvcc: bool, timeout: float) -> list[dict]:
+    cmd = [sys.executable, __file__, "--worker", str(module), "--rows", json.dumps(rows)] + (["--nvcc"] if nvcc else [])
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        return [{"kernel": "*", "status": "timeout", "message": f"lowering took over {timeout:.0f} s"}]
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("[") or line.startswith("{"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                break
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return [{"kernel": "*", "status": "crash", "message": tail[:400]}]
+
+
+def _group(message: str) -> str:
+    """A message without its numbers and names in quotes: failures of one cause group together."""
+    message = re.sub(r"\d+", "N", message)
+    return re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", message)[:160]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--only", default="", help="comma-separated top-level folders of OUT")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--nvcc", action="store_true", help="also compile the generated CUDA with nvcc")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--rows", default="{}", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        print(json.dumps(lower_module(args.worker, args.rows, args.nvcc)))
+        return 0
+    if args.out is None:
+        ap.error("--out is required")
+    report = json.loads((args.out / "report.json").read_text())
+    only = {x for x in args.only.split(",") if x}
+    by_module: dict[Path, dict] = collections.defaultdict(dict)
+    origin: dict[Path, str] = {}
+    for k in report["kernels"]:
+        if k["form"] == "unsupported" or (only and k["file"].split("/")[0] not in only):
+            continue
+        module = args.out / (k["file"].rsplit(".", 1)[0] + ".py")
+        if module.exists():
+            by_module[module][k["kernel"]] = k
+            origin[module] = k["file"]
+    results = []
+    start = time.time()
+    with cf.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = {pool.submit(_run_one, m, rows, args.nvcc, args.timeout): m for m, rows in by_module.items()}
+        for fut in cf.as_completed(futures):
+            m = futures[fut]
+            for row in fut.result():
+                row["file"] = origin[m]
+                results.append(row)
+    counts = collections.Counter(r["status"] for r in results)
+    print(f"lowered {len(results)} kernels of {len(by_module)} modules in {time.time() - start:.0f} s "
+          f"(sm_90a{', nvcc' if args.nvcc else ''}): " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
+    groups = collections.defaultdict(list)
+    for r in results:
+        if r["status"] != "ok":
+            groups[(r["status"], _group(r.get("message", "")))].append(f"{r['file'].split('/')[0]}:{r['kernel']}")
+    for (status, message), names in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        print(f"{len(names):4d}  {status:8s} {message}")
+        print(f"      {', '.join(sorted(names)[:8])}{' ...' if len(names) > 8 else ''}")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": sorted(results, key=lambda r: (r["file"], r["kernel"]))}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
