@@ -39,13 +39,21 @@ def _dims(value):
 
 
 def _template(sig, kernel_row):
-    """Template keyword values for one instance of ``sig`` (report's instances first)."""
-    names = [name for name, _ in sig.template]
-    for inst in (kernel_row or {}).get("template_instances") or []:
-        args = inst if isinstance(inst, list) else inst.get("args", [])
-        if len(args) == len(names):
-            return dict(zip(names, args))
-    return {name: ("float32" if kind == "type" else 128) for name, kind in sig.template}
+    """The template arguments of one instance of ``sig``, in order (the report's instances and
+    launches first)."""
+    rows = kernel_row or {}
+    candidates = [inst if isinstance(inst, list) else inst.get("args", [])
+                  for inst in rows.get("template_instances") or []]
+    candidates += [launch.get("template_args") or [] for launch in rows.get("launches") or []]
+    for args in candidates:
+        if len(args) == len(sig.template):
+            return list(args)
+    return ["float" if kind == "type" else "128" for _, kind in sig.template]
+
+
+def _small_values(sig, template):
+    """``template`` with its value arguments 1 (a bool parameter refuses 128)."""
+    return [value if kind == "type" else "1" for (_, kind), value in zip(sig.template, template)]
 
 
 def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
@@ -93,7 +101,18 @@ def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
                 row["message"] = f"factory refused every block tried: {exc}"[:300]
                 continue
             except Exception as exc:  # noqa: BLE001
-                row["message"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"[:400]
+                if "exceeds range of bool" in str(exc) and template != _small_values(sig, template):
+                    template = _small_values(sig, template)
+                    try:
+                        func, configs = ts.prim_func(sig, g, block, shared or 4096, template, "cuda")
+                        row.update(grid=g, block=block)
+                        break
+                    except Exception as again:  # noqa: BLE001
+                        exc = again
+                text = str(exc).strip()
+                if "Failed to compile source" in text:  # TileLang's parse: the error, not the source
+                    text = text.splitlines()[0]
+                row["message"] = f"{type(exc).__name__}: {text.splitlines()[-1] if text else ''}"[:400]
                 break
         if func is None:
             row["status"] = "no-sizes" if row.get("message", "").startswith("factory refused") else "factory"

@@ -12,5 +12,15 @@ _ENV = jinja2.Environment(
 _ENV.filters["pyrepr"] = repr  # a Python literal: tuples stay tuples
 
 
+def signature_name(kernel: str) -> str:
+    """The module constant holding a kernel's Signature: its name in capitals, unless that is the
+    kernel's own name (slu's kernel ``RL``), which its launcher function takes."""
+    upper = kernel.upper()
+    return upper if upper != kernel else f"{kernel}_SIGNATURE"
+
+
+_ENV.filters["signature_name"] = signature_name
+
+
 def render(template: str, **context) -> str:
     return _ENV.get_template(template).render(**context)

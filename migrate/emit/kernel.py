@@ -25,6 +25,7 @@ from ..ir.names import template_param_name, unit_names
 from .device import expression_functions
 from .portable import RegionPrinter
 from .gemm import gemm_factory, gemm_tune, specialize_when
+from .nesting import PYTHON_BLOCKS, block_depth
 from .printer import (EmitError, ExprPrinter, Line, Scope, StmtPrinter, array_shape, canonical_loop, dtype_of,
                       needs_prelude, scalar_name)
 from .reduce import (free_grid_header, reduce_allocations, reduce_header, row_allocations, row_header, row_signature,
@@ -85,6 +86,10 @@ class KernelPrinter:
             out.lines = tile_factory(self, plan, callees, tdims, bdims)
         else:
             out.lines = self.factory(plan, callees)
+        depth = block_depth(out.lines)
+        if depth > PYTHON_BLOCKS:
+            raise EmitError(f"statements nested {depth} blocks deep as TileLang parses them; Python "
+                            f"compiles at most {PYTHON_BLOCKS} (an if counts 2, a loop 1 to 3)", prepared.span)
         out.macros = [c.name for c in callees]
         out.signature = self.launch_settings(self.signature(prepared, plan), plan, out.lines, tolerance)
         if any("cuda_math.atomic" in ln.text for ln in out.lines) \

@@ -241,6 +241,10 @@ class ExprPrinter:
 
     def e_IntLit(self, e: m.IntLit, typed: bool = True):
         dtype = scalar_name(e.type) or "int32"
+        if dtype in _WIDTHS and not _fits(e.value, dtype):
+            # a constant converted to a type it does not fit (``(unsigned)MSB`` on an int MSB of
+            # 1 << 31): C's value modulo 2**bits; TVM refuses T.uint32(-2147483648)
+            e = m.IntLit(_wrapped(e.value, dtype), e.text, e.type, e.span)
         # an untyped Python int takes the dtype of the expression it meets, unless it does not fit
         # int32: TVM then makes it int64 and the operation with it no longer wraps at 32 bits
         # (`u * 2654435761u` on a uint32 u); such a literal keeps its own C type
@@ -310,6 +314,12 @@ class ExprPrinter:
 
     def e_Unary(self, e: m.Unary):
         if e.op == "-":
+            dtype = self.tir_dtype(e.operand)
+            if dtype in _UNSIGNED and not isinstance(e.operand, m.IntLit):
+                # C negates an unsigned value modulo 2**bits (sobol's ``mask = -(g & 1)``); TVM's
+                # negation multiplies by a constant -1 of the unsigned type, which it refuses
+                p = _PREC["+"]
+                return f"{DTYPES[dtype]}(0) - {self.sub(e.operand, p + 1)}", p
             return "-" + self.sub(e.operand, _PREC["unary"]), _PREC["unary"]
         if e.op == "+":
             return self.expr(e.operand)
@@ -582,6 +592,10 @@ class ExprPrinter:
         if isinstance(target, m.Scalar) and target.dtype in _INT and target.dtype != "bool" \
                 and self._python_int(inner) and not isinstance(inner, m.IntLit):
             return self.expr(inner, typed)
+        if isinstance(target, m.Scalar) and target.dtype in _WIDTHS and not isinstance(inner, m.IntLit):
+            value = _int_literal(inner)  # (unsigned)~63: the constant converted (TVM folds the
+            if value is not None and not _fits(value, target.dtype):  # cast and refuses -64u)
+                return self.e_IntLit(m.IntLit(value, "", target, e.span), typed)
         if isinstance(inner, m.IntLit) and isinstance(target, m.Scalar):
             if "float" in target.dtype:
                 return self._float(float(inner.value), target.dtype, typed)
@@ -775,8 +789,15 @@ class ExprPrinter:
         target = self.bare(_deref(e.args[0]))
         ops = {"atomicAdd": "T.atomic_add", "atomicMax": "T.atomic_max", "atomicMin": "T.atomic_min"}
         if name == "atomicSub":
-            val = "-" + self.sub(e.args[1], _PREC["unary"])
             fn = "T.atomic_add"
+            pointee = scalar_name(address.pointee) if isinstance(address, m.Pointer) else None
+            amount = _int_literal(e.args[1])
+            if pointee in _UNSIGNED and amount is not None:  # the constant that adds as subtracting
+                val = self.expr(m.IntLit(_wrapped(-amount, pointee), "", address.pointee, e.span))[0]
+            elif pointee in _UNSIGNED:  # TVM refuses to negate an unsigned value (e_Unary)
+                val = f"{DTYPES[pointee]}(0) - {self.sub(e.args[1], _PREC['+'] + 1)}"
+            else:
+                val = "-" + self.sub(e.args[1], _PREC["unary"])
         elif name in ops:
             val, fn = self.expr(e.args[1])[0], ops[name]
         else:  # atomicCAS, atomicExch, atomicAnd, ...: the compat table's helper on the element
@@ -863,6 +884,22 @@ def _is_null(e: m.Expr) -> bool:
     while isinstance(e, m.Cast):
         e = e.operand
     return isinstance(e, m.IntLit) and e.value == 0
+
+
+#: the bits of the integer dtypes a constant is wrapped into (ExprPrinter.e_IntLit)
+_WIDTHS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32, "int64": 64, "uint64": 64}
+
+
+def _fits(value: int, dtype: str) -> bool:
+    bits = _WIDTHS[dtype]
+    return (0 <= value < 2 ** bits) if dtype.startswith("u") else (-2 ** (bits - 1) <= value < 2 ** (bits - 1))
+
+
+def _wrapped(value: int, dtype: str) -> int:
+    """``value`` converted to ``dtype`` as C converts it (modulo 2**bits, two's complement)."""
+    bits = _WIDTHS[dtype]
+    value %= 2 ** bits
+    return value - 2 ** bits if not dtype.startswith("u") and value >= 2 ** (bits - 1) else value
 
 
 def _deref(e: m.Expr) -> m.Expr:

@@ -65,7 +65,7 @@ def unit_names(unit: m.TranslationUnit) -> set[str]:
     signatures), globals, parameters and locals, and the names the emitted code binds itself."""
     names = set(RESERVED | _FACTORY_NAMES | _MODULE_NAMES)
     for fn in (*unit.kernels, *unit.device_functions):
-        names |= {fn.name, f"make_{fn.name}", fn.name.upper()}
+        names |= {fn.name, f"make_{fn.name}", fn.name.upper(), f"{fn.name}_SIGNATURE"}
         names |= {p.name for p in fn.params}
         names |= {n.name for n in m.walk(fn.body) if isinstance(n, (m.Ref, m.VarDecl))} if fn.body else set()
     names |= {g.name for g in unit.globals}

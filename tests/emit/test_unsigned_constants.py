@@ -1,0 +1,49 @@
+"""Negative values met in unsigned arithmetic, which C wraps modulo 2**bits and TVM refuses
+("cannot make uint from negative value"), each seen in a pool program that then did not build
+for the GPU: a negative constant converted to unsigned (gc's ``(unsigned int)MSB >> k`` with an
+``int MSB = 1 << 31``; tpacf's ``tid & ~63`` on an unsigned ``tid``), an unsigned value negated
+(sobol's ``mask = -(g & 1)``), an unsigned counter decremented with ``atomicSub`` (ss). Each is
+printed as the wrapped constant or a subtraction from zero; the kernel checks equal on the CPU and
+lowers for sm_90a."""
+from __future__ import annotations
+
+import importlib.util
+
+from tests.analysis.support import converted, spec_buffer, spec_kernel
+from tests.lowering import lower_sm90
+
+KERNEL = """
+static const int MSB = 1 << 31;
+__global__ void wraps(const unsigned* __restrict__ g, unsigned* __restrict__ out,
+                      unsigned* __restrict__ counter) {
+  __shared__ unsigned s[64];
+  unsigned t = threadIdx.x;
+  unsigned x = g[blockIdx.x * 64 + t];
+  unsigned mask = -(x & 1);
+  unsigned high = (unsigned int)MSB >> (x % 32);
+  s[t] = (t & ~63) | (x & (unsigned)~7);
+  __syncthreads();
+  unsigned before = atomicSub(&counter[blockIdx.x], 1);
+  out[blockIdx.x * 64 + t] = (mask & x) ^ high ^ s[63 - t] ^ (before > 1000000u ? 1u : 0u);
+}
+"""
+
+SPEC = spec_kernel("wraps", (2, 1, 1), (64, 1, 1), "exact",
+                   spec_buffer("g", "uint32", 128, "in", 0, 4000000000),
+                   spec_buffer("out", "uint32", 128, "out"),
+                   spec_buffer("counter", "uint32", 2, "inout", 5000, 9000))
+
+
+def test_negative_values_in_unsigned_arithmetic_wrap_and_lower_for_cuda(tmp_path):
+    out, (k,) = converted(tmp_path, KERNEL, SPEC)
+    assert k["check"]["status"] == "pass", k
+    text = (out / "k.py").read_text()
+    assert "T.uint32(2147483648)" in text  # (unsigned)MSB
+    assert "& T.uint32(4294967232)" in text and "& T.uint32(4294967288)" in text  # ~63, (unsigned)~7
+    assert "T.uint32(0) - (x[tx] & 1)" in text
+    assert "T.uint32(4294967295), return_prev=True" in text  # atomicSub(…, 1) adds 2**32 - 1
+    spec = importlib.util.spec_from_file_location("k_wraps", out / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    source = lower_sm90(mod.KERNELS["wraps"], (2, 1, 1), (64, 1, 1))
+    assert "atomicAdd" in source or "AtomicAdd" in source
