@@ -29,6 +29,7 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     if calls is not None:
         scope.expression_fns, scope.expressions_used, scope.effects, scope.loads = \
             calls.expression_fns, calls.expressions_used, calls.effects, calls.loads
+        scope.pointer_params = calls.pointer_params
     scope.thread_vars = {d: f"t{d}" for d in DIMS}
     scope.block_vars = {d: f"b{d}" for d in DIMS}
     scope.placements = {n: "phase" for n in kplan.vars}
@@ -74,6 +75,12 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     if plain and any("T.alloc" in ln.text for ln in printer.lines):
         raise EmitError(f"device function '{fn.name}' printed as an expression keeps a variable", fn.span)
     return lines + printer.lines
+
+
+def pointer_params(fn: m.Function) -> frozenset[int]:
+    """The positions of ``fn``'s pointer parameters (``float G[][7]`` is one: C adjusts it)."""
+    return frozenset(i for i, p in enumerate(fn.params) if isinstance(p.type, m.Pointer)
+                     or isinstance(p.type, m.Array) and p.type.extent is None)
 
 
 def _type_params_from_arguments(fn: m.Function, printed: list[str], names: dict[str, str]) -> dict[str, str]:

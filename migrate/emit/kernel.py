@@ -22,7 +22,7 @@ from ..dtypes import SIZES, TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.loops import DIMS, BlockScan, Form, GemmPlan, KernelPlan, TileMap, UniformIf, UniformLoop
 from ..ir.names import template_param_name, unit_names
-from .device import expression_functions
+from .device import expression_functions, pointer_params
 from .portable import RegionPrinter
 from .gemm import gemm_factory, gemm_tune, specialize_when
 from .nesting import PYTHON_BLOCKS, block_depth
@@ -68,7 +68,8 @@ class KernelPrinter:
         # an expression, which of those the printed code calls, which functions have effects,
         # which read memory
         self.calls = Scope(expression_fns=expression_functions(self.device, unit_names(unit)),
-                           effects=with_effects(self.device), loads=with_loads(self.device))
+                           effects=with_effects(self.device), loads=with_loads(self.device),
+                           pointer_params={name: pointer_params(f) for name, f in self.device.items()})
         self.shapes: dict = {}  # buffer -> extents, of the plan being printed
 
     def print(self, out: KernelOutput, plan: KernelPlan, callees: list[m.Function], prepared: m.Function,
@@ -146,6 +147,7 @@ class KernelPrinter:
         scope.macro_params = {name: tuple(p.name for p in f.params) for name, f in self.device.items()}
         scope.expression_fns, scope.expressions_used, scope.effects, scope.loads = \
             self.calls.expression_fns, self.calls.expressions_used, self.calls.effects, self.calls.loads
+        scope.pointer_params = self.calls.pointer_params
         scope.file_tags = self.tag_of
         return scope
 

@@ -92,6 +92,9 @@ class Scope:
     static_switch: bool = False  # the factory's `static`: kept divisions are values at constant sizes
     device_extra: dict[str, list[str]] = field(default_factory=dict)  # builtins a macro takes
     macro_params: dict[str, tuple[str, ...]] = field(default_factory=dict)  # device function -> its parameters
+    # device function -> the positions of its pointer parameters (``float G[][7]`` too), which it
+    # indexes flat: an array of several dimensions passed there is passed as its flat view
+    pointer_params: dict[str, frozenset[int]] = field(default_factory=dict)
     # device functions are macros, whose statements TileLang runs where the call stands; where C
     # may not evaluate a call (right of && or ||, a branch of ?:), one that computes an expression
     # of its arguments (emit.device.expression_functions) is called through its plain function
@@ -722,7 +725,8 @@ class ExprPrinter:
         if e.kind == "device":
             callee = self.device_call_name(e, name)
             names = self.scope.macro_params.get(callee, ()) if callee == name else None
-            args = [self.expr(a)[0] for a in e.args]
+            flat = self.scope.pointer_params.get(name, frozenset())
+            args = [self._flat_view(a) if i in flat else self.expr(a)[0] for i, a in enumerate(e.args)]
             if names is not None:  # a macro binds its parameters (a plain function does not)
                 args = [self.named(a, text, names[i] if i < len(names) else None)
                         for i, (a, text) in enumerate(zip(e.args, args))]
@@ -769,6 +773,16 @@ class ExprPrinter:
         if text is None:
             raise EmitError(f"'{name}' has no TileLang mapping", e.span)
         return text, _PREC["atom"]
+
+    def _flat_view(self, a: m.Expr) -> str:
+        """An argument for a pointer parameter: an array of several dimensions (xlqc's local
+        ``float G[7][7]`` for ``float G[][7]``, which the callee indexes flat) as its flat view."""
+        text = self.expr(a)[0]
+        if isinstance(a, m.Ref) and a.kind in ("local", "shared") and isinstance(a.type, m.Array) \
+                and isinstance(a.type.element, m.Array) and self.scope.placements.get(a.name) != "thread_array":
+            extents = array_shape(a.type, self.scope)
+            return f"T.reshape({text}, ({' * '.join(extents)},))"
+        return text
 
     def builtin_name(self, extra: str) -> str:
         """How a builtin passed to a macro (``tx``, ``bx``, ``block_x``) is named here."""
