@@ -834,7 +834,7 @@ class ExprPrinter:
         if name in shfl:
             mask, val, lane = args[:3]
             width = f", width={args[3]}" if len(args) > 3 else ""
-            mask_arg = "" if mask in ("4294967295", "0xffffffff", "T.uint32(4294967295)") else f", mask={mask}"
+            mask_arg = _mask_arg(mask)
             if name == "__shfl_sync":
                 return f"T.shfl_sync({val}, {lane}{width}{mask_arg})", _PREC["atom"]
             return f"{shfl[name]}({val}, {lane}{width}{mask_arg})", _PREC["atom"]
@@ -843,8 +843,7 @@ class ExprPrinter:
             # TileLang's votes take (predicate, mask), CUDA's (mask, predicate): the mask first
             # made the predicate the mask (bh's __all_sync: an illegal instruction on the H200)
             mask, pred = args[:2]
-            mask_arg = "" if mask in ("4294967295", "0xffffffff", "T.uint32(4294967295)") else f", mask={mask}"
-            text = f"{votes[name]}({pred}{mask_arg})"
+            text = f"{votes[name]}({pred}{_mask_arg(mask)})"
             if name == "__ballot_sync":  # CUDA's ballot is 32 bits; TileLang's is a uint64
                 text = f"T.Cast(T.uint32, {text})"
             return text, _PREC["atom"]
@@ -898,6 +897,11 @@ def _is_null(e: m.Expr) -> bool:
     while isinstance(e, m.Cast):
         e = e.operand
     return isinstance(e, m.IntLit) and e.value == 0
+
+
+def _mask_arg(mask: str) -> str:
+    """A warp operation's ``mask=`` keyword for the printed CUDA mask; none for the full warp."""
+    return "" if mask in ("4294967295", "0xffffffff", "T.uint32(4294967295)") else f", mask={mask}"
 
 
 #: the bits of the integer dtypes a constant is wrapped into (ExprPrinter.e_IntLit)
