@@ -8,8 +8,9 @@ Each kernel is lowered as ``runtime.tilelang_support.compile_kernel`` would buil
 through ``tilelang.lower`` for ``cuda -arch=sm_90a``; ``--nvcc`` also compiles the CUDA source
 (slower). Launch sizes: the launcher's defaults (the launch sites' constants); where it has none,
 the first of a few common block shapes the factory accepts, and a grid of 4 in each used
-dimension. Template parameters: the kernel's instances in report.json, else float32 for a type
-and 128 for a value. One subprocess per program (a hang costs only that program).
+dimension. Template parameters: the kernel's instances and launches in report.json, else an
+enum's first constant, ``int`` for a type named like an index and ``float`` for another type,
+128 for a value (1 for a bool). One subprocess per program (a hang costs only that program).
 
 Prints kernels by outcome and the failures grouped by their last message line; ``--json`` keeps
 one row per kernel.
@@ -48,7 +49,19 @@ def _template(sig, kernel_row):
     for args in candidates:
         if len(args) == len(sig.template):
             return list(args)
-    return ["float" if kind == "type" else "128" for _, kind in sig.template]
+    enums = dict(getattr(sig, "enums", ()) or ())
+    return [enums[name][0][0] if name in enums else _type_guess(name) if kind == "type" else "128"
+            for name, kind in sig.template]
+
+
+def _type_guess(name: str) -> str:
+    """A type for a template type parameter no launch names: ``int`` where its name says it
+    indexes or counts (``IdxT``, ``index_t``, ``StrideType``), else ``float``."""
+    lowered = name.lower()
+    if "bit" in lowered:  # bit vectors and masks
+        return "unsigned int"
+    return "int" if any(w in lowered for w in ("idx", "index", "stride", "int", "size", "offset", "count")) \
+        else "float"
 
 
 def _small_values(sig, template):
@@ -178,10 +191,11 @@ def main(argv=None) -> int:
     only = {x for x in args.only.split(",") if x}
     by_module: dict[Path, dict] = collections.defaultdict(dict)
     origin: dict[Path, str] = {}
+    outputs = {f["file"]: f.get("output") for f in report.get("files", [])}
     for k in report["kernels"]:
         if k["form"] == "unsupported" or (only and k["file"].split("/")[0] not in only):
             continue
-        module = args.out / (k["file"].rsplit(".", 1)[0] + ".py")
+        module = args.out / (outputs.get(k["file"]) or (k["file"].rsplit(".", 1)[0] + ".py"))
         if module.exists():
             by_module[module][k["kernel"]] = k
             origin[module] = k["file"]

@@ -22,7 +22,7 @@ from ..compat.catalog import CACHED_LOADS
 from ..ir import model as m
 from ..ir.exprs import assigned_names, const_value, has_continue, pure, strip_casts
 from ..ir.loops import NoTileLangForm
-from ..ir.names import CHAIN_FLAGS, LOOP_FLAGS, TEST_FLAGS
+from ..ir.names import CHAIN_FLAGS, LOOP_FLAGS, TEST_FLAGS, template_param_name
 from ..ir.span import Span
 
 
@@ -290,7 +290,9 @@ class ExprPrinter:
                     raise EmitError(f"per-thread value '{e.name}' used outside a phase", e.span)
                 return f"{e.name}[{s.thread_index}]", _PREC["atom"]
             return e.name, _PREC["atom"]
-        if e.kind in ("param", "shared", "constant", "global", "template"):
+        if e.kind == "template":  # the factory's parameter (``bx_`` for a value parameter ``bx``)
+            return template_param_name(e.name), _PREC["atom"]
+        if e.kind in ("param", "shared", "constant", "global"):
             return e.name, _PREC["atom"]
         if e.kind == "reduce_result":  # the one-element result buffer of a lifted reduction
             return f"{e.name}[0]", _PREC["atom"]
@@ -1560,7 +1562,7 @@ def _value_template_extent(text: str, scope: Scope) -> str | None:
     text = (text or "").strip()
     if not text or not scope.value_params:
         return None
-    out, at = [], 0
+    out, at, named = [], 0, False
     while at < len(text):
         match = _EXTENT_TOKEN.match(text, at)
         if match is None:
@@ -1568,9 +1570,10 @@ def _value_template_extent(text: str, scope: Scope) -> str | None:
         name, number, op = match.groups()
         if name is not None and name not in scope.value_params:
             return None
-        out.append(name or number or {"/": "//"}.get(op, op))
+        named = named or name is not None
+        out.append(template_param_name(name) if name else number or {"/": "//"}.get(op, op))
         at = match.end()
-    if not any(t in scope.value_params for t in out):
+    if not named:
         return None
     return "(" + re.sub(r"\( | \)", lambda x: x.group(0).strip(), " ".join(out)) + ")"
 
