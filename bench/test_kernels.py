@@ -72,6 +72,10 @@ CASES = {
     "thread_rows": ("tests.emit.test_thread_array_arguments", "NEIGHBOURS", "SPEC"),
     "guarded_index": ("tests.emit.test_unsigned_guarded_index", "COLUMN_MINIMA", "SPEC"),
     "volatile_globals": ("tests.emit.test_volatile_globals", "TALLY", "TALLY_SPEC"),
+    "unsigned_constants": ("tests.emit.test_unsigned_constants", "KERNEL", "SPEC"),
+    "capital_names": ("tests.emit.test_capital_kernel_names", "KERNEL", "SPEC"),
+    "flat_array_args": ("tests.emit.test_flat_array_arguments", "KERNEL", "SPEC"),
+    "template_value_names": ("tests.emit.test_template_value_names", "KERNEL", "SPEC"),
 }
 
 
