@@ -106,12 +106,23 @@ def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
         func = None
         for block in blocks:
             g = _dims(grid) if grid else tuple(4 if b > 1 or i == 0 else 1 for i, b in enumerate(block))
+            if "indexes blocks in x only" in row.get("message", "") and not grid:
+                g = (4, 1, 1)  # a 2-D block over a 1-D grid
             try:
                 func, configs = ts.prim_func(sig, g, block, shared or 4096, template, "cuda")
                 row.update(grid=g, block=block)
                 break
             except AssertionError as exc:
                 row["message"] = f"factory refused every block tried: {exc}"[:300]
+                spelled = re.search(r"spells blockDim\.([xyz]) as (\d+)", str(exc))
+                if "indexes blocks in x only" in str(exc) and block == blocks[-1] and not grid \
+                        and blocks.count(block) == 1:
+                    blocks.append(block)  # once more, on a 1-D grid
+                if spelled:  # the size the kernel compiles in: tried next, in the shape tried
+                    fixed = list(block)
+                    fixed["xyz".index(spelled.group(1))] = int(spelled.group(2))
+                    if tuple(fixed) not in blocks:
+                        blocks.insert(blocks.index(block) + 1, tuple(fixed))
                 continue
             except Exception as exc:  # noqa: BLE001
                 if "exceeds range of bool" in str(exc) and template != _small_values(sig, template):
