@@ -21,7 +21,6 @@ import argparse
 import collections
 import concurrent.futures as cf
 import json
-import os
 import re
 import subprocess
 import sys
@@ -64,6 +63,26 @@ def _type_guess(name: str) -> str:
         else "float"
 
 
+def _grid_for(block) -> tuple:
+    """A grid of 4 blocks along each dimension the block uses (and x)."""
+    return tuple(4 if b > 1 or i == 0 else 1 for i, b in enumerate(block))
+
+
+def _asked_for(refusal: str, attempt, grid) -> list:
+    """The launch configurations a factory's refusal asks for: the block size it spells as a
+    constant ("spells blockDim.y as 4"), a 1-D grid where it indexes blocks in x only."""
+    g, block, tmpl = attempt
+    asked = []
+    spelled = re.search(r"spells blockDim\.([xyz]) as (\d+)", refusal)
+    if spelled:
+        fixed = list(block)
+        fixed["xyz".index(spelled.group(1))] = int(spelled.group(2))
+        asked.append((grid or _grid_for(tuple(fixed)), tuple(fixed), tmpl))
+    if "indexes blocks in x only" in refusal and grid is None:
+        asked.append(((4, 1, 1), block, tmpl))
+    return asked
+
+
 def _small_values(sig, template):
     """``template`` with its value arguments 1 (a bool parameter refuses 128)."""
     return [value if kind == "type" else "1" for (_, kind), value in zip(sig.template, template)]
@@ -100,44 +119,32 @@ def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
                 if p.default is not inspect.Parameter.empty:
                     defaults[p.name] = p.default
         template = _template(sig, rows.get(name))
-        grid = defaults.get("grid")
+        grid = _dims(defaults["grid"]) if defaults.get("grid") else None
         blocks = [_dims(defaults["block"])] if defaults.get("block") else list(BLOCKS)
         shared = defaults.get("shared_bytes") or 0
-        func = None
-        for block in blocks:
-            g = _dims(grid) if grid else tuple(4 if b > 1 or i == 0 else 1 for i, b in enumerate(block))
-            if "indexes blocks in x only" in row.get("message", "") and not grid:
-                g = (4, 1, 1)  # a 2-D block over a 1-D grid
+        attempts = [(grid or _grid_for(block), block, template) for block in blocks]
+        tried, func = set(), None
+        while attempts:  # launch configurations, and what the factory's refusals ask for next
+            g, block, tmpl = attempt = attempts.pop(0)
+            if (g, block, tuple(tmpl)) in tried:
+                continue
+            tried.add((g, block, tuple(tmpl)))
             try:
-                func, configs = ts.prim_func(sig, g, block, shared or 4096, template, "cuda")
+                func, configs = ts.prim_func(sig, g, block, shared or 4096, tmpl, "cuda")
                 row.update(grid=g, block=block)
                 break
             except AssertionError as exc:
                 row["message"] = f"factory refused every block tried: {exc}"[:300]
-                spelled = re.search(r"spells blockDim\.([xyz]) as (\d+)", str(exc))
-                if "indexes blocks in x only" in str(exc) and block == blocks[-1] and not grid \
-                        and blocks.count(block) == 1:
-                    blocks.append(block)  # once more, on a 1-D grid
-                if spelled:  # the size the kernel compiles in: tried next, in the shape tried
-                    fixed = list(block)
-                    fixed["xyz".index(spelled.group(1))] = int(spelled.group(2))
-                    if tuple(fixed) not in blocks:
-                        blocks.insert(blocks.index(block) + 1, tuple(fixed))
-                continue
+                attempts[:0] = _asked_for(str(exc), attempt, grid)
             except Exception as exc:  # noqa: BLE001
-                if "exceeds range of bool" in str(exc) and template != _small_values(sig, template):
-                    template = _small_values(sig, template)
-                    try:
-                        func, configs = ts.prim_func(sig, g, block, shared or 4096, template, "cuda")
-                        row.update(grid=g, block=block)
-                        break
-                    except Exception as again:  # noqa: BLE001
-                        exc = again
+                if "exceeds range of bool" in str(exc):  # a bool value parameter
+                    attempts.insert(0, (g, block, _small_values(sig, tmpl)))
                 text = str(exc).strip()
                 if "Failed to compile source" in text:  # TileLang's parse: the error, not the source
                     text = text.splitlines()[0]
                 row["message"] = f"{type(exc).__name__}: {text.splitlines()[-1] if text else ''}"[:400]
-                break
+                if not attempts or attempts[0][2] == tmpl:
+                    break
         if func is None:
             row["status"] = "no-sizes" if row.get("message", "").startswith("factory refused") else "factory"
             out.append(row)
@@ -149,12 +156,9 @@ def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
                 tilelang.lower(func, target=target, enable_device_compile=nvcc)
             row["status"] = "ok"
         except Exception as exc:  # noqa: BLE001
-            text = str(exc).strip()
-            last = [line for line in text.splitlines() if line.strip()]
+            last = [line for line in str(exc).strip().splitlines() if line.strip()]
             row["status"] = "build"
-            row["message"] = (last[-1] if last else type(exc).__name__)[:400]
-            if not last:
-                row["message"] = traceback.format_exc().strip().splitlines()[-1][:400]
+            row["message"] = (last[-1] if last else traceback.format_exc().strip().splitlines()[-1])[:400]
         row["seconds"] = round(time.time() - start, 2)
         out.append(row)
     return out
