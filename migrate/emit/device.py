@@ -25,7 +25,7 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     that holds its value when it returns from several places), or with ``plain`` its plain
     function (one of ``calls.expression_fns``, :func:`expression_functions`); ``calls``: how the
     unit calls its device functions (a kernel's scope)."""
-    scope = Scope(simt=True, params_vary=True, plain_function=plain, guarded=True, coherent=True)
+    scope = Scope(simt=True, params_vary=True, plain_function=plain, threads=True)
     if calls is not None:
         scope.expression_fns, scope.expressions_used, scope.effects, scope.loads = \
             calls.expression_fns, calls.expressions_used, calls.effects, calls.loads

@@ -128,7 +128,7 @@ class KernelPrinter:
     # -- the factory -------------------------------------------------------------------------
     def scope_for(self, fn: m.Function, kplan: KernelPlan, tdims: list[str], bdims: list[str]) -> Scope:
         simt = kplan.form == "simt"
-        scope = Scope(simt=simt, guarded=kplan.form != "tile", coherent=kplan.form != "tile")
+        scope = Scope(simt=simt, threads=kplan.form != "tile")
         scope.thread_vars = {d: f"t{d}" for d in (DIMS if simt else tdims)}
         for d in DIMS:
             scope.thread_vars.setdefault(d, "0")

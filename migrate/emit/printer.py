@@ -74,13 +74,12 @@ class Scope:
     buffers: set[str] = field(default_factory=set)
     nonneg: set[str] = field(default_factory=set)
     simt: bool = False
-    # TileLang guards its global memory accesses (portable and simt forms, device functions): an unsigned
-    # index it cannot bound is printed as an int64 (ExprPrinter._signed_index)
-    guarded: bool = False
-    # threads may exchange values through global memory (portable and simt forms, device
-    # functions): volatile global memory is read and written through relaxed atomics, which the
-    # GPU keeps coherent between blocks as CUDA's volatile accesses are (ExprPrinter.e_Index)
-    coherent: bool = False
+    # printing CUDA's threads (portable and simt forms, device functions), not tiles: TileLang
+    # guards global memory accesses, so an unsigned index it cannot bound into a __device__ array
+    # is printed as an int64 (ExprPrinter._signed_index); threads may exchange values through
+    # global memory, so volatile global memory is read and written through relaxed atomics, which
+    # the GPU keeps coherent between blocks as CUDA's volatile accesses are (ExprPrinter.e_Index)
+    threads: bool = False
     # a device function's macro: TileLang inlines it into the caller's T.Parallel phase, where its
     # parameters may differ between the phase's threads
     params_vary: bool = False
@@ -319,13 +318,7 @@ class ExprPrinter:
 
     def e_Unary(self, e: m.Unary):
         if e.op == "-":
-            dtype = self.tir_dtype(e.operand)
-            if dtype in _UNSIGNED and not isinstance(e.operand, m.IntLit):
-                # C negates an unsigned value modulo 2**bits (sobol's ``mask = -(g & 1)``); TVM's
-                # negation multiplies by a constant -1 of the unsigned type, which it refuses
-                p = _PREC["+"]
-                return f"{DTYPES[dtype]}(0) - {self.sub(e.operand, p + 1)}", p
-            return "-" + self.sub(e.operand, _PREC["unary"]), _PREC["unary"]
+            return self.negated(e.operand, self.tir_dtype(e.operand))
         if e.op == "+":
             return self.expr(e.operand)
         if e.op == "~":
@@ -585,6 +578,18 @@ class ExprPrinter:
                  ">": f"{top} == 0 and {zero} != 0", "<=": f"{top} != 0 or {zero} == 0"}
         return tests[op], (_PREC["cmp"] if op in ("<", ">=") else _PREC["and" if op == ">" else "or"])
 
+    def negated(self, x: m.Expr, dtype: str | None):
+        """``-x`` in ``dtype``. C negates an unsigned value modulo 2**bits (sobol's ``mask = -(g &
+        1)``, ``atomicSub(&u, 1)``): a constant is printed wrapped, another value subtracted from
+        zero; TVM's negation multiplies by a constant -1 of the unsigned type, which it refuses."""
+        if dtype in _UNSIGNED:
+            amount = _int_literal(x)
+            if amount is not None:
+                return self.e_IntLit(m.IntLit(_wrapped(-amount, dtype), "", m.Scalar(dtype), x.span))
+            p = _PREC["+"]
+            return f"{DTYPES[dtype]}(0) - {self.sub(x, p + 1)}", p
+        return "-" + self.sub(x, _PREC["unary"]), _PREC["unary"]
+
     def e_Cast(self, e: m.Cast, typed: bool = True):
         target = e.target
         inner = e.operand
@@ -652,7 +657,7 @@ class ExprPrinter:
         if not isinstance(base, m.Ref):
             raise EmitError("indexing something that is not a named array", e.span)
         # (a parameter's buffer has a symbolic extent, which the solver negates without fault)
-        guarded = self.scope.guarded and base.kind in ("constant", "global")
+        guarded = self.scope.threads and base.kind in ("constant", "global")
         texts = [self._signed_index(i) if guarded else self.expr(i)[0] for i in indices]
         if base.kind == "local" and self.scope.placements.get(base.name) == "thread_array":
             texts = [self.scope.thread_index] + texts
@@ -667,8 +672,8 @@ class ExprPrinter:
 
     def volatile_global(self, e: m.Expr) -> bool:
         """Whether ``e`` is an element of volatile global memory that this kernel's threads may
-        exchange values through (``scope.coherent``)."""
-        if not self.scope.coherent or not isinstance(e, m.Index):
+        exchange values through (``scope.threads``)."""
+        if not self.scope.threads or not isinstance(e, m.Index):
             return False
         base = e
         while isinstance(base, m.Index):
@@ -686,10 +691,11 @@ class ExprPrinter:
 
     def _signed_index(self, index: m.Expr) -> str:
         """An index into a ``__device__`` or ``__constant__`` array (a constant extent) that
-        TileLang guards (``scope.guarded``) as TileLang may bound it: an unsigned one computed from variables is indexed through its (exact) int64
-        value. TVM's bound solver negates the buffer's extent in the index's type when it guards an
-        access it cannot prove in range, which fails for unsigned types ("Literal value -1048576 is negative for unsigned integer type", hungarian's
-        ``slack[c * nrows + l]`` in a while loop)."""
+        TileLang guards (``scope.threads``), as TileLang may bound it: an unsigned one computed
+        from variables is indexed through its (exact) int64 value. TVM's bound solver negates the
+        buffer's extent in the index's type when it guards an access it cannot prove in range,
+        which fails for unsigned types ("Literal value -1048576 is negative for unsigned integer
+        type", hungarian's ``slack[c * nrows + l]`` in a while loop)."""
         text = self.expr(index)[0]
         dtype = self.tir_dtype(index)
         if dtype is None or not dtype.startswith("uint") or not self._unbounded(index, set()):
@@ -807,13 +813,7 @@ class ExprPrinter:
         if name == "atomicSub":
             fn = "T.atomic_add"
             pointee = scalar_name(address.pointee) if isinstance(address, m.Pointer) else None
-            amount = _int_literal(e.args[1])
-            if pointee in _UNSIGNED and amount is not None:  # the constant that adds as subtracting
-                val = self.expr(m.IntLit(_wrapped(-amount, pointee), "", address.pointee, e.span))[0]
-            elif pointee in _UNSIGNED:  # TVM refuses to negate an unsigned value (e_Unary)
-                val = f"{DTYPES[pointee]}(0) - {self.sub(e.args[1], _PREC['+'] + 1)}"
-            else:
-                val = "-" + self.sub(e.args[1], _PREC["unary"])
+            val = self.negated(e.args[1], pointee)[0]
         elif name in ops:
             val, fn = self.expr(e.args[1])[0], ops[name]
         else:  # atomicCAS, atomicExch, atomicAnd, ...: the compat table's helper on the element
