@@ -50,7 +50,6 @@ def is_lockstep_barrier(node) -> bool:
     return isinstance(node, m.Call) and node.callee == "__syncthreads" and node.template_args == MARK
 
 
-
 def lockstep_steps(fn: m.Function, device: dict[str, m.Function]) -> m.Function:
     """``fn`` (and, in ``device``, the device functions it reaches) with each store to memory its
     threads exchange through in lockstep written as a read, a barrier, a write and a barrier."""
