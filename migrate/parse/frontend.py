@@ -24,6 +24,7 @@ from ..ir import model as m
 from ..ir.names import fresh
 from .build import ModelBuilder, SourceText, convert_type, function_model_name, is_constant, \
     is_push_config, span_of, template_args_of
+from .default_args import with_default_arguments
 
 K = ci.CursorKind
 
@@ -370,6 +371,7 @@ class UnitBuilder:
         self.functions: dict[str, ci.Cursor] = {}  # user function definitions by (model) name
         self.overloads: dict[str, tuple] = {}  # name -> ((USR, model name, parameter count), ...)
         self.model_names: dict[str, str] = {}  # USR -> model name, of overloaded definitions
+        self.defaults: dict[str, tuple] = {}  # model name -> each parameter's default argument or None
         self.globals: list[ci.Cursor] = []
         self._alloc_cache: dict = {}  # host function -> {variable: bytes cudaMalloc'd}
         self.extents: list[tuple[str, Span]] = []  # (function name, extent) of user functions
@@ -496,6 +498,9 @@ class UnitBuilder:
                     queue.append(self.functions[callee])
 
         self._check_recursion(built)
+        built = with_default_arguments(built, self.defaults)
+        kernels = [built[k.name] for k in kernels]
+        device_fns = {name: built[name] for name in device_fns}
         unit = m.TranslationUnit(
             self.path, tuple(kernels),
             tuple(sorted(device_fns.values(), key=lambda f: (f.span.file, f.span.line))),
@@ -549,6 +554,7 @@ class UnitBuilder:
             params.append(m.Param("this_", m.Reference(this_type), cursor.is_const_method(), span_of(cursor)))
         builder = ModelBuilder(self.bag, self.text, self.functions, names, self.overloads, self.model_names,
                                this_type)
+        defaults: list[m.Expr | None] = [None] * len(params)
         body = None
         for child in cursor.get_children():
             if child.kind == K.PARM_DECL:
@@ -557,6 +563,7 @@ class UnitBuilder:
                     self.bag.add("M1202", span_of(child),
                                  f"parameter '{child.spelling}' is a texture/surface object")
                 params.append(m.Param(child.spelling, ptype, child.type.is_const_qualified(), span_of(child)))
+                defaults.append(self._param_default(child, builder))
             elif child.kind == K.COMPOUND_STMT:
                 body = builder.block(child)
         kind = self._cuda_kind(cursor) or "host"
@@ -565,10 +572,19 @@ class UnitBuilder:
             self.bag.add("M1208", span_of(cursor),
                          f"templated kernel '{cursor.spelling}' is never launched or instantiated here")
         calls = tuple(dict.fromkeys(builder.called))
-        return m.Function(self.model_names.get(cursor.get_usr(), cursor.spelling), kind, tuple(params), returns,
+        name = self.model_names.get(cursor.get_usr(), cursor.spelling)
+        self.defaults[name] = tuple(defaults)
+        return m.Function(name, kind, tuple(params), returns,
                           body, tuple(template_params),
                           tuple(instances.get(cursor.spelling, ())), _launch_bounds(cursor, self.text),
                           calls, span_of(cursor))
+
+    def _param_default(self, cursor: ci.Cursor, builder: ModelBuilder) -> m.Expr | None:
+        """The default argument a parameter declares (``unsigned width = warpSize``), or None."""
+        if _default_of(cursor, self.text) is None:
+            return None
+        exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
+        return builder.expr(exprs[-1]) if exprs else None
 
     def _global(self, cursor: ci.Cursor) -> m.GlobalVar:
         attrs = {c.kind for c in cursor.get_children()}
