@@ -219,6 +219,10 @@ class ExprPrinter:
         """``e`` printed so that its TileLang dtype is ``dtype`` (a cast where they differ)."""
         e = _strip_roundtrip(e, dtype, self)
         have = self.tir_dtype(e)
+        if have is None and _dependent(e) and dtype in DTYPES:
+            # const int c = (x[i] >> s) & 1; on a template's T* x: clang leaves the value's type
+            # open, so no conversion was written; C converts it to the declared type
+            return f"T.Cast({DTYPES[dtype]}, {self.expr(e)[0]})"
         if dtype is None or have is None or have == dtype or dtype not in DTYPES:
             return self.sub(e, min_prec) if min_prec else self.expr(e)[0]
         return f"T.Cast({DTYPES[dtype]}, {self.expr(e)[0]})"
@@ -937,6 +941,11 @@ def _deref(e: m.Expr) -> m.Expr:
 
 _SAME_WIDTH = {frozenset({"int32", "uint32"}), frozenset({"int64", "uint64"}),
                frozenset({"int16", "uint16"}), frozenset({"int8", "uint8"})}
+
+
+def _dependent(e: m.Expr) -> bool:
+    """Whether clang left ``e``'s type open (an expression on a template's types)."""
+    return isinstance(e.type, m.Opaque) and e.type.spelling == "<dependent type>"
 
 
 def _strip_roundtrip(e: m.Expr, dtype: str | None, printer: "ExprPrinter") -> m.Expr:

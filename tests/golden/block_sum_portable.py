@@ -52,7 +52,7 @@ def make_blockReduceSum(grid, block, shared_bytes=0, BLOCK_SIZE=None, target="cu
                 s = s >> 1  # L37
             for tx in T.Parallel(block_x):  # L44
                 if T.Cast(T.int64, tid[tx]) == 0:  # L44
-                    partial[bx] = sdata[0]  # L45
+                    partial[bx] = T.Cast(T.float32, sdata[0])  # L45
     return blockReduceSum
 
 

@@ -1,0 +1,36 @@
+"""A value of a template's type stored in a local of a named type (the pool's bmf: ``const int
+C_ij = (Cb[vecId] >> vecLane) & 1;`` on a ``bit_matrix_t* Cb``; segsort's ``int size =
+d_seg_ends[gid] - d_seg_begins[gid];``). clang leaves the value's type open in the template, so
+it wrote no conversion: the local kept the unsigned type (TVM then refused to lower the bmf kernel
+for the GPU, "Literal value -1 is negative for unsigned integer type"), and a difference of
+unsigned values stored in an ``int`` stayed a large unsigned number where C reads it negative.
+The value is converted to the declared type, as C does."""
+from __future__ import annotations
+
+from tests.analysis.support import converted, spec_buffer, spec_kernel
+
+KERNEL = """
+template <typename U>
+__global__ void order(const U* __restrict__ a, const U* __restrict__ b, int* __restrict__ out, float* __restrict__ f) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int d = a[i] - b[i];
+  int bit = (a[i] >> (i % 8)) & 1;
+  float half = a[i] * 0.5;
+  out[i] = (d < 0 ? -1 : 1) * (bit == 1 ? 2 : 3);
+  f[i] = half;
+}
+template __global__ void order<unsigned>(const unsigned*, const unsigned*, int*, float*);
+"""
+
+SPEC = spec_kernel("order", (2, 1, 1), (64, 1, 1), "exact",
+                   spec_buffer("a", "uint32", 128, "in", 0, 1000),
+                   spec_buffer("b", "uint32", 128, "in", 0, 1000),
+                   spec_buffer("out", "int32", 128, "out"),
+                   spec_buffer("f", "float32", 128, "out")).replace("grid =", 'template = ["unsigned"]\ngrid =', 1)
+
+
+def test_a_template_value_stored_in_an_int_is_converted_as_c_converts_it(tmp_path):
+    out, (k,) = converted(tmp_path, KERNEL, SPEC)
+    assert k["check"]["status"] == "pass", k
+    text = (out / "k.py").read_text()
+    assert "d = T.Cast(T.int32, a[i] - b[i])" in text and "half = T.Cast(T.float32, " in text, text
