@@ -76,6 +76,8 @@ CASES = {
     "capital_names": ("tests.emit.test_capital_kernel_names", "KERNEL", "SPEC"),
     "flat_array_args": ("tests.emit.test_flat_array_arguments", "KERNEL", "SPEC"),
     "template_value_names": ("tests.emit.test_template_value_names", "KERNEL", "SPEC"),
+    "default_arguments": ("tests.parse.test_default_arguments", "KERNELS", "SPEC"),
+    "dependent_values": ("tests.emit.test_dependent_values", "KERNEL", "SPEC"),
 }
 
 
