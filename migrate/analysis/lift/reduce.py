@@ -54,6 +54,8 @@ def _tree_step(stmt, lanes: set[str], step_var: str) -> tuple[str, str] | None:
     if not isinstance(stmt, m.If) or stmt.other is not None:
         return None
     c = strip_casts(stmt.cond)
+    if isinstance(c, m.Binary) and c.op == "&&" and _partner_in_block(c.rhs, lanes, step_var):
+        c = strip_casts(c.lhs)  # tid < s && tid + s < blockDim.x: the tree's block holds every partner
     if not (isinstance(c, m.Binary) and c.op == "<" and is_lane(c.lhs, lanes)
             and isinstance(strip_casts(c.rhs), m.Ref) and strip_casts(c.rhs).name == step_var):
         return None
@@ -88,12 +90,29 @@ def _tree_step(stmt, lanes: set[str], step_var: str) -> tuple[str, str] | None:
     return None
 
 
+def _partner_in_block(e, lanes: set[str], step_var: str) -> bool:
+    """Whether ``e`` is ``tid + s < blockDim.x``: true of every lane the tree's ``tid < s`` admits
+    in the power-of-two block of the tree's width (which the factory asserts)."""
+    e = strip_casts(e)
+    if not (isinstance(e, m.Binary) and e.op == "<" and isinstance(strip_casts(e.rhs), m.Builtin)
+            and strip_casts(e.rhs).var == "blockDim" and strip_casts(e.rhs).dim == "x"):
+        return False
+    i = strip_casts(e.lhs)
+    return isinstance(i, m.Binary) and i.op == "+" and is_lane(i.lhs, lanes) and \
+        isinstance(strip_casts(i.rhs), m.Ref) and strip_casts(i.rhs).name == step_var
+
+
 def _halving(loop: UniformLoop) -> tuple[str, m.Expr] | None:
-    """(s, N) when ``loop`` is ``for (s = N / 2; s > 0; s >>= 1)`` (or ``s /= 2``)."""
+    """(s, N) when ``loop`` is ``for (s = N / 2; s > 0; s >>= 1)`` (or ``s /= 2``; or ``s = 128``, a
+    power of two, for ``N`` = 256)."""
     if loop.kind != "for" or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
         return None
     d = loop.init.decls[0]
     init = strip_casts(d.init) if d.init is not None else None
+    start = _int(init) if init is not None else None
+    if isinstance(start, int) and start > 0 and start & (start - 1) == 0:
+        init = m.Binary("/", m.IntLit(2 * start, str(2 * start), init.type, init.span),
+                        m.IntLit(2, "2", init.type, init.span), init.type, init.span)
     if not (isinstance(init, m.Binary) and ((init.op == "/" and _int(init.rhs) == 2) or
                                             (init.op == ">>" and _int(init.rhs) == 1))):
         return None

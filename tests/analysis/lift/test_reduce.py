@@ -131,3 +131,90 @@ def test_cooperative_groups_rank_is_the_thread_of_a_1d_block_and_agrees_on_cpu(t
 def test_block_reduction_of_a_2d_block_is_refused(tmp_path):
     kernels, _ = convert(tmp_path, WARP_MAX.replace("if ((threadIdx.x & 31) == 0)", "if ((threadIdx.x & 31) == 0 && threadIdx.y == 0)"))
     assert "1-D blocks only" in note(kernels["wmax"])
+
+
+LITERAL_TREES = """
+    __global__ void sum_within_blocks(const int n, const float* data, float* blocksums) {
+        int nthread = blockDim.x * gridDim.x;
+        int i = blockDim.x * blockIdx.x + threadIdx.x;
+        __shared__ float sdata[512];
+        float st = 0.0f;
+        while (i < n) { st += data[i]; i += nthread; }
+        sdata[threadIdx.x] = st;
+        __syncthreads();
+        int tid = threadIdx.x;
+        for (unsigned int s = 128; s > 0; s >>= 1) {
+            if (tid < s && (tid + s) < blockDim.x) sdata[tid] += sdata[tid + s];
+            __syncthreads();
+        }
+        if (tid == 0) blocksums[blockIdx.x] = sdata[0];
+    }
+    __global__ void warp_total(const long* __restrict__ x, long* __restrict__ out, int n) {
+        __shared__ long part[32];
+        long mine = 0;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) mine += x[i];
+        part[threadIdx.x] = mine;
+        __syncthreads();
+        for (int i = 16; i > 0; i /= 2) {
+            if (threadIdx.x < i) part[threadIdx.x] += part[threadIdx.x + i];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) out[0] = part[0];
+    }
+"""
+
+LITERAL_TREES_SPEC = """
+    [[kernel]]
+    name = "sum_within_blocks"
+    grid = [6, 1, 1]
+    block = [256, 1, 1]
+    tolerance = "fp32"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 5000
+    [[kernel.args]]
+    name = "data"
+    buffer = "float32"
+    elements = 5000
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "blocksums"
+    buffer = "float32"
+    elements = 6
+    role = "out"
+
+    [[kernel]]
+    name = "warp_total"
+    grid = [1, 1, 1]
+    block = [32, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "x"
+    buffer = "int64"
+    elements = 700
+    role = "in"
+    range = [-1000, 1000]
+    [[kernel.args]]
+    name = "out"
+    buffer = "int64"
+    elements = 1
+    role = "out"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 700
+"""
+
+
+def test_trees_starting_at_a_literal_width_become_t_reduce(tmp_path):
+    """The pool's vmc (``for (unsigned s = 128; ...) if (tid < s && (tid + s) < blockDim.x)``) and
+    concurrentKernels (``for (int i = 16; ...)`` over 32 threads): a tree of twice its first step,
+    the block asserted that wide; the guard on the partner holds in such a block."""
+    kernels, text = convert(tmp_path, LITERAL_TREES, "--check", "cpu", spec=LITERAL_TREES_SPEC)
+    for name, width, shared in (("sum_within_blocks", 256, "sdata"), ("warp_total", 32, "part")):
+        k = kernels[name]
+        assert k["form"] == "tile" and k["check"]["status"] == "pass", (name, k["check"], note(k))
+        body = factory(text, name)
+        assert f"T.reduce_sum({shared}_lanes, {shared}_total, dim=0)" in body and f"assert block_x == {width}" in body, body
