@@ -78,6 +78,7 @@ CASES = {
     "template_value_names": ("tests.emit.test_template_value_names", "KERNEL", "SPEC"),
     "default_arguments": ("tests.parse.test_default_arguments", "KERNELS", "SPEC"),
     "dependent_values": ("tests.emit.test_dependent_values", "KERNEL", "SPEC"),
+    "literal_trees": ("tests.analysis.lift.test_reduce", "LITERAL_TREES", "LITERAL_TREES_SPEC"),
 }
 
 
