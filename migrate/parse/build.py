@@ -887,6 +887,9 @@ class ModelBuilder:
             self.called.append(name)
             if _undeduced(ctype):  # f(x / scale) in a template: the call's type is f's return type
                 ctype = self._declared_return(name) or ctype
+            # f(keys + k + off) on a template's K* keys: the address typed a K* (which deduces the
+            # callee's template arguments and makes it a view of keys)
+            args = tuple(_typed(a) if isinstance(_value_type(a), m.Pointer) else a for a in args)
         elif _undeduced(ctype):  # __shfl_down_sync(mask, v, k) on a template's T v: v's type
             ctype = _builtin_value_type(name.rsplit("::", 1)[-1], args) or ctype
         if args and kind in ("atomic", "memory") and _undeduced(getattr(args[0], "type", None)):
@@ -1179,6 +1182,8 @@ def _value_type(e) -> m.CType | None:
         return base.pointee if isinstance(base, m.Pointer) else base.element if isinstance(base, m.Array) else None
     if isinstance(e, m.Binary) and e.op in ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"):
         lhs, rhs = _value_type(e.lhs), _value_type(e.rhs)
+        if e.op in ("+", "-"):  # smem + off on a template's K smem[N]: the array read as a K*
+            lhs, rhs = (m.Pointer(t.element) if isinstance(t, m.Array) else t for t in (lhs, rhs))
         if isinstance(lhs, m.Pointer) or isinstance(rhs, m.Pointer):
             return lhs if isinstance(lhs, m.Pointer) else rhs
         return lhs if lhs == rhs else None

@@ -291,3 +291,45 @@ def test_type_parameters_bound_to_pointer_types_are_deduced_from_the_arguments(t
     _, (k,) = converted(tmp_path, POINTER_TYPES, POINTER_TYPES_SPEC)
     assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]
+
+
+#: the pool's segsort: ``find_kth3(keys + k + loc_a, cnt_a, keys + k + loc_b, cnt_b, gran)`` in a
+#: templated kernel on its ``const K* keys`` (and ``find_kth3(smem + l_st, ...)`` on its ``__shared__
+#: K smem[...]``); clang leaves each sum's type open, so K was not deduced (and the inlined body
+#: indexed a sum, no buffer)
+POINTER_SUMS = """
+template <class K>
+__device__ int find_kth(K* a, int a_count, K* b, int b_count, int diag)
+{
+    int begin = max(0, diag - b_count);
+    int end = min(diag, a_count);
+    while (begin < end) {
+        int mid = begin + (end - begin) / 2;
+        if (a[mid] <= b[diag - 1 - mid]) begin = mid + 1; else end = mid;
+    }
+    return begin;
+}
+template <class K>
+__global__ void split_points(const K* __restrict__ keys, int* __restrict__ out, int half)
+{
+    __shared__ K tile[128];
+    int k = blockIdx.x * 2 * half;
+    tile[threadIdx.x] = keys[k + threadIdx.x];
+    __syncthreads();
+    int s = find_kth(keys + k + 0, half, keys + k + half, half, (int)threadIdx.x);
+    int t = find_kth(tile + 0, 64, tile + 64, 64, (int)threadIdx.x);
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s * 1000 + t;
+}
+template __global__ void split_points<int>(const int*, int*, int);
+"""
+
+POINTER_SUMS_SPEC = spec_kernel("split_points", (3, 1, 1), (128, 1, 1), "exact",
+                                spec_buffer("keys", "int32", 384, "in", 0, 50),
+                                spec_buffer("out", "int32", 384, "out"),
+                                spec_scalar("half", "int32", 64)).replace("grid =", 'template = ["int"]\ngrid =', 1)
+
+
+def test_pointer_sums_on_a_template_type_deduce_the_callee_and_view_the_buffer(tmp_path):
+    _, (k,) = converted(tmp_path, POINTER_SUMS, POINTER_SUMS_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]
