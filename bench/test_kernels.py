@@ -79,6 +79,7 @@ CASES = {
     "default_arguments": ("tests.parse.test_default_arguments", "KERNELS", "SPEC"),
     "dependent_values": ("tests.emit.test_dependent_values", "KERNEL", "SPEC"),
     "literal_trees": ("tests.analysis.lift.test_reduce", "LITERAL_TREES", "LITERAL_TREES_SPEC"),
+    "pointer_sums": ("tests.analysis.prepare.test_instances", "POINTER_SUMS", "POINTER_SUMS_SPEC"),
 }
 
 
