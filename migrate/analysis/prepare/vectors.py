@@ -193,6 +193,10 @@ def _add(a: m.Expr | None, b: m.Expr, span: Span) -> m.Expr:
     return m.Binary("+", a, b, b.type, span)
 
 
+def _equals(index: m.Expr, k: int, span: Span) -> m.Expr:
+    return m.Binary("==", index, _int(k, span), m.Scalar("bool"), span)
+
+
 def _mul(a: m.Expr, k: int, span: Span) -> m.Expr:
     return m.Binary("*", a, _int(k, span), a.type if isinstance(a.type, m.Scalar) else m.Scalar("int32"), span)
 
@@ -456,9 +460,42 @@ class _Scalarizer:
         if not names or any(_packed(v, k) or _word(v, k) != _word(v, names[0]) + j for j, k in enumerate(names)):
             return None
         if not isinstance(outer, m.Index):
-            raise VectorError(f"record field '{member.field}' indexed by a variable in a local", e.span)
+            # a local's fields are locals of their own: the element the index picks, by comparison
+            index = self._pick_index(e.index, member.field)
+            value = self.lane(outer, names[-1])
+            for j in range(len(names) - 2, -1, -1):
+                value = m.Ternary(_equals(index, j, e.span), self.lane(outer, names[j]), value, value.type, e.span)
+            return value
         first = self.lane(outer, names[0], raw=True)
         return m.Index(first.base, _add(first.index, self.scalar(e.index), e.span), first.type, e.span)
+
+    def _pick_index(self, index: m.Expr, field: str) -> m.Expr:
+        """The index of a local record's array field, read once per element it may pick."""
+        if any(isinstance(n, (m.Assign, m.Call, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
+               for n in m.walk(index)):
+            raise VectorError(f"record field '{field}' of a local indexed by an expression with effects", index.span)
+        return self.scalar(index)
+
+    def local_field_store(self, s: m.ExprStmt) -> list | None:
+        """``p.data[j] op= v`` on a local record ``p``, ``j`` not a constant: one branch per element
+        the index may pick (a local's fields are locals of their own); None for other statements."""
+        a = s.expr
+        t = a.target if isinstance(a, m.Assign) else None
+        if not (isinstance(t, m.Index) and isinstance(t.base, m.Member) and not t.base.arrow
+                and isinstance(t.base.base, m.Ref) and t.base.base.name in self.locals
+                and not isinstance(t.index, m.IntLit)):
+            return None
+        v = self.locals[t.base.base.name]
+        names = [k for k, n in enumerate(lane_names(v)) if n.startswith(f"{t.base.field}[")]
+        if not names:
+            return None
+        index, value = self._pick_index(t.index, t.base.field), self.scalar(a.value)
+        out = None
+        for k in reversed(range(len(names))):
+            store = self.store(t.base.base, names[k], value, a.op, s.span)
+            out = m.If(_equals(index, k, s.span), m.Block((store,), s.span),
+                       None if out is None else m.Block((out,), s.span), s.span)
+        return [out]
 
     def scalar(self, e):
         if e is None:
@@ -630,6 +667,10 @@ class _Scalarizer:
                 return [self.store(a.target, i, self.lane_or_scalar(a.value, i), a.op, s.span)
                         for i in range(v.lanes)]
             return [self.store(a.target, i, self.lane(a.value, i), "=", s.span) for i in range(v.lanes)]
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign):
+            branches = self.local_field_store(s)
+            if branches is not None:
+                return branches
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and self._packed_target(s.expr.target):
             vec, i = self.lane_target(s.expr.target)
             return [self.store(vec, i, self.scalar(s.expr.value), s.expr.op, s.span)]

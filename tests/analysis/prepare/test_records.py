@@ -185,3 +185,39 @@ def test_structs_with_constructors_methods_or_packing_are_records(tmp_path):
     bad = kernels["defaulted"]
     assert bad["form"] == "unsupported" and "a 'Params' made by its constructor (Params(...))" in \
         bad["diagnostics"][0]["message"], bad
+
+
+#: the pool's mcmd (``d[n] = anchoratom.pos[n] - atom_list[j].pos[n]`` on a local ``Atom``) and
+#: daphne (``point.data[row] = invT.data[row]``): a local record's array field indexed by a
+#: variable, read and written; its elements are locals, so the index picks one by comparison
+LOCAL_FIELDS = """
+struct Atom { float pos[3]; float q; };
+struct Acc { float data[4]; };
+__global__ void local_fields(const Atom* __restrict__ atoms, float* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  Atom anchor = atoms[i];
+  Acc acc;
+  for (int r = 0; r < 4; r++) acc.data[r] = 0.0f;
+  for (int j = 0; j < n; j++) {
+    float d[3];
+    for (int c = 0; c < 3; c++) d[c] = anchor.pos[c] - atoms[j].pos[c];
+    for (int c = 0; c < 3; c++) acc.data[c] += d[c] * atoms[j].q;
+    acc.data[(j + i) % 4] -= anchor.q;
+  }
+  for (int r = 0; r < 4; r++) out[i * 4 + r] = acc.data[r];
+}
+"""
+
+LOCAL_FIELDS_SPEC = spec_kernel("local_fields", (2, 1, 1), (32, 1, 1), "fp32",
+                                spec_buffer("atoms", "float32", 256, "in", -1.0, 1.0),
+                                spec_buffer("out", "float32", 256, "out"),
+                                spec_scalar("n", "int32", 64))
+
+
+def test_a_local_records_array_field_indexed_by_a_variable_picks_its_element(tmp_path):
+    out, (k,) = converted(tmp_path, LOCAL_FIELDS, LOCAL_FIELDS_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]
+    text = (out / "k.py").read_text()
+    assert "T.if_then_else(c == 0, anchor_pos_0, T.if_then_else(c == 1, anchor_pos_1, anchor_pos_2))" in text, text
