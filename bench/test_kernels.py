@@ -80,6 +80,7 @@ CASES = {
     "dependent_values": ("tests.emit.test_dependent_values", "KERNEL", "SPEC"),
     "literal_trees": ("tests.analysis.lift.test_reduce", "LITERAL_TREES", "LITERAL_TREES_SPEC"),
     "pointer_sums": ("tests.analysis.prepare.test_instances", "POINTER_SUMS", "POINTER_SUMS_SPEC"),
+    "local_fields": ("tests.analysis.prepare.test_records", "LOCAL_FIELDS", "LOCAL_FIELDS_SPEC"),
 }
 
 
