@@ -964,6 +964,8 @@ def _is_lit_cast(e) -> bool:
 def _as_bool(e: m.Expr) -> m.Expr:
     if scalar_name(e.type) == "bool":
         return e
+    if isinstance(e, m.Binary) and (e.op in _CMP or e.op in ("&&", "||")):
+        return e  # a test is a truth value whatever type clang gave it (one left open in a template)
     return m.Cast(m.Scalar("bool"), e, "implicit", m.Scalar("bool"), e.span)
 
 
