@@ -249,6 +249,13 @@ def c_mod(a, b):
     return T.truncmod(a, b)
 
 
+def size_of(dtype) -> int:
+    """C's ``sizeof(T)`` on a template's type: the bytes of the instance's dtype (``int32``: 4)."""
+    import tvm
+    t = tvm.DataType(str(dtype))
+    return t.bits * t.lanes // 8
+
+
 def dtype_of(value) -> str:
     """The dtype a template device function deduces from its argument ``value``: the value's own,
     or a C literal's (an int is ``int32``, a float ``float64``, a bool ``bool``), which TileLang

@@ -34,3 +34,29 @@ def test_a_template_value_stored_in_an_int_is_converted_as_c_converts_it(tmp_pat
     assert k["check"]["status"] == "pass", k
     text = (out / "k.py").read_text()
     assert "d = T.Cast(T.int32, a[i] - b[i])" in text and "half = T.Cast(T.float32, " in text, text
+
+
+#: the pool's lzss (``const uint32_t blockSize = BLOCK_SIZE / sizeof(T);``): ``sizeof`` of a
+#: template's type is the bytes of the instance's dtype, known when the factory runs
+SIZEOF = """
+#define BLOCK_SIZE 1024
+template <typename T>
+__global__ void chunks(const T* __restrict__ in, int* __restrict__ out, int n) {
+  const int blockSize = BLOCK_SIZE / sizeof(T);
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = (int)(in[i] > 0) * blockSize + (int)sizeof(T);
+}
+template __global__ void chunks<double>(const double*, int*, int);
+"""
+
+SIZEOF_SPEC = spec_kernel("chunks", (2, 1, 1), (64, 1, 1), "exact",
+                          spec_buffer("in", "float64", 128, "in", -1.0, 1.0),
+                          spec_buffer("out", "int32", 128, "out"),
+                          '[[kernel.args]]\nname = "n"\nscalar = "int32"\nvalue = 128\n'
+                          ).replace("grid =", 'template = ["double"]\ngrid =', 1)
+
+
+def test_sizeof_a_template_type_is_the_instances_size(tmp_path):
+    out, (k,) = converted(tmp_path, SIZEOF, SIZEOF_SPEC)
+    assert k["check"]["status"] == "pass", k
+    assert "1024 // cuda_math.size_of(T_)" in (out / "k.py").read_text()
