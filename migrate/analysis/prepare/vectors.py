@@ -211,9 +211,13 @@ class _View:
     array: m.Array | None = None  # the buffer's type where it is an array, not a pointer
     start: m.Expr | None = None  # in scalars: a vector view of a scalar buffer from some element on
     volatile: bool = False  # the vectors are volatile (a parameter ``volatile float4*``)
+    rows: tuple = ()  # the leading indices of a row of an array of several dimensions (``&s[y][x]``)
 
-    def ref(self, span: Span, const: bool = False) -> m.Ref:
-        return m.Ref(self.buffer, self.kind, self.array or m.Pointer(self.scalar, const, volatile=self.volatile), span)
+    def ref(self, span: Span, const: bool = False) -> m.Expr:
+        out = m.Ref(self.buffer, self.kind, self.array or m.Pointer(self.scalar, const, volatile=self.volatile), span)
+        for index in self.rows:  # s[y]: the row the lanes lie in
+            out = m.Index(out, index, out.type.element, span)
+        return out
 
     def first_lane(self, index: m.Expr | None, span: Span) -> m.Expr | None:
         """Where vector ``index`` of the view (its start with None) begins in the scalar buffer:
@@ -362,6 +366,13 @@ class _Scalarizer:
         if isinstance(e, m.Ref) and (isinstance(e.type, m.Pointer) and isinstance(e.type.pointee, m.Scalar)
                                      or isinstance(e.type, m.Array) and isinstance(e.type.element, m.Scalar)):
             return e, None
+        if isinstance(e, m.Index) and isinstance(e.type, m.Array) and isinstance(e.type.element, m.Scalar):
+            # a row of an array of several dimensions (st_vec(&lhs_s[y][xo], v) on float lhs_s[128][32])
+            root = e
+            while isinstance(root, m.Index):
+                root = root.base
+            if isinstance(root, m.Ref) and isinstance(root.type, m.Array):
+                return self.scalar(e), None
         if isinstance(e, m.Binary) and e.op in ("+", "-") and isinstance(e.rhs.type, m.Scalar):
             inner = self.scalar_start(e.lhs)
             if inner is not None:
@@ -385,8 +396,12 @@ class _Scalarizer:
                 element = ref.type.pointee if isinstance(ref.type, m.Pointer) else ref.type.element
                 if element.dtype != target.dtype:
                     return None  # the bits of another type (float4 over int): no lane view
+                rows = []
+                while isinstance(ref, m.Index):  # a row of an array: its leading indices
+                    rows.insert(0, ref.index)
+                    ref = ref.base
                 return _View(ref.name, target.lanes, None, m.Scalar(target.dtype), ref.kind,
-                             ref.type if isinstance(ref.type, m.Array) else None, start)
+                             ref.type if isinstance(ref.type, m.Array) else None, start, rows=tuple(rows))
             if target is not None:  # a vector view of another vector buffer (float4 over float2)
                 view = self.view_of(inner)
                 if view is None or view.scalar.dtype != target.dtype:

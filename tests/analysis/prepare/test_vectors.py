@@ -5,7 +5,7 @@ import pytest
 
 from migrate.analysis.prepare.vectors import VectorError, scalarize_vectors
 from migrate.ir import model as m
-from tests.analysis.support import calls, converted, nodes, unit
+from tests.analysis.support import calls, converted, nodes, spec_buffer, spec_kernel, unit
 
 
 def test_vectors_become_lanes(tmp_path):
@@ -684,3 +684,32 @@ value = 100
 def test_a_device_function_writing_a_local_vector_through_its_address_checks_equal(tmp_path):
     out, kernels = converted(tmp_path, LOCAL_VECTOR_POINTERS, LOCAL_VECTOR_POINTERS_SPEC)
     assert [(k["kernel"], k["check"]["status"]) for k in kernels] == [("speeds", "pass")]
+
+
+#: the pool's qkv (llm.c's matmul_forward_kernel4): ``st_vec(&lhs_s[y][xo], ld_vec(inp + ...))``
+#: stores a float4 into a row of a two-dimensional shared array; its lanes are that row's elements
+ROW_VECTORS = """
+__device__ float4 ld_vec(const float* address) { return *reinterpret_cast<const float4*>(address); }
+__device__ void st_vec(float* address, float4 val) { *reinterpret_cast<float4*>(address) = val; }
+__global__ void rows4(float* __restrict__ out, const float* __restrict__ inp) {
+  __shared__ float s[64][8];
+  int i = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+  st_vec(&s[threadIdx.x][0], ld_vec(inp + i));
+  st_vec(&s[threadIdx.x][4], ld_vec(inp + i + 4));
+  __syncthreads();
+  float4 v = ld_vec(&s[(threadIdx.x + 32) % 64][4]);
+  v.x += 1.0f;
+  st_vec(out + i, v);
+  st_vec(out + i + 4, ld_vec(&s[(threadIdx.x + 32) % 64][0]));
+}
+"""
+
+ROW_VECTORS_SPEC = spec_kernel("rows4", (2, 1, 1), (64, 1, 1), "exact",
+                               spec_buffer("out", "float32", 1024, "out"),
+                               spec_buffer("inp", "float32", 1024, "in", -1.0, 1.0))
+
+
+def test_a_vector_stored_into_a_row_of_a_two_dimensional_shared_array(tmp_path):
+    out, (k,) = converted(tmp_path, ROW_VECTORS, ROW_VECTORS_SPEC)
+    assert k["form"] != "unsupported", k
+    assert k["check"]["status"] == "pass", k["check"]
