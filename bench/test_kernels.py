@@ -81,6 +81,8 @@ CASES = {
     "literal_trees": ("tests.analysis.lift.test_reduce", "LITERAL_TREES", "LITERAL_TREES_SPEC"),
     "pointer_sums": ("tests.analysis.prepare.test_instances", "POINTER_SUMS", "POINTER_SUMS_SPEC"),
     "local_fields": ("tests.analysis.prepare.test_records", "LOCAL_FIELDS", "LOCAL_FIELDS_SPEC"),
+    "sizeof_template": ("tests.emit.test_dependent_values", "SIZEOF", "SIZEOF_SPEC"),
+    "row_vectors": ("tests.analysis.prepare.test_vectors", "ROW_VECTORS", "ROW_VECTORS_SPEC"),
 }
 
 
