@@ -50,6 +50,7 @@ from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
 from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, inline_view_calls, needs_inlining
 from .analysis.prepare.names import unique_names
 from .analysis.prepare.chained_assign import split_chained_assignments
+from .analysis.prepare.constructors import constructed_objects
 from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.effect_conditions import effect_conditions_as_tests
 from .analysis.prepare.device_globals import scalar_globals_as_buffers, shared_globals_into_kernels
@@ -185,12 +186,13 @@ def _warp_calls(fn, device, portable):
 
 
 def one_statement_each(fn: m.Function) -> m.Function:
-    """The first eight :data:`PREPARE` passes, which device functions get too (before they are
+    """The first nine :data:`PREPARE` passes, which device functions get too (before they are
     inlined or printed as macros): chained assignments, conditions with effects as tests, steps and
     assignments used as values, each a statement of its own; sincos-like calls as two assignments;
-    late-initialised locals declared at their value; array parameters flat; CUB block reductions
-    as their trees (whose barriers decide what is inlined)."""
-    for p in PREPARE[:8]:
+    late-initialised locals declared at their value; array parameters flat; objects made by their
+    constructors as method calls; CUB block reductions as their trees (whose barriers decide what
+    is inlined)."""
+    for p in PREPARE[:9]:
         try:
             fn = p.run(fn, None, True)
         except NoTileLangForm:
@@ -219,6 +221,9 @@ PREPARE = (
     Pass("array parameters", "double phi[][NY][NZ] as a flat buffer: phi[x][y][z] is phi[(x * NY + y) * NZ + z] "
                              "(analysis.prepare.array_params)",
          lambda fn, device, portable: flatten_array_params(fn)),
+    Pass("constructors", "Local l(p); with the project's own constructor as Local l; Local_Local(l, p); a method "
+                         "call that fills the object (analysis.prepare.constructors)",
+         lambda fn, device, portable: constructed_objects(fn)),
     Pass("cub block reductions", "cub::BlockReduce<T, N>(temp_storage).Sum(v) / .Reduce(v, op) as the shared-memory "
                                  "tree it computes, the TempStorage a __shared__ array (analysis.prepare.cub_blocks)",
          _cub),

@@ -751,13 +751,34 @@ class ModelBuilder:
         return m.Ternary(self.expr(cond), self.expr(then), self.expr(other), self.type_of(cursor),
                          span_of(cursor))
 
+    def _constructed(self, ctor: ci.Cursor | None, args: tuple, ctype: m.CType, span: Span) -> m.Call | None:
+        """``Position(x, y)``, ``Local l(p)`` with the project's own constructor (``ctor``, its
+        definition) on a struct modelled as lanes: a call of the constructor, modelled as a method
+        that fills its object (analysis.prepare.constructors); None for any other construction."""
+        if not isinstance(ctype, m.Vector) or ctor is None or ctor.kind != K.CONSTRUCTOR \
+                or ctor.location.file is None or cl.is_prelude_file(ctor.location.file.name):
+            return None
+        name = method_model_name(ctor, self.user_functions, self.model_names)
+        self.called.append(name)
+        return m.Call(name, args, "constructor", (), ctype, span)
+
+    def _record_constructor(self, ctype: ci.Type, nargs: int) -> ci.Cursor | None:
+        """The one constructor definition of ``nargs`` parameters the struct ``ctype`` declares."""
+        decl = ctype.get_canonical().get_declaration()
+        found = [c.get_definition() for c in (decl.get_children() if decl is not None else ())
+                 if c.kind == K.CONSTRUCTOR
+                 and len([a for a in c.get_children() if a.kind == K.PARM_DECL]) == nargs]
+        return found[0] if len(found) == 1 else None
+
     def _cast(self, cursor: ci.Cursor) -> m.Expr:
         kids = [c for c in cursor.get_children() if c.kind.is_expression()]
         target = self.type_of(cursor)
         span = span_of(cursor)
         style = _CAST_STYLES[cursor.kind]
         if style == "functional" and len(kids) != 1:
-            return m.Call(str(target), tuple(self.expr(k) for k in kids), "constructor", (), target, span)
+            args = tuple(self.expr(k) for k in kids)
+            return self._constructed(self._record_constructor(cursor.type, len(args)), args, target, span) or \
+                m.Call(str(target), args, "constructor", (), target, span)
         if not kids:
             return m.Call(str(target), (), "constructor", (), target, span)
         return m.Cast(target, self.expr(kids[-1]), style, target, span)
@@ -802,8 +823,10 @@ class ModelBuilder:
             target = self.type_of(cursor)
             if len(args) == 1:
                 return m.Cast(target, self.expr(args[0]), "functional", target, span_of(cursor))
-            return m.Call(str(target), tuple(self.expr(a) for a in args), "constructor", (), target,
-                          span_of(cursor))
+            exprs = tuple(self.expr(a) for a in args)
+            return self._constructed(self._record_constructor(cursor.type, len(exprs)), exprs, target,
+                                     span_of(cursor)) or \
+                m.Call(str(target), exprs, "constructor", (), target, span_of(cursor))
         if not cursor.spelling and len(kids) == 1 and _builtin_functional_cast(cursor):
             # int(v) or float(v) on a template's T v: clang leaves the cast a callee-less call
             target = self.type_of(cursor)
@@ -828,7 +851,8 @@ class ModelBuilder:
             ctype = self.type_of(cursor)
             if len(args) == 1 and args[0].type == ctype:
                 return args[0]  # a copy: float4 v = x[i];
-            return m.Call(_bare(cursor.type.spelling), args, "constructor", (), ctype, span_of(cursor))
+            return self._constructed(ref.get_definition(), args, ctype, span_of(cursor)) or \
+                m.Call(_bare(cursor.type.spelling), args, "constructor", (), ctype, span_of(cursor))
         return self.call_like(cursor, kids)
 
     def call_like(self, cursor: ci.Cursor, kids: list[ci.Cursor]) -> m.Expr:

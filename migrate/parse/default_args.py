@@ -19,7 +19,7 @@ from ..ir.visit import Transformer
 def with_default_arguments(functions: dict[str, m.Function],
                            defaults: dict[str, tuple[m.Expr | None, ...]]) -> dict[str, m.Function]:
     """``functions`` with every call to one of them (a user device function, not a dispatch
-    among overloads) given its trailing defaulted arguments; ``defaults``: function name -> the
+    among overloads, or a constructor of the project's) given its trailing defaulted arguments; ``defaults``: function name -> the
     default of each parameter (None where it has none). A call still short of arguments is left
     as it is (its callee's declaration had no default there: clang reported it)."""
     if not any(d is not None for ds in defaults.values() for d in ds):
@@ -27,9 +27,11 @@ def with_default_arguments(functions: dict[str, m.Function],
 
     class Fill(Transformer):
         def leave_Call(self, node: m.Call):
-            if node.kind != "device" or node.dispatch:
+            if node.kind not in ("device", "constructor") or node.dispatch:
                 return node
             ds = defaults.get(node.callee)
+            if ds is not None and node.kind == "constructor":
+                ds = ds[1:]  # the project's constructor (Params p; of Params(int n = 4)): its object aside
             if ds is None or len(node.args) >= len(ds):
                 return node
             missing = ds[len(node.args):]

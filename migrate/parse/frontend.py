@@ -549,7 +549,8 @@ class UnitBuilder:
         names = frozenset(p.name for p in template_params)
         params = []
         this_type = None
-        if cursor.kind == K.CXX_METHOD and not cursor.is_static_method():  # a device function of the object (this_)
+        if cursor.kind in (K.CXX_METHOD, K.CONSTRUCTOR) and not cursor.is_static_method():
+            # a device function of the object (this_); a constructor fills it
             this_type = convert_type(cursor.semantic_parent.type, names)
             params.append(m.Param("this_", m.Reference(this_type), cursor.is_const_method(), span_of(cursor)))
         builder = ModelBuilder(self.bag, self.text, self.functions, names, self.overloads, self.model_names,
@@ -566,6 +567,8 @@ class UnitBuilder:
                 defaults.append(self._param_default(child, builder))
             elif child.kind == K.COMPOUND_STMT:
                 body = builder.block(child)
+        if cursor.kind == K.CONSTRUCTOR and body is not None:
+            body = dataclasses.replace(body, stmts=_member_initialisers(cursor, builder) + body.stmts)
         kind = self._cuda_kind(cursor) or "host"
         returns = convert_type(cursor.result_type, names)
         if kind == "global" and template_params and not instances.get(cursor.spelling):
@@ -892,6 +895,22 @@ def _enumerators(ctype) -> tuple:
             out.append((f"{scope}::{c.spelling}", c.enum_value))
             if not decl.is_scoped_enum():
                 out.append((c.spelling, c.enum_value))
+    return tuple(out)
+
+
+def _member_initialisers(cursor: ci.Cursor, builder: ModelBuilder) -> tuple:
+    """A constructor's member initialisers (``: x(_x), y(_y)``) as the assignments to its object
+    they make, in order (each a field name, then the expression it is given)."""
+    out, field = [], None
+    for child in cursor.get_children():
+        if child.kind == K.MEMBER_REF:
+            field = child
+        elif field is not None and child.kind.is_expression():
+            span = span_of(child)
+            ftype = convert_type(field.type)
+            target = m.Member(builder._this(span), field.spelling, False, ftype, span)
+            out.append(m.ExprStmt(m.Assign("=", target, builder.expr(child), ftype, span), span))
+            field = None
     return tuple(out)
 
 

@@ -210,6 +210,8 @@ class Inliner:
                 call = dataclasses.replace(node, args=args)
                 name = self.fresh(self.result_base(node))
                 rtype = self.result_type(call)
+                if isinstance(rtype, m.Vector) and rtype.initialised:  # the return gives it its value
+                    rtype = dataclasses.replace(rtype, initialised=False)
                 result = m.Ref(name, "local", rtype, node.span)
                 pre.append(m.DeclStmt((m.VarDecl(name, rtype, "local", False, None, node.span),), node.span))
                 pre.extend(self.expand(call, result, depth))
