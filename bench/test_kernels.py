@@ -83,6 +83,7 @@ CASES = {
     "local_fields": ("tests.analysis.prepare.test_records", "LOCAL_FIELDS", "LOCAL_FIELDS_SPEC"),
     "sizeof_template": ("tests.emit.test_dependent_values", "SIZEOF", "SIZEOF_SPEC"),
     "row_vectors": ("tests.analysis.prepare.test_vectors", "ROW_VECTORS", "ROW_VECTORS_SPEC"),
+    "constructors": ("tests.analysis.prepare.test_records", "CONSTRUCTORS", "CONSTRUCTORS_SPEC"),
 }
 
 
