@@ -37,13 +37,15 @@ class InlineError(Exception):
 
 def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[str]:
     """Device functions that cannot stay ``T.macro`` helpers: those with reference parameters
-    (a macro cannot assign to its caller's variable) or template value parameters and, for the
-    portable form, those that contain (transitively) a barrier or a warp-level operation."""
+    (a macro cannot assign to its caller's variable), template value parameters or work on
+    structs and vectors and, for the portable form, those that contain (transitively) a barrier
+    or a warp-level operation."""
     # and templates with value parameters (template <int N>): each instance has a body of its own,
     # which a macro cannot tell apart; inlined, each call gets its instance (.instances)
     direct = {name for name, fn in device.items()
               if any(isinstance(p.type, m.Reference) or isinstance(p.type, m.Vector) for p in fn.params)
-              or isinstance(fn.returns, m.Vector) or any(t.kind == "value" for t in fn.template_params)}
+              or isinstance(fn.returns, m.Vector) or any(t.kind == "value" for t in fn.template_params)
+              or _works_on_vectors(fn)}
     for name, fn in device.items() if portable else ():
         for node in m.walk(fn.body) if fn.body else ():
             if isinstance(node, m.Call) and (node.kind in ("warp", "cg") or node.callee in (
@@ -59,6 +61,18 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
                 direct.add(name)
                 changed = True
     return direct
+
+
+def _works_on_vectors(fn: m.Function) -> bool:
+    """Whether ``fn`` reads one of the project's structs through a pointer (sph's
+    ``computePressure(double d, const param *params)`` reading ``params->rest_density``) or holds
+    one in a local: a macro works on scalars only, while inlined the kernel's vectors pass takes
+    them apart."""
+    def struct(t) -> bool:  # the project's structs (CUDA's own vectors through pointers stay as they were)
+        return isinstance(t, m.Vector) and t.name not in m.VECTOR_TYPES
+
+    return any(isinstance(p.type, m.Pointer) and struct(p.type.pointee) for p in fn.params) or \
+        any(struct(getattr(n, "type", None)) for n in m.walk(fn.body)) if fn.body else False
 
 
 class Inliner:

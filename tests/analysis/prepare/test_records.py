@@ -269,3 +269,34 @@ def test_structs_made_by_their_constructors_are_filled_as_the_constructor_fills_
     out, (k,) = converted(tmp_path, CONSTRUCTORS, CONSTRUCTORS_SPEC)
     assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]
+
+
+#: the pool's sph: ``double computePressure(double p_density, const param *params)`` reads
+#: ``params->rest_density`` through a pointer to a struct; a macro works on scalars only, so such a
+#: function is inlined and the kernel's vectors pass reads the struct's words
+STRUCT_POINTER_CALLS = """
+struct param { double rest_density; double speed_sound; };
+struct particle { double density; double pressure; };
+__device__ double pressure_of(double p_density, const param *params) {
+  double gam = 7.0;
+  double B = params->rest_density * params->speed_sound * params->speed_sound / gam;
+  return B * (pow((p_density / params->rest_density), gam) - 1.0);
+}
+__global__ void pressures(particle *__restrict__ ps, const param *__restrict__ params, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double density = ps[i].density;
+  ps[i].pressure = pressure_of(density, params);
+}
+"""
+
+STRUCT_POINTER_CALLS_SPEC = spec_kernel("pressures", (2, 1, 1), (64, 1, 1), "fp64",
+                                        spec_buffer("ps", "float64", 256, "inout", 0.5, 1.5),
+                                        spec_buffer("params", "float64", 2, "in", 0.8, 1.2),
+                                        spec_scalar("n", "int32", 100))
+
+
+def test_a_device_function_reading_a_struct_through_a_pointer_is_inlined(tmp_path):
+    out, (k,) = converted(tmp_path, STRUCT_POINTER_CALLS, STRUCT_POINTER_CALLS_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]
