@@ -84,6 +84,8 @@ CASES = {
     "sizeof_template": ("tests.emit.test_dependent_values", "SIZEOF", "SIZEOF_SPEC"),
     "row_vectors": ("tests.analysis.prepare.test_vectors", "ROW_VECTORS", "ROW_VECTORS_SPEC"),
     "constructors": ("tests.analysis.prepare.test_records", "CONSTRUCTORS", "CONSTRUCTORS_SPEC"),
+    "struct_pointer_calls": ("tests.analysis.prepare.test_records", "STRUCT_POINTER_CALLS",
+                             "STRUCT_POINTER_CALLS_SPEC"),
 }
 
 
