@@ -721,9 +721,10 @@ class ExprPrinter:
 
     def e_SizeOf(self, e: m.SizeOf):
         if e.value is None:
-            named = re.fullmatch(r"sizeof\s*\(\s*(\w+)\s*\)", e.of.strip())
-            if named and named.group(1) in self.scope.type_params:  # sizeof(T): the instance's dtype's
-                return f"cuda_math.size_of({self.scope.type_params[named.group(1)]})", _PREC["atom"]
+            t = e.operand
+            if isinstance(t, m.TemplateType) and t.name in self.scope.type_params:
+                # sizeof(T), sizeof(*out): the instance dtype's size, known when the factory runs
+                return f"cuda_math.size_of({self.scope.type_params[t.name]})", _PREC["atom"]
             raise EmitError(f"'{e.of}' has no constant size", e.span)
         return str(e.value), _PREC["atom"]
 

@@ -266,6 +266,9 @@ class SizeOf:
     value: Optional[int]
     type: CType
     span: Span
+    #: the type measured, where clang left the size open (``sizeof(T)``, ``sizeof(*out)`` on a
+    #: template's ``T``/``OUTPUT* out``: a template type); None where ``value`` is known
+    operand: Optional[CType] = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -792,8 +792,16 @@ class ModelBuilder:
     def expr_CXX_UNARY_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         value = cl.evaluate(cursor)
         text = self.text.of(cursor)
+        operand = None
+        if not isinstance(value, int):  # sizeof(T), sizeof(*out) in a template: the type measured
+            kids = list(cursor.get_children())
+            if kids and kids[0].kind == K.TYPE_REF:
+                operand = convert_type(kids[0].type, self.template_names)
+            elif kids and kids[0].kind.is_expression():
+                operand = _value_type(self.expr(kids[0]))
+            operand = _target(operand) if operand is not None else None
         return m.SizeOf(text, value if isinstance(value, int) else None, self.type_of(cursor),
-                        span_of(cursor))
+                        span_of(cursor), operand)
 
     def expr_INIT_LIST_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         return m.InitList(tuple(self.expr(c) for c in cursor.get_children()), self.type_of(cursor),

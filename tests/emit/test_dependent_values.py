@@ -36,15 +36,16 @@ def test_a_template_value_stored_in_an_int_is_converted_as_c_converts_it(tmp_pat
     assert "d = T.Cast(T.int32, a[i] - b[i])" in text and "half = T.Cast(T.float32, " in text, text
 
 
-#: the pool's lzss (``const uint32_t blockSize = BLOCK_SIZE / sizeof(T);``): ``sizeof`` of a
-#: template's type is the bytes of the instance's dtype, known when the factory runs
+#: the pool's lzss (``const uint32_t blockSize = BLOCK_SIZE / sizeof(T);``) and bitpacking
+#: (``sizeof(*out)`` on an ``OUTPUT* out``): ``sizeof`` of a template's type, or of a value of
+#: one, is the bytes of the instance's dtype, known when the factory runs
 SIZEOF = """
 #define BLOCK_SIZE 1024
 template <typename T>
 __global__ void chunks(const T* __restrict__ in, int* __restrict__ out, int n) {
   const int blockSize = BLOCK_SIZE / sizeof(T);
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = (int)(in[i] > 0) * blockSize + (int)sizeof(T);
+  if (i < n) out[i] = (int)(in[i] > 0) * blockSize + (int)sizeof(T) + 100 * (int)sizeof(*in);
 }
 template __global__ void chunks<double>(const double*, int*, int);
 """
