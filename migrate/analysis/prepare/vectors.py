@@ -273,8 +273,8 @@ class _Scalarizer:
         if isinstance(e, m.Index):
             view = self.view_of(e.base)
             v = _vec(e.type)
-            if view is not None:
-                index = _add(view.first_lane(e.index, span), _int(_word(v, i) if v else i, span), span)
+            if view is not None:  # (the index may read a struct's field: input[x + y * p.iWidth])
+                index = _add(view.first_lane(self.scalar(e.index), span), _int(_word(v, i) if v else i, span), span)
                 word = m.Index(view.ref(span), index, view.scalar, span)
                 return unpack(self.word_local(word), v, i) if v is not None and _packed(v, i) and not raw else word
             array = self.array_of(e.base)

@@ -713,3 +713,27 @@ def test_a_vector_stored_into_a_row_of_a_two_dimensional_shared_array(tmp_path):
     out, (k,) = converted(tmp_path, ROW_VECTORS, ROW_VECTORS_SPEC)
     assert k["form"] != "unsupported", k
     assert k["check"]["status"] == "pass", k["check"]
+
+
+#: the pool's dpid: ``const uchar3& pixel = input[x + y * p.iWidth];`` - the index of a vector
+#: buffer reads a struct's field, which was left unscalarised (no TileLang form for the member)
+STRUCT_FIELD_INDEX = """
+struct Params { unsigned w; unsigned h; };
+__global__ void pixels(const uchar3* __restrict__ input, float* __restrict__ out, const Params* __restrict__ q) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= q->w * q->h) return;
+  const uchar3& pixel = input[(i % q->w) + (q->h - 1 - i / q->w) * q->w];
+  out[i] = pixel.z + 2.0f * pixel.x;
+}
+"""
+
+STRUCT_FIELD_INDEX_SPEC = spec_kernel("pixels", (2, 1, 1), (128, 1, 1), "fp32",
+                                      spec_buffer("input", "uint8", 768, "in", 0, 255),
+                                      spec_buffer("out", "float32", 256, "out"),
+                                      spec_buffer("q", "uint32", 2, "in", 16, 16))
+
+
+def test_a_vector_buffers_index_may_read_a_structs_field(tmp_path):
+    out, (k,) = converted(tmp_path, STRUCT_FIELD_INDEX, STRUCT_FIELD_INDEX_SPEC)
+    assert k["form"] != "unsupported", k
+    assert k["check"]["status"] == "pass", k["check"]
