@@ -86,6 +86,7 @@ CASES = {
     "constructors": ("tests.analysis.prepare.test_records", "CONSTRUCTORS", "CONSTRUCTORS_SPEC"),
     "struct_pointer_calls": ("tests.analysis.prepare.test_records", "STRUCT_POINTER_CALLS",
                              "STRUCT_POINTER_CALLS_SPEC"),
+    "struct_field_index": ("tests.analysis.prepare.test_vectors", "STRUCT_FIELD_INDEX", "STRUCT_FIELD_INDEX_SPEC"),
 }
 
 
