@@ -186,13 +186,13 @@ def _warp_calls(fn, device, portable):
 
 
 def one_statement_each(fn: m.Function) -> m.Function:
-    """The first nine :data:`PREPARE` passes, which device functions get too (before they are
+    """The first ten :data:`PREPARE` passes, which device functions get too (before they are
     inlined or printed as macros): chained assignments, conditions with effects as tests, steps and
     assignments used as values, each a statement of its own; sincos-like calls as two assignments;
     late-initialised locals declared at their value; array parameters flat; objects made by their
-    constructors as method calls; CUB block reductions as their trees (whose barriers decide what
-    is inlined)."""
-    for p in PREPARE[:9]:
+    constructors as method calls; parameters whose address is taken as locals; CUB block
+    reductions as their trees (whose barriers decide what is inlined)."""
+    for p in PREPARE[:10]:
         try:
             fn = p.run(fn, None, True)
         except NoTileLangForm:
@@ -224,6 +224,9 @@ PREPARE = (
     Pass("constructors", "Local l(p); with the project's own constructor as Local l; Local_Local(l, p); a method "
                          "call that fills the object (analysis.prepare.constructors)",
          lambda fn, device, portable: constructed_objects(fn)),
+    Pass("addressed parameters", "a scalar parameter whose address the body takes (lcg(&seed)) is a local copy, "
+                                 "as a local's address is inlined through (analysis.prepare.written_params)",
+         lambda fn, device, portable: written_parameters(fn, addressed=True)),
     Pass("cub block reductions", "cub::BlockReduce<T, N>(temp_storage).Sum(v) / .Reduce(v, op) as the shared-memory "
                                  "tree it computes, the TempStorage a __shared__ array (analysis.prepare.cub_blocks)",
          _cub),

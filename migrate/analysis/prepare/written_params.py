@@ -24,12 +24,16 @@ def _assigned(body, scalars: set[str]) -> set[str]:
     return out
 
 
-def written_parameters(fn: m.Function) -> m.Function:
-    """``fn`` with each scalar parameter it assigns read and written through a local copy."""
+def written_parameters(fn: m.Function, addressed: bool = False) -> m.Function:
+    """``fn`` with each scalar parameter it assigns read and written through a local copy; with
+    ``addressed``, only (and each of) those whose address it takes (``lcg(&seed)`` on a parameter
+    ``seed``: the function writing through the pointer is inlined as for a local's address)."""
     if fn.body is None:
         return fn
     scalars = {p.name: p for p in fn.params if isinstance(p.type, (m.Scalar, m.TemplateType))}
-    written = _assigned(fn.body, set(scalars))
+    written = {x.operand.name for x in m.walk(fn.body) if isinstance(x, m.Unary) and x.op == "&"
+               and isinstance(x.operand, m.Ref) and x.operand.kind == "param" and x.operand.name in scalars} \
+        if addressed else _assigned(fn.body, set(scalars))
     if not written:
         return fn
     taken = {p.name for p in fn.params} | {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))}

@@ -44,3 +44,32 @@ def test_the_kernel_builds_and_checks_equal(tmp_path):
     pytest.importorskip("tilelang")
     _out, (k,) = converted(tmp_path, KERNEL, SPEC)
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", k["check"]
+
+
+#: the pool's sampling: ``int rand_idx = (int)(LCG_random_double(&seed) * ncols);`` on the kernel's
+#: own parameter ``uint64_t seed``, which the device function advances through its pointer
+ADDRESSED = """
+__device__ double lcg_double(unsigned long long * seed) {
+  const unsigned long long m = 9223372036854775808ULL;
+  const unsigned long long a = 2806196910506780709ULL;
+  *seed = (a * (*seed) + 1ULL) % m;
+  return (double) (*seed) / (double) m;
+}
+__global__ void sample(int* __restrict__ out, int ncols, unsigned long long seed) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  seed += i;
+  int r = (int)(lcg_double(&seed) * ncols);
+  r += 1000 * (int)(lcg_double(&seed) * ncols);
+  out[i] = r;
+}
+"""
+
+ADDRESSED_SPEC = spec_kernel("sample", (2, 1, 1), (64, 1, 1), "exact",
+                             spec_buffer("out", "int32", 128, "out"),
+                             spec_scalar("ncols", "int32", 997), spec_scalar("seed", "uint64", 12345))
+
+
+def test_a_parameter_whose_address_a_device_function_writes_through(tmp_path):
+    _, (k,) = converted(tmp_path, ADDRESSED, ADDRESSED_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]
