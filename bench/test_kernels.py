@@ -87,6 +87,7 @@ CASES = {
     "struct_pointer_calls": ("tests.analysis.prepare.test_records", "STRUCT_POINTER_CALLS",
                              "STRUCT_POINTER_CALLS_SPEC"),
     "struct_field_index": ("tests.analysis.prepare.test_vectors", "STRUCT_FIELD_INDEX", "STRUCT_FIELD_INDEX_SPEC"),
+    "addressed_params": ("tests.analysis.prepare.test_written_params", "ADDRESSED", "ADDRESSED_SPEC"),
 }
 
 
