@@ -237,9 +237,17 @@ def numeric_limit(member: str, dtype):
 
 def c_div(a, b):
     """C's ``a / b`` where the operands' type is a template's, known only to the factory: integers
-    truncate (``T.truncdiv``), floats divide."""
+    truncate (``T.truncdiv``), floats divide; a double literal on either side divides in double."""
     import tilelang.language as T
-    dtype = _dtype_of(a) or _dtype_of(b) or ""
+    da, db = _dtype_of(a), _dtype_of(b)
+    if not any(d and d.startswith(("float", "bfloat")) for d in (da, db)):
+        # a C double literal (printed as a Python float: 1.0 / n[i] on a template's INT_T n)
+        # makes the division a double one, the integer operand converted
+        if isinstance(a, float) and not isinstance(b, (int, float)):
+            return T.float64(a) / T.Cast("float64", b)
+        if isinstance(b, float) and not isinstance(a, (int, float)):
+            return T.Cast("float64", a) / T.float64(b)
+    dtype = da or db or ""
     return T.truncdiv(a, b) if dtype.startswith(("int", "uint")) else a / b
 
 

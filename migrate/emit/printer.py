@@ -41,6 +41,8 @@ DTYPES = _dtypes.TILELANG
 _PREC = {"or": 2, "and": 3, "not": 4, "cmp": 5, "|": 6, "^": 7, "&": 8, "<<": 9, ">>": 9,
          "+": 10, "-": 10, "*": 11, "/": 11, "//": 11, "%": 11, "unary": 12, "atom": 16}
 _CMP = {"<", "<=", ">", ">=", "==", "!="}
+#: the largest float32; a float64 constant beyond it cannot be spelled T.float64(x) (see _float)
+_FLOAT32_MAX = 3.4028234663852886e38
 _INT = _dtypes.INTEGERS
 _UNSIGNED = _dtypes.UNSIGNED
 
@@ -269,6 +271,9 @@ class ExprPrinter:
         text = repr(float(value))
         if text in ("inf", "-inf", "nan"):
             return f"T.{'infinity' if 'inf' in text else 'nan'}({DTYPES.get(dtype, 'T.float32')})", _PREC["atom"]
+        if dtype == "float64" and abs(value) > _FLOAT32_MAX:
+            # T.float64(1e300) goes through a float32 constant, which it overflows (DBL_MAX)
+            return f"T.FloatImm(T.float64, {text})", _PREC["atom"]
         if typed and dtype in DTYPES:
             return f"{DTYPES[dtype]}({text})", _PREC["atom"]
         return text, (_PREC["atom"] if value >= 0 else _PREC["unary"])

@@ -61,3 +61,34 @@ def test_sizeof_a_template_type_is_the_instances_size(tmp_path):
     out, (k,) = converted(tmp_path, SIZEOF, SIZEOF_SPEC)
     assert k["check"]["status"] == "pass", k
     assert "1024 // cuda_math.size_of(T_)" in (out / "k.py").read_text()
+
+
+#: the pool's rsbench: ``double max = -DBL_MAX;`` (and its ``1.0 / n_windows[nuc]`` on a template's
+#: ``INT_T n_windows``, a double division: here on a template's ``INT_T n``). TileLang's ``T.float64(x)`` builds a float32 constant
+#: first, which a double beyond float32's range overflows: such constants print as FloatImm
+DOUBLE_LIMITS = """
+#include <cfloat>
+template <typename INT_T>
+__device__ double spacing_of(INT_T n) { return 1.0 / n; }
+__global__ void dmax(const double* __restrict__ x, const int* __restrict__ n, int* __restrict__ idx,
+                     double* __restrict__ big) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  double best = -DBL_MAX;
+  int at = 0;
+  for (int j = 0; j < 4; j++) if (x[i * 4 + j] > best) { best = x[i * 4 + j]; at = j; }
+  idx[i] = at;
+  big[i] = (best > 0.0 ? 1e300 : -1e300) * spacing_of(n[i]);
+}
+"""
+
+DOUBLE_LIMITS_SPEC = spec_kernel("dmax", (2, 1, 1), (64, 1, 1), "fp64",
+                                 spec_buffer("x", "float64", 512, "in", -1.0, 1.0),
+                                 spec_buffer("n", "int32", 128, "in", 1, 9),
+                                 spec_buffer("idx", "int32", 128, "out"),
+                                 spec_buffer("big", "float64", 128, "out"))
+
+
+def test_double_constants_beyond_float32_and_double_divisions_in_templates(tmp_path):
+    out, (k,) = converted(tmp_path, DOUBLE_LIMITS, DOUBLE_LIMITS_SPEC)
+    assert k["check"]["status"] == "pass", k
+    assert "-T.FloatImm(T.float64, 1.7976931348623157e+308)" in (out / "k.py").read_text()

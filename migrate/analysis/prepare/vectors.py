@@ -24,6 +24,7 @@ import dataclasses
 
 from ...dtypes import SIZES
 from ...ir import model as m
+from ...ir.names import fresh
 from ...ir.span import Span
 
 LANES = ("x", "y", "z", "w")
@@ -246,6 +247,8 @@ class _Scalarizer:
             {r.name for n in (m.walk(fn.body) if fn.body else ()) if isinstance(n, m.Unary) and n.op in ("++", "--")
              for r in (m.access_root(n.operand),) if r is not None}
         self.views: dict[str, _View] = {}
+        self.aliases: dict[str, m.Index] = {}  # local references to a buffer's element
+        self.taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} if fn.body else set()
         self.locals: dict[str, m.Vector] = {}
         self.by_value: set[str] = set()  # vector parameters passed by value: their lanes are parameters
         self.arrays: dict[str, m.Array] = {}  # arrays of vectors: their scalar type
@@ -266,6 +269,8 @@ class _Scalarizer:
         """Lane ``i`` of the vector expression ``e``; with ``raw``, a record lane held in memory
         is its storage word (to write through :func:`pack`), not the lane read out of it."""
         span = e.span
+        if isinstance(e, m.Ref) and e.name in self.aliases:  # a reference to a buffer's element
+            return self.lane(self.aliases[e.name], i, raw)
         if isinstance(e, m.Ref) and e.name in self.locals:
             v = self.locals[e.name]
             kind = "param" if e.name in self.by_value else "local"
@@ -645,6 +650,16 @@ class _Scalarizer:
             out = []
             for d in s.decls:
                 v = _vec(d.type)
+                if v is not None and isinstance(d.type, m.Reference) and isinstance(d.init, m.Index) \
+                        and self.view_of(d.init.base) is not None:
+                    # uchar3& ref = output[i]; ref = make_uchar3(...): the element itself, its
+                    # index kept in a local (later statements may change what it reads)
+                    at = fresh(f"{d.name}_at", self.taken)
+                    index = self.scalar(d.init.index)
+                    itype = index.type if isinstance(index.type, m.Scalar) else m.Scalar("int64")
+                    out.append(m.DeclStmt((m.VarDecl(at, itype, "local", False, index, d.span),), d.span))
+                    self.aliases[d.name] = dataclasses.replace(d.init, index=m.Ref(at, "local", itype, d.span))
+                    continue
                 if v is not None and v.lanes > LOCAL_LANES:
                     raise VectorError(f"a local '{d.name}' of '{v}', whose {v.lanes} fields would each be a local",
                                       d.span)
