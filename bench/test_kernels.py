@@ -88,6 +88,8 @@ CASES = {
                              "STRUCT_POINTER_CALLS_SPEC"),
     "struct_field_index": ("tests.analysis.prepare.test_vectors", "STRUCT_FIELD_INDEX", "STRUCT_FIELD_INDEX_SPEC"),
     "addressed_params": ("tests.analysis.prepare.test_written_params", "ADDRESSED", "ADDRESSED_SPEC"),
+    "element_references": ("tests.analysis.prepare.test_vectors", "ELEMENT_REFERENCES", "ELEMENT_REFERENCES_SPEC"),
+    "double_limits": ("tests.emit.test_dependent_values", "DOUBLE_LIMITS", "DOUBLE_LIMITS_SPEC"),
 }
 
 
