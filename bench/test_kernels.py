@@ -90,6 +90,7 @@ CASES = {
     "addressed_params": ("tests.analysis.prepare.test_written_params", "ADDRESSED", "ADDRESSED_SPEC"),
     "element_references": ("tests.analysis.prepare.test_vectors", "ELEMENT_REFERENCES", "ELEMENT_REFERENCES_SPEC"),
     "double_limits": ("tests.emit.test_dependent_values", "DOUBLE_LIMITS", "DOUBLE_LIMITS_SPEC"),
+    "unsigned_rows": ("tests.emit.test_unsigned_rows", "KERNEL", "SPEC"),
 }
 
 

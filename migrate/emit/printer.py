@@ -668,6 +668,8 @@ class ExprPrinter:
         # (a parameter's buffer has a symbolic extent, which the solver negates without fault)
         guarded = self.scope.threads and base.kind in ("constant", "global")
         texts = [self._signed_index(i) if guarded else self.expr(i)[0] for i in indices]
+        if len(indices) > 1:
+            texts = [self._signed_difference(i) or t for i, t in zip(indices, texts)]
         if base.kind == "local" and self.scope.placements.get(base.name) == "thread_array":
             texts = [self.scope.thread_index] + texts
         elif base.kind == "param" and base.name not in self.scope.buffers:
@@ -697,6 +699,21 @@ class ExprPrinter:
             return self.expr(e)[0]
         finally:
             self.bare_index = False
+
+    def _signed_difference(self, index: m.Expr) -> str | None:
+        """``63 - threadIdx.x`` (unsigned in C) indexing an array of several dimensions, as the
+        int32 difference: for every index in the array's bounds (below 2^31) it is the same
+        value, and TileLang's vectorize planner refused the unsigned one there ("Minuend's value
+        is 0U", then "cannot make uint from negative value"). None for any other index."""
+        e = strip_casts(index) if not isinstance(index, m.Binary) else index
+        if not (isinstance(e, m.Binary) and e.op == "-" and scalar_name(e.type) == "uint32"):
+            return None
+        amount = _int_literal(e.lhs)
+        inner = e.rhs.operand if isinstance(e.rhs, m.Cast) else e.rhs  # threadIdx.x: int32 in TileLang
+        if amount is None or not 0 <= amount < 2 ** 31 or inner is None or self.tir_dtype(inner) != "int32" \
+                or not self._nonneg(inner):
+            return None
+        return f"{amount} - {self.sub(inner, _PREC['+'] + 1)}"
 
     def _signed_index(self, index: m.Expr) -> str:
         """An index into a ``__device__`` or ``__constant__`` array (a constant extent) that
