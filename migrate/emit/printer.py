@@ -705,12 +705,12 @@ class ExprPrinter:
         int32 difference: for every index in the array's bounds (below 2^31) it is the same
         value, and TileLang's vectorize planner refused the unsigned one there ("Minuend's value
         is 0U", then "cannot make uint from negative value"). None for any other index."""
-        e = strip_casts(index) if not isinstance(index, m.Binary) else index
+        e = index if isinstance(index, m.Binary) else strip_casts(index)
         if not (isinstance(e, m.Binary) and e.op == "-" and scalar_name(e.type) == "uint32"):
             return None
         amount = _int_literal(e.lhs)
         inner = e.rhs.operand if isinstance(e.rhs, m.Cast) else e.rhs  # threadIdx.x: int32 in TileLang
-        if amount is None or not 0 <= amount < 2 ** 31 or inner is None or self.tir_dtype(inner) != "int32" \
+        if amount is None or not 0 <= amount < 2 ** 31 or self.tir_dtype(inner) != "int32" \
                 or not self._nonneg(inner):
             return None
         return f"{amount} - {self.sub(inner, _PREC['+'] + 1)}"

@@ -19,9 +19,10 @@ from ..ir.visit import Transformer
 def with_default_arguments(functions: dict[str, m.Function],
                            defaults: dict[str, tuple[m.Expr | None, ...]]) -> dict[str, m.Function]:
     """``functions`` with every call to one of them (a user device function, not a dispatch
-    among overloads, or a constructor of the project's) given its trailing defaulted arguments; ``defaults``: function name -> the
-    default of each parameter (None where it has none). A call still short of arguments is left
-    as it is (its callee's declaration had no default there: clang reported it)."""
+    among overloads, or a constructor of the project's) given its trailing defaulted arguments;
+    ``defaults``: function name -> the default of each parameter (None where it has none). A call
+    still short of arguments is left as it is (its callee's declaration had no default there:
+    clang reported it)."""
     if not any(d is not None for ds in defaults.values() for d in ds):
         return functions
 

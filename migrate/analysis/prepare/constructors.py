@@ -13,6 +13,7 @@ import dataclasses
 import re
 
 from ...ir import model as m
+from ...ir.exprs import pure
 from ...ir.names import fresh
 from ...ir.visit import Transformer, expand_statements
 
@@ -31,11 +32,6 @@ def _fill(obj: m.Expr, call: m.Call, span) -> m.ExprStmt:
     return m.ExprStmt(m.Call(call.callee, (obj,) + call.args, "device", (), m.Scalar("void"), span), span)
 
 
-def _effects(e) -> bool:
-    return any(isinstance(n, (m.Assign, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
-               or isinstance(n, m.Call) and n.kind not in ("math", "conversion", "constructor") for n in m.walk(e))
-
-
 def constructed_objects(fn: m.Function) -> m.Function:
     if fn.body is None:
         return fn
@@ -48,7 +44,7 @@ def constructed_objects(fn: m.Function) -> m.Function:
 
         class Hoist(Transformer):
             def leave_Call(self, node):
-                if _constructor(node) is None or any(_effects(a) for a in node.args):
+                if _constructor(node) is None or not all(pure(a) for a in node.args):
                     return node
                 name = fresh(f"{node.callee.split('_')[0].lower()}_tmp", taken)
                 t = dataclasses.replace(node.type, initialised=False)

@@ -24,6 +24,7 @@ import dataclasses
 
 from ...dtypes import SIZES
 from ...ir import model as m
+from ...ir.exprs import pure
 from ...ir.names import fresh
 from ...ir.span import Span
 
@@ -491,8 +492,7 @@ class _Scalarizer:
 
     def _pick_index(self, index: m.Expr, field: str) -> m.Expr:
         """The index of a local record's array field, read once per element it may pick."""
-        if any(isinstance(n, (m.Assign, m.Call, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
-               for n in m.walk(index)):
+        if not pure(index, math=False):
             raise VectorError(f"record field '{field}' of a local indexed by an expression with effects", index.span)
         return self.scalar(index)
 
