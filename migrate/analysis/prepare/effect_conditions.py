@@ -10,7 +10,9 @@ An ``if`` whose condition holds an assignment or a step right of ``&&``/``||`` (
 only when the left side did not decide), or a step anywhere, tests a local computed first, one
 operand at a time: ``bool test = A; if (test) test = B; if (test) ...`` (``if (!test)`` for
 ``||``); a ``while`` does the same at the top of ``while (true) { ...; if (!test) break; body }``
-(a ``continue`` still reaches the test). The assignments and steps left in those statements are
+(a ``continue`` still reaches the test), and a ``do``/``while`` whose condition has any effect
+(``do {...} while (++ip < natpro);``) computes its test at the end of ``while (true) { body; ...;
+if (!test) break; }`` where its body has no ``continue`` of its own. The assignments and steps left in those statements are
 always evaluated there, so the passes after this one (steps and assignments used as values) take
 them. Conditions whose effects are always evaluated, or that have none, are left as they are.
 """
@@ -75,7 +77,21 @@ class _Tests:
             stop = m.If(m.Unary("!", test, False, BOOL, s.span), m.Block((m.Break(s.span),), s.span), None, s.span)
             body = m.Block(tuple(pre) + (stop, s.body), s.span)
             return [m.While(m.BoolLit(True, BOOL, s.span), body, s.span)]
+        if isinstance(s, m.DoWhile) and _effects(s.cond) and _scalar(s.cond) and not _continues(s.body):
+            pre, test = self.tested(s.cond, s.span)
+            stop = m.If(m.Unary("!", test, False, BOOL, s.span), m.Block((m.Break(s.span),), s.span), None, s.span)
+            body = m.Block((s.body,) + tuple(pre) + (stop,), s.span)
+            return [m.While(m.BoolLit(True, BOOL, s.span), body, s.span)]
         return None
+
+
+def _continues(body) -> bool:
+    """A ``continue`` of the loop whose body this is (not of a loop inside it)."""
+    if isinstance(body, m.Continue):
+        return True
+    if isinstance(body, (m.For, m.While, m.DoWhile)):
+        return False
+    return any(_continues(c) for c in m.children(body))
 
 
 def _scalar(cond) -> bool:
@@ -86,6 +102,7 @@ def _scalar(cond) -> bool:
 
 
 def effect_conditions_as_tests(fn: m.Function) -> m.Function:
-    if fn.body is None or not any(isinstance(n, (m.If, m.While)) and _needs_tests(n.cond) for n in m.walk(fn.body)):
+    if fn.body is None or not any(isinstance(n, (m.If, m.While)) and _needs_tests(n.cond)
+                                  or isinstance(n, m.DoWhile) and _effects(n.cond) for n in m.walk(fn.body)):
         return fn
     return dataclasses.replace(fn, body=expand_statements(fn.body, _Tests(fn).statement, every=True))

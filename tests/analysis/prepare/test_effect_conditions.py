@@ -83,3 +83,63 @@ def test_the_kernel_converts_and_checks_equal(tmp_path):
     out, (k,) = converted(tmp_path, WALKS, SPEC)
     assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]
+
+
+#: Two nested do/while loops that step their counters in their conditions (a docking code's loops
+#: over ligand and protein atoms), and one whose body continues, which keeps its shape.
+DO_WHILE = """
+__global__ void pairs(const float* __restrict__ lig, const float* __restrict__ prot, float* __restrict__ etot,
+                      int natlig, int natpro) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float e = 0.0f;
+  int il = 0;
+  do {
+    const float l = lig[(il + i) % natlig];
+    int ip = 0;
+    do {
+      const float d = l - prot[ip];
+      e += d * d;
+    } while (++ip < natpro);
+  } while (++il < natlig);
+  int k = 0;
+  int visits = 0;
+  do visits += 2; while ((k += 3) < i % 11);
+  etot[i] = e + visits;
+}
+"""
+
+DO_SPEC = spec_kernel("pairs", (2, 1, 1), (64, 1, 1), "fp32_accum",
+                      spec_buffer("lig", "float32", 16, "in", -1.0, 1.0),
+                      spec_buffer("prot", "float32", 24, "in", -1.0, 1.0),
+                      spec_buffer("etot", "float32", 128, "out"),
+                      spec_scalar("natlig", "int32", 5), spec_scalar("natpro", "int32", 7))
+
+
+def test_do_while_conditions_with_steps_test_at_the_end_of_the_body(tmp_path):
+    k = unit(tmp_path, DO_WHILE).kernel("pairs")
+    done = effect_conditions_as_tests(k)
+    assert not nodes(done, m.DoWhile)
+    loops = nodes(done, m.While)
+    assert len(loops) == 3 and all(isinstance(w.cond, m.BoolLit) for w in loops)
+    # the test is the body's last step: the body first, then the test, then the break
+    for w in loops:
+        last = w.body.stmts[-1]
+        assert isinstance(last, m.If) and isinstance(last.then.stmts[0], m.Break)
+
+
+def test_a_do_while_whose_body_continues_is_left(tmp_path):
+    source = """
+    __global__ void k(const int* x, int* y, int n) {
+      int i = threadIdx.x, s = 0;
+      do { if (x[i] < 0) continue; s += x[i]; } while (++i < n);
+      y[threadIdx.x] = s;
+    }
+    """
+    k = unit(tmp_path, source).kernel("k")
+    assert nodes(effect_conditions_as_tests(k), m.DoWhile)
+
+
+def test_the_do_while_kernel_converts_and_checks_equal(tmp_path):
+    out, (k,) = converted(tmp_path, DO_WHILE, DO_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]
