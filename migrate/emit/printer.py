@@ -47,6 +47,16 @@ _INT = _dtypes.INTEGERS
 _UNSIGNED = _dtypes.UNSIGNED
 
 
+def _method_call(e: m.MethodCall) -> EmitError:
+    """The refusal of a method call left in the model: the object's type and why it stayed."""
+    t = getattr(e.obj, "type", None)
+    if isinstance(t, m.Reference):
+        t = t.target
+    why = "each instance of the template calls its own, which the generic form cannot tell apart" \
+        if isinstance(t, m.TemplateType) else "its body is not a device function the tool can inline"
+    return EmitError(f"call of the method '{e.method}' on an object of type '{t}': {why}", e.span)
+
+
 def dtype_of(ctype: m.CType, scope: "Scope | None" = None) -> str:
     """The TileLang dtype expression (Python source) of a model type."""
     if isinstance(ctype, m.Scalar) and ctype.dtype in DTYPES:
@@ -154,6 +164,8 @@ class ExprPrinter:
     def expr(self, e: m.Expr, typed: bool = True) -> tuple[str, int]:
         method = getattr(self, f"e_{type(e).__name__}", None)
         if method is None:
+            if isinstance(e, m.MethodCall):
+                raise _method_call(e)
             raise EmitError(f"expression '{type(e).__name__}' has no TileLang form", e.span)
         return method(e, typed) if method.__code__.co_argcount > 2 else method(e)
 
@@ -1247,6 +1259,8 @@ class StmtPrinter:
         if _no_effect(e, self.scope.effects):  # (void)x; an assert: C evaluates it for nothing migrated
             self.emit("pass  # an expression without effect: C discards its value", s.span)
             return
+        if isinstance(e, m.MethodCall):
+            raise _method_call(e)
         raise EmitError("expression statement without effect", s.span)
 
     def _store(self, target: m.Expr, value: str, span: Span) -> None:

@@ -885,7 +885,12 @@ class ModelBuilder:
                 return call
             if not obj_kids:
                 return self.unsupported_expr(cursor, "M1206", f"call of member '{method}' is not modelled")
-            return m.MethodCall(self.expr(obj_kids[0]), method, args, ctype, span)
+            obj = self.expr(obj_kids[0])
+            if method.startswith("operator ") and not args and isinstance(obj.type, m.Scalar) \
+                    and isinstance(ctype, m.Scalar):
+                # static_cast<float>(h) of a __half: its conversion operator, a conversion
+                return m.Cast(ctype, obj, "implicit", ctype, span)
+            return m.MethodCall(obj, method, args, ctype, span)
         name, decl, template_args = self._resolve_callee(cursor, callee)
         if name is None:
             return self.unsupported_expr(cursor, "M1209", "call through a function pointer")
