@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import itertools
+import math
 import re
 from pathlib import Path
 
@@ -262,13 +264,18 @@ def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | Non
         t = k.type.get_canonical()
         name = f"{prefix}{k.spelling}"
         if t.kind == T.CONSTANTARRAY:
-            element = _named_type(_bare(t.element_type.get_canonical().spelling))
+            extents = []  # double data[3][3]: its elements in memory order (data[0][0], data[0][1], ...)
+            while t.kind == T.CONSTANTARRAY:
+                extents.append(t.element_count)
+                t = t.element_type.get_canonical()
+            element = _named_type(_bare(t.spelling))
             if not isinstance(element, m.Scalar) or element.dtype not in dtypes.SIZES:
                 return None
             size = dtypes.SIZES[element.dtype]
-            if len(out) + t.element_count > RECORD_LANES:
+            if len(out) + math.prod(extents) > RECORD_LANES:
                 return None
-            out += [(f"{name}[{i}]", element.dtype, at + i * size) for i in range(t.element_count)]
+            out += [(name + "".join(f"[{i}]" for i in place), element.dtype, at + k * size)
+                    for k, place in enumerate(itertools.product(*(range(n) for n in extents)))]
             continue
         named = _named_type(_bare(t.spelling))
         if isinstance(named, m.Scalar) and named.dtype in dtypes.SIZES:

@@ -265,15 +265,22 @@ def _element_dtype(t):
     return e.dtype if isinstance(e, m.Scalar) else e
 
 
+def _address(cast: m.Cast) -> bool:
+    """``(uintptr_t)x`` of a pointer: its address as a 64-bit integer, counting bytes."""
+    return isinstance(cast.type, m.Scalar) and cast.type.dtype in ("uint64", "int64") \
+        and isinstance(getattr(cast.operand, "type", None), m.Pointer)
+
+
 def _byte_step(init, buffers, aliases) -> Alias | None:
     """``(float*)((char*)x + bytes)`` (a pitched row: ``x`` a buffer or view of the cast's element
-    type): ``x`` ``bytes / sizeof(float)`` elements on. A step that is no whole number of elements
+    type), or ``(float*)((uintptr_t)x + bytes)``: ``x`` ``bytes / sizeof(float)`` elements on. A step that is no whole number of elements
     would make the CUDA access misaligned (it faults), so the division loses nothing."""
     step = init.operand
     while isinstance(step, m.Cast) and step.style == "implicit":
         step = step.operand
     if not (isinstance(step, m.Binary) and step.op in ("+", "-") and isinstance(step.lhs, m.Cast)
-            and _element_bytes(step.lhs.type) == 1 and isinstance(step.rhs.type, m.Scalar)):
+            and (_element_bytes(step.lhs.type) == 1 or _address(step.lhs))
+            and isinstance(step.rhs.type, m.Scalar)):
         return None
     size, base_expr = _element_bytes(init.type), step.lhs.operand
     if size is None or size == 1 or _element_bytes(getattr(base_expr, "type", None)) != size \

@@ -21,6 +21,7 @@ Anything else of vector type raises :class:`VectorError` with the span.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from ...dtypes import SIZES
 from ...ir import model as m
@@ -237,6 +238,31 @@ _HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
 _LANE_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 _LANE_PICK = {"__low2float": (0, "float32"), "__high2float": (1, "float32"),
               "__low2half": (0, "float16"), "__high2half": (1, "float16")}
+
+
+def _field_chain(e) -> tuple[m.Member, list] | None:
+    """``p.data[i][j]`` (any number of indices on a struct's field): (the field ``p.data``, its
+    indices in order); None for anything else."""
+    indices = []
+    while isinstance(e, m.Index) and not isinstance(e.base, m.Member):
+        indices.insert(0, e.index)
+        e = e.base
+    if isinstance(e, m.Index) and isinstance(e.base, m.Member):
+        return e.base, [e.index] + indices
+    return None
+
+
+def _flat_index(indices: list, last: str, span: Span) -> m.Expr | None:
+    """The place in memory order of the element ``indices`` pick in an array field whose last
+    element is the lane ``last`` (``data[2][2]``: extents 3 by 3); None unless every extent is indexed."""
+    found = re.fullmatch(r"[^\[]*((?:\[\d+\])+)", last)
+    extents = [int(k) + 1 for k in found.group(1).strip("[]").split("][")] if found else []
+    if len(extents) != len(indices):
+        return None
+    flat = indices[0]
+    for index, extent in zip(indices[1:], extents[1:]):
+        flat = _add(_mul(flat, extent, span), index, span)
+    return flat
 
 
 class _Scalarizer:
@@ -461,16 +487,24 @@ class _Scalarizer:
                 and e.field in lane_names(_vec(e.base.type.pointee)):  # p->re: lane of p[0]
             v = _vec(e.base.type.pointee)
             return m.Index(e.base, _int(0, e.span), v, e.span), lane_names(v).index(e.field)
-        if isinstance(e, m.Index) and isinstance(e.base, m.Member) and isinstance(e.index, m.IntLit):
-            inner = self.lane_target(dataclasses.replace(e.base, field=f"{e.base.field}[{e.index.value}]"))
+        chain = _field_chain(e)  # a[i].pos[2], m.data[1][2]: the element's own lane
+        if chain is not None and all(isinstance(k, m.IntLit) for k in chain[1]):
+            member, indices = chain
+            inner = self.lane_target(dataclasses.replace(
+                member, field=member.field + "".join(f"[{k.value}]" for k in indices)))
             if inner is not None:
                 return inner
         return None
 
     def array_field(self, e: m.Index):
         """``a[i].pos[j]`` of a record held in memory, ``j`` not a constant: the element of its
-        storage (the field's elements are consecutive words of the storage's own dtype)."""
-        member = e.base
+        storage (the field's elements are consecutive words of the storage's own dtype); of a
+        local, the element the index picks. A field of several dimensions (``m.data[r][c]``) is
+        indexed by its elements' place in memory order."""
+        chain = _field_chain(e)
+        if chain is None:
+            return None
+        member, indices = chain
         outer = member.base
         if member.arrow and isinstance(outer.type, m.Pointer):
             outer = m.Index(outer, _int(0, e.span), outer.type.pointee, e.span)
@@ -480,15 +514,18 @@ class _Scalarizer:
         names = [k for k, n in enumerate(lane_names(v)) if n.startswith(f"{member.field}[")]
         if not names or any(_packed(v, k) or _word(v, k) != _word(v, names[0]) + j for j, k in enumerate(names)):
             return None
+        flat = _flat_index(indices, lane_names(v)[names[-1]], e.span)
+        if flat is None:
+            return None
         if not isinstance(outer, m.Index):
             # a local's fields are locals of their own: the element the index picks, by comparison
-            index = self._pick_index(e.index, member.field)
+            index = self._pick_index(flat, member.field)
             value = self.lane(outer, names[-1])
             for j in range(len(names) - 2, -1, -1):
                 value = m.Ternary(_equals(index, j, e.span), self.lane(outer, names[j]), value, value.type, e.span)
             return value
         first = self.lane(outer, names[0], raw=True)
-        return m.Index(first.base, _add(first.index, self.scalar(e.index), e.span), first.type, e.span)
+        return m.Index(first.base, _add(first.index, self.scalar(flat), e.span), first.type, e.span)
 
     def _pick_index(self, index: m.Expr, field: str) -> m.Expr:
         """The index of a local record's array field, read once per element it may pick."""
@@ -500,19 +537,22 @@ class _Scalarizer:
         """``p.data[j] op= v`` on a local record ``p``, ``j`` not a constant: one branch per element
         the index may pick (a local's fields are locals of their own); None for other statements."""
         a = s.expr
-        t = a.target if isinstance(a, m.Assign) else None
-        if not (isinstance(t, m.Index) and isinstance(t.base, m.Member) and not t.base.arrow
-                and isinstance(t.base.base, m.Ref) and t.base.base.name in self.locals
-                and not isinstance(t.index, m.IntLit)):
+        chain = _field_chain(a.target) if isinstance(a, m.Assign) else None
+        if chain is None:
             return None
-        v = self.locals[t.base.base.name]
-        names = [k for k, n in enumerate(lane_names(v)) if n.startswith(f"{t.base.field}[")]
-        if not names:
+        member, indices = chain
+        if not (not member.arrow and isinstance(member.base, m.Ref) and member.base.name in self.locals
+                and not all(isinstance(k, m.IntLit) for k in indices)):
             return None
-        index, value = self._pick_index(t.index, t.base.field), self.scalar(a.value)
+        v = self.locals[member.base.name]
+        names = [k for k, n in enumerate(lane_names(v)) if n.startswith(f"{member.field}[")]
+        flat = _flat_index(indices, lane_names(v)[names[-1]], s.span) if names else None
+        if flat is None:
+            return None
+        index, value = self._pick_index(flat, member.field), self.scalar(a.value)
         out = None
         for k in reversed(range(len(names))):
-            store = self.store(t.base.base, names[k], value, a.op, s.span)
+            store = self.store(member.base, names[k], value, a.op, s.span)
             out = m.If(_equals(index, k, s.span), m.Block((store,), s.span),
                        None if out is None else m.Block((out,), s.span), s.span)
         return [out]
@@ -527,7 +567,8 @@ class _Scalarizer:
         target = self.lane_target(e)  # p.x, p->re, a[i].pos[2]
         if target is not None:
             return self.lane(*target)
-        if isinstance(e, m.Index) and isinstance(e.base, m.Member) and isinstance(e.base.type, m.Array):
+        chain = _field_chain(e) if isinstance(e, m.Index) else None
+        if chain is not None and isinstance(chain[0].type, m.Array):
             whole = self.array_field(e)
             if whole is not None:
                 return whole

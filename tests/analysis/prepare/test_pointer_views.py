@@ -128,6 +128,15 @@ __global__ void row_sums(const int* d, size_t pitch_d, int* out, int width) {
     for (int c = t; c < width; c += blockDim.x) s += d_row[c];
     atomicAdd(&out[blockIdx.x], s);
 }
+
+// points of a cloud reached through an address as an integer (a point-cloud projection's way)
+__global__ void intensities(const float* __restrict__ cp, float* __restrict__ out, int width, int point_step) {
+    int y = blockIdx.x;
+    int x = threadIdx.x;
+    if (x >= width) return;
+    const float* fp = (float *)((uintptr_t)cp + (x + y * width) * point_step);
+    out[y * width + x] = fp[1] * 2.0f - fp[0];
+}
 """
 
 PITCHED_SPEC = """[[kernel]]
@@ -179,6 +188,31 @@ range = [0, 3]
 name = "width"
 scalar = "int32"
 value = 90
+
+[[kernel]]
+name = "intensities"
+grid = [3, 1, 1]
+block = [32, 1, 1]
+tolerance = "fp32"
+[[kernel.args]]
+name = "cp"
+buffer = "float32"
+elements = 288
+role = "in"
+range = [-1.0, 1.0]
+[[kernel.args]]
+name = "out"
+buffer = "float32"
+elements = 90
+role = "out"
+[[kernel.args]]
+name = "width"
+scalar = "int32"
+value = 30
+[[kernel.args]]
+name = "point_step"
+scalar = "int32"
+value = 12
 """
 
 
@@ -187,8 +221,12 @@ def test_a_row_reached_through_a_byte_offset_is_a_view_pitch_over_element_size_o
     assert not unresolved and aliases["row"].buffer == "devPtr"
     off = aliases["row"].offset
     assert isinstance(off, m.Binary) and off.op == "/" and off.rhs.value == 4
+    # the address as an integer ((uintptr_t)cp + bytes) is the same byte step
+    _, aliases, unresolved = pointer_aliases(unit(tmp_path, PITCHED).kernel("intensities"))
+    assert not unresolved and aliases["fp"].buffer == "cp"
     out, kernels = converted(tmp_path, PITCHED, PITCHED_SPEC)
-    assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"scale_rows": "pass", "row_sums": "pass"}
+    assert {k["kernel"]: k["check"]["status"] for k in kernels} == \
+        {"scale_rows": "pass", "row_sums": "pass", "intensities": "pass"}
 
 
 #: addresses given to an atomic and to a cache-hinted load as pointer arithmetic on a buffer, the

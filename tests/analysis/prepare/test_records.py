@@ -300,3 +300,43 @@ def test_a_device_function_reading_a_struct_through_a_pointer_is_inlined(tmp_pat
     out, (k,) = converted(tmp_path, STRUCT_POINTER_CALLS, STRUCT_POINTER_CALLS_SPEC)
     assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]
+
+
+#: a point-cloud projection's matrices (``struct Mat33 { double data[3][3]; }``): a field of two
+#: dimensions, read from a buffer of them and from a local copy by variable and constant indices,
+#: and stored by variable indices
+MATRICES = """
+struct Mat33 { double data[3][3]; };
+struct Mat13 { double data[3]; };
+__global__ void transform(const Mat33* __restrict__ rots, const double* __restrict__ pts,
+                          double* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  Mat33 r = rots[i % 4];
+  Mat13 p, q;
+  for (int c = 0; c < 3; c++) p.data[c] = pts[3 * i + c];
+  for (int row = 0; row < 3; row++) {
+    q.data[row] = rots[(i + 1) % 4].data[row][2 - row];
+    for (int col = 0; col < 3; col++) q.data[row] += p.data[col] * r.data[row][col];
+  }
+  r.data[i % 3][(i + 1) % 3] = 0.5;
+  out[4 * i] = q.data[0] + r.data[0][1] + r.data[1][2];
+  out[4 * i + 1] = q.data[1];
+  out[4 * i + 2] = q.data[2];
+  out[4 * i + 3] = r.data[2][0] + rots[i % 4].data[1][1];
+}
+"""
+
+MATRICES_SPEC = spec_kernel("transform", (2, 1, 1), (32, 1, 1), "fp64",
+                            spec_buffer("rots", "float64", 36, "in", -1.0, 1.0),
+                            spec_buffer("pts", "float64", 192, "in", -2.0, 2.0),
+                            spec_buffer("out", "float64", 256, "out"),
+                            spec_scalar("n", "int32", 64))
+
+
+def test_a_field_of_several_dimensions_is_indexed_in_memory_order(tmp_path):
+    out, (k,) = converted(tmp_path, MATRICES, MATRICES_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]
+    text = (out / "k.py").read_text()
+    assert "r_data_0_1" in text and "r_data_2_2" in text, text  # the local's elements are locals
