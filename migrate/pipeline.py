@@ -64,6 +64,7 @@ from .analysis.prepare.late_init import late_initialisations
 from .analysis.prepare.lockstep_steps import (barriers_out_of_branches, is_lockstep_barrier, lockstep_steps,
                                               stranded_barrier)
 from .analysis.prepare.sincos import split_sincos
+from .analysis.prepare.memory_copies import memory_copies
 from .analysis.prepare.returns import returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_vectors, uses_vectors
 from .analysis.prepare.written_params import written_parameters
@@ -186,13 +187,13 @@ def _warp_calls(fn, device, portable):
 
 
 def one_statement_each(fn: m.Function) -> m.Function:
-    """The first ten :data:`PREPARE` passes, which device functions get too (before they are
-    inlined or printed as macros): chained assignments, conditions with effects as tests, steps and
-    assignments used as values, each a statement of its own; sincos-like calls as two assignments;
-    late-initialised locals declared at their value; array parameters flat; objects made by their
+    """The first :data:`DEVICE_TOO` :data:`PREPARE` passes, which device functions get too (before
+    they are inlined or printed as macros): chained assignments, conditions with effects as tests,
+    steps and assignments used as values, each a statement of its own; sincos-like calls as two
+    assignments; memcpy/memset of typed arrays as loops; late-initialised locals declared at their value; array parameters flat; objects made by their
     constructors as method calls; parameters whose address is taken as locals; CUB block
     reductions as their trees (whose barriers decide what is inlined)."""
-    for p in PREPARE[:10]:
+    for p in PREPARE[:DEVICE_TOO]:
         try:
             fn = p.run(fn, None, True)
         except NoTileLangForm:
@@ -215,6 +216,9 @@ PREPARE = (
          lambda fn, device, portable: split_value_assignments(fn)),
     Pass("sincos calls", "sincosf(a, &s, &c); as s = sinf(a); c = cosf(a); (analysis.prepare.sincos)",
          lambda fn, device, portable: split_sincos(fn)),
+    Pass("memory copies", "memcpy(y, ytemp, N * sizeof(double)); of typed arrays as an element loop, memset(a, 0, "
+                          "...) as one storing zeros (analysis.prepare.memory_copies)",
+         lambda fn, device, portable: memory_copies(fn)),
     Pass("late initialisations", "int tid; ... tid = threadIdx.x + ...; as int tid = threadIdx.x + ...; where "
                                  "nothing names tid in between (analysis.prepare.late_init)",
          lambda fn, device, portable: late_initialisations(fn)),
@@ -272,6 +276,10 @@ PREPARE = (
                             "its buffer, each access an index (analysis.prepare.moving_pointers)",
          lambda fn, device, portable: moving_pointers(fn)),
 )
+
+#: how many of the first :data:`PREPARE` passes device functions get too (:func:`one_statement_each`):
+#: those up to and including the CUB block reductions
+DEVICE_TOO = 1 + next(i for i, p in enumerate(PREPARE) if p.name == "cub block reductions")
 
 
 def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
