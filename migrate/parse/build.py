@@ -878,7 +878,14 @@ class ModelBuilder:
         limit = self._numeric_limit(callee, arg_cursors)
         if limit is not None:
             return limit
-        args = tuple(self.expr(a) for a in arg_cursors if not _is_default_arg(a))
+        if _callee_name(callee) in ("__assert_fail", "__assertfail"):
+            # assert() in a template: its __PRETTY_FUNCTION__ stays dependent, an unexposed
+            # expression of no parts; the message is not migrated (the printer drops the call)
+            args = tuple(m.StringLit("", m.Pointer(m.Scalar("int8"), True), span_of(a))
+                         if a.kind == K.UNEXPOSED_EXPR and not list(a.get_children()) else self.expr(a)
+                         for a in arg_cursors)
+        else:
+            args = tuple(self.expr(a) for a in arg_cursors if not _is_default_arg(a))
         ctype = self.type_of(cursor)
         target = _callee_cursor(callee)
         if target is not None and target.kind == K.MEMBER_REF_EXPR:
