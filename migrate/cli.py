@@ -464,7 +464,8 @@ def cmd_convert(args) -> int:
     converted: dict = {}  # a conversion's analysis and emission run in the parse workers too
     settings = None if args.examine else {"keep_original": args.keep_original_code, "lift": not args.no_lift,
                                           "allow_tf32": args.allow_tf32}
-    parsed = _parse_with_progress(cv, files, options_for, jobs, out, args.timeout, settings, converted)
+    parsed = _parse_with_progress(cv, files, options_for, jobs, out, args.timeout, settings, converted,
+                                  lean=not args.check)
     suppress = _suppressor(args)
     if args.examine:
         from .reports.examine import run_examine
@@ -775,9 +776,11 @@ def _suppressor(args):
     return matcher(args.suppress)
 
 
-def _parse_with_progress(cv, files, options_for, jobs, console, timeout=None, convert=None, converted=None):
+def _parse_with_progress(cv, files, options_for, jobs, console, timeout=None, convert=None, converted=None,
+                         lean=False):
     if not console.is_terminal or not files:
-        return cv.parse_all(files, options_for, jobs, timeout=timeout, convert=convert, converted=converted)
+        return cv.parse_all(files, options_for, jobs, timeout=timeout, convert=convert, converted=converted,
+                            lean=lean)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     label = "[bold]parsing" if convert is None else "[bold]converting"
@@ -790,7 +793,7 @@ def _parse_with_progress(cv, files, options_for, jobs, console, timeout=None, co
             progress.update(task, advance=1, description=str(src.rel))
 
         return cv.parse_all(files, options_for, jobs, on_done=done, timeout=timeout, convert=convert,
-                            converted=converted)
+                            converted=converted, lean=lean)
 
 
 if __name__ == "__main__":

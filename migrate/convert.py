@@ -297,12 +297,15 @@ def _parse_job(path: str, options: ParseOptions) -> ParsedFile:
 
 def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, timeout: float | None = None,
               max_memory: int | None = -1, convert: dict | None = None,
-              converted: dict | None = None) -> dict[Path, ParsedFile]:
+              converted: dict | None = None, lean: bool = False) -> dict[Path, ParsedFile]:
     """Parse every file in ``jobs`` worker processes (:mod:`.parse_worker`), each file within
     ``timeout`` s and ``max_memory`` bytes (defaults: :mod:`.runtime.limits`); a file that hangs,
     runs out of memory or crashes its worker costs only itself (M4013, M4014, M9030).
     With ``convert`` (:func:`convert_file`'s keyword arguments) the workers also analyse and emit
-    each parsed file, in parallel, and ``converted`` receives ``path -> convert_file(...)``."""
+    each parsed file, in parallel, and ``converted`` receives ``path -> convert_file(...)``; with
+    ``lean`` too, the parsed files come back without the bodies of their functions (a caller that
+    checks nothing needs only the signatures and launch sites; the bodies cost a fifth of a pool's
+    conversion time to send between the processes)."""
     import tempfile
     import threading
     from concurrent.futures import ThreadPoolExecutor
@@ -327,7 +330,8 @@ def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, 
 
     def batch(part: list[SourceFile], claims: str | None = None):
         runs = [{"key": str(src.path), "options": options_for(src.path),
-                 **({"convert": convert, "display": str(src.rel)} if convert is not None else {})} for src in part]
+                 **({"convert": convert, "display": str(src.rel), "lean": lean} if convert is not None else {})}
+                for src in part]
         run_batch("migrate.parse_worker", None, runs, timeout=timeout, max_memory=max_memory,
                   startup=max(timeout, 120.0), on_result=done, claims=claims)
 

@@ -5,7 +5,8 @@
 Each run is ``{"key": path, "options": ParseOptions}`` (with ``"convert"``, ``convert_file``'s
 keyword arguments, and ``"display"``: the file is analysed and emitted here too); its entry
 ``{"status": "ok", "parsed": ParsedFile}`` (and ``"converted"``: ``convert_file``'s result and the
-file's derived spec tables, ``convert.spec_tables``, or None where a spec file is beside it).
+file's derived spec tables, ``convert.spec_tables``, or None where a spec file is beside it;
+with ``"lean"``, the ParsedFile comes back without its functions' bodies).
 The parent kills this process past ``--timeout`` and limits its memory to ``--max-memory``; libclang refused memory under that limit fails to parse, which is reported as
 running out of memory (M4014) rather than as a compile error.
 """
@@ -43,7 +44,18 @@ def parse_one(common, run: dict) -> dict:
         kernels, diags, text = convert_file(parsed, run["display"], **run["convert"])
         tables = None if has_spec(Path(run["key"])) else spec_tables(parsed, kernels)
         entry["converted"] = (kernels, diags, text, tables)
+        if run.get("lean"):
+            entry["parsed"] = _without_bodies(parsed)
     return entry
+
+
+def _without_bodies(parsed):
+    """``parsed`` with its kernels' bodies and its device functions left out (``lean`` runs)."""
+    import dataclasses
+    unit = parsed.unit
+    lean = dataclasses.replace(unit, kernels=tuple(dataclasses.replace(k, body=None) for k in unit.kernels),
+                               device_functions=())
+    return dataclasses.replace(parsed, unit=lean)
 
 
 def main(argv: list[str]) -> int:
