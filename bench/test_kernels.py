@@ -91,6 +91,13 @@ CASES = {
     "element_references": ("tests.analysis.prepare.test_vectors", "ELEMENT_REFERENCES", "ELEMENT_REFERENCES_SPEC"),
     "double_limits": ("tests.emit.test_dependent_values", "DOUBLE_LIMITS", "DOUBLE_LIMITS_SPEC"),
     "unsigned_rows": ("tests.emit.test_unsigned_rows", "KERNEL", "SPEC"),
+    "do_while_steps": ("tests.analysis.prepare.test_effect_conditions", "DO_WHILE", "DO_SPEC"),
+    "conversion_operators": ("tests.parse.test_conversion_operators", "DEQUANT", "SPEC"),
+    "address_steps": ("tests.analysis.prepare.test_pointer_views", "PITCHED", "PITCHED_SPEC"),
+    "matrices": ("tests.analysis.prepare.test_records", "MATRICES", "MATRICES_SPEC"),
+    "memory_copies": ("tests.analysis.prepare.test_memory_copies", "STEPS", "SPEC"),
+    "template_asserts": ("tests.parse.test_template_asserts", "GATHER", "SPEC"),
+    "loop_conditions": ("tests.analysis.prepare.test_inline", "LOOP_CONDITIONS", "LOOP_CONDITIONS_SPEC"),
 }
 
 

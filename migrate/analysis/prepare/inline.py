@@ -96,6 +96,18 @@ class Inliner:
         """The name the result of ``call`` (a target) is held in, before its number."""
         return f"{call.callee}_ret"
 
+    def _tested_loop(self, s) -> m.While:
+        """``s`` (a while or do/while loop) as ``while (true)`` whose condition is computed into a
+        local by a statement, where a call in it can be inlined, and tested by a break."""
+        bool_ = m.Scalar("bool")
+        name = self.fresh("test")
+        test = m.Ref(name, "local", bool_, s.span)
+        value = s.cond if s.cond.type == bool_ else m.Cast(bool_, s.cond, "implicit", bool_, s.span)
+        decl = m.DeclStmt((m.VarDecl(name, bool_, "local", False, value, s.span),), s.span)
+        stop = m.If(m.Unary("!", test, False, bool_, s.span), m.Block((m.Break(s.span),), s.span), None, s.span)
+        stmts = (decl, stop, s.body) if isinstance(s, m.While) else (s.body, decl, stop)
+        return m.While(m.BoolLit(True, bool_, s.span), m.Block(stmts, s.span), s.span)
+
     def fresh(self, base: str) -> str:
         self.counter += 1
         return f"{base}_{self.counter}"
@@ -142,7 +154,14 @@ class Inliner:
                 raise InlineError(f"{self.describe(init)} in a loop initialiser")
             return [dataclasses.replace(s, cond=cond, step=step, body=self.block(s.body, depth))]
         if isinstance(s, (m.While, m.DoWhile)):
-            cond = self.in_place(s.cond, "in a loop condition")
+            try:
+                cond = self.in_place(s.cond, "in a loop condition")
+            except InlineError:
+                if isinstance(s, m.DoWhile) and has_continue(s.body):
+                    raise
+                # while (f(x)) body  ->  while (true) { bool test = f(x); if (!test) break; body }
+                # (a do/while tests after its body, which then has no continue to skip the test)
+                return self.stmt(self._tested_loop(s), depth)
             return [dataclasses.replace(s, cond=cond, body=self.block(s.body, depth))]
         if isinstance(s, m.Switch):
             pre, cond = self.hoist(s.cond, depth) if self.calls_in(s.cond) else ([], s.cond)

@@ -183,3 +183,61 @@ def test_calls_in_loop_headers_and_conditions_through_a_local_iterator(tmp_path)
     from tests.analysis.support import converted
     out, (k,) = converted(tmp_path, ITERATOR, ITERATOR_SPEC)
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+
+
+#: A loop whose condition calls a device function with barriers (a Steiner-tree code's ``do {...}
+#: while (insertPoints(...));`` and a ``while (grow(...))``): the condition becomes a test local
+#: computed by a statement at its place in the loop, so the call is inlined there. (Checked on the
+#: GPU by bench/test_kernels.py.)
+LOOP_CONDITIONS = """
+#include <cuda_runtime.h>
+__device__ bool grow(float* s, int round) {
+  __syncthreads();
+  float v = s[(threadIdx.x + 1) % blockDim.x];
+  __syncthreads();
+  s[threadIdx.x] += v * 0.5f;
+  __syncthreads();
+  return round < 3 && s[0] < 100.0f;
+}
+__global__ void rounds(const float* __restrict__ x, float* __restrict__ y, int* __restrict__ counts) {
+  __shared__ float s[64];
+  s[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+  int r = 0;
+  do {
+    s[threadIdx.x] *= 0.75f;
+    r++;
+  } while (grow(s, r));
+  int w = 0;
+  while (grow(s, w + r)) w++;
+  y[blockIdx.x * 64 + threadIdx.x] = s[threadIdx.x];
+  if (threadIdx.x == 0) counts[blockIdx.x] = 10 * r + w;
+}
+"""
+
+LOOP_CONDITIONS_SPEC = "\n".join([
+    '[[kernel]]', 'name = "rounds"', 'grid = [2, 1, 1]', 'block = [64, 1, 1]', 'tolerance = "fp32"',
+    '[[kernel.args]]', 'name = "x"', 'buffer = "float32"', 'elements = 128', 'role = "in"', 'range = [-1.0, 1.0]',
+    '[[kernel.args]]', 'name = "y"', 'buffer = "float32"', 'elements = 128', 'role = "out"',
+    '[[kernel.args]]', 'name = "counts"', 'buffer = "int32"', 'elements = 2', 'role = "out"', ''])
+
+
+def test_a_loop_condition_calling_a_function_with_barriers_is_tested_by_a_statement(tmp_path):
+    from tests.analysis.support import converted
+    u = unit(tmp_path, LOOP_CONDITIONS)
+    device = {f.name: f for f in u.device_functions}
+    fn = inline_calls(u.kernel("rounds"), device, needs_inlining(device))
+    assert "grow" not in calls(fn) and calls(fn).count("__syncthreads") == 6
+    loops = nodes(fn, m.While)
+    assert len(loops) == 2 and all(isinstance(w.cond, m.BoolLit) for w in loops)
+    # the loops leave by a break around barriers: thread-level code, which runs on GPUs only (the
+    # CPU check cannot run it); the module lowers for sm_90a
+    out, (k,) = converted(tmp_path, LOOP_CONDITIONS, LOOP_CONDITIONS_SPEC, expect_ok=False)
+    assert k["form"] == "simt", k["reason"]
+    import importlib.util
+
+    from tests.lowering import lower_sm90
+    spec = importlib.util.spec_from_file_location("k_loop_conditions", out / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    source = lower_sm90(mod.KERNELS["rounds"], (2, 1, 1), (64, 1, 1))
+    assert source.count("__syncthreads()") >= 6
