@@ -78,11 +78,15 @@ class TypedViews:
 
 def view_buffers(fn: m.Function) -> dict[str, str]:
     """The buffers a pointer can view, name -> reference kind: the pointer parameters ("param"),
-    the flat ``__shared__`` arrays ("shared") and a thread's own flat arrays ("local": ``float*
-    L_b = L;`` on a ``float L[N]``)."""
+    the flat ``__shared__`` arrays ("shared"), a thread's own flat arrays ("local": ``float*
+    L_b = L;`` on a ``float L[N]``) and the flat ``__device__`` arrays the body names ("global":
+    ``volatile int* v_cover_row = cover_row;``)."""
     buffers = {p.name: "param" for p in fn.params if isinstance(p.type, m.Pointer)}
     for node in m.walk(fn.body) if fn.body else ():
-        if isinstance(node, m.VarDecl) and isinstance(node.type, m.Array) \
+        if isinstance(node, m.Ref) and node.kind == "global" and isinstance(node.type, m.Array) \
+                and not isinstance(node.type.element, m.Array):
+            buffers.setdefault(node.name, "global")
+        elif isinstance(node, m.VarDecl) and isinstance(node.type, m.Array) \
                 and not isinstance(node.type.element, m.Array):
             if node.storage in ("shared", "extern_shared"):
                 buffers[node.name] = "shared"

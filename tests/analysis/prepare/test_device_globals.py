@@ -203,3 +203,50 @@ def test_a_shared_array_at_namespace_scope_and_kernels_launched_through_a_macro(
     # each launch is recorded under the kernel the macro was given, not under its parameter 'k'
     assert all(c["inputs"] == "trace" and c["status"] == "pass" for c in checks.values()), checks
     assert set(checks) == {"fill", "reduce_min"}
+
+
+#: an assignment solver's step (hungarian's ``volatile int* v_cover_row = cover_row;``): local
+#: pointers that view ``__device__`` arrays, read and written through them
+VIEWS = """
+#include <cuda_runtime.h>
+#define N 128
+__device__ int cover_row[N];
+__device__ int cover_column[N];
+
+__global__ void mark(const int* __restrict__ zeros, int* __restrict__ found, int n) {
+  volatile int* v_cover_row = cover_row;
+  volatile int* v_cover_column = cover_column + 0;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    int c = zeros[i];
+    if (!v_cover_column[c] && !v_cover_row[i]) {
+      v_cover_row[i] = 1;
+      found[i] = c + 1;
+    } else {
+      found[i] = -v_cover_column[c];
+    }
+  }
+}
+
+int main() {
+  int *zeros, *found;
+  cudaMalloc(&zeros, N * 4); cudaMalloc(&found, N * 4);
+  int h[N];
+  for (int i = 0; i < N; i++) h[i] = (i * 5) % N;
+  cudaMemcpy(zeros, h, N * 4, cudaMemcpyHostToDevice);
+  mark<<<N / 64, 64>>>(zeros, found, N);
+  cudaDeviceSynchronize();
+  return 0;
+}
+"""
+
+
+def test_local_pointers_viewing_device_arrays_are_their_elements(tmp_path):
+    pytest.importorskip("tilelang")
+    out = program_converted(tmp_path, VIEWS, "views.cu")
+    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert kernels["mark"]["form"] != "unsupported", kernels["mark"]["reason"]
+    text = (out / "views.py").read_text()
+    assert "cover_row[i] = 1" in text, text
+    status, checks = checked(out)
+    assert status == 0 and checks["mark"]["status"] == "pass", checks
