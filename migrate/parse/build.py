@@ -139,6 +139,10 @@ class SourceText:
         data = self._data(start.file.name)
         return data[start.offset:end.offset].decode("utf-8", "replace")
 
+    def file(self, name: str) -> str:
+        """The whole text of the file ``name`` (empty where it cannot be read)."""
+        return self._data(name).decode("utf-8", "replace")
+
     def line(self, file: str, line: int) -> str:
         lines = self._data(file).decode("utf-8", "replace").splitlines()
         return lines[line - 1] if 0 < line <= len(lines) else ""

@@ -22,9 +22,10 @@ from . import clang as cl
 from . import header_search
 from ..ir import model as m
 from ..ir.names import fresh
-from .build import ModelBuilder, SourceText, convert_type, function_model_name, is_constant, \
-    is_push_config, span_of, template_args_of
+from .build import ModelBuilder, SourceText, _explicit_template_args, convert_type, function_model_name, \
+    is_constant, is_push_config, span_of, template_args_of
 from .default_args import with_default_arguments
+from .host_instances import DependentLaunch, HostInstances
 
 K = ci.CursorKind
 
@@ -376,6 +377,7 @@ class UnitBuilder:
         self._alloc_cache: dict = {}  # host function -> {variable: bytes cudaMalloc'd}
         self.extents: list[tuple[str, Span]] = []  # (function name, extent) of user functions
         self._decls: list[ci.Cursor] | None = None  # _user_declarations, found once
+        self._dependent: list[DependentLaunch] = []  # launches in host templates (host_instances)
 
     # -- discovery ----------------------------------------------------------------------------
     def _is_main(self, cursor: ci.Cursor) -> bool:
@@ -668,6 +670,11 @@ class UnitBuilder:
         if ref is not None:
             kernel_name = ref.spelling
         arg_cursors = [c for c in kids[2:] if c.extent.start.file is not None]
+        kernel, host = self.functions.get(kernel_name), self.functions.get(caller)
+        if not template_args and kernel is not None and kernel.kind == K.FUNCTION_TEMPLATE \
+                and host is not None and host.kind == K.FUNCTION_TEMPLATE:
+            self._dependent.append(DependentLaunch(kernel_name, caller, _explicit_template_args(callee),
+                                                   tuple(c.type.spelling for c in arg_cursors), span_of(node)))
         args = tuple(self._host_expr(c) for c in arg_cursors)
         allocs = self._allocations(self.functions.get(caller))
         alloc_bytes = tuple(allocs.get(_referenced_var(c)) for c in arg_cursors)
@@ -698,11 +705,13 @@ class UnitBuilder:
 
     def _instances(self, launches: list[m.LaunchSite]) -> dict[str, list[m.Instantiation]]:
         instances: dict[str, list[m.Instantiation]] = {}
-        for site in launches:
-            if site.template_args:
-                known = instances.setdefault(site.kernel, [])
-                if all(i.args != site.template_args for i in known):
-                    known.append(m.Instantiation(site.template_args, site.span))
+        found = [(site.kernel, site.template_args, site.span) for site in launches if site.template_args]
+        if self._dependent:  # launched in host templates: their instances' arguments
+            found += HostInstances(self.functions, self.text.of).launches(self._dependent)
+        for kernel, args, span in found:
+            known = instances.setdefault(kernel, [])
+            if all(i.args != args for i in known):
+                known.append(m.Instantiation(args, span))
         for cursor in self._user_declarations():
             # explicit instantiations: ``template __global__ void k<float>(...);``
             if cursor.kind == K.FUNCTION_DECL and not cursor.is_definition() and \
@@ -711,7 +720,43 @@ class UnitBuilder:
                 known = instances.setdefault(cursor.spelling, [])
                 if args and all(i.args != args for i in known):
                     known.append(m.Instantiation(args, span_of(cursor)))
+        # explicit instantiation definitions (``template __global__ void k<unsigned>(unsigned*);``):
+        # libclang gives them no cursor, so they are read from the file's text
+        text = self.text.file(self.main)
+        for match in _EXPLICIT_INSTANCE.finditer(text) if "template" in text else ():
+            name = match.group(1)
+            cursor = self.functions.get(name)
+            if cursor is None or cursor.kind != K.FUNCTION_TEMPLATE or self._cuda_kind(cursor) != "global":
+                continue
+            args = tuple(" ".join(a.split()) for a in _split_args(match.group(2)))
+            known = instances.setdefault(name, [])
+            if args and all(i.args != args for i in known):
+                line = text.count("\n", 0, match.start()) + 1
+                known.append(m.Instantiation(args, Span(self.path, line, 1, line, 1)))
         return instances
+
+
+#: ``template __global__ void name<args>(``: an explicit instantiation definition of a kernel
+_EXPLICIT_INSTANCE = re.compile(r"^[ \t]*template[ \t]+(?:__global__[ \t]+)?void[ \t]+(\w+)[ \t]*<([^;{()]*)>[ \t]*\(",
+                                re.MULTILINE)
+
+
+def _split_args(text: str) -> list[str]:
+    """Template arguments split at the commas outside brackets."""
+    out, depth, current = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+            continue
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        current += ch
+    if current.strip():
+        out.append(current.strip())
+    return out
 
 
 def _dim3_value(cursor: ci.Cursor, depth: int = 0):
