@@ -524,10 +524,19 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node class -> its fields that
 _IS_NODE: dict[type, bool] = {}
 
 
+#: field annotations that never hold a node: names, flags, numbers and types (a type is no node,
+#: :func:`_is_node`); :func:`children` skips such fields without looking at their values
+_LEAF_ANNOTATIONS = frozenset({
+    "str", "bool", "int", "float", "Optional[str]", "Optional[int]", "Optional[int | float]",
+    "tuple[str, ...]", "tuple[int, ...]", "tuple[tuple[int, int], ...]", "CType", "'CType'",
+    "Optional[CType]", "Optional['CType']", "Span"})
+
+
 def _child_fields(cls: type) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(cls)
     if names is None:
-        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name not in ("span", "type"))
+        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name not in ("span", "type")
+                                           and str(f.type) not in _LEAF_ANNOTATIONS)
     return names
 
 
