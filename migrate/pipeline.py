@@ -149,11 +149,40 @@ def _inline(fn, device, portable):
         return fn
     try:
         targets = needs_inlining(device, portable)
+        size = _inlined_size(fn, device, targets)
+        if size > INLINED_NODES:
+            raise NoTileLangForm(f"the kernel is about {size} model nodes once its device functions are inlined, "
+                                 f"more than the {INLINED_NODES} its analysis takes in reasonable time", fn.span)
         return inline_view_calls(inline_calls(fn, device, targets), device, targets)
     except InlineError as exc:
         if portable:
             raise NotPortable(str(exc)) from None
         raise NoTileLangForm(str(exc), fn.span) from None
+
+
+def _inlined_size(fn, device, targets) -> int:
+    """How many model nodes ``fn`` has once the calls of ``targets`` are inlined (each call the
+    callee's body, itself inlined), counted without inlining."""
+    memo: dict[str, int] = {}
+
+    def size(f, stack=()) -> int:
+        if f.name in memo:
+            return memo[f.name]
+        total = 0
+        for n in m.walk(f.body) if f.body is not None else ():
+            total += 1
+            if isinstance(n, m.Call) and n.callee in targets and n.callee in device and n.callee not in stack:
+                total += size(device[n.callee], stack + (f.name,))
+        memo[f.name] = total
+        return total
+
+    return size(fn)
+
+
+#: the largest kernel body (model nodes, device functions inlined) the passes after inlining take:
+#: some are quadratic in it; the pool's largest converted kernels have under 20 000, a hash kernel
+#: whose rounds inline into 275 569 took minutes (2026-12-05)
+INLINED_NODES = 100_000
 
 
 def _groups(fn, device, portable):

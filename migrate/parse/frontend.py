@@ -26,6 +26,7 @@ from .build import ModelBuilder, SourceText, _explicit_template_args, convert_ty
     is_constant, is_push_config, span_of, template_args_of
 from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances
+from .other_units import defining_units, missing_functions, with_units
 
 K = ci.CursorKind
 
@@ -140,6 +141,35 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
     if tu is None:
         return ParsedFile(path, _empty_unit(path), bag.items)
     parsed = UnitBuilder(path, tu, bag, context[0] if context else None).build()
+    parsed.found_include_dirs = tuple(found)
+    if context is None:  # device functions of the program's other units (nvcc -dc)
+        missing = missing_functions(parsed.diagnostics)
+        units: list[str] = []
+        best = parsed
+        for _round in range(4):  # a unit's functions may call a third unit's
+            more = [u for u in defining_units(path, missing) if u not in units] if missing else []
+            if not more:
+                break
+            units += more
+            again = _parse_with_units(path, options, data, units)
+            if again is None:
+                break
+            missing = missing_functions(again.diagnostics)
+            if len(missing) < len(missing_functions(best.diagnostics)) or not missing:
+                best = again
+        return best
+    return parsed
+
+
+def _parse_with_units(path: str, options: ParseOptions, data: bytes, units: list[str]) -> ParsedFile | None:
+    """``path`` parsed again with the program's ``units`` included after its last line
+    (:mod:`.other_units`); None where that parse fails."""
+    bag, found = DiagnosticBag(), []
+    own = with_units(data.decode("utf-8", "replace"), units)
+    tu = _parse_with_missing_headers(path, options, bag, None, found, own=own)
+    if tu is None:
+        return None
+    parsed = UnitBuilder(path, tu, bag, None).build()
     parsed.found_include_dirs = tuple(found)
     return parsed
 
@@ -304,11 +334,14 @@ def _report_predicted(tu, predicted: dict[str, str], path: str, context, bag: Di
 
 
 def _parse_with_missing_headers(path: str, options: ParseOptions, bag: DiagnosticBag, context=None,
-                                found: list[str] | None = None):
+                                found: list[str] | None = None, own: str | None = None):
     """Parse; a missing #include is read as an empty file (M1005) and parsing retried. With a
-    ``context`` (:func:`_context_source`), that virtual file is the one parsed. The program's
-    folders searched for headers (M1008) are added to ``found``."""
+    ``context`` (:func:`_context_source`), that virtual file is the one parsed; with ``own``, the
+    file is parsed with that text instead of its own. The program's folders searched for headers
+    (M1008) are added to ``found``."""
     unsaved: dict[str, str] = dict([context]) if context else {}
+    if own is not None:
+        unsaved[path] = own
     # headers no folder holds, found before parsing (clang stops at the first one it misses, and
     # each would cost a parse more); those clang then includes are reported as it would have
     predicted, searched = _missing_includes(path, context, options)

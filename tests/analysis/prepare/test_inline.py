@@ -241,3 +241,29 @@ def test_a_loop_condition_calling_a_function_with_barriers_is_tested_by_a_statem
     spec.loader.exec_module(mod)
     source = lower_sm90(mod.KERNELS["rounds"], (2, 1, 1), (64, 1, 1))
     assert source.count("__syncthreads()") >= 6
+
+
+#: device functions with barriers calling each other ten times a level (a hash's rounds): inlined
+#: they would be a few hundred thousand model nodes, refused before inlining by its estimate
+ROUNDS = """
+#include <cuda_runtime.h>
+#define TEN(f, s) f(s); f(s); f(s); f(s); f(s); f(s); f(s); f(s); f(s); f(s);
+__device__ void r0(float* s) { __syncthreads(); s[threadIdx.x] = s[(threadIdx.x + 1) % 64] * 0.5f + 1.0f; }
+__device__ void r1(float* s) { TEN(r0, s) }
+__device__ void r2(float* s) { TEN(r1, s) }
+__device__ void r3(float* s) { TEN(r2, s) }
+__device__ void r4(float* s) { TEN(r3, s) }
+__global__ void hash(float* x) {
+  __shared__ float s[64];
+  s[threadIdx.x] = x[threadIdx.x];
+  r4(s);
+  x[threadIdx.x] = s[threadIdx.x];
+}
+"""
+
+
+def test_a_kernel_too_large_once_inlined_is_refused_by_its_estimate(tmp_path):
+    from tests.analysis.support import converted
+    _out, (k,) = converted(tmp_path, ROUNDS, expect_ok=False)
+    assert k["form"] == "unsupported"
+    assert "model nodes once its device functions are inlined" in k["reason"], k["reason"]
