@@ -648,7 +648,9 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
     tags = {unit.file: ""}
     unit = shared_globals_into_kernels(scalar_globals_as_buffers(scalar_constants(unit)))
     device = {f.name: one_statement_each(f) for f in unit.device_functions}
-    extras = {name: extra_params(name, device) for name in device}
+    # the globals a kernel takes as buffers (emit.kernel.symbol_globals) reach its macros as arguments
+    buffers = frozenset(g.name for g in unit.globals if g.storage in ("constant", "device", "managed"))
+    extras = {name: extra_params(name, device, buffers=buffers) for name in device}
     pipeline = KernelPipeline(unit, KernelPrinter(unit, tags, extras), options, device)
     outputs: list[KernelOutput] = []
     for fn in unit.kernels:

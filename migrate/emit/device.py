@@ -158,12 +158,15 @@ def device_builtin_params(fn: m.Function) -> list[str]:
     return sorted(names)
 
 
-def extra_params(name: str, device: dict[str, m.Function], seen=()) -> list[str]:
-    """The builtins device function ``name`` and the device functions it calls read: the extra
-    parameters of its macro."""
+def extra_params(name: str, device: dict[str, m.Function], seen=(), buffers: frozenset = frozenset()) -> list[str]:
+    """The builtins device function ``name`` and the device functions it calls read, and the
+    globals of ``buffers`` they name (``__constant__`` and ``__device__`` arrays, which the kernel
+    takes as buffers after its parameters): the extra parameters of its macro."""
     fn = device[name]
     extra = set(device_builtin_params(fn))
+    extra |= {n.name for n in m.walk(fn.body) if isinstance(n, m.Ref) and n.name in buffers
+              and n.kind not in ("local", "param")} if fn.body else set()
     for callee in fn.calls:
         if callee in device and callee not in seen:
-            extra |= set(extra_params(callee, device, seen + (name,)))
+            extra |= set(extra_params(callee, device, seen + (name,), buffers))
     return sorted(extra)

@@ -155,10 +155,16 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
             if again is None:
                 break
             missing = missing_functions(again.diagnostics)
-            if len(missing) < len(missing_functions(best.diagnostics)) or not missing:
+            # the units must not break what the file had (two units' static helpers of one name)
+            if _errors(again) <= _errors(parsed) and len(missing) < len(missing_functions(best.diagnostics)):
                 best = again
         return best
     return parsed
+
+
+def _errors(parsed: ParsedFile) -> int:
+    """The error diagnostics of a parse other than calls to functions it does not define."""
+    return sum(1 for d in parsed.diagnostics if d.severity == Severity.ERROR and d.code != "M1207")
 
 
 def _parse_with_units(path: str, options: ParseOptions, data: bytes, units: list[str]) -> ParsedFile | None:

@@ -69,3 +69,20 @@ def test_functions_of_other_units_are_found_and_the_kernel_runs(tmp_path):
     hi, lo = np.maximum(i, n - 1 - i), np.minimum(i, n - 1 - i)
     v = x[(hi * (hi + 1) // 2 + lo) % n].astype(np.float64)
     np.testing.assert_allclose(y, 0.5 * v ** 3 + v, rtol=1e-5, atol=1e-6)
+
+
+def test_units_that_clash_are_not_included(tmp_path):
+    # two units each with a static helper of one name (a special-function library's two
+    # Chebyshev expansions): included together they would redefine it, so neither is kept and
+    # the call stays the named construct it was
+    src = tmp_path / "prog"
+    src.mkdir()
+    (src / "h.h").write_text("#pragma once\n__device__ double sine_part(double);\n__device__ double cosine_part(double);\n")
+    (src / "k.cu").write_text('#include "h.h"\n__global__ void both(double* y) {\n'
+                              '  y[threadIdx.x] = sine_part(y[threadIdx.x]) + cosine_part(y[threadIdx.x]);\n}\n')
+    for name, f in (("sine.cu", "sin"), ("cosine.cu", "cos")):
+        (src / name).write_text(f'#include "h.h"\nstatic __device__ double expansion(double x) {{ return {f}(x); }}\n'
+                                f'__device__ double {name[:-3]}_part(double x) {{ return expansion(x); }}\n')
+    from migrate.parse.frontend import parse_file
+    parsed = parse_file(src / "k.cu")
+    assert {d.code for d in parsed.diagnostics if d.severity.value == "error"} == {"M1207"}, parsed.diagnostics

@@ -250,3 +250,36 @@ def test_local_pointers_viewing_device_arrays_are_their_elements(tmp_path):
     assert "cover_row[i] = 1" in text, text
     status, checks = checked(out)
     assert status == 0 and checks["mark"]["status"] == "pass", checks
+
+
+#: a ray tracer's table lookup (grrt's ``K2_find`` reading ``static __device__ __constant__ double
+#: K2_tab[]``): a device function, printed as a macro, reading a global table the kernel takes as
+#: a buffer; the macro is given it as an argument (a macro sees no name of its caller's). (The
+#: table is a ``__device__`` one here: its initialiser then travels with the module, which the
+#: check on generated inputs needs; a ``__constant__`` one gets its values from the program's
+#: recorded launches.)
+TABLE = """
+#include <cuda_runtime.h>
+static __device__ double tab[] = {1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0};
+__device__ double lookup(double d) {
+  int i = (int)floor(d);
+  return (1 - (d - i)) * tab[i] + (d - i) * tab[i + 1];
+}
+__device__ double twice_lookup(double d) { double a = lookup(d); return a + lookup(d * 0.5); }
+__global__ void interpolate(const double* __restrict__ x, double* __restrict__ y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = twice_lookup(x[i]);
+}
+"""
+
+
+def test_macros_reading_global_tables_take_them_as_arguments(tmp_path):
+    from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+    spec = spec_kernel("interpolate", (2, 1, 1), (64, 1, 1), "fp64",
+                       spec_buffer("x", "float64", 128, "in", 0.0, 7.5),
+                       spec_buffer("y", "float64", 128, "out"), spec_scalar("n", "int32", 128))
+    out, (k,) = converted(tmp_path, TABLE, spec)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]
+    text = (out / "k.py").read_text()
+    assert "def lookup(d, tab):" in text and "lookup(d, tab=tab)" in text, text
