@@ -98,6 +98,7 @@ CASES = {
     "memory_copies": ("tests.analysis.prepare.test_memory_copies", "STEPS", "SPEC"),
     "template_asserts": ("tests.parse.test_template_asserts", "GATHER", "SPEC"),
     "loop_conditions": ("tests.analysis.prepare.test_inline", "LOOP_CONDITIONS", "LOOP_CONDITIONS_SPEC"),
+    "lcg_uint64": ("tests.emit.test_lcg_uint64", "KERNEL", "SPEC"),
 }
 
 

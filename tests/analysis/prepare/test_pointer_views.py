@@ -113,6 +113,7 @@ def test_a_view_that_reads_a_buffers_bits_as_another_type_is_not_folded(tmp_path
 
 #: Rows of a pitched allocation reached through byte offsets, the way cudaMallocPitch users write them.
 PITCHED = """#include <cuda_runtime.h>
+#include <stdint.h>
 // rows of a pitched allocation reached through byte offsets (cudaMallocPitch's layout)
 __global__ void scale_rows(float* devPtr, size_t pitch, int width, int height) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
