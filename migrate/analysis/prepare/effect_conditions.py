@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import has_continue
 from ...ir.visit import expand_statements
 
 BOOL = m.Scalar("bool")
@@ -77,21 +78,12 @@ class _Tests:
             stop = m.If(m.Unary("!", test, False, BOOL, s.span), m.Block((m.Break(s.span),), s.span), None, s.span)
             body = m.Block(tuple(pre) + (stop, s.body), s.span)
             return [m.While(m.BoolLit(True, BOOL, s.span), body, s.span)]
-        if isinstance(s, m.DoWhile) and _effects(s.cond) and _scalar(s.cond) and not _continues(s.body):
+        if isinstance(s, m.DoWhile) and _effects(s.cond) and _scalar(s.cond) and not has_continue(s.body):
             pre, test = self.tested(s.cond, s.span)
             stop = m.If(m.Unary("!", test, False, BOOL, s.span), m.Block((m.Break(s.span),), s.span), None, s.span)
             body = m.Block((s.body,) + tuple(pre) + (stop,), s.span)
             return [m.While(m.BoolLit(True, BOOL, s.span), body, s.span)]
         return None
-
-
-def _continues(body) -> bool:
-    """A ``continue`` of the loop whose body this is (not of a loop inside it)."""
-    if isinstance(body, m.Continue):
-        return True
-    if isinstance(body, (m.For, m.While, m.DoWhile)):
-        return False
-    return any(_continues(c) for c in m.children(body))
 
 
 def _scalar(cond) -> bool:

@@ -157,8 +157,9 @@ class Inliner:
             try:
                 cond = self.in_place(s.cond, "in a loop condition")
             except InlineError:
-                if isinstance(s, m.DoWhile) and has_continue(s.body):
-                    raise
+                if isinstance(s, m.DoWhile) and has_continue(s.body) or \
+                        not any(isinstance(n, m.Call) and n.kind == "device" for n in m.walk(s.cond)):
+                    raise  # (a warp vote in a condition stays refused by name: the simt form takes it)
                 # while (f(x)) body  ->  while (true) { bool test = f(x); if (!test) break; body }
                 # (a do/while tests after its body, which then has no continue to skip the test)
                 return self.stmt(self._tested_loop(s), depth)
