@@ -215,6 +215,7 @@ class _View:
     start: m.Expr | None = None  # in scalars: a vector view of a scalar buffer from some element on
     volatile: bool = False  # the vectors are volatile (a parameter ``volatile float4*``)
     rows: tuple = ()  # the leading indices of a row of an array of several dimensions (``&s[y][x]``)
+    vec: m.Vector | None = None  # the vector or record a parameter's view holds (its lanes' words)
 
     def ref(self, span: Span, const: bool = False) -> m.Expr:
         out = m.Ref(self.buffer, self.kind, self.array or m.Pointer(self.scalar, const, volatile=self.volatile), span)
@@ -283,7 +284,7 @@ class _Scalarizer:
             if isinstance(p.type, m.Pointer) and _vec(p.type.pointee):
                 v = _vec(p.type.pointee)
                 self.views[p.name] = _View(p.name, stride(v), None, m.Scalar(v.dtype),
-                                           volatile=p.type.volatile)
+                                           volatile=p.type.volatile, vec=v)
             elif _vec(p.type):
                 if _vec(p.type).lanes > LOCAL_LANES:
                     raise VectorError(f"parameter '{p.name}' of '{p.type}' passed by value, whose "
@@ -304,7 +305,9 @@ class _Scalarizer:
             return m.Ref(lane_local(e.name, v, i), kind, m.Scalar(lane_dtype(v, i)), span)
         if isinstance(e, m.Index):
             view = self.view_of(e.base)
-            v = _vec(e.type)
+            # (an element read in a template keeps clang's dependent type: the view knows the record)
+            v = _vec(e.type) or (view.vec if view is not None and view.vec is not None
+                                 and view.lanes == stride(view.vec) else None)
             if view is not None:  # (the index may read a struct's field: input[x + y * p.iWidth])
                 index = _add(view.first_lane(self.scalar(e.index), span), _int(_word(v, i) if v else i, span), span)
                 word = m.Index(view.ref(span), index, view.scalar, span)
