@@ -37,6 +37,14 @@ def strip_casts(e):
     return e
 
 
+def strip_implicit_casts(e):
+    """``e`` without the implicit conversions around it (an array's decay to a pointer, an
+    argument's widening); a cast the source writes stays."""
+    while isinstance(e, m.Cast) and e.style == "implicit":
+        e = e.operand
+    return e
+
+
 def strip_int_casts(e):
     """``e`` without the integer-to-integer conversions around it (index arithmetic: the
     integer types an index is spelled in do not change its value far from overflow)."""

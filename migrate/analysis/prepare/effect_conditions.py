@@ -12,9 +12,10 @@ operand at a time: ``bool test = A; if (test) test = B; if (test) ...`` (``if (!
 ``||``); a ``while`` does the same at the top of ``while (true) { ...; if (!test) break; body }``
 (a ``continue`` still reaches the test), and a ``do``/``while`` whose condition has any effect
 (``do {...} while (++ip < natpro);``) computes its test at the end of ``while (true) { body; ...;
-if (!test) break; }`` where its body has no ``continue`` of its own. The assignments and steps left in those statements are
-always evaluated there, so the passes after this one (steps and assignments used as values) take
-them. Conditions whose effects are always evaluated, or that have none, are left as they are.
+if (!test) break; }`` where its body has no ``continue`` of its own. The assignments and steps
+left in those statements are always evaluated there, so the passes after this one (steps and
+assignments used as values) take them. Conditions whose effects are always evaluated, or that
+have none, are left as they are.
 """
 from __future__ import annotations
 
@@ -73,17 +74,22 @@ class _Tests:
         if isinstance(s, m.If) and _needs_tests(s.cond) and _scalar(s.cond):
             pre, test = self.tested(s.cond, s.span)
             return pre + [dataclasses.replace(s, cond=test)]
-        if isinstance(s, m.While) and _needs_tests(s.cond) and _scalar(s.cond):
+        if isinstance(s, m.While) and _needs_tests(s.cond) and _scalar(s.cond) or \
+                isinstance(s, m.DoWhile) and _effects(s.cond) and _scalar(s.cond) and not has_continue(s.body):
             pre, test = self.tested(s.cond, s.span)
-            stop = m.If(m.Unary("!", test, False, BOOL, s.span), m.Block((m.Break(s.span),), s.span), None, s.span)
-            body = m.Block(tuple(pre) + (stop, s.body), s.span)
-            return [m.While(m.BoolLit(True, BOOL, s.span), body, s.span)]
-        if isinstance(s, m.DoWhile) and _effects(s.cond) and _scalar(s.cond) and not has_continue(s.body):
-            pre, test = self.tested(s.cond, s.span)
-            stop = m.If(m.Unary("!", test, False, BOOL, s.span), m.Block((m.Break(s.span),), s.span), None, s.span)
-            body = m.Block((s.body,) + tuple(pre) + (stop,), s.span)
-            return [m.While(m.BoolLit(True, BOOL, s.span), body, s.span)]
+            return [tested_loop(s, pre, test)]
         return None
+
+
+def tested_loop(loop, pre: list, test: m.Ref) -> m.While:
+    """``loop`` (a while or do/while loop) as ``while (true)`` whose test ``test`` the statements
+    ``pre`` compute, where C evaluates the condition: at the top of a while loop's body (a
+    ``continue`` still reaches it), at the end of a do/while's (whose body must have no
+    ``continue`` of its own), and a break where it fails."""
+    span = loop.span
+    stop = m.If(m.Unary("!", test, False, BOOL, span), m.Block((m.Break(span),), span), None, span)
+    stmts = tuple(pre) + (stop, loop.body) if isinstance(loop, m.While) else (loop.body,) + tuple(pre) + (stop,)
+    return m.While(m.BoolLit(True, BOOL, span), m.Block(stmts, span), span)
 
 
 def _scalar(cond) -> bool:

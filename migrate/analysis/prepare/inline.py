@@ -25,8 +25,9 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import has_continue
+from ...ir.exprs import has_continue, strip_implicit_casts
 from ...ir.visit import Transformer
+from .effect_conditions import tested_loop
 from .instances import bindings, instantiate
 from .returns import remaining_returns, returns_to_guards
 
@@ -97,16 +98,13 @@ class Inliner:
         return f"{call.callee}_ret"
 
     def _tested_loop(self, s) -> m.While:
-        """``s`` (a while or do/while loop) as ``while (true)`` whose condition is computed into a
-        local by a statement, where a call in it can be inlined, and tested by a break."""
+        """``s`` (a while or do/while loop) with its condition computed into a local by a
+        statement, where a call in it can be inlined (:func:`.effect_conditions.tested_loop`)."""
         bool_ = m.Scalar("bool")
         name = self.fresh("test")
-        test = m.Ref(name, "local", bool_, s.span)
         value = s.cond if s.cond.type == bool_ else m.Cast(bool_, s.cond, "implicit", bool_, s.span)
         decl = m.DeclStmt((m.VarDecl(name, bool_, "local", False, value, s.span),), s.span)
-        stop = m.If(m.Unary("!", test, False, bool_, s.span), m.Block((m.Break(s.span),), s.span), None, s.span)
-        stmts = (decl, stop, s.body) if isinstance(s, m.While) else (s.body, decl, stop)
-        return m.While(m.BoolLit(True, bool_, s.span), m.Block(stmts, s.span), s.span)
+        return tested_loop(s, [decl], m.Ref(name, "local", bool_, s.span))
 
     def fresh(self, base: str) -> str:
         self.counter += 1
@@ -288,7 +286,7 @@ class Inliner:
         substitutions: dict[str, m.Expr] = {}
         for param, arg in zip(renamed.params, call.args):
             if isinstance(param.type, (m.Pointer, m.Reference, m.Array)):  # C passes an array as its address
-                substitutions[param.name] = _strip_decay(arg)
+                substitutions[param.name] = strip_implicit_casts(arg)
             else:
                 local = f"{prefix}_{param.name}"
                 stmts.append(m.DeclStmt((m.VarDecl(local, param.type, "local", False, arg, call.span),), call.span))
@@ -322,7 +320,7 @@ def _returned_expression(callee: m.Function | None, call: m.Call) -> m.Expr | No
     subs = {}
     for param, arg in zip(callee.params, call.args):
         if isinstance(param.type, (m.Pointer, m.Reference, m.Array)):
-            subs[param.name] = _strip_decay(arg)
+            subs[param.name] = strip_implicit_casts(arg)
         else:
             subs[param.name] = arg if getattr(arg, "type", None) == param.type else \
                 m.Cast(param.type, arg, "implicit", param.type, arg.span)
@@ -335,12 +333,6 @@ def _ternary_to_if(target: m.Expr, t: m.Ternary, span) -> m.If:
     def assign(value):
         return m.Block((m.ExprStmt(m.Assign("=", target, value, target.type, span), span),), span)
     return m.If(t.cond, assign(t.then), assign(t.other), span)
-
-
-def _strip_decay(arg: m.Expr) -> m.Expr:
-    while isinstance(arg, m.Cast) and arg.style == "implicit":
-        arg = arg.operand
-    return arg
 
 
 def _rename_locals(fn: m.Function, prefix: str) -> m.Function:
@@ -442,7 +434,7 @@ def _unflattened(node: m.Index) -> m.Expr:
 
 def _address_of_local(e: m.Expr) -> m.Ref | None:
     """``x`` where ``e`` is ``&x`` for a scalar local ``x`` (``lcg(&seed)``, ``stats(v, &mx)``)."""
-    inner = _strip_decay(e)
+    inner = strip_implicit_casts(e)
     if isinstance(inner, m.Unary) and inner.op == "&" and isinstance(inner.operand, m.Ref) \
             and inner.operand.kind == "local" and isinstance(inner.operand.type, (m.Scalar, m.TemplateType)):
         return inner.operand
@@ -452,7 +444,7 @@ def _address_of_local(e: m.Expr) -> m.Ref | None:
 def _split_view(e: m.Expr) -> tuple[m.Expr, m.Expr | None]:
     """A pointer into a buffer as (the buffer, or the row of an array, and the element offset):
     ``buf + a + b``, ``&buf[i] + a``, ``&m[r][c]``; (``e``, None) when ``e`` is no such view."""
-    inner = _strip_decay(e)
+    inner = strip_implicit_casts(e)
     if isinstance(inner, m.Binary) and inner.op in ("+", "-") and isinstance(inner.lhs.type, (m.Pointer, m.Array)):
         base, off = _split_view(inner.lhs)
         step = inner.rhs if inner.op == "+" else m.Unary("-", inner.rhs, False, inner.rhs.type, inner.rhs.span)
@@ -495,7 +487,7 @@ def view_callees(fn: m.Function, device: dict[str, m.Function]) -> set[str]:
     for n in m.walk(fn.body) if fn.body else ():
         if isinstance(n, m.Call) and n.kind == "device" and n.callee in device:
             for param, arg in zip(device[n.callee].params, n.args):
-                if isinstance(param.type, (m.Pointer, m.Array)) and not _whole_buffer(_strip_decay(arg)):
+                if isinstance(param.type, (m.Pointer, m.Array)) and not _whole_buffer(strip_implicit_casts(arg)):
                     out.add(n.callee)
     return out
 

@@ -13,17 +13,11 @@ import dataclasses
 
 from ...dtypes import SIZES
 from ...ir import model as m
-from ...ir.exprs import pure
+from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.visit import expand_statements
 
 INDEX = m.Scalar("int32")
-
-
-def _bare(e: m.Expr) -> m.Expr:
-    while isinstance(e, m.Cast) and e.style == "implicit":
-        e = e.operand
-    return e
 
 
 def _element(e: m.Expr) -> m.Scalar | None:
@@ -38,7 +32,7 @@ def _element(e: m.Expr) -> m.Scalar | None:
 def _count(nbytes: m.Expr, size: int, dst: m.Expr) -> m.Expr | None:
     """How many elements of ``size`` bytes ``nbytes`` counts, as an int32 expression; None unless
     it is a whole number of them by its form."""
-    nbytes = _bare(nbytes)
+    nbytes = strip_implicit_casts(nbytes)
     if isinstance(nbytes, m.SizeOf) and nbytes.value is not None:
         if isinstance(dst.type, m.Array) and nbytes.value == SIZES.get(getattr(dst.type.element, "dtype", ""), 0) \
                 * (dst.type.extent or 0) and nbytes.value % size == 0:
@@ -48,9 +42,9 @@ def _count(nbytes: m.Expr, size: int, dst: m.Expr) -> m.Expr | None:
         return m.IntLit(nbytes.value // size, str(nbytes.value // size), INDEX, nbytes.span)
     if isinstance(nbytes, m.Binary) and nbytes.op == "*":
         for sizeof, other in ((nbytes.rhs, nbytes.lhs), (nbytes.lhs, nbytes.rhs)):
-            sizeof = _bare(sizeof)
+            sizeof = strip_implicit_casts(sizeof)
             if isinstance(sizeof, m.SizeOf) and sizeof.value == size:
-                other = _bare(other)
+                other = strip_implicit_casts(other)
                 return other if other.type == INDEX else m.Cast(INDEX, other, "implicit", INDEX, other.span)
     return None
 
@@ -63,7 +57,7 @@ class _Copies:
         call = s.expr if isinstance(s, m.ExprStmt) else None
         if not (isinstance(call, m.Call) and call.callee in ("memcpy", "memset") and len(call.args) == 3):
             return None
-        dst, src, nbytes = (_bare(a) for a in call.args)
+        dst, src, nbytes = (strip_implicit_casts(a) for a in call.args)
         element = _element(dst)
         if element is None or not pure(dst, math=False) or not pure(nbytes, math=False):
             return None
