@@ -1167,16 +1167,16 @@ class ModelBuilder:
             decls = cl.overloaded_decls(target)
             decl = decls[0] if decls else None
             qual = qualified_name(decl) if decl is not None else name
-            return qual, decl, _explicit_template_args(callee)
+            return qual, decl, explicit_template_args(callee)
         ref = target.referenced if target.kind == K.DECL_REF_EXPR else None
         if ref is None:
             if target.kind == K.DECL_REF_EXPR and target.spelling:
-                return target.spelling, None, _explicit_template_args(callee)
+                return target.spelling, None, explicit_template_args(callee)
             ref = cursor.referenced
         if ref is None or ref.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
             return None, None, ()
         args = template_args_of(ref)
-        return qualified_name(ref), ref, args or _explicit_template_args(callee)
+        return qualified_name(ref), ref, args or explicit_template_args(callee)
 
     def _call_kind(self, name: str, decl: ci.Cursor | None, cursor: ci.Cursor) -> str:
         short = name.rsplit("::", 1)[-1]
@@ -1416,7 +1416,7 @@ def template_args_of(cursor: ci.Cursor) -> tuple[str, ...]:
     return tuple(args)
 
 
-def _explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
+def explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
     """Template arguments written at a call (``f<float, 4>(...)``), from the tokens."""
     tokens = [t.spelling for t in callee.get_tokens()]
     if "<" not in tokens:

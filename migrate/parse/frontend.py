@@ -22,7 +22,7 @@ from . import clang as cl
 from . import header_search
 from ..ir import model as m
 from ..ir.names import fresh
-from .build import ModelBuilder, SourceText, _explicit_template_args, convert_type, function_model_name, \
+from .build import ModelBuilder, SourceText, explicit_template_args, convert_type, function_model_name, \
     is_constant, is_push_config, span_of, template_args_of
 from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances
@@ -712,7 +712,7 @@ class UnitBuilder:
         kernel, host = self.functions.get(kernel_name), self.functions.get(caller)
         if not template_args and kernel is not None and kernel.kind == K.FUNCTION_TEMPLATE \
                 and host is not None and host.kind == K.FUNCTION_TEMPLATE:
-            self._dependent.append(DependentLaunch(kernel_name, caller, _explicit_template_args(callee),
+            self._dependent.append(DependentLaunch(kernel_name, caller, explicit_template_args(callee),
                                                    tuple(c.type.spelling for c in arg_cursors), span_of(node)))
         args = tuple(self._host_expr(c) for c in arg_cursors)
         allocs = self._allocations(self.functions.get(caller))
@@ -743,35 +743,26 @@ class UnitBuilder:
         return out
 
     def _instances(self, launches: list[m.LaunchSite]) -> dict[str, list[m.Instantiation]]:
-        instances: dict[str, list[m.Instantiation]] = {}
         found = [(site.kernel, site.template_args, site.span) for site in launches if site.template_args]
         if self._dependent:  # launched in host templates: their instances' arguments
             found += HostInstances(self.functions, self.text.of).launches(self._dependent)
-        for kernel, args, span in found:
-            known = instances.setdefault(kernel, [])
-            if all(i.args != args for i in known):
-                known.append(m.Instantiation(args, span))
-        for cursor in self._user_declarations():
-            # explicit instantiations: ``template __global__ void k<float>(...);``
-            if cursor.kind == K.FUNCTION_DECL and not cursor.is_definition() and \
-                    cursor.get_num_template_arguments() > 0:
-                args = template_args_of(cursor)
-                known = instances.setdefault(cursor.spelling, [])
-                if args and all(i.args != args for i in known):
-                    known.append(m.Instantiation(args, span_of(cursor)))
+        # explicit instantiations: ``template __global__ void k<float>(...);``
+        found += [(c.spelling, template_args_of(c), span_of(c)) for c in self._user_declarations()
+                  if c.kind == K.FUNCTION_DECL and not c.is_definition() and c.get_num_template_arguments() > 0]
         # explicit instantiation definitions (``template __global__ void k<unsigned>(unsigned*);``):
         # libclang gives them no cursor, so they are read from the file's text
         text = self.text.file(self.main)
         for match in _EXPLICIT_INSTANCE.finditer(text) if "template" in text else ():
-            name = match.group(1)
-            cursor = self.functions.get(name)
-            if cursor is None or cursor.kind != K.FUNCTION_TEMPLATE or self._cuda_kind(cursor) != "global":
-                continue
-            args = tuple(" ".join(a.split()) for a in _split_args(match.group(2)))
-            known = instances.setdefault(name, [])
-            if args and all(i.args != args for i in known):
+            cursor = self.functions.get(match.group(1))
+            if cursor is not None and cursor.kind == K.FUNCTION_TEMPLATE and self._cuda_kind(cursor) == "global":
                 line = text.count("\n", 0, match.start()) + 1
-                known.append(m.Instantiation(args, Span(self.path, line, 1, line, 1)))
+                found.append((match.group(1), tuple(" ".join(a.split()) for a in _split_args(match.group(2))),
+                              Span(self.path, line, 1, line, 1)))
+        instances: dict[str, list[m.Instantiation]] = {}
+        for kernel, args, span in found:
+            known = instances.setdefault(kernel, [])
+            if args and all(i.args != args for i in known):
+                known.append(m.Instantiation(args, span))
         return instances
 
 

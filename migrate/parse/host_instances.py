@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from ..ir.span import Span
-from .build import _bare, _explicit_template_args, template_args_of
+from .build import _bare, explicit_template_args, template_args_of
 
 K = ci.CursorKind
 _DEPTH = 3  # host templates calling host templates: this many levels
@@ -123,7 +123,7 @@ class HostInstances:
                     found.append(args)
                     continue
                 kids = list(node.get_children())
-                written = (_explicit_template_args(kids[0]) if kids else ()) or \
+                written = (explicit_template_args(kids[0]) if kids else ()) or \
                     _deduced(self.functions[host], tuple(k.type.spelling for k in kids[1:])) or ()
                 for values in outer:  # a call in another host template: its arguments in its terms
                     names = dict(zip((n for n, _k in own), values))

@@ -277,8 +277,9 @@ def _address(cast: m.Cast) -> bool:
 
 def _byte_step(init, buffers, aliases) -> Alias | None:
     """``(float*)((char*)x + bytes)`` (a pitched row: ``x`` a buffer or view of the cast's element
-    type), or ``(float*)((uintptr_t)x + bytes)``: ``x`` ``bytes / sizeof(float)`` elements on. A step that is no whole number of elements
-    would make the CUDA access misaligned (it faults), so the division loses nothing."""
+    type), or ``(float*)((uintptr_t)x + bytes)``: ``x`` ``bytes / sizeof(float)`` elements on. A
+    step that is no whole number of elements would make the CUDA access misaligned (it faults), so
+    the division loses nothing."""
     step = init.operand
     while isinstance(step, m.Cast) and step.style == "implicit":
         step = step.operand
