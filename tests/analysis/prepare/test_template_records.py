@@ -6,7 +6,7 @@ replay, 2026-12-05). The kernel's view knows the record: the ints are read out o
 bits. Checked equal on the CPU against the original."""
 from __future__ import annotations
 
-from tests.analysis.support import converted
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 
 KERNEL = """
 typedef struct { double T; double A; double F; int start; int end; } Window;
@@ -24,13 +24,11 @@ __global__ void lookup(const Window* __restrict__ windows, const double* __restr
 }
 """
 
-SPEC = "\n".join([
-    '[[kernel]]', 'name = "lookup"', 'tolerance = "fp64"', 'grid = [2, 1, 1]', 'block = [64, 1, 1]',
-    '[[kernel.args]]', 'name = "windows"', 'buffer = "float64"', 'elements = 64', 'role = "in"', 'range = [0.0, 1.0]',
-    '[[kernel.args]]', 'name = "poles"', 'buffer = "float64"', 'elements = 64', 'role = "in"', 'range = [-1.0, 1.0]',
-    '[[kernel.args]]', 'name = "out"', 'buffer = "float64"', 'elements = 128', 'role = "out"',
-    '[[kernel.args]]', 'name = "max_w"', 'scalar = "int32"', 'value = 4',
-    '[[kernel.args]]', 'name = "n"', 'scalar = "int32"', 'value = 128', ''])
+SPEC = spec_kernel("lookup", (2, 1, 1), (64, 1, 1), "fp64",
+                   spec_buffer("windows", "float64", 64, "in", 0.0, 1.0),
+                   spec_buffer("poles", "float64", 64, "in", -1.0, 1.0),
+                   spec_buffer("out", "float64", 128, "out"),
+                   spec_scalar("max_w", "int32", 4), spec_scalar("n", "int32", 128))
 
 
 def test_a_records_packed_fields_read_in_a_template_come_out_of_their_word(tmp_path):
