@@ -121,8 +121,9 @@ def span_of(cursor: ci.Cursor) -> Span:
 class SourceText:
     """Byte-offset access to the files of a translation unit, for host expressions and pragmas."""
 
-    def __init__(self) -> None:
-        self._cache: dict[str, bytes] = {}
+    def __init__(self, unsaved: dict[str, str] | None = None) -> None:
+        # files parsed with a text of their own (a copy appended: parse.instance_copies)
+        self._cache: dict[str, bytes] = {k: v.encode("utf-8") for k, v in (unsaved or {}).items()}
 
     def _data(self, name: str) -> bytes:
         if name not in self._cache:

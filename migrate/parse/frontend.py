@@ -26,6 +26,7 @@ from .build import ModelBuilder, SourceText, explicit_template_args, convert_typ
     is_constant, is_push_config, span_of, template_args_of
 from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances
+from .instance_copies import adopt, instance_text, needs_copy, with_copies
 from .other_units import defining_units, missing_functions, with_units
 
 K = ci.CursorKind
@@ -76,6 +77,8 @@ class ParsedFile:
     #: needs them too (:mod:`.header_search`)
     found_include_dirs: tuple[str, ...] = ()
     seconds: float = 0.0
+    #: kernel name -> the namespaces it is declared in, outermost first
+    kernel_namespaces: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def file_diagnostics(self) -> list[Diagnostic]:
         """Diagnostics that belong to no kernel (file-level, host code, unused device code)."""
@@ -142,24 +145,45 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
         return ParsedFile(path, _empty_unit(path), bag.items)
     parsed = UnitBuilder(path, tu, bag, context[0] if context else None).build()
     parsed.found_include_dirs = tuple(found)
-    if context is None:  # device functions of the program's other units (nvcc -dc)
-        missing = missing_functions(parsed.diagnostics)
-        units: list[str] = []
-        best = parsed
-        for _round in range(4):  # a unit's functions may call a third unit's
-            more = [u for u in defining_units(path, missing) if u not in units] if missing else []
-            if not more:
-                break
-            units += more
-            again = _parse_with_units(path, options, data, units)
-            if again is None:
-                break
-            missing = missing_functions(again.diagnostics)
-            # the units must not break what the file had (two units' static helpers of one name)
-            if _errors(again) <= _errors(parsed) and len(missing) < len(missing_functions(best.diagnostics)):
-                best = again
-        return best
-    return parsed
+    if context is not None:
+        return parsed
+    # device functions of the program's other units (nvcc -dc)
+    missing = missing_functions(parsed.diagnostics)
+    units: list[str] = []
+    best, best_units = parsed, []
+    for _round in range(4):  # a unit's functions may call a third unit's
+        more = [u for u in defining_units(path, missing) if u not in units] if missing else []
+        if not more:
+            break
+        units += more
+        again = _parse_with_units(path, options, data, units)
+        if again is None:
+            break
+        missing = missing_functions(again.diagnostics)
+        # the units must not break what the file had (two units' static helpers of one name)
+        if _errors(again) <= _errors(parsed) and len(missing) < len(missing_functions(best.diagnostics)):
+            best, best_units = again, list(units)
+    return _with_instance_copies(path, options, with_units(data.decode("utf-8", "replace"), best_units), best)
+
+
+def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: ParsedFile) -> ParsedFile:
+    """``parsed`` with its one-instance kernel templates that the generic form cannot take
+    replaced by their instance's copy (:mod:`.instance_copies`), where clang reads it cleanly."""
+    main = str(Path(path).resolve())
+    kernels = {k.name: k for k in parsed.unit.kernels if needs_copy(k, parsed.kernel_errors(k.name))
+               and str(Path(k.span.file).resolve()) == main}
+    copies = {name: c for name, k in kernels.items() for c in [instance_text(text, k)] if c is not None}
+    if not copies:
+        return parsed
+    own, starts, after = with_copies(text, copies, parsed.kernel_namespaces)
+    bag, found = DiagnosticBag(), []
+    tu = _parse_with_missing_headers(path, options, bag, None, found, own=own)
+    if tu is None:
+        return parsed
+    again = UnitBuilder(path, tu, bag, None, own=own).build()
+    again.found_include_dirs = parsed.found_include_dirs
+    adopted, replaced = adopt(parsed, again, starts, kernels, after)
+    return adopted if replaced else parsed
 
 
 def _errors(parsed: ParsedFile) -> int:
@@ -401,13 +425,14 @@ def _parse_with_missing_headers(path: str, options: ParseOptions, bag: Diagnosti
 class UnitBuilder:
     """Collects functions, globals and launch sites of one translation unit into the model."""
 
-    def __init__(self, path: str, tu: ci.TranslationUnit, bag: DiagnosticBag, context: str | None = None) -> None:
+    def __init__(self, path: str, tu: ci.TranslationUnit, bag: DiagnosticBag, context: str | None = None,
+                 own: str | None = None) -> None:
         self.path = path
         self.main = str(Path(path).resolve())
         self.context = context  # the virtual file of the includer's lines (ParseOptions.context)
         self.tu = tu
         self.bag = bag
-        self.text = SourceText()
+        self.text = SourceText({path: own} if own is not None else None)
         self.functions: dict[str, ci.Cursor] = {}  # user function definitions by (model) name
         self.overloads: dict[str, tuple] = {}  # name -> ((USR, model name, parameter count), ...)
         self.model_names: dict[str, str] = {}  # USR -> model name, of overloaded definitions
@@ -551,6 +576,7 @@ class UnitBuilder:
             self.bag.add("M1003", Span.point(self.path), "no __global__ kernels in this file")
         parsed = ParsedFile(self.path, unit, self.bag.items)
         parsed.by_kernel = {k.name: self._kernel_diagnostics(k, built) for k in kernels}
+        parsed.kernel_namespaces = {self.model_names.get(c.get_usr(), c.spelling): _namespaces(c) for c in pending}
         return parsed
 
     def _kernel_diagnostics(self, kernel: m.Function, built: dict[str, m.Function]) -> list[Diagnostic]:
@@ -769,6 +795,16 @@ class UnitBuilder:
 #: ``template __global__ void name<args>(``: an explicit instantiation definition of a kernel
 _EXPLICIT_INSTANCE = re.compile(r"^[ \t]*template[ \t]+(?:__global__[ \t]+)?void[ \t]+(\w+)[ \t]*<([^;{()]*)>[ \t]*\(",
                                 re.MULTILINE)
+
+
+def _namespaces(cursor: ci.Cursor) -> tuple[str, ...]:
+    """The namespaces ``cursor`` is declared in, outermost first."""
+    out = []
+    parent = cursor.semantic_parent
+    while parent is not None and parent.kind == K.NAMESPACE:
+        out.append(parent.spelling)
+        parent = parent.semantic_parent
+    return tuple(reversed(out))
 
 
 def _split_args(text: str) -> list[str]:
