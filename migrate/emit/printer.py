@@ -784,6 +784,18 @@ class ExprPrinter:
             return f"{callee}({', '.join(args)})", _PREC["atom"]
         if e.kind == "atomic":
             return self.atomic(e, value)
+        if e.kind == "var_template" and e.dispatch and e.template_args and all(
+                a in self.scope.type_params for a in e.template_args):
+            # read in a kernel template on its own types: the instance's value, looked up when TileLang
+            # traces the kernel by the dtypes the factory was given (as overloads are, dispatch_call)
+            entries = ", ".join(f"{json.dumps(k[0]) if len(k) == 1 else repr(tuple(k))}: {self.expr(lit)[0]}"
+                                for k, lit in e.dispatch[1])
+            keys = [f"str({self.scope.type_params[a]})" for a in e.template_args]
+            look = keys[0] if len(keys) == 1 else "(" + ", ".join(keys) + ",)"
+            return f"{{{entries}}}[{look}]", _PREC["atom"]
+        if e.kind == "var_template":  # left dependent: no instance bound it, or clang gave no value
+            raise EmitError(f"variable template '{e.callee}<{', '.join(e.template_args)}>' has no value here: "
+                            "only instances that the program's calls name are valued", e.span)
         if e.kind == "memory" and name in CACHED_LOADS:
             return self.expr(_deref(e.args[0]))
         if e.kind == "sync":

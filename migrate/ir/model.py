@@ -206,7 +206,7 @@ class Ternary:
 
 #: Call categories, decided by the compat catalog (or by the callee's definition).
 CALL_KINDS = ("device", "math", "atomic", "warp", "sync", "conversion", "memory", "cg", "io",
-              "constructor", "unknown")
+              "constructor", "var_template", "unknown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +219,9 @@ class Call:
     span: Span
     # a device function overloaded on a template's types, called in the template (hash(key) on a
     # KeyT key): ((template type parameter, ...), ((their dtypes, model name), ...)), the overload
-    # each instance reaches; ``callee`` is one of them
+    # each instance reaches; ``callee`` is one of them. A variable template read in a template
+    # (kind "var_template", HASHTABLE_EMPTY_KEY<KeyT, ValueT>): ((), ((dtypes, literal), ...)), its
+    # value for each instance clang evaluated (parse.var_templates)
     dispatch: tuple = ()
 
 

@@ -697,6 +697,13 @@ class ModelBuilder:
                 ctype = self.deduced.get(ref.hash, ctype)
             if kind == "host":  # a host constant (const int TPB = 256; constexpr float PI = ...): its value
                 value = _host_constant(ref)
+                member = ref.semantic_parent is not None and ref.semantic_parent.kind not in (
+                    K.TRANSLATION_UNIT, K.NAMESPACE)
+                if value is None and member:  # a static member of a template's instance: the reference's value
+                    value = cl.evaluate(cursor)
+                if value is None and member:
+                    return self.unsupported_expr(cursor, "M1206", f"static member '{self.text.of(cursor)}' "
+                                                 "has no value the tool can read")
                 if isinstance(value, bool) or (isinstance(value, int) and isinstance(ctype, m.Scalar)
                                                and ctype.dtype == "bool"):
                     return m.BoolLit(bool(value), ctype, span)
@@ -719,6 +726,13 @@ class ModelBuilder:
                     m.IntLit(value, self.text.of(cursor), ctype, span)
             if isinstance(value, float):
                 return m.FloatLit(value, self.text.of(cursor), ctype, span)
+        if ref.kind == K.OVERLOADED_DECL_REF:
+            decls = cl.overloaded_decls(ref)
+            if decls and all(d.kind == K.UNEXPOSED_DECL for d in decls):
+                # a variable template on the template's types (HASHTABLE_EMPTY_KEY<KeyT, ValueT> in a
+                # device function template): each instance's value is clang's (parse.var_templates)
+                return m.Call(qualified_name(decls[0]), (), "var_template", explicit_template_args(cursor),
+                              ctype, span)
         return self.unsupported_expr(cursor, "M1206", f"reference to a {ref.kind.name.lower()} is not modelled")
 
     def expr_MEMBER_REF_EXPR(self, cursor: ci.Cursor) -> m.Expr:
@@ -1475,4 +1489,7 @@ def _var_kind(ref: ci.Cursor) -> str:
     parent = ref.semantic_parent
     if parent is not None and parent.kind in (K.TRANSLATION_UNIT, K.NAMESPACE):
         return "global" if K.CUDADEVICE_ATTR in attrs else "host"
+    if parent is not None and parent.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE,
+                                              K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION, K.UNION_DECL):
+        return "host"  # a static data member (std::is_same<float, half>::value): a constant of the host
     return "local"

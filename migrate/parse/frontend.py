@@ -26,6 +26,7 @@ from .build import ModelBuilder, SourceText, explicit_template_args, convert_typ
     is_constant, is_push_config, span_of, template_args_of
 from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances
+from . import var_templates
 from .instance_copies import adopt, instance_text, needs_copy, with_copies
 from .other_units import defining_units, missing_functions, with_units
 
@@ -163,7 +164,27 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
         # the units must not break what the file had (two units' static helpers of one name)
         if _errors(again) <= _errors(parsed) and len(missing) < len(missing_functions(best.diagnostics)):
             best, best_units = again, list(units)
-    return _with_instance_copies(path, options, with_units(data.decode("utf-8", "replace"), best_units), best)
+    text = with_units(data.decode("utf-8", "replace"), best_units)
+    return _with_var_template_values(path, options, text, _with_instance_copies(path, options, text, best))
+
+
+def _with_var_template_values(path: str, options: ParseOptions, text: str, parsed: ParsedFile) -> ParsedFile:
+    """``parsed`` with the variable templates its function templates read valued for each
+    instance its calls write (:mod:`.var_templates`), clang evaluating them in one more parse."""
+    unit = parsed.unit
+    functions = {f.name: f for f in unit.kernels + unit.device_functions}
+    found = var_templates.probes(functions) if any(var_templates.var_template_calls(f)
+                                                   for f in functions.values()) else []
+    if not found:
+        return parsed
+    own = (text if text.endswith("\n") else text + "\n") + var_templates.probe_text(found)
+    tu = _parse_with_missing_headers(path, options, DiagnosticBag(), None, [], own=own)
+    if tu is None:
+        return parsed
+    values = var_templates.evaluated(tu, found, path, cl.evaluate, convert_type)
+    if not values:
+        return parsed
+    return dataclasses.replace(parsed, unit=var_templates.with_values(unit, values))
 
 
 def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: ParsedFile) -> ParsedFile:

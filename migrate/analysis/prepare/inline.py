@@ -46,7 +46,7 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
     direct = {name for name, fn in device.items()
               if any(isinstance(p.type, m.Reference) or isinstance(p.type, m.Vector) for p in fn.params)
               or isinstance(fn.returns, m.Vector) or any(t.kind == "value" for t in fn.template_params)
-              or _works_on_vectors(fn)}
+              or _works_on_vectors(fn) or _reads_var_templates(fn)}
     for name, fn in device.items() if portable else ():
         for node in m.walk(fn.body) if fn.body else ():
             if isinstance(node, m.Call) and (node.kind in ("warp", "cg") or node.callee in (
@@ -62,6 +62,13 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
                 direct.add(name)
                 changed = True
     return direct
+
+
+def _reads_var_templates(fn: m.Function) -> bool:
+    """Whether a function template reads a variable template on its types: each instance has a
+    value of its own, which the call's instance picks once inlined (parse.var_templates)."""
+    return bool(fn.template_params) and fn.body is not None and any(
+        isinstance(n, m.Call) and n.kind == "var_template" for n in m.walk(fn.body))
 
 
 def _works_on_vectors(fn: m.Function) -> bool:

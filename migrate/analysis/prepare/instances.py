@@ -62,10 +62,18 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
         if isinstance(n, m.Call) and any(a in binding for a in n.template_args):  # g<T>(v) inside f<T>
             n = dataclasses.replace(n, template_args=tuple(_spelling(binding[a]) if a in binding else a
                                                            for a in n.template_args))
-        if isinstance(n, m.Call) and n.dispatch and all(isinstance(binding.get(p), (m.IntLit, m.BoolLit))
+        if isinstance(n, m.Call) and n.kind == "var_template":  # its value for the instance, if clang gave one
+            args = tuple(_spelling(binding[a]) if a in binding else a for a in n.template_args)
+            value = next((lit for dts, lit in (n.dispatch[1] if n.dispatch else ()) if tuple(dts) == args), None)
+            if value is not None:
+                return dataclasses.replace(value, span=n.span)
+            return dataclasses.replace(n, template_args=args)
+        if isinstance(n, m.Call) and n.dispatch and all(isinstance(binding.get(p), (m.IntLit, m.BoolLit, m.Scalar))
                                                         for p in n.dispatch[0]):
-            # f<N>(x) on explicit specialisations by value: the instance's values pick one
-            key = tuple(str(int(binding[p].value)) for p in n.dispatch[0])
+            # f<N>(x) on explicit specialisations by value, hash(key) on overloads by the type of a
+            # KeyT key: the instance's values or dtypes pick one
+            key = tuple(binding[p].dtype if isinstance(binding[p], m.Scalar) else str(int(binding[p].value))
+                        for p in n.dispatch[0])
             chosen = [model for k, model in n.dispatch[1] if tuple(k) == key]
             if chosen:
                 n = dataclasses.replace(n, callee=chosen[0], dispatch=(), template_args=())
