@@ -1,8 +1,9 @@
 """Steps used as values in a statement as statements of their own: ``pre[j++] = i;`` becomes
 ``pre[j] = i; j += 1;``, ``result[++e] = h;`` becomes ``e += 1; result[e] = h;`` (the way real
 kernels append to a per-thread list), ``uint pos = stack[--top];`` becomes ``top -= 1; uint pos =
-stack[top];`` and ``return --refs[i];`` becomes ``refs[i] -= 1; return refs[i];`` (reference
-counts). The stepped thing is a local number, or an element of a buffer or array at an index
+stack[top];``, ``return --refs[i];`` becomes ``refs[i] -= 1; return refs[i];`` (reference
+counts) and ``visited[(*size)++] = v;`` becomes ``visited[*size] = v; *size += 1;`` (a device
+function appending to its caller's list). The stepped thing is a local number, or an element of a buffer or array at an index
 without effects. Only where it is the same program: what is stepped is named nowhere else in the
 statement (a buffer: not at all), and the step is always evaluated (not right of ``&&``/``||``
 nor in a branch of ``?:``); a ``return`` takes prefix steps only (a postfix one's step would come
@@ -45,6 +46,9 @@ def _stepped(u: m.Unary) -> str | None:
     if isinstance(x, m.Index) and isinstance(x.base, m.Ref) and pure(x.index) and isinstance(x.type, m.Scalar) \
             and (x.base.kind in ("param", "shared", "global") or isinstance(x.base.type, m.Array)):
         return x.base.name
+    if isinstance(x, m.Unary) and x.op == "*" and isinstance(x.operand, m.Ref) and isinstance(x.type, m.Scalar) \
+            and isinstance(x.operand.type, m.Pointer):
+        return x.operand.name  # (*size)++ through a device function's pointer to its caller's count
     return None
 
 

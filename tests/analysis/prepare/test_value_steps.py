@@ -154,3 +154,67 @@ def test_a_postfix_step_in_a_return_is_left_alone(tmp_path):
     src = STACKS.replace("return --refs[i];", "return refs[i]--;")
     fn = split_value_steps(unit(tmp_path, src).device_functions[0])
     assert [u.op for u in nodes(fn, m.Unary) if u.op in ("++", "--")] == ["--"]  # no statement after a return
+
+
+#: A device function appending to its caller's list through a pointer to the caller's count
+#: (logic-network rewriting's ``visited[(*pVisitedSize)++] = faninId;``), called in a loop
+#: condition and in a statement.
+APPEND = """
+#include <cuda_runtime.h>
+__device__ bool grow(const int* next, int* visited, int* size, int v, int limit)
+{
+    if (*size >= limit) return false;
+    visited[(*size)++] = next[v];
+    if (next[v] % 3 == 0) visited[(*size)++] = -next[v];
+    return true;
+}
+__global__ void walk(const int* next, int* out, int n)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= n) return;
+    int visited[12];
+    int size = 0;
+    int v = r;
+    while (grow(next, visited, &size, v, 10)) v = next[v] % n;
+    int sum = 0;
+    for (int k = 0; k < size; k++) sum = sum * 7 + visited[k];
+    out[r] = sum * 16 + size;
+}
+"""
+
+APPEND_SPEC = """
+[[kernel]]
+name = "walk"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "next"
+buffer = "int32"
+elements = 100
+role = "in"
+range = [0, 90]
+[[kernel.args]]
+name = "out"
+buffer = "int32"
+elements = 100
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 100
+"""
+
+
+def test_a_step_through_a_pointer_to_the_callers_count(tmp_path):
+    fn = split_value_steps(unit(tmp_path, APPEND).device_functions[0])
+    assert not [u for u in nodes(fn, m.Unary) if u.op in ("++", "--")]
+    steps = [a for a in nodes(fn, m.Assign) if a.op == "+=" and isinstance(a.target, m.Unary) and a.target.op == "*"]
+    assert len(steps) == 2
+    (tmp_path / "append.cu").write_text(APPEND)
+    (tmp_path / "append.toml").write_text(APPEND_SPEC)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "append.cu"), "-o", str(out), "-q", "--check", "cpu"]) == 0
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
