@@ -41,8 +41,8 @@ def _stepped(u: m.Unary) -> str | None:
     """The name a step's operand is known by in the statement: a local number's, or the buffer
     (or array) an element of it belongs to; None for what this pass does not move."""
     x = u.operand
-    if isinstance(x, m.Ref) and x.kind == "local" and isinstance(x.type, m.Scalar):
-        return x.name
+    if isinstance(x, m.Ref) and x.kind == "local" and isinstance(x.type, (m.Scalar, m.Pointer)):
+        return x.name  # (a local pointer too: v = *k++ reads *k, then steps k)
     if isinstance(x, m.Index) and isinstance(x.base, m.Ref) and pure(x.index) and isinstance(x.type, m.Scalar) \
             and (x.base.kind in ("param", "shared", "global") or isinstance(x.base.type, m.Array)):
         return x.base.name

@@ -266,8 +266,42 @@ def _flat_index(indices: list, last: str, span: Span) -> m.Expr | None:
     return flat
 
 
+def _pointer_step(s, names) -> tuple[str, str, m.Expr] | None:
+    """(pointer, "+=" or "-=", amount) where statement ``s`` steps one of the pointers ``names``
+    (``k++``, ``--k``, ``k += n``, ``k -= n``, ``k = k + n``); None for any other statement."""
+    if not isinstance(s, m.ExprStmt):
+        return None
+    e = s.expr
+    if isinstance(e, m.Unary) and e.op in ("++", "--") and isinstance(e.operand, m.Ref) and e.operand.name in names:
+        return e.operand.name, "+=" if e.op == "++" else "-=", _int(1, s.span)
+    if isinstance(e, m.Assign) and isinstance(e.target, m.Ref) and e.target.name in names:
+        if e.op in ("+=", "-="):
+            return e.target.name, e.op, e.value
+        v = e.value
+        while isinstance(v, m.Cast) and v.style == "implicit":
+            v = v.operand
+        if e.op == "=" and isinstance(v, m.Binary) and v.op in ("+", "-") and isinstance(v.lhs, m.Ref) \
+                and v.lhs.name == e.target.name and not isinstance(getattr(v.rhs, "type", None), m.Pointer):
+            return e.target.name, v.op + "=", v.rhs
+    return None
+
+
+def _pointer_steps(body, name: str) -> bool | None:
+    """True when every assignment of pointer ``name`` in ``body`` is a step (:func:`_pointer_step`)
+    made as a statement of its own; None otherwise."""
+    steps = {id(st.expr) for st in m.walk(body) if isinstance(st, m.ExprStmt) and _pointer_step(st, {name})}
+    for n in m.walk(body):
+        if isinstance(n, m.Assign) and isinstance(n.target, m.Ref) and n.target.name == name and id(n) not in steps:
+            return None
+        if isinstance(n, m.Unary) and n.op in ("++", "--") and isinstance(n.operand, m.Ref) \
+                and n.operand.name == name and id(n) not in steps:
+            return None
+    return True
+
+
 class _Scalarizer:
     def __init__(self, fn: m.Function) -> None:
+        self.body_of = fn.body
         self.pending: list[m.DeclStmt] = []  # record words read by the statement being scalarised
         self.counter = 0
         self.written = {r.name for t in (m.store_targets(fn.body) if fn.body else ())
@@ -275,6 +309,12 @@ class _Scalarizer:
             {r.name for n in (m.walk(fn.body) if fn.body else ()) if isinstance(n, m.Unary) and n.op in ("++", "--")
              for r in (m.access_root(n.operand),) if r is not None}
         self.views: dict[str, _View] = {}
+        # local vector pointers the body steps (v = *k; k++): name -> the local counting its vectors
+        self.steps: dict[str, str] = {}
+        self.moved = {n.target.name for n in (m.walk(fn.body) if fn.body else ()) if isinstance(n, m.Assign)
+                      and isinstance(n.target, m.Ref)} | \
+            {n.operand.name for n in (m.walk(fn.body) if fn.body else ()) if isinstance(n, m.Unary)
+             and n.op in ("++", "--") and isinstance(n.operand, m.Ref)}
         self.aliases: dict[str, m.Index] = {}  # local references to a buffer's element
         self.taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} if fn.body else set()
         self.locals: dict[str, m.Vector] = {}
@@ -725,10 +765,26 @@ class _Scalarizer:
                     view = self.view_of(d.init) if d.init is not None else None
                     if view is None:
                         raise VectorError(f"vector pointer '{d.name}' is not a view of a buffer", d.span)
+                    if d.name in self.moved:  # stepped (k++, k += n): the view counts from a local
+                        steps = _pointer_steps(self.body_of, d.name)
+                        if steps is None:
+                            raise VectorError(f"vector pointer '{d.name}' is assigned other than by a step", d.span)
+                        at = fresh(f"{d.name}_at", self.taken)
+                        self.steps[d.name] = at
+                        itype = m.Scalar("int64")
+                        out.append(m.DeclStmt((m.VarDecl(at, itype, "local", False, _int_lit(0, "int64", d.span),
+                                                         d.span),), d.span))
+                        view = dataclasses.replace(view, offset=_add(view.offset, m.Ref(at, "local", itype, d.span),
+                                                                     d.span))
                     self.views[d.name] = view
                 else:
                     out.append(m.DeclStmt((dataclasses.replace(d, init=self.scalar(d.init)),), d.span))
             return out
+        stepped = _pointer_step(s, self.steps)
+        if stepped is not None:  # k++ / k += n on a stepped view: its counter
+            name, op, amount = stepped
+            at = m.Ref(self.steps[name], "local", m.Scalar("int64"), s.span)
+            return [m.ExprStmt(m.Assign(op, at, self.scalar(amount), at.type, s.span), s.span)]
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and _vec(s.expr.target.type):
             a = s.expr
             v = _vec(a.target.type)

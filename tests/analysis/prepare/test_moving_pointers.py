@@ -127,7 +127,6 @@ def test_moving_pointers_convert_and_check_equal_across_a_barrier(tmp_path):
 
 
 @pytest.mark.parametrize("body, name", [
-    ("float* p = y + r; *p++ = x[r];", "p"),                  # stepped inside a value
     ("const float* p = x + r; if (p < x + n) y[r] = *p;", "p"),  # compared
     ("const float* p = x + r; if (p != 0) y[r] = *p;", "p"),   # compared with a null pointer
     ("const float* p = x; p = (const float*)&n; y[r] = p[r];", "p"),  # re-pointed at a scalar
