@@ -99,6 +99,8 @@ CASES = {
     "template_asserts": ("tests.parse.test_template_asserts", "GATHER", "SPEC"),
     "loop_conditions": ("tests.analysis.prepare.test_inline", "LOOP_CONDITIONS", "LOOP_CONDITIONS_SPEC"),
     "lcg_uint64": ("tests.emit.test_lcg_uint64", "KERNEL", "SPEC"),
+    "stepped_views": ("tests.analysis.prepare.test_stepped_views", "KERNELS", "SPEC"),
+    "append_through_pointer": ("tests.analysis.prepare.test_value_steps", "APPEND", "APPEND_SPEC"),
 }
 
 
