@@ -65,7 +65,7 @@ from .analysis.prepare.lockstep_steps import (barriers_out_of_branches, is_locks
                                               stranded_barrier)
 from .analysis.prepare.sincos import split_sincos
 from .analysis.prepare.memory_copies import memory_copies
-from .analysis.prepare.returns import returns_to_guards
+from .analysis.prepare.returns import remaining_returns, returns_to_guards
 from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_vectors, uses_vectors
 from .analysis.prepare.written_params import written_parameters
 from .diagnostics import Diagnostic, make
@@ -627,6 +627,11 @@ class KernelPipeline:
         if fn.body is not None:
             fn = returns_to_guards(fn) if result is None and isinstance(fn.returns, m.Scalar) \
                 and fn.returns.dtype == "void" else fn
+            last = fn.body.stmts[-1] if fn.body.stmts else None
+            nested = [r for r in remaining_returns(fn) if r is not last]
+            if nested:  # (inside a switch inside a loop): a macro cannot return from control flow
+                raise NoTileLangForm(f"'return' inside a loop's switch in device function '{fn.name}'",
+                                     nested[0].span)
         try:
             fn = inline_view_calls(fn, self.device)
         except InlineError as exc:

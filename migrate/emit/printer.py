@@ -24,6 +24,7 @@ from ..ir.exprs import assigned_names, const_value, has_continue, pure, strip_ca
 from ..ir.loops import NoTileLangForm
 from ..ir.names import CHAIN_FLAGS, LOOP_FLAGS, TEST_FLAGS, template_param_name
 from ..ir.span import Span
+from ..ir.switches import switch_cases
 
 
 #: Builtins that are int32 TileLang variables (the others print as Python ints): thread and block
@@ -1460,7 +1461,10 @@ class StmtPrinter:
         self.emit(f"return {self.expr(s.value)}", s.span)
 
     def s_Switch(self, s: m.Switch):
-        cases = _switch_cases(s)
+        try:
+            cases = switch_cases(s)
+        except NoTileLangForm as exc:
+            raise EmitError(str(exc), exc.span) from None
         subject = self.expr(s.cond)
         # cases as an if/elif chain, each elif one block deeper in Python's syntax tree (whose
         # limit of 20 nested blocks TileLang's frontend reached at a hash's 16 tail cases); a
@@ -1525,78 +1529,6 @@ def _wraps(e) -> bool:
     """Whether ``e`` (an unsigned value) holds a subtraction, unsigned or made unsigned by a cast
     (``(unsigned)(i - 1)``, printed as a wrapping sum too): a value that wraps below zero."""
     return any(isinstance(n, m.Binary) and n.op == "-" for n in m.walk(e))
-
-
-def _leaves(s) -> bool:
-    """Whether a case's last statement leaves it: break (the case's own, which the if-chain drops),
-    return, or a continue of the loop around (alone or at the end of a block: a strided loop's
-    continue steps first; a break inside a block would leave the loop once printed)."""
-    if isinstance(s, m.Break):
-        return True
-    while isinstance(s, m.Block) and s.stmts:
-        s = s.stmts[-1]
-    return isinstance(s, (m.Return, m.Continue))
-
-
-def _switch_cases(s: m.Switch):
-    """The cases of a switch as (values or None for default, statements, span), each case's
-    statements those C runs from its label: its own, then, where it falls through, the next
-    case's (``case 14: k ^= t[13] << 40;`` into ``case 13: ...``, a hash's tail), up to the
-    break, which is dropped (also one closing a case's block, ``case 1: { ...; break; }``); an
-    early ``if (c) break;`` among a case's statements guards the rest (``if (!(c)) { rest }``)."""
-    body = s.body.stmts if isinstance(s.body, m.Block) else (s.body,)
-    cases = []
-    current = None
-    for st in body:
-        if isinstance(st, m.Case):
-            inner = st
-            values = []
-            while isinstance(inner, m.Case):
-                values.append(inner.value)
-                inner = inner.body
-            vals = None if any(v is None for v in values) else tuple(values)
-            current = (vals, [inner], st.span)
-            cases.append(current)
-        elif current is not None:
-            current[1].append(st)
-        else:
-            raise EmitError("statement before the first case of a switch", st.span)
-    own = []
-    for values, stmts, span in cases:
-        stmts, ended = _case_body(stmts)
-        if any(isinstance(n, m.Break) for st in stmts for n in m.walk(st)):
-            raise EmitError("break inside a switch case body", span)
-        own.append((values, stmts, ended or bool(stmts) and _leaves(stmts[-1]), span))
-    out: list = []
-    run: list = []  # what C runs from the next case's label on
-    for values, stmts, ends, span in reversed(own):
-        run = list(stmts) if ends else list(stmts) + run
-        out.append((values, run, span))
-    return out[::-1]
-
-
-def _case_body(stmts: list) -> tuple[list, bool]:
-    """A case's statements without the break that ends it (at its end, or closing its last
-    block), each ``if (c) break;`` guarding the statements after it; and whether a break ended
-    it. A loop's own breaks are left to the loop."""
-    stmts = list(stmts)
-    ended = False
-    if stmts and isinstance(stmts[-1], m.Break):
-        stmts.pop()
-        ended = True
-    elif stmts and isinstance(stmts[-1], m.Block) and stmts[-1].stmts:
-        inner, ended = _case_body(list(stmts[-1].stmts))
-        if ended:
-            stmts[-1] = replace(stmts[-1], stmts=tuple(inner))
-    for i, st in enumerate(stmts):
-        if isinstance(st, m.If) and st.other is None and (
-                isinstance(st.then, m.Break) or isinstance(st.then, m.Block) and len(st.then.stmts) == 1
-                and isinstance(st.then.stmts[0], m.Break)):
-            rest, _ = _case_body(stmts[i + 1:]) if i + 1 < len(stmts) else ([], False)
-            skip = m.Unary("!", st.cond, False, m.Scalar("bool"), st.cond.span)
-            guarded = [m.If(skip, m.Block(tuple(rest), st.span), None, st.span)] if rest else []
-            return stmts[:i] + guarded, True
-    return stmts, ended
 
 
 def array_shape(t: m.CType, scope: Scope) -> list[str]:

@@ -1,13 +1,16 @@
 """Early returns as guards: ``if (c) return; rest`` becomes ``if (!c) { rest }`` in kernels, so
 no statement after a thread's exit runs for it (TileLang phases cannot ``return``); a device
-function's returns store its result instead. Spans are copied onto the nodes built."""
+function's returns store its result instead; a ``switch`` whose case returns (a hash's ``case 0:
+return c;``) is guarded as the ifs of its cases. Spans are copied onto the nodes built."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import model as m
 from ...ir.exprs import negate
+from ...ir.loops import NoTileLangForm
 from ...ir.names import fresh
+from ...ir.switches import as_ifs
 
 
 def _ends_with_return(s: m.Stmt) -> bool:
@@ -85,6 +88,11 @@ class _Guards:
                 return tuple(out)  # nothing after a return runs
             if isinstance(s, m.Block) and _has_return(s):
                 return tuple(out) + self.guard(s.stmts + rest)
+            if isinstance(s, m.Switch) and _has_return(s):  # case 0: return c; -- its cases as ifs, guarded
+                try:
+                    return tuple(out) + self.guard(tuple(as_ifs(s)) + rest)
+                except NoTileLangForm:
+                    pass  # a switch the printer refuses as well: left for it to name
             if isinstance(s, m.If) and _has_return(s):
                 then = self.guard(self.as_list(s.then))
                 then_exits = _ends_with_return(s.then)

@@ -227,3 +227,74 @@ def test_a_return_inside_a_branch_stops_what_follows_the_branch_and_checks_equal
     assert "x_left" in {d.name for d in m.walk(fn.body) if isinstance(d, m.VarDecl)}
     out, kernels = converted(tmp_path, BRANCH_RETURNS, BRANCH_RETURNS_SPEC)
     assert {k["kernel"]: k["check"]["status"] for k in kernels} == {"color": "pass", "rows": "pass"}
+
+
+#: A hash's tail the way lookup3 writes it: a switch over the remaining length whose ``case 0``
+#: returns early from the device function, the other cases falling to the final mix; and a
+#: kernel whose thread leaves from a case (a subject the cases change: an if/else chain).
+SWITCH_RETURNS = """#include <cuda_runtime.h>
+__device__ unsigned tail(unsigned a, unsigned b, unsigned c, const unsigned* k, unsigned length)
+{
+    switch (length) {
+        case 3: c += k[2] & 0xff;
+        case 2: b += k[1];
+        case 1: a += k[0]; break;
+        case 0: return c;
+        default: a ^= length;
+    }
+    c ^= b; c -= (b << 14) | (b >> 18);
+    a ^= c; a -= (c << 11) | (c >> 21);
+    return c + a;
+}
+__global__ void hash_tails(const unsigned* keys, const unsigned* lengths, unsigned* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned m = lengths[i] % 6;
+    switch (m) {
+        case 5: m = 9; out[i] = 7u; return;
+        case 4: out[i] = m; break;
+        default: out[i] = tail(0xdeadbeefu + i, 17u, 29u, keys + 3 * i, m);
+    }
+}
+"""
+
+SWITCH_RETURNS_SPEC = """[[kernel]]
+name = "hash_tails"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "keys"
+buffer = "uint32"
+elements = 384
+role = "in"
+range = [0, 4000000000]
+[[kernel.args]]
+name = "lengths"
+buffer = "uint32"
+elements = 128
+role = "in"
+range = [0, 60]
+[[kernel.args]]
+name = "out"
+buffer = "uint32"
+elements = 128
+role = "out"
+[[kernel.args]]
+name = "n"
+scalar = "int32"
+value = 128
+"""
+
+
+def test_a_return_inside_a_switch_case_is_guarded_and_checks_equal(tmp_path):
+    u = unit(tmp_path, SWITCH_RETURNS)
+    (tail,) = u.device_functions
+    result = m.Ref("result_", "local", tail.returns, tail.span)
+    assert remaining_returns(returns_to_guards(tail, result)) == []
+    assert remaining_returns(returns_to_guards(u.kernel("hash_tails"))) == []
+    out, (k,) = converted(tmp_path, SWITCH_RETURNS, SWITCH_RETURNS_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+    assert "return c" not in (out / "k.py").read_text()
