@@ -11,6 +11,7 @@ then falls back to another form.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 
 from ..analysis.facts.bounds import nonneg_locals
@@ -446,11 +447,20 @@ def _uses_global(fn: m.Function, callees, name: str) -> bool:
 
 
 def _tp_default(t: m.TemplateParam) -> str:
+    """A template parameter's default as a Python literal: the dtype of a type, the value of a
+    number or ``bool`` (``template <bool useHashtable = false>``); None where C spells it with
+    names or operators the factory cannot evaluate."""
     if t.default is None:
         return "None"
     if t.kind == "type":
         return repr(TEMPLATE_SPELLINGS.get(t.default, t.default))
-    return t.default
+    text = t.default.strip()
+    if text in ("true", "false"):
+        return "True" if text == "true" else "False"
+    digits = text.rstrip("uUlL")
+    if re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)", digits):
+        return str(int(digits, 0) if not re.fullmatch(r"-?0\d+", digits) else int(digits, 8))
+    return "None"
 
 
 def _sizeof(t: m.CType) -> int:
