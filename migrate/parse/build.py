@@ -1432,8 +1432,10 @@ def template_args_of(cursor: ci.Cursor) -> tuple[str, ...]:
 
 
 def explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
-    """Template arguments written at a call (``f<float, 4>(...)``), from the tokens."""
-    tokens = [t.spelling for t in callee.get_tokens()]
+    """Template arguments written at a call (``f<float, 4>(...)``), from the tokens; a host
+    constant named there (``f<STACK_SIZE>`` on ``const int STACK_SIZE = 192;``) is its value."""
+    raw = list(callee.get_tokens())
+    tokens = [_constant_token(t) for t in raw]
     if "<" not in tokens:
         return ()
     inner = tokens[tokens.index("<") + 1:]
@@ -1453,6 +1455,21 @@ def explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
     if current:
         args.append(" ".join(current))
     return tuple(a for a in args if a)
+
+
+def _constant_token(token) -> str:
+    """A token's text, or the value of the host constant an identifier names."""
+    if token.kind != ci.TokenKind.IDENTIFIER:
+        return token.spelling
+    try:
+        cursor = token.cursor
+    except Exception:  # (a token libclang cannot place)
+        return token.spelling
+    ref = cursor.referenced if cursor is not None and cursor.kind == K.DECL_REF_EXPR else None
+    if ref is None or ref.kind != K.VAR_DECL or ref.spelling != token.spelling or _var_kind(ref) != "host":
+        return token.spelling
+    value = _host_constant(ref)
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else token.spelling
 
 
 def _host_constant(ref: ci.Cursor):

@@ -47,6 +47,9 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
         if isinstance(t, m.Reference):
             return dataclasses.replace(t, target=ctype(t.target))
         if isinstance(t, m.Array):
+            extent = _bound_extent(t, values)
+            if extent is not None:  # int travIds[STACK_SIZE] in template <int STACK_SIZE>
+                return dataclasses.replace(t, element=ctype(t.element), extent=extent, extent_text=str(extent))
             return dataclasses.replace(t, element=ctype(t.element))
         return t
 
@@ -82,6 +85,24 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
 
     return dataclasses.replace(fn, params=node(fn.params), returns=ctype(fn.returns), body=node(fn.body),
                                template_params=())
+
+
+def _bound_extent(t: m.Array, values: dict) -> int | None:
+    """The extent of an array sized by value parameters (``[STACK_SIZE]``, ``[2 * N + 1]``) once
+    they are bound to literals; None where it is known already or cannot be computed."""
+    if t.extent is not None or not t.extent_text:
+        return None
+    names = set(re.findall(r"[A-Za-z_]\w*", t.extent_text))
+    if not names or not all(isinstance(values.get(x), m.IntLit) for x in names):
+        return None
+    text = re.sub(r"[A-Za-z_]\w*", lambda w: str(values[w.group(0)].value), t.extent_text)
+    if not re.fullmatch(r"[\d\s+\-*/()%]+", text):
+        return None
+    try:
+        value = eval(text.replace("/", "//"), {"__builtins__": {}}, {})  # digits and operators only
+    except (SyntaxError, ZeroDivisionError):
+        return None
+    return value if isinstance(value, int) and value > 0 else None
 
 
 #: bindings of value parameters: a literal, or the caller's own value parameter forwarded (f<N>(x))

@@ -333,3 +333,40 @@ def test_pointer_sums_on_a_template_type_deduce_the_callee_and_view_the_buffer(t
     _, (k,) = converted(tmp_path, POINTER_SUMS, POINTER_SUMS_SPEC)
     assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]
+
+
+#: A device function template sized by its value parameters (a traversal's ``int travIds[STACK_SIZE]``
+#: in ``template <int COLS, int STACK_SIZE>``), called from a kernel template with a host constant
+#: (``const int STACK_SIZE = 12;``) and the kernel's own ``bool``: the constant is its value at the
+#: call and the array's extent is the bound value (the module named ``STACK_SIZE``, undefined).
+STACKS = """#include <cuda_runtime.h>
+const int STACK_SIZE = 12;
+template <int COLS, int STACK_SIZE, bool twice>
+__device__ int walk(const int* next, int start) {
+    int travIds[STACK_SIZE];
+    int travRefs[STACK_SIZE + COLS];
+    int top = 0, v = start;
+    for (int k = 0; k < STACK_SIZE; k++) { travIds[top] = v; travRefs[top] = k * COLS; top++; v = next[v]; }
+    int s = 0;
+    for (int k = 0; k < top; k++) s += travIds[k] * (twice ? 2 : 1) + travRefs[k];
+    return s;
+}
+template <bool twice = false>
+__global__ void walks(const int* next, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = walk<3, STACK_SIZE, twice>(next, i);
+}
+void run(const int* next, int* out, int n) { walks<<<(n + 63) / 64, 64>>>(next, out, n); }
+"""
+
+STACKS_SPEC = spec_kernel("walks", (2, 1, 1), (64, 1, 1), "exact",
+                          spec_buffer("next", "int32", 128, "in", 0, 127), spec_buffer("out", "int32", 128, "out"),
+                          spec_scalar("n", "int32", 128), template="false")
+
+
+def test_host_constants_as_template_arguments_size_the_callees_arrays(tmp_path):
+    out, (k,) = converted(tmp_path, STACKS, STACKS_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+    text = (out / "k.py").read_text()
+    assert "STACK_SIZE" not in text.split("def make_walks")[1] and "(12,)" in text and "(15,)" in text
