@@ -101,6 +101,8 @@ CASES = {
     "lcg_uint64": ("tests.emit.test_lcg_uint64", "KERNEL", "SPEC"),
     "stepped_views": ("tests.analysis.prepare.test_stepped_views", "KERNELS", "SPEC"),
     "append_through_pointer": ("tests.analysis.prepare.test_value_steps", "APPEND", "APPEND_SPEC"),
+    "switch_returns": ("tests.analysis.prepare.test_returns", "SWITCH_RETURNS", "SWITCH_RETURNS_SPEC"),
+    "host_constant_templates": ("tests.analysis.prepare.test_instances", "STACKS", "STACKS_SPEC"),
 }
 
 
