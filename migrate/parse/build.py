@@ -1124,7 +1124,7 @@ class ModelBuilder:
         if vector is not None and op not in ("=", "==", "!=", "[]"):
             why = self._not_lanewise(op, decl, vector.lanes)
             if why:
-                call = self._operator_call(op, args, ctype, span, decl)
+                call = self._operator_call(op, args, ctype, span, decl) or self._member_operator(args, ctype, span, decl)
                 if call is not None:
                     return call
                 return self.unsupported_expr(cursor, "M1206", f"operator{op} on '{vector.name}' is not modelled: {why}")
@@ -1153,6 +1153,23 @@ class ModelBuilder:
         name = function_model_name(name) if name == defn.spelling else name
         if name is None or name not in self.user_functions:
             return None
+        self.called.append(name)
+        return m.Call(name, args, "device", (), ctype, span)
+
+    def _member_operator(self, args: tuple[m.Expr, ...], ctype: m.CType, span: Span,
+                         decl: ci.Cursor | None) -> m.Call | None:
+        """A call of an operator method of one of the project's structs (a functor's
+        ``operator()``: ``f(x)`` on a ``Halve f`` passed by value) as a call of the device function
+        the method is modelled as, the object its first argument; None for any other operator."""
+        definition = decl.get_definition() if decl is not None and decl.kind == K.CXX_METHOD else None
+        if definition is None or decl.is_static_method() or not args \
+                or cl.is_prelude_file(definition.location.file.name if definition.location.file else None) \
+                or K.CUDADEVICE_ATTR not in {c.kind for c in definition.get_children()}:
+            return None
+        record = convert_type(definition.semantic_parent.type, self.template_names)
+        if not isinstance(record, m.Vector):
+            return None
+        name = method_model_name(definition, self.user_functions, self.model_names)
         self.called.append(name)
         return m.Call(name, args, "device", (), ctype, span)
 

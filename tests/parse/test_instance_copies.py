@@ -2,8 +2,9 @@
 instance (``Op::apply(x)`` of the class the instance passes, as a pool's ``PoolProcess`` or a
 reduction's overloaded ``BlockReduce``): the file is parsed again with a copy of the kernel written
 for its instance, so clang resolves the call; the copy stands for the kernel, with the template's
-lines, and runs on the CPU against a reference computed here. A template with two instances, or
-whose copy clang still cannot read, keeps its own model and diagnostic."""
+lines, and runs on the CPU against a reference computed here (a functor passed by value too: its
+``operator()`` is a method of the instance's struct). A template with two instances keeps its own
+model and diagnostic."""
 from __future__ import annotations
 
 import importlib.util
@@ -75,8 +76,8 @@ def test_one_instance_is_modelled_as_written_for_it(tmp_path):
     assert not [d for d in parsed.diagnostics if d.span.line > PROGRAM.count("\n")]  # nothing of the copies
     # two instances: the generic model stays, with its diagnostic
     assert kernels["both"].template_params and [d.code for d in parsed.kernel_errors("both")] == ["M1209"]
-    # a copy clang reads but the model cannot take (a functor's operator()) is not used
-    assert kernels["mapped"].template_params and [d.code for d in parsed.kernel_errors("mapped")] == ["M1209"]
+    # a functor passed by value: the copy calls its operator(), a method of the instance's struct
+    assert kernels["mapped"].template_params == () and not parsed.kernel_errors("mapped")
 
 
 def test_the_copy_converts_and_runs(tmp_path):
@@ -89,7 +90,7 @@ def test_the_copy_converts_and_runs(tmp_path):
     rows = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
     assert rows["apply"]["form"] != "unsupported", rows["apply"]["reason"]
     assert rows["apply"]["line"] == 15 and rows["apply"]["template_instances"] == [["Square"]]
-    assert rows["both"]["form"] == rows["mapped"]["form"] == "unsupported"
+    assert rows["both"]["form"] == "unsupported" and rows["mapped"]["form"] != "unsupported"
     text = (out / "k.py").read_text()
     assert "__c2t_instance" not in text
     assert "Square_apply(x[i])  # L18" in text  # provenance: the template's line
@@ -101,3 +102,6 @@ def test_the_copy_converts_and_runs(tmp_path):
     y = np.full(n, np.nan, np.float32)
     mod.apply(x, y, n, grid=(n + 127) // 128, block=128, target="c")
     np.testing.assert_allclose(y, x.astype(np.float64) ** 2 + 1.0, rtol=1e-6, atol=1e-6)
+    y = np.full(n, np.nan, np.float32)
+    mod.mapped(x, y, n, (0.75,), grid=(n + 127) // 128, block=128, target="c")  # Halve{0.75f}, its lanes
+    np.testing.assert_allclose(y, x * np.float32(0.75), rtol=1e-6, atol=0)
