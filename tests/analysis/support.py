@@ -74,6 +74,15 @@ def program_converted(tmp_path, source: str, name: str, status: int = 0):
     return out
 
 
+def module_of(path):
+    """The migrated module at ``path`` imported (its factories' defaults evaluated)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"migrated_{abs(hash(str(path)))}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def checked(out, *options) -> tuple[int, dict]:
     """``migrate check --from out`` with ``options`` (``"--run", ""``): (its exit status, kernel
     name -> its check row)."""

@@ -5,13 +5,12 @@ the module was imported, so every kernel of the file failed on the GPU replay. A
 ``None`` (the launch gives it)."""
 from __future__ import annotations
 
-import importlib.util
 import inspect
 
 import numpy as np
 import pytest
 
-from migrate.cli import main
+from tests.analysis.support import module_of, program_converted
 
 PROGRAM = """#include <cuda_runtime.h>
 #define WIDTH 4
@@ -34,14 +33,8 @@ int main() {
 
 def test_defaults_are_python_values_and_the_module_runs(tmp_path):
     pytest.importorskip("tilelang")
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "t.cu").write_text(PROGRAM)
-    out = tmp_path / "out"
-    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
-    spec = importlib.util.spec_from_file_location("template_defaults_t", out / "t.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # the defaults are evaluated here
+    out = program_converted(tmp_path, PROGRAM, "t.cu")
+    mod = module_of(out / "t.py")  # the defaults are evaluated here
     defaults = {k: v.default for k, v in inspect.signature(mod.make_scale).parameters.items()}
     assert (defaults["doubled"], defaults["step"], defaults["span"], defaults["wide"]) == (False, 2, 16, None)
     x = np.random.default_rng(2).integers(-50, 50, 256).astype(np.int32)

@@ -7,14 +7,13 @@ lines, and runs on the CPU against a reference computed here (a functor passed b
 model and diagnostic."""
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import numpy as np
 import pytest
 
-from migrate.cli import main
 from migrate.parse.frontend import parse_file
+from tests.analysis.support import module_of, program_converted
 
 PROGRAM = """#include <cuda_runtime.h>
 
@@ -82,11 +81,7 @@ def test_one_instance_is_modelled_as_written_for_it(tmp_path):
 
 def test_the_copy_converts_and_runs(tmp_path):
     pytest.importorskip("tilelang")
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "k.cu").write_text(PROGRAM)
-    out = tmp_path / "out"
-    assert main(["convert", str(src), "-o", str(out), "-q"]) == 1  # some kernels stay unsupported
+    out = program_converted(tmp_path, PROGRAM, "k.cu", status=1)  # some kernels stay unsupported
     rows = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
     assert rows["apply"]["form"] != "unsupported", rows["apply"]["reason"]
     assert rows["apply"]["line"] == 15 and rows["apply"]["template_instances"] == [["Square"]]
@@ -94,9 +89,7 @@ def test_the_copy_converts_and_runs(tmp_path):
     text = (out / "k.py").read_text()
     assert "__c2t_instance" not in text
     assert "Square_apply(x[i])  # L18" in text  # provenance: the template's line
-    spec = importlib.util.spec_from_file_location("instance_copies_k", out / "k.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = module_of(out / "k.py")
     n = 1000
     x = np.random.default_rng(5).uniform(-2.0, 2.0, n).astype(np.float32)
     y = np.full(n, np.nan, np.float32)

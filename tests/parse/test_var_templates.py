@@ -7,15 +7,14 @@ lookup kernel runs on the CPU against a reference computed here; a static member
 instance (``std::is_same<float, half>::value``) is its value, not a name."""
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import numpy as np
 import pytest
 
-from migrate.cli import main
-from migrate.parse.frontend import parse_file
 from migrate.ir import model as m
+from migrate.parse.frontend import parse_file
+from tests.analysis.support import module_of, program_converted
 
 PROGRAM = """#include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -88,18 +87,12 @@ def test_each_instance_is_valued(tmp_path):
 
 def test_the_lookup_converts_and_runs(tmp_path):
     pytest.importorskip("tilelang")
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "ht.cu").write_text(PROGRAM)
-    out = tmp_path / "out"
-    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    out = program_converted(tmp_path, PROGRAM, "ht.cu")
     rows = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
     assert rows["lookup"]["form"] != "unsupported" and rows["fill_missing"]["form"] != "unsupported"
     text = (out / "ht.py").read_text()
     assert "T.uint64(18446744073709551615)" in text
-    spec = importlib.util.spec_from_file_location("var_templates_ht", out / "ht.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = module_of(out / "ht.py")
     rng = np.random.default_rng(11)
     cap, n = 64, 256
     keys = np.full(cap, np.iinfo(np.uint64).max, np.uint64)

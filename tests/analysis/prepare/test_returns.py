@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from migrate.analysis.prepare.returns import remaining_returns, returns_to_guards
 from migrate.ir import model as m
-from tests.analysis.support import converted, unit
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar, unit
 
 
 def test_early_return_becomes_a_guard(tmp_path):
@@ -259,33 +259,10 @@ __global__ void hash_tails(const unsigned* keys, const unsigned* lengths, unsign
 }
 """
 
-SWITCH_RETURNS_SPEC = """[[kernel]]
-name = "hash_tails"
-grid = [2, 1, 1]
-block = [64, 1, 1]
-tolerance = "exact"
-[[kernel.args]]
-name = "keys"
-buffer = "uint32"
-elements = 384
-role = "in"
-range = [0, 4000000000]
-[[kernel.args]]
-name = "lengths"
-buffer = "uint32"
-elements = 128
-role = "in"
-range = [0, 60]
-[[kernel.args]]
-name = "out"
-buffer = "uint32"
-elements = 128
-role = "out"
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 128
-"""
+SWITCH_RETURNS_SPEC = spec_kernel("hash_tails", (2, 1, 1), (64, 1, 1), "exact",
+                                  spec_buffer("keys", "uint32", 384, "in", 0, 4000000000),
+                                  spec_buffer("lengths", "uint32", 128, "in", 0, 60),
+                                  spec_buffer("out", "uint32", 128, "out"), spec_scalar("n", "int32", 128))
 
 
 def test_a_return_inside_a_switch_case_is_guarded_and_checks_equal(tmp_path):

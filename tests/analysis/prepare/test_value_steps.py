@@ -8,7 +8,7 @@ import json
 from migrate.analysis.prepare.value_steps import split_value_steps
 from migrate.cli import main
 from migrate.ir import model as m
-from tests.analysis.support import nodes, unit
+from tests.analysis.support import nodes, spec_buffer, spec_kernel, spec_scalar, unit
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -182,28 +182,8 @@ __global__ void walk(const int* next, int* out, int n)
 }
 """
 
-APPEND_SPEC = """
-[[kernel]]
-name = "walk"
-grid = [2, 1, 1]
-block = [64, 1, 1]
-tolerance = "exact"
-[[kernel.args]]
-name = "next"
-buffer = "int32"
-elements = 100
-role = "in"
-range = [0, 90]
-[[kernel.args]]
-name = "out"
-buffer = "int32"
-elements = 100
-role = "out"
-[[kernel.args]]
-name = "n"
-scalar = "int32"
-value = 100
-"""
+APPEND_SPEC = spec_kernel("walk", (2, 1, 1), (64, 1, 1), "exact", spec_buffer("next", "int32", 100, "in", 0, 90),
+                          spec_buffer("out", "int32", 100, "out"), spec_scalar("n", "int32", 100))
 
 
 def test_a_step_through_a_pointer_to_the_callers_count(tmp_path):
