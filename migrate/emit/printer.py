@@ -540,12 +540,10 @@ class ExprPrinter:
         except KeyError:
             raise EmitError(f"call to the overloaded device function '{e.callee}' on a type this "
                             "kernel does not take", e.span) from None
-        entries = ", ".join(f"{json.dumps(k[0]) if len(k) == 1 else repr(k)}: {self.device_call_name(e, x)}"
-                            for k, x in table)
-        look = f"str({key[0]})" if len(key) == 1 else "(" + ", ".join(f"str({k})" for k in key) + ",)"
+        chosen = _by_instance([(k, self.device_call_name(e, x)) for k, x in table], key)
         args = [self.named(a, self.expr(a)[0]) for a in e.args]
         args += [f"{x}={self.builtin_name(x)}" for x in next(iter(extras))]
-        return f"{{{entries}}}[{look}]({', '.join(args)})"
+        return f"{chosen}({', '.join(args)})"
 
     def device_call_name(self, e: m.Call, name: str) -> str:
         """The name a device function is called by: its macro, or its plain function where C may
@@ -789,11 +787,8 @@ class ExprPrinter:
                 a in self.scope.type_params for a in e.template_args):
             # read in a kernel template on its own types: the instance's value, looked up when TileLang
             # traces the kernel by the dtypes the factory was given (as overloads are, dispatch_call)
-            entries = ", ".join(f"{json.dumps(k[0]) if len(k) == 1 else repr(tuple(k))}: {self.expr(lit)[0]}"
-                                for k, lit in e.dispatch[1])
-            keys = [f"str({self.scope.type_params[a]})" for a in e.template_args]
-            look = keys[0] if len(keys) == 1 else "(" + ", ".join(keys) + ",)"
-            return f"{{{entries}}}[{look}]", _PREC["atom"]
+            return _by_instance([(k, self.expr(lit)[0]) for k, lit in e.dispatch[1]],
+                                [self.scope.type_params[a] for a in e.template_args]), _PREC["atom"]
         if e.kind == "var_template":  # left dependent: no instance bound it, or clang gave no value
             raise EmitError(f"variable template '{e.callee}<{', '.join(e.template_args)}>' has no value here: "
                             "only instances that the program's calls name are valued", e.span)
@@ -1523,6 +1518,16 @@ def _step_before_continue(s, step: m.Expr):
     if isinstance(s, (m.Switch, m.Case)):
         return replace(s, body=_step_before_continue(s.body, step))
     return s
+
+
+def _by_instance(table, keys) -> str:
+    """``{key: value, ...}[lookup]``: what each instance of a template picks, looked up when TileLang
+    traces the kernel by the template arguments the factory was given (``keys``: its parameters'
+    Python names, ``int(N)`` for a value); ``table`` pairs an instance's key (dtype names or
+    digits, one per template argument) with its value's text."""
+    entries = ", ".join(f"{json.dumps(k[0]) if len(k) == 1 else repr(tuple(k))}: {v}" for k, v in table)
+    look = f"str({keys[0]})" if len(keys) == 1 else "(" + ", ".join(f"str({k})" for k in keys) + ",)"
+    return f"{{{entries}}}[{look}]"
 
 
 def _wraps(e) -> bool:

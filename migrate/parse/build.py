@@ -1451,13 +1451,14 @@ def template_args_of(cursor: ci.Cursor) -> tuple[str, ...]:
 def explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
     """Template arguments written at a call (``f<float, 4>(...)``), from the tokens; a host
     constant named there (``f<STACK_SIZE>`` on ``const int STACK_SIZE = 192;``) is its value."""
-    raw = list(callee.get_tokens())
-    tokens = [_constant_token(t) for t in raw]
-    if "<" not in tokens:
+    tokens = list(callee.get_tokens())
+    spellings = [t.spelling for t in tokens]
+    if "<" not in spellings:
         return ()
-    inner = tokens[tokens.index("<") + 1:]
+    inner = tokens[spellings.index("<") + 1:]
     depth, current, args = 0, [], []
-    for tok in inner:
+    for token in inner:  # (libclang places a token only where it is an argument's: a host constant's)
+        tok = token.spelling
         if tok == "<":
             depth += 1
         elif tok == ">" and depth == 0:
@@ -1468,7 +1469,7 @@ def explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
             args.append(" ".join(current))
             current = []
         else:
-            current.append(tok)
+            current.append(_constant_token(token))
     if current:
         args.append(" ".join(current))
     return tuple(a for a in args if a)

@@ -23,7 +23,7 @@ from . import header_search
 from ..ir import model as m
 from ..ir.names import fresh
 from .build import ModelBuilder, SourceText, explicit_template_args, convert_type, function_model_name, \
-    is_constant, is_push_config, span_of, template_args_of
+    is_constant, is_push_config, qualified_name, span_of, template_args_of
 from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances
 from . import var_templates
@@ -597,7 +597,9 @@ class UnitBuilder:
             self.bag.add("M1003", Span.point(self.path), "no __global__ kernels in this file")
         parsed = ParsedFile(self.path, unit, self.bag.items)
         parsed.by_kernel = {k.name: self._kernel_diagnostics(k, built) for k in kernels}
-        parsed.kernel_namespaces = {self.model_names.get(c.get_usr(), c.spelling): _namespaces(c) for c in pending}
+        # the namespaces each kernel is declared in, outermost first (``a::b::k``: a, b)
+        parsed.kernel_namespaces = {self.model_names.get(c.get_usr(), c.spelling):
+                                    tuple(qualified_name(c).split("::")[:-1]) for c in pending}
         return parsed
 
     def _kernel_diagnostics(self, kernel: m.Function, built: dict[str, m.Function]) -> list[Diagnostic]:
@@ -816,16 +818,6 @@ class UnitBuilder:
 #: ``template __global__ void name<args>(``: an explicit instantiation definition of a kernel
 _EXPLICIT_INSTANCE = re.compile(r"^[ \t]*template[ \t]+(?:__global__[ \t]+)?void[ \t]+(\w+)[ \t]*<([^;{()]*)>[ \t]*\(",
                                 re.MULTILINE)
-
-
-def _namespaces(cursor: ci.Cursor) -> tuple[str, ...]:
-    """The namespaces ``cursor`` is declared in, outermost first."""
-    out = []
-    parent = cursor.semantic_parent
-    while parent is not None and parent.kind == K.NAMESPACE:
-        out.append(parent.spelling)
-        parent = parent.semantic_parent
-    return tuple(reversed(out))
 
 
 def _split_args(text: str) -> list[str]:

@@ -16,6 +16,7 @@ that clang reports errors in is not used, nor is one of a kernel whose template 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
     """``again`` (the file parsed with the copies) with each copy that parsed cleanly standing
     for its kernel, lines mapped back; copies with errors are dropped, and so are the
     diagnostics in the appended text. Returns the ParsedFile and the kernels replaced."""
-    path = str(Path(original.path).resolve())
+    path = _resolved(original.path)
     replaced = {}
     by_name = {k.name: k for k in again.unit.kernels}
     for name, first in starts.items():
@@ -145,19 +146,16 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
         kept.append(replaced.get(k.name, k))
     unit = dataclasses.replace(again.unit, kernels=tuple(kept))
 
-    def ours(d):
-        return not (d.span.file and str(Path(d.span.file).resolve()) == path and d.span.line >= appended_from)
+    def ours(d):  # not in the appended copies
+        return not (d.span.file and _resolved(d.span.file) == path and d.span.line >= appended_from)
 
     diagnostics = [d for d in again.diagnostics if ours(d)]
-    by_kernel = {}
-    for name, ds in again.by_kernel.items():
-        if name.endswith(SUFFIX):
-            continue
-        if name in replaced:
-            ds = [_shifted(d, path, appended_from, starts[name] - kernels[name].span.line)
-                  for d in again.by_kernel[name + SUFFIX]]
-            diagnostics += ds
-        by_kernel[name] = [d for d in ds if ours(d)] if name not in replaced else ds
+    by_kernel = {name: [d for d in ds if ours(d)] for name, ds in again.by_kernel.items()
+                 if not name.endswith(SUFFIX)}
+    for name in replaced:  # a copy's own diagnostics (its warnings), at the template's lines
+        by_kernel[name] = [_shifted(d, path, appended_from, starts[name] - kernels[name].span.line)
+                           for d in again.by_kernel[name + SUFFIX]]
+        diagnostics += by_kernel[name]
     parsed = dataclasses.replace(again, unit=unit, diagnostics=diagnostics, by_kernel=by_kernel)
     return parsed, replaced
 
@@ -166,7 +164,7 @@ def _shifted(obj, path: str, first: int, delta: int):
     """``obj`` (a model node, type, diagnostic, tuple) with every span in ``path`` at or after
     line ``first`` moved ``delta`` lines up."""
     if isinstance(obj, Span):
-        if obj.line >= first and obj.file and str(Path(obj.file).resolve()) == path:
+        if obj.line >= first and obj.file and _resolved(obj.file) == path:
             return dataclasses.replace(obj, line=obj.line - delta, end_line=obj.end_line - delta)
         return obj
     if isinstance(obj, tuple):
@@ -183,3 +181,8 @@ def _shifted(obj, path: str, first: int, delta: int):
         return dataclasses.replace(obj, **changes) if changes else obj
     return obj
 
+
+@functools.lru_cache(maxsize=64)
+def _resolved(file: str) -> str:
+    """``file``'s absolute path (asked for every span of a copy: once per file name)."""
+    return str(Path(file).resolve())

@@ -45,15 +45,17 @@ def probes(functions: dict[str, m.Function]) -> list[tuple[str, tuple[str, ...]]
     template under each instance its callers write (templates' own arguments substituted)."""
     instances: dict[str, set[tuple[str, ...]]] = {
         f.name: {tuple(i.args) for i in f.instantiations} for f in functions.values() if f.instantiations}
+    # each function's calls of function templates that write template arguments
+    template_calls = {fn.name: [n for n in m.walk(fn.body) if isinstance(n, m.Call) and n.template_args
+                                and functions.get(n.callee) is not None and functions[n.callee].template_params]
+                      for fn in functions.values() if fn.body is not None}
     for _round in range(3):
         for fn in functions.values():
             own = {p.name for p in fn.template_params}
             # (a call that writes its arguments in full counts in a template with no known instance)
             mine = instances.get(fn.name, set()) | {()}
-            for call in (n for n in m.walk(fn.body) if isinstance(n, m.Call)) if fn.body is not None else ():
-                callee = functions.get(call.callee)
-                if callee is None or not callee.template_params or not call.template_args:
-                    continue
+            for call in template_calls.get(fn.name, ()):
+                callee = functions[call.callee]
                 for inst in mine:
                     binding = dict(zip((p.name for p in fn.template_params), inst))
                     args = tuple(_substituted(a, binding) for a in call.template_args)

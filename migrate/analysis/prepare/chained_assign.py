@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import strip_implicit_casts
 from ...ir.visit import expand_statements
 
 
@@ -18,9 +19,7 @@ def _pure(e) -> bool:
 
 def _split(expr: m.Assign, span) -> list[m.Stmt] | None:
     """The statements of ``x op= (y op2= v)`` (recursively), or None when it is no chain."""
-    inner = expr.value
-    while isinstance(inner, m.Cast) and inner.style == "implicit":
-        inner = inner.operand
+    inner = strip_implicit_casts(expr.value)
     if not isinstance(inner, m.Assign) or not _pure(inner.target):
         return None
     first = _split(inner, span) or [m.ExprStmt(inner, span)]

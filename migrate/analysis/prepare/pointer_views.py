@@ -9,7 +9,7 @@ import dataclasses
 from ...compat.catalog import CACHED_LOADS
 from ...dtypes import SIZES
 from ...ir import model as m
-from ...ir.exprs import assigned_names
+from ...ir.exprs import assigned_names, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.visit import Transformer
 
@@ -280,9 +280,7 @@ def _byte_step(init, buffers, aliases) -> Alias | None:
     type), or ``(float*)((uintptr_t)x + bytes)``: ``x`` ``bytes / sizeof(float)`` elements on. A
     step that is no whole number of elements would make the CUDA access misaligned (it faults), so
     the division loses nothing."""
-    step = init.operand
-    while isinstance(step, m.Cast) and step.style == "implicit":
-        step = step.operand
+    step = strip_implicit_casts(init.operand)
     if not (isinstance(step, m.Binary) and step.op in ("+", "-") and isinstance(step.lhs, m.Cast)
             and (_element_bytes(step.lhs.type) == 1 or _address(step.lhs))
             and isinstance(step.rhs.type, m.Scalar)):

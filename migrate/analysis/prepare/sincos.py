@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import strip_implicit_casts
 from ...ir.visit import expand_statements
 
 #: the call -> the math functions giving its two results, in the order of its pointers
@@ -29,8 +30,7 @@ def _pure(e: m.Expr) -> bool:
 
 def _target(ptr: m.Expr) -> m.Expr | None:
     """The place a result pointer names: ``x`` for ``&x``, ``*p`` for a pointer ``p``."""
-    while isinstance(ptr, m.Cast) and ptr.style == "implicit":
-        ptr = ptr.operand
+    ptr = strip_implicit_casts(ptr)
     if isinstance(ptr, m.Unary) and ptr.op == "&":
         return ptr.operand
     if isinstance(ptr.type, m.Pointer) and _pure(ptr):

@@ -25,7 +25,7 @@ import re
 
 from ...dtypes import SIZES
 from ...ir import model as m
-from ...ir.exprs import pure
+from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
 
@@ -277,9 +277,7 @@ def _pointer_step(s, names) -> tuple[str, str, m.Expr] | None:
     if isinstance(e, m.Assign) and isinstance(e.target, m.Ref) and e.target.name in names:
         if e.op in ("+=", "-="):
             return e.target.name, e.op, e.value
-        v = e.value
-        while isinstance(v, m.Cast) and v.style == "implicit":
-            v = v.operand
+        v = strip_implicit_casts(e.value)
         if e.op == "=" and isinstance(v, m.Binary) and v.op in ("+", "-") and isinstance(v.lhs, m.Ref) \
                 and v.lhs.name == e.target.name and not isinstance(getattr(v.rhs, "type", None), m.Pointer):
             return e.target.name, v.op + "=", v.rhs
