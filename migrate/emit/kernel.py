@@ -333,7 +333,7 @@ class KernelPrinter:
             if vp.placement == "shared":
                 elem = m.element_type(d.type)
                 if d.storage == "extern_shared":
-                    size = _sizeof(elem)
+                    size = _sizeof(elem, scope)
                     shape = f"(shared_bytes // {size},)"
                 elif not isinstance(d.type, m.Array):
                     shape = "(1,)"  # a __shared__ scalar
@@ -353,7 +353,7 @@ class KernelPrinter:
         for d in views:  # int* idx = (int*)&scores[64]: scores' memory read as int32
             elem, base = m.element_type(d.type), m.element_type(d.init.type)
             if d.storage == "extern_shared":  # the bytes the launch gives, as the array holds them
-                shape = f"shared_bytes // {_sizeof(base)} * {_sizeof(base)} // {_sizeof(elem)}"
+                shape = f"shared_bytes // {_sizeof(base)} * {_sizeof(base)} // {_sizeof(elem, scope)}"
             else:
                 shape = str(d.type.extent)
             add(3, f"{d.name} = T.view({d.init.name}, ({shape},), {dtype_of(elem, scope)})", scope.tag(d.span))
@@ -463,8 +463,11 @@ def _tp_default(t: m.TemplateParam) -> str:
     return "None"
 
 
-def _sizeof(t: m.CType) -> int:
-    """Bytes per element, for extern ``__shared__`` arrays."""
+def _sizeof(t: m.CType, scope: Scope | None = None) -> int | str:
+    """Bytes per element, for extern ``__shared__`` arrays: a number, or for a template's type
+    parameter the expression counting them when the factory runs."""
+    if isinstance(t, m.TemplateType) and scope is not None and t.name in scope.type_params:
+        return f"(T.dtype({scope.type_params[t.name]}).bits // 8)"
     name = scalar_name(t)
     if name not in SIZES:
         raise EmitError(f"dynamic shared memory of type '{t}'")

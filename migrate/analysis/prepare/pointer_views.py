@@ -40,11 +40,27 @@ class TypedViews:
                             and self.buffers.get(n.name) == "shared"} if self.fn.body else {}
         return self._arrays
 
-    def view(self, alias: "Alias", inner: m.Scalar, outer: m.Scalar, volatile: bool, span) -> "Alias | None":
+    def view(self, alias: "Alias", inner: m.Scalar, outer: m.Scalar | m.TemplateType, volatile: bool,
+             span) -> "Alias | None":
         """``alias`` (into a shared array or a view of one, counted in ``inner`` elements) read
-        as ``outer`` elements; None where the sizes do not divide."""
+        as ``outer`` elements; None where the sizes do not divide. ``outer`` may be a template's
+        type parameter (``T* tile = reinterpret_cast<T*>(smem)``) where the view starts at
+        the start of an ``extern __shared__`` array: its size, known per instance, is the
+        emitter's to count."""
         array = self.root.get(alias.buffer, alias.buffer)
         decl = self.arrays.get(array)
+        if isinstance(outer, m.TemplateType):
+            if decl is None or decl.storage != "extern_shared" or alias.offset is not None \
+                    or not isinstance(decl.type, m.Array) or not isinstance(decl.type.element, m.Scalar):
+                return None
+            key = (array, outer.name)
+            if key not in self.made:
+                self.made[key] = m.VarDecl(fresh(f"{array}_{outer.name}", self.taken),
+                                           m.Array(outer, None, "", decl.type.volatile or volatile),
+                                           decl.storage, False, m.Ref(array, "shared", decl.type, span), span)
+                self.root[self.made[key].name] = array
+                self.buffers[self.made[key].name] = "shared"
+            return Alias(self.made[key].name, None)
         isize, osize = SIZES.get(inner.dtype), SIZES.get(outer.dtype)
         if decl is None or not isize or not osize or not isinstance(decl.type, m.Array) \
                 or not isinstance(decl.type.element, m.Scalar):
@@ -110,24 +126,12 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} if fn.body else set()
     views = TypedViews(fn, buffers, taken)
     snapshots: dict[str, m.VarDecl] = {}  # view -> the local holding its offset
-    for node in m.walk(fn.body) if fn.body else ():
-        if isinstance(node, m.VarDecl) and isinstance(node.type, m.Pointer) and node.storage == "local":
-            alias = _as_alias(node.init, buffers, aliases, views) if node.name not in assigned else None
-            if alias is None:
-                unresolved.append(node)
-                continue
-            read = {r.name for r in m.walk(alias.offset) if isinstance(r, m.Ref) and r.kind == "local"} \
-                if alias.offset is not None else set()
-            if read & changed_after.get(node.name, set()):
-                # out + idx, then idx = idx / w: the view keeps the offset it was made with
-                at = fresh(f"{node.name}_at", taken)
-                otype = alias.offset.type if isinstance(alias.offset.type, m.Scalar) else m.Scalar("int64")
-                snapshots[node.name] = m.VarDecl(at, otype, "local", False, alias.offset, node.span)
-                alias = Alias(alias.buffer, m.Ref(at, "local", otype, node.span))
-            aliases[node.name] = alias
-    if not aliases and not any(_deref_view(n, buffers, aliases, views) or _address_arg(n, buffers, aliases, views)
-                               or _cast_index(n, buffers, aliases, views) for n in m.walk(fn.body) if fn.body):
-        return fn, aliases, unresolved
+    nonnull: dict[str, m.Expr] = {}  # a view that may be null (c ? x + off : nullptr) -> when it is not
+
+    def _truth(e) -> m.Expr | None:
+        """The condition a test of a view that may be null reads (``p``, ``(bool)p``), else None."""
+        e = strip_implicit_casts(e)
+        return nonnull.get(e.name) if isinstance(e, m.Ref) else None
 
     class Fold(Transformer):
         def leave_Index(self, node):
@@ -151,6 +155,8 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             return node
 
         def leave_Unary(self, node):  # *p  ->  p[0];  *(x + i)  ->  x[i]
+            if node.op == "!" and _truth(node.operand) is not None:
+                return dataclasses.replace(node, operand=_truth(node.operand))
             if node.op == "*" and isinstance(node.operand, m.Ref) and node.operand.name in aliases:
                 zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
                 return self.leave_Index(m.Index(node.operand, zero, node.type, node.span))
@@ -178,6 +184,50 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                          if d.name not in aliases or d.name in snapshots)
             return dataclasses.replace(node, decls=kept) if kept else m.Empty(node.span)
 
+        # a view that may be null, tested (if (p), !p, p && ..., p ? *p : 0, p != nullptr): its condition
+        def leave_Cast(self, node):
+            if isinstance(node.type, m.Scalar) and node.type.dtype == "bool":
+                return _truth(node.operand) or node
+            return node
+
+        def leave_Binary(self, node):
+            if node.op in ("==", "!=") and _truth(node.lhs) is not None and _null(node.rhs):
+                when = _truth(node.lhs)
+                return when if node.op == "!=" else m.Unary("!", when, False, node.type, node.span)
+            if node.op in ("&&", "||") and (_truth(node.lhs) is not None or _truth(node.rhs) is not None):
+                return dataclasses.replace(node, lhs=_truth(node.lhs) or node.lhs, rhs=_truth(node.rhs) or node.rhs)
+            return node
+
+        def leave_Ternary(self, node):
+            return node if _truth(node.cond) is None else dataclasses.replace(node, cond=_truth(node.cond))
+
+        def leave_If(self, node):
+            return node if _truth(node.cond) is None else dataclasses.replace(node, cond=_truth(node.cond))
+
+    for node in m.walk(fn.body) if fn.body else ():
+        if isinstance(node, m.VarDecl) and isinstance(node.type, m.Pointer) and node.storage == "local":
+            init, when = _unless_null(node.init)
+            alias = _as_alias(init, buffers, aliases, views) if node.name not in assigned else None
+            if alias is None or (when is not None and _reads(when) & changed_after.get(node.name, set())):
+                unresolved.append(node)
+                continue
+            if when is not None:
+                nonnull[node.name] = when
+            if alias.offset is not None and _reads(alias.offset, kind=None) & set(aliases):
+                # d_b = d_a + *(cliques + n): the offset reads through views folded before it
+                alias = Alias(alias.buffer, Fold().transform(alias.offset))
+            read = _reads(alias.offset) if alias.offset is not None else set()
+            if read & changed_after.get(node.name, set()):
+                # out + idx, then idx = idx / w: the view keeps the offset it was made with
+                at = fresh(f"{node.name}_at", taken)
+                otype = alias.offset.type if isinstance(alias.offset.type, m.Scalar) else m.Scalar("int64")
+                snapshots[node.name] = m.VarDecl(at, otype, "local", False, alias.offset, node.span)
+                alias = Alias(alias.buffer, m.Ref(at, "local", otype, node.span))
+            aliases[node.name] = alias
+    if not aliases and not any(_deref_view(n, buffers, aliases, views) or _address_arg(n, buffers, aliases, views)
+                               or _cast_index(n, buffers, aliases, views) for n in m.walk(fn.body) if fn.body):
+        return fn, aliases, unresolved
+
     folded = Fold().transform(fn)
     if views.made:  # each view declared right after the array it views
         class Declare(Transformer):
@@ -190,6 +240,32 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     decls = {n.name: n for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
     unresolved += [decls[name] for name in sorted(left) if name in decls]
     return folded, aliases, unresolved
+
+
+def _null(e) -> bool:
+    """``nullptr``, ``NULL``, ``0`` (through casts): the null pointer."""
+    while isinstance(e, m.Cast):
+        e = e.operand
+    return isinstance(e, m.IntLit) and e.value == 0
+
+
+def _unless_null(init) -> tuple[m.Expr | None, m.Expr | None]:
+    """A pointer's value and the condition under which it is not null: ``c ? x + off : nullptr``
+    is (``x + off``, ``c``), ``c ? nullptr : x`` (``x``, ``!c``); any other value (value, None).
+    Where the program dereferences the pointer it is not null (CUDA leaves reading through a null
+    pointer undefined), so the view can stand for it there; only its tests need the condition."""
+    e = strip_implicit_casts(init) if init is not None else None
+    if isinstance(e, m.Ternary):
+        if _null(e.other) and not _null(e.then):
+            return e.then, e.cond
+        if _null(e.then) and not _null(e.other):
+            return e.other, m.Unary("!", e.cond, False, m.Scalar("bool"), e.span)
+    return init, None
+
+
+def _reads(e, kind: str | None = "local") -> set[str]:
+    """The names ``e`` reads (of references of ``kind``; any kind for None)."""
+    return {r.name for r in m.walk(e) if isinstance(r, m.Ref) and (kind is None or r.kind == kind)}
 
 
 def _address_arg(node, buffers, aliases, views=None) -> m.Unary | None:
@@ -317,6 +393,12 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
         if pitched is not None:
             return pitched
     while isinstance(init, m.Cast) and isinstance(init.type, m.Pointer):
+        operand = init.operand
+        held = operand.operand.type if isinstance(operand, m.Unary) and operand.op == "&" \
+            else _pointee(getattr(operand, "type", None))  # &s[n] in a template types as dependent
+        if isinstance(init.type.pointee, m.TemplateType) and held == init.type.pointee:
+            init = init.operand  # reinterpret_cast<T*>(&s_out[n]) of a T*: the pointer as it is
+            continue
         # a view through another element size ((float*)((char*)p + bytes)) counts its offsets
         # in other units than the buffer's index: not a fixed view of it
         inner, outer = _element_bytes(getattr(init.operand, "type", None)), _element_bytes(init.type)
@@ -326,7 +408,8 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
             # it would read ints (tsp's TwoOpt took the square root of an int). A shared array
             # has a view of the other type (TypedViews); other buffers have none
             source, target = _pointee(getattr(init.operand, "type", None)), init.type.pointee
-            if views is None or not isinstance(source, m.Scalar) or not isinstance(target, m.Scalar):
+            if views is None or not isinstance(source, m.Scalar) \
+                    or not isinstance(target, (m.Scalar, m.TemplateType)):
                 return None
             base = _as_alias(init.operand, buffers, aliases, views)
             if base is None or buffers.get(base.buffer) != "shared":

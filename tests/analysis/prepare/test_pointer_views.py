@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from migrate.analysis.prepare.pointer_views import pointer_aliases
 from migrate.ir import model as m
-from tests.analysis.support import converted, nodes, unit
+from tests.analysis.support import converted, nodes, spec_buffer, spec_kernel, spec_scalar, unit
 
 
 def test_buffer_views_fold_into_indices(tmp_path):
@@ -318,3 +318,80 @@ def test_an_address_given_as_pointer_arithmetic_is_the_element_it_names(tmp_path
     for k in kernels:
         assert k["form"] != "unsupported", (k["kernel"], k["reason"])
         assert k["check"]["status"] == "pass", (k["kernel"], k["check"]["message"])
+
+
+#: a forecast buffer that a launch may leave out: the view is null unless its steps are asked
+#: for, and the kernel tests it before storing (the way Kalman-filter batches write forecasts)
+MAYBE_NULL = """
+#include <cuda_runtime.h>
+__global__ void forecast(const double* level, double* fc, double* band, int steps, int want_band)
+{
+    int b = blockIdx.x * blockDim.x + threadIdx.x;
+    double* b_fc = steps ? fc + b * steps : nullptr;
+    double* b_band = want_band ? band + b * steps : NULL;
+    double v = level[b];
+    for (int it = 0; it < steps; it++) {
+        v = 0.5 * v + 1.0;
+        b_fc[it] = v;
+        if (b_band != nullptr) b_band[it] = 2.0 * v;
+        if (!b_band) b_fc[it] += 100.0;
+    }
+    if (b_fc && steps > 1) b_fc[0] -= level[b];
+}
+"""
+
+
+def _maybe_null_spec(want_band: str) -> str:
+    return spec_kernel("forecast", (2, 1, 1), (32, 1, 1), "fp64",
+                       spec_buffer("level", "float64", 64, "in", -4.0, 4.0),
+                       spec_buffer("fc", "float64", 64 * 5, "inout", -1.0, 1.0),
+                       spec_buffer("band", "float64", 64 * 5, "inout", -1.0, 1.0),
+                       spec_scalar("steps", "int32", 5), spec_scalar("want_band", "int32", want_band))
+
+
+def test_a_view_that_may_be_null_is_tested_by_its_condition(tmp_path):
+    for want in ("1", "0"):
+        (tmp_path / want).mkdir()
+        out, (k,) = converted(tmp_path / want, MAYBE_NULL, _maybe_null_spec(want))
+        assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    text = (out / "k.py").read_text()
+    assert "b_band" not in text and "b_fc" not in text  # folded: tests read the conditions
+    assert "want_band" in text.split("def forecast(")[1]
+
+
+def test_a_view_that_may_be_null_whose_condition_changes_after_is_not_folded(tmp_path):
+    u = unit(tmp_path, """
+        __global__ void k(float* y, int n) {
+            int on = n > 4;
+            float* p = on ? y + threadIdx.x : nullptr;
+            on = 0;
+            if (p) p[0] = 1.0f;
+        }
+    """)
+    _fn, aliases, unresolved = pointer_aliases(u.kernel("k"))
+    assert [d.name for d in unresolved] == ["p"] and "p" not in aliases
+
+
+#: views laid one after another in a header block whose lengths the buffer itself holds (the way
+#: clique and graph codes pack several arrays into one device allocation)
+PACKED = """
+#include <cuda_runtime.h>
+__global__ void packed(const int* pack, int* out)
+{
+    int rows = pack[0];
+    const int* lens = pack + 1;
+    const int* data = lens + rows;
+    const int* tail = data + *(lens + rows - 1);
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) out[r] = lens[r] * 10 + data[r] + tail[r % 3];
+}
+"""
+
+
+def test_a_view_whose_offset_reads_through_another_view(tmp_path):
+    spec = spec_kernel("packed", (1, 1, 1), (32, 1, 1), "exact",
+                       spec_buffer("pack", "int32", 64, "in", 1, 9),
+                       spec_buffer("out", "int32", 32, "out"))
+    out, (k,) = converted(tmp_path, PACKED, spec)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    assert "lens" not in (out / "k.py").read_text()

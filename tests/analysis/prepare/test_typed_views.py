@@ -126,3 +126,52 @@ def test_a_view_whose_size_does_not_divide_the_array_is_not_made():
     p = m.VarDecl("p", m.Pointer(m.Scalar("int32")), "local", False, cast, span)
     _fn, aliases, unresolved = pointer_aliases(_kernel((m.DeclStmt((p,), span),), shared))
     assert [d.name for d in unresolved] == ["p"] and not aliases  # 6 bytes are no whole number of ints
+
+
+#: a filter template carving its dynamic shared bytes into arrays of its own element type, one
+#: after another (the way second-order-section filters lay out outputs, states and coefficients)
+SECTIONS = """
+#include <cuda_runtime.h>
+template <typename T>
+__global__ void sections(const T* __restrict__ coef, const T* __restrict__ x, T* __restrict__ y, int n_sec)
+{
+    extern __shared__ char smem[];
+    T* s_out = reinterpret_cast<T*>(smem);
+    T* s_coef = reinterpret_cast<T*>(&s_out[n_sec]);
+    int t = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + t;
+    s_out[t] = x[i];
+    s_coef[t] = coef[t % n_sec];
+    __syncthreads();
+    int o = (t + 1) % blockDim.x;
+    y[i] = s_out[o] * s_coef[t] + s_coef[o];
+}
+
+int main() {
+    float *cf, *xf, *yf;
+    double *cd, *xd, *yd;
+    sections<float><<<2, 32, 32 * 2 * sizeof(float)>>>(cf, xf, yf, 32);
+    sections<double><<<2, 32, 32 * 2 * sizeof(double)>>>(cd, xd, yd, 32);
+}
+"""
+
+
+def _sections_spec(ctype: str, dtype: str, tolerance: str) -> str:
+    return spec_kernel("sections", (2, 1, 1), (32, 1, 1), tolerance,
+                       spec_buffer("coef", dtype, 32, "in", -2.0, 2.0),
+                       spec_buffer("x", dtype, 64, "in", -1.0, 1.0),
+                       spec_buffer("y", dtype, 64, "out"),
+                       spec_scalar("n_sec", "int32", 32), template=ctype).replace(
+        "block = [32, 1, 1]\n", f"block = [32, 1, 1]\nshared_bytes = {64 * (4 if ctype == 'float' else 8)}\n"
+    ).replace('name = "sections"\n', f'name = "sections"\nid = "sections_{ctype}"\n')
+
+
+def test_a_template_carves_dynamic_shared_bytes_into_its_element_type(tmp_path):
+    spec = _sections_spec("float", "float32", "fp32") + _sections_spec("double", "float64", "fp64")
+    out, kernels = converted(tmp_path, SECTIONS, spec)
+    assert {k["form"] for k in kernels} == {"portable"}
+    assert all(k["check"]["status"] == "pass" for k in kernels), [k["check"]["message"] for k in kernels]
+    text = (out / "k.py").read_text()
+    # the view's length counts the instance's element size when the factory runs
+    assert "smem_T = T.view(smem, (shared_bytes // 1 * 1 // (T.dtype(T_).bits // 8),), T_)" in text
+    assert "smem_T[n_sec + " in text  # s_coef: n_sec elements of T on
