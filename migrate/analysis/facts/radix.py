@@ -14,7 +14,8 @@ digits back together by identities that hold for C's truncating division whateve
   is the sum of the quotients.
 
 :func:`injective` then answers whether an index tells the elements of a map apart along one
-dimension: the element index appears in one term only, times uniform values.
+dimension: the element index appears in one term only, times uniform values, or the index grows
+with it (a remainder below its quotient's step: a map that skips a column of each row).
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ class Algebra:
 
     def __init__(self) -> None:
         self.atoms: dict[str, object] = {}
+        self.unsigned: set[str] = set()  # quotients by a divisor of an unsigned type (never negative)
 
     # -- arithmetic ------------------------------------------------------------------------------
     @staticmethod
@@ -78,8 +80,12 @@ class Algebra:
             return {k: -v for k, v in self.poly(e.operand).items()}
         if isinstance(e, m.Binary) and _is_int(e.type) and e.op in ("/", "%"):
             num, den = self.poly(e.lhs), self.poly(e.rhs)
+            if e.type.dtype.startswith("uint"):
+                self.unsigned.add(f"/({_key(num)}|{_key(den)})")
             if len(den) == 1 and next(iter(den.values())) > 0:
                 return self.divide(num, den) if e.op == "/" else self.remainder(num, den)
+            if len(den) > 1:  # x % (rows * (cols - 1)): a digit of a radix of several terms, as it is
+                return self.atom(f"{e.op}({_key(num)}|{_key(den)})", (e.op, num, den))
         return self.atom("L" + value_key(e), e)
 
     def quotient(self, num: Poly, den: Poly) -> Poly | None:
@@ -124,6 +130,8 @@ class Algebra:
                     if not (isinstance(at, tuple) and at[0] == "%"):
                         continue
                     x, a = at[1], at[2]
+                    if len(a) != 1:
+                        continue
                     rest = {mono[:i] + mono[i + 1:]: c}  # P * c, the factors beside x % a
                     (amono, ac), = a.items()
                     for mono2, c2 in p.items():
@@ -186,6 +194,76 @@ class Algebra:
         return True
 
 
+def apart(a, b) -> bool:
+    """Whether two store indices never name one place: ``a - b`` is a constant that the
+    multiples of the gcd of their other coefficients cannot reach (the lanes of a vector at
+    ``2 * idx`` and ``2 * idx + 1``, whatever ``idx`` is)."""
+    from math import gcd
+    alg = Algebra()
+    pa, pb = alg.poly(a), alg.poly(b)
+    delta = alg.add(pa, pb, -1)
+    if set(delta) - {()}:
+        return False
+    g = 0
+    for mono, c in pa.items():
+        if mono:
+            g = gcd(g, c)
+    return g > 1 and delta.get((), 0) % g != 0
+
+
+def _increasing(alg: Algebra, hits, d: str) -> bool:
+    """Whether the terms of an index that mention the element index ``x`` along ``d`` grow with
+    it: ``x % a`` read as ``x - (x / a) * a``, they must come to ``Cx * x + sum Cq * (x / a)``
+    with ``Cx`` at least 1 and each ``Cq`` and ``a`` nonnegative (a quotient never falls as ``x``
+    grows; a divisor of an unsigned type is never negative), so that no two elements meet. A map that skips a column of each row (``id % (rows *
+    (cols - 1)) + id / (rows * (cols - 1)) * (rows * cols)``) is ``x + (x / a) * rows``.
+    Nonnegative: sums of positive multiples of products of unsigned values (C's unsigned types,
+    CUDA's built-in indices); every other factor of a term must be the same for every element."""
+    coeffs: dict[str, Poly] = {}  # "x" or a quotient's atom key -> its coefficient
+    divisors: dict[str, Poly] = {}
+    for mono, c in hits:
+        inner = [k for k in mono if alg._atom_mentions(k, d)]
+        rest = tuple(k for k in mono if k not in inner)
+        if len(inner) != 1 or not all(same_for_every_element(alg.atoms[k]) for k in rest
+                                      if not isinstance(alg.atoms[k], tuple)):
+            return False
+        k = inner[0]
+        at = alg.atoms[k]
+        cof = {rest: c}
+        if not isinstance(at, tuple):
+            if not _is_global(at, d):
+                return False
+            coeffs["x"] = alg.add(coeffs.get("x", {}), cof)
+            continue
+        op, x, a = at
+        if len(x) != 1 or next(iter(x.values())) != 1 or len(next(iter(x))) != 1 \
+                or not _is_global(alg.atoms[next(iter(x))[0]], d) or alg.mentions(a, d):
+            return False
+        q = f"/({_key(x)}|{_key(a)})"
+        divisors[q] = a
+        if op == "/":
+            coeffs[q] = alg.add(coeffs.get(q, {}), cof)
+        else:  # x % a = x - (x / a) * a
+            coeffs["x"] = alg.add(coeffs.get("x", {}), cof)
+            coeffs[q] = alg.add(coeffs.get(q, {}), alg.mul(cof, a), -1)
+    cx = coeffs.pop("x", {})
+    if cx.get((), 0) < 1 or not _nonnegative(alg, cx):
+        return False
+    return all(_nonnegative(alg, c) and (q in alg.unsigned or _nonnegative(alg, divisors[q]))
+               for q, c in coeffs.items())
+
+
+def _nonnegative(alg: Algebra, p: Poly) -> bool:
+    """Whether ``p`` is a sum of positive multiples of products of unsigned values (zero too)."""
+    def unsigned(k) -> bool:
+        at = alg.atoms[k]
+        if isinstance(at, tuple):
+            return _nonnegative(alg, at[1]) and _nonnegative(alg, at[2])
+        t = getattr(strip_int_casts(at), "type", None)
+        return isinstance(t, m.Scalar) and t.dtype.startswith("uint")
+    return all(c > 0 and all(unsigned(k) for k in mono) for mono, c in p.items())
+
+
 def _is_global(e, d: str | None = None) -> bool:
     e = strip_int_casts(e)
     return isinstance(e, m.Builtin) and e.var == "globalIdx" and (d is None or e.dim == d)
@@ -195,14 +273,15 @@ def injective(index, d: str) -> bool:
     """Whether ``index`` (an element's locals expanded) separates elements along ``d``: as a
     polynomial whose digits are put back together, the element index along ``d`` appears in one
     term only, as a factor of its own times uniform values, and every other atom is a uniform
-    value or another dimension's element index."""
+    value or another dimension's element index; or the terms that mention it grow with it
+    (:func:`_increasing`)."""
     alg = Algebra()
     p = alg.poly(index)
     if not alg.element_free(p):
         return False
     hits = [(mono, c) for mono, c in p.items() if any(alg._atom_mentions(k, d) for k in mono)]
     if len(hits) != 1:
-        return False
+        return _increasing(alg, hits, d)
     mono, _c = hits[0]
     direct = [k for k in mono if not isinstance(alg.atoms[k], tuple) and _is_global(alg.atoms[k], d)]
     others = [k for k in mono if k not in direct]

@@ -526,19 +526,23 @@ def _pinned_dims(cond) -> set[str]:
 def stores_overlap(a, b) -> bool:
     """Whether two store indices of one buffer can name the same place for different elements:
     they differ by a constant that a multiple of the x stride reaches (lanes of a vector, at
-    offsets below the stride, do not). Indices that are equal never overlap."""
+    offsets below the stride, do not; where the index is not affine in the element, the
+    polynomial rule of :func:`~migrate.analysis.facts.radix.apart`). Indices that are equal never
+    overlap."""
     from ..facts.affine import linear_form, same_value
     if same_value(a, b):
         return False
     fa, fb = linear_form(a), linear_form(b)
-    if fa is None or fb is None or set(fa[0]) != set(fb[0]):
+    if fa is None or fb is None:
+        return not radix.apart(a, b)  # x2[2 * (i % w + i / w * s)] and its next lane
+    if set(fa[0]) != set(fb[0]):
         return True
     if any(fa[0][k][0] != fb[0][k][0] for k in fa[0]):
         return True
     delta = fa[1] - fb[1]
     strides = [c for c, atom in fa[0].values() if _global_atom(atom, "x")]
-    if not strides:
-        return True
+    if not strides:  # the element index inside what is not affine
+        return not radix.apart(a, b)
     return delta % strides[0] == 0
 
 

@@ -529,3 +529,48 @@ def test_reads_of_fields_no_element_stores_are_not_a_race(tmp_path):
     s = kernels["smooth"]
     assert s["form"] == "portable" and s["check"]["status"] == "pass", s["check"]
     assert "read at another element" in note(s), note(s)
+
+
+# Differences along one axis of a stack of frames, as the pool's total-variation solvers take
+# them: a grid-stride loop over all elements but the last column (row) of each frame, the
+# element's place found by skipping it (``id % (rows * (cols - 1)) + id / (rows * (cols - 1)) *
+# (rows * cols)``), complex values as float2 lanes. The place grows with the element (the
+# remainder stays below its quotient's step), and the two lanes of one place never meet another's
+# (analysis.facts.radix).
+SKIPS = """
+    #include <cuda_runtime.h>
+    __global__ void diff_cols(float2* out, const float2* in, const size_t N, const size_t rows,
+                              const size_t cols, const size_t frames) {
+        for (size_t id = (size_t)blockIdx.x * blockDim.x + threadIdx.x; id < N - rows * frames;
+             id += blockDim.x * gridDim.x) {
+            size_t idx = id % (rows * (cols - 1)) + id / (rows * (cols - 1)) * (rows * cols);
+            out[idx].x = in[idx + rows].x - in[idx].x;
+            out[idx].y = in[idx + rows].y - in[idx].y;
+        }
+    }
+    __global__ void diff_rows(float* out, const float* in, const size_t N, const size_t rows,
+                              const size_t cols, const size_t frames) {
+        for (size_t id = (size_t)blockIdx.x * blockDim.x + threadIdx.x; id < N - 2 * cols * frames;
+             id += blockDim.x * gridDim.x) {
+            size_t idx = id % (rows - 2) + id / (rows - 2) * rows + 1;
+            out[idx] = in[idx] - 0.5f * in[idx - 1];
+        }
+    }
+"""
+
+
+def _skips_spec(name, lanes):
+    n = 7 * 9 * 3
+    return spec_kernel(name, (2, 1, 1), (64, 1, 1), "fp32",
+                       spec_buffer("out", "float32", n * lanes, "inout", -1.0, 1.0),
+                       spec_buffer("in", "float32", n * lanes, "in", -3.0, 3.0),
+                       spec_scalar("N", "uint64", n), spec_scalar("rows", "uint64", 7),
+                       spec_scalar("cols", "uint64", 9), spec_scalar("frames", "uint64", 3))
+
+
+def test_places_that_skip_a_column_of_each_frame_lift_to_maps_and_check_equal(tmp_path):
+    from tests.analysis.support import converted
+    _out, rows = converted(tmp_path, SKIPS, _skips_spec("diff_cols", 2) + _skips_spec("diff_rows", 1))
+    kernels = {k["kernel"]: k for k in rows}
+    assert {k: v["form"] for k, v in kernels.items()} == {"diff_cols": "tile", "diff_rows": "tile"}
+    assert all(v["check"]["status"] == "pass" for v in kernels.values()), kernels
