@@ -29,14 +29,15 @@ SUFFIX = "__c2t_instance"
 
 def needs_copy(kernel: m.Function, errors: list) -> bool:
     """Whether ``kernel`` is a template with one known instance whose model the generic form
-    cannot take: a frontend error in it, or a method called on an object of a template type."""
+    cannot take: a frontend error in it, or a method called on (a field read of) an object of a
+    template type (``px.x`` of a ``T px`` that the instance makes a ``float3``)."""
     if not kernel.template_params or len(kernel.instantiations) != 1 or kernel.body is None:
         return False
     if errors:
         return True
     for n in m.walk(kernel.body):
-        if isinstance(n, m.MethodCall):
-            t = getattr(n.obj, "type", None)
+        if isinstance(n, (m.MethodCall, m.Member)):  # p.compute(...), px.x on a T px: the instance's type's
+            t = getattr(n.obj if isinstance(n, m.MethodCall) else n.base, "type", None)
             if isinstance(t, m.Reference):
                 t = t.target
             if isinstance(t, m.TemplateType):

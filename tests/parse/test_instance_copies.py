@@ -98,3 +98,45 @@ def test_the_copy_converts_and_runs(tmp_path):
     y = np.full(n, np.nan, np.float32)
     mod.mapped(x, y, n, (0.75,), grid=(n + 127) // 128, block=128, target="c")  # Halve{0.75f}, its lanes
     np.testing.assert_allclose(y, x * np.float32(0.75), rtol=1e-6, atol=0)
+
+
+#: a pixel template whose one instance is a CUDA vector: the body reads the pixel's fields, which
+#: only the instance's type has (the way overlay kernels blend ``px.x`` of a ``T px``)
+PIXELS = """#include <cuda_runtime.h>
+template <typename T>
+__global__ void blend(const T* __restrict__ in, T* __restrict__ out, int n, const float4 color) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  T px = in[i];
+  const float a = color.w / 255.0f;
+  px.x = a * color.x + (1.0f - a) * px.x;
+  px.y = a * color.y + (1.0f - a) * px.y;
+  px.z = a * color.z + (1.0f - a) * px.z;
+  out[i] = px;
+}
+
+int main() {
+  const int n = 300;
+  float3 *in, *out;
+  cudaMalloc(&in, n * sizeof(float3));
+  cudaMalloc(&out, n * sizeof(float3));
+  blend<float3><<<(n + 63) / 64, 64>>>(in, out, n, make_float4(10.0f, 20.0f, 30.0f, 128.0f));
+  cudaDeviceSynchronize();
+  return 0;
+}
+"""
+
+
+def test_fields_of_a_template_typed_value_are_read_from_the_instances_type(tmp_path):
+    pytest.importorskip("tilelang")
+    out = program_converted(tmp_path, PIXELS, "k.cu")
+    (row,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert row["form"] != "unsupported" and row["template_instances"] == [["float3"]], row["reason"]
+    mod = module_of(out / "k.py")
+    n = 300
+    x = np.random.default_rng(7).uniform(0.0, 255.0, (n, 3)).astype(np.float32)
+    y = np.full((n, 3), np.nan, np.float32)
+    color = np.array([10.0, 20.0, 30.0, 128.0], np.float32)
+    mod.blend(x.reshape(-1), y.reshape(-1), n, tuple(float(c) for c in color), grid=(n + 63) // 64, block=64, target="c")
+    a = np.float32(color[3] / np.float32(255.0))
+    np.testing.assert_allclose(y, a * color[:3] + (np.float32(1.0) - a) * x, rtol=1e-6, atol=1e-4)
