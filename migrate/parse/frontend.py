@@ -647,9 +647,13 @@ class UnitBuilder:
                                this_type)
         defaults: list[m.Expr | None] = [None] * len(params)
         body = None
+        kernel = self._cuda_kind(cursor) == "global"
         for child in cursor.get_children():
             if child.kind == K.PARM_DECL:
                 ptype = convert_type(child.type, names)
+                if isinstance(ptype, m.Array) and kernel and not isinstance(ptype.element, m.Array):
+                    # a kernel's array parameter (const unsigned char salt[16]) is the pointer it decays to
+                    ptype = m.Pointer(ptype.element, child.type.get_array_element_type().is_const_qualified())
                 if re.search(r"\b(cudaTextureObject_t|cudaSurfaceObject_t)\b", child.type.spelling):
                     self.bag.add("M1202", span_of(child),
                                  f"parameter '{child.spelling}' is a texture/surface object")

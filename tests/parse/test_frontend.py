@@ -391,3 +391,28 @@ def test_dump_is_deterministic(tmp_path):
     second = m.dump(parse(tmp_path, src, "b.cu").unit.kernel("k"))
     assert first == second
     assert "Builtin(var='threadIdx', dim='x'" in first
+
+
+#: a kernel taking arrays as its parameters (the way key-schedule kernels take a salt): C reads
+#: each as the pointer it decays to
+ARRAY_PARAMS = """
+#include <cuda_runtime.h>
+__global__ void salted(const unsigned char salt[16], unsigned int out[], int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = salt[i % 16] * 3u + salt[(i + 5) % 16];
+}
+"""
+
+
+def test_a_kernels_array_parameters_are_the_pointers_they_decay_to(tmp_path):
+    from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+    (tmp_path / "p").mkdir()
+    k = parse(tmp_path / "p", ARRAY_PARAMS).unit.kernel("salted")
+    params = {q.name: q.type for q in k.params}
+    assert params["salt"] == m.Pointer(m.Scalar("uint8"), const=True)
+    assert params["out"] == m.Pointer(m.Scalar("uint32"))
+    spec = spec_kernel("salted", (2, 1, 1), (64, 1, 1), "exact",
+                       spec_buffer("salt", "uint8", 16, "in", 1, 200),
+                       spec_buffer("out", "uint32", 128, "out"), spec_scalar("n", "int32", 120))
+    _out, (row,) = converted(tmp_path, ARRAY_PARAMS, spec)
+    assert row["form"] == "tile" and row["check"]["status"] == "pass", (row["reason"], row["check"]["message"])
