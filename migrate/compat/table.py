@@ -389,9 +389,12 @@ def _math_rows() -> list[Row]:
                            f"on c; CPU form calls {helper}."))
     # ------------------------------------------------ out-parameters / strings
     for name in ("frexpf", "frexp", "modff", "modf"):
-        rows.append(U(name, "Returns a second result through a pointer: not an expression. "
-                            "Rewrite the call as two statements (frexp: exponent via "
-                            "ilogb(x) + 1 and ldexp; modf: T.trunc(x) and x - T.trunc(x))."))
+        rows.append(U(name, "Returns a second result through a pointer: not an expression. A call "
+                            "that is a statement of its own, an assignment's value or a "
+                            "declaration's becomes assignments (analysis.prepare.sincos; frexp: the "
+                            "exponent ilogb(x) + 1, 0 for 0, inf and NaN, the mantissa ldexp(x, "
+                            "-e); modf: trunc(x) and copysign(x - trunc(x), x), 0 for inf); a call "
+                            "inside an expression has no form."))
     for name in ("sincosf", "sincos", "sincospif", "sincospi"):
         stem = "sin/cos" if "pi" not in name else "sinpi/cospi"
         rows.append(U(name, f"Writes two results through pointers. A call that is a statement of its "

@@ -74,3 +74,65 @@ def test_the_kernel_converts_and_matches_the_cuda_on_the_cpu(tmp_path):
     _out, kernels = converted(tmp_path, KERNEL, SPEC)
     (k,) = kernels
     assert k["form"] == "tile" and k["check"]["status"] == "pass", k
+
+
+#: frexp and modf return their second result through a pointer; real code takes a power of two
+#: from frexpf's exponent (the way rounding-factor kernels do) and splits values with modf
+SPLITS = """
+#include <cuda_runtime.h>
+__device__ float round_factor(float delta) {
+    int e;
+    frexpf(delta, &e);
+    return ldexpf(1.f, e);
+}
+__global__ void splits(const int n, const float* x, const double* d, float* mant, int* ex, float* f,
+                       float* whole, double* df, double* dw, float* p2)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int e;
+    mant[i] = 0.0f;
+    float m = frexpf(x[i], &e);
+    mant[i] = m;
+    ex[i] = e;
+    float w;
+    f[i] = modff(x[i], &w);
+    whole[i] = w;
+    double dwi;
+    df[i] = modf(d[i], &dwi);
+    dw[i] = dwi;
+    p2[i] = round_factor(x[i]);
+}
+"""
+
+
+def test_frexp_and_modf_split_into_their_results_and_match_numpy(tmp_path):
+    import numpy as np
+    pytest.importorskip("tilelang")
+    from tests.analysis.support import module_of, program_converted
+    out = program_converted(tmp_path, SPLITS, "k.cu")
+    (row,) = __import__("json").loads((out / "report.json").read_text())["kernels"]
+    assert row["form"] != "unsupported", row["reason"]
+    mod = module_of(out / "k.py")
+    x = np.array([0.0, -0.0, 1.0, -2.5, 3.75, 1e-40, -7e-39, 6e37, np.inf, -np.inf, 0.3, -1e5, 8.0, 0.5,
+                  123.456, -0.999], np.float32)
+    d = x.astype(np.float64) * 1.5
+    n = x.size
+    outs = {name: np.full(n, np.nan, t) for name, t in (("mant", np.float32), ("f", np.float32),
+            ("whole", np.float32), ("df", np.float64), ("dw", np.float64), ("p2", np.float32))}
+    ex = np.full(n, -77, np.int32)
+    mod.splits(n, x, d, outs["mant"], ex, outs["f"], outs["whole"], outs["df"], outs["dw"], outs["p2"],
+               grid=1, block=32, target="c")
+    m_ref, e_ref = np.frexp(x)
+    finite = np.isfinite(x)
+    np.testing.assert_array_equal(ex[finite], e_ref[finite])
+    np.testing.assert_array_equal(outs["mant"], m_ref)
+    f_ref, w_ref = np.modf(x)
+    np.testing.assert_array_equal(outs["f"], f_ref)
+    np.testing.assert_array_equal(outs["whole"], w_ref)
+    np.testing.assert_array_equal(np.signbit(outs["f"]), np.signbit(f_ref))
+    df_ref, dw_ref = np.modf(d)
+    np.testing.assert_array_equal(outs["df"], df_ref)
+    np.testing.assert_array_equal(outs["dw"], dw_ref)
+    p2_ref = np.ldexp(np.float32(1.0), e_ref).astype(np.float32)
+    np.testing.assert_array_equal(outs["p2"][finite], p2_ref[finite])
