@@ -14,7 +14,9 @@ TileLang kernels here work on flat scalar buffers, so every vector value becomes
   scalars, the last extent times the lanes: ``t[i][j].y`` → ``t[i][4*j + 1]``; a pointer into a
   one-dimensional one is a view like a parameter's;
 - ``make_float4(a, b, c, d)``, ``__floats2half2_rn``, ``__hadd2``/``__hmul2``/``__hfma2``,
-  ``__half22float2``, ``__low2float``/``__high2float`` act lane by lane.
+  ``__half22float2``, ``__low2float``/``__high2float`` act lane by lane, as does every two-lane
+  function the compat table gives a scalar row for (``__hgt2`` is ``__hgt`` on each lane, its bool
+  the lane's 1.0 or 0.0; ``__hmax2``, ``h2sqrt``).
 
 Anything else of vector type raises :class:`VectorError` with the span.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ...compat.table import lookup
 from ...dtypes import SIZES
 from ...ir import model as m
 from ...ir.exprs import pure, strip_implicit_casts
@@ -241,6 +244,14 @@ _LANE_PICK = {"__low2float": (0, "float32"), "__high2float": (1, "float32"),
               "__low2half": (0, "float16"), "__high2half": (1, "float16")}
 
 
+def _lanewise(name: str) -> str | None:
+    """The scalar CUDA function a vector function applies to each lane (``__hgt2``: ``__hgt``), as
+    the compat table's row for it says (:attr:`~migrate.compat.table.Row.lanewise`); None for any
+    other name."""
+    row = lookup(name)
+    return row.lanewise if row is not None and row.lanewise and lookup(row.lanewise) is not None else None
+
+
 def _field_chain(e) -> tuple[m.Member, list] | None:
     """``p.data[i][j]`` (any number of indices on a struct's field): (the field ``p.data``, its
     indices in order); None for anything else."""
@@ -401,6 +412,14 @@ class _Scalarizer:
             if name in ("__float22half2_rn", "__float22bfloat162_rn"):
                 target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
                 return m.Cast(target, self.lane(e.args[0], i), "implicit", target, span)
+            scalar = _lanewise(name) if _vec(e.type) else None
+            if scalar is not None:  # __hgt2, __hmax2, h2sqrt: the compat table's scalar row on each lane
+                args = tuple(self.lane_or_scalar(a, i) for a in e.args)
+                row = lookup(scalar, tuple(a.type.dtype for a in args if isinstance(a.type, m.Scalar)))
+                dtype = m.Scalar(lane_dtype(_vec(e.type), i))
+                value = m.Call(scalar, args, "math", (), m.Scalar(row.ret), span)
+                # (a comparison's bool is the lane's 1.0 or 0.0)
+                return value if value.type == dtype else m.Cast(dtype, value, "implicit", dtype, span)
         if isinstance(e, m.Binary) and e.op in _LANE_OPS and _vec(e.type):
             # an operator the frontend kept as syntax only where its definition is lane by lane
             # (parse/lanewise.py); a scalar operand is used in every lane

@@ -1,0 +1,51 @@
+"""Two-lane half functions as lane-wise scalar operations (analysis.prepare.vectors): ``__hgt2``
+and the other comparisons give each lane 1.0 or 0.0, ``__hmax2``/``__hmin2`` each lane's maximum
+or minimum, as the compat table's scalar rows do; the migrated kernels run on TileLang's C target
+against numpy."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from tests.analysis.support import converted, module_of
+
+#: a ReLU gradient the way half kernels write it: two halves at a time through half2 views of the
+#: half buffers, a mask from a comparison multiplied in
+MASKS = """
+#include <cuda_fp16.h>
+__global__ void half2_masks(const __half* __restrict__ a, const __half* __restrict__ b,
+                            __half* __restrict__ out, int n2) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n2) return;
+  half2 x = reinterpret_cast<const half2*>(a)[i];
+  half2 y = reinterpret_cast<const half2*>(b)[i];
+  const half2 zero = __float2half2_rn(0.f);
+  half2* o = reinterpret_cast<half2*>(out) + 4 * i;
+  o[0] = __hmul2(__hgt2(x, zero), y);
+  o[1] = __hadd2(__hle2(x, y), __hge2(x, y));
+  o[2] = __hsub2(__heq2(x, y), __hne2(x, y));
+  o[3] = __hadd2(__hmax2(x, y), __hlt2(y, x));
+}
+"""
+
+
+def test_half2_comparisons_are_each_lanes_one_or_zero(tmp_path):
+    out, (k,) = converted(tmp_path, MASKS)
+    assert k["form"] != "unsupported", k["reason"]
+    rng = np.random.default_rng(5)
+    n2 = 200
+    a = rng.uniform(-2, 2, 2 * n2).astype(np.float16)
+    b = rng.uniform(-2, 2, 2 * n2).astype(np.float16)
+    b[::7] = a[::7]  # some lanes equal, so == and != are both seen
+    got = torch.full((8 * n2,), 9.0, dtype=torch.float16)  # poisoned: 9 is no lane's value
+    module_of(out / "k.py").half2_masks(torch.from_numpy(a), torch.from_numpy(b), got, n2,
+                                        grid=(2, 1, 1), block=(128, 1, 1), target="c")
+    f16 = np.float16
+    expected = np.stack([(a > 0).astype(f16) * b,
+                         (a <= b).astype(f16) + (a >= b).astype(f16),
+                         (a == b).astype(f16) - (a != b).astype(f16),
+                         np.maximum(a, b) + (b < a).astype(f16)], axis=0)
+    # each thread writes its four half2 one after another: [i][slot][lane]
+    expected = expected.reshape(4, n2, 2).transpose(1, 0, 2).reshape(-1)
+    # each lane one half operation on halves, rounded once in the kernel as in numpy: equal
+    assert np.array_equal(got.numpy(), expected)
