@@ -236,6 +236,8 @@ class _View:
         return at
 
 
+#: atomics CUDA overloads on vectors (``__half2``, ``float2``, ``float4``), atomic lane by lane
+_LANE_ATOMICS = ("atomicAdd", "atomicAdd_block", "atomicAdd_system")
 _HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
 #: arithmetic a vector operand or result takes lane by lane (the frontend keeps a user's operator
 #: on vectors as this syntax only where its definition is lane by lane: parse/lanewise.py)
@@ -386,6 +388,14 @@ class _Scalarizer:
             if e.kind == "constructor" and _vec(e.type) and _vec(e.type).name == "dim3" \
                     and all(not _vec(a.type) for a in e.args):  # dim3 idx(x, y): z is 1
                 return self.scalar(e.args[i]) if i < len(e.args) else _int(1, span)
+            if e.kind == "constructor" and _vec(e.type) and _vec(e.type).name in m.VECTOR_TYPES:
+                # CUDA's own vector made of its lanes (__half2 v{lo, hi}) or copied (half2 w(v))
+                v = _vec(e.type)
+                if len(e.args) == v.lanes and not any(_vec(a.type) for a in e.args):
+                    value, dtype = self.scalar(e.args[i]), m.Scalar(lane_dtype(v, i))
+                    return value if value.type == dtype else m.Cast(dtype, value, "implicit", dtype, span)
+                if len(e.args) == 1 and _vec(e.args[0].type) and _vec(e.args[0].type).lanes == v.lanes:
+                    return self.lane(e.args[0], i)
             if e.kind == "constructor" and _vec(e.type) and _vec(e.type).initialised:
                 raise VectorError(f"a '{e.type}' made by its constructor ({e.callee}(...)), whose body is "
                                   "not modelled", span)
@@ -685,6 +695,28 @@ class _Scalarizer:
         self.pending.append(m.DeclStmt((m.VarDecl(name, word.type, "local", False, word, word.span),), word.span))
         return m.Ref(name, "local", word.type, word.span)
 
+    def lane_atomics(self, call: m.Call, span) -> list:
+        """``atomicAdd(&h2[i], v)`` of a vector, its old value unused: one atomic add per lane (CUDA
+        makes each lane's add atomic, not the vector's: the same)."""
+        address = strip_implicit_casts(call.args[0])
+        v = _vec(call.args[1].type)
+        if isinstance(address, m.Unary) and address.op == "&":
+            element = address.operand
+        elif isinstance(address.type, m.Pointer):
+            element = m.Index(address, _int(0, span), v, span)
+        else:
+            element = None
+        out = []
+        for i in range(v.lanes):
+            place = self.lane(element, i, raw=True) if element is not None else None
+            if not isinstance(place, m.Index) or _packed(v, i):
+                raise VectorError(f"'{call.callee}' of '{v}' on an address that is no element of a buffer", span)
+            dtype = m.Scalar(lane_dtype(v, i))
+            pointer = m.Unary("&", place, False, m.Pointer(dtype), span)
+            value = self.lane(call.args[1], i)
+            out.append(m.ExprStmt(dataclasses.replace(call, args=(pointer, value), type=dtype), span))
+        return out
+
     # -- statements --------------------------------------------------------------------------------
     def array_decl(self, d: m.VarDecl) -> m.DeclStmt:
         """An array of vectors declared as the array of their scalars (its initial values lane by
@@ -802,6 +834,9 @@ class _Scalarizer:
             name, op, amount = stepped
             at = m.Ref(self.steps[name], "local", m.Scalar("int64"), s.span)
             return [m.ExprStmt(m.Assign(op, at, self.scalar(amount), at.type, s.span), s.span)]
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Call) and s.expr.callee in _LANE_ATOMICS \
+                and len(s.expr.args) == 2 and _vec(s.expr.args[1].type):
+            return self.lane_atomics(s.expr, s.span)
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and _vec(s.expr.target.type):
             a = s.expr
             v = _vec(a.target.type)

@@ -49,3 +49,36 @@ def test_half2_comparisons_are_each_lanes_one_or_zero(tmp_path):
     expected = expected.reshape(4, n2, 2).transpose(1, 0, 2).reshape(-1)
     # each lane one half operation on halves, rounded once in the kernel as in numpy: equal
     assert np.array_equal(got.numpy(), expected)
+
+
+#: counters kept as half2 pairs, the way atomic benchmarks write them: a __half2 made of its two
+#: halves (brace initialised), added atomically through a half2 view of the half buffer
+ATOMICS = """
+#include <cuda_fp16.h>
+__global__ void half2_counts(__half* result, const int* __restrict__ w, int n) {
+  int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= n) return;
+  __half2* pairs = reinterpret_cast<__half2*>(result);
+  __half2 val {__float2half(1.0f), __int2half_rn(w[tid])};
+  atomicAdd(&pairs[tid % 16], val);
+  atomicAdd(pairs + 16 + tid % 5, __half2(val));
+}
+"""
+
+
+def test_a_half2_atomic_add_is_an_atomic_add_per_lane(tmp_path):
+    out, (k,) = converted(tmp_path, ATOMICS)
+    assert k["form"] != "unsupported", k["reason"]
+    rng = np.random.default_rng(9)
+    n = 300
+    w = rng.integers(-3, 4, n).astype(np.int32)
+    start = rng.integers(-20, 20, 2 * 21).astype(np.float16)
+    got = torch.from_numpy(start.copy())
+    module_of(out / "k.py").half2_counts(got, torch.from_numpy(w), n, grid=(3, 1, 1), block=(128, 1, 1),
+                                         target="c")
+    expected = start.astype(np.int64).reshape(21, 2)
+    for tid in range(n):
+        for slot in (tid % 16, 16 + tid % 5):
+            expected[slot] += (1, w[tid])
+    # every partial sum is an integer of magnitude under 2048: exact in half, in any order
+    assert np.array_equal(got.numpy().astype(np.int64), expected.reshape(-1))
