@@ -31,6 +31,7 @@ from ...ir import model as m
 from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
+from .vector_bits import retype_bit_containers
 
 LANES = ("x", "y", "z", "w")
 #: the most lanes a vector or record local (or by-value parameter) may have: each lane is a local
@@ -329,6 +330,17 @@ class _Scalarizer:
         self.aliases: dict[str, m.Index] = {}  # local references to a buffer's element
         self.taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} if fn.body else set()
         self.locals: dict[str, m.Vector] = {}
+        # vector locals whose address is cast to another pointer type ((half2*)&v): an array of
+        # their lanes, which the cast views
+        self.held: dict[str, m.Array] = {}
+        for n in m.walk(fn.body) if fn.body else ():
+            inner = strip_implicit_casts(n.operand) if isinstance(n, m.Cast) and isinstance(n.type, m.Pointer) \
+                else None
+            if isinstance(inner, m.Unary) and inner.op == "&" and isinstance(inner.operand, m.Ref) \
+                    and isinstance(inner.operand.type, m.Vector) and not inner.operand.type.lane_dtypes \
+                    and inner.operand.type.name in m.VECTOR_TYPES and n.type.pointee != inner.operand.type:
+                v = inner.operand.type
+                self.held[inner.operand.name] = m.Array(m.Scalar(v.dtype), stride(v))
         self.by_value: set[str] = set()  # vector parameters passed by value: their lanes are parameters
         self.arrays: dict[str, m.Array] = {}  # arrays of vectors: their scalar type
         for p in fn.params:
@@ -350,6 +362,9 @@ class _Scalarizer:
         span = e.span
         if isinstance(e, m.Ref) and e.name in self.aliases:  # a reference to a buffer's element
             return self.lane(self.aliases[e.name], i, raw)
+        if isinstance(e, m.Ref) and e.name in self.held:
+            array = self.held[e.name]
+            return m.Index(m.Ref(e.name, "local", array, span), _int(i, span), array.element, span)
         if isinstance(e, m.Ref) and e.name in self.locals:
             v = self.locals[e.name]
             kind = "param" if e.name in self.by_value else "local"
@@ -444,7 +459,26 @@ class _Scalarizer:
                              m.Scalar(_vec(e.type).dtype) if _vec(e.type) else e.type, span)
         if isinstance(e, m.Cast) and e.style in ("implicit", "functional") and _vec(e.operand.type):
             return self.lane(e.operand, i)
+        foreign = self.foreign_view(e)
+        if foreign is not None:
+            raise VectorError(f"'{e.type}' read from a buffer of {foreign}: its lanes are the bits of another type, "
+                              f"used other than as a whole copy into a local read through a {foreign} view", span)
         raise VectorError(f"vector expression of type '{e.type}' has no lane form", span)
+
+    def foreign_view(self, e) -> str | None:
+        """The element dtype of the buffer ``e`` (``view[i]``, ``*view``) reads vectors of another
+        lane type from (``reinterpret_cast<const float4*>(half_buffer)[i]``); None otherwise."""
+        base = e.base if isinstance(e, m.Index) else e.operand if isinstance(e, m.Unary) and e.op == "*" else None
+        while isinstance(base, m.Binary) and base.op in ("+", "-"):
+            base = base.lhs
+        v = _vec(e.type)
+        if isinstance(base, m.Cast) and isinstance(base.type, m.Pointer) and v is not None:
+            scalars = self.scalar_start(base.operand)
+            if scalars is not None:
+                ref = scalars[0]
+                element = ref.type.pointee if isinstance(ref.type, m.Pointer) else ref.type.element
+                return element.dtype if element.dtype != v.dtype else None
+        return None
 
     def lane_or_scalar(self, e: m.Expr, i: int) -> m.Expr:
         return self.lane(e, i) if _vec(getattr(e, "type", None)) else self.scalar(e)
@@ -468,6 +502,8 @@ class _Scalarizer:
         if isinstance(e, m.Ref) and (isinstance(e.type, m.Pointer) and isinstance(e.type.pointee, m.Scalar)
                                      or isinstance(e.type, m.Array) and isinstance(e.type.element, m.Scalar)):
             return e, None
+        if isinstance(e, m.Unary) and e.op == "&" and isinstance(e.operand, m.Ref) and e.operand.name in self.held:
+            return m.Ref(e.operand.name, "local", self.held[e.operand.name], e.span), None  # (half2*)&v
         if isinstance(e, m.Index) and isinstance(e.type, m.Array) and isinstance(e.type.element, m.Scalar):
             # a row of an array of several dimensions (st_vec(&lhs_s[y][xo], v) on float lhs_s[128][32])
             root = e
@@ -514,6 +550,10 @@ class _Scalarizer:
                 # need not be a whole number of the new ones
                 return dataclasses.replace(view, lanes=target.lanes) if view.offset is None else None
             base = inner
+        if isinstance(base, m.Unary) and base.op == "&" and isinstance(base.operand, m.Ref) \
+                and base.operand.name in self.held:  # &v of a local held as an array: its lanes
+            array = self.held[base.operand.name]
+            return _View(base.operand.name, array.extent, None, array.element, "local", array)
         if isinstance(base, m.Ref) and base.name in self.views:
             return self.views[base.name]
         if isinstance(base, m.Binary) and base.op == "+":
@@ -796,6 +836,16 @@ class _Scalarizer:
                 if v is not None and v.lanes > LOCAL_LANES:
                     raise VectorError(f"a local '{d.name}' of '{v}', whose {v.lanes} fields would each be a local",
                                       d.span)
+                if v is not None and d.name in self.held:  # an array of its lanes, filled lane by lane
+                    value = d.init
+                    if isinstance(value, m.Call) and value.kind == "constructor" and not value.args:
+                        value = None
+                    out.append(m.DeclStmt((m.VarDecl(d.name, self.held[d.name], d.storage, False, None, d.span),),
+                                          d.span))
+                    target = m.Ref(d.name, "local", v, d.span)
+                    out += [self.store(target, i, self.lane(value, i), "=", d.span)
+                            for i in range(v.lanes)] if value is not None else []
+                    continue
                 if v is not None:
                     self.locals[d.name] = v
                     value = d.init
@@ -908,6 +958,7 @@ def scalarize_vectors(fn: m.Function) -> m.Function:
     """``fn`` with every vector value split into its lanes (see the module docstring)."""
     if fn.body is None or not uses_vectors(fn):
         return fn
+    fn = retype_bit_containers(fn)
     sc = _Scalarizer(fn)
     body = dataclasses.replace(fn.body, stmts=sc.stmts(fn.body.stmts))
     params = []

@@ -5,6 +5,7 @@ against numpy."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from tests.analysis.support import converted, module_of
@@ -82,3 +83,56 @@ def test_a_half2_atomic_add_is_an_atomic_add_per_lane(tmp_path):
             expected[slot] += (1, w[tid])
     # every partial sum is an integer of magnitude under 2048: exact in half, in any order
     assert np.array_equal(got.numpy().astype(np.int64), expected.reshape(-1))
+
+
+#: eight halves moved as one float4 (a 16-byte load and store of half buffers), worked on through
+#: half2 views of the float4 locals: the float4's own float lanes are never read
+EIGHT_HALVES = """
+#include <cuda_fp16.h>
+__global__ void scaled_relu8(const __half* __restrict__ g, const __half* __restrict__ f,
+                             __half* __restrict__ out, int n8) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n8) return;
+  float4 g8 = reinterpret_cast<const float4*>(g)[i];
+  float4 f8 = *(reinterpret_cast<const float4*>(f) + i);
+  half2* g2 = reinterpret_cast<half2*>(&g8);
+  const half2* f2 = reinterpret_cast<const half2*>(&f8);
+  float4 r8;
+  half2* r2 = reinterpret_cast<half2*>(&r8);
+  const half2 zero = __float2half2_rn(0.f);
+  for (int j = 0; j < 4; j++) r2[j] = __hmul2(__hgt2(f2[j], zero), g2[j]);
+  __half* r = reinterpret_cast<__half*>(&r8);
+  r[7] = __hadd(r[7], r[0]);
+  float4* out8 = reinterpret_cast<float4*>(out) + i;
+  *out8 = r8;
+}
+"""
+
+
+def test_a_float4_carrying_eight_halves_is_eight_half_lanes(tmp_path):
+    out, (k,) = converted(tmp_path, EIGHT_HALVES)
+    assert k["form"] != "unsupported", k["reason"]
+    rng = np.random.default_rng(13)
+    n8 = 150
+    g = rng.uniform(-4, 4, 8 * n8).astype(np.float16)
+    f = rng.uniform(-1, 1, 8 * n8).astype(np.float16)
+    got = torch.full((8 * n8,), 99.0, dtype=torch.float16)  # poisoned: no lane's value
+    module_of(out / "k.py").scaled_relu8(torch.from_numpy(g), torch.from_numpy(f), got, n8,
+                                         grid=(2, 1, 1), block=(128, 1, 1), target="c")
+    expected = ((f > 0).astype(np.float16) * g).reshape(n8, 8)
+    expected[:, 7] = expected[:, 7] + expected[:, 0]  # one half addition, rounded once as in the kernel
+    assert np.array_equal(got.numpy(), expected.reshape(-1))
+
+
+def test_a_float4_lane_of_half_bits_read_as_a_float_is_refused_by_name(tmp_path):
+    from migrate.analysis.prepare.vectors import VectorError, scalarize_vectors
+    from tests.analysis.support import unit
+    u = unit(tmp_path, """
+        __global__ void k(const __half* g, float* out) {
+          float4 g8 = reinterpret_cast<const float4*>(g)[threadIdx.x];
+          half2* g2 = reinterpret_cast<half2*>(&g8);
+          out[threadIdx.x] = g8.x + __low2float(g2[1]);
+        }
+    """)
+    with pytest.raises(VectorError, match="'float4' read from a buffer of float16: its lanes are the bits"):
+        scalarize_vectors(u.kernel("k"))
