@@ -459,10 +459,13 @@ class _Scalarizer:
                              m.Scalar(_vec(e.type).dtype) if _vec(e.type) else e.type, span)
         if isinstance(e, m.Cast) and e.style in ("implicit", "functional") and _vec(e.operand.type):
             return self.lane(e.operand, i)
+        if isinstance(e, m.Call) and e.kind != "device":
+            raise VectorError(f"call of '{e.callee}' returning '{e.type}', which has no lane form", span)
         foreign = self.foreign_view(e)
         if foreign is not None:
-            raise VectorError(f"'{e.type}' read from a buffer of {foreign}: its lanes are the bits of another type, "
-                              f"used other than as a whole copy into a local read through a {foreign} view", span)
+            raise VectorError(f"'{e.type}' read through a view of a buffer of {foreign}: its lanes are another "
+                              "type's bits (modelled only for a local copied whole and read through views of the "
+                              "buffer's element type)", span)
         raise VectorError(f"vector expression of type '{e.type}' has no lane form", span)
 
     def foreign_view(self, e) -> str | None:
@@ -478,6 +481,10 @@ class _Scalarizer:
                 ref = scalars[0]
                 element = ref.type.pointee if isinstance(ref.type, m.Pointer) else ref.type.element
                 return element.dtype if element.dtype != v.dtype else None
+            inner = self.view_of(base.operand)  # (short4*) of an anchor_dt buffer (four uint16 fields)
+            if inner is not None and inner.scalar.dtype != v.dtype:
+                return f"'{base.operand.type.pointee}' ({inner.scalar.dtype} lanes)" \
+                    if isinstance(base.operand.type, m.Pointer) else inner.scalar.dtype
         return None
 
     def lane_or_scalar(self, e: m.Expr, i: int) -> m.Expr:

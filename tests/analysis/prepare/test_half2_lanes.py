@@ -134,5 +134,5 @@ def test_a_float4_lane_of_half_bits_read_as_a_float_is_refused_by_name(tmp_path)
           out[threadIdx.x] = g8.x + __low2float(g2[1]);
         }
     """)
-    with pytest.raises(VectorError, match="'float4' read from a buffer of float16: its lanes are the bits"):
+    with pytest.raises(VectorError, match="'float4' read through a view of a buffer of float16: its lanes are another type's bits"):
         scalarize_vectors(u.kernel("k"))
