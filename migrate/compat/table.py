@@ -820,6 +820,9 @@ def _half_rows() -> list[Row]:
         "__bfloat1622float2": "__bfloat162float", "__float22bfloat162_rn": "__float2bfloat16_rn",
         "__floats2bfloat162_rn": "__float2bfloat16_rn", "__bfloat162bfloat162": None,
         "__halves2bfloat162": None,
+        # comparisons: each lane 1.0 where the scalar comparison holds, else 0.0
+        "__heq2": "__heq", "__hne2": "__hne", "__hlt2": "__hlt", "__hle2": "__hle", "__hgt2": "__hgt",
+        "__hge2": "__hge",
     }
     for name, lane in vec.items():
         how = (f"apply the {lane} row to lane [0] and lane [1]" if lane else

@@ -196,7 +196,13 @@ class Inliner:
         if isinstance(s, m.ExprStmt):
             e = s.expr
             if self.is_target(e):
-                return self.expand(e, None, depth)
+                # store(w, i, divide(a, b));  the calls in the arguments computed first, as C does
+                pre, args = [], []
+                for a in e.args:
+                    hoisted, a = self.hoist(a, depth) if self.calls_in(a) else ([], a)
+                    pre += hoisted
+                    args.append(a)
+                return pre + self.expand(dataclasses.replace(e, args=tuple(args)), None, depth)
             if self.calls_in(e):
                 pre, new = self.hoist(e, depth)
                 return pre + [m.ExprStmt(new, s.span)]

@@ -14,7 +14,9 @@ TileLang kernels here work on flat scalar buffers, so every vector value becomes
   scalars, the last extent times the lanes: ``t[i][j].y`` → ``t[i][4*j + 1]``; a pointer into a
   one-dimensional one is a view like a parameter's;
 - ``make_float4(a, b, c, d)``, ``__floats2half2_rn``, ``__hadd2``/``__hmul2``/``__hfma2``,
-  ``__half22float2``, ``__low2float``/``__high2float`` act lane by lane.
+  ``__half22float2``, ``__low2float``/``__high2float`` act lane by lane, as does every two-lane
+  function the compat table gives a scalar row for (``__hgt2`` is ``__hgt`` on each lane, its bool
+  the lane's 1.0 or 0.0; ``__hmax2``, ``h2sqrt``).
 
 Anything else of vector type raises :class:`VectorError` with the span.
 """
@@ -23,11 +25,13 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ...compat.table import lookup
 from ...dtypes import SIZES
 from ...ir import model as m
 from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
+from .vector_bits import retype_bit_containers
 
 LANES = ("x", "y", "z", "w")
 #: the most lanes a vector or record local (or by-value parameter) may have: each lane is a local
@@ -233,12 +237,22 @@ class _View:
         return at
 
 
+#: atomics CUDA overloads on vectors (``__half2``, ``float2``, ``float4``), atomic lane by lane
+_LANE_ATOMICS = ("atomicAdd", "atomicAdd_block", "atomicAdd_system")
 _HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
 #: arithmetic a vector operand or result takes lane by lane (the frontend keeps a user's operator
 #: on vectors as this syntax only where its definition is lane by lane: parse/lanewise.py)
 _LANE_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 _LANE_PICK = {"__low2float": (0, "float32"), "__high2float": (1, "float32"),
               "__low2half": (0, "float16"), "__high2half": (1, "float16")}
+
+
+def _lanewise(name: str) -> str | None:
+    """The scalar CUDA function a vector function applies to each lane (``__hgt2``: ``__hgt``), as
+    the compat table's row for it says (:attr:`~migrate.compat.table.Row.lanewise`); None for any
+    other name."""
+    row = lookup(name)
+    return row.lanewise if row is not None and row.lanewise and lookup(row.lanewise) is not None else None
 
 
 def _field_chain(e) -> tuple[m.Member, list] | None:
@@ -316,6 +330,17 @@ class _Scalarizer:
         self.aliases: dict[str, m.Index] = {}  # local references to a buffer's element
         self.taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} if fn.body else set()
         self.locals: dict[str, m.Vector] = {}
+        # vector locals whose address is cast to another pointer type ((half2*)&v): an array of
+        # their lanes, which the cast views
+        self.held: dict[str, m.Array] = {}
+        for n in m.walk(fn.body) if fn.body else ():
+            inner = strip_implicit_casts(n.operand) if isinstance(n, m.Cast) and isinstance(n.type, m.Pointer) \
+                else None
+            if isinstance(inner, m.Unary) and inner.op == "&" and isinstance(inner.operand, m.Ref) \
+                    and isinstance(inner.operand.type, m.Vector) and not inner.operand.type.lane_dtypes \
+                    and inner.operand.type.name in m.VECTOR_TYPES and n.type.pointee != inner.operand.type:
+                v = inner.operand.type
+                self.held[inner.operand.name] = m.Array(m.Scalar(v.dtype), stride(v))
         self.by_value: set[str] = set()  # vector parameters passed by value: their lanes are parameters
         self.arrays: dict[str, m.Array] = {}  # arrays of vectors: their scalar type
         for p in fn.params:
@@ -337,6 +362,9 @@ class _Scalarizer:
         span = e.span
         if isinstance(e, m.Ref) and e.name in self.aliases:  # a reference to a buffer's element
             return self.lane(self.aliases[e.name], i, raw)
+        if isinstance(e, m.Ref) and e.name in self.held:
+            array = self.held[e.name]
+            return m.Index(m.Ref(e.name, "local", array, span), _int(i, span), array.element, span)
         if isinstance(e, m.Ref) and e.name in self.locals:
             v = self.locals[e.name]
             kind = "param" if e.name in self.by_value else "local"
@@ -375,6 +403,14 @@ class _Scalarizer:
             if e.kind == "constructor" and _vec(e.type) and _vec(e.type).name == "dim3" \
                     and all(not _vec(a.type) for a in e.args):  # dim3 idx(x, y): z is 1
                 return self.scalar(e.args[i]) if i < len(e.args) else _int(1, span)
+            if e.kind == "constructor" and _vec(e.type) and _vec(e.type).name in m.VECTOR_TYPES:
+                # CUDA's own vector made of its lanes (__half2 v{lo, hi}) or copied (half2 w(v))
+                v = _vec(e.type)
+                if len(e.args) == v.lanes and not any(_vec(a.type) for a in e.args):
+                    value, dtype = self.scalar(e.args[i]), m.Scalar(lane_dtype(v, i))
+                    return value if value.type == dtype else m.Cast(dtype, value, "implicit", dtype, span)
+                if len(e.args) == 1 and _vec(e.args[0].type) and _vec(e.args[0].type).lanes == v.lanes:
+                    return self.lane(e.args[0], i)
             if e.kind == "constructor" and _vec(e.type) and _vec(e.type).initialised:
                 raise VectorError(f"a '{e.type}' made by its constructor ({e.callee}(...)), whose body is "
                                   "not modelled", span)
@@ -401,6 +437,14 @@ class _Scalarizer:
             if name in ("__float22half2_rn", "__float22bfloat162_rn"):
                 target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
                 return m.Cast(target, self.lane(e.args[0], i), "implicit", target, span)
+            scalar = _lanewise(name) if _vec(e.type) else None
+            if scalar is not None:  # __hgt2, __hmax2, h2sqrt: the compat table's scalar row on each lane
+                args = tuple(self.lane_or_scalar(a, i) for a in e.args)
+                row = lookup(scalar, tuple(a.type.dtype for a in args if isinstance(a.type, m.Scalar)))
+                dtype = m.Scalar(lane_dtype(_vec(e.type), i))
+                value = m.Call(scalar, args, "math", (), m.Scalar(row.ret), span)
+                # (a comparison's bool is the lane's 1.0 or 0.0)
+                return value if value.type == dtype else m.Cast(dtype, value, "implicit", dtype, span)
         if isinstance(e, m.Binary) and e.op in _LANE_OPS and _vec(e.type):
             # an operator the frontend kept as syntax only where its definition is lane by lane
             # (parse/lanewise.py); a scalar operand is used in every lane
@@ -415,7 +459,33 @@ class _Scalarizer:
                              m.Scalar(_vec(e.type).dtype) if _vec(e.type) else e.type, span)
         if isinstance(e, m.Cast) and e.style in ("implicit", "functional") and _vec(e.operand.type):
             return self.lane(e.operand, i)
+        if isinstance(e, m.Call) and e.kind != "device":
+            raise VectorError(f"call of '{e.callee}' returning '{e.type}', which has no lane form", span)
+        foreign = self.foreign_view(e)
+        if foreign is not None:
+            raise VectorError(f"'{e.type}' read through a view of a buffer of {foreign}: its lanes are another "
+                              "type's bits (modelled only for a local copied whole and read through views of the "
+                              "buffer's element type)", span)
         raise VectorError(f"vector expression of type '{e.type}' has no lane form", span)
+
+    def foreign_view(self, e) -> str | None:
+        """The element dtype of the buffer ``e`` (``view[i]``, ``*view``) reads vectors of another
+        lane type from (``reinterpret_cast<const float4*>(half_buffer)[i]``); None otherwise."""
+        base = e.base if isinstance(e, m.Index) else e.operand if isinstance(e, m.Unary) and e.op == "*" else None
+        while isinstance(base, m.Binary) and base.op in ("+", "-"):
+            base = base.lhs
+        v = _vec(e.type)
+        if isinstance(base, m.Cast) and isinstance(base.type, m.Pointer) and v is not None:
+            scalars = self.scalar_start(base.operand)
+            if scalars is not None:
+                ref = scalars[0]
+                element = ref.type.pointee if isinstance(ref.type, m.Pointer) else ref.type.element
+                return element.dtype if element.dtype != v.dtype else None
+            inner = self.view_of(base.operand)  # (short4*) of an anchor_dt buffer (four uint16 fields)
+            if inner is not None and inner.scalar.dtype != v.dtype:
+                return f"'{base.operand.type.pointee}' ({inner.scalar.dtype} lanes)" \
+                    if isinstance(base.operand.type, m.Pointer) else inner.scalar.dtype
+        return None
 
     def lane_or_scalar(self, e: m.Expr, i: int) -> m.Expr:
         return self.lane(e, i) if _vec(getattr(e, "type", None)) else self.scalar(e)
@@ -439,6 +509,8 @@ class _Scalarizer:
         if isinstance(e, m.Ref) and (isinstance(e.type, m.Pointer) and isinstance(e.type.pointee, m.Scalar)
                                      or isinstance(e.type, m.Array) and isinstance(e.type.element, m.Scalar)):
             return e, None
+        if isinstance(e, m.Unary) and e.op == "&" and isinstance(e.operand, m.Ref) and e.operand.name in self.held:
+            return m.Ref(e.operand.name, "local", self.held[e.operand.name], e.span), None  # (half2*)&v
         if isinstance(e, m.Index) and isinstance(e.type, m.Array) and isinstance(e.type.element, m.Scalar):
             # a row of an array of several dimensions (st_vec(&lhs_s[y][xo], v) on float lhs_s[128][32])
             root = e
@@ -485,6 +557,10 @@ class _Scalarizer:
                 # need not be a whole number of the new ones
                 return dataclasses.replace(view, lanes=target.lanes) if view.offset is None else None
             base = inner
+        if isinstance(base, m.Unary) and base.op == "&" and isinstance(base.operand, m.Ref) \
+                and base.operand.name in self.held:  # &v of a local held as an array: its lanes
+            array = self.held[base.operand.name]
+            return _View(base.operand.name, array.extent, None, array.element, "local", array)
         if isinstance(base, m.Ref) and base.name in self.views:
             return self.views[base.name]
         if isinstance(base, m.Binary) and base.op == "+":
@@ -666,6 +742,28 @@ class _Scalarizer:
         self.pending.append(m.DeclStmt((m.VarDecl(name, word.type, "local", False, word, word.span),), word.span))
         return m.Ref(name, "local", word.type, word.span)
 
+    def lane_atomics(self, call: m.Call, span) -> list:
+        """``atomicAdd(&h2[i], v)`` of a vector, its old value unused: one atomic add per lane (CUDA
+        makes each lane's add atomic, not the vector's: the same)."""
+        address = strip_implicit_casts(call.args[0])
+        v = _vec(call.args[1].type)
+        if isinstance(address, m.Unary) and address.op == "&":
+            element = address.operand
+        elif isinstance(address.type, m.Pointer):
+            element = m.Index(address, _int(0, span), v, span)
+        else:
+            element = None
+        out = []
+        for i in range(v.lanes):
+            place = self.lane(element, i, raw=True) if element is not None else None
+            if not isinstance(place, m.Index) or _packed(v, i):
+                raise VectorError(f"'{call.callee}' of '{v}' on an address that is no element of a buffer", span)
+            dtype = m.Scalar(lane_dtype(v, i))
+            pointer = m.Unary("&", place, False, m.Pointer(dtype), span)
+            value = self.lane(call.args[1], i)
+            out.append(m.ExprStmt(dataclasses.replace(call, args=(pointer, value), type=dtype), span))
+        return out
+
     # -- statements --------------------------------------------------------------------------------
     def array_decl(self, d: m.VarDecl) -> m.DeclStmt:
         """An array of vectors declared as the array of their scalars (its initial values lane by
@@ -745,6 +843,16 @@ class _Scalarizer:
                 if v is not None and v.lanes > LOCAL_LANES:
                     raise VectorError(f"a local '{d.name}' of '{v}', whose {v.lanes} fields would each be a local",
                                       d.span)
+                if v is not None and d.name in self.held:  # an array of its lanes, filled lane by lane
+                    value = d.init
+                    if isinstance(value, m.Call) and value.kind == "constructor" and not value.args:
+                        value = None
+                    out.append(m.DeclStmt((m.VarDecl(d.name, self.held[d.name], d.storage, False, None, d.span),),
+                                          d.span))
+                    target = m.Ref(d.name, "local", v, d.span)
+                    out += [self.store(target, i, self.lane(value, i), "=", d.span)
+                            for i in range(v.lanes)] if value is not None else []
+                    continue
                 if v is not None:
                     self.locals[d.name] = v
                     value = d.init
@@ -783,6 +891,9 @@ class _Scalarizer:
             name, op, amount = stepped
             at = m.Ref(self.steps[name], "local", m.Scalar("int64"), s.span)
             return [m.ExprStmt(m.Assign(op, at, self.scalar(amount), at.type, s.span), s.span)]
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Call) and s.expr.callee in _LANE_ATOMICS \
+                and len(s.expr.args) == 2 and _vec(s.expr.args[1].type):
+            return self.lane_atomics(s.expr, s.span)
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and _vec(s.expr.target.type):
             a = s.expr
             v = _vec(a.target.type)
@@ -854,6 +965,7 @@ def scalarize_vectors(fn: m.Function) -> m.Function:
     """``fn`` with every vector value split into its lanes (see the module docstring)."""
     if fn.body is None or not uses_vectors(fn):
         return fn
+    fn = retype_bit_containers(fn)
     sc = _Scalarizer(fn)
     body = dataclasses.replace(fn.body, stmts=sc.stmts(fn.body.stmts))
     params = []

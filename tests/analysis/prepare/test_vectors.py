@@ -765,3 +765,42 @@ def test_stores_through_a_local_reference_to_a_vector_element_reach_the_buffer(t
     out, (k,) = converted(tmp_path, ELEMENT_REFERENCES, ELEMENT_REFERENCES_SPEC)
     assert k["form"] != "unsupported", k
     assert k["check"]["status"] == "pass", k["check"]
+
+
+#: float4 helpers the way solver kernels write them: load/store of four consecutive floats, a
+#: divide returning a float4, called inside another helper's argument (store(w, i, div(-a, b))):
+#: each helper is inlined, the inner call computed before the outer one's body
+NESTED_HELPERS = """
+__device__ inline float4 load4(const float* a, int i) { return make_float4(a[i], a[i+1], a[i+2], a[i+3]); }
+__device__ inline void store4(float* a, int i, float4 v) { a[i] = v.x; a[i+1] = v.y; a[i+2] = v.z; a[i+3] = v.w; }
+__device__ inline float4 div4(float4 a, float4 b) {
+  return make_float4(__fdiv_rn(a.x, b.x), __fdiv_rn(a.y, b.y), __fdiv_rn(a.z, b.z), __fdiv_rn(a.w, b.w));
+}
+inline __device__ float4 operator-(float4 &a) { return make_float4(-a.x, -a.y, -a.z, -a.w); }
+__global__ void ratios(const float* __restrict__ p, const float* __restrict__ q, float* __restrict__ w, int n4) {
+  int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= n4) return;
+  float4 a = load4(p, 4 * j);
+  float4 b = load4(q, 4 * j);
+  store4(w, 4 * j, div4(-a, b));
+  store4(w, 4 * (n4 + j), div4(load4(q, 4 * j), a));
+}
+"""
+
+
+def test_a_helper_called_in_another_helpers_argument_is_inlined_before_it(tmp_path):
+    import numpy as np
+    import torch
+
+    from tests.analysis.support import module_of
+    out, (k,) = converted(tmp_path, NESTED_HELPERS)
+    assert k["form"] != "unsupported", k["reason"]
+    rng = np.random.default_rng(3)
+    n4 = 100
+    p = rng.uniform(0.5, 2.0, 4 * n4).astype(np.float32) * rng.choice([-1, 1], 4 * n4).astype(np.float32)
+    q = rng.uniform(0.5, 2.0, 4 * n4).astype(np.float32)
+    got = torch.full((8 * n4,), float("nan"), dtype=torch.float32)
+    module_of(out / "k.py").ratios(torch.from_numpy(p), torch.from_numpy(q), got, n4,
+                                   grid=(1, 1, 1), block=(128, 1, 1), target="c")
+    # __fdiv_rn is IEEE division, rounded once: numpy's float32 division gives the same bits
+    assert np.array_equal(got.numpy(), np.concatenate([-p / q, q / p]))
