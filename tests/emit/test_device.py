@@ -625,3 +625,59 @@ def test_a_shared_array_declared_in_a_device_function_is_the_blocks_not_made_loc
     assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["form"], k["reason"], k["check"]["message"])
     text = (out / "blk.py").read_text()
     assert "blockSum_2_shared = T.alloc_shared((32,), T.float32" in text and "T.alloc_local((32,)" not in text
+
+
+#: a hash whose parameter is stepped in straight-line code, compared right of && (the way graph
+#: colouring breaks ties between neighbours of equal degree)
+TIES = """
+    __device__ unsigned int mix(unsigned int val) {
+        val = ((val >> 16) ^ val) * 0x45d9f3b;
+        val ^= val >> 7;
+        unsigned int hi = val >> 16;
+        val = (hi ^ val) * 0x45d9f3b;
+        return (val >> 16) ^ val;
+    }
+    __global__ void ties(const int* __restrict__ deg, const int* __restrict__ nbr, int* __restrict__ wins, int n) {
+        const int v = blockIdx.x * blockDim.x + threadIdx.x;
+        if (v >= n) return;
+        const int u = nbr[v];
+        wins[v] = (deg[v] > deg[u]) || ((deg[v] == deg[u]) && (mix(v) < mix(u))) ? 1 : 0;
+    }
+"""
+
+TIES_SPEC = """
+    [[kernel]]
+    name = "ties"
+    grid = [2, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "deg"
+    buffer = "int32"
+    elements = 250
+    role = "in"
+    range = [1, 3]
+    [[kernel.args]]
+    name = "nbr"
+    buffer = "int32"
+    elements = 250
+    role = "in"
+    range = [0, 249]
+    [[kernel.args]]
+    name = "wins"
+    buffer = "int32"
+    elements = 250
+    role = "out"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 250
+"""
+
+
+def test_a_helper_assigning_its_values_in_straight_line_is_an_expression_where_c_may_not_call_it(tmp_path):
+    kernels, text = convert(tmp_path, TIES, "--check", "cpu", spec=TIES_SPEC)
+    k = kernels["ties"]
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"])
+    plain = text.split("def mix_expr(")[1].split("\n\n")[0]
+    assert "T.alloc_var" not in plain and "val_3 = " in plain  # each value a name of its own
