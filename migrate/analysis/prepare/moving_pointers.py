@@ -218,6 +218,7 @@ class _Rewrite(Transformer):
         self.selections: set[int] = set()  # the reads that pick among a pointer's buffers
         self.pairs: set[int] = set()  # p = x + k on a pointer into several buffers: p_buf = 0, p_off = k
         self.kept: list = []  # the nodes those ids name, alive while they are compared
+        self.stepped: dict[int, tuple] = {}  # id(x + (p_off + k)) written for p + k -> (p, k)
 
     def _ref(self, base, t, span) -> m.Ref:
         ref = m.Ref(base, self.buffers[base], t, span)
@@ -280,10 +281,30 @@ class _Rewrite(Transformer):
             return self._at(node.base.name, node.index, node.type, node.span)
         return node
 
+    def _stepped(self, node):
+        """``p + k`` (``p - k``) of a moving pointer into one buffer, used as a pointer (an
+        atomic's address, a view taken from it): that buffer plus ``p_off + k``; else None."""
+        if not (node.op in ("+", "-") and isinstance(node.lhs, m.Ref) and node.lhs.name in self.moving
+                and node.lhs.name not in self.selectors and not isinstance(node.rhs.type, m.Pointer)
+                and isinstance(node.type, m.Pointer)):
+            return None
+        name, span = node.lhs.name, node.span
+        k = node.rhs if node.op == "+" else m.Unary("-", node.rhs, False, node.rhs.type, node.rhs.span)
+        off = dataclasses.replace(self.offsets[name], span=span)
+        wide = off.type if getattr(k.type, "dtype", None) not in _WIDE else k.type
+        out = m.Binary("+", self._ref(self.moving[name][0], node.type, span), m.Binary("+", off, k, wide, span),
+                       node.type, span)
+        self.stepped[id(out)] = (name, k)
+        self.kept.append(out)
+        return out
+
     def leave_Unary(self, node):
         e = node.operand
         if node.op == "*" and isinstance(e, m.Ref) and e.name in self.moving:
             return self._at(e.name, None, node.type, node.span)
+        if node.op == "*" and id(e) in self.stepped:  # *(p + k): the element, as below
+            name, k = self.stepped[id(e)]
+            return self._at(name, k, node.type, node.span)
         if node.op == "*" and isinstance(e, m.Binary) and e.op in ("+", "-") and isinstance(e.lhs, m.Ref) \
                 and e.lhs.name in self.moving and not isinstance(e.rhs.type, m.Pointer):
             k = e.rhs if e.op == "+" else m.Unary("-", e.rhs, False, e.rhs.type, e.rhs.span)
@@ -337,7 +358,10 @@ class _Rewrite(Transformer):
 
     def leave_Binary(self, node):
         """``end - start`` on two pointers into one buffer: their offsets' difference; ``p < end``
-        (any comparison) on two such pointers: their offsets compared."""
+        (any comparison) on two such pointers: their offsets compared; ``p + k`` (:meth:`_stepped`)."""
+        stepped = self._stepped(node)
+        if stepped is not None:
+            return stepped
         if node.op not in ("-", "<", "<=", ">", ">=", "==", "!="):
             return node
         if not any(isinstance(n, m.Ref) and n.name in self.moving for n in (node.lhs, node.rhs)):

@@ -493,3 +493,46 @@ def test_a_pointer_into_two_buffers_reads_the_one_its_last_assignment_chose(tmp_
     sets = [n for n in nodes(fn, m.Assign) if isinstance(n.target, m.Ref) and n.target.name == "row_buf"]
     # zeros, then ones, numbered by their place among the sorted buffers (counts, ones, zeros)
     assert [s.value.value for s in sets] == [2, 1]
+
+
+#: a normalisation backward pass's tail, written the way group-norm kernels write it: pointer
+#: parameters moved to the block's group, then moved on by a channel in a loop around a block
+#: reduction; an atomic's address and a view are taken from them as they stand
+CHANNELS = """
+#include <cuda_runtime.h>
+__global__ void channel_sums(const float* x, float* dw, float* rows, int img, int group)
+{
+    __shared__ float part[64];
+    x += blockIdx.x * img * group;
+    rows += blockIdx.x * group;
+    for (int c = 0; c < group; c++) {
+        float s = 0.0f;
+        for (int i = threadIdx.x; i < img; i += blockDim.x) s += x[i];
+        part[threadIdx.x] = s;
+        __syncthreads();
+        for (int h = blockDim.x / 2; h > 0; h >>= 1) {
+            if (threadIdx.x < h) part[threadIdx.x] += part[threadIdx.x + h];
+            __syncthreads();
+        }
+        const float* first = x + 1;
+        if (threadIdx.x == 0) {
+            atomicAdd(dw + c, part[0]);
+            *(rows + c) = part[0] - first[0];
+        }
+        __syncthreads();
+        x += img;
+    }
+}
+"""
+
+
+def test_an_atomics_address_and_a_view_taken_from_a_moving_pointer_check_equal(tmp_path):
+    from tests.analysis.support import spec_buffer, spec_kernel, spec_scalar
+    spec = spec_kernel("channel_sums", (3, 1, 1), (64, 1, 1), "fp32",
+                       spec_buffer("x", "float32", 3 * 50 * 4, "in", -1.0, 1.0),
+                       spec_buffer("dw", "float32", 4, "inout", -1.0, 1.0),
+                       spec_buffer("rows", "float32", 12, "out"),
+                       spec_scalar("img", "int32", 50), spec_scalar("group", "int32", 4))
+    out, (k,) = converted(tmp_path, CHANNELS, spec)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    assert "x_off" in (out / "k.py").read_text()
