@@ -137,9 +137,26 @@ class _Constants:
         if text in self.params:
             t = self.params[text].value_type
             return m.Ref(text, "template", t if isinstance(t, m.Scalar) else I32, span)
-        if text in self.locals and _text(self.locals[text]) is not None:
-            return self.locals[text]
-        raise CubError(f"{what}: its constant '{text}' is not an integer or a template value parameter", span)
+        value = self.resolve(self.locals.get(text))
+        if value is None:
+            raise CubError(f"{what}: its constant '{text}' is not an integer or a template value parameter", span)
+        return value
+
+    def resolve(self, e, depth: int = 0) -> m.Expr | None:
+        """``e`` with the local constants it names replaced by their values; None where it is not
+        made of integers and the template's value parameters."""
+        if e is None or depth > 16:
+            return None
+        if isinstance(e, m.IntLit) or (isinstance(e, m.Ref) and e.kind == "template"):
+            return e
+        if isinstance(e, m.Ref) and e.kind == "local":
+            return self.resolve(self.locals.get(e.name), depth + 1)
+        if isinstance(e, m.Cast):
+            return self.resolve(e.operand, depth + 1)
+        if isinstance(e, m.Binary) and e.op in "+-*/":
+            a, b = self.resolve(e.lhs, depth + 1), self.resolve(e.rhs, depth + 1)
+            return dataclasses.replace(e, lhs=a, rhs=b) if a is not None and b is not None else None
+        return None
 
 
 def _mul(a, b, span):
