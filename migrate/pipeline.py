@@ -61,6 +61,7 @@ from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
 from .analysis.prepare.cub_moves import lower_cub_moves
+from .analysis.prepare.cub_scans import lower_cub_scans
 from .analysis.prepare.late_init import late_initialisations
 from .analysis.prepare.lockstep_steps import (barriers_out_of_branches, is_lockstep_barrier, lockstep_steps,
                                               stranded_barrier)
@@ -267,6 +268,9 @@ PREPARE = (
                                             "thread's items its arrangement reads or writes; BlockExchange and "
                                             "WarpExchange through a __shared__ array (analysis.prepare.cub_moves)",
          _cub(lower_cub_moves)),
+    Pass("cub scans", "cub::BlockScan / WarpScan ExclusiveSum, InclusiveSum (with the aggregate), ExclusiveScan and "
+                      "InclusiveScan with Sum/Max/Min as a shared-memory Hillis-Steele scan, a thread's items by "
+                      "their total (analysis.prepare.cub_scans)", _cub(lower_cub_scans)),
     Pass("cub block reductions", "cub::BlockReduce<T, N>(temp_storage).Sum(v) / .Reduce(v, op) as the shared-memory "
                                  "tree it computes, the TempStorage a __shared__ array (analysis.prepare.cub_blocks)",
          _cub(lower_cub_blocks)),

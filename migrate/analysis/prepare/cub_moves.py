@@ -142,6 +142,19 @@ class _Constants:
             raise CubError(f"{what}: its constant '{text}' is not an integer or a template value parameter", span)
         return value
 
+    def extent(self, text: str, what: str, span) -> str:
+        """An array extent's text (``[warps]``, ``[128 / WARP]``) with its local constants written as
+        the template's values: an extent the factory can compute."""
+        def name(w):
+            if w.group(0) in self.params:
+                return w.group(0)
+            value = self.resolve(self.locals.get(w.group(0)))
+            if value is None or _text(value) is None:
+                raise CubError(f"{what}: its constant '{w.group(0)}' is not an integer or a template value parameter",
+                               span)
+            return _text(value)
+        return re.sub(r"[A-Za-z_]\w*", name, text)
+
     def resolve(self, e, depth: int = 0) -> m.Expr | None:
         """``e`` with the local constants it names replaced by their values; None where it is not
         made of integers and the template's value parameters."""
@@ -430,7 +443,7 @@ def lower_cub_moves(fn: m.Function) -> m.Function:
                         raise CubError(f"TempStorage '{d.name}' indexed but not an array", d.span)
                     extent_text = d.type.extent_text
                     if d.type.extent is None:  # [warps], a local constant: as the template's values
-                        extent_text = _text(low.consts.value(extent_text, f"TempStorage '{d.name}'", d.span))
+                        extent_text = low.consts.extent(extent_text, f"TempStorage '{d.name}'", d.span)
                     slots = m.Array(slots, d.type.extent, extent_text)
                 elif isinstance(d.type, m.Array):
                     raise CubError(f"the array of TempStorages '{d.name}' used whole", d.span)
