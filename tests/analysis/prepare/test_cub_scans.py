@@ -54,6 +54,7 @@ __global__ void running_max(const int* __restrict__ x, int* __restrict__ hi, int
     int r = threadIdx.y * 16 + threadIdx.x, i = blockIdx.x * 64 + r;
     int before, least;
     BlockScan(temp_storage).ExclusiveScan(x[i], before, -50, cub::Max());
+    __syncthreads();   // CUB asks for a barrier before the storage is used again
     BlockScan(temp_storage).InclusiveScan(x[i], least, cub::Min());
     hi[i] = before;
     lo[i] = least;
