@@ -60,6 +60,7 @@ from .analysis.prepare.value_steps import split_value_steps
 from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
+from .analysis.prepare.cub_adjacent import lower_cub_adjacent
 from .analysis.prepare.cub_moves import lower_cub_moves
 from .analysis.prepare.cub_scans import lower_cub_scans
 from .analysis.prepare.late_init import late_initialisations
@@ -271,6 +272,9 @@ PREPARE = (
     Pass("cub scans", "cub::BlockScan / WarpScan ExclusiveSum, InclusiveSum (with the aggregate), ExclusiveScan and "
                       "InclusiveScan with Sum/Max/Min as a shared-memory Hillis-Steele scan, a thread's items by "
                       "their total (analysis.prepare.cub_scans)", _cub(lower_cub_scans)),
+    Pass("cub adjacent differences", "cub::BlockAdjacentDifference SubtractLeft / SubtractRight with CUB's or "
+                                     "libcu++'s operators as each thread's edge item exchanged through a __shared__ "
+                                     "array (analysis.prepare.cub_adjacent)", _cub(lower_cub_adjacent)),
     Pass("cub block reductions", "cub::BlockReduce<T, N>(temp_storage).Sum(v) / .Reduce(v, op) as the shared-memory "
                                  "tree it computes, the TempStorage a __shared__ array (analysis.prepare.cub_blocks)",
          _cub(lower_cub_blocks)),
