@@ -60,6 +60,9 @@ from .analysis.prepare.value_steps import split_value_steps
 from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
+from .analysis.prepare.cub_adjacent import lower_cub_adjacent
+from .analysis.prepare.cub_moves import lower_cub_moves
+from .analysis.prepare.cub_scans import lower_cub_scans
 from .analysis.prepare.late_init import late_initialisations
 from .analysis.prepare.lockstep_steps import (barriers_out_of_branches, is_lockstep_barrier, lockstep_steps,
                                               stranded_barrier)
@@ -192,11 +195,13 @@ def _groups(fn, device, portable):
         raise NoTileLangForm(str(exc), getattr(exc, "span", None) or fn.span) from None
 
 
-def _cub(fn, device, portable):
-    try:
-        return lower_cub_blocks(fn)
-    except (CubError, InlineError) as exc:
-        raise NoTileLangForm(str(exc), exc.span or fn.span) from None
+def _cub(lower):
+    def run(fn, device, portable):
+        try:
+            return lower(fn)
+        except (CubError, InlineError) as exc:
+            raise NoTileLangForm(str(exc), getattr(exc, "span", None) or fn.span) from None
+    return run
 
 
 def _vectors(fn, device, portable):
@@ -220,8 +225,8 @@ def one_statement_each(fn: m.Function) -> m.Function:
     they are inlined or printed as macros): chained assignments, conditions with effects as tests,
     steps and assignments used as values, each a statement of its own; sincos-like calls as two
     assignments; memcpy/memset of typed arrays as loops; late-initialised locals declared at their value; array parameters flat; objects made by their
-    constructors as method calls; parameters whose address is taken as locals; CUB block
-    reductions as their trees (whose barriers decide what is inlined)."""
+    constructors as method calls; parameters whose address is taken as locals; CUB loads,
+    stores and exchanges as their loops and block reductions as their trees (whose barriers decide what is inlined)."""
     for p in PREPARE[:DEVICE_TOO]:
         try:
             fn = p.run(fn, None, True)
@@ -260,9 +265,19 @@ PREPARE = (
     Pass("addressed parameters", "a scalar parameter whose address the body takes (lcg(&seed)) is a local copy, "
                                  "as a local's address is inlined through (analysis.prepare.written_params)",
          lambda fn, device, portable: written_parameters(fn, addressed=True)),
+    Pass("cub loads, stores and exchanges", "cub::BlockLoad / BlockStore (every algorithm) as the loop over a "
+                                            "thread's items its arrangement reads or writes; BlockExchange and "
+                                            "WarpExchange through a __shared__ array (analysis.prepare.cub_moves)",
+         _cub(lower_cub_moves)),
+    Pass("cub scans", "cub::BlockScan / WarpScan ExclusiveSum, InclusiveSum (with the aggregate), ExclusiveScan and "
+                      "InclusiveScan with Sum/Max/Min as a shared-memory Hillis-Steele scan, a thread's items by "
+                      "their total (analysis.prepare.cub_scans)", _cub(lower_cub_scans)),
+    Pass("cub adjacent differences", "cub::BlockAdjacentDifference SubtractLeft / SubtractRight with CUB's or "
+                                     "libcu++'s operators as each thread's edge item exchanged through a __shared__ "
+                                     "array (analysis.prepare.cub_adjacent)", _cub(lower_cub_adjacent)),
     Pass("cub block reductions", "cub::BlockReduce<T, N>(temp_storage).Sum(v) / .Reduce(v, op) as the shared-memory "
                                  "tree it computes, the TempStorage a __shared__ array (analysis.prepare.cub_blocks)",
-         _cub),
+         _cub(lower_cub_blocks)),
     Pass("lockstep steps", "threads exchanging values through volatile shared memory, or through two pointer views "
                            "of a shared array, with no barrier between (a warp scan, the last warp of a reduction, a "
                            "transpose in 8-thread groups) rely on lockstep: each store becomes a read, "

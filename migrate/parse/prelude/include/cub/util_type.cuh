@@ -10,6 +10,11 @@ struct Sum {
     return a + b;
   }
 };
+struct Difference {
+  template <typename T, typename U> __host__ __device__ auto operator()(const T &a, const U &b) const -> decltype(a - b) {
+    return a - b;
+  }
+};
 struct Max {
   template <typename T, typename U> __host__ __device__ auto operator()(const T &a, const U &b) const -> decltype(a + b) {
     return a < b ? b : a;

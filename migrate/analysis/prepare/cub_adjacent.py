@@ -1,0 +1,191 @@
+"""CUB's block-wide differences of neighbouring items as the exchange of each thread's edge item.
+
+``cub::BlockAdjacentDifference<T, X[, Y, Z]>(temp_storage).SubtractLeft(in, out, op)`` over a
+thread's ``IPT`` items in the blocked arrangement (``rank`` the thread's row-major rank in the
+X×Y×Z block) becomes, where it stands::
+
+    temp_storage[rank] = in[IPT - 1];  __syncthreads();
+    for (int k = IPT - 1; k > 0; k -= 1) out[k] = op(in[k], in[k - 1]);
+    out[0] = rank > 0 ? op(in[0], temp_storage[rank - 1]) : in[0];
+
+(with a fourth argument, the tile's predecessor item, ``op(in[0], predecessor)`` for rank 0);
+``SubtractRight`` the mirror: ``temp_storage[rank] = in[0]``, ``out[k] = op(in[k], in[k + 1])``
+upwards and the last item ``op(in[IPT - 1], temp_storage[rank + 1])`` below the last thread (the
+successor item, or the item itself, there). Going away from the neighbour read lets ``out`` be
+``in``, as CUB allows. As in CUB no barrier follows (a program that uses the storage again meets
+the block at a barrier of its own first). The TempStorage is a ``__shared__`` array of X·Y·Z
+elements of T.
+
+``op`` is one of :data:`DIFFERENCES` (the operators of CUB and libcu++); an operator of the
+program's own is named, not guessed (its ``operator()`` is not in the model), as is any other
+method or use of the storage: :class:`~.cub_blocks.CubError`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from ...ir import model as m
+from ...ir.exprs import strip_implicit_casts
+from ...ir.visit import expand_statements
+from .cub_blocks import CubError, _args, _assign, _int, _sync
+from .cub_moves import _Constants, _add, _element, _mul, _text, _tid
+
+I32 = m.Scalar("int32")
+BOOL = m.Scalar("bool")
+_NS = r"^(?:typename\s+)?(?:::)?(?:cub::(?:\w+::)*)?"
+_CLASS = re.compile(_NS + r"BlockAdjacentDifference<(.*)>$")
+_STORAGE = re.compile(_NS + r"BlockAdjacentDifference<(.*)>::TempStorage$")
+
+#: difference operators by their last name: what ``op(a, b)`` computes
+DIFFERENCES = {"Difference": "-", "minus": "-", "Sum": "+", "plus": "+"}
+#: method -> (the neighbour's side, whether a fourth argument is the tile's edge item)
+METHODS = {"SubtractLeft": "left", "SubtractRight": "right"}
+
+
+def _class_of(e) -> str | None:
+    while True:
+        match = _CLASS.match(str(getattr(e, "type", "")).replace("const ", ""))
+        if match or not isinstance(e, m.Cast):
+            return match.group(1) if match else None
+        e = e.operand
+
+
+def _is_storage(t) -> bool:
+    return bool(_STORAGE.match(str(_element(t)).replace("const ", "")))
+
+
+def _difference(e, what, span) -> str:
+    e = strip_implicit_casts(e)
+    name = e.callee if isinstance(e, m.Call) else str(getattr(e, "type", ""))
+    base = name.rsplit("::", 1)[-1].split("<", 1)[0]
+    if base not in DIFFERENCES:
+        raise CubError(f"{what} with the operator '{name}' (only CUB's and libcu++'s are modelled)", span)
+    return DIFFERENCES[base]
+
+
+class _Lower:
+    def __init__(self, fn: m.Function) -> None:
+        self.consts = _Constants(fn)
+        self.names = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
+        self.storages: dict[str, m.CType] = {}
+        self.count = 0
+
+    def fresh(self, base: str) -> str:
+        while True:
+            self.count += 1
+            name = f"{base}_{self.count}"
+            if name not in self.names:
+                self.names.add(name)
+                return name
+
+    def split(self, s) -> list | None:
+        if not isinstance(s, m.ExprStmt) or not isinstance(s.expr, m.MethodCall):
+            return None
+        call = s.expr
+        targs = _class_of(call.obj)
+        if targs is None:
+            return None
+        span = call.span
+        what = f"cub::BlockAdjacentDifference::{call.method}"
+        if call.method not in METHODS or len(call.args) not in (3, 4):
+            raise CubError(f"{what} with {len(call.args)} arguments", span)
+        side = METHODS[call.method]
+        op = _difference(call.args[2], what, span)
+        edge = call.args[3] if len(call.args) == 4 else None
+        inp, out = strip_implicit_casts(call.args[0]), strip_implicit_casts(call.args[1])
+        if not isinstance(inp.type, m.Array) or not isinstance(out.type, m.Array):
+            raise CubError(f"{what} other than over a thread's arrays of items", span)
+        t, ot = _element(inp.type), _element(out.type)
+        ipt = _int(inp.type.extent, span) if inp.type.extent is not None else \
+            self.consts.value(inp.type.extent_text, what, span)
+        args = _args(targs) + ["1", "1"]
+        name = f"cub::BlockAdjacentDifference<{targs}>"
+        x, y, z = (self.consts.value(a, name, span) for a in args[1:4])
+        threads = _mul(_mul(x, y, span), z, span)
+        rank = _tid("x", span)
+        if not (isinstance(y, m.IntLit) and y.value == 1):
+            rank = _add(rank, _mul(_tid("y", span), x, span), span)
+        if not (isinstance(z, m.IntLit) and z.value == 1):
+            rank = _add(rank, _mul(_tid("z", span), _mul(x, y, span), span), span)
+        cells = self.cells(call.obj, t, threads, what, span)
+        last = m.Binary("-", ipt, _int(1, span), I32, span)
+
+        def item(k):
+            return m.Index(inp, k, t, span)
+
+        def put(k, value):
+            return _assign(m.Index(out, k, ot, span), value if ot == t else m.Cast(ot, value, "implicit", ot, span), span)
+
+        def diff(a, b):
+            return m.Binary(op, a, b, t, span)
+
+        k = m.Ref(self.fresh("cub_k"), "local", I32, span)
+        if side == "left":
+            mine, near, end = last, m.Binary("-", rank, _int(1, span), I32, span), _int(0, span)
+            loop = m.For(m.DeclStmt((m.VarDecl(k.name, I32, "local", False, last, span),), span),
+                         m.Binary(">", k, _int(0, span), BOOL, span), m.Assign("-=", k, _int(1, span), I32, span),
+                         m.Block((put(k, diff(item(k), item(m.Binary("-", k, _int(1, span), I32, span)))),), span),
+                         (), span)
+            inside = m.Binary(">", rank, _int(0, span), BOOL, span)
+        else:
+            mine, near, end = _int(0, span), m.Binary("+", rank, _int(1, span), I32, span), last
+            loop = m.For(m.DeclStmt((m.VarDecl(k.name, I32, "local", False, _int(0, span), span),), span),
+                         m.Binary("<", k, last, BOOL, span), m.Assign("+=", k, _int(1, span), I32, span),
+                         m.Block((put(k, diff(item(k), item(m.Binary("+", k, _int(1, span), I32, span)))),), span),
+                         (), span)
+            inside = m.Binary("<", rank, m.Binary("-", threads, _int(1, span), I32, span), BOOL, span)
+        outside = diff(item(end), edge) if edge is not None else item(end)
+        return [_assign(m.Index(cells, rank, t, span), item(mine), span), _sync(span), loop,
+                put(end, m.Ternary(inside, diff(item(end), m.Index(cells, near, t, span)), outside, t, span))]
+
+    def cells(self, obj, t, threads, what, span) -> m.Ref:
+        while isinstance(obj, m.Cast):
+            obj = obj.operand
+        if isinstance(obj, m.Call) and obj.kind == "constructor" and obj.args:
+            obj = obj.args[0]
+        obj = strip_implicit_casts(obj)
+        if not isinstance(obj, m.Ref) or obj.kind != "shared":
+            raise CubError(f"{what} made other than on a __shared__ TempStorage", span)
+        extent = _text(threads)
+        if extent is None:
+            raise CubError(f"{what}: its storage's size is not a constant", span)
+        slots = m.Array(t, threads.value if isinstance(threads, m.IntLit) else None, extent)
+        if self.storages.setdefault(obj.name, slots) != slots:
+            raise CubError(f"TempStorage '{obj.name}' used by differences of other types or sizes", span)
+        return m.Ref(obj.name, "shared", slots, span)
+
+
+def uses_cub_adjacent(fn: m.Function) -> bool:
+    return fn.body is not None and any((isinstance(n, m.MethodCall) and _class_of(n.obj) is not None)
+                                       or (isinstance(n, m.VarDecl) and _is_storage(n.type)) for n in m.walk(fn.body))
+
+
+def lower_cub_adjacent(fn: m.Function) -> m.Function:
+    """``fn`` with each CUB adjacent difference lowered (see the module docstring)."""
+    if not uses_cub_adjacent(fn):
+        return fn
+    low = _Lower(fn)
+    body = expand_statements(fn.body, low.split)
+
+    def storage(s) -> list | None:
+        if not isinstance(s, m.DeclStmt) or not any(_is_storage(d.type) for d in s.decls):
+            return None
+        decls = []
+        for d in s.decls:
+            if _is_storage(d.type):
+                if d.name not in low.storages:
+                    continue
+                if d.storage != "shared" or isinstance(d.type, m.Array):
+                    raise CubError(f"TempStorage '{d.name}' is not one __shared__ storage", d.span)
+                d = dataclasses.replace(d, type=low.storages[d.name], init=None)
+            decls.append(d)
+        return [dataclasses.replace(s, decls=tuple(decls))] if decls else []
+
+    body = expand_statements(body, storage, every=True)
+    for n in m.walk(body):
+        if isinstance(n, m.Ref) and _is_storage(n.type):
+            raise CubError(f"TempStorage '{n.name}' used other than by a cub::BlockAdjacentDifference", n.span)
+        if isinstance(n, m.MethodCall) and _class_of(n.obj) is not None:
+            raise CubError(f"cub::BlockAdjacentDifference::{n.method} whose value is used", n.span)
+    return dataclasses.replace(fn, body=body)

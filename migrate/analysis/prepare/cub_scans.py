@@ -1,0 +1,290 @@
+"""CUB's block and warp prefix scans as the shared-memory Hillis–Steele scans they compute.
+
+``cub::BlockScan<T, X[, algorithm, Y, Z]>(temp_storage).InclusiveSum(x, y)`` (``ExclusiveSum``;
+with a third argument, the block's total, its *aggregate*) becomes, where it stands (``rank`` the
+thread's row-major rank in the X×Y×Z block, ``P = X·Y·Z``)::
+
+    temp_storage[rank] = x;  __syncthreads();
+    for (int off = 1; off < P; off *= 2) {
+        T v = rank >= off ? temp_storage[rank - off] : 0;  __syncthreads();
+        temp_storage[rank] += v;  __syncthreads();
+    }
+    y = temp_storage[rank];                                   // inclusive
+    y = rank > 0 ? temp_storage[rank - 1] : 0;                // exclusive
+    aggregate = temp_storage[P - 1];
+
+the form the block-scan lift (analysis.lift.scan) proves. As in CUB, no barrier follows: a
+program that uses the storage again meets the block at a barrier of its own first (CUB requires
+it), which keeps the results in locals of one phase. ``InclusiveScan(x, y, op)`` and ``ExclusiveScan(x, y, initial, op)`` with CUB's
+``Sum``/``Max``/``Min`` (or their ``cuda::std`` spellings) combine with ``op`` instead (``v``
+the cell itself where ``rank < off``), the exclusive one ``op(initial, …)`` (``initial`` for rank
+0; the aggregate leaves ``initial`` out, as CUB's does). Over a thread's array of items
+(``T (&)[IPT]``), the thread's total is scanned and each item gets its prefix in the thread::
+
+    T own = 0; for (k) own += x[k];   <the scan of own, exclusive, into prefix>
+    for (k) { T item = x[k]; y[k] = prefix; prefix += item; }      // (inclusive: add first)
+
+``cub::WarpScan<T, W>(temp_storage[w])`` scans each logical warp of W lanes (``lane = tid % W``)
+the same way, in a ``__shared__`` array of ``[warps][W]`` (a single TempStorage: one warp's
+``[W]``, a block of one warp), meeting at ``__syncwarp()``: it must stand where every lane of
+the warp reaches it, as CUB requires.
+
+The TempStorage declaration becomes the ``__shared__`` array. Any other method, operator or use
+of the storage raises :class:`~.cub_blocks.CubError` with the construct.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from ...ir import model as m
+from ...ir.exprs import strip_implicit_casts
+from ...ir.visit import expand_statements
+from .cub_blocks import _OPS, CubError, _args, _assign, _int, _sync
+from .cub_moves import _Constants, _add, _element, _linear_tid, _mul, _text, _tid
+
+I32 = m.Scalar("int32")
+BOOL = m.Scalar("bool")
+_NS = r"^(?:typename\s+)?(?:::)?(?:cub::(?:\w+::)*)?"
+_CLASS = re.compile(_NS + r"(BlockScan|WarpScan)<(.*)>$")
+_STORAGE = re.compile(_NS + r"(BlockScan|WarpScan)<(.*)>::TempStorage$")
+
+#: each class's template parameters, in order (None: not read here), and their defaults
+PARAMS = {"BlockScan": ("T", "X", None, "Y", "Z"), "WarpScan": ("T", "W")}
+DEFAULTS = {"Y": "1", "Z": "1", "W": "32"}
+
+#: method -> (inclusive, the argument positions of: the operator, the initial value, the aggregate,
+#: by argument count)
+METHODS = {
+    "InclusiveSum": (True, {2: (None, None, None), 3: (None, None, 2)}),
+    "ExclusiveSum": (False, {2: (None, None, None), 3: (None, None, 2)}),
+    "InclusiveScan": (True, {3: (2, None, None), 4: (2, None, 3)}),
+    "ExclusiveScan": (False, {4: (3, 2, None), 5: (3, 2, 4)}),
+}
+
+
+def _class_of(e) -> tuple[str, str] | None:
+    while True:
+        match = _CLASS.match(str(getattr(e, "type", "")).replace("const ", ""))
+        if match or not isinstance(e, m.Cast):
+            return match.groups() if match else None
+        e = e.operand
+
+
+def _is_storage(t) -> bool:
+    return bool(_STORAGE.match(str(_element(t)).replace("const ", "")))
+
+
+def _combine(op: str, a, b, t, span):
+    if op == "+":
+        return m.Binary("+", a, b, t, span)
+    return m.Call(op, (a, b), "math", (), t, span)
+
+
+def _scan_op(e, what, span) -> str:
+    """``+``, ``max`` or ``min``: CUB's operators and their ``cuda::std`` spellings only."""
+    e = strip_implicit_casts(e)
+    name = e.callee if isinstance(e, m.Call) else str(getattr(e, "type", ""))
+    base = name.rsplit("::", 1)[-1].split("<", 1)[0]
+    if base not in _OPS:
+        raise CubError(f"{what} with the operator '{name}'", span)
+    return _OPS[base]
+
+
+def _zero(t, span) -> m.Expr:
+    """0 of ``t`` (``0.0f`` for a float: the scan lift knows a literal zero)."""
+    if isinstance(t, m.Scalar) and t.dtype.startswith(("float", "bfloat")):
+        return m.FloatLit(0.0, "0.0", t, span)
+    return m.Cast(t, _int(0, span), "implicit", t, span) if t != I32 else _int(0, span)
+
+
+def _syncwarp(span) -> m.ExprStmt:
+    return m.ExprStmt(m.Call("__syncwarp", (), "sync", (), m.Scalar("void"), span), span)
+
+
+class _Lower:
+    def __init__(self, fn: m.Function) -> None:
+        self.consts = _Constants(fn)
+        self.names = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
+        self.storages: dict[str, tuple] = {}  # name -> ("one" | "array", the __shared__ slots' type)
+        self.count = 0
+
+    def fresh(self, base: str) -> str:
+        while True:
+            self.count += 1
+            name = f"{base}_{self.count}"
+            if name not in self.names:
+                self.names.add(name)
+                return name
+
+    def local(self, base, t, init, span) -> tuple[m.Ref, m.DeclStmt]:
+        ref = m.Ref(self.fresh(base), "local", t, span)
+        return ref, m.DeclStmt((m.VarDecl(ref.name, t, "local", False, init, span),), span)
+
+    def split(self, s) -> list | None:
+        if not isinstance(s, m.ExprStmt) or not isinstance(s.expr, m.MethodCall):
+            return None
+        call = s.expr
+        found = _class_of(call.obj)
+        if found is None:
+            return None
+        cls, targs = found
+        span = call.span
+        what = f"cub::{cls}::{call.method}"
+        if call.method not in METHODS or len(call.args) not in METHODS[call.method][1]:
+            raise CubError(f"{what} with {len(call.args)} arguments", span)
+        inclusive, (op_at, initial_at, aggregate_at) = METHODS[call.method][0], METHODS[call.method][1][len(call.args)]
+        op = _scan_op(call.args[op_at], what, span) if op_at is not None else "+"
+        args = dict(zip(PARAMS[cls], _args(targs)))
+        for k, v in DEFAULTS.items():
+            args.setdefault(k, v)
+        name = f"cub::{cls}<{targs}>"
+        value, out = strip_implicit_casts(call.args[0]), call.args[1]
+        t = _element(value.type)
+        if not isinstance(t, (m.Scalar, m.TemplateType)):
+            raise CubError(f"{what} of '{value.type}' values", span)
+        if cls == "BlockScan":
+            x, y, z = (self.consts.value(args[d], name, span) for d in "XYZ")
+            lanes = _mul(_mul(x, y, span), z, span)
+            rank = _tid("x", span)
+            if not (isinstance(y, m.IntLit) and y.value == 1):
+                rank = _add(rank, _mul(_tid("y", span), x, span), span)
+            if not (isinstance(z, m.IntLit) and z.value == 1):
+                rank = _add(rank, _mul(_tid("z", span), _mul(x, y, span), span), span)
+            sync = _sync
+        else:
+            lanes = self.consts.value(args["W"], name, span)
+            rank = m.Binary("%", _linear_tid(span), lanes, I32, span)
+            sync = _syncwarp
+        cells = self.cells(call, t, lanes, what, span)
+        initial = call.args[initial_at] if initial_at is not None else None
+        aggregate = call.args[aggregate_at] if aggregate_at is not None else None
+        if isinstance(value.type, m.Array):  # a thread's items: its total scanned, then its prefixes
+            if not isinstance(strip_implicit_casts(out).type, m.Array) or op != "+" or initial is not None:
+                raise CubError(f"{what} over a thread's items other than a sum into its items", span)
+            return self.items(value, strip_implicit_casts(out), aggregate, inclusive, t, cells, rank, lanes, sync, span)
+        return self.scan(value, out, aggregate, inclusive, op, initial, t, cells, rank, lanes, sync, span)
+
+    def cells(self, call, t, lanes, what, span) -> m.Expr:
+        """The __shared__ array (a warp's row of it) the scan runs in, its storage recorded."""
+        obj = call.obj
+        while isinstance(obj, m.Cast):
+            obj = obj.operand
+        if isinstance(obj, m.Call) and obj.kind == "constructor" and obj.args:
+            obj = obj.args[0]
+        obj = strip_implicit_casts(obj)
+        index = None
+        if isinstance(obj, m.Index):
+            obj, index = strip_implicit_casts(obj.base), obj.index
+        if not isinstance(obj, m.Ref) or obj.kind != "shared":
+            raise CubError(f"{what} made other than on a __shared__ TempStorage", span)
+        extent = _text(lanes)
+        if extent is None:
+            raise CubError(f"{what}: its storage's size is not a constant", span)
+        slots = m.Array(t, lanes.value if isinstance(lanes, m.IntLit) else None, extent)
+        shape = ("array" if index is not None else "one", slots)
+        if self.storages.setdefault(obj.name, shape) != shape:
+            raise CubError(f"TempStorage '{obj.name}' used by scans of other types or sizes", span)
+        if index is None:
+            return m.Ref(obj.name, "shared", slots, span)
+        return m.Index(m.Ref(obj.name, "shared", m.Array(slots, None, ""), span), index, slots, span)
+
+    def scan(self, value, out, aggregate, inclusive, op, initial, t, cells, rank, lanes, sync, span) -> list:
+        def at():  # a node of its own at each use: the scan lift tells the accesses apart by identity
+            return m.Index(cells, rank, t, span)
+        stmts: list = [_assign(at(), value, span), sync(span)]
+        off = m.Ref(self.fresh("cub_offset"), "local", I32, span)
+        back = m.Index(cells, m.Binary("-", rank, off, I32, span), t, span)
+        reaches = m.Binary(">=", rank, off, BOOL, span)
+        if op == "+":
+            v, decl = self.local("cub_carry", t, m.Ternary(reaches, back, _zero(t, span),
+                                                              t, span), span)
+            body = (decl, sync(span), _assign(at(), m.Binary("+", at(), v, t, span), span), sync(span))
+        else:
+            v, decl = self.local("cub_carry", t, at(), span)
+            body = (decl, m.If(reaches, m.Block((_assign(v, _combine(op, back, v, t, span), span),), span), None, span),
+                    sync(span), _assign(at(), v, span), sync(span))
+        stmts.append(m.For(m.DeclStmt((m.VarDecl(off.name, I32, "local", False, _int(1, span), span),), span),
+                           m.Binary("<", off, lanes, BOOL, span), m.Assign("*=", off, _int(2, span), I32, span),
+                           m.Block(body, span), (), span))
+        if inclusive:
+            result = at()
+        else:
+            before = m.Index(cells, m.Binary("-", rank, _int(1, span), I32, span), t, span)
+            if initial is not None:
+                before = _combine(op, initial, before, t, span)
+            first = initial if initial is not None else _zero(t, span)
+            result = m.Ternary(m.Binary(">", rank, _int(0, span), BOOL, span), before, first, t, span)
+        stmts.append(_assign(out, result, span))
+        if aggregate is not None:
+            stmts.append(_assign(aggregate, m.Index(cells, m.Binary("-", lanes, _int(1, span), I32, span), t, span), span))
+        return stmts
+
+    def items(self, value, out, aggregate, inclusive, t, cells, rank, lanes, sync, span) -> list:
+        ipt = value.type.extent
+        if ipt is None:
+            ipt = self.consts.value(value.type.extent_text, "a thread's items", span)
+        else:
+            ipt = _int(ipt, span)
+        own, decl = self.local("cub_own", t, _zero(t, span), span)
+        prefix, pdecl = self.local("cub_prefix", t, None, span)
+        stmts: list = [decl, pdecl, self.loop(ipt, lambda k: [_assign(own, m.Binary("+", own, m.Index(value, k, t, span), t,
+                                                                                       span), span)], span)]
+        stmts += self.scan(own, prefix, aggregate, False, "+", None, t, cells, rank, lanes, sync, span)
+
+        def each(k):
+            item, idecl = self.local("cub_item", t, m.Index(value, k, t, span), span)
+            add = _assign(prefix, m.Binary("+", prefix, item, t, span), span)
+            put = _assign(m.Index(out, k, _element(out.type), span), prefix, span)
+            return [idecl, add, put] if inclusive else [idecl, put, add]
+        stmts.append(self.loop(ipt, each, span))
+        return stmts
+
+    def loop(self, ipt, body_of, span) -> m.For:
+        k = m.Ref(self.fresh("cub_k"), "local", I32, span)
+        init = m.DeclStmt((m.VarDecl(k.name, I32, "local", False, _int(0, span), span),), span)
+        return m.For(init, m.Binary("<", k, ipt, BOOL, span), m.Assign("+=", k, _int(1, span), I32, span),
+                     m.Block(tuple(body_of(k)), span), (), span)
+
+
+def uses_cub_scans(fn: m.Function) -> bool:
+    return fn.body is not None and any((isinstance(n, m.MethodCall) and _class_of(n.obj) is not None)
+                                       or (isinstance(n, m.VarDecl) and _is_storage(n.type)) for n in m.walk(fn.body))
+
+
+def lower_cub_scans(fn: m.Function) -> m.Function:
+    """``fn`` with each CUB block or warp scan lowered (see the module docstring)."""
+    if not uses_cub_scans(fn):
+        return fn
+    low = _Lower(fn)
+    body = expand_statements(fn.body, low.split)
+
+    def storage(s) -> list | None:
+        if not isinstance(s, m.DeclStmt) or not any(_is_storage(d.type) for d in s.decls):
+            return None
+        decls = []
+        for d in s.decls:
+            if _is_storage(d.type):
+                if d.name not in low.storages:
+                    continue  # a TempStorage no scan uses
+                if d.storage != "shared":
+                    raise CubError(f"TempStorage '{d.name}' is not __shared__", d.span)
+                shape, slots = low.storages[d.name]
+                if (shape == "array") != isinstance(d.type, m.Array):
+                    raise CubError(f"TempStorage '{d.name}' used as {'an array' if shape == 'array' else 'one'}", d.span)
+                if shape == "array":
+                    extent_text = d.type.extent_text
+                    if d.type.extent is None:  # [warps], a local constant: as the template's values
+                        extent_text = low.consts.extent(extent_text, f"TempStorage '{d.name}'", d.span)
+                    slots = m.Array(slots, d.type.extent, extent_text)
+                d = dataclasses.replace(d, type=slots, init=None)
+            decls.append(d)
+        return [dataclasses.replace(s, decls=tuple(decls))] if decls else []
+
+    body = expand_statements(body, storage, every=True)
+    for n in m.walk(body):
+        if isinstance(n, m.Ref) and _is_storage(n.type):
+            raise CubError(f"TempStorage '{n.name}' used other than by a CUB scan", n.span)
+        if isinstance(n, m.MethodCall) and (found := _class_of(n.obj)) is not None:
+            raise CubError(f"cub::{found[0]}::{n.method} whose value is used", n.span)
+    return dataclasses.replace(fn, body=body)
