@@ -6,14 +6,16 @@ access through it an index of the buffer (``src[i]`` → ``src[src_off + i]``, `
 portable form splits phases at.
 
 Only pointers whose every use can be rewritten are: accessed by index or dereference (``p[i]``,
-``*p``, ``*(p + k)``), stepped by statements of their own (not ``*p++ = v``), every assignment a
-view of the same buffer. Any other use (a comparison, a call argument, a view taken from it)
+``*p``, ``*(p + k)``), an atomic's address or a local view's start (``atomicAdd(p + c, v)``,
+``const float* row = p + k``), stepped by statements of their own (not ``*p++ = v``), every
+assignment a view of the same buffer. Any other use (a comparison, a call argument, a view taken from it)
 leaves the function as it was, and the diagnostics that name the pointer stay."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.visit import Transformer, expand_statements
 from .pointer_views import Alias, _as_alias, view_buffers
@@ -218,7 +220,6 @@ class _Rewrite(Transformer):
         self.selections: set[int] = set()  # the reads that pick among a pointer's buffers
         self.pairs: set[int] = set()  # p = x + k on a pointer into several buffers: p_buf = 0, p_off = k
         self.kept: list = []  # the nodes those ids name, alive while they are compared
-        self.stepped: dict[int, tuple] = {}  # id(x + (p_off + k)) written for p + k -> (p, k)
 
     def _ref(self, base, t, span) -> m.Ref:
         ref = m.Ref(base, self.buffers[base], t, span)
@@ -282,29 +283,34 @@ class _Rewrite(Transformer):
         return node
 
     def _stepped(self, node):
-        """``p + k`` (``p - k``) of a moving pointer into one buffer, used as a pointer (an
-        atomic's address, a view taken from it): that buffer plus ``p_off + k``; else None."""
-        if not (node.op in ("+", "-") and isinstance(node.lhs, m.Ref) and node.lhs.name in self.moving
-                and node.lhs.name not in self.selectors and not isinstance(node.rhs.type, m.Pointer)
-                and isinstance(node.type, m.Pointer)):
+        """``p + k`` (``p - k``) of a moving pointer into one buffer: that buffer plus ``p_off +
+        k``, for the places a pointer is used as one (an atomic's address, a view's start); else
+        None."""
+        node = strip_implicit_casts(node)
+        if not (isinstance(node, m.Binary) and node.op in ("+", "-") and isinstance(node.lhs, m.Ref)
+                and node.lhs.name in self.moving and node.lhs.name not in self.selectors
+                and not isinstance(node.rhs.type, m.Pointer) and isinstance(node.type, m.Pointer)):
             return None
         name, span = node.lhs.name, node.span
         k = node.rhs if node.op == "+" else m.Unary("-", node.rhs, False, node.rhs.type, node.rhs.span)
         off = dataclasses.replace(self.offsets[name], span=span)
         wide = off.type if getattr(k.type, "dtype", None) not in _WIDE else k.type
-        out = m.Binary("+", self._ref(self.moving[name][0], node.type, span), m.Binary("+", off, k, wide, span),
-                       node.type, span)
-        self.stepped[id(out)] = (name, k)
-        self.kept.append(out)
-        return out
+        return m.Binary("+", self._ref(self.moving[name][0], node.type, span), m.Binary("+", off, k, wide, span),
+                        node.type, span)
+
+    def leave_Call(self, node):  # atomicAdd(p + c, v): the element p_off + c of p's buffer
+        if node.kind != "atomic" or not node.args:
+            return node
+        address = self._stepped(node.args[0])
+        if address is None:
+            return node
+        at = self._at(strip_implicit_casts(node.args[0]).lhs.name, address.rhs.rhs, address.type.pointee, address.span)
+        return dataclasses.replace(node, args=(m.Unary("&", at, False, address.type, address.span),) + node.args[1:])
 
     def leave_Unary(self, node):
         e = node.operand
         if node.op == "*" and isinstance(e, m.Ref) and e.name in self.moving:
             return self._at(e.name, None, node.type, node.span)
-        if node.op == "*" and id(e) in self.stepped:  # *(p + k): the element, as below
-            name, k = self.stepped[id(e)]
-            return self._at(name, k, node.type, node.span)
         if node.op == "*" and isinstance(e, m.Binary) and e.op in ("+", "-") and isinstance(e.lhs, m.Ref) \
                 and e.lhs.name in self.moving and not isinstance(e.rhs.type, m.Pointer):
             k = e.rhs if e.op == "+" else m.Unary("-", e.rhs, False, e.rhs.type, e.rhs.span)
@@ -358,10 +364,7 @@ class _Rewrite(Transformer):
 
     def leave_Binary(self, node):
         """``end - start`` on two pointers into one buffer: their offsets' difference; ``p < end``
-        (any comparison) on two such pointers: their offsets compared; ``p + k`` (:meth:`_stepped`)."""
-        stepped = self._stepped(node)
-        if stepped is not None:
-            return stepped
+        (any comparison) on two such pointers: their offsets compared."""
         if node.op not in ("-", "<", "<=", ">", ">=", "==", "!="):
             return node
         if not any(isinstance(n, m.Ref) and n.name in self.moving for n in (node.lhs, node.rhs)):
@@ -376,6 +379,9 @@ class _Rewrite(Transformer):
         return m.Binary(node.op, lhs, rhs, lhs.type if node.op == "-" else node.type, node.span)
 
     def leave_VarDecl(self, node):
+        if node.name not in self.moving and node.storage == "local" and node.init is not None:
+            view = self._stepped(node.init)  # const float* row = p + k: a view of p's buffer where p is
+            return node if view is None else dataclasses.replace(node, init=view)
         if node.name not in self.moving or node.storage != "local":
             return node
         off = self.offsets[node.name]

@@ -536,3 +536,26 @@ def test_an_atomics_address_and_a_view_taken_from_a_moving_pointer_check_equal(t
     out, (k,) = converted(tmp_path, CHANNELS, spec)
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
     assert "x_off" in (out / "k.py").read_text()
+
+
+def test_a_pointer_stepped_by_an_expression_of_itself_counts_its_start_once(tmp_path):
+    # patch = patch + start + t parses as (patch + start) + t: the step is start + t, not patch's
+    # offset twice (a patch-stack filter did so)
+    from tests.analysis.support import spec_buffer, spec_kernel, spec_scalar
+    src = """
+    #include <cuda_runtime.h>
+    __global__ void stacks(float* patch, const float* add, unsigned start) {
+        unsigned t = threadIdx.x;
+        patch += 3;
+        patch = patch + start + t;
+        __syncthreads();
+        patch[0] = patch[0] + add[t];
+        __syncthreads();
+        atomicAdd(patch + 1, 1.0f);
+    }
+    """
+    spec = spec_kernel("stacks", (1, 1, 1), (32, 1, 1), "fp32",
+                       spec_buffer("patch", "float32", 80, "inout", -1.0, 1.0),
+                       spec_buffer("add", "float32", 32, "in", -1.0, 1.0), spec_scalar("start", "uint32", 5))
+    _out, (k,) = converted(tmp_path, src, spec)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
