@@ -183,6 +183,8 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     for (name, kind, dtype), arg in zip(sig.params, launch.args):
         dtype = bound.get(dtype, dtype)
         if kind == "buffer":
+            if arg.kind == "pointer" and arg.null:
+                continue  # passed as None: the kernel gets a null pointer, as the program gave it
             if arg.kind != "pointer" or arg.alloc is None:
                 out.message = f"argument '{name}' points into memory the runtime did not allocate" if not arg.null \
                     else f"argument '{name}' is a null pointer"
@@ -212,7 +214,9 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         group["n"] = len(values)
     args = []
     for (name, kind, dtype), arg in zip(sig.params, launch.args):
-        if kind == "buffer":
+        if kind == "buffer" and arg.kind == "pointer" and arg.null:
+            args.append(None)
+        elif kind == "buffer":
             group = groups[arg.alloc]
             start = RED_ZONE + (arg.offset - group["base"]) // np.dtype(_NUMPY[group["dtype"]]).itemsize
             args.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side

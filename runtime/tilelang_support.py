@@ -438,8 +438,13 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
     out = []
     for name, kind, value in flat:
         if kind == "buffer":
-            tensor = _as_tensor(value, name, device)
             want = kwargs.get(dtypes[name], dtypes[name])
+            if value is None:  # a null pointer (an optional buffer the kernel tests: mask == nullptr)
+                if name in shapes:
+                    raise LaunchError(f"argument '{name}' is None: the kernel indexes it as a shaped array")
+                out.append(torch.empty(0, dtype=getattr(torch, want), device=device or "cpu"))
+                continue
+            tensor = _as_tensor(value, name, device)
             if str(tensor.dtype).removeprefix("torch.") != want:
                 raise LaunchError(f"argument '{name}' must hold {want}, not {tensor.dtype}")
             out.append(_shaped(tensor, name, shapes[name], scalars) if name in shapes else tensor)

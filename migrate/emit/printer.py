@@ -346,6 +346,8 @@ class ExprPrinter:
         if e.op == "~":
             return "~" + self.sub(e.operand, _PREC["unary"]), _PREC["unary"]
         if e.op == "!":
+            if _buffer_param(e.operand):  # !bias: the pointer is null
+                return self._null_test(e.operand), _PREC["atom"]
             if self.scope.plain_function:
                 return f"T.Not({self.expr(_as_bool(e.operand))[0]})", _PREC["atom"]
             return "not " + self.sub(_as_bool(e.operand), _PREC["not"]), _PREC["not"]
@@ -356,6 +358,11 @@ class ExprPrinter:
 
     def e_Binary(self, e: m.Binary):
         op = e.op
+        if op in ("==", "!="):  # mask == nullptr on a buffer parameter: its data handle tested
+            buf = e.lhs if _is_null(e.rhs) else e.rhs if _is_null(e.lhs) else None
+            if _buffer_param(buf):
+                test = self._null_test(buf)
+                return (test, _PREC["atom"]) if op == "==" else (f"not {test}", _PREC["not"])
         if op in _CMP and all(isinstance(x.type, (m.Pointer, m.Array)) and not _is_null(x) for x in (e.lhs, e.rhs)):
             # p < end on two pointers: TileLang compares buffers' data handles, not the elements
             # they point at (a view folded into an index has no handle of its own)
@@ -610,12 +617,20 @@ class ExprPrinter:
             return f"{DTYPES[dtype]}(0) - {self.sub(x, p + 1)}", p
         return "-" + self.sub(x, _PREC["unary"]), _PREC["unary"]
 
+    def _null_test(self, buf: m.Expr) -> str:
+        """Whether a buffer parameter is a null pointer (an optional buffer the launch leaves out):
+        its data handle tested. TVM takes a buffer's handle for non-null, so ``mask == 0`` folds
+        to False; ``T.isnullptr`` asks at run time."""
+        return f"T.isnullptr({self.expr(strip_casts(buf))[0]}.data)"
+
     def e_Cast(self, e: m.Cast, typed: bool = True):
         target = e.target
         inner = e.operand
         if isinstance(target, m.Scalar) and target.dtype == "bool":
             if scalar_name(inner.type) == "bool":
                 return self.expr(inner)
+            if _buffer_param(inner):  # if (bias): the pointer is not null
+                return f"not {self._null_test(inner)}", _PREC["not"]
             p = _PREC["cmp"]
             zero = "0.0" if scalar_name(inner.type) and "float" in scalar_name(inner.type) else "0"
             return f"{self.sub(inner, p + 1)} != {zero}", p
@@ -943,9 +958,16 @@ def render_math(name: str, args: list[str], dtypes: list, scope: "Scope") -> str
     return f"cuda_math.{cuda_math.python_name(name)}({', '.join(args)})"
 
 
+def _buffer_param(e) -> bool:
+    """Whether ``e`` is a pointer parameter of the kernel (a buffer whose handle may be null)."""
+    e = strip_casts(e) if e is not None else None
+    return isinstance(e, m.Ref) and e.kind == "param" and isinstance(e.type, m.Pointer)
+
+
 def _is_null(e: m.Expr) -> bool:
     """``NULL``, ``nullptr``, ``0`` (as a pointer): a buffer compared with it is compared by its
-    data handle, which is what C compares (``bias != NULL`` holds for every buffer passed)."""
+    data handle, which is what C compares (a kernel's pointer parameter asks at run time,
+    :meth:`ExprPrinter._null_test`: the launch may leave an optional buffer out)."""
     while isinstance(e, m.Cast):
         e = e.operand
     return isinstance(e, m.IntLit) and e.value == 0

@@ -185,7 +185,9 @@ struct Launch {
     template <class T>
     void arg(const T& v) {
         if (!args.empty()) args += ",";
-        if constexpr (std::is_pointer<T>::value) {
+        if constexpr (std::is_null_pointer<T>::value) {  // k<<<g, b>>>(x, nullptr): an optional buffer left out
+            args += "{\"kind\":\"pointer\",\"null\":true}";
+        } else if constexpr (std::is_pointer<T>::value) {
             const auto* a = find((const void*)(uintptr_t)v);  // function and volatile pointers too
             if (!v) {
                 args += "{\"kind\":\"pointer\",\"null\":true}";

@@ -123,3 +123,28 @@ def test_a_kernel_on_bool_buffers_replays_equal_and_a_wrong_flag_fails(tmp_path)
     assert broken.read_text() != text
     r = replay(broken, launch)
     assert r.status == "fail" and r.message.startswith("active:")
+
+
+def test_launches_given_null_pointers_for_optional_buffers_replay_equal(tmp_path):
+    # a null pointer recorded for a buffer reaches the migrated kernel as None: an empty tensor,
+    # whose handle the kernel tests at run time (TVM folded ``mask == 0`` to False, assuming every
+    # buffer non-null, and read through the null pointer)
+    import numpy as np
+
+    from tests.analysis.support import module_of
+    src = tmp_path / "record_optional.cu"
+    shutil.copy(FIXTURES / "runtime" / "record_optional.cu", src)
+    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "-q"]) == 0
+    rec = record(compile_cpu(src, []), ["100"], tmp_path / "traces", limit=3)
+    assert rec.status == 0, rec.stderr
+    module = tmp_path / "out" / "record_optional.py"
+    results = [replay(module, L) for L in rec.launches]
+    assert [(r.kernel, r.status) for r in results] == [("routed", "pass")] * 3, [r.message for r in results]
+    mod = module_of(module)
+    n = 100
+    ids = (np.arange(n, dtype=np.int32) * 7) % 11 + 1
+    out = np.full(n, np.nan, np.float32)
+    counts = np.zeros(4, np.int32)
+    mod.routed(ids, None, None, counts, out, n, grid=2, block=64, target="c")
+    np.testing.assert_array_equal(out, ids.astype(np.float32))
+    np.testing.assert_array_equal(counts, np.bincount(ids % 4, minlength=4))
