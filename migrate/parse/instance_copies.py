@@ -232,8 +232,9 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
     for its kernel, lines mapped back: a one-instance template's copy (``<kernel>__c2t_instance``)
     replaces it; the copies of a template of several instances (``groups``: kernel -> (copy name,
     instance) each) become its :attr:`~migrate.ir.model.Function.instances`, with the instance's
-    factory values (``values``, :func:`probed_values`), where every one of them parsed cleanly.
-    Copies with errors are dropped, and so are the diagnostics in the appended text; a copy's own
+    factory values (``values``, :func:`probed_values`), where every one of them compiles (an
+    instance may hold a construct the model refuses: it is reported so). Copies with errors are
+    dropped, and so are the diagnostics in the appended text; a copy's own
     diagnostics are kept under its name (a one-instance template's: under the kernel's), at the
     template's lines. Returns the ParsedFile and the kernels replaced."""
     path = _resolved(original.path)
@@ -250,7 +251,10 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
             continue
         if name in groups:
             copies = groups[name]
-            if not all(c in by_name and not again.kernel_errors(c) for c, _i in copies):
+            # a copy that does not compile drops the template's; one with a construct the model
+            # refuses (asm) stands, its instance reported with that error
+            if not all(c in by_name and not any(d.code == "M1001" for d in again.kernel_errors(c))
+                       for c, _i in copies):
                 continue
             params = template.template_params
             own = []
