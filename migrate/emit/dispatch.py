@@ -49,8 +49,9 @@ def instance_label(fn: m.Function, inst: m.Function) -> str:
 
 def template_output(fn: m.Function, outputs: list[KernelOutput]) -> KernelOutput:
     """The template ``fn``'s one output from its instances' (``outputs``, in the order of
-    ``fn.instances``): the lowest form and the instances' diagnostics (each once), or
-    ``unsupported`` naming the first instance that is not converted."""
+    ``fn.instances``): the lowest form and the instances' diagnostics (each once, in place of the
+    generic model's: ``instances`` set), or ``unsupported`` naming the first instance that is not
+    converted."""
     diagnostics, seen = [], set()
     for out in outputs:
         for d in out.diagnostics:
@@ -58,21 +59,24 @@ def template_output(fn: m.Function, outputs: list[KernelOutput]) -> KernelOutput
             if key not in seen:
                 seen.add(key)
                 diagnostics.append(d)
+    instances = Instances(list(outputs), [tuple(i.instantiations[0].values) for i in fn.instances],
+                          [tuple(i.instantiations[0].args) for i in fn.instances])
     failed = [(inst, out) for inst, out in zip(fn.instances, outputs) if out.form == Form.UNSUPPORTED]
     if failed:
         inst, out = failed[0]
         reason = f"instance {instance_label(fn, inst)}: {out.reason}"
         if not any(d.severity.value == "error" for d in out.diagnostics):
             diagnostics.append(make("M3001", fn.span, reason))
-        return KernelOutput(fn.name, Form.UNSUPPORTED, reason, diagnostics=diagnostics)
+        out = KernelOutput(fn.name, Form.UNSUPPORTED, reason, diagnostics=diagnostics)
+        out.instances = instances
+        return out
     form = max((out.form for out in outputs), key=_ORDER.index)
     reasons = list(dict.fromkeys(out.reason for out in outputs))
     reason = reasons[0] if len(reasons) == 1 else "; ".join(
         f"{instance_label(fn, inst)}: {out.reason}" for inst, out in zip(fn.instances, outputs))
     reason = f"converted per instance ({len(outputs)}): {reason}"
     out = KernelOutput(fn.name, form, reason, diagnostics=diagnostics)
-    out.instances = Instances(list(outputs), [tuple(i.instantiations[0].values) for i in fn.instances],
-                              [tuple(i.instantiations[0].args) for i in fn.instances])
+    out.instances = instances
     out.macros = list(dict.fromkeys(name for o in outputs for name in o.macros))
     out.lines = dispatch_factory(fn, outputs)
     out.signature = dispatch_signature(fn, out)
