@@ -285,8 +285,8 @@ def instance_signature(sig: Signature, template) -> tuple[Signature, object]:
         return sig, template
     try:
         values = tuple(template_kwargs(sig, template).values())
-    except ValueError as exc:
-        raise LaunchError(f"template arguments {tuple(template or ())!r} of {sig.name}: {exc}") from None
+    except ValueError:  # a value named as the program writes it (NUM_THREADS): matched as written
+        values = None
     written = tuple(" ".join(str(a).split()) for a in template or ())
     for key, args, inst in sig.instances:
         if tuple(key) == values or tuple(args) == written:
