@@ -274,7 +274,8 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
             continue
         k.form, k.reason = str(out.form), out.reason
         k.tolerance = out.signature.tolerance if out.signature is not None else None
-        k.diagnostics = k.diagnostics + out.diagnostics
+        # a template converted per instance: its instances' diagnostics stand for the generic model's
+        k.diagnostics = list(out.diagnostics) if out.instances is not None else k.diagnostics + out.diagnostics
     return kernels, file_diags, module.text
 
 

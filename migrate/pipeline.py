@@ -73,6 +73,7 @@ from .analysis.prepare.vectors import VectorError, scalar_constants, scalarize_v
 from .analysis.prepare.written_params import written_parameters
 from .diagnostics import Diagnostic, make
 from .emit.device import emit_device_function, extra_params
+from .emit.dispatch import template_output
 from .emit.kernel import KernelOutput, KernelPrinter
 from .emit.module import ModuleOutput, render_module
 from .ir import model as m
@@ -428,6 +429,8 @@ class KernelPipeline:
                  device: dict[str, m.Function]) -> None:
         self.unit, self.printer, self.options = unit, printer, options
         self.device = device
+        #: an instance of a template converted per instance -> the template (its launch sites, options)
+        self.template_of = {i.name: fn.name for fn in unit.kernels for i in fn.instances}
 
     def kernel(self, fn: m.Function) -> KernelOutput:
         """The kernel in the best form it can take; a bug costs only this kernel (M9001)."""
@@ -462,7 +465,7 @@ class KernelPipeline:
             out.form = kplan.form
             out.reason = "barriers are uniform: one T.Parallel phase per barrier interval" \
                 if kplan.form == Form.PORTABLE else f"thread-level code needed: {why}"
-            if kplan.form == Form.PORTABLE and self.options.lifts(fn.name):
+            if kplan.form == Form.PORTABLE and self.options.lifts(self.template_of.get(fn.name, fn.name)):
                 lifted = self.lift(prepared, kplan, callees, out)
                 if lifted is not None:
                     done = self.print_lifted(prepared, lifted, callees)
@@ -622,7 +625,7 @@ class KernelPipeline:
 
     def block_size(self, kernel: str) -> int | None:
         """The block size (x) every launch of ``kernel`` in the file gives as a constant, if any."""
-        block = launch_defaults(self.unit, kernel).get("block")
+        block = launch_defaults(self.unit, self.template_of.get(kernel, kernel)).get("block")
         return int(block) if block is not None and block.isdigit() else None
 
     # -- device functions -----------------------------------------------------------------------
@@ -675,10 +678,13 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
     outputs: list[KernelOutput] = []
     for fn in unit.kernels:
         errors = [d for d in frontend_diags.get(fn.name, []) if d.severity.value == "error"]
-        if errors:
+        if errors and not fn.instances:
             outputs.append(KernelOutput(fn.name, Form.UNSUPPORTED, f"{errors[0].code}: {errors[0].message}"))
             continue
-        outputs.append(pipeline.kernel(fn))
+        out = None if errors else pipeline.kernel(fn)
+        if fn.instances and (out is None or out.form == Form.UNSUPPORTED):  # each instance as its own kernel
+            out = template_output(fn, [_instance_output(pipeline, i, frontend_diags) for i in fn.instances])
+        outputs.append(out)
 
     macros_needed = []
     for out in outputs:
@@ -713,6 +719,18 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
     for out in outputs:
         out.defaults = launch_defaults(unit, out.name)
     return render_module(unit, display, outputs, macros, options.keep_original)
+
+
+def _instance_output(pipeline: KernelPipeline, inst: m.Function, frontend_diags) -> KernelOutput:
+    """One instance of a template converted per instance (:mod:`.emit.dispatch`): as any kernel,
+    its launch defaults its template's, with its frontend diagnostics."""
+    own = frontend_diags.get(inst.name, [])
+    errors = [d for d in own if d.severity.value == "error"]
+    if errors:
+        return KernelOutput(inst.name, Form.UNSUPPORTED, f"{errors[0].code}: {errors[0].message}", diagnostics=list(own))
+    out = pipeline.kernel(inst)
+    out.diagnostics = list(own) + out.diagnostics
+    return out
 
 
 def _loops_or_exchanges(regions) -> bool:

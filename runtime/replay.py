@@ -21,7 +21,7 @@ from ..dtypes import SIZES
 from .compare import CompareResult, compare_chunked
 from .redzone import RED_ZONE
 from .tilelang_side import load_module, to_numpy, to_tensor
-from .tilelang_support import template_kwargs
+from .tilelang_support import LaunchError, instance_signature, template_kwargs
 from .traces import Launch
 
 __all__ = ["Replay", "replay", "TOLERANCE_OF_DTYPE"]
@@ -84,8 +84,6 @@ def template_arguments(sig, launch: Launch) -> tuple[tuple | None, str]:
     type arguments deduced, as the compiler deduces them, from the recorded types of the
     arguments whose declared type is the parameter. (None, why) when these do not give every
     argument."""
-    from .tilelang_support import LaunchError
-
     named = launch.template_args
     if named is not None and len(named) == len(sig.template):
         try:
@@ -164,6 +162,11 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         template, why = template_arguments(sig, launch)
         if template is None:
             out.message = f"'{launch.kernel}' is a template instance whose arguments the recording does not give: {why}"
+            return out
+        try:  # a template converted per instance: the instance the launch names
+            sig, template = instance_signature(sig, template)
+        except LaunchError as exc:
+            out.message = str(exc)
             return out
     missing = _missing_symbols(sig, launch)
     if missing:
@@ -273,12 +276,17 @@ def as_spec(sig, launch: Launch, file: str = ""):
         template, why = template_arguments(sig, launch)
         if template is None:
             return None, why
+    named = sig
+    try:  # a template converted per instance: its instance's parameters (the spec names the template)
+        sig, bound_template = instance_signature(sig, template)
+    except LaunchError as exc:
+        return None, str(exc)
     if len(sig.params) != len(launch.args):
         return None, f"the launch passes {len(launch.args)} arguments, the kernel takes {len(sig.params)}"
     missing = _missing_symbols(sig, launch)
     if missing:
         return None, f"{missing} is not in the recording"
-    bound = template_kwargs(sig, template) if template is not None else {}
+    bound = template_kwargs(sig, bound_template) if bound_template is not None else {}
     specs, values = [], {}
     for (name, kind, dtype), arg in zip(sig.params, launch.args):
         dtype = bound.get(dtype, dtype)
@@ -298,7 +306,7 @@ def as_spec(sig, launch: Launch, file: str = ""):
     state = dict(sig.state)
     symbols = {name: np.array(_values(_symbol_bytes(state, launch, name), bound.get(dtype, dtype), 0)[:elements])
                for name, dtype, elements in sig.symbols}
-    spec = KernelSpec(sig.name, f"{sig.name}@launch{launch.number}", template=tuple(template or ()),
+    spec = KernelSpec(named.name, f"{named.name}@launch{launch.number}", template=tuple(template or ()),
                       grid=tuple(launch.grid), block=tuple(launch.block), shared_bytes=launch.shared_bytes,
                       tolerance=TOLERANCE_OF_DTYPE.get(next((a.dtype for a in specs if a.is_buffer), ""), "exact"),
                       args=tuple(specs),

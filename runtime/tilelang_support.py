@@ -125,6 +125,11 @@ class Signature:
     state: tuple = ()
     #: (value parameter of an enum type, ((constant as a compiler spells it, value), ...)), ...
     enums: tuple = ()
+    #: a kernel template converted per instance (its body means something only per instance: an
+    #: overload each instance's types choose, a functor type argument): ((the instance's factory
+    #: values, its arguments as written, its own Signature), ...); a launch runs the instance its
+    #: template arguments name (:func:`instance_signature`)
+    instances: tuple = ()
 
 
 def lane_values(name: str, lanes, value) -> list:
@@ -236,6 +241,18 @@ def dims(value) -> tuple[int, int, int]:
     return items + (1,) * (3 - len(items))
 
 
+def template_type_value(text: str) -> str:
+    """A type template argument as a factory takes it: its dtype (``float`` -> ``float32``), else
+    its C++ spelling with CUDA's aliases resolved and spaces normalised (``half2`` -> ``__half2``,
+    ``struct PayoffCall`` -> ``PayoffCall``): a vector or functor type, which only a kernel
+    converted per instance takes."""
+    text = " ".join(str(text).split())
+    for prefix in ("struct ", "class ", "const ", "::"):
+        text = text.removeprefix(prefix)
+    text = _dtypes.VECTOR_ALIASES.get(text, text)
+    return C_TYPE_DTYPES.get(text, text)
+
+
 def template_kwargs(sig: Signature, args) -> dict:
     if not sig.template:
         return {}
@@ -246,6 +263,9 @@ def template_kwargs(sig: Signature, args) -> dict:
     for (name, kind), value in zip(sig.template, args):
         if kind == "type":
             text = str(value).strip()
+            if sig.instances:  # converted per instance: any type one of them names
+                out[name] = template_type_value(text)
+                continue
             if text not in C_TYPE_DTYPES and text not in C_TYPE_DTYPES.values():
                 raise LaunchError(f"template argument {text!r} of {sig.name} is not a known type")
             out[name] = C_TYPE_DTYPES.get(text, text)
@@ -254,6 +274,46 @@ def template_kwargs(sig: Signature, args) -> dict:
             text = str(value).strip()
             out[name] = constants[text] if text in constants else template_value(value)
     return out
+
+
+def instance_signature(sig: Signature, template) -> tuple[Signature, object]:
+    """(the signature to launch, its template arguments): for a template converted per instance,
+    the Signature of the instance ``template`` names (by its factory values, or its arguments as
+    written) and no arguments; any other signature as it is. An instance that was not converted
+    is a :class:`LaunchError` naming those that were."""
+    if not sig.instances:
+        return sig, template
+    try:
+        values = tuple(template_kwargs(sig, template).values())
+    except ValueError:  # a value named as the program writes it (NUM_THREADS): matched as written
+        values = None
+    written = tuple(" ".join(str(a).split()) for a in template or ())
+    for key, args, inst in sig.instances:
+        if tuple(key) == values or tuple(args) == written:
+            return inst, None
+    have = ", ".join(f"<{', '.join(str(a) for a in args)}>" for _k, args, _s in sig.instances)
+    raise LaunchError(f"{sig.name}<{', '.join(str(a) for a in template or ())}> is not an instance the "
+                      f"migrated module holds (it holds {have}): the CUDA program launches no other")
+
+
+def instance_factory(name: str, table: dict, key: tuple):
+    """The factory of the instance of template ``name`` whose factory values are ``key`` (a type
+    by its dtype or C++ spelling, a value by its integer or its text), from the module's table of
+    the instances it converted; a :class:`LaunchError` for another."""
+    if key in table:
+        return table[key]
+    norm = []
+    for value in key:
+        if isinstance(value, str):
+            try:
+                value = template_value(value)
+            except ValueError:
+                value = template_type_value(value)
+        norm.append(value)
+    if tuple(norm) in table:
+        return table[tuple(norm)]
+    raise LaunchError(f"{name} has no migrated instance for template values {key!r} (it has "
+                      f"{', '.join(repr(k) for k in table)})")
 
 
 def template_value(value) -> int:
@@ -293,6 +353,7 @@ TUNED: dict = {}
 
 
 def tuned_key(sig: Signature, grid, block, shared_bytes=0, template=None, sizes=None) -> tuple:
+    sig, template = instance_signature(sig, template)
     return (sig.factory, dims(grid), dims(block), int(shared_bytes),
             tuple(sorted(template_kwargs(sig, template).items())), tuple(sorted((sizes or {}).items())))
 
@@ -304,6 +365,7 @@ def prim_func(sig: Signature, grid, block, shared_bytes: int = 0, template=None,
     specialised to those scalar values with the signature's static pass options."""
     from migrate.compat import cuda_math
 
+    sig, template = instance_signature(sig, template)
     side = "c" if target == "c" else "cuda"
     options = dict(options or {})
     if sizes:
@@ -330,6 +392,7 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
     with :func:`without_static` arguments."""
     import tilelang
 
+    sig, template = instance_signature(sig, template)
     target = target or default_target()
     grid, block = dims(grid), dims(block)
     kwargs = template_kwargs(sig, template)
@@ -428,6 +491,7 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
     """The TileLang call arguments for the CUDA arguments ``args`` (and ``__constant__`` data)."""
     import torch
 
+    sig, template = instance_signature(sig, template)
     if len(args) != len(sig.params):
         raise LaunchError(f"{sig.name} takes {len(sig.params)} arguments, got {len(args)}")
     kwargs = template_kwargs(sig, template)
@@ -469,6 +533,7 @@ def launch(sig: Signature, args, *, grid, block, shared_bytes: int = 0, template
            symbols=None, target=None, options: dict | None = None):
     """Run ``sig`` like ``kernel<<<grid, block, shared_bytes>>>(*args)``; tensors are updated in place.
     ``options``: factory keywords (``tile``, ``threads``) in place of the tuned or default ones."""
+    sig, template = instance_signature(sig, template)
     target = target or default_target()
     sizes = static_sizes(sig, args, target)
     kernel = compile_kernel(sig, grid, block, shared_bytes, template, target, sizes=sizes, options=options)

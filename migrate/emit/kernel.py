@@ -56,6 +56,8 @@ class KernelOutput:
     macros: list[str] = field(default_factory=list)  # device functions it calls
     defaults: dict = field(default_factory=dict)  # grid/block/shared_bytes every launch site gives
     plan: KernelPlan | None = None  # the plan printed
+    #: a template converted per instance: its instances' outputs (:class:`.dispatch.Instances`)
+    instances: object = None
 
 
 class KernelPrinter:

@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import __version__
 from ..ir import model as m
 from . import render
+from .dispatch import instance_entries
 from .kernel import KernelOutput
 from .printer import Line
 
@@ -59,13 +60,19 @@ def render_module(unit: m.TranslationUnit, rel_source: str, outputs: list[Kernel
             kernels.append({"name": out.name, "form": out.form, "reason": out.reason, "factory": "",
                             "signature": None})
             continue
+        if out.instances is not None:  # a template converted per instance (.dispatch): each, then the template
+            for inst in out.instances.outputs:
+                kernels.append({"name": inst.name, "form": inst.form, "reason": inst.reason,
+                                "factory": _render_lines(inst.lines, original), "signature": inst.signature,
+                                "defaults": {}, "instance_of": out.name})
         text = _render_lines(out.lines, original)
         kernels.append({"name": out.name, "form": out.form, "reason": out.reason, "factory": text,
-                        "signature": out.signature, "defaults": out.defaults})
+                        "signature": out.signature, "defaults": out.defaults,
+                        "instances": instance_entries(out) if out.instances is not None else None})
     fill = any("fill_blocks(" in k["factory"] for k in kernels)  # grids that fill the GPU (analysis.lift.free_grid)
     text = render("module.py.j2", version=__version__, source=rel_source, source_doc=_docstring_safe(rel_source),
                   kernels=kernels,
-                  macros=macro_blocks, fill_blocks=fill)
+                  macros=macro_blocks, fill_blocks=fill, dispatch=any(k.get("instances") for k in kernels))
     return ModuleOutput(text, outputs)
 
 

@@ -441,6 +441,9 @@ class Instantiation:
 
     args: tuple[str, ...]
     span: Span  # where the instance is named (a launch site, a call, an explicit instantiation)
+    #: the instance's values as its factory takes them, per template parameter: a type's dtype
+    #: (or its C++ spelling where it has none: a functor struct), a value's integer; () unknown
+    values: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,6 +458,10 @@ class Function:
     launch_bounds: tuple[int, ...]
     calls: tuple[str, ...]  # names of user device functions called (directly)
     span: Span
+    #: a kernel template with several instances that the generic form may not take: each
+    #: instance's own model (no template parameters, its one instantiation with its values), named
+    #: ``<kernel>__<instance>`` (:mod:`migrate.parse.instance_copies`)
+    instances: tuple["Function", ...] = ()
 
     @property
     def is_kernel(self) -> bool:

@@ -27,7 +27,8 @@ from .build import ModelBuilder, SourceText, explicit_template_args, convert_typ
 from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances
 from . import var_templates
-from .instance_copies import adopt, instance_text, needs_copy, with_copies
+from .instance_copies import (SUFFIX, adopt, instance_names, instance_text, needs_copy, probe_text, probed_values,
+                              wants_instances, with_copies, arguments as instance_arguments)
 from .other_units import defining_units, missing_functions, with_units
 
 K = ci.CursorKind
@@ -188,12 +189,30 @@ def _with_var_template_values(path: str, options: ParseOptions, text: str, parse
 
 
 def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: ParsedFile) -> ParsedFile:
-    """``parsed`` with its one-instance kernel templates that the generic form cannot take
-    replaced by their instance's copy (:mod:`.instance_copies`), where clang reads it cleanly."""
+    """``parsed`` with its kernel templates that the generic form may not take written out per
+    instance (:mod:`.instance_copies`), where clang reads the copies cleanly: a one-instance
+    template is replaced by its instance's copy; a template of several instances keeps its model
+    and gains one per instance (``Function.instances``)."""
     main = str(Path(path).resolve())
-    kernels = {k.name: k for k in parsed.unit.kernels if needs_copy(k, parsed.kernel_errors(k.name))
-               and str(Path(k.span.file).resolve()) == main}
-    copies = {name: c for name, k in kernels.items() for c in [instance_text(text, k)] if c is not None}
+    ours = [k for k in parsed.unit.kernels if str(Path(k.span.file).resolve()) == main]
+    kernels = {k.name: k for k in ours if needs_copy(k, parsed.kernel_errors(k.name))}
+    copies = {name + SUFFIX: (name, c) for name, k in kernels.items() for c in [instance_text(text, k)]
+              if c is not None}
+    groups: dict[str, list] = {}
+    for k in ours:
+        if k.name in kernels or not wants_instances(k, parsed.kernel_errors(k.name)):
+            continue
+        written = {}
+        for inst, name in zip(k.instantiations, instance_names(text, k)):
+            args = instance_arguments(text, k, inst)
+            copy = instance_text(text, k, inst, name) if args is not None else None
+            if copy is None:
+                break
+            written[name] = (k.name, copy + "\n" + probe_text(name, k, args))
+        else:
+            kernels[k.name] = k
+            copies.update(written)
+            groups[k.name] = [(name, inst) for inst, name in zip(k.instantiations, written)]
     if not copies:
         return parsed
     own, starts, after = with_copies(text, copies, parsed.kernel_namespaces)
@@ -201,9 +220,10 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
     tu = _parse_with_missing_headers(path, options, bag, None, found, own=own)
     if tu is None:
         return parsed
+    values = probed_values(tu, path, cl.evaluate) if groups else {}
     again = UnitBuilder(path, tu, bag, None, own=own).build()
     again.found_include_dirs = parsed.found_include_dirs
-    adopted, replaced = adopt(parsed, again, starts, kernels, after)
+    adopted, replaced = adopt(parsed, again, starts, kernels, after, groups, values)
     return adopted if replaced else parsed
 
 

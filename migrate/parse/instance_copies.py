@@ -33,8 +33,30 @@ def needs_copy(kernel: m.Function, errors: list) -> bool:
     template type (``px.x`` of a ``T px`` that the instance makes a ``float3``)."""
     if not kernel.template_params or len(kernel.instantiations) != 1 or kernel.body is None:
         return False
-    if errors:
+    return bool(errors) or _template_typed_members(kernel)
+
+
+#: the most instances of one template written out (each is parsed and converted)
+MAX_INSTANCES = 32
+#: the prefix of the declarations that ask clang an instance's template arguments' values
+PROBE = "__c2t_instance_arg_"
+
+
+def wants_instances(kernel: m.Function, errors: list) -> bool:
+    """Whether ``kernel`` is a template with several known instances whose body may mean
+    something only per instance: a frontend error in it, a field or method of a template-typed
+    object, a call of an overloaded device function that each instance resolves, a variable
+    template read (``mask<T>[j]``). Each instance is then written out and parsed as its own kernel
+    (:func:`instance_names`); the pipeline takes them where the generic form fails."""
+    if not kernel.template_params or not 2 <= len(kernel.instantiations) <= MAX_INSTANCES \
+            or kernel.body is None:
+        return False
+    if errors or _template_typed_members(kernel):
         return True
+    return any(isinstance(n, m.Call) and (n.dispatch or n.kind == "var_template") for n in m.walk(kernel.body))
+
+
+def _template_typed_members(kernel: m.Function) -> bool:
     for n in m.walk(kernel.body):
         if isinstance(n, (m.MethodCall, m.Member)):  # p.compute(...), px.x on a T px: the instance's type's
             t = getattr(n.obj if isinstance(n, m.MethodCall) else n.base, "type", None)
@@ -45,16 +67,68 @@ def needs_copy(kernel: m.Function, errors: list) -> bool:
     return False
 
 
-def instance_text(text: str, kernel: m.Function) -> str | None:
-    """The kernel's text for its instance, as many lines as the template's: the header blanked,
-    each template parameter replaced by its argument, the name ``<kernel>__c2t_instance``; None
-    where that cannot be written (a parameter with no argument, a qualified definition)."""
-    args = list(kernel.instantiations[0].args)
+def instance_names(text: str, kernel: m.Function) -> list[str]:
+    """The name of each instance's kernel: ``<kernel>__<its arguments>`` (``hmax__half2``, a
+    host function's constant by its value: ``k__float_128``), or ``<kernel>__i<n>`` where the
+    arguments make a long or repeated name."""
+    out = []
+    for n, inst in enumerate(kernel.instantiations):
+        tail = "_".join(re.sub(r"\W+", "_", a).strip("_") for a in arguments(text, kernel, inst) or inst.args)
+        name = f"{kernel.name}__{tail}"
+        if not tail or len(tail) > 32 or name in out:
+            name = f"{kernel.name}__i{n}"
+        out.append(name)
+    return out
+
+
+def probe_text(copy: str, kernel: m.Function, args: tuple[str, ...]) -> str:
+    """Declarations after the copy ``copy`` (an instance's kernel name) that clang evaluates to
+    the instance's factory values (:func:`probed_values`): a typedef of each type argument, a
+    ``long long`` constant of each value argument."""
+    out = []
+    for j, (p, a) in enumerate(zip(kernel.template_params, args)):
+        if p.kind == "type":
+            out.append(f"typedef {a} {PROBE}{copy}_{j};")
+        else:
+            out.append(f"constexpr long long {PROBE}{copy}_{j} = (long long)({a});")
+    return " ".join(out)
+
+
+def probed_values(tu, main: str, evaluate) -> dict[str, dict[int, object]]:
+    """copy name -> {parameter index -> its factory value}, from the probes of a parse: a type's
+    dtype (its canonical C++ spelling where it has none), a value's integer."""
+    from ..runtime.tilelang_support import template_type_value
+
+    out: dict[str, dict[int, object]] = {}
+
+    def visit(cursor):
+        for c in cursor.get_children():
+            if c.location.file is None or c.location.file.name != main:
+                continue
+            if c.kind.name == "NAMESPACE":
+                visit(c)
+            elif c.spelling.startswith(PROBE):
+                copy, _, j = c.spelling[len(PROBE):].rpartition("_")
+                if c.kind.name == "TYPEDEF_DECL":
+                    value = template_type_value(c.underlying_typedef_type.get_canonical().spelling)
+                else:
+                    init = [k for k in c.get_children() if k.kind.is_expression()]
+                    value = evaluate(init[-1]) if init else None
+                if value is not None:
+                    out.setdefault(copy, {})[int(j)] = value
+    visit(tu.cursor)
+    return out
+
+
+def instance_text(text: str, kernel: m.Function, instance: m.Instantiation | None = None,
+                  name: str | None = None) -> str | None:
+    """The kernel's text for its instance (``instance``, else its one), as many lines as the
+    template's: the header blanked, each template parameter replaced by its argument (a host
+    function's local constant by its value, :func:`local_constant`), the name ``name`` (default
+    ``<kernel>__c2t_instance``); None where that cannot be written (a parameter with no argument,
+    a qualified definition)."""
+    args = list(arguments(text, kernel, instance or kernel.instantiations[0]) or ())
     params = kernel.template_params
-    for p in params[len(args):]:
-        if p.default is None:
-            return None
-        args.append(p.default)
     if len(args) != len(params):
         return None
     lines = text.split("\n")
@@ -72,12 +146,12 @@ def instance_text(text: str, kernel: m.Function) -> str | None:
     if close is None:
         return None
     chunk = re.sub(r"[^\n]", " ", chunk[:close + 1]) + chunk[close + 1:]
-    name = re.compile(r"(::\s*)?\b" + re.escape(kernel.name) + r"\s*\(")
-    first = name.search(chunk, close + 1)
+    called = re.compile(r"(::\s*)?\b" + re.escape(kernel.name) + r"\s*\(")
+    first = called.search(chunk, close + 1)
     if first is None or first.group(1):
         return None  # ns::kernel(...) defined out of its namespace: the copy would not be one
     at = first.start() + len(first.group(0)) - len(first.group(0).lstrip())
-    chunk = chunk[:at] + kernel.name + SUFFIX + chunk[at + len(kernel.name):]
+    chunk = chunk[:at] + (name or kernel.name + SUFFIX) + chunk[at + len(kernel.name):]
     values = {p.name: (f"({a})" if p.kind == "value" else a) for p, a in zip(params, args)}
     masked = _masked(chunk)
     out, last = [], 0
@@ -88,6 +162,32 @@ def instance_text(text: str, kernel: m.Function) -> str | None:
         out.append(chunk[last:match.start()] + values[word])
         last = match.end()
     return "".join(out) + chunk[last:]
+
+
+def arguments(text: str, kernel: m.Function, instance: m.Instantiation) -> tuple[str, ...] | None:
+    """``instance``'s arguments as the copy writes them: a value written as the name of a constant
+    that a host function declares (``constexpr uint32_t NUM_THREADS = 128;`` in the launching
+    function, which the copy, outside that function, cannot name) is that constant's value; None
+    where a parameter without a default has no argument."""
+    out = []
+    for i, p in enumerate(kernel.template_params):
+        a = instance.args[i] if i < len(instance.args) else p.default
+        if a is None:
+            return None
+        if p.kind == "value" and re.fullmatch(r"[A-Za-z_]\w*", a):
+            a = local_constant(text, a) or a
+        out.append(a)
+    return tuple(out)
+
+
+def local_constant(text: str, name: str) -> str | None:
+    """The value (``(128)``) of the one ``const``/``constexpr`` declaration of ``name`` with an
+    initialiser in ``text``; None where there is none or several that differ."""
+    masked = _masked(text)
+    pattern = re.compile(r"\b(?:constexpr|const)\s+(?:[\w:]+\s+)*?" + re.escape(name)
+                         + r"\s*=\s*([^;{}]+);")
+    found = {" ".join(text[m_.start(1):m_.end(1)].split()) for m_ in pattern.finditer(masked)}
+    return f"({found.pop()})" if len(found) == 1 else None
 
 
 def _closing(text: str, at: int) -> int | None:
@@ -109,40 +209,75 @@ def _masked(text: str) -> str:
     return mask_source(text)
 
 
-def with_copies(text: str, copies: dict[str, str], namespaces: dict[str, tuple[str, ...]]
+def with_copies(text: str, copies: dict[str, tuple[str, str]], namespaces: dict[str, tuple[str, ...]]
                 ) -> tuple[str, dict, int]:
-    """``text`` with the copies after its last line (each in the namespaces its kernel is
-    declared in); per kernel, the line its copy starts on; and the first line after ``text``."""
+    """``text`` with the copies (copy name -> (its kernel, its text)) after its last line, each in
+    the namespaces its kernel is declared in; per copy, the line it starts on; and the first line
+    after ``text``."""
     out = text if text.endswith("\n") else text + "\n"
     after = out.count("\n") + 1
     starts = {}
-    for name, copy in copies.items():
-        opened = "".join(f"namespace {ns} {{ " for ns in namespaces.get(name, ()))
-        out += opened + "\n"
+    for name, (kernel, copy) in copies.items():
+        spaces = namespaces.get(kernel, ())
+        out += "".join(f"namespace {ns} {{ " for ns in spaces) + "\n"
         starts[name] = out.count("\n") + 1
-        out += copy + "\n" + "}" * len(namespaces.get(name, ())) + "\n"
+        out += copy + "\n" + "}" * len(spaces) + "\n"
     return out, starts, after
 
 
-def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function], appended_from: int):
+def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function], appended_from: int,
+          groups: dict[str, list[tuple[str, m.Instantiation]]] | None = None,
+          values: dict[str, dict[int, object]] | None = None):
     """``again`` (the file parsed with the copies) with each copy that parsed cleanly standing
-    for its kernel, lines mapped back; copies with errors are dropped, and so are the
-    diagnostics in the appended text. Returns the ParsedFile and the kernels replaced."""
+    for its kernel, lines mapped back: a one-instance template's copy (``<kernel>__c2t_instance``)
+    replaces it; the copies of a template of several instances (``groups``: kernel -> (copy name,
+    instance) each) become its :attr:`~migrate.ir.model.Function.instances`, with the instance's
+    factory values (``values``, :func:`probed_values`), where every one of them compiles (an
+    instance may hold a construct the model refuses: it is reported so). Copies with errors are
+    dropped, and so are the diagnostics in the appended text; a copy's own
+    diagnostics are kept under its name (a one-instance template's: under the kernel's), at the
+    template's lines. Returns the ParsedFile and the kernels replaced."""
     path = _resolved(original.path)
+    groups, values = groups or {}, values or {}
     replaced = {}
     by_name = {k.name: k for k in again.unit.kernels}
-    for name, first in starts.items():
-        copy = by_name.get(name + SUFFIX)
-        if copy is None or again.kernel_errors(name + SUFFIX) or name not in by_name:
+    copy_of = {}  # copy name -> the kernel name its diagnostics go under
+
+    def moved(copy_name: str, kernel: str):
+        return _shifted(by_name[copy_name], path, appended_from, starts[copy_name] - kernels[kernel].span.line)
+
+    for name, template in kernels.items():
+        if name not in by_name:
             continue
-        template = kernels[name]
-        delta = first - template.span.line
-        moved = _shifted(copy, path, appended_from, delta)
-        replaced[name] = dataclasses.replace(moved, name=name, instantiations=template.instantiations,
+        if name in groups:
+            copies = groups[name]
+            # a copy that does not compile drops the template's; one with a construct the model
+            # refuses (asm) stands, its instance reported with that error
+            if not all(c in by_name and not any(d.code == "M1001" for d in again.kernel_errors(c))
+                       for c, _i in copies):
+                continue
+            params = template.template_params
+            own = []
+            for c, inst in copies:
+                got = values.get(c, {})
+                if len(got) != len(params):
+                    break
+                own.append(dataclasses.replace(
+                    moved(c, name), name=c, span=template.span,
+                    instantiations=(dataclasses.replace(inst, values=tuple(got[j] for j in range(len(params)))),)))
+                copy_of[c] = c
+            else:
+                replaced[name] = dataclasses.replace(by_name[name], instances=tuple(own))
+            continue
+        copy = name + SUFFIX
+        if copy not in by_name or again.kernel_errors(copy):
+            continue
+        replaced[name] = dataclasses.replace(moved(copy, name), name=name, instantiations=template.instantiations,
                                              span=template.span)
+        copy_of[copy] = name
     kept = []
     for k in again.unit.kernels:
-        if k.name.endswith(SUFFIX):
+        if k.name in starts:  # a copy
             continue
         kept.append(replaced.get(k.name, k))
     unit = dataclasses.replace(again.unit, kernels=tuple(kept))
@@ -151,12 +286,14 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
         return not (d.span.file and _resolved(d.span.file) == path and d.span.line >= appended_from)
 
     diagnostics = [d for d in again.diagnostics if ours(d)]
-    by_kernel = {name: [d for d in ds if ours(d)] for name, ds in again.by_kernel.items()
-                 if not name.endswith(SUFFIX)}
-    for name in replaced:  # a copy's own diagnostics (its warnings), at the template's lines
-        by_kernel[name] = [_shifted(d, path, appended_from, starts[name] - kernels[name].span.line)
-                           for d in again.by_kernel[name + SUFFIX]]
-        diagnostics += by_kernel[name]
+    by_kernel = {name: [d for d in ds if ours(d)] for name, ds in again.by_kernel.items() if name not in starts}
+    kernel_of = {c: k for k, cs in groups.items() for c, _i in cs}
+    for copy, name in copy_of.items():  # a copy's own diagnostics (its warnings), at the template's lines
+        template = kernels[kernel_of.get(copy, name)]
+        by_kernel[name] = [_shifted(d, path, appended_from, starts[copy] - template.span.line)
+                           for d in again.by_kernel.get(copy, [])]
+        if copy not in kernel_of:  # an instance's are reported with its template's (migrate.pipeline)
+            diagnostics += by_kernel[name]
     parsed = dataclasses.replace(again, unit=unit, diagnostics=diagnostics, by_kernel=by_kernel)
     return parsed, replaced
 

@@ -4,7 +4,8 @@ reduction's overloaded ``BlockReduce``): the file is parsed again with a copy of
 for its instance, so clang resolves the call; the copy stands for the kernel, with the template's
 lines, and runs on the CPU against a reference computed here (a functor passed by value too: its
 ``operator()`` is a method of the instance's struct). A template with two instances keeps its own
-model and diagnostic."""
+model and diagnostic, and gains one model per instance, which convert and run
+(tests/parse/test_instance_dispatch.py)."""
 from __future__ import annotations
 
 import json
@@ -73,7 +74,8 @@ def test_one_instance_is_modelled_as_written_for_it(tmp_path):
     assert (apply.span.line, apply.span.end_line) == (15, 19)  # the template's lines, not the copy's
     assert not parsed.kernel_errors("apply")
     assert not [d for d in parsed.diagnostics if d.span.line > PROGRAM.count("\n")]  # nothing of the copies
-    # two instances: the generic model stays, with its diagnostic
+    # two instances: the generic model stays, with its diagnostic, and a model per instance
+    assert [i.name for i in kernels["both"].instances] == ["both__Square", "both__Negate"]
     assert kernels["both"].template_params and [d.code for d in parsed.kernel_errors("both")] == ["M1209"]
     # a functor passed by value: the copy calls its operator(), a method of the instance's struct
     assert kernels["mapped"].template_params == () and not parsed.kernel_errors("mapped")
@@ -85,7 +87,9 @@ def test_the_copy_converts_and_runs(tmp_path):
     rows = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
     assert rows["apply"]["form"] != "unsupported", rows["apply"]["reason"]
     assert rows["apply"]["line"] == 15 and rows["apply"]["template_instances"] == [["Square"]]
-    assert rows["both"]["form"] == "unsupported" and rows["mapped"]["form"] != "unsupported"
+    # two instances: each converted as its own kernel, the template's launcher runs the one named
+    assert rows["both"]["form"] != "unsupported" and rows["mapped"]["form"] != "unsupported"
+    assert "M1209" not in {d["code"] for d in rows["both"]["diagnostics"]}  # the generic model's
     text = (out / "k.py").read_text()
     assert "__c2t_instance" not in text
     assert "Square_apply(x[i])  # L18" in text  # provenance: the template's line
@@ -95,6 +99,10 @@ def test_the_copy_converts_and_runs(tmp_path):
     y = np.full(n, np.nan, np.float32)
     mod.apply(x, y, n, grid=(n + 127) // 128, block=128, target="c")
     np.testing.assert_allclose(y, x.astype(np.float64) ** 2 + 1.0, rtol=1e-6, atol=1e-6)
+    for op, want in (("Square", x.astype(np.float64) ** 2 + 1.0), ("Negate", -x)):
+        y = np.full(n, np.nan, np.float32)
+        mod.both(x, y, n, grid=(n + 127) // 128, block=128, template=(op,), target="c")
+        np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
     y = np.full(n, np.nan, np.float32)
     mod.mapped(x, y, n, (0.75,), grid=(n + 127) // 128, block=128, target="c")  # Halve{0.75f}, its lanes
     np.testing.assert_allclose(y, x * np.float32(0.75), rtol=1e-6, atol=0)
