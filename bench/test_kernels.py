@@ -103,6 +103,13 @@ CASES = {
     "append_through_pointer": ("tests.analysis.prepare.test_value_steps", "APPEND", "APPEND_SPEC"),
     "switch_returns": ("tests.analysis.prepare.test_returns", "SWITCH_RETURNS", "SWITCH_RETURNS_SPEC"),
     "host_constant_templates": ("tests.analysis.prepare.test_instances", "STACKS", "STACKS_SPEC"),
+    "maybe_null_views": ("tests.analysis.prepare.test_pointer_views", "MAYBE_NULL", "MAYBE_NULL_SPEC"),
+    "packed_views": ("tests.analysis.prepare.test_pointer_views", "PACKED", "PACKED_SPEC"),
+    "template_shared_views": ("tests.analysis.prepare.test_typed_views", "SECTIONS", "SECTIONS_SPEC"),
+    "skipped_columns": ("tests.analysis.lift.test_map", "SKIPS", "SKIPS_SPEC"),
+    "moving_atomic_views": ("tests.analysis.prepare.test_moving_pointers", "CHANNELS", "CHANNELS_SPEC"),
+    "straight_line_helpers": ("tests.emit.test_device", "TIES", "TIES_SPEC"),
+    "array_parameters": ("tests.parse.test_frontend", "ARRAY_PARAMS", "ARRAY_PARAMS_SPEC"),
 }
 
 

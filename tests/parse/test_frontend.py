@@ -404,15 +404,22 @@ __global__ void salted(const unsigned char salt[16], unsigned int out[], int n) 
 """
 
 
+def _array_params_spec():
+    from tests.analysis.support import spec_buffer, spec_kernel, spec_scalar
+    return spec_kernel("salted", (2, 1, 1), (64, 1, 1), "exact",
+                       spec_buffer("salt", "uint8", 16, "in", 1, 200),
+                       spec_buffer("out", "uint32", 128, "out"), spec_scalar("n", "int32", 120))
+
+
+ARRAY_PARAMS_SPEC = _array_params_spec()
+
+
 def test_a_kernels_array_parameters_are_the_pointers_they_decay_to(tmp_path):
-    from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+    from tests.analysis.support import converted
     (tmp_path / "p").mkdir()
     k = parse(tmp_path / "p", ARRAY_PARAMS).unit.kernel("salted")
     params = {q.name: q.type for q in k.params}
     assert params["salt"] == m.Pointer(m.Scalar("uint8"), const=True)
     assert params["out"] == m.Pointer(m.Scalar("uint32"))
-    spec = spec_kernel("salted", (2, 1, 1), (64, 1, 1), "exact",
-                       spec_buffer("salt", "uint8", 16, "in", 1, 200),
-                       spec_buffer("out", "uint32", 128, "out"), spec_scalar("n", "int32", 120))
-    _out, (row,) = converted(tmp_path, ARRAY_PARAMS, spec)
+    _out, (row,) = converted(tmp_path, ARRAY_PARAMS, ARRAY_PARAMS_SPEC)
     assert row["form"] == "tile" and row["check"]["status"] == "pass", (row["reason"], row["check"]["message"])

@@ -568,9 +568,12 @@ def _skips_spec(name, lanes):
                        spec_scalar("cols", "uint64", 9), spec_scalar("frames", "uint64", 3))
 
 
+SKIPS_SPEC = _skips_spec("diff_cols", 2) + _skips_spec("diff_rows", 1)
+
+
 def test_places_that_skip_a_column_of_each_frame_lift_to_maps_and_check_equal(tmp_path):
     from tests.analysis.support import converted
-    _out, rows = converted(tmp_path, SKIPS, _skips_spec("diff_cols", 2) + _skips_spec("diff_rows", 1))
+    _out, rows = converted(tmp_path, SKIPS, SKIPS_SPEC)
     kernels = {k["kernel"]: k for k in rows}
     assert {k: v["form"] for k, v in kernels.items()} == {"diff_cols": "tile", "diff_rows": "tile"}
     assert all(v["check"]["status"] == "pass" for v in kernels.values()), kernels

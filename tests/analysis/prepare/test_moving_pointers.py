@@ -526,14 +526,20 @@ __global__ void channel_sums(const float* x, float* dw, float* rows, int img, in
 """
 
 
-def test_an_atomics_address_and_a_view_taken_from_a_moving_pointer_check_equal(tmp_path):
+def _channels_spec():
     from tests.analysis.support import spec_buffer, spec_kernel, spec_scalar
-    spec = spec_kernel("channel_sums", (3, 1, 1), (64, 1, 1), "fp32",
+    return spec_kernel("channel_sums", (3, 1, 1), (64, 1, 1), "fp32",
                        spec_buffer("x", "float32", 3 * 50 * 4, "in", -1.0, 1.0),
                        spec_buffer("dw", "float32", 4, "inout", -1.0, 1.0),
                        spec_buffer("rows", "float32", 12, "out"),
                        spec_scalar("img", "int32", 50), spec_scalar("group", "int32", 4))
-    out, (k,) = converted(tmp_path, CHANNELS, spec)
+
+
+CHANNELS_SPEC = _channels_spec()
+
+
+def test_an_atomics_address_and_a_view_taken_from_a_moving_pointer_check_equal(tmp_path):
+    out, (k,) = converted(tmp_path, CHANNELS, CHANNELS_SPEC)
     assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
     assert "x_off" in (out / "k.py").read_text()
 

@@ -166,9 +166,11 @@ def _sections_spec(ctype: str, dtype: str, tolerance: str) -> str:
     ).replace('name = "sections"\n', f'name = "sections"\nid = "sections_{ctype}"\n')
 
 
+SECTIONS_SPEC = _sections_spec("float", "float32", "fp32") + _sections_spec("double", "float64", "fp64")
+
+
 def test_a_template_carves_dynamic_shared_bytes_into_its_element_type(tmp_path):
-    spec = _sections_spec("float", "float32", "fp32") + _sections_spec("double", "float64", "fp64")
-    out, kernels = converted(tmp_path, SECTIONS, spec)
+    out, kernels = converted(tmp_path, SECTIONS, SECTIONS_SPEC)
     assert {k["form"] for k in kernels} == {"portable"}
     assert all(k["check"]["status"] == "pass" for k in kernels), [k["check"]["message"] for k in kernels]
     text = (out / "k.py").read_text()
