@@ -110,6 +110,7 @@ CASES = {
     "moving_atomic_views": ("tests.analysis.prepare.test_moving_pointers", "CHANNELS", "CHANNELS_SPEC"),
     "straight_line_helpers": ("tests.emit.test_device", "TIES", "TIES_SPEC"),
     "array_parameters": ("tests.parse.test_frontend", "ARRAY_PARAMS", "ARRAY_PARAMS_SPEC"),
+    "narrow_scalars": ("tests.emit.test_narrow_scalar_parameters", "KERNEL", "SPEC"),
 }
 
 

@@ -35,11 +35,13 @@ from .signature import Signature
 from .tile import tile_factory, tune_space
 
 #: Scalar dtypes TileLang 0.1.15 cannot pass to a kernel (its CPU ctypes table lacks uint32/uint16;
-#: its CUDA host code rejects uint64; a CPU kernel reads a ``half`` argument as 0, seen 2026-12-05):
-#: they travel as a wider type that holds each value exactly (a signed integer, float32) and are
-#: cast back at the top of the kernel (uint64 values below 2**63: sizes and counts).
+#: its CUDA host code rejects uint64; a CPU kernel reads a ``half`` argument as 0, seen 2026-12-05;
+#: its CUDA device functions take no 8- or 16-bit integer ("Cannot handle int8 as device function
+#: argument": a struct of chars passed by value, on an H100 2026-12-05): they travel as a wider type
+#: that holds each value exactly (a signed integer, float32) and are cast back at the top of the
+#: kernel (uint64 values below 2**63: sizes and counts).
 _SCALAR_CARRIERS = {"uint32": "int64", "uint16": "int32", "uint64": "int64", "float16": "float32",
-                    "bfloat16": "float32"}
+                    "bfloat16": "float32", "int8": "int32", "uint8": "int32", "int16": "int32"}
 
 
 @dataclass
