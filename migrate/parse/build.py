@@ -256,7 +256,8 @@ RECORD_LANES = 4096
 def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | None:
     """The scalar lanes of a plain struct (:func:`_plain_fields`: no bases, unions or bit-fields)
     in memory order: (name, dtype, byte offset); a field that is a fixed array of
-    scalars, or a struct of the same kind, gives one lane per element (``pos[1]``, ``p.x``)."""
+    scalars, or a struct of the same kind, gives one lane per element (``pos[1]``, ``p.x``); an
+    array of CUDA vectors or of such structs, one per element's lane (``uv[1].x``, ``e[0][2].imag``)."""
     kids = _plain_fields(ctype)
     if kids is None:
         return None
@@ -274,13 +275,32 @@ def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | Non
                 extents.append(t.element_count)
                 t = t.element_type.get_canonical()
             element = _named_type(_bare(t.spelling))
+            if len(out) + math.prod(extents) > RECORD_LANES:
+                return None
+            places = list(itertools.product(*(range(n) for n in extents)))
+            if t.kind == T.RECORD and element is None:
+                # StepInfo stepinfo[8], fcomplex e[3][3]: each element's own lanes (e[0][1].real)
+                size = t.get_size()
+                for k, place in enumerate(places):
+                    inner = _record_lanes(t, name + "".join(f"[{i}]" for i in place) + ".", at + k * size)
+                    if inner is None or size <= 0 or len(out) + len(inner) > RECORD_LANES:
+                        return None
+                    out += inner
+                continue
+            if isinstance(element, m.Vector) and not element.lane_dtypes and element.dtype in dtypes.SIZES:
+                size = dtypes.SIZES[element.dtype]  # float2 uv[4]: uv[0].x, uv[0].y, uv[1].x, ...
+                out += [(name + "".join(f"[{i}]" for i in place) + f".{lane}", element.dtype,
+                         at + (k * element.lanes + j) * size)
+                        for k, place in enumerate(places)
+                        for j, lane in enumerate(element.fields or lanewise.LANES[:element.lanes])]
+                if len(out) > RECORD_LANES:
+                    return None
+                continue
             if not isinstance(element, m.Scalar) or element.dtype not in dtypes.SIZES:
                 return None
             size = dtypes.SIZES[element.dtype]
-            if len(out) + math.prod(extents) > RECORD_LANES:
-                return None
             out += [(name + "".join(f"[{i}]" for i in place), element.dtype, at + k * size)
-                    for k, place in enumerate(itertools.product(*(range(n) for n in extents)))]
+                    for k, place in enumerate(places)]
             continue
         named = _named_type(_bare(t.spelling))
         if isinstance(named, m.Scalar) and named.dtype in dtypes.SIZES:
