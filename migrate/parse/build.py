@@ -185,7 +185,8 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if named is not None:
         return named
     if kind == T.RECORD:
-        return _lane_struct(ctype, spelling) or _record(ctype, spelling) or m.Record(spelling)
+        return _lane_struct(ctype, spelling) or _record(ctype, spelling) or _union(ctype, spelling) \
+            or m.Record(spelling)
     if kind == T.ENUM:
         return m.Scalar("int32")
     if spelling in template_names:
@@ -341,6 +342,27 @@ def _record(ctype: ci.Type, spelling: str) -> m.Vector | None:
         slots.append((off // width, off % width))
     return m.Vector(spelling, storage, len(lanes), tuple(n for n, _d, _o in lanes),
                     tuple(dt for _n, dt, _o in lanes), tuple(slots), size // width, _initialised(ctype))
+
+
+def _union(ctype: ci.Type, spelling: str) -> m.Vector | None:
+    """A union of the project's whose members are scalars of one size (``union {float f;
+    unsigned int ui;}``, read as the bits of the other) as a record of one word, every lane in
+    it at byte 0; None for any other union."""
+    decl = ctype.get_declaration()
+    if decl is None or decl.kind != K.UNION_DECL or \
+            cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
+        return None
+    kids = list(decl.get_children())
+    fields = [k for k in kids if k.kind == K.FIELD_DECL]
+    if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
+            or any(k.is_bitfield() for k in fields):
+        return None
+    types = [_named_type(_bare(k.type.get_canonical().spelling)) for k in fields]
+    if not all(isinstance(t, m.Scalar) and t.dtype in dtypes.SIZES and t.dtype not in ("float16", "bfloat16", "bool")
+               for t in types) or {dtypes.SIZES[t.dtype] for t in types} != {ctype.get_size()}:
+        return None
+    return m.Vector(spelling, types[0].dtype, len(fields), tuple(k.spelling for k in fields),
+                    tuple(t.dtype for t in types), ((0, 0),) * len(fields), 1, _initialised(ctype))
 
 
 def _nested_lanes(ctype: ci.Type) -> m.Vector | None:

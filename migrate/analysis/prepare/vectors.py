@@ -67,6 +67,12 @@ def lane_offset(v: m.Vector, i: int) -> int:
     return i * SIZES[v.dtype]
 
 
+def _overlapping(v: m.Vector) -> bool:
+    """Whether lanes of ``v`` share their bytes (a union's members): a local of it is its words,
+    each lane read and written through their bits, never a local per lane."""
+    return bool(v.slots) and len(set(v.slots)) < len(v.slots)
+
+
 def _word(v: m.Vector, i: int) -> int:
     return v.slots[i][0] if v.slots else i
 
@@ -388,6 +394,7 @@ class _Scalarizer:
                 v = inner.operand.type
                 self.held[inner.operand.name] = m.Array(m.Scalar(v.dtype), stride(v))
         self.by_value: set[str] = set()  # vector parameters passed by value: their lanes are parameters
+        self.unions: set[str] = set()  # union locals: an array of their words, viewed like a buffer
         self.arrays: dict[str, m.Array] = {}  # arrays of vectors: their scalar type
         for p in fn.params:
             if isinstance(p.type, m.Pointer) and _vec(p.type.pointee):
@@ -395,6 +402,9 @@ class _Scalarizer:
                 self.views[p.name] = _View(p.name, stride(v), None, m.Scalar(v.dtype),
                                            volatile=p.type.volatile, vec=v)
             elif _vec(p.type):
+                if _overlapping(_vec(p.type)) and p.name in self.written:
+                    raise VectorError(f"union parameter '{p.name}' of '{p.type}' passed by value and written: its "
+                                      "lanes would be parameters of their own, not one word", p.span)
                 if _vec(p.type).lanes > LOCAL_LANES:
                     raise VectorError(f"parameter '{p.name}' of '{p.type}' passed by value, whose "
                                       f"{_vec(p.type).lanes} fields would each be a parameter", p.span)
@@ -408,6 +418,8 @@ class _Scalarizer:
         span = e.span
         if isinstance(e, m.Ref) and e.name in self.aliases:  # a reference to a buffer's element
             return self.lane(self.aliases[e.name], i, raw)
+        if isinstance(e, m.Ref) and e.name in self.unions:  # its words: lanes through their bits
+            return self.lane(m.Index(e, _int(0, span), e.type, span), i, raw)
         if isinstance(e, m.Ref) and e.name in self.held:
             array = self.held[e.name]
             return m.Index(m.Ref(e.name, "local", array, span), _int(i, span), array.element, span)
@@ -1031,6 +1043,27 @@ class _Scalarizer:
                 if v is not None and v.lanes > LOCAL_LANES:
                     raise VectorError(f"a local '{d.name}' of '{v}', whose {v.lanes} fields would each be a local",
                                       d.span)
+                if v is not None and _overlapping(v) and not isinstance(d.type, m.Reference):
+                    # union un {float f; unsigned ui;} u: one word, u.ui the bits of u.f
+                    array = m.Array(m.Scalar(v.dtype), stride(v))
+                    self.unions.add(d.name)
+                    self.views[d.name] = _View(d.name, stride(v), None, m.Scalar(v.dtype), "local", array, vec=v)
+                    value = d.init
+                    if isinstance(value, m.Call) and value.kind == "constructor" and not value.args:
+                        value = None
+                    if value is None and v.initialised:
+                        raise VectorError(f"a local '{d.name}' of '{v}' declared without a value: its constructor "
+                                          "or default member initialisers would give its fields values", d.span)
+                    out.append(m.DeclStmt((m.VarDecl(d.name, array, d.storage, False, None, d.span),), d.span))
+                    if value is not None:
+                        if isinstance(value, m.InitList) and len(value.items) == 1:
+                            # un u = {1.0f}: its first member
+                            out.append(self.store(m.Ref(d.name, "local", v, d.span), 0, self.scalar(value.items[0]),
+                                                  "=", d.span))
+                        else:  # a copy: its words
+                            out += [self.store(m.Ref(d.name, "local", v, d.span), i, self.lane(value, i), "=", d.span)
+                                    for i in range(v.lanes) if lane_dtype(v, i) == v.dtype]
+                    continue
                 if v is not None and d.name in self.held:  # an array of its lanes, filled lane by lane
                     value = d.init
                     if isinstance(value, m.Call) and value.kind == "constructor" and not value.args:
