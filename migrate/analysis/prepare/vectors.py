@@ -776,7 +776,8 @@ class _Scalarizer:
         if all(not _packed(whole, k) for k, _ in picks) and all(c % wsize == 0 for c in steps):
             index = base.index
             for c, x in zip(steps, indices):
-                index = _add(index, _mul(self.scalar(x), c // wsize, span), span)
+                words = self.scalar(x) if c == wsize else _mul(self.scalar(x), c // wsize, span)
+                index = _add(index, words, span)
             return m.Index(base.base, index, base.type, span)
         if raw or any(lane_dtype(whole, k) != dtype for k, _ in picks):
             raise VectorError(f"an element of an array field of '{whole}' held with others in one word, "
@@ -866,6 +867,9 @@ class _Scalarizer:
             if isinstance(e, m.Unary) and e.op in ("++", "--", "&") else None
         if written is not None and not _vec(getattr(written, "type", None)):
             found = self.path_candidates(written, None)
+            chain = _field_chain(written) if isinstance(written, m.Index) else None
+            if chain is not None and isinstance(chain[0].type, m.Array) and self.array_field(written) is not None:
+                found = None  # an array field of scalars: the element array_field reaches, as before
             if found is not None and found[2]:
                 place = self.path_place(written)
                 if not isinstance(place, m.Index):
