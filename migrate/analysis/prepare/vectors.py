@@ -868,8 +868,10 @@ class _Scalarizer:
         if written is not None and not _vec(getattr(written, "type", None)):
             found = self.path_candidates(written, None)
             chain = _field_chain(written) if isinstance(written, m.Index) else None
-            if chain is not None and isinstance(chain[0].type, m.Array) and self.array_field(written) is not None:
-                found = None  # an array field of scalars: the element array_field reaches, as before
+            if found is not None and found[2] and chain is not None and isinstance(chain[0].type, m.Array) \
+                    and isinstance(self.lane(found[0], found[1][0][0], raw=True), m.Index) \
+                    and self.array_field(written) is not None:
+                found = None  # an array field of scalars in memory: the element array_field reaches, as before
             if found is not None and found[2]:
                 place = self.path_place(written)
                 if not isinstance(place, m.Index):
