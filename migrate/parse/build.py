@@ -185,7 +185,8 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if named is not None:
         return named
     if kind == T.RECORD:
-        return _lane_struct(ctype, spelling) or _record(ctype, spelling) or m.Record(spelling)
+        return _lane_struct(ctype, spelling) or _record(ctype, spelling) or _union(ctype, spelling) \
+            or m.Record(spelling)
     if kind == T.ENUM:
         return m.Scalar("int32")
     if spelling in template_names:
@@ -256,7 +257,8 @@ RECORD_LANES = 4096
 def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | None:
     """The scalar lanes of a plain struct (:func:`_plain_fields`: no bases, unions or bit-fields)
     in memory order: (name, dtype, byte offset); a field that is a fixed array of
-    scalars, or a struct of the same kind, gives one lane per element (``pos[1]``, ``p.x``)."""
+    scalars, or a struct of the same kind, gives one lane per element (``pos[1]``, ``p.x``); an
+    array of CUDA vectors or of such structs, one per element's lane (``uv[1].x``, ``e[0][2].imag``)."""
     kids = _plain_fields(ctype)
     if kids is None:
         return None
@@ -274,13 +276,32 @@ def _record_lanes(ctype: ci.Type, prefix: str = "", base: int = 0) -> list | Non
                 extents.append(t.element_count)
                 t = t.element_type.get_canonical()
             element = _named_type(_bare(t.spelling))
+            if len(out) + math.prod(extents) > RECORD_LANES:
+                return None
+            places = list(itertools.product(*(range(n) for n in extents)))
+            if t.kind == T.RECORD and element is None:
+                # StepInfo stepinfo[8], fcomplex e[3][3]: each element's own lanes (e[0][1].real)
+                size = t.get_size()
+                for k, place in enumerate(places):
+                    inner = _record_lanes(t, name + "".join(f"[{i}]" for i in place) + ".", at + k * size)
+                    if inner is None or size <= 0 or len(out) + len(inner) > RECORD_LANES:
+                        return None
+                    out += inner
+                continue
+            if isinstance(element, m.Vector) and not element.lane_dtypes and element.dtype in dtypes.SIZES:
+                size = dtypes.SIZES[element.dtype]  # float2 uv[4]: uv[0].x, uv[0].y, uv[1].x, ...
+                out += [(name + "".join(f"[{i}]" for i in place) + f".{lane}", element.dtype,
+                         at + (k * element.lanes + j) * size)
+                        for k, place in enumerate(places)
+                        for j, lane in enumerate(element.fields or lanewise.LANES[:element.lanes])]
+                if len(out) > RECORD_LANES:
+                    return None
+                continue
             if not isinstance(element, m.Scalar) or element.dtype not in dtypes.SIZES:
                 return None
             size = dtypes.SIZES[element.dtype]
-            if len(out) + math.prod(extents) > RECORD_LANES:
-                return None
             out += [(name + "".join(f"[{i}]" for i in place), element.dtype, at + k * size)
-                    for k, place in enumerate(itertools.product(*(range(n) for n in extents)))]
+                    for k, place in enumerate(places)]
             continue
         named = _named_type(_bare(t.spelling))
         if isinstance(named, m.Scalar) and named.dtype in dtypes.SIZES:
@@ -321,6 +342,27 @@ def _record(ctype: ci.Type, spelling: str) -> m.Vector | None:
         slots.append((off // width, off % width))
     return m.Vector(spelling, storage, len(lanes), tuple(n for n, _d, _o in lanes),
                     tuple(dt for _n, dt, _o in lanes), tuple(slots), size // width, _initialised(ctype))
+
+
+def _union(ctype: ci.Type, spelling: str) -> m.Vector | None:
+    """A union of the project's whose members are scalars of one size (``union {float f;
+    unsigned int ui;}``, read as the bits of the other) as a record of one word, every lane in
+    it at byte 0; None for any other union."""
+    decl = ctype.get_declaration()
+    if decl is None or decl.kind != K.UNION_DECL or \
+            cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
+        return None
+    kids = list(decl.get_children())
+    fields = [k for k in kids if k.kind == K.FIELD_DECL]
+    if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
+            or any(k.is_bitfield() for k in fields):
+        return None
+    types = [_named_type(_bare(k.type.get_canonical().spelling)) for k in fields]
+    if not all(isinstance(t, m.Scalar) and t.dtype in dtypes.SIZES and t.dtype not in ("float16", "bfloat16", "bool")
+               for t in types) or {dtypes.SIZES[t.dtype] for t in types} != {ctype.get_size()}:
+        return None
+    return m.Vector(spelling, types[0].dtype, len(fields), tuple(k.spelling for k in fields),
+                    tuple(t.dtype for t in types), ((0, 0),) * len(fields), 1, _initialised(ctype))
 
 
 def _nested_lanes(ctype: ci.Type) -> m.Vector | None:

@@ -67,6 +67,12 @@ def lane_offset(v: m.Vector, i: int) -> int:
     return i * SIZES[v.dtype]
 
 
+def _overlapping(v: m.Vector) -> bool:
+    """Whether lanes of ``v`` share their bytes (a union's members): a local of it is its words,
+    each lane read and written through their bits, never a local per lane."""
+    return bool(v.slots) and len(set(v.slots)) < len(v.slots)
+
+
 def _word(v: m.Vector, i: int) -> int:
     return v.slots[i][0] if v.slots else i
 
@@ -280,6 +286,52 @@ def _flat_index(indices: list, last: str, span: Span) -> m.Expr | None:
     return flat
 
 
+def _record_path(e) -> tuple[m.Expr, list] | None:
+    """``e`` a place inside a record reached through its fields and the elements of its array
+    fields (``s.stepinfo[o].block_z``, ``a->e[j][i]``, ``r.board[k]``): (the record, the path: field
+    names and index expressions in order); None where ``e`` is no such place."""
+    parts = []
+    while True:
+        if isinstance(e, m.Member):
+            base = e.base
+            if e.arrow and isinstance(base.type, m.Pointer):
+                base = m.Index(base, _int(0, e.span), base.type.pointee, e.span)
+            parts.insert(0, e.field)
+            e = base
+            continue
+        inner = e
+        while isinstance(inner, m.Index) and isinstance(inner.base.type, m.Array):
+            inner = inner.base
+        if isinstance(e, m.Index) and isinstance(e.base.type, m.Array) and isinstance(inner, m.Member):
+            parts.insert(0, e.index)
+            e = e.base
+            continue
+        break
+    if not parts or not isinstance(parts[0], str) or _vec(e.type) is None:
+        return None
+    return e, parts
+
+
+def _path_lanes(v: m.Vector, parts: list, suffix: str) -> list[tuple[int, tuple[int, ...]]]:
+    """The lanes of record ``v`` the path ``parts`` (then ``suffix``, a lane of a struct the path
+    names) may pick: (lane, the value of each index of the path that is no constant)."""
+    pattern = ""
+    for part in parts:
+        if isinstance(part, str):
+            pattern += ("." if pattern else "") + re.escape(part)
+        elif isinstance(part, m.IntLit):
+            pattern += re.escape(f"[{part.value}]")
+        else:
+            pattern += r"\[(\d+)\]"
+    pattern += re.escape(suffix)
+    out = []
+    for k, name in enumerate(lane_names(v)):
+        found = re.fullmatch(pattern, name)
+        if found:
+            out.append((k, tuple(int(g) for g in found.groups())))
+    return out
+
+
 def _pointer_step(s, names) -> tuple[str, str, m.Expr] | None:
     """(pointer, "+=" or "-=", amount) where statement ``s`` steps one of the pointers ``names``
     (``k++``, ``--k``, ``k += n``, ``k -= n``, ``k = k + n``); None for any other statement."""
@@ -342,6 +394,7 @@ class _Scalarizer:
                 v = inner.operand.type
                 self.held[inner.operand.name] = m.Array(m.Scalar(v.dtype), stride(v))
         self.by_value: set[str] = set()  # vector parameters passed by value: their lanes are parameters
+        self.unions: set[str] = set()  # union locals: an array of their words, viewed like a buffer
         self.arrays: dict[str, m.Array] = {}  # arrays of vectors: their scalar type
         for p in fn.params:
             if isinstance(p.type, m.Pointer) and _vec(p.type.pointee):
@@ -349,6 +402,9 @@ class _Scalarizer:
                 self.views[p.name] = _View(p.name, stride(v), None, m.Scalar(v.dtype),
                                            volatile=p.type.volatile, vec=v)
             elif _vec(p.type):
+                if _overlapping(_vec(p.type)) and p.name in self.written:
+                    raise VectorError(f"union parameter '{p.name}' of '{p.type}' passed by value and written: its "
+                                      "lanes would be parameters of their own, not one word", p.span)
                 if _vec(p.type).lanes > LOCAL_LANES:
                     raise VectorError(f"parameter '{p.name}' of '{p.type}' passed by value, whose "
                                       f"{_vec(p.type).lanes} fields would each be a parameter", p.span)
@@ -362,6 +418,8 @@ class _Scalarizer:
         span = e.span
         if isinstance(e, m.Ref) and e.name in self.aliases:  # a reference to a buffer's element
             return self.lane(self.aliases[e.name], i, raw)
+        if isinstance(e, m.Ref) and e.name in self.unions:  # its words: lanes through their bits
+            return self.lane(m.Index(e, _int(0, span), e.type, span), i, raw)
         if isinstance(e, m.Ref) and e.name in self.held:
             array = self.held[e.name]
             return m.Index(m.Ref(e.name, "local", array, span), _int(i, span), array.element, span)
@@ -461,6 +519,9 @@ class _Scalarizer:
             return self.lane(e.operand, i)
         if isinstance(e, m.Call) and e.kind != "device":
             raise VectorError(f"call of '{e.callee}' returning '{e.type}', which has no lane form", span)
+        picked = self.path_lane(e, i, raw)  # s.stepinfo[o] of a record whose field is an array of structs
+        if picked is not None:
+            return picked
         foreign = self.foreign_view(e)
         if foreign is not None:
             raise VectorError(f"'{e.type}' read through a view of a buffer of {foreign}: its lanes are another "
@@ -644,6 +705,127 @@ class _Scalarizer:
         first = self.lane(outer, names[0], raw=True)
         return m.Index(first.base, _add(first.index, self.scalar(flat), e.span), first.type, e.span)
 
+    def path_candidates(self, e, i: int | None):
+        """``e`` a place in a record through an array field indexed by other than constants
+        (:func:`_record_path`; with ``i``, lane ``i`` of the struct it names): (the record, the
+        lanes the path may pick, the indices that choose among them); None otherwise."""
+        found = _record_path(e)
+        if found is None:
+            return None
+        root, parts = found
+        whole = _vec(root.type)
+        inner = _vec(e.type)
+        if i is not None and inner is None:
+            return None
+        suffix = "" if i is None else "." + lane_names(inner)[i]
+        picks = _path_lanes(whole, parts, suffix)
+        indices = [p for p in parts if not isinstance(p, (str, m.IntLit))]
+        if not picks or (not indices and len(picks) != 1):
+            return None
+        return root, picks, indices
+
+    def path_lane(self, e, i: int | None, raw: bool = False) -> m.Expr | None:
+        """The value (with ``raw``, the place) of a record's lane that ``e`` names through the
+        elements of its array fields (``s.stepinfo[octant].block_z``, ``a->e[j][i].real``); None
+        where ``e`` names none. In memory, the element of the storage the indices reach (the
+        lanes a path picks lie at evenly spaced bytes); of a local or a by-value parameter,
+        whose lanes are locals of their own, the one the indices pick."""
+        found = self.path_candidates(e, i)
+        if found is None:
+            return None
+        root, picks, indices = found
+        whole, span = _vec(root.type), e.span
+        if not indices:
+            return self.lane(root, picks[0][0], raw)
+        first = self.lane(root, picks[0][0], raw=True)
+        if isinstance(first, m.Index):
+            return self.memory_path(root, whole, picks, indices, raw, span)
+        value = None
+        for k, values in reversed(picks):
+            lane = self.lane(root, k)
+            if value is None:
+                value = lane
+                continue
+            value = m.Ternary(self.path_test(indices, values, span), lane, value, lane.type, span)
+        return value
+
+    def path_test(self, indices, values, span) -> m.Expr:
+        """Whether the path's ``indices`` are ``values``."""
+        test = None
+        for index, value in zip(indices, values):
+            one = _equals(self._pick_index(index, "array"), value, span)
+            test = one if test is None else m.Binary("&&", test, one, m.Scalar("bool"), span)
+        return test
+
+    def memory_path(self, root, whole: m.Vector, picks, indices, raw: bool, span) -> m.Expr:
+        """The word of a record in memory holding the lane an indexed path picks: the lanes lie at
+        a first byte plus a constant step per index (checked for every lane the path may pick)."""
+        at = {values: lane_offset(whole, k) for k, values in picks}
+        zero = (0,) * len(indices)
+        steps = []
+        for d in range(len(indices)):
+            one = tuple(1 if j == d else 0 for j in range(len(indices)))
+            steps.append(at[one] - at[zero] if one in at and zero in at else None)
+        if zero not in at or None in steps or any(
+                offset != at[zero] + sum(c * x for c, x in zip(steps, values)) for values, offset in at.items()):
+            raise VectorError(f"an element of an array field of '{whole}' indexed by a variable, its lanes "
+                              "not evenly spaced in memory", span)
+        base = self.lane(root, picks[0][0], raw=True)
+        dtype = lane_dtype(whole, picks[0][0])
+        wsize = SIZES[whole.dtype]
+        if all(not _packed(whole, k) for k, _ in picks) and all(c % wsize == 0 for c in steps):
+            index = base.index
+            for c, x in zip(steps, indices):
+                words = self.scalar(x) if c == wsize else _mul(self.scalar(x), c // wsize, span)
+                index = _add(index, words, span)
+            return m.Index(base.base, index, base.type, span)
+        if raw or any(lane_dtype(whole, k) != dtype for k, _ in picks):
+            raise VectorError(f"an element of an array field of '{whole}' held with others in one word, "
+                              "indexed by a variable and written", span)
+        # (int8_t board[12] among ints: byte k of the storage, its word and place computed)
+        first = at[zero] - _word(whole, picks[0][0]) * wsize  # bytes into the first lane's word
+        byte = _int(first, span)
+        for c, x in zip(steps, indices):
+            byte = _add(byte, _mul(self.scalar(x), c, span), span)
+        wint = _INT[wsize]
+        word = m.Index(base.base, _add(base.index, m.Binary("/", byte, _int(wsize, span), byte.type, span), span),
+                       base.type, span)
+        shift = m.Binary("*", m.Binary("%", byte, _int(wsize, span), byte.type, span), _int(8, span), byte.type, span)
+        bits = m.Binary(">>", _bits(self.word_local(word), wint), m.Cast(m.Scalar(wint), shift, "implicit",
+                                                                          m.Scalar(wint), span), m.Scalar(wint), span)
+        lsize = SIZES[dtype]
+        if dtype == "bool":
+            masked = m.Binary("&", bits, _int_lit(0xFF, wint, span), m.Scalar(wint), span)
+            return m.Binary("!=", masked, _int_lit(0, wint, span), m.Scalar("bool"), span)
+        narrow = m.Cast(m.Scalar(_INT[lsize]), bits, "implicit", m.Scalar(_INT[lsize]), span)
+        return _bits(narrow, dtype)
+
+    def path_place(self, target) -> m.Expr | None:
+        """The word of a record in memory that ``target``, a lane an indexed path names, is
+        written to (refused where the lane shares its word); None for any other target."""
+        found = self.path_candidates(target, None)
+        if found is None or not found[2]:
+            return None
+        return self.path_lane(target, None, raw=True)
+
+    def path_store(self, target, i: int | None, value, op: str, span) -> m.Stmt | None:
+        """``target op value`` where ``target`` is a lane of a local (or by-value) record an indexed
+        path names (``v.c[i].real += x``): one branch per lane the indices may pick; None for any
+        other target."""
+        found = self.path_candidates(target, i)
+        if found is None or not found[2]:
+            return None
+        root, picks, indices = found
+        if isinstance(self.lane(root, picks[0][0], raw=True), m.Index):
+            return None  # in memory: the element itself is the place
+        whole = _vec(root.type)
+        out = None
+        for k, values in reversed(picks):
+            store = self.store(root, k, value, op, span)
+            out = store if out is None else m.If(self.path_test(indices, values, span), m.Block((store,), span),
+                                                 m.Block((out,), span), span)
+        return out
+
     def _pick_index(self, index: m.Expr, field: str) -> m.Expr:
         """The index of a local record's array field, read once per element it may pick."""
         if not pure(index, math=False):
@@ -681,6 +863,23 @@ class _Scalarizer:
                                                                       e.operand if e.op in ("++", "--", "&") else None):
             raise VectorError("a field of a record held with others in one word, assigned or addressed "
                               "inside an expression", e.span)
+        written = e.target if isinstance(e, m.Assign) else e.operand \
+            if isinstance(e, m.Unary) and e.op in ("++", "--", "&") else None
+        if written is not None and not _vec(getattr(written, "type", None)):
+            found = self.path_candidates(written, None)
+            chain = _field_chain(written) if isinstance(written, m.Index) else None
+            if found is not None and found[2] and chain is not None and isinstance(chain[0].type, m.Array) \
+                    and isinstance(self.lane(found[0], found[1][0][0], raw=True), m.Index) \
+                    and self.array_field(written) is not None:
+                found = None  # an array field of scalars in memory: the element array_field reaches, as before
+            if found is not None and found[2]:
+                place = self.path_place(written)
+                if not isinstance(place, m.Index):
+                    raise VectorError("a field of a local record picked by a variable index, assigned or addressed "
+                                      "inside an expression", e.span)
+                if isinstance(e, m.Assign):
+                    return dataclasses.replace(e, target=place, value=self.scalar(e.value))
+                return dataclasses.replace(e, operand=place)
         target = self.lane_target(e)  # p.x, p->re, a[i].pos[2]
         if target is not None:
             return self.lane(*target)
@@ -689,6 +888,10 @@ class _Scalarizer:
             whole = self.array_field(e)
             if whole is not None:
                 return whole
+        if isinstance(e, (m.Index, m.Member)) and not _vec(e.type) and not isinstance(e.type, m.Array):
+            picked = self.path_lane(e, None)  # r.board[k], s.stepinfo[o].block_z
+            if picked is not None:
+                return picked
         flat = self.flat_view(e)
         if flat is not None:
             return flat
@@ -718,6 +921,9 @@ class _Scalarizer:
     def store(self, target, i: int, value, op: str, span) -> m.ExprStmt:
         """``target``'s lane ``i`` ``op`` ``value`` as a statement; a record lane held with others in
         one word is written through its word."""
+        branches = self.path_store(target, i, value, op, span) if _vec(target.type) else None
+        if branches is not None:  # v.c[i] = x on a local record: a branch per element
+            return branches
         v = _vec(target.type)
         place = self.lane(target, i, raw=True)
         if v is None or not _packed(v, i) or isinstance(place, m.Ref):
@@ -843,6 +1049,27 @@ class _Scalarizer:
                 if v is not None and v.lanes > LOCAL_LANES:
                     raise VectorError(f"a local '{d.name}' of '{v}', whose {v.lanes} fields would each be a local",
                                       d.span)
+                if v is not None and _overlapping(v) and not isinstance(d.type, m.Reference):
+                    # union un {float f; unsigned ui;} u: one word, u.ui the bits of u.f
+                    array = m.Array(m.Scalar(v.dtype), stride(v))
+                    self.unions.add(d.name)
+                    self.views[d.name] = _View(d.name, stride(v), None, m.Scalar(v.dtype), "local", array, vec=v)
+                    value = d.init
+                    if isinstance(value, m.Call) and value.kind == "constructor" and not value.args:
+                        value = None
+                    if value is None and v.initialised:
+                        raise VectorError(f"a local '{d.name}' of '{v}' declared without a value: its constructor "
+                                          "or default member initialisers would give its fields values", d.span)
+                    out.append(m.DeclStmt((m.VarDecl(d.name, array, d.storage, False, None, d.span),), d.span))
+                    if value is not None:
+                        if isinstance(value, m.InitList) and len(value.items) == 1:
+                            # un u = {1.0f}: its first member
+                            out.append(self.store(m.Ref(d.name, "local", v, d.span), 0, self.scalar(value.items[0]),
+                                                  "=", d.span))
+                        else:  # a copy: its words
+                            out += [self.store(m.Ref(d.name, "local", v, d.span), i, self.lane(value, i), "=", d.span)
+                                    for i in range(v.lanes) if lane_dtype(v, i) == v.dtype]
+                    continue
                 if v is not None and d.name in self.held:  # an array of its lanes, filled lane by lane
                     value = d.init
                     if isinstance(value, m.Call) and value.kind == "constructor" and not value.args:
@@ -910,6 +1137,22 @@ class _Scalarizer:
             branches = self.local_field_store(s)
             if branches is not None:
                 return branches
+            if not _vec(s.expr.target.type):  # v.c[i].real += x on a local record: a branch per lane
+                branches = self.path_store(s.expr.target, None, self.scalar(s.expr.value), s.expr.op, s.span)
+                if branches is not None:
+                    return [branches]
+                place = self.path_place(s.expr.target)  # r[i].c[k].real = x: the word the indices reach
+                if place is not None:
+                    return [m.ExprStmt(dataclasses.replace(s.expr, target=place, value=self.scalar(s.expr.value)),
+                                       s.span)]
+        if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Unary) and s.expr.op in ("++", "--"):
+            one = m.IntLit(1, "1", m.Scalar("int32"), s.span)
+            branches = self.path_store(s.expr.operand, None, one, "+=" if s.expr.op == "++" else "-=", s.span)
+            if branches is not None:
+                return [branches]
+            place = self.path_place(s.expr.operand)
+            if place is not None:
+                return [m.ExprStmt(dataclasses.replace(s.expr, operand=place), s.span)]
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and self._packed_target(s.expr.target):
             vec, i = self.lane_target(s.expr.target)
             return [self.store(vec, i, self.scalar(s.expr.value), s.expr.op, s.span)]
