@@ -115,16 +115,18 @@ def test_warp_scans_are_the_blocks_exclusive_ranks(tmp_path):
 
 
 def test_steps_under_a_loop_only_some_threads_run_are_refused(tmp_path):
+    # each row's own tree depth (a length it loads): threads of other rows run the loop otherwise
     source = """
     #include <cuda_runtime.h>
-    __global__ void rows(const int group, const int n, const float* __restrict__ v, float* __restrict__ y) {
+    __global__ void rows(const int group, const int n, const int* __restrict__ depth, const float* __restrict__ v,
+                         float* __restrict__ y) {
       int index = blockIdx.x * blockDim.x + threadIdx.x;
       int r = index / group;
       int lane = index % group;
       __shared__ volatile float result[128];
       result[threadIdx.x] = v[index];
       if (r < n) {
-        int half = group / 2;
+        int half = depth[r];
         while (half > 0) {
           if (lane < half) result[threadIdx.x] += result[threadIdx.x + half];
           half /= 2;
@@ -136,6 +138,63 @@ def test_steps_under_a_loop_only_some_threads_run_are_refused(tmp_path):
     _, (k,) = converted(tmp_path, source, expect_ok=False)
     assert k["form"] == "unsupported"
     assert k["reason"].startswith("warp-synchronous code: its steps in lockstep need a barrier"), k["reason"]
+
+
+#: a sparse matrix-vector product with a group of lanes per row, written the way Lanczos solvers
+#: write it: each lane sums its strided share into its own volatile cell (a loop whose bounds the
+#: row gives), then the group's tree runs in lockstep under the row's bounds test, its depth the
+#: same for every thread.
+GROUP_ROWS = """
+#include <cuda_runtime.h>
+__global__ void group_rows(const int group, const int rows, const int* __restrict__ row_ptr,
+                           const int* __restrict__ col, const float* __restrict__ val,
+                           const float* __restrict__ x, float* __restrict__ y) {
+  int index = blockIdx.x * blockDim.x + threadIdx.x;
+  int r = index / group;
+  int lane = index % group;
+  __shared__ volatile float result[128];
+  result[threadIdx.x] = 0;
+  if (r < rows) {
+    int start = row_ptr[r];
+    int end = row_ptr[r + 1];
+    for (int i = start + lane; i < end; i += group) {
+      result[threadIdx.x] += val[i] * x[col[i]];
+    }
+    int half = group / 2;
+    while (half > 0) {
+      if (lane < half) {
+        result[threadIdx.x] += result[threadIdx.x + half];
+      }
+      half /= 2;
+    }
+    if (lane == 0) {
+      y[r] = result[threadIdx.x];
+    }
+  }
+}
+"""
+
+
+def test_a_tree_of_uniform_depth_under_a_rows_bounds_runs_as_steps(tmp_path):
+    from tests.analysis.support import module_of
+    out, (k,) = converted(tmp_path, GROUP_ROWS, expect_ok=False)
+    assert k["form"] == "portable", k["reason"]
+    mod = module_of(out / "k.py")
+    rng = np.random.default_rng(3)
+    rows, group = 45, 8
+    lengths = rng.integers(0, 20, rows)
+    row_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    nnz = int(row_ptr[-1])
+    col = rng.integers(0, 64, nnz).astype(np.int32)
+    val = rng.uniform(-1.0, 1.0, nnz).astype(np.float32)
+    x = rng.uniform(-1.0, 1.0, 64).astype(np.float32)
+    y = np.full(rows, np.nan, np.float32)
+    threads = 128
+    grid = (rows * group + threads - 1) // threads
+    mod.group_rows(group, rows, row_ptr, col, val, x, y, grid=grid, block=threads, target="c")
+    want = np.array([np.dot(val[row_ptr[r]:row_ptr[r + 1]].astype(np.float64),
+                            x[col[row_ptr[r]:row_ptr[r + 1]]]) for r in range(rows)])
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
 
 
 def test_the_cpu_check_skips_them_naming_why(tmp_path):
