@@ -111,6 +111,7 @@ CASES = {
     "straight_line_helpers": ("tests.emit.test_device", "TIES", "TIES_SPEC"),
     "array_parameters": ("tests.parse.test_frontend", "ARRAY_PARAMS", "ARRAY_PARAMS_SPEC"),
     "narrow_scalars": ("tests.emit.test_narrow_scalar_parameters", "KERNEL", "SPEC"),
+    "do_while_continue": ("tests.emit.test_continue_in_strided_loops", "DO_WHILE", "DO_WHILE_SPEC"),
 }
 
 

@@ -1060,6 +1060,7 @@ class StmtPrinter:
         self.expr.values = self.values
         self.flag_loops = 0  # loops on a flag (open_flag_loop) around the current statement
         self.retests: dict[str, m.Expr] = {}  # flag -> the condition it holds (open_loop)
+        self.do_tests: dict[str, m.Expr] = {}  # a do-while loop's flag -> its condition (s_DoWhile)
         self.chains = 0  # long else-if chains written flat around the current statement (s_If)
 
     def open_loop(self, cond: m.Expr | None, span: Span | None) -> None:
@@ -1455,11 +1456,13 @@ class StmtPrinter:
         self.indent -= 1
 
     def s_DoWhile(self, s: m.DoWhile):
-        if has_continue(s.body):
-            raise EmitError("'continue' in a do-while loop", s.span)
         flag = self.open_flag_loop(s.span)
         self.indent += 1
+        self.loop_stack.append(flag)
+        self.do_tests[flag] = s.cond  # a continue tests the condition first, as C does (s_Continue)
         self.block(s.body.stmts if isinstance(s.body, m.Block) else (s.body,))
+        del self.do_tests[flag]
+        self.loop_stack.pop()
         self.emit(f"{flag} = {self.expr.cond(s.cond)}", s.cond.span)
         self.indent -= 1
         self.close_flag_loop()
@@ -1468,8 +1471,11 @@ class StmtPrinter:
         self.emit("break", s.span)
 
     def s_Continue(self, s):
-        if self.loop_stack and self.loop_stack[-1] in self.retests:
-            self.retest(self.loop_stack[-1], s.span)  # C tests the condition before the next iteration
+        top = self.loop_stack[-1] if self.loop_stack else None
+        if top in self.retests:
+            self.retest(top, s.span)  # C tests the condition before the next iteration
+        elif top in self.do_tests:  # do {...; continue; ...} while (c): the flag takes c, then the test
+            self.emit(f"{top} = {self.expr.cond(self.do_tests[top])}", s.span)
         self.emit("continue", s.span)
 
     def s_Return(self, s: m.Return):

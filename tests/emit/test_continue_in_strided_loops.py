@@ -38,3 +38,32 @@ def test_continue_in_a_loop_written_as_while_steps_first_and_checks_equal(tmp_pa
     text = (out / "k.py").read_text()
     # the two continues of the strided loop each step first; the inner counted loop's does not
     assert text.count("i = i + stride") >= 3
+
+
+#: ``continue`` in a ``do {...} while (c)`` (a backtracking search's step loop): C tests ``c``
+#: before the next iteration, so the loop's flag takes ``c`` first; a continue of a loop inside
+#: it stays that loop's
+DO_WHILE = """
+__global__ void walks(const int* __restrict__ x, int* __restrict__ out, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = t % 7, s = 0, steps = 0;
+    do {
+        i += 3;
+        steps++;
+        if (x[i % n] % 3 == 0) continue;   // skips the rest, then tests i < n
+        for (int k = 0; k < 3; k++) { if (k == 1) continue; s += k; }
+        s += x[i % n];
+    } while (i < n && steps < 50);
+    out[t] = s * 100 + steps;
+}
+"""
+
+DO_WHILE_SPEC = spec_kernel("walks", (2, 1, 1), (32, 1, 1), "exact",
+                            spec_buffer("x", "int32", 90, "in", -20, 20),
+                            spec_buffer("out", "int32", 64, "out"),
+                            spec_scalar("n", "int32", 90))
+
+
+def test_continue_in_a_do_while_tests_its_condition_first_and_checks_equal(tmp_path):
+    _out, (k,) = converted(tmp_path, DO_WHILE, DO_WHILE_SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
