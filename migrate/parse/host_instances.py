@@ -7,8 +7,9 @@
 clang leaves such a launch's template arguments dependent (the host template is never
 instantiated in libclang's cursors), so the kernel looked never launched (M1208). Here each such
 launch's arguments are written in terms of the host template's parameters — the ones written at
-the launch (``fill<W, T>``), or deduced the way C++ deduces them from a kernel parameter spelled
-``T*``, ``const T*`` or ``T`` — and the host template's own instances (its calls elsewhere with
+the launch (``fill<W, T>``), the ones not written deduced the way C++ deduces them from a kernel
+parameter spelled ``T*``, ``const T*`` or ``T`` (``k<NUM_THREADS><<<g, b>>>(payoff)`` of a
+``template <int N, typename Payoff>`` kernel in a ``do_run<Payoff>``) — and the host template's own instances (its calls elsewhere with
 arguments clang resolved, or written in terms of another host template's parameters, two levels
 at most) give them values.
 """
@@ -48,13 +49,15 @@ def template_params(cursor: ci.Cursor) -> list[tuple[str, str]]:
     return out
 
 
-def _deduced(kernel: ci.Cursor, arg_types: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The kernel's template arguments deduced from its launch's argument types, as C++ deduces a
-    parameter spelled ``T*``, ``const T*`` or ``T``; None where one is not deduced."""
+def _deduced(kernel: ci.Cursor, arg_types: tuple[str, ...], written: tuple[str, ...] = ()
+             ) -> tuple[str, ...] | None:
+    """The kernel's template arguments: those ``written`` at the launch first
+    (``k<NUM_THREADS><<<...>>>(payoff)``), the rest deduced from its launch's argument types, as
+    C++ deduces a parameter spelled ``T*``, ``const T*`` or ``T``; None where one is not deduced."""
     params = template_params(kernel)
-    if not params or any(kind != "type" for _n, kind in params):
+    if not params or len(written) > len(params) or any(kind != "type" for _n, kind in params[len(written):]):
         return None
-    found: dict[str, str] = {}
+    found: dict[str, str] = {name: a for (name, _kind), a in zip(params, written)}
     parm_types = [c.type.spelling for c in kernel.get_children() if c.kind == K.PARM_DECL]
     for spelled, arg in zip(parm_types, arg_types):
         bare = _bare(spelled).replace(" ", "")
@@ -142,7 +145,9 @@ class HostInstances:
             kernel = self.functions.get(launch.kernel)
             if host is None or kernel is None or host.kind != K.FUNCTION_TEMPLATE:
                 continue
-            written = launch.written or _deduced(kernel, launch.arg_types)
+            written = launch.written
+            if len(written) < len(template_params(kernel)):  # the rest deduced, as C++ does
+                written = _deduced(kernel, launch.arg_types, written) or written
             if not written:
                 continue
             names = [n for n, _k in template_params(host)]

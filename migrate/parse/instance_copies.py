@@ -168,7 +168,8 @@ def arguments(text: str, kernel: m.Function, instance: m.Instantiation) -> tuple
     """``instance``'s arguments as the copy writes them: a value written as the name of a constant
     that a host function declares (``constexpr uint32_t NUM_THREADS = 128;`` in the launching
     function, which the copy, outside that function, cannot name) is that constant's value; None
-    where a parameter without a default has no argument."""
+    where a parameter without a default has no argument. An enum's value is written as its
+    constant (:func:`enumerator`)."""
     out = []
     for i, p in enumerate(kernel.template_params):
         a = instance.args[i] if i < len(instance.args) else p.default
@@ -176,8 +177,21 @@ def arguments(text: str, kernel: m.Function, instance: m.Instantiation) -> tuple
             return None
         if p.kind == "value" and re.fullmatch(r"[A-Za-z_]\w*", a):
             a = local_constant(text, a) or a
+        if p.kind == "value" and p.enumerators:
+            a = enumerator(p, a)
         out.append(a)
     return tuple(out)
+
+
+def enumerator(param: m.TemplateParam, arg: str) -> str:
+    """An enum-typed value parameter's argument as the copy writes it: the enum's constant of that
+    value (``ReductionType::MUL``) where clang spelled the argument as its integer (``1``), which
+    C++ does not convert to the enum; the argument as it is otherwise."""
+    digits = re.fullmatch(r"\(?\s*(-?\d+)\s*\)?", arg)
+    if digits is None:
+        return arg
+    named = [n for n, v in param.enumerators if v == int(digits.group(1)) and "::" in n]
+    return named[0] if named else arg
 
 
 def local_constant(text: str, name: str) -> str | None:
