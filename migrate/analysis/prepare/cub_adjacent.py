@@ -29,7 +29,7 @@ from ...ir import model as m
 from ...ir.exprs import strip_implicit_casts
 from ...ir.visit import expand_statements
 from .cub_blocks import CubError, _args, _assign, _int, _sync
-from .cub_moves import _Constants, _add, _element, _mul, _text, _tid
+from .cub_moves import _Constants, _add, _element, _mul, _text, _tid, storages_retyped
 
 I32 = m.Scalar("int32")
 BOOL = m.Scalar("bool")
@@ -168,24 +168,6 @@ def lower_cub_adjacent(fn: m.Function) -> m.Function:
     low = _Lower(fn)
     body = expand_statements(fn.body, low.split)
 
-    def storage(s) -> list | None:
-        if not isinstance(s, m.DeclStmt) or not any(_is_storage(d.type) for d in s.decls):
-            return None
-        decls = []
-        for d in s.decls:
-            if _is_storage(d.type):
-                if d.name not in low.storages:
-                    continue
-                if d.storage != "shared" or isinstance(d.type, m.Array):
-                    raise CubError(f"TempStorage '{d.name}' is not one __shared__ storage", d.span)
-                d = dataclasses.replace(d, type=low.storages[d.name], init=None)
-            decls.append(d)
-        return [dataclasses.replace(s, decls=tuple(decls))] if decls else []
-
-    body = expand_statements(body, storage, every=True)
-    for n in m.walk(body):
-        if isinstance(n, m.Ref) and _is_storage(n.type):
-            raise CubError(f"TempStorage '{n.name}' used other than by a cub::BlockAdjacentDifference", n.span)
-        if isinstance(n, m.MethodCall) and _class_of(n.obj) is not None:
-            raise CubError(f"cub::BlockAdjacentDifference::{n.method} whose value is used", n.span)
+    body = storages_retyped(body, low, _is_storage, lambda o: "BlockAdjacentDifference" if _class_of(o) else None,
+                            "a cub::BlockAdjacentDifference")
     return dataclasses.replace(fn, body=body)

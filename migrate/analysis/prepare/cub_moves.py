@@ -427,34 +427,46 @@ def lower_cub_moves(fn: m.Function) -> m.Function:
     low = _Lower(fn)
     body = expand_statements(fn.body, low.split)
 
+    body = storages_retyped(body, low, _is_storage, lambda o: (_class_of(o) or (None,))[0],
+                            "a CUB load, store or exchange")
+    return dataclasses.replace(fn, body=body)
+
+
+def storages_retyped(body: m.Block, low, is_storage, class_of, users: str) -> m.Block:
+    """``body`` with each ``TempStorage`` declaration a lowering used retyped to the ``__shared__``
+    slots it gave it (``low.storages``: name -> ("one" | "array", the slots' type), or the slots'
+    type alone for one storage; an array of storages an array of slots, its extent the template's
+    value), the others dropped; a storage used any other way, or a CUB call left whose value is
+    used (``class_of``: the class an object's call belongs to, or None), refused naming ``users``,
+    what may use one. Shared by the CUB lowerings (loads and stores, scans, adjacent differences)."""
     def storage(s) -> list | None:
-        if not isinstance(s, m.DeclStmt) or not any(_is_storage(d.type) for d in s.decls):
+        if not isinstance(s, m.DeclStmt) or not any(is_storage(d.type) for d in s.decls):
             return None
         decls = []
         for d in s.decls:
-            if _is_storage(d.type):
+            if is_storage(d.type):
                 if d.name not in low.storages:
-                    continue  # a load's or store's storage: no algorithm needs it here
+                    continue  # a storage none of these lowerings uses
                 if d.storage != "shared":
                     raise CubError(f"TempStorage '{d.name}' is not __shared__", d.span)
-                shape, slots = low.storages[d.name]
+                used = low.storages[d.name]
+                shape, slots = used if isinstance(used, tuple) else ("one", used)
+                if (shape == "array") != isinstance(d.type, m.Array):
+                    raise CubError(f"TempStorage '{d.name}' used as {'an array' if shape == 'array' else 'one'}",
+                                   d.span)
                 if shape == "array":
-                    if not isinstance(d.type, m.Array):
-                        raise CubError(f"TempStorage '{d.name}' indexed but not an array", d.span)
                     extent_text = d.type.extent_text
                     if d.type.extent is None:  # [warps], a local constant: as the template's values
                         extent_text = low.consts.extent(extent_text, f"TempStorage '{d.name}'", d.span)
                     slots = m.Array(slots, d.type.extent, extent_text)
-                elif isinstance(d.type, m.Array):
-                    raise CubError(f"the array of TempStorages '{d.name}' used whole", d.span)
                 d = dataclasses.replace(d, type=slots, init=None)
             decls.append(d)
         return [dataclasses.replace(s, decls=tuple(decls))] if decls else []
 
     body = expand_statements(body, storage, every=True)
     for n in m.walk(body):
-        if isinstance(n, m.Ref) and _is_storage(n.type):
-            raise CubError(f"TempStorage '{n.name}' used other than by a CUB load, store or exchange", n.span)
-        if isinstance(n, m.MethodCall) and (found := _class_of(n.obj)) is not None:
-            raise CubError(f"cub::{found[0]}::{n.method} whose value is used", n.span)
-    return dataclasses.replace(fn, body=body)
+        if isinstance(n, m.Ref) and is_storage(n.type):
+            raise CubError(f"TempStorage '{n.name}' used other than by {users}", n.span)
+        if isinstance(n, m.MethodCall) and (found := class_of(n.obj)) is not None:
+            raise CubError(f"cub::{found}::{n.method} whose value is used", n.span)
+    return body

@@ -41,7 +41,7 @@ from ...ir import model as m
 from ...ir.exprs import strip_implicit_casts
 from ...ir.visit import expand_statements
 from .cub_blocks import _OPS, CubError, _args, _assign, _int, _sync
-from .cub_moves import _Constants, _add, _element, _linear_tid, _mul, _text, _tid
+from .cub_moves import _Constants, _add, _element, _linear_tid, _mul, _text, _tid, storages_retyped
 
 I32 = m.Scalar("int32")
 BOOL = m.Scalar("bool")
@@ -259,32 +259,6 @@ def lower_cub_scans(fn: m.Function) -> m.Function:
     low = _Lower(fn)
     body = expand_statements(fn.body, low.split)
 
-    def storage(s) -> list | None:
-        if not isinstance(s, m.DeclStmt) or not any(_is_storage(d.type) for d in s.decls):
-            return None
-        decls = []
-        for d in s.decls:
-            if _is_storage(d.type):
-                if d.name not in low.storages:
-                    continue  # a TempStorage no scan uses
-                if d.storage != "shared":
-                    raise CubError(f"TempStorage '{d.name}' is not __shared__", d.span)
-                shape, slots = low.storages[d.name]
-                if (shape == "array") != isinstance(d.type, m.Array):
-                    raise CubError(f"TempStorage '{d.name}' used as {'an array' if shape == 'array' else 'one'}", d.span)
-                if shape == "array":
-                    extent_text = d.type.extent_text
-                    if d.type.extent is None:  # [warps], a local constant: as the template's values
-                        extent_text = low.consts.extent(extent_text, f"TempStorage '{d.name}'", d.span)
-                    slots = m.Array(slots, d.type.extent, extent_text)
-                d = dataclasses.replace(d, type=slots, init=None)
-            decls.append(d)
-        return [dataclasses.replace(s, decls=tuple(decls))] if decls else []
-
-    body = expand_statements(body, storage, every=True)
-    for n in m.walk(body):
-        if isinstance(n, m.Ref) and _is_storage(n.type):
-            raise CubError(f"TempStorage '{n.name}' used other than by a CUB scan", n.span)
-        if isinstance(n, m.MethodCall) and (found := _class_of(n.obj)) is not None:
-            raise CubError(f"cub::{found[0]}::{n.method} whose value is used", n.span)
+    body = storages_retyped(body, low, _is_storage, lambda o: (_class_of(o) or (None,))[0],
+                            "a CUB scan")
     return dataclasses.replace(fn, body=body)
