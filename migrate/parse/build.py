@@ -23,6 +23,7 @@ from ..ir.exprs import pure
 from ..ir.span import Span
 from . import clang as cl
 from . import lambdas, lanewise
+from .local_types import local_type_name
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -185,6 +186,7 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if named is not None:
         return named
     if kind == T.RECORD:
+        spelling = local_type_name(ctype) or spelling
         return _lane_struct(ctype, spelling) or _record(ctype, spelling) or _union(ctype, spelling) \
             or m.Record(spelling)
     if kind == T.ENUM:
@@ -479,7 +481,7 @@ class ModelBuilder:
                 # a local name for a type (using vec_t = uint4;): its uses carry the type itself
                 continue
             elif child.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL, K.ENUM_DECL):
-                return self.unsupported_stmt(child, "M1206", "local type declaration is not modelled")
+                continue  # a local type: its uses carry the type itself, as one of namespace scope
             elif child.kind == K.STATIC_ASSERT:
                 continue
         return m.DeclStmt(tuple(decls), span_of(cursor))
