@@ -57,6 +57,31 @@ __global__ void stream(const unsigned *in_ptr, unsigned *out, int n, int words)
     }
     out[gid] = window + (flag ? 1000u : 0u) + (next & 15u);
 }
+
+__device__ float helper(float x, int k)       // a lambda in a device function the kernel calls
+{
+    float acc = 0.0f;
+    auto add = [&](float v) { acc += v * (float)k; };
+    add(x);
+    add(x * x);
+    return acc;
+}
+
+__global__ void via_helper(const float *in, float *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = helper(in[i], i % 3);
+}
+
+template <typename T>
+__global__ void in_template(const T *in, T *out, int n)   // converted per instance
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    T acc = T(0);
+    auto add = [&](T v) { acc += v; };
+    if (i < n) { add(in[i]); add(in[i] * T(2)); out[i] = acc; }
+}
+template __global__ void in_template<float>(const float *, float *, int);
 """
 
 SPEC = (
@@ -69,13 +94,21 @@ SPEC = (
                   spec_buffer("out", "uint32", 100, "out"),
                   spec_scalar("n", "int32", 100),
                   spec_scalar("words", "int32", 37))
+    + spec_kernel("via_helper", (2, 1, 1), (64, 1, 1), "fp32",
+                  spec_buffer("in", "float32", 100, "in", -2.0, 2.0),
+                  spec_buffer("out", "float32", 100, "out"),
+                  spec_scalar("n", "int32", 100))
+    + spec_kernel("in_template", (2, 1, 1), (64, 1, 1), "fp32",
+                  spec_buffer("in", "float32", 100, "in", -2.0, 2.0),
+                  spec_buffer("out", "float32", 100, "out"),
+                  spec_scalar("n", "int32", 100), template="float")
 )
 
 
 def test_lambdas_capturing_by_reference_and_by_value_check_equal(tmp_path):
     out, rows = converted(tmp_path, KERNELS, SPEC, expect_ok=False)
     kernels = {k["kernel"]: k for k in rows}
-    for name in ("captures", "stream"):
+    for name in ("captures", "stream", "via_helper", "in_template"):
         assert kernels[name]["form"] != "unsupported", kernels[name]["diagnostics"]
         assert kernels[name]["check"]["status"] == "pass", kernels[name]["check"]
     text = (out / "k.py").read_text()
