@@ -1068,17 +1068,34 @@ def _enumerators(ctype) -> tuple:
 
 def _member_initialisers(cursor: ci.Cursor, builder: ModelBuilder) -> tuple:
     """A constructor's member initialisers (``: x(_x), y(_y)``) as the assignments to its object
-    they make, in order (each a field name, then the expression it is given)."""
-    out, field = [], None
+    they make, in order (each a field name, then the expression it is given), after the default
+    member initialisers of the fields they do not name (``const int fmask = (1 << 23) - 1;``)."""
+    given, field = [], None
     for child in cursor.get_children():
         if child.kind == K.MEMBER_REF:
             field = child
         elif field is not None and child.kind.is_expression():
-            span = span_of(child)
-            ftype = convert_type(field.type)
-            target = m.Member(builder._this(span), field.spelling, False, ftype, span)
-            out.append(m.ExprStmt(m.Assign("=", target, builder.expr(child), ftype, span), span))
+            given.append((field, child))
             field = None
+    named = {f.spelling for f, _e in given}
+    defaults = []
+    record = cursor.semantic_parent
+    for member in record.get_children() if record is not None else ():
+        if member.kind != K.FIELD_DECL or member.spelling in named or \
+                not any(t.spelling in ("=", "{") for t in member.get_tokens()):
+            continue
+        exprs = [c for c in member.get_children() if c.kind.is_expression()]
+        value = exprs[-1] if exprs else None
+        if value is not None and value.kind == K.INIT_LIST_EXPR and len(list(value.get_children())) == 1:
+            value = next(value.get_children())  # int calls{3};
+        if value is not None:
+            defaults.append((member, value))
+    out = []
+    for field, child in defaults + given:
+        span = span_of(child)
+        ftype = convert_type(field.type)
+        target = m.Member(builder._this(span), field.spelling, False, ftype, span)
+        out.append(m.ExprStmt(m.Assign("=", target, builder.expr(child), ftype, span), span))
     return tuple(out)
 
 
