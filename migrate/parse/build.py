@@ -949,7 +949,9 @@ class ModelBuilder:
                           span_of(cursor))
 
     def expr_LAMBDA_EXPR(self, cursor: ci.Cursor) -> m.Expr:
-        return self.unsupported_expr(cursor, "M1206", "lambda expressions are not modelled")
+        # a local variable's lambda is a device function (parse.lambdas, visit_DECL_STMT)
+        return self.unsupported_expr(cursor, "M1206", "a lambda that is not a local variable's initialiser "
+                                                      "(called where it is written, passed on) is not modelled")
 
     def expr_CXX_NEW_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         return self.unsupported_expr(cursor, "M1210", "'new' in device code")

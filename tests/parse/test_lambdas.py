@@ -133,6 +133,13 @@ __global__ void passed_on(float *out)
     auto g = f;
     out[i] = g(out[i]);
 }
+
+__global__ void in_place(float *out)
+{
+    int i = threadIdx.x;
+    float s = 2.0f;
+    out[i] = [&](float v) { return v * s; }(out[i]);
+}
 """
 
 
@@ -144,3 +151,5 @@ def test_lambdas_the_model_has_no_form_for_are_named(tmp_path):
     assert any("lambda capture 'm = 2 * n'" in msg for msg in messages["init_capture"]), messages
     assert kernels["passed_on"]["form"] == "unsupported"
     assert any("lambda 'f' used other than by calling it" in msg for msg in messages["passed_on"]), messages
+    assert kernels["in_place"]["form"] == "unsupported"
+    assert any("lambda that is not a local variable's initialiser" in msg for msg in messages["in_place"]), messages
