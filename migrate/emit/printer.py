@@ -416,11 +416,12 @@ class ExprPrinter:
         k = _int_literal(e.rhs)
         wrap = scalar_name(e.type)
         if op == "-" and wrap in ("uint32", "uint64") and k is not None and k > 0 and \
-                self.tir_dtype(e.lhs) is not None:
+                (self.tir_dtype(e.lhs) is not None or _cast_constant(e.lhs)):
             # `x - k` on an unsigned x is printed `x + (2**N - k)`, the same value modulo 2**N:
             # TileLang's vectoriser evaluates indices at thread 0, and TVM refuses to fold an
             # unsigned `0 - k` ("Minuend's value is 0U ... will cause a negative uint"); a
-            # launch-constant lhs (`blockDim.x + 31 - 1`) is a Python int and stays as written
+            # launch-constant lhs (`blockDim.x + 31 - 1`) is a Python int and stays as written; a
+            # cast constant (ans's `mask = (UNIT_TYPE)(0) - 1`) is a TIR constant, folded so too
             p = _PREC["+"]
             bits = 32 if wrap == "uint32" else 64
             return f"{self._typed_operand(e.lhs, wrap, p, lt)} + {DTYPES[wrap]}(2**{bits} - {k})", p
@@ -1023,6 +1024,15 @@ def _strip_roundtrip(e: m.Expr, dtype: str | None, printer: "ExprPrinter") -> m.
         if inner == dtype and frozenset({e.target.dtype, dtype}) in _SAME_WIDTH:
             return e.operand
     return e
+
+
+def _cast_constant(e) -> bool:
+    """An integer literal cast to a type (``(unsigned)(0)``), through any casts."""
+    if not isinstance(e, m.Cast):
+        return False
+    while isinstance(e, m.Cast):
+        e = e.operand
+    return isinstance(e, m.IntLit)
 
 
 def _is_lit_cast(e) -> bool:

@@ -22,7 +22,8 @@ from ..ir import model as m
 from ..ir.exprs import pure
 from ..ir.span import Span
 from . import clang as cl
-from . import lanewise
+from . import lambdas, lanewise
+from .local_types import local_type_name
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -185,6 +186,7 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if named is not None:
         return named
     if kind == T.RECORD:
+        spelling = local_type_name(ctype) or spelling
         return _lane_struct(ctype, spelling) or _record(ctype, spelling) or _union(ctype, spelling) \
             or m.Record(spelling)
     if kind == T.ENUM:
@@ -424,6 +426,10 @@ class ModelBuilder:
         self.called: list[str] = []
         self.deduced: dict[int, m.CType] = {}  # a template's auto local (by its cursor's hash) -> type
         self._types: dict[tuple, m.CType] = {}  # clang type -> model type (type_of)
+        # the local lambdas defined so far (parse.lambdas): the variable's USR -> (model name, captures)
+        self.lambdas: dict[str, tuple[str, list]] = {}
+        # in a lambda's body: the USRs of the variables it captures, which are its parameters
+        self.captured: set[str] = set()
 
     # -- helpers ----------------------------------------------------------------------------
     def type_of(self, cursor: ci.Cursor) -> m.CType:
@@ -464,16 +470,80 @@ class ModelBuilder:
     def visit_DECL_STMT(self, cursor: ci.Cursor) -> m.Stmt:
         decls = []
         for child in cursor.get_children():
-            if child.kind == K.VAR_DECL:
+            if child.kind == K.VAR_DECL and lambdas.lambda_of(child) is not None:
+                copies = self._define_lambda(child, lambdas.lambda_of(child))
+                if isinstance(copies, m.UnsupportedStmt):
+                    return copies
+                decls.extend(copies)
+            elif child.kind == K.VAR_DECL:
                 decls.append(self.var_decl(child))
             elif child.kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL, K.TYPE_ALIAS_TEMPLATE_DECL):
                 # a local name for a type (using vec_t = uint4;): its uses carry the type itself
                 continue
             elif child.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL, K.ENUM_DECL):
-                return self.unsupported_stmt(child, "M1206", "local type declaration is not modelled")
+                continue  # a local type: its uses carry the type itself, as one of namespace scope
             elif child.kind == K.STATIC_ASSERT:
                 continue
         return m.DeclStmt(tuple(decls), span_of(cursor))
+
+    def _define_lambda(self, var: ci.Cursor, lam: ci.Cursor) -> list[m.VarDecl] | m.UnsupportedStmt:
+        """Registers the lambda ``lam`` that initialises the local ``var`` as a device function of the
+        unit (parse.lambdas); the copies its by-value captures hold, as locals declared here."""
+        found = lambdas.captures(lam)
+        if isinstance(found, str):
+            return self.unsupported_stmt(lam, "M1206", found)
+        copies = []
+        for capture in found:
+            if capture.by_ref:
+                continue
+            ctype = convert_type(capture.var.type, self.template_names)
+            if isinstance(ctype, m.Array):
+                return self.unsupported_stmt(lam, "M1206", f"a lambda capturing the array '{capture.name}' by "
+                                                           "value is not modelled")
+            source = self._captured_ref(capture, ctype, span_of(var))
+            copies.append(m.VarDecl(lambdas.copy_name(var.spelling, capture.name), ctype, "local", False,
+                                    source, span_of(var)))
+        parent = var.semantic_parent
+        base = re.sub(r"\W+", "_", f"{parent.spelling if parent is not None else ''}_{var.spelling}").strip("_")
+        name, n = base, 1
+        while name in self.user_functions and self.user_functions[name] != lam:
+            n += 1
+            name = f"{base}_{n}"
+        self.user_functions[name] = lam
+        self.model_names[lambdas.key(lam)] = name
+        self.lambdas[var.get_usr()] = (name, found)
+        return copies
+
+    def _captured_ref(self, capture, ctype: m.CType, span: Span) -> m.Ref:
+        """The enclosing function's own variable a capture names."""
+        var = capture.var
+        kind = "param" if var.kind == K.PARM_DECL or var.get_usr() in self.captured else _var_kind(var)
+        return m.Ref(capture.name, kind, ctype, span)
+
+    def _lambda_call(self, cursor: ci.Cursor, kids: list[ci.Cursor]) -> m.Expr | None:
+        """``f(args)`` of a local lambda ``f``: the call of its device function with the captured
+        variables (or their copies) after the arguments; None for any other call."""
+        if cursor.spelling != "operator()" or not kids:
+            return None
+        obj = kids[0]
+        while obj.kind == K.UNEXPOSED_EXPR and len(list(obj.get_children())) == 1:
+            obj = next(obj.get_children())
+        if obj.kind != K.DECL_REF_EXPR or obj.referenced is None:
+            return None
+        var = obj.referenced
+        if var.get_usr() not in self.lambdas:
+            return None
+        name, found = self.lambdas[var.get_usr()]
+        span = span_of(cursor)
+        args = tuple(self.expr(a) for a in kids[2:] if not _is_default_arg(a))
+        for capture in found:
+            ctype = convert_type(capture.var.type, self.template_names)
+            if capture.by_ref:
+                args += (self._captured_ref(capture, ctype, span),)
+            else:
+                args += (m.Ref(lambdas.copy_name(var.spelling, capture.name), "local", ctype, span),)
+        self.called.append(name)
+        return m.Call(name, args, "device", (), self.type_of(cursor), span)
 
     def var_decl(self, cursor: ci.Cursor) -> m.VarDecl:
         attrs = {c.kind for c in cursor.get_children()}
@@ -731,8 +801,11 @@ class ModelBuilder:
         if ref.kind == K.VAR_DECL and name in BUILTIN_VARS and cl.is_prelude_file(
                 ref.location.file.name if ref.location.file else None):
             return m.Builtin(name, None, ctype, span)
-        if ref.kind == K.PARM_DECL:
+        if ref.kind == K.PARM_DECL or ref.kind == K.VAR_DECL and ref.get_usr() in self.captured:
             return m.Ref(name, "param", ctype, span)
+        if ref.kind == K.VAR_DECL and ref.get_usr() in self.lambdas:
+            return self.unsupported_expr(cursor, "M1206", f"the lambda '{name}' used other than by calling it "
+                                                          "is not modelled")
         if ref.kind == K.VAR_DECL:
             kind = _var_kind(ref)
             if _undeduced(ctype):
@@ -876,7 +949,9 @@ class ModelBuilder:
                           span_of(cursor))
 
     def expr_LAMBDA_EXPR(self, cursor: ci.Cursor) -> m.Expr:
-        return self.unsupported_expr(cursor, "M1206", "lambda expressions are not modelled")
+        # a local variable's lambda is a device function (parse.lambdas, visit_DECL_STMT)
+        return self.unsupported_expr(cursor, "M1206", "a lambda that is not a local variable's initialiser "
+                                                      "(called where it is written, passed on) is not modelled")
 
     def expr_CXX_NEW_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         return self.unsupported_expr(cursor, "M1210", "'new' in device code")
@@ -907,6 +982,9 @@ class ModelBuilder:
             # int(v) or float(v) on a template's T v: clang leaves the cast a callee-less call
             target = self.type_of(cursor)
             return m.Cast(target, self.expr(kids[0]), "functional", target, span_of(cursor))
+        lambda_call = self._lambda_call(cursor, kids)
+        if lambda_call is not None:
+            return lambda_call
         # An overloaded-operator call lists its operands in source order with the operator's
         # reference between them (``a = b`` → a, operator=, b); in a template the call itself
         # may have no spelling, only the (unresolved) operator reference names it.

@@ -19,6 +19,7 @@ from ..codes import Severity
 from ..diagnostics import Diagnostic, DiagnosticBag
 from ..ir.span import Span
 from . import clang as cl
+from . import lambdas
 from . import header_search
 from ..ir import model as m
 from ..ir.names import fresh
@@ -589,7 +590,7 @@ class UnitBuilder:
         queue = list(pending)
         while queue:
             cursor = queue.pop(0)
-            if self.model_names.get(cursor.get_usr(), cursor.spelling) in built:
+            if self.model_names.get(_usr(cursor), cursor.spelling) in built:
                 continue
             try:
                 fn = self._function(cursor, instances)
@@ -640,7 +641,7 @@ class UnitBuilder:
         its extent (so a kernel, or a kernel calling it, is reported unsupported with it)."""
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         self.bag.add("M9001", span_of(cursor), f"internal error while reading '{cursor.spelling}': {last}")
-        return m.Function(self.model_names.get(cursor.get_usr(), cursor.spelling), self._cuda_kind(cursor) or "host",
+        return m.Function(self.model_names.get(_usr(cursor), cursor.spelling), self._cuda_kind(cursor) or "host",
                           (), m.Scalar("void"), None, (), (), (), (), span_of(cursor))
 
     def _function(self, cursor: ci.Cursor, instances: dict[str, list[m.Instantiation]]) -> m.Function:
@@ -665,6 +666,11 @@ class UnitBuilder:
             params.append(m.Param("this_", m.Reference(this_type), cursor.is_const_method(), span_of(cursor)))
         builder = ModelBuilder(self.bag, self.text, self.functions, names, self.overloads, self.model_names,
                                this_type)
+        lambda_captures = ()
+        if cursor.kind == K.LAMBDA_EXPR:  # a local lambda (parse.lambdas): its captures follow its parameters
+            found = lambdas.captures(cursor)
+            lambda_captures = tuple(found) if not isinstance(found, str) else ()
+            builder.captured = {c.var.get_usr() for c in lambda_captures}
         defaults: list[m.Expr | None] = [None] * len(params)
         body = None
         kernel = self._cuda_kind(cursor) == "global"
@@ -681,15 +687,24 @@ class UnitBuilder:
                 defaults.append(self._param_default(child, builder))
             elif child.kind == K.COMPOUND_STMT:
                 body = builder.block(child)
+        for capture in lambda_captures:
+            ctype = convert_type(capture.var.type, names)
+            params.append(m.Param(capture.name, ctype if isinstance(ctype, m.Reference) else m.Reference(ctype),
+                                  False, span_of(capture.var)))
+            defaults.append(None)
         if cursor.kind == K.CONSTRUCTOR and body is not None:
             body = dataclasses.replace(body, stmts=_member_initialisers(cursor, builder) + body.stmts)
         kind = self._cuda_kind(cursor) or "host"
-        returns = convert_type(cursor.result_type, names)
+        returns = convert_type(cursor.result_type, names) if cursor.kind != K.LAMBDA_EXPR else None
+        if cursor.kind == K.LAMBDA_EXPR:
+            kind = "device"
+            operator = lambdas.call_operator(cursor)
+            returns = convert_type(operator.result_type, names) if operator is not None else m.Scalar("void")
         if kind == "global" and template_params and not instances.get(cursor.spelling):
             self.bag.add("M1208", span_of(cursor),
                          f"templated kernel '{cursor.spelling}' is never launched or instantiated here")
         calls = tuple(dict.fromkeys(builder.called))
-        name = self.model_names.get(cursor.get_usr(), cursor.spelling)
+        name = self.model_names.get(_usr(cursor), cursor.spelling)
         self.defaults[name] = tuple(defaults)
         return m.Function(name, kind, tuple(params), returns,
                           body, tuple(template_params),
@@ -842,6 +857,11 @@ class UnitBuilder:
 #: ``template __global__ void name<args>(``: an explicit instantiation definition of a kernel
 _EXPLICIT_INSTANCE = re.compile(r"^[ \t]*template[ \t]+(?:__global__[ \t]+)?void[ \t]+(\w+)[ \t]*<([^;{()]*)>[ \t]*\(",
                                 re.MULTILINE)
+
+
+def _usr(cursor: ci.Cursor) -> str:
+    """The key a function's model name is registered under: its USR, a lambda's place."""
+    return lambdas.key(cursor) if cursor.kind == K.LAMBDA_EXPR else cursor.get_usr()
 
 
 def _split_args(text: str) -> list[str]:
@@ -1048,17 +1068,34 @@ def _enumerators(ctype) -> tuple:
 
 def _member_initialisers(cursor: ci.Cursor, builder: ModelBuilder) -> tuple:
     """A constructor's member initialisers (``: x(_x), y(_y)``) as the assignments to its object
-    they make, in order (each a field name, then the expression it is given)."""
-    out, field = [], None
+    they make, in order (each a field name, then the expression it is given), after the default
+    member initialisers of the fields they do not name (``const int fmask = (1 << 23) - 1;``)."""
+    given, field = [], None
     for child in cursor.get_children():
         if child.kind == K.MEMBER_REF:
             field = child
         elif field is not None and child.kind.is_expression():
-            span = span_of(child)
-            ftype = convert_type(field.type)
-            target = m.Member(builder._this(span), field.spelling, False, ftype, span)
-            out.append(m.ExprStmt(m.Assign("=", target, builder.expr(child), ftype, span), span))
+            given.append((field, child))
             field = None
+    named = {f.spelling for f, _e in given}
+    defaults = []
+    record = cursor.semantic_parent
+    for member in record.get_children() if record is not None else ():
+        if member.kind != K.FIELD_DECL or member.spelling in named or \
+                not any(t.spelling in ("=", "{") for t in member.get_tokens()):
+            continue
+        exprs = [c for c in member.get_children() if c.kind.is_expression()]
+        value = exprs[-1] if exprs else None
+        if value is not None and value.kind == K.INIT_LIST_EXPR and len(list(value.get_children())) == 1:
+            value = next(value.get_children())  # int calls{3};
+        if value is not None:
+            defaults.append((member, value))
+    out = []
+    for field, child in defaults + given:
+        span = span_of(child)
+        ftype = convert_type(field.type)
+        target = m.Member(builder._this(span), field.spelling, False, ftype, span)
+        out.append(m.ExprStmt(m.Assign("=", target, builder.expr(child), ftype, span), span))
     return tuple(out)
 
 

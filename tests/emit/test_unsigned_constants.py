@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from tests.analysis.support import converted, spec_buffer, spec_kernel
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 from tests.lowering import lower_sm90
 
 KERNEL = """
@@ -47,3 +47,30 @@ def test_negative_values_in_unsigned_arithmetic_wrap_and_lower_for_cuda(tmp_path
     spec.loader.exec_module(mod)
     source = lower_sm90(mod.KERNELS["wraps"], (2, 1, 1), (64, 1, 1))
     assert "atomicAdd" in source or "AtomicAdd" in source
+
+
+# ans's `const UNIT_TYPE mask = (UNIT_TYPE) (0) - 1;`: a cast constant less a constant, which TVM
+# refused to fold when the kernel was built ("Minuend's value is 0U ... will cause a negative uint")
+ALL_ONES = """
+__global__ void all_ones(const unsigned* __restrict__ g, unsigned* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const unsigned mask = (unsigned) (0) - 1;
+  out[i] = g[i] ^ (mask >> (g[i] % 8u));
+}
+"""
+
+
+def test_a_cast_zero_less_one_is_all_ones_and_lowers_for_cuda(tmp_path):
+    out, (k,) = converted(tmp_path, ALL_ONES, spec_kernel(
+        "all_ones", (2, 1, 1), (64, 1, 1), "exact",
+        spec_buffer("g", "uint32", 128, "in", 0, 4000000000),
+        spec_buffer("out", "uint32", 128, "out"),
+        spec_scalar("n", "int32", 128)))
+    assert k["check"]["status"] == "pass", k
+    text = (out / "k.py").read_text()
+    assert "T.uint32(0) + T.uint32(2**32 - 1)" in text
+    spec = importlib.util.spec_from_file_location("k_all_ones", out / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert "all_ones" in lower_sm90(mod.KERNELS["all_ones"], (2, 1, 1), (64, 1, 1))

@@ -221,12 +221,13 @@ def test_uninstantiated_template(tmp_path):
 def test_lambda_and_device_malloc(tmp_path):
     p = parse(tmp_path, HEADER + """
         __global__ void k(float* y) {
-            auto twice = [](float v) { return 2 * v; };
+            auto twice = [](float v) { return 2 * v; };   // a local variable's lambda: modelled (parse.lambdas)
             float* tmp = (float*)malloc(16);
-            y[0] = twice(y[1]);
+            y[0] = twice(y[1]) + [](float v) { return v; }(y[2]);   // called where written: refused
         }
     """)
     assert {"M1206", "M1210"} <= codes(p)
+    assert [d for d in p.diagnostics if d.code == "M1206"][0].message.startswith("a lambda that is not a local")
     assert p.kernel_errors("k")
 
 
