@@ -818,7 +818,6 @@ class _Scalarizer:
         root, picks, indices = found
         if isinstance(self.lane(root, picks[0][0], raw=True), m.Index):
             return None  # in memory: the element itself is the place
-        whole = _vec(root.type)
         out = None
         for k, values in reversed(picks):
             store = self.store(root, k, value, op, span)
