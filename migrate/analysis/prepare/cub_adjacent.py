@@ -22,37 +22,19 @@ method or use of the storage: :class:`~.cub_blocks.CubError`.
 """
 from __future__ import annotations
 
-import dataclasses
-import re
-
 from ...ir import model as m
 from ...ir.exprs import strip_implicit_casts
-from ...ir.visit import expand_statements
 from .cub_blocks import CubError, _args, _assign, _int, _sync
-from .cub_moves import _Constants, _add, _element, _mul, _text, _tid, storages_retyped
+from .cub_moves import CubClasses, CubLowering, _add, _element, _mul, _text, _tid, lower_with
 
 I32 = m.Scalar("int32")
 BOOL = m.Scalar("bool")
-_NS = r"^(?:typename\s+)?(?:::)?(?:cub::(?:\w+::)*)?"
-_CLASS = re.compile(_NS + r"BlockAdjacentDifference<(.*)>$")
-_STORAGE = re.compile(_NS + r"BlockAdjacentDifference<(.*)>::TempStorage$")
+CLASSES = CubClasses("BlockAdjacentDifference")
 
 #: difference operators by their last name: what ``op(a, b)`` computes
 DIFFERENCES = {"Difference": "-", "minus": "-", "Sum": "+", "plus": "+"}
 #: method -> (the neighbour's side, whether a fourth argument is the tile's edge item)
 METHODS = {"SubtractLeft": "left", "SubtractRight": "right"}
-
-
-def _class_of(e) -> str | None:
-    while True:
-        match = _CLASS.match(str(getattr(e, "type", "")).replace("const ", ""))
-        if match or not isinstance(e, m.Cast):
-            return match.group(1) if match else None
-        e = e.operand
-
-
-def _is_storage(t) -> bool:
-    return bool(_STORAGE.match(str(_element(t)).replace("const ", "")))
 
 
 def _difference(e, what, span) -> str:
@@ -64,28 +46,15 @@ def _difference(e, what, span) -> str:
     return DIFFERENCES[base]
 
 
-class _Lower:
-    def __init__(self, fn: m.Function) -> None:
-        self.consts = _Constants(fn)
-        self.names = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
-        self.storages: dict[str, m.CType] = {}
-        self.count = 0
-
-    def fresh(self, base: str) -> str:
-        while True:
-            self.count += 1
-            name = f"{base}_{self.count}"
-            if name not in self.names:
-                self.names.add(name)
-                return name
-
+class _Lower(CubLowering):
     def split(self, s) -> list | None:
         if not isinstance(s, m.ExprStmt) or not isinstance(s.expr, m.MethodCall):
             return None
         call = s.expr
-        targs = _class_of(call.obj)
-        if targs is None:
+        found = CLASSES.of(call.obj)
+        if found is None:
             return None
+        targs = found[1]
         span = call.span
         what = f"cub::BlockAdjacentDifference::{call.method}"
         if call.method not in METHODS or len(call.args) not in (3, 4):
@@ -156,18 +125,6 @@ class _Lower:
         return m.Ref(obj.name, "shared", slots, span)
 
 
-def uses_cub_adjacent(fn: m.Function) -> bool:
-    return fn.body is not None and any((isinstance(n, m.MethodCall) and _class_of(n.obj) is not None)
-                                       or (isinstance(n, m.VarDecl) and _is_storage(n.type)) for n in m.walk(fn.body))
-
-
 def lower_cub_adjacent(fn: m.Function) -> m.Function:
     """``fn`` with each CUB adjacent difference lowered (see the module docstring)."""
-    if not uses_cub_adjacent(fn):
-        return fn
-    low = _Lower(fn)
-    body = expand_statements(fn.body, low.split)
-
-    body = storages_retyped(body, low, _is_storage, lambda o: "BlockAdjacentDifference" if _class_of(o) else None,
-                            "a cub::BlockAdjacentDifference")
-    return dataclasses.replace(fn, body=body)
+    return lower_with(fn, CLASSES, _Lower, "a cub::BlockAdjacentDifference")

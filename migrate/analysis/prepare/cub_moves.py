@@ -49,8 +49,6 @@ from .cub_blocks import CubError, _args, _assign, _int, _sync
 I32 = m.Scalar("int32")
 BOOL = m.Scalar("bool")
 _NS = r"^(?:typename\s+)?(?:::)?(?:cub::(?:\w+::)*)?"
-_CLASS = re.compile(_NS + r"(BlockLoad|BlockStore|BlockExchange|WarpExchange)<(.*)>$")
-_STORAGE = re.compile(_NS + r"(BlockLoad|BlockStore|BlockExchange|WarpExchange)<(.*)>::TempStorage$")
 
 #: each class's template parameters, in order, as the lowering names them (None: not read here)
 PARAMS = {
@@ -81,13 +79,34 @@ WARP_EXCHANGES = ("BlockedToStriped", "StripedToBlocked")
 WARP = 32  # the warp of CUB's warp-striped arrangement
 
 
-def _class_of(e) -> tuple[str, str] | None:
-    """(class, template arguments) of the CUB object a method is called on, or None."""
-    while True:
-        match = _CLASS.match(str(getattr(e, "type", "")).replace("const ", ""))
-        if match or not isinstance(e, m.Cast):
-            return match.groups() if match else None
-        e = e.operand
+class CubClasses:
+    """The CUB classes one lowering takes (``BlockScan|WarpScan``): which objects and which
+    ``TempStorage`` types are theirs. Shared by the CUB lowerings (this module's, cub_scans',
+    cub_adjacent's)."""
+
+    def __init__(self, names: str) -> None:
+        self._object = re.compile(_NS + rf"({names})<(.*)>$")
+        self._storage = re.compile(_NS + rf"({names})<(.*)>::TempStorage$")
+
+    def of(self, e) -> tuple[str, str] | None:
+        """(class, template arguments) of the CUB object a method is called on, or None."""
+        while True:
+            match = self._object.match(str(getattr(e, "type", "")).replace("const ", ""))
+            if match or not isinstance(e, m.Cast):
+                return match.groups() if match else None
+            e = e.operand
+
+    def is_storage(self, t) -> bool:
+        """Whether ``t`` is one of these classes' TempStorage (or an array of them, one per warp)."""
+        return bool(self._storage.match(str(_element(t)).replace("const ", "")))
+
+    def used_in(self, fn: m.Function) -> bool:
+        return fn.body is not None and any((isinstance(n, m.MethodCall) and self.of(n.obj) is not None)
+                                           or (isinstance(n, m.VarDecl) and self.is_storage(n.type))
+                                           for n in m.walk(fn.body))
+
+
+CLASSES = CubClasses("BlockLoad|BlockStore|BlockExchange|WarpExchange")
 
 
 def _storage_of(obj) -> m.Expr | None:
@@ -289,11 +308,18 @@ def _base_offset(e, what, span) -> tuple[m.Expr, m.Expr | None]:
     raise CubError(f"{what} through '{e.type}', not a pointer", span)
 
 
-class _Lower:
+class CubLowering:
+    """What each CUB lowering keeps while it rewrites one function: the template's constants, the
+    names taken, the storages it used (name -> its ``__shared__`` slots, or ("one" | "array",
+    slots)); :meth:`split` (a lowering's own) rewrites one statement, or answers None."""
+
+    #: the name of the loops over a thread's items (:meth:`loop`)
+    ITEM = "cub_item"
+
     def __init__(self, fn: m.Function) -> None:
         self.consts = _Constants(fn)
         self.names = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
-        self.storages: dict[str, m.CType] = {}  # exchange storages: name -> the __shared__ array
+        self.storages: dict[str, m.CType | tuple] = {}
         self.count = 0
 
     def fresh(self, base: str) -> str:
@@ -305,16 +331,33 @@ class _Lower:
                 return name
 
     def loop(self, ipt, body_of, span) -> m.For:
-        k = m.Ref(self.fresh("cub_item"), "local", I32, span)
+        """``for (k = 0; k < ipt; k += 1) body_of(k)``."""
+        k = m.Ref(self.fresh(self.ITEM), "local", I32, span)
         init = m.DeclStmt((m.VarDecl(k.name, I32, "local", False, _int(0, span), span),), span)
         return m.For(init, m.Binary("<", k, ipt, BOOL, span), m.Assign("+=", k, _int(1, span), I32, span),
                      m.Block(tuple(body_of(k)), span), (), span)
 
     def split(self, s) -> list | None:
+        raise NotImplementedError
+
+
+def lower_with(fn: m.Function, classes: CubClasses, lowering: type, users: str) -> m.Function:
+    """``fn`` with each call of ``classes`` rewritten by ``lowering`` (a :class:`CubLowering`),
+    then their storages retyped (:func:`storages_retyped`); ``fn`` itself where it uses none."""
+    if not classes.used_in(fn):
+        return fn
+    low = lowering(fn)
+    body = expand_statements(fn.body, low.split)
+    body = storages_retyped(body, low, classes.is_storage, lambda o: (classes.of(o) or (None,))[0], users)
+    return dataclasses.replace(fn, body=body)
+
+
+class _Lower(CubLowering):
+    def split(self, s) -> list | None:
         if not isinstance(s, m.ExprStmt) or not isinstance(s.expr, m.MethodCall):
             return None
         call = s.expr
-        found = _class_of(call.obj)
+        found = CLASSES.of(call.obj)
         if found is None:
             return None
         cls, targs = found
@@ -408,28 +451,9 @@ class _Lower:
         return [self.loop(obj.ipt, put, span), _sync(span), self.loop(obj.ipt, get, span), _sync(span)]
 
 
-def _is_storage(t) -> bool:
-    """Whether ``t`` is one of these classes' TempStorage (or an array of them, one per warp)."""
-    return bool(_STORAGE.match(str(_element(t)).replace("const ", "")))
-
-
-def uses_cub_moves(fn: m.Function) -> bool:
-    return fn.body is not None and any(
-        (isinstance(n, m.MethodCall) and _class_of(n.obj) is not None)
-        or (isinstance(n, m.VarDecl) and _is_storage(n.type))
-        for n in m.walk(fn.body))
-
-
 def lower_cub_moves(fn: m.Function) -> m.Function:
     """``fn`` with each CUB load, store and exchange lowered to its loops (see the module docstring)."""
-    if not uses_cub_moves(fn):
-        return fn
-    low = _Lower(fn)
-    body = expand_statements(fn.body, low.split)
-
-    body = storages_retyped(body, low, _is_storage, lambda o: (_class_of(o) or (None,))[0],
-                            "a CUB load, store or exchange")
-    return dataclasses.replace(fn, body=body)
+    return lower_with(fn, CLASSES, _Lower, "a CUB load, store or exchange")
 
 
 def storages_retyped(body: m.Block, low, is_storage, class_of, users: str) -> m.Block:

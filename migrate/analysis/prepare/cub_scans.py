@@ -34,20 +34,14 @@ of the storage raises :class:`~.cub_blocks.CubError` with the construct.
 """
 from __future__ import annotations
 
-import dataclasses
-import re
-
 from ...ir import model as m
 from ...ir.exprs import strip_implicit_casts
-from ...ir.visit import expand_statements
 from .cub_blocks import _OPS, CubError, _args, _assign, _int, _sync
-from .cub_moves import _Constants, _add, _element, _linear_tid, _mul, _text, _tid, storages_retyped
+from .cub_moves import CubClasses, CubLowering, _add, _element, _linear_tid, _mul, _text, _tid, lower_with
 
 I32 = m.Scalar("int32")
 BOOL = m.Scalar("bool")
-_NS = r"^(?:typename\s+)?(?:::)?(?:cub::(?:\w+::)*)?"
-_CLASS = re.compile(_NS + r"(BlockScan|WarpScan)<(.*)>$")
-_STORAGE = re.compile(_NS + r"(BlockScan|WarpScan)<(.*)>::TempStorage$")
+CLASSES = CubClasses("BlockScan|WarpScan")
 
 #: each class's template parameters, in order (None: not read here), and their defaults
 PARAMS = {"BlockScan": ("T", "X", None, "Y", "Z"), "WarpScan": ("T", "W")}
@@ -61,18 +55,6 @@ METHODS = {
     "InclusiveScan": (True, {3: (2, None, None), 4: (2, None, 3)}),
     "ExclusiveScan": (False, {4: (3, 2, None), 5: (3, 2, 4)}),
 }
-
-
-def _class_of(e) -> tuple[str, str] | None:
-    while True:
-        match = _CLASS.match(str(getattr(e, "type", "")).replace("const ", ""))
-        if match or not isinstance(e, m.Cast):
-            return match.groups() if match else None
-        e = e.operand
-
-
-def _is_storage(t) -> bool:
-    return bool(_STORAGE.match(str(_element(t)).replace("const ", "")))
 
 
 def _combine(op: str, a, b, t, span):
@@ -102,20 +84,8 @@ def _syncwarp(span) -> m.ExprStmt:
     return m.ExprStmt(m.Call("__syncwarp", (), "sync", (), m.Scalar("void"), span), span)
 
 
-class _Lower:
-    def __init__(self, fn: m.Function) -> None:
-        self.consts = _Constants(fn)
-        self.names = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
-        self.storages: dict[str, tuple] = {}  # name -> ("one" | "array", the __shared__ slots' type)
-        self.count = 0
-
-    def fresh(self, base: str) -> str:
-        while True:
-            self.count += 1
-            name = f"{base}_{self.count}"
-            if name not in self.names:
-                self.names.add(name)
-                return name
+class _Lower(CubLowering):
+    ITEM = "cub_k"
 
     def local(self, base, t, init, span) -> tuple[m.Ref, m.DeclStmt]:
         ref = m.Ref(self.fresh(base), "local", t, span)
@@ -125,7 +95,7 @@ class _Lower:
         if not isinstance(s, m.ExprStmt) or not isinstance(s.expr, m.MethodCall):
             return None
         call = s.expr
-        found = _class_of(call.obj)
+        found = CLASSES.of(call.obj)
         if found is None:
             return None
         cls, targs = found
@@ -240,25 +210,7 @@ class _Lower:
         stmts.append(self.loop(ipt, each, span))
         return stmts
 
-    def loop(self, ipt, body_of, span) -> m.For:
-        k = m.Ref(self.fresh("cub_k"), "local", I32, span)
-        init = m.DeclStmt((m.VarDecl(k.name, I32, "local", False, _int(0, span), span),), span)
-        return m.For(init, m.Binary("<", k, ipt, BOOL, span), m.Assign("+=", k, _int(1, span), I32, span),
-                     m.Block(tuple(body_of(k)), span), (), span)
-
-
-def uses_cub_scans(fn: m.Function) -> bool:
-    return fn.body is not None and any((isinstance(n, m.MethodCall) and _class_of(n.obj) is not None)
-                                       or (isinstance(n, m.VarDecl) and _is_storage(n.type)) for n in m.walk(fn.body))
-
 
 def lower_cub_scans(fn: m.Function) -> m.Function:
     """``fn`` with each CUB block or warp scan lowered (see the module docstring)."""
-    if not uses_cub_scans(fn):
-        return fn
-    low = _Lower(fn)
-    body = expand_statements(fn.body, low.split)
-
-    body = storages_retyped(body, low, _is_storage, lambda o: (_class_of(o) or (None,))[0],
-                            "a CUB scan")
-    return dataclasses.replace(fn, body=body)
+    return lower_with(fn, CLASSES, _Lower, "a CUB scan")
