@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ...ir import model as m
 from ...ir.exprs import strip_implicit_casts
-from .cub_blocks import CubError, _args, _assign, _int, _sync
+from .cub_blocks import CubError, _args, _assign, _int, _sync, operator_named
 from .cub_moves import CubClasses, CubLowering, _add, _element, _mul, _text, _tid, lower_with
 
 I32 = m.Scalar("int32")
@@ -38,23 +38,13 @@ METHODS = {"SubtractLeft": "left", "SubtractRight": "right"}
 
 
 def _difference(e, what, span) -> str:
-    e = strip_implicit_casts(e)
-    name = e.callee if isinstance(e, m.Call) else str(getattr(e, "type", ""))
-    base = name.rsplit("::", 1)[-1].split("<", 1)[0]
-    if base not in DIFFERENCES:
-        raise CubError(f"{what} with the operator '{name}' (only CUB's and libcu++'s are modelled)", span)
-    return DIFFERENCES[base]
+    return operator_named(strip_implicit_casts(e), DIFFERENCES, what, span,
+                          " (only CUB's and libcu++'s are modelled)")
 
 
 class _Lower(CubLowering):
-    def split(self, s) -> list | None:
-        if not isinstance(s, m.ExprStmt) or not isinstance(s.expr, m.MethodCall):
-            return None
-        call = s.expr
-        found = CLASSES.of(call.obj)
-        if found is None:
-            return None
-        targs = found[1]
+    CLASSES = CLASSES
+    def lower(self, call: m.MethodCall, cls: str, targs: str) -> list | None:
         span = call.span
         what = f"cub::BlockAdjacentDifference::{call.method}"
         if call.method not in METHODS or len(call.args) not in (3, 4):
@@ -127,4 +117,4 @@ class _Lower(CubLowering):
 
 def lower_cub_adjacent(fn: m.Function) -> m.Function:
     """``fn`` with each CUB adjacent difference lowered (see the module docstring)."""
-    return lower_with(fn, CLASSES, _Lower, "a cub::BlockAdjacentDifference")
+    return lower_with(fn, _Lower, "a cub::BlockAdjacentDifference")

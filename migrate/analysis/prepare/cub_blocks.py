@@ -98,14 +98,21 @@ def _storage_ref(obj) -> m.Ref | None:
     raise CubError("cub::BlockReduce made other than on a __shared__ TempStorage", getattr(obj, "span", None))
 
 
+def operator_named(e, table: dict, what: str, span, note: str = "") -> str:
+    """The operation ``table`` gives the operator object ``e`` by its last name (``cub::Sum()``,
+    ``cuda::std::plus<float>{}``); else :class:`CubError` naming ``what`` and the operator.
+    Shared by the CUB lowerings (reductions, scans, adjacent differences)."""
+    name = e.callee if isinstance(e, m.Call) else str(getattr(e, "type", ""))
+    base = name.rsplit("::", 1)[-1].split("<", 1)[0]
+    if base not in table:
+        raise CubError(f"{what} with the operator '{name}'{note}", span)
+    return table[base]
+
+
 def _op(e, span) -> str:
     while isinstance(e, m.Cast):
         e = e.operand
-    name = e.callee if isinstance(e, m.Call) else str(getattr(e, "type", ""))
-    base = name.rsplit("::", 1)[-1].split("<", 1)[0]
-    if base not in _OPS:
-        raise CubError(f"cub::BlockReduce::Reduce with the operator '{name}'", span)
-    return _OPS[base]
+    return operator_named(e, _OPS, "cub::BlockReduce::Reduce", span)
 
 
 def _combine(op: str, a, b, t, span):

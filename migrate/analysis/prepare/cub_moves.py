@@ -315,6 +315,8 @@ class CubLowering:
 
     #: the name of the loops over a thread's items (:meth:`loop`)
     ITEM = "cub_item"
+    #: the classes whose calls :meth:`lower` rewrites
+    CLASSES: CubClasses
 
     def __init__(self, fn: m.Function) -> None:
         self.consts = _Constants(fn)
@@ -338,12 +340,21 @@ class CubLowering:
                      m.Block(tuple(body_of(k)), span), (), span)
 
     def split(self, s) -> list | None:
+        """The statements a call statement on one of ``CLASSES``'s objects becomes
+        (:meth:`lower`), or None for any other statement."""
+        if not isinstance(s, m.ExprStmt) or not isinstance(s.expr, m.MethodCall):
+            return None
+        found = self.CLASSES.of(s.expr.obj)
+        return None if found is None else self.lower(s.expr, *found)
+
+    def lower(self, call: m.MethodCall, cls: str, targs: str) -> list:
         raise NotImplementedError
 
 
-def lower_with(fn: m.Function, classes: CubClasses, lowering: type, users: str) -> m.Function:
-    """``fn`` with each call of ``classes`` rewritten by ``lowering`` (a :class:`CubLowering`),
+def lower_with(fn: m.Function, lowering: type, users: str) -> m.Function:
+    """``fn`` with each call of the classes of ``lowering`` (a :class:`CubLowering`) rewritten,
     then their storages retyped (:func:`storages_retyped`); ``fn`` itself where it uses none."""
+    classes = lowering.CLASSES
     if not classes.used_in(fn):
         return fn
     low = lowering(fn)
@@ -353,14 +364,8 @@ def lower_with(fn: m.Function, classes: CubClasses, lowering: type, users: str) 
 
 
 class _Lower(CubLowering):
-    def split(self, s) -> list | None:
-        if not isinstance(s, m.ExprStmt) or not isinstance(s.expr, m.MethodCall):
-            return None
-        call = s.expr
-        found = CLASSES.of(call.obj)
-        if found is None:
-            return None
-        cls, targs = found
+    CLASSES = CLASSES
+    def lower(self, call: m.MethodCall, cls: str, targs: str) -> list | None:
         span = call.span
         obj = _Object(cls, targs, self.consts, span)
         if cls == "BlockLoad" and call.method == "Load" and 2 <= len(call.args) <= 4:
@@ -453,7 +458,7 @@ class _Lower(CubLowering):
 
 def lower_cub_moves(fn: m.Function) -> m.Function:
     """``fn`` with each CUB load, store and exchange lowered to its loops (see the module docstring)."""
-    return lower_with(fn, CLASSES, _Lower, "a CUB load, store or exchange")
+    return lower_with(fn, _Lower, "a CUB load, store or exchange")
 
 
 def storages_retyped(body: m.Block, low, is_storage, class_of, users: str) -> m.Block:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from ...ir import model as m
 from ...ir.exprs import strip_implicit_casts
-from .cub_blocks import _OPS, CubError, _args, _assign, _int, _sync
+from .cub_blocks import _OPS, CubError, _args, _assign, _combine, _int, _sync, operator_named
 from .cub_moves import CubClasses, CubLowering, _add, _element, _linear_tid, _mul, _text, _tid, lower_with
 
 I32 = m.Scalar("int32")
@@ -57,20 +57,9 @@ METHODS = {
 }
 
 
-def _combine(op: str, a, b, t, span):
-    if op == "+":
-        return m.Binary("+", a, b, t, span)
-    return m.Call(op, (a, b), "math", (), t, span)
-
-
 def _scan_op(e, what, span) -> str:
     """``+``, ``max`` or ``min``: CUB's operators and their ``cuda::std`` spellings only."""
-    e = strip_implicit_casts(e)
-    name = e.callee if isinstance(e, m.Call) else str(getattr(e, "type", ""))
-    base = name.rsplit("::", 1)[-1].split("<", 1)[0]
-    if base not in _OPS:
-        raise CubError(f"{what} with the operator '{name}'", span)
-    return _OPS[base]
+    return operator_named(strip_implicit_casts(e), _OPS, what, span)
 
 
 def _zero(t, span) -> m.Expr:
@@ -85,20 +74,14 @@ def _syncwarp(span) -> m.ExprStmt:
 
 
 class _Lower(CubLowering):
+    CLASSES = CLASSES
     ITEM = "cub_k"
 
     def local(self, base, t, init, span) -> tuple[m.Ref, m.DeclStmt]:
         ref = m.Ref(self.fresh(base), "local", t, span)
         return ref, m.DeclStmt((m.VarDecl(ref.name, t, "local", False, init, span),), span)
 
-    def split(self, s) -> list | None:
-        if not isinstance(s, m.ExprStmt) or not isinstance(s.expr, m.MethodCall):
-            return None
-        call = s.expr
-        found = CLASSES.of(call.obj)
-        if found is None:
-            return None
-        cls, targs = found
+    def lower(self, call: m.MethodCall, cls: str, targs: str) -> list | None:
         span = call.span
         what = f"cub::{cls}::{call.method}"
         if call.method not in METHODS or len(call.args) not in METHODS[call.method][1]:
@@ -213,4 +196,4 @@ class _Lower(CubLowering):
 
 def lower_cub_scans(fn: m.Function) -> m.Function:
     """``fn`` with each CUB block or warp scan lowered (see the module docstring)."""
-    return lower_with(fn, CLASSES, _Lower, "a CUB scan")
+    return lower_with(fn, _Lower, "a CUB scan")
