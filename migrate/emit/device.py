@@ -11,14 +11,12 @@ called, which evaluates each argument once.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from ..analysis.facts.bounds import nonneg_locals
+from ..analysis.prepare.renaming import rename_reassigned_locals
 from ..compat.catalog import CACHED_LOADS
 from ..ir import model as m
 from ..ir.loops import DIMS, KernelPlan
-from ..ir.names import fresh, template_param_name
-from ..ir.visit import Transformer
+from ..ir.names import template_param_name
 from .printer import EmitError, Line, Scope, StmtPrinter, dtype_of
 
 
@@ -29,7 +27,7 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     function (one of ``calls.expression_fns``, :func:`expression_functions`); ``calls``: how the
     unit calls its device functions (a kernel's scope)."""
     if plain:  # val = f(val); return g(val): each value a name of its own
-        fn = straight_line_values(fn) or fn
+        fn = rename_reassigned_locals(fn)
     scope = Scope(simt=True, params_vary=True, plain_function=plain, threads=True)
     if calls is not None:
         scope.expression_fns, scope.expressions_used, scope.effects, scope.loads = \
@@ -39,7 +37,7 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     scope.block_vars = {d: f"b{d}" for d in DIMS}
     scope.placements = {n: "phase" for n in kplan.vars}
     scope.single = {n for n, vp in kplan.vars.items() if vp.single_assignment}
-    if plain:  # the values straight_line_values declared, each assigned once
+    if plain:  # the values rename_reassigned_locals declared, each assigned once
         for d in (n for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.name not in kplan.vars):
             scope.placements[d.name] = "phase"
             scope.single.add(d.name)
@@ -123,7 +121,7 @@ def expression_functions(device: dict[str, m.Function], taken) -> dict[str, str]
         if name in memo:
             return memo[name]
         fn = device.get(name)
-        ok = fn is not None and name not in stack and _expression_body(straight_line_values(fn) or fn)
+        ok = fn is not None and name not in stack and _expression_body(rename_reassigned_locals(fn))
         if ok:
             callees = {n.callee for n in m.walk(fn.body) if isinstance(n, m.Call) and n.kind == "device"}
             ok = all(check(c, stack + (name,)) for c in sorted(callees))
@@ -133,52 +131,6 @@ def expression_functions(device: dict[str, m.Function], taken) -> dict[str, str]
     taken = set(taken) | set(device)
     return {name: f"{name}_expr" for name in sorted(device)
             if f"{name}_expr" not in taken and check(name, ())}
-
-
-def straight_line_values(fn: m.Function) -> m.Function | None:
-    """``fn`` with a straight-line body (declarations of scalars, assignments to scalar locals and
-    parameters, then ``return E;``) written with each assignment a declaration of a value of its
-    own, the reads after it renamed (a hash's ``val = ((val >> 16) ^ val) * K; ... return val;``
-    becomes ``val_2 = ((val >> 16) ^ val) * K; ... return val_3;``): an expression of the
-    arguments, which its plain function computes. None for any other body, or one with nothing
-    assigned."""
-    if fn.body is None or not fn.body.stmts or not isinstance(fn.body.stmts[-1], m.Return):
-        return None
-    scalars = {p.name for p in fn.params if isinstance(p.type, m.Scalar)}
-    taken = {p.name for p in fn.params} | {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))}
-    current: dict[str, str] = {}  # a name -> the value holding it now
-    types: dict[str, m.CType] = {p.name: p.type for p in fn.params}
-
-    class Rename(Transformer):
-        def leave_Ref(self, node):
-            return dataclasses.replace(node, name=current[node.name], kind="local") \
-                if node.name in current else node
-
-    out: list[m.Stmt] = []
-    for st in fn.body.stmts:
-        if isinstance(st, m.DeclStmt) and all(isinstance(d.type, m.Scalar) and d.init is not None for d in st.decls):
-            out.append(Rename().transform(st))
-            for d in st.decls:
-                scalars.add(d.name)
-                types[d.name] = d.type
-            continue
-        e = st.expr if isinstance(st, m.ExprStmt) else None
-        if isinstance(e, m.Assign) and isinstance(e.target, m.Ref) and e.target.name in scalars:
-            name = e.target.name
-            value = Rename().transform(e.value)
-            if e.op != "=":
-                value = m.Binary(e.op[:-1], Rename().transform(e.target), value, types[name], e.span)
-            new = fresh(name, taken)
-            out.append(m.DeclStmt((m.VarDecl(new, types[name], "local", False, value, e.span),), st.span))
-            current[name] = new
-            continue
-        if st is fn.body.stmts[-1]:
-            out.append(Rename().transform(st))
-            continue
-        return None
-    if not current:
-        return None
-    return dataclasses.replace(fn, body=dataclasses.replace(fn.body, stmts=tuple(out)))
 
 
 def _expression_body(fn: m.Function) -> bool:

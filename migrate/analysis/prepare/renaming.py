@@ -7,7 +7,9 @@ value (their value is their initialiser everywhere); :func:`rename_reassigned_lo
 kernel fit: every reassignment ``x = E;`` that is a statement of the function body itself (not
 inside a loop or branch, so it runs exactly once, in program order) becomes the declaration of a
 fresh local ``x_2 = E;``, and the statements after it read ``x_2``. What each use reads is then
-the definition that reaches it, which is all the renaming needs to know.
+the definition that reaches it, which is all the renaming needs to know. Scalar parameters are
+renamed alike, and a compound assignment ``x ^= E;`` is ``x_2 = x ^ E;`` (a device function's
+hash stepping its parameter becomes an expression of its arguments: emit.device).
 
 A local that is also assigned anywhere else (inside a loop or branch, by a compound assignment,
 ``++``/``--``) or whose address is taken keeps its name: which assignment reaches a use is then
@@ -23,11 +25,14 @@ from ..facts.locals import assignment_counts
 
 
 def _plain_reassignment(stmt) -> tuple[str, m.Expr] | None:
-    """(name, value) when ``stmt`` is ``name = value;`` of a local."""
-    if isinstance(stmt, m.ExprStmt) and isinstance(stmt.expr, m.Assign) and stmt.expr.op == "=" \
-            and isinstance(stmt.expr.target, m.Ref) and stmt.expr.target.kind == "local":
-        return stmt.expr.target.name, stmt.expr.value
-    return None
+    """(name, value) when ``stmt`` is ``name = value;`` of a local or a scalar parameter, or
+    ``name op= value;`` (the value ``name op value``)."""
+    e = stmt.expr if isinstance(stmt, m.ExprStmt) else None
+    if not (isinstance(e, m.Assign) and isinstance(e.target, m.Ref) and e.target.kind in ("local", "param")):
+        return None
+    if e.op == "=":
+        return e.target.name, e.value
+    return e.target.name, m.Binary(e.op[:-1], e.target, e.value, e.target.type, e.span)
 
 
 class _Rename(Transformer):
@@ -35,8 +40,8 @@ class _Rename(Transformer):
         self.table = table
 
     def leave_Ref(self, node: m.Ref):
-        new = self.table.get(node.name) if node.kind == "local" else None
-        return dataclasses.replace(node, name=new) if new else node
+        new = self.table.get(node.name) if node.kind in ("local", "param") else None
+        return dataclasses.replace(node, name=new, kind="local") if new else node
 
 
 def rename_reassigned_locals(fn: m.Function) -> m.Function:
@@ -45,8 +50,10 @@ def rename_reassigned_locals(fn: m.Function) -> m.Function:
     if fn.body is None:
         return fn
     stmts = fn.body.stmts
-    declared = {d.name: d for s in stmts if isinstance(s, m.DeclStmt) for d in s.decls
-                if d.storage == "local" and isinstance(d.type, m.Scalar)}
+    declared = {p.name: m.VarDecl(p.name, p.type, "local", False, None, p.span) for p in fn.params
+                if isinstance(p.type, m.Scalar)}
+    declared.update({d.name: d for s in stmts if isinstance(s, m.DeclStmt) for d in s.decls
+                     if d.storage == "local" and isinstance(d.type, m.Scalar)})
     top = {}
     for s in stmts:
         found = _plain_reassignment(s)
