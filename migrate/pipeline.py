@@ -55,6 +55,7 @@ from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.effect_conditions import effect_conditions_as_tests
 from .analysis.prepare.device_globals import scalar_globals_as_buffers, shared_globals_into_kernels
 from .analysis.prepare.pointer_views import pointer_aliases
+from .analysis.prepare.renaming import rename_reassigned_locals
 from .analysis.prepare.moving_pointers import moving_pointers
 from .analysis.prepare.value_steps import split_value_steps
 from .analysis.prepare.value_assignments import split_value_assignments
@@ -674,7 +675,10 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
     # the globals a kernel takes as buffers (emit.kernel.symbol_globals) reach its macros as arguments
     buffers = frozenset(g.name for g in unit.globals if g.storage in ("constant", "device", "managed"))
     extras = {name: extra_params(name, device, buffers=buffers) for name in device}
-    pipeline = KernelPipeline(unit, KernelPrinter(unit, tags, extras), options, device)
+    # a device function assigning its values in straight-line code computes an expression of its
+    # arguments once each reassignment is a value of its own (a hash stepping its parameter)
+    values = {f.name: rename_reassigned_locals(f) for f in unit.device_functions}
+    pipeline = KernelPipeline(unit, KernelPrinter(unit, tags, extras, values), options, device)
     outputs: list[KernelOutput] = []
     for fn in unit.kernels:
         errors = [d for d in frontend_diags.get(fn.name, []) if d.severity.value == "error"]
@@ -707,7 +711,8 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
         printed.add(name)
         try:
             prepared, plan, result = pipeline.device_function(device[name])
-            macros.append(emit_device_function(prepared, plan, result, tags, extras, calls, plain=True))
+            macros.append(emit_device_function(rename_reassigned_locals(prepared), plan, result, tags, extras,
+                                               calls, plain=True))
         except NoTileLangForm as exc:
             failed[name] = exc
     for out in outputs:

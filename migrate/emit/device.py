@@ -12,7 +12,6 @@ called, which evaluates each argument once.
 from __future__ import annotations
 
 from ..analysis.facts.bounds import nonneg_locals
-from ..analysis.prepare.renaming import rename_reassigned_locals
 from ..compat.catalog import CACHED_LOADS
 from ..ir import model as m
 from ..ir.loops import DIMS, KernelPlan
@@ -26,8 +25,6 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     that holds its value when it returns from several places), or with ``plain`` its plain
     function (one of ``calls.expression_fns``, :func:`expression_functions`); ``calls``: how the
     unit calls its device functions (a kernel's scope)."""
-    if plain:  # val = f(val); return g(val): each value a name of its own
-        fn = rename_reassigned_locals(fn)
     scope = Scope(simt=True, params_vary=True, plain_function=plain, threads=True)
     if calls is not None:
         scope.expression_fns, scope.expressions_used, scope.effects, scope.loads = \
@@ -37,7 +34,7 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     scope.block_vars = {d: f"b{d}" for d in DIMS}
     scope.placements = {n: "phase" for n in kplan.vars}
     scope.single = {n for n, vp in kplan.vars.items() if vp.single_assignment}
-    if plain:  # the values rename_reassigned_locals declared, each assigned once
+    if plain:  # values its straight-line reassignments declared (pipeline: analysis.prepare.renaming)
         for d in (n for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.name not in kplan.vars):
             scope.placements[d.name] = "phase"
             scope.single.add(d.name)
@@ -121,7 +118,7 @@ def expression_functions(device: dict[str, m.Function], taken) -> dict[str, str]
         if name in memo:
             return memo[name]
         fn = device.get(name)
-        ok = fn is not None and name not in stack and _expression_body(rename_reassigned_locals(fn))
+        ok = fn is not None and name not in stack and _expression_body(fn)
         if ok:
             callees = {n.callee for n in m.walk(fn.body) if isinstance(n, m.Call) and n.kind == "device"}
             ok = all(check(c, stack + (name,)) for c in sorted(callees))

@@ -65,7 +65,9 @@ class KernelOutput:
 class KernelPrinter:
     """Prints the plans of one translation unit's kernels."""
 
-    def __init__(self, unit: m.TranslationUnit, tag_of, extras=None) -> None:
+    def __init__(self, unit: m.TranslationUnit, tag_of, extras=None, values=None) -> None:
+        """``values``: the device functions as the values they compute are judged (the pipeline's:
+        straight-line reassignments named once each), for :func:`expression_functions`."""
         self.unit = unit
         self.tag_of = tag_of
         self.extras = extras or {}
@@ -74,7 +76,7 @@ class KernelPrinter:
         # how device functions are called (emit.device): the plain functions of those that compute
         # an expression, which of those the printed code calls, which functions have effects,
         # which read memory
-        self.calls = Scope(expression_fns=expression_functions(self.device, unit_names(unit)),
+        self.calls = Scope(expression_fns=expression_functions(values or self.device, unit_names(unit)),
                            effects=with_effects(self.device), loads=with_loads(self.device),
                            pointer_params={name: pointer_params(f) for name, f in self.device.items()})
         self.shapes: dict = {}  # buffer -> extents, of the plan being printed
