@@ -160,11 +160,12 @@ def find_programs(sources: list[tuple[Path, str]], compdb_dir: str | os.PathLike
     for units in groups:
         mains = [u for u in units if find_main(_read(u)) is not None]
         others = [u for u in units if u not in mains]
+        reached = {u: _included(u, include_dirs) for u in units}  # (a unit is in each main's program)
         for m in mains:
             prog = Program(main=m, units=list(others))
             reach = set()
             for u in [m, *others]:
-                reach |= _included(u, include_dirs)
+                reach |= reached[u]
             prog.files = sorted(rel for p, rel in by_path.items() if p in reach)
             if not prog.files:
                 continue

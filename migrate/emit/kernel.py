@@ -26,7 +26,7 @@ from ..ir.names import template_param_name, unit_names
 from .device import expression_functions, pointer_params
 from .portable import RegionPrinter
 from .gemm import gemm_factory, gemm_tune, specialize_when
-from .nesting import PYTHON_BLOCKS, block_depth
+from .nesting import PYTHON_BLOCKS, block_depth, depth_bound
 from .printer import (EmitError, ExprPrinter, Line, Scope, StmtPrinter, array_shape, canonical_loop, dtype_of,
                       needs_prelude, scalar_name)
 from .reduce import (free_grid_header, reduce_allocations, reduce_header, row_allocations, row_header, row_signature,
@@ -96,7 +96,7 @@ class KernelPrinter:
             out.lines = tile_factory(self, plan, callees, tdims, bdims)
         else:
             out.lines = self.factory(plan, callees)
-        depth = block_depth(out.lines)
+        depth = block_depth(out.lines) if depth_bound(out.lines) > PYTHON_BLOCKS else 0
         if depth > PYTHON_BLOCKS:
             raise EmitError(f"statements nested {depth} blocks deep as TileLang parses them; Python "
                             f"compiles at most {PYTHON_BLOCKS} (an if counts 2, a loop 1 to 3)", prepared.span)

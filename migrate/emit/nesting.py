@@ -13,6 +13,42 @@ import ast
 PYTHON_BLOCKS = 20
 
 
+#: what each block a line opens costs at most (a loop costs 3 only where it jumps)
+_OPENER_COST = (("if ", 2), ("for ", 3), ("while ", 3), ("with ", 1), ("try:", 1), ("except", 1),
+                ("finally:", 1))
+
+
+_OPENERS = tuple(word for word, _cost in _OPENER_COST) + ("elif ", "else:")
+
+
+def depth_bound(lines) -> int:
+    """An upper bound of :func:`block_depth` read off the lines' indentation and first words alone,
+    without parsing (parsing every printed kernel cost a tenth of a pool's conversion). An ``elif``
+    is an ``if`` inside the previous one's ``else`` (2 more), an ``else`` costs what the block it
+    follows cost."""
+    open_blocks: list[tuple[int, int]] = []  # (indent, cost from the function's top) of each block
+    deepest = 0
+    for ln in lines:
+        before = None  # the block at this line's indent that it ends
+        while open_blocks and open_blocks[-1][0] >= ln.indent:
+            before = open_blocks.pop()
+        outer = open_blocks[-1][1] if open_blocks else 0
+        deepest = max(deepest, outer)
+        text = ln.text  # (a block's line may end in a comment: its first word tells)
+        if not text.startswith(_OPENERS):
+            continue
+        follows = before[1] if before is not None and before[0] == ln.indent else outer
+        if text.startswith("elif "):
+            cost = follows + 2
+        elif text.startswith("else:"):
+            cost = follows
+        else:
+            cost = outer + next((c for word, c in _OPENER_COST if text.startswith(word)), 0)
+        open_blocks.append((ln.indent, cost))
+        deepest = max(deepest, cost)
+    return deepest
+
+
 def block_depth(lines) -> int:
     """The deepest block nesting TileLang's rewrite gives the ``@T.prim_func`` bodies among the
     printed ``lines`` (:class:`~.printer.Line`); 0 where they do not parse on their own."""

@@ -282,20 +282,29 @@ def includers(paths) -> dict[str, tuple[str, int]]:
     (a chain, :attr:`ParseOptions.outer_contexts`)."""
     wanted = {str(Path(p).resolve()) for p in paths if str(p).endswith((".cu", ".cuh"))}
     found: dict[str, tuple[str, int]] = {}
+    quoted: dict[str, list] = {}  # file -> (resolved target, header, line) of its quoted #includes
+
+    def includes(p: str) -> list:
+        if p not in quoted:
+            try:
+                text = Path(p).read_text(errors="replace")
+            except OSError:
+                text = ""
+            folder = Path(p).resolve().parent
+            quoted[p] = [(str((folder / m.group(2)).resolve()), m.group(2), text.count("\n", 0, m.start()) + 1)
+                         for m in _INCLUDE.finditer(text) if m.group(1) == '"']
+        return quoted[p]
 
     def scan(p: str, targets, suffixes=None) -> None:
         """Record ``p`` as the includer of each of ``targets`` it includes with quotes (naming a
         header that ends in one of ``suffixes``, where given)."""
-        try:
-            text = Path(p).read_text(errors="replace")
-        except OSError:
-            return
-        for match in _INCLUDE.finditer(text):
-            if match.group(1) != '"' or suffixes and not match.group(2).endswith(suffixes):
+        own = None
+        for target, header, line in includes(p):
+            if suffixes and not header.endswith(suffixes) or target not in targets:
                 continue
-            target = str((Path(p).resolve().parent / match.group(2)).resolve())
-            if target in targets and target != str(Path(p).resolve()):
-                found.setdefault(target, (p, text.count("\n", 0, match.start()) + 1))
+            own = own or str(Path(p).resolve())
+            if target != own:
+                found.setdefault(target, (p, line))
 
     for p in sorted(map(str, paths)):
         scan(p, wanted, (".cu", ".cuh"))

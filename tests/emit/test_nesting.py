@@ -8,7 +8,7 @@ import importlib.util
 
 import pytest
 
-from migrate.emit.nesting import PYTHON_BLOCKS, block_depth
+from migrate.emit.nesting import PYTHON_BLOCKS, block_depth, depth_bound
 from migrate.emit.printer import Line
 from tests.analysis.support import converted
 
@@ -51,6 +51,30 @@ def test_the_depth_matches_what_tilelang_parses(kind, deepest_ok, tmp_path):
     for k in (deepest_ok, deepest_ok + 1):
         lines = _levels(kind, k)
         assert (block_depth(lines) <= PYTHON_BLOCKS) == _parses(lines, tmp_path) == (k == deepest_ok), (kind, k)
+
+
+def _chain(k: int, comment: str) -> list[Line]:
+    """A prim_func with an if/elif chain of ``k`` arms and an else, each arm holding a loop whose
+    line ends in ``comment`` and a condition in it."""
+    lines = [Line(0, "@T.prim_func", ""), Line(0, "def f(a: T.Tensor((64,), T.int32)):", ""),
+             Line(1, "with T.Kernel(1, threads=64) as bx:", ""), Line(2, "for tx in T.Parallel(64):", "")]
+    for i in range(k):
+        lines.append(Line(3, f"{'if' if i == 0 else 'elif'} a[tx] == {i}:{comment}", ""))
+        lines += [Line(4, f"for j in T.serial(2):{comment}", ""), Line(5, "if a[j] > 0:", ""),
+                  Line(6, f"a[tx] = {i}", "")]
+    return lines + [Line(3, "else:", ""), Line(4, "a[tx] = 9", "")]
+
+
+@pytest.mark.parametrize("comment", ["", "  # a comment the line ends in:  not a colon's"])
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_the_bound_read_off_the_lines_is_never_below_the_parsed_depth(k, comment):
+    """The printed kernel is parsed only where the bound passes the limit: the bound must hold
+    for elif chains (each an if inside the last one's else) and lines that end in a comment."""
+    for lines in (_chain(k, comment), *(_levels(kind, 4) for kind in ("if", "for", "for_break", "while_break"))):
+        assert depth_bound(lines) >= block_depth(lines) > 0
+    deep = _chain(k, comment)
+    assert block_depth(deep) == 1 + 1 + 2 * k + 1 + 2  # with, for (no jump: 1), the chain, for, if
+    assert depth_bound(deep) <= block_depth(deep) + 4  # (loops counted 3 where they do not jump)
 
 
 #: Ten nested conditions inside a search loop that breaks: past Python's blocks in every form.
