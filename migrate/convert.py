@@ -22,6 +22,24 @@ from .parse.frontend import ParsedFile, ParseOptions, parse_file
 from .ir.span import Span
 
 SOURCE_SUFFIXES = (".cu", ".cuh")
+#: C++ headers that are CUDA files when they define a kernel (``kernel_histogram.h`` included by
+#: ``bucketsort.cu``): converted as a ``.cuh`` is, in the context of their includer
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inl")
+_GLOBAL = re.compile(r"\b__global__\b")
+
+
+def is_cuda_header(path: Path) -> bool:
+    """A C++ header that defines or declares a ``__global__`` function outside its comments."""
+    if path.suffix not in HEADER_SUFFIXES:
+        return False
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if "__global__" not in text:
+        return False
+    from .runtime.source import mask_source
+    return _GLOBAL.search(mask_source(text)) is not None
 
 
 class UsageError(Exception):
@@ -124,7 +142,8 @@ def spec_tables(parsed: ParsedFile, kernels: list[KernelResult]) -> list[dict]:
 
 
 def discover(paths: list[str], out_dir: Path, excludes: list[str]) -> list[SourceFile]:
-    """The .cu/.cuh files under ``paths``, relative to their common root, minus OUT and excludes."""
+    """The .cu/.cuh files under ``paths`` (and the C++ headers that define kernels,
+    :func:`is_cuda_header`), relative to their common root, minus OUT and excludes."""
     roots = []
     for p in paths:
         path = Path(p)
@@ -139,7 +158,7 @@ def discover(paths: list[str], out_dir: Path, excludes: list[str]) -> list[Sourc
     found: dict[Path, SourceFile] = {}
     for root in roots:
         candidates = [root] if root.is_file() else sorted(
-            p for p in root.rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file())
+            p for p in root.rglob("*") if (p.suffix in SOURCE_SUFFIXES or is_cuda_header(p)) and p.is_file())
         for path in candidates:
             if path.is_relative_to(out_resolved):
                 continue
@@ -163,12 +182,13 @@ def split_unnamable(files: list[SourceFile]) -> tuple[list[SourceFile], list[Sou
 
 
 def module_path(rel: Path) -> Path:
-    """``dir/my-kernels.cu`` -> ``dir/my_kernels.py``; headers get a ``_cuh`` suffix."""
+    """``dir/my-kernels.cu`` -> ``dir/my_kernels.py``; headers get their suffix's name
+    (``_cuh``, ``_h``, ``_hpp``...)."""
     stem = re.sub(r"\W", "_", rel.stem)
     if stem[:1].isdigit():
         stem = "_" + stem
-    if rel.suffix == ".cuh":
-        stem += "_cuh"
+    if rel.suffix in (".cuh",) + HEADER_SUFFIXES:
+        stem += "_" + rel.suffix[1:]
     return rel.with_name(stem + ".py")
 
 

@@ -271,6 +271,10 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".ipp")
 
 
+#: the files a conversion takes: CUDA sources and headers, and C++ headers that define kernels
+_CUDA_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl")
+
+
 def includers(paths) -> dict[str, tuple[str, int]]:
     """For each ``.cu`` or ``.cuh`` file of ``paths`` that another of them ``#include``s (a program
     that keeps its kernels in ``kernels.cu(h)`` and includes it from ``main.cu`` after the macros
@@ -280,7 +284,7 @@ def includers(paths) -> dict[str, tuple[str, int]]:
     source or header beside it (``moves.cpp`` includes ``kernels.cu`` and is itself included by
     ``main.cu``): that file is its includer, and the host file's own includer comes first in turn
     (a chain, :attr:`ParseOptions.outer_contexts`)."""
-    wanted = {str(Path(p).resolve()) for p in paths if str(p).endswith((".cu", ".cuh"))}
+    wanted = {str(Path(p).resolve()) for p in paths if str(p).endswith(_CUDA_SUFFIXES)}
     found: dict[str, tuple[str, int]] = {}
     quoted: dict[str, list] = {}  # file -> (resolved target, header, line) of its quoted #includes
 
@@ -307,7 +311,7 @@ def includers(paths) -> dict[str, tuple[str, int]]:
                 found.setdefault(target, (p, line))
 
     for p in sorted(map(str, paths)):
-        scan(p, wanted, (".cu", ".cuh"))
+        scan(p, wanted, _CUDA_SUFFIXES)
     if not set(wanted) - set(found):
         return found
     folders = {Path(p).resolve().parent for p in wanted}
