@@ -34,9 +34,10 @@ int main(int argc, char** argv) {
     cudaMalloc(&dy, n * sizeof(float));
     cudaMemcpy(dp, hp.data(), n * sizeof(Pair), cudaMemcpyHostToDevice);
     blend<<<blocks_for(n, 128), 128>>>(dy, dp, n);
+    twice<float><<<blocks_for(n, 64), 64>>>(dy, n);
     std::vector<float> hy(n);
     cudaMemcpy(hy.data(), dy, n * sizeof(float), cudaMemcpyDeviceToHost);
-    bool ok = hy[n - 1] == WEIGHT * hp[n - 1].lo + hp[n - 1].hi;
+    bool ok = hy[n - 1] == 2 * (WEIGHT * hp[n - 1].lo + hp[n - 1].hi);
     printf("%s\\n", ok ? "PASS" : "FAIL");
     return ok ? 0 : 1;
 }
@@ -47,6 +48,11 @@ KERNELS_H = """\
 __global__ void blend(float* __restrict__ y, const Pair* __restrict__ p, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = WEIGHT * p[i].lo + p[i].hi;
+}
+template <typename T>
+__global__ void twice(T* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = y[i] + y[i];
 }
 """
 
@@ -68,8 +74,11 @@ def test_a_header_that_defines_a_kernel_is_converted_in_its_includers_context(pr
     assert main(["convert", str(program), "-o", str(out), "-q"]) == 0
     report = json.loads((out / "report.json").read_text())
     assert {f["file"] for f in report["files"]} == {"main.cu", "kernels.h"}  # not util.h, not old.h
-    (k,) = report["kernels"]
+    k, t = report["kernels"]
     assert (k["file"], k["kernel"], k["line"], k["form"]) == ("kernels.h", "blend", 2, "tile")
+    # a template instantiated only by the includer's launch below the #include
+    assert (t["kernel"], t["form"], t["template_instances"]) == ("twice", "tile", [["float"]])
+    assert [(s["line"], s["block"]) for s in t["launches"]] == [(19, "64")]  # main.cu's line
     assert {f["file"]: f["output"] for f in report["files"]}["kernels.h"] == "kernels_h.py"
     module = (out / "kernels_h.py").read_text()
     assert "def make_blend(" in module and "3.0 * p[" in module  # WEIGHT, from main.cu above the #include
@@ -81,9 +90,11 @@ def test_the_includers_launches_replay_into_the_headers_module(program, tmp_path
     assert main(["convert", str(program), "-o", str(out), "-q"]) == 0
     rec = record(compile_cpu(program / "main.cu", []), ["300"], tmp_path / "traces", limit=2)
     assert rec.status == 0 and "PASS" in rec.stdout, rec.stderr
-    (launch,) = rec.launches
+    launch, doubling = rec.launches
     r = replay(out / "kernels_h.py", launch)
     assert (r.kernel, r.status) == ("blend", "pass"), r.message
+    r = replay(out / "kernels_h.py", doubling)
+    assert (r.kernel, r.status) == ("twice", "pass"), r.message
     broken = tmp_path / "broken_h.py"
     text = (out / "kernels_h.py").read_text()
     assert text.count("3.0 * p[") == 2  # the full tiles and the last one

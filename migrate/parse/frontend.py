@@ -146,7 +146,8 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
     tu = _parse_with_missing_headers(path, options, bag, context, found)
     if tu is None:
         return ParsedFile(path, _empty_unit(path), bag.items)
-    parsed = UnitBuilder(path, tu, bag, context[0] if context else None).build()
+    parsed = UnitBuilder(path, tu, bag, context[0] if context else None,
+                         context_text=context[1] if context else None).build()
     parsed.found_include_dirs = tuple(found)
     if context is not None:
         return parsed
@@ -247,22 +248,24 @@ def _parse_with_units(path: str, options: ParseOptions, data: bytes, units: list
 
 
 def _context_source(path: str, context, outer=()) -> tuple[str, str] | None:
-    """(a virtual file beside the includer, its text): the lines above each ``#include`` of the
-    chain of includers that reaches ``path`` (``outer``, then ``context``), then ``#include`` of
-    ``path``; None without a context or when the includer cannot be read."""
+    """(a virtual file beside the includer, its text): the chain of includers that reaches ``path``
+    (``outer``, then ``context``) with ``path`` in place of the ``#include`` that names it, each
+    includer's lines above the ``#include``, then below it (the launches that instantiate the
+    file's kernel templates are there); None without a context or when an includer cannot be
+    read."""
     if context is None:
         return None
-    parts = []
+    above, below = [], []
     for includer, line in tuple(outer) + (context,):
         try:
             lines = Path(includer).read_text(errors="replace").splitlines()
         except OSError:
             return None
-        parts.append("\n".join(lines[:max(0, line - 1)]))
+        above.append("\n".join(lines[:max(0, line - 1)]))
+        below.insert(0, "\n".join(lines[line:]))
     includer = context[0]
     virtual = str(Path(includer).resolve().with_name(f".{Path(includer).name}.c2t-context.cu"))
-    text = "\n".join(parts)
-    return virtual, f"{text}\n#include \"{Path(path).resolve()}\"\n"
+    return virtual, "\n".join(above) + f"\n#include \"{Path(path).resolve()}\"\n" + "\n".join(below) + "\n"
 
 
 #: an ``#include`` line: the delimiter (``<`` or ``"``) and the header named
@@ -481,13 +484,14 @@ class UnitBuilder:
     """Collects functions, globals and launch sites of one translation unit into the model."""
 
     def __init__(self, path: str, tu: ci.TranslationUnit, bag: DiagnosticBag, context: str | None = None,
-                 own: str | None = None) -> None:
+                 own: str | None = None, context_text: str | None = None) -> None:
         self.path = path
         self.main = str(Path(path).resolve())
         self.context = context  # the virtual file of the includer's lines (ParseOptions.context)
         self.tu = tu
         self.bag = bag
-        self.text = SourceText({path: own} if own is not None else None)
+        self.text = SourceText({**({path: own} if own is not None else {}),
+                                **({context: context_text} if context_text is not None else {})})
         self.functions: dict[str, ci.Cursor] = {}  # user function definitions by (model) name
         self.overloads: dict[str, tuple] = {}  # name -> ((USR, model name, parameter count), ...)
         self.model_names: dict[str, str] = {}  # USR -> model name, of overloaded definitions
