@@ -49,6 +49,12 @@ def template_params(cursor: ci.Cursor) -> list[tuple[str, str]]:
     return out
 
 
+def _unqualified(spelling: str) -> str:
+    """A type spelling without its qualifiers, the pointer's own too (``const T *const`` and
+    ``T *__restrict__`` are ``T *`` to deduction, as C++ drops a parameter's top-level const)."""
+    return " ".join(re.sub(r"\b(?:const|volatile|__restrict__|__restrict|restrict)\b", " ", spelling).split())
+
+
 def _deduced(kernel: ci.Cursor, arg_types: tuple[str, ...], written: tuple[str, ...] = ()
              ) -> tuple[str, ...] | None:
     """The kernel's template arguments: those ``written`` at the launch first
@@ -60,10 +66,10 @@ def _deduced(kernel: ci.Cursor, arg_types: tuple[str, ...], written: tuple[str, 
     found: dict[str, str] = {name: a for (name, _kind), a in zip(params, written)}
     parm_types = [c.type.spelling for c in kernel.get_children() if c.kind == K.PARM_DECL]
     for spelled, arg in zip(parm_types, arg_types):
-        bare = _bare(spelled).replace(" ", "")
+        bare = _unqualified(_bare(spelled)).replace(" ", "")
         for name, _kind in params:
             if bare in (name, f"{name}*") and name not in found:
-                value = _bare(arg)
+                value = _unqualified(_bare(arg))
                 if bare.endswith("*"):
                     if not value.endswith("*"):
                         break

@@ -46,14 +46,31 @@ def wants_instances(kernel: m.Function, errors: list) -> bool:
     """Whether ``kernel`` is a template with several known instances whose body may mean
     something only per instance: a frontend error in it, a field or method of a template-typed
     object, a call of an overloaded device function that each instance resolves, a variable
-    template read (``mask<T>[j]``). Each instance is then written out and parsed as its own kernel
+    template read (``mask<T>[j]``), a type that only an instance names (a type trait's member,
+    ``typename std::make_unsigned<T>::type``: :func:`_dependent_types`). Each instance is then written out and parsed as its own kernel
     (:func:`instance_names`); the pipeline takes them where the generic form fails."""
     if not kernel.template_params or not 2 <= len(kernel.instantiations) <= MAX_INSTANCES \
             or kernel.body is None:
         return False
-    if errors or _template_typed_members(kernel):
+    if errors or _template_typed_members(kernel) or _dependent_types(kernel):
         return True
     return any(isinstance(n, m.Call) and (n.dispatch or n.kind == "var_template") for n in m.walk(kernel.body))
+
+
+def _dependent(t) -> bool:
+    """A type of the template that is neither a template parameter nor built of one: a member
+    type of a template instance, which clang leaves unresolved (``typename make_unsigned<T>::type``
+    spelled ``typename make_unsigned<type-parameter-0-0>::type``)."""
+    while isinstance(t, (m.Pointer, m.Reference, m.Array)):
+        t = t.pointee if isinstance(t, m.Pointer) else t.target if isinstance(t, m.Reference) else t.element
+    return isinstance(t, m.Opaque) and ("type-parameter-" in t.spelling or t.spelling.startswith("typename "))
+
+
+def _dependent_types(kernel: m.Function) -> bool:
+    """Whether a local, a parameter or a cast of ``kernel`` has a dependent type (:func:`_dependent`):
+    each instance resolves it to a type of its own (a type trait's result), the generic form cannot."""
+    return any(_dependent(p.type) for p in kernel.params) or \
+        any(_dependent(getattr(n, "type", None)) for n in m.walk(kernel.body))
 
 
 def _template_typed_members(kernel: m.Function) -> bool:

@@ -6,6 +6,12 @@ folder, ``.cu``) that define such a function are found by their text, and the fi
 with those units included at its end, after its own last line: the kernels are still the file's
 own, the definitions (and what they need from their unit) are visible. Only where a call names a
 function no other way resolves (M1207); a unit that does not help is not kept.
+
+Each unit compiles on its own in the build, so its ``static`` functions and variables are its own:
+two units may each have a ``static double Asymptotic_Series(double)``. Included into one file they
+would collide; a unit's file-scope ``static`` names that another of the texts (the file, the other
+units) also spells are renamed inside that unit (``#define NAME c2t_<unit>_NAME`` before its
+``#include``, ``#undef`` after), as the linker keeps them apart.
 """
 from __future__ import annotations
 
@@ -48,6 +54,54 @@ def defining_units(path: str, names: set[str]) -> list[str]:
     return out
 
 
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def static_names(text: str) -> set[str]:
+    """The names a unit declares ``static`` at file scope (functions and variables: the last name
+    before the declarator's ``(``, ``[``, ``=``, ``;`` or ``,``), comments and strings aside."""
+    from ..runtime.source import mask_source
+
+    masked = mask_source(text)
+    # preprocessor lines are not declarations (a macro body may say static)
+    masked = re.sub(r"(?m)^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", "", masked)
+    names, depth, i = set(), 0, 0
+    for match in re.finditer(r"[{}]|\bstatic\b", masked):
+        tok = match.group(0)
+        if tok == "{":
+            depth += 1
+        elif tok == "}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and match.start() >= i:
+            end = re.compile(r"[(\[=;,{]").search(masked, match.end())
+            if end is None:
+                continue
+            words = _WORD.findall(masked[match.end():end.start()])
+            if words:
+                names.add(words[-1])
+            i = end.start()
+    return names
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def with_units(text: str, units: list[str]) -> str:
-    """``text`` with ``units`` included after its last line."""
-    return text + ("\n" if not text.endswith("\n") else "") + "".join(f'#include "{u}"\n' for u in units)
+    """``text`` with ``units`` included after its last line, each unit's ``static`` names that
+    another text spells renamed inside it (see the module)."""
+    texts = {u: _read(u) for u in units}
+    words = {u: set(_WORD.findall(t)) for u, t in texts.items()}
+    mine = set(_WORD.findall(text))
+    out = [text + ("\n" if not text.endswith("\n") else "")]
+    for unit in units:
+        others = mine.union(*(words[v] for v in units if v != unit))
+        clash = sorted(static_names(texts[unit]) & others)
+        tag = re.sub(r"\W", "_", Path(unit).stem)
+        out += [f"#define {name} c2t_{tag}_{name}\n" for name in clash]
+        out.append(f'#include "{unit}"\n')
+        out += [f"#undef {name}\n" for name in clash]
+    return "".join(out)

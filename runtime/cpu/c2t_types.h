@@ -139,6 +139,7 @@ static inline unsigned short float_to_half_bits_dir(float f, int mode /*0 rz, 1 
 
 struct __half_raw { unsigned short x; };
 struct __nv_bfloat16_raw { unsigned short x; };
+struct __nv_bfloat16;
 
 struct __half {
     unsigned short __x;
@@ -154,6 +155,8 @@ struct __half {
     __half(unsigned long v) : __x(c2t::float_to_half_bits((float)v)) {}
     __half(long long v) : __x(c2t::float_to_half_bits((float)v)) {}
     __half(unsigned long long v) : __x(c2t::float_to_half_bits((float)v)) {}
+    // as CUDA's (cuda_bf16.hpp): from bfloat16 only explicitly, through float, to nearest even
+    explicit __half(const __nv_bfloat16 f);
     operator float() const { return c2t::half_bits_to_float(__x); }
     operator __half_raw() const { return __half_raw{__x}; }
     __half& operator=(const __half_raw& r) { __x = r.x; return *this; }
@@ -178,6 +181,7 @@ struct __nv_bfloat16 {
     __nv_bfloat16(unsigned long v) : __x(c2t::float_to_bf16_bits((float)v)) {}
     __nv_bfloat16(long long v) : __x(c2t::float_to_bf16_bits((float)v)) {}
     __nv_bfloat16(unsigned long long v) : __x(c2t::float_to_bf16_bits((float)v)) {}
+    explicit __nv_bfloat16(const __half f) : __x(c2t::float_to_bf16_bits((float)f)) {}
     operator float() const { return c2t::bf16_bits_to_float(__x); }
     operator __nv_bfloat16_raw() const { return __nv_bfloat16_raw{__x}; }
     __nv_bfloat16& operator=(const __nv_bfloat16_raw& r) { __x = r.x; return *this; }
@@ -186,6 +190,8 @@ struct __nv_bfloat16 {
     template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
     __nv_bfloat16& operator=(I v) { return *this = (float)v; }
 };
+
+inline __half::__half(const __nv_bfloat16 f) : __x(c2t::float_to_half_bits((float)f)) {}
 
 struct __attribute__((aligned(4))) __half2 {
     __half x, y;

@@ -23,6 +23,7 @@
 #define __C2T_H_RAW __nv_bfloat16_raw
 #define __C2T_H2_RAW __nv_bfloat162_raw
 #define __C2T_H_NAME bfloat16
+#define __C2T_H_OTHER __half
 #include <__cuda2tile/half_like.inc>
 
 /* ---- bf16's own type aliases ------------------------------------------------------------------ */

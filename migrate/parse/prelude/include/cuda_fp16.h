@@ -23,6 +23,7 @@
 #define __C2T_H_RAW __half_raw
 #define __C2T_H2_RAW __half2_raw
 #define __C2T_H_NAME half
+#define __C2T_H_OTHER __nv_bfloat16
 #include <__cuda2tile/half_like.inc>
 
 /* ---- fp16's own type aliases ------------------------------------------------------------------ */

@@ -33,6 +33,18 @@ class BlockScan {
   __device__ void ExclusiveScan(T input, T &output, T initial_value, ScanOp scan_op, T &block_aggregate) __C2T_BODY
   template <typename ScanOp> __device__ void InclusiveScan(T input, T &output, ScanOp scan_op) __C2T_BODY
   template <typename ScanOp> __device__ void InclusiveScan(T input, T &output, ScanOp scan_op, T &block_aggregate) __C2T_BODY
+  /* a thread's items (blocked arrangement), as CUB overloads each scan */
+  template <int ITEMS_PER_THREAD, typename ScanOp>
+  __device__ void ExclusiveScan(T (&input)[ITEMS_PER_THREAD], T (&output)[ITEMS_PER_THREAD], T initial_value,
+                                ScanOp scan_op) __C2T_BODY
+  template <int ITEMS_PER_THREAD, typename ScanOp>
+  __device__ void ExclusiveScan(T (&input)[ITEMS_PER_THREAD], T (&output)[ITEMS_PER_THREAD], T initial_value,
+                                ScanOp scan_op, T &block_aggregate) __C2T_BODY
+  template <int ITEMS_PER_THREAD, typename ScanOp>
+  __device__ void InclusiveScan(T (&input)[ITEMS_PER_THREAD], T (&output)[ITEMS_PER_THREAD], ScanOp scan_op) __C2T_BODY
+  template <int ITEMS_PER_THREAD, typename ScanOp>
+  __device__ void InclusiveScan(T (&input)[ITEMS_PER_THREAD], T (&output)[ITEMS_PER_THREAD], ScanOp scan_op,
+                                T &block_aggregate) __C2T_BODY
 };
 }  // namespace cub
 #endif
