@@ -497,6 +497,9 @@ class KernelPlan:
     rows: Optional[RowPlan] = None  # lanes' strided loops that unroll at compiled-in row lengths
     free_grid: Optional[FreeGrid] = None  # a grid-stride reduction that may launch more blocks
     shapes: Mapping[str, tuple] = field(default_factory=dict)
+    # a 2-D block's lanes in the order of the threads' rank threadIdx.x + W * threadIdx.y: the
+    # block's width W (analysis.lift.flat_block); None: the lanes are threadIdx.x
+    flat_width: Optional[int] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "form", Form(self.form))

@@ -26,6 +26,7 @@ from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, Unif
 from ...ir.visit import Transformer
 from ..phases import plan_portable
 from .base import NotLiftable, combine_call
+from .flat_block import flat_width, flatten_block, rename_last_reassignments
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
 from .warp_trees import Roles, WarpLift
@@ -250,7 +251,7 @@ def _match(window, lanes, shared_types) -> BlockReduce | None:
             and isinstance(store.expr.target, m.Index) and _shared_name(store.expr.target.base) == shared
             and is_lane(store.expr.target.index, lanes)):
         return None
-    stmts = [s for s in stmts if not (isinstance(s, m.DeclStmt) and all(d.name == shared for d in s.decls))]
+    stmts = list(_drop_shared_decls(stmts, shared_types))  # the trees' arrays go with them
     if any(isinstance(n, m.Ref) and n.name == shared for s in stmts[:-1] for n in m.walk(s)):
         return None
     split = _final_phase(last, lanes)
@@ -311,8 +312,14 @@ def _check_no_lane_traffic(regions) -> None:
 def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
     if kplan.form != "portable":
         raise NotLiftable("it needs thread-level code")
+    width = None
     if list(tdims) != ["x"]:
-        fn, kplan = _ranks_as_x(fn, set(tdims))
+        width = flat_width(fn)
+        if width is None:
+            fn, kplan = _ranks_as_x(fn, set(tdims))
+        else:  # a 2-D block reducing over its threads' rank: its lanes in that order
+            fn = rename_last_reassignments(flatten_block(fn, width))
+            kplan = plan_portable(fn)
     lanes = lane_aliases(fn)
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
                     for n, vp in kplan.vars.items() if vp.placement == "shared"}
@@ -339,12 +346,18 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
         if vp.placement == "shared" or name in tree_steps or name not in seen_in:
             continue  # gone with the trees
         if vp.placement == "thread_array":
-            # a per-thread value used by one stretch of lane code lives in that lane loop
-            if name not in lanes and (len(seen_in.get(name, ())) > 1 or "block" in seen_in.get(name, ())):
-                raise NotLiftable(f"'{name}' is a per-thread value that crosses a barrier")
-            vp = dataclasses.replace(vp, placement="phase")
+            # a per-thread value used by one stretch of lane code lives in that lane loop; one
+            # that several stretches use, in a buffer of the block's lanes (as the CUDA thread's
+            # register kept it across the barriers)
+            if name not in lanes and "block" in seen_in.get(name, ()):
+                raise NotLiftable(f"'{name}' is a per-thread value that crosses a barrier to code the "
+                                  "block runs once")
+            if name in lanes or len(seen_in.get(name, ())) <= 1:
+                vp = dataclasses.replace(vp, placement="phase")
+            elif not isinstance(vp.type, m.Scalar):
+                raise NotLiftable(f"'{name}' is a per-thread array that crosses a barrier")
         variables[name] = vp
-    return KernelPlan(fn, "tile", regions, variables, kplan.aliases)
+    return KernelPlan(fn, "tile", regions, variables, kplan.aliases, flat_width=width)
 
 
 def _regions_using(regions) -> dict[str, set]:
