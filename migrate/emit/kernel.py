@@ -218,7 +218,7 @@ class KernelPrinter:
         return lines
 
     def header(self, fn: m.Function, form: str, tdims, bdims, scope: Scope, add, tune: str = "",
-               summary: str = "", flat_width: int | None = None) -> None:
+               summary: str = "", flat_width: int | str | None = None) -> None:
         """The factory's ``def`` line, docstring, launch unpacking and the asserts on the dims the
         kernel does not index; with ``flat_width`` W, a 2-D block's threads as one row of lanes in
         the order of their rank ``threadIdx.x + W * threadIdx.y`` (analysis.lift.flat_block)."""
@@ -229,9 +229,13 @@ class KernelPrinter:
                f'grid/block as in `{fn.name}<<<grid, block, shared_bytes>>>`.{summary}"""')
         add(1, "grid_x, grid_y, grid_z = grid")
         add(1, "block_x, block_y, block_z = block")
-        if flat_width is not None:
+        if isinstance(flat_width, str):
+            add(1, f"{flat_width} = block_x  # {fn.name} reduces over its threads' rank threadIdx.x + "
+                   "blockDim.x * threadIdx.y")
+        elif flat_width is not None:
             add(1, f'assert block_x == {flat_width}, "{fn.name} reduces over its threads\' rank threadIdx.x + '
                    f'{flat_width} * threadIdx.y: launch it with blocks {flat_width} threads wide"', scope.tag(fn.span))
+        if flat_width is not None:
             add(1, "block_x, block_y = block_x * block_y, 1  # one lane per CUDA thread, in the order of that rank")
         unused_t = [d for d in DIMS if d not in tdims]
         unused_b = [d for d in DIMS if d not in bdims]

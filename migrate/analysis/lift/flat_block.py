@@ -10,7 +10,9 @@ and the kernel reads the same values when it is rewritten over ``L``:
 
 with every rank ``threadIdx.x + W * threadIdx.y`` → ``L``. That holds exactly when the launch's
 block is ``W`` threads wide, which the lifted factory asserts before it counts the block's lanes
-(``block_x * block_y``). Warps are unchanged: CUDA forms them from the same rank. The 1-D kernel
+(``block_x * block_y``). A rank spelled ``threadIdx.x + blockDim.x * threadIdx.y`` (no constant
+width anywhere) is the same with ``W`` the launch's width, which the factory keeps as
+``block_width`` (:data:`LAUNCH_WIDTH`, a factory-level value like a template parameter). Warps are unchanged: CUDA forms them from the same rank. The 1-D kernel
 then goes through the block-reduction lift as any other (analysis.lift.reduce), which proves or
 refuses the reductions over ``L``; a reduction along x alone (one per row) does not take this
 form, as its trees do not index by the rank.
@@ -26,6 +28,9 @@ from ..facts.locals import assignment_counts
 
 U32 = m.Scalar("uint32")
 
+#: The factory's name for the launch's block width, where the rank is spelled with blockDim.x.
+LAUNCH_WIDTH = "block_width"
+
 
 def _is(e, var: str, dim: str) -> bool:
     e = strip_int_casts(e)
@@ -37,9 +42,10 @@ def _int(e):
     return e.value if isinstance(e, m.IntLit) else None
 
 
-def rank_width(e) -> int | None:
+def rank_width(e) -> int | str | None:
     """W when ``e`` is ``threadIdx.x + W * threadIdx.y`` (the sides and factors in any order,
-    through integer casts) with W a positive integer constant."""
+    through integer casts) with W a positive integer constant, or :data:`LAUNCH_WIDTH` for W
+    ``blockDim.x``."""
     e = strip_int_casts(e)
     if not (isinstance(e, m.Binary) and e.op == "+"):
         return None
@@ -49,32 +55,44 @@ def rank_width(e) -> int | None:
             for y, w in ((yw.lhs, yw.rhs), (yw.rhs, yw.lhs)):
                 if _is(y, "threadIdx", "y") and isinstance(_int(w), int) and _int(w) > 0:
                     return _int(w)
+                if _is(y, "threadIdx", "y") and _is(w, "blockDim", "x"):
+                    return LAUNCH_WIDTH
     return None
 
 
-def flat_width(fn: m.Function) -> int | None:
-    """The one constant width W of the ranks ``threadIdx.x + W * threadIdx.y`` the kernel
-    computes, if it computes any and all with the same W, and indexes threads in x and y only."""
+def flat_width(fn: m.Function) -> int | str | None:
+    """The one width W of the ranks ``threadIdx.x + W * threadIdx.y`` the kernel computes, if it
+    computes any, all with the same constant W or blockDim.x (W: the constant, else
+    :data:`LAUNCH_WIDTH`), and indexes threads in x and y only."""
     if fn.body is None:
         return None
     if any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim == "z" for n in m.walk(fn.body)):
         return None
     widths = {w for n in m.walk(fn.body) if isinstance(n, m.Binary) for w in (rank_width(n),) if w is not None}
-    return widths.pop() if len(widths) == 1 else None
+    constants = widths - {LAUNCH_WIDTH}
+    if len(constants) > 1:
+        return None
+    return constants.pop() if constants else widths.pop() if widths else None
 
 
 class _Flatten(Transformer):
     """The rewriting of the module docstring; bottom-up, so a rank is recognised in its
     rewritten form ``L % W + W * (L / W)`` (the nodes this pass made, by identity)."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int | str) -> None:
         self.width = width
         self.mine: set[int] = set()
 
-    def _lit(self, span) -> m.IntLit:
-        lit = m.IntLit(self.width, str(self.width), U32, span)
-        self.mine.add(id(lit))
-        return lit
+    def _lit(self, span) -> m.Expr:
+        if self.width == LAUNCH_WIDTH:
+            return m.Ref(LAUNCH_WIDTH, "template", U32, span)
+        return m.IntLit(self.width, str(self.width), U32, span)
+
+    def _is_width(self, e) -> bool:
+        e = strip_int_casts(e)
+        if self.width == LAUNCH_WIDTH:
+            return isinstance(e, m.Ref) and e.kind == "template" and e.name == LAUNCH_WIDTH
+        return _int(e) == self.width
 
     def _made(self, node):
         self.mine.add(id(node))
@@ -103,7 +121,7 @@ class _Flatten(Transformer):
         if not (isinstance(e, m.Binary) and e.op == "*"):
             return None
         for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
-            if _int(b) == self.width and self._mine(a, op) is not None:
+            if self._is_width(b) and self._mine(a, op) is not None:
                 return self._mine(a, op)
         return None
 
@@ -123,7 +141,7 @@ class _Flatten(Transformer):
         return node
 
 
-def flatten_block(fn: m.Function, width: int) -> m.Function:
+def flatten_block(fn: m.Function, width: int | str) -> m.Function:
     """``fn`` over the lanes of its ``width``-wide 2-D block (module docstring)."""
     return dataclasses.replace(fn, body=_Flatten(width).transform(fn.body))
 

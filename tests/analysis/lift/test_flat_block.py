@@ -49,10 +49,25 @@ KERNELS = """
         }
     }
 
+    // the rank spelled with blockDim.x: the launch's width, whatever it is
+    __global__ void tile_sum(const int* __restrict__ x, int* __restrict__ out, int w, int h) {
+        __shared__ int s[512];
+        int tid = threadIdx.y * blockDim.x + threadIdx.x;
+        int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+        s[tid] = (c < w && r < h) ? x[r * w + c] * (r - 2 * c) : 0;
+        __syncthreads();
+        for (int k = blockDim.x * blockDim.y / 2; k > 0; k >>= 1) {
+            if (tid < k) s[tid] += s[tid + k];
+            __syncthreads();
+        }
+        if (tid == 0) out[blockIdx.y * gridDim.x + blockIdx.x] = s[0];
+    }
+
     int main() {
-        float *x, *out, *a, *b;
+        float *x, *out, *a, *b; int *xi, *oi;
         tile_max<<<dim3(4, 3), dim3(BX, 8)>>>(x, out, 50, 21);
         tile_moments<<<dim3(3, 5), dim3(BX, 4)>>>(x, a, b, 40, 19);
+        tile_sum<<<dim3(5, 2), dim3(8, 16)>>>(xi, oi, 37, 29);
     }
 """
 
@@ -63,12 +78,15 @@ SPEC = (
     + spec_kernel("tile_moments", (3, 5, 1), (16, 4, 1), "fp32_accum",
                   spec_buffer("x", "float32", 40 * 19, "in", -2.0, 2.0), spec_buffer("sum", "float32", 1, "inout", -1.0, 1.0),
                   spec_buffer("sq", "float32", 1, "inout", -1.0, 1.0), spec_scalar("w", "int32", 40), spec_scalar("h", "int32", 19))
+    + spec_kernel("tile_sum", (5, 2, 1), (8, 16, 1), "exact",
+                  spec_buffer("x", "int32", 37 * 29, "in", -50, 50), spec_buffer("out", "int32", 10, "out"),
+                  spec_scalar("w", "int32", 37), spec_scalar("h", "int32", 29))
 )
 
 
 def test_trees_over_a_2d_blocks_rank_become_t_reduce_and_agree_on_cpu(tmp_path):
     kernels, text = convert(tmp_path, KERNELS, "--check", "cpu", spec=SPEC)
-    for name in ("tile_max", "tile_moments"):
+    for name in ("tile_max", "tile_moments", "tile_sum"):
         k = kernels[name]
         assert k["form"] == "tile" and k["check"]["status"] == "pass", (name, k["check"], note(k))
     body = factory(text, "tile_max")
@@ -82,6 +100,9 @@ def test_trees_over_a_2d_blocks_rank_become_t_reduce_and_agree_on_cpu(tmp_path):
     # s2, computed before the first tree and reduced by the second, stays per lane in between
     assert "s2 = alloc_lanes((block_x,), T.float32)" in moments and "t2_lanes[lane] = s2[lane]" in moments
     assert "alloc_shared" not in moments
+    launch_wide = factory(text, "tile_sum")
+    assert "block_width = block_x  # tile_sum reduces over its threads' rank" in launch_wide
+    assert "T.reduce_sum(s_lanes, s_total, dim=0)" in launch_wide and "lane % block_width" in launch_wide
 
 
 ROW_SUMS = """
