@@ -75,6 +75,19 @@ def flat_width(fn: m.Function) -> int | str | None:
     return constants.pop() if constants else widths.pop() if widths else None
 
 
+def why_not_flat(fn: m.Function) -> str:
+    """Why a kernel that indexes threads in more than x is not flattened (:func:`flat_width` None)."""
+    head = ("block reductions are lifted for 1-D blocks only, and for 2-D blocks whose threads are "
+            "ranked threadIdx.x + W * threadIdx.y (W a constant or blockDim.x)")
+    if fn.body is not None and any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim == "z"
+                                   for n in m.walk(fn.body)):
+        return f"{head}: this kernel indexes threads in z"
+    widths = sorted(w for w in {rank_width(n) for n in m.walk(fn.body) if isinstance(n, m.Binary)} - {None, LAUNCH_WIDTH})
+    if len(widths) > 1:
+        return f"{head}: this kernel ranks them with several widths ({', '.join(map(str, widths))})"
+    return f"{head}, which this kernel does not compute"
+
+
 class _Flatten(Transformer):
     """The rewriting of the module docstring; bottom-up, so a rank is recognised in its
     rewritten form ``L % W + W * (L / W)`` (the nodes this pass made, by identity)."""

@@ -26,7 +26,7 @@ from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, Unif
 from ...ir.visit import Transformer
 from ..phases import plan_portable
 from .base import NotLiftable, combine_call
-from .flat_block import flat_width, flatten_block, rename_last_reassignments
+from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
 from .warp_trees import Roles, WarpLift
@@ -464,7 +464,7 @@ def _ranks_as_x(fn: m.Function, tdims: set) -> tuple[m.Function, KernelPlan]:
         if not any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim in ("y", "z")
                    for n in m.walk(flat.body)):
             return flat, plan_portable(flat)
-    raise NotLiftable("block reductions are lifted for 1-D blocks only")
+    raise NotLiftable(why_not_flat(fn))
 
 
 class _DropReads(Transformer):
