@@ -309,7 +309,10 @@ def _check_no_lane_traffic(regions) -> None:
     visit(regions)
 
 
-def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
+def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | None = None) -> KernelPlan:
+    """The tile form of a kernel made of block reductions and uniform code, or NotLiftable;
+    ``launch_x``: the block width every launch in the file gives (a 2-D block ranked with
+    another width is refused: the factory would refuse its launches)."""
     if kplan.form != "portable":
         raise NotLiftable("it needs thread-level code")
     width = None
@@ -317,6 +320,9 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
         width = flat_width(fn)
         if width is None:
             fn, kplan = _ranks_as_x(fn, set(tdims))
+        elif isinstance(width, int) and launch_x is not None and launch_x != width:
+            raise NotLiftable(f"it ranks its threads threadIdx.x + {width} * threadIdx.y, and its launches give "
+                              f"blocks {launch_x} threads wide")
         else:  # a 2-D block reducing over its threads' rank: its lanes in that order
             fn = rename_last_reassignments(flatten_block(fn, width))
             kplan = plan_portable(fn)

@@ -134,3 +134,16 @@ def test_ranks_of_two_widths_are_refused(tmp_path):
     kernels, _ = convert(tmp_path, source.replace("#include <cub/cub.cuh>", ""))
     k = kernels["tile_max"]
     assert k["form"] == "portable" and "this kernel ranks them with several widths (8, 16)" in note(k), note(k)
+
+
+def test_a_rank_narrower_than_the_launched_block_is_refused(tmp_path):
+    """``threadIdx.x + 16 * threadIdx.y`` on blocks 32 wide ranks two threads alike: the CUDA
+    launch is not the one the rank assumes, and the lift says so rather than assert at run time."""
+    source = KERNELS.split("// CUB over")[0].replace("#include <cub/cub.cuh>", "") + """
+    int main() { float *x, *out; tile_max<<<dim3(2, 3), dim3(32, 4)>>>(x, out, 50, 21); }
+    """
+    kernels, _ = convert(tmp_path, source)
+    k = kernels["tile_max"]
+    assert k["form"] == "portable"
+    assert "it ranks its threads threadIdx.x + 16 * threadIdx.y, and its launches give blocks 32 threads wide" \
+        in note(k), note(k)
