@@ -147,3 +147,40 @@ def test_a_rank_narrower_than_the_launched_block_is_refused(tmp_path):
     assert k["form"] == "portable"
     assert "it ranks its threads threadIdx.x + 16 * threadIdx.y, and its launches give blocks 32 threads wide" \
         in note(k), note(k)
+
+
+TWO_SUMS = """
+    #include <cub/cub.cuh>
+    // 1-D (as channelSum): both per-thread values are computed before the first tree, the second
+    // is reduced after it, and each total overwrites the thread's own value
+    __global__ void col_moments(const int* __restrict__ x, int* __restrict__ out, int rows, int cols) {
+        typedef cub::BlockReduce<int, 128> BlockReduce;
+        __shared__ typename BlockReduce::TempStorage t1;
+        __shared__ typename BlockReduce::TempStorage t2;
+        int m = 0, v = 0;
+        for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+            int e = x[i * cols + blockIdx.x] - (int)threadIdx.x % 7;
+            m += e;
+            v += e * e;
+        }
+        m = BlockReduce(t1).Sum(m);
+        v = BlockReduce(t2).Sum(v);
+        if (threadIdx.x == 0) { out[2 * blockIdx.x] = m; out[2 * blockIdx.x + 1] = v; }
+    }
+    int main() { int *x, *out; col_moments<<<9, 128>>>(x, out, 300, 9); }
+"""
+
+TWO_SUMS_SPEC = spec_kernel("col_moments", (9, 1, 1), (128, 1, 1), "exact",
+                            spec_buffer("x", "int32", 300 * 9, "in", -40, 40), spec_buffer("out", "int32", 18, "out"),
+                            spec_scalar("rows", "int32", 300), spec_scalar("cols", "int32", 9))
+
+
+def test_a_per_thread_value_reduced_after_another_tree_stays_per_lane(tmp_path):
+    """analysis.lift.reduce: ``v``, computed by each thread before the first tree and reduced by the
+    second, lives in a buffer of the block's lanes between the two lane loops."""
+    kernels, text = convert(tmp_path, TWO_SUMS, "--check", "cpu", spec=TWO_SUMS_SPEC)
+    k = kernels["col_moments"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "col_moments")
+    assert "v = alloc_lanes((block_x,), T.int32)" in body and "t2_lanes[lane] = v[lane]" in body
+    assert "T.sync_threads" not in body and "alloc_shared" not in body
