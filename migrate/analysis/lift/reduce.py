@@ -10,7 +10,10 @@ combines one value per thread. Its tile form computes the values as a ``T.Parall
 the block's *lanes* (one per CUDA thread: the per-thread accumulation stays as it was), combines
 them with ``T.reduce_sum`` (``max``/``min`` for ``fmaxf``/``fminf`` trees) into a one-element
 buffer, and runs the final statements once. The tree loop, its barriers and the shared array
-disappear. The CUDA tree assumes a power-of-two block; the factory asserts it.
+disappear. The CUDA tree assumes a power-of-two block; the factory asserts it. A per-thread
+value that several lane loops use (computed before one tree, reduced by a later one) lives in a
+buffer of the block's lanes. A 2-D block whose trees rank its threads ``threadIdx.x + W *
+threadIdx.y`` is lifted as a 1-D block of lanes in that order (:mod:`.flat_block`).
 
 The combination order differs from the tree's, which matters for floating point only within
 rounding (the check compares with the dtype's tolerance). :func:`plan_block_reduce` raises
