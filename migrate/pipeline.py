@@ -568,7 +568,8 @@ class KernelPipeline:
         tdims = used_dims(builtin_dims([prepared] + callees)[0])
         try:
             renamed = propagate_builtin_aliases(prepared)
-            rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan, tdims)
+            rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan, tdims,
+                                      launch_x=self.block_width(prepared.name))
         except (NotLiftable, NotPortable) as not_reduce:
             reasons.append(not_reduce)
             try:
@@ -623,6 +624,15 @@ class KernelPipeline:
                  for why in tile.races]
         return Lifted(tplan, "its elements are independent: a map over tiles of its element domain",
                       notes, kept_flat=kept_flat)
+
+    def block_width(self, kernel: str) -> int | None:
+        """The block's x size every launch of ``kernel`` in the file gives as a constant, if any
+        (of a 1-D, 2-D or 3-D block)."""
+        block = launch_defaults(self.unit, self.template_of.get(kernel, kernel)).get("block")
+        if block is None:
+            return None
+        dims = block.strip("()").split(",")
+        return int(dims[0]) if dims[0].strip().isdigit() else None
 
     def block_size(self, kernel: str) -> int | None:
         """The block size (x) every launch of ``kernel`` in the file gives as a constant, if any."""

@@ -175,7 +175,8 @@ class KernelPrinter:
         def add(indent, text, origin=""):
             lines.append(Line(indent, text, origin))
 
-        self.header(fn, kplan.form, tdims, bdims, scope, add, tune=", static_sizes=None" if kplan.rows else "")
+        self.header(fn, kplan.form, tdims, bdims, scope, add, tune=", static_sizes=None" if kplan.rows else "",
+                    flat_width=kplan.flat_width)
         if kplan.form == "tile":
             if kplan.free_grid is not None:
                 free_grid_header(kplan, scope, add)
@@ -217,9 +218,10 @@ class KernelPrinter:
         return lines
 
     def header(self, fn: m.Function, form: str, tdims, bdims, scope: Scope, add, tune: str = "",
-               summary: str = "") -> None:
+               summary: str = "", flat_width: int | str | None = None) -> None:
         """The factory's ``def`` line, docstring, launch unpacking and the asserts on the dims the
-        kernel does not index."""
+        kernel does not index; with ``flat_width`` W, a 2-D block's threads as one row of lanes in
+        the order of their rank ``threadIdx.x + W * threadIdx.y`` (analysis.lift.flat_block)."""
         tparams = "".join(f", {template_param_name(t.name)}={_tp_default(t)}" for t in fn.template_params)
         add(0, f"def make_{fn.name}(grid, block, shared_bytes=0{tparams}, target=\"cuda\"{tune}):",
             scope.tag(fn.span))
@@ -227,6 +229,14 @@ class KernelPrinter:
                f'grid/block as in `{fn.name}<<<grid, block, shared_bytes>>>`.{summary}"""')
         add(1, "grid_x, grid_y, grid_z = grid")
         add(1, "block_x, block_y, block_z = block")
+        if isinstance(flat_width, str):
+            add(1, f"{flat_width} = block_x  # {fn.name} reduces over its threads' rank threadIdx.x + "
+                   "blockDim.x * threadIdx.y")
+        elif flat_width is not None:
+            add(1, f'assert block_x == {flat_width}, "{fn.name} reduces over its threads\' rank threadIdx.x + '
+                   f'{flat_width} * threadIdx.y: launch it with blocks {flat_width} threads wide"', scope.tag(fn.span))
+        if flat_width is not None:
+            add(1, "block_x, block_y = block_x * block_y, 1  # one lane per CUDA thread, in the order of that rank")
         unused_t = [d for d in DIMS if d not in tdims]
         unused_b = [d for d in DIMS if d not in bdims]
         if unused_t:
@@ -347,6 +357,9 @@ class KernelPrinter:
                     shape = "(" + ", ".join(array_shape(d.type, scope)) + ",)"
                 add(3, f'{name} = T.alloc_shared({shape}, {dtype_of(elem, scope)}, scope="shared")',
                     scope.tag(d.span))
+            elif vp.placement == "thread_array" and kplan.form == "tile":
+                # a lifted reduction's per-lane value that several lane loops use (analysis.lift.reduce)
+                add(3, f"{name} = alloc_lanes((block_x,), {dtype_of(d.type, scope)})", scope.tag(d.span))
             elif vp.placement == "thread_array":
                 extra = array_shape(d.type, scope) if isinstance(d.type, m.Array) else []
                 shape = ", ".join(thread_shape + extra)

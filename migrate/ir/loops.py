@@ -497,6 +497,10 @@ class KernelPlan:
     rows: Optional[RowPlan] = None  # lanes' strided loops that unroll at compiled-in row lengths
     free_grid: Optional[FreeGrid] = None  # a grid-stride reduction that may launch more blocks
     shapes: Mapping[str, tuple] = field(default_factory=dict)
+    # a 2-D block's lanes in the order of the threads' rank threadIdx.x + W * threadIdx.y: the
+    # block's width W, a constant or the factory's name of the launch's width
+    # (analysis.lift.flat_block); None: the lanes are threadIdx.x
+    flat_width: Optional[Union[int, str]] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "form", Form(self.form))

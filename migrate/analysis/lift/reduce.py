@@ -10,7 +10,10 @@ combines one value per thread. Its tile form computes the values as a ``T.Parall
 the block's *lanes* (one per CUDA thread: the per-thread accumulation stays as it was), combines
 them with ``T.reduce_sum`` (``max``/``min`` for ``fmaxf``/``fminf`` trees) into a one-element
 buffer, and runs the final statements once. The tree loop, its barriers and the shared array
-disappear. The CUDA tree assumes a power-of-two block; the factory asserts it.
+disappear. The CUDA tree assumes a power-of-two block; the factory asserts it. A per-thread
+value that several lane loops use (computed before one tree, reduced by a later one) lives in a
+buffer of the block's lanes. A 2-D block whose trees rank its threads ``threadIdx.x + W *
+threadIdx.y`` is lifted as a 1-D block of lanes in that order (:mod:`.flat_block`).
 
 The combination order differs from the tree's, which matters for floating point only within
 rounding (the check compares with the dtype's tolerance). :func:`plan_block_reduce` raises
@@ -26,6 +29,7 @@ from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, Unif
 from ...ir.visit import Transformer
 from ..phases import plan_portable
 from .base import NotLiftable, combine_call
+from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
 from .warp_trees import Roles, WarpLift
@@ -250,7 +254,7 @@ def _match(window, lanes, shared_types) -> BlockReduce | None:
             and isinstance(store.expr.target, m.Index) and _shared_name(store.expr.target.base) == shared
             and is_lane(store.expr.target.index, lanes)):
         return None
-    stmts = [s for s in stmts if not (isinstance(s, m.DeclStmt) and all(d.name == shared for d in s.decls))]
+    stmts = list(_drop_shared_decls(stmts, shared_types))  # the trees' arrays go with them
     if any(isinstance(n, m.Ref) and n.name == shared for s in stmts[:-1] for n in m.walk(s)):
         return None
     split = _final_phase(last, lanes)
@@ -308,11 +312,23 @@ def _check_no_lane_traffic(regions) -> None:
     visit(regions)
 
 
-def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
+def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | None = None) -> KernelPlan:
+    """The tile form of a kernel made of block reductions and uniform code, or NotLiftable;
+    ``launch_x``: the block width every launch in the file gives (a 2-D block ranked with
+    another width is refused: the factory would refuse its launches)."""
     if kplan.form != "portable":
         raise NotLiftable("it needs thread-level code")
+    width = None
     if list(tdims) != ["x"]:
-        fn, kplan = _ranks_as_x(fn, set(tdims))
+        width = flat_width(fn)
+        if width is None:
+            fn, kplan = _ranks_as_x(fn, set(tdims))
+        elif isinstance(width, int) and launch_x is not None and launch_x != width:
+            raise NotLiftable(f"it ranks its threads threadIdx.x + {width} * threadIdx.y, and its launches give "
+                              f"blocks {launch_x} threads wide")
+        else:  # a 2-D block reducing over its threads' rank: its lanes in that order
+            fn = rename_last_reassignments(flatten_block(fn, width))
+            kplan = plan_portable(fn)
     lanes = lane_aliases(fn)
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
                     for n, vp in kplan.vars.items() if vp.placement == "shared"}
@@ -339,12 +355,18 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
         if vp.placement == "shared" or name in tree_steps or name not in seen_in:
             continue  # gone with the trees
         if vp.placement == "thread_array":
-            # a per-thread value used by one stretch of lane code lives in that lane loop
-            if name not in lanes and (len(seen_in.get(name, ())) > 1 or "block" in seen_in.get(name, ())):
-                raise NotLiftable(f"'{name}' is a per-thread value that crosses a barrier")
-            vp = dataclasses.replace(vp, placement="phase")
+            # a per-thread value used by one stretch of lane code lives in that lane loop; one
+            # that several stretches use, in a buffer of the block's lanes (as the CUDA thread's
+            # register kept it across the barriers)
+            if name not in lanes and "block" in seen_in.get(name, ()):
+                raise NotLiftable(f"'{name}' is a per-thread value that crosses a barrier to code the "
+                                  "block runs once")
+            if name in lanes or len(seen_in.get(name, ())) <= 1:
+                vp = dataclasses.replace(vp, placement="phase")
+            elif not isinstance(vp.type, m.Scalar):
+                raise NotLiftable(f"'{name}' is a per-thread array that crosses a barrier")
         variables[name] = vp
-    return KernelPlan(fn, "tile", regions, variables, kplan.aliases)
+    return KernelPlan(fn, "tile", regions, variables, kplan.aliases, flat_width=width)
 
 
 def _regions_using(regions) -> dict[str, set]:
@@ -451,7 +473,7 @@ def _ranks_as_x(fn: m.Function, tdims: set) -> tuple[m.Function, KernelPlan]:
         if not any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim in ("y", "z")
                    for n in m.walk(flat.body)):
             return flat, plan_portable(flat)
-    raise NotLiftable("block reductions are lifted for 1-D blocks only")
+    raise NotLiftable(why_not_flat(fn))
 
 
 class _DropReads(Transformer):
