@@ -33,7 +33,7 @@ def needs_copy(kernel: m.Function, errors: list) -> bool:
     template type (``px.x`` of a ``T px`` that the instance makes a ``float3``)."""
     if not kernel.template_params or len(kernel.instantiations) != 1 or kernel.body is None:
         return False
-    return bool(errors) or _template_typed_members(kernel)
+    return bool(errors) or _template_typed_members(kernel) or _template_pointer_casts(kernel)
 
 
 #: the most instances of one template written out (each is parsed and converted)
@@ -51,7 +51,7 @@ def wants_instances(kernel: m.Function, errors: list) -> bool:
     if not kernel.template_params or not 2 <= len(kernel.instantiations) <= MAX_INSTANCES \
             or kernel.body is None:
         return False
-    if errors or _template_typed_members(kernel):
+    if errors or _template_typed_members(kernel) or _template_pointer_casts(kernel):
         return True
     return any(isinstance(n, m.Call) and (n.dispatch or n.kind == "var_template") for n in m.walk(kernel.body))
 
@@ -63,6 +63,21 @@ def _template_typed_members(kernel: m.Function) -> bool:
             if isinstance(t, m.Reference):
                 t = t.target
             if isinstance(t, m.TemplateType):
+                return True
+    return False
+
+
+def _template_pointer_casts(kernel: m.Function) -> bool:
+    """Whether ``kernel`` casts a pointer between a template type's elements and another type's
+    (``(float*)out`` of a ``T* out``, ``(T*)&s_mem[32]`` of an ``int`` array): the identity in one
+    instance, a view of other elements in another, which only the instance's types tell apart."""
+    for n in m.walk(kernel.body):
+        if isinstance(n, m.Cast) and isinstance(n.type, m.Pointer):
+            source = getattr(n.operand, "type", None)
+            held = source.pointee if isinstance(source, m.Pointer) else \
+                source.element if isinstance(source, m.Array) else None
+            if held is not None and held != n.type.pointee \
+                    and isinstance(held, m.TemplateType) != isinstance(n.type.pointee, m.TemplateType):
                 return True
     return False
 
