@@ -87,6 +87,49 @@ class TypedViews:
             self.buffers[name] = "shared"
         return Alias(self.made[key].name, offset)
 
+    def row(self, e: m.Expr, span) -> "Alias | None":
+        """``&cx[k][j]`` (or the row ``cx[k]``) of a ``__shared__`` array of several dimensions
+        whose extents are known: the element it starts at in a flat view of the array (``cx_flat``,
+        the same memory and element type in one dimension), the offset ``k * W + j``. A pointer
+        into a row may index past it into the next (C's arrays are contiguous), which the flat view
+        reads as CUDA does. None for any other expression."""
+        indices = []
+        while isinstance(e, m.Index):
+            indices.insert(0, e.index)
+            e = e.base
+        if not (isinstance(e, m.Ref) and indices and isinstance(e.type, m.Array)
+                and isinstance(e.type.element, m.Array)):
+            return None
+        decl = next((n for n in m.walk(self.fn.body) if isinstance(n, m.VarDecl) and n.name == e.name
+                     and n.storage == "shared"), None) if self.fn.body else None
+        if decl is None or not isinstance(decl.type, m.Array):
+            return None
+        extents, t = [], decl.type
+        while isinstance(t, m.Array):
+            extents.append(t.extent)
+            t = t.element
+        if not isinstance(t, m.Scalar) or any(x is None for x in extents) or len(indices) > len(extents):
+            return None
+        key = (e.name, "flat")
+        if key not in self.made:
+            total = 1
+            for x in extents:
+                total *= x
+            name = fresh(f"{e.name}_flat", self.taken)
+            self.made[key] = m.VarDecl(name, m.Array(t, total, str(total), decl.type.volatile), decl.storage, False,
+                                       m.Ref(e.name, "shared", decl.type, span), span)
+            self.root[name] = e.name
+            self.buffers[name] = "shared"
+        offset = None
+        for k, index in enumerate(indices):
+            stride = 1
+            for x in extents[k + 1:]:
+                stride *= x
+            itype = index.type if isinstance(index.type, m.Scalar) else m.Scalar("int32")
+            term = index if stride == 1 else m.Binary("*", index, m.IntLit(stride, str(stride), itype, span), itype, span)
+            offset = term if offset is None else m.Binary("+", offset, term, itype, span)
+        return Alias(self.made[key].name, offset)
+
     def after(self, name: str) -> list[m.VarDecl]:
         """The views declared after array ``name``'s declaration."""
         return [d for (array, _), d in self.made.items() if array == name]
@@ -99,7 +142,7 @@ def view_buffers(fn: m.Function) -> dict[str, str]:
     ``volatile int* v_cover_row = cover_row;``)."""
     buffers = {p.name: "param" for p in fn.params if isinstance(p.type, m.Pointer)}
     for node in m.walk(fn.body) if fn.body else ():
-        if isinstance(node, m.Ref) and node.kind == "global" and isinstance(node.type, m.Array) \
+        if isinstance(node, m.Ref) and node.kind in ("global", "constant") and isinstance(node.type, m.Array) \
                 and not isinstance(node.type.element, m.Array):
             buffers.setdefault(node.name, "global")
         elif isinstance(node, m.VarDecl) and isinstance(node.type, m.Array) \
@@ -428,7 +471,13 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
             off = init.rhs if init.op == "+" else m.Unary("-", init.rhs, False, init.rhs.type, init.rhs.span)
             return Alias(base.buffer, off if base.offset is None else
                          m.Binary("+", base.offset, off, off.type, init.span))
+    if views is not None and isinstance(init, m.Index) and isinstance(init.type, m.Array):
+        return views.row(init, init.span)  # cx[k], a row of a shared cx[N][W]: its first element
     if isinstance(init, m.Unary) and init.op == "&" and isinstance(init.operand, m.Index):
+        if views is not None and isinstance(init.operand.base, m.Index):
+            row = views.row(init.operand, init.span)  # &cx[k][j] of a shared cx[N][W]
+            if row is not None:
+                return row
         base = _as_alias(init.operand.base, buffers, aliases, views)
         if base is not None:
             idx = init.operand.index

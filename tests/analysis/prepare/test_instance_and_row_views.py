@@ -1,0 +1,184 @@
+"""Local pointers the pool writes that are views only once their types or shapes are known: a
+kernel template casting its ``T*`` to ``float*`` (converted per instance, where the cast is the
+identity), a ``__constant__`` table viewed from an offset, a pointer into a row of a 2-D
+``__shared__`` array (a flat ``T.view`` of it: a row pointer may index into the next row, as C
+allows), and a template viewing part of a shared ``int`` array as its own type (a Welford
+reduction's carving). The program's own launches are recorded and replayed on the CPU."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from migrate.cli import main
+from migrate.ir import model as m
+from migrate.parse.frontend import parse_file
+from migrate.runtime.build import find_cxx
+
+PROGRAM = r"""#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+#define W 32
+#define P 7
+
+__constant__ float c_weights[64];
+
+// two halves joined along the middle dimension: the output viewed as float, the source chosen per element
+template <typename T>
+__global__ void join(const T* __restrict__ a, const T* __restrict__ b, T* out, int rows, int na, int nb) {
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= rows * (na + nb)) return;
+  float* dst = (float*)out + idx;
+  int col = idx % (na + nb);
+  int row = idx / (na + nb);
+  float* src;
+  int width;
+  if (col < na) {
+    width = na;
+    src = (float*)a;
+  } else {
+    col -= na;
+    width = nb;
+    src = (float*)b;
+  }
+  src += row * width + col;
+  *dst = *src;
+}
+
+// a window of a __constant__ table read through a local pointer
+__global__ void weigh(const float* x, float* y, int n, int start) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float* w = c_weights + start;
+  if (i < n) y[i] = x[i] * w[i % 16] + w[(i + 5) % 16];
+}
+
+// each warp-sized group works in its own row of a 2-D shared array through a row pointer into its
+// second half; the recurrence reads back into the row's first half (negative indices)
+__global__ void recur(const unsigned* x, unsigned* y) {
+  __shared__ unsigned cx[4][2 * W];
+  int r = threadIdx.x / W, t = threadIdx.x % W;
+  const unsigned* in = x + blockIdx.x * 4 * 2 * W;
+  cx[r][t] = in[r * 2 * W + t];
+  cx[r][W + t] = 0;
+  __syncthreads();
+  unsigned* row = &cx[r][W];
+  for (int k = 0; k < 3; k++) {
+    if (t >= P) row[t] = row[t] * 3u + row[t % P - W] + k;
+    __syncthreads();
+  }
+  // a pointer to a whole row reads past its end into the next one (C's rows are contiguous)
+  unsigned* whole = cx[r / 2];
+  y[blockIdx.x * blockDim.x + threadIdx.x] = row[t] + whole[t + 2 * W];
+}
+
+// a shared int array partly read as the template's type, the way Welford reductions carve theirs
+template <typename T>
+__global__ void carve(const T* x, T* y, int* counts) {
+  __shared__ int s_mem[96];
+  T* s_acc = (T*)&s_mem[32];
+  int t = threadIdx.x;
+  s_mem[t] = t + 1;
+  s_acc[t] = x[blockIdx.x * 32 + t] * (T)2;
+  __syncthreads();
+  y[blockIdx.x * 32 + t] = s_acc[31 - t] + (T)s_mem[(t + 3) % 32];
+  counts[blockIdx.x * 32 + t] = s_mem[t];
+}
+
+int main(int argc, char** argv) {
+  int rows = argc > 1 ? atoi(argv[1]) : 5;
+  const int na = 6, nb = 9, n = rows * (na + nb);
+  float *ha = (float*)malloc(rows * nb * sizeof(float)), *a, *b, *out;
+  for (int i = 0; i < rows * nb; i++) ha[i] = (i % 11) * 0.5f - 2.0f + i;
+  cudaMalloc(&a, rows * na * sizeof(float));
+  cudaMalloc(&b, rows * nb * sizeof(float));
+  cudaMalloc(&out, n * sizeof(float));
+  cudaMemcpy(a, ha, rows * na * sizeof(float), cudaMemcpyHostToDevice);
+  for (int i = 0; i < rows * nb; i++) ha[i] = -ha[i] * 0.25f;
+  cudaMemcpy(b, ha, rows * nb * sizeof(float), cudaMemcpyHostToDevice);
+  join<<<(n + 31) / 32, 32>>>(a, b, out, rows, na, nb);
+
+  float hw[64];
+  for (int i = 0; i < 64; i++) hw[i] = 0.125f * i - 3.0f;
+  cudaMemcpyToSymbol(c_weights, hw, sizeof(hw));
+  float *y;
+  cudaMalloc(&y, n * sizeof(float));
+  weigh<<<(n + 31) / 32, 32>>>(out, y, n, 20);
+
+  unsigned *hx = (unsigned*)malloc(2 * 4 * 2 * W * sizeof(unsigned)), *ux, *uy;
+  for (int i = 0; i < 2 * 4 * 2 * W; i++) hx[i] = 2654435761u * (i + 1);
+  cudaMalloc(&ux, 2 * 4 * 2 * W * sizeof(unsigned));
+  cudaMalloc(&uy, 2 * 4 * W * sizeof(unsigned));
+  cudaMemcpy(ux, hx, 2 * 4 * 2 * W * sizeof(unsigned), cudaMemcpyHostToDevice);
+  recur<<<2, 4 * W>>>(ux, uy);
+
+  float *fx, *fy;
+  int *ix, *iy, *counts;
+  cudaMalloc(&fx, 64 * sizeof(float));
+  cudaMalloc(&fy, 64 * sizeof(float));
+  cudaMalloc(&ix, 64 * sizeof(int));
+  cudaMalloc(&iy, 64 * sizeof(int));
+  cudaMalloc(&counts, 64 * sizeof(int));
+  cudaMemcpy(fx, ha, 64 * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(ix, hx, 64 * sizeof(int), cudaMemcpyHostToDevice);
+  carve<float><<<2, 32>>>(fx, fy, counts);
+  carve<int><<<2, 32>>>(ix, iy, counts);
+
+  float hy[64];
+  cudaMemcpy(hy, y, sizeof(float) * (n < 64 ? n : 64), cudaMemcpyDeviceToHost);
+  printf("%f\n", hy[0]);
+  return 0;
+}
+"""
+
+
+def test_template_pointer_casts_are_modelled_per_instance(tmp_path):
+    (tmp_path / "views.cu").write_text(PROGRAM)
+    kernels = {k.name: k for k in parse_file(tmp_path / "views.cu").unit.kernels}
+    # one instance: the copy written for float stands for the template, its cast a float* to float*
+    join = kernels["join"]
+    assert join.template_params == () and [i.args for i in join.instantiations] == [("float",)]
+    casts = [n for n in m.walk(join.body) if isinstance(n, m.Cast) and isinstance(n.type, m.Pointer)]
+    assert casts and all(not isinstance(c.type.pointee, m.TemplateType) for c in casts)
+    # two instances: the template keeps its model and gains one per instance
+    assert [i.name for i in kernels["carve"].instances] == ["carve__float", "carve__int"]
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+def test_views_known_per_instance_or_per_shape_convert_and_replay_equal(tmp_path):
+    pytest.importorskip("tilelang")
+    src = tmp_path / "src" / "views.cu"
+    src.parent.mkdir()
+    src.write_text(PROGRAM)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "5"]) == 0
+    rows = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert {name: k["form"] for name, k in rows.items()} == \
+        {"join": "tile", "weigh": "tile", "recur": "portable", "carve": "portable"}
+    for name, k in rows.items():
+        assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), (name, k["check"])
+    assert "2 recorded launches" in rows["carve"]["check"]["message"]  # both instances replayed
+    text = (out / "views.py").read_text()
+    assert "T.if_then_else(src_buf == 0, a[src_off], b[src_off])" in text  # the source chosen per element
+    assert "c_weights[start + i % 16]" in text  # the table's window: its offset
+    assert "cx_flat = T.view(cx, (256,), T.uint32)" in text  # the row pointer's flat view
+    assert "cx_flat[r[tx] // 2 * 64 + (t[tx] + 2 * 32)]" in text  # past the row's end: the next row
+    assert "s_mem_float32 = T.view(s_mem, (96,), T.float32)" in text  # carve<float>; carve<int> reads s_mem
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+def test_a_wrong_row_in_the_flat_view_fails_the_replay(tmp_path):
+    """The replay tells the row the pointer starts at: the same module reading the row after fails."""
+    pytest.importorskip("tilelang")
+    src = tmp_path / "src" / "views.cu"
+    src.parent.mkdir()
+    src.write_text(PROGRAM)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    module = out / "views.py"
+    text = module.read_text()
+    wrong = text.replace("y[bx * block_x + tx] = cx_flat[r[tx] * 64 + 32 + t[tx]]",
+                         "y[bx * block_x + tx] = cx_flat[(r[tx] + 1) % 4 * 64 + 32 + t[tx]]")
+    assert wrong != text
+    module.write_text(wrong)
+    assert main(["check", "--from", str(out), "--run", "5"]) == 1
