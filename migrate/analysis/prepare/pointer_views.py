@@ -169,6 +169,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} if fn.body else set()
     views = TypedViews(fn, buffers, taken)
     snapshots: dict[str, m.VarDecl] = {}  # view -> the local holding its offset
+    rows: dict[str, m.Index] = {}  # const float* pfx = b[0], read at constants in its row -> b[0]
     nonnull: dict[str, m.Expr] = {}  # a view that may be null (c ? x + off : nullptr) -> when it is not
 
     def _truth(e) -> m.Expr | None:
@@ -184,6 +185,8 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 index = node.index if offset is None else m.Binary("+", offset, node.index, node.index.type, node.span)
                 return m.Index(ref, index, node.type, node.span)
             base = node.base
+            if isinstance(base, m.Ref) and base.name in rows:  # pfx[3] -> b[0][3]
+                return m.Index(rows[base.name], node.index, node.type, node.span)
             if isinstance(base, m.Ref) and base.name in aliases:
                 alias = aliases[base.name]
                 if alias.offset is None:
@@ -200,7 +203,8 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
         def leave_Unary(self, node):  # *p  ->  p[0];  *(x + i)  ->  x[i]
             if node.op == "!" and _truth(node.operand) is not None:
                 return dataclasses.replace(node, operand=_truth(node.operand))
-            if node.op == "*" and isinstance(node.operand, m.Ref) and node.operand.name in aliases:
+            if node.op == "*" and isinstance(node.operand, m.Ref) and (node.operand.name in aliases
+                                                                       or node.operand.name in rows):
                 zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
                 return self.leave_Index(m.Index(node.operand, zero, node.type, node.span))
             view = _deref_view(node, buffers, aliases, views)
@@ -224,7 +228,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
 
         def leave_DeclStmt(self, node):
             kept = tuple(snapshots.get(d.name) if d.name in snapshots else d for d in node.decls
-                         if d.name not in aliases or d.name in snapshots)
+                         if (d.name not in aliases or d.name in snapshots) and d.name not in rows)
             return dataclasses.replace(node, decls=kept) if kept else m.Empty(node.span)
 
         # a view that may be null, tested (if (p), !p, p && ..., p ? *p : 0, p != nullptr): its condition
@@ -250,6 +254,11 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     for node in m.walk(fn.body) if fn.body else ():
         if isinstance(node, m.VarDecl) and isinstance(node.type, m.Pointer) and node.storage == "local":
             init, when = _unless_null(node.init)
+            row = _row(init, buffers) if node.name not in assigned and when is None else None
+            if row is not None and _within_row(fn.body, node.name, row.type.extent) \
+                    and not _reads(row) & changed_after.get(node.name, set()):
+                rows[node.name] = row
+                continue
             alias = _as_alias(init, buffers, aliases, views) if node.name not in assigned else None
             if alias is None or (when is not None and _reads(when) & changed_after.get(node.name, set())):
                 unresolved.append(node)
@@ -267,7 +276,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 snapshots[node.name] = m.VarDecl(at, otype, "local", False, alias.offset, node.span)
                 alias = Alias(alias.buffer, m.Ref(at, "local", otype, node.span))
             aliases[node.name] = alias
-    if not aliases and not any(_deref_view(n, buffers, aliases, views) or _address_arg(n, buffers, aliases, views)
+    if not aliases and not rows and not any(_deref_view(n, buffers, aliases, views) or _address_arg(n, buffers, aliases, views)
                                or _cast_index(n, buffers, aliases, views) for n in m.walk(fn.body) if fn.body):
         return fn, aliases, unresolved
 
@@ -279,10 +288,41 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
         folded = Declare().transform(folded)
     # a view used other than by index or dereference (compared, passed on) has no buffer form:
     # its declaration is gone, so it is reported rather than left as an undefined name
-    left = {n.name for n in m.walk(folded.body) if isinstance(n, m.Ref) and n.name in aliases}
+    left = {n.name for n in m.walk(folded.body) if isinstance(n, m.Ref) and (n.name in aliases or n.name in rows)}
     decls = {n.name: n for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
     unresolved += [decls[name] for name in sorted(left) if name in decls]
     return folded, aliases, unresolved
+
+
+def _row(init, buffers) -> m.Index | None:
+    """``b[k]`` (``cx[i][j]``), a row of a local or shared array of several dimensions that a
+    pointer takes (``const double* pfx = B[0];``), its extent known; None for anything else (a
+    parameter ``b[][8]`` is flat by now: :func:`_as_alias` counts its rows)."""
+    e = strip_implicit_casts(init) if init is not None else None
+    if not (isinstance(e, m.Index) and isinstance(e.type, m.Array) and e.type.extent is not None
+            and not isinstance(e.type.element, m.Array)):
+        return None
+    root = e
+    while isinstance(root, m.Index):
+        root = root.base
+    return e if isinstance(root, m.Ref) and isinstance(root.type, m.Array) and buffers.get(root.name) != "param" \
+        else None
+
+
+def _within_row(body, name: str, extent: int) -> bool:
+    """Whether every use of pointer ``name`` reads or writes its row at a constant inside it
+    (``pfx[3]``, ``*pfx``): then the row's own index (``b[0][3]``) is the element, which a pointer
+    that may step past its row's end (C's rows are contiguous) would not be."""
+    ok, seen = set(), 0
+    for n in m.walk(body):
+        if isinstance(n, m.Index) and isinstance(n.base, m.Ref) and n.base.name == name:
+            if isinstance(n.index, m.IntLit) and 0 <= n.index.value < extent:
+                ok.add(id(n.base))
+        elif isinstance(n, m.Unary) and n.op == "*" and isinstance(n.operand, m.Ref) and n.operand.name == name:
+            ok.add(id(n.operand))
+        elif isinstance(n, m.Ref) and n.name == name:
+            seen += 1
+    return seen == len(ok) and seen > 0
 
 
 def _null(e) -> bool:
@@ -471,6 +511,13 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
             off = init.rhs if init.op == "+" else m.Unary("-", init.rhs, False, init.rhs.type, init.rhs.span)
             return Alias(base.buffer, off if base.offset is None else
                          m.Binary("+", base.offset, off, off.type, init.span))
+    if isinstance(init, m.Index) and isinstance(init.type, m.Array) and isinstance(init.base, m.Ref) \
+            and buffers.get(init.base.name) == "param" and init.type.extent is not None \
+            and not isinstance(init.type.element, m.Array):
+        # b[k] of a parameter b[][W], flat since analysis.prepare.array_params: k * W elements on
+        idx, w = init.index, init.type.extent
+        itype = idx.type if isinstance(idx.type, m.Scalar) else m.Scalar("int32")
+        return Alias(init.base.name, m.Binary("*", idx, m.IntLit(w, str(w), itype, init.span), itype, init.span))
     if views is not None and isinstance(init, m.Index) and isinstance(init.type, m.Array):
         return views.row(init, init.span)  # cx[k], a row of a shared cx[N][W]: its first element
     if isinstance(init, m.Unary) and init.op == "&" and isinstance(init.operand, m.Index):

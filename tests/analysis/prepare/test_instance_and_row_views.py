@@ -3,7 +3,9 @@ kernel template casting its ``T*`` to ``float*`` (converted per instance, where 
 identity), a ``__constant__`` table viewed from an offset, a pointer into a row of a 2-D
 ``__shared__`` array (a flat ``T.view`` of it: a row pointer may index into the next row, as C
 allows), and a template viewing part of a shared ``int`` array as its own type (a Welford
-reduction's carving). The program's own launches are recorded and replayed on the CPU."""
+reduction's carving). A row pointer read only at constants inside its row stays a row of its array
+(``B[1][2]``), of a device function's ``b[][8]`` parameter too (flat there: ``b[1 * 8 + 2]``). The
+programs' own launches are recorded and replayed on the CPU."""
 from __future__ import annotations
 
 import json
@@ -182,3 +184,104 @@ def test_a_wrong_row_in_the_flat_view_fails_the_replay(tmp_path):
     assert wrong != text
     module.write_text(wrong)
     assert main(["check", "--from", str(out), "--run", "5"]) == 1
+
+
+ROWS = r"""#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+// a device function reading the rows of its b[][8] through pointers, the way finite-element codes
+// take a shape function's derivatives apart
+__device__ void gradient(const float* const xv, const float b[][8], float* const d) {
+  const float* const px = b[0];
+  const float* const py = b[1];
+  d[0] = px[0] * xv[0] + px[3] * xv[3] + px[7] * (xv[7] - xv[1]);
+  d[1] = py[1] * xv[1] + py[6] * xv[6] - *py;
+}
+
+__global__ void kinematics(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float B[2][8], xv[8], D[2];
+  for (int j = 0; j < 8; j++) {
+    xv[j] = x[i * 8 + j];
+    B[0][j] = x[i * 8 + j] * 0.5f + j;
+    B[1][j] = x[((i + 1) % n) * 8 + j] - j;
+  }
+  gradient(xv, B, D);
+  const float* second = B[1];  // a row of a thread's own array, read at constants
+  y[i * 3] = D[0];
+  y[i * 3 + 1] = D[1];
+  y[i * 3 + 2] = second[2] * *second + second[7];
+}
+
+// each warp's row of a shared tile, read at its ends through a row pointer
+__global__ void ends(const float* x, float* y) {
+  __shared__ float tile[4][32];
+  int w = threadIdx.x / 32, t = threadIdx.x % 32;
+  tile[w][t] = x[blockIdx.x * 128 + threadIdx.x];
+  __syncthreads();
+  const float* mine = tile[w];
+  y[blockIdx.x * 128 + threadIdx.x] = mine[0] * t + mine[31] - tile[(w + 1) % 4][t];
+}
+
+int main(int argc, char** argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 40;
+  float *h = (float*)malloc(n * 8 * sizeof(float)), *x, *y, *tx, *ty;
+  for (int i = 0; i < n * 8; i++) h[i] = (i % 17) * 0.37f - 2.5f;
+  cudaMalloc(&x, n * 8 * sizeof(float));
+  cudaMalloc(&y, n * 3 * sizeof(float));
+  cudaMemcpy(x, h, n * 8 * sizeof(float), cudaMemcpyHostToDevice);
+  kinematics<<<(n + 31) / 32, 32>>>(x, y, n);
+  cudaMalloc(&tx, 256 * sizeof(float));
+  cudaMalloc(&ty, 256 * sizeof(float));
+  cudaMemcpy(tx, h, 256 * sizeof(float), cudaMemcpyHostToDevice);
+  ends<<<2, 128>>>(tx, ty);
+  cudaMemcpy(h, y, n * 3 * sizeof(float), cudaMemcpyDeviceToHost);
+  printf("%f\n", h[0]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+def test_row_pointers_read_at_constants_index_their_rows_and_replay_equal(tmp_path):
+    pytest.importorskip("tilelang")
+    src = tmp_path / "src" / "rows.cu"
+    src.parent.mkdir()
+    src.write_text(ROWS)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "40"]) == 0
+    rows = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert {name: k["form"] for name, k in rows.items()} == {"kinematics": "tile", "ends": "portable"}
+    for name, k in rows.items():
+        assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), (name, k["check"])
+    text = (out / "rows.py").read_text()
+    # the macro takes b flat (its caller passes T.reshape(B, (2 * 8,))): a row is 8 elements on
+    assert "d[1] = b[1 * 8 + 1] * xv[1] + b[1 * 8 + 6] * xv[6] - b[1 * 8]" in text
+    assert "T.reshape(B, (2 * 8,))" in text
+    assert "y[i * 3 + 2] = B[1, 2] * B[1, 0] + B[1, 7]" in text  # a thread's own array: its row
+    assert "tile_[w[tx], 0] * T.Cast(T.float32, t[tx]) + tile_[w[tx], 31]" in text  # no flat view needed
+    assert "T.view" not in text
+
+
+@pytest.mark.parametrize("use, folded", [
+    ("y[i] = p[7] + *p;", True),     # inside the row: B[1][7], B[1][0]
+    ("y[i] = p[8];", False),         # past the row's end: the next row's first element in C
+    ("y[i] = p[i % 8];", False),     # an index no constant bounds
+])
+def test_a_row_of_a_threads_array_is_indexed_as_its_row_only_inside_it(tmp_path, use, folded):
+    from migrate.analysis.prepare.pointer_views import pointer_aliases
+    from tests.analysis.support import unit
+
+    fn = unit(tmp_path, """
+    __global__ void k(const float* x, float* y) {
+        int i = threadIdx.x;
+        float B[2][8];
+        for (int j = 0; j < 8; j++) { B[0][j] = x[j]; B[1][j] = x[8 + j]; }
+        const float* p = B[1];
+        """ + use + """
+    }
+    """).kernel("k")
+    _fn, _aliases, unresolved = pointer_aliases(fn)
+    assert ([d.name for d in unresolved] == []) == folded, [d.name for d in unresolved]
