@@ -73,13 +73,23 @@ def _template_pointer_casts(kernel: m.Function) -> bool:
     instance, a view of other elements in another, which only the instance's types tell apart."""
     for n in m.walk(kernel.body):
         if isinstance(n, m.Cast) and isinstance(n.type, m.Pointer):
-            source = getattr(n.operand, "type", None)
-            held = source.pointee if isinstance(source, m.Pointer) else \
-                source.element if isinstance(source, m.Array) else None
+            held = _pointed(n.operand)
             if held is not None and held != n.type.pointee \
                     and isinstance(held, m.TemplateType) != isinstance(n.type.pointee, m.TemplateType):
                 return True
     return False
+
+
+def _pointed(e) -> m.CType | None:
+    """The element type pointer expression ``e`` points to, read through what a template leaves
+    dependent (``&buffer[i]`` of a ``T buffer[N]``, ``in + i`` of a ``const T* in``); None when
+    unknown."""
+    if isinstance(e, m.Unary) and e.op == "&":
+        return getattr(e.operand, "type", None)
+    if isinstance(e, m.Binary) and e.op in ("+", "-"):
+        return _pointed(e.lhs) if isinstance(getattr(e.lhs, "type", None), (m.Pointer, m.Array)) else _pointed(e.rhs)
+    t = getattr(e, "type", None)
+    return t.pointee if isinstance(t, m.Pointer) else t.element if isinstance(t, m.Array) else None
 
 
 def instance_names(text: str, kernel: m.Function) -> list[str]:
