@@ -531,3 +531,58 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
             return Alias(base.buffer, idx if base.offset is None else
                          m.Binary("+", base.offset, idx, idx.type, init.span))
     return None
+
+
+def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
+    """Why local pointer ``decl`` is no fixed view of a buffer, in the words of its first use (or
+    value) that none of the pointer passes follows: for the diagnostic that refuses the kernel."""
+    name = decl.name
+    values = [decl.init] if decl.init is not None else []
+    values += [n.value for n in m.walk(fn.body) if isinstance(n, m.Assign) and isinstance(n.target, m.Ref)
+               and n.target.name == name and n.op == "="] if fn.body else []
+    for v in values:
+        v = strip_implicit_casts(v)
+        held = v
+        while isinstance(held, m.Cast):
+            held = held.operand
+        if isinstance(held, m.Member) and not held.arrow and isinstance(held.type, m.Pointer):
+            return f"it is the pointer a struct argument holds in its field '{held.field}'"
+        if (isinstance(held, (m.Member, m.Index)) or isinstance(held, m.Unary) and held.op == "*") \
+                and isinstance(held.type, m.Pointer):
+            return "it is assigned a pointer loaded from memory (pointer chasing: the address is data)"
+        if isinstance(v, m.Call) and v.kind == "device":
+            return f"it is the pointer device function '{v.callee}' returns"
+        cast = v
+        while isinstance(cast, m.Cast) and isinstance(cast.type, m.Pointer):
+            inner = cast.operand
+            src, dst = _pointee(getattr(inner, "type", None)), cast.type.pointee
+            if src is not None and str(_element_dtype(getattr(inner, "type", None))) != str(_element_dtype(cast.type)) \
+                    and not (isinstance(src, m.TemplateType) and isinstance(dst, m.TemplateType)):
+                return (f"it reads a buffer of {src} as {dst} (a reinterpretation; only __shared__ "
+                        "arrays have typed views)")
+            cast = inner
+        if isinstance(v, m.Unary) and v.op == "&" and isinstance(v.operand, m.Member):
+            return "it points into a struct's field"
+    for n in m.walk(fn.body) if fn.body else ():
+        if isinstance(n, m.Cast) and isinstance(n.type, m.Scalar) and isinstance(n.operand, m.Ref) \
+                and n.operand.name == name:
+            return "its address is used as an integer"
+        if isinstance(n, m.Assign) and not (isinstance(n.target, m.Ref) and n.target.name == name) \
+                and any(isinstance(r, m.Ref) and r.name == name and isinstance(getattr(n.value, "type", None), m.Pointer)
+                        for r in m.walk(n.value)):
+            return "its value is stored to memory"
+        if isinstance(n, m.Member) and n.arrow and isinstance(n.base, m.Ref) and n.base.name == name:
+            return f"it reaches the fields of a struct ({name}->{n.field})"
+        if isinstance(n, m.Call) and any(isinstance(a, m.Ref) and a.name == name for a in
+                                         (strip_implicit_casts(x) for x in n.args)):
+            return f"it is passed to '{n.callee}'"
+    return GENERIC
+
+
+#: what :func:`why_not_a_view` says of a pointer none of its rules names a reason for
+GENERIC = "its value is no buffer plus an offset that the body keeps fixed or steps"
+
+
+def _is_row(e) -> bool:
+    """``b[k]`` of an array of several dimensions: a row, not a pointer loaded from memory."""
+    return isinstance(e, m.Index) and isinstance(e.type, m.Array)

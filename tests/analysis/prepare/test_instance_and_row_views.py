@@ -285,3 +285,116 @@ def test_a_row_of_a_threads_array_is_indexed_as_its_row_only_inside_it(tmp_path,
     """).kernel("k")
     _fn, _aliases, unresolved = pointer_aliases(fn)
     assert ([d.name for d in unresolved] == []) == folded, [d.name for d in unresolved]
+
+
+CLAIMS = r"""#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+// each block claims room in its parent's counters: the pointers are taken by one thread after a
+// barrier and used for atomics and reads, the way a GPU quicksort's blocks share a parent record
+__global__ void claim(const int* parent_of, unsigned* counters, unsigned* out, int nblocks) {
+  __shared__ unsigned got, total;
+  unsigned* pstart;
+  unsigned* pcount;
+  int t = threadIdx.x;
+  if (t == 0) total = 0;
+  __syncthreads();
+  atomicAdd(&total, (unsigned)(t % 3));
+  __syncthreads();
+  if (t == 0) {
+    int p = parent_of[blockIdx.x];
+    pstart = &counters[2 * p];
+    pcount = &counters[2 * p + 1];
+    got = atomicAdd(pstart, total);
+    atomicSub(pcount, 1u);
+  }
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = total * 1000u + (unsigned)t;
+}
+
+// a block's shared words sent out byte by byte, through a byte pointer into them (per instance)
+template <typename T>
+__global__ void bytes_out(const T* in, unsigned char* out) {
+  __shared__ T words[64];
+  int t = threadIdx.x;
+  words[t] = in[blockIdx.x * 64 + t] * (T)3 + (T)t;
+  __syncthreads();
+  int w = 63 - t;
+  unsigned char* b = (unsigned char*)&words[w];
+  for (int k = 0; k < (int)sizeof(T); k++)
+    out[(blockIdx.x * 64 + t) * sizeof(T) + k] = *(b + k);
+}
+
+int main(int argc, char** argv) {
+  int nblocks = argc > 1 ? atoi(argv[1]) : 6;
+  int h_parent[64];
+  for (int i = 0; i < nblocks; i++) h_parent[i] = (i * 5) % 3;
+  unsigned h_counters[6] = {10, 100, 20, 200, 30, 300};
+  int* parent_of;
+  unsigned *counters, *out;
+  cudaMalloc(&parent_of, nblocks * sizeof(int));
+  cudaMalloc(&counters, sizeof(h_counters));
+  cudaMalloc(&out, nblocks * 64 * sizeof(unsigned));
+  cudaMemcpy(parent_of, h_parent, nblocks * sizeof(int), cudaMemcpyHostToDevice);
+  cudaMemcpy(counters, h_counters, sizeof(h_counters), cudaMemcpyHostToDevice);
+  claim<<<nblocks, 64>>>(parent_of, counters, out, nblocks);
+
+  unsigned h_in[128];
+  for (int i = 0; i < 128; i++) h_in[i] = 2654435761u * (i + 7);
+  unsigned* in;
+  unsigned char* bytes;
+  cudaMalloc(&in, sizeof(h_in));
+  cudaMalloc(&bytes, 128 * sizeof(unsigned));
+  cudaMemcpy(in, h_in, sizeof(h_in), cudaMemcpyHostToDevice);
+  bytes_out<<<2, 64>>>(in, bytes);
+  cudaMemcpy(h_counters, counters, sizeof(h_counters), cudaMemcpyDeviceToHost);
+  printf("%u\n", h_counters[0]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+def test_an_atomic_through_an_assigned_pointer_and_a_byte_view_per_instance_replay_equal(tmp_path):
+    """``pstart = &counters[2 * p]; atomicAdd(pstart, total)``: a pointer assigned after its
+    declaration is an offset, the atomic's address its element; ``(unsigned char*)&words[w]`` on
+    a template's ``T words[64]`` is a byte view of the shared array in the instance."""
+    pytest.importorskip("tilelang")
+    src = tmp_path / "src" / "claims.cu"
+    src.parent.mkdir()
+    src.write_text(CLAIMS)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "6"]) == 0
+    rows = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert {name: k["form"] for name, k in rows.items()} == {"claim": "portable", "bytes_out": "portable"}
+    for name, k in rows.items():
+        assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), (name, k["check"])
+    text = (out / "claims.py").read_text()
+    assert "T.atomic_add(counters[pstart_off[tx]], total[0], return_prev=True)" in text
+    assert "words_uint8 = T.view(words, (256,), T.uint8)" in text and "words_uint8[w * 4 + k]" in text
+
+
+@pytest.mark.parametrize("body, reason", [
+    ("struct Node { Node* next; float v; };\n"
+     "__global__ void k(Node* nodes, float* y) {\n"
+     "  Node* p = nodes + threadIdx.x;\n  for (int s = 0; s < 4; s++) p = p->next;\n  y[threadIdx.x] = p->v;\n}",
+     "pointer chasing"),
+    ("__global__ void k(const float* x, int* y) {\n"
+     "  const float* p = x + threadIdx.x;\n  y[threadIdx.x] = ((unsigned long long)p & 15) == 0;\n}",
+     "its address is used as an integer"),
+    ("__global__ void k(float* x, float** slots) {\n"
+     "  float* p = x + 4 * threadIdx.x;\n  slots[threadIdx.x] = p;\n}",
+     "its value is stored to memory"),
+    ("__global__ void k(const int* x, float* y) {\n"
+     "  const float* f = (const float*)&x[8];\n  y[threadIdx.x] = f[threadIdx.x];\n}",
+     "it reads a buffer of int32 as float32"),
+])
+def test_a_pointer_that_stays_no_view_is_refused_with_its_reason(tmp_path, body, reason):
+    src = tmp_path / "k.cu"
+    src.write_text("#include <cuda_runtime.h>\n" + body + "\n")
+    out = tmp_path / "out"
+    main(["convert", str(src), "-o", str(out), "-q"])
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] == "unsupported" and "is not a fixed view of a buffer parameter: " in k["reason"], k["reason"]
+    assert reason in k["reason"], k["reason"]
