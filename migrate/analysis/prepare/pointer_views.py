@@ -18,6 +18,22 @@ from ...ir.visit import Transformer
 class Alias:
     buffer: str  # the parameter it points into
     offset: m.Expr | None
+    # a view reading a global buffer's elements as another type of their size ((float*)&buf[k] on
+    # an int buffer): (the bit copy that reads one, the one that writes one, the buffer's dtype)
+    bits: tuple[str, str, str] | None = None
+
+
+#: (a buffer's dtype, the dtype a pointer reads its elements as) -> the bit copies that read and
+#: write one (compat table): TileLang has no view of a kernel parameter (T.view of one breaks its
+#: CPU host wrapper), so each access copies the element's bits
+BIT_COPIES = {
+    ("int32", "float32"): ("__int_as_float", "__float_as_int"),
+    ("uint32", "float32"): ("__uint_as_float", "__float_as_uint"),
+    ("float32", "int32"): ("__float_as_int", "__int_as_float"),
+    ("float32", "uint32"): ("__float_as_uint", "__uint_as_float"),
+    ("int64", "float64"): ("__longlong_as_double", "__double_as_longlong"),
+    ("float64", "int64"): ("__double_as_longlong", "__longlong_as_double"),
+}
 
 
 class TypedViews:
@@ -170,6 +186,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     views = TypedViews(fn, buffers, taken)
     snapshots: dict[str, m.VarDecl] = {}  # view -> the local holding its offset
     rows: dict[str, m.Index] = {}  # const float* pfx = b[0], read at constants in its row -> b[0]
+    bit_reads: dict[int, tuple] = {}  # id of a bit copy reading a view's element -> (it, the copy writing one)
     nonnull: dict[str, m.Expr] = {}  # a view that may be null (c ? x + off : nullptr) -> when it is not
 
     def _truth(e) -> m.Expr | None:
@@ -189,6 +206,8 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 return m.Index(rows[base.name], node.index, node.type, node.span)
             if isinstance(base, m.Ref) and base.name in aliases:
                 alias = aliases[base.name]
+                if alias.bits is not None:  # px[i] on an int buffer: __int_as_float(buf[off + i])
+                    return self.bit_read(alias, node)
                 if alias.offset is None:
                     index = node.index
                 elif isinstance(node.index, m.IntLit) and node.index.value == 0:  # p[0], *p, p->x: the offset
@@ -199,6 +218,27 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                                                                           kind=buffers[alias.buffer]),
                                            index=index)
             return node
+
+        def bit_read(self, alias, node):
+            read, _write, dtype = alias.bits
+            zero = isinstance(node.index, m.IntLit) and node.index.value == 0
+            index = node.index if alias.offset is None else alias.offset if zero else \
+                m.Binary("+", alias.offset, node.index, node.index.type, node.span)
+            held = m.Scalar(dtype)
+            element = m.Index(m.Ref(alias.buffer, buffers[alias.buffer], m.Pointer(held), node.span), index, held,
+                              node.span)
+            call = m.Call(read, (element,), "math", (), node.type, node.span)
+            bit_reads[id(call)] = (call, alias.bits[1])
+            return call
+
+        def leave_Assign(self, node):  # px[i] = v  ->  buf[off + i] = __float_as_int(v)
+            t = node.target
+            if not (isinstance(t, m.Call) and id(t) in bit_reads):
+                return node
+            value = node.value if node.op == "=" else m.Binary(node.op[:-1], t, node.value, t.type, node.span)
+            element = t.args[0]
+            stored = m.Call(bit_reads[id(t)][1], (value,), "math", (), element.type, node.span)
+            return m.Assign("=", element, stored, element.type, node.span)
 
         def leave_Unary(self, node):  # *p  ->  p[0];  *(x + i)  ->  x[i]
             if node.op == "!" and _truth(node.operand) is not None:
@@ -219,7 +259,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             if address is not None:  # atomicAdd(x + i * w + j, v), __ldg(x + off): &x[i * w + j]
                 return dataclasses.replace(node, args=(address,) + node.args[1:])
             if node.kind == "atomic" and node.args and isinstance(node.args[0], m.Ref) \
-                    and node.args[0].name in aliases:
+                    and node.args[0].name in aliases and aliases[node.args[0].name].bits is None:
                 p = node.args[0]
                 pointee = p.type.pointee if isinstance(p.type, m.Pointer) else p.type
                 at = self.leave_Index(m.Index(p, m.IntLit(0, "0", m.Scalar("int32"), p.span), pointee, p.span))
@@ -259,7 +299,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                     and not _reads(row) & changed_after.get(node.name, set()):
                 rows[node.name] = row
                 continue
-            alias = _as_alias(init, buffers, aliases, views) if node.name not in assigned else None
+            alias = _as_alias(init, buffers, aliases, views, bits=True) if node.name not in assigned else None
             if alias is None or (when is not None and _reads(when) & changed_after.get(node.name, set())):
                 unresolved.append(node)
                 continue
@@ -289,6 +329,10 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     # a view used other than by index or dereference (compared, passed on) has no buffer form:
     # its declaration is gone, so it is reported rather than left as an undefined name
     left = {n.name for n in m.walk(folded.body) if isinstance(n, m.Ref) and (n.name in aliases or n.name in rows)}
+    # a bit copy's element whose address is taken or that is stepped (&px[i], px[i]++): no place to store
+    for n in m.walk(folded.body):
+        if isinstance(n, m.Unary) and n.op in ("&", "++", "--") and id(n.operand) in bit_reads:
+            left |= {name for name, a in aliases.items() if a.bits is not None}
     decls = {n.name: n for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
     unresolved += [decls[name] for name in sorted(left) if name in decls]
     return folded, aliases, unresolved
@@ -470,7 +514,15 @@ def _cast_index(node, buffers, aliases, views) -> tuple[m.Ref, m.Expr | None] | 
     return m.Ref(alias.buffer, "shared", node.base.type, node.span), alias.offset
 
 
-def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias | None:
+def _as_alias(init, buffers, aliases, views: TypedViews | None = None, bits: bool = False) -> Alias | None:
+    """Where pointer expression ``init`` points: a buffer and an offset into it, or None. A view
+    that reads a global buffer's elements as another type (:data:`BIT_COPIES`) only where the
+    caller prints its accesses as bit copies (``bits``)."""
+    alias = _alias(init, buffers, aliases, views, bits)
+    return None if alias is not None and alias.bits is not None and not bits else alias
+
+
+def _alias(init, buffers, aliases, views, bits) -> Alias | None:
     if isinstance(init, m.Cast) and isinstance(init.type, m.Pointer):
         pitched = _byte_step(init, buffers, aliases)
         if pitched is not None:
@@ -494,8 +546,11 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
             if views is None or not isinstance(source, m.Scalar) \
                     or not isinstance(target, (m.Scalar, m.TemplateType)):
                 return None
-            base = _as_alias(init.operand, buffers, aliases, views)
-            if base is None or buffers.get(base.buffer) != "shared":
+            base = _alias(init.operand, buffers, aliases, views, bits)
+            if base is not None and bits and base.bits is None and buffers.get(base.buffer) != "shared" \
+                    and isinstance(target, m.Scalar) and (source.dtype, target.dtype) in BIT_COPIES:
+                return dataclasses.replace(base, bits=BIT_COPIES[source.dtype, target.dtype] + (source.dtype,))
+            if base is None or base.bits is not None or buffers.get(base.buffer) != "shared":
                 return None
             return views.view(base, source, target, init.type.volatile, init.span)
         init = init.operand
@@ -506,11 +561,11 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
     if isinstance(init, m.Binary) and init.op == "+" and isinstance(getattr(init.rhs, "type", None), m.Pointer):
         init = m.Binary("+", init.rhs, init.lhs, init.type, init.span)  # i + x is x + i
     if isinstance(init, m.Binary) and init.op in ("+", "-"):
-        base = _as_alias(init.lhs, buffers, aliases, views)
+        base = _alias(init.lhs, buffers, aliases, views, bits)
         if base is not None:
             off = init.rhs if init.op == "+" else m.Unary("-", init.rhs, False, init.rhs.type, init.rhs.span)
-            return Alias(base.buffer, off if base.offset is None else
-                         m.Binary("+", base.offset, off, off.type, init.span))
+            return dataclasses.replace(base, offset=off if base.offset is None else
+                                       m.Binary("+", base.offset, off, off.type, init.span))
     if isinstance(init, m.Index) and isinstance(init.type, m.Array) and isinstance(init.base, m.Ref) \
             and buffers.get(init.base.name) == "param" and init.type.extent is not None \
             and not isinstance(init.type.element, m.Array):
@@ -525,11 +580,11 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
             row = views.row(init.operand, init.span)  # &cx[k][j] of a shared cx[N][W]
             if row is not None:
                 return row
-        base = _as_alias(init.operand.base, buffers, aliases, views)
+        base = _alias(init.operand.base, buffers, aliases, views, bits)
         if base is not None:
             idx = init.operand.index
-            return Alias(base.buffer, idx if base.offset is None else
-                         m.Binary("+", base.offset, idx, idx.type, init.span))
+            return dataclasses.replace(base, offset=idx if base.offset is None else
+                                       m.Binary("+", base.offset, idx, idx.type, init.span))
     return None
 
 

@@ -398,3 +398,84 @@ def test_a_pointer_that_stays_no_view_is_refused_with_its_reason(tmp_path, body,
     (k,) = json.loads((out / "report.json").read_text())["kernels"]
     assert k["form"] == "unsupported" and "is not a fixed view of a buffer parameter: " in k["reason"], k["reason"]
     assert reason in k["reason"], k["reason"]
+
+
+SCRATCH = r"""#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+// each block keeps its points in its slice of an int scratch buffer, read and written as floats
+// (the way a 2-opt TSP kernel keeps its cities' coordinates in the tour's global buffer)
+__global__ void smooth(const float* xs, const float* ys, int* glob, float* out, int n) {
+  int* buf = &glob[blockIdx.x * (3 * n + 2)];
+  float* px = (float*)(&buf[n]);
+  float* py = &px[n + 1];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    px[i] = xs[blockIdx.x * n + i];
+    py[i] = ys[blockIdx.x * n + i] * 0.5f;
+    buf[i] = i * 7;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    px[n] = px[0];
+    *py += 1.25f;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    out[blockIdx.x * n + i] = (px[i + 1] - px[i]) * py[i] + buf[i];
+}
+
+int main(int argc, char** argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 50;
+  const int blocks = 3;
+  float* h = (float*)malloc(blocks * n * sizeof(float));
+  for (int i = 0; i < blocks * n; i++) h[i] = (i % 23) * 0.75f - 6.0f;
+  float *xs, *ys, *out;
+  int* glob;
+  cudaMalloc(&xs, blocks * n * sizeof(float));
+  cudaMalloc(&ys, blocks * n * sizeof(float));
+  cudaMalloc(&out, blocks * n * sizeof(float));
+  cudaMalloc(&glob, blocks * (3 * n + 2) * sizeof(int));
+  cudaMemset(glob, 0, blocks * (3 * n + 2) * sizeof(int));
+  cudaMemcpy(xs, h, blocks * n * sizeof(float), cudaMemcpyHostToDevice);
+  for (int i = 0; i < blocks * n; i++) h[i] = h[i] * -1.5f + 2.0f;
+  cudaMemcpy(ys, h, blocks * n * sizeof(float), cudaMemcpyHostToDevice);
+  smooth<<<blocks, 32>>>(xs, ys, glob, out, n);
+  cudaMemcpy(h, out, blocks * n * sizeof(float), cudaMemcpyDeviceToHost);
+  printf("%f\n", h[1]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+def test_floats_kept_in_an_int_buffer_are_bit_copies_and_replay_equal(tmp_path):
+    """``float* px = (float*)&buf[n]`` on an ``int*`` parameter: each access copies the element's
+    bits (T.reinterpret), a store ``__float_as_int`` of its value, ``*py += v`` both; the int
+    view ``buf`` beside it reads the same buffer as ints."""
+    pytest.importorskip("tilelang")
+    src = tmp_path / "src" / "scratch.cu"
+    src.parent.mkdir()
+    src.write_text(SCRATCH)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "50"]) == 0
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] == "portable" and (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), k["check"]
+    text = (out / "scratch.py").read_text()
+    assert "T.reinterpret(xs[" in text and "'int32')" in text  # px[i] = xs[...]: the float's bits stored
+    assert "T.view" not in text
+    # read as ints instead of their bits, the floats differ: the replay fails
+    module = out / "scratch.py"
+    module.write_text(text.replace("'float32')", "'int32')"))
+    assert main(["check", "--from", str(out), "--run", "50"]) == 1
+
+
+@pytest.mark.parametrize("use", ["px[threadIdx.x]++;", "atomicAdd(px + threadIdx.x, 1.0f);"])
+def test_a_bit_copied_element_stepped_or_addressed_is_refused(tmp_path, use):
+    src = tmp_path / "k.cu"
+    src.write_text("#include <cuda_runtime.h>\n__global__ void k(int* buf) {\n"
+                   f"  float* px = (float*)&buf[4];\n  {use}\n}}\n")
+    out = tmp_path / "out"
+    main(["convert", str(src), "-o", str(out), "-q"])
+    (k,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert k["form"] == "unsupported" and "is not a fixed view" in k["reason"], k["reason"]
