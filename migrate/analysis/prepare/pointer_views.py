@@ -613,8 +613,11 @@ def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
             src, dst = _pointee(getattr(inner, "type", None)), cast.type.pointee
             if src is not None and str(_element_dtype(getattr(inner, "type", None))) != str(_element_dtype(cast.type)) \
                     and not (isinstance(src, m.TemplateType) and isinstance(dst, m.TemplateType)):
-                return (f"it reads a buffer of {src} as {dst} (a reinterpretation; only __shared__ "
-                        "arrays have typed views)")
+                if isinstance(src, m.Scalar) and isinstance(dst, m.Scalar) and (src.dtype, dst.dtype) in BIT_COPIES:
+                    return (f"it reads a buffer of {src} as {dst} and is used other than by reading or storing "
+                            "an element (each of which would be a bit copy)")
+                return (f"it reads a buffer of {src} as {dst} (a reinterpretation: only __shared__ arrays have "
+                        "views of another element type, other buffers bit copies of elements of the same size)")
             cast = inner
         if isinstance(v, m.Unary) and v.op == "&" and isinstance(v.operand, m.Member):
             return "it points into a struct's field"

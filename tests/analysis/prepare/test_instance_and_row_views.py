@@ -387,8 +387,11 @@ def test_an_atomic_through_an_assigned_pointer_and_a_byte_view_per_instance_repl
      "  float* p = x + 4 * threadIdx.x;\n  slots[threadIdx.x] = p;\n}",
      "its value is stored to memory"),
     ("__global__ void k(const int* x, float* y) {\n"
-     "  const float* f = (const float*)&x[8];\n  y[threadIdx.x] = f[threadIdx.x];\n}",
-     "it reads a buffer of int32 as float32"),
+     "  const signed char* b = (const signed char*)&x[8];\n  y[threadIdx.x] = b[threadIdx.x];\n}",
+     "it reads a buffer of int32 as int8 (a reinterpretation"),
+    ("__global__ void k(float* x, int v) {\n"
+     "  int* bits = (int*)&x[threadIdx.x];\n  atomicCAS(bits, v, v + 1);\n}",
+     "it reads a buffer of float32 as int32 and is used other than by reading or storing"),
 ])
 def test_a_pointer_that_stays_no_view_is_refused_with_its_reason(tmp_path, body, reason):
     src = tmp_path / "k.cu"
