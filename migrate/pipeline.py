@@ -54,7 +54,7 @@ from .analysis.prepare.constructors import constructed_objects
 from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.effect_conditions import effect_conditions_as_tests
 from .analysis.prepare.device_globals import scalar_globals_as_buffers, shared_globals_into_kernels
-from .analysis.prepare.pointer_views import pointer_aliases
+from .analysis.prepare.pointer_views import GENERIC, pointer_aliases, why_not_a_view
 from .analysis.prepare.renaming import rename_reassigned_locals
 from .analysis.prepare.moving_pointers import moving_pointers
 from .analysis.prepare.value_steps import split_value_steps
@@ -340,9 +340,10 @@ def prepare(fn: m.Function, device: dict[str, m.Function] | None = None,
         raise NoTileLangForm(f"pointer parameter '{name}' is advanced in the kernel body ({name} += ...): "
                              "its later uses would lose the offset", span)
     fn, aliases, unresolved = pointer_aliases(fn)
-    if unresolved:
-        d = unresolved[0]
-        raise NoTileLangForm(f"local pointer '{d.name}' is not a fixed view of a buffer parameter", d.span)
+    if unresolved:  # the first pointer with a reason of its own, else the first
+        d, why = next(((d, w) for d in unresolved for w in [why_not_a_view(fn, d)] if w != GENERIC),
+                      (unresolved[0], GENERIC))
+        raise NoTileLangForm(f"local pointer '{d.name}' is not a fixed view of a buffer parameter: {why}", d.span)
     return fn, aliases
 
 
@@ -667,7 +668,8 @@ class KernelPipeline:
             raise NoTileLangForm(str(exc), fn.span) from None
         fn, _aliases, unresolved = pointer_aliases(fn)
         if unresolved:
-            raise NoTileLangForm(f"local pointer '{unresolved[0].name}' in device function '{fn.name}'",
+            raise NoTileLangForm(f"local pointer '{unresolved[0].name}' in device function '{fn.name}': "
+                                 f"{why_not_a_view(fn, unresolved[0])}",
                                  unresolved[0].span)
         if uses_vectors(fn):
             raise NoTileLangForm(f"device function '{fn.name}' works on vector types", fn.span)

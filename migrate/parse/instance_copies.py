@@ -33,7 +33,7 @@ def needs_copy(kernel: m.Function, errors: list) -> bool:
     template type (``px.x`` of a ``T px`` that the instance makes a ``float3``)."""
     if not kernel.template_params or len(kernel.instantiations) != 1 or kernel.body is None:
         return False
-    return bool(errors) or _template_typed_members(kernel)
+    return bool(errors) or _template_typed_members(kernel) or _template_pointer_casts(kernel)
 
 
 #: the most instances of one template written out (each is parsed and converted)
@@ -47,12 +47,14 @@ def wants_instances(kernel: m.Function, errors: list) -> bool:
     something only per instance: a frontend error in it, a field or method of a template-typed
     object, a call of an overloaded device function that each instance resolves, a variable
     template read (``mask<T>[j]``), a type that only an instance names (a type trait's member,
-    ``typename std::make_unsigned<T>::type``: :func:`_dependent_types`). Each instance is then written out and parsed as its own kernel
-    (:func:`instance_names`); the pipeline takes them where the generic form fails."""
+    ``typename std::make_unsigned<T>::type``: :func:`_dependent_types`), a pointer cast between a
+    template type's elements and another type's (:func:`_template_pointer_casts`). Each instance
+    is then written out and parsed as its own kernel (:func:`instance_names`); the pipeline takes
+    them where the generic form fails."""
     if not kernel.template_params or not 2 <= len(kernel.instantiations) <= MAX_INSTANCES \
             or kernel.body is None:
         return False
-    if errors or _template_typed_members(kernel) or _dependent_types(kernel):
+    if errors or _template_typed_members(kernel) or _dependent_types(kernel) or _template_pointer_casts(kernel):
         return True
     return any(isinstance(n, m.Call) and (n.dispatch or n.kind == "var_template") for n in m.walk(kernel.body))
 
@@ -82,6 +84,31 @@ def _template_typed_members(kernel: m.Function) -> bool:
             if isinstance(t, m.TemplateType):
                 return True
     return False
+
+
+def _template_pointer_casts(kernel: m.Function) -> bool:
+    """Whether ``kernel`` casts a pointer between a template type's elements and another type's
+    (``(float*)out`` of a ``T* out``, ``(T*)&s_mem[32]`` of an ``int`` array): the identity in one
+    instance, a view of other elements in another, which only the instance's types tell apart."""
+    for n in m.walk(kernel.body):
+        if isinstance(n, m.Cast) and isinstance(n.type, m.Pointer):
+            held = _pointed(n.operand)
+            if held is not None and held != n.type.pointee \
+                    and isinstance(held, m.TemplateType) != isinstance(n.type.pointee, m.TemplateType):
+                return True
+    return False
+
+
+def _pointed(e) -> m.CType | None:
+    """The element type pointer expression ``e`` points to, read through what a template leaves
+    dependent (``&buffer[i]`` of a ``T buffer[N]``, ``in + i`` of a ``const T* in``); None when
+    unknown."""
+    if isinstance(e, m.Unary) and e.op == "&":
+        return getattr(e.operand, "type", None)
+    if isinstance(e, m.Binary) and e.op in ("+", "-"):
+        return _pointed(e.lhs) if isinstance(getattr(e.lhs, "type", None), (m.Pointer, m.Array)) else _pointed(e.rhs)
+    t = getattr(e, "type", None)
+    return t.pointee if isinstance(t, m.Pointer) else t.element if isinstance(t, m.Array) else None
 
 
 def instance_names(text: str, kernel: m.Function) -> list[str]:

@@ -86,7 +86,7 @@ def reduceMaxInt(*args, grid=64, block=256, shared_bytes=0, template=None, symbo
            template=template, symbols=symbols, target=target)
 
 # -- reduceMinFloat: unsupported --------------------------------------------
-# Not migrated: device function 'atomicMinFloat': local pointer 'addrAsInt' in device function 'atomicMinFloat'
+# Not migrated: device function 'atomicMinFloat': local pointer 'addrAsInt' in device function 'atomicMinFloat': it reads a buffer of float32 as int32 and is used other than by reading or storing an element (each of which would be a bit copy)
 # The CUDA kernel keeps running as it is (see report.json for the diagnostics).
 
 # -- argmaxPacked: tile -----------------------------------------------------

@@ -301,6 +301,11 @@ class _Rewrite(Transformer):
     def leave_Call(self, node):  # atomicAdd(p + c, v): the element p_off + c of p's buffer
         if node.kind != "atomic" or not node.args:
             return node
+        p = strip_implicit_casts(node.args[0])
+        if isinstance(p, m.Ref) and p.name in self.moving and p.name not in self.selectors \
+                and isinstance(p.type, m.Pointer):  # atomicAdd(p, v): the element p_off
+            at = self._at(p.name, None, p.type.pointee, p.span)
+            return dataclasses.replace(node, args=(m.Unary("&", at, False, p.type, p.span),) + node.args[1:])
         address = self._stepped(node.args[0])
         if address is None:
             return node

@@ -18,6 +18,22 @@ from ...ir.visit import Transformer
 class Alias:
     buffer: str  # the parameter it points into
     offset: m.Expr | None
+    # a view reading a global buffer's elements as another type of their size ((float*)&buf[k] on
+    # an int buffer): (the bit copy that reads one, the one that writes one, the buffer's dtype)
+    bits: tuple[str, str, str] | None = None
+
+
+#: (a buffer's dtype, the dtype a pointer reads its elements as) -> the bit copies that read and
+#: write one (compat table): TileLang has no view of a kernel parameter (T.view of one breaks its
+#: CPU host wrapper), so each access copies the element's bits
+BIT_COPIES = {
+    ("int32", "float32"): ("__int_as_float", "__float_as_int"),
+    ("uint32", "float32"): ("__uint_as_float", "__float_as_uint"),
+    ("float32", "int32"): ("__float_as_int", "__int_as_float"),
+    ("float32", "uint32"): ("__float_as_uint", "__uint_as_float"),
+    ("int64", "float64"): ("__longlong_as_double", "__double_as_longlong"),
+    ("float64", "int64"): ("__double_as_longlong", "__longlong_as_double"),
+}
 
 
 class TypedViews:
@@ -87,6 +103,49 @@ class TypedViews:
             self.buffers[name] = "shared"
         return Alias(self.made[key].name, offset)
 
+    def row(self, e: m.Expr, span) -> "Alias | None":
+        """``&cx[k][j]`` (or the row ``cx[k]``) of a ``__shared__`` array of several dimensions
+        whose extents are known: the element it starts at in a flat view of the array (``cx_flat``,
+        the same memory and element type in one dimension), the offset ``k * W + j``. A pointer
+        into a row may index past it into the next (C's arrays are contiguous), which the flat view
+        reads as CUDA does. None for any other expression."""
+        indices = []
+        while isinstance(e, m.Index):
+            indices.insert(0, e.index)
+            e = e.base
+        if not (isinstance(e, m.Ref) and indices and isinstance(e.type, m.Array)
+                and isinstance(e.type.element, m.Array)):
+            return None
+        decl = next((n for n in m.walk(self.fn.body) if isinstance(n, m.VarDecl) and n.name == e.name
+                     and n.storage == "shared"), None) if self.fn.body else None
+        if decl is None or not isinstance(decl.type, m.Array):
+            return None
+        extents, t = [], decl.type
+        while isinstance(t, m.Array):
+            extents.append(t.extent)
+            t = t.element
+        if not isinstance(t, m.Scalar) or any(x is None for x in extents) or len(indices) > len(extents):
+            return None
+        key = (e.name, "flat")
+        if key not in self.made:
+            total = 1
+            for x in extents:
+                total *= x
+            name = fresh(f"{e.name}_flat", self.taken)
+            self.made[key] = m.VarDecl(name, m.Array(t, total, str(total), decl.type.volatile), decl.storage, False,
+                                       m.Ref(e.name, "shared", decl.type, span), span)
+            self.root[name] = e.name
+            self.buffers[name] = "shared"
+        offset = None
+        for k, index in enumerate(indices):
+            stride = 1
+            for x in extents[k + 1:]:
+                stride *= x
+            itype = index.type if isinstance(index.type, m.Scalar) else m.Scalar("int32")
+            term = index if stride == 1 else m.Binary("*", index, m.IntLit(stride, str(stride), itype, span), itype, span)
+            offset = term if offset is None else m.Binary("+", offset, term, itype, span)
+        return Alias(self.made[key].name, offset)
+
     def after(self, name: str) -> list[m.VarDecl]:
         """The views declared after array ``name``'s declaration."""
         return [d for (array, _), d in self.made.items() if array == name]
@@ -99,7 +158,7 @@ def view_buffers(fn: m.Function) -> dict[str, str]:
     ``volatile int* v_cover_row = cover_row;``)."""
     buffers = {p.name: "param" for p in fn.params if isinstance(p.type, m.Pointer)}
     for node in m.walk(fn.body) if fn.body else ():
-        if isinstance(node, m.Ref) and node.kind == "global" and isinstance(node.type, m.Array) \
+        if isinstance(node, m.Ref) and node.kind in ("global", "constant") and isinstance(node.type, m.Array) \
                 and not isinstance(node.type.element, m.Array):
             buffers.setdefault(node.name, "global")
         elif isinstance(node, m.VarDecl) and isinstance(node.type, m.Array) \
@@ -126,6 +185,8 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} if fn.body else set()
     views = TypedViews(fn, buffers, taken)
     snapshots: dict[str, m.VarDecl] = {}  # view -> the local holding its offset
+    rows: dict[str, m.Index] = {}  # const float* pfx = b[0], read at constants in its row -> b[0]
+    bit_reads: dict[int, tuple] = {}  # id of a bit copy reading a view's element -> (it, the copy writing one)
     nonnull: dict[str, m.Expr] = {}  # a view that may be null (c ? x + off : nullptr) -> when it is not
 
     def _truth(e) -> m.Expr | None:
@@ -141,8 +202,12 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 index = node.index if offset is None else m.Binary("+", offset, node.index, node.index.type, node.span)
                 return m.Index(ref, index, node.type, node.span)
             base = node.base
+            if isinstance(base, m.Ref) and base.name in rows:  # pfx[3] -> b[0][3]
+                return m.Index(rows[base.name], node.index, node.type, node.span)
             if isinstance(base, m.Ref) and base.name in aliases:
                 alias = aliases[base.name]
+                if alias.bits is not None:  # px[i] on an int buffer: __int_as_float(buf[off + i])
+                    return self.bit_read(alias, node)
                 if alias.offset is None:
                     index = node.index
                 elif isinstance(node.index, m.IntLit) and node.index.value == 0:  # p[0], *p, p->x: the offset
@@ -154,10 +219,32 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                                            index=index)
             return node
 
+        def bit_read(self, alias, node):
+            read, _write, dtype = alias.bits
+            zero = isinstance(node.index, m.IntLit) and node.index.value == 0
+            index = node.index if alias.offset is None else alias.offset if zero else \
+                m.Binary("+", alias.offset, node.index, node.index.type, node.span)
+            held = m.Scalar(dtype)
+            element = m.Index(m.Ref(alias.buffer, buffers[alias.buffer], m.Pointer(held), node.span), index, held,
+                              node.span)
+            call = m.Call(read, (element,), "math", (), node.type, node.span)
+            bit_reads[id(call)] = (call, alias.bits[1])
+            return call
+
+        def leave_Assign(self, node):  # px[i] = v  ->  buf[off + i] = __float_as_int(v)
+            t = node.target
+            if not (isinstance(t, m.Call) and id(t) in bit_reads):
+                return node
+            value = node.value if node.op == "=" else m.Binary(node.op[:-1], t, node.value, t.type, node.span)
+            element = t.args[0]
+            stored = m.Call(bit_reads[id(t)][1], (value,), "math", (), element.type, node.span)
+            return m.Assign("=", element, stored, element.type, node.span)
+
         def leave_Unary(self, node):  # *p  ->  p[0];  *(x + i)  ->  x[i]
             if node.op == "!" and _truth(node.operand) is not None:
                 return dataclasses.replace(node, operand=_truth(node.operand))
-            if node.op == "*" and isinstance(node.operand, m.Ref) and node.operand.name in aliases:
+            if node.op == "*" and isinstance(node.operand, m.Ref) and (node.operand.name in aliases
+                                                                       or node.operand.name in rows):
                 zero = m.IntLit(0, "0", m.Scalar("int32"), node.span)
                 return self.leave_Index(m.Index(node.operand, zero, node.type, node.span))
             view = _deref_view(node, buffers, aliases, views)
@@ -172,7 +259,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             if address is not None:  # atomicAdd(x + i * w + j, v), __ldg(x + off): &x[i * w + j]
                 return dataclasses.replace(node, args=(address,) + node.args[1:])
             if node.kind == "atomic" and node.args and isinstance(node.args[0], m.Ref) \
-                    and node.args[0].name in aliases:
+                    and node.args[0].name in aliases and aliases[node.args[0].name].bits is None:
                 p = node.args[0]
                 pointee = p.type.pointee if isinstance(p.type, m.Pointer) else p.type
                 at = self.leave_Index(m.Index(p, m.IntLit(0, "0", m.Scalar("int32"), p.span), pointee, p.span))
@@ -181,7 +268,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
 
         def leave_DeclStmt(self, node):
             kept = tuple(snapshots.get(d.name) if d.name in snapshots else d for d in node.decls
-                         if d.name not in aliases or d.name in snapshots)
+                         if (d.name not in aliases or d.name in snapshots) and d.name not in rows)
             return dataclasses.replace(node, decls=kept) if kept else m.Empty(node.span)
 
         # a view that may be null, tested (if (p), !p, p && ..., p ? *p : 0, p != nullptr): its condition
@@ -207,7 +294,12 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
     for node in m.walk(fn.body) if fn.body else ():
         if isinstance(node, m.VarDecl) and isinstance(node.type, m.Pointer) and node.storage == "local":
             init, when = _unless_null(node.init)
-            alias = _as_alias(init, buffers, aliases, views) if node.name not in assigned else None
+            row = _row(init, buffers) if node.name not in assigned and when is None else None
+            if row is not None and _within_row(fn.body, node.name, row.type.extent) \
+                    and not _reads(row) & changed_after.get(node.name, set()):
+                rows[node.name] = row
+                continue
+            alias = _as_alias(init, buffers, aliases, views, bits=True) if node.name not in assigned else None
             if alias is None or (when is not None and _reads(when) & changed_after.get(node.name, set())):
                 unresolved.append(node)
                 continue
@@ -224,7 +316,7 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
                 snapshots[node.name] = m.VarDecl(at, otype, "local", False, alias.offset, node.span)
                 alias = Alias(alias.buffer, m.Ref(at, "local", otype, node.span))
             aliases[node.name] = alias
-    if not aliases and not any(_deref_view(n, buffers, aliases, views) or _address_arg(n, buffers, aliases, views)
+    if not aliases and not rows and not any(_deref_view(n, buffers, aliases, views) or _address_arg(n, buffers, aliases, views)
                                or _cast_index(n, buffers, aliases, views) for n in m.walk(fn.body) if fn.body):
         return fn, aliases, unresolved
 
@@ -236,10 +328,45 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
         folded = Declare().transform(folded)
     # a view used other than by index or dereference (compared, passed on) has no buffer form:
     # its declaration is gone, so it is reported rather than left as an undefined name
-    left = {n.name for n in m.walk(folded.body) if isinstance(n, m.Ref) and n.name in aliases}
+    left = {n.name for n in m.walk(folded.body) if isinstance(n, m.Ref) and (n.name in aliases or n.name in rows)}
+    # a bit copy's element whose address is taken or that is stepped (&px[i], px[i]++): no place to store
+    for n in m.walk(folded.body):
+        if isinstance(n, m.Unary) and n.op in ("&", "++", "--") and id(n.operand) in bit_reads:
+            left |= {name for name, a in aliases.items() if a.bits is not None}
     decls = {n.name: n for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
     unresolved += [decls[name] for name in sorted(left) if name in decls]
     return folded, aliases, unresolved
+
+
+def _row(init, buffers) -> m.Index | None:
+    """``b[k]`` (``cx[i][j]``), a row of a local or shared array of several dimensions that a
+    pointer takes (``const double* pfx = B[0];``), its extent known; None for anything else (a
+    parameter ``b[][8]`` is flat by now: :func:`_as_alias` counts its rows)."""
+    e = strip_implicit_casts(init) if init is not None else None
+    if not (isinstance(e, m.Index) and isinstance(e.type, m.Array) and e.type.extent is not None
+            and not isinstance(e.type.element, m.Array)):
+        return None
+    root = e
+    while isinstance(root, m.Index):
+        root = root.base
+    return e if isinstance(root, m.Ref) and isinstance(root.type, m.Array) and buffers.get(root.name) != "param" \
+        else None
+
+
+def _within_row(body, name: str, extent: int) -> bool:
+    """Whether every use of pointer ``name`` reads or writes its row at a constant inside it
+    (``pfx[3]``, ``*pfx``): then the row's own index (``b[0][3]``) is the element, which a pointer
+    that may step past its row's end (C's rows are contiguous) would not be."""
+    ok, seen = set(), 0
+    for n in m.walk(body):
+        if isinstance(n, m.Index) and isinstance(n.base, m.Ref) and n.base.name == name:
+            if isinstance(n.index, m.IntLit) and 0 <= n.index.value < extent:
+                ok.add(id(n.base))
+        elif isinstance(n, m.Unary) and n.op == "*" and isinstance(n.operand, m.Ref) and n.operand.name == name:
+            ok.add(id(n.operand))
+        elif isinstance(n, m.Ref) and n.name == name:
+            seen += 1
+    return seen == len(ok) and seen > 0
 
 
 def _null(e) -> bool:
@@ -387,7 +514,15 @@ def _cast_index(node, buffers, aliases, views) -> tuple[m.Ref, m.Expr | None] | 
     return m.Ref(alias.buffer, "shared", node.base.type, node.span), alias.offset
 
 
-def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias | None:
+def _as_alias(init, buffers, aliases, views: TypedViews | None = None, bits: bool = False) -> Alias | None:
+    """Where pointer expression ``init`` points: a buffer and an offset into it, or None. A view
+    that reads a global buffer's elements as another type (:data:`BIT_COPIES`) only where the
+    caller prints its accesses as bit copies (``bits``)."""
+    alias = _alias(init, buffers, aliases, views, bits)
+    return None if alias is not None and alias.bits is not None and not bits else alias
+
+
+def _alias(init, buffers, aliases, views, bits) -> Alias | None:
     if isinstance(init, m.Cast) and isinstance(init.type, m.Pointer):
         pitched = _byte_step(init, buffers, aliases)
         if pitched is not None:
@@ -411,8 +546,11 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
             if views is None or not isinstance(source, m.Scalar) \
                     or not isinstance(target, (m.Scalar, m.TemplateType)):
                 return None
-            base = _as_alias(init.operand, buffers, aliases, views)
-            if base is None or buffers.get(base.buffer) != "shared":
+            base = _alias(init.operand, buffers, aliases, views, bits)
+            if base is not None and bits and base.bits is None and buffers.get(base.buffer) != "shared" \
+                    and isinstance(target, m.Scalar) and (source.dtype, target.dtype) in BIT_COPIES:
+                return dataclasses.replace(base, bits=BIT_COPIES[source.dtype, target.dtype] + (source.dtype,))
+            if base is None or base.bits is not None or buffers.get(base.buffer) != "shared":
                 return None
             return views.view(base, source, target, init.type.volatile, init.span)
         init = init.operand
@@ -423,15 +561,86 @@ def _as_alias(init, buffers, aliases, views: TypedViews | None = None) -> Alias 
     if isinstance(init, m.Binary) and init.op == "+" and isinstance(getattr(init.rhs, "type", None), m.Pointer):
         init = m.Binary("+", init.rhs, init.lhs, init.type, init.span)  # i + x is x + i
     if isinstance(init, m.Binary) and init.op in ("+", "-"):
-        base = _as_alias(init.lhs, buffers, aliases, views)
+        base = _alias(init.lhs, buffers, aliases, views, bits)
         if base is not None:
             off = init.rhs if init.op == "+" else m.Unary("-", init.rhs, False, init.rhs.type, init.rhs.span)
-            return Alias(base.buffer, off if base.offset is None else
-                         m.Binary("+", base.offset, off, off.type, init.span))
+            return dataclasses.replace(base, offset=off if base.offset is None else
+                                       m.Binary("+", base.offset, off, off.type, init.span))
+    if isinstance(init, m.Index) and isinstance(init.type, m.Array) and isinstance(init.base, m.Ref) \
+            and buffers.get(init.base.name) == "param" and init.type.extent is not None \
+            and not isinstance(init.type.element, m.Array):
+        # b[k] of a parameter b[][W], flat since analysis.prepare.array_params: k * W elements on
+        idx, w = init.index, init.type.extent
+        itype = idx.type if isinstance(idx.type, m.Scalar) else m.Scalar("int32")
+        return Alias(init.base.name, m.Binary("*", idx, m.IntLit(w, str(w), itype, init.span), itype, init.span))
+    if views is not None and isinstance(init, m.Index) and isinstance(init.type, m.Array):
+        return views.row(init, init.span)  # cx[k], a row of a shared cx[N][W]: its first element
     if isinstance(init, m.Unary) and init.op == "&" and isinstance(init.operand, m.Index):
-        base = _as_alias(init.operand.base, buffers, aliases, views)
+        if views is not None and isinstance(init.operand.base, m.Index):
+            row = views.row(init.operand, init.span)  # &cx[k][j] of a shared cx[N][W]
+            if row is not None:
+                return row
+        base = _alias(init.operand.base, buffers, aliases, views, bits)
         if base is not None:
             idx = init.operand.index
-            return Alias(base.buffer, idx if base.offset is None else
-                         m.Binary("+", base.offset, idx, idx.type, init.span))
+            return dataclasses.replace(base, offset=idx if base.offset is None else
+                                       m.Binary("+", base.offset, idx, idx.type, init.span))
     return None
+
+
+def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
+    """Why local pointer ``decl`` is no fixed view of a buffer, in the words of its first use (or
+    value) that none of the pointer passes follows: for the diagnostic that refuses the kernel."""
+    name = decl.name
+    values = [decl.init] if decl.init is not None else []
+    values += [n.value for n in m.walk(fn.body) if isinstance(n, m.Assign) and isinstance(n.target, m.Ref)
+               and n.target.name == name and n.op == "="] if fn.body else []
+    for v in values:
+        v = strip_implicit_casts(v)
+        held = v
+        while isinstance(held, m.Cast):
+            held = held.operand
+        if isinstance(held, m.Member) and not held.arrow and isinstance(held.type, m.Pointer):
+            return f"it is the pointer a struct argument holds in its field '{held.field}'"
+        if (isinstance(held, (m.Member, m.Index)) or isinstance(held, m.Unary) and held.op == "*") \
+                and isinstance(held.type, m.Pointer):
+            return "it is assigned a pointer loaded from memory (pointer chasing: the address is data)"
+        if isinstance(v, m.Call) and v.kind == "device":
+            return f"it is the pointer device function '{v.callee}' returns"
+        cast = v
+        while isinstance(cast, m.Cast) and isinstance(cast.type, m.Pointer):
+            inner = cast.operand
+            src, dst = _pointee(getattr(inner, "type", None)), cast.type.pointee
+            if src is not None and str(_element_dtype(getattr(inner, "type", None))) != str(_element_dtype(cast.type)) \
+                    and not (isinstance(src, m.TemplateType) and isinstance(dst, m.TemplateType)):
+                if isinstance(src, m.Scalar) and isinstance(dst, m.Scalar) and (src.dtype, dst.dtype) in BIT_COPIES:
+                    return (f"it reads a buffer of {src} as {dst} and is used other than by reading or storing "
+                            "an element (each of which would be a bit copy)")
+                return (f"it reads a buffer of {src} as {dst} (a reinterpretation: only __shared__ arrays have "
+                        "views of another element type, other buffers bit copies of elements of the same size)")
+            cast = inner
+        if isinstance(v, m.Unary) and v.op == "&" and isinstance(v.operand, m.Member):
+            return "it points into a struct's field"
+    for n in m.walk(fn.body) if fn.body else ():
+        if isinstance(n, m.Cast) and isinstance(n.type, m.Scalar) and isinstance(n.operand, m.Ref) \
+                and n.operand.name == name:
+            return "its address is used as an integer"
+        if isinstance(n, m.Assign) and not (isinstance(n.target, m.Ref) and n.target.name == name) \
+                and any(isinstance(r, m.Ref) and r.name == name and isinstance(getattr(n.value, "type", None), m.Pointer)
+                        for r in m.walk(n.value)):
+            return "its value is stored to memory"
+        if isinstance(n, m.Member) and n.arrow and isinstance(n.base, m.Ref) and n.base.name == name:
+            return f"it reaches the fields of a struct ({name}->{n.field})"
+        if isinstance(n, m.Call) and any(isinstance(a, m.Ref) and a.name == name for a in
+                                         (strip_implicit_casts(x) for x in n.args)):
+            return f"it is passed to '{n.callee}'"
+    return GENERIC
+
+
+#: what :func:`why_not_a_view` says of a pointer none of its rules names a reason for
+GENERIC = "its value is no buffer plus an offset that the body keeps fixed or steps"
+
+
+def _is_row(e) -> bool:
+    """``b[k]`` of an array of several dimensions: a row, not a pointer loaded from memory."""
+    return isinstance(e, m.Index) and isinstance(e.type, m.Array)

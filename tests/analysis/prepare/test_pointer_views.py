@@ -95,10 +95,10 @@ def test_a_view_keeps_the_offset_it_was_made_with_when_the_local_changes_after(t
     assert k["check"]["status"] == "pass", k["check"]["message"]
 
 
-def test_a_view_that_reads_a_buffers_bits_as_another_type_is_not_folded(tmp_path):
+def test_a_view_that_reads_a_buffers_bits_as_another_type_reads_them_as_bit_copies(tmp_path):
     """``float* px = (float*)&buf[k]`` on an int buffer (a TSP kernel keeps its coordinates in
-    its int scratch array): folded into ``buf``'s index it read ints, and the square root of an
-    int does not compile for CUDA. Such a view is refused, naming it."""
+    its int scratch array): folded into ``buf``'s index as it is it read ints (the square root of
+    an int does not compile for CUDA); each read is the bit copy ``__int_as_float(buf[n + i])``."""
     from migrate.analysis.prepare.pointer_views import pointer_aliases
     from tests.analysis.support import unit
     fn = unit(tmp_path, """
@@ -107,8 +107,12 @@ def test_a_view_that_reads_a_buffers_bits_as_another_type_is_not_folded(tmp_path
             const int* same = (const int*)(&buf[2 * n]);
             out[threadIdx.x] = sqrtf(px[threadIdx.x]) + same[threadIdx.x];
         }""").kernel("k")
-    _, aliases, unresolved = pointer_aliases(fn)
-    assert [d.name for d in unresolved] == ["px"] and set(aliases) == {"same"}
+    folded, aliases, unresolved = pointer_aliases(fn)
+    assert not unresolved and set(aliases) == {"px", "same"} and aliases["px"].bits is not None
+    (copy,) = [n for n in m.walk(folded.body) if isinstance(n, m.Call) and n.callee == "__int_as_float"]
+    element = copy.args[0]
+    assert isinstance(element, m.Index) and element.base.name == "buf" and element.type == m.Scalar("int32")
+    assert isinstance(element.index, m.Binary) and element.index.lhs.name == "n"
 
 
 #: Rows of a pitched allocation reached through byte offsets, the way cudaMallocPitch users write them.
