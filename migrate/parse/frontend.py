@@ -250,9 +250,9 @@ def _parse_with_units(path: str, options: ParseOptions, data: bytes, units: list
 def _context_source(path: str, context, outer=()) -> tuple[str, str] | None:
     """(a virtual file beside the includer, its text): the chain of includers that reaches ``path``
     (``outer``, then ``context``) with ``path`` in place of the ``#include`` that names it, each
-    includer's lines above the ``#include``, then below it (the launches that instantiate the
-    file's kernel templates are there); None without a context or when an includer cannot be
-    read."""
+    includer's lines above the ``#include``, then, where the includer is not itself included, the
+    lines below it (the launches that instantiate the file's kernel templates are there); None
+    without a context or when an includer cannot be read."""
     if context is None:
         return None
     above, below = [], []
@@ -262,7 +262,8 @@ def _context_source(path: str, context, outer=()) -> tuple[str, str] | None:
         except OSError:
             return None
         above.append("\n".join(lines[:max(0, line - 1)]))
-        below.insert(0, "\n".join(lines[line:]))
+        if not outer:  # (an outer includer's rest may #include the inner one again: redefinitions)
+            below.insert(0, "\n".join(lines[line:]))
     includer = context[0]
     virtual = str(Path(includer).resolve().with_name(f".{Path(includer).name}.c2t-context.cu"))
     return virtual, "\n".join(above) + f"\n#include \"{Path(path).resolve()}\"\n" + "\n".join(below) + "\n"
