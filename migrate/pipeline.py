@@ -43,6 +43,7 @@ from .analysis.lift.micro_tiles import expand_micro_tiles
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
+from .analysis.lift.xor_exchanges import plan_xor_exchanges
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
 from .analysis.prepare.cas_loops import cas_loop_atomics
@@ -394,6 +395,8 @@ LIFTS = (
                             "(analysis.lift.reduce, warp, warp_rows)", plan_block_reduce),
     Pass("block scan", "a prefix sum through shared memory becomes T.cumsum (analysis.lift.scan)",
          plan_block_scan),
+    Pass("xor exchanges", "warps' xor shuffles of constant masks become exchanges between lanes: each lane reads "
+                          "its partner's value, lane ^ mask (analysis.lift.xor_exchanges)", plan_xor_exchanges),
 )
 
 #: What runs on a lifted plan, in order, each where it applies: a GEMM is laid out, then
@@ -574,6 +577,12 @@ class KernelPipeline:
             try:
                 splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name))
             except NotScan as not_scan:
+                try:  # threads that talk only through xor shuffles: lanes exchanging values
+                    return Lifted(plan_xor_exchanges(prepared, kplan),
+                                  "its warps' xor shuffles become exchanges between lanes: each lane reads its "
+                                  "partner's value (lane ^ mask) from the values the lanes gave")
+                except NotLiftable:
+                    pass  # the reduction's and scan's reasons say why not
                 # with barriers: the scan pass speaks for kernels that look like scans, the
                 # block-reduction pass for kernels that may reduce (a loop around a barrier, a
                 # warp exchange), forwarding (or the map after it) else

@@ -1,0 +1,147 @@
+"""Lift warps' xor exchange networks to lane exchanges (tile form).
+
+A sub-warp sorting network (segsort's generated kernels) keeps a few values per thread and swaps
+them with partners in a group of W lanes:
+
+    if (row < rows) {                      // the same in the W lanes of a row
+        k0 = ...; k1 = ...;                // the row's elements, R per lane
+        ex = __shfl_xor_sync(0xffffffff, k1, 0x1);  if (k0 > ex) ...   // compare-swap with lane ^ 1
+        ...
+        out[...] = k0;
+    }
+
+Its portable plan is phases and :class:`~migrate.ir.loops.Exchange` regions inside a branch on a
+per-thread flag. Its tile form runs one *lane* per CUDA thread: each stretch of per-thread code
+is a lane loop, with the flag as a guard inside it (the row's bound, tested per lane), and each
+shuffle is a :class:`~migrate.ir.loops.LaneExchange`: every lane stores its value into the
+exchange buffer, each lane reads its partner's, ``lane ^ mask``. The values that cross exchanges
+stay in lane-indexed buffers, and TileLang places the barriers its lane loops need (no CUDA
+barrier is written out). The partner is exact because the mask is a constant below the
+shuffle's width: it stays in the lane's aligned group of the next power of two above the mask,
+and the factory asserts blocks of whole groups.
+
+Refused (the kernel keeps its portable form): other shuffles and votes, masks that are not
+constants below the width, CUDA barriers and ``__shared__`` arrays (lanes that communicate
+through the block's memory are not a warp's exchange network), and kernels with no exchange.
+"""
+from __future__ import annotations
+
+from ...ir import model as m
+from ...ir.exprs import strip_casts
+from ...ir.loops import Barrier, Exchange, KernelPlan, LaneExchange, LanePhase, Phase, UniformIf, UniformLoop
+from .base import NotLiftable
+
+
+def plan_xor_exchanges(fn: m.Function, kplan: KernelPlan) -> KernelPlan:
+    """The tile plan of a portable kernel whose threads communicate only through xor shuffles of
+    constant masks; :class:`NotLiftable` says why not."""
+    if kplan.form != "portable":
+        raise NotLiftable("it needs thread-level code")
+    exchanges = [r for r in _walk(kplan.regions) if isinstance(r, Exchange)]
+    if not exchanges:
+        raise NotLiftable("it has no warp exchange")
+    other = next((r for r in exchanges if r.op != "shfl_xor"), None)
+    if other is not None:
+        raise NotLiftable(f"its {other.op} at line {other.span.line} is not an xor shuffle")
+    shared = sorted(name for name, vp in kplan.vars.items() if vp.placement == "shared")
+    if shared:
+        raise NotLiftable(f"its threads also share '{shared[0]}' through shared memory")
+    lift = _Lift(kplan, constants(fn))
+    regions = lift.regions(kplan.regions, None)
+    return KernelPlan(fn, "tile", regions, kplan.vars, kplan.aliases, flags=kplan.flags,
+                      exchange_dtypes=kplan.exchange_dtypes)
+
+
+def _walk(regions):
+    for r in regions:
+        yield r
+        if isinstance(r, UniformLoop):
+            yield from _walk(r.body)
+        elif isinstance(r, UniformIf):
+            yield from _walk(r.then + r.other)
+
+
+def constants(fn: m.Function) -> dict[str, int]:
+    """Locals every assignment of which (the declaration's initialiser included) sets the same
+    integer literal: the masks of an inlined ``exch(..., 0x3, ...)`` call."""
+    values: dict[str, set] = {}
+    for n in m.walk(fn.body):
+        if isinstance(n, m.VarDecl):
+            values.setdefault(n.name, set()).add(_int(n.init) if n.init is not None else None)
+        elif isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref):
+            values.setdefault(strip_casts(n.target).name, set()).add(_int(n.value) if n.op == "=" else None)
+        elif isinstance(n, m.Unary) and n.op in ("++", "--") and isinstance(strip_casts(n.operand), m.Ref):
+            values.setdefault(strip_casts(n.operand).name, set()).add(None)
+        elif isinstance(n, m.Unary) and n.op == "&" and isinstance(strip_casts(n.operand), m.Ref):
+            values.setdefault(strip_casts(n.operand).name, set()).add(None)  # its address taken
+    out = {}
+    for name, vals in values.items():
+        if len(vals) == 1 and None not in vals:
+            out[name] = next(iter(vals))
+    return out
+
+
+def _int(e) -> int | None:
+    e = strip_casts(e)
+    return e.value if isinstance(e, m.IntLit) else None
+
+
+class _Lift:
+    def __init__(self, kplan: KernelPlan, consts: dict[str, int]) -> None:
+        self.kplan, self.consts = kplan, consts
+
+    def value(self, e) -> int | None:
+        v = _int(e)
+        if v is None and isinstance(strip_casts(e), m.Ref):
+            v = self.consts.get(strip_casts(e).name)
+        return v
+
+    def regions(self, regions, guard) -> tuple:
+        out = []
+        for r in regions:
+            if isinstance(r, Phase):
+                stmts = tuple(st for st in r.stmts if not self._storage_only(st))
+                if stmts:
+                    if guard is not None:
+                        stmts = (m.If(guard, m.Block(stmts, r.span), None, r.span),)
+                    out.append(LanePhase(stmts, r.span))
+            elif isinstance(r, Exchange):
+                out.append(self.exchange(r, guard))
+            elif isinstance(r, UniformIf) and r.predicate is not None:
+                vp = self.kplan.vars.get(r.predicate)
+                if vp is None or vp.placement != "thread_array":
+                    raise NotLiftable(f"the condition at line {r.span.line} has no per-lane flag")
+                flag = m.Ref(r.predicate, "local", vp.type, r.span)
+                out.extend(self.regions(r.then, _and(guard, flag)))
+                if r.other:
+                    out.extend(self.regions(r.other, _and(guard, m.Unary("!", flag, False, flag.type, r.span))))
+            elif isinstance(r, Barrier):
+                raise NotLiftable(f"a barrier at line {r.span.line} orders memory the block's threads share")
+            else:  # uniform loops and branches around exchanges: not lifted yet
+                raise NotLiftable(f"{type(r).__name__.lower()} at line {r.span.line} encloses warp exchanges")
+        return tuple(out)
+
+    def _storage_only(self, st) -> bool:
+        """A declaration without initialiser of a value that lives outside the lane loops."""
+        return isinstance(st, m.Empty) or isinstance(st, m.DeclStmt) and all(
+            d.init is None and self.kplan.vars.get(d.name) is not None
+            and self.kplan.vars[d.name].placement in ("thread_array", "kernel_var") for d in st.decls)
+
+    def exchange(self, r: Exchange, guard) -> LaneExchange:
+        line = r.span.line
+        mask = self.value(r.lane)
+        width = 32 if r.width is None else self.value(r.width)
+        if r.mask is not None and self.value(r.mask) not in (0xffffffff, -1):
+            raise NotLiftable(f"the shuffle at line {line} names the lanes it runs in")
+        if width is None or width <= 0 or width > 32 or width & (width - 1):
+            raise NotLiftable(f"the width of the shuffle at line {line} is not a constant power of two up to 32")
+        if mask is None or not 0 < mask < width:
+            raise NotLiftable(f"the xor mask of the shuffle at line {line} is not a constant below its width")
+        if r.decl is not None and self.kplan.vars.get(r.decl.name) is not None \
+                and self.kplan.vars[r.decl.name].placement == "phase":
+            raise NotLiftable(f"the result of the shuffle at line {line} has no per-lane home")
+        return LaneExchange(r.value, mask, r.target, r.decl, guard, r.span)
+
+
+def _and(a, b):
+    return b if a is None else m.Binary("&&", a, b, b.type, b.span)
