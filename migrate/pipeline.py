@@ -34,7 +34,7 @@ from .analysis.facts.calls import callees_first, callees_of
 from .analysis.facts.launches import launch_defaults
 from .analysis.facts.lockstep import lockstep_exchange
 from .analysis.lift import delinearise
-from .analysis.lift.base import MayRace, MicroTilesRefused, NotGemm, NotLiftable, NotScan
+from .analysis.lift.base import MayRace, MicroTilesRefused, NotExchanges, NotGemm, NotLiftable, NotScan
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
 from .analysis.lift.gemm import finish_layout, layout, plan_gemm
@@ -380,8 +380,8 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 #: The lifts in the order :meth:`KernelPipeline.lift` tries them, each on the portable plan of a
 #: prepared kernel. A map is tried first (after expanding register micro-tiles and forwarding
 #: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
-#: multiply-adds is a GEMM. Else block reductions, else block scans. The first to prove its form
-#: wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
+#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges. The first
+#: to prove its form wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
 #: that apply to the lifted plan run, in this order.
 LIFTS = (
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
@@ -395,8 +395,8 @@ LIFTS = (
                             "(analysis.lift.reduce, warp, warp_rows)", plan_block_reduce),
     Pass("block scan", "a prefix sum through shared memory becomes T.cumsum (analysis.lift.scan)",
          plan_block_scan),
-    Pass("xor exchanges", "warps' xor shuffles of constant masks become exchanges between lanes: each lane reads "
-                          "its partner's value, lane ^ mask (analysis.lift.xor_exchanges)", plan_xor_exchanges),
+    Pass("lane exchanges", "warps' shuffles of constant xor masks or source lanes become exchanges between lanes: "
+                           "each lane reads its partner's value (analysis.lift.xor_exchanges)", plan_xor_exchanges),
 )
 
 #: What runs on a lifted plan, in order, each where it applies: a GEMM is laid out, then
@@ -577,12 +577,14 @@ class KernelPipeline:
             try:
                 splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name))
             except NotScan as not_scan:
-                try:  # threads that talk only through xor shuffles: lanes exchanging values
+                try:  # threads that talk only through shuffles of constant partners: lanes exchanging values
                     return Lifted(plan_xor_exchanges(prepared, kplan),
-                                  "its warps' xor shuffles become exchanges between lanes: each lane reads its "
-                                  "partner's value (lane ^ mask) from the values the lanes gave")
-                except NotLiftable:
-                    pass  # the reduction's and scan's reasons say why not
+                                  "its warps' shuffles become exchanges between lanes: each lane reads its "
+                                  "partner's value (lane ^ mask, or a constant lane) from the values the lanes gave")
+                except NotExchanges as not_exchanges:
+                    if not_exchanges.candidate:  # a network of shuffles, one of which is refused
+                        out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_exchanges}"))
+                        return None
                 # with barriers: the scan pass speaks for kernels that look like scans, the
                 # block-reduction pass for kernels that may reduce (a loop around a barrier, a
                 # warp exchange), forwarding (or the map after it) else

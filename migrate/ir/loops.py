@@ -263,21 +263,39 @@ class LanePhase:
 
 @dataclass(frozen=True, slots=True)
 class LaneExchange:
-    """A warp's xor shuffle in tile form (analysis.lift.xor_exchanges): every lane stores
-    ``value`` into the exchange buffer of its type, then each lane where ``guard`` holds (every
-    lane when None) reads into ``target`` what its partner stored, the lane ``lane ^ mask``. The
-    mask is a constant below the shuffle's width, so the partner is in the lane's aligned group
-    of the next power of two above the mask (the factory asserts blocks of whole groups)."""
+    """A warp's shuffle in tile form (analysis.lift.xor_exchanges): every lane stores ``value``
+    into the exchange buffer of its type, then each lane where ``guard`` holds (every lane when
+    None) reads into ``target`` what its partner stored: for ``shfl_xor`` the lane ``lane ^
+    lane_arg``, for ``shfl`` lane ``lane_arg`` of its aligned group of ``width`` lanes. Both are
+    constants, so the partner is in the lane's aligned group of :attr:`group` lanes (the factory
+    asserts blocks of whole groups)."""
 
+    op: str  # shfl_xor, shfl
     value: m.Expr
-    mask: int
+    lane_arg: int  # the xor mask, or the source lane
+    width: int
     target: m.Expr
     decl: Optional[m.VarDecl]
     guard: Optional[m.Expr]
     span: Span
 
     def __post_init__(self) -> None:
-        _check(0 < self.mask < 32, self, f"xor mask {self.mask}")
+        _check(self.op in ("shfl_xor", "shfl"), self, f"exchange {self.op!r}")
+        _check(0 < self.width <= 32 and self.width & (self.width - 1) == 0, self, f"width {self.width}")
+        _check(0 < self.lane_arg < self.width if self.op == "shfl_xor" else 0 <= self.lane_arg < self.width, self,
+               f"{self.op} lane argument {self.lane_arg} for width {self.width}")
+
+    @property
+    def group(self) -> int:
+        """The aligned lanes the partner is among: the next power of two above an xor mask, the width."""
+        return 1 << self.lane_arg.bit_length() if self.op == "shfl_xor" else self.width
+
+    @property
+    def partner(self) -> str:
+        """The partner lane as the emitted lane loops spell it."""
+        if self.op == "shfl_xor":
+            return f"lane ^ {self.lane_arg}"
+        return f"lane - lane % {self.width} + {self.lane_arg}" if self.lane_arg else f"lane - lane % {self.width}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,38 +14,46 @@ Its portable plan is phases and :class:`~migrate.ir.loops.Exchange` regions insi
 per-thread flag. Its tile form runs one *lane* per CUDA thread: each stretch of per-thread code
 is a lane loop, with the flag as a guard inside it (the row's bound, tested per lane), and each
 shuffle is a :class:`~migrate.ir.loops.LaneExchange`: every lane stores its value into the
-exchange buffer, each lane reads its partner's, ``lane ^ mask``. The values that cross exchanges
-stay in lane-indexed buffers, and TileLang places the barriers its lane loops need (no CUDA
-barrier is written out). The partner is exact because the mask is a constant below the
-shuffle's width: it stays in the lane's aligned group of the next power of two above the mask,
-and the factory asserts blocks of whole groups.
+exchange buffer, each lane reads its partner's, ``lane ^ mask`` (or, for ``__shfl_sync(v, src)``
+that broadcasts a row's value, lane ``src`` of its group of ``width``). The values that cross
+exchanges stay in lane-indexed buffers, and TileLang places the barriers its lane loops need (no
+CUDA barrier is written out). The partner is exact because the mask (source lane) is a constant
+below the shuffle's width: it stays in the lane's aligned group of the next power of two above
+the mask (of the width), and the factory asserts blocks of whole groups.
 
-Refused (the kernel keeps its portable form): other shuffles and votes, masks that are not
-constants below the width, CUDA barriers and ``__shared__`` arrays (lanes that communicate
-through the block's memory are not a warp's exchange network), and kernels with no exchange.
+Refused (the kernel keeps its portable form): shuffles up and down and votes, masks and source
+lanes that are not constants, partial lane masks, CUDA barriers and ``__shared__`` arrays (lanes
+that communicate through the block's memory are not a warp's exchange network), and kernels with
+no exchange.
 """
 from __future__ import annotations
 
 from ...ir import model as m
 from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, Exchange, KernelPlan, LaneExchange, LanePhase, Phase, UniformIf, UniformLoop
-from .base import NotLiftable
+from .base import NotExchanges
 
 
 def plan_xor_exchanges(fn: m.Function, kplan: KernelPlan) -> KernelPlan:
-    """The tile plan of a portable kernel whose threads communicate only through xor shuffles of
-    constant masks; :class:`NotLiftable` says why not."""
+    """The tile plan of a portable kernel whose threads communicate only through shuffles of
+    constant xor masks or source lanes; :class:`~.base.NotExchanges` says why not."""
     if kplan.form != "portable":
-        raise NotLiftable("it needs thread-level code")
+        raise NotExchanges("it needs thread-level code")
     exchanges = [r for r in _walk(kplan.regions) if isinstance(r, Exchange)]
     if not exchanges:
-        raise NotLiftable("it has no warp exchange")
-    other = next((r for r in exchanges if r.op != "shfl_xor"), None)
+        raise NotExchanges("it has no warp exchange")
+    other = next((r for r in exchanges if r.op not in ("shfl_xor", "shfl")), None)
     if other is not None:
-        raise NotLiftable(f"its {other.op} at line {other.span.line} is not an xor shuffle")
+        raise NotExchanges(f"its {other.op} at line {other.span.line} is not an xor shuffle or a shuffle from a "
+                          "constant lane")
     shared = sorted(name for name, vp in kplan.vars.items() if vp.placement == "shared")
     if shared:
-        raise NotLiftable(f"its threads also share '{shared[0]}' through shared memory")
+        raise NotExchanges(f"its threads also share '{shared[0]}' through shared memory")
+    for r in _walk(kplan.regions):
+        if isinstance(r, Barrier):
+            raise NotExchanges(f"a barrier at line {r.span.line} orders memory the block's threads share")
+        if isinstance(r, UniformLoop) or isinstance(r, UniformIf) and r.predicate is None:
+            raise NotExchanges(f"{type(r).__name__.lower()} at line {r.span.line} encloses warp exchanges")
     lift = _Lift(kplan, constants(fn))
     regions = lift.regions(kplan.regions, None)
     return KernelPlan(fn, "tile", regions, kplan.vars, kplan.aliases, flags=kplan.flags,
@@ -110,15 +118,13 @@ class _Lift:
             elif isinstance(r, UniformIf) and r.predicate is not None:
                 vp = self.kplan.vars.get(r.predicate)
                 if vp is None or vp.placement != "thread_array":
-                    raise NotLiftable(f"the condition at line {r.span.line} has no per-lane flag")
+                    raise NotExchanges(f"the condition at line {r.span.line} has no per-lane flag")
                 flag = m.Ref(r.predicate, "local", vp.type, r.span)
                 out.extend(self.regions(r.then, _and(guard, flag)))
                 if r.other:
                     out.extend(self.regions(r.other, _and(guard, m.Unary("!", flag, False, flag.type, r.span))))
-            elif isinstance(r, Barrier):
-                raise NotLiftable(f"a barrier at line {r.span.line} orders memory the block's threads share")
-            else:  # uniform loops and branches around exchanges: not lifted yet
-                raise NotLiftable(f"{type(r).__name__.lower()} at line {r.span.line} encloses warp exchanges")
+            else:  # barriers, uniform loops and branches: refused before
+                raise NotExchanges(f"{type(r).__name__.lower()} at line {r.span.line} is not a lane's code")
         return tuple(out)
 
     def _storage_only(self, st) -> bool:
@@ -129,18 +135,27 @@ class _Lift:
 
     def exchange(self, r: Exchange, guard) -> LaneExchange:
         line = r.span.line
-        mask = self.value(r.lane)
+        arg = self.value(r.lane)
         width = 32 if r.width is None else self.value(r.width)
         if r.mask is not None and self.value(r.mask) not in (0xffffffff, -1):
-            raise NotLiftable(f"the shuffle at line {line} names the lanes it runs in")
+            raise NotExchanges(f"the shuffle at line {line} names the lanes it runs in",
+                               candidate=True)
         if width is None or width <= 0 or width > 32 or width & (width - 1):
-            raise NotLiftable(f"the width of the shuffle at line {line} is not a constant power of two up to 32")
-        if mask is None or not 0 < mask < width:
-            raise NotLiftable(f"the xor mask of the shuffle at line {line} is not a constant below its width")
+            raise NotExchanges(f"the width of the shuffle at line {line} is not a constant power of two up to 32",
+                               candidate=True)
+        if r.op == "shfl_xor" and (arg is None or not 0 < arg < width):
+            raise NotExchanges(f"the xor mask of the shuffle at line {line} is not a constant below its width",
+                               candidate=True)
+        if r.op == "shfl" and (arg is None or arg < 0):
+            raise NotExchanges(f"the source lane of the shuffle at line {line} is not a constant",
+                               candidate=True)
         if r.decl is not None and self.kplan.vars.get(r.decl.name) is not None \
                 and self.kplan.vars[r.decl.name].placement == "phase":
-            raise NotLiftable(f"the result of the shuffle at line {line} has no per-lane home")
-        return LaneExchange(r.value, mask, r.target, r.decl, guard, r.span)
+            raise NotExchanges(f"the result of the shuffle at line {line} has no per-lane home",
+                               candidate=True)
+        # CUDA reads lane srcLane % width of the lane's group
+        return LaneExchange(r.op, r.value, arg if r.op == "shfl_xor" else arg % width, width, r.target, r.decl,
+                            guard, r.span)
 
 
 def _and(a, b):
