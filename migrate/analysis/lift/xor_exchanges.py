@@ -56,6 +56,7 @@ def plan_xor_exchanges(fn: m.Function, kplan: KernelPlan) -> KernelPlan:
             raise NotExchanges(f"{type(r).__name__.lower()} at line {r.span.line} encloses warp exchanges")
     lift = _Lift(kplan, constants(fn))
     regions = lift.regions(kplan.regions, None)
+    _check_no_memory_traffic(regions, {p.name for p in fn.params if isinstance(p.type, m.Pointer)})
     return KernelPlan(fn, "tile", regions, kplan.vars, kplan.aliases, flags=kplan.flags,
                       exchange_dtypes=kplan.exchange_dtypes)
 
@@ -156,6 +157,43 @@ class _Lift:
         # CUDA reads lane srcLane % width of the lane's group
         return LaneExchange(r.op, r.value, arg if r.op == "shfl_xor" else arg % width, width, r.target, r.decl,
                             guard, r.span)
+
+
+def _check_no_memory_traffic(regions, buffers: set[str]) -> None:
+    """No lane loop reads a buffer an earlier one stored to: TileLang orders the lane-indexed
+    shared buffers between lane loops, not global memory (where CUDA's exchanges left a lane
+    reading back what a lane stored, the lanes of the lifted loops would not wait for it)."""
+    stored: set[str] = set()
+
+    def named(e) -> str | None:  # a pointer parameter or a __device__ global
+        r = m.access_root(e)
+        return r.name if r is not None and (r.name in buffers or r.kind == "global") else None
+
+    def stores(stmts) -> set[str]:
+        return {name for st in stmts for t in m.store_targets(st) if (name := named(t))}
+
+    def reads(stmts) -> set[str]:
+        plain = set()  # the places plain assignments store to (not their indices)
+        for st in stmts:
+            for n in m.walk(st):
+                if isinstance(n, m.Assign) and n.op == "=":
+                    e = n.target
+                    while isinstance(e, (m.Index, m.Member, m.Cast)):
+                        plain.add(id(e))
+                        e = e.operand if isinstance(e, m.Cast) else e.base
+        return {name for st in stmts for n in m.walk(st)
+                if isinstance(n, (m.Index, m.Member)) and id(n) not in plain and (name := named(n))}
+
+    for r in regions:
+        stmts = r.stmts if isinstance(r, LanePhase) else (m.ExprStmt(r.value, r.span),
+                                                         m.ExprStmt(r.target, r.span))
+        if isinstance(r, LaneExchange) and r.guard is not None:
+            stmts += (m.ExprStmt(r.guard, r.span),)
+        clash = reads(stmts) & stored
+        if clash:
+            raise NotExchanges(f"a lane reads '{sorted(clash)[0]}' after an earlier stretch of lane code stored to it",
+                               candidate=True)
+        stored |= stores(stmts)
 
 
 def _and(a, b):

@@ -211,15 +211,21 @@ def test_exchanges_across_groups_and_broadcasts_from_a_constant_lane_agree_on_cp
     ("ex_k1 = __shfl_xor_sync(0xffffffff, k1, mask);", "ex_k1 = __shfl_down_sync(0xffffffff, k1, mask);",
      "is not part of a block reduction"),
     ("int n = lens[seg];", "int n = t[threadIdx.x ^ 4];", "is not part of a block reduction"),
+    ("v0 = tid; v1 = tid + 4;", "v0 = tid; v1 = tid + 4; valB[k + tid] = tid;",
+     "a lane reads 'valB' after an earlier stretch of lane code stored to it"),
 ])
 def test_lane_exchanges_it_must_refuse(tmp_path, old, new, reason):
     """Masks that are not constants (or reach past the width), shuffles in part of a warp,
-    shuffles down, lanes that also talk through shared memory: the kernel stays portable."""
+    shuffles down, lanes that also talk through shared memory, a lane reading global memory
+    another stretch of lane code stored (TileLang orders only the shared buffers between lane
+    loops): the kernel stays portable."""
     assert old in SORT8
     source = SORT8.replace(old, new)
     if "t[threadIdx.x" in new:  # the rows' lengths staged in shared memory, read by another lane
         source = source.replace("K k0, k1;", "__shared__ int t[64]; t[threadIdx.x] = lens[gid >> 2]; __syncthreads(); "
                                               "K k0, k1;")
+    if "valB[k + tid] = tid;" in new:  # read back after the exchanges
+        source = source.replace("valB[k + 2 * tid] = v0;", "valB[k + 2 * tid] = v0 + valB[k + tid];")
     kernels, _ = convert(tmp_path, source)
     k = kernels["sort8"]
     assert k["form"] == "portable" and reason in note(k), note(k)
