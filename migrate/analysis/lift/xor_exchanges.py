@@ -83,6 +83,10 @@ def constants(fn: m.Function) -> dict[str, int]:
             values.setdefault(strip_casts(n.operand).name, set()).add(None)
         elif isinstance(n, m.Unary) and n.op == "&" and isinstance(strip_casts(n.operand), m.Ref):
             values.setdefault(strip_casts(n.operand).name, set()).add(None)  # its address taken
+        elif isinstance(n, m.Call) and n.kind in ("device", "unknown"):
+            for a in n.args:  # a device function may take it by reference
+                if isinstance(strip_casts(a), m.Ref):
+                    values.setdefault(strip_casts(a).name, set()).add(None)
     out = {}
     for name, vals in values.items():
         if len(vals) == 1 and None not in vals:
