@@ -34,7 +34,7 @@ from .analysis.facts.calls import callees_first, callees_of
 from .analysis.facts.launches import launch_defaults
 from .analysis.facts.lockstep import lockstep_exchange
 from .analysis.lift import delinearise
-from .analysis.lift.base import MayRace, MicroTilesRefused, NotGemm, NotLiftable, NotScan
+from .analysis.lift.base import MayRace, MicroTilesRefused, NotExchanges, NotGemm, NotLiftable, NotScan
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
 from .analysis.lift.gemm import finish_layout, layout, plan_gemm
@@ -43,6 +43,7 @@ from .analysis.lift.micro_tiles import expand_micro_tiles
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
+from .analysis.lift.xor_exchanges import plan_xor_exchanges
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
 from .analysis.prepare.cas_loops import cas_loop_atomics
@@ -380,8 +381,8 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 #: The lifts in the order :meth:`KernelPipeline.lift` tries them, each on the portable plan of a
 #: prepared kernel. A map is tried first (after expanding register micro-tiles and forwarding
 #: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
-#: multiply-adds is a GEMM. Else block reductions, else block scans. The first to prove its form
-#: wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
+#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges. The first
+#: to prove its form wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
 #: that apply to the lifted plan run, in this order.
 LIFTS = (
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
@@ -395,6 +396,8 @@ LIFTS = (
                             "(analysis.lift.reduce, warp, warp_rows)", plan_block_reduce),
     Pass("block scan", "a prefix sum through shared memory becomes T.cumsum (analysis.lift.scan)",
          plan_block_scan),
+    Pass("lane exchanges", "warps' shuffles of constant xor masks or source lanes become exchanges between lanes: "
+                           "each lane reads its partner's value (analysis.lift.xor_exchanges)", plan_xor_exchanges),
 )
 
 #: What runs on a lifted plan, in order, each where it applies: a GEMM is laid out, then
@@ -576,6 +579,14 @@ class KernelPipeline:
             try:
                 splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name))
             except NotScan as not_scan:
+                try:  # threads that talk only through shuffles of constant partners: lanes exchanging values
+                    return Lifted(plan_xor_exchanges(prepared, kplan),
+                                  "its warps' shuffles become exchanges between lanes: each lane reads its "
+                                  "partner's value (lane ^ mask, or a constant lane) from the values the lanes gave")
+                except NotExchanges as not_exchanges:
+                    if not_exchanges.candidate:  # a network of shuffles, one of which is refused
+                        out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_exchanges}"))
+                        return None
                 # with barriers: the scan pass speaks for kernels that look like scans, the
                 # block-reduction pass for kernels that may reduce (a loop around a barrier, a
                 # warp exchange), forwarding (or the map after it) else

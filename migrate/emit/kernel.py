@@ -26,6 +26,7 @@ from ..ir.names import template_param_name, unit_names
 from .device import expression_functions, pointer_params
 from .portable import RegionPrinter
 from .gemm import gemm_factory, gemm_tune, specialize_when
+from .lane_exchange import lane_exchange_header, lane_exchanges
 from .nesting import PYTHON_BLOCKS, block_depth, depth_bound
 from .printer import (EmitError, ExprPrinter, Line, Scope, StmtPrinter, array_shape, canonical_loop, dtype_of,
                       needs_prelude, scalar_name)
@@ -181,7 +182,8 @@ class KernelPrinter:
             if kplan.free_grid is not None:
                 free_grid_header(kplan, scope, add)
             scans = any(isinstance(r, BlockScan) for r in kplan.regions)
-            (scan_header if scans else reduce_header)(kplan, scope, add)
+            exchanges = lane_exchanges(kplan.regions)
+            (lane_exchange_header if exchanges else scan_header if scans else reduce_header)(kplan, scope, add)
             if kplan.rows is not None:
                 row_header(kplan, scope, add)
         params, rebinds = self.parameters(fn, scope, callees)

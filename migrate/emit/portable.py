@@ -9,7 +9,9 @@ through a shared buffer between two barriers.
 from __future__ import annotations
 
 from ..ir import model as m
-from ..ir.loops import Barrier, BlockReduce, BlockScan, Exchange, LanePhase, Phase, SimtBody, UniformIf, UniformLoop
+from ..ir.loops import (Barrier, BlockReduce, BlockScan, Exchange, LaneExchange, LanePhase, Phase, SimtBody, UniformIf,
+                        UniformLoop)
+from .lane_exchange import print_lane_exchange
 from .printer import EmitError, Scope, StmtPrinter, canonical_loop, scalar_name
 from .reduce import print_block_reduce, print_block_scan, print_lane_phase, print_uniform_phase
 
@@ -44,6 +46,9 @@ class RegionPrinter:
                 continue
             if isinstance(r, LanePhase):
                 print_lane_phase(r, printer)
+                continue
+            if isinstance(r, LaneExchange):
+                print_lane_exchange(r, printer)
                 continue
             if isinstance(r, Phase) and self.form == "tile":
                 print_uniform_phase(r, printer)

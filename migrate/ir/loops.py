@@ -16,8 +16,9 @@ The tile form (``analysis/lift/``) replaces them by the regions of the lifted ke
 :class:`TileMap` (a map over the element domain), :class:`GemmPlan` (a tiled GEMM, whose
 :class:`GemmLayout` says how its tiles are staged and multiplied), :class:`BlockReduce` and
 :class:`LanePhase` (reductions over the block's lanes, with :class:`RowPlan` and the
-:class:`RowLoop` statements when rows stay in registers), :class:`BlockScan`, and
-:class:`FreeGrid` for a grid that grows to fill the GPU.
+:class:`RowLoop` statements when rows stay in registers), :class:`BlockScan`,
+:class:`LaneExchange` (a warp's xor shuffle between lanes), and :class:`FreeGrid` for a grid that
+grows to fill the GPU.
 
 Nodes are frozen and slotted; ``__post_init__`` checks what the emitter relies on, so a pass
 that builds a malformed plan fails where it builds it. Statements inside regions are those of
@@ -261,6 +262,43 @@ class LanePhase:
 
 
 @dataclass(frozen=True, slots=True)
+class LaneExchange:
+    """A warp's shuffle in tile form (analysis.lift.xor_exchanges): every lane stores ``value``
+    into the exchange buffer of its type, then each lane where ``guard`` holds (every lane when
+    None) reads into ``target`` what its partner stored: for ``shfl_xor`` the lane ``lane ^
+    lane_arg``, for ``shfl`` lane ``lane_arg`` of its aligned group of ``width`` lanes. Both are
+    constants, so the partner is in the lane's aligned group of :attr:`group` lanes (the factory
+    asserts blocks of whole groups)."""
+
+    op: str  # shfl_xor, shfl
+    value: m.Expr
+    lane_arg: int  # the xor mask, or the source lane
+    width: int
+    target: m.Expr
+    decl: Optional[m.VarDecl]
+    guard: Optional[m.Expr]
+    span: Span
+
+    def __post_init__(self) -> None:
+        _check(self.op in ("shfl_xor", "shfl"), self, f"exchange {self.op!r}")
+        _check(0 < self.width <= 32 and self.width & (self.width - 1) == 0, self, f"width {self.width}")
+        _check(0 < self.lane_arg < self.width if self.op == "shfl_xor" else 0 <= self.lane_arg < self.width, self,
+               f"{self.op} lane argument {self.lane_arg} for width {self.width}")
+
+    @property
+    def group(self) -> int:
+        """The aligned lanes the partner is among: the next power of two above an xor mask, the width."""
+        return 1 << self.lane_arg.bit_length() if self.op == "shfl_xor" else self.width
+
+    @property
+    def partner(self) -> str:
+        """The partner lane as the emitted lane loops spell it."""
+        if self.op == "shfl_xor":
+            return f"lane ^ {self.lane_arg}"
+        return f"lane - lane % {self.width} + {self.lane_arg}" if self.lane_arg else f"lane - lane % {self.width}"
+
+
+@dataclass(frozen=True, slots=True)
 class RowLoop:
     """A lane's strided loop over a row, ``for (c = tid; c < cols; c += blockDim.x)``
     (analysis.lift.row_registers): when ``cols`` is compiled in, it runs as a loop of static trip
@@ -457,14 +495,15 @@ class GemmPlan:
 
 
 Region = Union[Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap, BlockReduce, LanePhase,
-               BlockScan, GemmPlan]
+               BlockScan, GemmPlan, LaneExchange]
 _REGIONS = (Phase, Barrier, UniformLoop, UniformIf, Exchange, SimtBody, TileMap, BlockReduce, LanePhase, BlockScan,
-            GemmPlan)
+            GemmPlan, LaneExchange)
 #: the regions each form may hold
 _FORM_REGIONS = {
     Form.PORTABLE: (Phase, Barrier, UniformLoop, UniformIf, Exchange),
     Form.SIMT: (SimtBody,),
-    Form.TILE: (TileMap, GemmPlan, BlockReduce, LanePhase, BlockScan, Phase, Barrier, UniformLoop, UniformIf),
+    Form.TILE: (TileMap, GemmPlan, BlockReduce, LanePhase, BlockScan, LaneExchange, Phase, Barrier, UniformLoop,
+                UniformIf),
 }
 
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from migrate.ir import model as m
-from migrate.ir.loops import (BlockReduce, BlockScan, Form, GemmLayout, KernelPlan, Phase, Placement, SimtBody,
-                              TileMap, UniformLoop, VarPlan, dump)
+from migrate.ir.loops import (BlockReduce, BlockScan, Form, GemmLayout, KernelPlan, LaneExchange, Phase, Placement,
+                              SimtBody, TileMap, UniformLoop, VarPlan, dump)
 from migrate.ir.span import Span
 
 SPAN = Span("k.cu", 3, 1, 3, 9)
@@ -67,6 +67,25 @@ def test_nodes_check_their_fields():
         GemmLayout(None, None, (), None, None, True, False, True, False, False, ())
     with pytest.raises(ValueError):
         VarPlan("x", INT, "register", True, m.VarDecl("x", INT, "local", False, None, SPAN))
+    v = m.Ref("v", "local", INT, SPAN)
+    with pytest.raises(ValueError, match="shfl_xor lane argument 4 for width 4"):  # a partner past the group
+        LaneExchange("shfl_xor", v, 4, 4, v, None, None, SPAN)
+    with pytest.raises(ValueError, match="width 12"):
+        LaneExchange("shfl", v, 0, 12, v, None, None, SPAN)
+    with pytest.raises(ValueError, match="exchange 'shfl_up'"):
+        LaneExchange("shfl_up", v, 1, 32, v, None, None, SPAN)
+
+
+def test_lane_exchanges_name_their_partner_and_group():
+    v = m.Ref("v", "local", INT, SPAN)
+    xor = LaneExchange("shfl_xor", v, 5, 32, v, None, None, SPAN)
+    assert xor.partner == "lane ^ 5" and xor.group == 8  # masks up to 7 stay in aligned groups of 8
+    bcast = LaneExchange("shfl", v, 3, 16, v, None, None, SPAN)
+    assert bcast.partner == "lane - lane % 16 + 3" and bcast.group == 16
+    assert LaneExchange("shfl", v, 0, 32, v, None, None, SPAN).partner == "lane - lane % 32"
+    KernelPlan(_fn(), "tile", (xor,))  # a region of the tile form only
+    with pytest.raises(ValueError, match="LaneExchange in a portable plan"):
+        KernelPlan(_fn(), "portable", (xor,))
 
 
 def test_plans_are_read_only():

@@ -35,6 +35,16 @@ class NotScan(NotLiftable):
         self.candidate = candidate
 
 
+class NotExchanges(NotLiftable):
+    """Not a network of lane exchanges (analysis.lift.xor_exchanges); ``candidate`` when the
+    threads talk only through shuffles and one of them is refused (a mask that is not a
+    constant, say), so that the reason is worth reporting."""
+
+    def __init__(self, reason: str, candidate: bool = False) -> None:
+        super().__init__(reason)
+        self.candidate = candidate
+
+
 class MicroTilesRefused(NotLiftable):
     """A kernel with register micro-tiles that cannot be expanded (analysis.lift.micro_tiles)."""
 
