@@ -46,9 +46,15 @@ class Diagnostic:
         }
 
 
+#: the name the frontend gives a one-instance template's copy (parse.instance_copies.SUFFIX),
+#: which the copy's local types carry too (``packed__c2t_instance_Pack``); never shown to users
+_COPY_SUFFIX = "__c2t_instance"
+
+
 def make(code: str, span: Span, message: str | None = None, severity: Severity | None = None) -> Diagnostic:
     entry = CODES[code]
-    return Diagnostic(code, span, message or entry.title, severity or entry.severity)
+    message = (message or entry.title).replace(_COPY_SUFFIX, "")
+    return Diagnostic(code, span, message, severity or entry.severity)
 
 
 @dataclass

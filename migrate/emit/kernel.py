@@ -359,8 +359,9 @@ class KernelPrinter:
                     shape = "(" + ", ".join(array_shape(d.type, scope)) + ",)"
                 add(3, f'{name} = T.alloc_shared({shape}, {dtype_of(elem, scope)}, scope="shared")',
                     scope.tag(d.span))
-            elif vp.placement == "thread_array" and kplan.form == "tile":
-                # a lifted reduction's per-lane value that several lane loops use (analysis.lift.reduce)
+            elif vp.placement == "thread_array" and kplan.form == "tile" and not lane_exchanges(kplan.regions):
+                # a lifted reduction's per-lane value that several lane loops use (analysis.lift.reduce);
+                # lane exchanges keep theirs in lane-indexed shared buffers (emit.lane_exchange)
                 add(3, f"{name} = alloc_lanes((block_x,), {dtype_of(d.type, scope)})", scope.tag(d.span))
             elif vp.placement == "thread_array":
                 extra = array_shape(d.type, scope) if isinstance(d.type, m.Array) else []

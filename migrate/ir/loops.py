@@ -545,7 +545,7 @@ class KernelPlan:
         object.__setattr__(self, "form", Form(self.form))
         _check(self.form in _FORM_REGIONS, self, f"a plan cannot be in form {self.form}")
         _stmts(self, "regions")
-        for r in _walk_regions(self.regions):
+        for r in walk_regions(self.regions):
             _check(isinstance(r, _FORM_REGIONS[self.form]), self,
                    f"{type(r).__name__} in a {self.form} plan (line {getattr(r, 'span', None) and r.span.line})")
         for name in ("vars", "aliases", "shapes"):
@@ -554,13 +554,14 @@ class KernelPlan:
                "rows in registers or a free grid outside the tile form")
 
 
-def _walk_regions(regions):
+def walk_regions(regions):
+    """``regions`` and the regions inside their uniform loops and branches, in order."""
     for r in regions:
         yield r
         if isinstance(r, UniformLoop):
-            yield from _walk_regions(r.body)
+            yield from walk_regions(r.body)
         elif isinstance(r, UniformIf):
-            yield from _walk_regions(r.then + r.other)
+            yield from walk_regions(r.then + r.other)
 
 
 # -- dump ----------------------------------------------------------------------------------------

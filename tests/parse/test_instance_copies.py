@@ -148,3 +148,13 @@ def test_fields_of_a_template_typed_value_are_read_from_the_instances_type(tmp_p
     mod.blend(x.reshape(-1), y.reshape(-1), n, tuple(float(c) for c in color), grid=(n + 63) // 64, block=64, target="c")
     a = np.float32(color[3] / np.float32(255.0))
     np.testing.assert_allclose(y, a * color[:3] + (np.float32(1.0) - a) * x, rtol=1e-6, atol=1e-4)
+
+
+def test_diagnostics_never_show_the_name_of_a_templates_copy():
+    # the copy's name (and its local types': packed__c2t_instance_Pack) is the frontend's own
+    from migrate.diagnostics import _COPY_SUFFIX, make
+    from migrate.ir.span import Span
+    from migrate.parse.instance_copies import SUFFIX
+    assert _COPY_SUFFIX == SUFFIX
+    d = make("M3001", Span.point("k.cu", 3), f"vector expression of type 'packed{SUFFIX}_Pack' has no lane form")
+    assert d.message == "vector expression of type 'packed_Pack' has no lane form"

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from ...ir import model as m
 from ...ir.exprs import strip_casts
-from ...ir.loops import Barrier, Exchange, KernelPlan, LaneExchange, LanePhase, Phase, UniformIf, UniformLoop
+from ...ir.loops import (Barrier, Exchange, KernelPlan, LaneExchange, LanePhase, Phase, UniformIf,
+                         UniformLoop, walk_regions)
 from .base import NotExchanges
 
 
@@ -39,7 +40,7 @@ def plan_xor_exchanges(fn: m.Function, kplan: KernelPlan) -> KernelPlan:
     constant xor masks or source lanes; :class:`~.base.NotExchanges` says why not."""
     if kplan.form != "portable":
         raise NotExchanges("it needs thread-level code")
-    exchanges = [r for r in _walk(kplan.regions) if isinstance(r, Exchange)]
+    exchanges = [r for r in walk_regions(kplan.regions) if isinstance(r, Exchange)]
     if not exchanges:
         raise NotExchanges("it has no warp exchange")
     other = next((r for r in exchanges if r.op not in ("shfl_xor", "shfl")), None)
@@ -49,7 +50,7 @@ def plan_xor_exchanges(fn: m.Function, kplan: KernelPlan) -> KernelPlan:
     shared = sorted(name for name, vp in kplan.vars.items() if vp.placement == "shared")
     if shared:
         raise NotExchanges(f"its threads also share '{shared[0]}' through shared memory")
-    for r in _walk(kplan.regions):
+    for r in walk_regions(kplan.regions):
         if isinstance(r, Barrier):
             raise NotExchanges(f"a barrier at line {r.span.line} orders memory the block's threads share")
         if isinstance(r, UniformLoop) or isinstance(r, UniformIf) and r.predicate is None:
@@ -59,15 +60,6 @@ def plan_xor_exchanges(fn: m.Function, kplan: KernelPlan) -> KernelPlan:
     _check_no_memory_traffic(regions, {p.name for p in fn.params if isinstance(p.type, m.Pointer)})
     return KernelPlan(fn, "tile", regions, kplan.vars, kplan.aliases, flags=kplan.flags,
                       exchange_dtypes=kplan.exchange_dtypes)
-
-
-def _walk(regions):
-    for r in regions:
-        yield r
-        if isinstance(r, UniformLoop):
-            yield from _walk(r.body)
-        elif isinstance(r, UniformIf):
-            yield from _walk(r.then + r.other)
 
 
 def constants(fn: m.Function) -> dict[str, int]:
