@@ -6,6 +6,7 @@ the builder never raises on user input.
 """
 from __future__ import annotations
 
+import ast
 import ctypes
 import dataclasses
 import itertools
@@ -560,7 +561,13 @@ class ModelBuilder:
             self.bag.add("M1202", span_of(cursor), f"variable '{cursor.spelling}' is a texture/surface object")
         init = None
         exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
-        if exprs and not isinstance(ctype, m.Array) or (exprs and exprs[-1].kind == K.INIT_LIST_EXPR):
+        if exprs and isinstance(ctype, m.Array) and exprs[-1].kind != K.INIT_LIST_EXPR:
+            # char s[] = "ABC": its bytes (the other expression an array's declaration holds is its size)
+            init = _string_init(exprs[-1], ctype, span_of(cursor))
+            if init is None and any(n.kind == K.STRING_LITERAL for n in exprs[-1].walk_preorder()):
+                self.bag.add("M1206", span_of(cursor), f"initialiser of the array '{cursor.spelling}' "
+                                                       "(a string literal of other characters) is not modelled")
+        elif exprs and not isinstance(ctype, m.Array) or (exprs and exprs[-1].kind == K.INIT_LIST_EXPR):
             init = self.expr(exprs[-1])
             if _undeduced(ctype):  # auto in a template (auto v = x + off on a T* x): the value's type
                 ctype = _value_type(init) or ctype
@@ -1365,6 +1372,37 @@ NUMERIC_LIMITS = ("max", "min", "lowest", "epsilon", "infinity", "quiet_NaN")
 def _target(ctype):
     """A reference's target (``const T&`` is ``T``); any other type as it is."""
     return ctype.target if isinstance(ctype, m.Reference) else ctype
+
+
+def _string_init(cursor: ci.Cursor, ctype: m.Array, span: Span) -> m.InitList | None:
+    """``char s[N] = "text"``'s initialiser as the list of its bytes, the terminating NUL
+    included where the array holds it (and zeros up to N, as C fills the rest); None for any other
+    initialiser of an array, or a literal that is not a plain narrow one."""
+    node = cursor
+    while node.kind != K.STRING_LITERAL:
+        kids = list(node.get_children())
+        if node.kind not in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) or len(kids) != 1:
+            return None
+        node = kids[0]
+    elem = ctype.element
+    if not (isinstance(elem, m.Scalar) and elem.dtype in ("int8", "uint8")):
+        return None
+    spelling = "".join(t.spelling for t in node.get_tokens())
+    parts = re.findall(r'"((?:[^"\\]|\\.)*)"', spelling)  # adjacent literals concatenate
+    if not parts or not spelling.lstrip().startswith('"'):
+        return None  # u8"", L"", u"", U"": not plain bytes
+    try:
+        data = b"".join(ast.literal_eval('b"' + p + '"') for p in parts) + b"\0"
+    except (ValueError, SyntaxError):
+        return None
+    size = ctype.extent if ctype.extent is not None else len(data)
+    if len(data) - 1 > size:
+        return None
+    data = (data + b"\0" * size)[:size]
+    signed = elem.dtype == "int8"
+    items = tuple(m.IntLit(v - 256 if signed and v > 127 else v, str(v - 256 if signed and v > 127 else v), elem, span)
+                  for v in data)
+    return m.InitList(items, ctype, span)
 
 
 def _undeduced(ctype) -> bool:

@@ -297,8 +297,17 @@ class Inliner:
         renamed = _rename_locals(callee, prefix)
         stmts: list = []
         substitutions: dict[str, m.Expr] = {}
+        stepped = _assigned_names(renamed.body)
         for param, arg in zip(renamed.params, call.args):
-            if isinstance(param.type, (m.Pointer, m.Reference, m.Array)):  # C passes an array as its address
+            if isinstance(param.type, (m.Pointer, m.Array)) and param.name in stepped:
+                # the callee steps its own copy of the pointer (c = (float*)((char*)c + step)):
+                # a local pointer of its own, which the caller's pointer does not follow
+                local = f"{prefix}_{param.name}"
+                ptype = param.type if isinstance(param.type, m.Pointer) else m.Pointer(m.element_type(param.type))
+                stmts.append(m.DeclStmt((m.VarDecl(local, ptype, "local", False, strip_implicit_casts(arg),
+                                                   call.span),), call.span))
+                substitutions[param.name] = m.Ref(local, "local", ptype, param.span)
+            elif isinstance(param.type, (m.Pointer, m.Reference, m.Array)):  # C passes an array as its address
                 substitutions[param.name] = strip_implicit_casts(arg)
             else:
                 local = f"{prefix}_{param.name}"
@@ -311,6 +320,17 @@ class Inliner:
             raise InlineError(f"'return' inside a loop of device function '{callee.name}'")
         inner = self.stmts(fn.body.stmts, depth + 1)
         return stmts + [m.Block(tuple(inner), call.span)]
+
+
+def _assigned_names(body) -> set[str]:
+    """The variables ``body`` assigns (``=``, compound assignments) or steps (``++``/``--``)."""
+    out = set()
+    for n in m.walk(body):
+        if isinstance(n, m.Assign) and isinstance(n.target, m.Ref):
+            out.add(n.target.name)
+        elif isinstance(n, m.Unary) and n.op in ("++", "--") and isinstance(n.operand, m.Ref):
+            out.add(n.operand.name)
+    return out
 
 
 def _effects(e) -> bool:
