@@ -561,7 +561,7 @@ class ModelBuilder:
             self.bag.add("M1202", span_of(cursor), f"variable '{cursor.spelling}' is a texture/surface object")
         init = None
         exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
-        if exprs and isinstance(ctype, m.Array) and exprs[-1].kind != K.INIT_LIST_EXPR:
+        if exprs and isinstance(ctype, m.Array) and exprs[-1].kind != K.INIT_LIST_EXPR and _has_initialiser(cursor):
             # char s[] = "ABC": its bytes (the other expression an array's declaration holds is its size)
             init = _string_init(exprs[-1], ctype, span_of(cursor))
             if init is None and any(n.kind == K.STRING_LITERAL for n in exprs[-1].walk_preorder()):
@@ -1372,6 +1372,22 @@ NUMERIC_LIMITS = ("max", "min", "lowest", "epsilon", "infinity", "quiet_NaN")
 def _target(ctype):
     """A reference's target (``const T&`` is ``T``); any other type as it is."""
     return ctype.target if isinstance(ctype, m.Reference) else ctype
+
+
+def _has_initialiser(decl: ci.Cursor) -> bool:
+    """Whether a variable's declaration has an initialiser: an ``=`` outside its brackets (an
+    array's size is an expression too, which may read a string: ``int d[LEN]`` with ``LEN``
+    ``sizeof("...") - 1``)."""
+    depth = 0
+    for tok in decl.get_tokens():
+        text = tok.spelling
+        if text in ("[", "(", "{"):
+            depth += 1
+        elif text in ("]", ")", "}"):
+            depth -= 1
+        elif text == "=" and depth == 0:
+            return True
+    return False
 
 
 def _string_init(cursor: ci.Cursor, ctype: m.Array, span: Span) -> m.InitList | None:
