@@ -18,19 +18,16 @@ from pathlib import Path
 from .codes import Severity
 from .diagnostics import Diagnostic, make
 from .ir import model as m
-from .parse.frontend import ParsedFile, ParseOptions, parse_file
+from .parse.frontend import KERNEL_HEADER_SUFFIXES, ParsedFile, ParseOptions, parse_file
 from .ir.span import Span
 
 SOURCE_SUFFIXES = (".cu", ".cuh")
-#: C++ headers that are CUDA files when they define a kernel (``kernel_histogram.h`` included by
-#: ``bucketsort.cu``): converted as a ``.cuh`` is, in the context of their includer
-HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inl")
 _GLOBAL = re.compile(r"\b__global__\b")
 
 
 def is_cuda_header(path: Path) -> bool:
     """A C++ header that defines or declares a ``__global__`` function outside its comments."""
-    if path.suffix not in HEADER_SUFFIXES:
+    if path.suffix not in KERNEL_HEADER_SUFFIXES:
         return False
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -187,7 +184,7 @@ def module_path(rel: Path) -> Path:
     stem = re.sub(r"\W", "_", rel.stem)
     if stem[:1].isdigit():
         stem = "_" + stem
-    if rel.suffix in (".cuh",) + HEADER_SUFFIXES:
+    if rel.suffix in (".cuh",) + KERNEL_HEADER_SUFFIXES:
         stem += "_" + rel.suffix[1:]
     return rel.with_name(stem + ".py")
 

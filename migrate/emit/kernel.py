@@ -340,6 +340,9 @@ class KernelPrinter:
             scan_allocations(kplan.regions, scope, add)
         thread_shape = [f"block_{d}" for d in reversed(tdims)]
         nthreads = " * ".join(f"block_{d}" for d in tdims)
+        # a lifted reduction's per-lane values that several lane loops use are lane buffers
+        # (analysis.lift.reduce); lane exchanges keep theirs in lane-indexed shared buffers
+        lane_buffers = kplan.form == "tile" and not lane_exchanges(kplan.regions)
         for dtype in kplan.exchange_dtypes:
             of = scope.type_params[dtype] if dtype in scope.type_params else f"T.{dtype}"
             add(3, f'xch_{dtype} = T.alloc_shared(({nthreads},), {of}, scope="shared")')
@@ -359,9 +362,7 @@ class KernelPrinter:
                     shape = "(" + ", ".join(array_shape(d.type, scope)) + ",)"
                 add(3, f'{name} = T.alloc_shared({shape}, {dtype_of(elem, scope)}, scope="shared")',
                     scope.tag(d.span))
-            elif vp.placement == "thread_array" and kplan.form == "tile" and not lane_exchanges(kplan.regions):
-                # a lifted reduction's per-lane value that several lane loops use (analysis.lift.reduce);
-                # lane exchanges keep theirs in lane-indexed shared buffers (emit.lane_exchange)
+            elif vp.placement == "thread_array" and lane_buffers:
                 add(3, f"{name} = alloc_lanes((block_x,), {dtype_of(d.type, scope)})", scope.tag(d.span))
             elif vp.placement == "thread_array":
                 extra = array_shape(d.type, scope) if isinstance(d.type, m.Array) else []

@@ -9,20 +9,12 @@ serial.
 from __future__ import annotations
 
 from ..ir import model as m
-from ..ir.loops import KernelPlan, LaneExchange, UniformIf, UniformLoop
+from ..ir.loops import KernelPlan, LaneExchange, walk_regions
 from .printer import StmtPrinter, scalar_name
 
 
 def lane_exchanges(regions) -> list[LaneExchange]:
-    out = []
-    for r in regions:
-        if isinstance(r, LaneExchange):
-            out.append(r)
-        elif isinstance(r, UniformIf):
-            out += lane_exchanges(r.then + r.other)
-        elif isinstance(r, UniformLoop):
-            out += lane_exchanges(r.body)
-    return out
+    return [r for r in walk_regions(regions) if isinstance(r, LaneExchange)]
 
 
 def lane_exchange_header(kplan: KernelPlan, scope, add) -> None:

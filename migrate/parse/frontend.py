@@ -255,18 +255,18 @@ def _context_source(path: str, context, outer=()) -> tuple[str, str] | None:
     without a context or when an includer cannot be read."""
     if context is None:
         return None
-    above, below = [], []
+    above = []
     for includer, line in tuple(outer) + (context,):
         try:
             lines = Path(includer).read_text(errors="replace").splitlines()
         except OSError:
             return None
         above.append("\n".join(lines[:max(0, line - 1)]))
-        if not outer:  # (an outer includer's rest may #include the inner one again: redefinitions)
-            below.insert(0, "\n".join(lines[line:]))
+    # (an outer includer's rest may #include the inner one again: redefinitions)
+    below = "" if outer else "\n".join(lines[line:])
     includer = context[0]
     virtual = str(Path(includer).resolve().with_name(f".{Path(includer).name}.c2t-context.cu"))
-    return virtual, "\n".join(above) + f"\n#include \"{Path(path).resolve()}\"\n" + "\n".join(below) + "\n"
+    return virtual, "\n".join(above) + f"\n#include \"{Path(path).resolve()}\"\n" + below + "\n"
 
 
 #: an ``#include`` line: the delimiter (``<`` or ``"``) and the header named
@@ -275,8 +275,11 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".ipp")
 
 
+#: C++ headers that are CUDA files when they define a kernel (``kernel_histogram.h`` included by
+#: ``bucketsort.cu``): a conversion takes them as it takes a ``.cuh`` (convert.is_cuda_header)
+KERNEL_HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inl")
 #: the files a conversion takes: CUDA sources and headers, and C++ headers that define kernels
-_CUDA_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl")
+_CUDA_SUFFIXES = (".cu", ".cuh") + KERNEL_HEADER_SUFFIXES
 
 
 def includers(paths) -> dict[str, tuple[str, int]]:
@@ -491,8 +494,12 @@ class UnitBuilder:
         self.context = context  # the virtual file of the includer's lines (ParseOptions.context)
         self.tu = tu
         self.bag = bag
-        self.text = SourceText({**({path: own} if own is not None else {}),
-                                **({context: context_text} if context_text is not None else {})})
+        unsaved = {}  # files parsed with a text of their own
+        if own is not None:
+            unsaved[path] = own
+        if context_text is not None:
+            unsaved[context] = context_text
+        self.text = SourceText(unsaved)
         self.functions: dict[str, ci.Cursor] = {}  # user function definitions by (model) name
         self.overloads: dict[str, tuple] = {}  # name -> ((USR, model name, parameter count), ...)
         self.model_names: dict[str, str] = {}  # USR -> model name, of overloaded definitions

@@ -27,7 +27,7 @@ import dataclasses
 from collections import Counter
 
 from ...ir import model as m
-from ...ir.exprs import pure
+from ...ir.exprs import assigned_names, pure
 from ...ir.loops import BlockScan, KernelPlan
 from ..phases import contains_barrier, is_barrier_call
 from .base import NotScan
@@ -594,16 +594,6 @@ def _read(stmts) -> set[str]:
             for r in (m.access_root(n),) if r is not None and r.kind in ("param", "global")}
 
 
-def _assigned(body) -> set[str]:
-    out = set()
-    for n in m.walk(body):
-        if isinstance(n, m.Assign) and isinstance(n.target, m.Ref):
-            out.add(n.target.name)
-        elif isinstance(n, m.Unary) and n.op in ("++", "--") and isinstance(n.operand, m.Ref):
-            out.add(n.operand.name)
-    return out
-
-
 def _locals_read(stmts) -> list[str]:
     out = []
     for st in stmts:
@@ -741,7 +731,7 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> K
     if not table:
         raise NotScan(f"no prefix of '{name}' reaches memory")
     # the per-thread values the stores use: load declarations, recomputed in the second lane loop
-    changed = _assigned(fn.body)
+    changed = assigned_names(fn.body)
     load_decls = {d.name: s for s in load if isinstance(s, m.DeclStmt) for d in s.decls}
     own = _declared(outputs)
     needed, todo = [], [n for n in _locals_read(outputs) if n not in own]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import has_continue, strip_implicit_casts
+from ...ir.exprs import assigned_names, has_continue, strip_implicit_casts
 from ...ir.visit import Transformer
 from .effect_conditions import tested_loop
 from .instances import bindings, instantiate
@@ -297,7 +297,7 @@ class Inliner:
         renamed = _rename_locals(callee, prefix)
         stmts: list = []
         substitutions: dict[str, m.Expr] = {}
-        stepped = _assigned_names(renamed.body)
+        stepped = assigned_names(renamed.body)
         for param, arg in zip(renamed.params, call.args):
             if isinstance(param.type, (m.Pointer, m.Array)) and param.name in stepped:
                 # the callee steps its own copy of the pointer (c = (float*)((char*)c + step)):
@@ -320,17 +320,6 @@ class Inliner:
             raise InlineError(f"'return' inside a loop of device function '{callee.name}'")
         inner = self.stmts(fn.body.stmts, depth + 1)
         return stmts + [m.Block(tuple(inner), call.span)]
-
-
-def _assigned_names(body) -> set[str]:
-    """The variables ``body`` assigns (``=``, compound assignments) or steps (``++``/``--``)."""
-    out = set()
-    for n in m.walk(body):
-        if isinstance(n, m.Assign) and isinstance(n.target, m.Ref):
-            out.add(n.target.name)
-        elif isinstance(n, m.Unary) and n.op in ("++", "--") and isinstance(n.operand, m.Ref):
-            out.add(n.operand.name)
-    return out
 
 
 def _effects(e) -> bool:

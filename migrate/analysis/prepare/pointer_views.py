@@ -5,6 +5,7 @@ reported."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from ...compat.catalog import CACHED_LOADS
 from ...dtypes import SIZES
@@ -120,17 +121,12 @@ class TypedViews:
                      and n.storage == "shared"), None) if self.fn.body else None
         if decl is None or not isinstance(decl.type, m.Array):
             return None
-        extents, t = [], decl.type
-        while isinstance(t, m.Array):
-            extents.append(t.extent)
-            t = t.element
+        extents, t = m.array_extents(decl.type), m.element_type(decl.type)
         if not isinstance(t, m.Scalar) or any(x is None for x in extents) or len(indices) > len(extents):
             return None
         key = (e.name, "flat")
         if key not in self.made:
-            total = 1
-            for x in extents:
-                total *= x
+            total = m.elements(decl.type)
             name = fresh(f"{e.name}_flat", self.taken)
             self.made[key] = m.VarDecl(name, m.Array(t, total, str(total), decl.type.volatile), decl.storage, False,
                                        m.Ref(e.name, "shared", decl.type, span), span)
@@ -138,9 +134,7 @@ class TypedViews:
             self.buffers[name] = "shared"
         offset = None
         for k, index in enumerate(indices):
-            stride = 1
-            for x in extents[k + 1:]:
-                stride *= x
+            stride = math.prod(extents[k + 1:])
             itype = index.type if isinstance(index.type, m.Scalar) else m.Scalar("int32")
             term = index if stride == 1 else m.Binary("*", index, m.IntLit(stride, str(stride), itype, span), itype, span)
             offset = term if offset is None else m.Binary("+", offset, term, itype, span)
