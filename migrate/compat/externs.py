@@ -460,6 +460,14 @@ EXTERNS_LIST += [
         ("uint64", f"atomicCAS({_ULL}, (unsigned long long)y, (unsigned long long)z)"))],
     _atomic("atomicInc", "uint32", "old >= y ? 0u : old + 1u", "atomicInc(x, y)"),
     _atomic("atomicDec", "uint32", "(old == 0u || old > y) ? y : old - 1u", "atomicDec(x, y)"),
+    # an int element counted through its address cast to unsigned (``atomicInc((unsigned*)&g[i],
+    # n)``): the unsigned update on the element's bits, the old bits returned as an int
+    *[_ext(f"c2t_{op}_i32", "int32", ["int32*", "int32"],
+           f"uint32_t* u = (uint32_t*)x; uint32_t old = *u, y_ = (uint32_t)y; *u = {update}; "
+           "return (int32_t)old;",
+           f"(int)atomic{op[6:]}((unsigned int*)x, (unsigned int)y)", note=_ATOMIC_NOTE)
+      for op, update in (("atomicInc", "old >= y_ ? 0u : old + 1u"),
+                         ("atomicDec", "(old == 0u || old > y_) ? y_ : old - 1u"))],
     *[_atomic(f"atomic{name}", dt, f"old {sym} y", call.format(name=name)) for name, sym in
       (("And", "&"), ("Or", "|"), ("Xor", "^")) for dt, call in (
           ("int32", "atomic{name}(x, y)"), ("uint32", "atomic{name}(x, y)"),

@@ -911,12 +911,14 @@ def _atomic_rows() -> list[Row]:
         "atomicAnd": ("int32", "uint32", "uint64"),
         "atomicOr": ("int32", "uint32", "uint64"),
         "atomicXor": ("int32", "uint32", "uint64"),
-        "atomicInc": ("uint32",), "atomicDec": ("uint32",),
+        "atomicInc": ("uint32", "int32"), "atomicDec": ("uint32", "int32"),
     }
     for op, dts in ext.items():
         for dt in dts:
             c = codes[dt]
             nargs = 3 if op == "atomicCAS" else 2
+            # atomicInc/Dec count in unsigned; their int32 overload is an int element whose
+            # address the program cast to unsigned* (the same update on its bits)
             rows.append(R(op, _x(f"c2t_{op}_{short[dt]}"), f"{c}:" + c * nargs,
                           overload=dt if len(dts) > 1 else None,
                           note="No TileLang operator: the helper calls the CUDA atomic itself; on c "

@@ -874,21 +874,38 @@ class ExprPrinter:
             # TileLang 0.1.15's AtomicAdd passes a uint64_t* (unsigned long) to CUDA's atomicAdd,
             # which takes unsigned long long*: nvcc finds no overload (its AtomicMax/Min compile)
             raise EmitError(f"'{e.callee}' on an unsigned 64-bit value has no TileLang form (0.1.15)", e.span)
-        target = self.bare(_deref(e.args[0]))
+        element = _deref(e.args[0])
+        target = self.bare(element)
         ops = {"atomicAdd": "T.atomic_add", "atomicMax": "T.atomic_max", "atomicMin": "T.atomic_min"}
-        if name == "atomicSub":
-            fn = "T.atomic_add"
-            pointee = scalar_name(address.pointee) if isinstance(address, m.Pointer) else None
-            val = self.negated(e.args[1], pointee)[0]
-        elif name in ops:
-            val, fn = self.expr(e.args[1])[0], ops[name]
-        else:  # atomicCAS, atomicExch, atomicAnd, ...: the compat table's helper on the element
-            pointee = address.pointee if isinstance(address, m.Pointer) else None
-            dtypes = [scalar_name(pointee) if pointee is not None else None] + [scalar_name(a.type) for a in e.args[1:]]
+        pointee = scalar_name(address.pointee) if isinstance(address, m.Pointer) else None
+        held = element.type.pointee if isinstance(element.type, m.Pointer) else element.type
+        held = scalar_name(held)
+        recast = bool(pointee and held and pointee != held)
+        if recast and (frozenset({pointee, held}) not in _SAME_WIDTH
+                       or name in ("atomicMax", "atomicMin")):
+            # an address cast to another type (``atomicMax((unsigned*)&intbuf[i], v)``): the
+            # element is read as the cast's type. Same-width integers pass their address to the
+            # helper (or add the same bits); an ordering or another width has no form here.
+            raise EmitError(f"'{e.callee}' reads an element of type {held} as {pointee} (its "
+                            "address is cast): no TileLang form", e.span)
+        if name not in ops and name != "atomicSub":
+            # atomicCAS, atomicExch, atomicAnd, ...: the compat table's helper on the element
+            # (through a cast address: the helper of the element's type, the same bits)
+            dtypes = [held if recast else pointee] + [scalar_name(a.type) for a in e.args[1:]]
             text = render_math(e.callee, [target] + [self.expr(a)[0] for a in e.args[1:]], dtypes, self.scope)
             if text is None:
                 raise EmitError(f"'{e.callee}' has no TileLang form", e.span)
+            if recast and value:  # the old value as the cast's type
+                text = f"T.reinterpret(T.{pointee}, {text})"
             return text, _PREC["atom"]
+        if name == "atomicSub":
+            fn, val = "T.atomic_add", self.negated(e.args[1], pointee)[0]
+        else:
+            val, fn = self.expr(e.args[1])[0], ops[name]
+        if recast:  # atomicAdd((unsigned*)&intbuf[i], v): the same bits added as the element's type
+            val = f"T.reinterpret(T.{held}, {val})"
+        if value and recast:
+            return f"T.reinterpret(T.{pointee}, {fn}({target}, {val}, return_prev=True))", _PREC["atom"]
         prev = ", return_prev=True" if value else ""
         return f"{fn}({target}, {val}{prev})", _PREC["atom"]
 

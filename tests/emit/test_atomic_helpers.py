@@ -5,7 +5,7 @@ the way union-find and assignment programs claim, swap and flag elements. Checke
 CPU, on results that do not depend on the order the threads run in."""
 from __future__ import annotations
 
-from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+from tests.analysis.support import converted, module_of, spec_buffer, spec_kernel, spec_scalar
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -71,3 +71,46 @@ def test_an_atomic_helper_in_a_kernel_with_barriers_compiles_without_bounds_guar
     assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
     text = (out / "k.py").read_text()
     assert '("tl.disable_safe_memory_legalize", True)' in text and "cuda_math.atomicExch(" in text
+
+
+#: Counters of an int buffer updated through addresses cast to unsigned, the way a program
+#: testing the atomic intrinsics writes them; an ordering or a wider type through a cast is refused.
+RECAST = """
+#include <cuda_runtime.h>
+__global__ void tally(int* g, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    atomicInc((unsigned int*)&g[0], 17);
+    atomicDec((unsigned int*)&g[1], 137);
+    atomicAdd((unsigned int*)&g[2], 3u);
+    atomicSub((unsigned int*)&g[3], 5u);
+    atomicOr((unsigned int*)&g[4], 1u << (i % 31));
+  }
+}
+__global__ void ordered(int* g) { atomicMax((unsigned int*)&g[0], threadIdx.x); }
+__global__ void wider(int* g) { atomicOr((unsigned long long*)&g[0], 1ull); }
+"""
+
+RECAST_SPEC = spec_kernel("tally", (2, 1, 1), (64, 1, 1), "exact",
+                          spec_buffer("g", "int32", 5, "inout", -50, 50),
+                          spec_scalar("n", "int32", 100))
+
+
+def test_an_atomic_through_an_address_cast_to_unsigned_passes_the_element(tmp_path):
+    """The helpers take the element's address as given (an ``int`` element here); nvcc refused
+    the migrated kernel while the helper's parameter was ``unsigned int*`` (atomicIntrinsics)."""
+    out, kernels = converted(tmp_path, RECAST, RECAST_SPEC, expect_ok=False)
+    k = {k["kernel"]: k for k in kernels}
+    assert k["tally"]["check"]["status"] == "pass", (k["tally"]["reason"], k["tally"]["check"])
+    assert "reads an element of type int32 as uint32" in k["ordered"]["reason"]
+    assert "reads an element of type int32 as uint64" in k["wider"]["reason"]
+    import shutil
+    if shutil.which("nvcc") is None:
+        return
+    import tilelang
+    mod = module_of(out / "k.py")
+    sig = mod.KERNELS["tally"]
+    func = sig.factory((2, 1, 1), (64, 1, 1), 0, target="cuda")
+    kernel = tilelang.compile(func, target={"kind": "cuda", "arch": "sm_90a"},
+                              pass_configs=dict(sig.pass_configs))
+    assert "c2t_atomicInc_u32(" in kernel.get_kernel_source()
