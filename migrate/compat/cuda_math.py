@@ -33,7 +33,7 @@ import keyword
 import re
 from typing import Callable, Iterable
 
-from migrate.compat.externs import EXTERNS, normalize_target, prelude_source
+from migrate.compat.externs import EXTERNS, FENCES, normalize_target, prelude_source
 from migrate.compat.table import ROWS, UNSUPPORTED, Row, lookup, normalize_name, rows_for
 
 __all__ = [
@@ -144,6 +144,9 @@ def helper_names(names: Iterable[str], target) -> list[str]:
     target = normalize_target(target)
     out: list[str] = []
     for name in names:
+        if name in FENCES:
+            out += [FENCES[name]] if FENCES[name] not in out else []
+            continue
         for row in rows_for(name):
             forms = [row.form("c")] if target == "c" else [row.tilelang, row.cpu_form, row.stmt]
             for form in forms:

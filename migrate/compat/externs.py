@@ -490,6 +490,18 @@ EXTERNS_LIST += [
                          ("atomicXor", "old ^ y"))],
 ]
 
+# memory fences: the CUDA fence on the GPU; nothing on c, whose kernels run one thread at a time
+# (the T.Parallel loops are serial), so there is no other thread to order memory for
+_FENCE_NOTE = ("a fence: the executor's fibers run one at a time (runtime/cpu), so its own fences "
+               "order nothing either")
+EXTERNS_LIST += [_ext(f"c2t_{name}", "int32", [], "return 0;", f"{name}(); return 0;",
+                      note=_FENCE_NOTE)
+                 for name in ("__threadfence", "__threadfence_block", "__threadfence_system")]
+
+#: CUDA fences (catalog section ``sync``, no compat row: they are no expression) -> their helper,
+#: called as a statement wherever the fence stands
+FENCES = {name: f"c2t_{name}" for name in ("__threadfence", "__threadfence_block", "__threadfence_system")}
+
 EXTERNS: dict[str, Extern] = {}
 for _e in EXTERNS_LIST:
     if _e.name in EXTERNS:

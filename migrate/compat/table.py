@@ -122,6 +122,9 @@ class Row:
     lanewise: str | None = None
     #: diagnostic code the frontend reports for an unsupported name
     code: str | None = None
+    #: an atomic on an element of the first argument's dtype whose address the CUDA casts to a
+    #: pointer of this dtype (``atomicInc((unsigned*)&intbuf[i], n)``: "uint32")
+    address_as: str | None = None
 
     def __post_init__(self) -> None:
         where = f"compat row {self.cuda!r}"
@@ -921,6 +924,7 @@ def _atomic_rows() -> list[Row]:
             # address the program cast to unsigned* (the same update on its bits)
             rows.append(R(op, _x(f"c2t_{op}_{short[dt]}"), f"{c}:" + c * nargs,
                           overload=dt if len(dts) > 1 else None,
+                          address_as="uint32" if op in ("atomicInc", "atomicDec") and dt != "uint32" else None,
                           note="No TileLang operator: the helper calls the CUDA atomic itself; on c "
                                "it is a plain read-modify-write (c runs kernels serially)."
                                + (" Wraps to 0 after reaching the limit." if op == "atomicInc" else "")

@@ -19,6 +19,7 @@ from .. import dtypes as _dtypes
 from ..analysis.facts.bounds import nonneg
 from ..analysis.facts.calls import reads_memory
 from ..compat.catalog import CACHED_LOADS
+from ..compat.externs import FENCES
 from ..ir import model as m
 from ..ir.exprs import assigned_names, const_value, has_continue, pure, strip_casts
 from ..ir.loops import NoTileLangForm
@@ -810,6 +811,9 @@ class ExprPrinter:
                             "only instances that the program's calls name are valued", e.span)
         if e.kind == "memory" and name in CACHED_LOADS:
             return self.expr(_deref(e.args[0]))
+        if e.kind == "sync" and name in FENCES:  # a statement of the thread, in a phase too
+            self.scope.shim_calls.add(name)
+            return f'T.call_extern("int32", "{FENCES[name]}")', _PREC["atom"]
         if e.kind == "sync":
             if not self.scope.simt:
                 raise EmitError(f"'{name}' inside a phase", e.span)

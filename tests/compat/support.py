@@ -26,7 +26,11 @@ def call_probes(rows, head=(), unsupported=None) -> tuple[str, dict[int, str]]:
         else:
             params = [f"{CUDA_CXX_TYPES[dt]}{'*' if r.kind == 'atomic' and i == 0 else ''} a{i}"
                       for i, dt in enumerate(r.args)]
-            call = f"{r.cuda}({', '.join(f'a{i}' for i in range(len(r.args)))})"
+            args = [f"a{i}" for i in range(len(r.args))]
+            if r.address_as:  # the element's address cast as the CUDA casts it
+                args[0] = f"({CUDA_CXX_TYPES[r.address_as]}*)a0"
+                args[1:] = [f"({CUDA_CXX_TYPES[r.address_as]})a{i}" for i in range(1, len(r.args))]
+            call = f"{r.cuda}({', '.join(args)})"
             stmt = f"__device__ void probe{j}({', '.join(params)}) {{ (void){call}; }}"
         where[len(lines) + 1] = r.label
         lines.append(stmt)

@@ -114,3 +114,58 @@ def test_an_atomic_through_an_address_cast_to_unsigned_passes_the_element(tmp_pa
     kernel = tilelang.compile(func, target={"kind": "cuda", "arch": "sm_90a"},
                               pass_configs=dict(sig.pass_configs))
     assert "c2t_atomicInc_u32(" in kernel.get_kernel_source()
+
+
+#: The last block sums the blocks' partial sums: each block's thread 0 stores its partial sum,
+#: fences, then takes a ticket; the block that takes the last reads every partial sum.
+FENCED = """
+#include <cuda_runtime.h>
+__global__ void fenced_sum(const float* in, float* partial, float* total, unsigned* count, int n) {
+  __shared__ float s[128];
+  __shared__ bool last;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? in[i] : 0.f;
+  __syncthreads();
+  for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = s[0];
+    __threadfence();
+    unsigned v = atomicAdd(&count[0], 1u);  // tickets from a multiple of the grid
+    last = ((v + 1) % gridDim.x == 0);
+  }
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    float t = 0.f;
+    for (int b = 0; b < gridDim.x; b++) t += partial[b];
+    total[0] = t;
+    __threadfence_block();
+  }
+}
+"""
+
+FENCED_SPEC = spec_kernel("fenced_sum", (4, 1, 1), (128, 1, 1), "fp32",
+                          spec_buffer("in", "float32", 500, "in", -2, 2),
+                          spec_buffer("partial", "float32", 4, "out"),
+                          spec_buffer("total", "float32", 1, "out"),
+                          spec_buffer("count", "uint32", 1, "inout", 8, 8),
+                          spec_scalar("n", "int32", 500))
+
+
+def test_fences_in_a_phase_are_the_cuda_fence_on_the_gpu_and_nothing_on_the_cpu(tmp_path):
+    """threadfence's last-block sum: the fence stands where the CUDA has it (a phase of the
+    portable form), calls __threadfence in the CUDA TileLang generates, and costs nothing on c."""
+    out, (k,) = converted(tmp_path, FENCED, FENCED_SPEC)
+    assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["reason"], k["check"])
+    import shutil
+    if shutil.which("nvcc") is None:
+        return
+    import tilelang
+    sig = module_of(out / "k.py").KERNELS["fenced_sum"]
+    func = sig.factory((4, 1, 1), (128, 1, 1), 0, target="cuda")
+    source = tilelang.compile(func, target={"kind": "cuda", "arch": "sm_90a"},
+                              pass_configs=dict(sig.pass_configs)).get_kernel_source()
+    assert "__threadfence(); return 0;" in source and "c2t___threadfence()" in source
+    assert "__threadfence_block(); return 0;" in source
