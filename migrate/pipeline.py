@@ -45,6 +45,7 @@ from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
 from .analysis.lift.xor_exchanges import plan_xor_exchanges
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
+from .analysis.prepare.block_votes import lower_block_votes
 from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
 from .analysis.prepare.cas_loops import cas_loop_atomics
 from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
@@ -295,6 +296,9 @@ PREPARE = (
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end; so are those called with a "
                    "view into a buffer (row = x + r*n): a macro takes whole buffers", _inline),
+    Pass("block votes", "__syncthreads_count / _and / _or as barriers around a __shared__ counter that the "
+                        "threads whose predicate holds add one to (analysis.prepare.block_votes)",
+         _cub(lower_block_votes)),
     Pass("barriers out of branches", "if (tid < 32) { step; barrier; step; }, the lockstep steps inlined: each "
                                      "stretch between the barriers guarded by the condition "
                                      "(analysis.prepare.lockstep_steps)",

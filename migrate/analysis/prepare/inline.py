@@ -50,7 +50,8 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
     for name, fn in device.items() if portable else ():
         for node in m.walk(fn.body) if fn.body else ():
             if isinstance(node, m.Call) and (node.kind in ("warp", "cg") or node.callee in (
-                    "__syncthreads", "__syncwarp")):
+                    "__syncthreads", "__syncwarp", "__syncthreads_count", "__syncthreads_and",
+                    "__syncthreads_or")):
                 direct.add(name)
             if isinstance(node, m.MethodCall) and node.method == "sync":
                 direct.add(name)
