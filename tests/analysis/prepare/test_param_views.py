@@ -1,0 +1,89 @@
+"""A kernel's buffer parameter read as another element type (analysis.prepare.pointer_views.
+TypedViews.of_param), the way memory testers and byte-buffer kernels carve their argument:
+``unsigned long* buf = (unsigned long*)ptr;`` on a ``char* ptr``, ``(unsigned int*)(ptr + i *
+BLOCK)`` from an offset that is a whole number of words. Each is a ``T.decl_buffer`` over the
+parameter's memory with the other dtype and the extent in whole elements; checked equal to the
+CUDA (compiled with g++) on the CPU. An offset that is no whole number of the view's elements is
+refused with a diagnostic."""
+from __future__ import annotations
+
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+
+WORDS = """
+#include <cuda_runtime.h>
+#define WORD unsigned long
+__global__ void fill_words(char* ptr, unsigned long size, WORD p1)
+{
+  WORD* buf = (WORD*)ptr;
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long n = size / sizeof(WORD);
+  int total = gridDim.x * blockDim.x;
+  for (int i = idx; i < n; i += total)
+    buf[i] = p1 ^ ((WORD)i << 33) ^ buf[i];
+}
+"""
+
+WORDS_SPEC = spec_kernel("fill_words", (3, 1, 1), (32, 1, 1), "exact",
+                         spec_buffer("ptr", "int8", 1003, "inout", -128, 127),
+                         spec_scalar("size", "uint64", 1000),
+                         spec_scalar("p1", "uint64", 123456789012345))
+
+
+def test_a_byte_buffer_written_as_64_bit_words(tmp_path):
+    out, (k,) = converted(tmp_path, WORDS, WORDS_SPEC)
+    assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    text = (out / "k.py").read_text()
+    assert "ptr_uint64 = T.decl_buffer((ptr.shape[0] // 8,), T.uint64, data=ptr.data)" in text
+    assert "ptr_uint64[i]" in text
+    assert any("buffer 'ptr' is also read as uint64" in d["message"] for d in k["diagnostics"])
+
+
+BLOCKS = """
+#include <cuda_runtime.h>
+#define BLOCK (64*4)
+__global__ void rotate_blocks(char* ptr, unsigned long size)
+{
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long n = size / BLOCK;
+  unsigned int half = BLOCK / sizeof(unsigned int) / 2;
+  for (int i = idx; i < n; i += gridDim.x * blockDim.x) {
+    unsigned int* lo = (unsigned int*)(ptr + i * BLOCK);
+    unsigned int* hi = (unsigned int*)(ptr + i * BLOCK + BLOCK / 2);
+    for (int j = 0; j < half; j++)
+      hi[j] = lo[j] + 3u * j;
+    for (int j = 0; j < half - 2; j++)
+      lo[j + 2] = hi[j];
+    for (int j = 0; j < 2; j++)
+      lo[j] = hi[half - 2 + j];
+  }
+}
+"""
+
+BLOCKS_SPEC = spec_kernel("rotate_blocks", (2, 1, 1), (4, 1, 1), "exact",
+                          spec_buffer("ptr", "int8", 256 * 10 + 7, "inout", -128, 127),
+                          spec_scalar("size", "uint64", 256 * 10))
+
+
+def test_word_views_from_whole_word_offsets_of_a_byte_buffer(tmp_path):
+    out, (k,) = converted(tmp_path, BLOCKS, BLOCKS_SPEC)
+    assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    text = (out / "k.py").read_text()
+    assert text.count("T.decl_buffer(") == 1  # lo and hi: one view, two offsets in its words
+    assert "ptr_uint32 = T.decl_buffer((ptr.shape[0] // 4,), T.uint32, data=ptr.data)" in text
+
+
+MISALIGNED = """
+#include <cuda_runtime.h>
+__global__ void odd_words(char* ptr, int n, int k)
+{
+  unsigned int* buf = (unsigned int*)(ptr + 2 * k + 1);
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) buf[i] = i;
+}
+"""
+
+
+def test_a_view_from_an_offset_that_is_no_whole_number_of_words_is_refused(tmp_path):
+    _out, (k,) = converted(tmp_path, MISALIGNED, expect_ok=False)
+    assert k["form"] == "unsupported"
+    assert "not a whole number of uint32 elements" in k["reason"], k["reason"]
