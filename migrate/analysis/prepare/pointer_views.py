@@ -70,9 +70,18 @@ class TypedViews:
         array = self.root.get(alias.buffer, alias.buffer)
         decl = self.arrays.get(array)
         if isinstance(outer, m.TemplateType):
-            if decl is None or decl.storage != "extern_shared" or alias.offset is not None \
+            if decl is None or decl.storage != "extern_shared" \
                     or not isinstance(decl.type, m.Array) or not isinstance(decl.type.element, m.Scalar):
                 return None
+            offset = alias.offset
+            if offset is not None:  # (T*)&sh[blockDim.y << 5]: that many bytes on, in T's
+                isize = SIZES.get(inner.dtype)
+                itype = offset.type if isinstance(offset.type, m.Scalar) else m.Scalar("int32")
+                nbytes = m.Binary("*", offset, m.IntLit(isize, str(isize), itype, span), itype, span) if isize else None
+                # a whole number of 16 bytes, so of any element type's size: the quotient is exact
+                if nbytes is None or exact_quotient(nbytes, 16) is None:
+                    return None
+                offset = m.Binary("/", nbytes, m.SizeOf(f"sizeof({outer.name})", None, itype, span, outer), itype, span)
             key = (array, outer.name)
             if key not in self.made:
                 self.made[key] = m.VarDecl(fresh(f"{array}_{outer.name}", self.taken),
@@ -80,7 +89,7 @@ class TypedViews:
                                            decl.storage, False, m.Ref(array, "shared", decl.type, span), span)
                 self.root[self.made[key].name] = array
                 self.buffers[self.made[key].name] = "shared"
-            return Alias(self.made[key].name, None)
+            return Alias(self.made[key].name, offset)
         isize, osize = SIZES.get(inner.dtype), SIZES.get(outer.dtype)
         if decl is None or not isize or not osize or not isinstance(decl.type, m.Array) \
                 or not isinstance(decl.type.element, m.Scalar):
@@ -214,6 +223,11 @@ def exact_quotient(e: m.Expr, k: int) -> m.Expr | None:
             return dataclasses.replace(e, lhs=lhs)
         rhs = exact_quotient(e.rhs, k)
         return None if rhs is None else dataclasses.replace(e, rhs=rhs)
+    if isinstance(e, m.Binary) and e.op == "<<" and isinstance(const_value(e.rhs), int) \
+            and 0 <= const_value(e.rhs) < 63 and (1 << const_value(e.rhs)) % k == 0:
+        factor = (1 << const_value(e.rhs)) // k  # x << 5 over 4: x * 8
+        t = e.type if isinstance(e.type, m.Scalar) else m.Scalar("int32")
+        return m.Binary("*", e.lhs, m.IntLit(factor, str(factor), t, e.span), t, e.span)
     if isinstance(e, m.Unary) and e.op == "-":
         inner = exact_quotient(e.operand, k)
         return None if inner is None else dataclasses.replace(e, operand=inner)

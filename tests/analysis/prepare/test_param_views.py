@@ -87,3 +87,52 @@ def test_a_view_from_an_offset_that_is_no_whole_number_of_words_is_refused(tmp_p
     _out, (k,) = converted(tmp_path, MISALIGNED, expect_ok=False)
     assert k["form"] == "unsupported"
     assert "not a whole number of uint32 elements" in k["reason"], k["reason"]
+
+
+#: a template kernel carving its dynamic shared ints into an int array and, after blockDim.y rows
+#: of 32 ints, an array of its element type (the way CSR SpMM kernels stage columns and values)
+STAGED = """
+#include <cuda_runtime.h>
+template <typename T>
+__global__ void staged(const int* __restrict__ cols, const T* __restrict__ vals, T* __restrict__ out, int n)
+{
+  extern __shared__ int sh[];
+  int* col_sh = sh;
+  T* val_sh = (T*)&sh[(blockDim.y << 5)];
+  int t = (threadIdx.y << 5) + threadIdx.x;
+  int i = blockIdx.x * blockDim.x * blockDim.y + t;
+  col_sh[t] = i < n ? cols[i] : 0;
+  val_sh[t] = i < n ? vals[i] : (T)0;
+  __syncthreads();
+  int o = (t + 5) % (blockDim.x * blockDim.y);
+  if (i < n) out[i] = val_sh[o] * (T)col_sh[t] + val_sh[t];
+}
+
+int main() {
+  int* c; float* vf; float* of; double* vd; double* od;
+  staged<float><<<3, dim3(32, 2), 2 * 32 * 4 + 2 * 32 * sizeof(float)>>>(c, vf, of, 150);
+  staged<double><<<3, dim3(32, 2), 2 * 32 * 4 + 2 * 32 * sizeof(double)>>>(c, vd, od, 150);
+}
+"""
+
+
+def _staged_spec(ctype: str, dtype: str, size: int, tolerance: str) -> str:
+    return spec_kernel("staged", (3, 1, 1), (32, 2, 1), tolerance,
+                       spec_buffer("cols", "int32", 192, "in", -50, 50),
+                       spec_buffer("vals", dtype, 192, "in", -2.0, 2.0),
+                       spec_buffer("out", dtype, 192, "inout", -9.0, 9.0),
+                       spec_scalar("n", "int32", 150), template=ctype).replace(
+        "block = [32, 2, 1]\n", f"block = [32, 2, 1]\nshared_bytes = {2 * 32 * 4 + 2 * 32 * size}\n"
+    ).replace('name = "staged"\n', f'name = "staged"\nid = "staged_{ctype}"\n')
+
+
+def test_a_template_array_after_blockdim_rows_of_a_dynamic_int_array(tmp_path):
+    """``(T*)&sh[blockDim.y << 5]``: ``blockDim.y * 128`` bytes on, a whole number of 16 bytes,
+    so of any element size: the view's index counts ``T``'s from there."""
+    out, kernels = converted(tmp_path, STAGED, _staged_spec("float", "float32", 4, "fp32")
+                             + _staged_spec("double", "float64", 8, "fp64"))
+    assert {k["form"] for k in kernels} == {"portable"}, [k["reason"] for k in kernels]
+    assert all(k["check"]["status"] == "pass" for k in kernels), [k["check"]["message"] for k in kernels]
+    text = (out / "k.py").read_text()
+    assert "// cuda_math.size_of(T_)" in text
+
