@@ -136,3 +136,35 @@ def test_a_template_array_after_blockdim_rows_of_a_dynamic_int_array(tmp_path):
     text = (out / "k.py").read_text()
     assert "// cuda_math.size_of(T_)" in text
 
+
+
+#: codes packed in int4 words read as 16-bit halves of them (the way quantized mat-vec kernels
+#: decode their codebook indices): ``reinterpret_cast<const uint16_t*>(&A[i])`` of an ``int4*``
+CODES = """
+#include <cuda_runtime.h>
+#include <stdint.h>
+__global__ void codes(const int4* __restrict__ A, unsigned* out, int n)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const uint16_t* enc = reinterpret_cast<const uint16_t*>(&A[i]);
+    unsigned s = 0;
+    for (int j = 0; j < 8; j++) s += enc[j] * (j + 1);
+    out[i] = s ^ (unsigned)A[i].w;
+  }
+}
+"""
+
+CODES_SPEC = spec_kernel("codes", (2, 1, 1), (32, 1, 1), "exact",
+                         spec_buffer("A", "int32", 4 * 64, "in", -40000, 40000),
+                         spec_buffer("out", "uint32", 64, "out"),
+                         spec_scalar("n", "int32", 60))
+
+
+def test_the_halves_of_a_vector_buffers_words(tmp_path):
+    """The vectors pass leaves ``(const uint16_t*)(A + i * 4)`` over the int4 buffer's words;
+    the pointer views read it as a view of ``A`` in uint16 (two per word, so ``i * 4 * 2``)."""
+    out, (k,) = converted(tmp_path, CODES, CODES_SPEC)
+    assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    text = (out / "k.py").read_text()
+    assert "A_uint16 = T.decl_buffer((A.shape[0] * 4 // 2,), T.uint16, data=A.data)" in text
