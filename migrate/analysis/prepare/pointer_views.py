@@ -716,10 +716,10 @@ def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
             cast = inner
         if isinstance(v, m.Unary) and v.op == "&" and isinstance(v.operand, m.Member):
             return "it points into a struct's field"
-    for n in m.walk(fn.body) if fn.body else ():
-        if isinstance(n, m.Cast) and isinstance(n.type, m.Scalar) and isinstance(n.operand, m.Ref) \
-                and n.operand.name == name:
+    for n in m.walk(fn.body) if fn.body else ():  # (unsigned long)p, (unsigned long)(buf + i)
+        if isinstance(n, m.Cast) and isinstance(n.type, m.Scalar) and _at(n.operand, name):
             return "its address is used as an integer"
+    for n in m.walk(fn.body) if fn.body else ():
         if isinstance(n, m.Assign) and not (isinstance(n.target, m.Ref) and n.target.name == name) \
                 and any(isinstance(r, m.Ref) and r.name == name and isinstance(getattr(n.value, "type", None), m.Pointer)
                         for r in m.walk(n.value)):
@@ -730,6 +730,15 @@ def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
                                          (strip_implicit_casts(x) for x in n.args)):
             return f"it is passed to '{n.callee}'"
     return GENERIC
+
+
+def _at(e, name: str) -> bool:
+    """Whether ``e`` is pointer ``name`` or an address it steps to (``p``, ``buf + i``)."""
+    e = strip_implicit_casts(e)
+    if isinstance(e, m.Ref):
+        return e.name == name
+    return isinstance(e, m.Binary) and e.op in ("+", "-") and isinstance(e.type, m.Pointer) \
+        and (_at(e.lhs, name) or _at(e.rhs, name))
 
 
 #: what :func:`why_not_a_view` says of a pointer none of its rules names a reason for

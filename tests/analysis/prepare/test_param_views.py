@@ -168,3 +168,34 @@ def test_the_halves_of_a_vector_buffers_words(tmp_path):
     assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
     text = (out / "k.py").read_text()
     assert "A_uint16 = T.decl_buffer((A.shape[0] * 4 // 2,), T.uint16, data=A.data)" in text
+
+
+ADDRESSES = """
+#include <cuda_runtime.h>
+__global__ void own_addresses(char* ptr, unsigned long size)
+{
+  unsigned long* buf = (unsigned long*)ptr;
+  unsigned long n = size / sizeof(unsigned long);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    buf[i] = (unsigned long)(buf + i);
+}
+
+__global__ void check_words(const char* ptr, unsigned long size, unsigned long p1, unsigned long* where)
+{
+  unsigned long* buf = (unsigned long*)ptr;
+  unsigned long n = size / sizeof(unsigned long);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    if (buf[i] != p1) where[0] = (unsigned long)&buf[i];
+}
+"""
+
+
+def test_a_view_whose_addresses_are_data_is_refused_as_such(tmp_path):
+    """A word's own address stored as data (a memory tester's pattern) has no TileLang form: the
+    reason names the address, not the reinterpretation (which has a view now)."""
+    _out, kernels = converted(tmp_path, ADDRESSES, expect_ok=False)
+    reasons = {k["kernel"]: (k["form"], k["reason"]) for k in kernels}
+    assert reasons["own_addresses"] == ("unsupported", "local pointer 'buf' is not a fixed view of a buffer "
+                                                       "parameter: its address is used as an integer")
+    form, reason = reasons["check_words"]
+    assert form == "unsupported" and "(an address used as an integer)" in reason, reason
