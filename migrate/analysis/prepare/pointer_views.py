@@ -688,7 +688,8 @@ def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
     for v in values:
         v = strip_implicit_casts(v)
         views = TypedViews(fn, view_buffers(fn), set())
-        viewed = _alias(v, views.buffers, {}, views, False) is not None and views.made
+        alias = _alias(v, views.buffers, {}, views, True)  # as pointer_aliases reads it (bit copies first)
+        viewed = alias is not None and alias.bits is None and bool(views.made)
         if not viewed and views.refused:
             return views.refused  # (unsigned*)(ptr + 1) on a char* ptr: no whole number of words on
         held = v
