@@ -1,7 +1,8 @@
 """Local pointers that view a buffer (``const float* row = x + r*n``) folded into the buffer's
-index (``row[j]`` → ``x[r*n + j]``); one that reads a shared array as another element type
-indexes a typed view of it (:class:`TypedViews`); a local pointer that is not a fixed view is
-reported."""
+index (``row[j]`` → ``x[r*n + j]``); one that reads a shared array, or a kernel's buffer
+parameter, as another element type indexes a typed view of it (:class:`TypedViews`: ``T.view``
+of the array, ``T.decl_buffer(..., data=x.data)`` of the parameter); a local pointer that is not
+a fixed view is reported."""
 from __future__ import annotations
 
 import dataclasses
