@@ -24,9 +24,11 @@ _TOLERANCE = {"float32": "fp32_accum", "float64": "fp64", "float16": "fp16", "bf
 def _written_and_read(fn: m.Function) -> tuple[set[str], set[str]]:
     """Buffer parameters the kernel stores to, and those it loads from (a compound assignment or
     an atomic does both)."""
+    views = m.param_views(fn.body)  # stores through a view of a parameter store to it
+
     def name(e):
         root = m.access_root(e)
-        return root.name if root is not None else None
+        return views.get(root.name, root.name) if root is not None else None
 
     body = fn.body if fn.body else m.Block((), fn.span)
     targets = list(m.store_targets(body))

@@ -514,7 +514,8 @@ class KernelPipeline:
         view = next((d for d in m.walk(prepared.body) if isinstance(d, m.VarDecl)
                      and d.storage in ("shared", "extern_shared") and isinstance(d.init, m.Ref)), None)
         if view is not None:  # the lifts reason about each shared array alone
-            out.diagnostics.append(make("M3003", view.span, f"not lifted to tile form: shared array '{view.init.name}' "
+            what = "buffer" if view.init.kind == "param" else "shared array"
+            out.diagnostics.append(make("M3003", view.span, f"not lifted to tile form: {what} '{view.init.name}' "
                                                             f"is also read as {m.element_type(view.type)}"))
             return None
         tplan, reasons = self.map_plan(prepared, kplan, callees, out)

@@ -22,6 +22,7 @@ This module imports neither libclang nor the frontend.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -47,6 +48,30 @@ def _patch_cpu_wrapper() -> None:
     wrapper.TLCPUSourceWrapper._TYPE_MAP.setdefault("uint32", "uint32_t")
     wrapper.TLCPUSourceWrapper._TYPE_MAP["bool"] = "int8_t"
     _patch_cpu_symbols(wrapper.TLCPUSourceWrapper)
+    _patch_cpu_view_names(wrapper.TLCPUSourceWrapper)
+
+
+def _patch_cpu_view_names(cls) -> None:
+    """A view of a buffer parameter's memory as another dtype (``buf = T.decl_buffer(..., data=
+    ptr.data)``) names the parameter's data pointer after the view (TVMScript names a declared
+    buffer's data var after it): the kernel the C target writes takes ``ptr_uint64``, where
+    TileLang 0.1.15's CPU host wrapper looks for the parameter's buffer name ``ptr`` and, finding
+    none, leaves the argument out of its call ("too few arguments to function"). Its CUDA
+    wrapper names arguments by the data var. Find the arguments under their buffers' names."""
+    if getattr(cls, "_cuda2tile_view_names", False):
+        return
+    original = cls.create_call_func
+
+    def create_call_func(self, code, function_informations):
+        f = self.prim_func
+        renamed = {b.data.name: b.name for p in f.params if p in f.buffer_map
+                   for b in [f.buffer_map[p]] if b.data.name != b.name}
+        if renamed:  # the code is read only for the kernels' declarations: the source stays as it is
+            code = re.sub(r"\b(" + "|".join(map(re.escape, renamed)) + r")\b", lambda x: renamed[x.group(1)], code)
+        return original(self, code, function_informations)
+
+    cls.create_call_func = create_call_func
+    cls._cuda2tile_view_names = True
 
 
 def _patch_cpu_symbols(cls) -> None:

@@ -152,6 +152,9 @@ class KernelPrinter:
         scope.value_params = {t.name for t in fn.template_params if t.kind == "value"}
         scope.buffers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
         scope.buffers |= {g.name for g in self.unit.globals if g.storage == "constant"}
+        # a buffer parameter's memory read as another type (analysis.prepare.pointer_views.TypedViews.of_param)
+        scope.buffers |= {vp.decl.name for vp in kplan.vars.values() if isinstance(vp.decl.init, m.Ref)
+                          and vp.decl.init.kind == "param" and vp.decl.storage == "shared"}
         scope.nonneg = nonneg_locals(fn)
         scope.device_extra = self.extras
         scope.macro_params = {name: tuple(p.name for p in f.params) for name, f in self.device.items()}
@@ -320,7 +323,8 @@ class KernelPrinter:
         if len(loose) < 2:
             return []
         roots = (m.access_root(t) for t in m.store_targets(fn.body)) if fn.body else ()
-        written = {r.name for r in roots if r is not None}
+        views = m.param_views(fn.body)
+        written = {views.get(r.name, r.name) for r in roots if r is not None}
         return loose if written & set(loose) else []
 
     def macro_shim_calls(self, callees) -> set[str]:
@@ -375,6 +379,13 @@ class KernelPrinter:
                 add(3, f"{name} = T.alloc_var({dtype_of(d.type, scope)})", scope.tag(d.span))
         for d in views:  # int* idx = (int*)&scores[64]: scores' memory read as int32
             elem, base = m.element_type(d.type), m.element_type(d.init.type)
+            if d.init.kind == "param":  # unsigned long* buf = (unsigned long*)ptr: ptr's memory in whole words
+                of, held = StmtPrinter(scope, indent=0).expr(d.init), _sizeof(d.init.type.pointee)
+                size = _sizeof(elem)
+                shape = f"{of}.shape[0]{'' if held == 1 else f' * {held}'}{'' if size == 1 else f' // {size}'}"
+                add(3, f"{d.name} = T.decl_buffer(({shape},), {dtype_of(elem, scope)}, data={of}.data)",
+                    scope.tag(d.span))
+                continue
             if d.storage == "extern_shared":  # the bytes the launch gives, as the array holds them
                 shape = f"shared_bytes // {_sizeof(base)} * {_sizeof(base)} // {_sizeof(elem, scope)}"
             else:

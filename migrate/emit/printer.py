@@ -649,6 +649,9 @@ class ExprPrinter:
             return self.e_IntLit(m.IntLit(inner.value, inner.text, target, inner.span), typed)
         if isinstance(inner, m.FloatLit) and isinstance(target, m.Scalar) and "float" in target.dtype:
             return self._float(inner.value, target.dtype, typed)
+        if isinstance(target, m.Scalar) and isinstance(inner.type, m.Pointer):  # (unsigned long)&buf[i]
+            raise EmitError(f"pointer cast to '{target}' (an address used as an integer) has no TileLang form",
+                            e.span)
         if isinstance(target, m.Pointer) or isinstance(inner.type, m.Pointer):
             raise EmitError(f"pointer cast to '{target}' has no TileLang form", e.span)
         if target == inner.type and self.tir_dtype(inner) in (None, scalar_name(target)):

@@ -602,6 +602,14 @@ def access_root(e, through=None) -> "Ref | None":
     return e if isinstance(e, Ref) else None
 
 
+def param_views(body) -> dict[str, str]:
+    """The views of buffer parameters declared in ``body`` (``ptr_uint64``, a kernel's ``char*
+    ptr`` read as words: analysis.prepare.pointer_views.TypedViews.of_param), view -> parameter:
+    what is stored through a view is stored to its parameter."""
+    return {d.name: d.init.name for d in walk(body) if isinstance(d, VarDecl) and d.storage == "shared"
+            and isinstance(d.init, Ref) and d.init.kind == "param"} if body is not None else {}
+
+
 def store_targets(node):
     """The places ``node`` (and everything under it) stores to: assignment targets, including
     compound ones, and the first argument of atomics."""

@@ -1,7 +1,8 @@
 """Local pointers that view a buffer (``const float* row = x + r*n``) folded into the buffer's
-index (``row[j]`` → ``x[r*n + j]``); one that reads a shared array as another element type
-indexes a typed view of it (:class:`TypedViews`); a local pointer that is not a fixed view is
-reported."""
+index (``row[j]`` → ``x[r*n + j]``); one that reads a shared array, or a kernel's buffer
+parameter, as another element type indexes a typed view of it (:class:`TypedViews`: ``T.view``
+of the array, ``T.decl_buffer(..., data=x.data)`` of the parameter); a local pointer that is not
+a fixed view is reported."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,7 +11,7 @@ import math
 from ...compat.catalog import CACHED_LOADS
 from ...dtypes import SIZES
 from ...ir import model as m
-from ...ir.exprs import assigned_names, strip_implicit_casts
+from ...ir.exprs import assigned_names, const_value, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.visit import Transformer
 
@@ -48,6 +49,9 @@ class TypedViews:
         self._arrays: dict[str, m.VarDecl] | None = None  # found on the first view asked for
         self.made: dict[tuple[str, str], m.VarDecl] = {}  # (array, dtype) -> the view's declaration
         self.root: dict[str, str] = {}  # view -> the array it views
+        #: why the last view of a buffer parameter asked for has none (an offset that is no whole
+        #: number of the view's elements), for :func:`why_not_a_view`
+        self.refused: str | None = None
 
     @property
     def arrays(self) -> dict[str, m.VarDecl]:
@@ -67,9 +71,18 @@ class TypedViews:
         array = self.root.get(alias.buffer, alias.buffer)
         decl = self.arrays.get(array)
         if isinstance(outer, m.TemplateType):
-            if decl is None or decl.storage != "extern_shared" or alias.offset is not None \
+            if decl is None or decl.storage != "extern_shared" \
                     or not isinstance(decl.type, m.Array) or not isinstance(decl.type.element, m.Scalar):
                 return None
+            offset = alias.offset
+            if offset is not None:  # (T*)&sh[blockDim.y << 5]: that many bytes on, in T's
+                isize = SIZES.get(inner.dtype)
+                itype = offset.type if isinstance(offset.type, m.Scalar) else m.Scalar("int32")
+                nbytes = m.Binary("*", offset, m.IntLit(isize, str(isize), itype, span), itype, span) if isize else None
+                # a whole number of 16 bytes, so of any element type's size: the quotient is exact
+                if nbytes is None or exact_quotient(nbytes, 16) is None:
+                    return None
+                offset = m.Binary("/", nbytes, m.SizeOf(f"sizeof({outer.name})", None, itype, span, outer), itype, span)
             key = (array, outer.name)
             if key not in self.made:
                 self.made[key] = m.VarDecl(fresh(f"{array}_{outer.name}", self.taken),
@@ -77,7 +90,7 @@ class TypedViews:
                                            decl.storage, False, m.Ref(array, "shared", decl.type, span), span)
                 self.root[self.made[key].name] = array
                 self.buffers[self.made[key].name] = "shared"
-            return Alias(self.made[key].name, None)
+            return Alias(self.made[key].name, offset)
         isize, osize = SIZES.get(inner.dtype), SIZES.get(outer.dtype)
         if decl is None or not isize or not osize or not isinstance(decl.type, m.Array) \
                 or not isinstance(decl.type.element, m.Scalar):
@@ -103,6 +116,49 @@ class TypedViews:
             self.root[name] = array
             self.buffers[name] = "shared"
         return Alias(self.made[key].name, offset)
+
+    def of_param(self, alias: "Alias", inner: m.Scalar, outer: m.Scalar, volatile: bool, span) -> "Alias | None":
+        """``alias`` (into a kernel's buffer parameter or a view of one, counted in ``inner``
+        elements) read as ``outer`` elements (``unsigned long* buf = (unsigned long*)ptr;`` on a
+        ``char* ptr``): a view over the parameter's memory with the other element type (a
+        declaration of storage ``shared`` whose ``init`` is a reference of kind ``param`` to the
+        parameter: the emitter's ``T.decl_buffer(..., data=ptr.data)``), its extent the
+        parameter's bytes in whole ``outer`` elements. None (with :attr:`refused` saying why
+        where it is the offset) where the offset is no provable whole number of ``outer``
+        elements (the CUDA access would be misaligned), or outside a kernel."""
+        param = self.root.get(alias.buffer, alias.buffer)
+        held = next((p.type.pointee for p in self.fn.params if p.name == param and isinstance(p.type, m.Pointer)),
+                    None)
+        isize, osize = SIZES.get(inner.dtype), SIZES.get(outer.dtype)
+        if self.fn.kind != "global" or not isinstance(held, m.Scalar) or not SIZES.get(held.dtype) \
+                or not isize or not osize:
+            return None
+        offset = alias.offset
+        if offset is not None and isize != osize:
+            if isize > osize:
+                itype = offset.type if isinstance(offset.type, m.Scalar) else m.Scalar("int32")
+                ratio = m.IntLit(isize // osize, str(isize // osize), itype, span)
+                offset = m.Binary("*", offset, ratio, itype, span)
+            else:
+                offset = exact_quotient(offset, osize // isize) if osize % isize == 0 else None
+                if offset is None:
+                    self.refused = (f"it reads a buffer of {inner} as {outer} from an offset that is not a whole "
+                                    f"number of {outer} elements (a misaligned view)")
+                    return None
+        if outer.dtype == held.dtype:
+            return Alias(param, offset)
+        key = (param, outer.dtype)
+        if key not in self.made:
+            name = fresh(f"{param}_{outer.dtype}", self.taken)
+            self.made[key] = m.VarDecl(name, m.Array(m.Scalar(outer.dtype), None, "", volatile), "shared", False,
+                                       m.Ref(param, "param", m.Pointer(held), span), span)
+            self.root[name] = param
+            self.buffers[name] = "param"
+        return Alias(self.made[key].name, offset)
+
+    def of_params(self) -> list[m.VarDecl]:
+        """The views of buffer parameters, declared at the top of the kernel's body."""
+        return [d for d in self.made.values() if d.init.kind == "param"]
 
     def row(self, e: m.Expr, span) -> "Alias | None":
         """``&cx[k][j]`` (or the row ``cx[k]``) of a ``__shared__`` array of several dimensions
@@ -142,7 +198,41 @@ class TypedViews:
 
     def after(self, name: str) -> list[m.VarDecl]:
         """The views declared after array ``name``'s declaration."""
-        return [d for (array, _), d in self.made.items() if array == name]
+        return [d for (array, _), d in self.made.items() if array == name and d.init.kind != "param"]
+
+
+def exact_quotient(e: m.Expr, k: int) -> m.Expr | None:
+    """``e / k`` where ``e`` is provably a multiple of ``k`` (``i * 1048576`` over 4 is ``i *
+    262144``; a sum of multiples term by term; a constant by its value), else None."""
+    if k == 1:
+        return e
+    value = const_value(e)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value % k:
+            return None
+        t = e.type if isinstance(getattr(e, "type", None), m.Scalar) else m.Scalar("int32")
+        return m.IntLit(value // k, str(value // k), t, e.span)
+    if isinstance(e, m.Cast) and isinstance(e.type, m.Scalar):
+        inner = exact_quotient(e.operand, k)
+        return None if inner is None else dataclasses.replace(e, operand=inner)
+    if isinstance(e, m.Binary) and e.op in ("+", "-"):
+        lhs, rhs = exact_quotient(e.lhs, k), exact_quotient(e.rhs, k)
+        return None if lhs is None or rhs is None else dataclasses.replace(e, lhs=lhs, rhs=rhs)
+    if isinstance(e, m.Binary) and e.op == "*":
+        lhs = exact_quotient(e.lhs, k)
+        if lhs is not None:
+            return dataclasses.replace(e, lhs=lhs)
+        rhs = exact_quotient(e.rhs, k)
+        return None if rhs is None else dataclasses.replace(e, rhs=rhs)
+    if isinstance(e, m.Binary) and e.op == "<<" and isinstance(const_value(e.rhs), int) \
+            and 0 <= const_value(e.rhs) < 63 and (1 << const_value(e.rhs)) % k == 0:
+        factor = (1 << const_value(e.rhs)) // k  # x << 5 over 4: x * 8
+        t = e.type if isinstance(e.type, m.Scalar) else m.Scalar("int32")
+        return m.Binary("*", e.lhs, m.IntLit(factor, str(factor), t, e.span), t, e.span)
+    if isinstance(e, m.Unary) and e.op == "-":
+        inner = exact_quotient(e.operand, k)
+        return None if inner is None else dataclasses.replace(e, operand=inner)
+    return None
 
 
 def view_buffers(fn: m.Function) -> dict[str, str]:
@@ -320,6 +410,10 @@ def pointer_aliases(fn: m.Function) -> tuple[m.Function, dict[str, Alias], list[
             def leave_DeclStmt(self, node):
                 return dataclasses.replace(node, decls=tuple(x for d in node.decls for x in [d] + views.after(d.name)))
         folded = Declare().transform(folded)
+    if views.of_params():  # the views of buffer parameters first in the body
+        body = folded.body
+        decl = m.DeclStmt(tuple(views.of_params()), body.span)
+        folded = dataclasses.replace(folded, body=dataclasses.replace(body, stmts=(decl,) + tuple(body.stmts)))
     # a view used other than by index or dereference (compared, passed on) has no buffer form:
     # its declaration is gone, so it is reported rather than left as an undefined name
     left = {n.name for n in m.walk(folded.body) if isinstance(n, m.Ref) and (n.name in aliases or n.name in rows)}
@@ -505,7 +599,7 @@ def _cast_index(node, buffers, aliases, views) -> tuple[m.Ref, m.Expr | None] | 
     alias = _as_alias(node.base, buffers, aliases, views)
     if alias is None:
         return None
-    return m.Ref(alias.buffer, "shared", node.base.type, node.span), alias.offset
+    return m.Ref(alias.buffer, buffers.get(alias.buffer, "shared"), node.base.type, node.span), alias.offset
 
 
 def _as_alias(init, buffers, aliases, views: TypedViews | None = None, bits: bool = False) -> Alias | None:
@@ -544,6 +638,9 @@ def _alias(init, buffers, aliases, views, bits) -> Alias | None:
             if base is not None and bits and base.bits is None and buffers.get(base.buffer) != "shared" \
                     and isinstance(target, m.Scalar) and (source.dtype, target.dtype) in BIT_COPIES:
                 return dataclasses.replace(base, bits=BIT_COPIES[source.dtype, target.dtype] + (source.dtype,))
+            if base is not None and base.bits is None and buffers.get(base.buffer) == "param" \
+                    and isinstance(target, m.Scalar):  # a kernel's buffer read as another type: its view
+                return views.of_param(base, source, target, init.type.volatile, init.span)
             if base is None or base.bits is not None or buffers.get(base.buffer) != "shared":
                 return None
             return views.view(base, source, target, init.type.volatile, init.span)
@@ -591,6 +688,11 @@ def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
                and n.target.name == name and n.op == "="] if fn.body else []
     for v in values:
         v = strip_implicit_casts(v)
+        views = TypedViews(fn, view_buffers(fn), set())
+        alias = _alias(v, views.buffers, {}, views, True)  # as pointer_aliases reads it (bit copies first)
+        viewed = alias is not None and alias.bits is None and bool(views.made)
+        if not viewed and views.refused:
+            return views.refused  # (unsigned*)(ptr + 1) on a char* ptr: no whole number of words on
         held = v
         while isinstance(held, m.Cast):
             held = held.operand
@@ -601,7 +703,7 @@ def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
             return "it is assigned a pointer loaded from memory (pointer chasing: the address is data)"
         if isinstance(v, m.Call) and v.kind == "device":
             return f"it is the pointer device function '{v.callee}' returns"
-        cast = v
+        cast = None if viewed else v  # a view of another type: its uses say why (below)
         while isinstance(cast, m.Cast) and isinstance(cast.type, m.Pointer):
             inner = cast.operand
             src, dst = _pointee(getattr(inner, "type", None)), cast.type.pointee
@@ -610,15 +712,16 @@ def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
                 if isinstance(src, m.Scalar) and isinstance(dst, m.Scalar) and (src.dtype, dst.dtype) in BIT_COPIES:
                     return (f"it reads a buffer of {src} as {dst} and is used other than by reading or storing "
                             "an element (each of which would be a bit copy)")
-                return (f"it reads a buffer of {src} as {dst} (a reinterpretation: only __shared__ arrays have "
-                        "views of another element type, other buffers bit copies of elements of the same size)")
+                return (f"it reads a buffer of {src} as {dst} (a reinterpretation: only __shared__ arrays and a "
+                        "kernel's buffer parameters have views of another scalar element type, other buffers bit "
+                        "copies of elements of the same size)")
             cast = inner
         if isinstance(v, m.Unary) and v.op == "&" and isinstance(v.operand, m.Member):
             return "it points into a struct's field"
-    for n in m.walk(fn.body) if fn.body else ():
-        if isinstance(n, m.Cast) and isinstance(n.type, m.Scalar) and isinstance(n.operand, m.Ref) \
-                and n.operand.name == name:
+    for n in m.walk(fn.body) if fn.body else ():  # (unsigned long)p, (unsigned long)(buf + i)
+        if isinstance(n, m.Cast) and isinstance(n.type, m.Scalar) and _at(n.operand, name):
             return "its address is used as an integer"
+    for n in m.walk(fn.body) if fn.body else ():
         if isinstance(n, m.Assign) and not (isinstance(n.target, m.Ref) and n.target.name == name) \
                 and any(isinstance(r, m.Ref) and r.name == name and isinstance(getattr(n.value, "type", None), m.Pointer)
                         for r in m.walk(n.value)):
@@ -629,6 +732,15 @@ def why_not_a_view(fn: m.Function, decl: m.VarDecl) -> str:
                                          (strip_implicit_casts(x) for x in n.args)):
             return f"it is passed to '{n.callee}'"
     return GENERIC
+
+
+def _at(e, name: str) -> bool:
+    """Whether ``e`` is pointer ``name`` or an address it steps to (``p``, ``buf + i``)."""
+    e = strip_implicit_casts(e)
+    if isinstance(e, m.Ref):
+        return e.name == name
+    return isinstance(e, m.Binary) and e.op in ("+", "-") and isinstance(e.type, m.Pointer) \
+        and (_at(e.lhs, name) or _at(e.rhs, name))
 
 
 #: what :func:`why_not_a_view` says of a pointer none of its rules names a reason for

@@ -647,8 +647,21 @@ class _Scalarizer:
                 or isinstance(t, m.Array) and isinstance(inner, m.Ref) and inner.name in self.views):
             return None
         view = self.view_of(inner)
-        if view is None or view.scalar.dtype != e.type.pointee.dtype:
+        if view is None:
             return None
+        if view.scalar.dtype != e.type.pointee.dtype:
+            # (const uint16_t*)&A[i] of an int4 buffer: the bytes of its words, a pointer into
+            # the word buffer cast as written, for the pointer views to read as a view of the
+            # parameter (analysis.prepare.pointer_views.TypedViews.of_param). A CUDA vector's
+            # words lie in its bytes in order, without padding; a record's may not
+            v = _vec(t.pointee) if isinstance(t, m.Pointer) else None
+            if v is None or v.name not in m.VECTOR_TYPES or v.lane_dtypes or view.kind != "param" \
+                    or view.array is not None or view.rows or view.lanes != v.lanes:
+                return None
+            ref = view.ref(e.span, getattr(t, "const", False))
+            offset = view.first_lane(None, e.span)
+            words = ref if offset is None else m.Binary("+", ref, offset, ref.type, e.span)
+            return m.Cast(e.type, words, e.style, e.type, e.span)
         ref = view.ref(e.span, e.type.const)
         offset = view.first_lane(None, e.span)
         if offset is None:

@@ -386,9 +386,9 @@ def test_an_atomic_through_an_assigned_pointer_and_a_byte_view_per_instance_repl
     ("__global__ void k(float* x, float** slots) {\n"
      "  float* p = x + 4 * threadIdx.x;\n  slots[threadIdx.x] = p;\n}",
      "its value is stored to memory"),
-    ("__global__ void k(const int* x, float* y) {\n"
-     "  const signed char* b = (const signed char*)&x[8];\n  y[threadIdx.x] = b[threadIdx.x];\n}",
-     "it reads a buffer of int32 as int8 (a reinterpretation"),
+    ("__global__ void k(const char* x, float* y) {\n"
+     "  const int* b = (const int*)&x[2 * threadIdx.x + 1];\n  y[threadIdx.x] = b[0];\n}",
+     "it reads a buffer of int8 as int32 from an offset that is not a whole number of int32 elements"),
     ("__global__ void k(float* x, int v) {\n"
      "  int* bits = (int*)&x[threadIdx.x];\n  atomicCAS(bits, v, v + 1);\n}",
      "it reads a buffer of float32 as int32 and is used other than by reading or storing"),
