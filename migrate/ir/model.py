@@ -95,6 +95,11 @@ class TemplateType:
 @dataclass(frozen=True, slots=True)
 class Record:
     name: str  # dim3, uint3, cooperative_groups::thread_block, user structs
+    #: a struct of plain data too large (or too nested) for lanes (parse.record_layouts): its
+    #: size in bytes and its fields as (name, byte offset, type), a field's type a Scalar, an
+    #: Array of them or another such Record; 0 and () for any other record
+    size: int = 0
+    fields: tuple = ()
 
     def __str__(self) -> str:
         return self.name

@@ -25,6 +25,7 @@ from ..ir.span import Span
 from . import clang as cl
 from . import lambdas, lanewise
 from .local_types import local_type_name
+from .record_layouts import laid_out_record
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -189,7 +190,7 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if kind == T.RECORD:
         spelling = local_type_name(ctype) or spelling
         return _lane_struct(ctype, spelling) or _record(ctype, spelling) or _union(ctype, spelling) \
-            or m.Record(spelling)
+            or laid_out_record(ctype, spelling) or m.Record(spelling)
     if kind == T.ENUM:
         return m.Scalar("int32")
     if spelling in template_names:
