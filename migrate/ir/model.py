@@ -423,6 +423,9 @@ class Param:
     #: a lane of a vector or struct the CUDA kernel takes by value (analysis.prepare.vectors):
     #: (the CUDA parameter, the lane's byte offset in it); empty for a parameter of its own
     lane_of: tuple = ()
+    #: a pointer field of a struct the CUDA kernel takes by pointer (analysis.prepare.record_pointers):
+    #: (the CUDA parameter, the field's name, its byte offset in the struct); empty otherwise
+    field_of: tuple = ()
 
     @property
     def restrict(self) -> bool:

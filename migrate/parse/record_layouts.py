@@ -3,8 +3,10 @@ table such as ``struct fparam {int use_dna; int stack[4][4][4][4]; ... struct tr
 seq[5]; int val;} triloop[40]; float prelog; ...}`` passed to kernels by pointer, or a structure
 of arrays ``struct {unsigned s0[4096]; ... unsigned sf[4096];}``. Its fields with their byte
 offsets (clang's layout), each a scalar, a fixed array of them or such a struct again; the
-kernels read it as a buffer of words (analysis.prepare.record_buffers). A struct with a pointer,
-a bit-field, a base, a virtual method or a union member has no such layout (None)."""
+kernels read it as a buffer of words (analysis.prepare.record_buffers). A field may also be a
+pointer to scalars (``struct {float* N; float* means; ...}``, a struct of device buffers:
+analysis.prepare.record_pointers). A struct with a bit-field, a base, a virtual method, a union
+member or a pointer to anything else has no such layout (None)."""
 from __future__ import annotations
 
 import clang.cindex as ci
@@ -61,13 +63,17 @@ def _type(t: ci.Type) -> m.CType | None:
     if t.kind == T.CONSTANTARRAY:
         element = _type(t.element_type.get_canonical())
         return m.Array(element, t.element_count) if element is not None and t.element_count > 0 else None
+    if t.kind == T.POINTER:  # a pointer to scalars: the struct holds buffers (analysis.prepare.record_pointers)
+        pointee = t.get_pointee()
+        target = _type(pointee.get_canonical())
+        return m.Pointer(target, pointee.is_const_qualified()) if isinstance(target, m.Scalar) else None
     if t.kind == T.ENUM:
         return m.Scalar("int32") if t.get_size() == 4 else None
     if t.kind == T.RECORD:
         fields = _fields(t)
         return m.Record(t.spelling.removeprefix("struct ").strip(), t.get_size(), fields) \
             if fields is not None and t.get_size() > 0 else None
-    name = t.spelling.removeprefix("::")
+    name = " ".join(w for w in t.spelling.split() if w not in ("const", "volatile")).removeprefix("::")
     dtype = m.SCALAR_DTYPES.get(name) or dtypes.TEMPLATE_SPELLINGS.get(name)
     if dtype is None or dtype not in dtypes.SIZES or dtypes.SIZES[dtype] != t.get_size():
         return None

@@ -36,13 +36,8 @@ def size_of(t: m.CType) -> int:
 
 
 def _leaves(t: m.CType):
-    if isinstance(t, m.Array):
-        yield from _leaves(t.element)
-    elif isinstance(t, m.Record):
-        for _name, _offset, f in t.fields:
-            yield from _leaves(f)
-    else:
-        yield t.dtype
+    for leaf in _leaf_types(t):
+        yield leaf.dtype
 
 
 def word_dtype(record: m.Record) -> str | None:
@@ -58,9 +53,20 @@ def word_dtype(record: m.Record) -> str | None:
 
 def laid_out(t: m.CType) -> m.Record | None:
     """The laid-out record ``t`` points to, or None."""
-    if isinstance(t, m.Pointer) and isinstance(t.pointee, m.Record) and t.pointee.fields:
+    if isinstance(t, m.Pointer) and isinstance(t.pointee, m.Record) and t.pointee.fields \
+            and not any(isinstance(leaf, m.Pointer) for leaf in _leaf_types(t.pointee)):
         return t.pointee
     return None
+
+
+def _leaf_types(t: m.CType):
+    if isinstance(t, m.Array):
+        yield from _leaf_types(t.element)
+    elif isinstance(t, m.Record):
+        for _name, _offset, f in t.fields:
+            yield from _leaf_types(f)
+    else:
+        yield t
 
 
 @dataclasses.dataclass(frozen=True)
