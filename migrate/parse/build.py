@@ -214,6 +214,12 @@ def _plain_fields(ctype: ci.Type) -> list | None:
             cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
         return None
     kids = list(decl.get_children())
+    if not kids:  # a struct template's implicit instance (block_record<float>): its fields by its
+        # type, what it declares beside them by its template
+        template = cl.specialized_template(decl)
+        kids = [k for k in template.get_children() if k.kind != K.TEMPLATE_TYPE_PARAMETER
+                and k.kind != K.TEMPLATE_NON_TYPE_PARAMETER and k.kind != K.FIELD_DECL] \
+            + list(ctype.get_fields()) if template is not None else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
     if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
             or any(k.is_bitfield() for k in fields) \
@@ -227,6 +233,8 @@ def _initialised(ctype: ci.Type) -> bool:
     constructor, or a field has a default member initialiser."""
     decl = ctype.get_declaration()
     kids = list(decl.get_children()) if decl is not None else []
+    if decl is not None and not kids and cl.specialized_template(decl) is not None:  # a template's instance
+        kids = list(cl.specialized_template(decl).get_children())
     return any(k.kind == K.CONSTRUCTOR for k in kids) or \
         any(t.spelling in ("=", "{") for k in kids if k.kind == K.FIELD_DECL for t in k.get_tokens()) or \
         any(_initialised(k.type.get_canonical()) for k in kids
@@ -357,6 +365,12 @@ def _union(ctype: ci.Type, spelling: str) -> m.Vector | None:
             cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
         return None
     kids = list(decl.get_children())
+    if not kids:  # a struct template's implicit instance (block_record<float>): its fields by its
+        # type, what it declares beside them by its template
+        template = cl.specialized_template(decl)
+        kids = [k for k in template.get_children() if k.kind != K.TEMPLATE_TYPE_PARAMETER
+                and k.kind != K.TEMPLATE_NON_TYPE_PARAMETER and k.kind != K.FIELD_DECL] \
+            + list(ctype.get_fields()) if template is not None else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
     if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
             or any(k.is_bitfield() for k in fields):

@@ -41,6 +41,11 @@ def _fields(ctype: ci.Type) -> tuple | None:
             cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
         return None
     kids = list(decl.get_children())
+    if not kids:  # a struct template's implicit instance: its fields by its type, the rest by its template
+        template = cl.specialized_template(decl)
+        kids = [k for k in template.get_children() if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL,
+                                                                      K.TEMPLATE_NON_TYPE_PARAMETER)] \
+            + list(ctype.get_fields()) if template is not None else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
     if not fields or any(k.kind not in _BESIDE and k.kind != K.FIELD_DECL for k in kids) \
             or any(k.is_bitfield() for k in fields) \
