@@ -215,11 +215,12 @@ def _plain_fields(ctype: ci.Type) -> list | None:
         return None
     kids = list(decl.get_children())
     if not kids:  # a struct template's implicit instance (block_record<float>): its fields by its
-        # type, what it declares beside them by its template
+        # type, what it declares beside them by its template; a template of values too (Subg<nCap>)
+        # is left: its methods' bodies, taken from the template, would name the value unresolved
         template = cl.specialized_template(decl)
-        kids = [k for k in template.get_children() if k.kind != K.TEMPLATE_TYPE_PARAMETER
-                and k.kind != K.TEMPLATE_NON_TYPE_PARAMETER and k.kind != K.FIELD_DECL] \
-            + list(ctype.get_fields()) if template is not None else []
+        pattern = list(template.get_children()) if template is not None else []
+        kids = [k for k in pattern if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL)] \
+            + list(ctype.get_fields()) if pattern else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
     if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
             or any(k.is_bitfield() for k in fields) \
@@ -366,11 +367,12 @@ def _union(ctype: ci.Type, spelling: str) -> m.Vector | None:
         return None
     kids = list(decl.get_children())
     if not kids:  # a struct template's implicit instance (block_record<float>): its fields by its
-        # type, what it declares beside them by its template
+        # type, what it declares beside them by its template; a template of values too (Subg<nCap>)
+        # is left: its methods' bodies, taken from the template, would name the value unresolved
         template = cl.specialized_template(decl)
-        kids = [k for k in template.get_children() if k.kind != K.TEMPLATE_TYPE_PARAMETER
-                and k.kind != K.TEMPLATE_NON_TYPE_PARAMETER and k.kind != K.FIELD_DECL] \
-            + list(ctype.get_fields()) if template is not None else []
+        pattern = list(template.get_children()) if template is not None else []
+        kids = [k for k in pattern if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL)] \
+            + list(ctype.get_fields()) if pattern else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
     if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
             or any(k.is_bitfield() for k in fields):

@@ -43,9 +43,9 @@ def _fields(ctype: ci.Type) -> tuple | None:
     kids = list(decl.get_children())
     if not kids:  # a struct template's implicit instance: its fields by its type, the rest by its template
         template = cl.specialized_template(decl)
-        kids = [k for k in template.get_children() if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL,
-                                                                      K.TEMPLATE_NON_TYPE_PARAMETER)] \
-            + list(ctype.get_fields()) if template is not None else []
+        pattern = list(template.get_children()) if template is not None else []
+        kids = [k for k in pattern if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL)] \
+            + list(ctype.get_fields()) if pattern else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
     if not fields or any(k.kind not in _BESIDE and k.kind != K.FIELD_DECL for k in kids) \
             or any(k.is_bitfield() for k in fields) \
@@ -70,14 +70,19 @@ def _type(t: ci.Type) -> m.CType | None:
         return m.Array(element, t.element_count) if element is not None and t.element_count > 0 else None
     if t.kind == T.POINTER:  # a pointer to scalars: the struct holds buffers (analysis.prepare.record_pointers)
         pointee = t.get_pointee()
-        target = _type(pointee.get_canonical())
-        return m.Pointer(target, pointee.is_const_qualified()) if isinstance(target, m.Scalar) else None
-    if t.kind == T.ENUM:
-        return m.Scalar("int32") if t.get_size() == 4 else None
+        target = _scalar(pointee.get_canonical())  # (never a struct: a list's node points to its own type)
+        return m.Pointer(target, pointee.is_const_qualified()) if target is not None else None
     if t.kind == T.RECORD:
         fields = _fields(t)
         return m.Record(t.spelling.removeprefix("struct ").strip(), t.get_size(), fields) \
             if fields is not None and t.get_size() > 0 else None
+    return _scalar(t)
+
+
+def _scalar(t: ci.Type) -> m.Scalar | None:
+    """A scalar type (an enum's int32), or None."""
+    if t.kind == T.ENUM:
+        return m.Scalar("int32") if t.get_size() == 4 else None
     name = " ".join(w for w in t.spelling.split() if w not in ("const", "volatile")).removeprefix("::")
     dtype = m.SCALAR_DTYPES.get(name) or dtypes.TEMPLATE_SPELLINGS.get(name)
     if dtype is None or dtype not in dtypes.SIZES or dtypes.SIZES[dtype] != t.get_size():
