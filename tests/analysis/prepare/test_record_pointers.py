@@ -142,3 +142,22 @@ def test_a_struct_of_buffers_passed_on_or_repointed_is_refused_with_its_reason(t
         record_pointers(u.kernel("k"))
     with pytest.raises(NoTileLangForm, match="is assigned a pointer"):
         record_pointers(u.kernel("moved"))
+
+
+LIST = """
+struct node { node* next; int val; };
+__global__ void chase(node* head, int* out, int steps) {
+  node* p = head + threadIdx.x;
+  for (int k = 0; k < steps; k++) p = p->next;
+  out[threadIdx.x] = p->val;
+}
+"""
+
+
+def test_a_struct_pointing_to_its_own_type_is_refused_with_a_diagnostic_not_an_error(tmp_path):
+    from tests.analysis.support import converted
+
+    out, kernels = converted(tmp_path, LIST, expect_ok=False)
+    (row,) = kernels
+    assert row["form"] == "unsupported"
+    assert row["diagnostics"] and not any(d["code"] == "M9001" for d in row["diagnostics"]), row["diagnostics"]
