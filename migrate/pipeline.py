@@ -62,6 +62,8 @@ from .analysis.prepare.moving_pointers import moving_pointers
 from .analysis.prepare.value_steps import split_value_steps
 from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
+from .analysis.prepare.record_buffers import record_buffers
+from .analysis.prepare.record_pointers import record_pointers
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
 from .analysis.prepare.cub_adjacent import lower_cub_adjacent
 from .analysis.prepare.cub_moves import lower_cub_moves
@@ -263,6 +265,14 @@ PREPARE = (
     Pass("array parameters", "double phi[][NY][NZ] as a flat buffer: phi[x][y][z] is phi[(x * NY + y) * NZ + z] "
                              "(analysis.prepare.array_params)",
          lambda fn, device, portable: flatten_array_params(fn)),
+    Pass("record buffers", "a pointer to a struct of plain data too large for lanes (a parameter table, a structure "
+                           "of arrays) as a buffer of its words: p->stack[a][b] is the word at the field's offset "
+                           "plus the indices times their strides (analysis.prepare.record_buffers)",
+         lambda fn, device, portable: record_buffers(fn)),
+    Pass("record pointers", "a kernel's pointer to a struct of device buffers (clusters->means[i]) as one buffer "
+                            "parameter per pointer field it reads (clusters_means[i]); the launcher takes the "
+                            "struct's buffers (analysis.prepare.record_pointers)",
+         lambda fn, device, portable: record_pointers(fn)),
     Pass("constructors", "Local l(p); with the project's own constructor as Local l; Local_Local(l, p); a method "
                          "call that fills the object (analysis.prepare.constructors)",
          lambda fn, device, portable: constructed_objects(fn)),

@@ -22,7 +22,7 @@ from .compare import CompareResult, compare_chunked
 from .redzone import RED_ZONE
 from .tilelang_side import load_module, to_numpy, to_tensor
 from .tilelang_support import LaunchError, instance_signature, template_kwargs
-from .traces import Launch
+from .traces import Arg, Launch
 
 __all__ = ["Replay", "replay", "TOLERANCE_OF_DTYPE"]
 
@@ -142,6 +142,48 @@ def _symbol_bytes(state: dict, launch: Launch, name: str):
     return launch.globals_before[name] if name in state else launch.symbols[name]
 
 
+def struct_fields(params, args, launch: Launch) -> tuple[list, list, str]:
+    """``params`` and the recorded ``args`` with each struct of buffers (a "fields" parameter)
+    as its buffers: the pointer in the struct's recorded bytes at each field's offset, followed to
+    the allocation it points into (``Launch.links``); a zero pointer is a null buffer. (params,
+    args, "") or ([], [], why not)."""
+    out_params, out_args = [], []
+    for (name, kind, dtype), arg in zip(params, args):
+        if kind != "fields":
+            out_params.append((name, kind, dtype))
+            out_args.append(arg)
+            continue
+        if arg.kind != "pointer" or arg.alloc is None or arg.alloc not in launch.before:
+            return [], [], f"argument '{name}' is no recorded struct of buffers"
+        raw = launch.before[arg.alloc]
+        for param, d, field_name, offset in dtype:
+            at = arg.offset + offset
+            if (arg.alloc, at) in launch.links:
+                alloc, where = launch.links[(arg.alloc, at)]
+                out_args.append(Arg("pointer", alloc=alloc, offset=where))
+            elif at + 8 <= len(raw) and not any(bytes(raw[at:at + 8])):
+                out_args.append(Arg("pointer", null=True))
+            else:
+                return [], [], (f"the field '{field_name}' of argument '{name}' points into memory the recording "
+                                "does not hold")
+            out_params.append((param, "buffer", d))
+    return out_params, out_args, ""
+
+
+def _regrouped(params, flat: list) -> list:
+    """The launcher's arguments from ``flat`` (one per buffer of a struct of buffers): each
+    struct's buffers as a dict by field."""
+    out, k = [], 0
+    for name, kind, dtype in params:
+        if kind == "fields":
+            out.append({f: flat[k + i] for i, (_p, _d, f, _o) in enumerate(dtype)})
+            k += len(dtype)
+        else:
+            out.append(flat[k])
+            k += 1
+    return out
+
+
 def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
     """Run ``launch`` (recorded from the original program) through the migrated kernel of the
     module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers.
@@ -183,7 +225,11 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     # the buffers by allocation: arguments into one allocation (in place: k(d, d)) share one
     # tensor, each a view from its own offset, and the allocation is compared once
     groups: dict[int, dict] = {}
-    for (name, kind, dtype), arg in zip(sig.params, launch.args):
+    params, recorded, why = struct_fields(sig.params, launch.args, launch)
+    if why:
+        out.message = why
+        return out
+    for (name, kind, dtype), arg in zip(params, recorded):
         dtype = bound.get(dtype, dtype)
         if kind == "buffer":
             if arg.kind == "pointer" and arg.null:
@@ -216,7 +262,7 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         group["whole"] = to_tensor(redzone.padded(values, dtype), dtype, device)
         group["n"] = len(values)
     args = []
-    for (name, kind, dtype), arg in zip(sig.params, launch.args):
+    for (name, kind, dtype), arg in zip(params, recorded):
         if kind == "buffer" and arg.kind == "pointer" and arg.null:
             args.append(None)
         elif kind == "buffer":
@@ -230,8 +276,8 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     state = dict(sig.state)
     symbols = {name: to_tensor(_values(_symbol_bytes(state, launch, name), bound.get(dtype, dtype), 0)[:elements],
                                bound.get(dtype, dtype), device) for name, dtype, elements in sig.symbols}
-    run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes, target=target,
-        template=template, symbols=symbols)
+    run(sig, _regrouped(sig.params, args), grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes,
+        target=target, template=template, symbols=symbols)
     for name, dtype, elements in sig.symbols:  # the __device__ globals it leaves, as the original left them
         if name in state:
             dtype = bound.get(dtype, dtype)
@@ -298,6 +344,8 @@ def as_spec(sig, launch: Launch, file: str = ""):
             specs.append(ArgSpec(name, "buffer", dtype, elements=len(values[name]), role="inout" if changed else "in"))
         elif kind == "lanes":
             return None, f"argument '{name}' is a struct passed by value, which a spec cannot state"
+        elif kind == "fields":
+            return None, f"argument '{name}' is a struct of buffers, which a spec cannot state"
         else:
             if arg.kind != "scalar" or not arg.type:
                 return None, f"argument '{name}' was recorded as {arg.kind} {arg.type!r}"

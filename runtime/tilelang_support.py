@@ -132,7 +132,9 @@ class LaunchError(Exception):
 class Signature:
     name: str
     factory: Callable
-    params: tuple  # (name, "buffer" | "scalar", dtype or template parameter name)
+    # (name, "buffer" | "scalar", dtype or template parameter name); (name, "lanes", lanes) for a
+    # struct passed by value, (name, "fields", ((buffer, dtype, field, byte), ...)) for a struct of buffers
+    params: tuple
     template: tuple = ()  # (name, "type" | "value")
     symbols: tuple = ()  # (name, dtype, elements) of __constant__ arrays passed after the params
     form: str = "portable"
@@ -192,6 +194,27 @@ def lane_values(name: str, lanes, value) -> list:
                       f"({', '.join(n for n, _d, _o in lanes)}), a dict of them, or its bytes")
 
 
+def field_buffers(name: str, fields, value) -> list:
+    """The buffers of a struct of buffers passed by pointer (``fields``: its (buffer parameter,
+    dtype, field, byte offset), as a signature gives them) from ``value``: a dict by field
+    (``means``) or by parameter (``clusters_means``), an object with the fields as attributes, or
+    the buffers in order (a tuple or list)."""
+    if isinstance(value, dict):
+        out = []
+        for param, _dtype, field, _offset in fields:
+            if field not in value and param not in value:
+                raise LaunchError(f"argument '{name}' gives no buffer for its field '{field}'")
+            out.append(value[field] if field in value else value[param])
+        return out
+    if isinstance(value, (tuple, list)) and len(value) == len(fields):
+        return list(value)
+    if value is not None and all(hasattr(value, field) for _p, _d, field, _o in fields):
+        return [getattr(value, field) for _p, _d, field, _o in fields]
+    raise LaunchError(f"argument '{name}' is a struct of buffers: pass its {len(fields)} buffers "
+                      f"({', '.join(f for _p, _d, f, _o in fields)}) as a dict, an object with those "
+                      "attributes, or a tuple in that order")
+
+
 def _flat(sig: Signature, args) -> list:
     """(name, kind, value) per parameter the TileLang kernel takes, for the CUDA arguments
     ``args``: a struct passed by value is one scalar per lane."""
@@ -201,6 +224,8 @@ def _flat(sig: Signature, args) -> list:
     for (name, kind, dtype), value in zip(sig.params, args):
         if kind == "lanes":
             out += [(lane, "scalar", v) for (lane, _d, _o), v in zip(dtype, lane_values(name, dtype, value))]
+        elif kind == "fields":
+            out += [(param, "buffer", v) for (param, _d, _f, _o), v in zip(dtype, field_buffers(name, dtype, value))]
         else:
             out.append((name, kind, value.item() if kind == "scalar" and isinstance(value, torch.Tensor) else value))
     return out
@@ -223,7 +248,8 @@ def without_static(sig: Signature, call: list, sizes: dict) -> list:
     if not sizes:
         return call
     names = [name for (name, kind, dtype) in sig.params
-             for name in ([lane for lane, _d, _o in dtype] if kind == "lanes" else [name])]
+             for name in ([lane for lane, _d, _o in dtype] if kind == "lanes" else
+                          [param for param, _d, _f, _o in dtype] if kind == "fields" else [name])]
     return [value for name, value in zip(names, call) if name not in sizes] + call[len(names):]
 
 
@@ -524,6 +550,7 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
     flat = _flat(sig, args)
     scalars = {name: value for name, kind, value in flat if kind == "scalar"}
     dtypes = {name: dtype for name, kind, dtype in sig.params if kind == "buffer"}
+    dtypes.update({param: d for _name, kind, fields in sig.params if kind == "fields" for param, d, _f, _o in fields})
     out = []
     for name, kind, value in flat:
         if kind == "buffer":

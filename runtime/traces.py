@@ -53,6 +53,9 @@ class Launch:
     # __device__/__managed__ global -> its bytes before and after the launch
     globals_before: dict = field(default_factory=dict)
     globals_after: dict = field(default_factory=dict)
+    #: pointers inside a struct an argument points to (a struct of buffers): (allocation, byte
+    #: offset) -> (the allocation it points into, offset there)
+    links: dict = field(default_factory=dict)
 
     def __getstate__(self) -> dict:
         """For pickling (a launch sent to another process): the bytes of memoryviews, which
@@ -217,7 +220,8 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
                           d["shared_bytes"], d["status"], tuple(_arg(a) for a in d["args"]),
                           blobs["before"], blobs["after"], instance=d.get("instance", ""),
                           symbols={x["name"]: bytes.fromhex(x["hex"]) for x in d.get("symbols", ())},
-                          globals_before=blobs["globals_before"], globals_after=blobs["globals_after"]))
+                          globals_before=blobs["globals_before"], globals_after=blobs["globals_after"],
+                          links={(a, at): (b, bt) for a, at, b, bt in d.get("links", ())}))
     return out
 
 

@@ -421,6 +421,12 @@ class KernelPrinter:
                     params[-1] = (p.lane_of[0], "lanes", params[-1][2] + (lane,))
                 else:
                     params.append((p.lane_of[0], "lanes", (lane,)))
+            elif p.field_of:  # a pointer field of a struct of buffers: (struct, "fields", ((param, dtype, field, byte), ...))
+                field = (p.name, scalar_name(p.type.pointee), p.field_of[1], p.field_of[2])
+                if params and params[-1][1] == "fields" and params[-1][0] == p.field_of[0]:
+                    params[-1] = (p.field_of[0], "fields", params[-1][2] + (field,))
+                else:
+                    params.append((p.field_of[0], "fields", (field,)))
             elif isinstance(p.type, m.Pointer):
                 pointee = p.type.pointee
                 dtype = scope_types.get(pointee.name) if isinstance(pointee, m.TemplateType) else scalar_name(pointee)

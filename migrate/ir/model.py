@@ -95,6 +95,11 @@ class TemplateType:
 @dataclass(frozen=True, slots=True)
 class Record:
     name: str  # dim3, uint3, cooperative_groups::thread_block, user structs
+    #: a struct of plain data too large (or too nested) for lanes (parse.record_layouts): its
+    #: size in bytes and its fields as (name, byte offset, type), a field's type a Scalar, an
+    #: Array of them or another such Record; 0 and () for any other record
+    size: int = 0
+    fields: tuple = ()
 
     def __str__(self) -> str:
         return self.name
@@ -418,6 +423,9 @@ class Param:
     #: a lane of a vector or struct the CUDA kernel takes by value (analysis.prepare.vectors):
     #: (the CUDA parameter, the lane's byte offset in it); empty for a parameter of its own
     lane_of: tuple = ()
+    #: a pointer field of a struct the CUDA kernel takes by pointer (analysis.prepare.record_pointers):
+    #: (the CUDA parameter, the field's name, its byte offset in the struct); empty otherwise
+    field_of: tuple = ()
 
     @property
     def restrict(self) -> bool:

@@ -25,6 +25,7 @@ from ..ir.span import Span
 from . import clang as cl
 from . import lambdas, lanewise
 from .local_types import local_type_name
+from .record_layouts import laid_out_record
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -189,7 +190,7 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if kind == T.RECORD:
         spelling = local_type_name(ctype) or spelling
         return _lane_struct(ctype, spelling) or _record(ctype, spelling) or _union(ctype, spelling) \
-            or m.Record(spelling)
+            or laid_out_record(ctype, spelling) or m.Record(spelling)
     if kind == T.ENUM:
         return m.Scalar("int32")
     if spelling in template_names:
@@ -213,6 +214,13 @@ def _plain_fields(ctype: ci.Type) -> list | None:
             cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
         return None
     kids = list(decl.get_children())
+    if not kids:  # a struct template's implicit instance (block_record<float>): its fields by its
+        # type, what it declares beside them by its template; a template of values too (Subg<nCap>)
+        # is left: its methods' bodies, taken from the template, would name the value unresolved
+        template = cl.specialized_template(decl)
+        pattern = list(template.get_children()) if template is not None else []
+        kids = [k for k in pattern if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL)] \
+            + list(ctype.get_fields()) if pattern else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
     if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
             or any(k.is_bitfield() for k in fields) \
@@ -226,6 +234,8 @@ def _initialised(ctype: ci.Type) -> bool:
     constructor, or a field has a default member initialiser."""
     decl = ctype.get_declaration()
     kids = list(decl.get_children()) if decl is not None else []
+    if decl is not None and not kids and cl.specialized_template(decl) is not None:  # a template's instance
+        kids = list(cl.specialized_template(decl).get_children())
     return any(k.kind == K.CONSTRUCTOR for k in kids) or \
         any(t.spelling in ("=", "{") for k in kids if k.kind == K.FIELD_DECL for t in k.get_tokens()) or \
         any(_initialised(k.type.get_canonical()) for k in kids
@@ -356,6 +366,13 @@ def _union(ctype: ci.Type, spelling: str) -> m.Vector | None:
             cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
         return None
     kids = list(decl.get_children())
+    if not kids:  # a struct template's implicit instance (block_record<float>): its fields by its
+        # type, what it declares beside them by its template; a template of values too (Subg<nCap>)
+        # is left: its methods' bodies, taken from the template, would name the value unresolved
+        template = cl.specialized_template(decl)
+        pattern = list(template.get_children()) if template is not None else []
+        kids = [k for k in pattern if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL)] \
+            + list(ctype.get_fields()) if pattern else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
     if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
             or any(k.is_bitfield() for k in fields):

@@ -62,9 +62,12 @@ def wants_instances(kernel: m.Function, errors: list) -> bool:
 def _dependent(t) -> bool:
     """A type of the template that is neither a template parameter nor built of one: a member
     type of a template instance, which clang leaves unresolved (``typename make_unsigned<T>::type``
-    spelled ``typename make_unsigned<type-parameter-0-0>::type``)."""
+    spelled ``typename make_unsigned<type-parameter-0-0>::type``), or a struct template's instance
+    on the template's parameters (``block_record<T>``, whose fields only an instance lays out)."""
     while isinstance(t, (m.Pointer, m.Reference, m.Array)):
         t = t.pointee if isinstance(t, m.Pointer) else t.target if isinstance(t, m.Reference) else t.element
+    if isinstance(t, m.Record):  # a struct template on the template's parameters (block_record<T>)
+        return "type-parameter-" in t.name
     return isinstance(t, m.Opaque) and ("type-parameter-" in t.spelling or t.spelling.startswith("typename "))
 
 

@@ -177,6 +177,12 @@ inline std::string type_code() {
     return "";
 }
 
+// The size of a struct, 0 where it is incomplete (a handle's pointer): nothing to follow.
+template <class E, class = void>
+struct complete_size { static constexpr size_t value = 0; };
+template <class E>
+struct complete_size<E, std::void_t<decltype(sizeof(E))>> { static constexpr size_t value = sizeof(E); };
+
 // One launch being recorded: its arguments as JSON, the allocations they reach.
 struct Launch {
     std::string args;
@@ -200,10 +206,40 @@ struct Launch {
                 bool known = false;
                 for (auto* r : reached) known |= r == a;
                 if (!known) reached.push_back(a);
+                if constexpr (std::is_class<E>::value)
+                    follow(a, (uintptr_t)v - a->first, complete_size<E>::value);
             }
         } else {
             args += "{\"kind\":\"scalar\",\"type\":\"" + type_code<T>() + "\",\"size\":" + std::to_string(sizeof(T)) +
                     ",\"hex\":\"" + hex((const void*)&v, sizeof(T)) + "\"}";
+        }
+    }
+
+    // A struct of buffers in device memory (clusters_t* with float* fields): the allocations its
+    // pointer fields point into are reached too, each pointer a link "[struct's allocation, byte
+    // offset of the field, allocation it points into, offset there]" (the replay passes a field's
+    // buffer from it). Only structs of a few KiB are read for pointers.
+    std::string links;
+
+    void follow(const std::pair<const uintptr_t, Alloc>* a, size_t offset, size_t size) {
+        if (size > 4096 || offset + size > a->second.size) return;
+        std::vector<char> bytes(size);
+#if defined(C2T_TRACE_GPU)
+        cudaMemcpy(bytes.data(), (const void*)(a->first + offset), size, cudaMemcpyDefault);
+#else
+        memcpy(bytes.data(), (const void*)(a->first + offset), size);
+#endif
+        for (size_t k = 0; k + sizeof(uintptr_t) <= size; k += sizeof(uintptr_t)) {
+            uintptr_t q;
+            memcpy(&q, bytes.data() + k, sizeof q);
+            const auto* b = q ? find((const void*)q) : nullptr;
+            if (!b || b == a) continue;
+            links += std::string(links.empty() ? "" : ",") + "[" + std::to_string(a->second.id) + "," +
+                     std::to_string(offset + k) + "," + std::to_string(b->second.id) + "," +
+                     std::to_string(q - b->first) + "]";
+            bool known = false;
+            for (auto* r : reached) known |= r == b;
+            if (!known) reached.push_back(b);
         }
     }
 
@@ -327,10 +363,11 @@ inline void write(const char* kernel, const char* instance, int number, dim3 g, 
     State& s = state();
     fprintf(s.manifest,
             "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu,"
-            "\"status\":%d,\"args\":[%s],\"before\":[%s],\"after\":[%s],\"symbols\":[%s],\"globals\":[%s]}\n",
+            "\"status\":%d,\"args\":[%s],\"before\":[%s],\"after\":[%s],\"symbols\":[%s],\"globals\":[%s],"
+            "\"links\":[%s]}\n",
             s.seq++, json_string(kernel).c_str(), instance_field(instance).c_str(), number, g.x, g.y, g.z, b.x, b.y, b.z,
             shmem, rc,
-            L.args.c_str(), before.c_str(), after.c_str(), symbols.c_str(), globals.c_str());
+            L.args.c_str(), before.c_str(), after.c_str(), symbols.c_str(), globals.c_str(), L.links.c_str());
     fflush(s.manifest);
     fflush(s.data);
 }

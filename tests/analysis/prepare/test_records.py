@@ -117,7 +117,10 @@ __global__ void copy_local(const Row* __restrict__ r, float* __restrict__ out) {
     _out, rows = converted(tmp_path, src, expect_ok=False)
     kernels = {k["kernel"]: k for k in rows}  # (a file that ran out of time has no kernel rows, only M4013)
     k = kernels["add"]
-    assert k["form"] == "unsupported" and "has no TileLang dtype" in k["diagnostics"][0]["message"], k
+    # (its pointer is a buffer of the struct's words, a field read at its offset:
+    # analysis.prepare.record_buffers; tests/analysis/prepare/test_record_buffers.py)
+    assert k["form"] != "unsupported", k
+    assert "c[4096 + i]" in _out.joinpath("k.py").read_text()
     assert kernels["pick"]["form"] != "unsupported", kernels["pick"]
     assert kernels["copy_local"]["form"] == "unsupported" and any(
         "whose 100 fields would each be a local" in d["message"] for d in kernels["copy_local"]["diagnostics"])
