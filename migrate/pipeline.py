@@ -247,7 +247,7 @@ PREPARE = (
     Pass("conditions with effects", "if (a && (x = f()) < 0), if (++n == N), while (f(t++)): a test local computed "
                                     "operand by operand where C evaluates them, so the next two passes can take the "
                                     "effects (analysis.prepare.effect_conditions)",
-         lambda fn, device, portable: effect_conditions_as_tests(fn)),
+         lambda fn, device, portable: effect_conditions_as_tests(fn, device)),
     Pass("steps used as values", "pre[j++] = i; as pre[j] = i; j += 1; where the stepped local is named once "
                                  "(analysis.prepare.value_steps)",
          lambda fn, device, portable: split_value_steps(fn)),

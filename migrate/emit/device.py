@@ -12,7 +12,7 @@ called, which evaluates each argument once.
 from __future__ import annotations
 
 from ..analysis.facts.bounds import nonneg_locals
-from ..compat.catalog import CACHED_LOADS
+from ..analysis.facts.calls import one_expression_functions
 from ..ir import model as m
 from ..ir.loops import DIMS, KernelPlan
 from ..ir.names import template_param_name
@@ -101,53 +101,14 @@ def _type_params_from_arguments(fn: m.Function, printed: list[str], names: dict[
     return bound
 
 
-#: Calls that an expression function may make besides other expression functions: values of their
-#: arguments alone (math, conversions, scalar constructors) and loads.
-_EXPRESSION_CALLS = ("math", "conversion", "constructor")
-
-
 def expression_functions(device: dict[str, m.Function], taken) -> dict[str, str]:
-    """The device functions that compute one expression of their arguments (scalar declarations
-    with initialisers, never assigned, then ``return E;``; no stores, atomics, barriers or warp
-    operations, no calls but math, conversions, loads and other such functions, no recursion),
-    each with the name of its plain function, ``f_expr`` (a function whose ``f_expr`` is in
-    ``taken``, the names the unit uses, has none)."""
-    memo: dict[str, bool] = {}
-
-    def check(name: str, stack: tuple[str, ...]) -> bool:
-        if name in memo:
-            return memo[name]
-        fn = device.get(name)
-        ok = fn is not None and name not in stack and _expression_body(fn)
-        if ok:
-            callees = {n.callee for n in m.walk(fn.body) if isinstance(n, m.Call) and n.kind == "device"}
-            ok = all(check(c, stack + (name,)) for c in sorted(callees))
-        memo[name] = ok
-        return ok
-
+    """The device functions that compute one expression of their arguments
+    (:func:`~migrate.analysis.facts.calls.one_expression_functions`), each with the name of its
+    plain function, ``f_expr`` (a function whose ``f_expr`` is in ``taken``, the names the unit
+    uses, has none)."""
     taken = set(taken) | set(device)
-    return {name: f"{name}_expr" for name in sorted(device)
-            if f"{name}_expr" not in taken and check(name, ())}
-
-
-def _expression_body(fn: m.Function) -> bool:
-    if fn.body is None or not isinstance(fn.returns, m.Scalar) or fn.returns.dtype == "void" \
-            or any(isinstance(p.type, m.Reference) for p in fn.params):
-        return False
-    *decls, last = fn.body.stmts or (None,)
-    if not isinstance(last, m.Return) or last.value is None:
-        return False
-    if not all(isinstance(s, m.DeclStmt) and all(isinstance(d.type, m.Scalar) and d.init is not None
-                                                  for d in s.decls) for s in decls):
-        return False
-    for n in m.walk(fn.body):
-        if isinstance(n, (m.Assign, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--", "&") \
-                or isinstance(n, m.Binary) and n.op == ",":
-            return False
-        if isinstance(n, m.Call) and n.kind != "device" and not (
-                n.kind in _EXPRESSION_CALLS and isinstance(n.type, m.Scalar) or n.kind == "memory" and n.callee in CACHED_LOADS):
-            return False
-    return True
+    return {name: f"{name}_expr" for name in sorted(one_expression_functions(device))
+            if f"{name}_expr" not in taken}
 
 
 def device_builtin_params(fn: m.Function) -> list[str]:

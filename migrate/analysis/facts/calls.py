@@ -1,6 +1,7 @@
 """Which device functions a function calls, and in which order their macros must be defined."""
 from __future__ import annotations
 
+from ...compat.catalog import CACHED_LOADS
 from ...ir import model as m
 
 
@@ -98,3 +99,49 @@ def with_loads(device: dict[str, m.Function]) -> frozenset[str]:
         return reads_memory(fn.body, frozenset(arrays))
 
     return _through_calls(device, own)
+
+
+#: Calls that an expression function may make besides other expression functions: values of their
+#: arguments alone (math, conversions, scalar constructors) and loads.
+_EXPRESSION_CALLS = ("math", "conversion", "constructor")
+
+
+def one_expression_functions(device: dict[str, m.Function]) -> set[str]:
+    """The device functions that compute one expression of their arguments (scalar declarations
+    with initialisers, never assigned, then ``return E;``; no stores, atomics, barriers or warp
+    operations, no calls but math, conversions, loads and other such functions, no recursion):
+    the emitter gives them a plain function, callable where C may not evaluate the call."""
+    memo: dict[str, bool] = {}
+
+    def check(name: str, stack: tuple[str, ...]) -> bool:
+        if name in memo:
+            return memo[name]
+        fn = device.get(name)
+        ok = fn is not None and name not in stack and _expression_body(fn)
+        if ok:
+            callees = {n.callee for n in m.walk(fn.body) if isinstance(n, m.Call) and n.kind == "device"}
+            ok = all(check(c, stack + (name,)) for c in sorted(callees))
+        memo[name] = ok
+        return ok
+
+    return {name for name in sorted(device) if check(name, ())}
+
+
+def _expression_body(fn: m.Function) -> bool:
+    if fn.body is None or not isinstance(fn.returns, m.Scalar) or fn.returns.dtype == "void" \
+            or any(isinstance(p.type, m.Reference) for p in fn.params):
+        return False
+    *decls, last = fn.body.stmts or (None,)
+    if not isinstance(last, m.Return) or last.value is None:
+        return False
+    if not all(isinstance(s, m.DeclStmt) and all(isinstance(d.type, m.Scalar) and d.init is not None
+                                                  for d in s.decls) for s in decls):
+        return False
+    for n in m.walk(fn.body):
+        if isinstance(n, (m.Assign, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--", "&") \
+                or isinstance(n, m.Binary) and n.op == ",":
+            return False
+        if isinstance(n, m.Call) and n.kind != "device" and not (
+                n.kind in _EXPRESSION_CALLS and isinstance(n.type, m.Scalar) or n.kind == "memory" and n.callee in CACHED_LOADS):
+            return False
+    return True

@@ -5,6 +5,8 @@ real kernels walk lists and counters in their conditions,
     if ((ch >= n) && ((mass[k] = posMass[ch].w) < 0.0f)) {...}
     if (++accum == NUMTHREADS) accum = 0;
     while (D_getState(par, state, t++)) {...}
+    if ((is_interior(i, j) && !can_pair(i, j, n, s)) || ...) {...}   (a device function that is
+        no expression of its arguments, right of && or ||, is an effect too)
 
 An ``if`` whose condition holds an assignment or a step right of ``&&``/``||`` (C evaluates it
 only when the left side did not decide), or a step anywhere, tests a local computed first, one
@@ -22,25 +24,45 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ..facts.calls import one_expression_functions
 from ...ir.exprs import has_continue
 from ...ir.visit import expand_statements
 
 BOOL = m.Scalar("bool")
 
 
-def _effects(e) -> bool:
-    return any(isinstance(n, m.Assign) or (isinstance(n, m.Unary) and n.op in ("++", "--")) for n in m.walk(e))
+def _effects(e, opaque=frozenset()) -> bool:
+    """An assignment or a step in ``e``, or a call of a device function of ``opaque``: one that
+    is no expression of its arguments, so runs statements (``can_pair(i, j)`` swapping its
+    arguments, then testing memory), which no expression can stand for where C may skip it."""
+    return any(isinstance(n, m.Assign) or (isinstance(n, m.Unary) and n.op in ("++", "--"))
+               or isinstance(n, m.Call) and n.kind == "device" and n.callee in opaque for n in m.walk(e))
 
 
-def _needs_tests(cond) -> bool:
-    """An effect right of ``&&``/``||``, or a step anywhere in ``cond``."""
+def _opaque_calls(e, opaque) -> bool:
+    return bool(opaque) and any(isinstance(n, m.Call) and n.kind == "device" and n.callee in opaque
+                                for n in m.walk(e))
+
+
+def _splits(e, opaque) -> bool:
+    """``e`` is a ``&&``/``||`` whose operands are tested one at a time: an effect right of it,
+    or a call of an ``opaque`` device function on either side (a statement can call it, an
+    ``and``/``or`` cannot)."""
+    return isinstance(e, m.Binary) and e.op in ("&&", "||") and (
+        _effects(e.rhs, opaque) or _opaque_calls(e.lhs, opaque))
+
+
+def _needs_tests(cond, opaque=frozenset()) -> bool:
+    """An effect right of ``&&``/``||`` (or an opaque call either side), or a step anywhere in
+    ``cond``."""
     if any(isinstance(n, m.Unary) and n.op in ("++", "--") for n in m.walk(cond)):
         return True
-    return any(isinstance(n, m.Binary) and n.op in ("&&", "||") and _effects(n.rhs) for n in m.walk(cond))
+    return any(_splits(n, opaque) for n in m.walk(cond))
 
 
 class _Tests:
-    def __init__(self, fn: m.Function) -> None:
+    def __init__(self, fn: m.Function, opaque=frozenset()) -> None:
+        self.opaque = opaque
         self.taken = {n.name for n in m.walk(fn) if isinstance(n, (m.Ref, m.VarDecl))} | {p.name for p in fn.params}
         self.count = 0
 
@@ -55,11 +77,14 @@ class _Tests:
     def compute(self, cond, test: m.Ref) -> list:
         """Statements leaving ``cond``'s truth in ``test``, each operand of ``&&``/``||`` evaluated
         only where C evaluates it."""
-        if isinstance(cond, m.Binary) and cond.op in ("&&", "||") and _effects(cond.rhs):
+        if _splits(cond, self.opaque):
             first = self.compute(cond.lhs, test)
             go = test if cond.op == "&&" else m.Unary("!", test, False, BOOL, cond.span)
             rest = self.compute(cond.rhs, test)
             return first + [m.If(go, m.Block(tuple(rest), cond.span), None, cond.span)]
+        if isinstance(cond, m.Unary) and cond.op == "!" and any(_splits(n, self.opaque) for n in m.walk(cond.operand)):
+            flip = m.Unary("!", test, False, BOOL, cond.span)  # !(a && f(x)): the test, then its negation
+            return self.compute(cond.operand, test) + [m.ExprStmt(m.Assign("=", test, flip, BOOL, cond.span), cond.span)]
         value = cond if isinstance(cond.type, m.Scalar) and cond.type.dtype == "bool" else \
             m.Cast(BOOL, cond, "implicit", BOOL, cond.span)
         return [m.ExprStmt(m.Assign("=", test, value, BOOL, cond.span), cond.span)]
@@ -71,11 +96,12 @@ class _Tests:
         return [decl] + self.compute(cond, test), test
 
     def statement(self, s) -> list | None:
-        if isinstance(s, m.If) and _needs_tests(s.cond) and _scalar(s.cond):
+        if isinstance(s, m.If) and _needs_tests(s.cond, self.opaque) and _scalar(s.cond):
             pre, test = self.tested(s.cond, s.span)
             return pre + [dataclasses.replace(s, cond=test)]
-        if isinstance(s, m.While) and _needs_tests(s.cond) and _scalar(s.cond) or \
-                isinstance(s, m.DoWhile) and _effects(s.cond) and _scalar(s.cond) and not has_continue(s.body):
+        if isinstance(s, m.While) and _needs_tests(s.cond, self.opaque) and _scalar(s.cond) or \
+                isinstance(s, m.DoWhile) and _effects(s.cond, self.opaque) and _scalar(s.cond) \
+                and not has_continue(s.body):
             pre, test = self.tested(s.cond, s.span)
             return [tested_loop(s, pre, test)]
         return None
@@ -99,8 +125,15 @@ def _scalar(cond) -> bool:
     return isinstance(cond.type, m.Scalar)
 
 
-def effect_conditions_as_tests(fn: m.Function) -> m.Function:
-    if fn.body is None or not any(isinstance(n, (m.If, m.While)) and _needs_tests(n.cond)
-                                  or isinstance(n, m.DoWhile) and _effects(n.cond) for n in m.walk(fn.body)):
+def effect_conditions_as_tests(fn: m.Function, device: dict[str, m.Function] | None = None) -> m.Function:
+    """``fn`` with its conditions with effects as tests (module docstring); the calls of
+    ``device`` functions that are no expression of their arguments count as effects."""
+    if fn.body is None:
         return fn
-    return dataclasses.replace(fn, body=expand_statements(fn.body, _Tests(fn).statement, every=True))
+    opaque = frozenset()
+    if device and any(isinstance(n, m.Call) and n.kind == "device" for n in m.walk(fn.body)):
+        opaque = frozenset(device) - one_expression_functions(device)
+    if not any(isinstance(n, (m.If, m.While)) and _needs_tests(n.cond, opaque)
+               or isinstance(n, m.DoWhile) and _effects(n.cond, opaque) for n in m.walk(fn.body)):
+        return fn
+    return dataclasses.replace(fn, body=expand_statements(fn.body, _Tests(fn, opaque).statement, every=True))

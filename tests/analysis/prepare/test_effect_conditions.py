@@ -143,3 +143,42 @@ def test_the_do_while_kernel_converts_and_checks_equal(tmp_path):
     out, (k,) = converted(tmp_path, DO_WHILE, DO_SPEC)
     assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]
+
+
+#: Device functions that are no expression of their arguments (a swap of the arguments, a loop with
+#: an early return) tested in conditions the way RNA folding and n-queens programs test them:
+#: right of && and ||, under !, on the left of &&, in an else-if.
+OPAQUE_CALLS = """
+#include <cuda_runtime.h>
+__device__ int can_pair(int i, int j, int n, const int* s) {
+  if (j < i) { const int t = i; i = j; j = t; }
+  return s[i] + s[j] == 3 && (j + 1 < n ? s[j + 1] != 0 : 1);
+}
+__device__ bool legal(const int* row, int r) {
+  for (int k = 0; k < r; k++)
+    if (row[k] == row[r]) return false;
+  return true;
+}
+__global__ void pairs(const int* s, int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int j = (i * 7 + 3) % n;
+  int v = 0;
+  if ((i % 3 == 0 && !can_pair(i, j, n, s)) || (j % 5 == 1)) v = 1;
+  else if (i % 2 == 1 && legal(s, i % 8)) v = 2;
+  if (can_pair(j, i, n, s) && !(i < 4)) v += 10;
+  if (!(s[i] > 1 || can_pair(i, (i + 1) % n, n, s))) v += 100;
+  out[i] = v;
+}
+"""
+
+OPAQUE_SPEC = spec_kernel("pairs", (2, 1, 1), (64, 1, 1), "exact",
+                          spec_buffer("s", "int32", 100, "in", 0, 3),
+                          spec_buffer("out", "int32", 100, "out"),
+                          spec_scalar("n", "int32", 100))
+
+
+def test_device_functions_that_are_no_expression_are_called_where_c_calls_them(tmp_path):
+    out, (k,) = converted(tmp_path, OPAQUE_CALLS, OPAQUE_SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"])
+    assert "test_" in (out / "k.py").read_text()
