@@ -206,8 +206,9 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
     copies = {name + SUFFIX: (name, c) for name, k in kernels.items() for c in [instance_text(text, k)]
               if c is not None}
     groups: dict[str, list] = {}
+    device = {f.name: f for f in parsed.unit.device_functions}
     for k in ours:
-        if k.name in kernels or not wants_instances(k, parsed.kernel_errors(k.name)):
+        if k.name in kernels or not wants_instances(k, parsed.kernel_errors(k.name), device):
             continue
         written = {}
         for inst, name in zip(k.instantiations, instance_names(text, k)):
