@@ -110,3 +110,26 @@ def test_the_choices_replay_the_programs_launches_on_the_cpu(tmp_path):
     status, checks = checked(out, "--run", "")
     assert status == 1
     assert checks["smooth"]["status"] == "fail" and checks["weigh"]["status"] == "fail"
+
+
+AMBIGUOUS = """
+#include <cuda_runtime.h>
+template <typename K, typename V> struct Pair { K k; V v; };
+template <typename T> __device__ T swap_lanes(const T v, int m) { return __shfl_xor_sync(0xffffffff, v, m); }
+template <typename K, typename V> __device__ Pair<K, V> swap_lanes(const Pair<K, V>& p, int m) {
+  return Pair<K, V>{__shfl_xor_sync(0xffffffff, p.k, m), __shfl_xor_sync(0xffffffff, p.v, m)};
+}
+template <typename T> __device__ T lower_of(T x, int m) { T y = swap_lanes(x, m); return y < x ? y : x; }
+__global__ void lows(const int* x, int* y) { y[threadIdx.x] = lower_of(x[threadIdx.x], 1); }
+"""
+
+
+def test_two_primary_templates_stay_a_coded_diagnostic(tmp_path):
+    """Two function templates of one name (one on ``T``, one on ``Pair<K, V>``, as a warp sort's
+    shuffles are written): which one an instance reaches is not told by a number type, so the call
+    keeps its diagnostic (M1209) rather than guessing."""
+    from migrate.parse.frontend import parse_file
+    (tmp_path / "amb.cu").write_text(AMBIGUOUS)
+    parsed = parse_file(tmp_path / "amb.cu")
+    assert [d.code for d in parsed.kernel_errors("lows")] == ["M1209"]
+    assert "swap_lanes" in parsed.kernel_errors("lows")[0].message
