@@ -65,8 +65,9 @@ def wants_instances(kernel: m.Function, errors: list, device: dict[str, m.Functi
 
 def _reaches_primary_template(kernel: m.Function, device: dict[str, m.Function]) -> bool:
     """Whether ``kernel`` calls, directly or through device functions, an overloaded function
-    whose dispatch has the primary template's entry (key ``()``: the type an instance gives picks
-    an overload, or else the template), which only an instance's types resolve."""
+    whose dispatch falls to its primary template beside overloads on structs (the key
+    ``PRIMARY_FOR_NUMBERS``: a traced dtype does not tell a ``float2`` overload from the template),
+    which only an instance's types resolve."""
     seen, stack = set(), [kernel]
     while stack:
         fn = stack.pop()
