@@ -165,9 +165,10 @@ def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
 
 
 def _run_one(module: Path, rows: dict, nvcc: bool, timeout: float) -> list[dict]:
-    cmd = [sys.executable, __file__, "--worker", str(module), "--rows", json.dumps(rows)] + (["--nvcc"] if nvcc else [])
+    # the rows go through stdin: a module of many kernels' launches passes the limit of one argument
+    cmd = [sys.executable, __file__, "--worker", str(module), "--rows", "-"] + (["--nvcc"] if nvcc else [])
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO, input=json.dumps(rows))
     except subprocess.TimeoutExpired:
         return [{"kernel": "*", "status": "timeout", "message": f"lowering took over {timeout:.0f} s"}]
     for line in reversed(proc.stdout.splitlines()):
@@ -195,10 +196,11 @@ def main(argv=None) -> int:
     ap.add_argument("--nvcc", action="store_true", help="also compile the generated CUDA with nvcc")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
-    ap.add_argument("--rows", default="{}", help=argparse.SUPPRESS)
+    ap.add_argument("--rows", default="{}", help=argparse.SUPPRESS)  # "-": read from stdin
     args = ap.parse_args(argv)
     if args.worker:
-        print(json.dumps(lower_module(args.worker, args.rows, args.nvcc)))
+        rows = sys.stdin.read() if args.rows == "-" else args.rows
+        print(json.dumps(lower_module(args.worker, rows, args.nvcc)))
         return 0
     if args.out is None:
         ap.error("--out is required")

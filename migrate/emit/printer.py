@@ -539,7 +539,13 @@ class ExprPrinter:
         its types: the overload is looked up when TileLang traces the kernel, by the dtypes the
         factory was given (``{"uint32": hash_2, "uint64": hash}[str(KeyT)](key)``)."""
         params, table = e.dispatch
-        models = [model for _, model in table]
+        if any(tuple(k) == m.PRIMARY_FOR_NUMBERS for k, _ in table):
+            # overloads on structs are not in the table: a traced dtype may not tell them apart
+            raise EmitError(f"call to the overloaded device function '{e.callee}' is not resolved for this "
+                            "kernel's types (overloads on structs beside its primary template)", e.span)
+        primary = [model for k, model in table if tuple(k) == m.PRIMARY_TEMPLATE]
+        table = [(k, model) for k, model in table if tuple(k) != m.PRIMARY_TEMPLATE]
+        models = [model for _, model in table] + primary
         extras = {tuple(self.scope.device_extra.get(x, [])) for x in models}
         if len(extras) > 1:
             raise EmitError(f"overloads of '{e.callee}' take different builtins", e.span)
@@ -549,7 +555,8 @@ class ExprPrinter:
         except KeyError:
             raise EmitError(f"call to the overloaded device function '{e.callee}' on a type this "
                             "kernel does not take", e.span) from None
-        chosen = _by_instance([(k, self.device_call_name(e, x)) for k, x in table], key)
+        chosen = _by_instance([(k, self.device_call_name(e, x)) for k, x in table], key,
+                              self.device_call_name(e, primary[0]) if primary else None)
         args = [self.named(a, self.expr(a)[0]) for a in e.args]
         args += [f"{x}={self.builtin_name(x)}" for x in next(iter(extras))]
         return f"{chosen}({', '.join(args)})"
@@ -1582,14 +1589,15 @@ def _step_before_continue(s, step: m.Expr):
     return s
 
 
-def _by_instance(table, keys) -> str:
+def _by_instance(table, keys, default: str | None = None) -> str:
     """``{key: value, ...}[lookup]``: what each instance of a template picks, looked up when TileLang
     traces the kernel by the template arguments the factory was given (``keys``: its parameters'
     Python names, ``int(N)`` for a value); ``table`` pairs an instance's key (dtype names or
-    digits, one per template argument) with its value's text."""
+    digits, one per template argument) with its value's text. With a ``default`` (an overload's
+    primary template), ``{...}.get(lookup, default)``."""
     entries = ", ".join(f"{json.dumps(k[0]) if len(k) == 1 else repr(tuple(k))}: {v}" for k, v in table)
     look = f"str({keys[0]})" if len(keys) == 1 else "(" + ", ".join(f"str({k})" for k in keys) + ",)"
-    return f"{{{entries}}}[{look}]"
+    return f"{{{entries}}}.get({look}, {default})" if default is not None else f"{{{entries}}}[{look}]"
 
 
 def _wraps(e) -> bool:

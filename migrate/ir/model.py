@@ -214,6 +214,15 @@ CALL_KINDS = ("device", "math", "atomic", "warp", "sync", "conversion", "memory"
               "constructor", "var_template", "unknown")
 
 
+
+#: the key of a dispatch's entry for an overload's primary template (:attr:`Call.dispatch`): an
+#: instance whose dtypes no other entry has takes it
+PRIMARY_TEMPLATE = ()
+#: the same where overloads on structs or pointers (a ``float2`` specialisation) are left out of the
+#: table: only an instance whose template types are bound to number types takes it, which no
+#: overload left out matches exactly
+PRIMARY_FOR_NUMBERS = ("<numbers>",)
+
 @dataclass(frozen=True, slots=True)
 class Call:
     callee: str
@@ -226,7 +235,9 @@ class Call:
     # KeyT key): ((template type parameter, ...), ((their dtypes, model name), ...)), the overload
     # each instance reaches; ``callee`` is one of them. A variable template read in a template
     # (kind "var_template", HASHTABLE_EMPTY_KEY<KeyT, ValueT>): ((), ((dtypes, literal), ...)), its
-    # value for each instance clang evaluated (parse.var_templates)
+    # value for each instance clang evaluated (parse.var_templates). An overload's primary template
+    # (``template <typename T> T add(T, T)`` beside its specialisations) has the key PRIMARY_TEMPLATE
+    # or PRIMARY_FOR_NUMBERS: the instances whose dtypes no other entry has take it
     dispatch: tuple = ()
 
 

@@ -1184,24 +1184,45 @@ class ModelBuilder:
         typed = [i for i, a in enumerate(args) if isinstance(_target(a.type), m.TemplateType)]
         if not typed:
             return none
-        keys, returns = [], []
+        # the key: one dtype per template type the arguments have (f(a, b) on two values of one T: one)
+        names = tuple(dict.fromkeys(_target(args[i].type).name for i in typed))
+        firsts = {n: next(i for i in typed if _target(args[i].type).name == n) for n in names}
+        keys, returns, others, generic = [], [], 0, []
         for _usr, model, count in self.overloads.get(name, ()):
             cursor = self.user_functions.get(model)
             if count != len(args) or cursor is None:
                 continue
             params = [_target(convert_type(c.type)) for c in cursor.get_children() if c.kind == K.PARM_DECL]
-            if len(params) != len(args) or not all(isinstance(p, m.Scalar) for p in params):
-                return none  # an overload on pointers, structs or a template's own types
+            if len(params) != len(args):
+                return none
+            if cursor.kind == K.FUNCTION_TEMPLATE:
+                # the primary template (``template <typename T> T add(T a, T b)`` beside its explicit
+                # specialisations): an instance no other definition matches exactly instantiates it,
+                # where it takes each template-typed argument as a template type of its own
+                if not all(_template_typed(params[i]) for i in typed):
+                    return none
+                generic.append(model)
+                returns.append((_target(convert_type(cursor.result_type)), params))
+                continue
+            if not all(isinstance(p, m.Scalar) for p in params):
+                others += 1  # an overload on pointers, structs or a template's own types
+                continue
             if any(i not in typed and isinstance(_target(a.type), m.Scalar) and _target(a.type) != params[i]
                    for i, a in enumerate(args)):
                 continue  # a number argument of another type: not this overload's (exact match only)
-            keys.append((tuple(params[i].dtype for i in typed), model))
+            if any(_target(args[i].type) == _target(args[j].type) and params[i] != params[j]
+                   for i in typed for j in typed):
+                continue  # f(float, double) for f(a, b) on two values of one T: no exact match
+            keys.append((tuple(params[firsts[n]].dtype for n in names), model))
             returns.append((_target(convert_type(cursor.result_type)), params))
-        if len(keys) < 2 or len({k for k, _ in keys}) != len(keys):
+        if len(generic) > 1 or (others and not generic):
             return none
-        names = tuple(dict.fromkeys(_target(args[i].type).name for i in typed))
-        if len(names) != len(typed):
-            return none  # f(a, b) on two values of one type T: a key of one dtype each
+        # with the primary template, an instance's number type either is an exact match of an
+        # overload or takes the template (C++ prefers an exact template to any conversion, and no
+        # overload on a struct or pointer matches a number): its entry's key says which
+        if len(keys) + len(generic) < 2 or len({k for k, _ in keys}) != len(keys):
+            return none
+        keys += [(m.PRIMARY_FOR_NUMBERS if others else m.PRIMARY_TEMPLATE, model) for model in generic]
         dtype = None
         if all(r == p[typed[0]] for r, p in returns):
             dtype = _target(args[typed[0]].type)  # float f(float), double f(double): the instance's T
@@ -1436,6 +1457,12 @@ def _string_init(cursor: ci.Cursor, ctype: m.Array, span: Span) -> m.InitList | 
     items = tuple(m.IntLit(v - 256 if signed and v > 127 else v, str(v - 256 if signed and v > 127 else v), elem, span)
                   for v in data)
     return m.InitList(items, ctype, span)
+
+
+def _template_typed(ctype) -> bool:
+    """A parameter type that is a template's own type (``T``, as clang spells it in a template:
+    ``type-parameter-0-0``)."""
+    return isinstance(ctype, m.TemplateType) or (isinstance(ctype, m.Opaque) and "type-parameter" in ctype.spelling)
 
 
 def _undeduced(ctype) -> bool:

@@ -150,7 +150,9 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
                          context_text=context[1] if context else None).build()
     parsed.found_include_dirs = tuple(found)
     if context is not None:
-        return parsed
+        # a header's kernel templates are written out per instance after the header's last line,
+        # inside its includer's lines as the header itself is
+        return _with_instance_copies(path, options, data.decode("utf-8", "replace"), parsed, context)
     # device functions of the program's other units (nvcc -dc)
     missing = missing_functions(parsed.diagnostics)
     units: list[str] = []
@@ -190,19 +192,23 @@ def _with_var_template_values(path: str, options: ParseOptions, text: str, parse
     return dataclasses.replace(parsed, unit=var_templates.with_values(unit, values))
 
 
-def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: ParsedFile) -> ParsedFile:
+def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: ParsedFile,
+                          context: tuple[str, str] | None = None) -> ParsedFile:
     """``parsed`` with its kernel templates that the generic form may not take written out per
     instance (:mod:`.instance_copies`), where clang reads the copies cleanly: a one-instance
     template is replaced by its instance's copy; a template of several instances keeps its model
-    and gains one per instance (``Function.instances``)."""
+    and gains one per instance (``Function.instances``). A header (``context``, its includer's
+    virtual file: :func:`_context_source`) gets its copies after its own last line, parsed in
+    that context."""
     main = str(Path(path).resolve())
     ours = [k for k in parsed.unit.kernels if str(Path(k.span.file).resolve()) == main]
     kernels = {k.name: k for k in ours if needs_copy(k, parsed.kernel_errors(k.name))}
     copies = {name + SUFFIX: (name, c) for name, k in kernels.items() for c in [instance_text(text, k)]
               if c is not None}
     groups: dict[str, list] = {}
+    device = {f.name: f for f in parsed.unit.device_functions}
     for k in ours:
-        if k.name in kernels or not wants_instances(k, parsed.kernel_errors(k.name)):
+        if k.name in kernels or not wants_instances(k, parsed.kernel_errors(k.name), device):
             continue
         written = {}
         for inst, name in zip(k.instantiations, instance_names(text, k)):
@@ -219,11 +225,12 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
         return parsed
     own, starts, after = with_copies(text, copies, parsed.kernel_namespaces)
     bag, found = DiagnosticBag(), []
-    tu = _parse_with_missing_headers(path, options, bag, None, found, own=own)
+    tu = _parse_with_missing_headers(path, options, bag, context, found, own=own)
     if tu is None:
         return parsed
-    values = probed_values(tu, path, cl.evaluate) if groups else {}
-    again = UnitBuilder(path, tu, bag, None, own=own).build()
+    values = probed_values(tu, str(Path(path).resolve()) if context else path, cl.evaluate) if groups else {}
+    again = UnitBuilder(path, tu, bag, context[0] if context else None, own=own,
+                        context_text=context[1] if context else None).build()
     again.found_include_dirs = parsed.found_include_dirs
     adopted, replaced = adopt(parsed, again, starts, kernels, after, groups, values)
     return adopted if replaced else parsed

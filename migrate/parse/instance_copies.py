@@ -42,7 +42,7 @@ MAX_INSTANCES = 32
 PROBE = "__c2t_instance_arg_"
 
 
-def wants_instances(kernel: m.Function, errors: list) -> bool:
+def wants_instances(kernel: m.Function, errors: list, device: dict[str, m.Function] | None = None) -> bool:
     """Whether ``kernel`` is a template with several known instances whose body may mean
     something only per instance: a frontend error in it, a field or method of a template-typed
     object, a call of an overloaded device function that each instance resolves, a variable
@@ -50,13 +50,35 @@ def wants_instances(kernel: m.Function, errors: list) -> bool:
     ``typename std::make_unsigned<T>::type``: :func:`_dependent_types`), a pointer cast between a
     template type's elements and another type's (:func:`_template_pointer_casts`). Each instance
     is then written out and parsed as its own kernel (:func:`instance_names`); the pipeline takes
-    them where the generic form fails."""
+    them where the generic form fails. A device function it calls (``device``: by name) whose call
+    of an overloaded function falls to its primary template for some types does too
+    (:func:`_reaches_primary_template`): the generic form cannot trace that choice."""
     if not kernel.template_params or not 2 <= len(kernel.instantiations) <= MAX_INSTANCES \
             or kernel.body is None:
         return False
     if errors or _template_typed_members(kernel) or _dependent_types(kernel) or _template_pointer_casts(kernel):
         return True
-    return any(isinstance(n, m.Call) and (n.dispatch or n.kind == "var_template") for n in m.walk(kernel.body))
+    if any(isinstance(n, m.Call) and (n.dispatch or n.kind == "var_template") for n in m.walk(kernel.body)):
+        return True
+    return _reaches_primary_template(kernel, device or {})
+
+
+def _reaches_primary_template(kernel: m.Function, device: dict[str, m.Function]) -> bool:
+    """Whether ``kernel`` calls, directly or through device functions, an overloaded function
+    whose dispatch falls to its primary template beside overloads on structs (the key
+    ``PRIMARY_FOR_NUMBERS``: a traced dtype does not tell a ``float2`` overload from the template),
+    which only an instance's types resolve."""
+    seen, stack = set(), [kernel]
+    while stack:
+        fn = stack.pop()
+        if fn.body is not None and any(isinstance(n, m.Call) and n.dispatch and any(tuple(k) == m.PRIMARY_FOR_NUMBERS for k, _ in n.dispatch[1])
+                                       for n in m.walk(fn.body)):
+            return True
+        for name in fn.calls:
+            if name not in seen and name in device:
+                seen.add(name)
+                stack.append(device[name])
+    return False
 
 
 def _dependent(t) -> bool:

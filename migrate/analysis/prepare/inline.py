@@ -46,7 +46,7 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
     direct = {name for name, fn in device.items()
               if any(isinstance(p.type, m.Reference) or isinstance(p.type, m.Vector) for p in fn.params)
               or isinstance(fn.returns, m.Vector) or any(t.kind == "value" for t in fn.template_params)
-              or _works_on_vectors(fn) or _reads_var_templates(fn)}
+              or _works_on_vectors(fn) or _reads_var_templates(fn) or _reaches_primary_template(fn)}
     for name, fn in device.items() if portable else ():
         for node in m.walk(fn.body) if fn.body else ():
             if isinstance(node, m.Call) and (node.kind in ("warp", "cg") or node.callee in (
@@ -70,6 +70,16 @@ def _reads_var_templates(fn: m.Function) -> bool:
     value of its own, which the call's instance picks once inlined (parse.var_templates)."""
     return bool(fn.template_params) and fn.body is not None and any(
         isinstance(n, m.Call) and n.kind == "var_template" for n in m.walk(fn.body))
+
+
+def _reaches_primary_template(fn: m.Function) -> bool:
+    """Whether a function template calls an overloaded function that its instances resolve to an
+    overload or to its primary template, beside overloads on structs (a dispatch with the key
+    ``PRIMARY_FOR_NUMBERS``): a traced dtype does not tell those apart, the call's instance does
+    once inlined (.instances)."""
+    return bool(fn.template_params) and fn.body is not None and any(
+        isinstance(n, m.Call) and n.dispatch and any(tuple(k) == m.PRIMARY_FOR_NUMBERS for k, _ in n.dispatch[1])
+        for n in m.walk(fn.body))
 
 
 def _works_on_vectors(fn: m.Function) -> bool:

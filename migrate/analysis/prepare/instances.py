@@ -77,7 +77,10 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
             # KeyT key: the instance's values or dtypes pick one
             key = tuple(binding[p].dtype if isinstance(binding[p], m.Scalar) else str(int(binding[p].value))
                         for p in n.dispatch[0])
-            chosen = [model for k, model in n.dispatch[1] if tuple(k) == key]
+            # no overload of the instance's number types: the primary template, where the table has it
+            chosen = [model for k, model in n.dispatch[1] if tuple(k) == key] or \
+                [model for k, model in n.dispatch[1] if tuple(k) in (m.PRIMARY_TEMPLATE, m.PRIMARY_FOR_NUMBERS)
+                 and all(isinstance(binding[p], m.Scalar) for p in n.dispatch[0])]
             if chosen:
                 n = dataclasses.replace(n, callee=chosen[0], dispatch=(), template_args=())
         changes = {f.name: node(getattr(n, f.name)) for f in dataclasses.fields(n) if f.name != "span"}
