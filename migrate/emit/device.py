@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..analysis.facts.bounds import nonneg_locals
 from ..analysis.facts.calls import one_expression_functions
+from ..compat.catalog import CACHED_LOADS
 from ..ir import model as m
 from ..ir.loops import DIMS, KernelPlan
 from ..ir.names import template_param_name
@@ -107,7 +108,7 @@ def expression_functions(device: dict[str, m.Function], taken) -> dict[str, str]
     plain function, ``f_expr`` (a function whose ``f_expr`` is in ``taken``, the names the unit
     uses, has none)."""
     taken = set(taken) | set(device)
-    return {name: f"{name}_expr" for name in sorted(one_expression_functions(device))
+    return {name: f"{name}_expr" for name in sorted(one_expression_functions(device, CACHED_LOADS))
             if f"{name}_expr" not in taken}
 
 

@@ -1,7 +1,6 @@
 """Which device functions a function calls, and in which order their macros must be defined."""
 from __future__ import annotations
 
-from ...compat.catalog import CACHED_LOADS
 from ...ir import model as m
 
 
@@ -106,18 +105,19 @@ def with_loads(device: dict[str, m.Function]) -> frozenset[str]:
 _EXPRESSION_CALLS = ("math", "conversion", "constructor")
 
 
-def one_expression_functions(device: dict[str, m.Function]) -> set[str]:
+def one_expression_functions(device: dict[str, m.Function], cached_loads: tuple[str, ...]) -> set[str]:
     """The device functions that compute one expression of their arguments (scalar declarations
     with initialisers, never assigned, then ``return E;``; no stores, atomics, barriers or warp
-    operations, no calls but math, conversions, loads and other such functions, no recursion):
-    the emitter gives them a plain function, callable where C may not evaluate the call."""
+    operations, no calls but math, conversions, loads (``cached_loads``: the cache-hinted ones,
+    compat.catalog.CACHED_LOADS) and other such functions, no recursion): the emitter gives them a
+    plain function, callable where C may not evaluate the call."""
     memo: dict[str, bool] = {}
 
     def check(name: str, stack: tuple[str, ...]) -> bool:
         if name in memo:
             return memo[name]
         fn = device.get(name)
-        ok = fn is not None and name not in stack and _expression_body(fn)
+        ok = fn is not None and name not in stack and _expression_body(fn, cached_loads)
         if ok:
             callees = {n.callee for n in m.walk(fn.body) if isinstance(n, m.Call) and n.kind == "device"}
             ok = all(check(c, stack + (name,)) for c in sorted(callees))
@@ -127,7 +127,7 @@ def one_expression_functions(device: dict[str, m.Function]) -> set[str]:
     return {name for name in sorted(device) if check(name, ())}
 
 
-def _expression_body(fn: m.Function) -> bool:
+def _expression_body(fn: m.Function, cached_loads: tuple[str, ...]) -> bool:
     if fn.body is None or not isinstance(fn.returns, m.Scalar) or fn.returns.dtype == "void" \
             or any(isinstance(p.type, m.Reference) for p in fn.params):
         return False
@@ -142,6 +142,6 @@ def _expression_body(fn: m.Function) -> bool:
                 or isinstance(n, m.Binary) and n.op == ",":
             return False
         if isinstance(n, m.Call) and n.kind != "device" and not (
-                n.kind in _EXPRESSION_CALLS and isinstance(n.type, m.Scalar) or n.kind == "memory" and n.callee in CACHED_LOADS):
+                n.kind in _EXPRESSION_CALLS and isinstance(n.type, m.Scalar) or n.kind == "memory" and n.callee in cached_loads):
             return False
     return True

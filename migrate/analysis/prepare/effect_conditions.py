@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
+from ...compat.catalog import CACHED_LOADS
 from ..facts.calls import one_expression_functions
 from ...ir.exprs import has_continue
 from ...ir.visit import expand_statements
@@ -132,7 +133,7 @@ def effect_conditions_as_tests(fn: m.Function, device: dict[str, m.Function] | N
         return fn
     opaque = frozenset()
     if device and any(isinstance(n, m.Call) and n.kind == "device" for n in m.walk(fn.body)):
-        opaque = frozenset(device) - one_expression_functions(device)
+        opaque = frozenset(device) - one_expression_functions(device, CACHED_LOADS)
     if not any(isinstance(n, (m.If, m.While)) and _needs_tests(n.cond, opaque)
                or isinstance(n, m.DoWhile) and _effects(n.cond, opaque) for n in m.walk(fn.body)):
         return fn
