@@ -29,6 +29,7 @@ from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, Unif
 from ...ir.visit import Transformer
 from ..phases import plan_portable
 from .base import NotLiftable, combine_call
+from .own_cells import own_cells
 from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
@@ -330,6 +331,9 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
             fn = rename_last_reassignments(flatten_block(fn, width))
             kplan = plan_portable(fn)
     lanes = lane_aliases(fn)
+    owned = own_cells(fn, lanes)  # a tree's cells filled in place: in registers until the tree
+    if owned is not fn:
+        fn, kplan = owned, plan_portable(owned)
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
                     for n, vp in kplan.vars.items() if vp.placement == "shared"}
     warp = WarpLift(Roles(fn, lanes), shared_types)
