@@ -30,6 +30,7 @@ from ...ir.visit import Transformer
 from ..phases import plan_portable
 from .base import NotLiftable, combine_call
 from .own_cells import own_cells
+from .shared_atomics import match_atomic_sum
 from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
@@ -209,6 +210,16 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
                     out.append(lane_rest)
                 i += 4
                 continue
+        atomic = match_atomic_sum(regions[i:i + 5], lanes, shared_types, _final_phase, _drop_shared_decls) \
+            if len(regions) - i >= 5 else None
+        if atomic is not None:  # a block sum through atomics on a shared scalar (lift.shared_atomics)
+            reduced, lane_rest = atomic
+            out.append(reduced)
+            found.append(reduced)
+            if lane_rest is not None:
+                out.append(lane_rest)
+            i += 5
+            continue
         if isinstance(r, BlockReduce):  # lifted from warp trees (lift.warp)
             out.append(dataclasses.replace(r, before=_drop_shared_decls(r.before, shared_types)))
         elif isinstance(r, UniformIf) and r.predicate is None:
@@ -345,6 +356,9 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     used_shared = {r.shared for r in found} | warp.shared
     if set(shared_types) - used_shared:
         raise NotLiftable(f"it keeps other values in shared memory ('{sorted(set(shared_types) - used_shared)[0]}')")
+    left_atomic = sorted({r.shared for r in found if r.atomics} & {name for name, _kind in _shared_refs(regions)})
+    if left_atomic:
+        raise NotLiftable(f"the shared '{left_atomic[0]}' that atomics sum is used outside the sum")
     _check_no_lane_traffic(regions)
     variables: dict[str, VarPlan] = {}
     tree_steps = {r.step_var for r in found}
@@ -418,7 +432,7 @@ def reduction_kinds(kplan: KernelPlan) -> str:
     def visit(rs):
         for r in rs:
             if isinstance(r, BlockReduce):
-                kinds.add("warp-shuffle" if r.warps else "shared-memory tree")
+                kinds.add("warp-shuffle" if r.warps else "shared-memory atomic" if r.atomics else "shared-memory tree")
             elif isinstance(r, UniformIf):
                 visit(r.then)
                 visit(r.other)
