@@ -162,9 +162,19 @@ def _final_phase(phase: Phase, lanes: set[str]) -> tuple[tuple, tuple] | None:
 
 
 def _is_lane_zero(cond, lanes) -> bool:
+    """``tid == 0``, or ``tid == blockDim.x - 1``: one thread every block has (the statements it
+    guards read no thread index, checked by the caller, so which one does not matter)."""
     c = strip_casts(cond)
     return isinstance(c, m.Binary) and c.op == "==" and (
-        (is_lane(c.lhs, lanes) and _int(c.rhs) == 0) or (is_lane(c.rhs, lanes) and _int(c.lhs) == 0))
+        (is_lane(c.lhs, lanes) and _one_lane(c.rhs)) or (is_lane(c.rhs, lanes) and _one_lane(c.lhs)))
+
+
+def _one_lane(e) -> bool:
+    e = strip_casts(e)
+    if _int(e) == 0:
+        return True
+    return isinstance(e, m.Binary) and e.op == "-" and _int(e.rhs) == 1 and \
+        isinstance(strip_casts(e.lhs), m.Builtin) and strip_casts(e.lhs).var == "blockDim" and strip_casts(e.lhs).dim == "x"
 
 
 class _Replace(Transformer):

@@ -131,3 +131,58 @@ def test_lanes_reading_the_sum_are_kept(tmp_path):
     assert "v / lsum" in source
     kernels, _ = convert(tmp_path, source)
     assert kernels["block_total"]["form"] == "portable"
+
+
+LAST_LANE = """
+    __global__ void tally(const unsigned int* values, unsigned int* cmp_size) {
+        __shared__ unsigned int compressable;
+        int lid = threadIdx.x;
+        int WGS = blockDim.x;
+        int gid = blockIdx.x * WGS + lid;
+        unsigned int value = values[gid];
+        unsigned int inc;
+        if (value < 16) inc = 1;
+        else if (value < 256) inc = 2;
+        else inc = 4;
+        if (lid == 0) compressable = 0;
+        __syncthreads();
+        atomicAdd(&compressable, inc);
+        __syncthreads();
+        if (lid == WGS - 1) {
+            atomicAdd(cmp_size, compressable);
+        }
+    }
+"""
+
+LAST_LANE_SPEC = """
+    [[kernel]]
+    name = "tally"
+    grid = [6, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "values"
+    buffer = "uint32"
+    elements = 384
+    role = "in"
+    range = [0, 600]
+    [[kernel.args]]
+    name = "cmp_size"
+    buffer = "uint32"
+    elements = 1
+    role = "inout"
+    range = [1, 5]
+"""
+
+
+def test_total_used_by_the_last_thread_agrees_on_cpu(tmp_path):
+    # the block's last thread (blockDim.x - 1) runs the final statements: one thread, as thread 0
+    body = _lifted(tmp_path, LAST_LANE, LAST_LANE_SPEC, "tally")
+    assert "T.atomic_add(cmp_size[0], compressable_total[0])" in body
+
+
+def test_final_statements_of_another_thread_are_kept(tmp_path):
+    source = LAST_LANE.replace("if (lid == WGS - 1)", "if (lid == WGS - 2)")
+    assert "WGS - 2" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["tally"]["form"] == "portable"
