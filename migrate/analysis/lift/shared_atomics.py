@@ -71,6 +71,15 @@ def _atomic_add(e, name: str):
     return None
 
 
+def _pure_call(n: m.Call) -> bool:
+    """A call that stores nothing other threads read: math, a conversion, or a device function
+    given only numbers (no pointer, array or address to store through)."""
+    if n.kind in ("math", "conversion"):
+        return True
+    return n.kind == "device" and all(isinstance(a.type, (m.Scalar, m.TemplateType)) and not any(
+        isinstance(x, m.Unary) and x.op == "&" for x in m.walk(a)) for a in n.args)
+
+
 def _refs(stmts, name: str) -> int:
     return sum(1 for st in stmts for n in m.walk(st) if isinstance(n, m.Ref) and n.name == name)
 
@@ -128,17 +137,17 @@ def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, d
             and isinstance(b2, Barrier) and isinstance(last, Phase)) or not first.stmts:
         return None
     name = _zeroing(first.stmts[-1], lanes)
-    if name is None or name not in shared_types or not isinstance(shared_types[name], m.Scalar):
+    if name is None or name not in shared_types or not isinstance(shared_types[name], (m.Scalar, m.TemplateType)):
         return None
-    dtype = shared_types[name]
-    if dtype.dtype in ("bool", "void"):
+    dtype = shared_types[name]  # a number, or a template's type parameter (a number in every instance)
+    if isinstance(dtype, m.Scalar) and dtype.dtype in ("bool", "void"):
         return None
     ahead = list(drop_decls(first.stmts[:-1], shared_types))
     work = list(drop_decls(middle.stmts, shared_types))
     if _refs(ahead, name):
         return None
     # the statements before the zeroing join the lanes' work: the barrier ordered only S
-    if any(isinstance(n, m.Call) and n.kind not in ("math", "conversion") for st in ahead for n in m.walk(st)):
+    if any(isinstance(n, m.Call) and not _pure_call(n) for st in ahead for n in m.walk(st)):
         return None
     if any(isinstance(n, m.Ref) and n.kind == "shared" for st in ahead for n in m.walk(st)):
         return None
@@ -154,8 +163,12 @@ def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, d
     summed = acc.transform(tuple(work))
     if acc.count == 0 or _refs(summed, name):
         return None  # S used other than through atomicAdd(&S, v) statements
-    zero = m.FloatLit(0.0, "0.0", dtype, span) if dtype.dtype.startswith(("float", "bfloat", "half")) \
-        else m.IntLit(0, "0", dtype, span)
+    if isinstance(dtype, m.TemplateType):
+        zero = m.Cast(dtype, m.IntLit(0, "0", m.Scalar("int32"), span), "implicit", dtype, span)
+    elif dtype.dtype.startswith(("float", "bfloat", "half")):
+        zero = m.FloatLit(0.0, "0.0", dtype, span)
+    else:
+        zero = m.IntLit(0, "0", dtype, span)
     decl = m.DeclStmt((m.VarDecl(own, dtype, "local", False, zero, span),), span)
     split = final_phase(last, lanes)
     if split is None:

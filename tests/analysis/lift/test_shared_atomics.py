@@ -186,3 +186,72 @@ def test_final_statements_of_another_thread_are_kept(tmp_path):
     assert "WGS - 2" in source
     kernels, _ = convert(tmp_path, source)
     assert kernels["tally"]["form"] == "portable"
+
+
+TEMPLATE = """
+    __device__ int weight(int v) { return v < 0 ? -v : 2 * v; }
+
+    template <typename T>
+    __global__ void weighted_sum(const T* __restrict__ x, const int* __restrict__ w, int n, T* __restrict__ out) {
+        int tx = threadIdx.x;
+        int i = blockIdx.x * blockDim.x + tx;
+        int k = i < n ? weight(w[i]) : 0;
+        __shared__ T sum;
+        if (tx == 0) sum = 0;
+        __syncthreads();
+        T s = 0;
+        if (i < n) s = x[i] * (T)k;
+        atomicAdd(&sum, s);
+        __syncthreads();
+        if (tx == 0) out[blockIdx.x] = sum;
+    }
+    template __global__ void weighted_sum<float>(const float*, const int*, int, float*);
+    template __global__ void weighted_sum<double>(const double*, const int*, int, double*);
+"""
+
+TEMPLATE_SPEC = """
+    [[kernel]]
+    name = "weighted_sum"
+    template = ["double"]
+    grid = [4, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "fp64"
+    [[kernel.args]]
+    name = "x"
+    buffer = "float64"
+    elements = 500
+    role = "in"
+    range = [-2.0, 2.0]
+    [[kernel.args]]
+    name = "w"
+    buffer = "int32"
+    elements = 500
+    role = "in"
+    range = [-7, 7]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 500
+    [[kernel.args]]
+    name = "out"
+    buffer = "float64"
+    elements = 4
+    role = "out"
+"""
+
+
+def test_template_sum_after_a_device_function_agrees_on_cpu(tmp_path):
+    # the statements before the zeroing (a device function given numbers) join the lanes' work
+    body = _lifted(tmp_path, TEMPLATE, TEMPLATE_SPEC, "weighted_sum")
+    assert "weight_expr(w[i])" in body and "sum__own = sum__own + s" in body
+
+
+def test_buffer_the_barrier_orders_before_the_zeroing_is_kept(tmp_path):
+    # a store before the zeroing that other lanes read after the first barrier: the barrier
+    # ordered it, so those statements cannot join the lanes' work
+    source = TEMPLATE.replace("const int* __restrict__ w, int n,", "int* __restrict__ w, int n,").replace(
+        "int k = i < n ? weight(w[i]) : 0;", "int k = i < n ? weight(w[i]) : 0;\n        if (i < n) w[i] = k;").replace(
+        "s = x[i] * (T)k;", "s = x[i] * (T)w[i ^ 1];").replace("const int*, int", "int*, int")
+    assert "w[i] = k;" in source and "w[i ^ 1]" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["weighted_sum"]["form"] == "portable"
