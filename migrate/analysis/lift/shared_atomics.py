@@ -71,6 +71,16 @@ def _atomic_add(e, name: str):
     return None
 
 
+def _written(stmts, name: str) -> bool:
+    """Whether ``stmts`` assign ``name``, step it or take its address."""
+    def named(e):
+        e = strip_casts(e)
+        return isinstance(e, m.Ref) and e.name == name
+    return any((isinstance(n, m.Assign) and named(n.target)) or
+               (isinstance(n, m.Unary) and n.op in ("&", "++", "--") and named(n.operand))
+               for st in stmts for n in m.walk(st))
+
+
 def _pure_call(n: m.Call) -> bool:
     """A call that stores nothing other threads read: math, a conversion, or a device function
     given only numbers (no pointer, array or address to store through)."""
@@ -174,8 +184,8 @@ def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, d
     if split is None:
         return None
     final, rest = split
-    if _refs(rest, name):
-        return None
+    if _refs(rest, name) or _written(final, name):
+        return None  # lanes read the sum, or the block changes it: not a value read once
     total = m.Ref(f"{name}_total", "reduce_result", dtype, last.span)
     after = _Total(name, total).transform(tuple(final))
     reduce = BlockReduce(tuple(ahead) + (decl,) + tuple(summed), local, "sum", name, dtype, after, None,

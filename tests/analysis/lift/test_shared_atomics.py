@@ -255,3 +255,11 @@ def test_buffer_the_barrier_orders_before_the_zeroing_is_kept(tmp_path):
     assert "w[i] = k;" in source and "w[i ^ 1]" in source
     kernels, _ = convert(tmp_path, source)
     assert kernels["weighted_sum"]["form"] == "portable"
+
+
+def test_sum_changed_by_the_final_statements_is_kept(tmp_path):
+    source = COUNT.replace("if (threadIdx.x == 0) atomicAdd(total, hits);",
+                           "if (threadIdx.x == 0) { atomicAdd(&hits, 1); atomicAdd(total, hits); }")
+    assert "atomicAdd(&hits, 1); atomicAdd(total" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["count_above"]["form"] == "portable"
