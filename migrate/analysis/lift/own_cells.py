@@ -129,6 +129,9 @@ def _rewrite(prefix: list, name: str, shared: dict, lanes: set[str]) -> list | N
     cells = _cells(span_stmts, name)
     if len(cells) != len(_refs(span_stmts, name)) or not all(_is_lane(c.index, lanes) for c in cells):
         return None  # another thread's cell, or the array used other than by element
+    if any(isinstance(n, m.Unary) and n.op == "&" and isinstance(strip_casts(n.operand), m.Index)
+           and _base_name(strip_casts(n.operand).base) == name for st in span_stmts for n in m.walk(st)):
+        return None  # a cell's address taken (an atomic on it): not a register
     # the barriers between the first use and the tree's: top-level, ordering only the cells
     stretches, current = [], []
     for st in span_stmts:

@@ -182,3 +182,10 @@ def test_another_threads_cell_before_the_tree_is_kept(tmp_path):
     assert "cnt[(t + 1) % THREADS]" in source
     kernels, _ = convert(tmp_path, source)
     assert kernels["row_mismatch"]["form"] == "portable"
+
+
+def test_atomic_on_the_own_cell_is_kept(tmp_path):
+    source = SQUARES.replace("acc[tid] += v * v;", "atomicAdd(&acc[tid], v * v);")
+    assert "atomicAdd(&acc[tid], v * v);" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["sum_squares"]["form"] == "portable"
