@@ -13,7 +13,10 @@ buffer, and runs the final statements once. The tree loop, its barriers and the 
 disappear. The CUDA tree assumes a power-of-two block; the factory asserts it. A per-thread
 value that several lane loops use (computed before one tree, reduced by a later one) lives in a
 buffer of the block's lanes. A 2-D block whose trees rank its threads ``threadIdx.x + W *
-threadIdx.y`` is lifted as a 1-D block of lanes in that order (:mod:`.flat_block`).
+threadIdx.y`` is lifted as a 1-D block of lanes in that order (:mod:`.flat_block`). A tree whose
+cells each thread fills in place is first rewritten to store once (:mod:`.own_cells`), and a sum
+through ``atomicAdd`` on a shared scalar is the same reduction on any block size
+(:mod:`.shared_atomics`).
 
 The combination order differs from the tree's, which matters for floating point only within
 rounding (the check compares with the dtype's tolerance). :func:`plan_block_reduce` raises
