@@ -35,7 +35,7 @@ def reduce_header(kplan: KernelPlan, scope, add) -> None:
     """Factory lines of a kernel with lifted reductions: the block-size assumptions of the CUDA
     trees, and the lane loop and buffers for the target (``T.reduce`` combines fragments on
     GPUs and thread-local buffers on the CPU target)."""
-    kinds = {r.warps for r in _reductions(kplan.regions)}
+    kinds = {r.warps for r in _reductions(kplan.regions) if not r.atomics}  # atomics: any block size
     if False in kinds:
         add(1, 'assert block_x & (block_x - 1) == 0, "the CUDA tree reduction assumes a power-of-two block"')
     if True in kinds:

@@ -231,6 +231,7 @@ class BlockReduce:
     span: Span
     step_var: str = ""  # the CUDA tree loop's variable (gone from the tile form)
     warps: bool = False  # built from warp-shuffle trees (analysis.lift.warp): whole warps, any count
+    atomics: bool = False  # built from atomicAdd on a shared scalar (analysis.lift.shared_atomics): any block
     #: a reduction per warp: lanes are (warp, lane) pairs; ``after`` runs per lane (reading its
     #: warp's total), after ``prefix`` (per-lane values recomputed in each lane loop), all under
     #: ``guard`` (a condition the same in every lane of a warp) when there is one

@@ -13,7 +13,10 @@ buffer, and runs the final statements once. The tree loop, its barriers and the 
 disappear. The CUDA tree assumes a power-of-two block; the factory asserts it. A per-thread
 value that several lane loops use (computed before one tree, reduced by a later one) lives in a
 buffer of the block's lanes. A 2-D block whose trees rank its threads ``threadIdx.x + W *
-threadIdx.y`` is lifted as a 1-D block of lanes in that order (:mod:`.flat_block`).
+threadIdx.y`` is lifted as a 1-D block of lanes in that order (:mod:`.flat_block`). A tree whose
+cells each thread fills in place is first rewritten to store once (:mod:`.own_cells`), and a sum
+through ``atomicAdd`` on a shared scalar is the same reduction on any block size
+(:mod:`.shared_atomics`).
 
 The combination order differs from the tree's, which matters for floating point only within
 rounding (the check compares with the dtype's tolerance). :func:`plan_block_reduce` raises
@@ -29,6 +32,8 @@ from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, Unif
 from ...ir.visit import Transformer
 from ..phases import plan_portable
 from .base import NotLiftable, combine_call
+from .own_cells import own_cells
+from .shared_atomics import match_atomic_sum
 from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
@@ -160,9 +165,19 @@ def _final_phase(phase: Phase, lanes: set[str]) -> tuple[tuple, tuple] | None:
 
 
 def _is_lane_zero(cond, lanes) -> bool:
+    """``tid == 0``, or ``tid == blockDim.x - 1``: one thread every block has (the statements it
+    guards read no thread index, checked by the caller, so which one does not matter)."""
     c = strip_casts(cond)
     return isinstance(c, m.Binary) and c.op == "==" and (
-        (is_lane(c.lhs, lanes) and _int(c.rhs) == 0) or (is_lane(c.rhs, lanes) and _int(c.lhs) == 0))
+        (is_lane(c.lhs, lanes) and _one_lane(c.rhs)) or (is_lane(c.rhs, lanes) and _one_lane(c.lhs)))
+
+
+def _one_lane(e) -> bool:
+    e = strip_casts(e)
+    if _int(e) == 0:
+        return True
+    return isinstance(e, m.Binary) and e.op == "-" and _int(e.rhs) == 1 and \
+        isinstance(strip_casts(e.lhs), m.Builtin) and strip_casts(e.lhs).var == "blockDim" and strip_casts(e.lhs).dim == "x"
 
 
 class _Replace(Transformer):
@@ -208,6 +223,16 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
                     out.append(lane_rest)
                 i += 4
                 continue
+        atomic = match_atomic_sum(regions[i:i + 5], lanes, shared_types, _final_phase, _drop_shared_decls) \
+            if len(regions) - i >= 5 else None
+        if atomic is not None:  # a block sum through atomics on a shared scalar (lift.shared_atomics)
+            reduced, lane_rest = atomic
+            out.append(reduced)
+            found.append(reduced)
+            if lane_rest is not None:
+                out.append(lane_rest)
+            i += 5
+            continue
         if isinstance(r, BlockReduce):  # lifted from warp trees (lift.warp)
             out.append(dataclasses.replace(r, before=_drop_shared_decls(r.before, shared_types)))
         elif isinstance(r, UniformIf) and r.predicate is None:
@@ -330,6 +355,9 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
             fn = rename_last_reassignments(flatten_block(fn, width))
             kplan = plan_portable(fn)
     lanes = lane_aliases(fn)
+    owned = own_cells(fn, lanes)  # a tree's cells filled in place: in registers until the tree
+    if owned is not fn:
+        fn, kplan = owned, plan_portable(owned)
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
                     for n, vp in kplan.vars.items() if vp.placement == "shared"}
     warp = WarpLift(Roles(fn, lanes), shared_types)
@@ -341,6 +369,9 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     used_shared = {r.shared for r in found} | warp.shared
     if set(shared_types) - used_shared:
         raise NotLiftable(f"it keeps other values in shared memory ('{sorted(set(shared_types) - used_shared)[0]}')")
+    left_atomic = sorted({r.shared for r in found if r.atomics} & {name for name, _kind in _shared_refs(regions)})
+    if left_atomic:
+        raise NotLiftable(f"the shared '{left_atomic[0]}' that atomics sum is used outside the sum")
     _check_no_lane_traffic(regions)
     variables: dict[str, VarPlan] = {}
     tree_steps = {r.step_var for r in found}
@@ -414,7 +445,7 @@ def reduction_kinds(kplan: KernelPlan) -> str:
     def visit(rs):
         for r in rs:
             if isinstance(r, BlockReduce):
-                kinds.add("warp-shuffle" if r.warps else "shared-memory tree")
+                kinds.add("warp-shuffle" if r.warps else "shared-memory atomic" if r.atomics else "shared-memory tree")
             elif isinstance(r, UniformIf):
                 visit(r.then)
                 visit(r.other)

@@ -1,0 +1,193 @@
+"""A block sum through atomics on a shared scalar, as a block reduction.
+
+    if (threadIdx.x == 0) S = 0;
+    __syncthreads();
+    ... atomicAdd(&S, v); ...            // every thread, any number of times, under any condition
+    __syncthreads();
+    if (threadIdx.x == 0) out[blockIdx.x] = S;
+
+adds every thread's contributions to zero: the block's sum, whatever order the atomics ran in.
+Its tile form is the block reduction :mod:`.reduce` prints (:class:`~migrate.ir.loops.BlockReduce`
+with ``atomics``): each lane adds its contributions into a register (``S_own``, from zero), the
+lanes' registers are combined by ``T.reduce_sum``, and the statements after the second barrier
+that every thread runs alike (``if (threadIdx.x == 0) ...`` among them) run once, reading the
+total where the CUDA read ``S``. Unlike a tree, any block size gives that sum.
+
+Matched on the portable plan's regions ``Phase, Barrier, Phase, Barrier, Phase``: the first
+phase ends with the zeroing (its other statements join the lanes' work when the barrier after
+them ordered nothing else: no shared memory, atomic or call there, no buffer they store that
+the lanes then read); the middle phase touches ``S`` only through ``atomicAdd(&S, v)`` as a
+statement (its old value unread); after the second barrier ``S`` is read only by the statements
+the block runs once. Anything else leaves the regions to the other reduction lifts.
+"""
+from __future__ import annotations
+
+from ...ir import model as m
+from ...ir.exprs import strip_casts
+from ...ir.loops import Barrier, BlockReduce, LanePhase, Phase
+from ...ir.visit import Transformer
+
+
+def _zero(e) -> bool:
+    e = strip_casts(e)
+    return (isinstance(e, m.IntLit) and e.value == 0) or (isinstance(e, m.FloatLit) and e.value == 0.0)
+
+
+def _is_lane(e, lanes: set[str]) -> bool:
+    e = strip_casts(e)
+    return (isinstance(e, m.Builtin) and e.var == "threadIdx" and e.dim == "x") or \
+        (isinstance(e, m.Ref) and e.name in lanes)
+
+
+def _lane_zero(cond, lanes: set[str]) -> bool:
+    c = strip_casts(cond)
+    return isinstance(c, m.Binary) and c.op == "==" and (
+        (_is_lane(c.lhs, lanes) and _zero(c.rhs) and isinstance(strip_casts(c.rhs), m.IntLit)) or
+        (_is_lane(c.rhs, lanes) and _zero(c.lhs) and isinstance(strip_casts(c.lhs), m.IntLit)))
+
+
+def _zeroing(st, lanes: set[str]) -> str | None:
+    """The shared scalar ``st`` zeroes as ``if (threadIdx.x == 0) S = 0;``."""
+    if not (isinstance(st, m.If) and st.other is None and _lane_zero(st.cond, lanes)):
+        return None
+    body = st.then.stmts if isinstance(st.then, m.Block) else (st.then,)
+    if len(body) != 1 or not isinstance(body[0], m.ExprStmt):
+        return None
+    a = body[0].expr
+    if not (isinstance(a, m.Assign) and a.op == "=" and isinstance(a.target, m.Ref)
+            and a.target.kind == "shared" and _zero(a.value)):
+        return None
+    return a.target.name
+
+
+def _atomic_add(e, name: str):
+    """``v`` when ``e`` is ``atomicAdd(&S, v)``."""
+    if not (isinstance(e, m.Call) and e.kind == "atomic" and e.callee == "atomicAdd" and len(e.args) == 2):
+        return None
+    p = strip_casts(e.args[0])
+    if isinstance(p, m.Unary) and p.op == "&" and isinstance(strip_casts(p.operand), m.Ref) \
+            and strip_casts(p.operand).name == name:
+        return e.args[1]
+    return None
+
+
+def _written(stmts, name: str) -> bool:
+    """Whether ``stmts`` assign ``name``, step it or take its address."""
+    def named(e):
+        e = strip_casts(e)
+        return isinstance(e, m.Ref) and e.name == name
+    return any((isinstance(n, m.Assign) and named(n.target)) or
+               (isinstance(n, m.Unary) and n.op in ("&", "++", "--") and named(n.operand))
+               for st in stmts for n in m.walk(st))
+
+
+def _pure_call(n: m.Call) -> bool:
+    """A call that stores nothing other threads read: math, a conversion, or a device function
+    given only numbers (no pointer, array or address to store through)."""
+    if n.kind in ("math", "conversion"):
+        return True
+    return n.kind == "device" and all(isinstance(a.type, (m.Scalar, m.TemplateType)) and not any(
+        isinstance(x, m.Unary) and x.op == "&" for x in m.walk(a)) for a in n.args)
+
+
+def _refs(stmts, name: str) -> int:
+    return sum(1 for st in stmts for n in m.walk(st) if isinstance(n, m.Ref) and n.name == name)
+
+
+class _Accumulate(Transformer):
+    """``atomicAdd(&S, v);`` → ``S_own += (T) v;``, counting them."""
+
+    def __init__(self, name: str, local: m.Ref) -> None:
+        self.name, self.local, self.count = name, local, 0
+
+    def leave_ExprStmt(self, node: m.ExprStmt):
+        v = _atomic_add(node.expr, self.name)
+        if v is None:
+            return node
+        self.count += 1
+        if v.type != self.local.type:
+            v = m.Cast(self.local.type, v, "implicit", self.local.type, v.span)
+        return m.ExprStmt(m.Assign("+=", self.local, v, self.local.type, node.span), node.span)
+
+
+class _Total(Transformer):
+    def __init__(self, name: str, total: m.Ref) -> None:
+        self.name, self.total = name, total
+
+    def leave_Ref(self, node: m.Ref):
+        return self.total if node.name == self.name else node
+
+
+def _stores(stmts) -> set[str]:
+    out = set()
+    for st in stmts:
+        for n in m.walk(st):
+            target = n.target if isinstance(n, m.Assign) else (
+                n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+            if target is not None and not isinstance(target, m.Ref):
+                root = m.access_root(target)
+                out.add(root.name if root is not None else "?")
+    return out
+
+
+def _reads(stmts) -> set[str]:
+    return {root.name for st in stmts for n in m.walk(st)
+            if isinstance(n, (m.Index, m.Member)) or (isinstance(n, m.Unary) and n.op == "*")
+            for root in (m.access_root(n),) if root is not None}
+
+
+def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, drop_decls):
+    """(the reduction, the lane code after it or None) when ``window`` (five regions) is a block
+    sum through atomics on a shared scalar (module doc); else None. ``final_phase`` and
+    ``drop_decls`` are the tree lift's (:mod:`.reduce`): the split of the last phase into the
+    statements the block runs once and the lane code after them, and the removal of the shared
+    arrays' declarations."""
+    first, b1, middle, b2, last = window
+    if not (isinstance(first, Phase) and isinstance(b1, Barrier) and isinstance(middle, Phase)
+            and isinstance(b2, Barrier) and isinstance(last, Phase)) or not first.stmts:
+        return None
+    name = _zeroing(first.stmts[-1], lanes)
+    if name is None or name not in shared_types or not isinstance(shared_types[name], (m.Scalar, m.TemplateType)):
+        return None
+    dtype = shared_types[name]  # a number, or a template's type parameter (a number in every instance)
+    if isinstance(dtype, m.Scalar) and dtype.dtype in ("bool", "void"):
+        return None
+    ahead = list(drop_decls(first.stmts[:-1], shared_types))
+    work = list(drop_decls(middle.stmts, shared_types))
+    if _refs(ahead, name):
+        return None
+    # the statements before the zeroing join the lanes' work: the barrier ordered only S
+    if any(isinstance(n, m.Call) and not _pure_call(n) for st in ahead for n in m.walk(st)):
+        return None
+    if any(isinstance(n, m.Ref) and n.kind == "shared" for st in ahead for n in m.walk(st)):
+        return None
+    if _stores(ahead) & (_reads(work) | {"?"}):
+        return None
+    span = middle.span
+    taken = {n.name for st in ahead + work + list(last.stmts) for n in m.walk(st) if isinstance(n, (m.Ref, m.VarDecl))}
+    own = f"{name}_own"
+    while own in taken or own in shared_types:
+        own += "_"
+    local = m.Ref(own, "local", dtype, span)
+    acc = _Accumulate(name, local)
+    summed = acc.transform(tuple(work))
+    if acc.count == 0 or _refs(summed, name):
+        return None  # S used other than through atomicAdd(&S, v) statements
+    if isinstance(dtype, m.TemplateType):
+        zero = m.Cast(dtype, m.IntLit(0, "0", m.Scalar("int32"), span), "implicit", dtype, span)
+    elif dtype.dtype.startswith(("float", "bfloat", "half")):
+        zero = m.FloatLit(0.0, "0.0", dtype, span)
+    else:
+        zero = m.IntLit(0, "0", dtype, span)
+    decl = m.DeclStmt((m.VarDecl(own, dtype, "local", False, zero, span),), span)
+    split = final_phase(last, lanes)
+    if split is None:
+        return None
+    final, rest = split
+    if _refs(rest, name) or _written(final, name):
+        return None  # lanes read the sum, or the block changes it: not a value read once
+    total = m.Ref(f"{name}_total", "reduce_result", dtype, last.span)
+    after = _Total(name, total).transform(tuple(final))
+    reduce = BlockReduce(tuple(ahead) + (decl,) + tuple(summed), local, "sum", name, dtype, after, None,
+                         first.span, atomics=True)
+    return reduce, (LanePhase(rest, last.span) if rest else None)

@@ -1,0 +1,265 @@
+"""Block sums through atomicAdd on a shared scalar (analysis.lift.shared_atomics) become
+``T.reduce_sum`` over the block's lanes, on any block size.
+
+Checked on the CPU against the g++-built CUDA: a double sum on 96-thread blocks (not a power of
+two), an integer count with the atomic under a condition inside a grid-stride loop whose total
+goes to a global atomicAdd. Refused: the atomic's old value used (a slot), a scalar zeroed to
+another value than zero, lanes that read the sum after the barrier.
+"""
+from __future__ import annotations
+
+from tests.analysis.lift.support import convert, factory, note
+
+TOTAL = """
+    __global__ void block_total(int n, const double* __restrict__ x, double* __restrict__ sums) {
+        __shared__ double lsum;
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        double v = 0.0;
+        if (i < n) v = x[i] * 2.0 - 1.0;
+        if (threadIdx.x == 0) lsum = 0;
+        __syncthreads();
+        atomicAdd(&lsum, v);
+        __syncthreads();
+        if (threadIdx.x == 0) sums[blockIdx.x] = lsum;
+    }
+"""
+
+TOTAL_SPEC = """
+    [[kernel]]
+    name = "block_total"
+    grid = [9, 1, 1]
+    block = [96, 1, 1]
+    tolerance = "fp64"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 850
+    [[kernel.args]]
+    name = "x"
+    buffer = "float64"
+    elements = 850
+    role = "in"
+    range = [-3.0, 3.0]
+    [[kernel.args]]
+    name = "sums"
+    buffer = "float64"
+    elements = 9
+    role = "out"
+"""
+
+COUNT = """
+    __global__ void count_above(const float* __restrict__ x, int n, float level, int* __restrict__ total) {
+        __shared__ int hits;
+        if (threadIdx.x == 0) hits = 0;
+        __syncthreads();
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+            if (x[i] > level) atomicAdd(&hits, 1);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) atomicAdd(total, hits);
+    }
+"""
+
+COUNT_SPEC = """
+    [[kernel]]
+    name = "count_above"
+    grid = [5, 1, 1]
+    block = [100, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 2345
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 2345
+    [[kernel.args]]
+    name = "level"
+    scalar = "float32"
+    value = 0.25
+    [[kernel.args]]
+    name = "total"
+    buffer = "int32"
+    elements = 1
+    role = "inout"
+    range = [3, 9]
+"""
+
+
+def _lifted(tmp_path, source, spec, kernel):
+    kernels, text = convert(tmp_path, source, "--check", "cpu", spec=spec)
+    k = kernels[kernel]
+    assert k["form"] == "tile", note(k)
+    assert k["check"]["status"] == "pass", k["check"]
+    assert "atomic" in k["reason"], k["reason"]
+    body = factory(text, kernel)
+    assert "T.reduce_sum(" in body and "T.sync_threads" not in body and "alloc_shared" not in body, body
+    assert "power-of-two" not in body, body  # a sum of atomics holds on any block size
+    return body
+
+
+def test_double_sum_on_a_block_of_96_agrees_on_cpu(tmp_path):
+    body = _lifted(tmp_path, TOTAL, TOTAL_SPEC, "block_total")
+    assert "lsum_own = lsum_own + v" in body and "sums[bx] = lsum_total[0]" in body
+
+
+def test_conditional_count_in_a_grid_stride_loop_agrees_on_cpu(tmp_path):
+    body = _lifted(tmp_path, COUNT, COUNT_SPEC, "count_above")
+    assert "hits_own = hits_own + 1" in body
+
+
+def test_old_value_used_is_kept(tmp_path):
+    source = COUNT.replace("if (x[i] > level) atomicAdd(&hits, 1);",
+                           "if (x[i] > level) { int slot = atomicAdd(&hits, 1); if (slot == 0) total[1] = i; }")
+    assert "int slot" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["count_above"]["form"] == "portable"
+
+
+def test_scalar_zeroed_to_another_value_is_kept(tmp_path):
+    source = TOTAL.replace("lsum = 0;", "lsum = 1.5;")
+    assert "lsum = 1.5;" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["block_total"]["form"] == "portable"
+
+
+def test_lanes_reading_the_sum_are_kept(tmp_path):
+    source = TOTAL.replace("if (threadIdx.x == 0) sums[blockIdx.x] = lsum;", "if (i < n) sums[i] = v / lsum;")
+    assert "v / lsum" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["block_total"]["form"] == "portable"
+
+
+LAST_LANE = """
+    __global__ void tally(const unsigned int* values, unsigned int* cmp_size) {
+        __shared__ unsigned int compressable;
+        int lid = threadIdx.x;
+        int WGS = blockDim.x;
+        int gid = blockIdx.x * WGS + lid;
+        unsigned int value = values[gid];
+        unsigned int inc;
+        if (value < 16) inc = 1;
+        else if (value < 256) inc = 2;
+        else inc = 4;
+        if (lid == 0) compressable = 0;
+        __syncthreads();
+        atomicAdd(&compressable, inc);
+        __syncthreads();
+        if (lid == WGS - 1) {
+            atomicAdd(cmp_size, compressable);
+        }
+    }
+"""
+
+LAST_LANE_SPEC = """
+    [[kernel]]
+    name = "tally"
+    grid = [6, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "values"
+    buffer = "uint32"
+    elements = 384
+    role = "in"
+    range = [0, 600]
+    [[kernel.args]]
+    name = "cmp_size"
+    buffer = "uint32"
+    elements = 1
+    role = "inout"
+    range = [1, 5]
+"""
+
+
+def test_total_used_by_the_last_thread_agrees_on_cpu(tmp_path):
+    # the block's last thread (blockDim.x - 1) runs the final statements: one thread, as thread 0
+    body = _lifted(tmp_path, LAST_LANE, LAST_LANE_SPEC, "tally")
+    assert "T.atomic_add(cmp_size[0], compressable_total[0])" in body
+
+
+def test_final_statements_of_another_thread_are_kept(tmp_path):
+    source = LAST_LANE.replace("if (lid == WGS - 1)", "if (lid == WGS - 2)")
+    assert "WGS - 2" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["tally"]["form"] == "portable"
+
+
+TEMPLATE = """
+    __device__ int weight(int v) { return v < 0 ? -v : 2 * v; }
+
+    template <typename T>
+    __global__ void weighted_sum(const T* __restrict__ x, const int* __restrict__ w, int n, T* __restrict__ out) {
+        int tx = threadIdx.x;
+        int i = blockIdx.x * blockDim.x + tx;
+        int k = i < n ? weight(w[i]) : 0;
+        __shared__ T sum;
+        if (tx == 0) sum = 0;
+        __syncthreads();
+        T s = 0;
+        if (i < n) s = x[i] * (T)k;
+        atomicAdd(&sum, s);
+        __syncthreads();
+        if (tx == 0) out[blockIdx.x] = sum;
+    }
+    template __global__ void weighted_sum<float>(const float*, const int*, int, float*);
+    template __global__ void weighted_sum<double>(const double*, const int*, int, double*);
+"""
+
+TEMPLATE_SPEC = """
+    [[kernel]]
+    name = "weighted_sum"
+    template = ["double"]
+    grid = [4, 1, 1]
+    block = [128, 1, 1]
+    tolerance = "fp64"
+    [[kernel.args]]
+    name = "x"
+    buffer = "float64"
+    elements = 500
+    role = "in"
+    range = [-2.0, 2.0]
+    [[kernel.args]]
+    name = "w"
+    buffer = "int32"
+    elements = 500
+    role = "in"
+    range = [-7, 7]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 500
+    [[kernel.args]]
+    name = "out"
+    buffer = "float64"
+    elements = 4
+    role = "out"
+"""
+
+
+def test_template_sum_after_a_device_function_agrees_on_cpu(tmp_path):
+    # the statements before the zeroing (a device function given numbers) join the lanes' work
+    body = _lifted(tmp_path, TEMPLATE, TEMPLATE_SPEC, "weighted_sum")
+    assert "weight_expr(w[i])" in body and "sum__own = sum__own + s" in body
+
+
+def test_buffer_the_barrier_orders_before_the_zeroing_is_kept(tmp_path):
+    # a store before the zeroing that other lanes read after the first barrier: the barrier
+    # ordered it, so those statements cannot join the lanes' work
+    source = TEMPLATE.replace("const int* __restrict__ w, int n,", "int* __restrict__ w, int n,").replace(
+        "int k = i < n ? weight(w[i]) : 0;", "int k = i < n ? weight(w[i]) : 0;\n        if (i < n) w[i] = k;").replace(
+        "s = x[i] * (T)k;", "s = x[i] * (T)w[i ^ 1];").replace("const int*, int", "int*, int")
+    assert "w[i] = k;" in source and "w[i ^ 1]" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["weighted_sum"]["form"] == "portable"
+
+
+def test_sum_changed_by_the_final_statements_is_kept(tmp_path):
+    source = COUNT.replace("if (threadIdx.x == 0) atomicAdd(total, hits);",
+                           "if (threadIdx.x == 0) { atomicAdd(&hits, 1); atomicAdd(total, hits); }")
+    assert "atomicAdd(&hits, 1); atomicAdd(total" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["count_above"]["form"] == "portable"
