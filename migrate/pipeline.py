@@ -61,6 +61,7 @@ from .analysis.prepare.moving_pointers import moving_pointers
 from .analysis.prepare.value_steps import split_value_steps
 from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
+from .analysis.prepare.struct_params import StructParamError, struct_fields_as_params
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
 from .analysis.prepare.cub_adjacent import lower_cub_adjacent
 from .analysis.prepare.cub_moves import lower_cub_moves
@@ -214,6 +215,13 @@ def _vectors(fn, device, portable):
         raise NoTileLangForm(str(exc), exc.span or fn.span) from None
 
 
+def _struct_params(fn, device, portable):
+    try:
+        return struct_fields_as_params(fn)
+    except StructParamError as exc:
+        raise NoTileLangForm(str(exc), exc.span or fn.span) from None
+
+
 def _warp_calls(fn, device, portable):
     if not portable:
         return fn
@@ -295,6 +303,9 @@ PREPARE = (
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end; so are those called with a "
                    "view into a buffer (row = x + r*n): a macro takes whole buffers", _inline),
+    Pass("struct parameters", "a struct holding pointers passed by value (cartesian g with double *x, *y) as "
+                              "one parameter per field: g.x is the buffer g_x (analysis.prepare.struct_params)",
+         _struct_params),
     Pass("barriers out of branches", "if (tid < 32) { step; barrier; step; }, the lockstep steps inlined: each "
                                      "stretch between the barriers guarded by the condition "
                                      "(analysis.prepare.lockstep_steps)",

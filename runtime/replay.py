@@ -142,6 +142,22 @@ def _symbol_bytes(state: dict, launch: Launch, name: str):
     return launch.globals_before[name] if name in state else launch.symbols[name]
 
 
+def _field_arg(arg, kind: str, dtype: str, offset: int):
+    """The field at byte ``offset`` of the recorded struct ``arg`` as an argument of its own: a
+    pointer into the allocation the recording found there (null where the word is 0, into no
+    recorded allocation otherwise), or a number read from the struct's bytes."""
+    from .traces import Arg
+
+    if kind == "buffer":
+        found = [(alloc, at) for where, alloc, at in arg.pointers if where == offset]
+        if found:
+            return Arg("pointer", alloc=found[0][0], offset=found[0][1])
+        return Arg("pointer", null=not any(arg.raw[offset:offset + 8]))
+    holder = np.dtype(_NUMPY[dtype]).newbyteorder("<")
+    raw = arg.raw[offset:offset + holder.itemsize]
+    return Arg("scalar", holder.str[1:], np.frombuffer(raw, holder)[0].item(), raw)
+
+
 def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
     """Run ``launch`` (recorded from the original program) through the migrated kernel of the
     module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers.
@@ -183,7 +199,17 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     # the buffers by allocation: arguments into one allocation (in place: k(d, d)) share one
     # tensor, each a view from its own offset, and the allocation is compared once
     groups: dict[int, dict] = {}
-    for (name, kind, dtype), arg in zip(sig.params, launch.args):
+    items = []  # (name, kind, dtype, arg, the CUDA argument it is of): a struct's fields each an item
+    for i, ((name, kind, dtype), arg) in enumerate(zip(sig.params, launch.args)):
+        if kind != "fields":
+            items.append((name, kind, dtype, arg, i))
+            continue
+        if arg.kind != "scalar" or len(arg.raw) < max(o + (8 if k == "buffer" else SIZES[d]) for _f, k, d, o in dtype):
+            out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, the kernel " \
+                          f"takes a struct of {len(dtype)} fields by value"
+            return out
+        items += [(f, k, d, _field_arg(arg, k, d, o), i) for f, k, d, o in dtype]
+    for name, kind, dtype, arg, _i in items:
         dtype = bound.get(dtype, dtype)
         if kind == "buffer":
             if arg.kind == "pointer" and arg.null:
@@ -215,18 +241,22 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         values = _values(launch.before[alloc], dtype, group["base"])
         group["whole"] = to_tensor(redzone.padded(values, dtype), dtype, device)
         group["n"] = len(values)
-    args = []
-    for (name, kind, dtype), arg in zip(sig.params, launch.args):
+    values = []
+    for name, kind, dtype, arg, _i in items:
         if kind == "buffer" and arg.kind == "pointer" and arg.null:
-            args.append(None)
+            values.append(None)
         elif kind == "buffer":
             group = groups[arg.alloc]
             start = RED_ZONE + (arg.offset - group["base"]) // np.dtype(_NUMPY[group["dtype"]]).itemsize
-            args.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side
+            values.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side
         elif kind == "lanes":
-            args.append(arg.raw)  # the struct's bytes: the launcher takes its lanes out
+            values.append(arg.raw)  # the struct's bytes: the launcher takes its lanes out
         else:
-            args.append(_scalar(arg.value, bound.get(dtype, dtype)))
+            values.append(_scalar(arg.value, bound.get(dtype, dtype)))
+    args = []  # a struct holding pointers: its fields' values in order
+    for i, (_name, kind, _dtype) in enumerate(sig.params):
+        mine = [v for item, v in zip(items, values) if item[4] == i]
+        args.append(mine if kind == "fields" else mine[0])
     state = dict(sig.state)
     symbols = {name: to_tensor(_values(_symbol_bytes(state, launch, name), bound.get(dtype, dtype), 0)[:elements],
                                bound.get(dtype, dtype), device) for name, dtype, elements in sig.symbols}
@@ -296,7 +326,7 @@ def as_spec(sig, launch: Launch, file: str = ""):
             values[name] = np.array(_values(launch.before[arg.alloc], dtype, arg.offset))
             changed = launch.after.get(arg.alloc) != launch.before[arg.alloc]  # read only, or written too
             specs.append(ArgSpec(name, "buffer", dtype, elements=len(values[name]), role="inout" if changed else "in"))
-        elif kind == "lanes":
+        elif kind in ("lanes", "fields"):
             return None, f"argument '{name}' is a struct passed by value, which a spec cannot state"
         else:
             if arg.kind != "scalar" or not arg.type:

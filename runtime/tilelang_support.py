@@ -7,7 +7,8 @@ passed as tensors (torch or numpy, any shape, contiguous; they are viewed flat, 
 row-major array a tile-form kernel indexes, ``Signature.shapes``), scalars as
 Python numbers, template arguments as the C++ text of the instance (``("float", "256")``). A
 vector or struct the CUDA kernel takes by value (a ``"lanes"`` parameter: the kernel takes each
-of its lanes) is passed as its lanes' values in order, a dict by lane name, or its bytes.
+of its lanes) is passed as its lanes' values in order, a dict by lane name, or its bytes; a
+struct holding pointers (a ``"fields"`` parameter) as its fields in order or a dict of them.
 Compiled kernels are cached per configuration in memory and, by TileLang, on disk.
 
 A signature may name scalar parameters to *specialise* (``Signature.specialize``, a GEMM's M, N
@@ -167,15 +168,55 @@ def lane_values(name: str, lanes, value) -> list:
                       f"({', '.join(n for n, _d, _o in lanes)}), a dict of them, or its bytes")
 
 
+def field_values(name: str, fields, value) -> list:
+    """The field values of a struct holding pointers passed by value (``fields``: its (field
+    parameter, "buffer" | "scalar", dtype, byte offset), as a signature gives them) from
+    ``value``: the values in order (a tuple or list: tensors for the pointers), or a dict by
+    field parameter name (``g_x``), by field (``x``) or by its path (``u.u0`` for ``d_vars_u_u0``).
+    Its bytes do not do: they hold the CUDA program's addresses, no tensors."""
+    if isinstance(value, dict):
+        out = []
+        for param, _kind, _dtype, _offset in fields:
+            field = param.removeprefix(f"{name}_")
+            keys = [k for k in (param, field) if k in value] or \
+                [k for k in value if isinstance(k, str) and k.replace(".", "_") == field]
+            if not keys:
+                raise LaunchError(f"argument '{name}' gives no value for its field '{field}'")
+            out.append(value[keys[0]])
+        return out
+    if isinstance(value, (tuple, list)) and len(value) == len(fields):
+        return list(value)
+    raise LaunchError(f"argument '{name}' is a struct holding pointers, passed by value: pass its {len(fields)} "
+                      f"fields ({', '.join(f for f, _k, _d, _o in fields)}, tensors for the pointers) in order "
+                      "or as a dict")
+
+
+def _params(sig: Signature) -> list:
+    """(name, kind, dtype) per parameter the TileLang kernel takes, before the symbols: a struct
+    passed by value is its lanes' or fields' parameters."""
+    out = []
+    for name, kind, dtype in sig.params:
+        if kind == "lanes":
+            out += [(lane, "scalar", d) for lane, d, _o in dtype]
+        elif kind == "fields":
+            out += [(field, k, d) for field, k, d, _o in dtype]
+        else:
+            out.append((name, kind, dtype))
+    return out
+
+
 def _flat(sig: Signature, args) -> list:
     """(name, kind, value) per parameter the TileLang kernel takes, for the CUDA arguments
-    ``args``: a struct passed by value is one scalar per lane."""
+    ``args``: a struct passed by value is one scalar per lane, or one parameter per field."""
     import torch
 
     out = []
     for (name, kind, dtype), value in zip(sig.params, args):
         if kind == "lanes":
             out += [(lane, "scalar", v) for (lane, _d, _o), v in zip(dtype, lane_values(name, dtype, value))]
+        elif kind == "fields":
+            out += [(field, k, v.item() if k == "scalar" and isinstance(v, torch.Tensor) else v)
+                    for (field, k, _d, _o), v in zip(dtype, field_values(name, dtype, value))]
         else:
             out.append((name, kind, value.item() if kind == "scalar" and isinstance(value, torch.Tensor) else value))
     return out
@@ -197,8 +238,7 @@ def without_static(sig: Signature, call: list, sizes: dict) -> list:
     """The call arguments of a kernel compiled for ``sizes``: the specialised scalars removed."""
     if not sizes:
         return call
-    names = [name for (name, kind, dtype) in sig.params
-             for name in ([lane for lane, _d, _o in dtype] if kind == "lanes" else [name])]
+    names = [name for name, _kind, _dtype in _params(sig)]
     return [value for name, value in zip(names, call) if name not in sizes] + call[len(names):]
 
 
@@ -498,7 +538,7 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
     shapes = dict(sig.shapes)
     flat = _flat(sig, args)
     scalars = {name: value for name, kind, value in flat if kind == "scalar"}
-    dtypes = {name: dtype for name, kind, dtype in sig.params if kind == "buffer"}
+    dtypes = {name: dtype for name, kind, dtype in _params(sig) if kind == "buffer"}
     out = []
     for name, kind, value in flat:
         if kind == "buffer":

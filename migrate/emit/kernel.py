@@ -404,7 +404,20 @@ class KernelPrinter:
         scope_types = {t.name: template_param_name(t.name) for t in fn.template_params if t.kind == "type"}
         params = []
         for p in fn.params:
-            if p.lane_of:  # a lane of a struct passed by value: (struct, "lanes", ((lane, dtype, byte), ...))
+            if p.lane_of and isinstance(p.type, m.Pointer) or p.lane_of and params \
+                    and params[-1][1] == "fields" and params[-1][0] == p.lane_of[0]:
+                # a field of a struct holding pointers (analysis.prepare.struct_params):
+                # (struct, "fields", ((field, "buffer" | "scalar", dtype, byte), ...))
+                pointer = isinstance(p.type, m.Pointer)
+                field = (p.name, "buffer" if pointer else "scalar",
+                         scalar_name(p.type.pointee if pointer else p.type), p.lane_of[1])
+                if params and params[-1][0] == p.lane_of[0] and params[-1][1] in ("lanes", "fields"):
+                    earlier = tuple((n, "scalar", d, o) for n, d, o in params[-1][2]) \
+                        if params[-1][1] == "lanes" else params[-1][2]
+                    params[-1] = (p.lane_of[0], "fields", earlier + (field,))
+                else:
+                    params.append((p.lane_of[0], "fields", (field,)))
+            elif p.lane_of:  # a lane of a struct passed by value: (struct, "lanes", ((lane, dtype, byte), ...))
                 lane = (p.name, scalar_name(p.type), p.lane_of[1])
                 if params and params[-1][1] == "lanes" and params[-1][0] == p.lane_of[0]:
                     params[-1] = (p.lane_of[0], "lanes", params[-1][2] + (lane,))

@@ -10,7 +10,8 @@ from typing import Optional
 class Signature:
     name: str
     #: ((name, "buffer" | "scalar", dtype), ...) in the CUDA order; a vector or struct passed by
-    #: value is (name, "lanes", ((lane parameter, dtype, byte offset), ...))
+    #: value is (name, "lanes", ((lane parameter, dtype, byte offset), ...)); a struct holding
+    #: pointers, (name, "fields", ((field parameter, "buffer" | "scalar", dtype, byte offset), ...))
     params: tuple
     template: tuple  # ((factory parameter, "type" | "value"), ...)
     symbols: tuple  # ((__constant__ array or __device__ global, dtype, elements), ...)

@@ -95,6 +95,10 @@ class TemplateType:
 @dataclass(frozen=True, slots=True)
 class Record:
     name: str  # dim3, uint3, cooperative_groups::thread_block, user structs
+    #: a plain struct of the project's that holds pointers (``struct {double *x, *y; int n;}``),
+    #: which no vector models: its fields in memory order, nested structs' fields by their path
+    #: (``u.u0``), as (name, Pointer or Scalar, byte offset); empty for any other record
+    fields: tuple = ()
 
     def __str__(self) -> str:
         return self.name
