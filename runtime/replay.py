@@ -228,6 +228,11 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
                 return out
             group["names"].append(name)
             group["base"] = min(group["base"], arg.offset)
+        elif kind == "struct":
+            if arg.kind != "scalar" or not arg.raw or len(arg.raw) % SIZES[dtype]:
+                out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, the kernel " \
+                              f"takes a struct of {dtype} words by value"
+                return out
         elif kind == "lanes":
             if arg.kind != "scalar" or len(arg.raw) < max(o + SIZES[d] for _n, d, o in dtype):
                 out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, " \
@@ -249,8 +254,8 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
             group = groups[arg.alloc]
             start = RED_ZONE + (arg.offset - group["base"]) // np.dtype(_NUMPY[group["dtype"]]).itemsize
             values.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side
-        elif kind == "lanes":
-            values.append(arg.raw)  # the struct's bytes: the launcher takes its lanes out
+        elif kind in ("lanes", "struct"):
+            values.append(arg.raw)  # the struct's bytes: the launcher takes its lanes (or words) out
         else:
             values.append(_scalar(arg.value, bound.get(dtype, dtype)))
     args = []  # a struct holding pointers: its fields' values in order
@@ -326,7 +331,7 @@ def as_spec(sig, launch: Launch, file: str = ""):
             values[name] = np.array(_values(launch.before[arg.alloc], dtype, arg.offset))
             changed = launch.after.get(arg.alloc) != launch.before[arg.alloc]  # read only, or written too
             specs.append(ArgSpec(name, "buffer", dtype, elements=len(values[name]), role="inout" if changed else "in"))
-        elif kind in ("lanes", "fields"):
+        elif kind in ("lanes", "fields", "struct"):
             return None, f"argument '{name}' is a struct passed by value, which a spec cannot state"
         else:
             if arg.kind != "scalar" or not arg.type:

@@ -8,7 +8,8 @@ row-major array a tile-form kernel indexes, ``Signature.shapes``), scalars as
 Python numbers, template arguments as the C++ text of the instance (``("float", "256")``). A
 vector or struct the CUDA kernel takes by value (a ``"lanes"`` parameter: the kernel takes each
 of its lanes) is passed as its lanes' values in order, a dict by lane name, or its bytes; a
-struct holding pointers (a ``"fields"`` parameter) as its fields in order or a dict of them.
+struct holding pointers (a ``"fields"`` parameter) as its fields in order or a dict of them; one
+too large for a parameter per field (a ``"struct"`` parameter) as its bytes.
 Compiled kernels are cached per configuration in memory and, by TileLang, on disk.
 
 A signature may name scalar parameters to *specialise* (``Signature.specialize``, a GEMM's M, N
@@ -191,6 +192,33 @@ def field_values(name: str, fields, value) -> list:
                       "or as a dict")
 
 
+def struct_words(name: str, dtype: str, value):
+    """The buffer a kernel takes for a struct passed by value that is too large for a parameter
+    per field (a ``"struct"`` parameter): ``value``, the struct's bytes (bytes, a numpy record or
+    array, ctypes structure) viewed as ``dtype`` words; a tensor is taken as it is."""
+    import ctypes
+
+    import numpy as np
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, ctypes.Structure):
+        value = bytes(value)
+    if isinstance(value, np.ndarray):
+        value = value.tobytes()
+    if isinstance(value, np.void):
+        value = value.tobytes()
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise LaunchError(f"argument '{name}' is a struct passed by value: pass its bytes (or a tensor of its "
+                          f"{dtype} words)")
+    holder = np.dtype(_dtypes.NUMPY_HOLDERS[dtype])
+    raw = bytes(value)
+    if len(raw) % holder.itemsize:
+        raise LaunchError(f"argument '{name}' has {len(raw)} bytes, not whole {dtype} words")
+    return np.frombuffer(raw, holder).copy()
+
+
 def _params(sig: Signature) -> list:
     """(name, kind, dtype) per parameter the TileLang kernel takes, before the symbols: a struct
     passed by value is its lanes' or fields' parameters."""
@@ -201,7 +229,7 @@ def _params(sig: Signature) -> list:
         elif kind == "fields":
             out += [(field, k, d) for field, k, d, _o in dtype]
         else:
-            out.append((name, kind, dtype))
+            out.append((name, "buffer" if kind == "struct" else kind, dtype))
     return out
 
 
@@ -217,6 +245,8 @@ def _flat(sig: Signature, args) -> list:
         elif kind == "fields":
             out += [(field, k, v.item() if k == "scalar" and isinstance(v, torch.Tensor) else v)
                     for (field, k, _d, _o), v in zip(dtype, field_values(name, dtype, value))]
+        elif kind == "struct":
+            out.append((name, "buffer", struct_words(name, dtype, value)))
         else:
             out.append((name, kind, value.item() if kind == "scalar" and isinstance(value, torch.Tensor) else value))
     return out

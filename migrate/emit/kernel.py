@@ -404,7 +404,9 @@ class KernelPrinter:
         scope_types = {t.name: template_param_name(t.name) for t in fn.template_params if t.kind == "type"}
         params = []
         for p in fn.params:
-            if p.lane_of and isinstance(p.type, m.Pointer) or p.lane_of and params \
+            if p.whole:  # a struct taken as a buffer of its bytes (analysis.prepare.struct_params)
+                params.append((p.name, "struct", scalar_name(p.type.pointee)))
+            elif p.lane_of and isinstance(p.type, m.Pointer) or p.lane_of and params \
                     and params[-1][1] == "fields" and params[-1][0] == p.lane_of[0]:
                 # a field of a struct holding pointers (analysis.prepare.struct_params):
                 # (struct, "fields", ((field, "buffer" | "scalar", dtype, byte), ...))

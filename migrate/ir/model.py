@@ -422,6 +422,10 @@ class Param:
     #: a lane of a vector or struct the CUDA kernel takes by value (analysis.prepare.vectors):
     #: (the CUDA parameter, the lane's byte offset in it); empty for a parameter of its own
     lane_of: tuple = ()
+    #: a struct the CUDA kernel takes by value with too many fields to make each a parameter,
+    #: taken as a buffer of its one element (analysis.prepare.struct_params): the launcher
+    #: passes the struct's bytes
+    whole: bool = False
 
     @property
     def restrict(self) -> bool:

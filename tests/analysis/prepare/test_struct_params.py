@@ -117,3 +117,85 @@ def test_a_field_assigned_is_refused_with_its_reason(tmp_path):
     assert kernels["acf"]["form"] == "unsupported"
     assert any(d["code"] == "M3001" and "'g1' of 'cart' (a struct holding pointers, passed by value) has a field "
                "or itself assigned" in d["message"] for d in kernels["acf"]["diagnostics"]), kernels["acf"]
+
+
+#: A struct of numbers too large for a parameter per field (flame's ConstMemParams: 482 floats and
+#: ints, arrays of them indexed at run time), read in the kernel and in device functions that take
+#: it by const reference and by value.
+LARGE = """#include <cuda_runtime.h>
+#include <cstdio>
+#define NF 12
+
+struct VP { float factor; float p[3]; };
+struct Params {
+  VP var[NF][2];
+  float colors[NF];
+  float pre[NF][6];
+  int frame;
+  int enable;
+  int mapping[NF];
+};
+
+__device__ int pick(int idx, const Params &params) { return params.mapping[idx % NF]; }
+__device__ float shade(Params params, int f) { return params.colors[f] * params.var[f][1].p[2]; }
+
+__global__ void step(float2 *pts, float *out, const Params params, int n)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int f = pick(i, params);
+  float2 pt = pts[i];
+  float x = params.pre[f][0] * pt.x + params.pre[f][1] * pt.y + params.pre[f][2];
+  float y = params.pre[f][3] * pt.x + params.pre[f][4] * pt.y + params.pre[f][5];
+  if (params.enable) x += params.var[f][1].factor * params.var[f][0].p[2];
+  pts[i] = make_float2(x, y);
+  out[i] = shade(params, f) + params.frame;
+}
+
+int main() {
+  const int n = 300;
+  Params p;
+  for (int f = 0; f < NF; f++) {
+    for (int k = 0; k < 6; k++) p.pre[f][k] = (f * 7 + k * 3) % 11 * 0.25f - 1.0f;
+    for (int j = 0; j < 2; j++) {
+      p.var[f][j].factor = 0.5f + f * 0.125f + j;
+      for (int k = 0; k < 3; k++) p.var[f][j].p[k] = (f + j * 5 + k) % 7 * 0.5f - 1.5f;
+    }
+    p.colors[f] = f * 0.25f - 1.0f;
+    p.mapping[f] = (f * 5 + 3) % NF;
+  }
+  p.frame = 4; p.enable = 1;
+  float2 *pts; float *out;
+  cudaMallocManaged(&pts, n * sizeof(float2)); cudaMallocManaged(&out, n * 4);
+  for (int i = 0; i < n; i++) { pts[i] = make_float2((i % 17) * 0.125f - 1.0f, (i % 9) * 0.25f - 1.0f); out[i] = -3; }
+  step<<<(n + 127) / 128, 128>>>(pts, out, p, n);
+  cudaDeviceSynchronize();
+  printf("%f %f %f\\n", pts[7].x, pts[7].y, out[7]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+def test_a_large_struct_is_a_buffer_of_its_bytes_and_the_run_replays_equal(tmp_path):
+    pytest.importorskip("tilelang")
+    out = program_converted(tmp_path, LARGE, "flame.cu")
+    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert kernels["step"]["form"] == "tile", kernels
+    text = (out / "flame.py").read_text()
+    assert '("params", "struct", "float32"),' in text
+    assert "T.if_then_else" not in text  # the arrays are indexed in the buffer, not picked lane by lane
+    status, checks = checked(out, "--run", "")
+    assert status == 0, checks
+    assert checks["step"]["status"] == "pass" and checks["step"]["inputs"] == "trace", checks["step"]
+
+
+def test_a_large_struct_written_is_refused(tmp_path):
+    source = LARGE.replace("if (i >= n) return;\n  int f", "if (i >= n) return;\n  params.pre[0][1] = 2;\n  int f") \
+        .replace("const Params params", "Params params")
+    assert source.count("params.pre[0][1] = 2;") == 1
+    out = program_converted(tmp_path, source, "flame.cu", status=1)
+    kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert kernels["step"]["form"] == "unsupported"
+    assert any(d["code"] == "M3001" and "'params' of 'Params' (a struct read through a buffer holding it, passed by "
+               "value) has a field or itself assigned" in d["message"] for d in kernels["step"]["diagnostics"])
