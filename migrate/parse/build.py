@@ -52,8 +52,10 @@ _OPERATOR_WORDS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "
 def function_model_name(spelling: str) -> str:
     """The name a user function is modelled and emitted under: its own, but for an overloaded
     operator a name Python can print (``operator*`` is ``operator_mul``, ``operator*=``
-    ``operator_mul_assign``)."""
+    ``operator_mul_assign``, the conversion ``operator int`` ``operator_int``)."""
     match = _OPERATOR_NAME.match(spelling)
+    if not match and spelling.startswith("operator "):  # a conversion operator: operator int() is operator_int
+        return "operator_" + re.sub(r"\W+", "_", spelling.removeprefix("operator ")).strip("_")
     if not match:
         return spelling
     op = match.group(1)
@@ -202,7 +204,7 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
 #: (a method call is refused where it is made; a constructor marks the type ``initialised``)
 _BESIDE_FIELDS = frozenset({K.CXX_ACCESS_SPEC_DECL, K.PACKED_ATTR, K.ALIGNED_ATTR, K.CONSTRUCTOR, K.DESTRUCTOR,
                             K.CXX_METHOD, K.FUNCTION_TEMPLATE, K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL,
-                            K.ENUM_DECL, K.VAR_DECL, K.STATIC_ASSERT, K.FRIEND_DECL})
+                            K.ENUM_DECL, K.VAR_DECL, K.STATIC_ASSERT, K.FRIEND_DECL, K.CONVERSION_FUNCTION})
 
 
 def _plain_fields(ctype: ci.Type) -> list | None:
@@ -1162,7 +1164,7 @@ class ModelBuilder:
         modelled as (:func:`method_model_name`), the object its first argument (``this_``, a
         reference); a static method (``Acc::twice(v)``, ``obj.twice(v)``) takes no object. None
         for any other member call."""
-        if decl is None or decl.kind != K.CXX_METHOD:
+        if decl is None or decl.kind not in (K.CXX_METHOD, K.CONVERSION_FUNCTION):  # (operator int(), called)
             return None
         definition = decl.get_definition()
         if definition is None or cl.is_prelude_file(definition.location.file.name if definition.location.file else None):

@@ -685,7 +685,7 @@ class UnitBuilder:
         names = frozenset(p.name for p in template_params)
         params = []
         this_type = None
-        if cursor.kind in (K.CXX_METHOD, K.CONSTRUCTOR) and not cursor.is_static_method():
+        if cursor.kind in (K.CXX_METHOD, K.CONSTRUCTOR, K.CONVERSION_FUNCTION) and not cursor.is_static_method():
             # a device function of the object (this_); a constructor fills it
             this_type = convert_type(cursor.semantic_parent.type, names)
             params.append(m.Param("this_", m.Reference(this_type), cursor.is_const_method(), span_of(cursor)))
