@@ -1380,7 +1380,8 @@ class StmtPrinter:
 
     def s_For(self, s: m.For):
         canon = canonical_loop(s, self.scope)
-        if canon is not None and (canon[3] == "1" and self._varies(s.init.decls[0].init) or self._varies(s.cond.rhs)
+        if canon is not None and (canon[3] == "1" and self._varies(s.init.decls[0].init)
+                                  or self._varies(s.init.decls[0].init, s.cond.rhs)
                                   and any(isinstance(n, m.For) for n in m.walk(s.body))):
             # TileLang (LowerTileOp) binds a counted loop's range for the T.Parallel loop around it
             # and again once that loop is mapped onto the threads; a range that differs between

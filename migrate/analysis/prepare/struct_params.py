@@ -71,17 +71,21 @@ def _aliases(body, names) -> tuple[dict, set]:
 
 def _check_unwritten(body, alias, structs, what: str, through_index: bool) -> None:
     """Refuse a struct of ``structs`` (or a copy in ``alias``) whose field, or which itself, is
-    assigned or has its address taken; with ``through_index``, an element of an array field
-    counts as a field (a store through a pointer field does not)."""
+    assigned or has its address taken (a ``const`` parameter's address may be: C++ lets nothing
+    write through it); with ``through_index``, an element of an array field counts as a field (a
+    store through a pointer field does not)."""
+    const = {name for name, p in structs.items() if p.const}
     for n in m.walk(body):
+        address = isinstance(n, m.Unary) and n.op == "&"
         target = n.target if isinstance(n, m.Assign) else \
             n.operand if isinstance(n, m.Unary) and n.op in ("++", "--", "&") else None
         root = target  # (a store through a pointer field, g.x[i] = v, leaves the struct as it is)
         while isinstance(root, m.Member) and not root.arrow or through_index and isinstance(root, m.Index):
             root = root.base
         root = strip_implicit_casts(root) if root is not None else None
-        if isinstance(root, m.Ref) and root.name in alias and root.kind in ("param", "local"):
-            did = "its address taken" if isinstance(n, m.Unary) and n.op == "&" else "assigned"
+        if isinstance(root, m.Ref) and root.name in alias and root.kind in ("param", "local") \
+                and not (address and alias[root.name] in const):
+            did = "its address taken" if address else "assigned"
             name = alias[root.name]
             raise StructParamError(f"parameter '{name}' of '{structs[name].type}' ({what}, passed by value) has a "
                                    f"field or itself {did}", n.span)

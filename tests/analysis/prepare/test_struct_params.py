@@ -148,6 +148,8 @@ __global__ void step(float2 *pts, float *out, const Params params, int n)
   float x = params.pre[f][0] * pt.x + params.pre[f][1] * pt.y + params.pre[f][2];
   float y = params.pre[f][3] * pt.x + params.pre[f][4] * pt.y + params.pre[f][5];
   if (params.enable) x += params.var[f][1].factor * params.var[f][0].p[2];
+  const float *post = &params.pre[(f + 1) % NF][0];  // (a const struct's address may be taken)
+  y += post[1] * 0.5f - post[4];
   pts[i] = make_float2(x, y);
   out[i] = shade(params, f) + params.frame;
 }
