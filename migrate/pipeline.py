@@ -64,6 +64,7 @@ from .analysis.prepare.value_assignments import split_value_assignments
 from .analysis.prepare.array_params import flatten_array_params
 from .analysis.prepare.record_buffers import record_buffers
 from .analysis.prepare.record_pointers import record_pointers
+from .analysis.prepare.struct_params import StructParamError, struct_fields_as_params
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
 from .analysis.prepare.cub_adjacent import lower_cub_adjacent
 from .analysis.prepare.cub_moves import lower_cub_moves
@@ -217,6 +218,13 @@ def _vectors(fn, device, portable):
         raise NoTileLangForm(str(exc), exc.span or fn.span) from None
 
 
+def _struct_params(fn, device, portable):
+    try:
+        return struct_fields_as_params(fn)
+    except StructParamError as exc:
+        raise NoTileLangForm(str(exc), exc.span or fn.span) from None
+
+
 def _warp_calls(fn, device, portable):
     if not portable:
         return fn
@@ -309,6 +317,9 @@ PREPARE = (
     Pass("block votes", "__syncthreads_count / _and / _or as barriers around a __shared__ counter that the "
                         "threads whose predicate holds add one to (analysis.prepare.block_votes)",
          _cub(lower_block_votes)),
+    Pass("struct parameters", "a struct holding pointers passed by value (cartesian g with double *x, *y) as "
+                              "one parameter per field: g.x is the buffer g_x (analysis.prepare.struct_params)",
+         _struct_params),
     Pass("barriers out of branches", "if (tid < 32) { step; barrier; step; }, the lockstep steps inlined: each "
                                      "stretch between the barriers guarded by the condition "
                                      "(analysis.prepare.lockstep_steps)",

@@ -142,46 +142,40 @@ def _symbol_bytes(state: dict, launch: Launch, name: str):
     return launch.globals_before[name] if name in state else launch.symbols[name]
 
 
-def struct_fields(params, args, launch: Launch) -> tuple[list, list, str]:
-    """``params`` and the recorded ``args`` with each struct of buffers (a "fields" parameter)
-    as its buffers: the pointer in the struct's recorded bytes at each field's offset, followed to
-    the allocation it points into (``Launch.links``); a zero pointer is a null buffer. (params,
-    args, "") or ([], [], why not)."""
-    out_params, out_args = [], []
-    for (name, kind, dtype), arg in zip(params, args):
-        if kind != "fields":
-            out_params.append((name, kind, dtype))
-            out_args.append(arg)
-            continue
-        if arg.kind != "pointer" or arg.alloc is None or arg.alloc not in launch.before:
-            return [], [], f"argument '{name}' is no recorded struct of buffers"
-        raw = launch.before[arg.alloc]
-        for param, d, field_name, offset in dtype:
-            at = arg.offset + offset
-            if (arg.alloc, at) in launch.links:
-                alloc, where = launch.links[(arg.alloc, at)]
-                out_args.append(Arg("pointer", alloc=alloc, offset=where))
-            elif at + 8 <= len(raw) and not any(bytes(raw[at:at + 8])):
-                out_args.append(Arg("pointer", null=True))
-            else:
-                return [], [], (f"the field '{field_name}' of argument '{name}' points into memory the recording "
-                                "does not hold")
-            out_params.append((param, "buffer", d))
-    return out_params, out_args, ""
-
-
-def _regrouped(params, flat: list) -> list:
-    """The launcher's arguments from ``flat`` (one per buffer of a struct of buffers): each
-    struct's buffers as a dict by field."""
-    out, k = [], 0
-    for name, kind, dtype in params:
-        if kind == "fields":
-            out.append({f: flat[k + i] for i, (_p, _d, f, _o) in enumerate(dtype)})
-            k += len(dtype)
+def _struct_buffers(name: str, fields, arg, launch: Launch) -> tuple[list, str]:
+    """The buffers of the struct of buffers ``arg`` points to (a ``"fields"`` parameter): the
+    pointer in the struct's recorded bytes at each field's offset, followed to the allocation it
+    points into (``Launch.links``); a zero pointer is a null buffer. (arguments, "") or ([], why
+    not)."""
+    if arg.kind != "pointer" or arg.alloc is None or arg.alloc not in launch.before:
+        return [], f"argument '{name}' is no recorded struct of buffers"
+    raw = launch.before[arg.alloc]
+    out = []
+    for _param, _d, field_name, offset in fields:
+        at = arg.offset + offset
+        if (arg.alloc, at) in launch.links:
+            alloc, where = launch.links[(arg.alloc, at)]
+            out.append(Arg("pointer", alloc=alloc, offset=where))
+        elif at + 8 <= len(raw) and not any(bytes(raw[at:at + 8])):
+            out.append(Arg("pointer", null=True))
         else:
-            out.append(flat[k])
-            k += 1
-    return out
+            return [], f"the field '{field_name}' of argument '{name}' points into memory the recording does not hold"
+    return out, ""
+
+
+def _field_arg(arg, kind: str, dtype: str, offset: int):
+    """The field at byte ``offset`` of the recorded struct ``arg`` as an argument of its own: a
+    pointer into the allocation the recording found there (null where the word is 0, into no
+    recorded allocation otherwise), or a number read from the struct's bytes."""
+
+    if kind == "buffer":
+        found = [(alloc, at) for where, alloc, at in arg.pointers if where == offset]
+        if found:
+            return Arg("pointer", alloc=found[0][0], offset=found[0][1])
+        return Arg("pointer", null=not any(arg.raw[offset:offset + 8]))
+    holder = np.dtype(_NUMPY[dtype]).newbyteorder("<")
+    raw = arg.raw[offset:offset + holder.itemsize]
+    return Arg("scalar", holder.str[1:], np.frombuffer(raw, holder)[0].item(), raw)
 
 
 def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay:
@@ -225,11 +219,24 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     # the buffers by allocation: arguments into one allocation (in place: k(d, d)) share one
     # tensor, each a view from its own offset, and the allocation is compared once
     groups: dict[int, dict] = {}
-    params, recorded, why = struct_fields(sig.params, launch.args, launch)
-    if why:
-        out.message = why
-        return out
-    for (name, kind, dtype), arg in zip(params, recorded):
+    items = []  # (name, kind, dtype, arg, the CUDA argument it is of): a struct's fields each an item
+    for i, ((name, kind, dtype), arg) in enumerate(zip(sig.params, launch.args)):
+        if kind == "fields":  # a pointer to a struct of buffers: the buffers its fields point to
+            buffers, why = _struct_buffers(name, dtype, arg, launch)
+            if why:
+                out.message = why
+                return out
+            items += [(p, "buffer", d, a, i) for (p, d, _f, _o), a in zip(dtype, buffers)]
+            continue
+        if kind != "members":
+            items.append((name, kind, dtype, arg, i))
+            continue
+        if arg.kind != "scalar" or len(arg.raw) < max(o + (8 if k == "buffer" else SIZES[d]) for _f, k, d, o in dtype):
+            out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, the kernel " \
+                          f"takes a struct of {len(dtype)} fields by value"
+            return out
+        items += [(f, k, d, _field_arg(arg, k, d, o), i) for f, k, d, o in dtype]
+    for name, kind, dtype, arg, _i in items:
         dtype = bound.get(dtype, dtype)
         if kind == "buffer":
             if arg.kind == "pointer" and arg.null:
@@ -248,6 +255,11 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
                 return out
             group["names"].append(name)
             group["base"] = min(group["base"], arg.offset)
+        elif kind == "struct":
+            if arg.kind != "scalar" or not arg.raw or len(arg.raw) % SIZES[dtype]:
+                out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, the kernel " \
+                              f"takes a struct of {dtype} words by value"
+                return out
         elif kind == "lanes":
             if arg.kind != "scalar" or len(arg.raw) < max(o + SIZES[d] for _n, d, o in dtype):
                 out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, " \
@@ -261,22 +273,29 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
         values = _values(launch.before[alloc], dtype, group["base"])
         group["whole"] = to_tensor(redzone.padded(values, dtype), dtype, device)
         group["n"] = len(values)
-    args = []
-    for (name, kind, dtype), arg in zip(params, recorded):
+    values = []
+    for name, kind, dtype, arg, _i in items:
         if kind == "buffer" and arg.kind == "pointer" and arg.null:
-            args.append(None)
+            values.append(None)
         elif kind == "buffer":
             group = groups[arg.alloc]
             start = RED_ZONE + (arg.offset - group["base"]) // np.dtype(_NUMPY[group["dtype"]]).itemsize
-            args.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side
-        elif kind == "lanes":
-            args.append(arg.raw)  # the struct's bytes: the launcher takes its lanes out
+            values.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side
+        elif kind in ("lanes", "struct"):
+            values.append(arg.raw)  # the struct's bytes: the launcher takes its lanes (or words) out
         else:
-            args.append(_scalar(arg.value, bound.get(dtype, dtype)))
+            values.append(_scalar(arg.value, bound.get(dtype, dtype)))
+    args = []  # a struct holding pointers: its members' values in order; a struct of buffers: by field
+    for i, (_name, kind, dtype) in enumerate(sig.params):
+        mine = [v for item, v in zip(items, values) if item[4] == i]
+        if kind == "fields":
+            args.append({f: v for (_p, _d, f, _o), v in zip(dtype, mine)})
+        else:
+            args.append(mine if kind == "members" else mine[0])
     state = dict(sig.state)
     symbols = {name: to_tensor(_values(_symbol_bytes(state, launch, name), bound.get(dtype, dtype), 0)[:elements],
                                bound.get(dtype, dtype), device) for name, dtype, elements in sig.symbols}
-    run(sig, _regrouped(sig.params, args), grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes,
+    run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes,
         target=target, template=template, symbols=symbols)
     for name, dtype, elements in sig.symbols:  # the __device__ globals it leaves, as the original left them
         if name in state:
@@ -342,7 +361,7 @@ def as_spec(sig, launch: Launch, file: str = ""):
             values[name] = np.array(_values(launch.before[arg.alloc], dtype, arg.offset))
             changed = launch.after.get(arg.alloc) != launch.before[arg.alloc]  # read only, or written too
             specs.append(ArgSpec(name, "buffer", dtype, elements=len(values[name]), role="inout" if changed else "in"))
-        elif kind == "lanes":
+        elif kind in ("lanes", "members", "struct"):
             return None, f"argument '{name}' is a struct passed by value, which a spec cannot state"
         elif kind == "fields":
             return None, f"argument '{name}' is a struct of buffers, which a spec cannot state"

@@ -7,7 +7,10 @@ passed as tensors (torch or numpy, any shape, contiguous; they are viewed flat, 
 row-major array a tile-form kernel indexes, ``Signature.shapes``), scalars as
 Python numbers, template arguments as the C++ text of the instance (``("float", "256")``). A
 vector or struct the CUDA kernel takes by value (a ``"lanes"`` parameter: the kernel takes each
-of its lanes) is passed as its lanes' values in order, a dict by lane name, or its bytes.
+of its lanes) is passed as its lanes' values in order, a dict by lane name, or its bytes; a
+struct holding pointers (a ``"members"`` parameter) as its members in order or a dict of them; one
+too large for a parameter per member (a ``"struct"`` parameter) as its bytes; a pointer to a
+struct of buffers (a ``"fields"`` parameter) as its buffers, by field, as attributes or in order.
 Compiled kernels are cached per configuration in memory and, by TileLang, on disk.
 
 A signature may name scalar parameters to *specialise* (``Signature.specialize``, a GEMM's M, N
@@ -133,7 +136,9 @@ class Signature:
     name: str
     factory: Callable
     # (name, "buffer" | "scalar", dtype or template parameter name); (name, "lanes", lanes) for a
-    # struct passed by value, (name, "fields", ((buffer, dtype, field, byte), ...)) for a struct of buffers
+    # struct passed by value, (name, "fields", ((buffer, dtype, field, byte), ...)) for a struct of buffers,
+    # (name, "members", ((member, "buffer" | "scalar", dtype, byte), ...)) for a struct holding
+    # pointers passed by value, (name, "struct", dtype) for one taken as its bytes
     params: tuple
     template: tuple = ()  # (name, "type" | "value")
     symbols: tuple = ()  # (name, dtype, elements) of __constant__ arrays passed after the params
@@ -215,9 +220,75 @@ def field_buffers(name: str, fields, value) -> list:
                       "attributes, or a tuple in that order")
 
 
+def member_values(name: str, fields, value) -> list:
+    """The member values of a struct holding pointers passed by value (``fields``: its (member
+    parameter, "buffer" | "scalar", dtype, byte offset), as a ``"members"`` parameter gives them) from
+    ``value``: the values in order (a tuple or list: tensors for the pointers), or a dict by
+    field parameter name (``g_x``), by field (``x``) or by its path (``u.u0`` for ``d_vars_u_u0``).
+    Its bytes do not do: they hold the CUDA program's addresses, no tensors."""
+    if isinstance(value, dict):
+        out = []
+        for param, _kind, _dtype, _offset in fields:
+            field = param.removeprefix(f"{name}_")
+            keys = [k for k in (param, field) if k in value] or \
+                [k for k in value if isinstance(k, str) and k.replace(".", "_") == field]
+            if not keys:
+                raise LaunchError(f"argument '{name}' gives no value for its field '{field}'")
+            out.append(value[keys[0]])
+        return out
+    if isinstance(value, (tuple, list)) and len(value) == len(fields):
+        return list(value)
+    raise LaunchError(f"argument '{name}' is a struct holding pointers, passed by value: pass its {len(fields)} "
+                      f"fields ({', '.join(f for f, _k, _d, _o in fields)}, tensors for the pointers) in order "
+                      "or as a dict")
+
+
+def struct_words(name: str, dtype: str, value):
+    """The buffer a kernel takes for a struct passed by value that is too large for a parameter
+    per field (a ``"struct"`` parameter): ``value``, the struct's bytes (bytes, a numpy record or
+    array, ctypes structure) viewed as ``dtype`` words; a tensor is taken as it is."""
+    import ctypes
+
+    import numpy as np
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, ctypes.Structure):
+        value = bytes(value)
+    if isinstance(value, np.ndarray):
+        value = value.tobytes()
+    if isinstance(value, np.void):
+        value = value.tobytes()
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise LaunchError(f"argument '{name}' is a struct passed by value: pass its bytes (or a tensor of its "
+                          f"{dtype} words)")
+    holder = np.dtype(_dtypes.NUMPY_HOLDERS[dtype])
+    raw = bytes(value)
+    if len(raw) % holder.itemsize:
+        raise LaunchError(f"argument '{name}' has {len(raw)} bytes, not whole {dtype} words")
+    return np.frombuffer(raw, holder).copy()
+
+
+def _params(sig: Signature) -> list:
+    """(name, kind, dtype) per parameter the TileLang kernel takes, before the symbols: a struct
+    passed by value is its lanes' or members' parameters, a struct of buffers its buffers'."""
+    out = []
+    for name, kind, dtype in sig.params:
+        if kind == "lanes":
+            out += [(lane, "scalar", d) for lane, d, _o in dtype]
+        elif kind == "members":
+            out += [(field, k, d) for field, k, d, _o in dtype]
+        elif kind == "fields":
+            out += [(param, "buffer", d) for param, d, _f, _o in dtype]
+        else:
+            out.append((name, "buffer" if kind == "struct" else kind, dtype))
+    return out
+
+
 def _flat(sig: Signature, args) -> list:
     """(name, kind, value) per parameter the TileLang kernel takes, for the CUDA arguments
-    ``args``: a struct passed by value is one scalar per lane."""
+    ``args``: a struct passed by value is one scalar per lane, or one parameter per field."""
     import torch
 
     out = []
@@ -226,6 +297,11 @@ def _flat(sig: Signature, args) -> list:
             out += [(lane, "scalar", v) for (lane, _d, _o), v in zip(dtype, lane_values(name, dtype, value))]
         elif kind == "fields":
             out += [(param, "buffer", v) for (param, _d, _f, _o), v in zip(dtype, field_buffers(name, dtype, value))]
+        elif kind == "members":
+            out += [(field, k, v.item() if k == "scalar" and isinstance(v, torch.Tensor) else v)
+                    for (field, k, _d, _o), v in zip(dtype, member_values(name, dtype, value))]
+        elif kind == "struct":
+            out.append((name, "buffer", struct_words(name, dtype, value)))
         else:
             out.append((name, kind, value.item() if kind == "scalar" and isinstance(value, torch.Tensor) else value))
     return out
@@ -247,9 +323,7 @@ def without_static(sig: Signature, call: list, sizes: dict) -> list:
     """The call arguments of a kernel compiled for ``sizes``: the specialised scalars removed."""
     if not sizes:
         return call
-    names = [name for (name, kind, dtype) in sig.params
-             for name in ([lane for lane, _d, _o in dtype] if kind == "lanes" else
-                          [param for param, _d, _f, _o in dtype] if kind == "fields" else [name])]
+    names = [name for name, _kind, _dtype in _params(sig)]
     return [value for name, value in zip(names, call) if name not in sizes] + call[len(names):]
 
 
@@ -549,8 +623,7 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
     shapes = dict(sig.shapes)
     flat = _flat(sig, args)
     scalars = {name: value for name, kind, value in flat if kind == "scalar"}
-    dtypes = {name: dtype for name, kind, dtype in sig.params if kind == "buffer"}
-    dtypes.update({param: d for _name, kind, fields in sig.params if kind == "fields" for param, d, _f, _o in fields})
+    dtypes = {name: dtype for name, kind, dtype in _params(sig) if kind == "buffer"}
     out = []
     for name, kind, value in flat:
         if kind == "buffer":

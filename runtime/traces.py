@@ -23,7 +23,9 @@ class Arg:
     """One argument of a recorded launch: a scalar (``type`` a numpy code such as ``"i4"``,
     ``value`` its value; ``type`` empty for a struct passed by value, ``raw`` its bytes) or a
     pointer (``alloc`` the recorded allocation it points into and ``offset`` in bytes; ``alloc``
-    None for a null pointer or host memory the runtime did not allocate)."""
+    None for a null pointer or host memory the runtime did not allocate). A struct's ``pointers``
+    are the words in it that point into recorded allocations: ((byte in the struct, allocation,
+    offset in it), ...)."""
 
     kind: str
     type: str = ""
@@ -33,6 +35,7 @@ class Arg:
     offset: int = 0
     null: bool = False
     elem: str = ""  # a pointer's element type as a numpy code ("f4"), "" when it is no scalar type
+    pointers: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,8 @@ def _arg(d: dict) -> Arg:
     raw = bytes.fromhex(d["hex"])
     code = d.get("type", "")
     value = np.frombuffer(raw, dtype=np.dtype(code).newbyteorder("<")).item() if code else None
-    return Arg("scalar", code, value, raw)
+    pointers = tuple((int(p["at"]), int(p["alloc"]), int(p["offset"])) for p in d.get("pointers", ()))
+    return Arg("scalar", code, value, raw, pointers=pointers)
 
 
 def _launch_file(seq: int) -> str:

@@ -415,7 +415,22 @@ class KernelPrinter:
         scope_types = {t.name: template_param_name(t.name) for t in fn.template_params if t.kind == "type"}
         params = []
         for p in fn.params:
-            if p.lane_of:  # a lane of a struct passed by value: (struct, "lanes", ((lane, dtype, byte), ...))
+            if p.whole:  # a struct taken as a buffer of its bytes (analysis.prepare.struct_params)
+                params.append((p.name, "struct", scalar_name(p.type.pointee)))
+            elif p.lane_of and isinstance(p.type, m.Pointer) or p.lane_of and params \
+                    and params[-1][1] == "members" and params[-1][0] == p.lane_of[0]:
+                # a member of a struct holding pointers passed by value (analysis.prepare.struct_params):
+                # (struct, "members", ((member, "buffer" | "scalar", dtype, byte), ...))
+                pointer = isinstance(p.type, m.Pointer)
+                field = (p.name, "buffer" if pointer else "scalar",
+                         scalar_name(p.type.pointee if pointer else p.type), p.lane_of[1])
+                if params and params[-1][0] == p.lane_of[0] and params[-1][1] in ("lanes", "members"):
+                    earlier = tuple((n, "scalar", d, o) for n, d, o in params[-1][2]) \
+                        if params[-1][1] == "lanes" else params[-1][2]
+                    params[-1] = (p.lane_of[0], "members", earlier + (field,))
+                else:
+                    params.append((p.lane_of[0], "members", (field,)))
+            elif p.lane_of:  # a lane of a struct passed by value: (struct, "lanes", ((lane, dtype, byte), ...))
                 lane = (p.name, scalar_name(p.type), p.lane_of[1])
                 if params and params[-1][1] == "lanes" and params[-1][0] == p.lane_of[0]:
                     params[-1] = (p.lane_of[0], "lanes", params[-1][2] + (lane,))

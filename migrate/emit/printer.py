@@ -1411,13 +1411,18 @@ class StmtPrinter:
 
     def s_For(self, s: m.For):
         canon = canonical_loop(s, self.scope)
-        if canon is not None and self._varies(s.init.decls[0].init, s.cond.rhs) \
-                and any(isinstance(n, m.For) for n in m.walk(s.body)):
+        if canon is not None and (canon[3] == "1" and self._varies(s.init.decls[0].init)
+                                  or self._varies(s.init.decls[0].init, s.cond.rhs)
+                                  and any(isinstance(n, m.For) for n in m.walk(s.body))):
             # TileLang (LowerTileOp) binds a counted loop's range for the T.Parallel loop around it
             # and again once that loop is mapped onto the threads; a range that differs between
             # the threads then reads differently, and when another counted loop is nested inside,
             # lowering fails ("Trying to update var 'i' with a different minimum value", on the
-            # CUDA and the CPU target): such a loop keeps the while form, which binds no range
+            # CUDA and the CPU target): such a loop keeps the while form, which binds no range.
+            # A start that differs between the threads fails the same way with no loop inside
+            # when the loop counts one by one (pool: mnist's ``for (n = N * pos / size; n < N *
+            # (pos+1) / size; ++n)``); a loop striding by the warp or block (c = lane; c += 32)
+            # lowers as it is
             canon = None
         if canon is not None:
             var, start, stop, step = canon

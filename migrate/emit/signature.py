@@ -11,7 +11,10 @@ class Signature:
     name: str
     #: ((name, "buffer" | "scalar", dtype), ...) in the CUDA order; a vector or struct passed by
     #: value is (name, "lanes", ((lane parameter, dtype, byte offset), ...)); a pointer to a struct
-    #: of buffers, (name, "fields", ((buffer parameter, dtype, field, byte offset), ...))
+    #: of buffers, (name, "fields", ((buffer parameter, dtype, field, byte offset), ...)); a struct
+    #: holding pointers passed by value, (name, "members", ((member parameter, "buffer" | "scalar",
+    #: dtype, byte offset), ...)); one too large for a parameter per field, (name, "struct", dtype
+    #: of the buffer holding its bytes)
     params: tuple
     template: tuple  # ((factory parameter, "type" | "value"), ...)
     symbols: tuple  # ((__constant__ array or __device__ global, dtype, elements), ...)

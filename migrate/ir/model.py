@@ -100,6 +100,11 @@ class Record:
     #: Array of them or another such Record; 0 and () for any other record
     size: int = 0
     fields: tuple = ()
+    #: a plain struct of the project's that holds pointers (``struct {double *x, *y; int n;}``),
+    #: which no vector models: its members in memory order, nested structs' by their path
+    #: (``u.u0``), as (name, Pointer or Scalar, byte offset), for passing it by value member by
+    #: member (analysis.prepare.struct_params); empty for any other record
+    members: tuple = ()
 
     def __str__(self) -> str:
         return self.name
@@ -437,6 +442,10 @@ class Param:
     #: a pointer field of a struct the CUDA kernel takes by pointer (analysis.prepare.record_pointers):
     #: (the CUDA parameter, the field's name, its byte offset in the struct); empty otherwise
     field_of: tuple = ()
+    #: a struct the CUDA kernel takes by value with too many fields to make each a parameter,
+    #: taken as a buffer of its one element (analysis.prepare.struct_params): the launcher
+    #: passes the struct's bytes
+    whole: bool = False
 
     @property
     def restrict(self) -> bool:

@@ -53,8 +53,10 @@ _OPERATOR_WORDS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "
 def function_model_name(spelling: str) -> str:
     """The name a user function is modelled and emitted under: its own, but for an overloaded
     operator a name Python can print (``operator*`` is ``operator_mul``, ``operator*=``
-    ``operator_mul_assign``)."""
+    ``operator_mul_assign``, the conversion ``operator int`` ``operator_int``)."""
     match = _OPERATOR_NAME.match(spelling)
+    if not match and spelling.startswith("operator "):  # a conversion operator: operator int() is operator_int
+        return "operator_" + re.sub(r"\W+", "_", spelling.removeprefix("operator ")).strip("_")
     if not match:
         return spelling
     op = match.group(1)
@@ -190,7 +192,7 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
     if kind == T.RECORD:
         spelling = local_type_name(ctype) or spelling
         return _lane_struct(ctype, spelling) or _record(ctype, spelling) or _union(ctype, spelling) \
-            or laid_out_record(ctype, spelling) or m.Record(spelling)
+            or _struct_record(ctype, spelling)
     if kind == T.ENUM:
         return m.Scalar("int32")
     if spelling in template_names:
@@ -203,7 +205,7 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
 #: (a method call is refused where it is made; a constructor marks the type ``initialised``)
 _BESIDE_FIELDS = frozenset({K.CXX_ACCESS_SPEC_DECL, K.PACKED_ATTR, K.ALIGNED_ATTR, K.CONSTRUCTOR, K.DESTRUCTOR,
                             K.CXX_METHOD, K.FUNCTION_TEMPLATE, K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL,
-                            K.ENUM_DECL, K.VAR_DECL, K.STATIC_ASSERT, K.FRIEND_DECL})
+                            K.ENUM_DECL, K.VAR_DECL, K.STATIC_ASSERT, K.FRIEND_DECL, K.CONVERSION_FUNCTION})
 
 
 def _plain_fields(ctype: ci.Type) -> list | None:
@@ -383,6 +385,60 @@ def _union(ctype: ci.Type, spelling: str) -> m.Vector | None:
         return None
     return m.Vector(spelling, types[0].dtype, len(fields), tuple(k.spelling for k in fields),
                     tuple(t.dtype for t in types), ((0, 0),) * len(fields), 1, _initialised(ctype))
+
+
+#: the most fields a struct of pointers may have (each is a parameter of the kernel that takes it)
+POINTER_FIELDS = 64
+
+
+def _struct_record(ctype, spelling: str) -> m.Record:
+    """A struct of the project's: laid out where it is plain data (parse.record_layouts), with
+    its members where it holds pointers (:func:`_pointer_fields`)."""
+    record = laid_out_record(ctype, spelling) or m.Record(spelling)
+    members = _pointer_fields(ctype)
+    return dataclasses.replace(record, members=members) if members else record
+
+
+def _pointer_fields(ctype: ci.Type, prefix: str = "", base: int = 0) -> tuple | None:
+    """The fields of a plain struct (:func:`_plain_fields`) that holds pointers to numbers beside
+    numbers (``struct cartesian {double *x, *y, *z; int *jk;}``, lbm's ``{lbm_u u; double *f0;
+    ...}``), nested structs' fields by their path (``u.u0``): (name, type, byte offset) in memory
+    order; None where a field is anything else (an array, a pointer to a struct or to a pointer)
+    or the struct holds no pointer."""
+    kids = _plain_fields(ctype)
+    if kids is None:
+        return None
+    out = []
+    for k in kids:
+        offset = ctype.get_offset(k.spelling)
+        if offset is None or offset < 0 or offset % 8:
+            return None
+        at, t, name = base + offset // 8, k.type.get_canonical(), f"{prefix}{k.spelling}"
+        if t.kind == T.POINTER:
+            pointee = _named_type(_bare(t.get_pointee().get_canonical().spelling))
+            if not isinstance(pointee, m.Scalar) or pointee.dtype not in dtypes.SIZES:
+                return None
+            out.append((name, m.Pointer(pointee, t.get_pointee().is_const_qualified()), at))
+        elif t.kind == T.RECORD:
+            inner = _pointer_fields(t, f"{name}.", at) if _plain_fields(t) is not None else None
+            if inner is None:
+                lanes = _record_lanes(t, f"{name}.", at)  # a struct of numbers inside: its lanes
+                if lanes is None:
+                    return None
+                inner = tuple((n, m.Scalar(dt), o) for n, dt, o in lanes)
+            out += inner
+        else:
+            named = _named_type(_bare(t.spelling))
+            if t.kind == T.ENUM:
+                named = m.Scalar("int32")
+            if not isinstance(named, m.Scalar) or named.dtype not in dtypes.SIZES:
+                return None
+            out.append((name, named, at))
+        if len(out) > POINTER_FIELDS:
+            return None
+    if prefix == "" and not any(isinstance(t, m.Pointer) for _n, t, _o in out):
+        return None
+    return tuple(out)
 
 
 def _nested_lanes(ctype: ci.Type) -> m.Vector | None:
@@ -1133,7 +1189,7 @@ class ModelBuilder:
         modelled as (:func:`method_model_name`), the object its first argument (``this_``, a
         reference); a static method (``Acc::twice(v)``, ``obj.twice(v)``) takes no object. None
         for any other member call."""
-        if decl is None or decl.kind != K.CXX_METHOD:
+        if decl is None or decl.kind not in (K.CXX_METHOD, K.CONVERSION_FUNCTION):  # (operator int(), called)
             return None
         definition = decl.get_definition()
         if definition is None or cl.is_prelude_file(definition.location.file.name if definition.location.file else None):

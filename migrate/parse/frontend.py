@@ -692,7 +692,7 @@ class UnitBuilder:
         names = frozenset(p.name for p in template_params)
         params = []
         this_type = None
-        if cursor.kind in (K.CXX_METHOD, K.CONSTRUCTOR) and not cursor.is_static_method():
+        if cursor.kind in (K.CXX_METHOD, K.CONSTRUCTOR, K.CONVERSION_FUNCTION) and not cursor.is_static_method():
             # a device function of the object (this_); a constructor fills it
             this_type = convert_type(cursor.semantic_parent.type, names)
             params.append(m.Param("this_", m.Reference(this_type), cursor.is_const_method(), span_of(cursor)))
@@ -709,9 +709,13 @@ class UnitBuilder:
         for child in cursor.get_children():
             if child.kind == K.PARM_DECL:
                 ptype = convert_type(child.type, names)
-                if isinstance(ptype, m.Array) and kernel and not isinstance(ptype.element, m.Array):
-                    # a kernel's array parameter (const unsigned char salt[16]) is the pointer it decays to
-                    ptype = m.Pointer(ptype.element, child.type.get_array_element_type().is_const_qualified())
+                if isinstance(ptype, m.Array) and kernel:
+                    # a kernel's array parameter is the pointer it decays to: const unsigned char
+                    # salt[16] a pointer to bytes, float input[28][28] one to rows of 28 (float (*)[28])
+                    inner = child.type.get_array_element_type()
+                    while inner.kind == ci.TypeKind.CONSTANTARRAY:
+                        inner = inner.get_array_element_type()
+                    ptype = m.Pointer(ptype.element, inner.is_const_qualified())
                 if re.search(r"\b(cudaTextureObject_t|cudaSurfaceObject_t)\b", child.type.spelling):
                     self.bag.add("M1202", span_of(child),
                                  f"parameter '{child.spelling}' is a texture/surface object")

@@ -211,7 +211,9 @@ struct Launch {
             }
         } else {
             args += "{\"kind\":\"scalar\",\"type\":\"" + type_code<T>() + "\",\"size\":" + std::to_string(sizeof(T)) +
-                    ",\"hex\":\"" + hex((const void*)&v, sizeof(T)) + "\"}";
+                    ",\"hex\":\"" + hex((const void*)&v, sizeof(T)) + "\"";
+            if constexpr (std::is_class<T>::value) args += struct_pointers((const char*)&v, sizeof(T));
+            args += "}";
         }
     }
 
@@ -241,6 +243,25 @@ struct Launch {
             for (auto* r : reached) known |= r == b;
             if (!known) reached.push_back(b);
         }
+    }
+
+    // A struct passed by value that holds pointers (struct {double *x, *y; int n;}): each aligned
+    // word of it that points into a recorded allocation, as where it is in the struct, the
+    // allocation and the offset in it; those allocations are reached too.
+    std::string struct_pointers(const char* bytes, size_t size) {
+        std::string out;
+        for (size_t at = 0; at + sizeof(void*) <= size; at += alignof(void*)) {
+            uintptr_t word;
+            memcpy(&word, bytes + at, sizeof word);
+            const auto* a = word ? find((const void*)word) : nullptr;
+            if (!a) continue;
+            out += std::string(out.empty() ? "" : ",") + "{\"at\":" + std::to_string(at) + ",\"alloc\":" +
+                   std::to_string(a->second.id) + ",\"offset\":" + std::to_string(word - a->first) + "}";
+            bool known = false;
+            for (auto* r : reached) known |= r == a;
+            if (!known) reached.push_back(a);
+        }
+        return out.empty() ? out : ",\"pointers\":[" + out + "]";
     }
 
     // The bytes of the reached allocations before the launch, kept to compare with after it.

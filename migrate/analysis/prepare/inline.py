@@ -39,12 +39,13 @@ class InlineError(Exception):
 def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[str]:
     """Device functions that cannot stay ``T.macro`` helpers: those with reference parameters
     (a macro cannot assign to its caller's variable), template value parameters or work on
-    structs and vectors and, for the portable form, those that contain (transitively) a barrier
+    structs (a struct of pointers among them: analysis.prepare.struct_params) and vectors and, for the portable form, those that contain (transitively) a barrier
     or a warp-level operation."""
     # and templates with value parameters (template <int N>): each instance has a body of its own,
     # which a macro cannot tell apart; inlined, each call gets its instance (.instances)
     direct = {name for name, fn in device.items()
-              if any(isinstance(p.type, m.Reference) or isinstance(p.type, m.Vector) for p in fn.params)
+              if any(isinstance(p.type, (m.Reference, m.Vector)) or isinstance(p.type, m.Record) and p.type.members
+                     for p in fn.params)
               or isinstance(fn.returns, m.Vector) or any(t.kind == "value" for t in fn.template_params)
               or _works_on_vectors(fn) or _reads_var_templates(fn) or _reaches_primary_template(fn)}
     for name, fn in device.items() if portable else ():
