@@ -26,6 +26,7 @@ import dataclasses
 from ...ir import model as m
 from ...compat.catalog import CACHED_LOADS
 from ..facts.calls import one_expression_functions
+from .renaming import rename_reassigned_locals
 from ...ir.exprs import has_continue
 from ...ir.visit import expand_statements
 
@@ -43,6 +44,11 @@ def _effects(e, opaque=frozenset()) -> bool:
 def _opaque_calls(e, opaque) -> bool:
     return bool(opaque) and any(isinstance(n, m.Call) and n.kind == "device" and n.callee in opaque
                                 for n in m.walk(e))
+
+
+def _device_call_in_chain(cond) -> bool:
+    return any(isinstance(n, m.Binary) and n.op in ("&&", "||") and any(
+        isinstance(c, m.Call) and c.kind == "device" for c in m.walk(n)) for n in m.walk(cond))
 
 
 def _splits(e, opaque) -> bool:
@@ -132,8 +138,11 @@ def effect_conditions_as_tests(fn: m.Function, device: dict[str, m.Function] | N
     if fn.body is None:
         return fn
     opaque = frozenset()
-    if device and any(isinstance(n, m.Call) and n.kind == "device" for n in m.walk(fn.body)):
-        opaque = frozenset(device) - one_expression_functions(device, CACHED_LOADS)
+    if device and any(isinstance(n, (m.If, m.While, m.DoWhile)) and _device_call_in_chain(n.cond)
+                      for n in m.walk(fn.body)):
+        # judged as the emitter judges them: each straight-line reassignment a value of its own
+        values = {name: rename_reassigned_locals(f) for name, f in device.items()}
+        opaque = frozenset(device) - one_expression_functions(values, CACHED_LOADS)
     if not any(isinstance(n, (m.If, m.While)) and _needs_tests(n.cond, opaque)
                or isinstance(n, m.DoWhile) and _effects(n.cond, opaque) for n in m.walk(fn.body)):
         return fn
