@@ -6,7 +6,8 @@ real kernels walk lists and counters in their conditions,
     if (++accum == NUMTHREADS) accum = 0;
     while (D_getState(par, state, t++)) {...}
     if ((is_interior(i, j) && !can_pair(i, j, n, s)) || ...) {...}   (a device function that is
-        no expression of its arguments, right of && or ||, is an effect too)
+        no expression of its arguments, right of && or ||, is an effect too: left of one, the
+        emitter calls its macro before the test, as C does)
 
 An ``if`` whose condition holds an assignment or a step right of ``&&``/``||`` (C evaluates it
 only when the left side did not decide), or a step anywhere, tests a local computed first, one
@@ -41,35 +42,34 @@ def _effects(e, opaque=frozenset()) -> bool:
                or isinstance(n, m.Call) and n.kind == "device" and n.callee in opaque for n in m.walk(e))
 
 
-def _opaque_calls(e, opaque) -> bool:
-    return bool(opaque) and any(isinstance(n, m.Call) and n.kind == "device" and n.callee in opaque
-                                for n in m.walk(e))
-
-
 def _device_call_in_chain(cond) -> bool:
     return any(isinstance(n, m.Binary) and n.op in ("&&", "||") and any(
         isinstance(c, m.Call) and c.kind == "device" for c in m.walk(n)) for n in m.walk(cond))
 
 
-def _splits(e, opaque) -> bool:
+def _splits(e, opaque, left: bool = False) -> bool:
     """``e`` is a ``&&``/``||`` whose operands are tested one at a time: an effect right of it,
-    or a call of an ``opaque`` device function on either side (a statement can call it, an
-    ``and``/``or`` cannot)."""
+    a call of an ``opaque`` device function among them (a statement can call it where C does;
+    TileLang's ``and``/``or`` would run its macro's statements whatever the left side gives),
+    with ``left`` one left of it too (an ``if``'s condition prints no macro inside and/or; a
+    loop's test is computed in a statement of its own, which calls a macro on the left first)."""
     return isinstance(e, m.Binary) and e.op in ("&&", "||") and (
-        _effects(e.rhs, opaque) or _opaque_calls(e.lhs, opaque))
+        _effects(e.rhs, opaque) or left and bool(opaque) and any(
+            isinstance(n, m.Call) and n.kind == "device" and n.callee in opaque for n in m.walk(e.lhs)))
 
 
-def _needs_tests(cond, opaque=frozenset()) -> bool:
-    """An effect right of ``&&``/``||`` (or an opaque call either side), or a step anywhere in
-    ``cond``."""
+def _needs_tests(cond, opaque=frozenset(), left: bool = False) -> bool:
+    """An effect (or an opaque call) right of ``&&``/``||`` (with ``left``, either side), or a
+    step anywhere in ``cond``."""
     if any(isinstance(n, m.Unary) and n.op in ("++", "--") for n in m.walk(cond)):
         return True
-    return any(_splits(n, opaque) for n in m.walk(cond))
+    return any(_splits(n, opaque, left) for n in m.walk(cond))
 
 
 class _Tests:
     def __init__(self, fn: m.Function, opaque=frozenset()) -> None:
         self.opaque = opaque
+        self.left = False  # an if's condition being computed: opaque calls left of && too
         self.taken = {n.name for n in m.walk(fn) if isinstance(n, (m.Ref, m.VarDecl))} | {p.name for p in fn.params}
         self.count = 0
 
@@ -84,12 +84,13 @@ class _Tests:
     def compute(self, cond, test: m.Ref) -> list:
         """Statements leaving ``cond``'s truth in ``test``, each operand of ``&&``/``||`` evaluated
         only where C evaluates it."""
-        if _splits(cond, self.opaque):
+        if _splits(cond, self.opaque, self.left):
             first = self.compute(cond.lhs, test)
             go = test if cond.op == "&&" else m.Unary("!", test, False, BOOL, cond.span)
             rest = self.compute(cond.rhs, test)
             return first + [m.If(go, m.Block(tuple(rest), cond.span), None, cond.span)]
-        if isinstance(cond, m.Unary) and cond.op == "!" and any(_splits(n, self.opaque) for n in m.walk(cond.operand)):
+        if isinstance(cond, m.Unary) and cond.op == "!" and any(_splits(n, self.opaque, self.left)
+                                                                for n in m.walk(cond.operand)):
             flip = m.Unary("!", test, False, BOOL, cond.span)  # !(a && f(x)): the test, then its negation
             return self.compute(cond.operand, test) + [m.ExprStmt(m.Assign("=", test, flip, BOOL, cond.span), cond.span)]
         value = cond if isinstance(cond.type, m.Scalar) and cond.type.dtype == "bool" else \
@@ -103,11 +104,13 @@ class _Tests:
         return [decl] + self.compute(cond, test), test
 
     def statement(self, s) -> list | None:
-        if isinstance(s, m.If) and _needs_tests(s.cond, self.opaque) and _scalar(s.cond):
+        if isinstance(s, m.If) and _needs_tests(s.cond, self.opaque, left=True) and _scalar(s.cond):
+            self.left = True
             pre, test = self.tested(s.cond, s.span)
+            self.left = False
             return pre + [dataclasses.replace(s, cond=test)]
         if isinstance(s, m.While) and _needs_tests(s.cond, self.opaque) and _scalar(s.cond) or \
-                isinstance(s, m.DoWhile) and _effects(s.cond, self.opaque) and _scalar(s.cond) \
+                isinstance(s, m.DoWhile) and _effects(s.cond) and _scalar(s.cond) \
                 and not has_continue(s.body):
             pre, test = self.tested(s.cond, s.span)
             return [tested_loop(s, pre, test)]
@@ -143,7 +146,8 @@ def effect_conditions_as_tests(fn: m.Function, device: dict[str, m.Function] | N
         # judged as the emitter judges them: each straight-line reassignment a value of its own
         values = {name: rename_reassigned_locals(f) for name, f in device.items()}
         opaque = frozenset(device) - one_expression_functions(values, CACHED_LOADS)
-    if not any(isinstance(n, (m.If, m.While)) and _needs_tests(n.cond, opaque)
-               or isinstance(n, m.DoWhile) and _effects(n.cond, opaque) for n in m.walk(fn.body)):
+    if not any(isinstance(n, m.If) and _needs_tests(n.cond, opaque, left=True)
+               or isinstance(n, m.While) and _needs_tests(n.cond, opaque)
+               or isinstance(n, m.DoWhile) and _effects(n.cond) for n in m.walk(fn.body)):
         return fn
     return dataclasses.replace(fn, body=expand_statements(fn.body, _Tests(fn, opaque).statement, every=True))
