@@ -97,6 +97,28 @@ def assigned_names(node) -> set[str]:
     return out
 
 
+def stored_roots(stmts) -> set[str]:
+    """The variables ``stmts`` store into through an index, a member or a pointer (``S[i] = v``,
+    ``p->n++``): their roots' names, ``"?"`` for a store whose root is no variable (a plain
+    local's assignment is not one of them)."""
+    out = set()
+    for st in stmts:
+        for n in m.walk(st):
+            target = n.target if isinstance(n, m.Assign) else (
+                n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+            if target is not None and not isinstance(target, m.Ref):
+                root = m.access_root(target)
+                out.add(root.name if root is not None else "?")
+    return out
+
+
+def read_roots(stmts) -> set[str]:
+    """The variables ``stmts`` read through an index, a member or a dereference: their roots' names."""
+    return {root.name for st in stmts for n in m.walk(st)
+            if isinstance(n, (m.Index, m.Member)) or (isinstance(n, m.Unary) and n.op == "*")
+            for root in (m.access_root(n),) if root is not None}
+
+
 def has_continue(s) -> bool:
     """Whether ``s`` holds a ``continue`` of the loop around it (not of a loop inside it)."""
     if isinstance(s, m.Continue):

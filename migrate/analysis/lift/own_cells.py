@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import strip_casts
+from ...ir.exprs import read_roots, stored_roots, strip_casts
 from ...ir.visit import Transformer
 from ..phases import contains_barrier, is_barrier_call
 
@@ -57,24 +57,6 @@ class _OwnCell(Transformer):
 
     def leave_Index(self, node: m.Index):
         return self.local if _base_name(node.base) == self.name else node
-
-
-def _stores(stmts) -> set[str]:
-    out = set()
-    for st in stmts:
-        for n in m.walk(st):
-            target = n.target if isinstance(n, m.Assign) else (
-                n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
-            if target is not None and not isinstance(target, m.Ref):
-                root = m.access_root(target)
-                out.add(root.name if root is not None else "?")
-    return out
-
-
-def _reads(stmts) -> set[str]:
-    return {root.name for st in stmts for n in m.walk(st) if isinstance(n, (m.Index, m.Member, m.Unary))
-            and not (isinstance(n, m.Unary) and n.op != "*")
-            for root in (m.access_root(n),) if root is not None}
 
 
 def _plain_store(st, name: str, lanes: set[str]) -> bool:
@@ -151,9 +133,9 @@ def _rewrite(prefix: list, name: str, shared: dict, lanes: set[str]) -> list | N
             return None
         written: set[str] = set()
         for s in stretches:
-            if "?" in written or _reads(s) & written:
+            if "?" in written or read_roots(s) & written:
                 return None
-            written |= _stores(s) - {name}
+            written |= stored_roots(s) - {name}
     taken = {n.name for st in prefix for n in m.walk(st) if isinstance(n, (m.Ref, m.VarDecl))}
     local_name = f"{name}_own"
     while local_name in taken or local_name in shared:

@@ -23,7 +23,7 @@ the block runs once. Anything else leaves the regions to the other reduction lif
 from __future__ import annotations
 
 from ...ir import model as m
-from ...ir.exprs import strip_casts
+from ...ir.exprs import read_roots, stored_roots, strip_casts
 from ...ir.loops import Barrier, BlockReduce, LanePhase, Phase
 from ...ir.visit import Transformer
 
@@ -118,24 +118,6 @@ class _Total(Transformer):
         return self.total if node.name == self.name else node
 
 
-def _stores(stmts) -> set[str]:
-    out = set()
-    for st in stmts:
-        for n in m.walk(st):
-            target = n.target if isinstance(n, m.Assign) else (
-                n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
-            if target is not None and not isinstance(target, m.Ref):
-                root = m.access_root(target)
-                out.add(root.name if root is not None else "?")
-    return out
-
-
-def _reads(stmts) -> set[str]:
-    return {root.name for st in stmts for n in m.walk(st)
-            if isinstance(n, (m.Index, m.Member)) or (isinstance(n, m.Unary) and n.op == "*")
-            for root in (m.access_root(n),) if root is not None}
-
-
 def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, drop_decls):
     """(the reduction, the lane code after it or None) when ``window`` (five regions) is a block
     sum through atomics on a shared scalar (module doc); else None. ``final_phase`` and
@@ -161,7 +143,7 @@ def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, d
         return None
     if any(isinstance(n, m.Ref) and n.kind == "shared" for st in ahead for n in m.walk(st)):
         return None
-    if _stores(ahead) & (_reads(work) | {"?"}):
+    if stored_roots(ahead) & (read_roots(work) | {"?"}):
         return None
     span = middle.span
     taken = {n.name for st in ahead + work + list(last.stmts) for n in m.walk(st) if isinstance(n, (m.Ref, m.VarDecl))}
