@@ -122,3 +122,66 @@ def test_an_unsigned_difference_read_as_int_is_the_ints_difference(tmp_path):
     with tvm.transform.PassContext(config=dict(sig.pass_configs)), target:
         source = tilelang.lower(sig.factory((2, 1, 1), (128, 1, 1)), target=target).kernel_source
     assert "__all_sync" in source or "__all" in source
+
+
+#: fpc's compressor: an absolute value returned as unsigned by a device function (``(x ^ t) -
+#: t``) compared with a small constant in an else-if chain. The widened comparison
+#: ``(int64)my_abs(w) <= 255`` was narrowed by TVM's NarrowDataType to ``(int)my_abs(w) <= 255``
+#: on the CUDA path only: INT_MIN's absolute value 0x80000000 passed the signed test on the GPU
+#: (fpc_kernel's compressed size came out 0.7 % short on an H100) while the CPU target was exact.
+HIDDEN_WRAP = """
+typedef unsigned long ulong;
+__device__ unsigned my_abs(int x) {
+  unsigned t = x >> 31;
+  return (x ^ t) - t;
+}
+__global__ void sizes(const ulong* codes, unsigned* total) {
+  __shared__ unsigned block_size;
+  int lid = threadIdx.x;
+  ulong value = codes[blockIdx.x * blockDim.x + lid] << 28;
+  unsigned inc;
+  if (value == 0) {
+    inc = 1;
+  } else if (my_abs((int)value) <= 0xFF) {
+    inc = 1;
+  } else if (my_abs((int)value) <= 0xFFFF) {
+    inc = 2;
+  } else if ((value & 0xFFFF) == 0) {
+    inc = 3;
+  } else if (my_abs((int)(value & 0xFFFF)) <= 0xFF && my_abs((int)((value >> 16) & 0xFFFF)) <= 0xFF) {
+    inc = 5;
+  } else if ((value & 0xFF) == ((value >> 8) & 0xFF)) {
+    inc = 6;
+  } else {
+    inc = 4;
+  }
+  if (lid == 0) block_size = 0;
+  __syncthreads();
+  atomicAdd(&block_size, inc);
+  __syncthreads();
+  if (lid == blockDim.x - 1) atomicAdd(total, block_size);
+}
+"""
+
+HIDDEN_WRAP_SPEC = spec_kernel("sizes", (2, 1, 1), (128, 1, 1), "exact",
+                               spec_buffer("codes", "uint64", 256, "in", 1, 15),
+                               spec_buffer("total", "uint32", 1, "inout", 0, 9))
+
+
+def test_an_unsigned_device_function_result_stays_unsigned_in_the_cuda_comparison(tmp_path):
+    out, (k,) = converted(tmp_path, HIDDEN_WRAP, HIDDEN_WRAP_SPEC)
+    assert k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    import importlib.util
+
+    import tilelang
+    import tvm
+    spec = importlib.util.spec_from_file_location("k_sizes", out / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sig = mod.KERNELS["sizes"]
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    with tvm.transform.PassContext(config=dict(sig.pass_configs)), target:
+        source = tilelang.lower(sig.factory((2, 1, 1), (128, 1, 1)), target=target).kernel_source
+    assert k["form"] == "tile"
+    tests = [line for line in source.splitlines() if "<= " in line and "255" in line]
+    assert tests and all("<= (int64_t)255" in line and "<= 255" not in line for line in tests), tests
