@@ -94,8 +94,10 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _included(unit: Path, include_dirs=()) -> set[Path]:
-    """``unit`` and the local files it includes, recursively (quoted includes)."""
+def _included(unit: Path, include_dirs=(), known: dict | None = None) -> set[Path]:
+    """``unit`` and the local files it includes, recursively (quoted includes); ``known`` keeps
+    each file's own includes between calls (a pool's programs share their helper headers)."""
+    known = {} if known is None else known
     seen: set[Path] = set()
     todo = [unit.resolve()]
     while todo:
@@ -103,13 +105,22 @@ def _included(unit: Path, include_dirs=()) -> set[Path]:
         if p in seen:
             continue
         seen.add(p)
-        for inc in find_quoted_includes(_read(p)):
-            for base in (p.parent, *map(Path, include_dirs)):
-                q = (base / inc).resolve()
-                if q.is_file():
-                    todo.append(q)
-                    break
+        direct = known.get(p)
+        if direct is None:
+            direct = known[p] = _direct_includes(p, include_dirs)
+        todo.extend(direct)
     return seen
+
+
+def _direct_includes(p: Path, include_dirs) -> list[Path]:
+    out = []
+    for inc in find_quoted_includes(_read(p)):
+        for base in (p.parent, *map(Path, include_dirs)):
+            q = (base / inc).resolve()
+            if q.is_file():
+                out.append(q)
+                break
+    return out
 
 
 def _groups_from_compdb(directory: Path) -> list[list[Path]]:
@@ -157,16 +168,17 @@ def find_programs(sources: list[tuple[Path, str]], compdb_dir: str | os.PathLike
         groups = _groups_from_folders([p for p, _ in sources])
     by_path = {p.resolve(): rel for p, rel in sources}
     programs = []
+    known: dict[Path, list[Path]] = {}
     for units in groups:
         mains = [u for u in units if find_main(_read(u)) is not None]
         others = [u for u in units if u not in mains]
-        reached = {u: _included(u, include_dirs) for u in units}  # (a unit is in each main's program)
+        reached = {u: _included(u, include_dirs, known) for u in units}  # (a unit is in each main's program)
         for m in mains:
             prog = Program(main=m, units=list(others))
             reach = set()
             for u in [m, *others]:
                 reach |= reached[u]
-            prog.files = sorted(rel for p, rel in by_path.items() if p in reach)
+            prog.files = sorted(by_path[p] for p in reach if p in by_path)
             if not prog.files:
                 continue
             prog.run, prog.problem = read_settings(m.parent)

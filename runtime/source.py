@@ -41,19 +41,21 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 @functools.lru_cache(maxsize=256)  # a conversion asks again for each unit that includes a file
+@functools.lru_cache(maxsize=32)
 def mask_source(text: str) -> str:
     """A copy of ``text`` with comments, string and character literals replaced by spaces.
 
-    Newlines are kept, so offsets and line numbers are the same as in ``text``.
+    Newlines are kept, so offsets and line numbers are the same as in ``text``. The last few
+    answers are kept: a file's main, includes and kernels are looked for in turn.
     """
-    out = list(text)
+    spans = []  # (start, end) of the text to blank, in order
     n = len(text)
     i = 0
 
     def blank(a: int, b: int) -> None:
         b = min(b, n)
         if a < b:
-            out[a:b] = _NOT_NEWLINE.sub(" ", text[a:b])
+            spans.append((a, b))
 
     while i < n:
         c = text[i]
@@ -110,11 +112,17 @@ def mask_source(text: str) -> str:
         else:  # on to the next character that may open a comment or a literal
             found = _OPENERS.search(text, i + 1)
             i = found.start() if found else n
+    out, last = [], 0
+    for a, b in spans:
+        piece = text[a:b]
+        out += (text[last:a], " " * (b - a) if "\n" not in piece else _NOT_NEWLINE.sub(" ", piece))
+        last = b
+    out.append(text[last:])
     return "".join(out)
 
 
 _NOT_NEWLINE = re.compile(r"[^\n]")
-_OPENERS = re.compile(r"[/\"']")
+_OPENERS = re.compile(r"/[/*]|[\"']")
 
 
 def _line_of(text: str, pos: int) -> int:
