@@ -643,13 +643,13 @@ class ExprPrinter:
             p = _PREC["cmp"]
             zero = "0.0" if scalar_name(inner.type) and "float" in scalar_name(inner.type) else "0"
             return f"{self.sub(inner, p + 1)} != {zero}", p
-        if isinstance(target, m.Scalar) and target.dtype in _INT and target.dtype != "bool" \
-                and self._python_int(inner) and not isinstance(inner, m.IntLit):
-            return self.expr(inner, typed)
         if isinstance(target, m.Scalar) and target.dtype in _WIDTHS and not isinstance(inner, m.IntLit):
             value = _int_literal(inner)  # (unsigned)~63: the constant converted (TVM folds the
             if value is not None and not _fits(value, target.dtype):  # cast and refuses -64u)
                 return self.e_IntLit(m.IntLit(value, "", target, e.span), typed)
+        if isinstance(target, m.Scalar) and target.dtype in _INT and target.dtype != "bool" \
+                and self._python_int(inner) and not isinstance(inner, m.IntLit):
+            return self.expr(inner, typed)
         if isinstance(inner, m.IntLit) and isinstance(target, m.Scalar):
             if "float" in target.dtype:
                 return self._float(float(inner.value), target.dtype, typed)

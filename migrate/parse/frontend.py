@@ -82,6 +82,8 @@ class ParsedFile:
     seconds: float = 0.0
     #: kernel name -> the namespaces it is declared in, outermost first
     kernel_namespaces: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: kernel templates refused for their explicit specialisations (no instance copies for them)
+    specialised_kernels: frozenset = frozenset()
 
     def file_diagnostics(self) -> list[Diagnostic]:
         """Diagnostics that belong to no kernel (file-level, host code, unused device code)."""
@@ -201,7 +203,8 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
     virtual file: :func:`_context_source`) gets its copies after its own last line, parsed in
     that context."""
     main = str(Path(path).resolve())
-    ours = [k for k in parsed.unit.kernels if str(Path(k.span.file).resolve()) == main]
+    ours = [k for k in parsed.unit.kernels if str(Path(k.span.file).resolve()) == main
+            and k.name not in parsed.specialised_kernels]
     kernels = {k.name: k for k in ours if needs_copy(k, parsed.kernel_errors(k.name))}
     copies = {name + SUFFIX: (name, c) for name, k in kernels.items() for c in [instance_text(text, k)]
               if c is not None}
@@ -508,6 +511,9 @@ class UnitBuilder:
             unsaved[context] = context_text
         self.text = SourceText(unsaved)
         self.functions: dict[str, ci.Cursor] = {}  # user function definitions by (model) name
+        # explicit specialisations of kernel templates (``template <> __global__ void k<float>``):
+        # kernel name -> their definitions (not migrated: see build)
+        self.kernel_specialisations: dict[str, list[ci.Cursor]] = {}
         self.overloads: dict[str, tuple] = {}  # name -> ((USR, model name, parameter count), ...)
         self.model_names: dict[str, str] = {}  # USR -> model name, of overloaded definitions
         self.defaults: dict[str, tuple] = {}  # model name -> each parameter's default argument or None
@@ -526,6 +532,11 @@ class UnitBuilder:
         definitions: dict[str, list[ci.Cursor]] = {}
         for cursor in self._user_declarations():
             if cursor.kind in _FUNCTION_KINDS and cursor.is_definition():
+                if cursor.kind == K.FUNCTION_DECL and self._cuda_kind(cursor) == "global" \
+                        and cl.specialized_template(cursor) is not None:
+                    self.kernel_specialisations.setdefault(cursor.spelling, []).append(cursor)
+                    self.extents.append((cursor.spelling, span_of(cursor)))
+                    continue
                 known = self.functions.setdefault(cursor.spelling, cursor)
                 if known is not cursor and self._is_main(cursor) and not self._is_main(known) \
                         and self._cuda_kind(cursor) == "global":
@@ -638,6 +649,7 @@ class UnitBuilder:
                     queue.append(self.functions[callee])
 
         self._check_recursion(built)
+        specialised = self._refuse_specialised_kernels(pending)
         built = with_default_arguments(built, self.defaults)
         kernels = [built[k.name] for k in kernels]
         device_fns = {name: built[name] for name in device_fns}
@@ -648,12 +660,31 @@ class UnitBuilder:
             tuple(launches))
         if not kernels:
             self.bag.add("M1003", Span.point(self.path), "no __global__ kernels in this file")
-        parsed = ParsedFile(self.path, unit, self.bag.items)
+        parsed = ParsedFile(self.path, unit, self.bag.items, specialised_kernels=specialised)
         parsed.by_kernel = {k.name: self._kernel_diagnostics(k, built) for k in kernels}
         # the namespaces each kernel is declared in, outermost first (``a::b::k``: a, b)
         parsed.kernel_namespaces = {self.model_names.get(c.get_usr(), c.spelling):
                                     tuple(qualified_name(c).split("::")[:-1]) for c in pending}
         return parsed
+
+    def _refuse_specialised_kernels(self, kernels: list[ci.Cursor]) -> frozenset:
+        """A kernel template with explicit specialisations (fma's ``implicit_fma_kernel<float>``,
+        a float4 body beside the template's scalar one) is refused: the template's model would
+        run the template's body for the specialised instances too, whose launches are sized for
+        their own bodies (the migrated fma kernel updated an eighth of its output on the GPU).
+        Returns their names (no instance copies are written for them: a copy is the template's
+        text too)."""
+        refused = set()
+        for cursor in kernels:
+            specs = self.kernel_specialisations.get(cursor.spelling)
+            if not specs or cl.specialized_template(cursor) is not None:
+                continue
+            named = ", ".join(f"{_template_args_text(s)} at line {s.extent.start.line}" for s in specs)
+            self.bag.add("M1206", span_of(cursor),
+                         f"explicit specialisations of the kernel template '{cursor.spelling}' ({named}) are "
+                         f"not migrated: their instances would run the template's body")
+            refused.add(self.model_names.get(_usr(cursor), cursor.spelling))
+        return frozenset(refused)
 
     def _kernel_diagnostics(self, kernel: m.Function, built: dict[str, m.Function]) -> list[Diagnostic]:
         names, stack = set(), [kernel.name]
@@ -1156,3 +1187,13 @@ def _launch_bounds(cursor: ci.Cursor, text: SourceText) -> tuple[int, ...]:
         if part.isdigit():
             values.append(int(part))
     return tuple(values)
+
+
+def _template_args_text(cursor: ci.Cursor) -> str:
+    """``<float>`` of a specialisation ``k<float>(...)``, or ``<...>``."""
+    try:
+        n = cursor.get_num_template_arguments()
+        args = [cursor.get_template_argument_type(i).spelling for i in range(n)] if n > 0 else []
+    except Exception:  # noqa: BLE001 - older bindings
+        args = []
+    return f"<{', '.join(args)}>" if args and all(args) else "<...>"

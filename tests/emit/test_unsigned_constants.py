@@ -74,3 +74,38 @@ def test_a_cast_zero_less_one_is_all_ones_and_lowers_for_cuda(tmp_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert "all_ones" in lower_sm90(mod.KERNELS["all_ones"], (2, 1, 1), (64, 1, 1))
+
+
+# f8cast's fp8 rounding: `f_bits += ((uint32_t)(7 - 127) << 23) + 0x7FFFF;` The cast of the
+# negative constant difference was dropped (a Python int expression is printed as written), so
+# TVM met `f_bits + -1006108673` on a uint32 and refused the kernel on the GPU ("cannot make uint
+# from negative value -1006108673"); the constant is the wrapped uint32 now.
+EXPONENT_BIAS = """
+#include <stdint.h>
+__global__ void rebias(const uint32_t* __restrict__ a, uint32_t* __restrict__ b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    uint32_t f_bits = a[i];
+    uint8_t odd = (f_bits >> 20) & 1;
+    f_bits += ((uint32_t)(7 - 127) << 23) + 0x7FFFF;
+    f_bits += odd;
+    b[i] = f_bits >> 20;
+  }
+}
+"""
+
+
+EXPONENT_BIAS_SPEC = spec_kernel("rebias", (2, 1, 1), (64, 1, 1), "exact",
+                                 spec_buffer("a", "uint32", 128, "in", 0, 4000000000),
+                                 spec_buffer("b", "uint32", 128, "out"),
+                                 spec_scalar("n", "int32", 128))
+
+
+def test_a_negative_constant_cast_to_unsigned_wraps_and_lowers_for_cuda(tmp_path):
+    out, (k,) = converted(tmp_path, EXPONENT_BIAS, EXPONENT_BIAS_SPEC)
+    assert k["check"]["status"] == "pass", k
+    assert "T.uint32(4294967176) << 23" in (out / "k.py").read_text()
+    spec = importlib.util.spec_from_file_location("k_rebias", out / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert "4294967176" in lower_sm90(mod.KERNELS["rebias"], (2, 1, 1), (64, 1, 1))
