@@ -28,6 +28,7 @@ CASES = {
     "unsigned_wrap": ("tests.emit.test_unsigned_wrap_in_comparisons", "KERNEL", "SPEC"),
     "hidden_wrap": ("tests.emit.test_unsigned_wrap_in_comparisons", "HIDDEN_WRAP", "HIDDEN_WRAP_SPEC"),
     "exponent_bias": ("tests.emit.test_unsigned_constants", "EXPONENT_BIAS", "EXPONENT_BIAS_SPEC"),
+    "negative_index": ("tests.runtime.test_negative_index", "KERNEL", "SPEC"),
     "sincos": ("tests.analysis.prepare.test_sincos", "KERNEL", "SPEC"),
     "complex_ops": ("tests.parse.test_lanewise", "COMPLEX", "COMPLEX_SPEC"),
     "struct_members": ("tests.analysis.prepare.test_records", "STRUCTS_WITH_MEMBERS", "MEMBERS_SPEC"),

@@ -37,7 +37,7 @@ C_TYPE_DTYPES = _dtypes.TEMPLATE_SPELLINGS
 CPU_PASS_CONFIGS = {"tirx.disable_vectorize": True}
 
 #: TileLang passes this module corrects (:func:`_patch_nested_guards`), marked on every compiled function
-PASS_FIXES = "decouple_type_cast.nested_guards,else;c_literals.folded"
+PASS_FIXES = "decouple_type_cast.nested_guards,else;c_literals.folded;negative_index.kept"
 
 
 def _patch_cpu_wrapper() -> None:
@@ -125,6 +125,34 @@ def _patch_nested_guards() -> None:
 
     pass_module.extract_if_condition = extract_if_condition
     pass_module._cuda2tile_nested = True
+
+
+def _patch_negative_index() -> None:
+    """TileLang 0.1.15's LegalizeNegativeIndex reads an index its analyzer proves negative as
+    Python's ``a[-k]`` (the buffer's extent added). A migrated kernel's index is C's: a negative one
+    is a defect, never a count from the end. And the proof is not sound after a ``while`` loop
+    left by ``break``: log2's ``output[r * n + i]`` after a device function's loops became
+    ``output[output_len + r * n + i]`` (an illegal address on the H100). The pass is skipped for
+    the kernels the runtime builds (marked ``cuda2tile_pass_fixes``); others keep it."""
+    import tilelang.transform as tl_transform
+
+    if getattr(tl_transform, "_cuda2tile_negative_index", False):
+        return
+    import tvm
+
+    original = tl_transform.LegalizeNegativeIndex
+
+    def LegalizeNegativeIndex():  # noqa: N802 - TileLang's name
+        inner = original()
+
+        def apply(mod, _ctx):
+            migrated = any(getattr(f, "attrs", None) is not None and "cuda2tile_pass_fixes" in f.attrs
+                           for f in mod.functions.values())
+            return mod if migrated else inner(mod)
+        return tvm.transform.module_pass(apply, opt_level=0, name="tl.LegalizeNegativeIndex")
+
+    tl_transform.LegalizeNegativeIndex = LegalizeNegativeIndex
+    tl_transform._cuda2tile_negative_index = True
 
 
 class LaunchError(Exception):
@@ -531,6 +559,7 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
            tuple(sorted(sizes.items())))
     if key not in _CACHE:
         _patch_nested_guards()
+        _patch_negative_index()
         func, configs = prim_func(sig, grid, block, shared_bytes, template, target, options, sizes)
         # the patched passes' mark: TileLang's kernel cache keys on the function's text, so that a
         # kernel compiled before the patch (stale in the cache) is not reused

@@ -9,9 +9,13 @@ def lower_sm90(sig, grid, block, sizes=None, **options) -> str:
     import tilelang
     import tvm
 
-    from migrate.runtime.tilelang_support import prim_func
+    from migrate.runtime import tilelang_support as ts
 
-    func, configs = prim_func(sig, grid, block, 0, None, "cuda", options, sizes)
+    # as the runtime builds it (compile_kernel): its pass fixes applied, the kernel marked for them
+    ts._patch_nested_guards()
+    ts._patch_negative_index()
+    func, configs = ts.prim_func(sig, grid, block, 0, None, "cuda", options, sizes)
+    func = func.with_attr("cuda2tile_pass_fixes", ts.PASS_FIXES)
     target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
     with tvm.transform.PassContext(config=configs), target:
         return tilelang.lower(func, target=target).kernel_source
