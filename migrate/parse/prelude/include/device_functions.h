@@ -40,14 +40,27 @@ __device__ unsigned int __activemask(void);
   __device__ T __shfl_xor_sync(unsigned int mask, T var, int laneMask, int width = warpSize);  \
   __device__ unsigned int __match_any_sync(unsigned int mask, T value);                        \
   __device__ unsigned int __match_all_sync(unsigned int mask, T value, int *pred);
-__C2T_SHFL(int)
-__C2T_SHFL(unsigned int)
-__C2T_SHFL(long)
-__C2T_SHFL(unsigned long)
-__C2T_SHFL(long long)
-__C2T_SHFL(unsigned long long)
-__C2T_SHFL(float)
-__C2T_SHFL(double)
+/* the warp shuffles and votes before CUDA 9 (no mask: the whole warp; nvcc still takes them
+   below sm_70); the frontend reads each as its _sync form with the full mask */
+#define __C2T_SHFL_LEGACY(T)                                                                   \
+  __device__ T __shfl(T var, int srcLane, int width = warpSize);                               \
+  __device__ T __shfl_up(T var, unsigned int delta, int width = warpSize);                     \
+  __device__ T __shfl_down(T var, unsigned int delta, int width = warpSize);                   \
+  __device__ T __shfl_xor(T var, int laneMask, int width = warpSize);
+#define __C2T_SHFLS(T) __C2T_SHFL(T) __C2T_SHFL_LEGACY(T)
+__C2T_SHFLS(int)
+__C2T_SHFLS(unsigned int)
+__C2T_SHFLS(long)
+__C2T_SHFLS(unsigned long)
+__C2T_SHFLS(long long)
+__C2T_SHFLS(unsigned long long)
+__C2T_SHFLS(float)
+__C2T_SHFLS(double)
+extern "C" {
+__device__ int __any(int predicate);
+__device__ int __all(int predicate);
+__device__ unsigned int __ballot(int predicate);
+}
 __device__ unsigned int __reduce_add_sync(unsigned int mask, unsigned int value);
 __device__ int __reduce_add_sync(unsigned int mask, int value);
 __device__ unsigned int __reduce_min_sync(unsigned int mask, unsigned int value);
