@@ -192,7 +192,25 @@ __device__ unsigned int __viaddmax_u32(unsigned int a, unsigned int b, unsigned 
 __device__ unsigned int __viaddmin_u32(unsigned int a, unsigned int b, unsigned int c);
 __device__ int __vibmax_s32(int a, int b, bool *pred);
 __device__ int __vibmin_s32(int a, int b, bool *pred);
+__device__ int __viaddmax_s32_relu(int a, int b, int c);
+__device__ int __viaddmin_s32_relu(int a, int b, int c);
+__device__ int __vimax3_s32_relu(int a, int b, int c);
+__device__ int __vimin3_s32_relu(int a, int b, int c);
+__device__ unsigned int __vibmax_u32(unsigned int a, unsigned int b, bool *pred);
+__device__ unsigned int __vibmin_u32(unsigned int a, unsigned int b, bool *pred);
+__device__ unsigned int __vimax_s16x2_relu(unsigned int a, unsigned int b);
+__device__ unsigned int __vimin_s16x2_relu(unsigned int a, unsigned int b);
+__device__ unsigned int __vibmax_s16x2(unsigned int a, unsigned int b, bool *pred_hi, bool *pred_lo);
+__device__ unsigned int __vibmin_s16x2(unsigned int a, unsigned int b, bool *pred_hi, bool *pred_lo);
+__device__ unsigned int __vibmax_u16x2(unsigned int a, unsigned int b, bool *pred_hi, bool *pred_lo);
+__device__ unsigned int __vibmin_u16x2(unsigned int a, unsigned int b, bool *pred_hi, bool *pred_lo);
 }
+/* the DPX functions on two 16-bit halves of a word: (a, b, c) -> word */
+#define __C2T_DPX3(fn) extern "C" __device__ unsigned int fn(unsigned int a, unsigned int b, unsigned int c);
+__C2T_DPX3(__viaddmax_s16x2) __C2T_DPX3(__viaddmax_s16x2_relu) __C2T_DPX3(__viaddmax_u16x2)
+__C2T_DPX3(__viaddmin_s16x2) __C2T_DPX3(__viaddmin_s16x2_relu) __C2T_DPX3(__viaddmin_u16x2)
+__C2T_DPX3(__vimax3_s16x2) __C2T_DPX3(__vimax3_s16x2_relu) __C2T_DPX3(__vimax3_u16x2)
+__C2T_DPX3(__vimin3_s16x2) __C2T_DPX3(__vimin3_s16x2_relu) __C2T_DPX3(__vimin3_u16x2)
 
 /* ---- Floating-point intrinsics: fast approximations, explicit rounding modes --------------- */
 #define __C2T_ROUND1(R, fn, A)                                                                 \
