@@ -136,3 +136,48 @@ def test_a_programs_own_legacy_shuffle_still_wins(tmp_path):
     k = kernels["own"]
     assert k["form"] != "unsupported", k["diagnostics"]
     assert k["check"]["status"] == "pass", k["check"]
+
+
+def test_legacy_shuffles_in_templates_resolve_per_instance(tmp_path):
+    """A warp sum template (``__shfl_down(v, o)`` on a ``T v``) and the kernel template calling
+    it: the shuffles on the template's type are read as their _sync forms too."""
+    source = """
+        template <typename T>
+        __device__ T warp_sum(T v) {
+          for (int o = 16; o > 0; o /= 2) v += __shfl_down(v, o);
+          return __shfl(v, 0);
+        }
+        template <typename T>
+        __global__ void sums(const T* __restrict__ x, T* out) {
+          int t = blockIdx.x * blockDim.x + threadIdx.x;
+          T v = warp_sum(x[t]);
+          out[t] = v + __shfl_xor(x[t], 1);
+        }
+        void host(const float* x, float* o, const int* xi, int* oi) {
+          sums<float><<<2, 64>>>(x, o);
+          sums<int><<<2, 64>>>(xi, oi);
+        }
+    """
+    spec = """
+        [[kernel]]
+        name = "sums"
+        template = ["float"]
+        grid = [2, 1, 1]
+        block = [64, 1, 1]
+        tolerance = "fp32_accum"
+        [[kernel.args]]
+        name = "x"
+        buffer = "float32"
+        elements = 128
+        role = "in"
+        range = [-1.0, 1.0]
+        [[kernel.args]]
+        name = "out"
+        buffer = "float32"
+        elements = 128
+        role = "out"
+    """
+    kernels, _ = convert(tmp_path, source, "--check", "cpu", spec=spec)
+    k = kernels["sums"]
+    assert k["form"] != "unsupported", k["diagnostics"]
+    assert k["check"]["status"] == "pass", k["check"]
