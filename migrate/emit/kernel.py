@@ -357,6 +357,9 @@ class KernelPrinter:
                 continue  # a view of another shared array: declared after them all (below)
             if vp.placement == "shared":
                 elem = m.element_type(d.type)
+                if isinstance(elem, m.Pointer):  # __shared__ int *Q_row; one thread points it for all
+                    raise EmitError(f"__shared__ variable '{d.name}' holds a pointer ({elem}) that the block's "
+                                    "threads share: a pointer kept in shared memory has no TileLang form", d.span)
                 if d.storage == "extern_shared":
                     size = _sizeof(elem, scope)
                     shape = f"(shared_bytes // {size},)"

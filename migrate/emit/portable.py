@@ -9,6 +9,7 @@ through a shared buffer between two barriers.
 from __future__ import annotations
 
 from ..ir import model as m
+from ..ir.exprs import strip_casts
 from ..ir.loops import (Barrier, BlockReduce, BlockScan, Exchange, LaneExchange, LanePhase, Phase, SimtBody, UniformIf,
                         UniformLoop)
 from .lane_exchange import print_lane_exchange
@@ -109,7 +110,7 @@ class RegionPrinter:
         target = e(r.target)
         width = e.coerce(r.width, "int32") if r.width is not None else "32"
         if r.op in _SHUFFLE_SOURCE:
-            src, ok = _SHUFFLE_SOURCE[r.op](lin, e.coerce(r.lane, "int32"), width, nthreads)
+            src, ok = _SHUFFLE_SOURCE[r.op](lin, _lane_operand(r.lane, e), width, nthreads)
             printer.emit(f"{target} = T.if_then_else({ok}, {buf}[{src}], {buf}[{lin}])", r.span)
         else:  # votes: every lane combines the warp's flags
             init, combine = {"ballot": ("T.uint32(0)", None), "any": ("0", "|"), "all": ("1", "&")}[r.op]
@@ -167,6 +168,17 @@ class RegionPrinter:
         printer.emit(f"{flag} = {printer.expr.cond(r.cond)}", r.span)
         printer.indent -= 1
         printer.close_flag_loop()
+
+
+def _lane_operand(lane: m.Expr, e) -> str:
+    """A shuffle's lane, delta or mask as an int32 index term. A constant prints as a plain
+    number: ``__shfl_up_sync(m, v, 1)`` converts its 1 to the ``unsigned`` delta, and
+    ``tx - T.uint32(1)`` would be an unsigned subtraction TileLang refuses where it folds
+    ``tx`` to 0 (the source index is guarded by ``x_lane >= delta`` anyway)."""
+    lit = strip_casts(lane)
+    if isinstance(lit, m.IntLit) and 0 <= lit.value < 2 ** 31:
+        return str(lit.value)
+    return e.coerce(lane, "int32")
 
 
 #: Where a shuffle reads from (an index into the exchange buffer) and when that source is valid

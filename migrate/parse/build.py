@@ -1134,6 +1134,12 @@ class ModelBuilder:
         operator = _OPERATOR_NAME.match(name.rsplit("::", 1)[-1])
         if operator:
             return self._operator(operator.group(1), args, ctype, span, cursor, decl)
+        legacy = LEGACY_WARP_CALLS.get(name.rsplit("::", 1)[-1])
+        if legacy is not None and decl is not None and cl.is_prelude_file(
+                decl.location.file.name if decl.location.file else None):
+            # __shfl_down(v, 16) of CUDA before 9: the whole warp takes part, as in its _sync form
+            # with the full mask
+            name, args = legacy, (m.IntLit(0xFFFFFFFF, "0xffffffffu", m.Scalar("uint32"), span),) + args
         kind = self._call_kind(name, decl, cursor)
         if kind == "device":
             # a user device function is modelled, and emitted, under its own name (``lit::node``
@@ -1457,6 +1463,13 @@ class ModelBuilder:
         self.bag.add("M1207", span_of(cursor),
                      f"call to '{short}', which is neither a visible __device__ function nor a known CUDA API")
         return "unknown"
+
+
+#: The warp shuffles and votes of CUDA before 9, which take no mask (the prelude declares them),
+#: and the ``_sync`` form each is read as, with the full mask first
+LEGACY_WARP_CALLS = {"__shfl": "__shfl_sync", "__shfl_up": "__shfl_up_sync",
+                     "__shfl_down": "__shfl_down_sync", "__shfl_xor": "__shfl_xor_sync",
+                     "__any": "__any_sync", "__all": "__all_sync", "__ballot": "__ballot_sync"}
 
 
 #: The members of ``std::numeric_limits`` migrated as constants (see ``cuda_math.numeric_limit``).

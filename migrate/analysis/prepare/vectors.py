@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ...compat.catalog import CACHED_LOADS
 from ...compat.table import lookup
 from ...dtypes import SIZES
 from ...ir import model as m
@@ -871,6 +872,12 @@ class _Scalarizer:
     def scalar(self, e):
         if e is None:
             return None
+        if isinstance(e, m.Call) and e.kind == "memory" and e.callee in CACHED_LOADS and len(e.args) == 1:
+            address = strip_implicit_casts(e.args[0])
+            if isinstance(address, m.Unary) and address.op == "&" and self._packed_target(address.operand):
+                # __ldg(&R[i].rate): the read of the field it addresses (the printer reads any cached
+                # load of an address so), not the field's address
+                return self.scalar(address.operand)
         if isinstance(e, (m.Assign, m.Unary)) and self._packed_target(e.target if isinstance(e, m.Assign) else
                                                                       e.operand if e.op in ("++", "--", "&") else None):
             raise VectorError("a field of a record held with others in one word, assigned or addressed "

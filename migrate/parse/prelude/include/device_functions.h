@@ -40,14 +40,27 @@ __device__ unsigned int __activemask(void);
   __device__ T __shfl_xor_sync(unsigned int mask, T var, int laneMask, int width = warpSize);  \
   __device__ unsigned int __match_any_sync(unsigned int mask, T value);                        \
   __device__ unsigned int __match_all_sync(unsigned int mask, T value, int *pred);
-__C2T_SHFL(int)
-__C2T_SHFL(unsigned int)
-__C2T_SHFL(long)
-__C2T_SHFL(unsigned long)
-__C2T_SHFL(long long)
-__C2T_SHFL(unsigned long long)
-__C2T_SHFL(float)
-__C2T_SHFL(double)
+/* the warp shuffles and votes before CUDA 9 (no mask: the whole warp; nvcc still takes them
+   below sm_70); the frontend reads each as its _sync form with the full mask */
+#define __C2T_SHFL_LEGACY(T)                                                                   \
+  __device__ T __shfl(T var, int srcLane, int width = warpSize);                               \
+  __device__ T __shfl_up(T var, unsigned int delta, int width = warpSize);                     \
+  __device__ T __shfl_down(T var, unsigned int delta, int width = warpSize);                   \
+  __device__ T __shfl_xor(T var, int laneMask, int width = warpSize);
+#define __C2T_SHFLS(T) __C2T_SHFL(T) __C2T_SHFL_LEGACY(T)
+__C2T_SHFLS(int)
+__C2T_SHFLS(unsigned int)
+__C2T_SHFLS(long)
+__C2T_SHFLS(unsigned long)
+__C2T_SHFLS(long long)
+__C2T_SHFLS(unsigned long long)
+__C2T_SHFLS(float)
+__C2T_SHFLS(double)
+extern "C" {
+__device__ int __any(int predicate);
+__device__ int __all(int predicate);
+__device__ unsigned int __ballot(int predicate);
+}
 __device__ unsigned int __reduce_add_sync(unsigned int mask, unsigned int value);
 __device__ int __reduce_add_sync(unsigned int mask, int value);
 __device__ unsigned int __reduce_min_sync(unsigned int mask, unsigned int value);
@@ -179,7 +192,25 @@ __device__ unsigned int __viaddmax_u32(unsigned int a, unsigned int b, unsigned 
 __device__ unsigned int __viaddmin_u32(unsigned int a, unsigned int b, unsigned int c);
 __device__ int __vibmax_s32(int a, int b, bool *pred);
 __device__ int __vibmin_s32(int a, int b, bool *pred);
+__device__ int __viaddmax_s32_relu(int a, int b, int c);
+__device__ int __viaddmin_s32_relu(int a, int b, int c);
+__device__ int __vimax3_s32_relu(int a, int b, int c);
+__device__ int __vimin3_s32_relu(int a, int b, int c);
+__device__ unsigned int __vibmax_u32(unsigned int a, unsigned int b, bool *pred);
+__device__ unsigned int __vibmin_u32(unsigned int a, unsigned int b, bool *pred);
+__device__ unsigned int __vimax_s16x2_relu(unsigned int a, unsigned int b);
+__device__ unsigned int __vimin_s16x2_relu(unsigned int a, unsigned int b);
+__device__ unsigned int __vibmax_s16x2(unsigned int a, unsigned int b, bool *pred_hi, bool *pred_lo);
+__device__ unsigned int __vibmin_s16x2(unsigned int a, unsigned int b, bool *pred_hi, bool *pred_lo);
+__device__ unsigned int __vibmax_u16x2(unsigned int a, unsigned int b, bool *pred_hi, bool *pred_lo);
+__device__ unsigned int __vibmin_u16x2(unsigned int a, unsigned int b, bool *pred_hi, bool *pred_lo);
 }
+/* the DPX functions on two 16-bit halves of a word: (a, b, c) -> word */
+#define __C2T_DPX3(fn) extern "C" __device__ unsigned int fn(unsigned int a, unsigned int b, unsigned int c);
+__C2T_DPX3(__viaddmax_s16x2) __C2T_DPX3(__viaddmax_s16x2_relu) __C2T_DPX3(__viaddmax_u16x2)
+__C2T_DPX3(__viaddmin_s16x2) __C2T_DPX3(__viaddmin_s16x2_relu) __C2T_DPX3(__viaddmin_u16x2)
+__C2T_DPX3(__vimax3_s16x2) __C2T_DPX3(__vimax3_s16x2_relu) __C2T_DPX3(__vimax3_u16x2)
+__C2T_DPX3(__vimin3_s16x2) __C2T_DPX3(__vimin3_s16x2_relu) __C2T_DPX3(__vimin3_u16x2)
 
 /* ---- Floating-point intrinsics: fast approximations, explicit rounding modes --------------- */
 #define __C2T_ROUND1(R, fn, A)                                                                 \
