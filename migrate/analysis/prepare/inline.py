@@ -66,6 +66,21 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
     return direct
 
 
+def vector_calls(fn: m.Function, device: dict[str, m.Function]) -> set[str]:
+    """The device functions ``fn`` calls with a vector or struct argument, or for one as its value,
+    where the callee declares none (a template's instance: ``add(a, b, c)`` of ``template <typename
+    T> T add(T, T, T)`` on ``half2`` values): a macro works on scalars only, while inlined the
+    kernel's vectors pass takes the values apart."""
+    def vec(t) -> bool:
+        if isinstance(t, m.Reference):
+            t = t.target
+        return isinstance(t, m.Vector)
+
+    return {n.callee for n in (m.walk(fn.body) if fn.body else ())
+            if isinstance(n, m.Call) and n.kind == "device" and n.callee in device
+            and (vec(n.type) or any(vec(getattr(a, "type", None)) for a in n.args))}
+
+
 def _reads_var_templates(fn: m.Function) -> bool:
     """Whether a function template reads a variable template on its types: each instance has a
     value of its own, which the call's instance picks once inlined (parse.var_templates)."""

@@ -188,6 +188,11 @@ def _scalar_array(t: m.Array, unsized: bool = False) -> m.Array:
     return m.Array(m.Scalar(v.dtype), t.extent * stride(v), "", t.volatile)
 
 
+def _constant_words(v: m.Vector) -> m.Array:
+    """A ``__constant__`` struct (or vector) as the array of its words: the same bytes."""
+    return m.Array(m.Scalar(v.dtype), stride(v))
+
+
 def uses_vectors(fn: m.Function) -> bool:
     if any(_vec(p.type) or (isinstance(p.type, m.Pointer) and _vec(p.type.pointee)) for p in fn.params):
         return True
@@ -251,6 +256,22 @@ _HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
 _LANE_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 _LANE_PICK = {"__low2float": (0, "float32"), "__high2float": (1, "float32"),
               "__low2half": (0, "float16"), "__high2half": (1, "float16")}
+
+
+#: CUDA's two-lane half types, whose header defines + - * / lane by lane (``__hadd2``, ``__hmul2``)
+_HALF_PAIRS = ("__half2", "half2", "__nv_bfloat162", "nv_bfloat162")
+
+
+def _half_pair(e) -> m.Vector | None:
+    """The ``__half2`` (or ``__nv_bfloat162``) type of ``a + b`` on two of them where clang left
+    the operator's type dependent (a template's body, ``return a + b + c;`` inlined for the
+    instance on ``half2``); None for any other expression."""
+    if not (isinstance(e, m.Binary) and e.op in ("+", "-", "*", "/") and not _vec(e.type)):
+        return None
+    sides = [_vec(x.type) or _half_pair(x) for x in (e.lhs, e.rhs)]
+    if sides[0] is None or sides[0] != sides[1] or sides[0].name not in _HALF_PAIRS:
+        return None
+    return sides[0]
 
 
 def _lanewise(name: str) -> str | None:
@@ -423,6 +444,13 @@ class _Scalarizer:
         if isinstance(e, m.Ref) and e.name in self.held:
             array = self.held[e.name]
             return m.Index(m.Ref(e.name, "local", array, span), _int(i, span), array.element, span)
+        if isinstance(e, m.Ref) and e.kind == "constant" and isinstance(e.type, m.Vector):
+            # a __constant__ struct (or vector): the buffer of its words the launcher fills from the
+            # symbol's bytes (scalar_constants), a lane read out of its word
+            v = e.type
+            words = m.Ref(e.name, "constant", _constant_words(v), span)
+            word = m.Index(words, _int(_word(v, i), span), m.Scalar(v.dtype), span)
+            return unpack(word, v, i) if _packed(v, i) and not raw else word
         if isinstance(e, m.Ref) and e.name in self.locals:
             v = self.locals[e.name]
             kind = "param" if e.name in self.by_value else "local"
@@ -476,10 +504,11 @@ class _Scalarizer:
                 arg = self.scalar(e.args[i])
                 target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
                 return arg if "halves" in name else m.Cast(target, arg, "implicit", target, span)
-            if name in ("__float2half2_rn", "__half2half2", "__bfloat162bfloat162"):
+            if name in ("__float2half2_rn", "__float2bfloat162_rn", "__half2half2", "__bfloat162bfloat162"):
                 arg = self.scalar(e.args[0])
-                if name == "__float2half2_rn":
-                    return m.Cast(m.Scalar("float16"), arg, "implicit", m.Scalar("float16"), span)
+                if name.startswith("__float2"):  # the float rounded to the nearest, in both lanes
+                    target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
+                    return m.Cast(target, arg, "implicit", target, span)
                 return arg
             if name in _HALF2_BINARY:
                 a, b = self.lane(e.args[0], i), self.lane(e.args[1], i)
@@ -503,6 +532,9 @@ class _Scalarizer:
                 value = m.Call(scalar, args, "math", (), m.Scalar(row.ret), span)
                 # (a comparison's bool is the lane's 1.0 or 0.0)
                 return value if value.type == dtype else m.Cast(dtype, value, "implicit", dtype, span)
+        pair = _half_pair(e)
+        if pair is not None:  # a + b on __half2 in a template's body: the header's __hadd2, lane by lane
+            return m.Binary(e.op, self.lane(e.lhs, i), self.lane(e.rhs, i), m.Scalar(pair.dtype), span)
         if isinstance(e, m.Binary) and e.op in _LANE_OPS and _vec(e.type):
             # an operator the frontend kept as syntax only where its definition is lane by lane
             # (parse/lanewise.py); a scalar operand is used in every lane
@@ -1201,7 +1233,8 @@ class _Scalarizer:
 
 def scalar_constants(unit: m.TranslationUnit) -> m.TranslationUnit:
     """``unit`` with each ``__constant__`` array of vectors (``__constant__ kValues ck[N]``, a plain
-    struct of three floats) an array of their scalars, as the kernels' reads of it become
+    struct of three floats) an array of their scalars, and each ``__constant__`` struct (``__constant__
+    pixel BORDER = {0, 0, 0}``) the array of its words, as the kernels' reads of it become
     (:func:`scalarize_vectors`): the symbol the launcher fills holds the same bytes."""
     changed = False
     globals_ = []
@@ -1212,6 +1245,9 @@ def scalar_constants(unit: m.TranslationUnit) -> m.TranslationUnit:
                 changed = True
             except VectorError:
                 pass  # an extent the kernels' reads will report
+        elif g.storage == "constant" and isinstance(g.type, m.Vector):
+            g = dataclasses.replace(g, type=_constant_words(g.type))  # its words, as the kernels read it
+            changed = True
         globals_.append(g)
     return dataclasses.replace(unit, globals=tuple(globals_)) if changed else unit
 
