@@ -176,3 +176,113 @@ __global__ void odd(float* a, double* __restrict__ out) {
     _out, rows = converted(tmp_path, src, expect_ok=False)
     (k,) = rows
     assert k["form"] == "unsupported" and k["diagnostics"][0]["code"] == "M3001", k
+
+
+COMPLEX = """
+#include <cuda_runtime.h>
+#include <cuComplex.h>
+// cuComplex.h's functions on values made of the inputs, as the pool's complex program checks them
+__global__ void cplx(const float* __restrict__ a, float* __restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    cuFloatComplex z1 = make_cuFloatComplex(a[4 * i], a[4 * i + 1]);
+    cuFloatComplex z2 = make_cuFloatComplex(a[4 * i + 2], a[4 * i + 3]);
+    cuFloatComplex p = cuCmulf(cuCaddf(z1, z2), cuConjf(z2));
+    cuFloatComplex q = cuCdivf(cuCsubf(z1, z2), z2);
+    out[3 * i] = cuCrealf(p) + 2.0f * cuCimagf(q);
+    out[3 * i + 1] = cuCabsf(cuCdivf(cuConjf(z1), z2));
+    out[3 * i + 2] = cuCimagf(p) - cuCabsf(z1) * cuCrealf(q);
+}
+
+__global__ void cplx_double(const double* __restrict__ a, double* __restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    cuDoubleComplex z1 = make_cuDoubleComplex(a[2 * i], a[2 * i + 1]);
+    cuDoubleComplex z2 = make_cuDoubleComplex(a[2 * i + 1], -a[2 * i]);
+    out[i] = cuCabs(cuCmul(z1, z2)) - cuCreal(cuCdiv(z1, cuCadd(z1, z2)));
+}
+"""
+
+COMPLEX_SPEC = (spec_kernel("cplx", (2, 1, 1), (64, 1, 1), "fp32",
+                            spec_buffer("a", "float32", 4 * 100, "in", -3.0, 3.0),
+                            spec_buffer("out", "float32", 3 * 100, "out"),
+                            spec_scalar("n", "int32", 100))
+                + spec_kernel("cplx_double", (2, 1, 1), (64, 1, 1), "fp64",
+                              spec_buffer("a", "float64", 2 * 100, "in", 0.5, 3.0),
+                              spec_buffer("out", "float64", 100, "out"),
+                              spec_scalar("n", "int32", 100)))
+
+
+def test_cucomplex_functions_compute_as_the_header_and_check_equal(tmp_path):
+    out, rows = converted(tmp_path, COMPLEX, COMPLEX_SPEC)
+    kernels = {k["kernel"]: k for k in rows}
+    for name in ("cplx", "cplx_double"):
+        assert kernels[name]["form"] != "unsupported" and kernels[name]["check"]["status"] == "pass", kernels[name]
+
+
+def test_a_cucomplex_function_of_a_value_in_memory_is_refused_by_name(tmp_path):
+    # its parts would be read before the statement, out of the reach of a guard around the call
+    src = """
+#include <cuda_runtime.h>
+#include <cuComplex.h>
+__global__ void guarded(const cuFloatComplex* z, float* out, int n) {
+    int i = threadIdx.x;
+    out[i] = (i < n && cuCabsf(z[i]) > 1.0f) ? 1.0f : 0.0f;
+}
+"""
+    _out, rows = converted(tmp_path, src, expect_ok=False)
+    (k,) = rows
+    assert k["form"] == "unsupported" and "cuComplex.h function of a complex value read from memory" in \
+        k["diagnostics"][0]["message"], k
+
+
+SWAP_AND_HEADER = """
+#include <cuda_runtime.h>
+inline __host__ __device__ void operator+=(float4& a, const float4& b) { a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w; }
+struct Edge { int beg; int end; };
+template <typename T> __device__ void swap(T& a, T& b) { T c = a; a = b; b = c; }
+
+// a template swapping two structs of a buffer (graphB+'s swap(einfo[pos], einfo[other]))
+__global__ void flip(Edge* __restrict__ e, int* __restrict__ w, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (2 * i + 1 >= n) return;
+    if (e[2 * i].beg > e[2 * i + 1].end) {
+        swap(e[2 * i], e[2 * i + 1]);
+        swap(w[2 * i], w[2 * i + 1]);
+    }
+}
+
+// a block reduction of float4 values whose loop header declares two scalars (lr's linear_regression)
+__global__ void sum4(const float2* __restrict__ d, float4* __restrict__ r) {
+    __shared__ float4 s[64];
+    size_t t = threadIdx.x, n = blockDim.x;
+    s[t].x = d[blockIdx.x * n + t].x;
+    s[t].y = d[blockIdx.x * n + t].y;
+    s[t].z = d[blockIdx.x * n + t].x * d[blockIdx.x * n + t].y;
+    s[t].w = 1.0f;
+    __syncthreads();
+    for (size_t i = n / 2, old_i = n; i > 0; old_i = i, i /= 2) {
+        if (t < i) {
+            s[t] += s[t + i];
+            if (t == i - 1 && old_i % 2 != 0) s[t] += s[old_i - 1];
+        }
+        __syncthreads();
+    }
+    if (t == 0) r[blockIdx.x] = s[0];
+}
+"""
+
+SWAP_SPEC = (spec_kernel("flip", (2, 1, 1), (64, 1, 1), "exact",
+                         spec_buffer("e", "int32", 2 * 200, "inout", -50, 50),
+                         spec_buffer("w", "int32", 200, "inout", -50, 50),
+                         spec_scalar("n", "int32", 200))
+             + spec_kernel("sum4", (3, 1, 1), (48, 1, 1), "fp32",
+                           spec_buffer("d", "float32", 2 * 144, "in", -2.0, 2.0),
+                           spec_buffer("r", "float32", 4 * 3, "out")))
+
+
+def test_a_template_swap_of_structs_and_a_two_scalar_loop_header_check_equal(tmp_path):
+    _out, rows = converted(tmp_path, SWAP_AND_HEADER, SWAP_SPEC)
+    kernels = {k["kernel"]: k for k in rows}
+    for name in ("flip", "sum4"):
+        assert kernels[name]["form"] != "unsupported" and kernels[name]["check"]["status"] == "pass", kernels[name]
