@@ -286,3 +286,34 @@ def test_a_template_swap_of_structs_and_a_two_scalar_loop_header_check_equal(tmp
     kernels = {k["kernel"]: k for k in rows}
     for name in ("flip", "sum4"):
         assert kernels[name]["form"] != "unsupported" and kernels[name]["check"]["status"] == "pass", kernels[name]
+
+
+DEVICE_LANES = """
+#include <cuda_runtime.h>
+// a device function writing the lanes of a kernel's uint2 buffer (dxtc2's saveBlockDXT1): inlined,
+// not a macro (a macro works on scalars only)
+__device__ void save(unsigned short start, unsigned short end, unsigned int perm, uint2* result, int offset) {
+    const int bid = blockIdx.x + offset;
+    if (start == end) perm = 0;
+    result[bid].x = ((unsigned int)end << 16) | start;
+    result[bid].y = perm ^ 0x5a5a5a5au;
+}
+
+__global__ void pack(const unsigned short* __restrict__ a, uint2* __restrict__ result, int offset) {
+    if (threadIdx.x == 0) {
+        int i = blockIdx.x;
+        save(a[2 * i], a[2 * i + 1], (unsigned int)a[2 * i] * 2654435761u, result, offset);
+    }
+}
+"""
+
+DEVICE_LANES_SPEC = spec_kernel("pack", (16, 1, 1), (32, 1, 1), "exact",
+                                spec_buffer("a", "uint16", 32, "in", 0, 7),
+                                spec_buffer("result", "uint32", 2 * 20, "inout", 0, 1000),
+                                spec_scalar("offset", "int32", 3))
+
+
+def test_a_device_function_writing_vector_lanes_is_inlined_and_checks_equal(tmp_path):
+    _out, rows = converted(tmp_path, DEVICE_LANES, DEVICE_LANES_SPEC)
+    (k,) = rows
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", k
