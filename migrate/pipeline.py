@@ -49,7 +49,8 @@ from .analysis.prepare.block_votes import lower_block_votes
 from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
 from .analysis.prepare.cas_loops import cas_loop_atomics
 from .analysis.prepare.coop_groups import GroupError, lower_cooperative_groups
-from .analysis.prepare.inline import InlineError, hoist_warp_calls, inline_calls, inline_view_calls, needs_inlining
+from .analysis.prepare.inline import (InlineError, hoist_warp_calls, inline_calls, inline_view_calls, needs_inlining,
+                                      vector_calls)
 from .analysis.prepare.names import unique_names
 from .analysis.prepare.chained_assign import split_chained_assignments
 from .analysis.prepare.constructors import constructed_objects
@@ -154,6 +155,11 @@ def _lockstep_branches(fn, device, portable):
     return fn
 
 
+#: how many times calls of device functions on vectors that the inlined bodies make are inlined in
+#: turn (a template's instance calling another on its vectors)
+_VECTOR_INLINE_ROUNDS = 4
+
+
 def _inline(fn, device, portable):
     if not device:
         return fn
@@ -163,7 +169,14 @@ def _inline(fn, device, portable):
         if size > INLINED_NODES:
             raise NoTileLangForm(f"the kernel is about {size} model nodes once its device functions are inlined, "
                                  f"more than the {INLINED_NODES} its analysis takes in reasonable time", fn.span)
-        return inline_view_calls(inline_calls(fn, device, targets), device, targets)
+        fn = inline_view_calls(inline_calls(fn, device, targets), device, targets)
+        for _ in range(_VECTOR_INLINE_ROUNDS):  # templates' instances on vectors (add(a, b) on float2)
+            more = vector_calls(fn, device) - targets
+            if not more:
+                break
+            targets = targets | more
+            fn = inline_calls(fn, device, more)
+        return fn
     except InlineError as exc:
         if portable:
             raise NotPortable(str(exc)) from None

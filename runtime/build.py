@@ -52,7 +52,7 @@ STUB_HEADERS = (
 #: Library headers whose CPU stub brings an implementation of its own beside cuda_cpu.h.
 LIBRARY_STUBS = {
     "cub/cub.cuh": "c2t_cub.h", "cub/block/block_reduce.cuh": "c2t_cub.h", "cub/util_type.cuh": "c2t_cub.h",
-    "cuda/functional": "c2t_cub.h",
+    "cuda/functional": "c2t_cub.h", "cuComplex.h": "c2t_complex.h",
 }
 
 _lock = threading.Lock()

@@ -620,6 +620,7 @@ def bf16_round(x: np.ndarray, mode: str = "rn") -> np.ndarray:
 REFS[("__float2bfloat16", None)] = REFS[("__float2bfloat16_rn", None)] = lambda x: bf16_round(x)
 REFS[("__float2bfloat16_rz", None)] = lambda x: bf16_round(x, "rz")
 REFS[("__bfloat162float", None)] = lambda x: x.astype(np.float32)
+REFS[("__hadd", "bfloat16")] = lambda a, b: bf16_round(a.astype(np.float32) + b.astype(np.float32))
 REFS[("__low2bfloat16", None)] = lambda v: v[:, 0]
 REFS[("__high2bfloat16", None)] = lambda v: v[:, 1]
 REFS[("__bfloat16_as_short", None)] = lambda x: (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16).view(np.int16)

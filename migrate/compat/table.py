@@ -836,6 +836,10 @@ def _half_rows() -> list[Row]:
     rows.append(U("__ldg_half", "Read-only cache load of a half: emit a plain load of the element."))
     # bfloat16: no bfloat16 type on c; there bfloat16 values are held in float32
     rows += [
+        R("__hadd", "{0} + {1}", "b:bb", section="half", overload="bfloat16", domain="bf16", cpu=False,
+          cpu_form=_x("c2t_bf16_rn").replace("{0}", "{0} + {1}"),
+          note="__hadd on __nv_bfloat16 (not the int overload's average): bfloat16_t + bfloat16_t. On c "
+               "(bfloat16 held in float32) the float32 sum rounded to bfloat16 precision."),
         R("__float2bfloat16", 'T.cast({0}, "bfloat16")', "b:f", domain="any", cpu=False,
           cpu_form=_x("c2t_bf16_rn"),
           note="Round to nearest even. bfloat16 cannot be compiled for c ('Cannot convert type "
@@ -1023,7 +1027,13 @@ def lookup(name: str, dtypes=None) -> Row | None:
         for r in rows:
             if candidate is not None and r.overload == candidate:
                 return r
+    if _float(first) and not _float(rows[0].overload) and any(_float(r.overload) for r in rows):
+        return None  # __hadd of bfloat16 values: not the int overload's average (the float16 row is half's)
     return rows[0]
+
+
+def _float(dtype) -> bool:
+    return bool(dtype) and str(dtype).startswith(("float", "bfloat"))
 
 
 def counts() -> dict[str, int]:

@@ -1228,8 +1228,10 @@ class ModelBuilder:
             return name
         if decl is not None:
             template = cl.specialized_template(decl)
-            usrs = {decl.get_usr()} | ({template.get_usr()} if template is not None else set())
-            found = [model for usr, model, _ in defs if usr in usrs]
+            # the definition itself first (an explicit specialisation ``template <> int2
+            # init_vector(int)`` is its own definition), else the template it instantiates
+            found = [model for usr, model, _ in defs if usr == decl.get_usr()] or \
+                [model for usr, model, _ in defs if template is not None and usr == template.get_usr()]
             if found:
                 return found[0]
         fits = [model for _, model, count in defs if count == nargs]

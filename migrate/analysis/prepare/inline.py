@@ -30,6 +30,7 @@ from ...ir.visit import Transformer
 from .effect_conditions import tested_loop
 from .instances import bindings, instantiate
 from .returns import remaining_returns, returns_to_guards
+from .vectors import uses_vectors
 
 
 class InlineError(Exception):
@@ -39,15 +40,17 @@ class InlineError(Exception):
 def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[str]:
     """Device functions that cannot stay ``T.macro`` helpers: those with reference parameters
     (a macro cannot assign to its caller's variable), template value parameters or work on
-    structs (a struct of pointers among them: analysis.prepare.struct_params) and vectors and, for the portable form, those that contain (transitively) a barrier
-    or a warp-level operation."""
+    structs (a struct of pointers among them: analysis.prepare.struct_params) and vectors (any use
+    of one: dxtc2's ``result[bid].x`` on a ``uint2* result``), and, for the portable form, those
+    that contain (transitively) a barrier or a warp-level operation."""
     # and templates with value parameters (template <int N>): each instance has a body of its own,
     # which a macro cannot tell apart; inlined, each call gets its instance (.instances)
     direct = {name for name, fn in device.items()
               if any(isinstance(p.type, (m.Reference, m.Vector)) or isinstance(p.type, m.Record) and p.type.members
                      for p in fn.params)
               or isinstance(fn.returns, m.Vector) or any(t.kind == "value" for t in fn.template_params)
-              or _works_on_vectors(fn) or _reads_var_templates(fn) or _reaches_primary_template(fn)}
+              or _works_on_vectors(fn) or uses_vectors(fn) or _reads_var_templates(fn)
+              or _reaches_primary_template(fn)}
     for name, fn in device.items() if portable else ():
         for node in m.walk(fn.body) if fn.body else ():
             if isinstance(node, m.Call) and (node.kind in ("warp", "cg") or node.callee in (
@@ -64,6 +67,21 @@ def needs_inlining(device: dict[str, m.Function], portable: bool = True) -> set[
                 direct.add(name)
                 changed = True
     return direct
+
+
+def vector_calls(fn: m.Function, device: dict[str, m.Function]) -> set[str]:
+    """The device functions ``fn`` calls with a vector or struct argument, or for one as its value,
+    where the callee declares none (a template's instance: ``add(a, b, c)`` of ``template <typename
+    T> T add(T, T, T)`` on ``half2`` values): a macro works on scalars only, while inlined the
+    kernel's vectors pass takes the values apart."""
+    def vec(t) -> bool:
+        if isinstance(t, m.Reference):
+            t = t.target
+        return isinstance(t, m.Vector)
+
+    return {n.callee for n in (m.walk(fn.body) if fn.body else ())
+            if isinstance(n, m.Call) and n.kind == "device" and n.callee in device
+            and (vec(n.type) or any(vec(getattr(a, "type", None)) for a in n.args))}
 
 
 def _reads_var_templates(fn: m.Function) -> bool:

@@ -11,7 +11,8 @@ through a ``half2`` view of the local::
     float4* out8 = reinterpret_cast<float4*>(out) + i;           // out: half*
     *out8 = r8;
 
-No float lane of ``g8`` or ``r8`` is ever read: each holds eight halves. Such a local (a CUDA
+No float lane of ``g8`` or ``r8`` is ever read: each holds eight halves (a view may also start at a
+lane's address: ``(half2*)&g8.y`` is ``(half2*)&g8 + 1``). Such a local (a CUDA
 vector whose address is cast to a pointer of another element type ``E``) is rewritten into a
 vector of ``E`` with as many lanes as its bytes hold (``float4`` over ``half``: eight
 ``float16``), as are the copies that fill it or store it whole and the vector views of ``E``
@@ -107,11 +108,50 @@ class _Containers:
         return None
 
 
+_LANES = ("x", "y", "z", "w")
+
+
+def _lane_addresses(body):
+    """``body`` with each ``(P*)&v.y`` (a pointer cast of the address of a CUDA vector local's
+    lane, gemv's ``(__half2*)&vec_val.y`` on a ``float4 vec_val``) written ``(P*)&v + k``: the same
+    address, ``k`` elements of ``P`` in (the lane's byte offset a whole number of them), which
+    the container's views take; an offset that is not a whole number of them stays as written."""
+    def visit(node):
+        new = m.map_children(node, visit)
+        if not (isinstance(new, m.Cast) and isinstance(new.type, m.Pointer)):
+            return new
+        inner = strip_implicit_casts(new.operand)
+        if not (isinstance(inner, m.Unary) and inner.op == "&" and isinstance(inner.operand, m.Member)
+                and not inner.operand.arrow and isinstance(inner.operand.base, m.Ref)
+                and inner.operand.base.kind == "local"):
+            return new
+        v, field = _cuda_vector(inner.operand.base.type), inner.operand.field
+        pointee = new.type.pointee
+        size = SIZES.get(pointee.dtype, 0) * (pointee.lanes if isinstance(pointee, m.Vector) else 1) \
+            if isinstance(pointee, (m.Scalar, m.Vector)) and not getattr(pointee, "lane_dtypes", ()) else 0
+        if v is None or field not in _LANES[:v.lanes] or not size:
+            return new
+        at = _LANES.index(field) * SIZES[v.dtype]
+        if at % size:
+            return new
+        whole = m.Unary("&", inner.operand.base, False, m.Pointer(v), inner.span)
+        cast = dataclasses.replace(new, operand=whole)
+        if at == 0:
+            return cast
+        k = at // size
+        return m.Binary("+", cast, m.IntLit(k, str(k), m.Scalar("int32"), new.span), new.type, new.span)
+
+    return visit(body)
+
+
 def retype_bit_containers(fn: m.Function) -> m.Function:
     """``fn`` with each vector local that carries another element type's bytes (see the module
     docstring) retyped as a vector of that type, with its copies and the views they go through."""
     if fn.body is None:
         return fn
+    lanes = _lane_addresses(fn.body)
+    if lanes != fn.body:
+        fn = dataclasses.replace(fn, body=lanes)
     addressed = _addressed(fn.body)
     if not addressed:
         return fn

@@ -189,6 +189,11 @@ def _scalar_array(t: m.Array, unsized: bool = False) -> m.Array:
     return m.Array(m.Scalar(v.dtype), t.extent * stride(v), "", t.volatile)
 
 
+def _constant_words(v: m.Vector) -> m.Array:
+    """A ``__constant__`` struct (or vector) as the array of its words: the same bytes."""
+    return m.Array(m.Scalar(v.dtype), stride(v))
+
+
 def uses_vectors(fn: m.Function) -> bool:
     if any(_vec(p.type) or (isinstance(p.type, m.Pointer) and _vec(p.type.pointee)) for p in fn.params):
         return True
@@ -252,6 +257,29 @@ _HALF2_BINARY = {"__hadd2": "+", "__hsub2": "-", "__hmul2": "*"}
 _LANE_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 _LANE_PICK = {"__low2float": (0, "float32"), "__high2float": (1, "float32"),
               "__low2half": (0, "float16"), "__high2half": (1, "float16")}
+
+
+#: CUDA's two-lane half types, whose header defines + - * / lane by lane (``__hadd2``, ``__hmul2``)
+_HALF_PAIRS = ("__half2", "half2", "__nv_bfloat162", "nv_bfloat162")
+
+
+def _half_pair(e) -> m.Vector | None:
+    """The ``__half2`` (or ``__nv_bfloat162``) type of ``a + b`` on two of them where clang left
+    the operator's type dependent (a template's body, ``return a + b + c;`` inlined for the
+    instance on ``half2``); None for any other expression."""
+    if not (isinstance(e, m.Binary) and e.op in ("+", "-", "*", "/") and not _vec(e.type)):
+        return None
+    sides = [_vec(x.type) or _half_pair(x) for x in (e.lhs, e.rhs)]
+    if sides[0] is None or sides[0] != sides[1] or sides[0].name not in _HALF_PAIRS:
+        return None
+    return sides[0]
+
+
+#: cuComplex.h's functions of complex values (float2, double2) that return one: what each lane is
+_COMPLEX = {"cuConjf": "conj", "cuConj": "conj", "cuCaddf": "+", "cuCadd": "+", "cuCsubf": "-", "cuCsub": "-",
+            "cuCmulf": "*", "cuCmul": "*", "cuCdivf": "/", "cuCdiv": "/"}
+#: ... and those that return a number: a lane (0 the real part, 1 the imaginary) or the magnitude
+_COMPLEX_SCALAR = {"cuCrealf": 0, "cuCreal": 0, "cuCimagf": 1, "cuCimag": 1, "cuCabsf": "abs", "cuCabs": "abs"}
 
 
 def _lanewise(name: str) -> str | None:
@@ -394,6 +422,7 @@ class _Scalarizer:
                     and inner.operand.type.name in m.VECTOR_TYPES and n.type.pointee != inner.operand.type:
                 v = inner.operand.type
                 self.held[inner.operand.name] = m.Array(m.Scalar(v.dtype), stride(v))
+        self.complex_held: set[str] = set()  # locals holding parts of complex values (complex_temp)
         self.by_value: set[str] = set()  # vector parameters passed by value: their lanes are parameters
         self.unions: set[str] = set()  # union locals: an array of their words, viewed like a buffer
         self.arrays: dict[str, m.Array] = {}  # arrays of vectors: their scalar type
@@ -424,6 +453,13 @@ class _Scalarizer:
         if isinstance(e, m.Ref) and e.name in self.held:
             array = self.held[e.name]
             return m.Index(m.Ref(e.name, "local", array, span), _int(i, span), array.element, span)
+        if isinstance(e, m.Ref) and e.kind == "constant" and isinstance(e.type, m.Vector):
+            # a __constant__ struct (or vector): the buffer of its words the launcher fills from the
+            # symbol's bytes (scalar_constants), a lane read out of its word
+            v = e.type
+            words = m.Ref(e.name, "constant", _constant_words(v), span)
+            word = m.Index(words, _int(_word(v, i), span), m.Scalar(v.dtype), span)
+            return unpack(word, v, i) if _packed(v, i) and not raw else word
         if isinstance(e, m.Ref) and e.name in self.locals:
             v = self.locals[e.name]
             kind = "param" if e.name in self.by_value else "local"
@@ -477,10 +513,11 @@ class _Scalarizer:
                 arg = self.scalar(e.args[i])
                 target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
                 return arg if "halves" in name else m.Cast(target, arg, "implicit", target, span)
-            if name in ("__float2half2_rn", "__half2half2", "__bfloat162bfloat162"):
+            if name in ("__float2half2_rn", "__float2bfloat162_rn", "__half2half2", "__bfloat162bfloat162"):
                 arg = self.scalar(e.args[0])
-                if name == "__float2half2_rn":
-                    return m.Cast(m.Scalar("float16"), arg, "implicit", m.Scalar("float16"), span)
+                if name.startswith("__float2"):  # the float rounded to the nearest, in both lanes
+                    target = m.Scalar("bfloat16" if "bfloat" in name else "float16")
+                    return m.Cast(target, arg, "implicit", target, span)
                 return arg
             if name in _HALF2_BINARY:
                 a, b = self.lane(e.args[0], i), self.lane(e.args[1], i)
@@ -504,6 +541,11 @@ class _Scalarizer:
                 value = m.Call(scalar, args, "math", (), m.Scalar(row.ret), span)
                 # (a comparison's bool is the lane's 1.0 or 0.0)
                 return value if value.type == dtype else m.Cast(dtype, value, "implicit", dtype, span)
+        if isinstance(e, m.Call) and e.callee in _COMPLEX and _vec(e.type):
+            return self.complex_lane(e, i)
+        pair = _half_pair(e)
+        if pair is not None:  # a + b on __half2 in a template's body: the header's __hadd2, lane by lane
+            return m.Binary(e.op, self.lane(e.lhs, i), self.lane(e.rhs, i), m.Scalar(pair.dtype), span)
         if isinstance(e, m.Binary) and e.op in _LANE_OPS and _vec(e.type):
             # an operator the frontend kept as syntax only where its definition is lane by lane
             # (parse/lanewise.py); a scalar operand is used in every lane
@@ -529,6 +571,83 @@ class _Scalarizer:
                               "type's bits (modelled only for a local copied whole and read through views of the "
                               "buffer's element type)", span)
         raise VectorError(f"vector expression of type '{e.type}' has no lane form", span)
+
+    def complex_lane(self, e: m.Call, i: int) -> m.Expr:
+        """Lane ``i`` (0 the real part, 1 the imaginary) of a cuComplex.h function's value, as its
+        header computes it (``cuCmulf``: ``x.x*y.x - x.y*y.y``; ``cuCdivf`` scaled by ``|y.x| + |y.y|``)."""
+        op, span = _COMPLEX[e.callee], e.span
+        t = m.Scalar(_vec(e.type).dtype)
+
+        def b(o, x, y):
+            return m.Binary(o, x, y, t, span)
+
+        if op == "conj":
+            return self.lane(e.args[0], 0) if i == 0 else m.Unary("-", self.lane(e.args[0], 1), False, t, span)
+        if op in ("+", "-"):
+            return b(op, self.lane(e.args[0], i), self.lane(e.args[1], i))
+        x = [self.complex_part(e.args[0], k) for k in (0, 1)]
+        y = [self.complex_part(e.args[1], k) for k in (0, 1)]
+        if op == "*":
+            return b("-", b("*", x[0], y[0]), b("*", x[1], y[1])) if i == 0 else \
+                b("+", b("*", x[0], y[1]), b("*", x[1], y[0]))
+        # "/": s = |y.x| + |y.y|, each part scaled by 1/s, then the product with the conjugate over |y|^2
+        fabs = "fabsf" if t.dtype == "float32" else "fabs"
+        s = b("+", m.Call(fabs, (y[0],), "math", (), t, span), m.Call(fabs, (y[1],), "math", (), t, span))
+        oos = self.complex_temp(b("/", m.FloatLit(1.0, "1.0", t, span), s))
+        ars, ais = self.complex_temp(b("*", x[0], oos)), self.complex_temp(b("*", x[1], oos))
+        brs, bis = self.complex_temp(b("*", y[0], oos)), self.complex_temp(b("*", y[1], oos))
+        oos2 = self.complex_temp(b("/", m.FloatLit(1.0, "1.0", t, span), b("+", b("*", brs, brs), b("*", bis, bis))))
+        if i == 0:
+            return b("*", b("+", b("*", ars, brs), b("*", ais, bis)), oos2)
+        return b("*", b("-", b("*", ais, brs), b("*", ars, bis)), oos2)
+
+    def complex_scalar(self, e: m.Call) -> m.Expr:
+        """``cuCrealf``, ``cuCimagf``, ``cuCabsf`` (and their double forms) of a complex value, as
+        cuComplex.h computes them (``cuCabsf``: ``v * sqrt(1 + (w/v)^2)`` of the larger and smaller
+        magnitude, ``v + w`` where ``v`` is 0 or either is past the largest finite value)."""
+        what, span = _COMPLEX_SCALAR[e.callee], e.span
+        if what in (0, 1):
+            return self.lane(e.args[0], what)
+        t = m.Scalar(_vec(e.args[0].type).dtype)
+        fabs, sqrt = ("fabsf", "sqrtf") if t.dtype == "float32" else ("fabs", "sqrt")
+        top = m.FloatLit(3.402823466e38 if t.dtype == "float32" else 1.79769313486231570e+308,
+                         "3.402823466e38f" if t.dtype == "float32" else "1.79769313486231570e+308", t, span)
+        a = self.complex_temp(m.Call(fabs, (self.complex_part(e.args[0], 0),), "math", (), t, span))
+        c = self.complex_temp(m.Call(fabs, (self.complex_part(e.args[0], 1),), "math", (), t, span))
+        bigger = m.Binary(">", a, c, m.Scalar("bool"), span)
+        v = self.complex_temp(m.Ternary(bigger, a, c, t, span))
+        w = self.complex_temp(m.Ternary(bigger, c, a, t, span))
+        q = m.Binary("/", w, v, t, span)
+        one = m.FloatLit(1.0, "1.0", t, span)
+        root = m.Call(sqrt, (m.Binary("+", one, m.Binary("*", q, q, t, span), t, span),), "math", (), t, span)
+        scaled = m.Binary("*", v, root, t, span)
+        zero = m.FloatLit(0.0, "0.0", t, span)
+        edge = m.Binary("||", m.Binary("||", m.Binary("==", v, zero, m.Scalar("bool"), span),
+                                       m.Binary(">", v, top, m.Scalar("bool"), span), m.Scalar("bool"), span),
+                        m.Binary(">", w, top, m.Scalar("bool"), span), m.Scalar("bool"), span)
+        return m.Ternary(edge, m.Binary("+", v, w, t, span), scaled, t, span)
+
+    def complex_part(self, e, k: int) -> m.Expr:
+        """Lane ``k`` of a complex operand, held in a local where the function reads it more than once."""
+        return self.complex_temp(self.lane(e, k))
+
+    def complex_temp(self, value: m.Expr) -> m.Expr:
+        """``value`` in a local declared before the statement (a reference or a constant as it is).
+        Only values of locals and parameters are held early: one that reads memory (which a
+        condition around the call may guard) is refused."""
+        if isinstance(value, (m.Ref, m.FloatLit, m.IntLit)):
+            return value
+        if any(isinstance(n, (m.Index, m.Member, m.Assign)) or isinstance(n, m.Unary) and n.op in ("*", "++", "--")
+               or isinstance(n, m.Call) and n.kind not in ("math",) for n in m.walk(value)) \
+                or any(isinstance(n, m.Ref) and n.kind not in ("local", "param") for n in m.walk(value)):
+            raise VectorError("a cuComplex.h function of a complex value read from memory (its parts are held in "
+                              "locals before the statement)", value.span)
+        self.counter += 1
+        name = fresh(f"complex_{self.counter}", self.taken)
+        self.taken.add(name)
+        self.pending.append(m.DeclStmt((m.VarDecl(name, value.type, "local", False, value, value.span),), value.span))
+        self.complex_held.add(name)
+        return m.Ref(name, "local", value.type, value.span)
 
     def foreign_view(self, e) -> str | None:
         """The element dtype of the buffer ``e`` (``view[i]``, ``*view``) reads vectors of another
@@ -914,6 +1033,8 @@ class _Scalarizer:
         flat = self.flat_view(e)
         if flat is not None:
             return flat
+        if isinstance(e, m.Call) and e.callee in _COMPLEX_SCALAR and len(e.args) == 1 and _vec(e.args[0].type):
+            return self.complex_scalar(e)
         if isinstance(e, m.Call) and e.callee in _LANE_PICK:
             index, dtype = _LANE_PICK[e.callee]
             value = self.lane(e.args[0], index)
@@ -1045,6 +1166,10 @@ class _Scalarizer:
             words = self.pending
         finally:
             self.pending = saved
+        if words and isinstance(s, (m.For, m.While, m.DoWhile)) and any(
+                d.decls[0].name in self.complex_held for d in words):
+            raise VectorError("a cuComplex.h function in a loop header (its parts are held in locals before the "
+                              "statement)", s.span)
         if words and isinstance(s, (m.For, m.While, m.DoWhile)):
             raise VectorError("a field of a record held with others in one word, in a buffer the kernel writes, "
                               "read in a loop header", s.span)
@@ -1055,6 +1180,11 @@ class _Scalarizer:
             out = []
             for d in s.decls:
                 v = _vec(d.type)
+                if v is None and isinstance(d.type, (m.TemplateType, m.Opaque)) and d.init is not None \
+                        and isinstance(getattr(d.init, "type", None), m.Vector):
+                    # T c = a; of a template inlined on a struct (swap(einfo[i], einfo[j])): the value's type
+                    v = d.init.type
+                    d = dataclasses.replace(d, type=v)
                 if v is not None and isinstance(d.type, m.Reference) and isinstance(d.init, m.Index) \
                         and self.view_of(d.init.base) is not None:
                     # uchar3& ref = output[i]; ref = make_uchar3(...): the element itself, its
@@ -1189,6 +1319,11 @@ class _Scalarizer:
                                         other=self.body(s.other))]
         if isinstance(s, m.For):
             init = self.stmt(s.init) if s.init is not None else [None]
+            if len(init) > 1 and isinstance(s.init, m.DeclStmt) and len(init) == len(s.init.decls) \
+                    and all(isinstance(x, m.DeclStmt) and len(x.decls) == 1 for x in init) \
+                    and not any(_vec(d.type) or _array_vec(d.type) for d in s.init.decls):
+                # for (size_t i = n / 2, old_i = n; ...): scalars declared together, as written
+                init = [dataclasses.replace(s.init, decls=tuple(x.decls[0] for x in init))]
             if len(init) != 1:
                 raise VectorError("vector declared in a loop header", s.span)
             return [dataclasses.replace(s, init=init[0], cond=self.scalar(s.cond), step=self.scalar(s.step),
@@ -1208,7 +1343,8 @@ class _Scalarizer:
 
 def scalar_constants(unit: m.TranslationUnit) -> m.TranslationUnit:
     """``unit`` with each ``__constant__`` array of vectors (``__constant__ kValues ck[N]``, a plain
-    struct of three floats) an array of their scalars, as the kernels' reads of it become
+    struct of three floats) an array of their scalars, and each ``__constant__`` struct (``__constant__
+    pixel BORDER = {0, 0, 0}``) the array of its words, as the kernels' reads of it become
     (:func:`scalarize_vectors`): the symbol the launcher fills holds the same bytes."""
     changed = False
     globals_ = []
@@ -1219,6 +1355,9 @@ def scalar_constants(unit: m.TranslationUnit) -> m.TranslationUnit:
                 changed = True
             except VectorError:
                 pass  # an extent the kernels' reads will report
+        elif g.storage == "constant" and isinstance(g.type, m.Vector):
+            g = dataclasses.replace(g, type=_constant_words(g.type))  # its words, as the kernels read it
+            changed = True
         globals_.append(g)
     return dataclasses.replace(unit, globals=tuple(globals_)) if changed else unit
 
