@@ -580,9 +580,14 @@ def _child_fields(cls: type) -> tuple[str, ...]:
 def children(node) -> list:
     """The model nodes directly under ``node`` (types and spans excluded), in field order."""
     # the passes call this a million times a pool: the class lookups are inlined
+    names = _CHILD_FIELDS.get(type(node))
+    if names is None:
+        names = _child_fields(type(node))
+    if not names:  # a leaf: a name, a literal
+        return []
     out = []
     known = _IS_NODE
-    for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
+    for name in names:
         value = getattr(node, name)
         if type(value) is tuple or isinstance(value, tuple):
             for v in value:
