@@ -341,15 +341,20 @@ def _effects(e) -> bool:
                or isinstance(n, m.Call) and n.kind != "math" for n in m.walk(e))
 
 
-def _returned_expression(callee: m.Function | None, call: m.Call) -> m.Expr | None:
+def _returned_expression(callee: m.Function | None, call: m.Call, calls: bool = False) -> m.Expr | None:
     """The value ``call`` returns, written in the caller's terms, where the callee's body is one
     ``return`` of an expression without effects and the arguments have none either (each may then
-    be read any number of times): the parameters bound as inlining binds them; None otherwise."""
+    be read any number of times): the parameters bound as inlining binds them; None otherwise.
+    With ``calls``, the returned expression may call functions (where the caller evaluates it
+    exactly where and as often as C calls the callee); it still assigns and steps nothing."""
     if callee is None or callee.body is None or callee.template_params or len(callee.body.stmts) != 1 \
             or not isinstance(callee.body.stmts[0], m.Return) or callee.body.stmts[0].value is None:
         return None
     value = callee.body.stmts[0].value
-    if _effects(value) or any(_effects(a) for a in call.args) or len(call.args) != len(callee.params):
+    steps = any(isinstance(n, (m.Assign, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
+                for n in m.walk(value))
+    if (steps if calls else _effects(value)) or any(_effects(a) for a in call.args) \
+            or len(call.args) != len(callee.params):
         return None
     subs = {}
     for param, arg in zip(callee.params, call.args):

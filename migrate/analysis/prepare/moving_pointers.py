@@ -9,7 +9,16 @@ Only pointers whose every use can be rewritten are: accessed by index or derefer
 ``*p``, ``*(p + k)``), an atomic's address or a local view's start (``atomicAdd(p + c, v)``,
 ``const float* row = p + k``), stepped by statements of their own (not ``*p++ = v``), every
 assignment a view of the same buffer. Any other use (a comparison, a call argument, a view taken from it)
-leaves the function as it was, and the diagnostics that name the pointer stay."""
+leaves the function as it was, and the diagnostics that name the pointer stay.
+
+A pointer assigned the null pointer, or a view that may be null (``v1 = can_pair(k, j) ? &v[ind(k,
+j)] : 0;``, a device function's return inlined by analysis.prepare.pointer_returns), also keeps
+whether it is set (``v1_set``, a bool): its tests (``if (v1)``, ``v1 ? *v1 : INF``, ``!v1``, ``v1 !=
+0``) read the flag, the assignment sets both under the view's condition, evaluated once (``if (c) {
+v1_set = true; v1_off = ind(k, j); } else v1_set = false;``). Its accesses read the offset as any
+moving pointer's: the program reads through it only where it is set (CUDA leaves reading through a
+null pointer undefined). Such a pointer copied to another pointer or into several buffers is not
+followed."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,9 +27,21 @@ from ...ir import model as m
 from ...ir.exprs import strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.visit import Transformer, expand_statements
-from .pointer_views import Alias, _as_alias, view_buffers
+from .pointer_views import Alias, _as_alias, _null, _unless_null, view_buffers
 
 _WIDE = ("int64", "uint64")
+_BOOL = m.Scalar("bool")
+
+
+def _viewed(value):
+    """The view an assigned value takes a pointer to, a value that may be null read as its view
+    (``c ? x + k : 0`` is ``x + k``); None for the null pointer itself."""
+    return None if _null(value) else _unless_null(value)[0]
+
+
+def _assigned(steps, name) -> list:
+    """The values the statements of ``steps`` assign pointer ``name`` (``p = v``)."""
+    return [s.value for s in steps.get(name, ()) if isinstance(s, m.Assign) and s.op == "="]
 
 
 def moving_pointers(fn: m.Function) -> m.Function:
@@ -56,13 +77,14 @@ def moving_pointers(fn: m.Function) -> m.Function:
         tokens = {**views, **{n: Alias(b, None) for n, (b, _s, _o) in moving.items()}}
         resolved = {}
         for name in later:
-            values = [decls[name].init] if decls[name].init is not None else \
-                [s.value for s in steps.get(name, ()) if isinstance(s, m.Assign) and s.op == "="]
+            init = decls[name].init
+            values = [init] if init is not None and not _null(init) else \
+                [v for v in map(_viewed, _assigned(steps, name)) if v is not None]
             first = next((a for a in (_as_alias(v, buffers, tokens) for v in values) if a is not None), None)
             if first is not None:
                 resolved[name] = (first.buffer, None, fresh(f"{name}_off", taken))
-                if decls[name].init is not None:
-                    derived[name] = decls[name].init
+                if init is not None and not _null(init):
+                    derived[name] = init
         if not resolved:
             break
         moving.update(resolved)
@@ -77,9 +99,16 @@ def moving_pointers(fn: m.Function) -> m.Function:
         return fn  # views of buffers of different element types: no one index reads them alike
     selectors = {name: m.Ref(fresh(f"{name}_buf", taken), "local", m.Scalar("int32"), fn.span)
                  for name in moving if len(sources[name]) > 1}
+    # pointers that may be null: assigned the null pointer or a view under a condition
+    nullable = {name for name in moving if any(_null(v) or _unless_null(v)[1] is not None
+                                               for v in _assigned(steps, name))
+                or name in decls and decls[name].init is not None and _null(decls[name].init)}
+    if any(name in buffers or name in selectors for name in nullable):
+        return fn  # a parameter set to null, a pointer into several buffers or none: not followed
+    flags = {name: m.Ref(fresh(f"{name}_set", taken), "local", _BOOL, fn.span) for name in sorted(nullable)}
     rewrite = _Rewrite(moving, offsets, buffers, sources, selectors, derived,
                        {name: a for name, a in views.items() if name not in moving},
-                       {name: moving[name][0] for name in moving if name in buffers or name in views})
+                       {name: moving[name][0] for name in moving if name in buffers or name in views}, flags)
     rewritten = rewrite.transform(fn.body)
     rewritten = expand_statements(rewritten, rewrite.split)
     if any(isinstance(n, m.Ref) and n.name in moving and id(n) not in rewrite.made for n in m.walk(rewritten)) \
@@ -108,7 +137,7 @@ def _sources(moving, steps, buffers, views, derived) -> dict[str, frozenset]:
     own = {name: {base} for name, (base, _s, _o) in moving.items()}
     deps: dict[str, set[str]] = {name: set() for name in moving}
     for name in moving:
-        values = [s.value for s in steps.get(name, ()) if isinstance(s, m.Assign) and s.op == "="]
+        values = [v for v in map(_viewed, _assigned(steps, name)) if v is not None]
         for value in values + ([derived[name]] if name in derived else []):
             alias = _as_alias(value, others, tokens)
             if alias is None:
@@ -209,8 +238,10 @@ class _Rewrite(Transformer):
     sorted names): a read picks among them (``p_buf == 0 ? a[p_off + i] : b[p_off + i]``) and a
     statement that stores through it becomes one branch per buffer (:meth:`split`)."""
 
-    def __init__(self, moving, offsets, buffers, sources, selectors, derived, views, initial):
+    def __init__(self, moving, offsets, buffers, sources, selectors, derived, views, initial, flags=None):
         self.moving, self.offsets, self.buffers, self.initial = moving, offsets, buffers, initial
+        self.flags = flags or {}  # a pointer that may be null -> whether it is set (a bool local)
+        self.guarded: set[int] = set()  # p = c ? x + k : 0 as c ? (p_set = true, p_off = k) : p_set = false
         self.sources, self.selectors, self.derived = sources, selectors, derived
         self.starts: dict[str, m.Expr] = {}  # float* t = src; -> t_buf's start, src_buf
         self.numbers = {b: k for k, b in enumerate(sorted(buffers))}
@@ -259,6 +290,9 @@ class _Rewrite(Transformer):
         e = stmt.expr
         if id(e) in self.pairs:
             return [m.ExprStmt(e.lhs, e.span), m.ExprStmt(e.rhs, e.span)]
+        if id(e) in self.guarded:  # the view's condition evaluated once: if (c) {set; off} else unset
+            then = m.Block((m.ExprStmt(e.then.lhs, e.span), m.ExprStmt(e.then.rhs, e.span)), e.span)
+            return [m.If(e.cond, then, m.Block((m.ExprStmt(e.other, e.span),), e.span), e.span)]
         picked = next((n for n in _lvalues(e) if id(n) in self.selections), None)
         if picked is None:
             return None
@@ -289,6 +323,7 @@ class _Rewrite(Transformer):
         node = strip_implicit_casts(node)
         if not (isinstance(node, m.Binary) and node.op in ("+", "-") and isinstance(node.lhs, m.Ref)
                 and node.lhs.name in self.moving and node.lhs.name not in self.selectors
+                and node.lhs.name not in self.flags
                 and not isinstance(node.rhs.type, m.Pointer) and isinstance(node.type, m.Pointer)):
             return None
         name, span = node.lhs.name, node.span
@@ -314,6 +349,8 @@ class _Rewrite(Transformer):
 
     def leave_Unary(self, node):
         e = node.operand
+        if node.op == "!" and self._truth(e) is not None:
+            return dataclasses.replace(node, operand=self._truth(e))
         if node.op == "*" and isinstance(e, m.Ref) and e.name in self.moving:
             return self._at(e.name, None, node.type, node.span)
         if node.op == "*" and isinstance(e, m.Binary) and e.op in ("+", "-") and isinstance(e.lhs, m.Ref) \
@@ -354,6 +391,10 @@ class _Rewrite(Transformer):
         off = dataclasses.replace(self.offsets[t.name], span=t.span)
         if node.op in ("+=", "-="):
             return m.Assign(node.op, off, node.value, off.type, node.span)
+        if any(isinstance(r, m.Ref) and r.name in self.flags for r in m.walk(node.value)):
+            return node  # a pointer that may be null copied: its flag would not follow
+        if t.name in self.flags:
+            return self._set(t, node)
         start = self._start(t.name, node.value, t.span)
         if start is None:
             return node  # stays a reference to the pointer: the function is left as it was
@@ -367,9 +408,65 @@ class _Rewrite(Transformer):
         self.kept.append(pair)
         return pair
 
+    def _set(self, t, node):
+        """``p = v`` on a pointer that may be null: its flag and offset (a pair of assignments, or
+        a guarded pair under the view's condition); the node itself where ``v`` is no view."""
+        flag, span = dataclasses.replace(self.flags[t.name], span=t.span), node.span
+
+        def setting(value):
+            return m.Assign("=", flag, m.BoolLit(value, _BOOL, span), _BOOL, span)
+        if _null(node.value):
+            return setting(False)
+        view, when = _unless_null(node.value)
+        start = self._start(t.name, view, t.span)
+        if start is None:
+            return node
+        off = dataclasses.replace(self.offsets[t.name], span=t.span)
+        pair = m.Binary(",", setting(True), m.Assign("=", off, start[0], off.type, span), off.type, span)
+        self.kept.append(pair)
+        if when is None:
+            self.pairs.add(id(pair))
+            return pair
+        guarded = m.Ternary(when, pair, setting(False), _BOOL, span)
+        self.guarded.add(id(guarded))
+        self.kept.append(guarded)
+        return guarded
+
+    def _truth(self, e):
+        """``p`` (through implicit casts) of a pointer that may be null, as a test: its flag;
+        None for anything else."""
+        e = strip_implicit_casts(e)
+        if isinstance(e, m.Ref) and e.name in self.flags:
+            return dataclasses.replace(self.flags[e.name], span=e.span)
+        return None
+
+    def _tested(self, e):
+        return self._truth(e) or e
+
+    def leave_Cast(self, node):  # (bool)p
+        if isinstance(node.type, m.Scalar) and node.type.dtype == "bool" and self._truth(node.operand) is not None:
+            return self._truth(node.operand)
+        return node
+
+    def leave_If(self, node):
+        return dataclasses.replace(node, cond=self._tested(node.cond)) if self._truth(node.cond) else node
+
+    def leave_While(self, node):
+        return dataclasses.replace(node, cond=self._tested(node.cond)) if self._truth(node.cond) else node
+
+    def leave_Ternary(self, node):
+        return dataclasses.replace(node, cond=self._tested(node.cond)) if self._truth(node.cond) else node
+
     def leave_Binary(self, node):
         """``end - start`` on two pointers into one buffer: their offsets' difference; ``p < end``
-        (any comparison) on two such pointers: their offsets compared."""
+        (any comparison) on two such pointers: their offsets compared; ``p != 0`` (``p && c``) of a
+        pointer that may be null: its flag."""
+        if node.op in ("==", "!=") and self._truth(node.lhs) is not None and _null(node.rhs) \
+                or node.op in ("==", "!=") and self._truth(node.rhs) is not None and _null(node.lhs):
+            flag = self._truth(node.lhs) or self._truth(node.rhs)
+            return flag if node.op == "!=" else m.Unary("!", flag, False, _BOOL, node.span)
+        if node.op in ("&&", "||") and (self._truth(node.lhs) is not None or self._truth(node.rhs) is not None):
+            return dataclasses.replace(node, lhs=self._tested(node.lhs), rhs=self._tested(node.rhs))
         if node.op not in ("-", "<", "<=", ">", ">=", "==", "!="):
             return node
         if not any(isinstance(n, m.Ref) and n.name in self.moving for n in (node.lhs, node.rhs)):
@@ -391,6 +488,9 @@ class _Rewrite(Transformer):
             return node
         off = self.offsets[node.name]
         start = self.moving[node.name][1]
+        if node.name in self.flags and node.init is not None and not _null(node.init) \
+                and _unless_null(node.init)[1] is not None:
+            return node  # T* p = c ? x : 0; then moved: left as it is (refused)
         if node.name in self.derived:
             begun = self._start(node.name, node.init, node.span)
             if begun is None:
@@ -403,7 +503,8 @@ class _Rewrite(Transformer):
 
     def leave_DeclStmt(self, node):
         named = {self.offsets[name].name: name for name in self.selectors}
-        if not any(d.name in named for d in node.decls):
+        flagged = {self.offsets[name].name: name for name in self.flags}
+        if not any(d.name in named or d.name in flagged for d in node.decls):
             return node
         decls = []
         for d in node.decls:
@@ -411,4 +512,9 @@ class _Rewrite(Transformer):
             if d.name in named:
                 name = named[d.name]
                 decls.append(self.selector_decl(name, self.initial.get(name), self.starts.get(name), d.span))
+            if d.name in flagged:  # T* p; (or = 0) unset, T* p = x + k; set
+                name = flagged[d.name]
+                flag = self.flags[name]
+                set_ = name in self.derived or self.moving[name][1] is not None
+                decls.append(m.VarDecl(flag.name, _BOOL, "local", False, m.BoolLit(set_, _BOOL, d.span), d.span))
         return dataclasses.replace(node, decls=tuple(decls))
