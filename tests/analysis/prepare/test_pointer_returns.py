@@ -1,0 +1,139 @@
+"""Pointers a device function returns and null pointers (analysis.prepare.pointer_returns,
+moving_pointers' pointers that may be null, analysis.prepare.null_tests), written the way the
+pool's RNA folding and MoE programs write them: ``v1 = array_val(v, i, j, n, s)`` returning
+``can_pair(...) ? &a[ind(i, j, n)] : 0`` and tested before it is read (``if ((v1 = ...))``, ``v1 ?
+*v1 : INF``, ``i < n - 1 && (v1 = ...)``), and a device function given ``nullptr`` for a mask it
+tests (``mask == nullptr || mask[i]``). Each is checked on the CPU against the g++-built original."""
+from __future__ import annotations
+
+from migrate.analysis.prepare.pointer_returns import pointer_returns
+from migrate.ir import model as m
+from tests.analysis.support import converted, nodes, spec_buffer, spec_kernel, spec_scalar, unit
+
+CELLS = """
+#include <cuda_runtime.h>
+#define BIG 1000
+__device__ static int pairs(int i, int j, int n, const int* s)
+{
+  if (j < i) {
+    const int t = i;
+    i = j;
+    j = t;
+  }
+  return j - i > 1 && (s[i] + s[j]) % 3 != 0;
+}
+__device__ static int ind(int i, int j, int n) { return i * n + j; }
+__device__ static int* cell(int* a, int i, int j, int n, const int* s)
+{
+  return pairs(i, j, n, s) ? &a[ind(i, j, n)] : 0;
+}
+__device__ static void keep_min(int* a, const int b) { if (b < *a) *a = b; }
+
+// each thread scans its row of a table through a pointer that may be null
+__global__ void best_cells(int n, const int* __restrict__ s, int* __restrict__ v, int* __restrict__ w)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int* p;
+  int best = BIG * 4;
+  for (int j = 0; j < n; j++) {
+    p = cell(v, i, j, n, s);
+    keep_min(&best, (p ? *p : BIG) + j);
+    if ((p = cell(v, j, i, n, s)))
+      keep_min(&best, *p - 1);
+    if (j > 0 && (p = cell(v, i, j - 1, n, s)) && *p > 0)
+      keep_min(&best, *p + 2);
+    int* q;
+    if ((q = cell(v, i, j, n, s)) != 0 && j % 4 == 0)
+      keep_min(&best, -*q);
+    if (!(q = cell(v, j, j / 2, n, s)))
+      best += 1;
+  }
+  w[i] = best;
+}
+
+// a block per row: threads stride over it, each writing the cells that exist
+__global__ void bump_cells(int n, const int* __restrict__ s, int* __restrict__ v)
+{
+  int i = blockIdx.x;
+  int* c;
+  for (int j = threadIdx.x; j < n; j += blockDim.x) {
+    c = cell(v, i, j, n, s);
+    if (c != 0) *c = *c * 2 + 1;
+  }
+}
+"""
+
+CELLS_SPEC = spec_kernel("best_cells", (2, 1, 1), (32, 1, 1), "exact", spec_scalar("n", "int32", 50),
+                         spec_buffer("s", "int32", 50, "in", 0, 4), spec_buffer("v", "int32", 2500, "in", -50, 50),
+                         spec_buffer("w", "int32", 64, "out")) + \
+    spec_kernel("bump_cells", (40, 1, 1), (16, 1, 1), "exact", spec_scalar("n", "int32", 40),
+                spec_buffer("s", "int32", 40, "in", 0, 4), spec_buffer("v", "int32", 1600, "inout", -50, 50))
+
+
+def test_a_returned_view_is_the_expression_returned_at_each_call(tmp_path):
+    u = unit(tmp_path, CELLS)
+    device = {f.name: f for f in u.device_functions}
+    fn = pointer_returns(u.kernel("best_cells"), device)
+    assert "cell" not in [c.callee for c in nodes(fn, m.Call)] and "cell" not in fn.calls
+    assert {"pairs", "ind"} <= set(fn.calls)
+    ternaries = [n for n in nodes(fn, m.Ternary) if isinstance(n.type, m.Pointer)]
+    assert len(ternaries) == 5  # one per call, the condition and the view in the caller's names
+
+
+def test_pointers_that_may_be_null_convert_and_check_equal(tmp_path):
+    out, kernels = converted(tmp_path, CELLS, CELLS_SPEC)
+    for k in kernels:
+        assert k["form"] != "unsupported", (k["kernel"], k["reason"])
+        assert k["check"]["status"] == "pass", (k["kernel"], k["check"]["message"])
+    text = (out / "k.py").read_text()
+    assert "p_set" in text and "q_set" in text and "c_set" in text
+
+
+def test_a_pointer_that_may_be_null_copied_stays_refused_by_name(tmp_path):
+    source = CELLS.split("// each thread")[0] + """
+__global__ void copied(int n, const int* __restrict__ s, int* __restrict__ v, int* __restrict__ w)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int* p;
+  const int* r = v;
+  p = cell(v, i, 0, n, s);
+  r = p;
+  w[i] = *r;
+}
+"""
+    _out, (k,) = converted(tmp_path, source, expect_ok=False)
+    assert k["form"] == "unsupported" and "local pointer" in k["reason"], k["reason"]
+
+
+MASKED = """
+#include <cuda_runtime.h>
+__device__ void count_tokens(const int* __restrict__ ids, int* __restrict__ hist, int numel, int per,
+                             const int* mask)
+{
+  const int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int i = tid; i < numel; i += blockDim.x * gridDim.x) {
+    int weight = mask == nullptr ? 1 : mask[i / per];
+    if (mask == nullptr || mask[i / per]) {
+      atomicAdd(&hist[ids[i] & 7], weight + 1);
+    }
+  }
+}
+
+__global__ void count_all(const int* __restrict__ ids, int* __restrict__ hist, int numel, int per)
+{
+  count_tokens(ids, hist, numel, per, nullptr);
+}
+"""
+
+MASKED_SPEC = spec_kernel("count_all", (2, 1, 1), (64, 1, 1), "exact", spec_buffer("ids", "int32", 300, "in", 0, 100),
+                          spec_buffer("hist", "int32", 8, "inout", 0, 5), spec_scalar("numel", "int32", 300),
+                          spec_scalar("per", "int32", 3))
+
+
+def test_a_null_argument_tested_in_the_callee_takes_the_branch_c_takes(tmp_path):
+    out, (k,) = converted(tmp_path, MASKED, MASKED_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+    assert "mask" not in (out / "k.py").read_text().split("def count_all")[1].split("\n\n")[0]
