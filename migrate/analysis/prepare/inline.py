@@ -521,13 +521,30 @@ def _dispatches_to(call: m.Call, targets) -> bool:
 def view_callees(fn: m.Function, device: dict[str, m.Function]) -> set[str]:
     """The device functions ``fn`` calls with a pointer argument that is not a whole buffer (a
     pointer parameter, a shared, global, constant or local array) but a view into one: a local
-    pointer, ``x + off``, ``&x[i]``."""
+    pointer, ``x + off``, ``&x[i]``, or a pointer parameter the body steps (``block_offset +=
+    row * n;``: analysis.prepare.moving_pointers makes it an offset, which a macro is not given)."""
     out = set()
+    stepped = _stepped_params(fn)
     for n in m.walk(fn.body) if fn.body else ():
         if isinstance(n, m.Call) and n.kind == "device" and n.callee in device:
             for param, arg in zip(device[n.callee].params, n.args):
-                if isinstance(param.type, (m.Pointer, m.Array)) and not _whole_buffer(strip_implicit_casts(arg)):
+                arg = strip_implicit_casts(arg)
+                if isinstance(param.type, (m.Pointer, m.Array)) and (
+                        not _whole_buffer(arg) or isinstance(arg, m.Ref) and arg.name in stepped):
                     out.add(n.callee)
+    return out
+
+
+def _stepped_params(fn: m.Function) -> set[str]:
+    """The pointer parameters ``fn``'s body assigns or steps."""
+    params = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
+    out = set()
+    for n in m.walk(fn.body) if fn.body else ():
+        if isinstance(n, m.Assign) and isinstance(n.target, m.Ref) and n.target.name in params:
+            out.add(n.target.name)
+        elif isinstance(n, m.Unary) and n.op in ("++", "--") and isinstance(n.operand, m.Ref) \
+                and n.operand.name in params:
+            out.add(n.operand.name)
     return out
 
 

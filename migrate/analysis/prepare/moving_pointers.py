@@ -324,14 +324,18 @@ class _Rewrite(Transformer):
         if not (isinstance(node, m.Binary) and node.op in ("+", "-") and isinstance(node.lhs, m.Ref)
                 and node.lhs.name in self.moving and node.lhs.name not in self.selectors
                 and node.lhs.name not in self.flags
-                and not isinstance(node.rhs.type, m.Pointer) and isinstance(node.type, m.Pointer)):
+                and not isinstance(node.rhs.type, m.Pointer)
+                # (a template's A + x_block_top types as dependent: the pointer's own type then)
+                and (isinstance(node.type, m.Pointer) or isinstance(node.lhs.type, m.Pointer)
+                     and isinstance(node.type, m.Opaque) and isinstance(node.rhs.type, m.Scalar))):
             return None
         name, span = node.lhs.name, node.span
+        ptype = node.type if isinstance(node.type, m.Pointer) else node.lhs.type
         k = node.rhs if node.op == "+" else m.Unary("-", node.rhs, False, node.rhs.type, node.rhs.span)
         off = dataclasses.replace(self.offsets[name], span=span)
         wide = off.type if getattr(k.type, "dtype", None) not in _WIDE else k.type
-        return m.Binary("+", self._ref(self.moving[name][0], node.type, span), m.Binary("+", off, k, wide, span),
-                        node.type, span)
+        return m.Binary("+", self._ref(self.moving[name][0], ptype, span), m.Binary("+", off, k, wide, span),
+                        ptype, span)
 
     def leave_Call(self, node):  # atomicAdd(p + c, v): the element p_off + c of p's buffer
         if node.kind != "atomic" or not node.args:

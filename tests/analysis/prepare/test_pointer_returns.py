@@ -137,3 +137,56 @@ def test_a_null_argument_tested_in_the_callee_takes_the_branch_c_takes(tmp_path)
     assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]
     assert "mask" not in (out / "k.py").read_text().split("def count_all")[1].split("\n\n")[0]
+
+
+STEPPED = """
+#include <cuda_runtime.h>
+// appends the run start..end to a row, as mergeVS's save_blocks appends to its stepped row
+__device__ int save_run(int* out, int start, int end, int count)
+{
+  for (int k = start; k < end; k++) {
+    out[count] = k * 2 + 1;
+    count += 1;
+  }
+  return count;
+}
+
+__global__ void runs(const int* __restrict__ starts, int* __restrict__ out, int* __restrict__ counts, int rows, int per)
+{
+  int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  out += row * per;
+  starts += row * 2;
+  int c = save_run(out, starts[0], starts[0] + (starts[1] & 3), 0);
+  c = save_run(out, 100 + starts[1], 102 + starts[1], c);
+  counts[row] = c;
+}
+
+// a template's view of a stepped parameter (A--; then A + top types as dependent)
+template <typename T>
+__global__ void window(const T* __restrict__ a, T* __restrict__ c, int n)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  a--;
+  if (i < n) {
+    const T* at = a + i;
+    c[i] = at[1] * 2 + at[2];
+  }
+}
+template __global__ void window<float>(const float* __restrict__, float* __restrict__, int);
+"""
+
+STEPPED_SPEC = spec_kernel("runs", (2, 1, 1), (32, 1, 1), "exact", spec_buffer("starts", "int32", 128, "in", -40, 40),
+                           spec_buffer("out", "int32", 384, "inout", -9, 9), spec_buffer("counts", "int32", 64, "out"),
+                           spec_scalar("rows", "int32", 60), spec_scalar("per", "int32", 6)) + \
+    spec_kernel("window", (2, 1, 1), (32, 1, 1), "fp32", spec_buffer("a", "float32", 65, "in", -1.0, 1.0),
+                spec_buffer("c", "float32", 64, "out"), spec_scalar("n", "int32", 64), template="float")
+
+
+def test_a_stepped_parameter_passed_to_a_device_function_or_viewed_in_a_template(tmp_path):
+    out, kernels = converted(tmp_path, STEPPED, STEPPED_SPEC)
+    for k in kernels:
+        assert k["form"] != "unsupported", (k["kernel"], k["reason"])
+        assert k["check"]["status"] == "pass", (k["kernel"], k["check"]["message"])
+    text = (out / "k.py").read_text()
+    assert "out_off" in text and "a_off" in text
