@@ -39,6 +39,18 @@ def _viewed(value):
     return None if _null(value) else _unless_null(value)[0]
 
 
+def _choice(value) -> m.Ternary | None:
+    """``c ? x + i : y + j``: a pointer that is one of two views (neither null) chosen by a
+    condition without effects (read once for the buffer, once for the offset); else None."""
+    e = strip_implicit_casts(value) if value is not None else None
+    if not (isinstance(e, m.Ternary) and isinstance(getattr(e.then, "type", None), m.Pointer)
+            and isinstance(getattr(e.other, "type", None), m.Pointer)) or _null(e.then) or _null(e.other):
+        return None
+    pure = not any(isinstance(n, (m.Assign, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
+                   or isinstance(n, m.Call) and n.kind != "math" for n in m.walk(e.cond))
+    return e if pure else None
+
+
 def _assigned(steps, name) -> list:
     """The values the statements of ``steps`` assign pointer ``name`` (``p = v``)."""
     return [s.value for s in steps.get(name, ()) if isinstance(s, m.Assign) and s.op == "="]
@@ -51,7 +63,10 @@ def moving_pointers(fn: m.Function) -> m.Function:
     decls = {n.name: n for n in m.walk(fn.body)
              if isinstance(n, m.VarDecl) and n.storage == "local" and isinstance(n.type, m.Pointer)}
     steps = _steps(fn.body, set(buffers) | set(decls))
-    if not steps:
+    # const auto cache = copy_k ? k_cache : v_cache;  a choice between views of buffers
+    choices = {name for name, d in decls.items() if _choice(d.init) is not None
+               and all(_as_alias(b, buffers, {}) is not None for b in (_choice(d.init).then, _choice(d.init).other))}
+    if not steps and not choices:
         return fn
     taken = _names(fn)
     moving: dict[str, tuple[str, m.Expr | None, str]] = {}  # name -> (buffer, start offset, offset name)
@@ -78,7 +93,7 @@ def moving_pointers(fn: m.Function) -> m.Function:
         resolved = {}
         for name in later:
             init = decls[name].init
-            values = [init] if init is not None and not _null(init) else \
+            values = [_choice(init).then] if name in choices else [init] if init is not None and not _null(init) else \
                 [v for v in map(_viewed, _assigned(steps, name)) if v is not None]
             first = next((a for a in (_as_alias(v, buffers, tokens) for v in values) if a is not None), None)
             if first is not None:
@@ -91,7 +106,9 @@ def moving_pointers(fn: m.Function) -> m.Function:
         later = [name for name in later if name not in resolved]
     if not moving:
         return fn
-    offsets = {name: m.Ref(off, "local", _offset_type(steps.get(name, []), start), fn.span)
+    # (a pointer made from another and a 64-bit offset, cache + offset * stride, holds a 64-bit one)
+    offsets = {name: m.Ref(off, "local", _offset_type(steps.get(name, []), start if start is not None
+                                                      else derived.get(name)), fn.span)
                for name, (_b, start, off) in moving.items()}
     sources = _sources(moving, steps, buffers, views, derived)
     elements = _elements(fn)
@@ -138,7 +155,9 @@ def _sources(moving, steps, buffers, views, derived) -> dict[str, frozenset]:
     deps: dict[str, set[str]] = {name: set() for name in moving}
     for name in moving:
         values = [v for v in map(_viewed, _assigned(steps, name)) if v is not None]
-        for value in values + ([derived[name]] if name in derived else []):
+        values += [derived[name]] if name in derived else []
+        values = [b for v in values for b in ((_choice(v).then, _choice(v).other) if _choice(v) is not None else (v,))]
+        for value in values:
             alias = _as_alias(value, others, tokens)
             if alias is None:
                 continue  # left as it is: the rewrite refuses the function
@@ -376,7 +395,15 @@ class _Rewrite(Transformer):
 
     def _start(self, name, value, span):
         """(its offset, its buffer's number or None for a pointer into one) for ``name = value``;
-        None where ``value`` is no view this pass follows."""
+        None where ``value`` is no view this pass follows. A choice between two views (``c ? x :
+        y``) starts at the one its condition picks."""
+        choice = _choice(value)
+        if choice is not None:
+            a, b = self._start(name, choice.then, span), self._start(name, choice.other, span)
+            if a is None or b is None:
+                return None
+            off = m.Ternary(choice.cond, a[0], b[0], a[0].type, span)
+            return off, None if a[1] is None else m.Ternary(choice.cond, a[1], b[1], a[1].type, span)
         alias = self._alias(value, span)
         if alias is None or (name not in self.selectors and alias.buffer != self.moving[name][0]):
             return None

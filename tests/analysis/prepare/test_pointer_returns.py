@@ -190,3 +190,94 @@ def test_a_stepped_parameter_passed_to_a_device_function_or_viewed_in_a_template
         assert k["check"]["status"] == "pass", (k["kernel"], k["check"]["message"])
     text = (out / "k.py").read_text()
     assert "out_off" in text and "a_off" in text
+
+
+#: a pointer chosen between two buffers (storeKVCache's cache, heartwall's row of endo- or
+#: epicardial points), and views made from it
+CHOSEN = """
+#include <cuda_runtime.h>
+#include <stdint.h>
+// half a warp copies keys, the other half values, each through a pointer chosen between the caches
+__global__ void store_kv(uint64_t* __restrict__ k_cache, uint64_t* __restrict__ v_cache,
+                         const int* __restrict__ out_loc, const uint64_t batch,
+                         const uint64_t* __restrict__ k, const uint64_t* __restrict__ v,
+                         const uint64_t cache_stride, const uint64_t input_stride, const uint64_t items)
+{
+  const auto idx = blockIdx.x * blockDim.x + threadIdx.x;
+  const auto warp_id = idx / 32;
+  const auto lane_id = idx % 32;
+  if (warp_id >= batch) return;
+  const auto offset = out_loc[warp_id];
+  const auto copy_k = lane_id < 16;
+  const auto copy_id = lane_id % 16;
+  const auto cache = copy_k ? k_cache : v_cache;
+  const auto input = copy_k ? k : v;
+  const auto dst = cache + offset * cache_stride;
+  const auto src = input + warp_id * input_stride;
+  for (uint64_t i = 0; i < items; ++i) {
+    dst[copy_id + i * 16] = src[copy_id + i * 16] + (copy_k ? 1 : 2);
+  }
+}
+"""
+
+CHOSEN_SPEC = """
+[[kernel]]
+name = "store_kv"
+grid = [2, 1, 1]
+block = [64, 1, 1]
+tolerance = "exact"
+[[kernel.args]]
+name = "k_cache"
+buffer = "uint64"
+elements = 512
+role = "inout"
+range = [0, 1000]
+[[kernel.args]]
+name = "v_cache"
+buffer = "uint64"
+elements = 512
+role = "inout"
+range = [0, 1000]
+[[kernel.args]]
+name = "out_loc"
+buffer = "int32"
+elements = 4
+role = "in"
+range = [0, 7]
+[[kernel.args]]
+name = "batch"
+scalar = "uint64"
+value = 4
+[[kernel.args]]
+name = "k"
+buffer = "uint64"
+elements = 256
+role = "in"
+range = [0, 100000]
+[[kernel.args]]
+name = "v"
+buffer = "uint64"
+elements = 256
+role = "in"
+range = [0, 100000]
+[[kernel.args]]
+name = "cache_stride"
+scalar = "uint64"
+value = 64
+[[kernel.args]]
+name = "input_stride"
+scalar = "uint64"
+value = 64
+[[kernel.args]]
+name = "items"
+scalar = "uint64"
+value = 4
+"""
+
+
+def test_a_pointer_chosen_between_two_buffers_stores_to_the_one_chosen(tmp_path):
+    out, (k,) = converted(tmp_path, CHOSEN, CHOSEN_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+    text = (out / "k.py").read_text()
+    assert "dst_buf" in text and "T.int64" in text.split("dst_off = ")[1].split("\n")[0]
