@@ -123,9 +123,12 @@ def moving_pointers(fn: m.Function) -> m.Function:
     if any(name in buffers or name in selectors for name in nullable):
         return fn  # a parameter set to null, a pointer into several buffers or none: not followed
     flags = {name: m.Ref(fresh(f"{name}_set", taken), "local", _BOOL, fn.span) for name in sorted(nullable)}
+    # set where declared: T* p = x; T* q = x + k; (unset: T* p; T* p = 0;)
+    set_at_start = {name for name in nullable if decls[name].init is not None and not _null(decls[name].init)}
     rewrite = _Rewrite(moving, offsets, buffers, sources, selectors, derived,
                        {name: a for name, a in views.items() if name not in moving},
-                       {name: moving[name][0] for name in moving if name in buffers or name in views}, flags)
+                       {name: moving[name][0] for name in moving if name in buffers or name in views}, flags,
+                       set_at_start)
     rewritten = rewrite.transform(fn.body)
     rewritten = expand_statements(rewritten, rewrite.split)
     if any(isinstance(n, m.Ref) and n.name in moving and id(n) not in rewrite.made for n in m.walk(rewritten)) \
@@ -257,9 +260,11 @@ class _Rewrite(Transformer):
     sorted names): a read picks among them (``p_buf == 0 ? a[p_off + i] : b[p_off + i]``) and a
     statement that stores through it becomes one branch per buffer (:meth:`split`)."""
 
-    def __init__(self, moving, offsets, buffers, sources, selectors, derived, views, initial, flags=None):
+    def __init__(self, moving, offsets, buffers, sources, selectors, derived, views, initial, flags=None,
+                 set_at_start=frozenset()):
         self.moving, self.offsets, self.buffers, self.initial = moving, offsets, buffers, initial
         self.flags = flags or {}  # a pointer that may be null -> whether it is set (a bool local)
+        self.set_at_start = set_at_start  # those of them declared at a view
         self.guarded: set[int] = set()  # p = c ? x + k : 0 as c ? (p_set = true, p_off = k) : p_set = false
         self.sources, self.selectors, self.derived = sources, selectors, derived
         self.starts: dict[str, m.Expr] = {}  # float* t = src; -> t_buf's start, src_buf
@@ -546,6 +551,6 @@ class _Rewrite(Transformer):
             if d.name in flagged:  # T* p; (or = 0) unset, T* p = x + k; set
                 name = flagged[d.name]
                 flag = self.flags[name]
-                set_ = name in self.derived or self.moving[name][1] is not None
+                set_ = name in self.set_at_start
                 decls.append(m.VarDecl(flag.name, _BOOL, "local", False, m.BoolLit(set_, _BOOL, d.span), d.span))
         return dataclasses.replace(node, decls=tuple(decls))

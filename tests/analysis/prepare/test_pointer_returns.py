@@ -281,3 +281,31 @@ def test_a_pointer_chosen_between_two_buffers_stores_to_the_one_chosen(tmp_path)
     assert k["check"]["status"] == "pass", k["check"]["message"]
     text = (out / "k.py").read_text()
     assert "dst_buf" in text and "T.int64" in text.split("dst_off = ")[1].split("\n")[0]
+
+
+#: a pointer that starts set, at a buffer itself or a view of one, and is cleared on a condition
+CLEARED = """
+#include <cuda_runtime.h>
+__global__ void cleared(const float* __restrict__ x, float* __restrict__ y, int n)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float* p = x;
+  const float* q = x + i;
+  if (x[i] < 0.0f) p = nullptr;
+  if (i % 3 == 0) q = 0;
+  float acc = p ? p[i] * 2.0f : -1.0f;
+  if (q != nullptr) acc += *q;
+  y[i] = acc;
+}
+"""
+
+CLEARED_SPEC = spec_kernel("cleared", (2, 1, 1), (32, 1, 1), "fp32", spec_buffer("x", "float32", 64, "in", -1.0, 1.0),
+                           spec_buffer("y", "float32", 64, "out"), spec_scalar("n", "int32", 64))
+
+
+def test_a_pointer_that_starts_set_and_is_cleared(tmp_path):
+    out, (k,) = converted(tmp_path, CLEARED, CLEARED_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+    assert "p_set" in (out / "k.py").read_text()
