@@ -309,3 +309,22 @@ def test_a_pointer_that_starts_set_and_is_cleared(tmp_path):
     assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]
     assert "p_set" in (out / "k.py").read_text()
+
+
+def test_a_templated_device_function_whose_type_no_argument_has_is_refused_by_name(tmp_path):
+    """``getPositiveInfinity<vec_t>()`` (merge's sentinels): its macro, printed outside the
+    kernel's factory, cannot learn ``vec_t``; the kernel is refused rather than left to fail with
+    a NameError when it is built."""
+    source = """
+#include <cuda_runtime.h>
+template <typename vec_t> __device__ vec_t top() { return (vec_t)1000; }
+template <typename vec_t>
+__global__ void sentinel(vec_t* __restrict__ c, int n)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = top<vec_t>();
+}
+template __global__ void sentinel<float>(float* __restrict__, int);
+"""
+    _out, (k,) = converted(tmp_path, source, expect_ok=False)
+    assert k["form"] == "unsupported" and "type parameter 'vec_t'" in k["reason"], k["reason"]
