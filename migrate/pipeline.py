@@ -57,6 +57,8 @@ from .analysis.prepare.constructors import constructed_objects
 from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.effect_conditions import effect_conditions_as_tests
 from .analysis.prepare.device_globals import scalar_globals_as_buffers, shared_globals_into_kernels
+from .analysis.prepare.null_tests import null_tests
+from .analysis.prepare.pointer_returns import pointer_returns
 from .analysis.prepare.pointer_views import GENERIC, pointer_aliases, why_not_a_view
 from .analysis.prepare.renaming import rename_reassigned_locals
 from .analysis.prepare.moving_pointers import moving_pointers
@@ -265,6 +267,10 @@ def one_statement_each(fn: m.Function) -> m.Function:
 PREPARE = (
     Pass("chained assignments", "x = y = v; as y = v; x = y; (each assignment a statement of its own)",
          lambda fn, device, portable: split_chained_assignments(fn)),
+    Pass("pointer returns", "a device function whose body returns a view of a buffer it is given (return c ? "
+                            "&a[ind(i, j)] : 0;) is the expression it returns at each call: a macro returns no "
+                            "pointer (analysis.prepare.pointer_returns)",
+         lambda fn, device, portable: pointer_returns(fn, device)),
     Pass("conditions with effects", "if (a && (x = f()) < 0), if (++n == N), while (f(t++)): a test local computed "
                                     "operand by operand where C evaluates them, so the next two passes can take the "
                                     "effects (analysis.prepare.effect_conditions)",
@@ -327,6 +333,9 @@ PREPARE = (
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end; so are those called with a "
                    "view into a buffer (row = x + r*n): a macro takes whole buffers", _inline),
+    Pass("null tests", "a null pointer an inlined device function was given, tested (mask == nullptr ? 1 : "
+                       "mask[i]): the test decided, the branch C never evaluates gone (analysis.prepare.null_tests)",
+         lambda fn, device, portable: null_tests(fn)),
     Pass("block votes", "__syncthreads_count / _and / _or as barriers around a __shared__ counter that the "
                         "threads whose predicate holds add one to (analysis.prepare.block_votes)",
          _cub(lower_block_votes)),

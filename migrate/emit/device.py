@@ -11,6 +11,8 @@ called, which evaluates each argument once.
 """
 from __future__ import annotations
 
+import re
+
 from ..analysis.facts.bounds import nonneg_locals
 from ..analysis.facts.calls import one_expression_functions
 from ..compat.catalog import CACHED_LOADS
@@ -67,7 +69,8 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     else:
         lines = [Line(0, "@T.macro", ""), Line(0, f"def {fn.name}({', '.join(params + extra)}):", scope.tag(fn.span))]
     printer = StmtPrinter(scope, indent=1)
-    for name, bound in _type_params_from_arguments(fn, params, scope.type_params).items():
+    learnt = _type_params_from_arguments(fn, params, scope.type_params)
+    for name, bound in learnt.items():
         printer.emit(f"{name} = {bound}", fn.span)
     for name, dtype, source, span in copies:
         printer.emit(f"{name} = T.alloc_var({dtype})", span)
@@ -77,6 +80,10 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     printer.block(fn.body.stmts if fn.body else ())
     if result is not None:
         printer.emit("return result_", fn.span)
+    for t, name in scope.type_params.items():  # (template <class vec_t> vec_t getPositiveInfinity())
+        if name not in learnt and any(re.search(rf"\b{re.escape(name)}\b", ln.text) for ln in printer.lines):
+            raise EmitError(f"templated device function '{fn.name}' reads its type parameter '{t}', which none "
+                            "of its arguments has: its macro, outside the kernel's factory, cannot learn it", fn.span)
     if plain and any("T.alloc" in ln.text for ln in printer.lines):
         raise EmitError(f"device function '{fn.name}' printed as an expression keeps a variable", fn.span)
     return lines + printer.lines

@@ -129,10 +129,15 @@ def tested_loop(loop, pre: list, test: m.Ref) -> m.While:
 
 
 def _scalar(cond) -> bool:
-    """Every operand of the ``&&``/``||`` chain is a number (a pointer's truth is left alone)."""
+    """Every operand of the ``&&``/``||`` chain is a number (a pointer's truth is left alone), or
+    a pointer assigned there (``i < n && (v1 = array_val(v, i, k))``: the assignment becomes a
+    statement and the test reads the pointer's truth, which the pointer passes follow)."""
     if isinstance(cond, m.Binary) and cond.op in ("&&", "||"):
         return _scalar(cond.lhs) and _scalar(cond.rhs)
-    return isinstance(cond.type, m.Scalar)
+    while isinstance(cond, m.Cast) and cond.style == "implicit":
+        cond = cond.operand
+    return isinstance(cond.type, m.Scalar) or isinstance(cond, m.Assign) and cond.op == "=" \
+        and isinstance(cond.type, m.Pointer) and isinstance(cond.target, m.Ref)
 
 
 def effect_conditions_as_tests(fn: m.Function, device: dict[str, m.Function] | None = None) -> m.Function:

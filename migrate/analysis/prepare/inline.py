@@ -359,15 +359,20 @@ def _effects(e) -> bool:
                or isinstance(n, m.Call) and n.kind != "math" for n in m.walk(e))
 
 
-def _returned_expression(callee: m.Function | None, call: m.Call) -> m.Expr | None:
+def _returned_expression(callee: m.Function | None, call: m.Call, calls: bool = False) -> m.Expr | None:
     """The value ``call`` returns, written in the caller's terms, where the callee's body is one
     ``return`` of an expression without effects and the arguments have none either (each may then
-    be read any number of times): the parameters bound as inlining binds them; None otherwise."""
+    be read any number of times): the parameters bound as inlining binds them; None otherwise.
+    With ``calls``, the returned expression may call functions (where the caller evaluates it
+    exactly where and as often as C calls the callee); it still assigns and steps nothing."""
     if callee is None or callee.body is None or callee.template_params or len(callee.body.stmts) != 1 \
             or not isinstance(callee.body.stmts[0], m.Return) or callee.body.stmts[0].value is None:
         return None
     value = callee.body.stmts[0].value
-    if _effects(value) or any(_effects(a) for a in call.args) or len(call.args) != len(callee.params):
+    steps = any(isinstance(n, (m.Assign, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
+                for n in m.walk(value))
+    if (steps if calls else _effects(value)) or any(_effects(a) for a in call.args) \
+            or len(call.args) != len(callee.params):
         return None
     subs = {}
     for param, arg in zip(callee.params, call.args):
@@ -534,13 +539,30 @@ def _dispatches_to(call: m.Call, targets) -> bool:
 def view_callees(fn: m.Function, device: dict[str, m.Function]) -> set[str]:
     """The device functions ``fn`` calls with a pointer argument that is not a whole buffer (a
     pointer parameter, a shared, global, constant or local array) but a view into one: a local
-    pointer, ``x + off``, ``&x[i]``."""
+    pointer, ``x + off``, ``&x[i]``, or a pointer parameter the body steps (``block_offset +=
+    row * n;``: analysis.prepare.moving_pointers makes it an offset, which a macro is not given)."""
     out = set()
+    stepped = _stepped_params(fn)
     for n in m.walk(fn.body) if fn.body else ():
         if isinstance(n, m.Call) and n.kind == "device" and n.callee in device:
             for param, arg in zip(device[n.callee].params, n.args):
-                if isinstance(param.type, (m.Pointer, m.Array)) and not _whole_buffer(strip_implicit_casts(arg)):
+                arg = strip_implicit_casts(arg)
+                if isinstance(param.type, (m.Pointer, m.Array)) and (
+                        not _whole_buffer(arg) or isinstance(arg, m.Ref) and arg.name in stepped):
                     out.add(n.callee)
+    return out
+
+
+def _stepped_params(fn: m.Function) -> set[str]:
+    """The pointer parameters ``fn``'s body assigns or steps."""
+    params = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}
+    out = set()
+    for n in m.walk(fn.body) if fn.body else ():
+        if isinstance(n, m.Assign) and isinstance(n.target, m.Ref) and n.target.name in params:
+            out.add(n.target.name)
+        elif isinstance(n, m.Unary) and n.op in ("++", "--") and isinstance(n.operand, m.Ref) \
+                and n.operand.name in params:
+            out.add(n.operand.name)
     return out
 
 

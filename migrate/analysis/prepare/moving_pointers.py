@@ -9,7 +9,16 @@ Only pointers whose every use can be rewritten are: accessed by index or derefer
 ``*p``, ``*(p + k)``), an atomic's address or a local view's start (``atomicAdd(p + c, v)``,
 ``const float* row = p + k``), stepped by statements of their own (not ``*p++ = v``), every
 assignment a view of the same buffer. Any other use (a comparison, a call argument, a view taken from it)
-leaves the function as it was, and the diagnostics that name the pointer stay."""
+leaves the function as it was, and the diagnostics that name the pointer stay.
+
+A pointer assigned the null pointer, or a view that may be null (``v1 = can_pair(k, j) ? &v[ind(k,
+j)] : 0;``, a device function's return inlined by analysis.prepare.pointer_returns), also keeps
+whether it is set (``v1_set``, a bool): its tests (``if (v1)``, ``v1 ? *v1 : INF``, ``!v1``, ``v1 !=
+0``) read the flag, the assignment sets both under the view's condition, evaluated once (``if (c) {
+v1_set = true; v1_off = ind(k, j); } else v1_set = false;``). Its accesses read the offset as any
+moving pointer's: the program reads through it only where it is set (CUDA leaves reading through a
+null pointer undefined). Such a pointer copied to another pointer or into several buffers is not
+followed."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,9 +27,33 @@ from ...ir import model as m
 from ...ir.exprs import strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.visit import Transformer, expand_statements
-from .pointer_views import Alias, _as_alias, view_buffers
+from .pointer_views import Alias, _as_alias, _null, _unless_null, view_buffers
 
 _WIDE = ("int64", "uint64")
+_BOOL = m.Scalar("bool")
+
+
+def _viewed(value):
+    """The view an assigned value takes a pointer to, a value that may be null read as its view
+    (``c ? x + k : 0`` is ``x + k``); None for the null pointer itself."""
+    return None if _null(value) else _unless_null(value)[0]
+
+
+def _choice(value) -> m.Ternary | None:
+    """``c ? x + i : y + j``: a pointer that is one of two views (neither null) chosen by a
+    condition without effects (read once for the buffer, once for the offset); else None."""
+    e = strip_implicit_casts(value) if value is not None else None
+    if not (isinstance(e, m.Ternary) and isinstance(getattr(e.then, "type", None), m.Pointer)
+            and isinstance(getattr(e.other, "type", None), m.Pointer)) or _null(e.then) or _null(e.other):
+        return None
+    pure = not any(isinstance(n, (m.Assign, m.MethodCall)) or isinstance(n, m.Unary) and n.op in ("++", "--")
+                   or isinstance(n, m.Call) and n.kind != "math" for n in m.walk(e.cond))
+    return e if pure else None
+
+
+def _assigned(steps, name) -> list:
+    """The values the statements of ``steps`` assign pointer ``name`` (``p = v``)."""
+    return [s.value for s in steps.get(name, ()) if isinstance(s, m.Assign) and s.op == "="]
 
 
 def moving_pointers(fn: m.Function) -> m.Function:
@@ -30,7 +63,10 @@ def moving_pointers(fn: m.Function) -> m.Function:
     decls = {n.name: n for n in m.walk(fn.body)
              if isinstance(n, m.VarDecl) and n.storage == "local" and isinstance(n.type, m.Pointer)}
     steps = _steps(fn.body, set(buffers) | set(decls))
-    if not steps:
+    # const auto cache = copy_k ? k_cache : v_cache;  a choice between views of buffers
+    choices = {name for name, d in decls.items() if _choice(d.init) is not None
+               and all(_as_alias(b, buffers, {}) is not None for b in (_choice(d.init).then, _choice(d.init).other))}
+    if not steps and not choices:
         return fn
     taken = _names(fn)
     moving: dict[str, tuple[str, m.Expr | None, str]] = {}  # name -> (buffer, start offset, offset name)
@@ -56,20 +92,23 @@ def moving_pointers(fn: m.Function) -> m.Function:
         tokens = {**views, **{n: Alias(b, None) for n, (b, _s, _o) in moving.items()}}
         resolved = {}
         for name in later:
-            values = [decls[name].init] if decls[name].init is not None else \
-                [s.value for s in steps.get(name, ()) if isinstance(s, m.Assign) and s.op == "="]
+            init = decls[name].init
+            values = [_choice(init).then] if name in choices else [init] if init is not None and not _null(init) else \
+                [v for v in map(_viewed, _assigned(steps, name)) if v is not None]
             first = next((a for a in (_as_alias(v, buffers, tokens) for v in values) if a is not None), None)
             if first is not None:
                 resolved[name] = (first.buffer, None, fresh(f"{name}_off", taken))
-                if decls[name].init is not None:
-                    derived[name] = decls[name].init
+                if init is not None and not _null(init):
+                    derived[name] = init
         if not resolved:
             break
         moving.update(resolved)
         later = [name for name in later if name not in resolved]
     if not moving:
         return fn
-    offsets = {name: m.Ref(off, "local", _offset_type(steps.get(name, []), start), fn.span)
+    # (a pointer made from another and a 64-bit offset, cache + offset * stride, holds a 64-bit one)
+    offsets = {name: m.Ref(off, "local", _offset_type(steps.get(name, []), start if start is not None
+                                                      else derived.get(name)), fn.span)
                for name, (_b, start, off) in moving.items()}
     sources = _sources(moving, steps, buffers, views, derived)
     elements = _elements(fn)
@@ -77,9 +116,19 @@ def moving_pointers(fn: m.Function) -> m.Function:
         return fn  # views of buffers of different element types: no one index reads them alike
     selectors = {name: m.Ref(fresh(f"{name}_buf", taken), "local", m.Scalar("int32"), fn.span)
                  for name in moving if len(sources[name]) > 1}
+    # pointers that may be null: assigned the null pointer or a view under a condition
+    nullable = {name for name in moving if any(_null(v) or _unless_null(v)[1] is not None
+                                               for v in _assigned(steps, name))
+                or name in decls and decls[name].init is not None and _null(decls[name].init)}
+    if any(name in buffers or name in selectors for name in nullable):
+        return fn  # a parameter set to null, a pointer into several buffers or none: not followed
+    flags = {name: m.Ref(fresh(f"{name}_set", taken), "local", _BOOL, fn.span) for name in sorted(nullable)}
+    # set where declared: T* p = x; T* q = x + k; (unset: T* p; T* p = 0;)
+    set_at_start = {name for name in nullable if decls[name].init is not None and not _null(decls[name].init)}
     rewrite = _Rewrite(moving, offsets, buffers, sources, selectors, derived,
                        {name: a for name, a in views.items() if name not in moving},
-                       {name: moving[name][0] for name in moving if name in buffers or name in views})
+                       {name: moving[name][0] for name in moving if name in buffers or name in views}, flags,
+                       set_at_start)
     rewritten = rewrite.transform(fn.body)
     rewritten = expand_statements(rewritten, rewrite.split)
     if any(isinstance(n, m.Ref) and n.name in moving and id(n) not in rewrite.made for n in m.walk(rewritten)) \
@@ -108,8 +157,10 @@ def _sources(moving, steps, buffers, views, derived) -> dict[str, frozenset]:
     own = {name: {base} for name, (base, _s, _o) in moving.items()}
     deps: dict[str, set[str]] = {name: set() for name in moving}
     for name in moving:
-        values = [s.value for s in steps.get(name, ()) if isinstance(s, m.Assign) and s.op == "="]
-        for value in values + ([derived[name]] if name in derived else []):
+        values = [v for v in map(_viewed, _assigned(steps, name)) if v is not None]
+        values += [derived[name]] if name in derived else []
+        values = [b for v in values for b in ((_choice(v).then, _choice(v).other) if _choice(v) is not None else (v,))]
+        for value in values:
             alias = _as_alias(value, others, tokens)
             if alias is None:
                 continue  # left as it is: the rewrite refuses the function
@@ -209,8 +260,12 @@ class _Rewrite(Transformer):
     sorted names): a read picks among them (``p_buf == 0 ? a[p_off + i] : b[p_off + i]``) and a
     statement that stores through it becomes one branch per buffer (:meth:`split`)."""
 
-    def __init__(self, moving, offsets, buffers, sources, selectors, derived, views, initial):
+    def __init__(self, moving, offsets, buffers, sources, selectors, derived, views, initial, flags=None,
+                 set_at_start=frozenset()):
         self.moving, self.offsets, self.buffers, self.initial = moving, offsets, buffers, initial
+        self.flags = flags or {}  # a pointer that may be null -> whether it is set (a bool local)
+        self.set_at_start = set_at_start  # those of them declared at a view
+        self.guarded: set[int] = set()  # p = c ? x + k : 0 as c ? (p_set = true, p_off = k) : p_set = false
         self.sources, self.selectors, self.derived = sources, selectors, derived
         self.starts: dict[str, m.Expr] = {}  # float* t = src; -> t_buf's start, src_buf
         self.numbers = {b: k for k, b in enumerate(sorted(buffers))}
@@ -259,6 +314,9 @@ class _Rewrite(Transformer):
         e = stmt.expr
         if id(e) in self.pairs:
             return [m.ExprStmt(e.lhs, e.span), m.ExprStmt(e.rhs, e.span)]
+        if id(e) in self.guarded:  # the view's condition evaluated once: if (c) {set; off} else unset
+            then = m.Block((m.ExprStmt(e.then.lhs, e.span), m.ExprStmt(e.then.rhs, e.span)), e.span)
+            return [m.If(e.cond, then, m.Block((m.ExprStmt(e.other, e.span),), e.span), e.span)]
         picked = next((n for n in _lvalues(e) if id(n) in self.selections), None)
         if picked is None:
             return None
@@ -289,14 +347,19 @@ class _Rewrite(Transformer):
         node = strip_implicit_casts(node)
         if not (isinstance(node, m.Binary) and node.op in ("+", "-") and isinstance(node.lhs, m.Ref)
                 and node.lhs.name in self.moving and node.lhs.name not in self.selectors
-                and not isinstance(node.rhs.type, m.Pointer) and isinstance(node.type, m.Pointer)):
+                and node.lhs.name not in self.flags
+                and not isinstance(node.rhs.type, m.Pointer)
+                # (a template's A + x_block_top types as dependent: the pointer's own type then)
+                and (isinstance(node.type, m.Pointer) or isinstance(node.lhs.type, m.Pointer)
+                     and isinstance(node.type, m.Opaque) and isinstance(node.rhs.type, m.Scalar))):
             return None
         name, span = node.lhs.name, node.span
+        ptype = node.type if isinstance(node.type, m.Pointer) else node.lhs.type
         k = node.rhs if node.op == "+" else m.Unary("-", node.rhs, False, node.rhs.type, node.rhs.span)
         off = dataclasses.replace(self.offsets[name], span=span)
         wide = off.type if getattr(k.type, "dtype", None) not in _WIDE else k.type
-        return m.Binary("+", self._ref(self.moving[name][0], node.type, span), m.Binary("+", off, k, wide, span),
-                        node.type, span)
+        return m.Binary("+", self._ref(self.moving[name][0], ptype, span), m.Binary("+", off, k, wide, span),
+                        ptype, span)
 
     def leave_Call(self, node):  # atomicAdd(p + c, v): the element p_off + c of p's buffer
         if node.kind != "atomic" or not node.args:
@@ -314,6 +377,8 @@ class _Rewrite(Transformer):
 
     def leave_Unary(self, node):
         e = node.operand
+        if node.op == "!" and self._truth(e) is not None:
+            return dataclasses.replace(node, operand=self._truth(e))
         if node.op == "*" and isinstance(e, m.Ref) and e.name in self.moving:
             return self._at(e.name, None, node.type, node.span)
         if node.op == "*" and isinstance(e, m.Binary) and e.op in ("+", "-") and isinstance(e.lhs, m.Ref) \
@@ -335,7 +400,15 @@ class _Rewrite(Transformer):
 
     def _start(self, name, value, span):
         """(its offset, its buffer's number or None for a pointer into one) for ``name = value``;
-        None where ``value`` is no view this pass follows."""
+        None where ``value`` is no view this pass follows. A choice between two views (``c ? x :
+        y``) starts at the one its condition picks."""
+        choice = _choice(value)
+        if choice is not None:
+            a, b = self._start(name, choice.then, span), self._start(name, choice.other, span)
+            if a is None or b is None:
+                return None
+            off = m.Ternary(choice.cond, a[0], b[0], a[0].type, span)
+            return off, None if a[1] is None else m.Ternary(choice.cond, a[1], b[1], a[1].type, span)
         alias = self._alias(value, span)
         if alias is None or (name not in self.selectors and alias.buffer != self.moving[name][0]):
             return None
@@ -354,6 +427,10 @@ class _Rewrite(Transformer):
         off = dataclasses.replace(self.offsets[t.name], span=t.span)
         if node.op in ("+=", "-="):
             return m.Assign(node.op, off, node.value, off.type, node.span)
+        if any(isinstance(r, m.Ref) and r.name in self.flags for r in m.walk(node.value)):
+            return node  # a pointer that may be null copied: its flag would not follow
+        if t.name in self.flags:
+            return self._set(t, node)
         start = self._start(t.name, node.value, t.span)
         if start is None:
             return node  # stays a reference to the pointer: the function is left as it was
@@ -367,9 +444,65 @@ class _Rewrite(Transformer):
         self.kept.append(pair)
         return pair
 
+    def _set(self, t, node):
+        """``p = v`` on a pointer that may be null: its flag and offset (a pair of assignments, or
+        a guarded pair under the view's condition); the node itself where ``v`` is no view."""
+        flag, span = dataclasses.replace(self.flags[t.name], span=t.span), node.span
+
+        def setting(value):
+            return m.Assign("=", flag, m.BoolLit(value, _BOOL, span), _BOOL, span)
+        if _null(node.value):
+            return setting(False)
+        view, when = _unless_null(node.value)
+        start = self._start(t.name, view, t.span)
+        if start is None:
+            return node
+        off = dataclasses.replace(self.offsets[t.name], span=t.span)
+        pair = m.Binary(",", setting(True), m.Assign("=", off, start[0], off.type, span), off.type, span)
+        self.kept.append(pair)
+        if when is None:
+            self.pairs.add(id(pair))
+            return pair
+        guarded = m.Ternary(when, pair, setting(False), _BOOL, span)
+        self.guarded.add(id(guarded))
+        self.kept.append(guarded)
+        return guarded
+
+    def _truth(self, e):
+        """``p`` (through implicit casts) of a pointer that may be null, as a test: its flag;
+        None for anything else."""
+        e = strip_implicit_casts(e)
+        if isinstance(e, m.Ref) and e.name in self.flags:
+            return dataclasses.replace(self.flags[e.name], span=e.span)
+        return None
+
+    def _tested(self, e):
+        return self._truth(e) or e
+
+    def leave_Cast(self, node):  # (bool)p
+        if isinstance(node.type, m.Scalar) and node.type.dtype == "bool" and self._truth(node.operand) is not None:
+            return self._truth(node.operand)
+        return node
+
+    def leave_If(self, node):
+        return dataclasses.replace(node, cond=self._tested(node.cond)) if self._truth(node.cond) else node
+
+    def leave_While(self, node):
+        return dataclasses.replace(node, cond=self._tested(node.cond)) if self._truth(node.cond) else node
+
+    def leave_Ternary(self, node):
+        return dataclasses.replace(node, cond=self._tested(node.cond)) if self._truth(node.cond) else node
+
     def leave_Binary(self, node):
         """``end - start`` on two pointers into one buffer: their offsets' difference; ``p < end``
-        (any comparison) on two such pointers: their offsets compared."""
+        (any comparison) on two such pointers: their offsets compared; ``p != 0`` (``p && c``) of a
+        pointer that may be null: its flag."""
+        if node.op in ("==", "!=") and self._truth(node.lhs) is not None and _null(node.rhs) \
+                or node.op in ("==", "!=") and self._truth(node.rhs) is not None and _null(node.lhs):
+            flag = self._truth(node.lhs) or self._truth(node.rhs)
+            return flag if node.op == "!=" else m.Unary("!", flag, False, _BOOL, node.span)
+        if node.op in ("&&", "||") and (self._truth(node.lhs) is not None or self._truth(node.rhs) is not None):
+            return dataclasses.replace(node, lhs=self._tested(node.lhs), rhs=self._tested(node.rhs))
         if node.op not in ("-", "<", "<=", ">", ">=", "==", "!="):
             return node
         if not any(isinstance(n, m.Ref) and n.name in self.moving for n in (node.lhs, node.rhs)):
@@ -391,6 +524,9 @@ class _Rewrite(Transformer):
             return node
         off = self.offsets[node.name]
         start = self.moving[node.name][1]
+        if node.name in self.flags and node.init is not None and not _null(node.init) \
+                and _unless_null(node.init)[1] is not None:
+            return node  # T* p = c ? x : 0; then moved: left as it is (refused)
         if node.name in self.derived:
             begun = self._start(node.name, node.init, node.span)
             if begun is None:
@@ -403,7 +539,8 @@ class _Rewrite(Transformer):
 
     def leave_DeclStmt(self, node):
         named = {self.offsets[name].name: name for name in self.selectors}
-        if not any(d.name in named for d in node.decls):
+        flagged = {self.offsets[name].name: name for name in self.flags}
+        if not any(d.name in named or d.name in flagged for d in node.decls):
             return node
         decls = []
         for d in node.decls:
@@ -411,4 +548,9 @@ class _Rewrite(Transformer):
             if d.name in named:
                 name = named[d.name]
                 decls.append(self.selector_decl(name, self.initial.get(name), self.starts.get(name), d.span))
+            if d.name in flagged:  # T* p; (or = 0) unset, T* p = x + k; set
+                name = flagged[d.name]
+                flag = self.flags[name]
+                set_ = name in self.set_at_start
+                decls.append(m.VarDecl(flag.name, _BOOL, "local", False, m.BoolLit(set_, _BOOL, d.span), d.span))
         return dataclasses.replace(node, decls=tuple(decls))
