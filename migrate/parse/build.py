@@ -504,6 +504,8 @@ class ModelBuilder:
         self.lambdas: dict[str, tuple[str, list]] = {}
         # in a lambda's body: the USRs of the variables it captures, which are its parameters
         self.captured: set[str] = set()
+        # in a lambda's body: the closure copies of the lambdas it calls that it takes (parse.lambdas)
+        self.captured_copies: set[str] = set()
 
     # -- helpers ----------------------------------------------------------------------------
     def type_of(self, cursor: ci.Cursor) -> m.CType:
@@ -591,6 +593,8 @@ class ModelBuilder:
     def _captured_ref(self, capture, ctype: m.CType, span: Span) -> m.Ref:
         """The enclosing function's own variable a capture names."""
         var = capture.var
+        if capture.copy:  # the copy g__x a lambda g holds, declared where g is written
+            return m.Ref(capture.name, "param" if capture.name in self.captured_copies else "local", ctype, span)
         kind = "param" if var.kind == K.PARM_DECL or var.get_usr() in self.captured else _var_kind(var)
         return m.Ref(capture.name, kind, ctype, span)
 
@@ -605,14 +609,25 @@ class ModelBuilder:
         if obj.kind != K.DECL_REF_EXPR or obj.referenced is None:
             return None
         var = obj.referenced
+        outer = None
         if var.get_usr() not in self.lambdas:
-            return None
-        name, found = self.lambdas[var.get_usr()]
+            # a lambda of the enclosing function that this lambda captures: its captures are this
+            # lambda's parameters (parse.lambdas), its by-value copies under their own names
+            outer = lambdas.lambda_name(var, self.model_names) if self.captured or self.captured_copies else None
+            found = lambdas.captures(lambdas.lambda_of(var)) if outer is not None else None
+            if outer is None or isinstance(found, str):
+                return None
+            name = outer
+        else:
+            name, found = self.lambdas[var.get_usr()]
         span = span_of(cursor)
         args = tuple(self.expr(a) for a in kids[2:] if not _is_default_arg(a))
         for capture in found:
             ctype = convert_type(capture.var.type, self.template_names)
-            if capture.by_ref:
+            if outer is not None:
+                args += (m.Ref(capture.name if capture.by_ref else lambdas.copy_name(var.spelling, capture.name),
+                               "param", ctype, span),)
+            elif capture.by_ref:
                 args += (self._captured_ref(capture, ctype, span),)
             else:
                 args += (m.Ref(lambdas.copy_name(var.spelling, capture.name), "local", ctype, span),)

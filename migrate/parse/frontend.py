@@ -702,7 +702,8 @@ class UnitBuilder:
         if cursor.kind == K.LAMBDA_EXPR:  # a local lambda (parse.lambdas): its captures follow its parameters
             found = lambdas.captures(cursor)
             lambda_captures = tuple(found) if not isinstance(found, str) else ()
-            builder.captured = {c.var.get_usr() for c in lambda_captures}
+            builder.captured = {c.var.get_usr() for c in lambda_captures if not c.copy}
+            builder.captured_copies = {c.name for c in lambda_captures if c.copy}
         defaults: list[m.Expr | None] = [None] * len(params)
         body = None
         kernel = self._cuda_kind(cursor) == "global"
