@@ -1043,6 +1043,19 @@ class ModelBuilder:
         return m.InitList(tuple(self.expr(c) for c in cursor.get_children()), self.type_of(cursor),
                           span_of(cursor))
 
+    def expr_COMPOUND_LITERAL_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        """A C compound literal of a CUDA vector type with one value per lane (fft's ``(T2){ cos(
+        phi), sin(phi) }`` on ``#define T2 float2``): the ``make_float2(...)`` it equals. Another
+        (a struct's, one leaving lanes zero) is refused."""
+        kids = list(cursor.get_children())
+        items = list(kids[-1].get_children()) if kids and kids[-1].kind == K.INIT_LIST_EXPR else None
+        ctype = self.type_of(cursor)
+        make = f"make_{ctype.name}" if isinstance(ctype, m.Vector) else None
+        if items is None or make is None or section_of(make) != "constructor" or len(items) != ctype.lanes:
+            return self.unsupported_expr(cursor, "M1206", "a compound literal other than one of a CUDA vector "
+                                                          "type with a value per lane is not modelled")
+        return m.Call(make, tuple(self.expr(c) for c in items), "constructor", (), ctype, span_of(cursor))
+
     def expr_LAMBDA_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         # a local variable's lambda is a device function (parse.lambdas, visit_DECL_STMT)
         return self.unsupported_expr(cursor, "M1206", "a lambda that is not a local variable's initialiser "
