@@ -49,28 +49,6 @@ _INT = _dtypes.INTEGERS
 _UNSIGNED = _dtypes.UNSIGNED
 
 
-def _stepped_copy(e: m.Assign) -> tuple[m.Assign, m.Unary] | None:
-    """``k = j++`` (``k = ++j``, ``--``) of a scalar variable ``j`` that the target does not read,
-    as the copy ``k = j`` and the step ``j++``, to run in the order C++ gives them (the step
-    after the copy for a postfix operator, before it for a prefix one). None for any other
-    assignment."""
-    if e.op != "=":
-        return None
-    value, casts = e.value, []
-    while isinstance(value, m.Cast) and value.style == "implicit":
-        casts.append(value)
-        value = value.operand
-    if not isinstance(value, m.Unary) or value.op not in ("++", "--") \
-            or not isinstance(value.operand, m.Ref) or not isinstance(value.operand.type, m.Scalar):
-        return None
-    if any(isinstance(n, m.Ref) and n.name == value.operand.name for n in m.walk(e.target)):
-        return None
-    copied: m.Expr = value.operand
-    for cast in reversed(casts):
-        copied = replace(cast, operand=copied)
-    return m.Assign("=", e.target, copied, e.type, e.span), value
-
-
 def _method_call(e: m.MethodCall) -> EmitError:
     """The refusal of a method call left in the model: the object's type and why it stayed."""
     t = getattr(e.obj, "type", None)
@@ -1325,13 +1303,6 @@ class StmtPrinter:
             self.s_ExprStmt(m.ExprStmt(e.rhs, s.span))
             return
         if isinstance(e, m.Assign):
-            stepped = _stepped_copy(e)
-            if stepped is not None:  # k = j++ (a loop's step): k = j; then j++ (++j: the other way)
-                copy, step = stepped
-                first, then = (copy, step) if step.postfix else (step, copy)
-                self.s_ExprStmt(m.ExprStmt(first, s.span))
-                self.s_ExprStmt(m.ExprStmt(then, s.span))
-                return
             if e.op == "=":
                 self._store(e.target, self._value(e.value, e.target.type), s.span)
             else:

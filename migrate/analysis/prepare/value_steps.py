@@ -7,7 +7,9 @@ function appending to its caller's list). The stepped thing is a local number, o
 without effects. Only where it is the same program: what is stepped is named nowhere else in the
 statement (a buffer: not at all), and the step is always evaluated (not right of ``&&``/``||``
 nor in a branch of ``?:``); a ``return`` takes prefix steps only (a postfix one's step would come
-after it). Other steps used as values are left for the emitter to refuse."""
+after it). A loop's step is split the same way into a comma sequence (pnpoly's edge loop ``for
+(j = 0; j < V; k = j++)``: ``k = j, j += 1``). Other steps used as values are left for the
+emitter to refuse."""
 from __future__ import annotations
 
 import dataclasses
@@ -34,6 +36,14 @@ def _statement(s) -> list[m.Stmt] | None:
                       after_ok=True, declared=d.name)
     if isinstance(s, m.Return) and s.value is not None:
         return _split(s, s.value, lambda e: dataclasses.replace(s, value=e), after_ok=False)
+    if isinstance(s, m.For) and s.step is not None and not (isinstance(s.step, m.Unary) and s.step.op in ("++", "--")):
+        parts = _split(m.ExprStmt(s.step, s.step.span), s.step, lambda e: m.ExprStmt(e, s.step.span), after_ok=True)
+        if parts is None:
+            return None
+        step = parts[0].expr
+        for part in parts[1:]:  # run in order, as the printer runs a comma step's parts
+            step = m.Binary(",", step, part.expr, part.expr.type, s.step.span)
+        return [dataclasses.replace(s, step=step)]
     return None
 
 

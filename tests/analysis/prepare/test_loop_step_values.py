@@ -1,7 +1,8 @@
-"""``k = j++`` used as a statement (pnpoly's ``for (int j = 0; j < V; k = j++)``, walking a
-polygon's edges from the previous vertex ``k`` to ``j``): the copy and the step, in the order C++
-gives them (``k = ++j`` steps first). Checked equal on the CPU against the g++-built original;
-a target that reads the stepped variable stays refused with its reason."""
+"""A loop step that uses a step as a value (pnpoly's ``for (int j = 0; j < V; k = j++)``, walking
+a polygon's edges from the previous vertex ``k`` to ``j``) split as a statement is
+(analysis.prepare.value_steps): the copy and the step, in the order C++ gives them (``k = ++j``
+steps first). Checked equal on the CPU against the g++-built original; a statement whose target
+reads the stepped variable stays refused with its reason."""
 from __future__ import annotations
 
 from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
@@ -35,7 +36,9 @@ __global__ void steps(const int *in, long long *out, int n)
         after = ++j;           // the step, then the copy
         int d = j;
         d = j--;
-        out[i] = before * 1000 + after * 100 + d * 10 + j;
+        int e = 0;
+        for (int m = 0; m < j; e = ++m) d += e;   // a prefix step: m is stepped, then copied
+        out[i] = before * 1000 + after * 100 + d * 10 + j + e * 7;
     }
 }
 """
