@@ -83,3 +83,41 @@ def test_a_stepped_copy_whose_target_reads_the_variable_is_refused(tmp_path):
     (row,) = rows
     assert row["form"] == "unsupported"
     assert "operator '++' used as a value" in row["reason"], row
+
+
+BRANCHES = """
+__global__ void likelihood(const float *ax, const float *ay, int *out, float *fout, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        int acc = 0;
+        float facc = 0.0f;
+        for (int y = 0; y < 3; y++) {
+            int iX = ax[i] + y;
+            int iY = ay[i];
+            int rnd_iX = (ax[i] + y - iX) < .5f ? iX : iX++;      // particlefilter's rounding
+            int rnd_iY;
+            rnd_iY = (ay[i] - iY) < .5f ? iY-- : ++iY;          // an assignment, both branches step
+            float f = iX > 0 ? 0.25f : iY++;                     // the int branch converted as ?: does
+            acc += rnd_iX * 1000 + iX * 100 + rnd_iY * 10 + iY;
+            facc += f;
+        }
+        out[i] = acc;
+        fout[i] = facc;
+    }
+}
+"""
+
+BRANCHES_SPEC = spec_kernel("likelihood", (2, 1, 1), (64, 1, 1), "exact",
+                            spec_buffer("ax", "float32", 100, "in", -20.0, 20.0),
+                            spec_buffer("ay", "float32", 100, "in", -20.0, 20.0),
+                            spec_buffer("out", "int32", 100, "out"),
+                            spec_buffer("fout", "float32", 100, "out"),
+                            spec_scalar("n", "int32", 100))
+
+
+def test_steps_in_the_branches_of_a_conditional_value_check_equal(tmp_path):
+    _out, rows = converted(tmp_path, BRANCHES, BRANCHES_SPEC, expect_ok=False)
+    (row,) = rows
+    assert row["form"] != "unsupported", row["diagnostics"]
+    assert row["check"]["status"] == "pass", row["check"]
