@@ -44,6 +44,17 @@ _CAST_STYLES = {K.CSTYLE_CAST_EXPR: "c", K.CXX_STATIC_CAST_EXPR: "static",
                 K.CXX_FUNCTIONAL_CAST_EXPR: "functional"}
 
 _OPERATOR_NAME = re.compile(r"^operator(\W+)$")
+def _calls_itself(template: ci.Cursor) -> bool:
+    """Whether the function template's body names the template itself (a call of another
+    instance: ``f<N - 1>(x)``)."""
+    body = next((c for c in template.get_children() if c.kind == K.COMPOUND_STMT), None)
+    return body is not None and any(
+        n.kind in (K.OVERLOADED_DECL_REF, K.DECL_REF_EXPR) and n.spelling == template.spelling
+        for n in body.walk_preorder())
+
+
+#: a template argument computed from the caller's value parameters (``f<N - 1>``, ``f<2 * K>``)
+_VALUE_EXPRESSION = re.compile(r"[A-Za-z_\d][\w\s+\-*/%()]*")
 _OPERATOR_WORDS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "xor", "&": "and", "|": "or",
                    "~": "inv", "!": "not", "<": "lt", ">": "gt", "<=": "le", ">=": "ge", "==": "eq", "!=": "ne",
                    "<<": "shl", ">>": "shr", "&&": "land", "||": "lor", "++": "inc", "--": "dec", "()": "call",
@@ -1322,23 +1333,31 @@ class ModelBuilder:
         one (analysis.prepare.instances, or the factory when the kernel takes them). (None, (),
         None) for anything else."""
         none = (None, (), None)
-        if not all(re.fullmatch(r"[A-Za-z_]\w*", a) for a in template_args):
+        if not all(re.fullmatch(r"[A-Za-z_]\w*", a) or _VALUE_EXPRESSION.fullmatch(a) for a in template_args):
             return none
-        keys, returns = [], set()
+        keys, returns, primary = [], set(), None
         for _usr, model, _count in self.overloads.get(name, ()):
             cursor = self.user_functions.get(model)
             if cursor is None:
                 continue
             if cursor.kind == K.FUNCTION_TEMPLATE:
-                continue  # the primary template: no instance in the table reaches it
+                # the primary template: no instance in the table reaches it, unless it calls
+                # itself (f<N - 1>(x), a recursion its specialisations end: f<0>), where the
+                # instances no specialisation names take it
+                if _calls_itself(cursor):
+                    primary = model
+                    returns.add(convert_type(cursor.result_type))
+                continue
             count = cursor.get_num_template_arguments()
             if count != len(template_args) or any(
                     cursor.get_template_argument_kind(i) != ci.TemplateArgumentKind.INTEGRAL for i in range(count)):
                 return none
             keys.append((tuple(str(cursor.get_template_argument_value(i)) for i in range(count)), model))
             returns.add(convert_type(cursor.result_type))
-        if len(keys) < 2 or len({k for k, _ in keys}) != len(keys):
+        if len(keys) < (1 if primary is not None else 2) or len({k for k, _ in keys}) != len(keys):
             return none
+        if primary is not None:
+            keys.append((m.PRIMARY_TEMPLATE, primary))
         dtype = next(iter(returns)) if len(returns) == 1 and isinstance(next(iter(returns)), m.Scalar) else None
         return keys[0][1], (tuple(template_args), tuple(keys)), dtype
 
