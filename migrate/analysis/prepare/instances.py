@@ -77,13 +77,13 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
             # hash(key) on overloads by the type of a KeyT key: the instance's values or dtypes pick one
             key = tuple(b.dtype if isinstance(b, m.Scalar) else str(int(b.value)) for b in bound)
             chosen = [model for k, model in n.dispatch[1] if tuple(k) == key]
-            values = all(isinstance(b, (m.IntLit, m.BoolLit)) for b in bound)
+            by_value = all(isinstance(b, (m.IntLit, m.BoolLit)) for b in bound)
             if not chosen:
                 # no overload of the instance's number types, no specialisation of its values: the
                 # primary template, where the table has it (an instance of its own values)
                 chosen = [model for k, model in n.dispatch[1] if tuple(k) in (m.PRIMARY_TEMPLATE, m.PRIMARY_FOR_NUMBERS)
-                          and (values or all(isinstance(b, m.Scalar) for b in bound))]
-                args = tuple(_spelling(b) for b in bound) if values and chosen else ()
+                          and (by_value or all(isinstance(b, m.Scalar) for b in bound))]
+                args = tuple(_spelling(b) for b in bound) if by_value and chosen else ()
             else:
                 args = ()
             if chosen:
