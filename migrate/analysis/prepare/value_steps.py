@@ -41,15 +41,28 @@ def _statement(s) -> list[m.Stmt] | None:
                       after_ok=True, declared=d.name)
     if isinstance(s, m.Return) and s.value is not None:
         return _split(s, s.value, lambda e: dataclasses.replace(s, value=e), after_ok=False)
-    if isinstance(s, m.For) and s.step is not None and not (isinstance(s.step, m.Unary) and s.step.op in ("++", "--")):
-        parts = _split(m.ExprStmt(s.step, s.step.span), s.step, lambda e: m.ExprStmt(e, s.step.span), after_ok=True)
-        if parts is None:
+    if isinstance(s, m.For) and s.step is not None:
+        # each part of a comma step (n >>= 1, ++l) as a statement of its own: a step that is the
+        # part stays; one used as a value (k = j++) is split
+        parts, changed = [], False
+        for part in _comma_parts(s.step):
+            split = None if isinstance(part, m.Unary) and part.op in ("++", "--") else \
+                _split(m.ExprStmt(part, part.span), part, lambda e: m.ExprStmt(e, part.span), after_ok=True)
+            changed |= split is not None
+            parts.extend(x.expr for x in split) if split is not None else parts.append(part)
+        if not changed:
             return None
-        step = parts[0].expr
+        step = parts[0]
         for part in parts[1:]:  # run in order, as the printer runs a comma step's parts
-            step = m.Binary(",", step, part.expr, part.expr.type, s.step.span)
+            step = m.Binary(",", step, part, part.type, s.step.span)
         return [dataclasses.replace(s, step=step)]
     return None
+
+
+def _comma_parts(e: m.Expr) -> list[m.Expr]:
+    if isinstance(e, m.Binary) and e.op == ",":
+        return _comma_parts(e.lhs) + _comma_parts(e.rhs)
+    return [e]
 
 
 def _branched(s) -> list[m.Stmt] | None:
