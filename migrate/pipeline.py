@@ -69,6 +69,7 @@ from .analysis.prepare.record_buffers import record_buffers
 from .analysis.prepare.record_pointers import record_pointers
 from .analysis.prepare.struct_params import StructParamError, struct_fields_as_params
 from .analysis.prepare.cub_blocks import CubError, lower_cub_blocks
+from .analysis.prepare.bit_copies import bit_copies
 from .analysis.prepare.cub_adjacent import lower_cub_adjacent
 from .analysis.prepare.cub_moves import lower_cub_moves
 from .analysis.prepare.cub_scans import lower_cub_scans
@@ -303,6 +304,10 @@ PREPARE = (
     Pass("constructors", "Local l(p); with the project's own constructor as Local l; Local_Local(l, p); a method "
                          "call that fills the object (analysis.prepare.constructors)",
          lambda fn, device, portable: constructed_objects(fn)),
+    Pass("bit copies", "*(unsigned*)&i, *reinterpret_cast<int*>(&x): a scalar's bits read as another number type of "
+                       "its size, as the conversion or the CUDA bit-copy intrinsic it means "
+                       "(analysis.prepare.bit_copies)",
+         lambda fn, device, portable: bit_copies(fn)),
     Pass("addressed parameters", "a scalar parameter whose address the body takes (lcg(&seed)) is a local copy, "
                                  "as a local's address is inlined through (analysis.prepare.written_params)",
          lambda fn, device, portable: written_parameters(fn, addressed=True)),

@@ -44,6 +44,17 @@ _CAST_STYLES = {K.CSTYLE_CAST_EXPR: "c", K.CXX_STATIC_CAST_EXPR: "static",
                 K.CXX_FUNCTIONAL_CAST_EXPR: "functional"}
 
 _OPERATOR_NAME = re.compile(r"^operator(\W+)$")
+def _calls_itself(template: ci.Cursor) -> bool:
+    """Whether the function template's body names the template itself (a call of another
+    instance: ``f<N - 1>(x)``)."""
+    body = next((c for c in template.get_children() if c.kind == K.COMPOUND_STMT), None)
+    return body is not None and any(
+        n.kind in (K.OVERLOADED_DECL_REF, K.DECL_REF_EXPR) and n.spelling == template.spelling
+        for n in body.walk_preorder())
+
+
+#: a template argument computed from the caller's value parameters (``f<N - 1>``, ``f<2 * K>``)
+_VALUE_EXPRESSION = re.compile(r"[A-Za-z_\d][\w\s+\-*/%()]*")
 _OPERATOR_WORDS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "xor", "&": "and", "|": "or",
                    "~": "inv", "!": "not", "<": "lt", ">": "gt", "<=": "le", ">=": "ge", "==": "eq", "!=": "ne",
                    "<<": "shl", ">>": "shr", "&&": "land", "||": "lor", "++": "inc", "--": "dec", "()": "call",
@@ -504,6 +515,8 @@ class ModelBuilder:
         self.lambdas: dict[str, tuple[str, list]] = {}
         # in a lambda's body: the USRs of the variables it captures, which are its parameters
         self.captured: set[str] = set()
+        # in a lambda's body: the closure copies of the lambdas it calls that it takes (parse.lambdas)
+        self.captured_copies: set[str] = set()
 
     # -- helpers ----------------------------------------------------------------------------
     def type_of(self, cursor: ci.Cursor) -> m.CType:
@@ -591,6 +604,8 @@ class ModelBuilder:
     def _captured_ref(self, capture, ctype: m.CType, span: Span) -> m.Ref:
         """The enclosing function's own variable a capture names."""
         var = capture.var
+        if capture.copy:  # the copy g__x a lambda g holds, declared where g is written
+            return m.Ref(capture.name, "param" if capture.name in self.captured_copies else "local", ctype, span)
         kind = "param" if var.kind == K.PARM_DECL or var.get_usr() in self.captured else _var_kind(var)
         return m.Ref(capture.name, kind, ctype, span)
 
@@ -605,14 +620,25 @@ class ModelBuilder:
         if obj.kind != K.DECL_REF_EXPR or obj.referenced is None:
             return None
         var = obj.referenced
+        outer = None
         if var.get_usr() not in self.lambdas:
-            return None
-        name, found = self.lambdas[var.get_usr()]
+            # a lambda of the enclosing function that this lambda captures: its captures are this
+            # lambda's parameters (parse.lambdas), its by-value copies under their own names
+            outer = lambdas.lambda_name(var, self.model_names) if self.captured or self.captured_copies else None
+            found = lambdas.captures(lambdas.lambda_of(var)) if outer is not None else None
+            if outer is None or isinstance(found, str):
+                return None
+            name = outer
+        else:
+            name, found = self.lambdas[var.get_usr()]
         span = span_of(cursor)
         args = tuple(self.expr(a) for a in kids[2:] if not _is_default_arg(a))
         for capture in found:
             ctype = convert_type(capture.var.type, self.template_names)
-            if capture.by_ref:
+            if outer is not None:
+                args += (m.Ref(capture.name if capture.by_ref else lambdas.copy_name(var.spelling, capture.name),
+                               "param", ctype, span),)
+            elif capture.by_ref:
                 args += (self._captured_ref(capture, ctype, span),)
             else:
                 args += (m.Ref(lambdas.copy_name(var.spelling, capture.name), "local", ctype, span),)
@@ -1028,6 +1054,19 @@ class ModelBuilder:
         return m.InitList(tuple(self.expr(c) for c in cursor.get_children()), self.type_of(cursor),
                           span_of(cursor))
 
+    def expr_COMPOUND_LITERAL_EXPR(self, cursor: ci.Cursor) -> m.Expr:
+        """A C compound literal of a CUDA vector type with one value per lane (fft's ``(T2){ cos(
+        phi), sin(phi) }`` on ``#define T2 float2``): the ``make_float2(...)`` it equals. Another
+        (a struct's, one leaving lanes zero) is refused."""
+        kids = list(cursor.get_children())
+        items = list(kids[-1].get_children()) if kids and kids[-1].kind == K.INIT_LIST_EXPR else None
+        ctype = self.type_of(cursor)
+        make = f"make_{ctype.name}" if isinstance(ctype, m.Vector) else None
+        if items is None or make is None or section_of(make) != "constructor" or len(items) != ctype.lanes:
+            return self.unsupported_expr(cursor, "M1206", "a compound literal other than one of a CUDA vector "
+                                                          "type with a value per lane is not modelled")
+        return m.Call(make, tuple(self.expr(c) for c in items), "constructor", (), ctype, span_of(cursor))
+
     def expr_LAMBDA_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         # a local variable's lambda is a device function (parse.lambdas, visit_DECL_STMT)
         return self.unsupported_expr(cursor, "M1206", "a lambda that is not a local variable's initialiser "
@@ -1302,23 +1341,31 @@ class ModelBuilder:
         one (analysis.prepare.instances, or the factory when the kernel takes them). (None, (),
         None) for anything else."""
         none = (None, (), None)
-        if not all(re.fullmatch(r"[A-Za-z_]\w*", a) for a in template_args):
+        if not all(re.fullmatch(r"[A-Za-z_]\w*", a) or _VALUE_EXPRESSION.fullmatch(a) for a in template_args):
             return none
-        keys, returns = [], set()
+        keys, returns, primary = [], set(), None
         for _usr, model, _count in self.overloads.get(name, ()):
             cursor = self.user_functions.get(model)
             if cursor is None:
                 continue
             if cursor.kind == K.FUNCTION_TEMPLATE:
-                continue  # the primary template: no instance in the table reaches it
+                # the primary template: no instance in the table reaches it, unless it calls
+                # itself (f<N - 1>(x), a recursion its specialisations end: f<0>), where the
+                # instances no specialisation names take it
+                if _calls_itself(cursor):
+                    primary = model
+                    returns.add(convert_type(cursor.result_type))
+                continue
             count = cursor.get_num_template_arguments()
             if count != len(template_args) or any(
                     cursor.get_template_argument_kind(i) != ci.TemplateArgumentKind.INTEGRAL for i in range(count)):
                 return none
             keys.append((tuple(str(cursor.get_template_argument_value(i)) for i in range(count)), model))
             returns.add(convert_type(cursor.result_type))
-        if len(keys) < 2 or len({k for k, _ in keys}) != len(keys):
+        if len(keys) < (1 if primary is not None else 2) or len({k for k, _ in keys}) != len(keys):
             return none
+        if primary is not None:
+            keys.append((m.PRIMARY_TEMPLATE, primary))
         dtype = next(iter(returns)) if len(returns) == 1 and isinstance(next(iter(returns)), m.Scalar) else None
         return keys[0][1], (tuple(template_args), tuple(keys)), dtype
 

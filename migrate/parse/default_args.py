@@ -11,6 +11,7 @@ them to name only constants and globals, so each stands for itself at any call s
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from ..ir import model as m
 from ..ir.visit import Transformer
@@ -28,9 +29,16 @@ def with_default_arguments(functions: dict[str, m.Function],
 
     class Fill(Transformer):
         def leave_Call(self, node: m.Call):
-            if node.kind not in ("device", "constructor") or node.dispatch:
+            if node.kind not in ("device", "constructor"):
                 return node
-            ds = defaults.get(node.callee)
+            callee = node.callee
+            if node.dispatch:
+                # f<N>(x) on a primary template's explicit specialisations by value: they take the
+                # primary's defaults (C++ gives a specialisation none of its own)
+                callee = _primary_of_values(node.dispatch)
+                if callee is None:
+                    return node
+            ds = defaults.get(callee)
             if ds is not None and node.kind == "constructor":
                 ds = ds[1:]  # the project's constructor (Params p; of Params(int n = 4)): its object aside
             if ds is None or len(node.args) >= len(ds):
@@ -42,3 +50,13 @@ def with_default_arguments(functions: dict[str, m.Function],
 
     fill = Fill()
     return {name: fn if fn.body is None else fill.transform(fn) for name, fn in functions.items()}
+
+
+def _primary_of_values(dispatch: tuple) -> str | None:
+    """The primary template of a dispatch among explicit specialisations by value (its entries'
+    keys integers or truth values, one the primary's), or None."""
+    entries = dispatch[1]
+    primary = [model for key, model in entries if tuple(key) == m.PRIMARY_TEMPLATE]
+    values = all(re.fullmatch(r"-?\d+|true|false", k) for key, _ in entries if tuple(key) != m.PRIMARY_TEMPLATE
+                 for k in key)
+    return primary[0] if len(primary) == 1 and values else None

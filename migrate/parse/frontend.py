@@ -733,7 +733,8 @@ class UnitBuilder:
         if cursor.kind == K.LAMBDA_EXPR:  # a local lambda (parse.lambdas): its captures follow its parameters
             found = lambdas.captures(cursor)
             lambda_captures = tuple(found) if not isinstance(found, str) else ()
-            builder.captured = {c.var.get_usr() for c in lambda_captures}
+            builder.captured = {c.var.get_usr() for c in lambda_captures if not c.copy}
+            builder.captured_copies = {c.name for c in lambda_captures if c.copy}
         defaults: list[m.Expr | None] = [None] * len(params)
         body = None
         kernel = self._cuda_kind(cursor) == "global"
@@ -816,7 +817,7 @@ class UnitBuilder:
             return False
 
         for name, fn in built.items():
-            if reaches(name, name):
+            if reaches(name, name) and not _recursion_by_instances(fn, built):
                 self.bag.add("M1204", fn.span, f"'{name}' calls itself (directly or through other functions)")
 
     # -- launch sites -------------------------------------------------------------------------
@@ -1171,6 +1172,33 @@ def _default_of(cursor: ci.Cursor, text: SourceText) -> str | None:
     if "=" in source:
         return source.split("=", 1)[1].strip()
     return None
+
+
+def _recursion_by_instances(fn: m.Function, built: dict[str, m.Function]) -> bool:
+    """Whether ``fn`` calls itself only as another instance of its template that its explicit
+    specialisations end (``template <int N> f() { ... f<N - 1>(...); }`` beside ``template <> f<0>``:
+    wlcpow's TEA rounds): a recursion C++ unrolls while compiling, as the inlining of each call's
+    instance does (analysis.prepare.instances). Any other way back to ``fn`` is recursion."""
+    values = {t.name for t in fn.template_params if t.kind == "value"}
+    if not values or fn.body is None:
+        return False
+    own = [n for n in m.walk(fn.body) if isinstance(n, m.Call)
+           and (n.callee == fn.name or any(model == fn.name for _, model in n.dispatch[1] if n.dispatch))]
+    for call in own:
+        if not call.dispatch or not any(tuple(k) != m.PRIMARY_TEMPLATE for k, _ in call.dispatch[1]) \
+                or not all(re.findall(r"[A-Za-z_]\w*", a) and set(re.findall(r"[A-Za-z_]\w*", a)) <= values
+                           for a in call.dispatch[0]):
+            return False
+    seen, stack = set(), [c for c in fn.calls if c != fn.name]
+    while stack:  # no way back through another function
+        name = stack.pop()
+        if name == fn.name:
+            return False
+        if name in seen or name not in built:
+            continue
+        seen.add(name)
+        stack.extend(built[name].calls)
+    return bool(own)
 
 
 def _launch_bounds(cursor: ci.Cursor, text: SourceText) -> tuple[int, ...]:

@@ -8,7 +8,12 @@ lambda's own followed by one reference parameter per captured variable:
   becomes ``kernel_f(x, acc, scale)``;
 - a variable captured by value (``[=]``, ``[x]``) is copied where the lambda is defined into a
   local ``f__x`` (the copy the closure holds), which each call passes: a later change of ``x`` is
-  not seen, and a ``mutable`` lambda's changes last from call to call, as in C++.
+  not seen, and a ``mutable`` lambda's changes last from call to call, as in C++;
+- another local lambda ``g`` that ``f`` captures (and calls: ``auto ker = [=](...) { ...
+  data_off(...) ... }``) is no parameter itself: ``f`` takes ``g``'s captures instead, ``g``'s
+  by-value copies (``g__x``, made where ``g`` is written) by reference, so that ``f``'s body
+  calls ``g``'s device function as the enclosing function would. A ``mutable`` ``g`` is refused
+  there (a copy of its closure would keep its own state).
 
 A lambda with captures thus has reference parameters and is inlined at each call
 (analysis.prepare.inline). What is not modelled is refused where the lambda is written, with
@@ -29,6 +34,8 @@ class Capture:
     name: str  # the captured variable's name (and the parameter's)
     by_ref: bool
     var: ci.Cursor  # its declaration
+    # the closure copy ``g__x`` of a lambda ``g`` this one captures (its name; var gives its type)
+    copy: bool = False
 
 
 def key(cursor: ci.Cursor) -> str:
@@ -112,6 +119,17 @@ def captures(cursor: ci.Cursor) -> list[Capture] | str:
             and where.file.name == extent.start.file.name and extent.start.offset <= where.offset < extent.end.offset
         if inside or var.spelling in found:
             continue
+        inner = lambda_of(var) if var.kind == K.VAR_DECL else None
+        if inner is not None:  # a lambda calling another local lambda: the other's captures
+            if _mutable(inner):
+                return f"a lambda calling the mutable lambda '{var.spelling}' is not modelled"
+            nested = captures(inner)
+            if isinstance(nested, str):
+                return nested
+            for capture in nested:
+                name = capture.name if capture.by_ref else copy_name(var.spelling, capture.name)
+                found.setdefault(name, Capture(name, True, capture.var, capture.copy or not capture.by_ref))
+            continue
         by_ref = explicit.get(var.spelling, default == "&" if var.spelling not in explicit else None)
         if by_ref is None:
             return f"'{var.spelling}' is used in a lambda that does not capture it"
@@ -119,6 +137,23 @@ def captures(cursor: ci.Cursor) -> list[Capture] | str:
             by_ref = True  # not captured in C++: one array of the block
         found[var.spelling] = Capture(var.spelling, by_ref, var)
     return list(found.values())
+
+
+def _mutable(cursor: ci.Cursor) -> bool:
+    """Whether the lambda ``cursor`` is declared ``mutable`` (the word before its body)."""
+    for token in cursor.get_tokens():
+        if token.spelling == "{":
+            return False
+        if token.spelling == "mutable":
+            return True
+    return False
+
+
+def lambda_name(var: ci.Cursor, model_names: dict) -> str | None:
+    """The device function's name of the local lambda ``var`` holds, once its enclosing function
+    registered it (a lambda another lambda calls); None for another variable."""
+    lam = lambda_of(var) if var.kind == K.VAR_DECL else None
+    return model_names.get(key(lam)) if lam is not None else None
 
 
 def _static(var: ci.Cursor) -> bool:

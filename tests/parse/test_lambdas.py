@@ -153,3 +153,86 @@ def test_lambdas_the_model_has_no_form_for_are_named(tmp_path):
     assert any("lambda 'f' used other than by calling it" in msg for msg in messages["passed_on"]), messages
     assert kernels["in_place"]["form"] == "unsupported"
     assert any("lambda that is not a local variable's initialiser" in msg for msg in messages["in_place"]), messages
+
+
+NESTED = """
+__global__ void nested(const float *src, float *dst, int n, int W, int C, float k)
+{
+    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += blockDim.x * gridDim.x) {
+        auto data_off = [=](int h, int w) { return h * W + w; };       // lrn's offset helper
+        auto ker = [=](int h, int w) {                                   // calls data_off
+            float sum = 0.0f;
+            for (int c = 0; c < C; ++c) {
+                int o = data_off(h, (w + c) % W);
+                sum += src[o] * src[o];
+            }
+            return k + sum;
+        };
+        auto operation = [=](int h, int w) {                             // calls both
+            dst[data_off(h, w)] = ker(h, w) * 0.5f + (float)h;
+        };
+        W = W + 0;                     // the closures keep their copies
+        operation(idx / W, idx % W);
+    }
+}
+
+__global__ void nested_ref(const float *src, float *dst, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float acc = 1.0f;
+    int calls = 0;
+    auto add = [&](float v) { acc += v; ++calls; };                    // by reference
+    auto twice = [&](float v) { add(v); add(2.0f * v); };              // calls add
+    auto scaled = [=](float v) { return v * acc; };                    // a copy of acc (1)
+    auto both = [=](float v) { return scaled(v) + scaled(1.0f); };    // a copy of scaled's copy
+    twice(src[i]);
+    twice(src[(i + 3) % n]);
+    dst[i] = acc * 10.0f + (float)calls + both(src[i]);
+}
+"""
+
+NESTED_SPEC = (
+    spec_kernel("nested", (3, 1, 1), (32, 1, 1), "fp32",
+                spec_buffer("src", "float32", 96, "in", -2.0, 2.0),
+                spec_buffer("dst", "float32", 96, "out"),
+                spec_scalar("n", "int32", 96),
+                spec_scalar("W", "int32", 12),
+                spec_scalar("C", "int32", 3),
+                spec_scalar("k", "float32", 0.25))
+    + spec_kernel("nested_ref", (2, 1, 1), (64, 1, 1), "fp32",
+                  spec_buffer("src", "float32", 100, "in", -2.0, 2.0),
+                  spec_buffer("dst", "float32", 100, "out"),
+                  spec_scalar("n", "int32", 100))
+)
+
+
+def test_lambdas_calling_other_lambdas_check_equal(tmp_path):
+    """lrn's kernels: a lambda capturing (by value) and calling other local lambdas takes their
+    captures, their by-value copies made where they are written."""
+    out, rows = converted(tmp_path, NESTED, NESTED_SPEC, expect_ok=False)
+    kernels = {k["kernel"]: k for k in rows}
+    for name in ("nested", "nested_ref"):
+        assert kernels[name]["form"] != "unsupported", kernels[name]["diagnostics"]
+        assert kernels[name]["check"]["status"] == "pass", kernels[name]["check"]
+    text = (out / "k.py").read_text()
+    assert "data_off__W = " in text and "scaled__acc = " in text  # the copies, where each lambda is written
+
+
+MUTABLE_NESTED = """
+__global__ void mutable_nested(float *out)
+{
+    int i = threadIdx.x;
+    float s = 2.0f;
+    auto counter = [s]() mutable { s += 1.0f; return s; };
+    auto g = [=]() mutable { return counter(); };   // its own copy of counter
+    out[i] = g();
+}
+"""
+
+
+def test_a_lambda_calling_a_mutable_lambda_is_named(tmp_path):
+    _out, rows = converted(tmp_path, MUTABLE_NESTED, expect_ok=False)
+    (row,) = rows
+    assert row["form"] == "unsupported"
+    assert any("calling the mutable lambda 'counter'" in d["message"] for d in row["diagnostics"]), row

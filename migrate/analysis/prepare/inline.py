@@ -490,10 +490,12 @@ def _unflattened(node: m.Index) -> m.Expr:
 
 
 def _address_of_local(e: m.Expr) -> m.Ref | None:
-    """``x`` where ``e`` is ``&x`` for a scalar local ``x`` (``lcg(&seed)``, ``stats(v, &mx)``)."""
+    """``x`` where ``e`` is ``&x`` for a scalar local ``x`` (``lcg(&seed)``, ``stats(v, &mx)``) or
+    a ``__shared__`` scalar (gmm's ``invert(matrix, n, &determinant_arg)``: the block's one value,
+    which the callee writes through the pointer)."""
     inner = strip_implicit_casts(e)
     if isinstance(inner, m.Unary) and inner.op == "&" and isinstance(inner.operand, m.Ref) \
-            and inner.operand.kind == "local" and isinstance(inner.operand.type, (m.Scalar, m.TemplateType)):
+            and inner.operand.kind in ("local", "shared") and isinstance(inner.operand.type, (m.Scalar, m.TemplateType)):
         return inner.operand
     return None
 

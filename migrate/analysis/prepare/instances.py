@@ -71,23 +71,48 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
             if value is not None:
                 return dataclasses.replace(value, span=n.span)
             return dataclasses.replace(n, template_args=args)
-        if isinstance(n, m.Call) and n.dispatch and all(isinstance(binding.get(p), (m.IntLit, m.BoolLit, m.Scalar))
-                                                        for p in n.dispatch[0]):
-            # f<N>(x) on explicit specialisations by value, hash(key) on overloads by the type of a
-            # KeyT key: the instance's values or dtypes pick one
-            key = tuple(binding[p].dtype if isinstance(binding[p], m.Scalar) else str(int(binding[p].value))
-                        for p in n.dispatch[0])
-            # no overload of the instance's number types: the primary template, where the table has it
-            chosen = [model for k, model in n.dispatch[1] if tuple(k) == key] or \
-                [model for k, model in n.dispatch[1] if tuple(k) in (m.PRIMARY_TEMPLATE, m.PRIMARY_FOR_NUMBERS)
-                 and all(isinstance(binding[p], m.Scalar) for p in n.dispatch[0])]
+        bound = tuple(_bound_value(p, binding) for p in n.dispatch[0]) if isinstance(n, m.Call) and n.dispatch else ()
+        if bound and all(isinstance(b, (m.IntLit, m.BoolLit, m.Scalar)) for b in bound):
+            # f<N>(x) on explicit specialisations by value (f<N - 1>(x) in f's primary template),
+            # hash(key) on overloads by the type of a KeyT key: the instance's values or dtypes pick one
+            key = tuple(b.dtype if isinstance(b, m.Scalar) else str(int(b.value)) for b in bound)
+            chosen = [model for k, model in n.dispatch[1] if tuple(k) == key]
+            by_value = all(isinstance(b, (m.IntLit, m.BoolLit)) for b in bound)
+            if not chosen:
+                # no overload of the instance's number types, no specialisation of its values: the
+                # primary template, where the table has it (an instance of its own values)
+                chosen = [model for k, model in n.dispatch[1] if tuple(k) in (m.PRIMARY_TEMPLATE, m.PRIMARY_FOR_NUMBERS)
+                          and (by_value or all(isinstance(b, m.Scalar) for b in bound))]
+                args = tuple(_spelling(b) for b in bound) if by_value and chosen else ()
+            else:
+                args = ()
             if chosen:
-                n = dataclasses.replace(n, callee=chosen[0], dispatch=(), template_args=())
+                n = dataclasses.replace(n, callee=chosen[0], dispatch=(), template_args=args)
         changes = {f.name: node(getattr(n, f.name)) for f in dataclasses.fields(n) if f.name != "span"}
         return dataclasses.replace(n, **changes)
 
     return dataclasses.replace(fn, params=node(fn.params), returns=ctype(fn.returns), body=node(fn.body),
                                template_params=())
+
+
+def _bound_value(text: str, binding: dict):
+    """A dispatch's template argument for the binding: a bound parameter's binding, or the value
+    of an expression on bound value parameters (``N - 1`` in ``f<N - 1>`` with ``N`` bound to 4:
+    3); None where it is neither."""
+    if text in binding:
+        return binding[text]
+    names = set(re.findall(r"[A-Za-z_]\w*", text))
+    if not names or not all(isinstance(binding.get(x), m.IntLit) for x in names):
+        return None
+    expr = re.sub(r"[A-Za-z_]\w*", lambda w: str(binding[w.group(0)].value), text)
+    if not re.fullmatch(r"[\d\s+\-*()]+", expr):
+        return None  # (division and remainder: C truncates where Python floors; not taken)
+    try:
+        value = eval(expr, {"__builtins__": {}}, {})  # digits and + - * ( ) only
+    except (SyntaxError, ZeroDivisionError):
+        return None
+    return m.IntLit(value, str(value), binding[next(iter(names))].type, binding[next(iter(names))].span) \
+        if isinstance(value, int) else None
 
 
 def _bound_extent(t: m.Array, values: dict) -> int | None:

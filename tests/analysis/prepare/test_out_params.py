@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from migrate.ir import model as m
 from migrate.pipeline import prepare
-from tests.analysis.support import converted, nodes, unit
+from tests.analysis.support import converted, nodes, spec_buffer, spec_kernel, spec_scalar, unit
 
 KERNEL = """
 #include <cuda_runtime.h>
@@ -84,4 +84,46 @@ def test_out_parameters_convert_and_check_equal(tmp_path):
     out, kernels = converted(tmp_path, KERNEL, SPEC)
     (k,) = kernels
     assert k["form"] == "tile", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+
+
+SHARED = """
+#include <cuda_runtime.h>
+#define N 8
+__device__ void invert(float* data, int n, float* log_determinant)   // gmm's: one thread works
+{
+    if (threadIdx.x == 0) {
+        *log_determinant = 0.0f;
+        for (int i = 0; i < n; i++) {
+            *log_determinant += logf(fabsf(data[i * n + i]) + 1.0f);
+            data[i * n + i] = 1.0f / (data[i * n + i] + 3.0f);
+        }
+    }
+}
+__global__ void constants(const float* R, float* out, float* dets, int n)
+{
+    __shared__ float determinant_arg;        // the block's one value, written through the pointer
+    __shared__ float matrix[N * N];
+    int tid = threadIdx.x;
+    for (int i = tid; i < n * n; i += blockDim.x) matrix[i] = R[blockIdx.x * n * n + i];
+    __syncthreads();
+    invert(matrix, n, &determinant_arg);
+    __syncthreads();
+    float log_determinant = determinant_arg;
+    for (int i = tid; i < n * n; i += blockDim.x) out[blockIdx.x * n * n + i] = matrix[i] * log_determinant;
+    if (tid == 0) dets[blockIdx.x] = log_determinant;
+}
+"""
+
+SHARED_SPEC = spec_kernel("constants", (3, 1, 1), (32, 1, 1), "fp32_accum",
+                          spec_buffer("R", "float32", 3 * 64, "in", 0.5, 4.0),
+                          spec_buffer("out", "float32", 3 * 64, "out"),
+                          spec_buffer("dets", "float32", 3, "out"),
+                          spec_scalar("n", "int32", 8))
+
+
+def test_the_address_of_a_shared_scalar_is_the_shared_value_and_checks_equal(tmp_path):
+    _out, kernels = converted(tmp_path, SHARED, SHARED_SPEC)
+    (k,) = kernels
+    assert k["form"] != "unsupported", k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]
