@@ -214,7 +214,7 @@ def _c_string(path: str) -> str:
 def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), defines=(),
                   compiler: list[str], compiler_id: str, flags: list[str], cache_dir=None,
                   timeout: float = 300.0, rewrite: bool = True, suffix: str = ".cpp",
-                  extra_key: str = "", stub_headers: bool = True, launcher_prelude: str = "",
+                  extra_key: str = "", stub_headers: bool = True,
                   units=()) -> Library:
     """Build (or fetch from the cache) the library for ``cu_path`` with launchers for
     ``kernels`` (instance texts) and ``symbols`` (names). ``compiler`` is the command prefix,
@@ -240,7 +240,6 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
     unit_rels = [u.relative_to(root).as_posix() for u in units]
     main_params = find_main(sources[main_rel])
     ltext, kmap, smap, main_entry = launcher_text(list(kernels), list(symbols), main_params)
-    ltext = launcher_prelude + ltext
 
     prepared: dict[str, str] = {}
     for rel, text in sources.items():

@@ -120,9 +120,8 @@ def compile_gpu(cu_path, kernels, include_dirs=(), defines=(), cache_dir=None, a
                     syms.append(s.name)
     return build_library(device="gpu", cu_path=cu_path, kernels=inst, symbols=syms, include_dirs=include_dirs,
                          defines=defines, compiler=[nvcc[0]], compiler_id=nvcc[1],
-                         flags=gpu_flags(arch, extra_flags), cache_dir=cache_dir, timeout=timeout,
-                         rewrite=False, suffix=".cu", stub_headers=False,
-                         launcher_prelude='\n#include "c2t_launcher.h"\n')
+                         flags=gpu_flags(arch, ("--pre-include", "c2t_launcher.h", *extra_flags)),
+                         cache_dir=cache_dir, timeout=timeout, rewrite=False, suffix=".cu", stub_headers=False)
 
 
 def run_gpu(lib: Library, kernel: KernelSpec, args: dict, symbols: dict | None = None, *,

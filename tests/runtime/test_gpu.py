@@ -64,6 +64,20 @@ def test_corpus_sample_builds_with_nvcc(name):
 
 
 @needs_nvcc
+def test_a_source_macro_does_not_reach_the_launcher_header(tmp_path):
+    """fft writes ``#define T float``; the launcher header, once included after the source, read
+    ``template <class T>`` as ``template <class float>`` and the original did not build on the
+    GPU (a compound-literal test's check errored on the H100). It is included before it now."""
+    cu = tmp_path / "k.cu"
+    cu.write_text("#define T float\n#define T2 float2\n"
+                  "__global__ void scale(T2* y, T s, int n) {\n"
+                  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "  if (i < n) { y[i].x *= s; y[i].y *= s; }\n}\n")
+    lib = compile_gpu(cu, ["scale"], arch="sm_90a", cache_dir=tmp_path / "cache")
+    assert Path(lib.path).is_file() and "scale" in lib.kernels
+
+
+@needs_nvcc
 def test_nvcc_build_error_is_reported(tmp_path):
     cu = tmp_path / "broken.cu"
     cu.write_text("__global__ void k(float* y) { y[0] = undefined_thing; }\n")
