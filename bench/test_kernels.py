@@ -29,6 +29,7 @@ CASES = {
     "hidden_wrap": ("tests.emit.test_unsigned_wrap_in_comparisons", "HIDDEN_WRAP", "HIDDEN_WRAP_SPEC"),
     "exponent_bias": ("tests.emit.test_unsigned_constants", "EXPONENT_BIAS", "EXPONENT_BIAS_SPEC"),
     "negative_index": ("tests.runtime.test_negative_index", "KERNEL", "SPEC"),
+    "unsigned_votes": ("tests.emit.test_warp_votes", "UNSIGNED_VOTES", "UNSIGNED_VOTES_SPEC"),
     "bit_copies": ("tests.analysis.prepare.test_bit_copies", "KERNELS", "SPEC"),
     "loop_step_values": ("tests.analysis.prepare.test_loop_step_values", "KERNELS", "SPEC"),
     "pointer_returns": ("tests.analysis.prepare.test_pointer_returns", "CELLS", "CELLS_SPEC"),

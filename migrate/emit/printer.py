@@ -1075,6 +1075,14 @@ def _as_bool(e: m.Expr) -> m.Expr:
         return e
     if isinstance(e, m.Binary) and (e.op in _CMP or e.op in ("&&", "||")):
         return e  # a test is a truth value whatever type clang gave it (one left open in a template)
+    # an integer cast that keeps every bit (`(int)u` of an unsigned u: vote's `__any_sync(mask,
+    # input[i])`) is zero exactly where its operand is: tested without it. TVM took `(int)u != 0`
+    # for `0 < (int)u` (an unsigned value is not negative), false for u >= 2**31 on the GPU
+    while isinstance(e, m.Cast) and _WIDTHS.get(scalar_name(e.target) or "", 0) >= \
+            _WIDTHS.get(scalar_name(e.operand.type) or "", 99):
+        e = e.operand
+    if scalar_name(e.type) == "bool":
+        return e
     return m.Cast(m.Scalar("bool"), e, "implicit", m.Scalar("bool"), e.span)
 
 

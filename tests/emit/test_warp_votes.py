@@ -41,3 +41,33 @@ def test_votes_pass_the_cuda_mask_first_when_lowered_for_cuda(tmp_path):
     calls = dict(re.findall(r"__(any|all|ballot)_sync\(\(uint\)(\d+), \(\(int\)", source))
     assert calls == {"any": "4294967295", "ballot": "4294967295", "all": "65535"}, source
     assert re.search(r"\(uint\)\(\(unsigned long long\)__ballot_sync", source), source
+
+
+#: vote's kernels: `__any_sync(MASK, input[tx])` / `__all_sync` on unsigned words, in a loop
+#: (portable form: votes through shared memory). The predicate, converted to int, was tested
+#: `(int)u != 0`, which TVM took for `0 < (int)u`: words of 2**31 and above voted false on the
+#: H100 (the last warp's 32 results). The test is on the word itself now.
+UNSIGNED_VOTES = """
+__global__ void any_all(const unsigned int* input, unsigned int* result, int repeat) {
+  int tx = threadIdx.x;
+  for (int i = 0; i < repeat; i++) {
+    result[tx] = __any_sync(0xffffffff, input[tx]);
+    result[blockDim.x + tx] = __all_sync(0xffffffff, input[tx]);
+  }
+}
+"""
+
+UNSIGNED_VOTES_SPEC = spec_kernel("any_all", (1, 1, 1), (128, 1, 1), "exact",
+                                  spec_buffer("input", "uint32", 128, "in", 2147483648, 4294967295),
+                                  spec_buffer("result", "uint32", 256, "out"),
+                                  '[[kernel.args]]\nname = "repeat"\nscalar = "int32"\nvalue = 2\n')
+
+
+def test_an_unsigned_vote_predicate_is_tested_as_the_word(tmp_path):
+    out, (k,) = converted(tmp_path, UNSIGNED_VOTES, UNSIGNED_VOTES_SPEC)
+    assert k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    spec = importlib.util.spec_from_file_location("k_any_all", out / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    source = lower_sm90(mod.KERNELS["any_all"], (1, 1, 1), (128, 1, 1))
+    assert not re.search(r"0 < \(\(int\)", source), source
