@@ -109,8 +109,7 @@ def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
     except Exception as exc:  # noqa: BLE001 - the module itself does not import
         return [{"kernel": "*", "status": "import", "message": f"{type(exc).__name__}: {exc}"[:400]}]
     target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
-    ts._patch_nested_guards()
-    ts._patch_negative_index()
+    ts.patch_passes()
     for name, sig in getattr(mod, "KERNELS", {}).items():
         row = {"kernel": name, "form": sig.form}
         launcher = getattr(mod, name, None)

@@ -155,6 +155,14 @@ def _patch_negative_index() -> None:
     tl_transform._cuda2tile_negative_index = True
 
 
+def patch_passes() -> None:
+    """TileLang's passes as the runtime builds migrated kernels with them (each patch once; the
+    kernels carry the ``cuda2tile_pass_fixes`` mark): what :func:`compile_kernel` and every
+    lowering outside it (bench/lower_pool.py, the tests' ``lower_sm90``) apply."""
+    _patch_nested_guards()
+    _patch_negative_index()
+
+
 class LaunchError(Exception):
     """The arguments do not fit the kernel (count, dtype, dimensions)."""
 
@@ -558,8 +566,7 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
            tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())),
            tuple(sorted(sizes.items())))
     if key not in _CACHE:
-        _patch_nested_guards()
-        _patch_negative_index()
+        patch_passes()
         func, configs = prim_func(sig, grid, block, shared_bytes, template, target, options, sizes)
         # the patched passes' mark: TileLang's kernel cache keys on the function's text, so that a
         # kernel compiled before the patch (stale in the cache) is not reused

@@ -12,8 +12,7 @@ def lower_sm90(sig, grid, block, sizes=None, **options) -> str:
     from migrate.runtime import tilelang_support as ts
 
     # as the runtime builds it (compile_kernel): its pass fixes applied, the kernel marked for them
-    ts._patch_nested_guards()
-    ts._patch_negative_index()
+    ts.patch_passes()
     func, configs = ts.prim_func(sig, grid, block, 0, None, "cuda", options, sizes)
     func = func.with_attr("cuda2tile_pass_fixes", ts.PASS_FIXES)
     target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
