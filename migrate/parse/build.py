@@ -190,8 +190,8 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
         return m.Array(convert_type(ctype.element_type, template_names), ctype.element_count,
                        volatile=ctype.element_type.is_volatile_qualified())
     if kind in (T.INCOMPLETEARRAY, T.DEPENDENTSIZEDARRAY, T.VARIABLEARRAY):
-        text = ""
-        match = re.search(r"\[([^\]]*)\]\s*$", ctype.spelling)
+        text = ""  # the outer extent is the first bracket: T[dim][32 * 4] is dim arrays of T[32 * 4]
+        match = re.search(r"\[([^\]]*)\](?:\s*\[[^\]]*\])*\s*$", ctype.spelling)
         if match:
             text = match.group(1).strip()
         return m.Array(convert_type(ctype.element_type, template_names), None, text,
@@ -1811,14 +1811,34 @@ def explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
     return tuple(a for a in args if a)
 
 
+def _macro_text(definition, name: str, depth: int = 0) -> str:
+    """The text of the object-like macro ``definition``, its own macros expanded in turn, in
+    parentheses where it is more than one token; ``name`` where it is function-like or unknown."""
+    if definition is None or definition.kind != K.MACRO_DEFINITION or depth > 8 \
+            or cl.is_function_like_macro(definition):
+        return name
+    tokens = list(definition.get_tokens())[1:]
+    if not tokens:
+        return name
+    out = []
+    for t in tokens:
+        inner = cl.macro_definition(definition.translation_unit, t.spelling) \
+            if t.kind == ci.TokenKind.IDENTIFIER else None
+        out.append(_macro_text(inner, t.spelling, depth + 1) if inner is not None else t.spelling)
+    return out[0] if len(out) == 1 else "(" + " ".join(out) + ")"
+
+
 def _constant_token(token) -> str:
-    """A token's text, or the value of the host constant an identifier names."""
+    """A token's text, or the value of the host constant an identifier names, or the text an
+    object-like macro stands for (``f<TILE, BS>`` with ``#define BS (8 * 4)``)."""
     if token.kind != ci.TokenKind.IDENTIFIER:
         return token.spelling
     try:
         cursor = token.cursor
     except Exception:  # (a token libclang cannot place)
         return token.spelling
+    if cursor is not None and cursor.kind == K.MACRO_INSTANTIATION:
+        return _macro_text(cursor.referenced, token.spelling)
     ref = cursor.referenced if cursor is not None and cursor.kind == K.DECL_REF_EXPR else None
     if ref is None or ref.kind != K.VAR_DECL or ref.spelling != token.spelling or _var_kind(ref) != "host":
         return token.spelling

@@ -57,7 +57,24 @@ def _lib():
     lib.clang_getNumOverloadedDecls.restype = ctypes.c_uint
     lib.clang_getOverloadedDecl.argtypes = [ci.Cursor, ctypes.c_uint]
     lib.clang_getOverloadedDecl.restype = ci.Cursor
+    lib.clang_Cursor_isMacroFunctionLike.argtypes = [ci.Cursor]
+    lib.clang_Cursor_isMacroFunctionLike.restype = ctypes.c_uint
     return lib
+
+
+def is_function_like_macro(cursor: ci.Cursor) -> bool:
+    """Whether the MACRO_DEFINITION ``cursor`` takes arguments (``#define F(x) ...``)."""
+    return bool(_lib().clang_Cursor_isMacroFunctionLike(cursor))
+
+
+def macro_definition(tu: ci.TranslationUnit, name: str) -> ci.Cursor | None:
+    """The user's macro ``name`` defined at the top level of ``tu`` (its last definition), or None;
+    the table is built once per unit."""
+    table = getattr(tu, "_c2t_macros", None)
+    if table is None:
+        table = {c.spelling: c for c in user_declarations(tu) if c.kind == ci.CursorKind.MACRO_DEFINITION}
+        tu._c2t_macros = table
+    return table.get(name)
 
 
 def overloaded_decls(cursor: ci.Cursor) -> list[ci.Cursor]:

@@ -6,7 +6,9 @@ then that binding. The caller's own template types may be the binding (a templat
 calling ``exch(k0, k1)`` on its ``K``): they are the caller's, printed as its ``K``."""
 from __future__ import annotations
 
+import ast
 import dataclasses
+import math
 import re
 
 from ... import dtypes
@@ -169,7 +171,38 @@ def _written(param: m.TemplateParam, text: str):
         return m.IntLit(int(text), text, vtype, param.span)
     if re.fullmatch(r"[A-Za-z_]\w*", text):
         return m.Ref(text, "template", vtype, param.span)  # the caller's own value parameter
-    return None
+    value = _integer_expression(text)  # a macro's text: f<(8 * 4)> for f<BS> with #define BS (8 * 4)
+    return m.IntLit(value, str(value), vtype, param.span) if value is not None else None
+
+
+_INT_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+            ast.Div: lambda a, b: int(a / b) if b else None, ast.Mod: lambda a, b: math.fmod(a, b) if b else None,
+            ast.LShift: lambda a, b: a << b if 0 <= b < 64 else None, ast.RShift: lambda a, b: a >> b if b >= 0 else None}
+
+
+def _integer_expression(text: str) -> int | None:
+    """The value of a C integer constant expression of literals and + - * / % << >> (C's
+    truncating division), or None for anything else."""
+    if not re.fullmatch(r"[\d\s+\-*/%()<>]+", text) or "//" in text:
+        return None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def value(n):
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            v = value(n.operand)
+            return None if v is None else (-v if isinstance(n.op, ast.USub) else v)
+        if isinstance(n, ast.BinOp) and type(n.op) in _INT_OPS:
+            a, b = value(n.left), value(n.right)
+            r = None if a is None or b is None else _INT_OPS[type(n.op)](a, b)
+            return None if r is None else int(r)
+        return None
+
+    return value(tree)
 
 
 def _value_type(arg: m.Expr) -> m.CType:
