@@ -260,6 +260,23 @@ def c_mod(a, b):
     return T.truncmod(a, b)
 
 
+def c_neg(x):
+    """C's ``-x`` where ``x``'s type is a template's (``atomicSub(&g[1], (T)10)``): an unsigned
+    value is negated modulo 2**bits, a constant folded here (TVM refuses a negative unsigned
+    constant, and its negation multiplies by one), another value subtracted from zero."""
+    import tilelang  # noqa: F401  (puts TileLang's tvm on the path)
+    import tvm
+    from tvm import arith, tirx
+    dt = _dtype_of(x)
+    if dt is None or not dt.startswith("uint"):
+        return -x
+    folded = arith.Analyzer().simplify(x)
+    bits = tvm.DataType(dt).bits
+    if isinstance(folded, tirx.IntImm) and bits <= 32:
+        return tirx.const((-int(folded.value)) % (1 << bits), dt)
+    return tirx.const(0, dt) - x
+
+
 def size_of(dtype) -> int:
     """C's ``sizeof(T)`` on a template's type: the bytes of the instance's dtype (``int32``: 4)."""
     import tvm

@@ -912,7 +912,9 @@ class ExprPrinter:
             if recast and value:  # the old value as the cast's type
                 text = f"T.reinterpret(T.{pointee}, {text})"
             return text, _PREC["atom"]
-        if name == "atomicSub":
+        if name == "atomicSub" and pointee is None:  # a template's type: negated as its instance's
+            fn, val = "T.atomic_add", f"cuda_math.c_neg({self.expr(e.args[1])[0]})"
+        elif name == "atomicSub":
             fn, val = "T.atomic_add", self.negated(e.args[1], pointee)[0]
         else:
             val, fn = self.expr(e.args[1])[0], ops[name]
