@@ -37,7 +37,7 @@ C_TYPE_DTYPES = _dtypes.TEMPLATE_SPELLINGS
 CPU_PASS_CONFIGS = {"tirx.disable_vectorize": True}
 
 #: TileLang passes this module corrects (:func:`_patch_nested_guards`), marked on every compiled function
-PASS_FIXES = "decouple_type_cast.nested_guards,else;c_literals.folded;negative_index.kept"
+PASS_FIXES = "decouple_type_cast.nested_guards,else,scalar_store;c_literals.folded;negative_index.kept"
 
 
 def _patch_cpu_wrapper() -> None:
@@ -125,6 +125,31 @@ def _patch_nested_guards() -> None:
 
     pass_module.extract_if_condition = extract_if_condition
     pass_module._cuda2tile_nested = True
+    _patch_scalar_stores(pass_module)
+
+
+def _patch_scalar_stores(pass_module) -> None:
+    """The same pass stages a vectorised loop's stores in a local buffer but reads through it only
+    where a load's index follows the loop: a store to one element, ``res[0] = min(res[0], (int64)
+    v)`` (what ``T.atomic_min`` on a 64-bit value becomes on the C target), read ``res[0]`` from the
+    staging buffer before anything was copied into it (atomicCAS's ``atomic_min`` gave garbage). A
+    loop that stores to an element its variable does not index is left as it is."""
+    original = pass_module.MemoryAccessCollector
+
+    class MemoryAccessCollector:
+        def __init__(self, loop_var):
+            self._inner = original(loop_var)
+            self.loop_var = loop_var
+
+        def visit_stmt(self, stmt):
+            self._inner.visit_stmt(stmt)
+            stores, loads = self._inner.stores, self._inner.loads
+            if any(not any(pass_module._expr_depends_on_var(i, self.loop_var) for i in st.indices)
+                   for st in stores):
+                stores, loads = [], []  # nothing staged: the loop stays as it is
+            self.stores, self.loads = stores, loads
+
+    pass_module.MemoryAccessCollector = MemoryAccessCollector
 
 
 def _patch_negative_index() -> None:
