@@ -30,10 +30,12 @@ SUFFIX = "__c2t_instance"
 def needs_copy(kernel: m.Function, errors: list) -> bool:
     """Whether ``kernel`` is a template with one known instance whose model the generic form
     cannot take: a frontend error in it, or a method called on (a field read of) an object of a
-    template type (``px.x`` of a ``T px`` that the instance makes a ``float3``)."""
+    template type (``px.x`` of a ``T px`` that the instance makes a ``float3``), a type only the
+    instance names (a parameter ``TensorDims<T> dims`` of a struct template: :func:`_dependent_types`)."""
     if not kernel.template_params or len(kernel.instantiations) != 1 or kernel.body is None:
         return False
-    return bool(errors) or _template_typed_members(kernel) or _template_pointer_casts(kernel)
+    return bool(errors) or _template_typed_members(kernel) or _template_pointer_casts(kernel) \
+        or _dependent_types(kernel)
 
 
 #: the most instances of one template written out (each is parsed and converted)

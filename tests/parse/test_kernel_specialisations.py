@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from migrate.cli import main
-from tests.analysis.support import converted
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 
 SPECIALISED = """
 template <typename T>
@@ -133,3 +133,49 @@ def test_a_copy_whose_arguments_clang_values_as_a_specialisations_is_refused():
     assert not _specialised_as_written(ok, {"k__float_128": values["k__float_128"]}, specs)
     # a specialisation whose arguments have no value
     assert not _specialised_as_written(ok, values, (Specialisation(("T2",), (None,), Span.point("k.cu")),))
+
+
+HALF = """
+#include <cuda_fp16.h>
+template <typename scalar_t, typename gscalar_t>
+__global__ void grad(const scalar_t* x, const gscalar_t* g, gscalar_t* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  gscalar_t t = -g[i] * (gscalar_t)2;
+  out[i] = t * x[i] + (gscalar_t)1;
+}
+
+template <>
+__global__ void grad<__half, __half>(const __half* x, const __half* g, __half* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half t = __hneg(__hadd(g[i], x[i]));
+  float e = __half2float(hexp(x[i])) * 0.5f;
+  out[i] = __float2half(__half2float(t) - e);
+}
+
+void run(const float* a, const float* b, float* c, const __half* d, const __half* e, __half* f, int n) {
+  grad<<<(n + 127) / 128, 128>>>(a, b, c, n);
+  grad<<<(n + 127) / 128, 128>>>(d, e, f, n);
+}
+"""
+
+
+def test_a_half_specialisation_and_the_template_pass_their_cpu_checks_against_the_original(tmp_path):
+    """As crossEntropy's ``loss_bwd<__half, __half>``: the half instance runs the specialisation's
+    intrinsics, the float one the template's body; both checked against the original compiled
+    with g++ (the CPU executor)."""
+    pytest.importorskip("tilelang")
+    spec = "".join(
+        spec_kernel("grad", (2, 1, 1), (128, 1, 1), tol,
+                    spec_buffer("x", dtype, 200, "in", -2.0, 2.0), spec_buffer("g", dtype, 200, "in", -2.0, 2.0),
+                    spec_buffer("out", dtype, 200, "out"), spec_scalar("n", "int32", 200)).replace(
+            'grid =', f'id = "grad_{dtype}"\ntemplate = ["{t}", "{t}"]\ngrid =')
+        for t, dtype, tol in (("float", "float32", "fp32"), ("__half", "float16", "fp16")))
+    out, rows = converted(tmp_path, HALF, spec)
+    (row,) = rows
+    assert row["form"] != "unsupported", row["reason"]
+    assert row["check"]["status"] == "pass", row["check"]
+    assert [c["status"] for c in row["check"]["instances"]] == ["pass", "pass"], row["check"]
+    text = (out / "k.py").read_text()
+    assert "def make_grad__half_half(" in text and "def make_grad__float_float(" in text
