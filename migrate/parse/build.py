@@ -735,8 +735,13 @@ class ModelBuilder:
 
     def visit_IF_STMT(self, cursor: ci.Cursor) -> m.Stmt:
         kids = list(cursor.get_children())
-        if kids and kids[0].kind == K.VAR_DECL:
-            return self.unsupported_stmt(cursor, "M1206", "declaration in an if condition is not modelled")
+        if kids and kids[0].kind == K.VAR_DECL:  # if (T x = e) A else B: {T x = e; if (x) A else B}
+            decl, test = self._condition_declaration(kids[0])
+            if isinstance(decl, m.UnsupportedStmt):
+                return decl
+            other = self.stmt(kids[-1]) if len(kids) > 3 else None
+            then = self.stmt(kids[2]) if len(kids) > 2 else m.Block((), span_of(cursor))
+            return m.Block((decl, m.If(test, then, other, span_of(cursor))), span_of(cursor))
         cond = self.expr(kids[0])
         then = self.stmt(kids[1])
         other = self.stmt(kids[2]) if len(kids) > 2 else None
@@ -809,8 +814,23 @@ class ModelBuilder:
     def visit_WHILE_STMT(self, cursor: ci.Cursor) -> m.Stmt:
         kids = list(cursor.get_children())
         if kids[0].kind == K.VAR_DECL:
-            return self.unsupported_stmt(cursor, "M1206", "declaration in a while condition is not modelled")
+            # while (T x = e) S: while (true) {T x = e; if (!x) break; S}, x declared afresh each round
+            decl, test = self._condition_declaration(kids[0])
+            if isinstance(decl, m.UnsupportedStmt):
+                return decl
+            span = span_of(cursor)
+            body = self.stmt(kids[-1]) if len(kids) > 2 else m.Block((), span)
+            stop = m.If(m.Unary("!", test, False, m.Scalar("bool"), test.span), m.Break(span), None, span)
+            return m.While(m.BoolLit(True, m.Scalar("bool"), span), m.Block((decl, stop, body), span), span)
         return m.While(self.expr(kids[0]), self.stmt(kids[1]), span_of(cursor))
+
+    def _condition_declaration(self, var: ci.Cursor):
+        """The declaration of an ``if``/``while`` condition (``while (auto w = __ballot_sync(...))``)
+        as a statement, and the test of its variable (its value converted to bool, as C++ does)."""
+        if lambdas.lambda_of(var) is not None:
+            return self.unsupported_stmt(var, "M1206", "a lambda declared in a condition is not modelled"), None
+        d = self.var_decl(var)
+        return m.DeclStmt((d,), span_of(var)), m.Ref(d.name, "local", d.type, span_of(var))
 
     def visit_DO_STMT(self, cursor: ci.Cursor) -> m.Stmt:
         body, cond = list(cursor.get_children())
