@@ -6,6 +6,7 @@ then that binding. The caller's own template types may be the binding (a templat
 calling ``exch(k0, k1)`` on its ``K``): they are the caller's, printed as its ``K``."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 
@@ -134,7 +135,7 @@ def _bound_extent(t: m.Array, values: dict) -> int | None:
 
 
 #: bindings of value parameters: a literal, or the caller's own value parameter forwarded (f<N>(x))
-_VALUES = (m.IntLit, m.BoolLit, m.Ref)
+_VALUES = (m.IntLit, m.BoolLit, m.Ref, m.Binary, m.Unary)
 
 
 def _spelling(bound) -> str:
@@ -147,6 +148,10 @@ def _spelling(bound) -> str:
         return str(bound.value).lower() if isinstance(bound, m.BoolLit) else str(bound.value)
     if isinstance(bound, m.Ref):
         return bound.name
+    if isinstance(bound, m.Binary):  # (STEPS * MARGIN_X): read back by _written
+        return f"({_spelling(bound.lhs)} {bound.op} {_spelling(bound.rhs)})"
+    if isinstance(bound, m.Unary):
+        return f"(-{_spelling(bound.operand)})"
     return str(bound)
 
 
@@ -169,7 +174,38 @@ def _written(param: m.TemplateParam, text: str):
         return m.IntLit(int(text), text, vtype, param.span)
     if re.fullmatch(r"[A-Za-z_]\w*", text):
         return m.Ref(text, "template", vtype, param.span)  # the caller's own value parameter
-    return None
+    return _arithmetic(text, vtype, param.span)
+
+
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
+
+
+def _arithmetic(text: str, vtype: m.Scalar, span):
+    """A value argument written as ``+``, ``-`` and ``*`` of integers and the caller's own value
+    parameters (``STEPS * MARGIN_X`` in tsa's ``trotter_vert_pair<T, ..., STEPS * MARGIN_X, ...>``)
+    as the model's expression of them; None for anything else (a division, whose C rounding the
+    text would have to keep, a call, a cast)."""
+    if not re.fullmatch(r"[\w\s+\-*()]+", text):
+        return None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def build(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return m.IntLit(n.value, str(n.value), vtype, span)
+        if isinstance(n, ast.Name):
+            return m.Ref(n.id, "template", vtype, span)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            inner = build(n.operand)
+            return m.Unary("-", inner, False, vtype, span) if inner is not None else None
+        if isinstance(n, ast.BinOp) and type(n.op) in _OPS:
+            lhs, rhs = build(n.left), build(n.right)
+            return m.Binary(_OPS[type(n.op)], lhs, rhs, vtype, span) if lhs is not None and rhs is not None else None
+        return None
+
+    return build(tree)
 
 
 def _value_type(arg: m.Expr) -> m.CType:

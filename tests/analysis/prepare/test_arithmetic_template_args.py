@@ -1,0 +1,55 @@
+"""A templated device function with barriers called with a value argument written as arithmetic
+on the caller's own template parameters (tsa's ``trotter_vert_pair<T, ..., STEPS * MARGIN_X, ...>``):
+the binding is the expression of them, so the inlined body computes with the caller's values;
+checked on the CPU against the original compiled with g++."""
+from __future__ import annotations
+
+import pytest
+
+from migrate.ir import model as m
+from migrate.analysis.prepare.instances import _spelling, _written
+from migrate.ir.span import Span
+from tests.analysis.support import converted, spec_buffer, spec_kernel
+
+SOURCE = """
+template <int W, int OFF>
+__device__ void stage(float* s, const float* x, float* y, int i) {
+  s[threadIdx.x] = x[i] * (float)W;
+  __syncthreads();
+  int j = (threadIdx.x + OFF) % blockDim.x;
+  y[i] = s[j] + (float)OFF;
+}
+
+template <int BLOCK, int SHIFT>
+__global__ void mix(const float* x, float* y) {
+  __shared__ float s[BLOCK];
+  int i = blockIdx.x * BLOCK + threadIdx.x;
+  stage<BLOCK * 2 - 1, SHIFT + 3>(s, x, y, i);
+}
+
+void run(const float* x, float* y) {
+  mix<64, 2><<<4, 64>>>(x, y);
+}
+"""
+
+
+def test_an_arithmetic_template_argument_is_bound_to_its_expression():
+    p = m.TemplateParam("W", "value", m.Scalar("int32"), None, Span.point("k.cu"))
+    bound = _written(p, "STEPS * MARGIN_X - 1")
+    assert isinstance(bound, m.Binary) and bound.op == "-"
+    assert isinstance(bound.lhs, m.Binary) and bound.lhs.op == "*"
+    assert {bound.lhs.lhs.name, bound.lhs.rhs.name} == {"STEPS", "MARGIN_X"}
+    assert _spelling(bound) == "((STEPS * MARGIN_X) - 1)"
+    assert _written(p, _spelling(bound)) == bound  # read back as written
+    assert _written(p, "N / 2") is None and _written(p, "f(N)") is None  # C's division, a call: not bound
+
+
+def test_a_device_template_with_barriers_called_with_arithmetic_arguments_passes_on_cpu(tmp_path):
+    pytest.importorskip("tilelang")
+    spec = spec_kernel("mix", (4, 1, 1), (64, 1, 1), "fp32",
+                       spec_buffer("x", "float32", 256, "in", -2.0, 2.0), spec_buffer("y", "float32", 256, "out")
+                       ).replace("grid =", 'template = ["64", "2"]\ngrid =')
+    out, rows = converted(tmp_path, SOURCE, spec)
+    (row,) = rows
+    assert row["form"] != "unsupported", row["reason"]
+    assert row["check"]["status"] == "pass", row["check"]
