@@ -30,12 +30,14 @@ SUFFIX = "__c2t_instance"
 def needs_copy(kernel: m.Function, errors: list) -> bool:
     """Whether ``kernel`` is a template with one known instance whose model the generic form
     cannot take: a frontend error in it, or a method called on (a field read of) an object of a
-    template type (``px.x`` of a ``T px`` that the instance makes a ``float3``), a type only the
-    instance names (a parameter ``TensorDims<T> dims`` of a struct template: :func:`_dependent_types`)."""
+    template type (``px.x`` of a ``T px`` that the instance makes a ``float3``), a parameter of a
+    type only the instance names (``TensorDims<T> dims`` of a struct template: :func:`_dependent`),
+    which no generic kernel takes (a local's, as CUB's ``typename BlockLoad<...>::TempStorage``, the
+    generic form may model)."""
     if not kernel.template_params or len(kernel.instantiations) != 1 or kernel.body is None:
         return False
     return bool(errors) or _template_typed_members(kernel) or _template_pointer_casts(kernel) \
-        or _dependent_types(kernel)
+        or any(_dependent(p.type) for p in kernel.params)
 
 
 #: the most instances of one template written out (each is parsed and converted)
@@ -45,7 +47,8 @@ PROBE = "__c2t_instance_arg_"
 
 
 def wants_instances(kernel: m.Function, errors: list, device: dict[str, m.Function] | None = None) -> bool:
-    """Whether ``kernel`` is a template with several known instances whose body may mean
+    """Whether ``kernel`` is a template with several known instances (or one, where a type only
+    it names may keep the generic form from converting) whose body may mean
     something only per instance: a frontend error in it, a field or method of a template-typed
     object, a call of an overloaded device function that each instance resolves, a variable
     template read (``mask<T>[j]``), a type that only an instance names (a type trait's member,
@@ -55,9 +58,13 @@ def wants_instances(kernel: m.Function, errors: list, device: dict[str, m.Functi
     them where the generic form fails. A device function it calls (``device``: by name) whose call
     of an overloaded function falls to its primary template for some types does too
     (:func:`_reaches_primary_template`): the generic form cannot trace that choice."""
-    if not kernel.template_params or not 2 <= len(kernel.instantiations) <= MAX_INSTANCES \
+    if not kernel.template_params or not 1 <= len(kernel.instantiations) <= MAX_INSTANCES \
             or kernel.body is None:
         return False
+    if len(kernel.instantiations) == 1:
+        # (one instance: :func:`needs_copy` replaces a kernel the generic form cannot take; a type
+        # only the instance names, of a local, the generic form may model: the copy stands by)
+        return _dependent_types(kernel)
     if errors or _template_typed_members(kernel) or _dependent_types(kernel) or _template_pointer_casts(kernel):
         return True
     if any(isinstance(n, m.Call) and (n.dispatch or n.kind == "var_template") for n in m.walk(kernel.body)):
