@@ -64,8 +64,10 @@ def wants_instances(kernel: m.Function, errors: list, device: dict[str, m.Functi
     if len(kernel.instantiations) == 1:
         # (one instance: :func:`needs_copy` replaces a kernel the generic form cannot take; a type
         # only the instance names, of a local, the generic form may model: the copy stands by)
-        return _dependent_types(kernel)
+        return _dependent_types(kernel) or _reaches_dependent_types(kernel, device or {})
     if errors or _template_typed_members(kernel) or _dependent_types(kernel) or _template_pointer_casts(kernel):
+        return True
+    if _reaches_dependent_types(kernel, device or {}):
         return True
     if any(isinstance(n, m.Call) and (n.dispatch or n.kind == "var_template") for n in m.walk(kernel.body)):
         return True
@@ -87,6 +89,26 @@ def _reaches_primary_template(kernel: m.Function, device: dict[str, m.Function])
             if name not in seen and name in device:
                 seen.add(name)
                 stack.append(device[name])
+    return False
+
+
+def _reaches_dependent_types(kernel: m.Function, device: dict[str, m.Function]) -> bool:
+    """Whether ``kernel`` calls, directly or through device functions, a device function template
+    with a type only an instance names (channelSum's ``BlockReduce<T, kBlockDimX, kBlockDimY>``
+    helper, whose ``typename cub::BlockReduce<T, kBlockDimX, ...>::TempStorage`` needs the
+    kernel's values: the generic kernel passes its own parameters, which no constant block size
+    reads)."""
+    seen, stack = set(), [kernel]
+    while stack:
+        fn = stack.pop()
+        for name in fn.calls:
+            callee = device.get(name)
+            if callee is None or name in seen:
+                continue
+            seen.add(name)
+            if callee.template_params and callee.body is not None and _dependent_types(callee):
+                return True
+            stack.append(callee)
     return False
 
 

@@ -43,6 +43,10 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
     def ctype(t):
         if isinstance(t, m.TemplateType):
             return types.get(t.name, t)
+        if isinstance(t, m.Opaque) or isinstance(t, m.Record) and not t.size:
+            # a type spelled with the value parameters (CUB's ``typename BlockReduce<T, kBlockDimX,
+            # ...>::TempStorage`` in a device function template): the instance's values written in
+            return _with_values(t, values)
         if isinstance(t, m.Pointer):
             return dataclasses.replace(t, pointee=ctype(t.pointee))
         if isinstance(t, m.Reference):
@@ -94,6 +98,18 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
 
     return dataclasses.replace(fn, params=node(fn.params), returns=ctype(fn.returns), body=node(fn.body),
                                template_params=())
+
+
+def _with_values(t, values: dict):
+    """``t`` (an opaque or fieldless record type) with each bound integer value parameter its
+    spelling names replaced by its value; ``t`` itself where it names none."""
+    ints = {k: v for k, v in values.items() if isinstance(v, m.IntLit)}
+    spelled = t.spelling if isinstance(t, m.Opaque) else t.name
+    if not ints or not any(w in ints for w in re.findall(r"[A-Za-z_]\w*", spelled)):
+        return t
+    text = re.sub(r"(?<![\w:.-])[A-Za-z_]\w*\b(?!\s*(?:::|<|-))",
+                  lambda w: str(ints[w.group(0)].value) if w.group(0) in ints else w.group(0), spelled)
+    return dataclasses.replace(t, spelling=text) if isinstance(t, m.Opaque) else dataclasses.replace(t, name=text)
 
 
 def _bound_value(text: str, binding: dict):
