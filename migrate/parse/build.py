@@ -1062,6 +1062,8 @@ class ModelBuilder:
         operand = next(cursor.get_children())
         if not op:
             return self.unsupported_expr(cursor, "M1206", "unary operator is not modelled")
+        if op == "*" and operand.kind == K.CXX_THIS_EXPR and self.this_type is not None:
+            return self._this(span_of(cursor))  # *this in a method: the object (this_, a reference)
         return m.Unary(op, self.expr(operand), postfix, self.type_of(cursor), span_of(cursor))
 
     def expr_BINARY_OPERATOR(self, cursor: ci.Cursor) -> m.Expr:
