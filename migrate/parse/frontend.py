@@ -77,6 +77,7 @@ class Specialisation:
     written: tuple[str, ...]  # its template arguments as written (``float``)
     values: tuple  # each argument as a factory takes it (a type's dtype, a value's integer), None unknown
     span: Span
+    own: bool = True  # defined in the file parsed (a header's includer's is not: its text is not copied)
 
 
 @dataclass
@@ -251,7 +252,7 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
         written, lines, wanted = {}, {}, {}
         for inst, name in zip(k.instantiations, instance_names(text, k)):
             args = instance_arguments(text, k, inst)
-            spec = specialisation_of(args, specs) if args is not None else None
+            spec = specialisation_of(args, [s for s in specs if s.own]) if args is not None else None
             if spec is not None:
                 copy = specialisation_text(text, k, spec.span, name)
                 lines[name], wanted[name] = spec.span.line, spec.values
@@ -757,15 +758,14 @@ class UnitBuilder:
         return frozenset(refused)
 
     def _specialisations(self, template: ci.Cursor) -> tuple[Specialisation, ...]:
-        """The explicit specialisations of the kernel template ``template`` that this file defines
-        (a header's from its includer's lines are not its own), each with its arguments as
-        written and their values (:class:`Specialisation`)."""
+        """The explicit specialisations of the kernel template ``template``, each with its
+        arguments as written and their values (:class:`Specialisation`); one this file does not
+        define (a header's includer's, above its ``#include``) is not its ``own``: no copy is made
+        of it, but no instance of its arguments runs the template's body either."""
         from ..runtime.tilelang_support import template_type_value
 
         out = []
         for spec in self.kernel_specialisations.get(template.spelling, ()):
-            if not self._is_main(spec):
-                continue
             written = _written_template_args(self.text.of(spec), template.spelling)
             values = []
             try:
@@ -779,7 +779,7 @@ class UnitBuilder:
                         values.append(None)
             except Exception:  # noqa: BLE001 - bindings without template arguments
                 values = []
-            out.append(Specialisation(written or (), tuple(values), span_of(spec)))
+            out.append(Specialisation(written or (), tuple(values), span_of(spec), self._is_main(spec)))
         return tuple(out)
 
     def _kernel_diagnostics(self, kernel: m.Function, built: dict[str, m.Function]) -> list[Diagnostic]:

@@ -60,3 +60,55 @@ def test_a_struct_template_parameter_is_converted_through_the_instance_copy(tmp_
     np.testing.assert_array_equal(buf[:n], flat)
     np.testing.assert_array_equal(buf[n:2 * n], flat // cols)
     np.testing.assert_array_equal(buf[2 * n:], flat % cols)
+
+
+SOFTMAX = """
+#include <cfloat>
+#include <cub/cub.cuh>
+struct Max {
+  template <typename T> __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
+
+template <int TPB>
+__global__ void row_softmax(const float* __restrict__ input, float* output, const int num_cols) {
+  using BlockReduce = cub::BlockReduce<float, TPB>;
+  __shared__ typename BlockReduce::TempStorage tmp;
+  __shared__ float norm;
+  __shared__ float top;
+  const int offset = blockIdx.x * num_cols;
+  float v = -FLT_MAX;
+  for (int i = threadIdx.x; i < num_cols; i += TPB) v = fmaxf(input[offset + i], v);
+  const float m = BlockReduce(tmp).Reduce(v, Max());
+  if (threadIdx.x == 0) top = m;
+  __syncthreads();
+  v = 0;
+  for (int i = threadIdx.x; i < num_cols; i += TPB) v += expf(input[offset + i] - top);
+  const float z = BlockReduce(tmp).Sum(v);
+  if (threadIdx.x == 0) norm = 1.f / z;
+  __syncthreads();
+  for (int i = threadIdx.x; i < num_cols; i += TPB) output[offset + i] = expf(input[offset + i] - top) * norm;
+}
+
+void run(const float* in, float* out, int rows, int cols) {
+  constexpr int TPB = 128;
+  row_softmax<TPB><<<rows, TPB>>>(in, out, cols);
+}
+"""
+
+
+def test_a_one_instance_template_whose_local_type_only_the_instance_names_converts_by_its_copy(tmp_path):
+    """As moe's ``moeSoftmax<TPB>``: the generic kernel's CUB block size is its own parameter
+    (refused: not a constant), so the instance's copy, standing by, is taken; checked on the CPU
+    against the original compiled with g++."""
+    pytest.importorskip("tilelang")
+    from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+
+    spec = spec_kernel("row_softmax", (6, 1, 1), (128, 1, 1), "fp32",
+                       spec_buffer("input", "float32", 6 * 300, "in", -4.0, 4.0),
+                       spec_buffer("output", "float32", 6 * 300, "out"), spec_scalar("num_cols", "int32", 300)
+                       ).replace("grid =", 'template = ["128"]\ngrid =')
+    out, rows = converted(tmp_path, SOFTMAX, spec)
+    (row,) = rows
+    assert row["form"] != "unsupported", row["reason"]
+    assert "converted per instance (1)" in row["reason"], row["reason"]
+    assert row["check"]["status"] == "pass", row["check"]
