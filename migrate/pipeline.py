@@ -338,6 +338,9 @@ PREPARE = (
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end; so are those called with a "
                    "view into a buffer (row = x + r*n): a macro takes whole buffers", _inline),
+    Pass("cub block reductions inlined", "a device function template's cub::BlockReduce on its value parameters "
+                                         "(BlockReduce<T, kBlockDimX, ...>), lowered once inlining bound them "
+                                         "(analysis.prepare.cub_blocks)", _cub(lower_cub_blocks)),
     Pass("null tests", "a null pointer an inlined device function was given, tested (mask == nullptr ? 1 : "
                        "mask[i]): the test decided, the branch C never evaluates gone (analysis.prepare.null_tests)",
          lambda fn, device, portable: null_tests(fn)),

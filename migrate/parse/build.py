@@ -232,14 +232,73 @@ def _plain_fields(ctype: ci.Type) -> list | None:
         # is left: its methods' bodies, taken from the template, would name the value unresolved
         template = cl.specialized_template(decl)
         pattern = list(template.get_children()) if template is not None else []
+        if template is not None and template.kind == K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION:
+            # (vec_t<T, 3>: the arguments it is written for, ``T`` and ``3``, are among its children)
+            pattern = [k for k in pattern if not (k.kind.is_reference() or k.kind.is_expression())]
         kids = [k for k in pattern if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL)] \
             + list(ctype.get_fields()) if pattern else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
+    anonymous = [k for k in kids if k.kind in (K.STRUCT_DECL, K.UNION_DECL) and k.is_anonymous()]
+    if anonymous:  # a union of views (vec_t's {x, y, z} | {r, s, t}): the fields of its first
+        fields = _opened(list(ctype.get_fields()))
+        kids = [k for k in kids if k not in anonymous and k.kind != K.FIELD_DECL] + (fields or [])
     if not fields or any(k.kind not in _BESIDE_FIELDS and k.kind != K.FIELD_DECL for k in kids) \
             or any(k.is_bitfield() for k in fields) \
             or any(k.kind == K.CXX_METHOD and k.is_virtual_method() for k in kids):
         return None
     return fields
+
+
+def _anonymous_record(field: ci.Cursor) -> ci.Cursor | None:
+    """The anonymous struct or union that the field ``field`` is (the unnamed member of
+    ``struct {union {struct {int x, y;}; int el[2];};}``), or None."""
+    decl = field.type.get_canonical().get_declaration()
+    return decl if decl is not None and decl.kind in (K.STRUCT_DECL, K.UNION_DECL) and decl.is_anonymous() \
+        else None
+
+
+def _opened(fields: list) -> list | None:
+    """``fields`` with each anonymous struct member replaced by its fields and each anonymous
+    union member by its first alternative's (an anonymous struct's fields, or one field), the
+    alternative the struct's lanes are made of: the union's other alternatives are other names
+    for the same bytes (:meth:`ModelBuilder._anonymous_member`); None where the first alternative
+    is smaller than the union (its other alternatives hold bytes it has no name for)."""
+    out = []
+    for k in fields:
+        record = _anonymous_record(k)
+        if record is None:
+            out.append(k)
+            continue
+        t = k.type.get_canonical()
+        inner = list(t.get_fields())
+        if not inner:
+            return None
+        if record.kind == K.UNION_DECL:
+            if inner[0].type.get_canonical().get_size() != t.get_size():
+                return None
+            inner = inner[:1]
+        opened = _opened(inner)
+        if opened is None:
+            return None
+        out += opened
+    return out
+
+
+def _first_alternative(record: ci.Type, field: ci.Cursor) -> str | None:
+    """The name the lanes of ``record`` (a struct with anonymous members: :func:`_opened`) give
+    the bytes of its field ``field`` (a member of an anonymous union or struct): the field of the
+    union's first alternative at the same offset and of the same type (``x`` for vec_t's ``r``,
+    ``x`` itself); None where there is none (``el`` of ``union {struct {int x, y;}; int el[2];}``,
+    an array over several of them)."""
+    opened = _opened(list(record.get_fields())) if record.kind == T.RECORD else None
+    if not opened:
+        return None
+    at = record.get_offset(field.spelling)
+    want = field.type.get_canonical().spelling
+    for k in opened:
+        if record.get_offset(k.spelling) == at and at >= 0 and k.type.get_canonical().spelling == want:
+            return k.spelling
+    return None
 
 
 def _initialised(ctype: ci.Type) -> bool:
@@ -676,8 +735,13 @@ class ModelBuilder:
 
     def visit_IF_STMT(self, cursor: ci.Cursor) -> m.Stmt:
         kids = list(cursor.get_children())
-        if kids and kids[0].kind == K.VAR_DECL:
-            return self.unsupported_stmt(cursor, "M1206", "declaration in an if condition is not modelled")
+        if kids and kids[0].kind == K.VAR_DECL:  # if (T x = e) A else B: {T x = e; if (x) A else B}
+            decl, test = self._condition_declaration(kids[0])
+            if isinstance(decl, m.UnsupportedStmt):
+                return decl
+            other = self.stmt(kids[-1]) if len(kids) > 3 else None
+            then = self.stmt(kids[2]) if len(kids) > 2 else m.Block((), span_of(cursor))
+            return m.Block((decl, m.If(test, then, other, span_of(cursor))), span_of(cursor))
         cond = self.expr(kids[0])
         then = self.stmt(kids[1])
         other = self.stmt(kids[2]) if len(kids) > 2 else None
@@ -750,8 +814,23 @@ class ModelBuilder:
     def visit_WHILE_STMT(self, cursor: ci.Cursor) -> m.Stmt:
         kids = list(cursor.get_children())
         if kids[0].kind == K.VAR_DECL:
-            return self.unsupported_stmt(cursor, "M1206", "declaration in a while condition is not modelled")
+            # while (T x = e) S: while (true) {T x = e; if (!x) break; S}, x declared afresh each round
+            decl, test = self._condition_declaration(kids[0])
+            if isinstance(decl, m.UnsupportedStmt):
+                return decl
+            span = span_of(cursor)
+            body = self.stmt(kids[-1]) if len(kids) > 2 else m.Block((), span)
+            stop = m.If(m.Unary("!", test, False, m.Scalar("bool"), test.span), m.Break(span), None, span)
+            return m.While(m.BoolLit(True, m.Scalar("bool"), span), m.Block((decl, stop, body), span), span)
         return m.While(self.expr(kids[0]), self.stmt(kids[1]), span_of(cursor))
+
+    def _condition_declaration(self, var: ci.Cursor):
+        """The declaration of an ``if``/``while`` condition (``while (auto w = __ballot_sync(...))``)
+        as a statement, and the test of its variable (its value converted to bool, as C++ does)."""
+        if lambdas.lambda_of(var) is not None:
+            return self.unsupported_stmt(var, "M1206", "a lambda declared in a condition is not modelled"), None
+        d = self.var_decl(var)
+        return m.DeclStmt((d,), span_of(var)), m.Ref(d.name, "local", d.type, span_of(var))
 
     def visit_DO_STMT(self, cursor: ci.Cursor) -> m.Stmt:
         body, cond = list(cursor.get_children())
@@ -959,6 +1038,11 @@ class ModelBuilder:
     def expr_MEMBER_REF_EXPR(self, cursor: ci.Cursor) -> m.Expr:
         kids = list(cursor.get_children())
         span = span_of(cursor)
+        field = cursor.referenced
+        if field is not None and field.kind == K.FIELD_DECL and (
+                _anonymous_record(field) is not None or field.semantic_parent is not None
+                and field.semantic_parent.kind in (K.STRUCT_DECL, K.UNION_DECL) and field.semantic_parent.is_anonymous()):
+            return self._anonymous_member(cursor, kids, span)
         if not kids or kids[0].kind == K.CXX_THIS_EXPR:  # a field in a method: this_.field
             if self.this_type is None:
                 return self.unsupported_expr(cursor, "M1206", f"implicit member access '{cursor.spelling}'")
@@ -978,6 +1062,8 @@ class ModelBuilder:
         operand = next(cursor.get_children())
         if not op:
             return self.unsupported_expr(cursor, "M1206", "unary operator is not modelled")
+        if op == "*" and operand.kind == K.CXX_THIS_EXPR and self.this_type is not None:
+            return self._this(span_of(cursor))  # *this in a method: the object (this_, a reference)
         return m.Unary(op, self.expr(operand), postfix, self.type_of(cursor), span_of(cursor))
 
     def expr_BINARY_OPERATOR(self, cursor: ci.Cursor) -> m.Expr:
@@ -1223,6 +1309,39 @@ class ModelBuilder:
             return None
         ctype = convert_type(user.result_type)
         return None if _undeduced(ctype) or isinstance(ctype, (m.Opaque, m.TemplateType)) else ctype
+
+    def _anonymous_member(self, cursor: ci.Cursor, kids: list, span: Span) -> m.Expr:
+        """``w.xmin`` where ``xmin`` is a member of an anonymous struct or union of ``w``'s struct
+        (clang's member expressions of the unnamed members between them dropped): the field of the
+        lanes that hold its bytes (:func:`_first_alternative`: ``v.r`` of vec_t is ``v.x``)."""
+        field = cursor.referenced
+        base = kids[0] if kids else None
+        while base is not None and base.kind == K.MEMBER_REF_EXPR and base.referenced is not None \
+                and _anonymous_record(base.referenced) is not None:
+            inner = list(base.get_children())
+            base = inner[0] if inner else None
+        if _anonymous_record(field) is not None:  # the unnamed member itself, used as a value
+            return self.unsupported_expr(cursor, "M1206", "an anonymous struct or union used whole is not modelled")
+        if base is None or base.kind == K.CXX_THIS_EXPR:
+            if self.this_type is None:
+                return self.unsupported_expr(cursor, "M1206", f"implicit member access '{cursor.spelling}'")
+            record = field.semantic_parent
+            while record is not None and record.kind in (K.STRUCT_DECL, K.UNION_DECL) and record.is_anonymous():
+                record = record.semantic_parent
+            name = _first_alternative(record.type.get_canonical(), field) if record is not None else None
+            obj, arrow = self._this(span), False
+        else:
+            t = base.type.get_canonical()
+            arrow = t.kind == T.POINTER
+            name = _first_alternative(t.get_pointee().get_canonical() if arrow else t, field)
+            obj = None
+        if name is None:
+            return self.unsupported_expr(cursor, "M1206", f"member '{cursor.spelling}' of an anonymous union that is "
+                                                          "not a field of its first alternative is not modelled")
+        if obj is None:
+            obj = self.expr(base)
+            arrow = isinstance(obj.type, m.Pointer)
+        return m.Member(obj, name, arrow, self.type_of(cursor), span)
 
     def _this(self, span: Span) -> m.Ref:
         return m.Ref("this_", "param", m.Reference(self.this_type), span)

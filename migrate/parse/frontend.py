@@ -28,7 +28,8 @@ from .build import ModelBuilder, SourceText, explicit_template_args, convert_typ
 from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances
 from . import var_templates
-from .instance_copies import (SUFFIX, adopt, instance_names, instance_text, needs_copy, probe_text, probed_values,
+from .instance_copies import (MAX_INSTANCES, SUFFIX, adopt, instance_names, instance_text, needs_copy, probe_text,
+                              probed_values, specialisation_of, specialisation_text,
                               wants_instances, with_copies, arguments as instance_arguments)
 from .other_units import defining_units, missing_functions, with_units
 
@@ -69,6 +70,16 @@ class ParseOptions:
         return cl.build_args(self.include_dirs, self.defines, self.std, self.arch, self.extra_args)
 
 
+@dataclass(frozen=True)
+class Specialisation:
+    """An explicit specialisation of a kernel template (``template <> __global__ void k<float>``)."""
+
+    written: tuple[str, ...]  # its template arguments as written (``float``)
+    values: tuple  # each argument as a factory takes it (a type's dtype, a value's integer), None unknown
+    span: Span
+    own: bool = True  # defined in the file parsed (a header's includer's is not: its text is not copied)
+
+
 @dataclass
 class ParsedFile:
     path: str
@@ -82,8 +93,12 @@ class ParsedFile:
     seconds: float = 0.0
     #: kernel name -> the namespaces it is declared in, outermost first
     kernel_namespaces: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: kernel templates refused for their explicit specialisations (no instance copies for them)
+    #: kernel templates refused for their explicit specialisations: their generic model would run
+    #: the template's body for the specialised instances (each instance is then written out: the
+    #: specialisation's own text where it has one, :func:`_with_instance_copies`)
     specialised_kernels: frozenset = frozenset()
+    #: kernel template name -> its explicit specialisations (:class:`Specialisation`)
+    specialisations: dict[str, tuple] = field(default_factory=dict)
 
     def file_diagnostics(self) -> list[Diagnostic]:
         """Diagnostics that belong to no kernel (file-level, host code, unused device code)."""
@@ -224,6 +239,35 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
             kernels[k.name] = k
             copies.update(written)
             groups[k.name] = [(name, inst) for inst, name in zip(k.instantiations, written)]
+    # a kernel template with explicit specialisations: each instance written out, a specialised
+    # one from its specialisation's own text, the others from the template's
+    origins: dict[str, int] = {}  # copy -> the line of the specialisation it copies
+    expected: dict[str, dict[str, tuple | None]] = {}  # kernel -> copy -> its specialisation's values
+    for k in parsed.unit.kernels:
+        specs = parsed.specialisations.get(k.name)
+        if k.name not in parsed.specialised_kernels or not specs or k.body is None \
+                or not 1 <= len(k.instantiations) <= MAX_INSTANCES \
+                or str(Path(k.span.file).resolve()) != main:
+            continue
+        written, lines, wanted = {}, {}, {}
+        for inst, name in zip(k.instantiations, instance_names(text, k)):
+            args = instance_arguments(text, k, inst)
+            spec = specialisation_of(args, [s for s in specs if s.own]) if args is not None else None
+            if spec is not None:
+                copy = specialisation_text(text, k, spec.span, name)
+                lines[name], wanted[name] = spec.span.line, spec.values
+            else:
+                copy = instance_text(text, k, inst, name) if args is not None else None
+                wanted[name] = None
+            if copy is None:
+                break
+            written[name] = (k.name, copy + "\n" + probe_text(name, k, args))
+        else:
+            kernels[k.name] = k
+            copies.update(written)
+            origins.update(lines)
+            expected[k.name] = wanted
+            groups[k.name] = [(name, inst) for inst, name in zip(k.instantiations, written)]
     if not copies:
         return parsed
     own, starts, after = with_copies(text, copies, parsed.kernel_namespaces)
@@ -235,8 +279,32 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
     again = UnitBuilder(path, tu, bag, context[0] if context else None, own=own,
                         context_text=context[1] if context else None).build()
     again.found_include_dirs = parsed.found_include_dirs
-    adopted, replaced = adopt(parsed, again, starts, kernels, after, groups, values)
+    for name, wanted in expected.items():
+        if not _specialised_as_written(wanted, values, parsed.specialisations[name]):
+            del groups[name], kernels[name]
+    adopted, replaced = adopt(parsed, again, starts, kernels, after, groups, values, origins)
     return adopted if replaced else parsed
+
+
+def _specialised_as_written(wanted: dict[str, tuple | None], values: dict[str, dict[int, object]],
+                            specs: tuple[Specialisation, ...]) -> bool:
+    """Whether each instance copy of a specialised kernel template runs the body C++ picks for
+    it, as clang's probes of its arguments tell: a specialisation's copy has that
+    specialisation's argument values, a copy of the template's text none of the
+    specialisations' (an instance naming a specialised type by an alias, ``half`` for
+    ``__half``, would otherwise run the template's body)."""
+    taken = {tuple(s.values) for s in specs}
+    if not specs or any(not s.values or None in s.values for s in specs) or len({len(t) for t in taken}) != 1:
+        return False
+    count = len(specs[0].values)  # the template's parameters
+    for copy, want in wanted.items():
+        got = values.get(copy, {})
+        if set(got) != set(range(count)):
+            return False
+        got = tuple(got[j] for j in range(count))
+        if (tuple(want) != got) if want is not None else (got in taken):
+            return False
+    return True
 
 
 def _errors(parsed: ParsedFile) -> int:
@@ -660,7 +728,10 @@ class UnitBuilder:
             tuple(launches))
         if not kernels:
             self.bag.add("M1003", Span.point(self.path), "no __global__ kernels in this file")
-        parsed = ParsedFile(self.path, unit, self.bag.items, specialised_kernels=specialised)
+        parsed = ParsedFile(self.path, unit, self.bag.items, specialised_kernels=specialised,
+                            specialisations={self.model_names.get(_usr(c), c.spelling): self._specialisations(c)
+                                             for c in pending if self.model_names.get(_usr(c), c.spelling)
+                                             in specialised})
         parsed.by_kernel = {k.name: self._kernel_diagnostics(k, built) for k in kernels}
         # the namespaces each kernel is declared in, outermost first (``a::b::k``: a, b)
         parsed.kernel_namespaces = {self.model_names.get(c.get_usr(), c.spelling):
@@ -685,6 +756,31 @@ class UnitBuilder:
                          f"not migrated: their instances would run the template's body")
             refused.add(self.model_names.get(_usr(cursor), cursor.spelling))
         return frozenset(refused)
+
+    def _specialisations(self, template: ci.Cursor) -> tuple[Specialisation, ...]:
+        """The explicit specialisations of the kernel template ``template``, each with its
+        arguments as written and their values (:class:`Specialisation`); one this file does not
+        define (a header's includer's, above its ``#include``) is not its ``own``: no copy is made
+        of it, but no instance of its arguments runs the template's body either."""
+        from ..runtime.tilelang_support import template_type_value
+
+        out = []
+        for spec in self.kernel_specialisations.get(template.spelling, ()):
+            written = _written_template_args(self.text.of(spec), template.spelling)
+            values = []
+            try:
+                for i in range(spec.get_num_template_arguments()):
+                    kind = spec.get_template_argument_kind(i)
+                    if kind == ci.TemplateArgumentKind.TYPE:
+                        values.append(template_type_value(spec.get_template_argument_type(i).get_canonical().spelling))
+                    elif kind == ci.TemplateArgumentKind.INTEGRAL:
+                        values.append(spec.get_template_argument_value(i))
+                    else:
+                        values.append(None)
+            except Exception:  # noqa: BLE001 - bindings without template arguments
+                values = []
+            out.append(Specialisation(written or (), tuple(values), span_of(spec), self._is_main(spec)))
+        return tuple(out)
 
     def _kernel_diagnostics(self, kernel: m.Function, built: dict[str, m.Function]) -> list[Diagnostic]:
         names, stack = set(), [kernel.name]
@@ -1215,6 +1311,28 @@ def _launch_bounds(cursor: ci.Cursor, text: SourceText) -> tuple[int, ...]:
         if part.isdigit():
             values.append(int(part))
     return tuple(values)
+
+
+def _written_template_args(text: str, name: str) -> tuple[str, ...] | None:
+    """The template arguments written after ``name`` in a specialisation's text (``float``,
+    ``__half`` of ``k<float, __half>(``), split at the top level's commas; None where not found."""
+    found = re.search(r"\b" + re.escape(name) + r"\s*<", text)
+    if found is None:
+        return None
+    depth, parts, start = 1, [], found.end()
+    for i in range(found.end(), len(text)):
+        c = text[i]
+        if c in "<([":
+            depth += 1
+        elif c in ">)]":
+            depth -= 1
+            if depth == 0:
+                parts.append(text[start:i])
+                return tuple(" ".join(p.split()) for p in parts)
+        elif c == "," and depth == 1:
+            parts.append(text[start:i])
+            start = i + 1
+    return None
 
 
 def _template_args_text(cursor: ci.Cursor) -> str:

@@ -30,10 +30,14 @@ SUFFIX = "__c2t_instance"
 def needs_copy(kernel: m.Function, errors: list) -> bool:
     """Whether ``kernel`` is a template with one known instance whose model the generic form
     cannot take: a frontend error in it, or a method called on (a field read of) an object of a
-    template type (``px.x`` of a ``T px`` that the instance makes a ``float3``)."""
+    template type (``px.x`` of a ``T px`` that the instance makes a ``float3``), a parameter of a
+    type only the instance names (``TensorDims<T> dims`` of a struct template: :func:`_dependent`),
+    which no generic kernel takes (a local's, as CUB's ``typename BlockLoad<...>::TempStorage``, the
+    generic form may model)."""
     if not kernel.template_params or len(kernel.instantiations) != 1 or kernel.body is None:
         return False
-    return bool(errors) or _template_typed_members(kernel) or _template_pointer_casts(kernel)
+    return bool(errors) or _template_typed_members(kernel) or _template_pointer_casts(kernel) \
+        or any(_dependent(p.type) for p in kernel.params)
 
 
 #: the most instances of one template written out (each is parsed and converted)
@@ -43,7 +47,8 @@ PROBE = "__c2t_instance_arg_"
 
 
 def wants_instances(kernel: m.Function, errors: list, device: dict[str, m.Function] | None = None) -> bool:
-    """Whether ``kernel`` is a template with several known instances whose body may mean
+    """Whether ``kernel`` is a template with several known instances (or one, where a type only
+    it names may keep the generic form from converting) whose body may mean
     something only per instance: a frontend error in it, a field or method of a template-typed
     object, a call of an overloaded device function that each instance resolves, a variable
     template read (``mask<T>[j]``), a type that only an instance names (a type trait's member,
@@ -53,10 +58,16 @@ def wants_instances(kernel: m.Function, errors: list, device: dict[str, m.Functi
     them where the generic form fails. A device function it calls (``device``: by name) whose call
     of an overloaded function falls to its primary template for some types does too
     (:func:`_reaches_primary_template`): the generic form cannot trace that choice."""
-    if not kernel.template_params or not 2 <= len(kernel.instantiations) <= MAX_INSTANCES \
+    if not kernel.template_params or not 1 <= len(kernel.instantiations) <= MAX_INSTANCES \
             or kernel.body is None:
         return False
+    if len(kernel.instantiations) == 1:
+        # (one instance: :func:`needs_copy` replaces a kernel the generic form cannot take; a type
+        # only the instance names, of a local, the generic form may model: the copy stands by)
+        return _dependent_types(kernel) or _reaches_dependent_types(kernel, device or {})
     if errors or _template_typed_members(kernel) or _dependent_types(kernel) or _template_pointer_casts(kernel):
+        return True
+    if _reaches_dependent_types(kernel, device or {}):
         return True
     if any(isinstance(n, m.Call) and (n.dispatch or n.kind == "var_template") for n in m.walk(kernel.body)):
         return True
@@ -78,6 +89,26 @@ def _reaches_primary_template(kernel: m.Function, device: dict[str, m.Function])
             if name not in seen and name in device:
                 seen.add(name)
                 stack.append(device[name])
+    return False
+
+
+def _reaches_dependent_types(kernel: m.Function, device: dict[str, m.Function]) -> bool:
+    """Whether ``kernel`` calls, directly or through device functions, a device function template
+    with a type only an instance names (channelSum's ``BlockReduce<T, kBlockDimX, kBlockDimY>``
+    helper, whose ``typename cub::BlockReduce<T, kBlockDimX, ...>::TempStorage`` needs the
+    kernel's values: the generic kernel passes its own parameters, which no constant block size
+    reads)."""
+    seen, stack = set(), [kernel]
+    while stack:
+        fn = stack.pop()
+        for name in fn.calls:
+            callee = device.get(name)
+            if callee is None or name in seen:
+                continue
+            seen.add(name)
+            if callee.template_params and callee.body is not None and _dependent_types(callee):
+                return True
+            stack.append(callee)
     return False
 
 
@@ -233,6 +264,46 @@ def instance_text(text: str, kernel: m.Function, instance: m.Instantiation | Non
     return "".join(out) + chunk[last:]
 
 
+def specialisation_text(text: str, kernel: m.Function, span: Span, name: str) -> str | None:
+    """An explicit specialisation's text (``template <> __global__ void k<float>(...) {...}`` at
+    ``span``) as a kernel of its own named ``name``, as many lines as the specialisation's: the
+    ``template <>`` blanked, ``k<float>`` renamed; None where that cannot be written (a qualified
+    definition, no ``template <>`` in front)."""
+    lines = text.split("\n")
+    if span.end_line > len(lines) or span.line < 1:
+        return None
+    chunk = "\n".join(lines[span.line - 1:span.end_line])
+    start = span.col - 1
+    end = len(chunk) - (len(lines[span.end_line - 1]) - (span.end_col - 1))
+    chunk = " " * start + chunk[start:end]
+    header = re.match(r"\s*template\s*<\s*>", chunk)
+    if header is None:
+        return None
+    chunk = re.sub(r"[^\n]", " ", chunk[:header.end()]) + chunk[header.end():]
+    masked = _masked(chunk)
+    called = re.compile(r"(::\s*)?\b" + re.escape(kernel.name) + r"\s*<")
+    first = called.search(masked, header.end())
+    if first is None or first.group(1):
+        return None  # ns::k<float>(...) defined out of its namespace: the copy would not be one
+    close = _closing(masked, first.end())
+    if close is None or not re.match(r"\s*\(", masked[close + 1:]):
+        return None
+    at = first.start()
+    kept = "\n" * chunk.count("\n", at, close + 1)  # the lines the name's arguments spanned
+    return chunk[:at] + name + kept + chunk[close + 1:]
+
+
+def specialisation_of(args: tuple[str, ...], specialisations) -> object | None:
+    """The explicit specialisation (an entry of ``specialisations``, each with its ``written``
+    arguments) whose arguments are ``args`` as written, spaces aside; None where none is."""
+    def norm(a: str) -> str:
+        return "".join(a.split())
+    for spec in specialisations:
+        if len(spec.written) == len(args) and all(norm(a) == norm(b) for a, b in zip(args, spec.written)):
+            return spec
+    return None
+
+
 def arguments(text: str, kernel: m.Function, instance: m.Instantiation) -> tuple[str, ...] | None:
     """``instance``'s arguments as the copy writes them: a value written as the name of a constant
     that a host function declares (``constexpr uint32_t NUM_THREADS = 128;`` in the launching
@@ -310,7 +381,7 @@ def with_copies(text: str, copies: dict[str, tuple[str, str]], namespaces: dict[
 
 def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function], appended_from: int,
           groups: dict[str, list[tuple[str, m.Instantiation]]] | None = None,
-          values: dict[str, dict[int, object]] | None = None):
+          values: dict[str, dict[int, object]] | None = None, origins: dict[str, int] | None = None):
     """``again`` (the file parsed with the copies) with each copy that parsed cleanly standing
     for its kernel, lines mapped back: a one-instance template's copy (``<kernel>__c2t_instance``)
     replaces it; the copies of a template of several instances (``groups``: kernel -> (copy name,
@@ -319,15 +390,17 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
     instance may hold a construct the model refuses: it is reported so). Copies with errors are
     dropped, and so are the diagnostics in the appended text; a copy's own
     diagnostics are kept under its name (a one-instance template's: under the kernel's), at the
-    template's lines. Returns the ParsedFile and the kernels replaced."""
+    template's lines (a copy of an explicit specialisation's text, ``origins``: copy name -> the
+    line it was copied from, at that line). Returns the ParsedFile and the kernels replaced."""
     path = _resolved(original.path)
-    groups, values = groups or {}, values or {}
+    groups, values, origins = groups or {}, values or {}, origins or {}
     replaced = {}
     by_name = {k.name: k for k in again.unit.kernels}
     copy_of = {}  # copy name -> the kernel name its diagnostics go under
 
     def moved(copy_name: str, kernel: str):
-        return _shifted(by_name[copy_name], path, appended_from, starts[copy_name] - kernels[kernel].span.line)
+        origin = origins.get(copy_name, kernels[kernel].span.line)
+        return _shifted(by_name[copy_name], path, appended_from, starts[copy_name] - origin)
 
     for name, template in kernels.items():
         if name not in by_name:
@@ -373,7 +446,7 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
     kernel_of = {c: k for k, cs in groups.items() for c, _i in cs}
     for copy, name in copy_of.items():  # a copy's own diagnostics (its warnings), at the template's lines
         template = kernels[kernel_of.get(copy, name)]
-        by_kernel[name] = [_shifted(d, path, appended_from, starts[copy] - template.span.line)
+        by_kernel[name] = [_shifted(d, path, appended_from, starts[copy] - origins.get(copy, template.span.line))
                            for d in again.by_kernel.get(copy, [])]
         if copy not in kernel_of:  # an instance's are reported with its template's (migrate.pipeline)
             diagnostics += by_kernel[name]

@@ -44,6 +44,10 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
     def ctype(t):
         if isinstance(t, m.TemplateType):
             return types.get(t.name, t)
+        if isinstance(t, m.Opaque) or isinstance(t, m.Record) and not t.size:
+            # a type spelled with the value parameters (CUB's ``typename BlockReduce<T, kBlockDimX,
+            # ...>::TempStorage`` in a device function template): the instance's values written in
+            return _with_values(t, values)
         if isinstance(t, m.Pointer):
             return dataclasses.replace(t, pointee=ctype(t.pointee))
         if isinstance(t, m.Reference):
@@ -97,6 +101,18 @@ def instantiate(fn: m.Function, binding: dict) -> m.Function:
                                template_params=())
 
 
+def _with_values(t, values: dict):
+    """``t`` (an opaque or fieldless record type) with each bound integer value parameter its
+    spelling names replaced by its value; ``t`` itself where it names none."""
+    ints = {k: v for k, v in values.items() if isinstance(v, m.IntLit)}
+    spelled = t.spelling if isinstance(t, m.Opaque) else t.name
+    if not ints or not any(w in ints for w in re.findall(r"[A-Za-z_]\w*", spelled)):
+        return t
+    text = re.sub(r"(?<![\w:.-])[A-Za-z_]\w*\b(?!\s*(?:::|<|-))",
+                  lambda w: str(ints[w.group(0)].value) if w.group(0) in ints else w.group(0), spelled)
+    return dataclasses.replace(t, spelling=text) if isinstance(t, m.Opaque) else dataclasses.replace(t, name=text)
+
+
 def _bound_value(text: str, binding: dict):
     """A dispatch's template argument for the binding: a bound parameter's binding, or the value
     of an expression on bound value parameters (``N - 1`` in ``f<N - 1>`` with ``N`` bound to 4:
@@ -136,7 +152,7 @@ def _bound_extent(t: m.Array, values: dict) -> int | None:
 
 
 #: bindings of value parameters: a literal, or the caller's own value parameter forwarded (f<N>(x))
-_VALUES = (m.IntLit, m.BoolLit, m.Ref)
+_VALUES = (m.IntLit, m.BoolLit, m.Ref, m.Binary, m.Unary)
 
 
 def _spelling(bound) -> str:
@@ -149,6 +165,10 @@ def _spelling(bound) -> str:
         return str(bound.value).lower() if isinstance(bound, m.BoolLit) else str(bound.value)
     if isinstance(bound, m.Ref):
         return bound.name
+    if isinstance(bound, m.Binary):  # (STEPS * MARGIN_X): read back by _written
+        return f"({_spelling(bound.lhs)} {bound.op} {_spelling(bound.rhs)})"
+    if isinstance(bound, m.Unary):
+        return f"(-{_spelling(bound.operand)})"
     return str(bound)
 
 
@@ -172,7 +192,40 @@ def _written(param: m.TemplateParam, text: str):
     if re.fullmatch(r"[A-Za-z_]\w*", text):
         return m.Ref(text, "template", vtype, param.span)  # the caller's own value parameter
     value = _integer_expression(text)  # a macro's text: f<(8 * 4)> for f<BS> with #define BS (8 * 4)
-    return m.IntLit(value, str(value), vtype, param.span) if value is not None else None
+    if value is not None:
+        return m.IntLit(value, str(value), vtype, param.span)
+    return _arithmetic(text, vtype, param.span)
+
+
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
+
+
+def _arithmetic(text: str, vtype: m.Scalar, span):
+    """A value argument written as ``+``, ``-`` and ``*`` of integers and the caller's own value
+    parameters (``STEPS * MARGIN_X`` in tsa's ``trotter_vert_pair<T, ..., STEPS * MARGIN_X, ...>``)
+    as the model's expression of them; None for anything else (a division, whose C rounding the
+    text would have to keep, a call, a cast)."""
+    if not re.fullmatch(r"[\w\s+\-*()]+", text):
+        return None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def build(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return m.IntLit(n.value, str(n.value), vtype, span)
+        if isinstance(n, ast.Name):
+            return m.Ref(n.id, "template", vtype, span)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            inner = build(n.operand)
+            return m.Unary("-", inner, False, vtype, span) if inner is not None else None
+        if isinstance(n, ast.BinOp) and type(n.op) in _OPS:
+            lhs, rhs = build(n.left), build(n.right)
+            return m.Binary(_OPS[type(n.op)], lhs, rhs, vtype, span) if lhs is not None and rhs is not None else None
+        return None
+
+    return build(tree)
 
 
 _INT_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
