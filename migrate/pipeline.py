@@ -58,6 +58,7 @@ from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.effect_conditions import effect_conditions_as_tests
 from .analysis.prepare.device_globals import scalar_globals_as_buffers, shared_globals_into_kernels
 from .analysis.prepare.null_tests import null_tests
+from .analysis.prepare.pointer_copies import pointer_copies
 from .analysis.prepare.pointer_returns import pointer_returns
 from .analysis.prepare.pointer_views import GENERIC, pointer_aliases, why_not_a_view
 from .analysis.prepare.renaming import rename_reassigned_locals
@@ -338,6 +339,9 @@ PREPARE = (
     Pass("inline", "device functions with barriers (and, in the portable form, warp operations) are "
                    "inlined: the phase split must see where their phases end; so are those called with a "
                    "view into a buffer (row = x + r*n): a macro takes whole buffers", _inline),
+    Pass("pointer copies", "*(void**)&p of a local pointer p (a pointer swap inlined) as p itself, a void* local "
+                           "that only holds such copies of T* pointers a T* (analysis.prepare.pointer_copies)",
+         lambda fn, device, portable: pointer_copies(fn)),
     Pass("null tests", "a null pointer an inlined device function was given, tested (mask == nullptr ? 1 : "
                        "mask[i]): the test decided, the branch C never evaluates gone (analysis.prepare.null_tests)",
          lambda fn, device, portable: null_tests(fn)),
