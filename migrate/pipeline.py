@@ -342,6 +342,9 @@ PREPARE = (
     Pass("pointer copies", "*(void**)&p of a local pointer p (a pointer swap inlined) as p itself, a void* local "
                            "that only holds such copies of T* pointers a T* (analysis.prepare.pointer_copies)",
          lambda fn, device, portable: pointer_copies(fn)),
+    Pass("inlined bit copies", "*(uint16_t*)val of a device function given &elem reads, once inlined, a local's bits: "
+                               "the bit copies pass again (analysis.prepare.bit_copies)",
+         lambda fn, device, portable: bit_copies(fn)),
     Pass("null tests", "a null pointer an inlined device function was given, tested (mask == nullptr ? 1 : "
                        "mask[i]): the test decided, the branch C never evaluates gone (analysis.prepare.null_tests)",
          lambda fn, device, portable: null_tests(fn)),

@@ -10,9 +10,10 @@ TileLang has no addresses of scalars. Such a read (``*(U*)&x`` of a scalar varia
 a number type of ``x``'s size) is the bit copy it means: between two integer types of one width
 the conversion (which keeps the bits), between a float and an integer the CUDA intrinsic that
 copies the bits (``__float_as_int``, ``__uint_as_float``, ``__double_as_longlong``,
-``__longlong_as_double``; a 64-bit unsigned integer through ``long long``). Only reads are
-rewritten: a store through such a pointer (``*(int*)&x = b``), a step of it, a size that differs,
-a half or a bool are left as they are (the emitter refuses them by name).
+``__longlong_as_double``; a 64-bit unsigned integer through ``long long``; a half or a bfloat16
+and a 16-bit integer through ``__half_as_ushort`` and its kin). Only reads are rewritten: a store
+through such a pointer (``*(int*)&x = b``), a step of it, a size that differs, a bool are left as
+they are (the emitter refuses them by name).
 """
 from __future__ import annotations
 
@@ -28,22 +29,30 @@ _INTRINSICS = {
     ("float32", "int32"): "__float_as_int", ("int32", "float32"): "__int_as_float",
     ("float32", "uint32"): "__float_as_uint", ("uint32", "float32"): "__uint_as_float",
     ("float64", "int64"): "__double_as_longlong", ("int64", "float64"): "__longlong_as_double",
+    ("float16", "int16"): "__half_as_short", ("int16", "float16"): "__short_as_half",
+    ("float16", "uint16"): "__half_as_ushort", ("uint16", "float16"): "__ushort_as_half",
+    ("bfloat16", "int16"): "__bfloat16_as_short",
+    ("bfloat16", "uint16"): "__bfloat16_as_ushort", ("uint16", "bfloat16"): "__ushort_as_bfloat16",
 }
 _INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 
 
 def _source(e: m.Unary) -> tuple[m.Expr, str, str] | None:
     """(the variable, its dtype, the dtype read) where ``e`` is ``*(U*)&x`` on a scalar variable."""
-    if e.op != "*" or not isinstance(e.type, m.Scalar):
+    if e.op != "*":
         return None
     cast = e.operand
     if not isinstance(cast, m.Cast) or cast.style not in ("c", "reinterpret") or not isinstance(cast.target, m.Pointer):
+        return None
+    # an inlined template's instance: the cast names the type read where the read has a parameter's
+    read_type = e.type if isinstance(e.type, m.Scalar) else cast.target.pointee
+    if not isinstance(read_type, m.Scalar):
         return None
     address = strip_implicit_casts(cast.operand)
     if not isinstance(address, m.Unary) or address.op != "&" or not isinstance(address.operand, m.Ref) \
             or not isinstance(address.operand.type, m.Scalar):
         return None
-    held, read = address.operand.type.dtype, e.type.dtype
+    held, read = address.operand.type.dtype, read_type.dtype
     if held not in SIZES or read not in SIZES or SIZES[held] != SIZES[read]:
         return None
     return address.operand, held, read
