@@ -74,6 +74,82 @@ def _bits(x: m.Expr, held: str, read: str, span) -> m.Expr | None:
     return None
 
 
+_UNSIGNED = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}
+_LANES = ("x", "y", "z", "w")
+#: the lane dtypes whose bits a lane's unsigned word holds through a call (else a conversion)
+_AS_WORD = {"float16": "__half_as_ushort", "bfloat16": "__bfloat16_as_ushort", "float32": "__float_as_uint"}
+_FROM_WORD = {"float16": "__ushort_as_half", "bfloat16": "__ushort_as_bfloat16", "float32": "__uint_as_float"}
+#: the calls that make a CUDA vector of its lanes (others: make_<name>, as vectors.py reads them)
+_MAKE = {"__half2": "__halves2half2", "half2": "__halves2half2", "__nv_bfloat162": "__halves2bfloat162",
+         "nv_bfloat162": "__halves2bfloat162"}
+
+
+def _word_vector(t) -> m.Vector | None:
+    """``t`` where it is a CUDA vector of 2 to 4 lanes whose lane words a scalar can carry."""
+    if not (isinstance(t, m.Vector) and t.name in m.VECTOR_TYPES and not t.lane_dtypes and 2 <= t.lanes <= 4
+            and t.dtype in SIZES and (t.dtype in _INTS or t.dtype in _AS_WORD)):
+        return None
+    return t if SIZES[t.dtype] * t.lanes in _UNSIGNED else None
+
+
+def _vector_source(e: m.Unary):
+    """(the variable, the vector type, the scalar dtype) where ``e`` is ``*(U*)&v`` reading a CUDA
+    vector ``v``'s bits as a number ``U`` of its size, or ``*(V*)&w`` a number ``w``'s as a vector
+    ``V``; else None."""
+    if e.op != "*":
+        return None
+    cast = e.operand
+    if not isinstance(cast, m.Cast) or cast.style not in ("c", "reinterpret") or not isinstance(cast.target, m.Pointer):
+        return None
+    address = strip_implicit_casts(cast.operand)
+    if not isinstance(address, m.Unary) or address.op != "&" or not isinstance(address.operand, m.Ref):
+        return None
+    held, read = address.operand.type, cast.target.pointee
+    v = _word_vector(held)
+    if v is not None and isinstance(read, m.Scalar) and read.dtype in _INTS and SIZES[read.dtype] == SIZES[v.dtype] * v.lanes:
+        return address.operand, v, read.dtype
+    v = _word_vector(read)
+    if v is not None and isinstance(held, m.Scalar) and held.dtype in _INTS \
+            and SIZES[held.dtype] == SIZES[v.dtype] * v.lanes:
+        return address.operand, v, held.dtype
+    return None
+
+
+def _vector_bits(x: m.Ref, v: m.Vector, word: str, span) -> m.Expr:
+    """``x``'s bits (a vector ``v``) as the number ``word``, or a number ``x``'s as the vector
+    ``v``: lane ``i`` is the ``i``-th group of ``SIZES[v.dtype]`` bytes from the lowest (CUDA's
+    little-endian layout)."""
+    bits = 8 * SIZES[v.dtype]
+    lane_word = m.Scalar(_UNSIGNED[SIZES[v.dtype]])
+    target = m.Scalar(word)
+    if isinstance(x.type, m.Vector):  # v -> word: the lanes' words shifted into place, or'ed
+        total = None
+        for i in range(v.lanes):
+            lane = m.Member(x, _LANES[i], False, m.Scalar(v.dtype), span)
+            if v.dtype in _AS_WORD:
+                part = m.Call(_AS_WORD[v.dtype], (lane,), "conversion", (), lane_word, span)
+            else:
+                part = m.Cast(lane_word, lane, "static", lane_word, span)
+            part = m.Cast(target, part, "static", target, span)
+            if i:
+                part = m.Binary("<<", part, m.IntLit(i * bits, str(i * bits), m.Scalar("int32"), span), target, span)
+            total = part if total is None else m.Binary("|", total, part, target, span)
+        return total
+    unsigned = m.Scalar(_UNSIGNED[SIZES[word]])  # word -> v: each lane's group of bits
+    whole = m.Cast(unsigned, x, "static", unsigned, span)
+    lanes = []
+    for i in range(v.lanes):
+        shifted = m.Binary(">>", whole, m.IntLit(i * bits, str(i * bits), m.Scalar("int32"), span), unsigned,
+                           span) if i else whole
+        part = m.Cast(lane_word, shifted, "static", lane_word, span)
+        lane_t = m.Scalar(v.dtype)
+        if v.dtype in _FROM_WORD:
+            lanes.append(m.Call(_FROM_WORD[v.dtype], (part,), "conversion", (), lane_t, span))
+        else:
+            lanes.append(m.Cast(lane_t, part, "static", lane_t, span))
+    return m.Call(_MAKE.get(v.name, f"make_{v.name}"), tuple(lanes), "math", (), v, span)
+
+
 def bit_copies(fn: m.Function) -> m.Function:
     """``fn`` with each read ``*(U*)&x`` of a scalar's bits as the cast or intrinsic it means."""
     if fn.body is None:
@@ -84,7 +160,8 @@ def bit_copies(fn: m.Function) -> m.Function:
             written.add(id(n.target))
         elif isinstance(n, m.Unary) and n.op in ("++", "--", "&"):
             written.add(id(n.operand))
-    if not any(isinstance(n, m.Unary) and id(n) not in written and _source(n) for n in m.walk(fn.body)):
+    if not any(isinstance(n, m.Unary) and id(n) not in written and (_source(n) or _vector_source(n))
+               for n in m.walk(fn.body)):
         return fn
 
     class Reads(Transformer):
@@ -94,6 +171,9 @@ def bit_copies(fn: m.Function) -> m.Function:
                 copy = _bits(*found, node.span) if found is not None else None
                 if copy is not None:
                     return copy
+                found = _vector_source(node)
+                if found is not None:
+                    return _vector_bits(*found, node.span)
             return super().transform(node)
 
     return dataclasses.replace(fn, body=Reads().transform(fn.body))

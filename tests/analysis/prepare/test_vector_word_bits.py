@@ -1,0 +1,52 @@
+"""A CUDA vector's bits read as one number of its size through its address, and a number's bits
+as a vector (analysis.prepare.bit_copies), the way a half2 maximum picks bytes with __byte_perm:
+``*reinterpret_cast<const unsigned*>(&h2)`` is the lanes' words shifted into place,
+``*reinterpret_cast<const half2*>(&u)`` the vector of the number's 16-bit groups."""
+from __future__ import annotations
+
+from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+
+KERNEL = """
+#include <cuda_fp16.h>
+__device__ half2 half_max(const half2 a, const half2 b) {
+  const half2 sub = __hsub2(a, b);
+  const unsigned sign = (*reinterpret_cast<const unsigned*>(&sub)) & 0x80008000u;
+  const unsigned sw = 0x00003210 | (((sign >> 21) | (sign >> 13)) * 0x11);
+  const unsigned int res = __byte_perm(*reinterpret_cast<const unsigned*>(&a),
+                                       *reinterpret_cast<const unsigned*>(&b), sw);
+  return *reinterpret_cast<const half2*>(&res);
+}
+
+__global__ void pick(const half2* __restrict__ a, const half2* __restrict__ b, half2* __restrict__ r,
+                     unsigned* __restrict__ words, const unsigned* __restrict__ packed,
+                     uchar4* __restrict__ bytes, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    r[i] = half_max(a[i], b[i]);
+    half2 s = __hadd2(a[i], b[i]);
+    words[i] = *(unsigned*)&s;
+    unsigned p = packed[i];
+    uchar4 c = *(uchar4*)&p;
+    c.x = c.x + 1;
+    unsigned back = *(unsigned*)&c;
+    bytes[i] = *(uchar4*)&back;
+  }
+}
+"""
+
+SPEC = spec_kernel("pick", (2, 1, 1), (64, 1, 1), "exact",
+                   spec_buffer("a", "float16", 2 * 128, "in", -100.0, 100.0),
+                   spec_buffer("b", "float16", 2 * 128, "in", -100.0, 100.0),
+                   spec_buffer("r", "float16", 2 * 128, "out"),
+                   spec_buffer("words", "uint32", 128, "out"),
+                   spec_buffer("packed", "uint32", 128, "in", 0, 4000000000),
+                   spec_buffer("bytes", "uint8", 4 * 128, "out"),
+                   spec_scalar("n", "int32", 128))
+
+
+def test_vector_bits_as_a_word_and_back_convert_and_check_equal(tmp_path):
+    out, (k,) = converted(tmp_path, KERNEL, SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
+    text = next(out.glob("*.py")).read_text()
+    assert "T.reinterpret" in text and "byte_perm" in text
