@@ -150,6 +150,53 @@ def _vector_bits(x: m.Ref, v: m.Vector, word: str, span) -> m.Expr:
     return m.Call(_MAKE.get(v.name, f"make_{v.name}"), tuple(lanes), "math", (), v, span)
 
 
+def _array_words(e, arrays: set[str]):
+    """(the local array, its element dtype, the word dtype, the word index) where ``e`` reads a
+    word of a local array of smaller integers (``((unsigned int*)key)[1]`` of ``unsigned char
+    key[8]``, ``*(unsigned*)key``); else None."""
+    if isinstance(e, m.Index):
+        base, index = strip_implicit_casts(e.base), e.index
+    elif isinstance(e, m.Unary) and e.op == "*":
+        base, index = strip_implicit_casts(e.operand), None
+    else:
+        return None
+    if not (isinstance(base, m.Cast) and base.style in ("c", "reinterpret") and isinstance(base.target, m.Pointer)
+            and isinstance(base.target.pointee, m.Scalar)):
+        return None
+    array = strip_implicit_casts(base.operand)
+    if not (isinstance(array, m.Ref) and array.name in arrays and isinstance(array.type, m.Array)
+            and isinstance(array.type.element, m.Scalar)):
+        return None
+    held, read = array.type.element.dtype, base.target.pointee.dtype
+    if held not in _INTS or read not in _INTS or SIZES[read] <= SIZES[held] or SIZES[read] % SIZES[held]:
+        return None
+    if index is not None and any(isinstance(n, (m.Assign, m.Call, m.MethodCall)) or isinstance(n, m.Unary)
+                                 and n.op in ("++", "--") for n in m.walk(index)):
+        return None  # (read once per element below)
+    return array, held, read, index
+
+
+def _words(array: m.Ref, held: str, read: str, index, span) -> m.Expr:
+    """The word ``index`` of ``array``'s elements as ``read``: its elements little-endian, each
+    element's bits (as unsigned) shifted into place."""
+    n = SIZES[read] // SIZES[held]
+    target, unsigned = m.Scalar(read), m.Scalar(_UNSIGNED[SIZES[held]])
+    i32 = m.Scalar("int32")
+    total = None
+    for j in range(n):
+        at = m.IntLit(j, str(j), i32, span)
+        if index is not None:
+            start = m.Binary("*", index, m.IntLit(n, str(n), i32, span), index.type, span)
+            at = m.Binary("+", start, at, index.type, span) if j else start
+        element = m.Index(array, at, m.Scalar(held), span)
+        part = m.Cast(target, m.Cast(unsigned, element, "static", unsigned, span), "static", target, span)
+        if j:
+            shift = 8 * SIZES[held] * j
+            part = m.Binary("<<", part, m.IntLit(shift, str(shift), i32, span), target, span)
+        total = part if total is None else m.Binary("|", total, part, target, span)
+    return total
+
+
 def bit_copies(fn: m.Function) -> m.Function:
     """``fn`` with each read ``*(U*)&x`` of a scalar's bits as the cast or intrinsic it means."""
     if fn.body is None:
@@ -160,7 +207,10 @@ def bit_copies(fn: m.Function) -> m.Function:
             written.add(id(n.target))
         elif isinstance(n, m.Unary) and n.op in ("++", "--", "&"):
             written.add(id(n.operand))
+    arrays = {d.name for d in m.walk(fn.body) if isinstance(d, m.VarDecl) and d.storage == "local"
+              and isinstance(d.type, m.Array)}
     if not any(isinstance(n, m.Unary) and id(n) not in written and (_source(n) or _vector_source(n))
+               or isinstance(n, (m.Index, m.Unary)) and id(n) not in written and _array_words(n, arrays)
                for n in m.walk(fn.body)):
         return fn
 
@@ -174,6 +224,11 @@ def bit_copies(fn: m.Function) -> m.Function:
                 found = _vector_source(node)
                 if found is not None:
                     return _vector_bits(*found, node.span)
+            if isinstance(node, (m.Index, m.Unary)) and id(node) not in written:
+                found = _array_words(node, arrays)
+                if found is not None:
+                    array, held, read, index = found
+                    return _words(array, held, read, None if index is None else self.transform(index), node.span)
             return super().transform(node)
 
     return dataclasses.replace(fn, body=Reads().transform(fn.body))

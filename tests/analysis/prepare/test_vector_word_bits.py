@@ -50,3 +50,37 @@ def test_vector_bits_as_a_word_and_back_convert_and_check_equal(tmp_path):
     assert k["check"]["status"] == "pass", k["check"]["message"]
     text = next(out.glob("*.py")).read_text()
     assert "T.reinterpret" in text and "byte_perm" in text
+
+
+# a local byte array read as words through a device function's pointer (a hash over a key)
+WORDS = """
+__device__ inline void mix(unsigned int* words, unsigned int* out) {
+  unsigned int a = words[0], b = words[1];
+  out[0] = (a ^ (b << 7)) + (b >> 3);
+  out[1] = a * 2654435761u + b;
+}
+
+__global__ void hash_keys(const unsigned char* __restrict__ seeds, unsigned int* __restrict__ digests,
+                          unsigned int* __restrict__ first, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned char key[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int b = 0; b < 7; b++) key[b] = seeds[i * 7 + b] ^ (unsigned char)b;
+  unsigned int d[2];
+  mix((unsigned int*)key, d);
+  digests[2 * i] = d[0];
+  digests[2 * i + 1] = d[1];
+  first[i] = *(unsigned int*)key + ((unsigned int*)key)[i % 2];
+}
+"""
+
+WORDS_SPEC = spec_kernel("hash_keys", (2, 1, 1), (64, 1, 1), "exact",
+                         spec_buffer("seeds", "uint8", 7 * 128, "in", 0, 255),
+                         spec_buffer("digests", "uint32", 2 * 128, "out"),
+                         spec_buffer("first", "uint32", 128, "out"),
+                         spec_scalar("n", "int32", 128))
+
+
+def test_a_local_byte_arrays_words_convert_and_check_equal(tmp_path):
+    out, (k,) = converted(tmp_path, WORDS, WORDS_SPEC)
+    assert k["form"] != "unsupported", k["reason"]
+    assert k["check"]["status"] == "pass", k["check"]["message"]
