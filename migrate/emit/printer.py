@@ -407,6 +407,9 @@ class ExprPrinter:
                     return self.sub(x, _PREC["cmp"] + 1, typed=False)
                 value = self.coerce(x, unsigned)
                 if unsigned == "uint64":
+                    inner = strip_casts(x)
+                    if isinstance(inner, m.Binary) and inner.op == "|" and not _one_call(value):
+                        value = f"({value})"  # (lo | hi << 32) ^ sign: | binds more loosely than ^
                     value = f"{value} ^ T.uint64(0x8000000000000000)"
                 if unsigned == "uint32" and _wraps(x):
                     # `n - 1` is printed `n + (2**32 - 1)`; TVM moves the cast inside the sum, where
@@ -1064,6 +1067,20 @@ def _cast_constant(e) -> bool:
     while isinstance(e, m.Cast):
         e = e.operand
     return isinstance(e, m.IntLit)
+
+
+def _one_call(text: str) -> bool:
+    """Whether ``text`` is one call (``T.Cast(T.uint64, a | b)``), its parentheses closing at its end."""
+    start = text.find("(")
+    if start <= 0 or not text.endswith(")") or not text[:start].replace(".", "").replace("_", "").isalnum():
+        return False
+    depth = 0
+    for i, ch in enumerate(text[start:], start):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return i == len(text) - 1
+    return False
 
 
 def _is_lit_cast(e) -> bool:

@@ -22,7 +22,8 @@ import dataclasses
 from ...dtypes import SIZES
 from ...ir import model as m
 from ...ir.exprs import strip_implicit_casts
-from ...ir.visit import Transformer
+from ...ir.names import fresh
+from ...ir.visit import Transformer, expand_statements
 
 #: (from dtype, to dtype) -> the CUDA intrinsic that copies the bits
 _INTRINSICS = {
@@ -231,4 +232,44 @@ def bit_copies(fn: m.Function) -> m.Function:
                     return _words(array, held, read, None if index is None else self.transform(index), node.span)
             return super().transform(node)
 
-    return dataclasses.replace(fn, body=Reads().transform(fn.body))
+    body = Reads().transform(fn.body)
+    if any(isinstance(n, m.Assign) and _array_words(n.target, arrays) for n in m.walk(body)):
+        body = _word_stores(body, arrays, {n.name for n in m.walk(body) if isinstance(n, (m.Ref, m.VarDecl))}
+                            | {p.name for p in fn.params})
+    return dataclasses.replace(fn, body=body)
+
+
+def _word_stores(body, arrays: set[str], taken: set[str]):
+    """``*(uint64*)buff -= v;`` of a local ``uint32 buff[7]``, a statement of its own, as the word
+    computed into a local and stored back element by element (``uint64 w = words - v; buff[0] =
+    (uint32)w; buff[1] = (uint32)(w >> 32);``)."""
+    def split(s):
+        e = s.expr
+        if not (isinstance(e, m.Assign) and _array_words(e.target, arrays)):
+            return None
+        array, held, read, index = _array_words(e.target, arrays)
+        if index is not None and not isinstance(index, m.IntLit) and not isinstance(index, m.Ref):
+            return None  # (an index read twice must read the same)
+        span = s.span
+        target = m.Scalar(read)
+        value = e.value
+        if e.op != "=":
+            value = m.Binary(e.op[:-1], _words(array, held, read, index, span), value, target, span)
+        word = m.Ref(fresh(f"{array.name}_word", taken), "local", target, span)
+        out = [m.DeclStmt((m.VarDecl(word.name, target, "local", False,
+                                     m.Cast(target, value, "implicit", target, span), span),), span)]
+        n = SIZES[read] // SIZES[held]
+        i32 = m.Scalar("int32")
+        for j in range(n):
+            at = m.IntLit(j, str(j), i32, span)
+            if index is not None:
+                start = m.Binary("*", index, m.IntLit(n, str(n), i32, span), index.type, span)
+                at = m.Binary("+", start, at, index.type, span) if j else start
+            shift = 8 * SIZES[held] * j
+            part = m.Binary(">>", word, m.IntLit(shift, str(shift), i32, span), target, span) if j else word
+            element = m.Index(array, at, m.Scalar(held), span)
+            out.append(m.ExprStmt(m.Assign("=", element, m.Cast(m.Scalar(held), part, "static", m.Scalar(held), span),
+                                           m.Scalar(held), span), span))
+        return out
+
+    return expand_statements(body, split)

@@ -52,7 +52,8 @@ def test_vector_bits_as_a_word_and_back_convert_and_check_equal(tmp_path):
     assert "T.reinterpret" in text and "byte_perm" in text
 
 
-# a local byte array read as words through a device function's pointer (a hash over a key)
+# a local byte array read as words through a device function's pointer (a hash over a key), and
+# a local word array's 64-bit value compared and reduced in place (a modular reduction)
 WORDS = """
 __device__ inline void mix(unsigned int* words, unsigned int* out) {
   unsigned int a = words[0], b = words[1];
@@ -61,7 +62,7 @@ __device__ inline void mix(unsigned int* words, unsigned int* out) {
 }
 
 __global__ void hash_keys(const unsigned char* __restrict__ seeds, unsigned int* __restrict__ digests,
-                          unsigned int* __restrict__ first, int n) {
+                          unsigned int* __restrict__ first, unsigned int* __restrict__ reduced, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned char key[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int b = 0; b < 7; b++) key[b] = seeds[i * 7 + b] ^ (unsigned char)b;
@@ -70,6 +71,15 @@ __global__ void hash_keys(const unsigned char* __restrict__ seeds, unsigned int*
   digests[2 * i] = d[0];
   digests[2 * i + 1] = d[1];
   first[i] = *(unsigned int*)key + ((unsigned int*)key)[i % 2];
+  unsigned int buff[3];
+  buff[0] = d[0];
+  buff[1] = d[1] | 0x80000000u;
+  buff[2] = 7u;
+  if (*(unsigned long long*)buff > 0xFFFFFFFF00000001ull) *(unsigned long long*)buff -= 0xFFFFFFFF00000001ull;
+  ((unsigned long long*)buff)[0] += buff[2];
+  reduced[i] = buff[0] ^ (buff[1] * 3u);
+  unsigned long long wide = ((unsigned long long)d[0] << 32) | d[1];
+  if ((wide | 0x8000000000000000ull) > 0x8000000000000005ull) reduced[i] += 1u;  // (a | b) ^ sign, not a | (b ^ sign)
 }
 """
 
@@ -77,6 +87,7 @@ WORDS_SPEC = spec_kernel("hash_keys", (2, 1, 1), (64, 1, 1), "exact",
                          spec_buffer("seeds", "uint8", 7 * 128, "in", 0, 255),
                          spec_buffer("digests", "uint32", 2 * 128, "out"),
                          spec_buffer("first", "uint32", 128, "out"),
+                         spec_buffer("reduced", "uint32", 128, "out"),
                          spec_scalar("n", "int32", 128))
 
 
