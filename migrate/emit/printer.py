@@ -1560,6 +1560,12 @@ class StmtPrinter:
         except NoTileLangForm as exc:
             raise EmitError(str(exc), exc.span) from None
         subject = self.expr(s.cond)
+        widths = {"uint8": 8, "uint16": 16, "uint32": 32}
+        bits = widths.get(scalar_name(s.cond.type))
+        if bits is not None:
+            # TVM's bound solver fails on unsigned branch conditions ("cannot make uint from negative
+            # value"): an unsigned subject of at most 32 bits is compared exactly in int64
+            subject = f"T.Cast(T.int64, {subject})"
         # cases as an if/elif chain, each elif one block deeper in Python's syntax tree (whose
         # limit of 20 nested blocks TileLang's frontend reached at a hash's 16 tail cases); a
         # subject no case body changes is tested by a flat if per case instead
@@ -1573,7 +1579,7 @@ class StmtPrinter:
             if values is None:
                 default = (body, span)
                 continue
-            test = " or ".join(f"{subject} == {self.expr(v)}" for v in values)
+            test = " or ".join(f"{subject} == {self._case_value(v, bits)}" for v in values)
             tests.append(test)
             self.emit(f"{'if' if first or flat else 'elif'} {test}:", span)
             first = False
@@ -1588,6 +1594,16 @@ class StmtPrinter:
                 self.indent += 1
                 self.block(default[0])
                 self.indent -= 1
+
+    def _case_value(self, v: m.Expr, bits: int | None) -> str:
+        """A case's value, compared with a subject widened from ``bits`` unsigned bits to int64
+        (None: as written)."""
+        if bits is None:
+            return self.expr(v)
+        value = const_value(v)
+        if isinstance(value, int):
+            return str(value % (1 << bits))  # the case's value converted to the subject's type
+        return f"T.Cast(T.int64, {self.coerce(v, 'uint' + str(bits))})"
 
     def s_UnsupportedStmt(self, s):
         raise EmitError(s.what, s.span)
