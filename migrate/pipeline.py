@@ -58,6 +58,7 @@ from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.effect_conditions import effect_conditions_as_tests
 from .analysis.prepare.device_globals import scalar_globals_as_buffers, shared_globals_into_kernels
 from .analysis.prepare.null_tests import null_tests
+from .analysis.prepare.pointer_copies import pointer_copies
 from .analysis.prepare.pointer_returns import pointer_returns
 from .analysis.prepare.pointer_views import GENERIC, pointer_aliases, why_not_a_view
 from .analysis.prepare.renaming import rename_reassigned_locals
@@ -341,6 +342,12 @@ PREPARE = (
     Pass("cub block reductions inlined", "a device function template's cub::BlockReduce on its value parameters "
                                          "(BlockReduce<T, kBlockDimX, ...>), lowered once inlining bound them "
                                          "(analysis.prepare.cub_blocks)", _cub(lower_cub_blocks)),
+    Pass("pointer copies", "*(void**)&p of a local pointer p (a pointer swap inlined) as p itself, a void* local "
+                           "that only holds such copies of T* pointers a T* (analysis.prepare.pointer_copies)",
+         lambda fn, device, portable: pointer_copies(fn)),
+    Pass("inlined bit copies", "*(uint16_t*)val of a device function given &elem reads, once inlined, a local's bits: "
+                               "the bit copies pass again (analysis.prepare.bit_copies)",
+         lambda fn, device, portable: bit_copies(fn)),
     Pass("null tests", "a null pointer an inlined device function was given, tested (mask == nullptr ? 1 : "
                        "mask[i]): the test decided, the branch C never evaluates gone (analysis.prepare.null_tests)",
          lambda fn, device, portable: null_tests(fn)),

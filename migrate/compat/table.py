@@ -852,6 +852,8 @@ def _half_rows() -> list[Row]:
                "value is exact in bfloat16, so the final cast does not round)."),
         R("__bfloat162float", 'T.cast({0}, "float32")', "f:b", domain="bf16",
           note="Exact. On c (bfloat16 held in float32) the cast is the identity."),
+        R("__bfloat162int_rn", 'T.cast(T.nearbyint(T.cast({0}, "float32")), "int32")', "i:b", domain="bf16",
+          note="Round half to even (through float: exact)."),
         R("__low2bfloat16", "{0}[0]", "b:B", domain="bf16", note="Lane [0] of the 2-element buffer."),
         R("__high2bfloat16", "{0}[1]", "b:B", domain="bf16", note="Lane [1] of the 2-element buffer."),
         R("__bfloat16_as_short", 'T.reinterpret({0}, "int16")', "s:b", domain="bf16", cpu=False,

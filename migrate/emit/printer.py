@@ -407,6 +407,9 @@ class ExprPrinter:
                     return self.sub(x, _PREC["cmp"] + 1, typed=False)
                 value = self.coerce(x, unsigned)
                 if unsigned == "uint64":
+                    inner = strip_casts(x)
+                    if isinstance(inner, m.Binary) and inner.op == "|" and not _one_call(value):
+                        value = f"({value})"  # (lo | hi << 32) ^ sign: | binds more loosely than ^
                     value = f"{value} ^ T.uint64(0x8000000000000000)"
                 if unsigned == "uint32" and _wraps(x):
                     # `n - 1` is printed `n + (2**32 - 1)`; TVM moves the cast inside the sum, where
@@ -1068,6 +1071,20 @@ def _cast_constant(e) -> bool:
     return isinstance(e, m.IntLit)
 
 
+def _one_call(text: str) -> bool:
+    """Whether ``text`` is one call (``T.Cast(T.uint64, a | b)``), its parentheses closing at its end."""
+    start = text.find("(")
+    if start <= 0 or not text.endswith(")") or not text[:start].replace(".", "").replace("_", "").isalnum():
+        return False
+    depth = 0
+    for i, ch in enumerate(text[start:], start):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
 def _is_lit_cast(e) -> bool:
     return isinstance(e, m.Cast) and isinstance(e.operand, (m.IntLit, m.FloatLit)) and e.style == "implicit"
 
@@ -1545,6 +1562,12 @@ class StmtPrinter:
         except NoTileLangForm as exc:
             raise EmitError(str(exc), exc.span) from None
         subject = self.expr(s.cond)
+        widths = {"uint8": 8, "uint16": 16, "uint32": 32}
+        bits = widths.get(scalar_name(s.cond.type))
+        if bits is not None:
+            # TVM's bound solver fails on unsigned branch conditions ("cannot make uint from negative
+            # value"): an unsigned subject of at most 32 bits is compared exactly in int64
+            subject = f"T.Cast(T.int64, {subject})"
         # cases as an if/elif chain, each elif one block deeper in Python's syntax tree (whose
         # limit of 20 nested blocks TileLang's frontend reached at a hash's 16 tail cases); a
         # subject no case body changes is tested by a flat if per case instead
@@ -1558,7 +1581,7 @@ class StmtPrinter:
             if values is None:
                 default = (body, span)
                 continue
-            test = " or ".join(f"{subject} == {self.expr(v)}" for v in values)
+            test = " or ".join(f"{subject} == {self._case_value(v, bits)}" for v in values)
             tests.append(test)
             self.emit(f"{'if' if first or flat else 'elif'} {test}:", span)
             first = False
@@ -1573,6 +1596,16 @@ class StmtPrinter:
                 self.indent += 1
                 self.block(default[0])
                 self.indent -= 1
+
+    def _case_value(self, v: m.Expr, bits: int | None) -> str:
+        """A case's value, compared with a subject widened from ``bits`` unsigned bits to int64
+        (None: as written)."""
+        if bits is None:
+            return self.expr(v)
+        value = const_value(v)
+        if isinstance(value, int):
+            return str(value % (1 << bits))  # the case's value converted to the subject's type
+        return f"T.Cast(T.int64, {self.coerce(v, 'uint' + str(bits))})"
 
     def s_UnsupportedStmt(self, s):
         raise EmitError(s.what, s.span)

@@ -13,7 +13,9 @@ threads may), a loop body twice (its next iteration is the same interval when it
 Elements are told apart by their index expressions as written. Two local pointer views of one
 shared array (``l_V = &s[row]``, ``l_H = &s[col]``: a transpose in registers and shared memory)
 are asked the same of, volatile or not: a store through one and a load through the other in one
-interval exchange values between threads. Volatile global memory (flags and counters other
+interval exchange values between threads. Views whose offsets every thread shares (``cumsum =
+s; counts = s + n + 1;``), none of them assigned a per-thread value or addressed, are regions of
+the array, not such walks: they are not asked. Volatile global memory (flags and counters other
 blocks write) is not this question.
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from ...ir import model as m
 from ...ir.exprs import strip_casts
 from ...ir.span import Span
+from .divergence import depends_on_thread, thread_dependent_names
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,21 @@ def _crossing_views(fn: m.Function, shared: set[str], volatile) -> dict[str, str
             base = _array_of(node.init, shared)
             if base is not None:
                 arrays.setdefault(base, []).append(node.name)
-    return {view: base for base, views in arrays.items() if len(views) > 1 for view in views}
+    # views at offsets every thread shares, never moved per thread (cumsum = s; counts = s + n + 1;
+    # a row cache and its swap): regions of the array, not threads' own walks through it; a store
+    # through one and a load through another are the array's own accesses, which race in CUDA too
+    # if they meet
+    dependent = thread_dependent_names(fn)
+    inits = {n.name: n.init for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.init is not None}
+    moved = {n.operand.name for n in m.walk(fn.body) if isinstance(n, m.Unary) and n.op in ("&", "++", "--")
+             and isinstance(n.operand, m.Ref)}
+    moved |= {n.target.name for n in m.walk(fn.body) if isinstance(n, m.Assign) and isinstance(n.target, m.Ref)}
+
+    def fixed(view) -> bool:
+        return view not in moved and not depends_on_thread(inits[view], dependent)
+
+    return {view: base for base, views in arrays.items() if len(views) > 1
+            and not all(fixed(v) for v in views) for view in views}
 
 
 def _array_of(e, shared: set[str]) -> str | None:

@@ -61,7 +61,10 @@ def moving_pointers(fn: m.Function) -> m.Function:
         return fn
     buffers = view_buffers(fn)
     decls = {n.name: n for n in m.walk(fn.body)
-             if isinstance(n, m.VarDecl) and n.storage == "local" and isinstance(n.type, m.Pointer)}
+             if isinstance(n, m.VarDecl) and isinstance(n.type, m.Pointer)
+             and (n.storage == "local" or n.storage == "shared" and n.init is None)}
+    # __shared__ int* row; set by one thread, read by all: its offset is the block's (__shared__ too)
+    shared = {name for name, d in decls.items() if d.storage == "shared"}
     steps = _steps(fn.body, set(buffers) | set(decls))
     # const auto cache = copy_k ? k_cache : v_cache;  a choice between views of buffers
     choices = {name for name, d in decls.items() if _choice(d.init) is not None
@@ -107,20 +110,24 @@ def moving_pointers(fn: m.Function) -> m.Function:
     if not moving:
         return fn
     # (a pointer made from another and a 64-bit offset, cache + offset * stride, holds a 64-bit one)
-    offsets = {name: m.Ref(off, "local", _offset_type(steps.get(name, []), start if start is not None
-                                                      else derived.get(name)), fn.span)
+    offsets = {name: m.Ref(off, "shared" if name in shared else "local",
+                           _offset_type(steps.get(name, []), start if start is not None else derived.get(name)),
+                           fn.span)
                for name, (_b, start, off) in moving.items()}
     sources = _sources(moving, steps, buffers, views, derived)
+    if any(name in shared and name in derived for name in moving):
+        return fn  # a shared pointer copied from another: not followed
     elements = _elements(fn)
     if any(len({elements.get(b) for b in sources[name]}) > 1 for name in moving):
         return fn  # views of buffers of different element types: no one index reads them alike
-    selectors = {name: m.Ref(fresh(f"{name}_buf", taken), "local", m.Scalar("int32"), fn.span)
+    selectors = {name: m.Ref(fresh(f"{name}_buf", taken), "shared" if name in shared else "local",
+                             m.Scalar("int32"), fn.span)
                  for name in moving if len(sources[name]) > 1}
     # pointers that may be null: assigned the null pointer or a view under a condition
     nullable = {name for name in moving if any(_null(v) or _unless_null(v)[1] is not None
                                                for v in _assigned(steps, name))
                 or name in decls and decls[name].init is not None and _null(decls[name].init)}
-    if any(name in buffers or name in selectors for name in nullable):
+    if any(name in buffers or name in selectors or name in shared for name in nullable):
         return fn  # a parameter set to null, a pointer into several buffers or none: not followed
     flags = {name: m.Ref(fresh(f"{name}_set", taken), "local", _BOOL, fn.span) for name in sorted(nullable)}
     # set where declared: T* p = x; T* q = x + k; (unset: T* p; T* p = 0;)
@@ -304,6 +311,8 @@ class _Rewrite(Transformer):
     def selector_decl(self, name, base, which=None, span=None) -> m.VarDecl:
         sel = self.selectors[name]
         span = span or sel.span
+        if sel.kind == "shared":  # the block's, set where the pointer is (a __shared__ variable has no value)
+            return m.VarDecl(sel.name, sel.type, "shared", False, None, span)
         return m.VarDecl(sel.name, sel.type, "local", False,
                          which if which is not None else _int(self.numbers.get(base, 0), sel.type, span), span)
 
@@ -520,6 +529,9 @@ class _Rewrite(Transformer):
         if node.name not in self.moving and node.storage == "local" and node.init is not None:
             view = self._stepped(node.init)  # const float* row = p + k: a view of p's buffer where p is
             return node if view is None else dataclasses.replace(node, init=view)
+        if node.name in self.moving and node.storage == "shared" and node.init is None:  # its block's offset
+            off = self.offsets[node.name]
+            return dataclasses.replace(node, name=off.name, type=off.type, const=False)
         if node.name not in self.moving or node.storage != "local":
             return node
         off = self.offsets[node.name]

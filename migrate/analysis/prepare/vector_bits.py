@@ -44,7 +44,11 @@ def _element(t) -> str | None:
 
 
 def _cuda_vector(t) -> m.Vector | None:
-    return t if isinstance(t, m.Vector) and t.name in m.VECTOR_TYPES and not t.lane_dtypes else None
+    """``t`` where it is a CUDA vector, or a plain struct of lanes of one type laid out as one
+    (``struct __half4 { __half x, y, z, w; }``: no padding between fields of one type)."""
+    if not (isinstance(t, m.Vector) and not t.lane_dtypes):
+        return None
+    return t if t.name in m.VECTOR_TYPES or t.fields and len(t.fields) == t.lanes else None
 
 
 def _bytes(v: m.Vector) -> int:

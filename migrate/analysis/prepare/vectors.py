@@ -419,7 +419,8 @@ class _Scalarizer:
                 else None
             if isinstance(inner, m.Unary) and inner.op == "&" and isinstance(inner.operand, m.Ref) \
                     and isinstance(inner.operand.type, m.Vector) and not inner.operand.type.lane_dtypes \
-                    and inner.operand.type.name in m.VECTOR_TYPES and n.type.pointee != inner.operand.type:
+                    and (inner.operand.type.name in m.VECTOR_TYPES or not inner.operand.type.fields) \
+                    and n.type.pointee != inner.operand.type:  # (a struct vector_bits retyped has no fields)
                 v = inner.operand.type
                 self.held[inner.operand.name] = m.Array(m.Scalar(v.dtype), stride(v))
         self.complex_held: set[str] = set()  # locals holding parts of complex values (complex_temp)
