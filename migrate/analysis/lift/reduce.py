@@ -25,11 +25,13 @@ rounding (the check compares with the dtype's tolerance). :func:`plan_block_redu
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from ...ir import model as m
 from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from ...ir.visit import Transformer
+from ..facts.divergence import thread_dependent_names
 from ..phases import plan_portable
 from .base import NotLiftable, combine_call
 from .own_cells import own_cells
@@ -140,14 +142,17 @@ def _int(e):
     return e.value if isinstance(e, m.IntLit) else None
 
 
-def _final_phase(phase: Phase, lanes: set[str]) -> tuple[tuple, tuple] | None:
+def _final_phase(phase: Phase, lanes: set[str], per_lane: frozenset = frozenset()) -> tuple[tuple, tuple] | None:
     """The phase after a tree split in two: the leading statements every thread runs alike (they
     may read the result, ``shared[0]``; ``if (tid == 0) {...}`` becomes its body), and the rest,
-    which runs per lane (a block-stride loop over the row, say)."""
+    which runs per lane (a block-stride loop over the row, say). A statement that reads a
+    ``per_lane`` local (one whose value differs between threads) is lane code too."""
     out = []
     stmts = list(phase.stmts)
     while stmts:
         st = stmts[0]
+        if _reads_per_lane(st, per_lane):
+            break
         if isinstance(st, m.If) and st.other is None and _is_lane_zero(st.cond, lanes):
             then = st.then
             out.extend(then.stmts if isinstance(then, m.Block) else (then,))
@@ -162,6 +167,10 @@ def _final_phase(phase: Phase, lanes: set[str]) -> tuple[tuple, tuple] | None:
             if (isinstance(n, m.Builtin) and n.var == "threadIdx") or (isinstance(n, m.Ref) and n.name in lanes):
                 return None
     return tuple(out), tuple(stmts)
+
+
+def _reads_per_lane(st, per_lane) -> bool:
+    return bool(per_lane) and any(isinstance(n, (m.Ref, m.VarDecl)) and n.name in per_lane for n in m.walk(st))
 
 
 def _is_lane_zero(cond, lanes) -> bool:
@@ -183,9 +192,10 @@ def _one_lane(e) -> bool:
 class _Replace(Transformer):
     """``S[0]`` → the result, the lane index → 0 (the final statements run once, as thread 0)."""
 
-    def __init__(self, shared: str, result: m.Expr, lanes: set[str]) -> None:
+    def __init__(self, shared: str, result: m.Expr, lanes: set[str], *, lanes_to_zero: bool = True) -> None:
         self.shared, self.result, self.lanes = shared, result, lanes
         self.other_reads = False
+        self.lanes_to_zero = lanes_to_zero  # False: lane code, which keeps its thread index
 
     def leave_Index(self, node: m.Index):
         if _shared_name(node.base) == self.shared:
@@ -195,7 +205,7 @@ class _Replace(Transformer):
         return node
 
     def leave_Builtin(self, node: m.Builtin):
-        if node.var == "threadIdx":
+        if node.var == "threadIdx" and self.lanes_to_zero:
             return m.IntLit(0, "0", node.type, node.span)
         return node
 
@@ -205,7 +215,7 @@ class _Replace(Transformer):
         return node
 
 
-def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
+def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset = frozenset()) -> tuple:
     out = []
     i = 0
     regions = list(regions)
@@ -214,7 +224,7 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
         window = regions[i:i + 4]
         if len(window) == 4 and isinstance(window[0], Phase) and isinstance(window[1], Barrier) \
                 and isinstance(window[2], UniformLoop) and isinstance(window[3], Phase):
-            matched = _match(window, lanes, shared_types)
+            matched = _match(window, lanes, shared_types, per_lane)
             if matched is not None:
                 reduced, lane_rest = matched
                 out.append(reduced)
@@ -223,7 +233,8 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
                     out.append(lane_rest)
                 i += 4
                 continue
-        atomic = match_atomic_sum(regions[i:i + 5], lanes, shared_types, _final_phase, _drop_shared_decls) \
+        atomic = match_atomic_sum(regions[i:i + 5], lanes, shared_types,
+                                  functools.partial(_final_phase, per_lane=per_lane), _drop_shared_decls) \
             if len(regions) - i >= 5 else None
         if atomic is not None:  # a block sum through atomics on a shared scalar (lift.shared_atomics)
             reduced, lane_rest = atomic
@@ -236,13 +247,21 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
         if isinstance(r, BlockReduce):  # lifted from warp trees (lift.warp)
             out.append(dataclasses.replace(r, before=_drop_shared_decls(r.before, shared_types)))
         elif isinstance(r, UniformIf) and r.predicate is None:
-            out.append(dataclasses.replace(r, then=_lift_regions(r.then, lanes, shared_types, found),
-                                           other=_lift_regions(r.other, lanes, shared_types, found)))
+            out.append(dataclasses.replace(r, then=_lift_regions(r.then, lanes, shared_types, found, per_lane),
+                                           other=_lift_regions(r.other, lanes, shared_types, found, per_lane)))
+        elif isinstance(r, UniformLoop) and _halving(r) is None and not _reads_lane(r, lanes):
+            # a block-uniform loop around reductions (a grid-stride loop over rows, a loop over
+            # tiles): its body lifted the same way, one T.reduce per iteration
+            count = len(found)
+            body = _lift_regions(r.body, lanes, shared_types, found, per_lane)
+            if len(found) == count:  # its barriers order something else
+                raise NotLiftable(f"uniformloop at line {r.span.line} is not part of a block reduction")
+            out.append(dataclasses.replace(r, body=body))
         elif isinstance(r, Phase):
             # the shared arrays' declarations go with them
             r = dataclasses.replace(r, stmts=_drop_shared_decls(r.stmts, shared_types))
             if any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
-                   for s in r.stmts for n in m.walk(s)):
+                   for s in r.stmts for n in m.walk(s)) or any(_reads_per_lane(s, per_lane) for s in r.stmts):
                 out.append(LanePhase(r.stmts, r.span))  # per-lane work outside the trees
             else:
                 out.append(r)
@@ -254,12 +273,18 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
     return tuple(out)
 
 
+def _reads_lane(loop: UniformLoop, lanes) -> bool:
+    """Whether the loop's own header (init, condition, step) reads the thread index."""
+    return any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
+               for x in (loop.init, loop.cond, loop.step) if x is not None for n in m.walk(x))
+
+
 def _drop_shared_decls(stmts, shared_types) -> tuple:
     return tuple(st for st in stmts if not (isinstance(st, m.DeclStmt) and all(d.name in shared_types
                                                                                for d in st.decls)))
 
 
-def _match(window, lanes, shared_types) -> BlockReduce | None:
+def _match(window, lanes, shared_types, per_lane=frozenset()) -> BlockReduce | None:
     first, _barrier, loop, last = window
     halving = _halving(loop)
     if halving is None:
@@ -282,7 +307,7 @@ def _match(window, lanes, shared_types) -> BlockReduce | None:
     stmts = list(_drop_shared_decls(stmts, shared_types))  # the trees' arrays go with them
     if any(isinstance(n, m.Ref) and n.name == shared for s in stmts[:-1] for n in m.walk(s)):
         return None
-    split = _final_phase(last, lanes)
+    split = _final_phase(last, lanes, per_lane)
     if split is None:
         return None
     final, rest = split
@@ -290,8 +315,18 @@ def _match(window, lanes, shared_types) -> BlockReduce | None:
     result = m.Ref(f"{shared}_total", "reduce_result", dtype, last.span)
     replace = _Replace(shared, result, lanes)
     after = replace.transform(tuple(final))
-    if replace.other_reads or any(isinstance(n, m.Ref) and n.name == shared for st in rest for n in m.walk(st)):
+    if replace.other_reads:
         return None
+    if any(isinstance(n, m.Ref) and n.name == shared for st in rest for n in m.walk(st)):
+        # the lane code after the tree may read the total (every CUDA thread reads S[0] alike)
+        if any(_shared_name(n.target.base) == shared for st in rest for n in m.walk(st)
+               if isinstance(n, m.Assign) and isinstance(n.target, m.Index)):
+            return None
+        lane_replace = _Replace(shared, result, set(), lanes_to_zero=False)
+        rest = tuple(lane_replace.transform(tuple(rest)))
+        if lane_replace.other_reads or any(isinstance(n, m.Ref) and n.name == shared for st in rest
+                                           for n in m.walk(st)):
+            return None
     size_const = None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
     reduce = BlockReduce(tuple(stmts[:-1]), store.expr.value, op, shared, dtype, after, size_const,
                          first.span, step_var)
@@ -311,14 +346,20 @@ def _check_no_lane_traffic(regions) -> None:
                 if isinstance(n, m.Assign) and isinstance(n.target, m.Index) and root(n.target.base)}
 
     def reads(stmts):
+        # (the target of a plain store is not read: a loop's next iteration storing again is no exchange)
+        targets = {id(n.target) for st in stmts for n in m.walk(st) if isinstance(n, m.Assign) and n.op == "="}
         return {root(n.base).name for st in stmts for n in m.walk(st)
-                if isinstance(n, m.Index) and root(n.base)}
+                if isinstance(n, m.Index) and root(n.base) and id(n) not in targets}
 
     def visit(rs):
         for r in rs:
             if isinstance(r, UniformIf):
                 visit(r.then)
                 visit(r.other)
+                continue
+            if isinstance(r, UniformLoop):  # twice: an iteration reads what the one before stored
+                visit(r.body)
+                visit(r.body)
                 continue
             if isinstance(r, BlockReduce) and r.per_warp:
                 # the lane code after the tree may read back what the same lane stored before it
@@ -363,7 +404,9 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     warp = WarpLift(Roles(fn, lanes), shared_types)
     regions = lift_warp_trees(kplan.regions, warp)
     found: list[BlockReduce] = list(warp.found)
-    regions = _lift_regions(regions, lanes, shared_types, found)
+    # locals whose value differs between threads: statements that read them are lane code
+    per_lane = frozenset(thread_dependent_names(fn)) - lanes
+    regions = _lift_regions(regions, lanes, shared_types, found, per_lane)
     if not found:
         raise NotLiftable("it has barriers or warp operations that are not a recognised block reduction")
     used_shared = {r.shared for r in found} | warp.shared
@@ -420,6 +463,10 @@ def _regions_using(regions) -> dict[str, set]:
                 note((r.cond,), "block")
                 visit(r.then)
                 visit(r.other)
+            elif isinstance(r, UniformLoop):
+                note(tuple(m.ExprStmt(x, r.span) if isinstance(x, m.Expr) else x
+                           for x in (r.init, r.cond, r.step) if x is not None), "block")
+                visit(r.body)
             elif isinstance(r, BlockReduce) and r.per_warp:  # its lane loops recompute the prefix
                 count += 1
                 note(r.prefix + r.before + (m.ExprStmt(r.value, r.span),) + r.after +
@@ -449,6 +496,8 @@ def reduction_kinds(kplan: KernelPlan) -> str:
             elif isinstance(r, UniformIf):
                 visit(r.then)
                 visit(r.other)
+            elif isinstance(r, UniformLoop):
+                visit(r.body)
 
     visit(kplan.regions)
     return " and ".join(sorted(kinds, reverse=True))
@@ -532,6 +581,9 @@ def _shared_refs(regions) -> set:
                 note((r.cond,))
                 visit(r.then)
                 visit(r.other)
+            elif isinstance(r, UniformLoop):
+                note((r.init, r.cond, r.step))
+                visit(r.body)
             elif isinstance(r, BlockReduce):
                 note(r.prefix + r.before + r.after + r.rescale + (r.value, r.guard, r.pair_value))
             elif isinstance(r, (Phase, LanePhase)):
