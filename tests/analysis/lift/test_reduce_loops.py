@@ -228,3 +228,79 @@ def test_loop_whose_barriers_order_no_reduction_keeps_its_reason(tmp_path):
     kernels, _ = convert(tmp_path, source)
     k = kernels["row_sums"]
     assert k["form"] == "portable" and "uniformloop at line 11 is not part of a block reduction" in note(k), note(k)
+
+
+VOTE = """
+    __global__ void vote_rows(const int* __restrict__ rows, const int* __restrict__ lut, const float* __restrict__ y0,
+                              const float* __restrict__ bias, int n, int* __restrict__ flags, float* __restrict__ y1) {
+        int tid = threadIdx.x;
+        int rid = rows[blockIdx.x] % 8 == 0 ? blockIdx.x : (blockIdx.x + 8) % 8;  // a load the block shares: its own row
+        float b = bias[threadIdx.x];
+        if (lut[rid] < 0) {
+            y1[rid * n + tid] = y0[rid * n + tid] + b;
+            flags[rid] = -5;
+            return;
+        }
+        float d = y0[lut[rid] * n + tid] + b - y0[rid * n + tid];
+        float val = fabsf(d) > 0.5f ? d : 0.0f;
+        int count = __syncthreads_count(val != 0.0f);
+        y1[rid * n + tid] = val;
+        if (tid == 0) flags[rid] = count;
+    }
+"""
+
+VOTE_SPEC = """
+    [[kernel]]
+    name = "vote_rows"
+    grid = [8, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "rows"
+    buffer = "int32"
+    elements = 8
+    role = "in"
+    range = [0, 9]
+    [[kernel.args]]
+    name = "lut"
+    buffer = "int32"
+    elements = 8
+    role = "in"
+    range = [-3, 7]
+    [[kernel.args]]
+    name = "y0"
+    buffer = "float32"
+    elements = 512
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "bias"
+    buffer = "float32"
+    elements = 64
+    role = "in"
+    range = [-0.5, 0.5]
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 64
+    [[kernel.args]]
+    name = "flags"
+    buffer = "int32"
+    elements = 8
+    role = "out"
+    [[kernel.args]]
+    name = "y1"
+    buffer = "float32"
+    elements = 512
+    role = "out"
+"""
+
+
+def test_vote_count_reads_per_thread_values_in_lane_code_and_agrees_on_cpu(tmp_path):
+    """The vote's statements name no thread index but read per-thread values ('val'): they are
+    lane code (snicit's update_post), the count read back by every lane."""
+    kernels, text = convert(tmp_path, VOTE, "--check", "cpu", spec=VOTE_SPEC)
+    k = kernels["vote_rows"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "vote_rows")
+    assert "T.reduce_sum(" in body and "T.sync_threads" not in body and "alloc_shared" not in body
