@@ -512,17 +512,25 @@ def _check_no_lane_traffic(regions) -> None:
         return {root(n.target.base).name for st in stmts for n in m.walk(st)
                 if isinstance(n, m.Assign) and isinstance(n.target, m.Index) and root(n.target.base)}
 
-    def reads(stmts):
-        # (the target of a plain store is not read: a loop's next iteration storing again is no exchange)
-        targets = {id(n.target) for st in stmts for n in m.walk(st) if isinstance(n, m.Assign) and n.op == "="}
+    def reads(stmts, block=False):
+        # the target of a plain store counts as read (two lanes storing to one place in two
+        # stretches race), except in code the block runs once: a loop's next iteration storing
+        # again from block code is no exchange
+        targets = {id(n.target) for st in stmts for n in m.walk(st)
+                   if isinstance(n, m.Assign) and n.op == "="} if block else set()
         return {root(n.base).name for st in stmts for n in m.walk(st)
                 if isinstance(n, m.Index) and root(n.base) and id(n) not in targets}
 
     def visit(rs):
         for r in rs:
-            if isinstance(r, UniformIf):
+            if isinstance(r, UniformIf):  # one branch runs: the other sees only what came before
+                before = set(written)
                 visit(r.then)
+                after_then = set(written)
+                written.clear()
+                written.update(before)
                 visit(r.other)
+                written.update(after_then)
                 continue
             if isinstance(r, UniformLoop):  # twice: an iteration reads what the one before stored
                 visit(r.body)
@@ -533,11 +541,16 @@ def _check_no_lane_traffic(regions) -> None:
                 own = own_elements(r.before, r.after, stores(r.before) & reads(r.after), r.prefix)
                 parts = [r.prefix + r.before + (m.ExprStmt(r.value, r.span),),
                          tuple(_DropReads(own).transform(r.prefix + r.after))]
+                read = [reads(p) for p in parts]
+            elif isinstance(r, BlockReduce):
+                lanes_part = r.before + (m.ExprStmt(r.value, r.span),)
+                parts = [lanes_part + r.after]
+                read = [reads(lanes_part) | reads(r.after, block=True)]
             else:
-                parts = [r.stmts if isinstance(r, (Phase, LanePhase)) else (
-                    r.before + (m.ExprStmt(r.value, r.span),) + r.after if isinstance(r, BlockReduce) else ())]
-            for stmts in parts:
-                clash = reads(stmts) & written
+                parts = [r.stmts if isinstance(r, (Phase, LanePhase)) else ()]
+                read = [reads(parts[0], block=isinstance(r, Phase))]
+            for stmts, seen in zip(parts, read):
+                clash = seen & written
                 if clash:
                     raise NotLiftable(f"lanes exchange '{sorted(clash)[0]}' through memory across a barrier")
                 written.update(stores(stmts))
