@@ -332,8 +332,7 @@ def _match(window, lanes, shared_types, per_lane=frozenset()) -> BlockReduce | N
         return None
     if any(isinstance(n, m.Ref) and n.name == shared for st in rest for n in m.walk(st)):
         # the lane code after the tree may read the total (every CUDA thread reads S[0] alike)
-        if any(_shared_name(n.target.base) == shared for st in rest for n in m.walk(st)
-               if isinstance(n, m.Assign) and isinstance(n.target, m.Index)):
+        if _writes_shared(rest, shared):
             return None
         lane_replace = _Replace(shared, result, set(), lanes_to_zero=False)
         rest = tuple(lane_replace.transform(tuple(rest)))
@@ -465,7 +464,7 @@ def _match_butterfly(window, lanes, shared_types, per_lane, consts):
             any(isinstance(n, m.Ref) and n.name == shared for st in tuple(stmts[:-1]) + middle for n in m.walk(st)):
         return None
     split = _final_phase(last, lanes, per_lane)
-    if split is None:
+    if split is None or _writes_shared(last.stmts, shared):
         return None
     final, rest = split
     dtype = shared_types[shared]
@@ -482,6 +481,15 @@ def _match_butterfly(window, lanes, shared_types, per_lane, consts):
     reduce = BlockReduce(tuple(stmts[:-1]) + middle, store.value, op, shared, dtype, after, size_lit,
                          first.span, bit)
     return (reduce, (LanePhase(rest, last.span) if rest else None)), used
+
+
+def _writes_shared(stmts, shared: str) -> bool:
+    """Whether ``stmts`` store to, increment or take the address of an element of ``shared``."""
+    def names(e):
+        return any(isinstance(n, m.Ref) and n.name == shared for n in m.walk(e))
+    return any(names(t) for st in stmts for t in m.store_targets(st)) or any(
+        isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&") and names(n.operand)
+        for st in stmts for n in m.walk(st))
 
 
 def _drop_overwritten(stmts: list, shared: str, lanes) -> list:

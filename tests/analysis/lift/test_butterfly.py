@@ -95,3 +95,11 @@ def test_butterfly_with_other_arithmetic_is_refused(tmp_path):
     kernels, _ = convert(tmp_path, source)
     k = kernels["col_means"]
     assert k["form"] == "portable" and "uniformloop at line 8 is not part of a block reduction" in note(k), note(k)
+
+
+def test_butterfly_whose_cells_are_stored_to_afterwards_is_refused(tmp_path):
+    """The cells hold the total only until the kernel stores to them again."""
+    source = BUTTERFLY.replace("if (tid == 0) means[d] = sum / num_events;",
+                               "temp_sum[tid] = sum * 2.0f;\n        if (tid == 0) means[d] = sum / num_events;")
+    kernels, text = convert(tmp_path, source)
+    assert kernels["col_means"]["form"] == "portable" and "T.reduce_sum" not in text
