@@ -16,7 +16,15 @@ buffer of the block's lanes. A 2-D block whose trees rank its threads ``threadId
 threadIdx.y`` is lifted as a 1-D block of lanes in that order (:mod:`.flat_block`). A tree whose
 cells each thread fills in place is first rewritten to store once (:mod:`.own_cells`), and a sum
 through ``atomicAdd`` on a shared scalar is the same reduction on any block size
-(:mod:`.shared_atomics`).
+(:mod:`.shared_atomics`). A butterfly ``t = S[tid] + S[tid ^ bit]; S[tid] = t`` over a constant
+power-of-two width leaves the total in every cell: each lane reads the total where it read its cell.
+
+Reductions inside a block-uniform loop (a grid-stride loop over rows, a loop over tiles) lift
+the same way, one ``T.reduce`` per iteration; a per-thread value carried across iterations is
+a buffer of the lanes. Statements that read a local whose value differs between threads
+(:func:`~..facts.divergence.thread_dependent_names`) are lane code even when they name no thread
+index; lane code after a tree may read its total (``S[0]``). Lanes may not exchange data through
+memory across the barriers that are gone, a loop's next iteration included (checked).
 
 The combination order differs from the tree's, which matters for floating point only within
 rounding (the check compares with the dtype's tolerance). :func:`plan_block_reduce` raises
