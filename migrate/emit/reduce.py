@@ -13,7 +13,7 @@ import textwrap
 
 from ..analysis.lift.base import REDUCTIONS
 from ..ir import model as m
-from ..ir.loops import MAX_ROW_LENGTH, MAX_ROW_STEPS, BlockReduce, BlockScan, KernelPlan, Phase, UniformIf
+from ..ir.loops import MAX_ROW_LENGTH, MAX_ROW_STEPS, BlockReduce, BlockScan, KernelPlan, Phase, UniformIf, UniformLoop
 from .printer import ExprPrinter, StmtPrinter, dtype_of, scalar_name
 
 
@@ -29,6 +29,8 @@ def _reductions(regions):
         elif isinstance(r, UniformIf):
             yield from _reductions(r.then)
             yield from _reductions(r.other)
+        elif isinstance(r, UniformLoop):
+            yield from _reductions(r.body)
 
 
 def reduce_header(kplan: KernelPlan, scope, add) -> None:

@@ -16,7 +16,15 @@ buffer of the block's lanes. A 2-D block whose trees rank its threads ``threadId
 threadIdx.y`` is lifted as a 1-D block of lanes in that order (:mod:`.flat_block`). A tree whose
 cells each thread fills in place is first rewritten to store once (:mod:`.own_cells`), and a sum
 through ``atomicAdd`` on a shared scalar is the same reduction on any block size
-(:mod:`.shared_atomics`).
+(:mod:`.shared_atomics`). A butterfly ``t = S[tid] + S[tid ^ bit]; S[tid] = t`` over a constant
+power-of-two width leaves the total in every cell: each lane reads the total where it read its cell.
+
+Reductions inside a block-uniform loop (a grid-stride loop over rows, a loop over tiles) lift
+the same way, one ``T.reduce`` per iteration; a per-thread value carried across iterations is
+a buffer of the lanes. Statements that read a local whose value differs between threads
+(:func:`~..facts.divergence.thread_dependent_names`) are lane code even when they name no thread
+index; lane code after a tree may read its total (``S[0]``). Lanes may not exchange data through
+memory across the barriers that are gone, a loop's next iteration included (checked).
 
 The combination order differs from the tree's, which matters for floating point only within
 rounding (the check compares with the dtype's tolerance). :func:`plan_block_reduce` raises
@@ -25,11 +33,13 @@ rounding (the check compares with the dtype's tolerance). :func:`plan_block_redu
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from ...ir import model as m
 from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from ...ir.visit import Transformer
+from ..facts.divergence import thread_dependent_names
 from ..phases import plan_portable
 from .base import NotLiftable, combine_call
 from .own_cells import own_cells
@@ -140,14 +150,17 @@ def _int(e):
     return e.value if isinstance(e, m.IntLit) else None
 
 
-def _final_phase(phase: Phase, lanes: set[str]) -> tuple[tuple, tuple] | None:
+def _final_phase(phase: Phase, lanes: set[str], per_lane: frozenset = frozenset()) -> tuple[tuple, tuple] | None:
     """The phase after a tree split in two: the leading statements every thread runs alike (they
     may read the result, ``shared[0]``; ``if (tid == 0) {...}`` becomes its body), and the rest,
-    which runs per lane (a block-stride loop over the row, say)."""
+    which runs per lane (a block-stride loop over the row, say). A statement that reads a
+    ``per_lane`` local (one whose value differs between threads) is lane code too."""
     out = []
     stmts = list(phase.stmts)
     while stmts:
         st = stmts[0]
+        if _reads_per_lane(st, per_lane):
+            break
         if isinstance(st, m.If) and st.other is None and _is_lane_zero(st.cond, lanes):
             then = st.then
             out.extend(then.stmts if isinstance(then, m.Block) else (then,))
@@ -162,6 +175,10 @@ def _final_phase(phase: Phase, lanes: set[str]) -> tuple[tuple, tuple] | None:
             if (isinstance(n, m.Builtin) and n.var == "threadIdx") or (isinstance(n, m.Ref) and n.name in lanes):
                 return None
     return tuple(out), tuple(stmts)
+
+
+def _reads_per_lane(st, per_lane) -> bool:
+    return bool(per_lane) and any(isinstance(n, (m.Ref, m.VarDecl)) and n.name in per_lane for n in m.walk(st))
 
 
 def _is_lane_zero(cond, lanes) -> bool:
@@ -183,19 +200,21 @@ def _one_lane(e) -> bool:
 class _Replace(Transformer):
     """``S[0]`` → the result, the lane index → 0 (the final statements run once, as thread 0)."""
 
-    def __init__(self, shared: str, result: m.Expr, lanes: set[str]) -> None:
+    def __init__(self, shared: str, result: m.Expr, lanes: set[str], *, lanes_to_zero: bool = True) -> None:
         self.shared, self.result, self.lanes = shared, result, lanes
         self.other_reads = False
+        self.lanes_to_zero = lanes_to_zero  # False: lane code, which keeps its thread index
+        self.own_cell = None  # the lane aliases whose S[lane] holds the total too (a butterfly)
 
     def leave_Index(self, node: m.Index):
         if _shared_name(node.base) == self.shared:
-            if _int(node.index) == 0:
+            if _int(node.index) == 0 or self.own_cell is not None and is_lane(node.index, self.own_cell):
                 return self.result
             self.other_reads = True
         return node
 
     def leave_Builtin(self, node: m.Builtin):
-        if node.var == "threadIdx":
+        if node.var == "threadIdx" and self.lanes_to_zero:
             return m.IntLit(0, "0", node.type, node.span)
         return node
 
@@ -205,7 +224,9 @@ class _Replace(Transformer):
         return node
 
 
-def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
+def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset = frozenset(),
+                  consts=None) -> tuple:
+    consts = consts if consts is not None else {}
     out = []
     i = 0
     regions = list(regions)
@@ -214,7 +235,7 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
         window = regions[i:i + 4]
         if len(window) == 4 and isinstance(window[0], Phase) and isinstance(window[1], Barrier) \
                 and isinstance(window[2], UniformLoop) and isinstance(window[3], Phase):
-            matched = _match(window, lanes, shared_types)
+            matched = _match(window, lanes, shared_types, per_lane)
             if matched is not None:
                 reduced, lane_rest = matched
                 out.append(reduced)
@@ -223,7 +244,17 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
                     out.append(lane_rest)
                 i += 4
                 continue
-        atomic = match_atomic_sum(regions[i:i + 5], lanes, shared_types, _final_phase, _drop_shared_decls) \
+        butterfly = _match_butterfly(regions[i:i + 6], lanes, shared_types, per_lane, consts)
+        if butterfly is not None:  # every thread's cell ends with the total (gmm's parallelSum)
+            (reduced, lane_rest), used = butterfly
+            out.append(reduced)
+            found.append(reduced)
+            if lane_rest is not None:
+                out.append(lane_rest)
+            i += used
+            continue
+        atomic = match_atomic_sum(regions[i:i + 5], lanes, shared_types,
+                                  functools.partial(_final_phase, per_lane=per_lane), _drop_shared_decls) \
             if len(regions) - i >= 5 else None
         if atomic is not None:  # a block sum through atomics on a shared scalar (lift.shared_atomics)
             reduced, lane_rest = atomic
@@ -236,13 +267,21 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
         if isinstance(r, BlockReduce):  # lifted from warp trees (lift.warp)
             out.append(dataclasses.replace(r, before=_drop_shared_decls(r.before, shared_types)))
         elif isinstance(r, UniformIf) and r.predicate is None:
-            out.append(dataclasses.replace(r, then=_lift_regions(r.then, lanes, shared_types, found),
-                                           other=_lift_regions(r.other, lanes, shared_types, found)))
+            out.append(dataclasses.replace(r, then=_lift_regions(r.then, lanes, shared_types, found, per_lane, consts),
+                                           other=_lift_regions(r.other, lanes, shared_types, found, per_lane, consts)))
+        elif isinstance(r, UniformLoop) and _halving(r) is None and not _reads_lane(r, lanes):
+            # a block-uniform loop around reductions (a grid-stride loop over rows, a loop over
+            # tiles): its body lifted the same way, one T.reduce per iteration
+            count = len(found)
+            body = _lift_regions(r.body, lanes, shared_types, found, per_lane, consts)
+            if len(found) == count:  # its barriers order something else
+                raise NotLiftable(f"uniformloop at line {r.span.line} is not part of a block reduction")
+            out.append(dataclasses.replace(r, body=body))
         elif isinstance(r, Phase):
             # the shared arrays' declarations go with them
             r = dataclasses.replace(r, stmts=_drop_shared_decls(r.stmts, shared_types))
             if any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
-                   for s in r.stmts for n in m.walk(s)):
+                   for s in r.stmts for n in m.walk(s)) or any(_reads_per_lane(s, per_lane) for s in r.stmts):
                 out.append(LanePhase(r.stmts, r.span))  # per-lane work outside the trees
             else:
                 out.append(r)
@@ -254,12 +293,18 @@ def _lift_regions(regions, lanes, shared_types, found: list) -> tuple:
     return tuple(out)
 
 
+def _reads_lane(loop: UniformLoop, lanes) -> bool:
+    """Whether the loop's own header (init, condition, step) reads the thread index."""
+    return any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
+               for x in (loop.init, loop.cond, loop.step) if x is not None for n in m.walk(x))
+
+
 def _drop_shared_decls(stmts, shared_types) -> tuple:
     return tuple(st for st in stmts if not (isinstance(st, m.DeclStmt) and all(d.name in shared_types
                                                                                for d in st.decls)))
 
 
-def _match(window, lanes, shared_types) -> BlockReduce | None:
+def _match(window, lanes, shared_types, per_lane=frozenset()) -> BlockReduce | None:
     first, _barrier, loop, last = window
     halving = _halving(loop)
     if halving is None:
@@ -280,9 +325,10 @@ def _match(window, lanes, shared_types) -> BlockReduce | None:
             and is_lane(store.expr.target.index, lanes)):
         return None
     stmts = list(_drop_shared_decls(stmts, shared_types))  # the trees' arrays go with them
+    stmts = _drop_overwritten(stmts, shared, lanes)
     if any(isinstance(n, m.Ref) and n.name == shared for s in stmts[:-1] for n in m.walk(s)):
         return None
-    split = _final_phase(last, lanes)
+    split = _final_phase(last, lanes, per_lane)
     if split is None:
         return None
     final, rest = split
@@ -290,12 +336,184 @@ def _match(window, lanes, shared_types) -> BlockReduce | None:
     result = m.Ref(f"{shared}_total", "reduce_result", dtype, last.span)
     replace = _Replace(shared, result, lanes)
     after = replace.transform(tuple(final))
-    if replace.other_reads or any(isinstance(n, m.Ref) and n.name == shared for st in rest for n in m.walk(st)):
+    if replace.other_reads:
         return None
+    if any(isinstance(n, m.Ref) and n.name == shared for st in rest for n in m.walk(st)):
+        # the lane code after the tree may read the total (every CUDA thread reads S[0] alike)
+        if _writes_shared(rest, shared):
+            return None
+        lane_replace = _Replace(shared, result, set(), lanes_to_zero=False)
+        rest = tuple(lane_replace.transform(tuple(rest)))
+        if lane_replace.other_reads or any(isinstance(n, m.Ref) and n.name == shared for st in rest
+                                           for n in m.walk(st)):
+            return None
     size_const = None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
     reduce = BlockReduce(tuple(stmts[:-1]), store.expr.value, op, shared, dtype, after, size_const,
                          first.span, step_var)
     return reduce, (LanePhase(rest, last.span) if rest else None)
+
+
+def _butterfly(loop: UniformLoop, lanes, consts) -> tuple[str, int, str, str] | None:
+    """(bit, N, shared array, op) when ``loop`` is the butterfly
+    ``for (bit = N >> 1; bit > 0; bit >>= 1) { t = S[tid] + S[tid ^ bit]; __syncthreads(); S[tid] = t;
+    __syncthreads(); }`` (``fmaxf``/``fminf`` for ``+``), N a constant power of two: afterwards each
+    of the N cells holds the combination of all N."""
+    if loop.kind != "for" or not isinstance(loop.init, m.DeclStmt) or len(loop.init.decls) != 1:
+        return None
+    d = loop.init.decls[0]
+    init = strip_casts(d.init) if d.init is not None else None
+    if not (isinstance(init, m.Binary) and ((init.op == ">>" and _int(init.rhs) == 1) or
+                                            (init.op == "/" and _int(init.rhs) == 2))):
+        return None
+    size = _constant(init.lhs, consts)
+    if not (isinstance(size, int) and size > 1 and size & (size - 1) == 0):
+        return None
+    bit = d.name
+    c = strip_casts(loop.cond) if loop.cond is not None else None
+    st = loop.step
+    if not (isinstance(c, m.Binary) and c.op == ">" and _int(c.rhs) == 0 and isinstance(strip_casts(c.lhs), m.Ref)
+            and strip_casts(c.lhs).name == bit and isinstance(st, m.Assign) and isinstance(strip_casts(st.target), m.Ref)
+            and strip_casts(st.target).name == bit and ((st.op == ">>=" and _int(st.value) == 1) or
+                                                         (st.op == "/=" and _int(st.value) == 2))):
+        return None
+    body = [b for b in loop.body if not (isinstance(b, Phase) and not b.stmts)]
+    if len(body) != 4 or not (isinstance(body[0], Phase) and isinstance(body[1], Barrier) and
+                              isinstance(body[2], Phase) and isinstance(body[3], Barrier)) \
+            or len(body[0].stmts) != 1 or len(body[2].stmts) != 1:
+        return None
+    first, second = _assignment(body[0].stmts[0]), _assignment(body[2].stmts[0])
+    if first is None or second is None or not isinstance(first.target, m.Ref):
+        return None
+    temp = first.target.name
+    if not (isinstance(second.target, m.Index) and is_lane(second.target.index, lanes)
+            and isinstance(strip_casts(second.value), m.Ref) and strip_casts(second.value).name == temp):
+        return None
+    name = _shared_name(second.target.base)
+
+    def own(e):
+        e = strip_casts(e)
+        return isinstance(e, m.Index) and _shared_name(e.base) == name and is_lane(e.index, lanes)
+
+    def partner(e):
+        e = strip_casts(e)
+        if not (isinstance(e, m.Index) and _shared_name(e.base) == name):
+            return False
+        i = strip_casts(e.index)
+        return isinstance(i, m.Binary) and i.op == "^" and is_lane(i.lhs, lanes) and \
+            isinstance(strip_casts(i.rhs), m.Ref) and strip_casts(i.rhs).name == bit
+
+    v = strip_casts(first.value)
+    if isinstance(v, m.Binary) and v.op == "+" and own(v.lhs) and partner(v.rhs):
+        op = "sum"
+    elif isinstance(v, m.Call) and combine_call(v.callee) and len(v.args) == 2 and own(v.args[0]) \
+            and partner(v.args[1]):
+        op = combine_call(v.callee)
+    else:
+        return None
+    return (bit, size, name, op) if name is not None else None
+
+
+def _assignment(st) -> m.Assign | None:
+    """The plain assignment ``st`` is (a declaration with an initialiser counts)."""
+    if isinstance(st, m.ExprStmt) and isinstance(st.expr, m.Assign) and st.expr.op == "=":
+        return st.expr
+    if isinstance(st, m.DeclStmt) and len(st.decls) == 1 and st.decls[0].init is not None:
+        d = st.decls[0]
+        return m.Assign("=", m.Ref(d.name, "local", d.type, d.span), d.init, d.type, d.span)
+    return None
+
+
+def _constant(e, consts) -> int | None:
+    """An integer constant, or a local in ``consts`` (a local a single declaration sets to one,
+    never assigned: an inlined device function's parameter, ``const unsigned int ndata = 256``)."""
+    e = strip_casts(e)
+    if _int(e) is not None:
+        return _int(e)
+    return consts.get(e.name) if isinstance(e, m.Ref) else None
+
+
+def declared_constants(fn: m.Function) -> dict:
+    assigned = {t.name for t in m.store_targets(fn.body) if isinstance(t, m.Ref)} | \
+        {n.operand.name for n in m.walk(fn.body) if isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&")
+         and isinstance(n.operand, m.Ref)}
+    return {n.name: _int(n.init) for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.init is not None
+            and _int(n.init) is not None and n.name not in assigned}
+
+
+def _match_butterfly(window, lanes, shared_types, per_lane, consts):
+    """``S[tid] = v; __syncthreads(); [<declarations>; __syncthreads();] <butterfly>; <use S[tid]>``
+    as a reduction whose total every lane reads where it read its cell, and how many regions it
+    took; else None."""
+    if len(window) >= 4 and isinstance(window[0], Phase) and isinstance(window[1], Barrier) \
+            and isinstance(window[2], UniformLoop) and isinstance(window[3], Phase):
+        first, loop, last, middle, used = window[0], window[2], window[3], (), 4
+    elif len(window) >= 6 and isinstance(window[0], Phase) and isinstance(window[1], Barrier) \
+            and isinstance(window[2], Phase) and isinstance(window[3], Barrier) \
+            and isinstance(window[4], UniformLoop) and isinstance(window[5], Phase):
+        first, loop, last, middle, used = window[0], window[4], window[5], window[2].stmts, 6
+    else:
+        return None
+    fly = _butterfly(loop, lanes, consts)
+    if fly is None:
+        return None
+    bit, size, shared, op = fly
+    stmts = list(first.stmts)
+    store = _assignment(stmts[-1]) if stmts else None
+    if not (store is not None and isinstance(store.target, m.Index) and _shared_name(store.target.base) == shared
+            and is_lane(store.target.index, lanes)):
+        return None
+    middle = tuple(_drop_shared_decls(middle, shared_types))
+    stmts = _drop_overwritten(list(_drop_shared_decls(stmts, shared_types)), shared, lanes)
+    # the statements between the store and the butterfly (an inlined call's parameters) run
+    # before the value is taken: they may not touch the array nor change what the value reads
+    changed = {t.name for st in middle for t in m.store_targets(st) if isinstance(t, m.Ref)} | \
+        {n.name for st in middle for n in m.walk(st) if isinstance(n, m.VarDecl)}
+    if any(isinstance(n, m.Ref) and (n.name == shared or n.name in changed) for n in m.walk(store.value)) or \
+            any(isinstance(n, m.Ref) and n.name == shared for st in tuple(stmts[:-1]) + middle for n in m.walk(st)):
+        return None
+    split = _final_phase(last, lanes, per_lane)
+    if split is None or _writes_shared(last.stmts, shared):
+        return None
+    final, rest = split
+    dtype = shared_types[shared]
+    result = m.Ref(f"{shared}_total", "reduce_result", dtype, last.span)
+    replace = _Replace(shared, result, lanes)
+    after = replace.transform(tuple(final))
+    lane_replace = _Replace(shared, result, set(), lanes_to_zero=False)
+    lane_replace.own_cell = lanes
+    rest = tuple(lane_replace.transform(tuple(rest)))
+    if replace.other_reads or lane_replace.other_reads or any(
+            isinstance(n, m.Ref) and n.name == shared for st in rest for n in m.walk(st)):
+        return None
+    size_lit = m.IntLit(size, str(size), m.Scalar("int32"), loop.span)
+    reduce = BlockReduce(tuple(stmts[:-1]) + middle, store.value, op, shared, dtype, after, size_lit,
+                         first.span, bit)
+    return (reduce, (LanePhase(rest, last.span) if rest else None)), used
+
+
+def _writes_shared(stmts, shared: str) -> bool:
+    """Whether ``stmts`` store to, increment or take the address of an element of ``shared``."""
+    def names(e):
+        return any(isinstance(n, m.Ref) and n.name == shared for n in m.walk(e))
+    return any(names(t) for st in stmts for t in m.store_targets(st)) or any(
+        isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&") and names(n.operand)
+        for st in stmts for n in m.walk(st))
+
+
+def _drop_overwritten(stmts: list, shared: str, lanes) -> list:
+    """``stmts`` (ending with the store ``S[tid] = v``) without the earlier top-level stores
+    ``S[tid] = c`` of a value without effects that it overwrites (``S[tid] = 0`` first), when
+    nothing in between reads ``S``: no thread reads another's cell before the barrier."""
+    def dead(st):
+        a = _assignment(st) if isinstance(st, m.ExprStmt) else None
+        return a is not None and isinstance(a.target, m.Index) and _shared_name(a.target.base) == shared \
+            and is_lane(a.target.index, lanes) and not any(
+                isinstance(n, (m.Call, m.Assign, m.Index)) or isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--")
+                for n in m.walk(a.value))
+    kept = [st for st in stmts[:-1] if not dead(st)]
+    if len(kept) == len(stmts) - 1 or any(isinstance(n, m.Ref) and n.name == shared for st in kept for n in m.walk(st)):
+        return stmts
+    return kept + stmts[-1:]
 
 
 def _check_no_lane_traffic(regions) -> None:
@@ -310,26 +528,45 @@ def _check_no_lane_traffic(regions) -> None:
         return {root(n.target.base).name for st in stmts for n in m.walk(st)
                 if isinstance(n, m.Assign) and isinstance(n.target, m.Index) and root(n.target.base)}
 
-    def reads(stmts):
+    def reads(stmts, block=False):
+        # the target of a plain store counts as read (two lanes storing to one place in two
+        # stretches race), except in code the block runs once: a loop's next iteration storing
+        # again from block code is no exchange
+        targets = {id(n.target) for st in stmts for n in m.walk(st)
+                   if isinstance(n, m.Assign) and n.op == "="} if block else set()
         return {root(n.base).name for st in stmts for n in m.walk(st)
-                if isinstance(n, m.Index) and root(n.base)}
+                if isinstance(n, m.Index) and root(n.base) and id(n) not in targets}
 
     def visit(rs):
         for r in rs:
-            if isinstance(r, UniformIf):
+            if isinstance(r, UniformIf):  # one branch runs: the other sees only what came before
+                before = set(written)
                 visit(r.then)
+                after_then = set(written)
+                written.clear()
+                written.update(before)
                 visit(r.other)
+                written.update(after_then)
+                continue
+            if isinstance(r, UniformLoop):  # twice: an iteration reads what the one before stored
+                visit(r.body)
+                visit(r.body)
                 continue
             if isinstance(r, BlockReduce) and r.per_warp:
                 # the lane code after the tree may read back what the same lane stored before it
                 own = own_elements(r.before, r.after, stores(r.before) & reads(r.after), r.prefix)
                 parts = [r.prefix + r.before + (m.ExprStmt(r.value, r.span),),
                          tuple(_DropReads(own).transform(r.prefix + r.after))]
+                read = [reads(p) for p in parts]
+            elif isinstance(r, BlockReduce):
+                lanes_part = r.before + (m.ExprStmt(r.value, r.span),)
+                parts = [lanes_part + r.after]
+                read = [reads(lanes_part) | reads(r.after, block=True)]
             else:
-                parts = [r.stmts if isinstance(r, (Phase, LanePhase)) else (
-                    r.before + (m.ExprStmt(r.value, r.span),) + r.after if isinstance(r, BlockReduce) else ())]
-            for stmts in parts:
-                clash = reads(stmts) & written
+                parts = [r.stmts if isinstance(r, (Phase, LanePhase)) else ()]
+                read = [reads(parts[0], block=isinstance(r, Phase))]
+            for stmts, seen in zip(parts, read):
+                clash = seen & written
                 if clash:
                     raise NotLiftable(f"lanes exchange '{sorted(clash)[0]}' through memory across a barrier")
                 written.update(stores(stmts))
@@ -363,7 +600,9 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     warp = WarpLift(Roles(fn, lanes), shared_types)
     regions = lift_warp_trees(kplan.regions, warp)
     found: list[BlockReduce] = list(warp.found)
-    regions = _lift_regions(regions, lanes, shared_types, found)
+    # locals whose value differs between threads: statements that read them are lane code
+    per_lane = frozenset(thread_dependent_names(fn)) - lanes
+    regions = _lift_regions(regions, lanes, shared_types, found, per_lane, declared_constants(fn))
     if not found:
         raise NotLiftable("it has barriers or warp operations that are not a recognised block reduction")
     used_shared = {r.shared for r in found} | warp.shared
@@ -420,6 +659,10 @@ def _regions_using(regions) -> dict[str, set]:
                 note((r.cond,), "block")
                 visit(r.then)
                 visit(r.other)
+            elif isinstance(r, UniformLoop):
+                note(tuple(m.ExprStmt(x, r.span) if isinstance(x, m.Expr) else x
+                           for x in (r.init, r.cond, r.step) if x is not None), "block")
+                visit(r.body)
             elif isinstance(r, BlockReduce) and r.per_warp:  # its lane loops recompute the prefix
                 count += 1
                 note(r.prefix + r.before + (m.ExprStmt(r.value, r.span),) + r.after +
@@ -449,6 +692,8 @@ def reduction_kinds(kplan: KernelPlan) -> str:
             elif isinstance(r, UniformIf):
                 visit(r.then)
                 visit(r.other)
+            elif isinstance(r, UniformLoop):
+                visit(r.body)
 
     visit(kplan.regions)
     return " and ".join(sorted(kinds, reverse=True))
@@ -532,6 +777,9 @@ def _shared_refs(regions) -> set:
                 note((r.cond,))
                 visit(r.then)
                 visit(r.other)
+            elif isinstance(r, UniformLoop):
+                note((r.init, r.cond, r.step))
+                visit(r.body)
             elif isinstance(r, BlockReduce):
                 note(r.prefix + r.before + r.after + r.rescale + (r.value, r.guard, r.pair_value))
             elif isinstance(r, (Phase, LanePhase)):
