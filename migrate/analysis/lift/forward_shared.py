@@ -477,10 +477,23 @@ def forward_shared(fn: m.Function) -> m.Function:
     decls = [n for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.storage in ("shared", "extern_shared")]
     if not decls:
         return fn
-    if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "atomic") for n in m.walk(fn.body)):
-        raise NotLiftable("it combines shared memory with warp operations or atomics")
-    fn = propagate_builtin_aliases(rename_reassigned_locals(fn))
+    if any(isinstance(n, m.Call) and n.kind in ("warp", "cg") for n in m.walk(fn.body)):
+        raise NotLiftable("it combines shared memory with warp operations")
     shared = {d.name for d in decls}
+    # atomics on global memory stay as they are (the map combines them); on a shared array they
+    # are a block reduction, not a cache
+    atomic_targets = set()
+    for n in m.walk(fn.body):
+        if isinstance(n, m.Call) and n.kind == "atomic":
+            bases = [r for a in n.args[:1] for r in m.walk(a)
+                     if isinstance(r, m.Ref) and isinstance(r.type, (m.Pointer, m.Array))]
+            if not bases or any(r.name in shared for r in bases):
+                raise NotLiftable(f"it combines shared memory with atomics on shared memory (line {n.span.line})")
+            if any(r.kind != "param" for r in bases):
+                raise NotLiftable(f"it combines shared memory with atomics through a local pointer "
+                                  f"(line {n.span.line})")
+            atomic_targets |= {r.name for r in bases}
+    fn = propagate_builtin_aliases(rename_reassigned_locals(fn))
     scalars = frozenset(d.name for d in decls if isinstance(d.type, m.Scalar))
     writes, reads, barriers = _collect(fn, shared, scalars)
     locals_ = single_assignment_locals(fn.body)
@@ -511,6 +524,11 @@ def forward_shared(fn: m.Function) -> m.Function:
             if not all(same_value(f.value, f_value) and f.rank == rank for f in functions[1:]):
                 raise NotLiftable(f"the stores to '{name}' do not all store the same function of the element")
             guard = None
+        for part in (f_value, guard, own[1] if own else None):
+            hit = sorted(atomic_targets & {r.name for r in m.walk(part) if isinstance(r, m.Ref)}) if part else []
+            if hit:
+                raise NotLiftable(f"the value stored to '{name}' reads '{hit[0]}', which atomics update: "
+                                  "read after the barrier it could see their updates")
         replacements.append(_ReplaceReads(name, f_value, guard, rank, locals_, own))
         extents = m.array_extents(next(d.type for d in decls if d.name == name))
         for r in rs:

@@ -150,6 +150,37 @@ def test_rows_padded_past_the_block_agree_on_cpu(tmp_path):
     assert "sync_threads" not in factory(text, "right_diff")
 
 
+#: A staged tile next to a global atomic (a stencil that also counts its outliers): the atomic
+#: stays, the cache is forwarded.
+COUNTED = """
+    #define B 64
+    __global__ void smooth_count(const float* __restrict__ in, float* __restrict__ out, int* __restrict__ big,
+                                 int n) {
+        __shared__ float s[B];
+        int i = blockIdx.x * B + threadIdx.x;
+        s[threadIdx.x] = i < n ? in[i] : 0.0f;
+        __syncthreads();
+        if (i < n) {
+            float v = threadIdx.x > 0 ? 0.5f * (s[threadIdx.x] + s[threadIdx.x - 1]) : s[threadIdx.x];
+            out[i] = v;
+            if (v > 0.5f) atomicAdd(big, 1);
+        }
+    }
+"""
+COUNTED_SPEC = _spec("smooth_count", (4, 1, 1), (64, 1, 1), [
+    _buf("in", "float32", 250, "in"), _buf("out", "float32", 250, "out"),
+    {"name": "big", "buffer": "int32", "elements": 1, "role": "inout", "range": [0, 3]},
+    {"name": "n", "scalar": "int32", "value": 250}])
+
+
+def test_a_cache_next_to_a_global_atomic_is_forwarded_and_agrees_on_cpu(tmp_path):
+    kernels, text = convert(tmp_path, COUNTED, "--check", "cpu", spec=COUNTED_SPEC)
+    k = kernels["smooth_count"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "smooth_count")
+    assert "sync_threads" not in body and "T.atomic_add(big" in body, body
+
+
 # -- refusals ----------------------------------------------------------------------------------------
 
 def test_a_cell_several_threads_store_is_refused(tmp_path):
@@ -169,3 +200,18 @@ def test_rows_of_another_width_are_refused(tmp_path, width):
     assert k["form"] == "portable", k
     assert "the row width of the shared store at line 9 is not the block's width along x (plus a constant)" \
         in note(k), note(k)
+
+
+def test_a_cache_of_what_atomics_update_is_refused(tmp_path):
+    # the staged value is read from the counter the atomics bump: after the barrier it may differ
+    source = COUNTED.replace("s[threadIdx.x] = i < n ? in[i] : 0.0f;", "s[threadIdx.x] = i < n ? in[i] + big[0] : 0.0f;")
+    kernels, _ = convert(tmp_path, source)
+    k = kernels["smooth_count"]
+    assert k["form"] != "tile", k
+    assert "the value stored to 's' reads 'big', which atomics update" in note(k), note(k)
+
+
+def test_atomics_on_the_shared_array_are_not_a_cache(tmp_path):
+    source = COUNTED.replace("if (v > 0.5f) atomicAdd(big, 1);", "if (v > 0.5f) atomicAdd(&s[0], 1.0f);")
+    kernels, _ = convert(tmp_path, source)
+    assert "it combines shared memory with atomics on shared memory (line 13)" in note(kernels["smooth_count"])
