@@ -17,6 +17,14 @@ Locals reassigned between the phases are renamed first (:mod:`migrate.analysis.p
 must stay inside their rows (``S[i][33]`` of a ``[32][33]`` array is ``S[i + 1][0]``): their
 ranges come from the block sizes the lifted kernel asserts and the constant bounds of loops.
 
+Two more shapes of write: a *fixed cell* (``if (threadIdx.x == 0) s[0] = V``, or a
+``__shared__`` scalar) holds ``V`` with the thread indices its condition pins substituted, read
+under the condition that the cell is the one stored; and a 2-D block's *rows laid out in one
+dimension* (``s[threadIdx.y * (blockDim.x + k) + threadIdx.x]``) is solved with a division and a
+remainder by the row width, under the condition that the element is one a thread stored (a thread
+reading back its own element reads its value directly). Atomics on global memory stay where they
+are; a cached value that reads a buffer they update, or that an atomic returned, is refused.
+
 When every shared array has been forwarded, the barriers only ordered those writes and reads and
 are removed too; the kernel is then a map for :mod:`.map`. :func:`forward_shared` returns
 the function unchanged when it has nothing to forward, and raises
@@ -504,6 +512,9 @@ def forward_shared(fn: m.Function) -> m.Function:
         ws, rs = writes[name], reads[name]
         if not ws:
             raise NotLiftable(f"shared array '{name}' is read but never stored to")
+        for w in ws:  # a store is dropped and its value evaluated again at each read: no atomic in it
+            if any(isinstance(n, m.Call) and n.kind == "atomic" for n in m.walk(w.node)):
+                raise NotLiftable(f"the value stored to '{name}' at line {w.node.span.line} comes from an atomic")
         drop += [w.node for w in ws]
         if not rs:
             continue

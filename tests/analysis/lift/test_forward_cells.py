@@ -215,3 +215,18 @@ def test_atomics_on_the_shared_array_are_not_a_cache(tmp_path):
     source = COUNTED.replace("if (v > 0.5f) atomicAdd(big, 1);", "if (v > 0.5f) atomicAdd(&s[0], 1.0f);")
     kernels, _ = convert(tmp_path, source)
     assert "it combines shared memory with atomics on shared memory (line 13)" in note(kernels["smooth_count"])
+
+
+def test_a_cell_holding_what_an_atomic_returned_is_refused(tmp_path):
+    # one slot per block from a global counter: evaluated again at each read, it would be many
+    kernels, _ = convert(tmp_path, """
+        __global__ void slots(const float* __restrict__ in, float* __restrict__ out, int* __restrict__ counter) {
+            __shared__ int slot;
+            if (threadIdx.x == 0) slot = atomicAdd(counter, 1);
+            __syncthreads();
+            out[slot * blockDim.x + threadIdx.x] = in[blockIdx.x * blockDim.x + threadIdx.x];
+        }
+    """)
+    k = kernels["slots"]
+    assert k["form"] != "tile", k
+    assert "the value stored to 'slot' at line 5 comes from an atomic" in note(k), note(k)
