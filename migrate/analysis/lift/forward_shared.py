@@ -493,13 +493,13 @@ def forward_shared(fn: m.Function) -> m.Function:
     atomic_targets = set()
     for n in m.walk(fn.body):
         if isinstance(n, m.Call) and n.kind == "atomic":
-            bases = [r for a in n.args[:1] for r in m.walk(a)
-                     if isinstance(r, m.Ref) and isinstance(r.type, (m.Pointer, m.Array))]
-            if not bases or any(r.name in shared for r in bases):
+            refs = [r for a in n.args[:1] for r in m.walk(a) if isinstance(r, m.Ref)]
+            bases = [r for r in refs if isinstance(r.type, (m.Pointer, m.Array))]
+            if any(r.name in shared for r in refs):
                 raise NotLiftable(f"it combines shared memory with atomics on shared memory (line {n.span.line})")
-            if any(r.kind != "param" for r in bases):
-                raise NotLiftable(f"it combines shared memory with atomics through a local pointer "
-                                  f"(line {n.span.line})")
+            if not bases or any(r.kind != "param" for r in bases):
+                raise NotLiftable(f"it combines shared memory with atomics on other memory than a buffer "
+                                  f"parameter (line {n.span.line})")
             atomic_targets |= {r.name for r in bases}
     fn = propagate_builtin_aliases(rename_reassigned_locals(fn))
     scalars = frozenset(d.name for d in decls if isinstance(d.type, m.Scalar))
