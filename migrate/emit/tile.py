@@ -119,6 +119,8 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     if store is not None:
         _staged_transpose(tile_map, store, scope, add, lines, index, extent)
         add(1, f"return {fn.name}")
+        shim = sorted(scope.shim_calls | printer.macro_shim_calls(callees))
+        _prelude(lines, kernel_at, shim, grid_args, block_vars, scope, fn)
         return lines
     # the loops of a tile: one over its elements, or over (element, lane) of the CUDA vectors
     # folded back (fold_lanes) and then one over the elements for the scalar statements left
@@ -158,12 +160,18 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
         add(4, "# the last tile: elements past the domain do nothing")
         element_loops(4, guarded=True)
     add(1, f"return {fn.name}")
+    _prelude(lines, kernel_at, shim, grid_args, block_vars, scope, fn)
+    return lines
+
+
+def _prelude(lines, kernel_at, shim, grid_args, block_vars, scope, fn) -> None:
+    """The kernel line with the C helpers of the CUDA functions ``shim`` it calls, where any
+    needs one (``__fdividef`` on the CPU's C target)."""
     if shim and needs_prelude(shim):
         names = ", ".join(repr(n) for n in shim)
         lines[kernel_at] = Line(2, f"with T.Kernel({grid_args}, threads=threads, "
                                    f"prelude=cuda_math.externs_for([{names}], target)) as {block_vars}:",
                                 scope.tag(fn.span))
-    return lines
 
 
 def _single_store(stmts):

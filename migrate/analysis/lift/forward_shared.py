@@ -17,6 +17,14 @@ Locals reassigned between the phases are renamed first (:mod:`migrate.analysis.p
 must stay inside their rows (``S[i][33]`` of a ``[32][33]`` array is ``S[i + 1][0]``): their
 ranges come from the block sizes the lifted kernel asserts and the constant bounds of loops.
 
+Two more shapes of write: a *fixed cell* (``if (threadIdx.x == 0) s[0] = V``, or a
+``__shared__`` scalar) holds ``V`` with the thread indices its condition pins substituted, read
+under the condition that the cell is the one stored; and a 2-D block's *rows laid out in one
+dimension* (``s[threadIdx.y * (blockDim.x + k) + threadIdx.x]``) is solved with a division and a
+remainder by the row width, under the condition that the element is one a thread stored (a thread
+reading back its own element reads its value directly). Atomics on global memory stay where they
+are; a cached value that reads a buffer they update, or that an atomic returned, is refused.
+
 When every shared array has been forwarded, the barriers only ordered those writes and reads and
 are removed too; the kernel is then a map for :mod:`.map`. :func:`forward_shared` returns
 the function unchanged when it has nothing to forward, and raises
@@ -64,7 +72,9 @@ class _Site:
         self.node, self.path, self.order = node, path, order  # path: enclosing stmts, outermost first
 
 
-def _collect(fn: m.Function, shared: set[str]):
+def _collect(fn: m.Function, shared: set[str], scalars: frozenset = frozenset()):
+    """The writes, reads and barriers of the shared arrays ``shared``; ``scalars`` are those of
+    them that are single values (``__shared__ int first;``), read by name."""
     writes: dict[str, list[_Site]] = {s: [] for s in shared}
     reads: dict[str, list[_Site]] = {s: [] for s in shared}
     barriers: list[_Site] = []
@@ -90,6 +100,17 @@ def _collect(fn: m.Function, shared: set[str]):
                 for i in chain[1]:
                     visit(i, path)
                 return
+        if isinstance(node, m.Assign) and isinstance(strip_casts(node.target), m.Ref) \
+                and strip_casts(node.target).name in scalars:
+            raise NotLiftable(f"shared value '{strip_casts(node.target).name}' is updated in place "
+                              f"(line {node.span.line})")
+        if isinstance(node, m.Unary) and node.op in ("++", "--") and isinstance(strip_casts(node.operand), m.Ref) \
+                and strip_casts(node.operand).name in scalars:
+            raise NotLiftable(f"shared value '{strip_casts(node.operand).name}' is updated in place "
+                              f"(line {node.span.line})")
+        if isinstance(node, m.Ref) and node.name in scalars:
+            reads[node.name].append(_Site(node, path, order[0]))
+            return
         if isinstance(node, m.Ref) and node.name in shared:
             raise NotLiftable(f"shared array '{node.name}' is used other than by element (line {node.span.line})")
         if isinstance(node, m.If):
@@ -168,7 +189,21 @@ def _stored_function(site: _Site, locals_: dict, common: set[str], depth: int):
                                   f"'{n.name}' ({what})")
     table: dict = {}  # index variable (thread dim or loop var of the write) -> its value for element r
     free: set = set()  # index variables that share a dimension with a solved one
-    for pos, comp in enumerate(index):
+    extra: list = []  # conditions on the element index placeholders: the element is one the write stores
+    flat = _flat_rows(index, own_loops, stmt.span.line) if len(index) == 1 else None
+    cell = flat is None and all(_fixed(comp, own_loops) for comp in index)
+    if cell:  # a fixed cell (``if (threadIdx.x == 0) s[0] = V``): the pinned thread's value
+        _pin_threads(conds, table, extra, stmt.span.line)
+        for pos, comp in enumerate(index):
+            ph = m.Ref(f"__r{pos}", "local", comp.type, comp.span)
+            extra.append(m.Binary("==", ph, comp, _BOOL, comp.span))
+    elif flat is not None:  # rows of a 2-D thread block laid out in one dimension
+        table, extra = flat
+    for comp in index if flat is not None or cell else ():
+        for n in m.walk(comp):
+            if isinstance(n, m.Ref) and n.kind == "local" and n.name not in common and n.name not in own_loops:
+                raise NotLiftable(f"the shared store index at line {stmt.span.line} depends on '{n.name}'")
+    for pos, comp in enumerate(index if flat is None and not cell else ()):
         form = linear_form(comp)
         if form is None:
             raise NotLiftable(f"the shared store index at line {stmt.span.line} is not an integer expression")
@@ -216,7 +251,141 @@ def _stored_function(site: _Site, locals_: dict, common: set[str], depth: int):
         for c in thread_conds[1:]:
             guard = m.Binary("&&", guard, c, c.type, c.span)
         guard = settle(sub.transform(guard))
-    return f_value, guard, len(index)
+    own = None
+    if flat is not None and len(extra) == 2:  # rows exactly the block's width: a thread's own element
+        own_guard = None
+        for c in thread_conds:
+            own_guard = c if own_guard is None else m.Binary("&&", own_guard, c, c.type, c.span)
+        own = (index[0], value, own_guard)
+    for c in extra:  # checked first: the element's thread conditions assume a stored element
+        guard = c if guard is None else m.Binary("&&", c, guard, _BOOL, c.span)
+    return _Stored(f_value, guard, len(index), bool(extra), own)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Stored:
+    """What one write stores: the value as a function of the element index placeholders, the
+    condition under which an element holds it (None: every element read), the index rank, whether
+    the write is a fixed cell or a flat row layout (its guard must stay even where several writes
+    agree), and, for rows exactly the block's width, the write as the thread that reads its
+    own element sees it (``s[ty * blockDim.x + tx]`` read at that index is what the thread stored,
+    no index arithmetic)."""
+
+    value: m.Expr
+    guard: m.Expr | None
+    rank: int
+    guarded: bool
+    own: tuple | None = None  # (index, value, condition) a thread reads back at its own element
+
+
+_BOOL = m.Scalar("bool")
+
+
+def _mentions_index(e, own_loops) -> bool:
+    return bool(_thread_atoms(e) or _own_refs(e, own_loops))
+
+
+def _fixed(comp, own_loops) -> bool:
+    """The index component names one cell: no thread index or loop variable of the write."""
+    return linear_form(comp) is not None and not _mentions_index(comp, own_loops)
+
+
+def _pin_threads(conds, table: dict, extra: list, line: int) -> None:
+    """The thread indices a fixed-cell write's conditions pin (``threadIdx.x == 0``): their
+    values go into ``table``; the pinned thread must exist (``0 < blockDim.x``)."""
+    for c in conds:
+        for t in conjuncts(c):
+            if not (isinstance(t, m.Binary) and t.op == "=="):
+                continue
+            for a, b in ((t.lhs, t.rhs), (t.rhs, t.lhs)):
+                a = strip_casts(a)
+                if isinstance(a, m.Builtin) and a.var == "threadIdx" and not _thread_atoms(b) \
+                        and ("t", a.dim) not in table and linear_form(b) is not None:
+                    table[("t", a.dim)] = b
+                    extent = m.Builtin("blockDim", a.dim, a.type, a.span)
+                    extra.append(m.Binary("<", m.Cast(a.type, b, "implicit", a.type, b.span), extent, _BOOL, t.span))
+                    break
+
+
+def _thread_terms(comp, own_loops):
+    """({thread dimension: its coefficient}, the rest) of an index that is a sum of thread
+    indices times uniform coefficients (``threadIdx.y * (blockDim.x + 1) + threadIdx.x``); None
+    when a thread index or loop variable appears any other way."""
+    form = linear_form(comp)
+    if form is None:
+        return None
+    coeffs, rest = {}, {}
+    for key, (c, atom) in form[0].items():
+        a = strip_casts(atom)
+        if isinstance(a, m.Builtin) and a.var == "threadIdx":
+            coef = m.IntLit(c, str(c), comp.type, comp.span)
+        elif isinstance(a, m.Binary) and a.op == "*" and any(
+                isinstance(strip_casts(x), m.Builtin) and strip_casts(x).var == "threadIdx" for x in (a.lhs, a.rhs)):
+            t, other = (a.lhs, a.rhs) if isinstance(strip_casts(a.lhs), m.Builtin) and \
+                strip_casts(a.lhs).var == "threadIdx" else (a.rhs, a.lhs)
+            a = strip_casts(t)
+            if _mentions_index(other, own_loops) or linear_form(other) is None:
+                return None
+            coef = other if c == 1 else m.Binary("*", m.IntLit(c, str(c), comp.type, comp.span), other,
+                                                 comp.type, comp.span)
+        elif _mentions_index(atom, own_loops):
+            return None
+        else:
+            rest[key] = (c, atom)
+            continue
+        if a.dim in coeffs:
+            return None
+        coeffs[a.dim] = coef
+    return coeffs, (rest, form[1])
+
+
+def _flat_rows(index, own_loops, line: int):
+    """(table, conditions) of a one-dimensional store ``s[ty * W + tx + u]``: a 2-D block's rows
+    laid out one after another, ``W`` the block's width ``blockDim.x`` plus a constant ``k >= 0``
+    (each element is stored by at most one thread). Element ``r`` holds what thread
+    ``((r - u) % W, (r - u) / W)`` stored, where ``0 <= r - u``, ``(r - u) / W < blockDim.y`` and,
+    for ``k > 0``, ``(r - u) % W < blockDim.x``; None when the index is not of that shape. (A
+    constant width is refused: a block wider than it would make two threads store one element.)"""
+    comp = index[0]
+    split = _thread_terms(comp, own_loops)
+    if split is None or len(split[0]) != 2:
+        return None
+    coeffs, rest = split
+    ones = [d for d, c in coeffs.items() if _int(c) == 1]
+    if len(ones) != 1:
+        return None
+    inner = ones[0]
+    outer = next(d for d in coeffs if d != inner)
+    width = coeffs[outer]
+    wform = linear_form(width)
+    if wform is None:
+        return None
+    terms = list(wform[0].values())
+    if len(terms) != 1 or terms[0][0] != 1 or wform[1] < 0 or not (
+            isinstance(strip_casts(terms[0][1]), m.Builtin) and strip_casts(terms[0][1]).var == "blockDim"
+            and strip_casts(terms[0][1]).dim == inner):
+        raise NotLiftable(f"the row width of the shared store at line {line} is not the block's width along "
+                          f"{inner} (plus a constant): its rows are not proven to hold one row of threads each")
+    exact = wform[1] == 0
+    ty = comp.type
+    w = width if width.type == ty else m.Cast(ty, width, "implicit", ty, width.span)
+    ph = m.Ref("__r0", "local", ty, comp.span)
+    off = ph if not rest[0] and rest[1] == 0 else m.Binary("-", ph, rebuild(rest, comp), ty, comp.span)
+    col = m.Binary("%", off, w, ty, comp.span)
+    row = m.Binary("/", off, w, ty, comp.span)
+
+    def dim(d):
+        return m.Cast(ty, m.Builtin("blockDim", d, ty, comp.span), "implicit", ty, comp.span)
+    extra = [m.Binary(">=", off, m.IntLit(0, "0", ty, comp.span), _BOOL, comp.span),
+             m.Binary("<", row, dim(outer), _BOOL, comp.span)]
+    if not exact:
+        extra.append(m.Binary("<", col, dim(inner), _BOOL, comp.span))
+    return {("t", inner): col, ("t", outer): row}, extra
+
+
+def _int(e):
+    form = linear_form(e)
+    return form[1] if form is not None and not form[0] else None
 
 
 class _Cancel(Transformer):
@@ -244,9 +413,15 @@ def _index_key(atom):
 
 
 class _ReplaceReads(Transformer):
-    def __init__(self, name: str, f_value, guard, rank: int, locals_=None) -> None:
+    def __init__(self, name: str, f_value, guard, rank: int, locals_=None, own=None) -> None:
         self.name, self.f_value, self.guard, self.rank = name, f_value, guard, rank
         self.locals = locals_ or {}
+        self.own = own
+
+    def leave_Ref(self, node):
+        if self.rank == 0 and node.name == self.name and node.kind in ("shared", "local"):
+            return self.leave_Index(node)
+        return node
 
     def leave_Index(self, node):
         chain = _index_chain(node)
@@ -256,14 +431,50 @@ class _ReplaceReads(Transformer):
         # (global indices, cancelling offsets) sees through them
         table = {f"__r{i}": expand(idx, self.locals) for i, idx in enumerate(chain[1])}
         value = Expand(table).transform(self.f_value)
-        if self.guard is not None:
-            cond = Expand(table).transform(self.guard)
+        guard = Expand(table).transform(self.guard) if self.guard is not None else None
+        if self.own is not None and len(chain[1]) == 1 and same_value(table["__r0"], self.own[0]):
+            value, guard = self.own[1], self.own[2]
+        if guard is not None:
+            terms = [t for t in _and_terms(guard) if _known(t) is not True]
             zero = m.FloatLit(0.0, "0.0", node.type, node.span) if getattr(node.type, "dtype", "").startswith(
                 ("float", "bfloat")) else m.IntLit(0, "0", node.type, node.span)
-            value = m.Ternary(cond, value, zero, node.type, node.span)
+            if any(_known(t) is False for t in terms):
+                value = zero  # an element no thread stored: undefined in CUDA
+            elif terms:
+                cond = terms[0]
+                for t in terms[1:]:
+                    cond = m.Binary("&&", cond, t, _BOOL, t.span)
+                value = m.Ternary(cond, value, zero, node.type, node.span)
         if value.type != node.type:
             value = m.Cast(node.type, value, "implicit", node.type, node.span)
         return value
+
+
+def _and_terms(c) -> list:
+    c = strip_casts(c)
+    if isinstance(c, m.Binary) and c.op == "&&":
+        return _and_terms(c.lhs) + _and_terms(c.rhs)
+    return [c]
+
+
+def _known(c):
+    """True or False for a condition of a forwarded read that holds or fails whatever the
+    thread (``0 == 0``, ``0 < blockDim.x``, an unsigned ``r >= 0``); None otherwise."""
+    c = strip_casts(c)
+    if not (isinstance(c, m.Binary) and c.op in ("==", "!=", "<", "<=", ">", ">=")):
+        return None
+    lhs, rhs = strip_casts(c.lhs), strip_casts(c.rhs)
+    if c.op == "<" and _int(lhs) == 0 and isinstance(rhs, m.Builtin) and rhs.var == "blockDim":
+        return True
+    if c.op == ">=" and _int(rhs) == 0 and isinstance(lhs.type, m.Scalar) and lhs.type.dtype.startswith("uint"):
+        return True
+    lf, rf = linear_form(c.lhs), linear_form(c.rhs)
+    if lf is None or rf is None or {k: v[0] for k, v in lf[0].items()} != {k: v[0] for k, v in rf[0].items()}:
+        return None
+    if lf[0] and c.op not in ("==", "!="):
+        return None  # (unsigned sums may wrap)
+    d = lf[1] - rf[1]
+    return {"==": d == 0, "!=": d != 0, "<": d < 0, "<=": d <= 0, ">": d > 0, ">=": d >= 0}[c.op]
 
 
 def forward_shared(fn: m.Function) -> m.Function:
@@ -274,11 +485,25 @@ def forward_shared(fn: m.Function) -> m.Function:
     decls = [n for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.storage in ("shared", "extern_shared")]
     if not decls:
         return fn
-    if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "atomic") for n in m.walk(fn.body)):
-        raise NotLiftable("it combines shared memory with warp operations or atomics")
-    fn = propagate_builtin_aliases(rename_reassigned_locals(fn))
+    if any(isinstance(n, m.Call) and n.kind in ("warp", "cg") for n in m.walk(fn.body)):
+        raise NotLiftable("it combines shared memory with warp operations")
     shared = {d.name for d in decls}
-    writes, reads, barriers = _collect(fn, shared)
+    # atomics on global memory stay as they are (the map combines them); on a shared array they
+    # are a block reduction, not a cache
+    atomic_targets = set()
+    for n in m.walk(fn.body):
+        if isinstance(n, m.Call) and n.kind == "atomic":
+            refs = [r for a in n.args[:1] for r in m.walk(a) if isinstance(r, m.Ref)]
+            bases = [r for r in refs if isinstance(r.type, (m.Pointer, m.Array))]
+            if any(r.name in shared for r in refs):
+                raise NotLiftable(f"it combines shared memory with atomics on shared memory (line {n.span.line})")
+            if not bases or any(r.kind != "param" for r in bases):
+                raise NotLiftable(f"it combines shared memory with atomics on other memory than a buffer "
+                                  f"parameter (line {n.span.line})")
+            atomic_targets |= {r.name for r in bases}
+    fn = propagate_builtin_aliases(rename_reassigned_locals(fn))
+    scalars = frozenset(d.name for d in decls if isinstance(d.type, m.Scalar))
+    writes, reads, barriers = _collect(fn, shared, scalars)
     locals_ = single_assignment_locals(fn.body)
     drop = []
     replacements = []
@@ -287,6 +512,9 @@ def forward_shared(fn: m.Function) -> m.Function:
         ws, rs = writes[name], reads[name]
         if not ws:
             raise NotLiftable(f"shared array '{name}' is read but never stored to")
+        for w in ws:  # a store is dropped and its value evaluated again at each read: no atomic in it
+            if any(isinstance(n, m.Call) and n.kind == "atomic" for n in m.walk(w.node)):
+                raise NotLiftable(f"the value stored to '{name}' at line {w.node.span.line} comes from an atomic")
         drop += [w.node for w in ws]
         if not rs:
             continue
@@ -299,12 +527,20 @@ def forward_shared(fn: m.Function) -> m.Function:
         common_loops = _common_prefix([_loops(s.path) for s in ws + rs])
         common = _loop_vars(common_loops)
         functions = [_stored_function(w, locals_, common, len(common_loops)) for w in ws]
-        f_value, guard, rank = functions[0]
+        f_value, guard, rank, own = functions[0].value, functions[0].guard, functions[0].rank, functions[0].own
         if len(functions) > 1:
-            if not all(same_value(f[0], f_value) and f[2] == rank for f in functions[1:]):
+            if any(f.guarded for f in functions):
+                raise NotLiftable(f"shared array '{name}' is stored to more than once, and a store goes to a "
+                                  f"fixed cell or to rows laid out in one dimension (line {ws[0].node.span.line})")
+            if not all(same_value(f.value, f_value) and f.rank == rank for f in functions[1:]):
                 raise NotLiftable(f"the stores to '{name}' do not all store the same function of the element")
             guard = None
-        replacements.append(_ReplaceReads(name, f_value, guard, rank, locals_))
+        for part in (f_value, guard, own[1] if own else None):
+            hit = sorted(atomic_targets & {r.name for r in m.walk(part) if isinstance(r, m.Ref)}) if part else []
+            if hit:
+                raise NotLiftable(f"the value stored to '{name}' reads '{hit[0]}', which atomics update: "
+                                  "read after the barrier it could see their updates")
+        replacements.append(_ReplaceReads(name, f_value, guard, rank, locals_, own))
         extents = m.array_extents(next(d.type for d in decls if d.name == name))
         for r in rs:
             for pos, idx in enumerate(_index_chain(r.node)[1][1:len(extents)], start=1):
