@@ -16,21 +16,30 @@ class Transformer:
 
     def transform(self, node):
         if isinstance(node, tuple):  # the same tuple when no item changed: unchanged subtrees stay shared
-            items = tuple(self.transform(n) for n in node)
+            items = tuple([self.transform(n) for n in node])
             return node if all(a is b for a, b in zip(items, node)) else items
         if not m._is_node(node):
             return node
-        changes = {}
-        for name in m._child_fields(type(node)):  # every field but span and type
+        cls = type(node)
+        changes = None
+        for name in m._child_fields(cls):  # every field but span and type
             value = getattr(node, name)
             if isinstance(value, tuple) or m._is_node(value):
                 new = self.transform(value)
                 if new is not value:
+                    if changes is None:
+                        changes = {}
                     changes[name] = new
         if changes:
             node = dataclasses.replace(node, **changes)
-        leave = getattr(self, f"leave_{type(node).__name__}", None)
+        name = _LEAVE.get(cls)
+        if name is None:
+            name = _LEAVE[cls] = f"leave_{cls.__name__}"
+        leave = getattr(self, name, None)
         return leave(node) if leave is not None else node
+
+
+_LEAVE: dict = {}  # node class -> the name of its leave_ method
 
 
 def expand_statements(s, split, every: bool = False):

@@ -161,11 +161,12 @@ def user_declarations(tu: ci.TranslationUnit) -> list[ci.Cursor]:
     out: list[ci.Cursor] = []
     handle = ci.c_object_p()
     where = ctypes.byref(handle)
+    value = ctypes.c_void_p.from_address(ctypes.addressof(handle))  # the handle read as a number
     location, instantiation = lib.clang_getCursorLocation, lib.clang_getInstantiationLocation
 
     def visit(child, _parent, _data) -> int:
         instantiation(location(child), where, None, None, None)
-        key = ctypes.cast(handle, ctypes.c_void_p).value
+        key = value.value  # (ctypes.cast costs more than the two libclang calls)
         if key is None:
             return 1  # no file: the prelude's builtins
         prelude = seen.get(key)
@@ -182,6 +183,30 @@ def user_declarations(tu: ci.TranslationUnit) -> list[ci.Cursor]:
 
     callback = _VISITOR(visit)
     lib.clang_visitChildren(tu.cursor, callback, None)
+    return out
+
+
+_CALL_EXPR = ci.CursorKind.CALL_EXPR.value
+
+
+def call_exprs(cursor: ci.Cursor) -> list[ci.Cursor]:
+    """The call expressions of ``cursor``'s tree (itself included), in pre-order: what
+    ``cursor.walk_preorder()`` gives of them, found in one libclang traversal that makes a
+    cursor object only for the calls (a host ``main`` is thousands of cursors)."""
+    tu = cursor._tu
+    out = [cursor] if cursor._kind_id == _CALL_EXPR else []
+
+    def visit(child, parent, _data) -> int:
+        if child._kind_id == _CALL_EXPR:
+            child._tu = tu
+            if not ci.CursorKind.from_id(parent._kind_id).is_declaration():
+                # the cursor's parent declaration, as walk_preorder's cursors have it: set only
+                # where the parent is one (cursors equal only with it the same)
+                child.data[0] = None
+            out.append(child)
+        return 2  # CXChildVisit_Recurse
+
+    ci.conf.lib.clang_visitChildren(cursor, _VISITOR(visit), None)
     return out
 
 

@@ -831,9 +831,7 @@ class UnitBuilder:
                 continue  # device-side launches are diagnosed by the model builder (M1203)
             if not macros and "<<<" not in self.text.of(cursor):
                 continue
-            for node in cursor.walk_preorder():
-                if node.kind != K.CALL_EXPR:
-                    continue
+            for node in cl.call_exprs(cursor):
                 kids = list(node.get_children())
                 if len(kids) < 2 or not is_push_config(kids[1]):
                     continue
@@ -885,8 +883,8 @@ class UnitBuilder:
         if cached is not None:
             return cached
         out = {}
-        for node in fn_cursor.walk_preorder():
-            if node.kind != K.CALL_EXPR or node.spelling not in ("cudaMalloc", "cudaMallocManaged", "cudaMallocAsync"):
+        for node in cl.call_exprs(fn_cursor):
+            if node.spelling not in ("cudaMalloc", "cudaMallocManaged", "cudaMallocAsync"):
                 continue
             args = [a for a in node.get_arguments()]
             if len(args) < 2:
