@@ -200,6 +200,24 @@ def user_declarations(tu: ci.TranslationUnit) -> list[ci.Cursor]:
     return out
 
 
+def _children(self: ci.Cursor):
+    """``Cursor.get_children`` without cindex's assertion that no child is the null cursor (which
+    libclang never visits): that assertion asks libclang for the null cursor and compares each
+    child with it, two more libclang calls per child of the model builder's every cursor."""
+    out = []
+    tu = self._tu
+
+    def visit(child, _parent, _data) -> int:
+        child._tu = tu  # the unit is kept alive while its cursors are
+        out.append(child)
+        return 1  # CXChildVisit_Continue
+
+    ci.conf.lib.clang_visitChildren(self, _VISITOR(visit), None)
+    return iter(out)
+
+
+ci.Cursor.get_children = _children
+
 _CALL_EXPR = ci.CursorKind.CALL_EXPR.value
 
 
