@@ -347,6 +347,7 @@ def includers(paths) -> dict[str, tuple[str, int]]:
 
 
 _SCAN_LIMIT = 256  # local headers read for their #includes, per file
+_STUBS_RESOLVED = cl.STUB_INCLUDE_DIR.resolve()
 
 
 def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[str, str], dict[str, tuple]]:
@@ -398,8 +399,9 @@ def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[s
                     folders.insert(len(folders) - 1, folder)  # before the stubs, as a -I folder
                     found = folder / header
             if found is not None:
-                if not found.resolve().is_relative_to(cl.STUB_INCLUDE_DIR.resolve()):
-                    todo.append((found.resolve(), None))
+                found = found.resolve()
+                if not found.is_relative_to(_STUBS_RESOLVED):
+                    todo.append((found, None))
                 continue
             if Path(header).is_absolute():
                 continue  # left to clang
