@@ -40,8 +40,13 @@ class Transformer:
         # in the transformer class itself (passes make classes of their own per call)
         leaves = type(self).__dict__.get("_leave_names")
         if leaves is None:
-            leaves = {}
-            type(self)._leave_names = leaves
+            kind = type(self)
+            # a class that makes attributes as they are asked (__getattr__) is asked every time
+            dynamic = hasattr(kind, "__getattr__") or kind.__getattribute__ is not object.__getattribute__
+            leaves = kind._leave_names = False if dynamic else {}
+        if leaves is False:
+            leave = getattr(self, f"leave_{cls.__name__}", None)
+            return leave(node) if leave is not None else node
         leave = leaves.get(cls, _UNKNOWN)
         if leave is _UNKNOWN:
             name = f"leave_{cls.__name__}"
