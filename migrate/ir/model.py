@@ -579,26 +579,53 @@ def _child_fields(cls: type) -> tuple[str, ...]:
 
 def children(node) -> list:
     """The model nodes directly under ``node`` (types and spans excluded), in field order."""
-    # the passes call this a million times a pool: the class lookups are inlined
-    names = _CHILD_FIELDS.get(type(node))
-    if names is None:
-        names = _child_fields(type(node))
+    # the passes call this millions of times a pool: each node class has a function of its own,
+    # made once (_children_code), that reads its fields by name
+    fn = _CHILDREN.get(type(node))
+    if fn is None:
+        fn = _children_function(type(node))
+    return fn(node)
+
+
+_CHILDREN: dict = {}  # node class -> its children function
+_PUSH: dict = {}  # node class -> a function pushing its children onto a stack, last first
+
+
+def _children_code(cls: type, reverse: bool) -> str:
+    """The source of ``cls``'s children function: each field that may hold nodes (a node, None,
+    or a tuple of them) read as an attribute, its values kept where they are nodes (``_is_node``,
+    the answer per class kept in ``_IS_NODE``). With ``reverse``, the children are appended to
+    the list given, last child first (the pre-order walk's stack)."""
+    names = _child_fields(cls)
+    lines = ["def _f(node, out):" if reverse else "def _f(node):"]
+    if not reverse:
+        lines.append("    out = []")
+    for name in reversed(names) if reverse else names:
+        lines += [f"    v = node.{name}",
+                  "    if isinstance(v, tuple):",
+                  f"        for x in {'reversed(v)' if reverse else 'v'}:",
+                  "            k = _known.get(type(x))",
+                  "            if k or k is None and _is_node(x):",
+                  "                out.append(x)",
+                  "    else:",
+                  "        k = _known.get(type(v))",
+                  "        if k or k is None and _is_node(v):",
+                  "            out.append(v)"]
+    if not reverse:
+        lines.append("    return out")
+    return "\n".join(lines) + "\n"
+
+
+def _children_function(cls: type, reverse: bool = False):
+    names = _child_fields(cls)  # (raises for what is no dataclass, as fields() does)
     if not names:  # a leaf: a name, a literal
-        return []
-    out = []
-    known = _IS_NODE
-    for name in names:
-        value = getattr(node, name)
-        if type(value) is tuple or isinstance(value, tuple):
-            for v in value:
-                node_like = known.get(type(v))
-                if node_like or node_like is None and _is_node(v):
-                    out.append(v)
-        else:
-            node_like = known.get(type(value))
-            if node_like or node_like is None and _is_node(value):
-                out.append(value)
-    return out
+        fn = (lambda node, out: None) if reverse else (lambda node: [])
+    else:
+        scope = {"_known": _IS_NODE, "_is_node": _is_node}
+        exec(_children_code(cls, reverse), scope)
+        fn = scope["_f"]
+    (_PUSH if reverse else _CHILDREN)[cls] = fn
+    return fn
 
 
 def _is_node(value) -> bool:
@@ -685,10 +712,14 @@ def _preorder(node) -> list:
     """``node`` and everything under it, in pre-order."""
     out = []
     stack = [node]
+    pop, append, push = stack.pop, out.append, _PUSH
     while stack:
-        current = stack.pop()
-        out.append(current)
-        stack.extend(reversed(children(current)))
+        current = pop()
+        append(current)
+        fn = push.get(type(current))
+        if fn is None:
+            fn = _children_function(type(current), reverse=True)
+        fn(current, stack)
     return out
 
 

@@ -16,21 +16,46 @@ class Transformer:
 
     def transform(self, node):
         if isinstance(node, tuple):  # the same tuple when no item changed: unchanged subtrees stay shared
-            items = tuple(self.transform(n) for n in node)
+            items = tuple([self.transform(n) for n in node])
             return node if all(a is b for a, b in zip(items, node)) else items
-        if not m._is_node(node):
+        cls = type(node)
+        known = _IS_NODE.get(cls)
+        if not (known or known is None and m._is_node(node)):
             return node
-        changes = {}
-        for name in m._child_fields(type(node)):  # every field but span and type
+        changes = None
+        for name in m._child_fields(cls):  # every field but span and type
             value = getattr(node, name)
-            if isinstance(value, tuple) or m._is_node(value):
+            kind = type(value)
+            if kind is tuple or isinstance(value, tuple) or _IS_NODE.get(kind) \
+                    or kind not in _IS_NODE and m._is_node(value):
                 new = self.transform(value)
                 if new is not value:
+                    if changes is None:
+                        changes = {}
                     changes[name] = new
         if changes:
             node = dataclasses.replace(node, **changes)
-        leave = getattr(self, f"leave_{type(node).__name__}", None)
-        return leave(node) if leave is not None else node
+        # the leave_ method of the node's class, looked for once per transformer class and node
+        # class (most have none, and a failed lookup costs more than the rest of a visit); kept
+        # in the transformer class itself (passes make classes of their own per call)
+        leaves = type(self).__dict__.get("_leave_names")
+        if leaves is None:
+            kind = type(self)
+            # a class that makes attributes as they are asked (__getattr__) is asked every time
+            dynamic = hasattr(kind, "__getattr__") or kind.__getattribute__ is not object.__getattribute__
+            leaves = kind._leave_names = False if dynamic else {}
+        if leaves is False:
+            leave = getattr(self, f"leave_{cls.__name__}", None)
+            return leave(node) if leave is not None else node
+        leave = leaves.get(cls, _UNKNOWN)
+        if leave is _UNKNOWN:
+            name = f"leave_{cls.__name__}"
+            leave = leaves[cls] = name if getattr(type(self), name, None) is not None else None
+        return getattr(self, leave)(node) if leave is not None else node
+
+
+_IS_NODE = m._IS_NODE  # node class -> whether it is a model node (filled by model._is_node)
+_UNKNOWN = object()
 
 
 def expand_statements(s, split, every: bool = False):

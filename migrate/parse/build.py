@@ -99,6 +99,7 @@ def method_model_name(definition: ci.Cursor, functions: dict[str, ci.Cursor], mo
 
 _FILE, _LINE, _COL = ci.c_object_p(), ctypes.c_uint(), ctypes.c_uint()
 _WHERE = (ctypes.byref(_FILE), ctypes.byref(_LINE), ctypes.byref(_COL), None)
+_FILE_KEY = ctypes.c_void_p.from_address(ctypes.addressof(_FILE))  # the handle read as a number
 #: the unit whose file names are kept, and its file handles' names: a handle is a pointer into
 #: its unit, which another unit may reuse once this one is gone (the unit is held meanwhile)
 _FILE_NAMES: list = [None, {}]
@@ -108,7 +109,7 @@ def _place(location, names: dict | None) -> tuple[str | None, int, int]:
     """(file or None, line, column) of a source location: one libclang call, the file's name
     kept per handle in ``names`` (cindex asks libclang again for every property)."""
     ci.conf.lib.clang_getInstantiationLocation(location, *_WHERE)
-    key = ctypes.cast(_FILE, ctypes.c_void_p).value
+    key = _FILE_KEY.value  # (ctypes.cast costs more than the libclang call)
     if key is None:
         return None, _LINE.value, _COL.value
     name = names.get(key) if names is not None else None

@@ -167,22 +167,37 @@ _NESTING = frozenset(k.value for k in (ci.CursorKind.NAMESPACE, ci.CursorKind.LI
                                         ci.CursorKind.UNEXPOSED_DECL))
 
 
+#: a raw source location's offset (its macro bit cleared), and where the offsets of what a unit
+#: loads from a precompiled header begin at the latest: clang gives the loaded places offsets
+#: counting down from 2**31 (the prelude's take the top half megabyte) and the unit's own
+#: offsets counting up from 0 (a file of at most a few megabytes, with its macro expansions)
+_OFFSET_BITS, _LOADED_FROM = 0x7FFFFFFF, 1 << 30
+
+
 def user_declarations(tu: ci.TranslationUnit) -> list[ci.Cursor]:
     """The top-level declarations of ``tu`` (through namespaces, ``extern "C"`` blocks) that lie
     in a file of the user's, not in the prelude or a stub header (``is_prelude_file``), or in no
     file. The prelude's four thousand declarations and macros are most of a unit's top level:
     each is asked only for its file (two libclang calls in the visitor, the answer kept per
-    file handle), and a cursor object is kept only for the user's."""
+    file handle), and a cursor object is kept only for the user's. In a unit read with a
+    precompiled prelude that holds only prelude files (``_PCH_PRELUDE_ONLY``), a declaration
+    whose place lies in the precompiled part is the prelude's: its raw location says so (the
+    file lookup of such a place costs libclang most of this function's time)."""
     lib = ci.conf.lib
+    loaded_prelude = getattr(tu, "_c2t_prelude_pch", False)
     seen: dict = {}
     out: list[ci.Cursor] = []
     handle = ci.c_object_p()
     where = ctypes.byref(handle)
+    value = ctypes.c_void_p.from_address(ctypes.addressof(handle))  # the handle read as a number
     location, instantiation = lib.clang_getCursorLocation, lib.clang_getInstantiationLocation
 
     def visit(child, _parent, _data) -> int:
-        instantiation(location(child), where, None, None, None)
-        key = ctypes.cast(handle, ctypes.c_void_p).value
+        place = location(child)
+        if loaded_prelude and place.int_data & _OFFSET_BITS >= _LOADED_FROM:
+            return 1  # a place in the precompiled prelude
+        instantiation(place, where, None, None, None)
+        key = value.value  # (ctypes.cast costs more than the two libclang calls)
         if key is None:
             return 1  # no file: the prelude's builtins
         prelude = seen.get(key)
@@ -202,6 +217,48 @@ def user_declarations(tu: ci.TranslationUnit) -> list[ci.Cursor]:
     return out
 
 
+def _children(self: ci.Cursor):
+    """``Cursor.get_children`` without cindex's assertion that no child is the null cursor (which
+    libclang never visits): that assertion asks libclang for the null cursor and compares each
+    child with it, two more libclang calls per child of the model builder's every cursor."""
+    out = []
+    tu = self._tu
+
+    def visit(child, _parent, _data) -> int:
+        child._tu = tu  # the unit is kept alive while its cursors are
+        out.append(child)
+        return 1  # CXChildVisit_Continue
+
+    ci.conf.lib.clang_visitChildren(self, _VISITOR(visit), None)
+    return iter(out)
+
+
+ci.Cursor.get_children = _children
+
+_CALL_EXPR = ci.CursorKind.CALL_EXPR.value
+
+
+def call_exprs(cursor: ci.Cursor) -> list[ci.Cursor]:
+    """The call expressions of ``cursor``'s tree (itself included), in pre-order: what
+    ``cursor.walk_preorder()`` gives of them, found in one libclang traversal that makes a
+    cursor object only for the calls (a host ``main`` is thousands of cursors)."""
+    tu = cursor._tu
+    out = [cursor] if cursor._kind_id == _CALL_EXPR else []
+
+    def visit(child, parent, _data) -> int:
+        if child._kind_id == _CALL_EXPR:
+            child._tu = tu
+            if not ci.CursorKind.from_id(parent._kind_id).is_declaration():
+                # the cursor's parent declaration, as walk_preorder's cursors have it: set only
+                # where the parent is one (cursors equal only with it the same)
+                child.data[0] = None
+            out.append(child)
+        return 2  # CXChildVisit_Recurse
+
+    ci.conf.lib.clang_visitChildren(cursor, _VISITOR(visit), None)
+    return out
+
+
 def parse(path: str, args: list[str], unsaved: list[tuple[str, str]] = ()) -> ci.TranslationUnit:
     """libclang's translation unit of ``path``; the prelude comes precompiled where it can
     (:func:`with_precompiled_prelude`), which gives the same unit about twice as fast."""
@@ -209,8 +266,10 @@ def parse(path: str, args: list[str], unsaved: list[tuple[str, str]] = ()) -> ci
     fast = with_precompiled_prelude(args)
     if fast is not None:
         try:
-            return index().parse(os.fspath(path), args=fast, unsaved_files=list(unsaved) or None,
-                                 options=options)
+            tu = index().parse(os.fspath(path), args=fast, unsaved_files=list(unsaved) or None,
+                               options=options)
+            tu._c2t_prelude_pch = _PCH_PRELUDE_ONLY.get(fast[fast.index("-include-pch") + 1], False)
+            return tu
         except ci.TranslationUnitLoadError:
             pass  # parsed again below with the prelude as text
     return index().parse(os.fspath(path), args=args, unsaved_files=list(unsaved) or None,
@@ -227,6 +286,7 @@ def parse(path: str, args: list[str], unsaved: list[tuple[str, str]] = ()) -> ci
 
 _PCH: dict[tuple, tuple[str, tuple[str, ...]] | None] = {}  # key -> (PCH path, the prelude's headers)
 _PCH_DIR: list[str] = []
+_PCH_PRELUDE_ONLY: dict[str, bool] = {}  # PCH path -> every file it holds is a prelude file
 _SHADOWS: dict[tuple[str, str], bool] = {}  # (-I folder, header) -> the folder has it
 
 
@@ -256,6 +316,8 @@ def _precompile(key: tuple) -> tuple[str, tuple[str, ...]] | None:
                     break
         path = os.path.join(_pch_dir(), f"prelude-{len(_PCH)}.pch")
         tu.save(path)
+        _PCH_PRELUDE_ONLY[path] = is_prelude_file(str(PRELUDE_HEADER)) and all(
+            is_prelude_file(inc.include.name) for inc in tu.get_includes())
         return path, tuple(sorted(headers))
     except (ci.TranslationUnitLoadError, ci.TranslationUnitSaveError, OSError):
         return None

@@ -415,6 +415,7 @@ def includers(paths) -> dict[str, tuple[str, int]]:
 
 
 _SCAN_LIMIT = 256  # local headers read for their #includes, per file
+_STUBS_RESOLVED = cl.STUB_INCLUDE_DIR.resolve()
 
 
 def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[str, str], dict[str, tuple]]:
@@ -466,8 +467,9 @@ def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[s
                     folders.insert(len(folders) - 1, folder)  # before the stubs, as a -I folder
                     found = folder / header
             if found is not None:
-                if not found.resolve().is_relative_to(cl.STUB_INCLUDE_DIR.resolve()):
-                    todo.append((found.resolve(), None))
+                found = found.resolve()
+                if not found.is_relative_to(_STUBS_RESOLVED):
+                    todo.append((found, None))
                 continue
             if Path(header).is_absolute():
                 continue  # left to clang
@@ -927,9 +929,7 @@ class UnitBuilder:
                 continue  # device-side launches are diagnosed by the model builder (M1203)
             if not macros and "<<<" not in self.text.of(cursor):
                 continue
-            for node in cursor.walk_preorder():
-                if node.kind != K.CALL_EXPR:
-                    continue
+            for node in cl.call_exprs(cursor):
                 kids = list(node.get_children())
                 if len(kids) < 2 or not is_push_config(kids[1]):
                     continue
@@ -981,8 +981,8 @@ class UnitBuilder:
         if cached is not None:
             return cached
         out = {}
-        for node in fn_cursor.walk_preorder():
-            if node.kind != K.CALL_EXPR or node.spelling not in ("cudaMalloc", "cudaMallocManaged", "cudaMallocAsync"):
+        for node in cl.call_exprs(fn_cursor):
+            if node.spelling not in ("cudaMalloc", "cudaMallocManaged", "cudaMallocAsync"):
                 continue
             args = [a for a in node.get_arguments()]
             if len(args) < 2:

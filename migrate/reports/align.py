@@ -65,6 +65,10 @@ def map_module(text: str) -> ModuleMap:
     return mod
 
 
+#: the characters cuda_extent looks at: comments, literals, braces, parentheses, semicolons
+_STRUCTURE = re.compile(r"[/\"'{}();]")
+
+
 def cuda_extent(lines: list[str], start: int) -> tuple[int, int]:
     """The lines of the function defined at ``start`` (1-based): from its ``template`` line and
     a short comment right above it to its closing brace (or the ``;`` of a declaration)."""
@@ -90,14 +94,18 @@ def cuda_extent(lines: list[str], start: int) -> tuple[int, int]:
             continue
         j, length = 0, len(line)
         while j < length:
-            c = line[j]
             if in_block:
-                if line.startswith("*/", j):
-                    in_block = False
-                    j += 2
-                else:
-                    j += 1
+                k = line.find("*/", j)
+                if k < 0:
+                    break
+                in_block = False
+                j = k + 2
                 continue
+            found = _STRUCTURE.search(line, j)  # every other character is passed over
+            if found is None:
+                break
+            j = found.start()
+            c = line[j]
             if line.startswith("//", j):
                 break
             if line.startswith("/*", j):

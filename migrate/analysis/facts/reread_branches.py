@@ -24,12 +24,18 @@ def reread_branch(body, in_loops: bool = True) -> Span | None:
     branch stores to, with more than that one store in the branch; None if there is none."""
     if body is None:
         return None
-    for loop in m.walk(body):
-        if in_loops and not isinstance(loop, LOOPS):
-            continue
-        for node in m.walk(loop.body if in_loops else loop):
-            if isinstance(node, m.If) and _rereads(node):
-                return node.span
+    # one pre-order walk: the first such branch of the first loop (in pre-order) holding one is
+    # the first in pre-order that lies in some loop's body (a loop inside holds no earlier one)
+    stack = [(body, not in_loops)]
+    while stack:
+        node, inside = stack.pop()
+        if inside and isinstance(node, m.If) and _rereads(node):
+            return node.span
+        kids = m.children(node)
+        if not inside and isinstance(node, LOOPS):
+            stack.extend((k, k is node.body) for k in reversed(kids))
+        else:
+            stack.extend((k, inside) for k in reversed(kids))
     return None
 
 
