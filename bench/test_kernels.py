@@ -125,6 +125,27 @@ CASES = {
     "array_parameters": ("tests.parse.test_frontend", "ARRAY_PARAMS", "ARRAY_PARAMS_SPEC"),
     "narrow_scalars": ("tests.emit.test_narrow_scalar_parameters", "KERNEL", "SPEC"),
     "do_while_continue": ("tests.emit.test_continue_in_strided_loops", "DO_WHILE", "DO_WHILE_SPEC"),
+    # the eleventh session's (2026-12-06)
+    "lockstep_regions": ("tests.analysis.facts.test_lockstep_regions", "KERNEL", "SPEC"),
+    "butterfly": ("tests.analysis.lift.test_butterfly", "BUTTERFLY", "SPEC"),
+    "forward_cell": ("tests.analysis.lift.test_forward_cells", "CELL", "CELL_SPEC"),
+    "forward_cell_guarded": ("tests.analysis.lift.test_forward_cells", "CELL_GUARDED", "CELL_GUARDED_SPEC"),
+    "forward_flat": ("tests.analysis.lift.test_forward_cells", "FLAT", "FLAT_SPEC"),
+    "forward_counted": ("tests.analysis.lift.test_forward_cells", "COUNTED", "COUNTED_SPEC"),
+    "reduce_row_sums": ("tests.analysis.lift.test_reduce_loops", "ROW_SUMS", "ROW_SUMS_SPEC"),
+    "reduce_tiles": ("tests.analysis.lift.test_reduce_loops", "TILES", "TILES_SPEC"),
+    "reduce_vote": ("tests.analysis.lift.test_reduce_loops", "VOTE", "VOTE_SPEC"),
+    "chained_places": ("tests.analysis.prepare.test_chained_places", "KERNEL", "SPEC"),
+    "half_bit_copies": ("tests.analysis.prepare.test_half_bit_copies", "KERNEL", "SPEC"),
+    "macro_template_args": ("tests.analysis.prepare.test_macro_template_args", "SOURCE", "SPEC"),
+    "pointer_copies": ("tests.analysis.prepare.test_pointer_copies", "SWAP", "SPEC"),
+    "shared_pointers": ("tests.analysis.prepare.test_shared_pointers", "KERNEL", "SPEC"),
+    "struct_bit_containers": ("tests.analysis.prepare.test_struct_bit_containers", "KERNEL", "SPEC"),
+    "vector_word_bits": ("tests.analysis.prepare.test_vector_word_bits", "KERNEL", "SPEC"),
+    "vector_words": ("tests.analysis.prepare.test_vector_word_bits", "WORDS", "WORDS_SPEC"),
+    "template_atomic_sub": ("tests.emit.test_template_atomic_sub", "SOURCE", "SPEC"),
+    "unsigned_switch": ("tests.emit.test_unsigned_switch", "KERNEL", "SPEC"),
+    "scalar_store_casts": ("tests.runtime.test_scalar_store_casts", "SOURCE", "SPEC"),
 }
 
 
