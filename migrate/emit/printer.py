@@ -905,7 +905,10 @@ class ExprPrinter:
             # helper (or add the same bits); an ordering or another width has no form here.
             raise EmitError(f"'{e.callee}' reads an element of type {held} as {pointee} (its "
                             "address is cast): no TileLang form", e.span)
-        if name not in ops and name != "atomicSub":
+        signed64 = name in ("atomicMax", "atomicMin") and (held if recast else pointee) == "int64"
+        if (name not in ops and name != "atomicSub") or signed64:
+            # (T.atomic_max/min on int64 does not compile with nvcc in TileLang 0.1.15, and its
+            # atomic_ref would compare as unsigned long long: the table's helper on long long)
             # atomicCAS, atomicExch, atomicAnd, ...: the compat table's helper on the element
             # (through a cast address: the helper of the element's type, the same bits)
             dtypes = [held if recast else pointee] + [scalar_name(a.type) for a in e.args[1:]]
