@@ -231,15 +231,8 @@ def instance_text(text: str, kernel: m.Function, instance: m.Instantiation | Non
     params = kernel.template_params
     if len(args) != len(params):
         return None
-    lines = text.split("\n")
-    s = kernel.span
-    if s.end_line > len(lines):
-        return None
-    chunk = "\n".join(lines[s.line - 1:s.end_line])
-    start = s.col - 1
-    end = len(chunk) - (len(lines[s.end_line - 1]) - (s.end_col - 1))
-    chunk = " " * start + chunk[start:end]
-    header = re.match(r"\s*template\s*<", chunk)
+    chunk = _span_text(text, kernel.span)
+    header = re.match(r"\s*template\s*<", chunk) if chunk is not None else None
     if header is None:
         return None
     close = _closing(chunk, header.end())
@@ -264,19 +257,25 @@ def instance_text(text: str, kernel: m.Function, instance: m.Instantiation | Non
     return "".join(out) + chunk[last:]
 
 
-def specialisation_text(text: str, kernel: m.Function, span: Span, name: str) -> str | None:
-    """An explicit specialisation's text (``template <> __global__ void k<float>(...) {...}`` at
-    ``span``) as a kernel of its own named ``name``, as many lines as the specialisation's: the
-    ``template <>`` blanked, ``k<float>`` renamed; None where that cannot be written (a qualified
-    definition, no ``template <>`` in front)."""
+def _span_text(text: str, span: Span) -> str | None:
+    """The text of ``span`` in ``text`` on as many lines as it spans, its first line's columns
+    before it blank (so that offsets into it are columns of the file); None past the text."""
     lines = text.split("\n")
     if span.end_line > len(lines) or span.line < 1:
         return None
     chunk = "\n".join(lines[span.line - 1:span.end_line])
     start = span.col - 1
     end = len(chunk) - (len(lines[span.end_line - 1]) - (span.end_col - 1))
-    chunk = " " * start + chunk[start:end]
-    header = re.match(r"\s*template\s*<\s*>", chunk)
+    return " " * start + chunk[start:end]
+
+
+def specialisation_text(text: str, kernel: m.Function, span: Span, name: str) -> str | None:
+    """An explicit specialisation's text (``template <> __global__ void k<float>(...) {...}`` at
+    ``span``) as a kernel of its own named ``name``, as many lines as the specialisation's: the
+    ``template <>`` blanked, ``k<float>`` renamed; None where that cannot be written (a qualified
+    definition, no ``template <>`` in front)."""
+    chunk = _span_text(text, span)
+    header = re.match(r"\s*template\s*<\s*>", chunk) if chunk is not None else None
     if header is None:
         return None
     chunk = re.sub(r"[^\n]", " ", chunk[:header.end()]) + chunk[header.end():]
