@@ -620,6 +620,7 @@ def bf16_round(x: np.ndarray, mode: str = "rn") -> np.ndarray:
 REFS[("__float2bfloat16", None)] = REFS[("__float2bfloat16_rn", None)] = lambda x: bf16_round(x)
 REFS[("__float2bfloat16_rz", None)] = lambda x: bf16_round(x, "rz")
 REFS[("__bfloat162float", None)] = lambda x: x.astype(np.float32)
+REFS[("__bfloat162int_rn", None)] = lambda a: np.rint(a.astype(np.float64)).astype(np.int32)
 REFS[("__hadd", "bfloat16")] = lambda a, b: bf16_round(a.astype(np.float32) + b.astype(np.float32))
 REFS[("__low2bfloat16", None)] = lambda v: v[:, 0]
 REFS[("__high2bfloat16", None)] = lambda v: v[:, 1]

@@ -92,10 +92,20 @@ RADIUS_BLUR_SPEC = """
 """
 
 
-def test_portable_loops_nested_in_a_per_thread_range_lower_for_cuda(tmp_path):
-    kernels, _ = convert(tmp_path, RADIUS_BLUR, "--check", "cpu", spec=RADIUS_BLUR_SPEC)
+#: The same blur with its tile's rows 16 wide whatever the block: the shared cache is not forwarded
+#: (lift.forward_shared takes rows blockDim.x wide), so the kernel stays portable.
+RADIUS_BLUR_FIXED_ROWS = RADIUS_BLUR.replace("const int t = threadIdx.y * blockDim.x + threadIdx.x;",
+                                             "const int t = threadIdx.y * 16 + threadIdx.x;")
+
+
+@pytest.mark.parametrize("source, form", [(RADIUS_BLUR_FIXED_ROWS, "portable"), (RADIUS_BLUR, "tile")])
+def test_portable_loops_nested_in_a_per_thread_range_lower_for_cuda(tmp_path, source, form):
+    """Portable with a tile of fixed rows; lifted (the cache forwarded into the map, its window
+    loops per element) where the rows are the block's."""
+    assert source.count("threadIdx.y * 16 + threadIdx.x") == (form == "portable")
+    kernels, _ = convert(tmp_path, source, "--check", "cpu", spec=RADIUS_BLUR_SPEC)
     k = kernels["radius_blur"]
-    assert k["form"] == "portable" and k["check"]["status"] == "pass", k["check"]
+    assert k["form"] == form and k["check"]["status"] == "pass", k["check"]
     src = lower_sm90(load(tmp_path / "out" / "k.py").RADIUS_BLUR, (3, 2, 1), (16, 16, 1))
     assert "__global__" in src
 

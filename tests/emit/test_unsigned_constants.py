@@ -40,7 +40,8 @@ def test_negative_values_in_unsigned_arithmetic_wrap_and_lower_for_cuda(tmp_path
     text = (out / "k.py").read_text()
     assert "T.uint32(2147483648)" in text  # (unsigned)MSB
     assert "& T.uint32(4294967232)" in text and "& T.uint32(4294967288)" in text  # ~63, (unsigned)~7
-    assert "T.uint32(0) - (x[tx] & 1)" in text
+    assert "T.uint32(0) - (x & 1)" in text  # (tile form: the shared cache forwarded into the map)
+    assert k["form"] == "tile", k["form"]
     assert "T.uint32(4294967295), return_prev=True" in text  # atomicSub(…, 1) adds 2**32 - 1
     spec = importlib.util.spec_from_file_location("k_wraps", out / "k.py")
     mod = importlib.util.module_from_spec(spec)
