@@ -225,20 +225,34 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
               if c is not None}
     groups: dict[str, list] = {}
     device = {f.name: f for f in parsed.unit.device_functions}
+
+    def write_instances(k, specs):
+        """Each instance of ``k`` written out (copy name -> (kernel, text)), a specialised one from
+        its specialisation's text (one of ``specs``), with the specialisations' lines and values;
+        None where one cannot be written."""
+        written, lines, wanted = {}, {}, {}
+        for inst, name in zip(k.instantiations, instance_names(text, k)):
+            args = instance_arguments(text, k, inst)
+            spec = specialisation_of(args, specs) if args is not None and specs else None
+            if spec is not None:
+                copy = specialisation_text(text, k, spec.span, name)
+                lines[name], wanted[name] = spec.span.line, spec.values
+            else:
+                copy = instance_text(text, k, inst, name) if args is not None else None
+                wanted[name] = None
+            if copy is None:
+                return None
+            written[name] = (k.name, copy + "\n" + probe_text(name, k, args))
+        return written, lines, wanted
+
     for k in ours:
         if k.name in kernels or not wants_instances(k, parsed.kernel_errors(k.name), device):
             continue
-        written = {}
-        for inst, name in zip(k.instantiations, instance_names(text, k)):
-            args = instance_arguments(text, k, inst)
-            copy = instance_text(text, k, inst, name) if args is not None else None
-            if copy is None:
-                break
-            written[name] = (k.name, copy + "\n" + probe_text(name, k, args))
-        else:
+        done = write_instances(k, [])
+        if done is not None:
             kernels[k.name] = k
-            copies.update(written)
-            groups[k.name] = [(name, inst) for inst, name in zip(k.instantiations, written)]
+            copies.update(done[0])
+            groups[k.name] = [(name, inst) for inst, name in zip(k.instantiations, done[0])]
     # a kernel template with explicit specialisations: each instance written out, a specialised
     # one from its specialisation's own text, the others from the template's
     origins: dict[str, int] = {}  # copy -> the line of the specialisation it copies
@@ -249,20 +263,9 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
                 or not 1 <= len(k.instantiations) <= MAX_INSTANCES \
                 or str(Path(k.span.file).resolve()) != main:
             continue
-        written, lines, wanted = {}, {}, {}
-        for inst, name in zip(k.instantiations, instance_names(text, k)):
-            args = instance_arguments(text, k, inst)
-            spec = specialisation_of(args, [s for s in specs if s.own]) if args is not None else None
-            if spec is not None:
-                copy = specialisation_text(text, k, spec.span, name)
-                lines[name], wanted[name] = spec.span.line, spec.values
-            else:
-                copy = instance_text(text, k, inst, name) if args is not None else None
-                wanted[name] = None
-            if copy is None:
-                break
-            written[name] = (k.name, copy + "\n" + probe_text(name, k, args))
-        else:
+        done = write_instances(k, [s for s in specs if s.own])
+        if done is not None:
+            written, lines, wanted = done
             kernels[k.name] = k
             copies.update(written)
             origins.update(lines)
