@@ -37,7 +37,7 @@ C_TYPE_DTYPES = _dtypes.TEMPLATE_SPELLINGS
 CPU_PASS_CONFIGS = {"tirx.disable_vectorize": True}
 
 #: TileLang passes this module corrects (:func:`_patch_nested_guards`), marked on every compiled function
-PASS_FIXES = "decouple_type_cast.nested_guards,else,scalar_store;c_literals.folded;negative_index.kept"
+PASS_FIXES = "decouple_type_cast.nested_guards,else,scalar_store;c_literals.folded;negative_index.kept;unsigned_select"
 
 
 def _patch_cpu_wrapper() -> None:
@@ -180,12 +180,85 @@ def _patch_negative_index() -> None:
     tl_transform._cuda2tile_negative_index = True
 
 
+_PURE_CALLS = re.compile(r"(exp|exp2|exp10|log|log2|log10|sqrt|rsqrt|fabs|floor|ceil|trunc|round|nearbyint|"
+                         r"sin|cos|tan|tanh|sinh|cosh|asin|acos|atan|atan2|pow|fmod|copysign|isnan|isinf|isfinite|"
+                         r"popcount|clz|shift_left|shift_right|bitwise_and|bitwise_or|bitwise_xor|bitwise_not|"
+                         r"if_then_else|reinterpret)$")
+
+
+def _unsigned_selects(func):
+    """``func`` with each ``if_then_else`` whose condition reads an unsigned value and whose arms
+    load, divide and call nothing made a ``Select`` (see :func:`_patch_unsigned_selects`)."""
+    from tvm import tirx
+
+    def pure(expr) -> bool:
+        ok = [True]
+
+        def visit(node):
+            if isinstance(node, (tirx.BufferLoad, tirx.Div, tirx.Mod, tirx.FloorDiv, tirx.FloorMod)):
+                ok[0] = False
+            elif isinstance(node, tirx.Call) and not _PURE_CALLS.match(str(getattr(node.op, "name", "")).split(".")[-1]):
+                ok[0] = False
+        tirx.stmt_functor.post_order_visit(expr, visit)
+        return ok[0]
+
+    def unsigned(expr) -> bool:
+        found = [False]
+
+        def visit(node):
+            if isinstance(node, tirx.PrimExpr) and str(node.dtype).startswith("uint"):
+                found[0] = True
+        tirx.stmt_functor.post_order_visit(expr, visit)
+        return found[0]
+
+    def rewrite(node):
+        if (isinstance(node, tirx.Call) and str(getattr(node.op, "name", "")).endswith(".if_then_else")
+                and unsigned(node.args[0]) and pure(node.args[1]) and pure(node.args[2])):
+            return tirx.Select(*node.args)
+        return None
+
+    return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, rewrite, ["tirx.Call"]))
+
+
+def _patch_unsigned_selects() -> None:
+    """TVM's read/write-region detector (run by TileLang's PlanAndUpdateBufferAllocationLocation
+    on every block) solves an ``if_then_else``'s condition as inequalities; where the condition
+    reads an unsigned value it builds the constant -1 in that type and stops the build ("cannot
+    make uint from negative value -1": kiss's ``!seed ? 0xffffffffu : seed`` on a ``uint64``
+    variable in a lifted map, on the GPU and the C target alike). Such an ``if_then_else`` whose
+    arms load, divide and call nothing is the same value as a ``Select`` (C's ``?:`` evaluates one
+    arm; arms without effects or traps lose nothing by both being evaluated), which the detector
+    does not solve: the migrated kernels (marked ``cuda2tile_pass_fixes``) get it before the pass."""
+    import tilelang.transform as tl_transform
+
+    if getattr(tl_transform, "_cuda2tile_unsigned_select", False):
+        return
+    import tvm
+
+    original = tl_transform.PlanAndUpdateBufferAllocationLocation
+
+    def PlanAndUpdateBufferAllocationLocation():  # noqa: N802 - TileLang's name
+        inner = original()
+
+        def apply(mod, _ctx):
+            updates = {gv: _unsigned_selects(f) for gv, f in mod.functions.items()
+                       if getattr(f, "attrs", None) is not None and "cuda2tile_pass_fixes" in f.attrs}
+            for gv, f in updates.items():
+                mod[gv] = f
+            return inner(mod)
+        return tvm.transform.module_pass(apply, opt_level=0, name="tl.PlanAndUpdateBufferAllocationLocation")
+
+    tl_transform.PlanAndUpdateBufferAllocationLocation = PlanAndUpdateBufferAllocationLocation
+    tl_transform._cuda2tile_unsigned_select = True
+
+
 def patch_passes() -> None:
     """TileLang's passes as the runtime builds migrated kernels with them (each patch once; the
     kernels carry the ``cuda2tile_pass_fixes`` mark): what :func:`compile_kernel` and every
     lowering outside it (bench/lower_pool.py, the tests' ``lower_sm90``) apply."""
     _patch_nested_guards()
     _patch_negative_index()
+    _patch_unsigned_selects()
 
 
 class LaunchError(Exception):

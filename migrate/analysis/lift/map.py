@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import assigned_names, conjuncts, factors, strip_casts
+from ...ir.exprs import assigned_names, conjuncts, factors, stored_roots, strip_casts
 from ...ir.loops import KernelPlan, Phase, TileMap
 from ...ir.visit import Transformer
 from ..facts import radix
@@ -118,6 +118,8 @@ def normalise_grid_stride(stmts: tuple, outer: dict | None = None) -> tuple[tupl
                                                 for n in m.walk(last.body)):
         return stmts, {}
     body = last.body.stmts if isinstance(last.body, m.Block) else (last.body,)
+    if _carried(tuple(head), body):
+        return stmts, {}
     return _unused_strides(tuple(head), (last.init,) + tuple(body)), {dim: cond.rhs}
 
 
@@ -138,9 +140,31 @@ def _grid_stride_while(head: tuple, loop: m.While, defs: dict, value) -> tuple[t
     step = body[-1].expr
     if not (isinstance(step.target, m.Ref) and step.target.name == var) \
             or any(var in assigned_names(s) for s in body[:-1]) \
-            or any(isinstance(n, (m.Break, m.Continue, m.Return)) for n in m.walk(loop.body)):
+            or any(isinstance(n, (m.Break, m.Continue, m.Return)) for n in m.walk(loop.body)) \
+            or _carried(head, body[:-1]):
         return whole, {}
     return _unused_strides(head, tuple(body[:-1])), {dim: cond.rhs}
+
+
+def _carried(head: tuple, body: tuple) -> bool:
+    """Whether a local declared in ``head`` carries a value from one iteration of the grid-stride
+    loop ``body`` to the next: the body changes it and reads it before a plain assignment at its
+    top level has given it the iteration's own value (a random generator's state, ``w = w * a +
+    c; out[i] = w;``; a local array the body stores into and reads). A map starts every element
+    from the value before the loop, so such a loop is no map."""
+    declared = {d.name for s in head if isinstance(s, m.DeclStmt) for d in s.decls}
+    changed = declared & (set().union(*(assigned_names(s) for s in body)) if body else set())
+    arrays = declared & (stored_roots(body) if body else set())
+    killed: set = set()
+    for s in body:
+        plain = s.expr if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and s.expr.op == "=" \
+            and isinstance(s.expr.target, m.Ref) else None
+        reads = [n.name for n in m.walk(plain.value if plain is not None else s) if isinstance(n, m.Ref)]
+        if any(name in arrays or (name in changed and name not in killed) for name in reads):
+            return True
+        if plain is not None:
+            killed.add(plain.target.name)
+    return False
 
 
 def _unused_strides(head: tuple, rest: tuple) -> tuple:
