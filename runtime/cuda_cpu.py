@@ -97,7 +97,12 @@ def run_program(lib: Library, argv=(), timeout: float = 120.0, env=None, cwd=Non
     import sys
     if not lib.main_entry:
         raise ValueError("the program has no main()")
-    code = ("import ctypes,sys\n"
+    # the program dies with the process that started it (PR_SET_PDEATHSIG, SIGKILL): it runs in
+    # a session of its own, which killing a replay job's group does not reach (an orphan held a
+    # core for half an hour after its job was stopped)
+    code = ("import ctypes,os,sys\n"
+            f"ctypes.CDLL(None).prctl(1,9,0,0,0)\n"
+            f"os.getppid()=={os.getpid()} or sys.exit(137)\n"
             f"lib=ctypes.CDLL({lib.path!r})\n"
             "args=[b'prog']+[a.encode() for a in sys.argv[1:]]\n"
             "argv=(ctypes.c_char_p*(len(args)+1))(*args,None)\n"
