@@ -40,6 +40,7 @@ from .analysis.lift.free_grid import plan_free_grid
 from .analysis.lift.gemm import finish_layout, layout, plan_gemm
 from .analysis.lift.map import plan_map, static_sizes
 from .analysis.lift.micro_tiles import expand_micro_tiles
+from .analysis.lift.private_shared import privatise_shared
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
@@ -597,6 +598,14 @@ class KernelPipeline:
             return plan_map(prepared, kplan, callees, threads=False), []
         except NotLiftable as not_map:
             tplan, reasons = None, [not_map]
+        try:  # shared arrays each thread keeps as its own scratch, as the element's local arrays
+            private, races = privatise_shared(prepared, callees, self.block_width(prepared.name))
+            if private is not prepared:
+                tplan = plan_map(private, plan_portable(private), callees, threads=True)
+                tile = tplan.regions[0]
+                return dataclasses.replace(tplan, regions=(dataclasses.replace(tile, races=tile.races + races),)), []
+        except (NotLiftable, NotPortable):
+            tplan = None
         try:  # micro-tiles expanded and shared-memory caches forwarded, the kernel may be a map
             expanded, micro = expand_micro_tiles(prepared)
             forwarded = forward_shared(expanded)
