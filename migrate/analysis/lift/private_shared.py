@@ -17,9 +17,10 @@ the kernel is then a map for :mod:`.map` (one element per CUDA thread, its scrat
 ``T.alloc_local``).
 
 Taken only when the kernel (with its device functions) has no barrier, warp or cooperative-group
-operation, fence or atomic on the array, and the array is a constant-sized ``__shared__`` array
-(not ``extern``) whose every use is a full element access ``S[i]..[j]`` (never its address, a
-pointer to it, or an argument). The key is, after single-assignment locals are expanded,
+operation or fence, and the array is a ``__shared__`` array (not ``extern``; its dimensions other
+than the key's constants) whose every use is a full element access ``S[i]..[j]`` (never its
+address, a pointer to it, or an argument) or an ``atomicAdd(&S[i]..[j], v)`` statement whose old
+value is unread, which adds to the thread's own cell alone: a plain ``+=`` of the local. The key is, after single-assignment locals are expanded,
 ``threadIdx.x`` in a kernel that indexes threads in x only, or ``threadIdx.y * W + threadIdx.x``
 in one that indexes threads in x and y, ``W`` being ``blockDim.x`` or a constant: distinct threads
 then have distinct keys when the block's width is at most ``W`` (proven when every launch gives
@@ -131,6 +132,41 @@ class _Private(Transformer):
         return dataclasses.replace(node, decls=tuple(decls))
 
 
+def _atomic_cell(st, names: set[str]):
+    """``S[..] += v`` for the statement ``atomicAdd(&S[..], v);`` (or ``atomicAdd(S + i, v)`` of a
+    1-D array) on one of ``names``, its old value unread; else None."""
+    if not (isinstance(st, m.ExprStmt) and isinstance(st.expr, m.Call) and st.expr.kind == "atomic"
+            and st.expr.callee == "atomicAdd" and len(st.expr.args) == 2):
+        return None
+    p, v = strip_casts(st.expr.args[0]), st.expr.args[1]
+    target = None
+    if isinstance(p, m.Unary) and p.op == "&":
+        chain = _chain(p.operand)
+        if chain is not None and chain[0] in names:
+            target = strip_casts(p.operand)
+    elif isinstance(p, m.Binary) and p.op == "+":
+        base = strip_casts(p.lhs)
+        if isinstance(base, m.Ref) and base.kind == "shared" and base.name in names \
+                and isinstance(base.type, m.Array) and not isinstance(base.type.element, m.Array):
+            target = m.Index(base, p.rhs, base.type.element, p.span)
+    if target is None:
+        return None
+    if v.type != target.type:
+        v = m.Cast(target.type, v, "implicit", target.type, v.span)
+    return m.ExprStmt(m.Assign("+=", target, v, target.type, st.span), st.span)
+
+
+class _Atomics(Transformer):
+    """Atomic additions to cells of the arrays ``names`` as plain additions (their cells are a
+    thread's own: no other thread adds to them)."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def leave_ExprStmt(self, node: m.ExprStmt):
+        return _atomic_cell(node, self.names) or node
+
+
 def _zero(t, span):
     if isinstance(t, m.Scalar) and t.dtype.startswith(("float", "bfloat", "half")):
         return m.FloatLit(0.0, "0.0", t, span)
@@ -154,7 +190,7 @@ def privatise_shared(fn: m.Function, callees=(), launch_x: int | None = None) ->
         return fn, ()
     decls = {d.name: d for d in m.walk(fn.body) if isinstance(d, m.VarDecl) and d.storage == "shared"}
     candidates = {n: d for n, d in decls.items() if isinstance(d.type, m.Array) and _dims(d.type)
-                  and d.init is None and isinstance(_element(d.type), m.Scalar)}
+                  and d.init is None and isinstance(_element(d.type), (m.Scalar, m.TemplateType))}
     if not candidates:
         return fn, ()
     for f in (fn, *callees):
@@ -162,9 +198,20 @@ def privatise_shared(fn: m.Function, callees=(), launch_x: int | None = None) ->
             if isinstance(n, m.Call) and (n.kind in _THREAD_KINDS or n.callee.startswith(("__sync", "__threadfence"))):
                 return fn, ()
     threads, _ = builtin_dims([fn, *callees])
-    table = single_assignment_locals(fn.body)
+    private, races = _private(_Atomics(set(candidates)).transform(fn.body), candidates, threads, launch_x)
+    if not private:
+        return fn, ()
+    # the atomics of the arrays that stay shared stay atomics
+    body = _Private(private).transform(_Atomics(set(private)).transform(fn.body))
+    return dataclasses.replace(fn, body=body), races
+
+
+def _private(body, candidates, threads, launch_x):
+    """The arrays of ``candidates`` that ``body`` uses only at their threads' own keys (name ->
+    (key position, the local's Ref, rank)), and the races the lift takes the CUDA to be free of."""
+    table = single_assignment_locals(body)
     refs: dict[str, int] = {}
-    for n in m.walk(fn.body):
+    for n in m.walk(body):
         if isinstance(n, m.Ref) and n.name in candidates:
             refs[n.name] = refs.get(n.name, 0) + 1
     chains: dict[str, list] = {n: [] for n in candidates}
@@ -183,7 +230,7 @@ def privatise_shared(fn: m.Function, callees=(), launch_x: int | None = None) ->
         for child in m.children(node):
             visit(child, isinstance(node, m.Unary) and node.op == "&")
 
-    visit(fn.body)
+    visit(body)
     private: dict[str, tuple[int, m.Ref, int]] = {}
     races: list[str] = []
     for name, d in candidates.items():
@@ -215,7 +262,4 @@ def privatise_shared(fn: m.Function, callees=(), launch_x: int | None = None) ->
                          f"unless the block is at most {width} wide")
         local_type = _without(d.type, pos)
         private[name] = pos, m.Ref(name, "local", local_type, d.span), len(dims)
-    if not private:
-        return fn, ()
-    body = _Private(private).transform(fn.body)
-    return dataclasses.replace(fn, body=body), tuple(races)
+    return private, tuple(races)

@@ -199,3 +199,51 @@ def test_threadidx_x_in_a_2d_block_is_no_key(tmp_path):
                           "int i = blockIdx.x * blockDim.x + threadIdx.x + threadIdx.y;")
     kernels, text = convert(tmp_path, source)
     assert kernels["neighbourhood"]["form"] != "tile", factory(text, "neighbourhood")
+
+
+#: atomicPerf's own-cell atomics: each thread adds to ``S + threadIdx.x`` only, so the atomic is
+#: a plain addition to the thread's local (here the cell is also zeroed first and read back).
+OWN_ATOMIC = """
+    __global__ void strided_count(const float* __restrict__ x, float* __restrict__ out, int n) {
+        __shared__ float part[128];
+        unsigned int tid = blockIdx.x * blockDim.x + threadIdx.x;
+        part[threadIdx.x] = 0.5f;
+        for (unsigned int i = tid; i < n; i += blockDim.x * gridDim.x)
+            atomicAdd(part + threadIdx.x, x[i] * x[i]);
+        atomicAdd(&part[threadIdx.x], 1.0f);
+        out[tid] = part[threadIdx.x];
+    }
+    void run(const float* x, float* o, int n) { strided_count<<<3, 128>>>(x, o, n); }
+"""
+OWN_ATOMIC_SPEC = _spec("strided_count", (3, 1, 1), (128, 1, 1), [
+    _buf("x", "float32", 1000, "in", (-2.0, 2.0)), _buf("out", "float32", 384, "out", None),
+    {"name": "n", "scalar": "int32", "value": 1000}], tolerance="fp32")
+
+
+def test_atomics_on_the_threads_own_cell_become_additions_and_agree_on_cpu(tmp_path):
+    kernels, text = convert(tmp_path, OWN_ATOMIC, "--check", "cpu", spec=OWN_ATOMIC_SPEC)
+    k = kernels["strided_count"]
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
+    body = factory(text, "strided_count")
+    assert "atomic" not in body and "alloc_shared" not in body, body
+    assert "part = part + x[i] * x[i]" in body, body
+
+
+def test_atomics_on_the_threads_own_cell_agree_with_numpy(tmp_path):
+    import torch
+    from migrate.runtime.tilelang_side import load_module
+    kernels, _ = convert(tmp_path, OWN_ATOMIC)
+    assert kernels["strided_count"]["form"] == "tile"
+    x = np.random.default_rng(9).uniform(-2.0, 2.0, size=1000).astype(np.float32)
+    out = torch.full((384,), float("nan"), dtype=torch.float32)  # poisoned
+    load_module(tmp_path / "out" / "k.py").strided_count(torch.from_numpy(x), out, 1000,
+                                                         grid=(3, 1, 1), block=(128, 1, 1), target="c")
+    sq = np.pad(x.astype(np.float64) ** 2, (0, 1152 - 1000)).reshape(3, 384).sum(axis=0)
+    np.testing.assert_allclose(out.numpy(), 0.5 + sq + 1.0, rtol=1e-5)
+
+
+def test_an_atomic_on_another_threads_cell_stays_portable(tmp_path):
+    source = OWN_ATOMIC.replace("atomicAdd(&part[threadIdx.x], 1.0f);", "atomicAdd(&part[0], 1.0f);")
+    assert "&part[0]" in source
+    kernels, text = convert(tmp_path, source)
+    assert kernels["strided_count"]["form"] != "tile", factory(text, "strided_count")
