@@ -449,6 +449,8 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 #: that apply to the lifted plan run, in this order.
 LIFTS = (
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
+    Pass("private shared", "shared arrays each thread uses at its own key alone become the element's local arrays, "
+                           "so the kernel is a map (analysis.lift.private_shared)", privatise_shared),
     Pass("micro-tiles", "register micro-tiles as elements, so a register-blocked GEMM is a map "
                         "(analysis.lift.micro_tiles)", expand_micro_tiles),
     Pass("forward shared", "shared-memory caches forwarded: a read of a staged tile is the value its "
