@@ -247,3 +247,12 @@ def test_an_atomic_on_another_threads_cell_stays_portable(tmp_path):
     assert "&part[0]" in source
     kernels, text = convert(tmp_path, source)
     assert kernels["strided_count"]["form"] != "tile", factory(text, "strided_count")
+
+
+def test_a_column_per_thread_lowers_for_sm90(tmp_path):
+    from tests.analysis.lift.support import load
+    from tests.lowering import lower_sm90
+    kernels, _ = convert(tmp_path, HIST)
+    assert kernels["neighbourhood"]["form"] == "tile"
+    src = lower_sm90(load(tmp_path / "out" / "k.py").NEIGHBOURHOOD, (5, 1, 1), (64, 1, 1))
+    assert "__global__" in src and "__shared__" not in src, src
