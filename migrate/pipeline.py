@@ -40,6 +40,7 @@ from .analysis.lift.free_grid import plan_free_grid
 from .analysis.lift.gemm import finish_layout, layout, plan_gemm
 from .analysis.lift.map import plan_map, static_sizes
 from .analysis.lift.micro_tiles import expand_micro_tiles
+from .analysis.lift.private_shared import privatise_shared
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
@@ -448,6 +449,8 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 #: that apply to the lifted plan run, in this order.
 LIFTS = (
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
+    Pass("private shared", "shared arrays each thread uses at its own key alone become the element's local arrays, "
+                           "so the kernel is a map (analysis.lift.private_shared)", privatise_shared),
     Pass("micro-tiles", "register micro-tiles as elements, so a register-blocked GEMM is a map "
                         "(analysis.lift.micro_tiles)", expand_micro_tiles),
     Pass("forward shared", "shared-memory caches forwarded: a read of a staged tile is the value its "
@@ -597,6 +600,14 @@ class KernelPipeline:
             return plan_map(prepared, kplan, callees, threads=False), []
         except NotLiftable as not_map:
             tplan, reasons = None, [not_map]
+        try:  # shared arrays each thread keeps as its own scratch, as the element's local arrays
+            private, races = privatise_shared(prepared, callees, self.block_width(prepared.name))
+            if private is not prepared:
+                tplan = plan_map(private, plan_portable(private), callees, threads=True)
+                tile = tplan.regions[0]
+                return dataclasses.replace(tplan, regions=(dataclasses.replace(tile, races=tile.races + races),)), []
+        except (NotLiftable, NotPortable):
+            tplan = None
         try:  # micro-tiles expanded and shared-memory caches forwarded, the kernel may be a map
             expanded, micro = expand_micro_tiles(prepared)
             forwarded = forward_shared(expanded)

@@ -46,35 +46,56 @@ def _lane_zero(cond, lanes: set[str]) -> bool:
         (_is_lane(c.rhs, lanes) and _zero(c.lhs) and isinstance(strip_casts(c.lhs), m.IntLit)))
 
 
-def _zeroing(st, lanes: set[str]) -> str | None:
-    """The shared scalar ``st`` zeroes as ``if (threadIdx.x == 0) S = 0;``."""
+def _cell(e) -> tuple[str, int | None] | None:
+    """(name, None) for a shared scalar ``S``; (name, c) for a constant cell ``S[c]`` of a
+    shared array (``extern __shared__ int S[]; ... S[0]``)."""
+    e = strip_casts(e)
+    if isinstance(e, m.Ref) and e.kind in ("shared", "extern_shared"):
+        return e.name, None
+    if isinstance(e, m.Index) and isinstance(strip_casts(e.index), m.IntLit):
+        base = strip_casts(e.base)
+        if isinstance(base, m.Ref) and base.kind in ("shared", "extern_shared"):
+            return base.name, strip_casts(e.index).value
+    return None
+
+
+def _zeroing(st, lanes: set[str]) -> tuple[str, int | None] | None:
+    """The shared scalar (or constant cell) ``st`` zeroes as ``if (threadIdx.x == 0) S = 0;``."""
     if not (isinstance(st, m.If) and st.other is None and _lane_zero(st.cond, lanes)):
         return None
     body = st.then.stmts if isinstance(st.then, m.Block) else (st.then,)
     if len(body) != 1 or not isinstance(body[0], m.ExprStmt):
         return None
     a = body[0].expr
-    if not (isinstance(a, m.Assign) and a.op == "=" and isinstance(a.target, m.Ref)
-            and a.target.kind == "shared" and _zero(a.value)):
+    if not (isinstance(a, m.Assign) and a.op == "=" and _zero(a.value)):
         return None
-    return a.target.name
+    return _cell(a.target)
 
 
-def _atomic_add(e, name: str):
-    """``v`` when ``e`` is ``atomicAdd(&S, v)``."""
+def _atomic_add(e, cell: tuple[str, int | None]):
+    """``v`` when ``e`` is ``atomicAdd(&S, v)`` (``atomicAdd(&S[c], v)`` or ``atomicAdd(S + c, v)``
+    for a cell of an array)."""
     if not (isinstance(e, m.Call) and e.kind == "atomic" and e.callee == "atomicAdd" and len(e.args) == 2):
         return None
     p = strip_casts(e.args[0])
-    if isinstance(p, m.Unary) and p.op == "&" and isinstance(strip_casts(p.operand), m.Ref) \
-            and strip_casts(p.operand).name == name:
+    if isinstance(p, m.Unary) and p.op == "&" and _cell(p.operand) == cell:
+        return e.args[1]
+    name, c = cell
+    if c is not None and isinstance(p, m.Ref) and p.name == name and c == 0:
+        return e.args[1]  # atomicAdd(S, v): the array's first cell
+    if c is not None and isinstance(p, m.Binary) and p.op == "+" and isinstance(strip_casts(p.lhs), m.Ref) \
+            and strip_casts(p.lhs).name == name and isinstance(strip_casts(p.rhs), m.IntLit) \
+            and strip_casts(p.rhs).value == c:
         return e.args[1]
     return None
 
 
 def _written(stmts, name: str) -> bool:
     """Whether ``stmts`` assign ``name``, step it or take its address."""
-    def named(e):
+    def named(e):  # S, or a cell S[i] of it
         e = strip_casts(e)
+        while isinstance(e, m.Index):
+            e = strip_casts(e.base)
         return isinstance(e, m.Ref) and e.name == name
     return any((isinstance(n, m.Assign) and named(n.target)) or
                (isinstance(n, m.Unary) and n.op in ("&", "++", "--") and named(n.operand))
@@ -97,11 +118,11 @@ def _refs(stmts, name: str) -> int:
 class _Accumulate(Transformer):
     """``atomicAdd(&S, v);`` → ``S_own += (T) v;``, counting them."""
 
-    def __init__(self, name: str, local: m.Ref) -> None:
-        self.name, self.local, self.count = name, local, 0
+    def __init__(self, cell: tuple[str, int | None], local: m.Ref) -> None:
+        self.cell, self.local, self.count = cell, local, 0
 
     def leave_ExprStmt(self, node: m.ExprStmt):
-        v = _atomic_add(node.expr, self.name)
+        v = _atomic_add(node.expr, self.cell)
         if v is None:
             return node
         self.count += 1
@@ -111,11 +132,16 @@ class _Accumulate(Transformer):
 
 
 class _Total(Transformer):
-    def __init__(self, name: str, total: m.Ref) -> None:
-        self.name, self.total = name, total
+    """Reads of ``S`` (of the cell ``S[c]``) → the block's total."""
+
+    def __init__(self, cell: tuple[str, int | None], total: m.Ref) -> None:
+        self.cell, self.total = cell, total
 
     def leave_Ref(self, node: m.Ref):
-        return self.total if node.name == self.name else node
+        return self.total if self.cell[1] is None and node.name == self.cell[0] else node
+
+    def leave_Index(self, node: m.Index):
+        return self.total if self.cell[1] is not None and _cell(node) == self.cell else node
 
 
 def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, drop_decls):
@@ -128,8 +154,11 @@ def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, d
     if not (isinstance(first, Phase) and isinstance(b1, Barrier) and isinstance(middle, Phase)
             and isinstance(b2, Barrier) and isinstance(last, Phase)) or not first.stmts:
         return None
-    name = _zeroing(first.stmts[-1], lanes)
-    if name is None or name not in shared_types or not isinstance(shared_types[name], (m.Scalar, m.TemplateType)):
+    cell = _zeroing(first.stmts[-1], lanes)
+    if cell is None:
+        return None
+    name = cell[0]
+    if name not in shared_types or not isinstance(shared_types[name], (m.Scalar, m.TemplateType)):
         return None
     dtype = shared_types[name]  # a number, or a template's type parameter (a number in every instance)
     if isinstance(dtype, m.Scalar) and dtype.dtype in ("bool", "void"):
@@ -151,7 +180,7 @@ def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, d
     while own in taken or own in shared_types:
         own += "_"
     local = m.Ref(own, "local", dtype, span)
-    acc = _Accumulate(name, local)
+    acc = _Accumulate(cell, local)
     summed = acc.transform(tuple(work))
     if acc.count == 0 or _refs(summed, name):
         return None  # S used other than through atomicAdd(&S, v) statements
@@ -169,7 +198,9 @@ def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, d
     if _refs(rest, name) or _written(final, name):
         return None  # lanes read the sum, or the block changes it: not a value read once
     total = m.Ref(f"{name}_total", "reduce_result", dtype, last.span)
-    after = _Total(name, total).transform(tuple(final))
+    after = _Total(cell, total).transform(tuple(final))
+    if _refs(after, name):
+        return None  # the block's statements read other cells of the array
     reduce = BlockReduce(tuple(ahead) + (decl,) + tuple(summed), local, "sum", name, dtype, after, None,
                          first.span, atomics=True)
     return reduce, (LanePhase(rest, last.span) if rest else None)

@@ -263,3 +263,103 @@ def test_sum_changed_by_the_final_statements_is_kept(tmp_path):
     assert "atomicAdd(&hits, 1); atomicAdd(total" in source
     kernels, _ = convert(tmp_path, source)
     assert kernels["count_above"]["form"] == "portable"
+
+
+#: The sum in a constant cell of a shared array (snicit's ``check_acc``: ``extern __shared__ int
+#: shcnt[]; ... atomicAdd(&shcnt[0], 1)``): the cell is the shared scalar.
+CELL = """
+    __global__ void hits_of_rows(const float* Y, int classes, int n, const int* label, int* cnt) {
+        extern __shared__ int shcnt[];
+        if (threadIdx.x == 0)
+            shcnt[0] = 0;
+        __syncthreads();
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            int best = 0;
+            float top = -10000.0f;
+            for (int j = 0; j < classes; j++)
+                if (Y[i * classes + j] > top) { best = j; top = Y[i * classes + j]; }
+            if (best == label[i])
+                atomicAdd(&shcnt[0], 1);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0)
+            cnt[blockIdx.x] = shcnt[0] + 7;
+    }
+    void run(const float* Y, int c, int n, const int* l, int* cnt) { hits_of_rows<<<2, 64, sizeof(int)>>>(Y, c, n, l, cnt); }
+"""
+
+CELL_SPEC = """
+    [[kernel]]
+    name = "hits_of_rows"
+    grid = [2, 1, 1]
+    block = [64, 1, 1]
+    shared_bytes = 4
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "Y"
+    buffer = "float32"
+    elements = 1500
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "classes"
+    scalar = "int32"
+    value = 5
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 300
+    [[kernel.args]]
+    name = "label"
+    buffer = "int32"
+    elements = 300
+    role = "in"
+    range = [0, 4]
+    [[kernel.args]]
+    name = "cnt"
+    buffer = "int32"
+    elements = 2
+    role = "out"
+"""
+
+
+def test_a_cell_of_an_extern_array_agrees_on_cpu(tmp_path):
+    body = _lifted(tmp_path, CELL, CELL_SPEC, "hits_of_rows")
+    assert "shcnt_own = shcnt_own + 1" in body and "cnt[bx] = shcnt_total[0] + 7" in body, body
+
+
+def test_a_cell_of_an_extern_array_agrees_with_numpy(tmp_path):
+    import numpy as np
+    import torch
+    from migrate.runtime.tilelang_side import load_module
+    kernels, _ = convert(tmp_path, CELL)
+    assert kernels["hits_of_rows"]["form"] == "tile", note(kernels["hits_of_rows"])
+    rng = np.random.default_rng(11)
+    classes, n = 5, 300
+    y = rng.uniform(-1.0, 1.0, size=(n, classes)).astype(np.float32)
+    label = rng.integers(0, classes, size=n).astype(np.int32)
+    cnt = torch.full((2,), -12345, dtype=torch.int32)  # poisoned
+    load_module(tmp_path / "out" / "k.py").hits_of_rows(
+        torch.from_numpy(y.ravel()), classes, n, torch.from_numpy(label), cnt,
+        grid=(2, 1, 1), block=(64, 1, 1), shared_bytes=4, target="c")
+    want = int((y.argmax(axis=1) == label).sum()) + 7  # each block counts every row
+    assert cnt.tolist() == [want, want]
+
+
+def test_a_cell_of_a_sized_array_through_pointer_arithmetic_agrees_on_cpu(tmp_path):
+    source = (COUNT.replace("__shared__ int hits;", "__shared__ int hits[2];")
+              .replace("hits = 0;", "hits[1] = 0;").replace("atomicAdd(&hits, 1)", "atomicAdd(hits + 1, 1)")
+              .replace("atomicAdd(total, hits)", "atomicAdd(total, hits[1])"))
+    assert "hits + 1" in source and "hits[1])" in source
+    body = _lifted(tmp_path, source, COUNT_SPEC, "count_above")
+    assert "hits_own = hits_own + 1" in body
+
+
+def test_other_cells_of_the_array_are_kept(tmp_path):
+    # the zeroed cell is not the one the atomics add to, or the block reads another cell
+    for old, new in (("atomicAdd(&shcnt[0], 1)", "atomicAdd(&shcnt[1], 1)"),
+                     ("cnt[blockIdx.x] = shcnt[0] + 7;", "cnt[blockIdx.x] = shcnt[0] + shcnt[1];")):
+        source = CELL.replace(old, new).replace("sizeof(int)", "2 * sizeof(int)")
+        assert new in source
+        kernels, _ = convert(tmp_path, source)
+        assert kernels["hits_of_rows"]["form"] == "portable", old
