@@ -8,9 +8,12 @@ function of the store index alone: ``out[idx] = 0`` (a fill), ``out[idx] = in[id
 cols) + ...`` separates elements only when ``cols >= 1``). Whichever of the elements that meet
 runs last, the place ends up holding that value, as in any order the CUDA's threads could run.
 
-:func:`stores_place_value` answers it for one store: the value with each occurrence of the
-store index replaced is the same for every element (literals, parameters, launch sizes, pure
-math, and loads at such indices of buffers the kernel does not store to).
+:func:`stores_place_value` answers it for the stores of one buffer (its one store, or the lanes
+of one record: ``out[idx * 2 + c]``): with each occurrence of the store's base index replaced,
+the value is the same for every element (literals, parameters, launch sizes, pure math, and loads
+of buffers the kernel does not store to, at such indices). :func:`store_values` first spells out
+the locals the stores read as the values they hold there. The buffer must not be read (an
+element could read a place before or after another element's store).
 """
 from __future__ import annotations
 
@@ -78,6 +81,8 @@ def stores_place_value(stores: list, written: set[str]) -> bool:
         return False
     splits = [(_split(index), value) for index, _op, value in stores]
     (base, k, _c), _v = splits[0]
+    if k < 1:  # base * 0: one place for every element
+        return False
     offsets = [c for (b, kk, c), _v in splits if kk == k and m.key(b) == m.key(base) and 0 <= c < k]
     if len(offsets) != len(splits) or len(set(offsets)) != len(offsets):
         return False
