@@ -723,6 +723,11 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], th
                 raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
         raise NotLiftable("it uses warp or cooperative-group operations")
+    for n in m.walk(fn.body):  # a rewrite that left a store with no place (a forwarded value as its target)
+        target = n.target if isinstance(n, m.Assign) else (
+            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        if target is not None and not isinstance(strip_casts(target), (m.Ref, m.Index, m.Member, m.Unary)):
+            raise NotLiftable(f"the assignment at line {n.span.line} stores to no variable or place")
     folded, stmts, block_sizes, extents, one_each = fold_elements(fn)
     dims = domain_dims(m.Block(stmts, fn.span))
     races = check_stores(stmts, dims, threads=threads and one_each)

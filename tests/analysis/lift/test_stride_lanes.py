@@ -162,3 +162,44 @@ def test_stores_the_place_does_not_determine_stay_portable(tmp_path, body):
         }
     """ % body)
     assert kernels["fold"]["form"] == "portable", kernels["fold"]
+
+
+HAMMING = """
+    #define THREADS 128
+    __global__ void hamming(const char* data, int* distance, int n) {
+        int idx = threadIdx.x;
+        int gx = blockIdx.x;
+        int gy = blockIdx.y;
+        __shared__ int dist[THREADS];
+        dist[idx] = 0;
+        __syncthreads();
+        for (int i = idx; i < n; i += THREADS) {
+            if (data[i + n * gx] != data[i + n * gy]) dist[idx] += 1;
+        }
+        __syncthreads();
+        for (int s = THREADS / 2; s > 0; s /= 2) {
+            if (idx < s) dist[idx] += dist[idx + s];
+            __syncthreads();
+        }
+        if (idx == 0) distance[gridDim.x * gy + gx] = dist[0];
+    }
+"""
+
+
+def test_a_shared_counter_updated_in_place_is_no_map_of_forwarded_values(tmp_path):
+    # forwarding dist[idx] = 0 into the in-place updates once left `0 = 0 + 1` behind, whose
+    # only store (distance[...] = 0) the place rule would take as one value from every element:
+    # a map refuses a store to no place, and the kernel stays the block reduction it is
+    import torch
+    kernels, text = convert(tmp_path, HAMMING)
+    k = kernels["hamming"]
+    assert k["form"] == "tile" and "T.reduce_sum" in factory(text, "hamming"), k["diagnostics"]
+    assert "0 = 0" not in text
+    rng = np.random.default_rng(5)
+    n, rows = 300, 3
+    data = rng.integers(0, 3, rows * n).astype(np.int8)
+    out = torch.full((rows * rows,), -7, dtype=torch.int32)
+    _run(tmp_path / "out" / "k.py", "hamming", torch.from_numpy(data), out, n, grid=(rows, rows, 1), block=(128, 1, 1))
+    d = data.reshape(rows, n)
+    want = (d[None, :, :] != d[:, None, :]).sum(axis=2).astype(np.int32)  # [gy, gx]
+    np.testing.assert_array_equal(out.numpy().reshape(rows, rows), want)
