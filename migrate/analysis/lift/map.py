@@ -723,11 +723,15 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], th
                 raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
         raise NotLiftable("it uses warp or cooperative-group operations")
-    for n in m.walk(fn.body):  # a rewrite that left a store with no place (a forwarded value as its target)
+    for n in m.walk(fn.body):  # stores a rewrite left where the CUDA has none (see below)
         target = n.target if isinstance(n, m.Assign) else (
             n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
         if target is not None and not isinstance(strip_casts(target), (m.Ref, m.Index, m.Member, m.Unary)):
             raise NotLiftable(f"the assignment at line {n.span.line} stores to no variable or place")
+        root = m.access_root(target, through=(m.Cast, m.Member, m.Index)) if isinstance(target, m.Index) else None
+        if root is not None and root.kind == "param" and isinstance(root.type, m.Pointer) and root.type.const:
+            # a rewrite that moved a store into an input (forward_shared: an in-place update of a staged cell)
+            raise NotLiftable(f"the store at line {n.span.line} goes to '{root.name}', which the CUDA declares const")
     folded, stmts, block_sizes, extents, one_each = fold_elements(fn)
     dims = domain_dims(m.Block(stmts, fn.span))
     races = check_stores(stmts, dims, threads=threads and one_each)

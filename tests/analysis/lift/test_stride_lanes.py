@@ -203,3 +203,30 @@ def test_a_shared_counter_updated_in_place_is_no_map_of_forwarded_values(tmp_pat
     d = data.reshape(rows, n)
     want = (d[None, :, :] != d[:, None, :]).sum(axis=2).astype(np.int32)  # [gy, gx]
     np.testing.assert_array_equal(out.numpy().reshape(rows, rows), want)
+
+
+def test_a_staged_cell_updated_in_place_is_no_store_to_the_input(tmp_path):
+    # forward_shared forwards sh[threadIdx.x] (staged from in[gx]) into the update as well:
+    # in[gx] = in[gx] + 1, a store to a buffer the CUDA declares const. The map refuses it, and the
+    # kernel keeps its portable form, which leaves the input alone
+    import torch
+    kernels, text = convert(tmp_path, """
+        __global__ void bump(const float* __restrict__ in, float* __restrict__ out, int n) {
+            __shared__ float sh[128];
+            int gx = blockIdx.x * blockDim.x + threadIdx.x;
+            sh[threadIdx.x] = in[gx];
+            __syncthreads();
+            sh[threadIdx.x] += 1.0f;
+            __syncthreads();
+            out[gx] = sh[threadIdx.x];
+        }
+    """)
+    k = kernels["bump"]
+    assert k["form"] == "portable" and "which the CUDA declares const" in " ".join(
+        d["message"] for d in k["diagnostics"]), k["diagnostics"]
+    x = np.random.default_rng(2).uniform(-1.0, 1.0, 256).astype(np.float32)
+    xin = torch.from_numpy(x.copy())
+    out = torch.full((256,), np.nan, dtype=torch.float32)
+    _run(tmp_path / "out" / "k.py", "bump", xin, out, 256, grid=(2, 1, 1), block=(128, 1, 1))
+    np.testing.assert_array_equal(xin.numpy(), x)
+    np.testing.assert_allclose(out.numpy(), x + 1.0, rtol=1e-6)
