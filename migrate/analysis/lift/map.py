@@ -33,6 +33,8 @@ from ..prepare.global_index import (blocks_as_segments, domain_dims, flat_grid_i
                                     leftover_thread_indices, threads_as_lanes)
 from .base import MayRace, NotLiftable
 from .fold_lanes import fold_lanes
+from .place_values import store_values, stores_place_value
+from .stride_lanes import indices_of_elements
 
 
 def _is_global(e, dim=None) -> str | None:
@@ -399,6 +401,7 @@ def check_stores(stmts, dims: list[str], threads: bool = False) -> tuple[str, ..
             raise NotLiftable(f"{why}: the result would depend on the order elements run in")
 
     from_atomics = atomic_results(stmts)
+    placed = None  # the stores with their locals spelled out (analysis.lift.place_values)
     for buf, index, node, conds in stores:
         line = node.span.line
         if any(isinstance(n, (m.Index, m.Call)) for n in m.walk(index)):
@@ -411,6 +414,11 @@ def check_stores(stmts, dims: list[str], threads: bool = False) -> tuple[str, ..
             if not missing:
                 read_elsewhere(buf, index, line)
                 continue
+            if placed is None:
+                placed = store_values(stmts)
+            if not any(b == buf for b, _i in loads) and len(placed.get(buf, ())) == sum(b == buf for b, *_ in stores) \
+                    and stores_place_value(placed[buf], {b for b, *_ in stores}):
+                continue  # elements that meet store the same value there (analysis.lift.place_values)
             race(f"the store to '{buf}' at line {line} does not tell elements apart along "
                  f"{'/'.join(missing)}: elements would race")
         # on the race rule (``threads``): a place an atomic hands out is refused (a slot from
@@ -681,6 +689,11 @@ def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], di
     if tiles is not None:
         folded, block_sizes, extents = tiles
         return folded, folded.body.stmts, block_sizes, extents, False
+    _loop, strided = normalise_grid_stride(folded.body.stmts)
+    if strided:  # thread and block indices in a grid-stride loop: the element's lane and block
+        folded = dataclasses.replace(folded, body=m.Block(indices_of_elements(folded.body.stmts, strided),
+                                                          folded.body.span))
+        left = leftover_thread_indices(folded)
     folded = blocks_as_segments(folded)
     stmts = folded.body.stmts
     stmts, strided = normalise_grid_stride(stmts)
@@ -698,10 +711,31 @@ def fold_elements(fn: m.Function) -> tuple[m.Function, tuple, dict[str, int], di
     return folded, stmts, block_sizes, {**block_extents, **strided}, threads and not strided
 
 
+def without_closing_barriers(fn: m.Function, kplan: KernelPlan) -> tuple[m.Function, KernelPlan]:
+    """The kernel without the barriers that end its body (``...; __syncthreads(); }``), and its
+    portable plan then: a barrier that no statement follows orders nothing (the kernel's end
+    makes every store visible to what runs after it), so the statements before it are the whole
+    kernel."""
+    from ..phases import NotPortable, is_barrier_call, plan_portable
+    stmts = fn.body.stmts if fn.body is not None else ()
+    n = len(stmts)
+    while n and (isinstance(stmts[n - 1], m.Empty) or isinstance(stmts[n - 1], m.ExprStmt)
+                 and is_barrier_call(stmts[n - 1].expr)):
+        n -= 1
+    if n == len(stmts) or not any(isinstance(s, m.ExprStmt) and is_barrier_call(s.expr) for s in stmts[n:]):
+        return fn, kplan
+    trimmed = dataclasses.replace(fn, body=m.Block(stmts[:n], fn.body.span))
+    try:
+        return trimmed, dataclasses.replace(plan_portable(trimmed), aliases=kplan.aliases)
+    except NotPortable:
+        return fn, kplan
+
+
 def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], threads: bool = True) -> KernelPlan:
     """The tile-form plan of a prepared kernel whose portable plan is ``kplan``. ``threads``:
     the kernel's threads are its own (not register micro-tiles expanded into elements), so that
     stores the lift cannot prove apart are left to CUDA's race rule (:func:`check_stores`)."""
+    fn, kplan = without_closing_barriers(fn, kplan)
     if kplan.form != "portable" or len(kplan.regions) != 1 or not isinstance(kplan.regions[0], Phase):
         raise NotLiftable("it has barriers or warp operations")
     shared = [n for n, vp in kplan.vars.items() if vp.placement in ("shared", "thread_array")]
@@ -713,6 +747,15 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], th
                 raise NotLiftable(f"device function '{dev.name}' reads {n.var}.{n.dim}")
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
         raise NotLiftable("it uses warp or cooperative-group operations")
+    for n in m.walk(fn.body):  # stores a rewrite left where the CUDA has none (see below)
+        target = n.target if isinstance(n, m.Assign) else (
+            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        if target is not None and not isinstance(strip_casts(target), (m.Ref, m.Index, m.Member, m.Unary)):
+            raise NotLiftable(f"the assignment at line {n.span.line} stores to no variable or place")
+        root = m.access_root(target, through=(m.Cast, m.Member, m.Index)) if isinstance(target, m.Index) else None
+        if root is not None and root.kind == "param" and isinstance(root.type, m.Pointer) and root.type.const:
+            # a rewrite that moved a store into an input (forward_shared: an in-place update of a staged cell)
+            raise NotLiftable(f"the store at line {n.span.line} goes to '{root.name}', which the CUDA declares const")
     folded, stmts, block_sizes, extents, one_each = fold_elements(fn)
     dims = domain_dims(m.Block(stmts, fn.span))
     races = check_stores(stmts, dims, threads=threads and one_each)

@@ -88,17 +88,18 @@ ALWAYS_REFUSED = [
 ]
 
 
-LANE_ARITHMETIC = ("out[i] = (float)(threadIdx.x % 32);", "threadIdx.x is read")
+# ``threadIdx.x % 32`` is lifted either way: the element's lane (one element per thread, or a
+# grid-stride loop's element: test_stride_lanes.py)
 
 
 @pytest.mark.parametrize("grid_stride", [False, True])
-@pytest.mark.parametrize("body, reason", RACY + ALWAYS_REFUSED + [LANE_ARITHMETIC])
+@pytest.mark.parametrize("body, reason", RACY + ALWAYS_REFUSED)
 def test_maps_it_must_refuse(tmp_path, body, reason, grid_stride):
     """In a grid-stride loop one CUDA thread runs several elements in order: elements that meet
     there may be one thread's, whose order the CUDA fixes, so the proof stays the rule. Reads
     where another element stores, and places an atomic hands out, follow the CUDA's schedule:
     refused with threads as elements too (real kernels count on it: a scan with no barrier)."""
-    if not grid_stride and (body, reason) in RACY + [LANE_ARITHMETIC]:
+    if not grid_stride and (body, reason) in RACY:
         pytest.skip("lifted with one element per thread (the tests above and below)")
     loop = "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)" \
         if grid_stride else "int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n)"
@@ -138,18 +139,25 @@ def test_strided_store_gets_square_tiles(tmp_path):
 
 def test_store_in_the_else_of_a_pinning_test_is_not_pinned(tmp_path):
     # the else runs for every element but one: each of them stores flag[0] (lifted on the race
-    # rule: every CUDA thread but one stores there)
+    # rule: every CUDA thread but one stores there). A value that is the same for each of them
+    # (``flag[0] = 1``) is proven instead: whichever stores last, flag[0] holds it (place_values)
     kernels, _text = convert(tmp_path, """
         __global__ void mark(const float* __restrict__ x, float* __restrict__ y, int* flag, int n) {
             for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
                 if (i == 0) y[0] = x[0];
-                else flag[0] = 1;
+                else flag[0] = i;
             }
         }
         __global__ void mark1(const float* __restrict__ x, float* __restrict__ y, int* flag, int n) {
             int i = blockIdx.x * blockDim.x + threadIdx.x;
             if (i == 0) y[0] = x[0];
-            else flag[0] = 1;
+            else flag[0] = i;
+        }
+        __global__ void mark2(const float* __restrict__ x, float* __restrict__ y, int* flag, int n) {
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+                if (i == 0) y[0] = x[0];
+                else flag[0] = 1;
+            }
         }
         int main() { mark<<<4, 256>>>(nullptr, nullptr, nullptr, 1000); }
     """)
@@ -158,6 +166,8 @@ def test_store_in_the_else_of_a_pinning_test_is_not_pinned(tmp_path):
     assert kernels["mark1"]["form"] == "tile"
     assert any("the store to 'flag' at line 12 does not tell elements apart along x" in d["message"]
                for d in kernels["mark1"]["diagnostics"] if d["code"] == "M3006"), kernels["mark1"]
+    assert kernels["mark2"]["form"] == "tile"
+    assert not any(d["code"] == "M3006" for d in kernels["mark2"]["diagnostics"]), kernels["mark2"]
 
 
 # Race-free kernels whose stores the lift cannot prove apart, as the pool writes them: a store
@@ -221,7 +231,9 @@ def test_race_free_kernels_lifted_on_the_race_rule_check_equal(tmp_path):
     kernels = {k["kernel"]: k for k in rows}
     for name, k in kernels.items():
         assert k["form"] == "tile", (name, k["diagnostics"])
-        assert any(d["code"] == "M3006" for d in k["diagnostics"]), (name, k["diagnostics"])
+        # any_negative's flag[0] = 1 is the same value from every element: proven (place_values)
+        assert any(d["code"] == "M3006" for d in k["diagnostics"]) == (name != "any_negative"), \
+            (name, k["diagnostics"])
         assert k["check"]["status"] == "pass", (name, k["check"])
 
 
