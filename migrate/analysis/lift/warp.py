@@ -184,23 +184,30 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
         stores = [n for s in rs[k].stmts for n in m.walk(s) if (isinstance(n, m.Assign) and not isinstance(
             n.target, m.Ref)) or (isinstance(n, m.Call) and n.kind in ("atomic", "warp", "sync"))]
         if roles.mentions_thread(rs[k]) or stores:
+            if not stores and _every_warp(rs, k, roles):
+                break  # every warp reduces the totals (FasterTransformer's blockReduceSum)
             raise NotLiftable(f"threads do more than reduce the warp totals in '{shared}' (line {rs[k].span.line})")
         uniform += rs[k].stmts
         k += 1
-    if k < len(rs) and isinstance(rs[k], Phase):
-        k += 1  # the stored condition of the branch
-    branch = rs[k] if k < len(rs) else None
-    if not (isinstance(branch, UniformIf) and not branch.other and roles.is_first_warp(branch.cond)):
-        raise NotLiftable(f"the warp totals in '{shared}' are not reduced by warp 0 after the barrier")
-    if branch.predicate:
-        ctx.consumed.add(branch.predicate)
-    inner = list(branch.then)
-    if len(inner) != 3 or not isinstance(inner[0], Phase) or not isinstance(inner[1], UniformLoop) \
-            or not isinstance(inner[2], Phase):
-        raise NotLiftable(f"warp 0 does more than one warp tree over '{shared}' (line {branch.span.line})")
+    if _every_warp(rs, k, roles):
+        # every warp runs the second tree; warp 0 ends with the block's total (its lanes read
+        # the warp totals), which thread 0 alone reads
+        inner, branch, last_at = list(rs[k:k + 3]), None, k + 2
+    else:
+        if k < len(rs) and isinstance(rs[k], Phase):
+            k += 1  # the stored condition of the branch
+        branch = rs[k] if k < len(rs) else None
+        if not (isinstance(branch, UniformIf) and not branch.other and roles.is_first_warp(branch.cond)):
+            raise NotLiftable(f"the warp totals in '{shared}' are not reduced by warp 0 after the barrier")
+        if branch.predicate:
+            ctx.consumed.add(branch.predicate)
+        inner, last_at = list(branch.then), k
+        if len(inner) != 3 or not isinstance(inner[0], Phase) or not isinstance(inner[1], UniformLoop) \
+                or not isinstance(inner[2], Phase):
+            raise NotLiftable(f"warp 0 does more than one warp tree over '{shared}' (line {branch.span.line})")
     second = warp_tree(inner[1], roles)
     if second is None:
-        raise NotLiftable(f"warp 0 does not reduce '{shared}' with a warp tree (line {branch.span.line})")
+        raise NotLiftable(f"warp 0 does not reduce '{shared}' with a warp tree (line {inner[1].span.line})")
     if second.op != tree.op or second.pair is not None:
         raise NotLiftable(f"the two levels combine differently ({tree.op}, then {second.op})")
     # v = lane < nwarps ? S[lane] : identity
@@ -225,15 +232,21 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
     last = inner[2]
     n = copies(last.stmts, held2)
     tail = last.stmts[n:]
+    rest = None
+    if branch is None and tail:
+        # the leader's statements; what follows runs in every thread and may not read the
+        # warps' partial totals (lift_warp_trees checks the names consumed here)
+        tail, rest = tail[:1], tail[1:]
     if len(tail) != 1 or not isinstance(tail[0], m.If) or tail[0].other is not None \
-            or not roles.is_leader(tail[0].cond, first_warp=True):
+            or not roles.is_leader(tail[0].cond, first_warp=True) \
+            or (branch is None and not _thread_zero(tail[0].cond, roles)):
         raise NotLiftable(f"the block's total is not read by thread 0 after line {second.span.line}")
     ctx.consumed |= set(held) | set(held2) | set(second.temps)
     ctx.shared.add(shared)
     dtype = ctx.shared_types[shared]
     result = m.Ref(f"{shared}_total", "reduce_result", dtype, tail[0].span)
     final = uniform + list(Subst({n: result for n in held2}, roles).transform(then_stmts(tail[0])))
-    used = k + 1 - (j - 2)
+    used = last_at + 1 - (j - 2)
     # a total written to a __shared__ scalar that every thread reads after a barrier: broadcast
     broadcast = {}
     for s in list(final):
@@ -243,22 +256,36 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
             broadcast[s.expr.target.name] = result
             final.remove(s)
     if broadcast:
-        if k + 1 >= len(rs) or not isinstance(rs[k + 1], Barrier):
+        if rest or last_at + 1 >= len(rs) or not isinstance(rs[last_at + 1], Barrier):
             raise NotLiftable(f"the block's total in '{sorted(broadcast)[0]}' is read without a barrier")
         used += 1
         ctx.shared |= set(broadcast)
-        writes = [n for r in rs[k + 2:] for n in walk_region(r)
+        writes = [n for r in rs[last_at + 2:] for n in walk_region(r)
                   if isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref)
                   and strip_casts(n.target).name in broadcast]
         if writes:
             raise NotLiftable(f"'{sorted(broadcast)[0]}' is written again at line {writes[0].span.line}")
         subst = Subst(broadcast)
-        rs[k + 2:] = [map_region(r, subst) for r in rs[k + 2:]]
+        rs[last_at + 2:] = [map_region(r, subst) for r in rs[last_at + 2:]]
     lane_code, value = prune_lane_code(before.stmts, m.Ref(tree.var, "local", type_of(before, before, tree.var),
                                                            tree.span))
     final, _ = prune_lane_code(tuple(final), m.IntLit(0, "0", m.Scalar("int32"), tree.span), fold=False)
     reduce = BlockReduce(lane_code, value, tree.op, shared, dtype, final, None, before.span, "", warps=True)
-    return reduce, used, None
+    return reduce, used, (Phase(tuple(rest), last.index, last.span) if rest else None)
+
+
+def _thread_zero(cond, roles: Roles) -> bool:
+    """``threadIdx.x == 0`` (not ``lane == 0``, which every warp has)."""
+    c = strip_casts(cond)
+    return isinstance(c, m.Binary) and c.op == "==" and any(
+        const_value(o) == 0 and roles.is_thread(t) for t, o in ((c.lhs, c.rhs), (c.rhs, c.lhs)))
+
+
+def _every_warp(rs: list, k: int, roles: Roles) -> bool:
+    """Whether ``rs[k:k + 3]`` is the second level run by every warp, with no ``if (warp == 0)``:
+    a phase (loading the warp totals), a warp tree, a phase (thread 0 reading the total)."""
+    return k + 2 < len(rs) and isinstance(rs[k], Phase) and isinstance(rs[k + 1], UniformLoop) \
+        and isinstance(rs[k + 2], Phase) and warp_tree(rs[k + 1], roles) is not None
 
 
 def _warp_load(s, shared: str, roles: Roles, op: str, ctx: WarpLift) -> Optional[str]:
