@@ -47,7 +47,7 @@ from .shared_atomics import match_atomic_sum
 from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
-from .warp_trees import Roles, WarpLift
+from .warp_trees import Roles, WarpLift, combine_functions
 
 
 def is_lane(e, aliases: set[str]) -> bool:
@@ -280,6 +280,11 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
         elif isinstance(r, Phase):
             # the shared arrays' declarations go with them
             r = dataclasses.replace(r, stmts=_drop_shared_decls(r.stmts, shared_types))
+            if any(_names_lane(st, lanes) for st in r.stmts) and not any(
+                    isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
+                    for st in r.stmts if not _names_lane(st, lanes) for n in m.walk(st)):
+                # ``int tid = threadIdx.x`` beside block code: lane code reads the lane for it
+                r = dataclasses.replace(r, stmts=tuple(st for st in r.stmts if not _names_lane(st, lanes)))
             if any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
                    for s in r.stmts for n in m.walk(s)) or any(_reads_per_lane(s, per_lane) for s in r.stmts):
                 out.append(LanePhase(r.stmts, r.span))  # per-lane work outside the trees
@@ -291,6 +296,11 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
             raise NotLiftable(f"{type(r).__name__.lower()} at line {r.span.line} is not part of a block reduction")
         i += 1
     return tuple(out)
+
+
+def _names_lane(st, lanes) -> bool:
+    """Whether ``st`` declares only lane aliases (``const int tid = threadIdx.x``)."""
+    return isinstance(st, m.DeclStmt) and all(d.name in lanes for d in st.decls)
 
 
 def _reads_lane(loop: UniformLoop, lanes) -> bool:
@@ -524,9 +534,13 @@ def _check_no_lane_traffic(regions) -> None:
     def root(e):  # the array an index's base is, through casts
         return m.access_root(e, through=(m.Cast,))
 
+    def own(r):  # a thread's local array: each lane has its own (a row of a lane buffer)
+        return r.kind == "local" and isinstance(r.type, m.Array)
+
     def stores(stmts):
         return {root(n.target.base).name for st in stmts for n in m.walk(st)
-                if isinstance(n, m.Assign) and isinstance(n.target, m.Index) and root(n.target.base)}
+                if isinstance(n, m.Assign) and isinstance(n.target, m.Index) and root(n.target.base)
+                and not own(root(n.target.base))}
 
     def reads(stmts, block=False):
         # the target of a plain store counts as read (two lanes storing to one place in two
@@ -574,10 +588,12 @@ def _check_no_lane_traffic(regions) -> None:
     visit(regions)
 
 
-def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | None = None) -> KernelPlan:
+def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | None = None,
+                      callees=()) -> KernelPlan:
     """The tile form of a kernel made of block reductions and uniform code, or NotLiftable;
     ``launch_x``: the block width every launch in the file gives (a 2-D block ranked with
-    another width is refused: the factory would refuse its launches)."""
+    another width is refused: the factory would refuse its launches); ``callees``: the device
+    functions it calls (a warp tree may combine through one, ``add(v, t)``)."""
     if kplan.form != "portable":
         raise NotLiftable("it needs thread-level code")
     width = None
@@ -597,7 +613,7 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
         fn, kplan = owned, plan_portable(owned)
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
                     for n, vp in kplan.vars.items() if vp.placement == "shared"}
-    warp = WarpLift(Roles(fn, lanes), shared_types)
+    warp = WarpLift(Roles(fn, lanes, combine_functions(callees)), shared_types)
     regions = lift_warp_trees(kplan.regions, warp)
     found: list[BlockReduce] = list(warp.found)
     # locals whose value differs between threads: statements that read them are lane code
@@ -615,6 +631,7 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     variables: dict[str, VarPlan] = {}
     tree_steps = {r.step_var for r in found}
     seen_in = _regions_using(regions)
+    lane_written = _lane_written(regions)
     outside = sorted(name for name, kind in _shared_refs(regions) if name not in shared_types)
     if outside:
         raise NotLiftable(f"it uses the __shared__ variable '{outside[0]}' declared outside the kernel")
@@ -624,7 +641,12 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     for name, vp in kplan.vars.items():
         if vp.placement == "shared" or name in tree_steps or name not in seen_in:
             continue  # gone with the trees
-        if vp.placement == "thread_array":
+        if vp.placement == "thread_array" and isinstance(vp.type, m.Scalar) and name not in lanes \
+                and name not in per_lane and name not in lane_written and "block" in seen_in.get(name, ()):
+            # the same in every thread and set by code the block runs once (``logits += off``
+            # before the trees): a block-level variable that the lanes read
+            vp = dataclasses.replace(vp, placement="kernel_var")
+        elif vp.placement == "thread_array":
             # a per-thread value used by one stretch of lane code lives in that lane loop; one
             # that several stretches use, in a buffer of the block's lanes (as the CUDA thread's
             # register kept it across the barriers)
@@ -633,10 +655,42 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
                                   "block runs once")
             if name in lanes or len(seen_in.get(name, ())) <= 1:
                 vp = dataclasses.replace(vp, placement="phase")
-            elif not isinstance(vp.type, m.Scalar):
+            elif not (isinstance(vp.type, m.Scalar) or isinstance(vp.type, m.Array)
+                      and isinstance(m.element_type(vp.type), m.Scalar)):
                 raise NotLiftable(f"'{name}' is a per-thread array that crosses a barrier")
         variables[name] = vp
     return KernelPlan(fn, "tile", regions, variables, kplan.aliases, flat_width=width)
+
+
+def _lane_written(regions) -> set:
+    """Locals that lane code (a reduction's per-lane part, a lane phase) declares or assigns."""
+    out: set = set()
+
+    def note(stmts):
+        for st in stmts:
+            for n in m.walk(st):
+                if isinstance(n, m.VarDecl):
+                    out.add(n.name)
+                elif isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref):
+                    out.add(strip_casts(n.target).name)
+                elif isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&") \
+                        and isinstance(strip_casts(n.operand), m.Ref):
+                    out.add(strip_casts(n.operand).name)
+
+    def visit(rs):
+        for r in rs:
+            if isinstance(r, UniformIf):
+                visit(r.then)
+                visit(r.other)
+            elif isinstance(r, UniformLoop):
+                visit(r.body)
+            elif isinstance(r, BlockReduce):
+                note(r.prefix + r.before + (m.ExprStmt(r.value, r.span),) + (r.after if r.per_warp else ()))
+            elif isinstance(r, LanePhase):
+                note(r.stmts)
+
+    visit(regions)
+    return out
 
 
 def _regions_using(regions) -> dict[str, set]:

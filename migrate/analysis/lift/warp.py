@@ -30,7 +30,7 @@ import dataclasses
 from typing import Optional
 
 from ...ir import model as m
-from ...ir.exprs import const_value, is_ref, strip_casts
+from ...ir.exprs import const_value, is_ref, pure, strip_casts
 from ...ir.loops import Barrier, BlockReduce, Phase, UniformIf, UniformLoop
 from .base import NotLiftable, REDUCTIONS
 from .warp_rows import guarded_segment, segment_reduce
@@ -54,10 +54,14 @@ def lift_warp_trees(regions, ctx: WarpLift) -> tuple:
             i += 1
             continue
         if tree is None:
+            outer = ctx.later
+            ctx.later = outer | _names(rs[i + 1:])
             if isinstance(r, UniformIf) and r.predicate is None:
                 r = dataclasses.replace(r, then=lift_warp_trees(r.then, ctx), other=lift_warp_trees(r.other, ctx))
             elif isinstance(r, UniformLoop):
+                ctx.later |= _names(r.body) | _names((r,))  # the next iteration
                 r = dataclasses.replace(r, body=lift_warp_trees(r.body, ctx))
+            ctx.later = outer
             out.append(r)
             i += 1
             continue
@@ -89,6 +93,10 @@ def lift_warp_trees(regions, ctx: WarpLift) -> tuple:
         else:
             split.append(r)
     return tuple(split)
+
+
+def _names(regions) -> frozenset:
+    return frozenset(n.name for r in regions for n in walk_region(r) if isinstance(n, (m.Ref, m.VarDecl)))
 
 
 def _peel_uniform(phase: Phase, roles: Roles) -> tuple[Optional[Phase], Phase]:
@@ -151,7 +159,8 @@ def _block_reduce(before: Phase, tree: WarpTree, rs: list, i: int, ctx: WarpLift
     dtype = type_of(before, after, tree.var)
     result = m.Ref(f"{total_name}_total", "reduce_result", dtype, lead.span)
     after_stmts = Subst({n: result for n in held}).transform(tuple(final))
-    lane_code, value = prune_lane_code(before.stmts, m.Ref(tree.var, "local", dtype, tree.span))
+    keep = ctx.later | _names(rs[i + 2:]) | _names((Phase(tuple(rest), after.index, after.span),))
+    lane_code, value = prune_lane_code(before.stmts, m.Ref(tree.var, "local", dtype, tree.span), keep=keep)
     reduce = BlockReduce(lane_code, value, tree.op, total_name, dtype, after_stmts, None, before.span, "",
                          warps=True)
     remaining = Phase(tuple(rest), after.index, after.span) if rest else None
@@ -212,10 +221,10 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
         raise NotLiftable(f"the two levels combine differently ({tree.op}, then {second.op})")
     # v = lane < nwarps ? S[lane] : identity
     held: list[str] = []
-    load = None
+    load = pad = None
     for s in inner[0].stmts:
         if load is None:
-            load = _warp_load(s, shared, roles, tree.op, ctx)
+            load, pad = _warp_load(s, shared, roles, tree.op, ctx) or (None, None)
             if load is not None:
                 held.append(load)
                 continue
@@ -245,33 +254,53 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
     ctx.shared.add(shared)
     dtype = ctx.shared_types[shared]
     result = m.Ref(f"{shared}_total", "reduce_result", dtype, tail[0].span)
-    final = uniform + list(Subst({n: result for n in held2}, roles).transform(then_stmts(tail[0])))
+    total = result if pad is None else _padded(result, pad, tree.op, tail[0].span)
+    final = uniform + list(Subst({n: total for n in held2}, roles).transform(then_stmts(tail[0])))
     used = last_at + 1 - (j - 2)
     # a total written to a __shared__ scalar that every thread reads after a barrier: broadcast
+    # (or a function of it and of parameters: ``s_mean = sum / n``, read where ``s_mean`` was)
     broadcast = {}
     for s in list(final):
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and s.expr.op == "=" \
                 and isinstance(s.expr.target, m.Ref) and s.expr.target.name in ctx.shared_types \
-                and not isinstance(s.expr.target.type, m.Array) and s.expr.value is result:
-            broadcast[s.expr.target.name] = result
+                and not isinstance(s.expr.target.type, m.Array) and s.expr.target.name not in broadcast \
+                and _of_total(s.expr.value, result):
+            broadcast[s.expr.target.name] = s.expr.value
             final.remove(s)
     if broadcast:
         if rest or last_at + 1 >= len(rs) or not isinstance(rs[last_at + 1], Barrier):
             raise NotLiftable(f"the block's total in '{sorted(broadcast)[0]}' is read without a barrier")
         used += 1
         ctx.shared |= set(broadcast)
+        # the broadcast value is read where the scalar was: nothing it reads may change before
+        read = set(broadcast) | {n.name for v in broadcast.values() for n in m.walk(v)
+                                 if isinstance(n, m.Ref) and n is not result}
         writes = [n for r in rs[last_at + 2:] for n in walk_region(r)
-                  if isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref)
-                  and strip_casts(n.target).name in broadcast]
+                  if (isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref)
+                      and strip_casts(n.target).name in read) or
+                  (isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&")
+                   and isinstance(strip_casts(n.operand), m.Ref) and strip_casts(n.operand).name in read)]
         if writes:
-            raise NotLiftable(f"'{sorted(broadcast)[0]}' is written again at line {writes[0].span.line}")
+            name = writes[0].target if isinstance(writes[0], m.Assign) else writes[0].operand
+            raise NotLiftable(f"'{strip_casts(name).name}' is written again at line {writes[0].span.line}")
         subst = Subst(broadcast)
         rs[last_at + 2:] = [map_region(r, subst) for r in rs[last_at + 2:]]
+    keep = ctx.later | _names(rs[last_at + 1:]) | _names((Phase(tuple(rest or ()), last.index, last.span),))
     lane_code, value = prune_lane_code(before.stmts, m.Ref(tree.var, "local", type_of(before, before, tree.var),
-                                                           tree.span))
+                                                           tree.span), keep=keep - ctx.consumed)
     final, _ = prune_lane_code(tuple(final), m.IntLit(0, "0", m.Scalar("int32"), tree.span), fold=False)
     reduce = BlockReduce(lane_code, value, tree.op, shared, dtype, final, None, before.span, "", warps=True)
     return reduce, used, (Phase(tuple(rest), last.index, last.span) if rest else None)
+
+
+def _of_total(value, result) -> bool:
+    """Whether ``value`` is the total, or a pure function of it and of parameters and constants
+    (``total / n + eps``): the same in every thread that reads it after the broadcast."""
+    if value is result:
+        return True
+    refs = [n for n in m.walk(value) if isinstance(n, m.Ref)]
+    return pure(value) and any(n is result for n in refs) and all(
+        n is result or n.kind in ("param", "constant", "template", "enum") for n in refs)
 
 
 def _thread_zero(cond, roles: Roles) -> bool:
@@ -310,8 +339,25 @@ def _warp_load(s, shared: str, roles: Roles, op: str, ctx: WarpLift) -> Optional
         raise NotLiftable(f"warp 0 does not read exactly one total per warp from '{shared}' (line {s.span.line})")
     pad = const_value(v.other, roles.single)
     if not REDUCTIONS[op].is_identity(ctx.shared_types[shared], pad):
+        if op in ("max", "min") and isinstance(pad, (int, float)):
+            return name, v.other  # a constant that a max or min takes in once (_padded)
         raise NotLiftable(f"the lanes past the last warp contribute {pad if pad is not None else 'a value'}, "
                           f"not the identity of {op} (line {s.span.line})")
-    return name
+    return name, None
+
+
+def _padded(result: m.Ref, pad, op: str, span) -> m.Expr:
+    """The second level's total when warp 0's lanes past the last warp take the constant ``pad``
+    (``-1e20f`` for a max, not -inf): such lanes exist in blocks of fewer than 32 warps, and a max
+    or min takes a constant in once however many lanes hold it: ``blockDim.x < 1024 ? fmaxf(total,
+    pad) : total``."""
+    dtype = result.type
+    floating = isinstance(dtype, m.Scalar) and (dtype.dtype.startswith("float") or dtype.dtype in ("half", "bfloat16"))
+    callee = ("fmaxf" if op == "max" else "fminf") if floating else op
+    int32 = m.Scalar("int32")
+    small = m.Binary("<", m.Builtin("blockDim", "x", m.Scalar("uint32"), span), m.IntLit(1024, "1024", int32, span),
+                     m.Scalar("bool"), span)
+    pad = pad if pad.type == dtype else m.Cast(dtype, pad, "c", dtype, span)
+    return m.Ternary(small, m.Call(callee, (result, pad), "math", (), dtype, span), result, dtype, span)
 
 
