@@ -43,6 +43,7 @@ from ..facts.divergence import thread_dependent_names
 from ..phases import plan_portable
 from .base import NotLiftable, combine_call
 from .own_cells import own_cells
+from .register_trees import carried_trees
 from .shared_atomics import match_atomic_sum
 from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
@@ -139,9 +140,14 @@ def _halving(loop: UniformLoop) -> tuple[str, m.Expr] | None:
     ok_cond = isinstance(c, m.Binary) and isinstance(strip_casts(c.lhs), m.Ref) and strip_casts(c.lhs).name == d.name and (
         (c.op == ">" and _int(c.rhs) == 0) or (c.op == ">=" and _int(c.rhs) == 1))
     st = loop.step
+    v = strip_casts(st.value) if isinstance(st, m.Assign) else None
     ok_step = isinstance(st, m.Assign) and isinstance(strip_casts(st.target), m.Ref) and \
         strip_casts(st.target).name == d.name and ((st.op == ">>=" and _int(st.value) == 1) or
-                                              (st.op == "/=" and _int(st.value) == 2))
+                                              (st.op == "/=" and _int(st.value) == 2) or
+                                              # s = s / 2, s = s >> 1
+                                              (st.op == "=" and isinstance(v, m.Binary) and
+                                               isinstance(strip_casts(v.lhs), m.Ref) and strip_casts(v.lhs).name == d.name
+                                               and ((v.op == "/" and _int(v.rhs) == 2) or (v.op == ">>" and _int(v.rhs) == 1))))
     return (d.name, strip_casts(init.lhs)) if ok_cond and ok_step else None
 
 
@@ -618,6 +624,7 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     found: list[BlockReduce] = list(warp.found)
     # locals whose value differs between threads: statements that read them are lane code
     per_lane = frozenset(thread_dependent_names(fn)) - lanes
+    regions = carried_trees(regions, lanes, is_lane, _halving, _is_lane_zero)  # acc += S[tid + s]; S[tid] = acc
     regions = _lift_regions(regions, lanes, shared_types, found, per_lane, declared_constants(fn))
     if not found:
         raise NotLiftable("it has barriers or warp operations that are not a recognised block reduction")
