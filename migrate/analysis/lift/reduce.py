@@ -40,8 +40,9 @@ from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from ...ir.visit import Transformer
 from ..facts.divergence import thread_dependent_names
-from ..phases import plan_portable
+from ..phases import NotPortable, plan_portable
 from .base import NotLiftable, combine_call
+from .field_arrays import split_fields
 from .own_cells import own_cells
 from .register_trees import carried_trees
 from .shared_atomics import match_atomic_sum
@@ -244,8 +245,9 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
             matched = _match(window, lanes, shared_types, per_lane)
             if matched is not None:
                 reduced, lane_rest = matched
-                out.append(reduced)
-                found.append(reduced)
+                reduced = reduced if isinstance(reduced, tuple) else (reduced,)  # a tree over several fields
+                out.extend(reduced)
+                found.extend(reduced)
                 if lane_rest is not None:
                     out.append(lane_rest)
                 i += 4
@@ -332,7 +334,8 @@ def _match(window, lanes, shared_types, per_lane=frozenset()) -> BlockReduce | N
         return None
     step = _tree_step(body[0].stmts[0], lanes, step_var)
     if step is None:
-        return None
+        steps = _field_steps(body[0].stmts[0], lanes, step_var)
+        return _match_fields(steps, first, last, lanes, shared_types, per_lane, size, step_var) if steps else None
     shared, op = step
     stmts = list(first.stmts)
     store = stmts[-1] if stmts else None
@@ -367,6 +370,57 @@ def _match(window, lanes, shared_types, per_lane=frozenset()) -> BlockReduce | N
     reduce = BlockReduce(tuple(stmts[:-1]), store.expr.value, op, shared, dtype, after, size_const,
                          first.span, step_var)
     return reduce, (LanePhase(rest, last.span) if rest else None)
+
+
+def _field_steps(stmt, lanes: set[str], step_var: str) -> list | None:
+    """[(array, op), ...] when ``stmt`` is ``if (tid < s) { S1[tid] op= S1[tid + s]; S2[tid] ...; }``,
+    one step per array (the fields of a vector tree, split by :mod:`.field_arrays`)."""
+    if not isinstance(stmt, m.If) or stmt.other is not None or not isinstance(stmt.then, m.Block) \
+            or len(stmt.then.stmts) < 2:
+        return None
+    steps = [_tree_step(m.If(stmt.cond, st, None, stmt.span), lanes, step_var) for st in stmt.then.stmts]
+    if any(x is None for x in steps) or len({name for name, _ in steps}) != len(steps):
+        return None
+    return steps
+
+
+def _match_fields(steps, first, last, lanes, shared_types, per_lane, size, step_var):
+    """The reductions of a tree over several arrays at once (``S_x``, ``S_y``): one BlockReduce
+    per array, the first running the lane code, the last the final statements (which read
+    every total); the values of the later ones cross to their lanes in lane buffers."""
+    n = len(steps)
+    stmts = list(_drop_shared_decls(first.stmts, shared_types))
+    if len(stmts) < n:
+        return None
+    values = {}
+    for st in stmts[-n:]:
+        a = st.expr if isinstance(st, m.ExprStmt) and isinstance(st.expr, m.Assign) else None
+        if a is None or a.op != "=" or not isinstance(a.target, m.Index) or not is_lane(a.target.index, lanes):
+            return None
+        values[_shared_name(a.target.base)] = a.value
+    names = [name for name, _ in steps]
+    if set(values) != set(names) or any(isinstance(n_, m.Ref) and n_.name in names
+                                        for st in stmts[:-n] + [m.ExprStmt(v, first.span) for v in values.values()]
+                                        for n_ in m.walk(st)):
+        return None
+    split = _final_phase(last, lanes, per_lane)
+    if split is None:
+        return None
+    final, rest = split
+    if any(isinstance(n_, m.Ref) and n_.name in names for st in rest for n_ in m.walk(st)):
+        return None
+    after = tuple(final)
+    for name in names:
+        result = m.Ref(f"{name}_total", "reduce_result", shared_types[name], last.span)
+        replace = _Replace(name, result, lanes)
+        after = replace.transform(after)
+        if replace.other_reads:
+            return None
+    size_const = None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
+    reduces = tuple(BlockReduce(tuple(stmts[:-n]) if j == 0 else (), values[name], op, name, shared_types[name],
+                                after if j == n - 1 else (), size_const, first.span, step_var)
+                    for j, (name, op) in enumerate(steps))
+    return reduces, (LanePhase(rest, last.span) if rest else None)
 
 
 def _butterfly(loop: UniformLoop, lanes, consts) -> tuple[str, int, str, str] | None:
@@ -599,7 +653,22 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     """The tile form of a kernel made of block reductions and uniform code, or NotLiftable;
     ``launch_x``: the block width every launch in the file gives (a 2-D block ranked with
     another width is refused: the factory would refuse its launches); ``callees``: the device
-    functions it calls (a warp tree may combine through one, ``add(v, t)``)."""
+    functions it calls (a warp tree may combine through one, ``add(v, t)``). A kernel refused
+    as it is may reduce the fields of a shared array of vectors together: it is tried again
+    with one array per field (:mod:`.field_arrays`)."""
+    try:
+        return _plan_block_reduce(fn, kplan, tdims, launch_x, callees)
+    except NotLiftable as refused:
+        split = split_fields(fn, {n for n, vp in kplan.vars.items() if vp.placement == "shared"})
+        if split is fn:
+            raise
+        try:
+            return _plan_block_reduce(split, plan_portable(split), tdims, launch_x, callees)
+        except (NotLiftable, NotPortable):
+            raise refused from None
+
+
+def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | None, callees) -> KernelPlan:
     if kplan.form != "portable":
         raise NotLiftable("it needs thread-level code")
     width = None
@@ -648,6 +717,12 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     for name, vp in kplan.vars.items():
         if vp.placement == "shared" or name in tree_steps or name not in seen_in:
             continue  # gone with the trees
+        lane_stretches = {w for w in seen_in.get(name, ()) if w.startswith("lanes")}
+        if vp.placement == "phase" and name not in lanes and len(lane_stretches) > 1 \
+                and "block" not in seen_in.get(name, ()):
+            # one CUDA phase split into several lane loops (a tree over the fields of a vector):
+            # a value one computes and the next reads is kept per lane
+            vp = dataclasses.replace(vp, placement="thread_array")
         if vp.placement == "thread_array" and isinstance(vp.type, m.Scalar) and name not in lanes \
                 and name not in per_lane and name not in lane_written and "block" in seen_in.get(name, ()):
             # the same in every thread and set by code the block runs once (``logits += off``
