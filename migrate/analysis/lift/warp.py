@@ -299,6 +299,8 @@ def _of_total(value, result) -> bool:
     if value is result:
         return True
     refs = [n for n in m.walk(value) if isinstance(n, m.Ref)]
+    if any(isinstance(n, (m.Index, m.Member)) for n in m.walk(value)):
+        return False  # memory, which lane code may store to before the scalar is read
     return pure(value) and any(n is result for n in refs) and all(
         n is result or n.kind in ("param", "constant", "template", "enum") for n in refs)
 

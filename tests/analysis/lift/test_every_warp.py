@@ -184,6 +184,9 @@ def test_layer_norm_through_an_add_function_and_broadcast_functions_of_the_total
     # a combine function that is not a sum
     ("T add(T a, T b) { return a + b; }", "T add(T a, T b) { return a - b; }", "is not a sum, max or min"),
     ("T add(T a, T b) { return a + b; }", "T add(T a, T b) { return a + a; }", "is not a sum, max or min"),
+    # the broadcast reads memory, which lane code may store to before the scalar is read
+    ("if (threadIdx.x == 0) s_mean = mean / n;", "if (threadIdx.x == 0) s_mean = mean / x[0];",
+     "keeps other values in shared memory"),
     # what the broadcast reads changes before it is read
     ("float v = cache[i];", "float v = cache[i]; eps_ = eps_ + 1.0f;", "keeps other values in shared memory"),
 ])
