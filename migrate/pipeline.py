@@ -647,7 +647,7 @@ class KernelPipeline:
         try:
             renamed = propagate_builtin_aliases(prepared)
             rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan, tdims,
-                                      launch_x=self.block_width(prepared.name))
+                                      launch_x=self.block_width(prepared.name), callees=callees)
         except (NotLiftable, NotPortable) as not_reduce:
             reasons.append(not_reduce)
             try:

@@ -370,7 +370,11 @@ class KernelPrinter:
                 add(3, f'{name} = T.alloc_shared({shape}, {dtype_of(elem, scope)}, scope="shared")',
                     scope.tag(d.span))
             elif vp.placement == "thread_array" and lane_buffers:
-                add(3, f"{name} = alloc_lanes((block_x,), {dtype_of(d.type, scope)})", scope.tag(d.span))
+                # a per-thread array kept across the trees: a row of it per lane
+                shape = ", ".join(["block_x"] + (array_shape(d.type, scope) if isinstance(d.type, m.Array) else []))
+                shape += "," if "," not in shape else ""
+                add(3, f"{name} = alloc_lanes(({shape}), {dtype_of(m.element_type(d.type), scope)})",
+                    scope.tag(d.span))
             elif vp.placement == "thread_array":
                 extra = array_shape(d.type, scope) if isinstance(d.type, m.Array) else []
                 shape = ", ".join(thread_shape + extra)

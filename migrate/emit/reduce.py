@@ -74,7 +74,8 @@ def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
         return
     printer.emit("for lane in lane_loop(block_x):", r.span)
     printer.indent += 1
-    printer.block(r.before)
+    if r.before:  # none in the second reduction of a tree over several fields
+        printer.block(r.before)
     printer.emit(f"{r.shared}_lanes[lane] = {printer.expr.coerce(r.value, scalar_name(r.dtype))}", r.span)
     printer.indent -= 1
     printer.emit(f"{REDUCTIONS[r.op].tile_reduce}({r.shared}_lanes, {r.shared}_total, dim=0)", r.span)

@@ -40,14 +40,16 @@ from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from ...ir.visit import Transformer
 from ..facts.divergence import thread_dependent_names
-from ..phases import plan_portable
+from ..phases import NotPortable, plan_portable
 from .base import NotLiftable, combine_call
+from .field_arrays import split_fields
 from .own_cells import own_cells
+from .register_trees import carried_trees
 from .shared_atomics import match_atomic_sum
 from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
-from .warp_trees import Roles, WarpLift
+from .warp_trees import Roles, WarpLift, combine_functions
 
 
 def is_lane(e, aliases: set[str]) -> bool:
@@ -139,9 +141,14 @@ def _halving(loop: UniformLoop) -> tuple[str, m.Expr] | None:
     ok_cond = isinstance(c, m.Binary) and isinstance(strip_casts(c.lhs), m.Ref) and strip_casts(c.lhs).name == d.name and (
         (c.op == ">" and _int(c.rhs) == 0) or (c.op == ">=" and _int(c.rhs) == 1))
     st = loop.step
+    v = strip_casts(st.value) if isinstance(st, m.Assign) else None
     ok_step = isinstance(st, m.Assign) and isinstance(strip_casts(st.target), m.Ref) and \
         strip_casts(st.target).name == d.name and ((st.op == ">>=" and _int(st.value) == 1) or
-                                              (st.op == "/=" and _int(st.value) == 2))
+                                              (st.op == "/=" and _int(st.value) == 2) or
+                                              # s = s / 2, s = s >> 1
+                                              (st.op == "=" and isinstance(v, m.Binary) and
+                                               isinstance(strip_casts(v.lhs), m.Ref) and strip_casts(v.lhs).name == d.name
+                                               and ((v.op == "/" and _int(v.rhs) == 2) or (v.op == ">>" and _int(v.rhs) == 1))))
     return (d.name, strip_casts(init.lhs)) if ok_cond and ok_step else None
 
 
@@ -238,8 +245,9 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
             matched = _match(window, lanes, shared_types, per_lane)
             if matched is not None:
                 reduced, lane_rest = matched
-                out.append(reduced)
-                found.append(reduced)
+                reduced = reduced if isinstance(reduced, tuple) else (reduced,)  # a tree over several fields
+                out.extend(reduced)
+                found.extend(reduced)
                 if lane_rest is not None:
                     out.append(lane_rest)
                 i += 4
@@ -280,6 +288,11 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
         elif isinstance(r, Phase):
             # the shared arrays' declarations go with them
             r = dataclasses.replace(r, stmts=_drop_shared_decls(r.stmts, shared_types))
+            if any(_names_lane(st, lanes) for st in r.stmts) and not any(
+                    isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
+                    for st in r.stmts if not _names_lane(st, lanes) for n in m.walk(st)):
+                # ``int tid = threadIdx.x`` beside block code: lane code reads the lane for it
+                r = dataclasses.replace(r, stmts=tuple(st for st in r.stmts if not _names_lane(st, lanes)))
             if any(isinstance(n, m.Builtin) and n.var == "threadIdx" or isinstance(n, m.Ref) and n.name in lanes
                    for s in r.stmts for n in m.walk(s)) or any(_reads_per_lane(s, per_lane) for s in r.stmts):
                 out.append(LanePhase(r.stmts, r.span))  # per-lane work outside the trees
@@ -291,6 +304,11 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
             raise NotLiftable(f"{type(r).__name__.lower()} at line {r.span.line} is not part of a block reduction")
         i += 1
     return tuple(out)
+
+
+def _names_lane(st, lanes) -> bool:
+    """Whether ``st`` declares only lane aliases (``const int tid = threadIdx.x``)."""
+    return isinstance(st, m.DeclStmt) and all(d.name in lanes for d in st.decls)
 
 
 def _reads_lane(loop: UniformLoop, lanes) -> bool:
@@ -316,7 +334,8 @@ def _match(window, lanes, shared_types, per_lane=frozenset()) -> BlockReduce | N
         return None
     step = _tree_step(body[0].stmts[0], lanes, step_var)
     if step is None:
-        return None
+        steps = _field_steps(body[0].stmts[0], lanes, step_var)
+        return _match_fields(steps, first, last, lanes, shared_types, per_lane, size, step_var) if steps else None
     shared, op = step
     stmts = list(first.stmts)
     store = stmts[-1] if stmts else None
@@ -351,6 +370,57 @@ def _match(window, lanes, shared_types, per_lane=frozenset()) -> BlockReduce | N
     reduce = BlockReduce(tuple(stmts[:-1]), store.expr.value, op, shared, dtype, after, size_const,
                          first.span, step_var)
     return reduce, (LanePhase(rest, last.span) if rest else None)
+
+
+def _field_steps(stmt, lanes: set[str], step_var: str) -> list | None:
+    """[(array, op), ...] when ``stmt`` is ``if (tid < s) { S1[tid] op= S1[tid + s]; S2[tid] ...; }``,
+    one step per array (the fields of a vector tree, split by :mod:`.field_arrays`)."""
+    if not isinstance(stmt, m.If) or stmt.other is not None or not isinstance(stmt.then, m.Block) \
+            or len(stmt.then.stmts) < 2:
+        return None
+    steps = [_tree_step(m.If(stmt.cond, st, None, stmt.span), lanes, step_var) for st in stmt.then.stmts]
+    if any(x is None for x in steps) or len({name for name, _ in steps}) != len(steps):
+        return None
+    return steps
+
+
+def _match_fields(steps, first, last, lanes, shared_types, per_lane, size, step_var):
+    """The reductions of a tree over several arrays at once (``S_x``, ``S_y``): one BlockReduce
+    per array, the first running the lane code, the last the final statements (which read
+    every total); the values of the later ones cross to their lanes in lane buffers."""
+    n = len(steps)
+    stmts = list(_drop_shared_decls(first.stmts, shared_types))
+    if len(stmts) < n:
+        return None
+    values = {}
+    for st in stmts[-n:]:
+        a = st.expr if isinstance(st, m.ExprStmt) and isinstance(st.expr, m.Assign) else None
+        if a is None or a.op != "=" or not isinstance(a.target, m.Index) or not is_lane(a.target.index, lanes):
+            return None
+        values[_shared_name(a.target.base)] = a.value
+    names = [name for name, _ in steps]
+    if set(values) != set(names) or any(isinstance(n_, m.Ref) and n_.name in names
+                                        for st in stmts[:-n] + [m.ExprStmt(v, first.span) for v in values.values()]
+                                        for n_ in m.walk(st)):
+        return None
+    split = _final_phase(last, lanes, per_lane)
+    if split is None:
+        return None
+    final, rest = split
+    if any(isinstance(n_, m.Ref) and n_.name in names for st in rest for n_ in m.walk(st)):
+        return None
+    after = tuple(final)
+    for name in names:
+        result = m.Ref(f"{name}_total", "reduce_result", shared_types[name], last.span)
+        replace = _Replace(name, result, lanes)
+        after = replace.transform(after)
+        if replace.other_reads:
+            return None
+    size_const = None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
+    reduces = tuple(BlockReduce(tuple(stmts[:-n]) if j == 0 else (), values[name], op, name, shared_types[name],
+                                after if j == n - 1 else (), size_const, first.span, step_var)
+                    for j, (name, op) in enumerate(steps))
+    return reduces, (LanePhase(rest, last.span) if rest else None)
 
 
 def _butterfly(loop: UniformLoop, lanes, consts) -> tuple[str, int, str, str] | None:
@@ -524,9 +594,13 @@ def _check_no_lane_traffic(regions) -> None:
     def root(e):  # the array an index's base is, through casts
         return m.access_root(e, through=(m.Cast,))
 
+    def own(r):  # a thread's local array: each lane has its own (a row of a lane buffer)
+        return r.kind == "local" and isinstance(r.type, m.Array)
+
     def stores(stmts):
         return {root(n.target.base).name for st in stmts for n in m.walk(st)
-                if isinstance(n, m.Assign) and isinstance(n.target, m.Index) and root(n.target.base)}
+                if isinstance(n, m.Assign) and isinstance(n.target, m.Index) and root(n.target.base)
+                and not own(root(n.target.base))}
 
     def reads(stmts, block=False):
         # the target of a plain store counts as read (two lanes storing to one place in two
@@ -574,10 +648,27 @@ def _check_no_lane_traffic(regions) -> None:
     visit(regions)
 
 
-def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | None = None) -> KernelPlan:
+def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | None = None,
+                      callees=()) -> KernelPlan:
     """The tile form of a kernel made of block reductions and uniform code, or NotLiftable;
     ``launch_x``: the block width every launch in the file gives (a 2-D block ranked with
-    another width is refused: the factory would refuse its launches)."""
+    another width is refused: the factory would refuse its launches); ``callees``: the device
+    functions it calls (a warp tree may combine through one, ``add(v, t)``). A kernel refused
+    as it is may reduce the fields of a shared array of vectors together: it is tried again
+    with one array per field (:mod:`.field_arrays`)."""
+    try:
+        return _plan_block_reduce(fn, kplan, tdims, launch_x, callees)
+    except NotLiftable as refused:
+        split = split_fields(fn, {n for n, vp in kplan.vars.items() if vp.placement == "shared"})
+        if split is fn:
+            raise
+        try:
+            return _plan_block_reduce(split, plan_portable(split), tdims, launch_x, callees)
+        except (NotLiftable, NotPortable):
+            raise refused from None
+
+
+def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | None, callees) -> KernelPlan:
     if kplan.form != "portable":
         raise NotLiftable("it needs thread-level code")
     width = None
@@ -597,11 +688,12 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
         fn, kplan = owned, plan_portable(owned)
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
                     for n, vp in kplan.vars.items() if vp.placement == "shared"}
-    warp = WarpLift(Roles(fn, lanes), shared_types)
+    warp = WarpLift(Roles(fn, lanes, combine_functions(callees)), shared_types)
     regions = lift_warp_trees(kplan.regions, warp)
     found: list[BlockReduce] = list(warp.found)
     # locals whose value differs between threads: statements that read them are lane code
     per_lane = frozenset(thread_dependent_names(fn)) - lanes
+    regions = carried_trees(regions, lanes, is_lane, _halving, _is_lane_zero)  # acc += S[tid + s]; S[tid] = acc
     regions = _lift_regions(regions, lanes, shared_types, found, per_lane, declared_constants(fn))
     if not found:
         raise NotLiftable("it has barriers or warp operations that are not a recognised block reduction")
@@ -615,6 +707,7 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     variables: dict[str, VarPlan] = {}
     tree_steps = {r.step_var for r in found}
     seen_in = _regions_using(regions)
+    lane_written = _lane_written(regions)
     outside = sorted(name for name, kind in _shared_refs(regions) if name not in shared_types)
     if outside:
         raise NotLiftable(f"it uses the __shared__ variable '{outside[0]}' declared outside the kernel")
@@ -624,7 +717,18 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
     for name, vp in kplan.vars.items():
         if vp.placement == "shared" or name in tree_steps or name not in seen_in:
             continue  # gone with the trees
-        if vp.placement == "thread_array":
+        lane_stretches = {w for w in seen_in.get(name, ()) if w.startswith("lanes")}
+        if vp.placement == "phase" and name not in lanes and len(lane_stretches) > 1 \
+                and "block" not in seen_in.get(name, ()):
+            # one CUDA phase split into several lane loops (a tree over the fields of a vector):
+            # a value one computes and the next reads is kept per lane
+            vp = dataclasses.replace(vp, placement="thread_array")
+        if vp.placement == "thread_array" and isinstance(vp.type, m.Scalar) and name not in lanes \
+                and name not in per_lane and name not in lane_written and "block" in seen_in.get(name, ()):
+            # the same in every thread and set by code the block runs once (``logits += off``
+            # before the trees): a block-level variable that the lanes read
+            vp = dataclasses.replace(vp, placement="kernel_var")
+        elif vp.placement == "thread_array":
             # a per-thread value used by one stretch of lane code lives in that lane loop; one
             # that several stretches use, in a buffer of the block's lanes (as the CUDA thread's
             # register kept it across the barriers)
@@ -633,10 +737,42 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
                                   "block runs once")
             if name in lanes or len(seen_in.get(name, ())) <= 1:
                 vp = dataclasses.replace(vp, placement="phase")
-            elif not isinstance(vp.type, m.Scalar):
+            elif not (isinstance(vp.type, m.Scalar) or isinstance(vp.type, m.Array)
+                      and isinstance(m.element_type(vp.type), m.Scalar)):
                 raise NotLiftable(f"'{name}' is a per-thread array that crosses a barrier")
         variables[name] = vp
     return KernelPlan(fn, "tile", regions, variables, kplan.aliases, flat_width=width)
+
+
+def _lane_written(regions) -> set:
+    """Locals that lane code (a reduction's per-lane part, a lane phase) declares or assigns."""
+    out: set = set()
+
+    def note(stmts):
+        for st in stmts:
+            for n in m.walk(st):
+                if isinstance(n, m.VarDecl):
+                    out.add(n.name)
+                elif isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref):
+                    out.add(strip_casts(n.target).name)
+                elif isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&") \
+                        and isinstance(strip_casts(n.operand), m.Ref):
+                    out.add(strip_casts(n.operand).name)
+
+    def visit(rs):
+        for r in rs:
+            if isinstance(r, UniformIf):
+                visit(r.then)
+                visit(r.other)
+            elif isinstance(r, UniformLoop):
+                visit(r.body)
+            elif isinstance(r, BlockReduce):
+                note(r.prefix + r.before + (m.ExprStmt(r.value, r.span),) + (r.after if r.per_warp else ()))
+            elif isinstance(r, LanePhase):
+                note(r.stmts)
+
+    visit(regions)
+    return out
 
 
 def _regions_using(regions) -> dict[str, set]:

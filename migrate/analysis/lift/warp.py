@@ -30,7 +30,7 @@ import dataclasses
 from typing import Optional
 
 from ...ir import model as m
-from ...ir.exprs import const_value, is_ref, strip_casts
+from ...ir.exprs import const_value, is_ref, pure, strip_casts
 from ...ir.loops import Barrier, BlockReduce, Phase, UniformIf, UniformLoop
 from .base import NotLiftable, REDUCTIONS
 from .warp_rows import guarded_segment, segment_reduce
@@ -54,10 +54,14 @@ def lift_warp_trees(regions, ctx: WarpLift) -> tuple:
             i += 1
             continue
         if tree is None:
+            outer = ctx.later
+            ctx.later = outer | _names(rs[i + 1:])
             if isinstance(r, UniformIf) and r.predicate is None:
                 r = dataclasses.replace(r, then=lift_warp_trees(r.then, ctx), other=lift_warp_trees(r.other, ctx))
             elif isinstance(r, UniformLoop):
+                ctx.later |= _names(r.body) | _names((r,))  # the next iteration
                 r = dataclasses.replace(r, body=lift_warp_trees(r.body, ctx))
+            ctx.later = outer
             out.append(r)
             i += 1
             continue
@@ -89,6 +93,10 @@ def lift_warp_trees(regions, ctx: WarpLift) -> tuple:
         else:
             split.append(r)
     return tuple(split)
+
+
+def _names(regions) -> frozenset:
+    return frozenset(n.name for r in regions for n in walk_region(r) if isinstance(n, (m.Ref, m.VarDecl)))
 
 
 def _peel_uniform(phase: Phase, roles: Roles) -> tuple[Optional[Phase], Phase]:
@@ -151,7 +159,8 @@ def _block_reduce(before: Phase, tree: WarpTree, rs: list, i: int, ctx: WarpLift
     dtype = type_of(before, after, tree.var)
     result = m.Ref(f"{total_name}_total", "reduce_result", dtype, lead.span)
     after_stmts = Subst({n: result for n in held}).transform(tuple(final))
-    lane_code, value = prune_lane_code(before.stmts, m.Ref(tree.var, "local", dtype, tree.span))
+    keep = ctx.later | _names(rs[i + 2:]) | _names((Phase(tuple(rest), after.index, after.span),))
+    lane_code, value = prune_lane_code(before.stmts, m.Ref(tree.var, "local", dtype, tree.span), keep=keep)
     reduce = BlockReduce(lane_code, value, tree.op, total_name, dtype, after_stmts, None, before.span, "",
                          warps=True)
     remaining = Phase(tuple(rest), after.index, after.span) if rest else None
@@ -184,31 +193,38 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
         stores = [n for s in rs[k].stmts for n in m.walk(s) if (isinstance(n, m.Assign) and not isinstance(
             n.target, m.Ref)) or (isinstance(n, m.Call) and n.kind in ("atomic", "warp", "sync"))]
         if roles.mentions_thread(rs[k]) or stores:
+            if not stores and _every_warp(rs, k, roles):
+                break  # every warp reduces the totals (FasterTransformer's blockReduceSum)
             raise NotLiftable(f"threads do more than reduce the warp totals in '{shared}' (line {rs[k].span.line})")
         uniform += rs[k].stmts
         k += 1
-    if k < len(rs) and isinstance(rs[k], Phase):
-        k += 1  # the stored condition of the branch
-    branch = rs[k] if k < len(rs) else None
-    if not (isinstance(branch, UniformIf) and not branch.other and roles.is_first_warp(branch.cond)):
-        raise NotLiftable(f"the warp totals in '{shared}' are not reduced by warp 0 after the barrier")
-    if branch.predicate:
-        ctx.consumed.add(branch.predicate)
-    inner = list(branch.then)
-    if len(inner) != 3 or not isinstance(inner[0], Phase) or not isinstance(inner[1], UniformLoop) \
-            or not isinstance(inner[2], Phase):
-        raise NotLiftable(f"warp 0 does more than one warp tree over '{shared}' (line {branch.span.line})")
+    if _every_warp(rs, k, roles):
+        # every warp runs the second tree; warp 0 ends with the block's total (its lanes read
+        # the warp totals), which thread 0 alone reads
+        inner, branch, last_at = list(rs[k:k + 3]), None, k + 2
+    else:
+        if k < len(rs) and isinstance(rs[k], Phase):
+            k += 1  # the stored condition of the branch
+        branch = rs[k] if k < len(rs) else None
+        if not (isinstance(branch, UniformIf) and not branch.other and roles.is_first_warp(branch.cond)):
+            raise NotLiftable(f"the warp totals in '{shared}' are not reduced by warp 0 after the barrier")
+        if branch.predicate:
+            ctx.consumed.add(branch.predicate)
+        inner, last_at = list(branch.then), k
+        if len(inner) != 3 or not isinstance(inner[0], Phase) or not isinstance(inner[1], UniformLoop) \
+                or not isinstance(inner[2], Phase):
+            raise NotLiftable(f"warp 0 does more than one warp tree over '{shared}' (line {branch.span.line})")
     second = warp_tree(inner[1], roles)
     if second is None:
-        raise NotLiftable(f"warp 0 does not reduce '{shared}' with a warp tree (line {branch.span.line})")
+        raise NotLiftable(f"warp 0 does not reduce '{shared}' with a warp tree (line {inner[1].span.line})")
     if second.op != tree.op or second.pair is not None:
         raise NotLiftable(f"the two levels combine differently ({tree.op}, then {second.op})")
     # v = lane < nwarps ? S[lane] : identity
     held: list[str] = []
-    load = None
+    load = pad = None
     for s in inner[0].stmts:
         if load is None:
-            load = _warp_load(s, shared, roles, tree.op, ctx)
+            load, pad = _warp_load(s, shared, roles, tree.op, ctx) or (None, None)
             if load is not None:
                 held.append(load)
                 continue
@@ -225,40 +241,82 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
     last = inner[2]
     n = copies(last.stmts, held2)
     tail = last.stmts[n:]
+    rest = None
+    if branch is None and tail:
+        # the leader's statements; what follows runs in every thread and may not read the
+        # warps' partial totals (lift_warp_trees checks the names consumed here)
+        tail, rest = tail[:1], tail[1:]
     if len(tail) != 1 or not isinstance(tail[0], m.If) or tail[0].other is not None \
-            or not roles.is_leader(tail[0].cond, first_warp=True):
+            or not roles.is_leader(tail[0].cond, first_warp=True) \
+            or (branch is None and not _thread_zero(tail[0].cond, roles)):
         raise NotLiftable(f"the block's total is not read by thread 0 after line {second.span.line}")
     ctx.consumed |= set(held) | set(held2) | set(second.temps)
     ctx.shared.add(shared)
     dtype = ctx.shared_types[shared]
     result = m.Ref(f"{shared}_total", "reduce_result", dtype, tail[0].span)
-    final = uniform + list(Subst({n: result for n in held2}, roles).transform(then_stmts(tail[0])))
-    used = k + 1 - (j - 2)
+    total = result if pad is None else _padded(result, pad, tree.op, tail[0].span)
+    final = uniform + list(Subst({n: total for n in held2}, roles).transform(then_stmts(tail[0])))
+    used = last_at + 1 - (j - 2)
     # a total written to a __shared__ scalar that every thread reads after a barrier: broadcast
+    # (or a function of it and of parameters: ``s_mean = sum / n``, read where ``s_mean`` was)
     broadcast = {}
     for s in list(final):
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign) and s.expr.op == "=" \
                 and isinstance(s.expr.target, m.Ref) and s.expr.target.name in ctx.shared_types \
-                and not isinstance(s.expr.target.type, m.Array) and s.expr.value is result:
-            broadcast[s.expr.target.name] = result
+                and not isinstance(s.expr.target.type, m.Array) and s.expr.target.name not in broadcast \
+                and _of_total(s.expr.value, result):
+            broadcast[s.expr.target.name] = s.expr.value
             final.remove(s)
     if broadcast:
-        if k + 1 >= len(rs) or not isinstance(rs[k + 1], Barrier):
+        if rest or last_at + 1 >= len(rs) or not isinstance(rs[last_at + 1], Barrier):
             raise NotLiftable(f"the block's total in '{sorted(broadcast)[0]}' is read without a barrier")
         used += 1
         ctx.shared |= set(broadcast)
-        writes = [n for r in rs[k + 2:] for n in walk_region(r)
-                  if isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref)
-                  and strip_casts(n.target).name in broadcast]
+        # the broadcast value is read where the scalar was: nothing it reads may change before
+        read = set(broadcast) | {n.name for v in broadcast.values() for n in m.walk(v)
+                                 if isinstance(n, m.Ref) and n is not result}
+        writes = [n for r in rs[last_at + 2:] for n in walk_region(r)
+                  if (isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref)
+                      and strip_casts(n.target).name in read) or
+                  (isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&")
+                   and isinstance(strip_casts(n.operand), m.Ref) and strip_casts(n.operand).name in read)]
         if writes:
-            raise NotLiftable(f"'{sorted(broadcast)[0]}' is written again at line {writes[0].span.line}")
+            name = writes[0].target if isinstance(writes[0], m.Assign) else writes[0].operand
+            raise NotLiftable(f"'{strip_casts(name).name}' is written again at line {writes[0].span.line}")
         subst = Subst(broadcast)
-        rs[k + 2:] = [map_region(r, subst) for r in rs[k + 2:]]
+        rs[last_at + 2:] = [map_region(r, subst) for r in rs[last_at + 2:]]
+    keep = ctx.later | _names(rs[last_at + 1:]) | _names((Phase(tuple(rest or ()), last.index, last.span),))
     lane_code, value = prune_lane_code(before.stmts, m.Ref(tree.var, "local", type_of(before, before, tree.var),
-                                                           tree.span))
+                                                           tree.span), keep=keep - ctx.consumed)
     final, _ = prune_lane_code(tuple(final), m.IntLit(0, "0", m.Scalar("int32"), tree.span), fold=False)
     reduce = BlockReduce(lane_code, value, tree.op, shared, dtype, final, None, before.span, "", warps=True)
-    return reduce, used, None
+    return reduce, used, (Phase(tuple(rest), last.index, last.span) if rest else None)
+
+
+def _of_total(value, result) -> bool:
+    """Whether ``value`` is the total, or a pure function of it and of parameters and constants
+    (``total / n + eps``): the same in every thread that reads it after the broadcast."""
+    if value is result:
+        return True
+    refs = [n for n in m.walk(value) if isinstance(n, m.Ref)]
+    if any(isinstance(n, (m.Index, m.Member)) for n in m.walk(value)):
+        return False  # memory, which lane code may store to before the scalar is read
+    return pure(value) and any(n is result for n in refs) and all(
+        n is result or n.kind in ("param", "constant", "template", "enum") for n in refs)
+
+
+def _thread_zero(cond, roles: Roles) -> bool:
+    """``threadIdx.x == 0`` (not ``lane == 0``, which every warp has)."""
+    c = strip_casts(cond)
+    return isinstance(c, m.Binary) and c.op == "==" and any(
+        const_value(o) == 0 and roles.is_thread(t) for t, o in ((c.lhs, c.rhs), (c.rhs, c.lhs)))
+
+
+def _every_warp(rs: list, k: int, roles: Roles) -> bool:
+    """Whether ``rs[k:k + 3]`` is the second level run by every warp, with no ``if (warp == 0)``:
+    a phase (loading the warp totals), a warp tree, a phase (thread 0 reading the total)."""
+    return k + 2 < len(rs) and isinstance(rs[k], Phase) and isinstance(rs[k + 1], UniformLoop) \
+        and isinstance(rs[k + 2], Phase) and warp_tree(rs[k + 1], roles) is not None
 
 
 def _warp_load(s, shared: str, roles: Roles, op: str, ctx: WarpLift) -> Optional[str]:
@@ -283,8 +341,25 @@ def _warp_load(s, shared: str, roles: Roles, op: str, ctx: WarpLift) -> Optional
         raise NotLiftable(f"warp 0 does not read exactly one total per warp from '{shared}' (line {s.span.line})")
     pad = const_value(v.other, roles.single)
     if not REDUCTIONS[op].is_identity(ctx.shared_types[shared], pad):
+        if op in ("max", "min") and isinstance(pad, (int, float)):
+            return name, v.other  # a constant that a max or min takes in once (_padded)
         raise NotLiftable(f"the lanes past the last warp contribute {pad if pad is not None else 'a value'}, "
                           f"not the identity of {op} (line {s.span.line})")
-    return name
+    return name, None
+
+
+def _padded(result: m.Ref, pad, op: str, span) -> m.Expr:
+    """The second level's total when warp 0's lanes past the last warp take the constant ``pad``
+    (``-1e20f`` for a max, not -inf): such lanes exist in blocks of fewer than 32 warps, and a max
+    or min takes a constant in once however many lanes hold it: ``blockDim.x < 1024 ? fmaxf(total,
+    pad) : total``."""
+    dtype = result.type
+    floating = isinstance(dtype, m.Scalar) and (dtype.dtype.startswith("float") or dtype.dtype in ("half", "bfloat16"))
+    callee = ("fmaxf" if op == "max" else "fminf") if floating else op
+    int32 = m.Scalar("int32")
+    small = m.Binary("<", m.Builtin("blockDim", "x", m.Scalar("uint32"), span), m.IntLit(1024, "1024", int32, span),
+                     m.Scalar("bool"), span)
+    pad = pad if pad.type == dtype else m.Cast(dtype, pad, "c", dtype, span)
+    return m.Ternary(small, m.Call(callee, (result, pad), "math", (), dtype, span), result, dtype, span)
 
 

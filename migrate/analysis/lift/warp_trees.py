@@ -47,10 +47,12 @@ class Roles:
     """How a kernel's locals relate to the thread index: ``threadIdx.x``, the lane within the
     warp (``threadIdx.x % warpSize``, ``& 31``) and the warp (``/ warpSize``, ``>> 5``)."""
 
-    def __init__(self, fn: m.Function, lanes: set[str]) -> None:
+    def __init__(self, fn: m.Function, lanes: set[str], combines: Optional[dict] = None) -> None:
         self.single = single_assignment_locals(fn.body) if fn.body is not None else {}
         self.threads = set(lanes)
         self.dependent = thread_dependent_names(fn)
+        #: device functions that combine their two parameters (:func:`combine_functions`)
+        self.combines = combines or {}
 
     def _expand(self, e):
         e = strip_casts(e)
@@ -107,9 +109,34 @@ class Roles:
                    for n in m.walk(node))
 
 
-def combine_op(stmt, v: str, t: str) -> Optional[str]:
+def combine_functions(functions) -> dict[str, str]:
+    """Device function name -> the reduction it is, for the functions of two parameters whose
+    body returns their sum, ``fmaxf`` or ``fminf`` (``template <typename T> T add(T a, T b) {
+    return a + b; }``): a call of one combines like its body."""
+    out = {}
+    for f in functions:
+        body = f.body.stmts if f.body is not None else ()
+        if len(f.params) != 2 or len(body) != 1 or not isinstance(body[0], m.Return) or body[0].value is None:
+            continue
+        a, b = (p.name for p in f.params)
+        if a == b or any(isinstance(n, m.Assign) or isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--")
+                         for n in m.walk(body[0])):
+            continue
+        v = strip_casts(body[0].value)
+        args = (v.lhs, v.rhs) if isinstance(v, m.Binary) and v.op == "+" else \
+            tuple(v.args) if isinstance(v, m.Call) and combine_call(v.callee) and len(v.args) == 2 else None
+        if args is None or not {strip_casts(x).name if isinstance(strip_casts(x), m.Ref) else None
+                                for x in args} == {a, b} or \
+                any(strip_casts(x).kind != "param" for x in args if isinstance(strip_casts(x), m.Ref)):
+            continue
+        out[f.name] = "sum" if isinstance(v, m.Binary) else combine_call(v.callee)
+    return out
+
+
+def combine_op(stmt, v: str, t: str, functions: Optional[dict] = None) -> Optional[str]:
     """The reduction ``stmt`` performs when it combines ``v`` with its partner ``t`` in place:
-    ``v += t``, ``v = v + t``, ``v = fmaxf(v, t)``, ``v = (t > v) ? t : v``, ... (either order)."""
+    ``v += t``, ``v = v + t``, ``v = fmaxf(v, t)``, ``v = (t > v) ? t : v``, ... (either order);
+    ``functions``: device functions that combine their parameters (:func:`combine_functions`)."""
     if not (isinstance(stmt, m.ExprStmt) and isinstance(stmt.expr, m.Assign) and is_ref(stmt.expr.target, v)):
         return None
     a = stmt.expr
@@ -127,6 +154,9 @@ def combine_op(stmt, v: str, t: str) -> Optional[str]:
     if isinstance(val, m.Call) and combine_call(val.callee) and len(val.args) == 2 \
             and pair(*val.args):
         return combine_call(val.callee)
+    if isinstance(val, m.Call) and val.kind == "device" and not val.dispatch and len(val.args) == 2 \
+            and (functions or {}).get(val.callee) and pair(*val.args):
+        return functions[val.callee]
     if isinstance(val, m.Ternary):
         c = strip_casts(val.cond)
         if isinstance(c, m.Binary) and c.op in (">", ">=", "<", "<=") and pair(c.lhs, c.rhs):
@@ -165,7 +195,7 @@ def warp_tree(loop: UniformLoop, roles: Roles) -> Optional[WarpTree]:
     combine = body[n].stmts
     if n == 1:
         (v, t), = pairs
-        op = combine_op(combine[0], v, t) if len(combine) == 1 else None
+        op = combine_op(combine[0], v, t, roles.combines) if len(combine) == 1 else None
         if op is None:
             raise NotLiftable(f"the combine at line {combine[0].span.line} is not a sum, max or min "
                               "of the value and its partner")
@@ -359,6 +389,8 @@ class WarpLift:
     shared: set = dataclasses.field(default_factory=set)
     consumed: set = dataclasses.field(default_factory=set)
     found: list = dataclasses.field(default_factory=list)
+    #: names read by the regions after the ones being lifted (of the enclosing levels)
+    later: frozenset = frozenset()
 
 
 def type_of(before: Phase, after: Phase, name: str) -> m.CType:
@@ -411,19 +443,23 @@ def is_flag(phase: Phase, branch) -> bool:
         and isinstance(phase.stmts[0], m.DeclStmt) and [d.name for d in phase.stmts[0].decls] == [branch.predicate]
 
 
-def prune_lane_code(stmts: tuple, value: m.Expr, fold: bool = True) -> tuple[tuple, m.Expr]:
+def prune_lane_code(stmts: tuple, value: m.Expr, fold: bool = True, keep=frozenset()) -> tuple[tuple, m.Expr]:
     """``stmts`` (a lane's code before a reduction, contributing ``value``) without the locals the
     trees left unused (the lane and warp numbers, the device functions' result slots), and the
-    value read from the local it was last copied from (``T v = sum;`` → ``sum``)."""
+    value read from the local it was last copied from (``T v = sum;`` → ``sum``); locals named
+    in ``keep`` (read after the reduction: ``float variance = 0`` declared before the first of
+    two) stay."""
     stmts = list(stmts)
     changed = True
     while changed:
         changed = False
-        if fold and stmts and isinstance(value, m.Ref) and isinstance(stmts[-1], m.DeclStmt) and len(stmts[-1].decls) == 1 \
+        if fold and stmts and isinstance(value, m.Ref) and value.name not in keep \
+                and isinstance(stmts[-1], m.DeclStmt) and len(stmts[-1].decls) == 1 \
                 and stmts[-1].decls[0].name == value.name and isinstance(strip_casts(stmts[-1].decls[0].init), m.Ref):
             value = stmts.pop().decls[0].init
             changed = True
-        elif fold and stmts and isinstance(value, m.Ref) and isinstance(stmts[-1], m.ExprStmt) \
+        elif fold and stmts and isinstance(value, m.Ref) and value.name not in keep \
+                and isinstance(stmts[-1], m.ExprStmt) \
                 and isinstance(stmts[-1].expr, m.Assign) and stmts[-1].expr.op == "=" \
                 and is_ref(stmts[-1].expr.target, value.name) and isinstance(strip_casts(stmts[-1].expr.value), m.Ref) \
                 and not any(isinstance(n, m.Ref) and n.name == value.name for st in stmts[:-1] for n in m.walk(st)):
@@ -434,6 +470,8 @@ def prune_lane_code(stmts: tuple, value: m.Expr, fold: bool = True) -> tuple[tup
                     (st.decls[0].init is None or pure(st.decls[0].init, math=False))):
                 continue
             name = st.decls[0].name
+            if name in keep:
+                continue
             rest = stmts[:k] + stmts[k + 1:] + [m.ExprStmt(value, value.span)]
             if not any(isinstance(n, (m.Ref, m.VarDecl)) and n.name == name for r in rest for n in m.walk(r)):
                 del stmts[k]
