@@ -37,13 +37,18 @@ def reduce_header(kplan: KernelPlan, scope, add) -> None:
     """Factory lines of a kernel with lifted reductions: the block-size assumptions of the CUDA
     trees, and the lane loop and buffers for the target (``T.reduce`` combines fragments on
     GPUs and thread-local buffers on the CPU target)."""
-    kinds = {r.warps for r in _reductions(kplan.regions) if not r.atomics}  # atomics: any block size
+    # atomics: any block size; a bounded tree: any block up to its width
+    kinds = {r.warps for r in _reductions(kplan.regions) if not r.atomics and not r.bounded}
     if False in kinds:
         add(1, 'assert block_x & (block_x - 1) == 0, "the CUDA tree reduction assumes a power-of-two block"')
     if True in kinds:
         add(1, 'assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"')
     for r in _reductions(kplan.regions):
-        if r.size is not None:
+        if r.size is not None and r.bounded:
+            size = ExprPrinter(scope)(r.size)
+            add(1, f'assert block_x <= {size}, "the CUDA tree over \'{r.shared}\' folds at most {size} threads"',
+                scope.tag(r.span))
+        elif r.size is not None:
             size = ExprPrinter(scope)(r.size)
             add(1, f'assert block_x == {size}, "the CUDA tree over \'{r.shared}\' spans {size} threads"',
                 scope.tag(r.span))

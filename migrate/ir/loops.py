@@ -232,6 +232,9 @@ class BlockReduce:
     step_var: str = ""  # the CUDA tree loop's variable (gone from the tile form)
     warps: bool = False  # built from warp-shuffle trees (analysis.lift.warp): whole warps, any count
     atomics: bool = False  # built from atomicAdd on a shared scalar (analysis.lift.shared_atomics): any block
+    #: each step guarded by ``tid + s < blockDim.x`` from a constant width ``size``: any block of at
+    #: most ``size`` threads sums all its lanes, a power of two or not
+    bounded: bool = False
     #: a reduction per warp: lanes are (warp, lane) pairs; ``after`` runs per lane (reading its
     #: warp's total), after ``prefix`` (per-lane values recomputed in each lane loop), all under
     #: ``guard`` (a condition the same in every lane of a warp) when there is one

@@ -111,6 +111,14 @@ def _tree_step(stmt, lanes: set[str], step_var: str) -> tuple[str, str] | None:
     return None
 
 
+def _guarded(stmt: m.If, lanes: set[str], step_var: str) -> bool:
+    """Whether the tree step ``stmt`` is ``if (tid < s && tid + s < blockDim.x)``: from a constant
+    width N, its steps fold every lane of a block of at most N threads into lane 0 (lane j meets
+    lane j - s at the step with s <= j < 2s), so the block need not be a power of two."""
+    c = strip_casts(stmt.cond)
+    return isinstance(c, m.Binary) and c.op == "&&" and _partner_in_block(c.rhs, lanes, step_var)
+
+
 def _partner_in_block(e, lanes: set[str], step_var: str) -> bool:
     """Whether ``e`` is ``tid + s < blockDim.x``: true of every lane the tree's ``tid < s`` admits
     in the power-of-two block of the tree's width (which the factory asserts)."""
@@ -368,7 +376,8 @@ def _match(window, lanes, shared_types, per_lane=frozenset()) -> BlockReduce | N
             return None
     size_const = None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
     reduce = BlockReduce(tuple(stmts[:-1]), store.expr.value, op, shared, dtype, after, size_const,
-                         first.span, step_var)
+                         first.span, step_var,
+                         bounded=size_const is not None and _guarded(body[0].stmts[0], lanes, step_var))
     return reduce, (LanePhase(rest, last.span) if rest else None)
 
 
