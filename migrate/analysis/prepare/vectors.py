@@ -507,6 +507,11 @@ class _Scalarizer:
                     return value if value.type == dtype else m.Cast(dtype, value, "implicit", dtype, span)
                 if len(e.args) == 1 and _vec(e.args[0].type) and _vec(e.args[0].type).lanes == v.lanes:
                     return self.lane(e.args[0], i)
+                if not e.args:  # value-initialised (h2 = {} once nvcc's overload picks it): zeros
+                    dtype = m.Scalar(lane_dtype(v, i))
+                    if "float" in dtype.dtype:
+                        return m.FloatLit(0.0, "0.0", dtype, span)
+                    return m.IntLit(0, "0", dtype, span)
             if e.kind == "constructor" and _vec(e.type) and _vec(e.type).initialised:
                 raise VectorError(f"a '{e.type}' made by its constructor ({e.callee}(...)), whose body is "
                                   "not modelled", span)
