@@ -78,6 +78,13 @@ def function_model_name(spelling: str) -> str:
     return "operator_op"
 
 
+def _no_data(record: ci.Cursor) -> bool:
+    """Whether the struct or class ``record`` holds no data: no field, no base (a functor class of
+    methods only, ``template <class T> class AvgPoolGrad { void compute(...); }``)."""
+    return record.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and not any(
+        c.kind in (K.FIELD_DECL, K.CXX_BASE_SPECIFIER, K.UNION_DECL) for c in record.get_children())
+
+
 def method_model_name(definition: ci.Cursor, functions: dict[str, ci.Cursor], model_names: dict[str, str]) -> str:
     """The name the method ``definition`` of a struct is modelled under, as a device function
     whose first parameter is the object (``Projectile_getangle``), registered in ``functions``
@@ -1364,8 +1371,8 @@ class ModelBuilder:
             self.called.append(name)
             return m.Call(name, args, "device", template_args, ctype, span)
         record = convert_type(definition.semantic_parent.type, self.template_names)
-        if not isinstance(record, m.Vector):
-            return None
+        if not isinstance(record, m.Vector) and not _no_data(definition.semantic_parent):
+            return None  # (an object of no data, pool's AvgPoolGrad<T>: its methods read only arguments)
         if obj_kids and obj_kids[0].kind != K.CXX_THIS_EXPR:
             obj = self.expr(obj_kids[0])
             if isinstance(obj.type, m.Pointer):  # p->set(v): the object p points to
@@ -1563,8 +1570,8 @@ class ModelBuilder:
                 or K.CUDADEVICE_ATTR not in {c.kind for c in definition.get_children()}:
             return None
         record = convert_type(definition.semantic_parent.type, self.template_names)
-        if not isinstance(record, m.Vector):
-            return None
+        if not isinstance(record, m.Vector) and not _no_data(definition.semantic_parent):
+            return None  # (an object of no data, pool's AvgPoolGrad<T>: its methods read only arguments)
         name = method_model_name(definition, self.user_functions, self.model_names)
         self.called.append(name)
         return m.Call(name, args, "device", (), ctype, span)
