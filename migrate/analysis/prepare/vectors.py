@@ -32,6 +32,7 @@ from ...ir import model as m
 from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
+from ...ir.visit import Transformer
 from .vector_bits import retype_bit_containers
 
 LANES = ("x", "y", "z", "w")
@@ -185,6 +186,8 @@ def _scalar_array(t: m.Array, unsized: bool = False) -> m.Array:
     if t.extent is None:
         if unsized:
             return m.Array(m.Scalar(v.dtype), None, "", t.volatile)
+        if t.extent_text:  # float2 lpoint[tile_size] in a template: the extent its instance binds, in lanes
+            return m.Array(m.Scalar(v.dtype), None, f"({t.extent_text}) * {stride(v)}", t.volatile)
         raise VectorError(f"array of '{v}' with no constant extent")
     return m.Array(m.Scalar(v.dtype), t.extent * stride(v), "", t.volatile)
 
@@ -1368,11 +1371,26 @@ def scalar_constants(unit: m.TranslationUnit) -> m.TranslationUnit:
     return dataclasses.replace(unit, globals=tuple(globals_)) if changed else unit
 
 
+def _typed_elements(fn: m.Function) -> m.Function:
+    """``fn`` with each element of an array of vectors whose extent a template parameter gives
+    (``float2 lpoint[tile_size]``) typed as the vector: clang leaves ``lpoint[ti]`` a dependent
+    type until the template is instantiated."""
+    class Elements(Transformer):
+        def leave_Index(self, node):
+            base = node.base.type if isinstance(node.base, m.Ref) else None
+            if isinstance(node.type, m.Opaque) and isinstance(base, m.Array) and base.extent is None \
+                    and isinstance(base.element, m.Vector):
+                return dataclasses.replace(node, type=base.element)
+            return node
+
+    return dataclasses.replace(fn, body=Elements().transform(fn.body))
+
+
 def scalarize_vectors(fn: m.Function) -> m.Function:
     """``fn`` with every vector value split into its lanes (see the module docstring)."""
     if fn.body is None or not uses_vectors(fn):
         return fn
-    fn = retype_bit_containers(fn)
+    fn = _typed_elements(retype_bit_containers(fn))
     sc = _Scalarizer(fn)
     body = dataclasses.replace(fn.body, stmts=sc.stmts(fn.body.stmts))
     params = []
