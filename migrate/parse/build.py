@@ -227,6 +227,16 @@ _BESIDE_FIELDS = frozenset({K.CXX_ACCESS_SPEC_DECL, K.PACKED_ATTR, K.ALIGNED_ATT
                             K.ENUM_DECL, K.VAR_DECL, K.STATIC_ASSERT, K.FRIEND_DECL, K.CONVERSION_FUNCTION})
 
 
+#: what in a struct template has a body that may name its value parameters
+_BODIES = frozenset({K.CONSTRUCTOR, K.DESTRUCTOR, K.CXX_METHOD, K.FUNCTION_TEMPLATE, K.CONVERSION_FUNCTION,
+                     K.FRIEND_DECL})
+
+
+#: what in a struct template has a body that may name its value parameters
+_BODIES = frozenset({K.CONSTRUCTOR, K.DESTRUCTOR, K.CXX_METHOD, K.FUNCTION_TEMPLATE, K.CONVERSION_FUNCTION,
+                     K.FRIEND_DECL})
+
+
 def _plain_fields(ctype: ci.Type) -> list | None:
     """The fields of a struct of the project's that has fields (no bases, virtual methods or
     bit-fields; constructors and methods beside them), or None."""
@@ -235,14 +245,21 @@ def _plain_fields(ctype: ci.Type) -> list | None:
             cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
         return None
     kids = list(decl.get_children())
-    if not kids:  # a struct template's implicit instance (block_record<float>): its fields by its
-        # type, what it declares beside them by its template; a template of values too (Subg<nCap>)
-        # is left: its methods' bodies, taken from the template, would name the value unresolved
+    if not kids or all(k.kind in (K.ALIGNED_ATTR, K.PACKED_ATTR) for k in kids) \
+            and cl.specialized_template(decl) is not None:
+        # a struct template's implicit instance (block_record<float>; data_t<int, 4>, which keeps
+        # its alignas attribute): its fields by its type, what it declares beside them by its
+        # template; a template of values too (Subg<nCap>) is left where it has methods: their
+        # bodies, taken from the template, would name the value unresolved
         template = cl.specialized_template(decl)
         pattern = list(template.get_children()) if template is not None else []
         if template is not None and template.kind == K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION:
             # (vec_t<T, 3>: the arguments it is written for, ``T`` and ``3``, are among its children)
             pattern = [k for k in pattern if not (k.kind.is_reference() or k.kind.is_expression())]
+        if not any(k.kind in _BODIES for k in pattern):  # (data_t<T, N> of fields only: no body names N)
+            pattern = [k for k in pattern if k.kind != K.TEMPLATE_NON_TYPE_PARAMETER]
+        if not any(k.kind in _BODIES for k in pattern):  # (data_t<T, N>, fields only: no body names N)
+            pattern = [k for k in pattern if k.kind != K.TEMPLATE_NON_TYPE_PARAMETER]
         kids = [k for k in pattern if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL)] \
             + list(ctype.get_fields()) if pattern else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]

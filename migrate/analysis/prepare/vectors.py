@@ -192,6 +192,14 @@ def _scalar_array(t: m.Array, unsized: bool = False) -> m.Array:
     return m.Array(m.Scalar(v.dtype), t.extent * stride(v), "", t.volatile)
 
 
+def _plain_lanes(v: m.Vector) -> bool:
+    """Whether the record ``v`` is its words in order, each lane one word of its one type
+    (``struct alignas(16) data_t { int data[4]; }``): a view of a buffer of that type reads its
+    elements as a CUDA vector's lanes."""
+    return set(v.lane_dtypes) == {v.dtype} and v.words == v.lanes \
+        and tuple(v.slots) == tuple((i, 0) for i in range(v.lanes))
+
+
 def _constant_words(v: m.Vector) -> m.Array:
     """A ``__constant__`` struct (or vector) as the array of its words: the same bytes."""
     return m.Array(m.Scalar(v.dtype), stride(v))
@@ -724,7 +732,7 @@ class _Scalarizer:
             inner = base.operand
             target = _vec(base.type.pointee)
             scalars = self.scalar_start(inner) if target is not None else None
-            if target is not None and target.lane_dtypes:
+            if target is not None and target.lane_dtypes and not _plain_lanes(target):
                 return None  # a record over another buffer's bits: no lane view
             if scalars is not None:
                 ref, start = scalars
