@@ -888,9 +888,9 @@ class ExprPrinter:
         address = e.args[0].type
         element = _deref(e.args[0])
         held = element.type.pointee if isinstance(element.type, m.Pointer) else element.type
-        unsigned64 = isinstance(address, m.Pointer) and scalar_name(address.pointee) == "uint64"
-        if name in ("atomicAdd", "atomicSub") and unsigned64 and (name == "atomicSub"
-                                                                  or scalar_name(held) != "uint64"):
+        pointee64 = isinstance(address, m.Pointer) and scalar_name(address.pointee) == "uint64"
+        unsigned64 = name == "atomicAdd" and pointee64
+        if name == "atomicSub" and pointee64 or unsigned64 and scalar_name(held) != "uint64":
             # TileLang 0.1.15's AtomicAdd passes a uint64_t* (unsigned long) to CUDA's atomicAdd,
             # which takes unsigned long long*: nvcc finds no overload (atomicAdd on a uint64
             # element goes through the compat table's helper, below)
@@ -911,8 +911,8 @@ class ExprPrinter:
         if (name not in ops and name != "atomicSub") or signed64 or unsigned64:
             # (T.atomic_max/min on int64 does not compile with nvcc in TileLang 0.1.15, and its
             # atomic_ref would compare as unsigned long long: the table's helper on long long;
-            # T.atomic_add/max/min on uint64 pass uint64_t* where CUDA takes unsigned long long*:
-            # the table's helper casts the pointer)
+            # T.atomic_add on uint64 passes uint64_t* where CUDA takes unsigned long long*: the
+            # table's helper casts the pointer)
             # atomicCAS, atomicExch, atomicAnd, ...: the compat table's helper on the element
             # (through a cast address: the helper of the element's type, the same bits)
             dtypes = [held if recast else pointee] + [scalar_name(a.type) for a in e.args[1:]]

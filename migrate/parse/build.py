@@ -81,8 +81,13 @@ def function_model_name(spelling: str) -> str:
 def _no_data(record: ci.Cursor) -> bool:
     """Whether the struct or class ``record`` holds no data: no field, no base (a functor class of
     methods only, ``template <class T> class AvgPoolGrad { void compute(...); }``)."""
-    return record.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and not any(
-        c.kind in (K.FIELD_DECL, K.CXX_BASE_SPECIFIER, K.UNION_DECL) for c in record.get_children())
+    if record.kind not in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE):
+        return False
+    # (an implicit instance lists no children: its template's say what it holds)
+    template = cl.specialized_template(record) if record.kind != K.CLASS_TEMPLATE else None
+    kids = list(record.get_children()) + (list(template.get_children()) if template is not None else [])
+    return not any(c.kind in (K.FIELD_DECL, K.CXX_BASE_SPECIFIER, K.UNION_DECL) for c in kids) \
+        and (record.kind == K.CLASS_TEMPLATE or not list(record.type.get_canonical().get_fields()))
 
 
 def method_model_name(definition: ci.Cursor, functions: dict[str, ci.Cursor], model_names: dict[str, str]) -> str:

@@ -186,8 +186,9 @@ class Inliner:
             try:
                 cond = self.in_place(s.cond, "in a loop header")
             except InlineError:
-                if has_continue(s.body):
-                    raise
+                if has_continue(s.body) or not any(isinstance(n, m.Call) and n.kind == "device"
+                                                   for n in m.walk(s.cond)):
+                    raise  # (a warp vote in a loop header stays refused by name: the simt form takes it)
                 # for (init; j < 1 + rand(&state) * k; j++) body  ->  init; while (cond) { body; j++; }
                 # (C tests before each iteration and steps after the body; no continue skips the
                 # step): the while's condition is then computed by a statement (_tested_loop)
