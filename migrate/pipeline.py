@@ -57,6 +57,7 @@ from .analysis.prepare.chained_assign import split_chained_assignments
 from .analysis.prepare.constructors import constructed_objects
 from .analysis.prepare.conditional_temps import conditional_temps
 from .analysis.prepare.effect_conditions import effect_conditions_as_tests
+from .analysis.prepare.field_pointers import field_pointers
 from .analysis.prepare.device_globals import scalar_globals_as_buffers, shared_globals_into_kernels
 from .analysis.prepare.null_tests import null_tests
 from .analysis.prepare.pointer_copies import pointer_copies
@@ -352,6 +353,9 @@ PREPARE = (
     Pass("null tests", "a null pointer an inlined device function was given, tested (mask == nullptr ? 1 : "
                        "mask[i]): the test decided, the branch C never evaluates gone (analysis.prepare.null_tests)",
          lambda fn, device, portable: null_tests(fn)),
+    Pass("field pointers", "const VP *vp = &params.vps[idx][0]; into an array field of a struct value: vp[i] read "
+                           "as params.vps[idx][i] (analysis.prepare.field_pointers)",
+         lambda fn, device, portable: field_pointers(fn)),
     Pass("block votes", "__syncthreads_count / _and / _or as barriers around a __shared__ counter that the "
                         "threads whose predicate holds add one to (analysis.prepare.block_votes)",
          _cub(lower_block_votes)),

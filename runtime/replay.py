@@ -261,7 +261,7 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
                               f"takes a struct of {dtype} words by value"
                 return out
         elif kind == "lanes":
-            if arg.kind != "scalar" or len(arg.raw) < max(o + SIZES[d] for _n, d, o in dtype):
+            if arg.kind != "scalar" or len(arg.raw) < max((o + SIZES[d] for _n, d, o in dtype), default=0):
                 out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, " \
                               f"the kernel takes a struct of {len(dtype)} lanes by value"
                 return out

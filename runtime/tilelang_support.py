@@ -308,7 +308,7 @@ def lane_values(name: str, lanes, value) -> list:
         value = value.tobytes()
     if isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
-        need = max(offset + _dtypes.SIZES[dtype] for _n, dtype, offset in lanes)
+        need = max((offset + _dtypes.SIZES[dtype] for _n, dtype, offset in lanes), default=0)
         if len(raw) < need:
             raise LaunchError(f"argument '{name}' has {len(raw)} bytes; its lanes need {need}")
         out = []

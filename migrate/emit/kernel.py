@@ -63,6 +63,15 @@ class KernelOutput:
     instances: object = None
 
 
+
+def unread_object(fn: m.Function, p: m.Param) -> bool:
+    """Whether ``p`` is a struct or class object passed by value that the prepared body never
+    names (pool's ``AvgPoolGrad<float> pool_process``, whose ``compute`` method was inlined and
+    reads no field): it has no lanes, and TileLang takes nothing for it."""
+    if not isinstance(p.type, m.Record) or p.lane_of or p.field_of or p.whole or fn.body is None:
+        return False
+    return not any(isinstance(n, m.Ref) and n.name == p.name for n in m.walk(fn.body))
+
 class KernelPrinter:
     """Prints the plans of one translation unit's kernels."""
 
@@ -278,6 +287,8 @@ class KernelPrinter:
                 shape = self.shapes.get(p.name)
                 dims = ", ".join(e or f"{p.name}_rows" for e in shape) if shape else f"{p.name}_len,"
                 params.append(f"{p.name}: T.Tensor(({dims}), {dtype})")
+            elif unread_object(fn, p):
+                continue  # an object the body never reads (an empty functor, its method inlined): nothing
             else:
                 dtype = scalar_name(p.type)
                 if isinstance(p.type, m.TemplateType):  # T alpha: the instance's dtype, known to the factory
@@ -449,6 +460,8 @@ class KernelPrinter:
                     params[-1] = (p.field_of[0], "fields", params[-1][2] + (field,))
                 else:
                     params.append((p.field_of[0], "fields", (field,)))
+            elif unread_object(fn, p):  # no lanes: the launcher takes the argument and passes nothing on
+                params.append((p.name, "lanes", ()))
             elif isinstance(p.type, m.Pointer):
                 pointee = p.type.pointee
                 dtype = scope_types.get(pointee.name) if isinstance(pointee, m.TemplateType) else scalar_name(pointee)

@@ -886,16 +886,18 @@ class ExprPrinter:
     def atomic(self, e: m.Call, value: bool):
         name = e.callee.removesuffix("_block").removesuffix("_system")
         address = e.args[0].type
-        if name in ("atomicAdd", "atomicSub") and isinstance(address, m.Pointer) \
-                and scalar_name(address.pointee) == "uint64":
-            # TileLang 0.1.15's AtomicAdd passes a uint64_t* (unsigned long) to CUDA's atomicAdd,
-            # which takes unsigned long long*: nvcc finds no overload (its AtomicMax/Min compile)
-            raise EmitError(f"'{e.callee}' on an unsigned 64-bit value has no TileLang form (0.1.15)", e.span)
         element = _deref(e.args[0])
+        held = element.type.pointee if isinstance(element.type, m.Pointer) else element.type
+        pointee64 = isinstance(address, m.Pointer) and scalar_name(address.pointee) == "uint64"
+        unsigned64 = name == "atomicAdd" and pointee64
+        if name == "atomicSub" and pointee64 or unsigned64 and scalar_name(held) != "uint64":
+            # TileLang 0.1.15's AtomicAdd passes a uint64_t* (unsigned long) to CUDA's atomicAdd,
+            # which takes unsigned long long*: nvcc finds no overload (atomicAdd on a uint64
+            # element goes through the compat table's helper, below)
+            raise EmitError(f"'{e.callee}' on an unsigned 64-bit value has no TileLang form (0.1.15)", e.span)
         target = self.bare(element)
         ops = {"atomicAdd": "T.atomic_add", "atomicMax": "T.atomic_max", "atomicMin": "T.atomic_min"}
         pointee = scalar_name(address.pointee) if isinstance(address, m.Pointer) else None
-        held = element.type.pointee if isinstance(element.type, m.Pointer) else element.type
         held = scalar_name(held)
         recast = bool(pointee and held and pointee != held)
         if recast and (frozenset({pointee, held}) not in _SAME_WIDTH
@@ -906,9 +908,11 @@ class ExprPrinter:
             raise EmitError(f"'{e.callee}' reads an element of type {held} as {pointee} (its "
                             "address is cast): no TileLang form", e.span)
         signed64 = name in ("atomicMax", "atomicMin") and (held if recast else pointee) == "int64"
-        if (name not in ops and name != "atomicSub") or signed64:
+        if (name not in ops and name != "atomicSub") or signed64 or unsigned64:
             # (T.atomic_max/min on int64 does not compile with nvcc in TileLang 0.1.15, and its
-            # atomic_ref would compare as unsigned long long: the table's helper on long long)
+            # atomic_ref would compare as unsigned long long: the table's helper on long long;
+            # T.atomic_add on uint64 passes uint64_t* where CUDA takes unsigned long long*: the
+            # table's helper casts the pointer)
             # atomicCAS, atomicExch, atomicAnd, ...: the compat table's helper on the element
             # (through a cast address: the helper of the element's type, the same bits)
             dtypes = [held if recast else pointee] + [scalar_name(a.type) for a in e.args[1:]]

@@ -10,7 +10,8 @@ from typing import Optional
 class Signature:
     name: str
     #: ((name, "buffer" | "scalar", dtype), ...) in the CUDA order; a vector or struct passed by
-    #: value is (name, "lanes", ((lane parameter, dtype, byte offset), ...)); a pointer to a struct
+    #: value is (name, "lanes", ((lane parameter, dtype, byte offset), ...)) (no lanes for an object
+    #: the body never reads: a functor of no data whose methods were inlined); a pointer to a struct
     #: of buffers, (name, "fields", ((buffer parameter, dtype, field, byte offset), ...)); a struct
     #: holding pointers passed by value, (name, "members", ((member parameter, "buffer" | "scalar",
     #: dtype, byte offset), ...)); one too large for a parameter per field, (name, "struct", dtype

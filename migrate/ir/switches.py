@@ -47,7 +47,7 @@ def switch_cases(s: m.Switch):
     own = []
     for values, stmts, span in cases:
         stmts, ended = case_body(stmts)
-        if any(isinstance(n, m.Break) for st in stmts for n in m.walk(st)):
+        if any(_own_breaks(st) for st in stmts):
             raise NoTileLangForm("break inside a switch case body", span)
         own.append((values, stmts, ended or bool(stmts) and leaves(stmts[-1]), span))
     out: list = []
@@ -56,6 +56,16 @@ def switch_cases(s: m.Switch):
         run = list(stmts) if ends else list(stmts) + run
         out.append((values, run, span))
     return out[::-1]
+
+
+def _own_breaks(s) -> bool:
+    """Whether ``s`` holds a break of the switch around it: one not inside a loop or a switch of
+    its own (``case 14: switch (q) { case 3: ...; break; }``: the inner switch's breaks are its own)."""
+    if isinstance(s, m.Break):
+        return True
+    if isinstance(s, (m.For, m.While, m.DoWhile, m.Switch)):
+        return False
+    return any(_own_breaks(c) for c in m.children(s))
 
 
 def case_body(stmts: list) -> tuple[list, bool]:

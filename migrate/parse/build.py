@@ -78,6 +78,18 @@ def function_model_name(spelling: str) -> str:
     return "operator_op"
 
 
+def _no_data(record: ci.Cursor) -> bool:
+    """Whether the struct or class ``record`` holds no data: no field, no base (a functor class of
+    methods only, ``template <class T> class AvgPoolGrad { void compute(...); }``)."""
+    if record.kind not in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE):
+        return False
+    # (an implicit instance lists no children: its template's say what it holds)
+    template = cl.specialized_template(record) if record.kind != K.CLASS_TEMPLATE else None
+    kids = list(record.get_children()) + (list(template.get_children()) if template is not None else [])
+    return not any(c.kind in (K.FIELD_DECL, K.CXX_BASE_SPECIFIER, K.UNION_DECL) for c in kids) \
+        and (record.kind == K.CLASS_TEMPLATE or not list(record.type.get_canonical().get_fields()))
+
+
 def method_model_name(definition: ci.Cursor, functions: dict[str, ci.Cursor], model_names: dict[str, str]) -> str:
     """The name the method ``definition`` of a struct is modelled under, as a device function
     whose first parameter is the object (``Projectile_getangle``), registered in ``functions``
@@ -220,6 +232,16 @@ _BESIDE_FIELDS = frozenset({K.CXX_ACCESS_SPEC_DECL, K.PACKED_ATTR, K.ALIGNED_ATT
                             K.ENUM_DECL, K.VAR_DECL, K.STATIC_ASSERT, K.FRIEND_DECL, K.CONVERSION_FUNCTION})
 
 
+#: what in a struct template has a body that may name its value parameters
+_BODIES = frozenset({K.CONSTRUCTOR, K.DESTRUCTOR, K.CXX_METHOD, K.FUNCTION_TEMPLATE, K.CONVERSION_FUNCTION,
+                     K.FRIEND_DECL})
+
+
+#: what in a struct template has a body that may name its value parameters
+_BODIES = frozenset({K.CONSTRUCTOR, K.DESTRUCTOR, K.CXX_METHOD, K.FUNCTION_TEMPLATE, K.CONVERSION_FUNCTION,
+                     K.FRIEND_DECL})
+
+
 def _plain_fields(ctype: ci.Type) -> list | None:
     """The fields of a struct of the project's that has fields (no bases, virtual methods or
     bit-fields; constructors and methods beside them), or None."""
@@ -228,14 +250,21 @@ def _plain_fields(ctype: ci.Type) -> list | None:
             cl.is_prelude_file(decl.location.file.name if decl.location.file else None):
         return None
     kids = list(decl.get_children())
-    if not kids:  # a struct template's implicit instance (block_record<float>): its fields by its
-        # type, what it declares beside them by its template; a template of values too (Subg<nCap>)
-        # is left: its methods' bodies, taken from the template, would name the value unresolved
+    if not kids or all(k.kind in (K.ALIGNED_ATTR, K.PACKED_ATTR) for k in kids) \
+            and cl.specialized_template(decl) is not None:
+        # a struct template's implicit instance (block_record<float>; data_t<int, 4>, which keeps
+        # its alignas attribute): its fields by its type, what it declares beside them by its
+        # template; a template of values too (Subg<nCap>) is left where it has methods: their
+        # bodies, taken from the template, would name the value unresolved
         template = cl.specialized_template(decl)
         pattern = list(template.get_children()) if template is not None else []
         if template is not None and template.kind == K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION:
             # (vec_t<T, 3>: the arguments it is written for, ``T`` and ``3``, are among its children)
             pattern = [k for k in pattern if not (k.kind.is_reference() or k.kind.is_expression())]
+        if not any(k.kind in _BODIES for k in pattern):  # (data_t<T, N> of fields only: no body names N)
+            pattern = [k for k in pattern if k.kind != K.TEMPLATE_NON_TYPE_PARAMETER]
+        if not any(k.kind in _BODIES for k in pattern):  # (data_t<T, N>, fields only: no body names N)
+            pattern = [k for k in pattern if k.kind != K.TEMPLATE_NON_TYPE_PARAMETER]
         kids = [k for k in pattern if k.kind not in (K.TEMPLATE_TYPE_PARAMETER, K.FIELD_DECL)] \
             + list(ctype.get_fields()) if pattern else []
     fields = [k for k in kids if k.kind == K.FIELD_DECL]
@@ -1364,8 +1393,8 @@ class ModelBuilder:
             self.called.append(name)
             return m.Call(name, args, "device", template_args, ctype, span)
         record = convert_type(definition.semantic_parent.type, self.template_names)
-        if not isinstance(record, m.Vector):
-            return None
+        if not isinstance(record, m.Vector) and not _no_data(definition.semantic_parent):
+            return None  # (an object of no data, pool's AvgPoolGrad<T>: its methods read only arguments)
         if obj_kids and obj_kids[0].kind != K.CXX_THIS_EXPR:
             obj = self.expr(obj_kids[0])
             if isinstance(obj.type, m.Pointer):  # p->set(v): the object p points to
@@ -1563,8 +1592,8 @@ class ModelBuilder:
                 or K.CUDADEVICE_ATTR not in {c.kind for c in definition.get_children()}:
             return None
         record = convert_type(definition.semantic_parent.type, self.template_names)
-        if not isinstance(record, m.Vector):
-            return None
+        if not isinstance(record, m.Vector) and not _no_data(definition.semantic_parent):
+            return None  # (an object of no data, pool's AvgPoolGrad<T>: its methods read only arguments)
         name = method_model_name(definition, self.user_functions, self.model_names)
         self.called.append(name)
         return m.Call(name, args, "device", (), ctype, span)

@@ -80,13 +80,19 @@ __global__ void walk(const float* x, float* y, int n)
     assert walk["form"] == "unsupported" and "two pointers compared" in walk["reason"]
 
 
-def test_an_atomic_on_unsigned_64_bit_values_is_refused_by_name(tmp_path):
+def test_an_atomic_add_on_unsigned_64_bit_values_goes_through_the_helper(tmp_path):
     """TileLang 0.1.15's AtomicAdd hands a ``uint64_t*`` to CUDA's atomicAdd, which takes
-    ``unsigned long long*``: nvcc found no overload (marchingCubes' triangle counter)."""
+    ``unsigned long long*``: nvcc found no overload (marchingCubes' triangle counter). atomicAdd
+    on a uint64 element is the compat table's helper, which casts the pointer (a plain
+    read-modify-write on the CPU), in its statement and value forms."""
+    import numpy as np
+    import torch
     (tmp_path / "k.cu").write_text("""
         #include <cuda_runtime.h>
-        __global__ void count(const int* x, unsigned long long* total, unsigned int* small) {
-            atomicAdd(total, (unsigned long long)x[threadIdx.x]);
+        __global__ void count(const int* x, unsigned long long* total, unsigned long long* old) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            atomicAdd(total, (unsigned long long)x[i]);
+            old[i] = atomicAdd(&total[1 + i % 3], 1ull) / 1000000007ull;
         }
         __global__ void count32(const int* x, unsigned int* total) {
             atomicAdd(total, (unsigned int)x[threadIdx.x]);
@@ -94,5 +100,28 @@ def test_an_atomic_on_unsigned_64_bit_values_is_refused_by_name(tmp_path):
     out = tmp_path / "out"
     main(["convert", str(tmp_path / "k.cu"), "-o", str(out), "-q"])
     kernels = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
-    assert kernels["count"]["form"] == "unsupported" and "unsigned 64-bit" in kernels["count"]["reason"]
+    assert kernels["count"]["form"] != "unsupported", kernels["count"]["reason"]
     assert kernels["count32"]["form"] != "unsupported", kernels["count32"]["reason"]
+    assert "cuda_math.atomicAdd(total[0]" in (out / "k.py").read_text()
+    from tests.analysis.support import module_of
+    mod = module_of(out / "k.py")
+    rng = np.random.default_rng(21)
+    x = rng.integers(0, 1 << 30, 256).astype(np.int32)
+    start = np.array([5, (1 << 40) + 3, 7 << 33, 11], np.uint64)
+    total = torch.from_numpy(start.copy())
+    old = torch.full((256,), 1 << 62, dtype=torch.uint64)  # poisoned: no old value's quotient
+    mod.count(torch.from_numpy(x), total, old, grid=(2, 1, 1), block=(128, 1, 1), target="c")
+    got = total.numpy()
+    assert got[0] == start[0] + x.astype(np.uint64).sum()
+    assert list(got[1:]) == [start[1 + k] + len(range(k, 256, 3)) for k in range(3)]
+    # each old value is its counter's start plus the adds before it: the quotient is the start's
+    assert all(old.numpy()[i] == start[1 + i % 3] // 1000000007 for i in range(256))
+    import shutil
+    if shutil.which("nvcc") is None:
+        return
+    import tilelang
+    sig = mod.KERNELS["count"]
+    func = sig.factory((2, 1, 1), (128, 1, 1), 0, target="cuda")
+    source = tilelang.compile(func, target={"kind": "cuda", "arch": "sm_90a"},
+                              pass_configs=dict(sig.pass_configs)).get_kernel_source()
+    assert "c2t_atomicAdd_u64(" in source

@@ -67,7 +67,11 @@ def test_local_types_read_as_namespace_types_check_equal(tmp_path):
     assert "T.reinterpret(" in (out / "k.py").read_text()  # the union's float read from its int's bits
 
 
-def test_a_local_type_is_named_for_its_function(tmp_path):
+def test_a_local_struct_of_a_templates_type_and_value_copies_its_elements(tmp_path):
+    """geglu's ``struct U { scalar_t data[VEC_ELEMS]; }`` in a kernel template: each instance's
+    struct is its elements in order (parse.build lays out a template's implicit instance whose
+    value parameter no method names), read and written through the buffers' views. It had been
+    refused naming ``packed_Pack``, the type named for its function."""
     src = """
 template <typename T, int N>
 __global__ void packed(const T *x, T *y)
@@ -78,7 +82,14 @@ __global__ void packed(const T *x, T *y)
 }
 template __global__ void packed<float, 4>(const float *, float *);
 """
-    _out, rows = converted(tmp_path, src, expect_ok=False)
+    import numpy as np
+    import torch
+
+    from tests.analysis.support import module_of
+    out, rows = converted(tmp_path, src, expect_ok=False)
     kernel = {k["kernel"]: k for k in rows}["packed"]
-    assert kernel["form"] == "unsupported"
-    assert any("'packed_Pack'" in d["message"] for d in kernel["diagnostics"]), kernel["diagnostics"]
+    assert kernel["form"] != "unsupported", kernel["diagnostics"]
+    x = np.random.default_rng(31).uniform(-3, 3, 4 * 64).astype(np.float32)
+    y = torch.full((4 * 64,), float("nan"), dtype=torch.float32)  # poisoned
+    module_of(out / "k.py").packed(torch.from_numpy(x), y, grid=1, block=64, target="c")
+    assert np.array_equal(y.numpy(), x)

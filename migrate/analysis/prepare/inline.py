@@ -183,7 +183,18 @@ class Inliner:
                 # (C runs the step after the body; no continue skips to it): the step a statement
                 loop = m.While(s.cond, m.Block((s.body, m.ExprStmt(s.step, s.step.span)), s.span), s.span)
                 return self.stmt(m.Block(((s.init,) if s.init is not None else ()) + (loop,), s.span), depth)
-            cond = self.in_place(s.cond, "in a loop header")
+            try:
+                cond = self.in_place(s.cond, "in a loop header")
+            except InlineError:
+                if has_continue(s.body) or not any(isinstance(n, m.Call) and n.kind == "device"
+                                                   for n in m.walk(s.cond)):
+                    raise  # (a warp vote in a loop header stays refused by name: the simt form takes it)
+                # for (init; j < 1 + rand(&state) * k; j++) body  ->  init; while (cond) { body; j++; }
+                # (C tests before each iteration and steps after the body; no continue skips the
+                # step): the while's condition is then computed by a statement (_tested_loop)
+                tail = (m.ExprStmt(s.step, s.step.span),) if s.step is not None else ()
+                loop = m.While(s.cond, m.Block((s.body,) + tail, s.span), s.span)
+                return self.stmt(m.Block(((s.init,) if s.init is not None else ()) + (loop,), s.span), depth)
             init = s.init
             if init is not None and self.calls_in(init):
                 raise InlineError(f"{self.describe(init)} in a loop initialiser")

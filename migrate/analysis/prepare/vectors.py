@@ -32,6 +32,7 @@ from ...ir import model as m
 from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
+from ...ir.visit import Transformer
 from .vector_bits import retype_bit_containers
 
 LANES = ("x", "y", "z", "w")
@@ -185,8 +186,18 @@ def _scalar_array(t: m.Array, unsized: bool = False) -> m.Array:
     if t.extent is None:
         if unsized:
             return m.Array(m.Scalar(v.dtype), None, "", t.volatile)
+        if t.extent_text:  # float2 lpoint[tile_size] in a template: the extent its instance binds, in lanes
+            return m.Array(m.Scalar(v.dtype), None, f"({t.extent_text}) * {stride(v)}", t.volatile)
         raise VectorError(f"array of '{v}' with no constant extent")
     return m.Array(m.Scalar(v.dtype), t.extent * stride(v), "", t.volatile)
+
+
+def _plain_lanes(v: m.Vector) -> bool:
+    """Whether the record ``v`` is its words in order, each lane one word of its one type
+    (``struct alignas(16) data_t { int data[4]; }``): a view of a buffer of that type reads its
+    elements as a CUDA vector's lanes."""
+    return set(v.lane_dtypes) == {v.dtype} and v.words == v.lanes \
+        and tuple(v.slots) == tuple((i, 0) for i in range(v.lanes))
 
 
 def _constant_words(v: m.Vector) -> m.Array:
@@ -507,6 +518,11 @@ class _Scalarizer:
                     return value if value.type == dtype else m.Cast(dtype, value, "implicit", dtype, span)
                 if len(e.args) == 1 and _vec(e.args[0].type) and _vec(e.args[0].type).lanes == v.lanes:
                     return self.lane(e.args[0], i)
+                if not e.args:  # value-initialised (h2 = {} once nvcc's overload picks it): zeros
+                    dtype = m.Scalar(lane_dtype(v, i))
+                    if "float" in dtype.dtype:
+                        return m.FloatLit(0.0, "0.0", dtype, span)
+                    return m.IntLit(0, "0", dtype, span)
             if e.kind == "constructor" and _vec(e.type) and _vec(e.type).initialised:
                 raise VectorError(f"a '{e.type}' made by its constructor ({e.callee}(...)), whose body is "
                                   "not modelled", span)
@@ -716,7 +732,7 @@ class _Scalarizer:
             inner = base.operand
             target = _vec(base.type.pointee)
             scalars = self.scalar_start(inner) if target is not None else None
-            if target is not None and target.lane_dtypes:
+            if target is not None and target.lane_dtypes and not _plain_lanes(target):
                 return None  # a record over another buffer's bits: no lane view
             if scalars is not None:
                 ref, start = scalars
@@ -1363,11 +1379,26 @@ def scalar_constants(unit: m.TranslationUnit) -> m.TranslationUnit:
     return dataclasses.replace(unit, globals=tuple(globals_)) if changed else unit
 
 
+def _typed_elements(fn: m.Function) -> m.Function:
+    """``fn`` with each element of an array of vectors whose extent a template parameter gives
+    (``float2 lpoint[tile_size]``) typed as the vector: clang leaves ``lpoint[ti]`` a dependent
+    type until the template is instantiated."""
+    class Elements(Transformer):
+        def leave_Index(self, node):
+            base = node.base.type if isinstance(node.base, m.Ref) else None
+            if isinstance(node.type, m.Opaque) and isinstance(base, m.Array) and base.extent is None \
+                    and isinstance(base.element, m.Vector):
+                return dataclasses.replace(node, type=base.element)
+            return node
+
+    return dataclasses.replace(fn, body=Elements().transform(fn.body))
+
+
 def scalarize_vectors(fn: m.Function) -> m.Function:
     """``fn`` with every vector value split into its lanes (see the module docstring)."""
     if fn.body is None or not uses_vectors(fn):
         return fn
-    fn = retype_bit_containers(fn)
+    fn = _typed_elements(retype_bit_containers(fn))
     sc = _Scalarizer(fn)
     body = dataclasses.replace(fn.body, stmts=sc.stmts(fn.body.stmts))
     params = []

@@ -136,3 +136,46 @@ def test_a_float4_lane_of_half_bits_read_as_a_float_is_refused_by_name(tmp_path)
     """)
     with pytest.raises(VectorError, match="'float4' read through a view of a buffer of float16: its lanes are another type's bits"):
         scalarize_vectors(u.kernel("k"))
+
+
+#: a dequantising dot product the way quantised mat-vec kernels write it: a half2 accumulator
+#: reset by empty braces (``res2 = {};``, the value-initialised vector: both lanes zero) for each
+#: group of columns, fed by __hfma2, its two lanes summed as floats
+RESET_BY_BRACES = """
+#include <cuda_fp16.h>
+__global__ void grouped_dot(const half2* __restrict__ vec, const int* __restrict__ mat,
+                            float* __restrict__ mul, int groups) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  half2 scale = __float2half2_rn(2.0f);
+  half2 res2;
+  float res = 0;
+  for (int g = 0; g < groups; g++) {
+    res2 = {};
+    for (int k = 0; k < 4; k++) {
+      int q = mat[(g * 4 + k) * blockDim.x * gridDim.x + col];
+      half2 w = __halves2half2(__int2half_rn(q & 7), __int2half_rn(q >> 3));
+      res2 = __hfma2(__hmul2(w, scale), vec[g * 4 + k], res2);
+    }
+    res += __half2float(res2.x) + __half2float(res2.y);
+  }
+  mul[col] = res;
+}
+"""
+
+
+def test_a_half2_reset_by_empty_braces_is_zero_in_both_lanes(tmp_path):
+    out, (k,) = converted(tmp_path, RESET_BY_BRACES)
+    assert k["form"] != "unsupported", k["reason"]
+    rng = np.random.default_rng(17)
+    groups, cols = 3, 256
+    vec = rng.integers(-3, 4, 2 * 4 * groups).astype(np.float16)
+    mat = rng.integers(0, 64, 4 * groups * cols).astype(np.int32)
+    got = torch.full((cols,), float("nan"), dtype=torch.float32)  # poisoned
+    module_of(out / "k.py").grouped_dot(torch.from_numpy(vec), torch.from_numpy(mat), got, groups,
+                                        grid=(2, 1, 1), block=(128, 1, 1), target="c")
+    q = mat.reshape(groups, 4, cols)
+    lo, hi = (q & 7) * 2, (q >> 3) * 2
+    v = vec.astype(np.float32).reshape(groups, 4, 2)
+    # each partial sum is an integer under 2048 in magnitude: exact in half, whatever the rounding
+    expected = ((lo * v[:, :, :1] + hi * v[:, :, 1:]).sum(axis=1)).sum(axis=0).astype(np.float32)
+    assert np.array_equal(got.numpy(), expected)

@@ -267,3 +267,50 @@ def test_a_kernel_too_large_once_inlined_is_refused_by_its_estimate(tmp_path):
     _out, (k,) = converted(tmp_path, ROUNDS, expect_ok=False)
     assert k["form"] == "unsupported"
     assert "model nodes once its device functions are inlined" in k["reason"], k["reason"]
+
+
+#: a random-restart search's loops whose trip count is drawn in the condition (a columnar
+#: cipher solver's ``for (j = 0; j < 1 + LCG_random_float(&state) * HOP; j++)``): the generator
+#: steps the thread's state through a pointer, so it is inlined; the for becomes a while whose
+#: condition a statement computes before each iteration, the step after the body
+DRAWN_TRIPS = """
+#include <cuda_runtime.h>
+__device__ float lcg_float(unsigned int* seed) {
+  const unsigned int m = 2147483648u;
+  *seed = (26757677u * (*seed) + 1u) % m;
+  return (float)(*seed) / (float)m;
+}
+__global__ void shuffle_rounds(const int* __restrict__ seeds, int* __restrict__ out, int* __restrict__ trips) {
+  int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned int state = (unsigned int)seeds[tid];
+  int key[8];
+  for (int j = 0; j < 8; ++j) key[j] = j;
+  int n = 0;
+  for (int j = 0; j < 1 + lcg_float(&state) * 6; j++) {
+    int a = (int)(lcg_float(&state) * 8);
+    int b = (int)(lcg_float(&state) * 8);
+    int t = key[a]; key[a] = key[b]; key[b] = t;
+    n++;
+  }
+  int v = 0;
+  for (int j = 0; j < 8; ++j) v = v * 8 + key[j];
+  out[tid] = v;
+  trips[tid] = n;
+}
+"""
+
+DRAWN_TRIPS_SPEC = "\n".join([
+    '[[kernel]]', 'name = "shuffle_rounds"', 'grid = [2, 1, 1]', 'block = [64, 1, 1]', 'tolerance = "exact"',
+    '[[kernel.args]]', 'name = "seeds"', 'buffer = "int32"', 'elements = 128', 'role = "in"', 'range = [1, 100000]',
+    '[[kernel.args]]', 'name = "out"', 'buffer = "int32"', 'elements = 128', 'role = "out"',
+    '[[kernel.args]]', 'name = "trips"', 'buffer = "int32"', 'elements = 128', 'role = "out"', ''])
+
+
+def test_a_for_condition_drawing_from_a_generator_is_tested_by_a_statement(tmp_path):
+    u = unit(tmp_path, DRAWN_TRIPS)
+    device = {f.name: f for f in u.device_functions}
+    fn = inline_calls(u.kernel("shuffle_rounds"), device, needs_inlining(device, True) | {"lcg_float"})
+    assert "lcg_float" not in calls(fn)
+    assert len(nodes(fn, m.While)) == 1  # the drawn loop; the counted ones stay for loops
+    out, (k,) = converted(tmp_path, DRAWN_TRIPS, DRAWN_TRIPS_SPEC)
+    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"])
