@@ -146,6 +146,12 @@ CASES = {
     "template_atomic_sub": ("tests.emit.test_template_atomic_sub", "SOURCE", "SPEC"),
     "unsigned_switch": ("tests.emit.test_unsigned_switch", "KERNEL", "SPEC"),
     "scalar_store_casts": ("tests.runtime.test_scalar_store_casts", "SOURCE", "SPEC"),
+    "unsigned_selects": ("tests.runtime.test_unsigned_selects", "SOURCE", "SPEC"),
+    "bounded_trees": ("tests.analysis.lift.test_bounded_trees", "SOURCE", "SPEC"),
+    "private_hist": ("tests.analysis.lift.test_private_shared", "HIST", "HIST_SPEC"),
+    "private_rows": ("tests.analysis.lift.test_private_shared", "ROWS", "ROWS_SPEC"),
+    "private_template": ("tests.analysis.lift.test_private_shared", "TEMPLATE", "TEMPLATE_SPEC"),
+    "private_own_atomic": ("tests.analysis.lift.test_private_shared", "OWN_ATOMIC", "OWN_ATOMIC_SPEC"),
 }
 
 
