@@ -23,7 +23,7 @@ from ..ir import model as m
 from ..ir.exprs import pure
 from ..ir.span import Span
 from . import clang as cl
-from . import lambdas, lanewise
+from . import lambdas, lanewise, var_templates
 from .local_types import local_type_name
 from .record_layouts import laid_out_record
 
@@ -556,8 +556,13 @@ class ModelBuilder:
 
     def __init__(self, bag: DiagnosticBag, text: SourceText, user_functions: dict[str, ci.Cursor],
                  template_names: frozenset[str] = frozenset(), overloads: dict | None = None,
-                 model_names: dict[str, str] | None = None, this_type: m.CType | None = None) -> None:
+                 model_names: dict[str, str] | None = None, this_type: m.CType | None = None,
+                 device_specialisations: dict[str, ci.Cursor] | None = None) -> None:
         self.bag = bag
+        # model name -> declaration of each specialisation of a device variable template the
+        # unit's functions read (``mask<double>``: parse.var_templates), shared with the unit, which
+        # models each as a global of its own; None where none is modelled
+        self.device_specialisations = device_specialisations
         self.text = text
         self.user_functions = user_functions
         # USR -> model name of the unit's functions named apart (overloads, methods): shared with
@@ -1019,6 +1024,15 @@ class ModelBuilder:
             return m.Ref(name, "template", ctype, span)
         if ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
             return m.Ref(qualified_name(ref), "function", ctype, span)
+        if self.device_specialisations is not None and var_templates.device_specialisation(ref):
+            # ``mask<double>[j]`` in an instance's copy of a kernel (``template <typename T>
+            # __constant__ T mask[10];``): the instance's own global
+            name = var_templates.specialisation_name(ref.spelling, self.text.of(cursor))
+            known = self.device_specialisations.setdefault(name, ref)
+            if known.get_usr() != ref.get_usr():
+                return self.unsupported_expr(cursor, "M1206", f"two specialisations of the variable template "
+                                                              f"'{ref.spelling}' are both named '{name}'")
+            return m.Ref(name, _var_kind(ref), convert_type(ref.type, self.template_names), span)
         if ref.kind == K.UNEXPOSED_DECL and isinstance(ctype, m.Scalar):
             # a constexpr variable template (HASHTABLE_EMPTY_VALUE<uint64, uint32>): its value
             value = cl.evaluate(cursor)
