@@ -23,7 +23,7 @@ from ..ir import model as m
 from ..ir.exprs import pure
 from ..ir.span import Span
 from . import clang as cl
-from . import lambdas, lanewise, var_templates
+from . import inline_ptx, lambdas, lanewise, var_templates
 from .local_types import local_type_name
 from .record_layouts import laid_out_record
 
@@ -876,6 +876,16 @@ class ModelBuilder:
         return self.unsupported_stmt(cursor, "M1205", f"label '{cursor.spelling}' (goto target) is not supported")
 
     def visit_ASM_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        # one instruction that is an expression of its operands (lop3.b32): that expression
+        asm = inline_ptx.asm_text([t.spelling for t in cursor.get_tokens()])
+        if asm is not None:
+            operands = [c for c in cursor.get_children() if c.kind.is_expression()]
+            if len(operands) == len(asm.outputs) + len(asm.inputs):
+                outputs = [self.expr(c) for c in operands[:len(asm.outputs)]]
+                inputs = [self.expr(c) for c in operands[len(asm.outputs):]]
+                read = inline_ptx.lowered(asm, outputs, inputs, span_of(cursor))
+                if read is not None:
+                    return read
         return self.unsupported_stmt(cursor, "M1201", "inline PTX assembly (asm statement)")
 
     visit_GCC_ASM_STMT = visit_ASM_STMT
