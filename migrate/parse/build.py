@@ -557,11 +557,11 @@ class ModelBuilder:
     def __init__(self, bag: DiagnosticBag, text: SourceText, user_functions: dict[str, ci.Cursor],
                  template_names: frozenset[str] = frozenset(), overloads: dict | None = None,
                  model_names: dict[str, str] | None = None, this_type: m.CType | None = None,
-                 device_specialisations: dict[str, ci.Cursor] | None = None) -> None:
+                 device_specialisations: dict[str, tuple] | None = None) -> None:
         self.bag = bag
-        # model name -> declaration of each specialisation of a device variable template the
-        # unit's functions read (``mask<double>``: parse.var_templates), shared with the unit, which
-        # models each as a global of its own; None where none is modelled
+        # model name -> (declaration, C++ text) of each specialisation of a device variable template
+        # the unit's functions read (``mask<double>``: parse.var_templates), shared with the unit,
+        # which models each as a global of its own; None where none is modelled
         self.device_specialisations = device_specialisations
         self.text = text
         self.user_functions = user_functions
@@ -1037,8 +1037,9 @@ class ModelBuilder:
         if self.device_specialisations is not None and var_templates.device_specialisation(ref):
             # ``mask<double>[j]`` in an instance's copy of a kernel (``template <typename T>
             # __constant__ T mask[10];``): the instance's own global
-            name = var_templates.specialisation_name(ref.spelling, self.text.of(cursor))
-            known = self.device_specialisations.setdefault(name, ref)
+            written = self.text.of(cursor)
+            name = var_templates.specialisation_name(ref.spelling, written)
+            known, _ = self.device_specialisations.setdefault(name, (ref, written))
             if known.get_usr() != ref.get_usr():
                 return self.unsupported_expr(cursor, "M1206", f"two specialisations of the variable template "
                                                               f"'{ref.spelling}' are both named '{name}'")

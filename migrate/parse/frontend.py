@@ -591,9 +591,9 @@ class UnitBuilder:
         self.model_names: dict[str, str] = {}  # USR -> model name, of overloaded definitions
         self.defaults: dict[str, tuple] = {}  # model name -> each parameter's default argument or None
         self.globals: list[ci.Cursor] = []
-        # model name -> declaration of the device variable templates' specialisations the
-        # functions read (ModelBuilder.device_specialisations), each a global of the unit
-        self.device_specialisations: dict[str, ci.Cursor] = {}
+        # model name -> (declaration, C++ text) of the device variable templates' specialisations
+        # the functions read (ModelBuilder.device_specialisations), each a global of the unit
+        self.device_specialisations: dict[str, tuple] = {}
         self._alloc_cache: dict = {}  # host function -> {variable: bytes cudaMalloc'd}
         self.extents: list[tuple[str, Span]] = []  # (function name, extent) of user functions
         self._decls: list[ci.Cursor] | None = None  # _user_declarations, found once
@@ -733,7 +733,7 @@ class UnitBuilder:
             self.path, tuple(kernels),
             tuple(sorted(device_fns.values(), key=lambda f: (f.span.file, f.span.line))),
             tuple(self._global(c) for c in self.globals)
-            + tuple(self._global(c, name) for name, c in self.device_specialisations.items()),
+            + tuple(self._global(c, name, written) for name, (c, written) in self.device_specialisations.items()),
             tuple(launches))
         if not kernels:
             self.bag.add("M1003", Span.point(self.path), "no __global__ kernels in this file")
@@ -891,7 +891,7 @@ class UnitBuilder:
         exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
         return builder.expr(exprs[-1]) if exprs else None
 
-    def _global(self, cursor: ci.Cursor, name: str | None = None) -> m.GlobalVar:
+    def _global(self, cursor: ci.Cursor, name: str | None = None, spelling: str = "") -> m.GlobalVar:
         attrs = {c.kind for c in cursor.get_children()}
         storage = "constant" if is_constant(cursor, attrs) else (
             "shared" if K.CUDASHARED_ATTR in attrs else "device")
@@ -906,7 +906,8 @@ class UnitBuilder:
                                      ci.TypeKind.DEPENDENTSIZEDARRAY)
         initialised = exprs and (not array or exprs[-1].kind in (K.INIT_LIST_EXPR, K.STRING_LITERAL))
         init = builder.expr(exprs[-1]) if initialised else None
-        return m.GlobalVar(name or cursor.spelling, convert_type(cursor.type), storage, init, span_of(cursor))
+        return m.GlobalVar(name or cursor.spelling, convert_type(cursor.type), storage, init, span_of(cursor),
+                           spelling)
 
     def _check_recursion(self, built: dict[str, m.Function]) -> None:
         def reaches(start: str, target: str) -> bool:

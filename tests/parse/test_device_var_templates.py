@@ -3,10 +3,12 @@ their filter taps (``template <typename T> __constant__ T taps[8];`` read as ``t
 filled with ``cudaMemcpyToSymbol(taps<T>, ...)`` in a host template). Each instance of the kernel
 is written out (parse.instance_copies), where clang names the instance's own specialisation
 (``taps<float>``, an unexposed declaration): the unit gets one ``__constant__`` global per
-specialisation (``taps_float``, ``taps_double``) and each instance takes its own as a symbol. The
-recorder of the original's launches leaves variable templates alone (their ``template <...>`` on
-the line above too: the original still builds), so a recorded launch does not hold their bytes
-and the replay says so; the migrated kernels are run here on the CPU target against numpy."""
+specialisation (``taps_float``, ``taps_double``) and each instance takes its own as a symbol,
+with the C++ naming it (``Signature.spellings``). The recorder of the original's launches leaves
+variable templates alone in the source (their ``template <...>`` on the line above too: the
+original still builds); the launcher registers each specialisation a module names by that C++, so
+the recorded launches hold their bytes and replay. The migrated kernels also run here on the CPU
+target against numpy."""
 from __future__ import annotations
 
 import json
@@ -14,8 +16,10 @@ import json
 import numpy as np
 import pytest
 
+from migrate.cli import main
 from migrate.ir import model as m
 from migrate.parse.frontend import parse_file
+from migrate.runtime.build import find_cxx, launcher_text
 from migrate.runtime.source import register_constants
 from tests.analysis.support import module_of, program_converted
 
@@ -101,6 +105,7 @@ def test_each_instance_reads_its_own_specialisation_as_a_constant_global(tmp_pat
     assert not [d for d in parsed.diagnostics if d.severity.value == "error"], parsed.diagnostics
     globals_ = {g.name: g for g in parsed.unit.globals}
     assert set(globals_) == {"taps_float", "taps_double"}
+    assert (globals_["taps_float"].spelling, globals_["taps_double"].spelling) == ("taps<float>", "taps<double>")
     assert globals_["taps_float"].storage == "constant"
     assert globals_["taps_float"].type == m.Array(m.Scalar("float32"), 8)
     assert globals_["taps_double"].type == m.Array(m.Scalar("float64"), 8)
@@ -122,6 +127,7 @@ def test_the_instances_convert_and_compute_the_filter(tmp_path):
     assert {name: k["form"] for name, k in rows.items()} == {"smooth": "tile", "smooth_tiled": "tile"}
     text = (out / "smooth.py").read_text()
     assert "taps_float: T.Tensor((8,), T.float32)" in text and "taps_double: T.Tensor((8,), T.float64)" in text
+    assert "spellings=(('taps_float', 'taps<float>'),)" in text
     mod = module_of(out / "smooth.py")
     n, ntaps = 300, 5
     for dtype, np_type, tol in ((torch.float32, np.float32, 1e-5), (torch.float64, np.float64, 1e-12)):
@@ -145,3 +151,30 @@ def test_the_recorder_leaves_a_variable_template_alone_when_its_head_is_on_the_l
     text = "template<typename T>\n__constant__ T taps [8];\n__constant__ float plain[4];\n"
     rewritten = register_constants(text)
     assert 'add_symbol("plain"' in rewritten and 'add_symbol("taps"' not in rewritten
+
+
+def test_the_launcher_names_a_spelled_symbol_by_its_cpp_and_registers_it():
+    text, _k, smap, _m = launcher_text([], ["taps_float"], None, {"taps_float": "taps<float>"})
+    assert "::c2t::set_symbol(taps<float>, \"taps_float\"" in text
+    assert 'add_symbol("taps_float", sizeof(taps<float>)' in text and set(smap) == {"taps_float"}
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no host C++ compiler (g++ or clang++)")
+def test_the_recorded_launches_hold_each_specialisation_and_replay_equal(tmp_path):
+    pytest.importorskip("tilelang")
+    src = tmp_path / "src" / "smooth.cu"
+    src.parent.mkdir()
+    src.write_text(PROGRAM)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", ""]) == 0
+    rows = {k["kernel"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    for name, k in rows.items():
+        assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), (name, k["check"])
+        assert "2 recorded launches" in k["check"]["message"]  # the float and the double instance
+    # a module reading the next tap fails the replay
+    module = out / "smooth.py"
+    text = module.read_text()
+    wrong = text.replace("in_[k] * taps_double[j]", "in_[k] * taps_double[(j + 1) % 8]")
+    assert wrong != text
+    module.write_text(wrong)
+    assert main(["check", "--from", str(out), "--run", ""]) == 1
