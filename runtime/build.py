@@ -158,11 +158,16 @@ def collect_sources(cu_path: Path, include_dirs=(), root: Path | None = None) ->
     return out
 
 
-def launcher_text(kernels, symbols, main_params: int | None) -> tuple[str, dict, dict, str | None]:
-    """C++ text of the launcher for kernel instances and symbol names.
+def launcher_text(kernels, symbols, main_params: int | None, spellings=None) -> tuple[str, dict, dict, str | None]:
+    """C++ text of the launcher for kernel instances and symbol names. ``spellings``: symbol ->
+    the C++ that names it, for symbols whose names are not C++ (a variable template's
+    specialisation ``mask<double>``, the migrated kernels' ``mask_double``); each is also
+    registered with the launch recorder under its name (c2t_trace.h), which reads its bytes at
+    every recorded launch as it reads the ``__constant__`` symbols of the source.
 
     Returns (text, {instance: entry}, {symbol: (set entry, get entry)}, main entry or None).
     """
+    spellings = dict(spellings or {})
     lines = ["", "// ---- cuda2tile generated launcher", "#line 1 \"cuda2tile-launcher\""]
     kmap, smap = {}, {}
     for i, inst in enumerate(kernels):
@@ -177,11 +182,15 @@ def launcher_text(kernels, symbols, main_params: int | None) -> tuple[str, dict,
     for j, sym in enumerate(symbols):
         se, ge = f"c2t_set_symbol_{j}", f"c2t_get_symbol_{j}"
         smap[sym] = (se, ge)
+        expr = spellings.get(sym, sym)
         lines.append(
             f"C2T_EXPORT int {se}(const void* data, unsigned long long bytes, int dtype) {{\n"
-            f"    return ::c2t::set_symbol({sym}, \"{sym}\", data, bytes, dtype);\n}}\n"
+            f"    return ::c2t::set_symbol({expr}, \"{sym}\", data, bytes, dtype);\n}}\n"
             f"C2T_EXPORT int {ge}(void* data, unsigned long long bytes) {{\n"
-            f"    return ::c2t::get_symbol({sym}, \"{sym}\", data, bytes);\n}}")
+            f"    return ::c2t::get_symbol({expr}, \"{sym}\", data, bytes);\n}}")
+    for j, (sym, expr) in enumerate(sorted(spellings.items())):
+        lines.append(f"static const int c2t_spelled_symbol_{j} = ::c2t::trace::add_symbol(\"{sym}\", sizeof({expr}), "
+                     f"[](void* c2t_d_) {{ ::c2t::trace::read_symbol(c2t_d_, {expr}); }});")
     main_entry = None
     if main_params is not None:
         main_entry = "c2t_run_main"
@@ -215,7 +224,7 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
                   compiler: list[str], compiler_id: str, flags: list[str], cache_dir=None,
                   timeout: float = 300.0, rewrite: bool = True, suffix: str = ".cpp",
                   extra_key: str = "", stub_headers: bool = True,
-                  units=()) -> Library:
+                  units=(), spellings=None) -> Library:
     """Build (or fetch from the cache) the library for ``cu_path`` with launchers for
     ``kernels`` (instance texts) and ``symbols`` (names). ``compiler`` is the command prefix,
     ``flags`` come after it; the wrapper source and ``-o`` are added here. ``units`` are the
@@ -239,7 +248,7 @@ def build_library(*, device: str, cu_path, kernels, symbols, include_dirs=(), de
     main_rel = cu_path.relative_to(root).as_posix()
     unit_rels = [u.relative_to(root).as_posix() for u in units]
     main_params = find_main(sources[main_rel])
-    ltext, kmap, smap, main_entry = launcher_text(list(kernels), list(symbols), main_params)
+    ltext, kmap, smap, main_entry = launcher_text(list(kernels), list(symbols), main_params, spellings)
 
     prepared: dict[str, str] = {}
     for rel, text in sources.items():

@@ -49,7 +49,7 @@ def _instances_and_symbols(kernels) -> tuple[list[str], list[str]]:
 
 
 def compile_cpu(cu_path, kernels, include_dirs=(), defines=(), cache_dir=None, timeout: float = 300.0,
-                extra_flags=(), units=()) -> Library:
+                extra_flags=(), units=(), spellings=None) -> Library:
     """Build (or fetch from the cache) the CPU library of ``cu_path`` with launchers for
     ``kernels`` (KernelSpec or instance strings), linked with the program's other translation
     ``units``. Raises :class:`BuildError`."""
@@ -61,7 +61,8 @@ def compile_cpu(cu_path, kernels, include_dirs=(), defines=(), cache_dir=None, t
     inst += [k for k in kernels if isinstance(k, str) and k not in inst]
     return build_library(device="cpu", cu_path=cu_path, kernels=inst, symbols=syms, include_dirs=include_dirs,
                          defines=defines, compiler=[cxx[0]], compiler_id=cxx[1], flags=cpu_flags(extra_flags),
-                         cache_dir=cache_dir, timeout=timeout, rewrite=True, suffix=".cpp", units=units)
+                         cache_dir=cache_dir, timeout=timeout, rewrite=True, suffix=".cpp", units=units,
+                         spellings=spellings)
 
 
 def compile_many(jobs, max_workers: int | None = None) -> list:

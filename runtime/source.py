@@ -489,6 +489,7 @@ _CONSTANT_RE = re.compile(r"\b__constant__\b|\b__device__\b|\b__managed__\b")
 _OPERATOR_RE = re.compile(r"\boperator\b")
 _GROUP_RE = re.compile(r"\{[^{}]*\}|\([^()]*\)")
 _READ_ONLY_RE = re.compile(r"\b__constant__\b|\bconst\b|\bconstexpr\b")
+_TEMPLATE_RE = re.compile(r"\btemplate\b")
 _NAMESPACE_OPEN_RE = re.compile(r"(?:\bnamespace(?:\s+[A-Za-z_][\w:]*)?|\bextern\s+\"\s*\")\s*$")
 
 
@@ -527,6 +528,12 @@ def register_constants(text: str) -> str:
         if scope is None:
             scope = _namespace_scope(masked)
         head = masked[line_start:m.start()]
+        # the statement's text before the attribute: a variable template's ``template <...>`` may
+        # stand on the line above (``template <typename T>\n__constant__ T mask[10];``)
+        start = max(masked.rfind(";", 0, m.start()), masked.rfind("}", 0, m.start()),
+                    masked.rfind("{", 0, m.start())) + 1
+        if _TEMPLATE_RE.search(masked[start:m.start()]):
+            continue
         decl = masked[m.end():end]
         before_value = decl.split("=", 1)[0]
         if not scope[m.start()] or "extern" in head or "template" in head or "(" in before_value \

@@ -291,6 +291,9 @@ class Signature:
     state: tuple = ()
     #: (value parameter of an enum type, ((constant as a compiler spells it, value), ...)), ...
     enums: tuple = ()
+    #: ((symbol, the C++ that names it), ...): symbols whose names are not C++ (a variable
+    #: template's specialisation ``mask<double>``, the symbol ``mask_double``)
+    spellings: tuple = ()
     #: a kernel template converted per instance (its body means something only per instance: an
     #: overload each instance's types choose, a functor type argument): ((the instance's factory
     #: values, its arguments as written, its own Signature), ...); a launch runs the instance its

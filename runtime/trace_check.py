@@ -35,6 +35,25 @@ class TraceTarget:
         return [L for L in launches if L.name == name and (arity is None or L.skipped or len(L.args) == arity)]
 
 
+def _spellings(targets) -> dict:
+    """Symbol -> the C++ naming it, of the symbols the targets' kernels (and their instances) take
+    whose names are not C++ (a variable template's specialisation: ``Signature.spellings``), which
+    the recording then holds; {} where a module cannot be read."""
+    from .tilelang_side import load_module
+    out = {}
+    for t in targets:
+        try:
+            module = load_module(t.module)
+        except Exception:  # a module that does not import: its kernels' replays say why
+            continue
+        todo = list(getattr(module, "KERNELS", {}).values())
+        while todo:
+            sig = todo.pop()
+            out.update(dict(getattr(sig, "spellings", ())))
+            todo += [inst[-1] for inst in getattr(sig, "instances", ())]
+    return out
+
+
 def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run_args: list[str], *,
                  trace_dir: Path, work_dir: Path, limit: int = 2, timeout: float = 120.0, device: str = "cpu",
                  include_dirs=(), defines=(), display: str = "", source_dir: Path | None = None,
@@ -108,7 +127,8 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
             from .gpu_record import build_program
             lib = [str(build_program(main, units, include_dirs=include_dirs, defines=defines))]
         else:
-            lib = compile_cpu(main, [], include_dirs=include_dirs, defines=defines, units=units)
+            lib = compile_cpu(main, [], include_dirs=include_dirs, defines=defines, units=units,
+                              spellings=_spellings(targets))
     except BuildError as exc:
         for t, n in todo:
             checks[(t.display, n)].status, checks[(t.display, n)].run = "error", "does not build"

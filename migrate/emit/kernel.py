@@ -479,6 +479,7 @@ class KernelPrinter:
                          tuple(symbols), kplan.form,
                          tuple((p.name, tuple(shapes[p.name])) for p in fn.params if p.name in shapes),
                          state=tuple(state),
+                         spellings=tuple((g.name, g.spelling) for g in found if g.spelling),
                          enums=tuple((template_param_name(t.name), t.enumerators) for t in fn.template_params
                                      if t.enumerators))
 

@@ -39,3 +39,7 @@ class Signature:
     unvectorized: bool = False
     #: ((value parameter of an enum type, ((constant as spelled, value), ...)), ...)
     enums: tuple = ()
+    #: ((symbol, the C++ that names it), ...) for the symbols whose names are not C++ (a variable
+    #: template's specialisation ``mask<double>``, the symbol ``mask_double``): the recorder of
+    #: the original's launches reads them by that C++ (runtime.trace_check)
+    spellings: tuple = ()

@@ -530,6 +530,9 @@ class GlobalVar:
     storage: str  # constant, device, managed
     init: Optional[Expr]
     span: Span
+    # the C++ that names it where its name does not: a variable template's specialisation
+    # (``mask<double>``, modelled as ``mask_double``: parse.var_templates)
+    spelling: str = ""
 
 
 @dataclass(frozen=True, slots=True)

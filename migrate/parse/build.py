@@ -23,7 +23,7 @@ from ..ir import model as m
 from ..ir.exprs import pure
 from ..ir.span import Span
 from . import clang as cl
-from . import lambdas, lanewise
+from . import inline_ptx, lambdas, lanewise, var_templates
 from .local_types import local_type_name
 from .record_layouts import laid_out_record
 
@@ -585,8 +585,13 @@ class ModelBuilder:
 
     def __init__(self, bag: DiagnosticBag, text: SourceText, user_functions: dict[str, ci.Cursor],
                  template_names: frozenset[str] = frozenset(), overloads: dict | None = None,
-                 model_names: dict[str, str] | None = None, this_type: m.CType | None = None) -> None:
+                 model_names: dict[str, str] | None = None, this_type: m.CType | None = None,
+                 device_specialisations: dict[str, tuple] | None = None) -> None:
         self.bag = bag
+        # model name -> (declaration, C++ text) of each specialisation of a device variable template
+        # the unit's functions read (``mask<double>``: parse.var_templates), shared with the unit,
+        # which models each as a global of its own; None where none is modelled
+        self.device_specialisations = device_specialisations
         self.text = text
         self.user_functions = user_functions
         # USR -> model name of the unit's functions named apart (overloads, methods): shared with
@@ -900,6 +905,16 @@ class ModelBuilder:
         return self.unsupported_stmt(cursor, "M1205", f"label '{cursor.spelling}' (goto target) is not supported")
 
     def visit_ASM_STMT(self, cursor: ci.Cursor) -> m.Stmt:
+        # one instruction that is an expression of its operands (lop3.b32): that expression
+        asm = inline_ptx.asm_text([t.spelling for t in cursor.get_tokens()])
+        if asm is not None:
+            operands = [c for c in cursor.get_children() if c.kind.is_expression()]
+            if len(operands) == len(asm.outputs) + len(asm.inputs):
+                outputs = [self.expr(c) for c in operands[:len(asm.outputs)]]
+                inputs = [self.expr(c) for c in operands[len(asm.outputs):]]
+                read = inline_ptx.lowered(asm, outputs, inputs, span_of(cursor))
+                if read is not None:
+                    return read
         return self.unsupported_stmt(cursor, "M1201", "inline PTX assembly (asm statement)")
 
     visit_GCC_ASM_STMT = visit_ASM_STMT
@@ -1048,6 +1063,16 @@ class ModelBuilder:
             return m.Ref(name, "template", ctype, span)
         if ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
             return m.Ref(qualified_name(ref), "function", ctype, span)
+        if self.device_specialisations is not None and var_templates.device_specialisation(ref):
+            # ``mask<double>[j]`` in an instance's copy of a kernel (``template <typename T>
+            # __constant__ T mask[10];``): the instance's own global
+            written = self.text.of(cursor)
+            name = var_templates.specialisation_name(ref.spelling, written)
+            known, _ = self.device_specialisations.setdefault(name, (ref, written))
+            if known.get_usr() != ref.get_usr():
+                return self.unsupported_expr(cursor, "M1206", f"two specialisations of the variable template "
+                                                              f"'{ref.spelling}' are both named '{name}'")
+            return m.Ref(name, _var_kind(ref), convert_type(ref.type, self.template_names), span)
         if ref.kind == K.UNEXPOSED_DECL and isinstance(ctype, m.Scalar):
             # a constexpr variable template (HASHTABLE_EMPTY_VALUE<uint64, uint32>): its value
             value = cl.evaluate(cursor)

@@ -591,6 +591,9 @@ class UnitBuilder:
         self.model_names: dict[str, str] = {}  # USR -> model name, of overloaded definitions
         self.defaults: dict[str, tuple] = {}  # model name -> each parameter's default argument or None
         self.globals: list[ci.Cursor] = []
+        # model name -> (declaration, C++ text) of the device variable templates' specialisations
+        # the functions read (ModelBuilder.device_specialisations), each a global of the unit
+        self.device_specialisations: dict[str, tuple] = {}
         self._alloc_cache: dict = {}  # host function -> {variable: bytes cudaMalloc'd}
         self.extents: list[tuple[str, Span]] = []  # (function name, extent) of user functions
         self._decls: list[ci.Cursor] | None = None  # _user_declarations, found once
@@ -729,7 +732,8 @@ class UnitBuilder:
         unit = m.TranslationUnit(
             self.path, tuple(kernels),
             tuple(sorted(device_fns.values(), key=lambda f: (f.span.file, f.span.line))),
-            tuple(self._global(c) for c in self.globals),
+            tuple(self._global(c) for c in self.globals)
+            + tuple(self._global(c, name, written) for name, (c, written) in self.device_specialisations.items()),
             tuple(launches))
         if not kernels:
             self.bag.add("M1003", Span.point(self.path), "no __global__ kernels in this file")
@@ -829,7 +833,7 @@ class UnitBuilder:
             this_type = convert_type(cursor.semantic_parent.type, names)
             params.append(m.Param("this_", m.Reference(this_type), cursor.is_const_method(), span_of(cursor)))
         builder = ModelBuilder(self.bag, self.text, self.functions, names, self.overloads, self.model_names,
-                               this_type)
+                               this_type, self.device_specialisations)
         lambda_captures = ()
         if cursor.kind == K.LAMBDA_EXPR:  # a local lambda (parse.lambdas): its captures follow its parameters
             found = lambdas.captures(cursor)
@@ -887,7 +891,7 @@ class UnitBuilder:
         exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
         return builder.expr(exprs[-1]) if exprs else None
 
-    def _global(self, cursor: ci.Cursor) -> m.GlobalVar:
+    def _global(self, cursor: ci.Cursor, name: str | None = None, spelling: str = "") -> m.GlobalVar:
         attrs = {c.kind for c in cursor.get_children()}
         storage = "constant" if is_constant(cursor, attrs) else (
             "shared" if K.CUDASHARED_ATTR in attrs else "device")
@@ -902,7 +906,8 @@ class UnitBuilder:
                                      ci.TypeKind.DEPENDENTSIZEDARRAY)
         initialised = exprs and (not array or exprs[-1].kind in (K.INIT_LIST_EXPR, K.STRING_LITERAL))
         init = builder.expr(exprs[-1]) if initialised else None
-        return m.GlobalVar(cursor.spelling, convert_type(cursor.type), storage, init, span_of(cursor))
+        return m.GlobalVar(name or cursor.spelling, convert_type(cursor.type), storage, init, span_of(cursor),
+                           spelling)
 
     def _check_recursion(self, built: dict[str, m.Function]) -> None:
         def reaches(start: str, target: str) -> bool:

@@ -153,3 +153,29 @@ def with_values(unit: m.TranslationUnit, values: dict) -> m.TranslationUnit:
 
     return dataclasses.replace(unit, kernels=tuple(fn(k) for k in unit.kernels),
                                device_functions=tuple(fn(d) for d in unit.device_functions))
+
+
+#: the device-memory attributes of a variable template's specialisation (``template <typename T>
+#: __constant__ T mask[10];`` read as ``mask<float>[j]`` in an instance's copy of a kernel)
+_DEVICE_ATTRS = (K.CUDACONSTANT_ATTR, K.CUDADEVICE_ATTR)
+
+
+def device_specialisation(ref: ci.Cursor) -> bool:
+    """Whether ``ref`` (a reference's declaration) is a specialisation of a namespace-scope
+    variable template in device memory (``__constant__``/``__device__``), whose type clang knows
+    (an instance copy's ``mask<double>``: clang exposes it as an unexposed declaration)."""
+    if ref.kind != K.UNEXPOSED_DECL or ref.type.kind == ci.TypeKind.INVALID:
+        return False
+    parent = ref.semantic_parent
+    if parent is None or parent.kind not in (K.TRANSLATION_UNIT, K.NAMESPACE):
+        return False
+    return any(c.kind in _DEVICE_ATTRS for c in ref.get_children())
+
+
+def specialisation_name(spelling: str, written: str) -> str:
+    """The model's name of a device variable template's specialisation, one global per
+    instance: its name and its written template arguments (``mask<double>`` → ``mask_double``,
+    ``lut<unsigned int, 4>`` → ``lut_unsigned_int_4``); the name alone where none are written."""
+    args = written[written.find("<") + 1:written.rfind(">")] if "<" in written and ">" in written else ""
+    tail = re.sub(r"\W+", "_", args).strip("_")
+    return f"{spelling}_{tail}" if tail else spelling
