@@ -259,6 +259,26 @@ def call_exprs(cursor: ci.Cursor) -> list[ci.Cursor]:
     return out
 
 
+def token_cursors(tokens: list) -> list[ci.Cursor]:
+    """The cursor of each of ``tokens`` (tokens of one unit, in source order), as ``Token.cursor``
+    gives it, found in one ``clang_annotateTokens`` call: each call walks the unit's declarations
+    around the tokens it is given, so a call per token costs as much as a call for a run of them."""
+    if not tokens:
+        return []
+    tu = tokens[0]._tu
+    array = (ci.Token * len(tokens))()
+    for i, token in enumerate(tokens):
+        array[i].int_data = token.int_data
+        array[i].ptr_data = token.ptr_data
+    cursors = (ci.Cursor * len(tokens))()
+    ci.conf.lib.clang_annotateTokens(tu, array, len(tokens), cursors)
+    out = []
+    for cursor in cursors:
+        cursor._tu = tu
+        out.append(cursor)
+    return out
+
+
 def parse(path: str, args: list[str], unsaved: list[tuple[str, str]] = ()) -> ci.TranslationUnit:
     """libclang's translation unit of ``path``; the prelude comes precompiled where it can
     (:func:`with_precompiled_prelude`), which gives the same unit about twice as fast."""
