@@ -221,16 +221,20 @@ def _children(self: ci.Cursor):
     """``Cursor.get_children`` without cindex's assertion that no child is the null cursor (which
     libclang never visits): that assertion asks libclang for the null cursor and compares each
     child with it, two more libclang calls per child of the model builder's every cursor."""
-    out = []
-    tu = self._tu
+    found = [self._tu]  # the unit, then the children (one callback for every call: making a
+    ci.conf.lib.clang_visitChildren(self, _COLLECT, found)  # ctypes callback costs as much as a visit)
+    children = iter(found)
+    next(children)
+    return children
 
-    def visit(child, _parent, _data) -> int:
-        child._tu = tu  # the unit is kept alive while its cursors are
-        out.append(child)
-        return 1  # CXChildVisit_Continue
 
-    ci.conf.lib.clang_visitChildren(self, _VISITOR(visit), None)
-    return iter(out)
+def _collect(child, _parent, found) -> int:
+    child._tu = found[0]  # the unit is kept alive while its cursors are
+    found.append(child)
+    return 1  # CXChildVisit_Continue
+
+
+_COLLECT = _VISITOR(_collect)
 
 
 ci.Cursor.get_children = _children
