@@ -752,20 +752,22 @@ def walk(node):
 def dump(node, indent: int = 0, spans: bool = False) -> str:
     """A deterministic, indented rendering of a model node, for golden tests and debugging."""
     pad = "  " * indent
-    name = type(node).__name__
+    cls = type(node)
+    name = cls.__name__
     attrs, kids = [], []
-    for f in fields(node):
-        if f.name == "span":
-            continue
-        value = getattr(node, f.name)
+    names = _DUMP_FIELDS.get(cls)
+    if names is None:  # (dataclasses.fields costs more than the rest of a small node's dump)
+        names = _DUMP_FIELDS[cls] = tuple(f.name for f in fields(node) if f.name != "span")
+    for field_name in names:
+        value = getattr(node, field_name)
         if _is_node(value):
-            kids.append((f.name, [value]))
+            kids.append((field_name, [value]))
         elif isinstance(value, tuple) and value and all(_is_node(v) for v in value):
-            kids.append((f.name, list(value)))
+            kids.append((field_name, list(value)))
         elif value is None or value == ():
             continue
         else:
-            attrs.append(f"{f.name}={_fmt(value)}")
+            attrs.append(f"{field_name}={_fmt(value)}")
     head = f"{pad}{name}({', '.join(attrs)})"
     if spans and hasattr(node, "span"):
         head += f"  @{node.span.line}:{node.span.col}"
@@ -776,6 +778,7 @@ def dump(node, indent: int = 0, spans: bool = False) -> str:
     return "\n".join(lines)
 
 
+_DUMP_FIELDS: dict[type, tuple[str, ...]] = {}  # node class -> its fields but span, in order (dump)
 _KEYS: dict[int, tuple] = {}  # id(node) -> (node, its dump), for the nodes keyed most recently
 
 

@@ -1965,21 +1965,25 @@ def explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
     spellings = [t.spelling for t in tokens]
     if "<" not in spellings:
         return ()
-    inner = tokens[spellings.index("<") + 1:]
-    depth, current, args = 0, [], []
-    for token in inner:  # (libclang places a token only where it is an argument's: a host constant's)
-        tok = token.spelling
+    first = spellings.index("<") + 1
+    inner, depth = [], 0
+    for token, tok in zip(tokens[first:], spellings[first:]):
         if tok == "<":
             depth += 1
         elif tok == ">" and depth == 0:
             break
         elif tok == ">":
             depth -= 1
+        inner.append((token, tok, depth))
+    cursors = _token_cursors([t for t, _s, _d in inner])
+    current, args = [], []
+    for (token, tok, depth), cursor in zip(inner, cursors):
+        # (libclang places a token only where it is an argument's: a host constant's)
         if tok == "," and depth == 0:
             args.append(" ".join(current))
             current = []
         else:
-            current.append(_constant_token(token))
+            current.append(_constant_token(token, cursor))
     if current:
         args.append(" ".join(current))
     return tuple(a for a in args if a)
@@ -2002,15 +2006,31 @@ def _macro_text(definition, name: str, depth: int = 0) -> str:
     return out[0] if len(out) == 1 else "(" + " ".join(out) + ")"
 
 
-def _constant_token(token) -> str:
+def _token_cursors(tokens: list) -> list:
+    """Each token's cursor (:func:`cl.token_cursors`, one libclang call for them all), or
+    ``_UNPLACED`` where libclang cannot place the tokens; only identifiers' cursors are asked."""
+    if not any(t.kind == ci.TokenKind.IDENTIFIER for t in tokens):
+        return [None] * len(tokens)
+    try:
+        return cl.token_cursors(tokens)
+    except Exception:  # (a token libclang cannot place: each is asked on its own)
+        return [_UNPLACED] * len(tokens)
+
+
+_UNPLACED = object()
+
+
+def _constant_token(token, cursor=_UNPLACED) -> str:
     """A token's text, or the value of the host constant an identifier names, or the text an
-    object-like macro stands for (``f<TILE, BS>`` with ``#define BS (8 * 4)``)."""
+    object-like macro stands for (``f<TILE, BS>`` with ``#define BS (8 * 4)``); ``cursor``: the
+    token's, where :func:`_token_cursors` found it."""
     if token.kind != ci.TokenKind.IDENTIFIER:
         return token.spelling
-    try:
-        cursor = token.cursor
-    except Exception:  # (a token libclang cannot place)
-        return token.spelling
+    if cursor is _UNPLACED:
+        try:
+            cursor = token.cursor
+        except Exception:  # (a token libclang cannot place)
+            return token.spelling
     if cursor is not None and cursor.kind == K.MACRO_INSTANTIATION:
         return _macro_text(cursor.referenced, token.spelling)
     ref = cursor.referenced if cursor is not None and cursor.kind == K.DECL_REF_EXPR else None

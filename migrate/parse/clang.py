@@ -221,16 +221,20 @@ def _children(self: ci.Cursor):
     """``Cursor.get_children`` without cindex's assertion that no child is the null cursor (which
     libclang never visits): that assertion asks libclang for the null cursor and compares each
     child with it, two more libclang calls per child of the model builder's every cursor."""
-    out = []
-    tu = self._tu
+    found = [self._tu]  # the unit, then the children (one callback for every call: making a
+    ci.conf.lib.clang_visitChildren(self, _COLLECT, found)  # ctypes callback costs as much as a visit)
+    children = iter(found)
+    next(children)
+    return children
 
-    def visit(child, _parent, _data) -> int:
-        child._tu = tu  # the unit is kept alive while its cursors are
-        out.append(child)
-        return 1  # CXChildVisit_Continue
 
-    ci.conf.lib.clang_visitChildren(self, _VISITOR(visit), None)
-    return iter(out)
+def _collect(child, _parent, found) -> int:
+    child._tu = found[0]  # the unit is kept alive while its cursors are
+    found.append(child)
+    return 1  # CXChildVisit_Continue
+
+
+_COLLECT = _VISITOR(_collect)
 
 
 ci.Cursor.get_children = _children
@@ -256,6 +260,26 @@ def call_exprs(cursor: ci.Cursor) -> list[ci.Cursor]:
         return 2  # CXChildVisit_Recurse
 
     ci.conf.lib.clang_visitChildren(cursor, _VISITOR(visit), None)
+    return out
+
+
+def token_cursors(tokens: list) -> list[ci.Cursor]:
+    """The cursor of each of ``tokens`` (tokens of one unit, in source order), as ``Token.cursor``
+    gives it, found in one ``clang_annotateTokens`` call: each call walks the unit's declarations
+    around the tokens it is given, so a call per token costs as much as a call for a run of them."""
+    if not tokens:
+        return []
+    tu = tokens[0]._tu
+    array = (ci.Token * len(tokens))()
+    for i, token in enumerate(tokens):
+        array[i].int_data = token.int_data
+        array[i].ptr_data = token.ptr_data
+    cursors = (ci.Cursor * len(tokens))()
+    ci.conf.lib.clang_annotateTokens(tu, array, len(tokens), cursors)
+    out = []
+    for cursor in cursors:
+        cursor._tu = tu
+        out.append(cursor)
     return out
 
 

@@ -456,6 +456,9 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
 def _shifted(obj, path: str, first: int, delta: int):
     """``obj`` (a model node, type, diagnostic, tuple) with every span in ``path`` at or after
     line ``first`` moved ``delta`` lines up."""
+    cls = type(obj)
+    if cls in _NO_SPANS:  # (names, numbers, flags: most of what a copy's model holds)
+        return obj
     if isinstance(obj, Span):
         if obj.line >= first and obj.file and _resolved(obj.file) == path:
             return dataclasses.replace(obj, line=obj.line - delta, end_line=obj.end_line - delta)
@@ -465,14 +468,21 @@ def _shifted(obj, path: str, first: int, delta: int):
     if isinstance(obj, list):
         return [_shifted(x, path, first, delta) for x in obj]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(obj))
         changes = {}
-        for f in dataclasses.fields(obj):
-            value = getattr(obj, f.name)
+        for name in names:
+            value = getattr(obj, name)
             new = _shifted(value, path, first, delta)
             if new is not value:
-                changes[f.name] = new
+                changes[name] = new
         return dataclasses.replace(obj, **changes) if changes else obj
     return obj
+
+
+_NO_SPANS = frozenset({str, int, float, bool, type(None)})  # values that hold no span (exact types)
+_FIELDS: dict[type, tuple[str, ...]] = {}  # dataclass -> its fields' names (dataclasses.fields is slow)
 
 
 @functools.lru_cache(maxsize=64)

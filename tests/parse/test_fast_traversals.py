@@ -128,3 +128,57 @@ def test_a_unit_parsed_with_the_prelude_as_text_is_asked_file_by_file(tmp_path, 
     names = {c.spelling for c in cl.user_declarations(tu)}
     assert {"scale", "fill", "main"} <= names and "printf" not in names
     assert ctypes.sizeof(ci.c_object_p) == ctypes.sizeof(ctypes.c_void_p)  # the handle read as a number
+
+
+#: template arguments written at calls: a macro's value, a host constant's, a template's own
+#: parameter and a nested template's, each of which libclang places (token_cursors)
+WRITTEN = """
+#include <cuda_runtime.h>
+#define BS (8 * 4)
+const int DEPTH = 3;
+template <int N, int M> __device__ int sum2(const int* v) { return v[N] + v[M]; }
+template <typename T, int N> struct Box { T v[N]; };
+template <int K> __device__ int pick(const int* v) { return v[K]; }
+template <int K> __global__ void take(const int* in, int* out) {
+    out[threadIdx.x] = sum2<BS, DEPTH>(in) + pick<K>(in) + sum2<K, (DEPTH > 1 ? 2 : 1)>(in)
+        + pick<sizeof(Box<float, DEPTH>)>(in);
+}
+void run(const int* in, int* out) { take<5><<<1, 32>>>(in, out); }
+"""
+
+
+def test_token_cursors_are_each_tokens_own_cursor(tmp_path):
+    from migrate.parse.build import _constant_token, explicit_template_args
+
+    path = tmp_path / "w.cu"
+    path.write_text(textwrap.dedent(WRITTEN))
+    tu = cl.parse(str(path), ParseOptions().clang_args())
+    kernel = next(c for c in cl.user_declarations(tu) if c.spelling == "take")
+    tokens = list(kernel.get_tokens())
+    assert len(tokens) > 50
+    one_call = cl.token_cursors(tokens)
+    assert len(one_call) == len(tokens)
+    checked = 0
+    for token, cursor in zip(tokens, one_call):
+        assert cursor._tu is tu
+        if token.kind == ci.TokenKind.IDENTIFIER:
+            # libclang may place a token of a template's body in the template or in an instance
+            # (a parameter's name, a value parameter's literal), asked alone or in a run; what a
+            # written argument reads of it, the macro's text or the host constant's value, is one
+            assert _constant_token(token, cursor) == _constant_token(token), token.spelling
+            checked += 1
+    assert checked > 20
+    calls = [c for c in cl.call_exprs(kernel) if c.spelling in ("sum2", "pick")]
+    written = [explicit_template_args(next(c.get_children())) for c in calls]
+    assert ("(( 8 * 4 ))", "3") in written and ("sizeof ( Box < float , 3 > )",) in written, written
+
+    def unplaced(_tokens):
+        raise ValueError("asked token by token")
+
+    cl_token_cursors, cl.token_cursors = cl.token_cursors, unplaced
+    try:  # each token's cursor asked on its own, as before token_cursors
+        alone = [explicit_template_args(next(c.get_children())) for c in calls]
+    finally:
+        cl.token_cursors = cl_token_cursors
+    assert alone == written
+    assert cl.token_cursors([]) == []
