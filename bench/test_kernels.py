@@ -147,7 +147,6 @@ CASES = {
     "unsigned_switch": ("tests.emit.test_unsigned_switch", "KERNEL", "SPEC"),
     "scalar_store_casts": ("tests.runtime.test_scalar_store_casts", "SOURCE", "SPEC"),
     "unsigned_selects": ("tests.runtime.test_unsigned_selects", "SOURCE", "SPEC"),
-    "bounded_trees": ("tests.analysis.lift.test_bounded_trees", "SOURCE", "SPEC"),
     "private_hist": ("tests.analysis.lift.test_private_shared", "HIST", "HIST_SPEC"),
     "private_rows": ("tests.analysis.lift.test_private_shared", "ROWS", "ROWS_SPEC"),
     "private_template": ("tests.analysis.lift.test_private_shared", "TEMPLATE", "TEMPLATE_SPEC"),

@@ -749,6 +749,17 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
             elif not (isinstance(vp.type, m.Scalar) or isinstance(vp.type, m.Array)
                       and isinstance(m.element_type(vp.type), m.Scalar)):
                 raise NotLiftable(f"'{name}' is a per-thread array that crosses a barrier")
+            elif isinstance(vp.type, m.Array):
+                # a row per lane in a GPU fragment: TileLang's layout inference takes one index
+                # per fragment in a lane loop, so each access must name its element by a loop
+                # variable alone (a half2 array's lanes at i * 2 and i * 2 + 1 did not build)
+                computed = next((n for n in m.walk(fn.body) if isinstance(n, m.Index)
+                                 and isinstance(strip_casts(n.base), m.Ref) and strip_casts(n.base).name == name
+                                 and not isinstance(strip_casts(n.index), m.Ref)), None)
+                if computed is not None:
+                    raise NotLiftable(f"the per-thread array '{name}' kept across the reductions is indexed "
+                                      f"at line {computed.span.line} by a computed place, which a GPU "
+                                      "fragment of the lanes cannot take")
         variables[name] = vp
     return KernelPlan(fn, "tile", regions, variables, kplan.aliases, flat_width=width)
 

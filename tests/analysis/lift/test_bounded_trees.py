@@ -2,8 +2,8 @@
 from a constant width, the way Monte Carlo codes sum per-block statistics and then launch the same
 kernel once more over the block sums with a block of ``NBLOCK`` threads (224, not a power of two):
 it folds every lane of any block of at most that width into lane 0. The lifted factory asserts
-``block_x <= 256``, not a power-of-two block, and the lifted sum equals the CUDA's at 224 and 96
-threads."""
+``block_x <= 256`` and, for the C target, no power-of-two block: the lifted sum equals the CUDA's
+at 224 and 96 threads. On GPUs TileLang's reduction still needs a power-of-two block."""
 from __future__ import annotations
 
 from tests.analysis.support import converted, module_of, spec_buffer, spec_kernel, spec_scalar
@@ -61,7 +61,7 @@ def test_guarded_tree_lifts_for_blocks_that_are_no_power_of_two(tmp_path):
     out, kernels = converted(tmp_path, SOURCE, SPEC)
     assert [(k["kernel"], k["form"], k["check"]["status"]) for k in kernels] == [("block_sums", "tile", "pass")]
     text = (out / "k.py").read_text()
-    assert "assert block_x <= 256" in text and "power-of-two" not in text
+    assert "assert block_x <= 256" in text
     mod = module_of(out / "k.py")
     rng = np.random.default_rng(5)
     data = rng.uniform(-1, 1, 3000).astype(np.float32)
@@ -78,3 +78,8 @@ def test_guarded_tree_refuses_a_block_wider_than_its_width(tmp_path):
     sig = module_of(out / "k.py").KERNELS["block_sums"]
     with pytest.raises(AssertionError, match="at most 256"):
         sig.factory((1, 1, 1), (512, 1, 1), 0, target="c")
+    # TileLang's GPU reduction is a butterfly over a power-of-two count of threads (H100: 224 did
+    # not build): the GPU factory keeps that assumption, the C target does not need it
+    with pytest.raises(AssertionError, match="power-of-two"):
+        sig.factory((1, 1, 1), (224, 1, 1), 0, target="cuda")
+    sig.factory((1, 1, 1), (128, 1, 1), 0, target="cuda")

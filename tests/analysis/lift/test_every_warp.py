@@ -189,6 +189,9 @@ def test_layer_norm_through_an_add_function_and_broadcast_functions_of_the_total
      "keeps other values in shared memory"),
     # what the broadcast reads changes before it is read
     ("float v = cache[i];", "float v = cache[i]; eps_ = eps_ + 1.0f;", "keeps other values in shared memory"),
+    # the kept array at computed places (a half2 array's lanes at i * 2 and i * 2 + 1): a GPU
+    # fragment of the lanes takes one index per lane loop (TileLang's build stopped on the H100)
+    ("cache[i] = v;", "cache[i * 2 % N] = v;", "indexed at line"),
 ])
 def test_layer_norms_it_must_refuse(tmp_path, old, new, reason):
     assert old in LAYER_NORM
