@@ -585,8 +585,10 @@ def test_a_template_device_function_reads_its_type_parameter_off_its_argument(tm
 def test_a_shared_array_declared_in_a_device_function_is_the_blocks_not_made_local(tmp_path):
     """``static __shared__ T shared[32];`` inside a templated block reduction (as real programs'
     reduce.h write it) was emitted as a thread-local array: each thread summed only its own warp.
-    The function's shuffles of its ``T`` now take the portable form, which inlines it: the array
-    is the kernel's (one per block), and the sums are checked equal on the CPU."""
+    The function is inlined, so the array is the kernel's (one per block); since the twelfth
+    session its second level, run by every warp with thread 0 alone reading the total, lifts to
+    one ``T.reduce`` over the block's lanes (tests/analysis/lift/test_every_warp.py), and the sums
+    are checked equal on the CPU."""
     import json
 
     from migrate.cli import main
@@ -623,9 +625,9 @@ def test_a_shared_array_declared_in_a_device_function_is_the_blocks_not_made_loc
     out = tmp_path / "out"
     main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu"])
     (k,) = json.loads((out / "report.json").read_text())["kernels"]
-    assert k["form"] == "portable" and k["check"]["status"] == "pass", (k["form"], k["reason"], k["check"]["message"])
+    assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["form"], k["reason"], k["check"]["message"])
     text = (out / "blk.py").read_text()
-    assert "blockSum_2_shared = T.alloc_shared((32,), T.float32" in text and "T.alloc_local((32,)" not in text
+    assert "T.reduce_sum(" in text and "T.alloc_local((32,)" not in text
 
 
 #: a hash whose parameter is stepped in straight-line code, compared right of && (the way graph

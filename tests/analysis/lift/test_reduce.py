@@ -211,10 +211,11 @@ LITERAL_TREES_SPEC = """
 def test_trees_starting_at_a_literal_width_become_t_reduce(tmp_path):
     """The pool's vmc (``for (unsigned s = 128; ...) if (tid < s && (tid + s) < blockDim.x)``) and
     concurrentKernels (``for (int i = 16; ...)`` over 32 threads): a tree of twice its first step,
-    the block asserted that wide; the guard on the partner holds in such a block."""
+    the block asserted that wide; vmc's guard on the partner folds any block up to that width (the
+    factory asserts at most 256; tests/analysis/lift/test_bounded_trees.py runs 224)."""
     kernels, text = convert(tmp_path, LITERAL_TREES, "--check", "cpu", spec=LITERAL_TREES_SPEC)
-    for name, width, shared in (("sum_within_blocks", 256, "sdata"), ("warp_total", 32, "part")):
+    for name, width, shared in (("sum_within_blocks", "<= 256", "sdata"), ("warp_total", "== 32", "part")):
         k = kernels[name]
         assert k["form"] == "tile" and k["check"]["status"] == "pass", (name, k["check"], note(k))
         body = factory(text, name)
-        assert f"T.reduce_sum({shared}_lanes, {shared}_total, dim=0)" in body and f"assert block_x == {width}" in body, body
+        assert f"T.reduce_sum({shared}_lanes, {shared}_total, dim=0)" in body and f"assert block_x {width}" in body, body
