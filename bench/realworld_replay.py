@@ -204,9 +204,8 @@ def main(argv=None) -> int:
                     "programs are not run again, its rows are kept")
     args = ap.parse_args(argv)
     if args.one:
-        if sys.platform.startswith("linux"):  # a job dies with the harness (it runs in a session of its own)
-            import ctypes
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        from migrate.runtime.batch import die_with_parent
+        die_with_parent()  # a job dies with the harness (it runs in a session of its own)
         print(json.dumps(_one(json.loads(args.one.read_text()))))
         return 0
     if args.out is None and not args.summary:

@@ -152,6 +152,11 @@ def _patch_scalar_stores(pass_module) -> None:
     pass_module.MemoryAccessCollector = MemoryAccessCollector
 
 
+def _marked(func) -> bool:
+    """Whether ``func`` is a migrated kernel the runtime builds (marked ``cuda2tile_pass_fixes``)."""
+    return getattr(func, "attrs", None) is not None and "cuda2tile_pass_fixes" in func.attrs
+
+
 def _patch_negative_index() -> None:
     """TileLang 0.1.15's LegalizeNegativeIndex reads an index its analyzer proves negative as
     Python's ``a[-k]`` (the buffer's extent added). A migrated kernel's index is C's: a negative one
@@ -171,8 +176,7 @@ def _patch_negative_index() -> None:
         inner = original()
 
         def apply(mod, _ctx):
-            migrated = any(getattr(f, "attrs", None) is not None and "cuda2tile_pass_fixes" in f.attrs
-                           for f in mod.functions.values())
+            migrated = any(_marked(f) for f in mod.functions.values())
             return mod if migrated else inner(mod)
         return tvm.transform.module_pass(apply, opt_level=0, name="tl.LegalizeNegativeIndex")
 
@@ -241,8 +245,7 @@ def _patch_unsigned_selects() -> None:
         inner = original()
 
         def apply(mod, _ctx):
-            updates = {gv: _unsigned_selects(f) for gv, f in mod.functions.items()
-                       if getattr(f, "attrs", None) is not None and "cuda2tile_pass_fixes" in f.attrs}
+            updates = {gv: _unsigned_selects(f) for gv, f in mod.functions.items() if _marked(f)}
             for gv, f in updates.items():
                 mod[gv] = f
             return inner(mod)

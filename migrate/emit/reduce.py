@@ -44,16 +44,17 @@ def reduce_header(kplan: KernelPlan, scope, add) -> None:
     if True in kinds:
         add(1, 'assert block_x % 32 == 0, "the CUDA warp shuffles assume whole warps"')
     for r in _reductions(kplan.regions):
-        if r.size is not None and r.bounded:
-            size = ExprPrinter(scope)(r.size)
+        if r.size is None:
+            continue
+        size = ExprPrinter(scope)(r.size)
+        if r.bounded:
             add(1, f'assert block_x <= {size}, "the CUDA tree over \'{r.shared}\' folds at most {size} threads"',
                 scope.tag(r.span))
             # TileLang 0.1.15's T.reduce on GPUs is an XOR butterfly over a power-of-two count of
             # threads (224 did not build on the H100); the C target takes any count
             add(1, 'assert target != "cuda" or block_x & (block_x - 1) == 0, '
                    '"TileLang\'s block reduction on GPUs needs a power-of-two block"')
-        elif r.size is not None:
-            size = ExprPrinter(scope)(r.size)
+        else:
             add(1, f'assert block_x == {size}, "the CUDA tree over \'{r.shared}\' spans {size} threads"',
                 scope.tag(r.span))
     add(1, "# one lane per CUDA thread: a T.Parallel loop over fragments on GPUs, a serial loop over")

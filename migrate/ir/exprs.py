@@ -90,8 +90,7 @@ def assigned_names(node) -> set[str]:
     """The locals ``node`` assigns or increments."""
     out = set()
     for n in m.walk(node):
-        target = n.target if isinstance(n, m.Assign) else (
-            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        target = m.store_target(n)
         if isinstance(target, m.Ref):
             out.add(target.name)
     return out
@@ -104,8 +103,7 @@ def stored_roots(stmts) -> set[str]:
     out = set()
     for st in stmts:
         for n in m.walk(st):
-            target = n.target if isinstance(n, m.Assign) else (
-                n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+            target = m.store_target(n)
             if target is not None and not isinstance(target, m.Ref):
                 root = m.access_root(target)
                 out.add(root.name if root is not None else "?")

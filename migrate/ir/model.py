@@ -673,6 +673,14 @@ def param_views(body) -> dict[str, str]:
             and isinstance(d.init, Ref) and d.init.kind == "param"} if body is not None else {}
 
 
+def store_target(n):
+    """The place one node stores to: an assignment's target (compound ones too) or the operand
+    of ``++``/``--``; None for any other node."""
+    if isinstance(n, Assign):
+        return n.target
+    return n.operand if isinstance(n, Unary) and n.op in ("++", "--") else None
+
+
 def store_targets(node):
     """The places ``node`` (and everything under it) stores to: assignment targets, including
     compound ones, and the first argument of atomics."""

@@ -49,8 +49,7 @@ def with_effects(device: dict[str, m.Function]) -> frozenset[str]:
     barrier or warp operation, directly or through the device functions they call."""
     def own(fn: m.Function) -> bool:
         for n in m.walk(fn.body) if fn.body else ():
-            target = n.target if isinstance(n, m.Assign) else (
-                n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+            target = m.store_target(n)
             if target is not None and not (isinstance(target, m.Ref) and target.kind in ("local", "param")):
                 return True
             if isinstance(n, m.Call) and n.kind in ("atomic", "sync", "warp", "cg"):

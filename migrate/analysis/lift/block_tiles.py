@@ -65,8 +65,7 @@ def _strip_loop(stmt) -> tuple[str, int, int] | None:
     for n in m.walk(stmt.body):
         if isinstance(n, (m.Break, m.Continue, m.Return)):
             return None
-        target = n.target if isinstance(n, m.Assign) else (
-            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        target = m.store_target(n)
         if isinstance(target, m.Ref) and target.name == decl.name:
             return None
     return decl.name, extent, stride

@@ -204,8 +204,7 @@ def _positive(e) -> bool:
 
 def _assigns(node, name: str) -> bool:
     for n in m.walk(node):
-        target = n.target if isinstance(n, m.Assign) else (
-            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        target = m.store_target(n)
         if target is not None and _names_ref(target, name):
             return True
     return False

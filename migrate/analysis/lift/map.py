@@ -748,8 +748,7 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], th
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg", "sync") for n in m.walk(fn.body)):
         raise NotLiftable("it uses warp or cooperative-group operations")
     for n in m.walk(fn.body):  # stores a rewrite left where the CUDA has none (see below)
-        target = n.target if isinstance(n, m.Assign) else (
-            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        target = m.store_target(n)
         if target is not None and not isinstance(strip_casts(target), (m.Ref, m.Index, m.Member, m.Unary)):
             raise NotLiftable(f"the assignment at line {n.span.line} stores to no variable or place")
         root = m.access_root(target, through=(m.Cast, m.Member, m.Index)) if isinstance(target, m.Index) else None

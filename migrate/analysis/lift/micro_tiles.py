@@ -279,8 +279,7 @@ def _check_elements(body, micro_vars, tiles) -> None:
                 raise MicroTilesRefused(f"micro loops along {micro_vars[v]} are nested (line {node.span.line})")
             declared = {d.name for n in m.walk(node.body) if isinstance(n, m.VarDecl) for d in (n,)}
             for n in m.walk(node.body):
-                target = n.target if isinstance(n, m.Assign) else (
-                    n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+                target = m.store_target(n)
                 if isinstance(target, m.Ref) and target.kind == "local" and target.name not in declared:
                     raise MicroTilesRefused(f"'{target.name}' is assigned in the micro loop over '{v}' (line "
                                             f"{n.span.line}) but lives outside it: it carries a value across "

@@ -112,13 +112,12 @@ def store_values(stmts) -> dict[str, list]:
 
     def record(node, env):
         for n in m.walk(node):
-            target = n.target if isinstance(n, m.Assign) else (
-                n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+            target = m.store_target(n)
             if isinstance(target, m.Index):
                 root = m.access_root(target.base, through=(m.Cast, m.Member))
                 if root is not None and root.kind == "param":
                     out.setdefault(root.name, []).append(
-                        (expand(target.index, env), n.op if isinstance(n, m.Assign) else n.op,
+                        (expand(target.index, env), n.op,
                          expand(n.value, env) if isinstance(n, m.Assign) else None))
 
     def forget(node, env):

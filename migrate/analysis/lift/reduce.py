@@ -374,11 +374,16 @@ def _match(window, lanes, shared_types, per_lane=frozenset()) -> BlockReduce | N
         if lane_replace.other_reads or any(isinstance(n, m.Ref) and n.name == shared for st in rest
                                            for n in m.walk(st)):
             return None
-    size_const = None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
+    size_const = _constant_width(size)
     reduce = BlockReduce(tuple(stmts[:-1]), store.expr.value, op, shared, dtype, after, size_const,
                          first.span, step_var,
                          bounded=size_const is not None and _guarded(body[0].stmts[0], lanes, step_var))
     return reduce, (LanePhase(rest, last.span) if rest else None)
+
+
+def _constant_width(size):
+    """A tree's width as the factory asserts it: None where it is ``blockDim.x`` itself."""
+    return None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
 
 
 def _field_steps(stmt, lanes: set[str], step_var: str) -> list | None:
@@ -425,7 +430,7 @@ def _match_fields(steps, first, last, lanes, shared_types, per_lane, size, step_
         after = replace.transform(after)
         if replace.other_reads:
             return None
-    size_const = None if isinstance(size, m.Builtin) and size.var == "blockDim" else size
+    size_const = _constant_width(size)
     reduces = tuple(BlockReduce(tuple(stmts[:-n]) if j == 0 else (), values[name], op, name, shared_types[name],
                                 after if j == n - 1 else (), size_const, first.span, step_var)
                     for j, (name, op) in enumerate(steps))

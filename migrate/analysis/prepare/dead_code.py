@@ -65,8 +65,7 @@ def drop_dead_declarations(body):
 def _assigns_only(e, names: set[str]) -> bool:
     """``e`` (a loop's step) has no effect but assigning the variables ``names``."""
     for n in m.walk(e):
-        target = n.target if isinstance(n, m.Assign) else (
-            n.operand if isinstance(n, m.Unary) and n.op in ("++", "--") else None)
+        target = m.store_target(n)
         if target is not None and not (isinstance(target, m.Ref) and target.name in names):
             return False
         if isinstance(n, (m.Call, m.MethodCall)) and not (isinstance(n, m.Call) and n.kind in ("math", "conversion")):
