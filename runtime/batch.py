@@ -114,12 +114,14 @@ def worker_env(env: dict | None = None) -> dict:
 
 def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memory: int | None = None,
               env: dict | None = None, startup: float = 300.0, on_result=None, poll: float = 0.05,
-              wrapper=(), claims: str | None = None) -> dict:
+              wrapper=(), claims: str | None = None, fork: bool = False) -> dict:
     """Run ``runs`` in workers ``python -m module`` (environment: :func:`worker_env` of ``env``);
     returns ``{key: entry}`` for every run (with ``claims``, every run this batch's workers took:
     the others went to the batches sharing the folder).
     ``startup`` bounds the time before the first run starts (imports); ``on_result(key, entry)``
-    is called as entries arrive; ``wrapper`` is a command the workers run under (compute-sanitizer)."""
+    is called as entries arrive; ``wrapper`` is a command the workers run under (compute-sanitizer).
+    ``fork``: fork the workers from the module's fork server (:mod:`.forkserver`: its imports are
+    paid once per process), for CPU work only; a plain process when there is none."""
     results: dict = {}
 
     def put(key, entry):
@@ -134,9 +136,8 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
         with tempfile.TemporaryDirectory(prefix="c2t-batch-") as tmp:
             job, result, log = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl", Path(tmp) / "stderr.txt"
             job.write_bytes(pickle.dumps({"common": common, "runs": remaining, "claims": claims}))
-            with open(log, "wb") as err:
-                proc = limits.spawn([*wrapper, sys.executable, "-m", module, str(job), str(result)], max_memory=max_memory,
-                                    env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+            proc = _start(module, [str(job), str(result)], log, env=env, max_memory=max_memory, wrapper=wrapper,
+                          fork=fork, startup=startup)
             current, since, timed_out = None, time.monotonic(), False
             try:
                 while True:
@@ -188,6 +189,20 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
         remaining = [r for r in remaining if r["key"] not in results and r["key"] not in taken]
         assert len(remaining) < before
     return results
+
+
+def _start(module: str, argv: list[str], log: Path, *, env: dict, max_memory, wrapper, fork: bool, startup: float):
+    if fork and not wrapper:
+        from . import forkserver
+        if forkserver.enabled():
+            try:
+                return forkserver.fork_worker(module, argv, env=env, stderr=str(log), max_memory=max_memory,
+                                              startup=startup)
+            except OSError:
+                pass  # no server: a plain process
+    with open(log, "wb") as err:
+        return limits.spawn([*wrapper, sys.executable, "-m", module, *argv], max_memory=max_memory, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
 
 
 def _entry(marker: dict) -> dict:

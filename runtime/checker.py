@@ -35,7 +35,8 @@ def _run_migrated(module: Path, target: str, runs: list[dict], timeout: float, s
     # no address-space limit next to a CUDA context (it reserves far more than it uses)
     max_memory = limits.max_memory() if target == "c" else None
     return run_batch("migrate.runtime.tilelang_worker", {"module": str(module), "target": target, "schedule": schedule}, runs,
-                     timeout=timeout, max_memory=max_memory, startup=max(timeout, 300.0), wrapper=wrapper)
+                     timeout=timeout, max_memory=max_memory, startup=max(timeout, 300.0), wrapper=wrapper,
+                     fork=target == "c")
 
 
 def check_module(module: Path, cu_path: Path, kernels: list[KernelSpec], forms: dict[str, tuple[str, str]],

@@ -70,8 +70,7 @@ def spawn(cmd: list[str], *, max_memory: int | None = None, **popen_kw) -> subpr
     if _closing:
         raise KeyboardInterrupt("migrate is stopping")
     proc = subprocess.Popen(cmd, start_new_session=True, **popen_kw)
-    with _lock:
-        _live[proc.pid] = proc
+    track(proc)
     if max_memory:
         try:
             import resource
@@ -82,6 +81,13 @@ def spawn(cmd: list[str], *, max_memory: int | None = None, **popen_kw) -> subpr
         stop(proc)
         raise KeyboardInterrupt("migrate is stopping")
     return proc
+
+
+def track(proc) -> None:
+    """Count ``proc`` (a process in a session of its own) among the groups :func:`stop` and a
+    signal of ``migrate`` kill."""
+    with _lock:
+        _live[proc.pid] = proc
 
 
 def _kill_group(pid: int) -> None:
@@ -167,6 +173,11 @@ def exit_reason(returncode: int | None) -> str:
         except ValueError:
             return f"killed by signal {-returncode}"
     return f"exited with status {returncode}"
+
+
+def closing() -> bool:
+    """True once :func:`kill_all` ran: no child may start."""
+    return _closing
 
 
 def kill_all() -> None:

@@ -27,11 +27,20 @@ def run_one(common, run: dict) -> dict:
         return {"status": "error", "message": last[-2000:]}
 
 
-def main(argv: list[str]) -> int:
-    try:  # import TileLang before the first run, so that its time limit is the launch's own
-        from . import replay  # noqa: F401
+def preload() -> None:
+    """Import TileLang, torch and the replay before the first run, so that its time limit is the
+    launch's own, and once for all in a fork server (:mod:`.forkserver`)."""
+    try:
+        import tilelang  # noqa: F401
+        import torch  # noqa: F401
+
+        from . import replay, tilelang_side, tilelang_support  # noqa: F401
     except ImportError:
         pass
+
+
+def main(argv: list[str]) -> int:
+    preload()
     return serve(argv, run_one)
 
 

@@ -39,12 +39,20 @@ def run_one(common: dict, run: dict) -> dict:
         return {"status": "error", "message": last[-2000:]}
 
 
-def main(argv: list[str]) -> int:
-    try:  # import TileLang before the first run, so that its time limit is the kernel's own
+def preload() -> None:
+    """Import TileLang, torch and the modules a run uses: before the first run, so that its time
+    limit is the kernel's own, and once for all in a fork server (:mod:`.forkserver`)."""
+    try:
         import tilelang  # noqa: F401
         import torch  # noqa: F401
+
+        from . import inputs, spec, tilelang_side, tilelang_support  # noqa: F401
     except ImportError:
         pass  # the run reports it
+
+
+def main(argv: list[str]) -> int:
+    preload()
     return serve(argv, run_one)
 
 

@@ -216,7 +216,7 @@ def isolated(todo: list, launches, target: str, timeout: float):
             runs.append({"key": key, "module": str(t.module), "launch": L, "target": target})
     results = run_batch("migrate.runtime.replay_worker", None, runs, timeout=timeout,
                         max_memory=limits.max_memory() if target == "c" else None,
-                        startup=max(timeout, 300.0)) if runs else {}
+                        startup=max(timeout, 300.0), fork=target == "c") if runs else {}
 
     def lookup(module, L, _target):
         entry = results.get(keys.get((str(module), id(L))))

@@ -263,12 +263,14 @@ def test_a_hanging_replay_costs_only_its_kernel(tmp_path):
 
 
 def test_a_migrated_kernel_out_of_memory_is_reported(three_kernels, tmp_path):
-    """300 MiB of address space is too little for TileLang and torch to load: M4012, not a traceback."""
+    """300 MiB of address space is too little for TileLang and torch to load (a fresh worker) or for
+    the kernel to run (a worker forked from a server that has loaded them): M4012, not a traceback."""
     status, checks, _ = check_json(tmp_path, "--from", str(three_kernels), "--kernel", "add_one",
                                    "--max-memory", "300MiB", "--timeout", "30")
     assert status == 1
     message = checks["add_one"]["message"]
-    assert message.startswith("M4012: the migrated kernel did not run (memory): add_one: ran out of memory"), message
+    assert message.startswith("M4012: the migrated kernel did not run (memory): add_one: "), message
+    assert "ran out of memory" in message or "an allocation was refused" in message, message
 
 
 # -- the restartable worker (runtime/batch.py) ---------------------------------------------------
