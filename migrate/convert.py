@@ -351,7 +351,7 @@ def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, 
                  **({"convert": convert, "display": str(src.rel), "lean": lean} if convert is not None else {})}
                 for src in part]
         run_batch("migrate.parse_worker", None, runs, timeout=timeout, max_memory=max_memory,
-                  startup=max(timeout, 120.0), on_result=done, claims=claims)
+                  startup=max(timeout, 120.0), on_result=done, claims=claims, fork=True)
 
     jobs = max(1, min(jobs, len(files)))
     if jobs == 1:

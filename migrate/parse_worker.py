@@ -58,10 +58,17 @@ def _without_bodies(parsed):
     return dataclasses.replace(parsed, unit=lean)
 
 
+def preload() -> None:
+    """Load libclang and the analysis before the first file's time starts, and once for all in a
+    fork server (:mod:`migrate.runtime.forkserver`)."""
+    from . import convert, pipeline  # noqa: F401
+    from .parse import frontend  # noqa: F401
+
+
 def main(argv: list[str]) -> int:
     from migrate.runtime.batch import serve
 
-    from .parse import frontend  # noqa: F401  (libclang loads before the first file's time starts)
+    preload()
     return serve(argv, parse_one)
 
 

@@ -1,8 +1,9 @@
 """Workers forked from a process that has already imported what they need.
 
-A TileLang worker (:mod:`.tilelang_worker`) spends 2 to 5 seconds importing TileLang, TVM and torch
-before its first kernel, and :func:`.batch.run_batch` starts one for every batch of runs: a
-command that checks many small modules pays that again and again. A fork server pays it once: it
+A TileLang worker (:mod:`.tilelang_worker`, :mod:`.replay_worker`) spends 2 to 5 seconds importing
+TileLang, TVM and torch before its first kernel, a parse worker (``migrate.parse_worker``) half a
+second loading libclang and the analysis, and :func:`.batch.run_batch` starts one for every batch
+of runs: a command that checks or converts many small modules pays that again and again. A fork server pays it once: it
 is started (``python -m migrate.runtime.forkserver MODULE``) with the worker's environment,
 imports ``MODULE`` and calls its ``preload()``, and then forks a worker for every request, which
 runs ``MODULE.main(argv)`` as a freshly started one would (same environment, working folder,
@@ -16,8 +17,8 @@ the pipe: it kills its workers' groups first. Its protocol is one JSON object pe
 ``{"argv", "env", "cwd", "stderr", "max_memory"}`` are answered ``{"pid": N}``, and every worker
 that ends is announced ``{"exit": N, "rc": code}`` (negative: the signal that killed it).
 
-Only CPU work uses it (:func:`fork_worker` with ``enabled``): a GPU worker starts fresh, so that
-no CUDA state can cross a fork. ``CUDA2TILE_FORK_SERVER=0`` turns it off.
+Only CPU work uses it (``run_batch(..., fork=True)``: parses, and checks and replays on the C
+target): a GPU worker starts fresh, so that no CUDA state can cross a fork. ``CUDA2TILE_FORK_SERVER=0`` turns it off.
 """
 from __future__ import annotations
 
