@@ -693,6 +693,9 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
         elif isinstance(width, int) and launch_x is not None and launch_x != width:
             raise NotLiftable(f"it ranks its threads threadIdx.x + {width} * threadIdx.y, and its launches give "
                               f"blocks {launch_x} threads wide")
+        elif isinstance(width, tuple) and launch_x is not None and launch_x != width[0]:
+            raise NotLiftable(f"it ranks its threads threadIdx.x + {width[0]} * threadIdx.y + "
+                              f"{width[0] * width[1]} * threadIdx.z, and its launches give blocks {launch_x} threads wide")
         else:  # a 2-D block reducing over its threads' rank: its lanes in that order
             fn = rename_last_reassignments(flatten_block(fn, width))
             kplan = plan_portable(fn)
