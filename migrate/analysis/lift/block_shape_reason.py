@@ -48,6 +48,15 @@ def what_it_computes(fn: m.Function) -> str | None:
     return None
 
 
+def what_it_is_instead(fn: m.Function) -> str | None:
+    """The phrase of :func:`what_it_computes` when it says ``fn`` is no reduction at all (a warp
+    scan, or threads exchanging values through shared memory), else None: for a kernel whose
+    threads the reduction lift ranked as lanes and then refused at some step."""
+    what = what_it_computes(fn)
+    return what if what is not None and what.startswith(("it is not a block reduction", "it is a warp scan")) \
+        else None
+
+
 def _shared_root(e) -> str | None:
     """The ``__shared__`` array (or the local pointer, into dynamic shared memory) a store's base is."""
     r = m.access_root(e, through=(m.Index, m.Cast))

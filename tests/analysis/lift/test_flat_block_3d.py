@@ -189,6 +189,31 @@ NOT_REDUCTIONS = {
     }
     int main() { float *a, *b; halo<<<dim3(4, 4), dim3(B, B)>>>(a, b, 64, 10); }
     """, "its threads exchange values through the __shared__ 't' across barriers"),
+    # the same in a 3-D block that ranks its threads (eikonal's solver): ranked as lanes, then
+    # refused as what it is
+    "halo3d": ("""
+    #define L 4
+    __global__ void halo3d(const float* __restrict__ in, float* __restrict__ out, int steps) {
+        __shared__ float t[L + 2][L + 2][L + 2];
+        __shared__ float u[L][L][L];
+        unsigned tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
+        unsigned id = tz * L * L + ty * L + tx;
+        unsigned base = blockIdx.x * L * L * L;
+        t[tz + 1][ty + 1][tx + 1] = in[base + id];
+        if (tx == 0) t[tz + 1][ty + 1][0] = 0.0f;
+        if (tx == L - 1) t[tz + 1][ty + 1][L + 1] = 0.0f;
+        __syncthreads();
+        for (int k = 0; k < steps; k++) {
+            u[tz][ty][tx] = 0.5f * (t[tz + 1][ty + 1][tx] + t[tz + 1][ty + 1][tx + 2]);
+            __syncthreads();
+            t[tz + 1][ty + 1][tx + 1] = u[tz][ty][tx];
+            __syncthreads();
+        }
+        out[base + id] = t[tz + 1][ty + 1][tx + 1];
+    }
+    int main() { float *a, *b; halo3d<<<8, dim3(L, L, L)>>>(a, b, 3); }
+    """, "its threads exchange values through the __shared__ 't' across barriers (a stencil's halo, the tiles of "
+         "a tiled loop or a block-wide exchange), which the tile lifts of a 3-D block do not take"),
     # a sum per row of a 2-D block through warp shuffles (gemv's shape)
     "rows": ("""
     __global__ void rows(const float* __restrict__ a, float* __restrict__ out, int n) {
