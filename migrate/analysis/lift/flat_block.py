@@ -16,6 +16,14 @@ width anywhere) is the same with ``W`` the launch's width, which the factory kee
 then goes through the block-reduction lift as any other (analysis.lift.reduce), which proves or
 refuses the reductions over ``L``; a reduction along x alone (one per row) does not take this
 form, as its trees do not index by the rank.
+
+A 3-D block ranked ``threadIdx.x + W * threadIdx.y + W * H * threadIdx.z`` (W and H constants,
+metropolis's ``threadIdx.z * BY * BX + threadIdx.y * BX + threadIdx.x``) is flattened the same
+way: ``threadIdx.y → L / W % H``, ``threadIdx.z → L / (W * H)``, ``blockDim.y → H``,
+``blockDim.z → blockDim / (W * H)``, the block's size ``blockDim.x * blockDim.y * blockDim.z`` →
+``blockDim`` and every rank → ``L``; the factory asserts the launch's block is W x H x any. A
+kernel that is no ranked reduction is refused with what it computes
+(:mod:`.block_shape_reason`).
 """
 from __future__ import annotations
 

@@ -13,7 +13,9 @@ reductions are built from such trees in two ways, both recognised here in the po
 - *two levels*: ``if (lane == 0) S[warp] = v; __syncthreads(); if (warp == 0) { v = lane <
   nwarps ? S[lane] : identity; <tree>; if (lane == 0) <final> }``: thread 0 ends with the block's
   total. A final ``s = v`` into a ``__shared__`` scalar that every thread reads after a barrier
-  broadcasts the total.
+  broadcasts the total. NVIDIA's blockReduceSum loads ``v = lane < nwarps ? S[lane] : 0`` in
+  every thread before ``if (warp == 0) v = <tree>`` and thread 0 reads ``v`` after the branch:
+  the same reduction (what the other warps hold in ``v`` must not be read again, checked).
 
 Either becomes a :class:`~migrate.ir.loops.BlockReduce` (``warps=True``): every lane (one per CUDA
 thread) runs the code before the first tree and contributes its value, ``T.reduce_<op>``

@@ -106,6 +106,9 @@ def test_a_3d_blocks_ranked_warp_reduction_becomes_one_t_reduce_and_agrees_with_
     ("if (tid == 0) out[", "if ((tid & 31) == 0) out[tid / 32 + ", "not read by thread 0"),
     # the lanes past the last warp add 1
     (": 0;\n        if (wid == 0)", ": 1;\n        if (wid == 0)", "not the identity of sum"),
+    # every thread stores what it holds after the branch: partial or loaded values outside warp 0
+    ("if (tid == 0) out[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] = e;",
+     "out[tid * 12 + (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] = e;", "not read by thread 0"),
     # a rank of another shape beside the block's
     ("if (tid == 0) out", "if (threadIdx.x + 8 * threadIdx.y + 64 * threadIdx.z == 0) out", "several shapes (8x4, 8x8)"),
 ])
