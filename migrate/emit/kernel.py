@@ -246,10 +246,18 @@ class KernelPrinter:
         if isinstance(flat_width, str):
             add(1, f"{flat_width} = block_x  # {fn.name} reduces over its threads' rank threadIdx.x + "
                    "blockDim.x * threadIdx.y")
+        elif isinstance(flat_width, tuple):
+            w, h = flat_width
+            add(1, f'assert block_x == {w} and block_y == {h}, "{fn.name} reduces over its threads\' rank '
+                   f'threadIdx.x + {w} * threadIdx.y + {w * h} * threadIdx.z: launch it with blocks of {w} x {h} x '
+                   f'any threads"', scope.tag(fn.span))
         elif flat_width is not None:
             add(1, f'assert block_x == {flat_width}, "{fn.name} reduces over its threads\' rank threadIdx.x + '
                    f'{flat_width} * threadIdx.y: launch it with blocks {flat_width} threads wide"', scope.tag(fn.span))
-        if flat_width is not None:
+        if isinstance(flat_width, tuple):
+            add(1, "block_x, block_y, block_z = block_x * block_y * block_z, 1, 1  # one lane per CUDA thread, in "
+                   "the order of that rank")
+        elif flat_width is not None:
             add(1, "block_x, block_y = block_x * block_y, 1  # one lane per CUDA thread, in the order of that rank")
         unused_t = [d for d in DIMS if d not in tdims]
         unused_b = [d for d in DIMS if d not in bdims]

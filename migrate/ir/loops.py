@@ -543,7 +543,7 @@ class KernelPlan:
     # a 2-D block's lanes in the order of the threads' rank threadIdx.x + W * threadIdx.y: the
     # block's width W, a constant or the factory's name of the launch's width
     # (analysis.lift.flat_block); None: the lanes are threadIdx.x
-    flat_width: Optional[Union[int, str]] = None
+    flat_width: Optional[Union[int, str, tuple]] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "form", Form(self.form))

@@ -16,6 +16,14 @@ width anywhere) is the same with ``W`` the launch's width, which the factory kee
 then goes through the block-reduction lift as any other (analysis.lift.reduce), which proves or
 refuses the reductions over ``L``; a reduction along x alone (one per row) does not take this
 form, as its trees do not index by the rank.
+
+A 3-D block ranked ``threadIdx.x + W * threadIdx.y + W * H * threadIdx.z`` (W and H constants,
+metropolis's ``threadIdx.z * BY * BX + threadIdx.y * BX + threadIdx.x``) is flattened the same
+way: ``threadIdx.y → L / W % H``, ``threadIdx.z → L / (W * H)``, ``blockDim.y → H``,
+``blockDim.z → blockDim / (W * H)``, the block's size ``blockDim.x * blockDim.y * blockDim.z`` →
+``blockDim`` and every rank → ``L``; the factory asserts the launch's block is W x H x any. A
+kernel that is no ranked reduction is refused with what it computes
+(:mod:`.block_shape_reason`).
 """
 from __future__ import annotations
 
@@ -25,6 +33,7 @@ from ...ir import model as m
 from ...ir.exprs import strip_int_casts
 from ...ir.visit import Transformer
 from ..facts.locals import assignment_counts
+from .block_shape_reason import what_it_computes
 
 U32 = m.Scalar("uint32")
 
@@ -60,14 +69,48 @@ def rank_width(e) -> int | str | None:
     return None
 
 
-def flat_width(fn: m.Function) -> int | str | None:
+def _linear(e) -> dict | None:
+    """``e`` as a sum of constant multiples of ``threadIdx.x/y/z`` and a constant (key ``""``),
+    through integer casts; None for anything else."""
+    e = strip_int_casts(e)
+    if isinstance(e, m.Builtin) and e.var == "threadIdx":
+        return {e.dim: 1}
+    if isinstance(e, m.IntLit):
+        return {"": e.value}
+    if isinstance(e, m.Binary) and e.op in ("+", "*"):
+        a, b = _linear(e.lhs), _linear(e.rhs)
+        if a is None or b is None:
+            return None
+        if e.op == "+":
+            return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
+        for c, v in ((a, b), (b, a)):
+            if set(c) == {""}:
+                return {k: c[""] * x for k, x in v.items()}
+    return None
+
+
+def rank_shape(e) -> tuple[int, int] | None:
+    """(W, H) when ``e`` is the rank ``threadIdx.x + W * threadIdx.y + W * H * threadIdx.z`` of a
+    3-D block (the terms and factors in any order, constants multiplied out, through integer
+    casts) with W and H positive constants."""
+    lin = _linear(e) if isinstance(strip_int_casts(e), m.Binary) else None
+    if lin is None or {k for k, v in lin.items() if v} != {"x", "y", "z"} or lin["x"] != 1:
+        return None
+    w, wh = lin["y"], lin["z"]
+    return (w, wh // w) if w > 0 and wh > 0 and wh % w == 0 else None
+
+
+def flat_width(fn: m.Function) -> int | str | tuple[int, int] | None:
     """The one width W of the ranks ``threadIdx.x + W * threadIdx.y`` the kernel computes, if it
     computes any, all with the same constant W or blockDim.x (W: the constant, else
-    :data:`LAUNCH_WIDTH`), and indexes threads in x and y only."""
+    :data:`LAUNCH_WIDTH`), and indexes threads in x and y only; for a kernel that indexes
+    threads in z, the one (W, H) of the ranks ``threadIdx.x + W * threadIdx.y + W * H *
+    threadIdx.z`` it computes (:func:`rank_shape`)."""
     if fn.body is None:
         return None
     if any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim == "z" for n in m.walk(fn.body)):
-        return None
+        shapes = {s for n in m.walk(fn.body) if isinstance(n, m.Binary) for s in (rank_shape(n),) if s is not None}
+        return shapes.pop() if len(shapes) == 1 else None
     widths = {w for n in m.walk(fn.body) if isinstance(n, m.Binary) for w in (rank_width(n),) if w is not None}
     constants = widths - {LAUNCH_WIDTH}
     if len(constants) > 1:
@@ -81,10 +124,23 @@ def why_not_flat(fn: m.Function) -> str:
             "ranked threadIdx.x + W * threadIdx.y (W a constant or blockDim.x)")
     if fn.body is not None and any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim == "z"
                                    for n in m.walk(fn.body)):
-        return f"{head}: this kernel indexes threads in z"
+        shapes = sorted({s for n in m.walk(fn.body) if isinstance(n, m.Binary) for s in (rank_shape(n),) if s})
+        if len(shapes) > 1:
+            return (f"{head}, and for 3-D blocks ranked threadIdx.x + W * threadIdx.y + W * H * threadIdx.z: "
+                    f"this kernel ranks them with several shapes ({', '.join(f'{w}x{h}' for w, h in shapes)})")
+        what = what_it_computes(fn)
+        if what is not None:
+            return f"{what} (block reductions are lifted for 1-D blocks only, and for 3-D blocks ranked threadIdx.x " \
+                   "+ W * threadIdx.y + W * H * threadIdx.z, W and H constants)"
+        return (f"{head}, and for 3-D blocks ranked threadIdx.x + W * threadIdx.y + W * H * threadIdx.z (W, H "
+                "constants): this kernel indexes threads in z and computes no such rank")
     widths = sorted(w for w in {rank_width(n) for n in m.walk(fn.body) if isinstance(n, m.Binary)} - {None, LAUNCH_WIDTH})
     if len(widths) > 1:
         return f"{head}: this kernel ranks them with several widths ({', '.join(map(str, widths))})"
+    what = what_it_computes(fn)
+    if what is not None:
+        return f"{what} (block reductions are lifted for 1-D blocks only, and for 2-D blocks ranked threadIdx.x + " \
+               "W * threadIdx.y)"
     return f"{head}, which this kernel does not compute"
 
 
@@ -154,9 +210,92 @@ class _Flatten(Transformer):
         return node
 
 
-def flatten_block(fn: m.Function, width: int | str) -> m.Function:
-    """``fn`` over the lanes of its ``width``-wide 2-D block (module docstring)."""
+def flatten_block(fn: m.Function, width: int | str | tuple[int, int]) -> m.Function:
+    """``fn`` over the lanes of its ``width``-wide 2-D block, or of its (W, H) 3-D block (module
+    docstring)."""
+    if isinstance(width, tuple):
+        body = _Ranks3(width).transform(fn.body)
+        body = _Flatten3(width).transform(body)
+        return dataclasses.replace(fn, body=_Lane().transform(body))
     return dataclasses.replace(fn, body=_Flatten(width).transform(fn.body))
+
+
+#: What stands for the lane while a 3-D block is flattened (a name no C++ local can have).
+_LANE = "lane@rank"
+
+
+class _Ranks3(Transformer):
+    """Every rank ``threadIdx.x + W * threadIdx.y + W * H * threadIdx.z`` of the block → the lane
+    (a placeholder, so the next pass leaves its indices alone)."""
+
+    def __init__(self, shape: tuple[int, int]) -> None:
+        self.shape = shape
+
+    def leave_Binary(self, node: m.Binary):
+        return m.Ref(_LANE, "template", node.type, node.span) if rank_shape(node) == self.shape else node
+
+
+class _Flatten3(Transformer):
+    """The other thread indices and sizes of a (W, H, D) block over its lanes L (L = the rank):
+
+        threadIdx.x → L % W    threadIdx.y → L / W % H    threadIdx.z → L / (W * H)
+        blockDim.x → W         blockDim.y → H             blockDim.z → blockDim / (W * H)
+
+    and a product ``blockDim.x * blockDim.y * blockDim.z`` (any order) → the block's lanes."""
+
+    def __init__(self, shape: tuple[int, int]) -> None:
+        self.w, self.h = shape
+        self.mine: set[int] = set()
+
+    def _lit(self, v, span) -> m.Expr:
+        return m.IntLit(v, str(v), U32, span)
+
+    def leave_Builtin(self, node: m.Builtin):
+        s = node.span
+        lane = m.Builtin("threadIdx", "x", U32, s)
+        if node.var == "threadIdx" and node.dim == "x":
+            return m.Binary("%", lane, self._lit(self.w, s), U32, s)
+        if node.var == "threadIdx" and node.dim == "y":
+            return m.Binary("%", m.Binary("/", lane, self._lit(self.w, s), U32, s), self._lit(self.h, s), U32, s)
+        if node.var == "threadIdx" and node.dim == "z":
+            return m.Binary("/", lane, self._lit(self.w * self.h, s), U32, s)
+        if node.var == "blockDim" and node.dim in ("x", "y"):
+            return self._lit(self.w if node.dim == "x" else self.h, s)
+        if node.var == "blockDim" and node.dim == "z":
+            div = m.Binary("/", m.Builtin("blockDim", "x", U32, s), self._lit(self.w * self.h, s), U32, s)
+            self.mine.add(id(div))
+            return div
+        return node
+
+    def leave_Binary(self, node: m.Binary):
+        if node.op != "*":
+            return node
+        factors, stack = [], [node]
+        while stack:
+            e = strip_int_casts(stack.pop())
+            if isinstance(e, m.Binary) and e.op == "*" and id(e) not in self.mine:
+                stack += [e.lhs, e.rhs]
+            else:
+                factors.append(e)
+        depth = [f for f in factors if id(f) in self.mine]
+        rest = [_int(f) for f in factors if id(f) not in self.mine]
+        if len(depth) == 1 and all(isinstance(v, int) for v in rest) and _product(rest) == self.w * self.h:
+            return m.Cast(node.type, m.Builtin("blockDim", "x", U32, node.span), "implicit", node.type, node.span)
+        return node
+
+
+def _product(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+class _Lane(Transformer):
+    def leave_Ref(self, node: m.Ref):
+        if node.kind == "template" and node.name == _LANE:
+            return m.Cast(node.type, m.Builtin("threadIdx", "x", U32, node.span), "implicit", node.type, node.span)
+        return node
 
 
 class _Rename(Transformer):

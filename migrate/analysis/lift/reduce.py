@@ -46,6 +46,7 @@ from .field_arrays import split_fields
 from .own_cells import own_cells
 from .register_trees import carried_trees
 from .shared_atomics import match_atomic_sum
+from .block_shape_reason import what_it_is_instead
 from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
@@ -674,11 +675,18 @@ def plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int | 
         return _plan_block_reduce(fn, kplan, tdims, launch_x, callees)
     except NotLiftable as refused:
         split = split_fields(fn, {n for n, vp in kplan.vars.items() if vp.placement == "shared"})
+        instead = what_it_is_instead(fn) if list(tdims) != ["x"] else None
         if split is fn:
+            # a ranked 2-D or 3-D kernel that is no reduction at all: what it is says more than
+            # the step of the reduction lift that stopped it
+            if instead is not None:
+                raise NotLiftable(instead) from None
             raise
         try:
             return _plan_block_reduce(split, plan_portable(split), tdims, launch_x, callees)
         except (NotLiftable, NotPortable):
+            if instead is not None:
+                raise NotLiftable(instead) from None
             raise refused from None
 
 
@@ -693,6 +701,9 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
         elif isinstance(width, int) and launch_x is not None and launch_x != width:
             raise NotLiftable(f"it ranks its threads threadIdx.x + {width} * threadIdx.y, and its launches give "
                               f"blocks {launch_x} threads wide")
+        elif isinstance(width, tuple) and launch_x is not None and launch_x != width[0]:
+            raise NotLiftable(f"it ranks its threads threadIdx.x + {width[0]} * threadIdx.y + "
+                              f"{width[0] * width[1]} * threadIdx.z, and its launches give blocks {launch_x} threads wide")
         else:  # a 2-D block reducing over its threads' rank: its lanes in that order
             fn = rename_last_reassignments(flatten_block(fn, width))
             kplan = plan_portable(fn)

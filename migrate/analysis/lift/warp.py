@@ -13,7 +13,9 @@ reductions are built from such trees in two ways, both recognised here in the po
 - *two levels*: ``if (lane == 0) S[warp] = v; __syncthreads(); if (warp == 0) { v = lane <
   nwarps ? S[lane] : identity; <tree>; if (lane == 0) <final> }``: thread 0 ends with the block's
   total. A final ``s = v`` into a ``__shared__`` scalar that every thread reads after a barrier
-  broadcasts the total.
+  broadcasts the total. NVIDIA's blockReduceSum loads ``v = lane < nwarps ? S[lane] : 0`` in
+  every thread before ``if (warp == 0) v = <tree>`` and thread 0 reads ``v`` after the branch:
+  the same reduction (what the other warps hold in ``v`` must not be read again, checked).
 
 Either becomes a :class:`~migrate.ir.loops.BlockReduce` (``warps=True``): every lane (one per CUDA
 thread) runs the code before the first tree and contributes its value, ``T.reduce_<op>``
@@ -195,6 +197,8 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
         if roles.mentions_thread(rs[k]) or stores:
             if not stores and _every_warp(rs, k, roles):
                 break  # every warp reduces the totals (FasterTransformer's blockReduceSum)
+            if not stores and _loaded_before_branch(rs, k, shared, roles, tree.op, ctx):
+                break  # every thread loads, warp 0 reduces, thread 0 reads after the branch
             raise NotLiftable(f"threads do more than reduce the warp totals in '{shared}' (line {rs[k].span.line})")
         uniform += rs[k].stmts
         k += 1
@@ -202,6 +206,17 @@ def _second_level(before: Phase, tree: WarpTree, shared: str, rs: list, j: int, 
         # every warp runs the second tree; warp 0 ends with the block's total (its lanes read
         # the warp totals), which thread 0 alone reads
         inner, branch, last_at = list(rs[k:k + 3]), None, k + 2
+    elif _loaded_before_branch(rs, k, shared, roles, tree.op, ctx):
+        # NVIDIA's blockReduceSum: ``v = lane < nwarps ? S[lane] : 0; if (warp == 0) v = <tree>;``
+        # then thread 0 reads v after the branch. Warp 0 runs the tree as in the form above, and
+        # what the other warps hold in v no one reads (checked as there: thread 0 alone reads the
+        # total, and the names the levels consumed are not read again)
+        flag, branch_ = rs[k + 1], rs[k + 2]
+        first, tree_, last_ = branch_.then
+        ctx.consumed.add(branch_.predicate)
+        inner = [Phase(rs[k].stmts + first.stmts, rs[k].index, rs[k].span), tree_,
+                 Phase(last_.stmts + rs[k + 3].stmts, last_.index, last_.span)]
+        branch, last_at = None, k + 3
     else:
         if k < len(rs) and isinstance(rs[k], Phase):
             k += 1  # the stored condition of the branch
@@ -317,6 +332,29 @@ def _every_warp(rs: list, k: int, roles: Roles) -> bool:
     a phase (loading the warp totals), a warp tree, a phase (thread 0 reading the total)."""
     return k + 2 < len(rs) and isinstance(rs[k], Phase) and isinstance(rs[k + 1], UniformLoop) \
         and isinstance(rs[k + 2], Phase) and warp_tree(rs[k + 1], roles) is not None
+
+
+def _loaded_before_branch(rs: list, k: int, shared: str, roles: Roles, op: str, ctx: WarpLift) -> bool:
+    """Whether ``rs[k:k + 4]`` is the second level of NVIDIA's blockReduceSum: a phase in which
+    every thread loads ``v = lane < nwarps ? S[lane] : identity`` (and declares locals without a
+    value), the stored condition of ``if (warp == 0)``, the branch holding one warp tree between
+    copies of the loaded value, and the phase after it (where thread 0 must read the total)."""
+    if k + 3 >= len(rs) or not all(isinstance(r, Phase) for r in (rs[k], rs[k + 1], rs[k + 3])):
+        return False
+    branch = rs[k + 2]
+    if not (is_flag(rs[k + 1], branch) and not branch.other and roles.is_first_warp(branch.cond)
+            and len(branch.then) == 3 and isinstance(branch.then[0], Phase)
+            and isinstance(branch.then[1], UniformLoop) and isinstance(branch.then[2], Phase)):
+        return False
+    loads = []
+    for s in rs[k].stmts:
+        if isinstance(s, m.DeclStmt) and all(d.init is None for d in s.decls):
+            continue
+        found = _warp_load(s, shared, roles, op, ctx)  # a load of another index or padding: the reason
+        if found is None:
+            return False
+        loads.append(found)
+    return len(loads) == 1 and warp_tree(branch.then[1], roles) is not None
 
 
 def _warp_load(s, shared: str, roles: Roles, op: str, ctx: WarpLift) -> Optional[str]:
