@@ -35,8 +35,8 @@ import time
 #: folders) and that the worker reads only after it starts: a fork server serves every value.
 PER_CALL = ("PYTEST_CURRENT_TEST", "TMPDIR", "TEMP", "TMP", "TILELANG_CACHE_DIR")
 
-#: Servers kept per process (one holds about 330 MB with TileLang and torch); the one used least
-#: recently goes when another is needed and it has no worker running.
+#: Servers of one worker module kept per process (one holds about 330 MB with TileLang and torch);
+#: the one used least recently goes when another is needed and it has no worker running.
 KEEP = 2
 
 
@@ -256,7 +256,8 @@ def _server(module: str, env: dict, startup: float) -> _Server:
                 import atexit
                 atexit.register(close_all)
                 _atexit.append(True)
-            for old_key in [k for k, s in _servers.items() if not s.running][:max(0, len(_servers) + 1 - KEEP)]:
+            same = [k for k in _servers if k[0] == module]
+            for old_key in [k for k in same if not _servers[k].running][:max(0, len(same) + 1 - KEEP)]:
                 _servers.pop(old_key).close()
             server = _Server(module, env, startup)
         _servers[key] = server  # the most recently used last

@@ -112,7 +112,7 @@ def test_the_server_and_its_workers_end_when_their_client_is_killed(tmp_path):
     assert _marked(marker) == []
 
 
-def test_a_process_keeps_at_most_two_idle_servers(env):
+def test_a_process_keeps_at_most_two_idle_servers_of_a_module(env):
     marker = uuid.uuid4().hex
     for i in range(4):
         where(run_batch(PROBE, None, [{"key": 0, "do": "where"}], timeout=30,
