@@ -265,6 +265,13 @@ def analyse(parsed: ParsedFile, display: str) -> tuple[list[KernelResult], list[
     return kernels, parsed.file_diagnostics()
 
 
+def preload() -> None:
+    """Import what parsing and converting a file use (libclang, the analysis, the emitter): a
+    parse worker does it before its first file's time starts (``migrate.parse_worker``)."""
+    from . import pipeline  # noqa: F401
+    from .parse import frontend  # noqa: F401
+
+
 def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
                  no_lift: frozenset = frozenset(), lift: bool = True, allow_tf32: bool = False
                  ) -> tuple[list[KernelResult], list[Diagnostic], str]:

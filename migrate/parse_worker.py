@@ -61,8 +61,8 @@ def _without_bodies(parsed):
 def preload() -> None:
     """Load libclang and the analysis before the first file's time starts, and once for all in a
     fork server (:mod:`migrate.runtime.forkserver`)."""
-    from . import convert, pipeline  # noqa: F401
-    from .parse import frontend  # noqa: F401
+    from .convert import preload as load
+    load()
 
 
 def main(argv: list[str]) -> int:

@@ -131,9 +131,23 @@ def test_thread_dependent_barrier_loop_is_simt(tmp_path):
     assert "T.get_thread_bindings()" in text and "T.sync_threads()" in text and "T.shfl_xor(" in text
 
 
+SPECS = sorted(CORPUS.rglob("*.toml"))
+
+
+def test_most_corpus_spec_kernels_are_migrated(corpus_out):
+    """At least 30 of the corpus's spec'd kernels have a migrated kernel (each compiled below)."""
+    from migrate.runtime.spec import load_spec
+    from migrate.runtime.tilelang_side import load_module
+    migrated = [k.id for p in SPECS for k in load_spec(p)
+                if k.name in load_module(corpus_out / p.relative_to(CORPUS).with_suffix(".py")).KERNELS]
+    assert len(migrated) >= 30, migrated
+
+
 @pytest.mark.slow
-def test_every_module_lowers_to_cuda_and_compiles(corpus_out):
-    """Every migrated kernel lowers for sm_90a and compiles with nvcc (no GPU needed)."""
+@pytest.mark.parametrize("spec_path", SPECS, ids=[str(p.relative_to(CORPUS)) for p in SPECS])
+def test_every_module_lowers_to_cuda_and_compiles(corpus_out, spec_path):
+    """Every migrated kernel lowers for sm_90a and compiles with nvcc (no GPU needed); one corpus
+    module per test, so that test workers share them."""
     import shutil
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
@@ -143,23 +157,22 @@ def test_every_module_lowers_to_cuda_and_compiles(corpus_out):
     from migrate.runtime.tilelang_support import template_kwargs
 
     target = {"kind": "cuda", "arch": "sm_90a"}
+    mod = load_module(corpus_out / spec_path.relative_to(CORPUS).with_suffix(".py"))
     failures, compiled = [], 0
-    for spec_path in sorted(CORPUS.rglob("*.toml")):
-        module_path = corpus_out / spec_path.relative_to(CORPUS).with_suffix(".py")
-        mod = load_module(module_path)
-        for k in load_spec(spec_path):
-            sig = mod.KERNELS.get(k.name)
-            if sig is None:
-                continue
-            try:
-                func = sig.factory(k.grid, k.block, k.shared_bytes, **template_kwargs(sig, k.template))
-                kernel = tilelang.compile(func, target=target, pass_configs=dict(sig.pass_configs))
-                assert "__global__" in kernel.get_kernel_source()
-                compiled += 1
-            except Exception as exc:  # collect all, report together
-                failures.append(f"{k.id}: {type(exc).__name__}: {str(exc).splitlines()[-1][:200]}")
+    for k in load_spec(spec_path):
+        sig = mod.KERNELS.get(k.name)
+        if sig is None:
+            continue
+        try:
+            func = sig.factory(k.grid, k.block, k.shared_bytes, **template_kwargs(sig, k.template))
+            kernel = tilelang.compile(func, target=target, pass_configs=dict(sig.pass_configs))
+            assert "__global__" in kernel.get_kernel_source()
+            compiled += 1
+        except Exception as exc:  # collect all, report together
+            failures.append(f"{k.id}: {type(exc).__name__}: {str(exc).splitlines()[-1][:200]}")
     assert not failures, "\n".join(failures)
-    assert compiled >= 30
+    if not compiled:
+        pytest.skip(f"no migrated kernel in {spec_path.name}")
 
 
 def test_keep_original_code_quotes_each_cuda_line(tmp_path):
