@@ -44,6 +44,7 @@ from .analysis.lift.private_shared import privatise_shared
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
+from .analysis.lift.tile_loops import NotTileLoop, plan_tile_loops
 from .analysis.lift.xor_exchanges import plan_xor_exchanges
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from .analysis.prepare.block_votes import lower_block_votes
@@ -467,6 +468,10 @@ LIFTS = (
          plan_block_scan),
     Pass("lane exchanges", "warps' shuffles of constant xor masks or source lanes become exchanges between lanes: "
                            "each lane reads its partner's value (analysis.lift.xor_exchanges)", plan_xor_exchanges),
+    Pass("tiled loops", "block-uniform loops whose barriers separate map phases (a tile of points loaded into "
+                        "shared memory, then read by every thread) keep their loops; each phase is a loop over the "
+                        "block's lanes, the values a thread carries across phases lane buffers "
+                        "(analysis.lift.tile_loops)", plan_tile_loops),
 )
 
 #: What runs on a lifted plan, in order, each where it applies: a GEMM is laid out, then
@@ -664,6 +669,14 @@ class KernelPipeline:
                 except NotExchanges as not_exchanges:
                     if not_exchanges.candidate:  # a network of shuffles, one of which is refused
                         out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_exchanges}"))
+                        return None
+                try:  # map phases around and inside block-uniform loops: lane loops, the shared tiles kept
+                    return Lifted(plan_tile_loops(prepared, kplan, tdims),
+                                  "its barriers separate map phases: each a loop over the block's lanes, the "
+                                  "block-uniform loops around them serial, the shared tiles kept")
+                except NotTileLoop as not_tiles:
+                    if not_tiles.candidate:
+                        out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_tiles}"))
                         return None
                 # with barriers: the scan pass speaks for kernels that look like scans, the
                 # block-reduction pass for kernels that may reduce (a loop around a barrier, a
