@@ -671,7 +671,7 @@ class KernelPipeline:
                         out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_exchanges}"))
                         return None
                 try:  # map phases around and inside block-uniform loops: lane loops, the shared tiles kept
-                    return Lifted(plan_tile_loops(prepared, kplan, tdims),
+                    return Lifted(plan_tile_loops(prepared, kplan, tdims, callees),
                                   "its barriers separate map phases: each a loop over the block's lanes, the "
                                   "block-uniform loops around them serial, the shared tiles kept")
                 except NotTileLoop as not_tiles:

@@ -39,6 +39,7 @@ import dataclasses
 from ...ir import model as m
 from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, Exchange, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop
+from ..facts.calls import with_effects
 from ..facts.divergence import thread_dependent_names
 from .base import NotLiftable
 
@@ -55,21 +56,22 @@ class NotTileLoop(NotLiftable):
         self.candidate = candidate
 
 
-def plan_tile_loops(fn: m.Function, kplan: KernelPlan, tdims) -> KernelPlan:
+def plan_tile_loops(fn: m.Function, kplan: KernelPlan, tdims, callees=()) -> KernelPlan:
     """The tile form of a portable kernel whose barriers separate map phases inside block-uniform
-    loops (and around them), or :class:`NotTileLoop`."""
+    loops (and around them), or :class:`NotTileLoop`; ``callees``: the device functions it calls
+    (the block may compute a value through those without effects)."""
     if kplan.form != "portable":
         raise NotTileLoop("it needs thread-level code", candidate=False)
-    if not any(isinstance(r, UniformLoop) and any(isinstance(b, Barrier) for b in _walk(r.body))
-               for r in _walk(kplan.regions)):
-        raise NotTileLoop("no block-uniform loop encloses its barriers", candidate=False)
+    if not any(isinstance(r, (UniformLoop, UniformIf)) and any(isinstance(b, Barrier) for b in _walk(
+            r.body if isinstance(r, UniformLoop) else r.then + r.other)) for r in _walk(kplan.regions)):
+        raise NotTileLoop("no block-uniform loop or branch encloses its barriers", candidate=False)
     exchange = next((r for r in _walk(kplan.regions) if isinstance(r, Exchange)), None)
     if exchange is not None:
         raise NotTileLoop(f"its warp operation at line {exchange.span.line} is not a map phase", candidate=False)
     if list(tdims) != ["x"]:
         raise NotTileLoop(f"its block is {len(tdims)}-D: the tiled loops are lifted for 1-D blocks")
     per_lane = frozenset(thread_dependent_names(fn))
-    lifter = _Lifter(kplan, per_lane)
+    lifter = _Lifter(kplan, per_lane, with_effects({f.name: f for f in callees}))
     regions = lifter.regions(kplan.regions, ())
     _check_own_cells(regions, kplan)
     variables = dict(kplan.vars)
@@ -94,9 +96,10 @@ class _Lifter:
     the predicated branches around it), the block variables a phase sets computed by the block
     before it, the barriers kept where the CUDA has them."""
 
-    def __init__(self, kplan: KernelPlan, per_lane: frozenset) -> None:
+    def __init__(self, kplan: KernelPlan, per_lane: frozenset, effects=frozenset()) -> None:
         self.vars = kplan.vars
         self.per_lane = per_lane
+        self.effects = effects  # device functions whose calls do more than compute a value
         #: id(lane phase) -> the flags its lanes run under (wrapped around it by :func:`_finish`)
         self.flags: dict[int, tuple] = {}
 
@@ -210,7 +213,8 @@ class _Lifter:
                 return False
             if isinstance(n, m.Assign) or isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--"):
                 return False
-            if isinstance(n, m.Call) and n.kind != "math":
+            if isinstance(n, m.Call) and not (n.kind == "math" or n.kind == "device" and n.callee not in self.effects
+                                              and not guarded):
                 return False
             if guarded and (isinstance(n, (m.Index, m.Member)) or isinstance(n, m.Unary) and n.op == "*"
                             or isinstance(n, m.Ref) and n.kind == "shared"):
