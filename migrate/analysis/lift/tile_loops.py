@@ -41,7 +41,10 @@ from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, Exchange, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop
 from ..facts.calls import with_effects
 from ..facts.divergence import thread_dependent_names
+from ..prepare.lockstep_steps import is_lockstep_barrier
+from ..phases import NotPortable, plan_portable
 from .base import NotLiftable
+from .flat_block import LAUNCH_WIDTH, flatten_block
 
 #: Reasons of :func:`plan_tile_loops` that speak for a kernel the pass took for a tiled loop
 #: (the kernel has a uniform loop around barriers and nothing else refused it first).
@@ -68,8 +71,15 @@ def plan_tile_loops(fn: m.Function, kplan: KernelPlan, tdims, callees=()) -> Ker
     exchange = next((r for r in _walk(kplan.regions) if isinstance(r, Exchange)), None)
     if exchange is not None:
         raise NotTileLoop(f"its warp operation at line {exchange.span.line} is not a map phase", candidate=False)
-    if list(tdims) != ["x"]:
-        raise NotTileLoop(f"its block is {len(tdims)}-D: the tiled loops are lifted for 1-D blocks")
+    step = next((n for n in m.walk(fn.body) if is_lockstep_barrier(n)), None)
+    if step is not None:  # the CPU executor cannot run the original in lockstep: no check would see the lift
+        raise NotTileLoop(f"its warp-synchronous code (line {step.span.line}) runs as lockstep steps, which only "
+                          "GPUs could check")
+    width = None
+    if list(tdims) == ["x", "y"]:  # a 2-D block: its threads as lanes in the order of their rank
+        fn, kplan, width = _flat(fn, callees)
+    elif list(tdims) != ["x"]:
+        raise NotTileLoop(f"its block is {len(tdims)}-D: the tiled loops are lifted for 1-D and 2-D blocks")
     per_lane = frozenset(thread_dependent_names(fn))
     lifter = _Lifter(kplan, per_lane, with_effects({f.name: f for f in callees}))
     regions = lifter.regions(kplan.regions, ())
@@ -79,7 +89,22 @@ def plan_tile_loops(fn: m.Function, kplan: KernelPlan, tdims, callees=()) -> Ker
     for name in local:  # a value no stretch of lane code reads before it sets it: a local of each
         variables[name] = dataclasses.replace(variables[name], placement="phase")
     regions = _finish(regions, lifter.flags, {name: variables[name].type for name in local})
-    return KernelPlan(fn, "tile", regions, variables, kplan.aliases)
+    return KernelPlan(fn, "tile", regions, variables, kplan.aliases, flat_width=width)
+
+
+def _flat(fn: m.Function, callees) -> tuple:
+    """A kernel of a 2-D block over the block's lanes ``L``, the thread ``(x, y)`` lane ``x + W * y``
+    for the launch's width ``W`` (:mod:`.flat_block`; exact for every launch, as the factory counts
+    the lanes of the block it is given): (the kernel, its portable plan, the width's name)."""
+    inner = next((c.name for c in callees for n in m.walk(c.body) if c.body is not None
+                  and isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim")), None)
+    if inner is not None:
+        raise NotTileLoop(f"its device function '{inner}' reads the thread index of its 2-D block")
+    flat = flatten_block(fn, LAUNCH_WIDTH)
+    try:
+        return flat, plan_portable(flat), LAUNCH_WIDTH
+    except NotPortable as exc:
+        raise NotTileLoop(f"its 2-D block as one row of lanes: {exc}") from None
 
 
 def _walk(regions):
