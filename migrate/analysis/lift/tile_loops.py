@@ -11,26 +11,32 @@ The classic tiled loop of an n-body or interpolation kernel
     }
     out[gid] = acc;
 
-has no reduction, scan or exchange: its threads share data only through the shared tiles, which
-every phase reads after the barrier that ends the phase filling them. Its tile form keeps the
-loop as a serial loop of the block and each phase as a loop over the block's *lanes* (one per
-CUDA thread, ``T.Parallel`` on GPUs, a serial loop on the CPU target as the lifted reductions'
-lane loops are); the shared arrays stay shared (TileLang places the barriers their phases need:
-the tile form does not turn its thread-storage synchronisation off), and a per-thread value that
-crosses a barrier (the accumulator, the thread's own point) lives in a buffer of the lanes.
+has no reduction, scan or exchange: its threads share data through the shared tiles (and
+memory), which every phase reads after the barrier that ends the phase filling them. Its tile
+form keeps the loop as a serial loop of the block and each phase as a loop over the block's
+*lanes* (one per CUDA thread: ``T.Parallel`` on GPUs, a serial loop on the CPU target, as the
+lifted reductions' lane loops); the shared arrays stay shared, and a per-thread value that crosses
+a barrier (the accumulator, the thread's own point) lives in a buffer of the lanes, or in a local
+of each lane loop where no phase reads the value an earlier one left. The CUDA barriers stay,
+between the lane loops, at block level: TileLang's own barrier placement sees no hazard carried
+around a ``while`` loop, nor one through global memory (lanes that hand values on through a
+buffer). A 2-D block runs as one row of lanes in the order of the threads' rank
+(:mod:`.flat_block`, at the launch's width).
 
 A thread that left the kernel before the loop (``if (gid >= n) return;``, a predicated branch of
 the phase split) still takes part in no phase: each lane phase inside runs under the lane's flag,
-so the tile form stores exactly what the CUDA threads stored. The block-level values the loop's
-header reads that such a branch computes (``int part = (n - 1) / BLOCK;``) are computed by the
-block before the phase (they read no lane's value and no memory).
+so the tile form stores exactly what the CUDA threads stored. The block's own values that its
+loops and branches read (``int part = (n - 1) / BLOCK;``, ``if (j + size > n) size = n - j;``)
+are computed by the block before the lanes of their phase (where only some threads run the
+phase, from no memory); every thread computes them alike.
 
-Refused (:class:`~.base.NotLiftable`, the reason its note): a kernel without a uniform loop
-around barriers (other lifts speak for it), warp exchanges, 2-D blocks, lanes that exchange
-values through global memory across a barrier (TileLang orders shared memory only), a stretch of
-lane code that reads a shared array it also stores to at another place (a race the CUDA would
-have too, and a barrier TileLang would place inside lane code), a value the block shares that
-lane code sets under a lane's condition.
+Refused (:class:`NotTileLoop`, the reason its note M3003): warp exchanges, warp-synchronous code
+(which no CPU check could see lifted), 3-D blocks, a block value that lane code sets where the
+block cannot compute it (from a lane's value, or memory only some threads read), and a stretch of
+lane code that reads a shared array it stores to at another place or stores to it at several
+places it reads (a compare-exchange of two cells): TileLang's barrier placement could not tell
+the lanes' cells apart and would put a barrier inside the lanes' code, which not every thread
+reaches.
 """
 from __future__ import annotations
 
@@ -46,13 +52,10 @@ from ..phases import NotPortable, plan_portable
 from .base import NotLiftable
 from .flat_block import LAUNCH_WIDTH, flatten_block
 
-#: Reasons of :func:`plan_tile_loops` that speak for a kernel the pass took for a tiled loop
-#: (the kernel has a uniform loop around barriers and nothing else refused it first).
-
 
 class NotTileLoop(NotLiftable):
-    """Not a tiled loop; ``candidate`` when the kernel has a uniform loop around barriers made of
-    map phases, so that the reason is worth reporting."""
+    """Not a tiled loop; ``candidate`` when the kernel has a block-uniform loop or branch around its
+    barriers and no warp exchange, so that the reason is worth reporting."""
 
     def __init__(self, reason: str, candidate: bool = True) -> None:
         super().__init__(reason)
