@@ -449,9 +449,10 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 #: The lifts in the order :meth:`KernelPipeline.lift` tries them, each on the portable plan of a
 #: prepared kernel. A map is tried first (after expanding register micro-tiles and forwarding
 #: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
-#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges, else tiled loops (map phases between barriers). The first
-#: to prove its form wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
-#: that apply to the lifted plan run, in this order.
+#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges, else
+#: tiled loops (map phases between barriers). The first to prove its form wins; the refusals are
+#: the M3003 note when none does. Then the passes of :data:`AFTER_LIFT` that apply to the lifted
+#: plan run, in this order.
 LIFTS = (
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
     Pass("private shared", "shared arrays each thread uses at its own key alone become the element's local arrays, "
