@@ -78,6 +78,11 @@ def plan_tile_loops(fn: m.Function, kplan: KernelPlan, tdims, callees=()) -> Ker
     if step is not None:  # the CPU executor cannot run the original in lockstep: no check would see the lift
         raise NotTileLoop(f"its warp-synchronous code (line {step.span.line}) runs as lockstep steps, which only "
                           "GPUs could check")
+    volatile = next((n for n in m.walk(fn.body) if isinstance(n, m.Ref) and n.kind in ("param", "global")
+                     and getattr(n.type, "volatile", False)), None)
+    if volatile is not None:  # the printer reads volatile memory through atomics in thread-level forms only
+        raise NotTileLoop(f"it exchanges values between blocks through volatile '{volatile.name}' (line "
+                          f"{volatile.span.line}), which the tile form would read as plain memory")
     width = None
     if list(tdims) == ["x", "y"]:  # a 2-D block: its threads as lanes in the order of their rank
         fn, kplan, width = _flat(fn, callees)
