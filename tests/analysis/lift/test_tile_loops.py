@@ -213,6 +213,70 @@ def test_lanes_handing_values_through_global_memory_keep_the_cuda_barriers(tmp_p
     np.testing.assert_allclose(res.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+#: a 2-D block (8 points by 4 queries): its threads run as one row of lanes in the order of their
+#: rank; the points past np leave first, the query tile shrinks at the end
+NEAREST = """
+#include <cuda_runtime.h>
+__global__ void nearest(const float* __restrict__ p, const float* __restrict__ q, float* __restrict__ dmin,
+                        int* __restrict__ imin, int np, int nq)
+{
+  __shared__ float sq[4][3];
+  __shared__ float d[4][8];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int i = blockIdx.x * blockDim.x + tx;
+  if (i >= np) return;
+  float best = 1e30f;
+  int at = -1;
+  for (int j0 = 0; j0 < nq; j0 += blockDim.y) {
+    if (tx < 3) sq[ty][tx] = j0 + ty < nq ? q[(j0 + ty) * 3 + tx] : 0.f;
+    __syncthreads();
+    float dx = p[i * 3] - sq[ty][0], dy = p[i * 3 + 1] - sq[ty][1], dz = p[i * 3 + 2] - sq[ty][2];
+    d[ty][tx] = j0 + ty < nq ? dx * dx + dy * dy + dz * dz : 1e30f;
+    __syncthreads();
+    if (ty == 0)
+      for (int k = 0; k < blockDim.y; k++)
+        if (d[k][tx] < best) { best = d[k][tx]; at = j0 + k; }
+    __syncthreads();
+  }
+  if (ty == 0) { dmin[i] = best; imin[i] = at; }
+}
+int main()
+{
+  float *p, *q, *d; int *m;
+  cudaMalloc(&p, 4 * 96); cudaMalloc(&q, 4 * 60); cudaMalloc(&d, 4 * 32); cudaMalloc(&m, 4 * 32);
+  nearest<<<4, dim3(8, 4)>>>(p, q, d, m, 32, 20);
+}
+"""
+
+NEAREST_SPEC = spec_kernel("nearest", (4, 1, 1), (8, 4, 1), "fp32",
+                           spec_buffer("p", "float32", 96, "in", -1, 1),
+                           spec_buffer("q", "float32", 63, "in", -1, 1),
+                           spec_buffer("dmin", "float32", 30, "out"),
+                           spec_buffer("imin", "int32", 30, "out"),
+                           spec_scalar("np", "int32", 30),
+                           spec_scalar("nq", "int32", 21))
+
+
+def test_2d_block_runs_as_one_row_of_lanes(tmp_path):
+    import torch
+
+    out, kernels = converted(tmp_path, NEAREST, NEAREST_SPEC)
+    assert [(k["kernel"], k["form"], k["check"]["status"]) for k in kernels] == [("nearest", "tile", "pass")]
+    body = factory((out / "k.py").read_text(), "nearest")
+    assert "block_x, block_y = block_x * block_y, 1" in body and "ty_[lane] = lane // block_width" in body
+    mod = module_of(out / "k.py")
+    rng = np.random.default_rng(21)
+    p, q = rng.uniform(-1, 1, 96).astype(np.float32), rng.uniform(-1, 1, 63).astype(np.float32)
+    dmin = torch.full((32,), float("nan"), dtype=torch.float32)
+    imin = torch.full((32,), -7, dtype=torch.int32)
+    mod.nearest(torch.from_numpy(p), torch.from_numpy(q), dmin, imin, 30, 21, grid=(4, 1, 1), block=(8, 4, 1),
+                target="c")
+    dist = ((p.reshape(32, 3)[:30, None, :].astype(np.float64) - q.reshape(21, 3)[None, :, :]) ** 2).sum(axis=2)
+    np.testing.assert_allclose(dmin.numpy()[:30], dist.min(axis=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(imin.numpy()[:30], dist.argmin(axis=1))
+    assert np.isnan(dmin.numpy()[30:]).all() and (imin.numpy()[30:] == -7).all()  # the points that left
+
+
 #: an odd-even sort of a tile in shared memory: each lane compares and swaps two cells that
 #: the stretch also reads, which TileLang would order with a barrier inside the lanes' code
 COMPARE_EXCHANGE = """
