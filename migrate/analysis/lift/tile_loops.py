@@ -432,18 +432,31 @@ def _root(e):
     return m.access_root(e, through=(m.Cast, m.Index, m.Member))
 
 
+def _address(e):
+    """The place an address names: ``&a[i]`` → ``a[i]``; anything else as it is."""
+    e = strip_casts(e)
+    return strip_casts(e.operand) if isinstance(e, m.Unary) and e.op == "&" else e
+
+
 def _key(e):
-    """The index of an access as a comparable value (None where it is not one index)."""
-    return _Key(strip_casts(e.index)) if isinstance(e, m.Index) else None
+    """The indices of an access (all of them, outermost array first) as a comparable value; None
+    where it is not an index."""
+    if not isinstance(e, m.Index):
+        return None
+    indices = []
+    while isinstance(e, m.Index):
+        indices.append(strip_casts(e.index))
+        e = strip_casts(e.base)
+    return _Key(tuple(reversed(indices)))
 
 
 class _Key:
-    """An index expression compared by its printed form."""
+    """Index expressions compared by their printed form."""
 
-    __slots__ = ("expr", "text")
+    __slots__ = ("exprs", "text")
 
-    def __init__(self, expr) -> None:
-        self.expr, self.text = expr, m.dump(expr)
+    def __init__(self, exprs) -> None:
+        self.exprs, self.text = exprs, "|".join(m.dump(x) for x in exprs)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, _Key) and other.text == self.text
@@ -467,14 +480,16 @@ def _check_own_cells(regions, kplan: KernelPlan) -> None:
         targets = set()
         for st in stmts:
             for t in m.store_targets(st):
+                t = _address(t)  # an atomic's &s[i]: the cell it updates
                 r = _root(t)
                 if r is not None and r.name in shared:
                     stores.setdefault(r.name, set()).add(_key(t) if isinstance(t, m.Index) else None)
                     targets |= {id(x) for x in m.walk(t)}
         reads: dict[str, list] = {}
         for st in stmts:
+            indexed = {id(x) for n in m.walk(st) if isinstance(n, m.Index) for x in m.walk(n.base)}
             for n in m.walk(st):
-                if id(n) in targets:
+                if id(n) in targets or id(n) in indexed:  # a store, or the array an access indexes
                     continue
                 if isinstance(n, m.Index) or isinstance(n, m.Ref) and n.kind == "shared":
                     r = _root(n) if isinstance(n, m.Index) else n
