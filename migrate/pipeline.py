@@ -44,6 +44,7 @@ from .analysis.lift.private_shared import privatise_shared
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
+from .analysis.lift.tile_loops import NotTileLoop, plan_tile_loops
 from .analysis.lift.xor_exchanges import plan_xor_exchanges
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from .analysis.prepare.block_votes import lower_block_votes
@@ -448,9 +449,10 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 #: The lifts in the order :meth:`KernelPipeline.lift` tries them, each on the portable plan of a
 #: prepared kernel. A map is tried first (after expanding register micro-tiles and forwarding
 #: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
-#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges. The first
-#: to prove its form wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
-#: that apply to the lifted plan run, in this order.
+#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges, else
+#: tiled loops (map phases between barriers). The first to prove its form wins; the refusals are
+#: the M3003 note when none does. Then the passes of :data:`AFTER_LIFT` that apply to the lifted
+#: plan run, in this order.
 LIFTS = (
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
     Pass("private shared", "shared arrays each thread uses at its own key alone become the element's local arrays, "
@@ -467,6 +469,10 @@ LIFTS = (
          plan_block_scan),
     Pass("lane exchanges", "warps' shuffles of constant xor masks or source lanes become exchanges between lanes: "
                            "each lane reads its partner's value (analysis.lift.xor_exchanges)", plan_xor_exchanges),
+    Pass("tiled loops", "block-uniform loops whose barriers separate map phases (a tile of points loaded into "
+                        "shared memory, then read by every thread) keep their loops; each phase is a loop over the "
+                        "block's lanes, the values a thread carries across phases lane buffers "
+                        "(analysis.lift.tile_loops)", plan_tile_loops),
 )
 
 #: What runs on a lifted plan, in order, each where it applies: a GEMM is laid out, then
@@ -664,6 +670,14 @@ class KernelPipeline:
                 except NotExchanges as not_exchanges:
                     if not_exchanges.candidate:  # a network of shuffles, one of which is refused
                         out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_exchanges}"))
+                        return None
+                try:  # map phases around and inside block-uniform loops: lane loops, the shared tiles kept
+                    return Lifted(plan_tile_loops(prepared, kplan, tdims, callees),
+                                  "its barriers separate map phases: each a loop over the block's lanes, the "
+                                  "block-uniform loops around them serial, the shared tiles kept")
+                except NotTileLoop as not_tiles:
+                    if not_tiles.candidate:
+                        out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_tiles}"))
                         return None
                 # with barriers: the scan pass speaks for kernels that look like scans, the
                 # block-reduction pass for kernels that may reduce (a loop around a barrier, a

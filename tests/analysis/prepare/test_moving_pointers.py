@@ -479,9 +479,12 @@ def test_pointers_into_several_buffers_keep_which_one_and_check_equal(tmp_path):
         assert k["form"] != "unsupported", (name, k["reason"])
         assert k["check"]["status"] == "pass", (name, k["check"]["message"])
     # a read picks its buffer; a store through a pointer into two buffers is a branch per buffer
-    # (the swap's pointers are per-thread arrays: each thread swaps its own, once)
-    assert "T.if_then_else(in__buf[tx] == 0, a[in__off[tx] + (i[tx] - 1)], b[in__off[tx] + (i[tx] - 1)])" in text
-    assert "if out_buf[tx] == 0:" in text and "tmp_buf = in__buf[tx]" in text
+    # (the swap's pointers are per-thread values: each lane swaps its own, once; the sweeps
+    # between barriers are lifted as tiled loops, analysis.lift.tile_loops)
+    assert kernels["sweeps"]["form"] == "tile"
+    assert "T.if_then_else(in__buf[lane] == 0, a[in__off[lane] + (i[lane] - 1)], b[in__off[lane] + (i[lane] - 1)])" \
+        in text
+    assert "if out_buf[lane] == 0:" in text and "tmp_buf = in__buf[lane]" in text
     assert "p_off < end_off" in text
 
 
