@@ -27,6 +27,7 @@ from .build import ModelBuilder, SourceText, explicit_template_args, convert_typ
     is_constant, is_push_config, qualified_name, span_of, template_args_of
 from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances
+from .member_types import TemplateNames, member_type_params
 from . import var_templates
 from .instance_copies import (MAX_INSTANCES, SUFFIX, adopt, instance_names, instance_text, needs_copy, probe_text,
                               probed_values, specialisation_of, specialisation_text,
@@ -826,6 +827,14 @@ class UnitBuilder:
                 elif child.kind == K.TEMPLATE_TEMPLATE_PARAMETER:
                     self.bag.add("M1206", span_of(child), "template template parameters are not modelled")
         names = frozenset(p.name for p in template_params)
+        if self._cuda_kind(cursor) == "global" and template_params and not instances.get(cursor.spelling):
+            # never instantiated here: typename V::Scalar is a type parameter of its own
+            members, replaced = member_type_params(cursor, [(p.name, p.kind) for p in template_params])
+            template_params = [q for p in template_params for q in (() if p.name in replaced else (p,)) + tuple(
+                m.TemplateParam(name, "type", None, None, p.span) for name, spellings in members
+                if f"{p.name}::{name[len(p.name) + 1:]}" in spellings)]
+            names = TemplateNames((p.name for p in template_params),
+                                  {k: v for _n, spellings in members for k, v in spellings.items()})
         params = []
         this_type = None
         if cursor.kind in (K.CXX_METHOD, K.CONSTRUCTOR, K.CONVERSION_FUNCTION) and not cursor.is_static_method():
