@@ -15,6 +15,7 @@ at most) give them values.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -164,20 +165,24 @@ class HostInstances:
         for caller_key, cursor in callers:
             if name not in self.text_of(cursor):
                 continue
+            same = caller_key in self.methods and self.methods[caller_key].semantic_parent.get_usr() == template.get_usr()
             for node in cursor.walk_preorder():
-                if node.kind != K.CALL_EXPR or node.spelling != name:
+                if node.kind != K.CALL_EXPR or node.spelling not in (name, ""):
                     continue
                 ref = node.referenced
-                if ref is None or ref.kind != K.CXX_METHOD:
+                if ref is None and same and node.spelling == "" \
+                        and [t.spelling for t in itertools.islice(node.get_tokens(), 4)] == ["this", "->", name, "("]:
+                    found += self.of_method(caller_key)  # this->fill(): clang leaves it dependent
+                    continue
+                if ref is None or ref.kind != K.CXX_METHOD or ref.spelling != name:
                     continue
                 owner = ref.semantic_parent
                 if _specialises(owner, template):
                     args = template_args_of(owner)
                     if args and "?" not in args:
                         found.append(args)
-                elif owner is not None and owner.get_usr() == template.get_usr() and caller_key in self.methods \
-                        and self.methods[caller_key].semantic_parent.get_usr() == template.get_usr():
-                    found += self.of_method(caller_key)
+                elif same and owner is not None and owner.get_usr() == template.get_usr():
+                    found += self.of_method(caller_key)  # fill() in another method of the class
         self.memo[key] = list(dict.fromkeys(found))
         return self.memo[key]
 
