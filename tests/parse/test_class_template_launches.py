@@ -82,9 +82,28 @@ __global__ void mark_kernel(int* flags, const KeyT* keys, const ValueT* vals, in
 }
 
 template <typename KeyT, typename ValueT>
+__global__ void insert_kernel(KeyT* ht_keys, ValueT* ht_values, const KeyT* keys, const ValueT* values,
+                              const int len, const int capacity) {
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx < len) {
+    KeyT key = keys[idx];
+    KeyT loc = key % capacity;
+    while (true) {
+      KeyT prev = atomicCAS(&ht_keys[loc], EMPTY_KEY<KeyT, ValueT>, key);
+      if (prev == EMPTY_KEY<KeyT, ValueT>) { ht_values[loc] = values[idx]; return; }
+      else if (prev == key) return;
+      loc = (loc + 1) % capacity;
+    }
+  }
+}
+
+template <typename KeyT, typename ValueT>
 class HashSet {
 public:
   void mark(int* flags, const KeyT* keys, const ValueT* vals, int n);
+  void insert(KeyT* hk, ValueT* hv, const KeyT* keys, const ValueT* vals, int n, int cap) {
+    insert_kernel<KeyT, ValueT><<<(n + 127) / 128, 128>>>(hk, hv, keys, vals, n, cap);
+  }
 };
 template <typename KeyT, typename ValueT>
 void HashSet<KeyT, ValueT>::mark(int* flags, const KeyT* keys, const ValueT* vals, int n) {
@@ -102,6 +121,8 @@ int main() {
   int* f; uint64* k; uint32* k32; uint32* v;
   a.mark(f, k, v, 256);
   b.mark(f, k32, v, 256);
+  uint32 *hk, *hv;
+  b.insert(hk, hv, k32, v, 256, 512);
   return 0;
 }
 """
@@ -133,3 +154,45 @@ def test_header_kernels_read_variable_templates_per_instance(tmp_path):
         expected = np.where(keys != empty, vals.astype(np.int64), -1)[:n]
         np.testing.assert_array_equal(flags[:n], expected)
         assert (flags[n:] == 12345).all()
+    assert rows["insert_kernel"]["form"] != "unsupported"
+    assert rows["insert_kernel"]["template_instances"] == [["unsigned int", "unsigned int"]]
+    # an open-addressing insert: every distinct key lands once, with the value of one of its
+    # copies (any: the CUDA threads race), and the empty slots keep the empty key
+    empty = np.uint32(2**32 - 1)
+    keys = rng.integers(0, 300, 200).astype(np.uint32)
+    vals = (keys * 7 + 1).astype(np.uint32)
+    hk = np.full(512, empty, np.uint32)
+    hv = np.full(512, 99, np.uint32)
+    mod.insert_kernel(hk, hv, keys, vals, 200, 512, grid=2, block=128, template=("unsigned int", "unsigned int"),
+                      target="c")
+    stored = hk[hk != empty]
+    assert sorted(stored.tolist()) == sorted(set(keys.tolist()))
+    np.testing.assert_array_equal(hv[hk != empty], stored * 7 + 1)
+    assert (hv[hk == empty] == 99).all()
+
+
+def test_unsigned_empty_key_test_lowers_for_sm90(tmp_path):
+    """The insert's ``if (prev == EMPTY_KEY<uint32, uint32>)`` around its store stopped TVM's
+    region detector ("Literal value -4294967295 is negative for unsigned integer type uint32", on
+    the GPU and the C target); the runtime's pass fix writes it ``(prev ^ C) == 0``."""
+    pytest.importorskip("tilelang")
+    import tilelang
+    import tvm
+
+    from migrate.cli import main
+    from migrate.runtime import tilelang_support as ts
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "hash_set.h").write_text(HEADER)
+    (src / "main.cu").write_text(INCLUDER)
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    mod = module_of(out / "hash_set_h.py")
+    ts.patch_passes()  # as tests.lowering.lower_sm90, at the instance's template arguments
+    func, configs = ts.prim_func(mod.KERNELS["insert_kernel"], (2, 1, 1), (128, 1, 1), 0,
+                                 ("unsigned int", "unsigned int"), "cuda")
+    func = func.with_attr("cuda2tile_pass_fixes", ts.PASS_FIXES)
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    with tvm.transform.PassContext(config=configs), target:
+        source = tilelang.lower(func, target=target).kernel_source
+    assert "4294967295" in source and "atomicCAS" in source
