@@ -224,6 +224,32 @@ def _unsigned_selects(func):
     return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, rewrite, ["tirx.Call"]))
 
 
+def _unsigned_equalities(func):
+    """``func`` with each ``if`` statement's test of an unsigned value against a constant
+    (``prev == 0xffffffffu``, ``!=`` too, inside ``&&``/``||``) written ``(prev ^ C) == 0``: the same
+    truth (``a == C`` exactly where ``a ^ C`` is 0), which the region detector does not solve (see
+    :func:`_patch_unsigned_selects`)."""
+    from tvm import tirx
+
+    def compare(node):
+        for a, c in ((node.a, node.b), (node.b, node.a)):
+            if isinstance(c, tirx.IntImm) and str(c.dtype).startswith("uint") and c.value != 0 \
+                    and not isinstance(a, tirx.IntImm):
+                return type(node)(tirx.bitwise_xor(a, c), tirx.const(0, c.dtype))
+        return None
+
+    def rewrite(node):
+        if isinstance(node, tirx.IfThenElse):
+            # (the transform walks statements: the test is carried in one)
+            cond = tirx.stmt_functor.ir_transform(tirx.Evaluate(node.condition), None, compare,
+                                                  ["tirx.EQ", "tirx.NE"]).value
+            if not cond.same_as(node.condition):
+                return tirx.IfThenElse(cond, node.then_case, node.else_case)
+        return None
+
+    return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, rewrite, ["tirx.IfThenElse"]))
+
+
 def _patch_unsigned_selects() -> None:
     """TVM's read/write-region detector (run by TileLang's PlanAndUpdateBufferAllocationLocation
     on every block) solves an ``if_then_else``'s condition as inequalities; where the condition
@@ -232,7 +258,12 @@ def _patch_unsigned_selects() -> None:
     variable in a lifted map, on the GPU and the C target alike). Such an ``if_then_else`` whose
     arms load, divide and call nothing is the same value as a ``Select`` (C's ``?:`` evaluates one
     arm; arms without effects or traps lose nothing by both being evaluated), which the detector
-    does not solve: the migrated kernels (marked ``cuda2tile_pass_fixes``) get it before the pass."""
+    does not solve: the migrated kernels (marked ``cuda2tile_pass_fixes``) get it before the pass.
+    An ``if`` statement's test of an unsigned value against a constant stops it the same way when
+    the detector solves it for a store under it (a hash table's ``if (prev == EMPTY_KEY<uint32,
+    uint32>) ht_values[loc] = v;`` after an ``atomicCAS``: "Literal value -4294967295 is negative
+    for unsigned integer type uint32"): such a test is written ``(prev ^ C) == 0``, the same
+    truth, which the detector does not solve."""
     import tilelang.transform as tl_transform
 
     if getattr(tl_transform, "_cuda2tile_unsigned_select", False):
@@ -245,7 +276,8 @@ def _patch_unsigned_selects() -> None:
         inner = original()
 
         def apply(mod, _ctx):
-            updates = {gv: _unsigned_selects(f) for gv, f in mod.functions.items() if _marked(f)}
+            updates = {gv: _unsigned_equalities(_unsigned_selects(f)) for gv, f in mod.functions.items()
+                       if _marked(f)}
             for gv, f in updates.items():
                 mod[gv] = f
             return inner(mod)

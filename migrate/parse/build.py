@@ -25,6 +25,7 @@ from ..ir.span import Span
 from . import clang as cl
 from . import inline_ptx, lambdas, lanewise, var_templates
 from .local_types import local_type_name
+from .member_types import member_spelling
 from .record_layouts import laid_out_record
 
 K = ci.CursorKind
@@ -187,6 +188,9 @@ def convert_type(ctype: ci.Type, template_names: frozenset[str] = frozenset()) -
         spelling = _bare(ctype.spelling)
         if spelling in template_names:
             return m.TemplateType(spelling)
+        member = getattr(template_names, "members", None) and member_spelling(spelling)
+        if member and member in template_names.members:  # typename V::Scalar as a parameter (parse.member_types)
+            return m.TemplateType(template_names.members[member])
         named = _named_type(spelling)
         if named is not None:
             return named

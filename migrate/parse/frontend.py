@@ -26,7 +26,8 @@ from ..ir.names import fresh
 from .build import ModelBuilder, SourceText, explicit_template_args, convert_type, function_model_name, \
     is_constant, is_push_config, qualified_name, span_of, template_args_of
 from .default_args import with_default_arguments
-from .host_instances import DependentLaunch, HostInstances
+from .host_instances import DependentLaunch, HostInstances, host_methods
+from .member_types import TemplateNames, member_type_params
 from . import var_templates
 from .instance_copies import (MAX_INSTANCES, SUFFIX, adopt, instance_names, instance_text, needs_copy, probe_text,
                               probed_values, specialisation_of, specialisation_text,
@@ -169,7 +170,9 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
     if context is not None:
         # a header's kernel templates are written out per instance after the header's last line,
         # inside its includer's lines as the header itself is
-        return _with_instance_copies(path, options, data.decode("utf-8", "replace"), parsed, context)
+        text = data.decode("utf-8", "replace")
+        return _with_var_template_values(path, options, text,
+                                         _with_instance_copies(path, options, text, parsed, context), context)
     # device functions of the program's other units (nvcc -dc)
     missing = missing_functions(parsed.diagnostics)
     units: list[str] = []
@@ -190,9 +193,11 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
     return _with_var_template_values(path, options, text, _with_instance_copies(path, options, text, best))
 
 
-def _with_var_template_values(path: str, options: ParseOptions, text: str, parsed: ParsedFile) -> ParsedFile:
+def _with_var_template_values(path: str, options: ParseOptions, text: str, parsed: ParsedFile,
+                              context: tuple[str, str] | None = None) -> ParsedFile:
     """``parsed`` with the variable templates its function templates read valued for each
-    instance its calls write (:mod:`.var_templates`), clang evaluating them in one more parse."""
+    instance its calls write (:mod:`.var_templates`), clang evaluating them in one more parse (a
+    header's after its own last line, inside its includer's lines: ``context``)."""
     unit = parsed.unit
     functions = {f.name: f for f in unit.kernels + unit.device_functions}
     found = var_templates.probes(functions) if any(var_templates.var_template_calls(f)
@@ -200,10 +205,11 @@ def _with_var_template_values(path: str, options: ParseOptions, text: str, parse
     if not found:
         return parsed
     own = (text if text.endswith("\n") else text + "\n") + var_templates.probe_text(found)
-    tu = _parse_with_missing_headers(path, options, DiagnosticBag(), None, [], own=own)
+    tu = _parse_with_missing_headers(path, options, DiagnosticBag(), context, [], own=own)
     if tu is None:
         return parsed
-    values = var_templates.evaluated(tu, found, path, cl.evaluate, convert_type)
+    main = str(Path(path).resolve()) if context else path
+    values = var_templates.evaluated(tu, found, main, cl.evaluate, convert_type)
     if not values:
         return parsed
     return dataclasses.replace(parsed, unit=var_templates.with_values(unit, values))
@@ -598,6 +604,7 @@ class UnitBuilder:
         self.extents: list[tuple[str, Span]] = []  # (function name, extent) of user functions
         self._decls: list[ci.Cursor] | None = None  # _user_declarations, found once
         self._dependent: list[DependentLaunch] = []  # launches in host templates (host_instances)
+        self.host_methods: dict[str, ci.Cursor] = {}  # Class::method -> its definition (host_instances)
 
     # -- discovery ----------------------------------------------------------------------------
     def _is_main(self, cursor: ci.Cursor) -> bool:
@@ -826,6 +833,14 @@ class UnitBuilder:
                 elif child.kind == K.TEMPLATE_TEMPLATE_PARAMETER:
                     self.bag.add("M1206", span_of(child), "template template parameters are not modelled")
         names = frozenset(p.name for p in template_params)
+        if self._cuda_kind(cursor) == "global" and template_params and not instances.get(cursor.spelling):
+            # never instantiated here: typename V::Scalar is a type parameter of its own
+            members, replaced = member_type_params(cursor, [(p.name, p.kind) for p in template_params])
+            template_params = [q for p in template_params for q in (() if p.name in replaced else (p,)) + tuple(
+                m.TemplateParam(name, "type", None, None, p.span) for name, spellings in members
+                if f"{p.name}::{name[len(p.name) + 1:]}" in spellings)]
+            names = TemplateNames((p.name for p in template_params),
+                                  {k: v for _n, spellings in members for k, v in spellings.items()})
         params = []
         this_type = None
         if cursor.kind in (K.CXX_METHOD, K.CONSTRUCTOR, K.CONVERSION_FUNCTION) and not cursor.is_static_method():
@@ -932,7 +947,8 @@ class UnitBuilder:
         # a launch is spelled <<<...>>>, in the function or in a macro of the user's: a host
         # function whose text has none, where no macro does, is not walked (main()s are long)
         macros = any(c.kind == K.MACRO_DEFINITION and "<<<" in self.text.of(c) for c in self._user_declarations())
-        for name, cursor in self.functions.items():
+        self.host_methods = host_methods(self._user_declarations(), self._cuda_kind)
+        for name, cursor in list(self.functions.items()) + list(self.host_methods.items()):
             if self._cuda_kind(cursor) in ("global", "device"):
                 continue  # device-side launches are diagnosed by the model builder (M1203)
             if not macros and "<<<" not in self.text.of(cursor):
@@ -969,9 +985,9 @@ class UnitBuilder:
         if ref is not None:
             kernel_name = ref.spelling
         arg_cursors = [c for c in kids[2:] if c.extent.start.file is not None]
-        kernel, host = self.functions.get(kernel_name), self.functions.get(caller)
-        if not template_args and kernel is not None and kernel.kind == K.FUNCTION_TEMPLATE \
-                and host is not None and host.kind == K.FUNCTION_TEMPLATE:
+        kernel, host = self.functions.get(kernel_name), self.functions.get(caller) or self.host_methods.get(caller)
+        if not template_args and kernel is not None and kernel.kind == K.FUNCTION_TEMPLATE and host is not None \
+                and (host.kind == K.FUNCTION_TEMPLATE or host.semantic_parent.kind == K.CLASS_TEMPLATE):
             self._dependent.append(DependentLaunch(kernel_name, caller, explicit_template_args(callee),
                                                    tuple(c.type.spelling for c in arg_cursors), span_of(node)))
         args = tuple(self._host_expr(c) for c in arg_cursors)
@@ -1005,7 +1021,7 @@ class UnitBuilder:
     def _instances(self, launches: list[m.LaunchSite]) -> dict[str, list[m.Instantiation]]:
         found = [(site.kernel, site.template_args, site.span) for site in launches if site.template_args]
         if self._dependent:  # launched in host templates: their instances' arguments
-            found += HostInstances(self.functions, self.text.of).launches(self._dependent)
+            found += HostInstances(self.functions, self.text.of, self.host_methods).launches(self._dependent)
         # explicit instantiations: ``template __global__ void k<float>(...);``
         found += [(c.spelling, template_args_of(c), span_of(c)) for c in self._user_declarations()
                   if c.kind == K.FUNCTION_DECL and not c.is_definition() and c.get_num_template_arguments() > 0]

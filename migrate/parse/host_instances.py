@@ -15,6 +15,7 @@ at most) give them values.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ import clang.cindex as ci
 
 from ..ir.span import Span
 from .build import _bare, explicit_template_args, template_args_of
+from .clang import specialized_template as cl_specialized_template
 
 K = ci.CursorKind
 _DEPTH = 3  # host templates calling host templates: this many levels
@@ -104,13 +106,85 @@ def _substituted(text: str, values: dict[str, str]) -> str | None:
     return _bare(out)
 
 
+def host_methods(declarations, cuda_kind) -> dict[str, ci.Cursor]:
+    """``Class::method`` -> its definition, for each host method of a class (or class template)
+    of the unit's own ``declarations``: defined in its class, or out of it
+    (``template <class K, class V> void Table<K, V>::fill() {...}``)."""
+    out: dict[str, ci.Cursor] = {}
+
+    def take(cursor: ci.Cursor) -> None:
+        if cursor.kind == K.CXX_METHOD and cursor.is_definition() and cuda_kind(cursor) is None:
+            owner = cursor.semantic_parent
+            if owner is not None and owner.kind in _CLASSES:
+                out.setdefault(f"{owner.spelling}::{cursor.spelling}", cursor)
+
+    for decl in declarations:
+        if decl.kind in _CLASSES:
+            for child in decl.get_children():
+                take(child)
+        else:
+            take(decl)
+    return out
+
+
+_CLASSES = (K.CLASS_TEMPLATE, K.CLASS_DECL, K.STRUCT_DECL)
+
+
+def _specialises(record: ci.Cursor | None, template: ci.Cursor) -> bool:
+    """Whether ``record`` (a class) is a specialisation of the class template ``template``."""
+    if record is None or record.kind not in (K.CLASS_DECL, K.STRUCT_DECL):
+        return False
+    origin = cl_specialized_template(record)
+    return origin is not None and origin.get_usr() == template.get_usr()
+
+
 class HostInstances:
     """The instances of the host function templates of one unit, found on demand."""
 
-    def __init__(self, functions: dict[str, ci.Cursor], text_of) -> None:
+    def __init__(self, functions: dict[str, ci.Cursor], text_of,
+                 methods: dict[str, ci.Cursor] | None = None) -> None:
         self.functions = functions
         self.text_of = text_of
+        self.methods = methods or {}
         self.memo: dict[str, list[tuple[str, ...]]] = {}
+
+    def of_method(self, key: str) -> list[tuple[str, ...]]:
+        """The template arguments of the class template whose method ``key`` (``Class::method``)
+        is called: a call on an instance (``Table<uint64, uint32> t; t.fill()``) in a host
+        function or a method of another class gives its class's arguments; a call in another
+        method of the same class template (``this->fill()``), that method's."""
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = []  # (methods that call each other)
+        method = self.methods[key]
+        template = method.semantic_parent
+        name = method.spelling
+        found: list[tuple[str, ...]] = []
+        callers = [(n, c) for n, c in self.functions.items() if c.kind == K.FUNCTION_DECL]
+        callers += [(n, c) for n, c in self.methods.items() if n != key]
+        for caller_key, cursor in callers:
+            if name not in self.text_of(cursor):
+                continue
+            same = caller_key in self.methods and self.methods[caller_key].semantic_parent.get_usr() == template.get_usr()
+            for node in cursor.walk_preorder():
+                if node.kind != K.CALL_EXPR or node.spelling not in (name, ""):
+                    continue
+                ref = node.referenced
+                if ref is None and same and node.spelling == "" \
+                        and [t.spelling for t in itertools.islice(node.get_tokens(), 4)] == ["this", "->", name, "("]:
+                    found += self.of_method(caller_key)  # this->fill(): clang leaves it dependent
+                    continue
+                if ref is None or ref.kind != K.CXX_METHOD or ref.spelling != name:
+                    continue
+                owner = ref.semantic_parent
+                if _specialises(owner, template):
+                    args = template_args_of(owner)
+                    if args and "?" not in args:
+                        found.append(args)
+                elif same and owner is not None and owner.get_usr() == template.get_usr():
+                    found += self.of_method(caller_key)  # fill() in another method of the class
+        self.memo[key] = list(dict.fromkeys(found))
+        return self.memo[key]
 
     def of(self, host: str, depth: int = 0) -> list[tuple[str, ...]]:
         """The template arguments ``host`` (a host function template) is called with."""
@@ -149,15 +223,23 @@ class HostInstances:
         for launch in pending:
             host = self.functions.get(launch.caller)
             kernel = self.functions.get(launch.kernel)
-            if host is None or kernel is None or host.kind != K.FUNCTION_TEMPLATE:
+            method = self.methods.get(launch.caller) if host is None else None
+            if kernel is None or not (host is not None and host.kind == K.FUNCTION_TEMPLATE
+                                      or method is not None and method.semantic_parent.kind == K.CLASS_TEMPLATE):
                 continue
             written = launch.written
             if len(written) < len(template_params(kernel)):  # the rest deduced, as C++ does
                 written = _deduced(kernel, launch.arg_types, written) or written
             if not written:
                 continue
-            names = [n for n, _k in template_params(host)]
-            for values in self.of(launch.caller):
+            if method is not None:  # a method of a class template: the class's parameters
+                # (an out-of-line definition names them in its own template header)
+                names = [n for n, _k in template_params(method) or template_params(method.semantic_parent)]
+                instances = self.of_method(launch.caller)
+            else:
+                names = [n for n, _k in template_params(host)]
+                instances = self.of(launch.caller)
+            for values in instances:
                 args = tuple(_substituted(a, dict(zip(names, values))) for a in written)
                 if None not in args and not any(n in re.findall(r"\w+", a) for a in args for n in names):
                     out.append((launch.kernel, args, launch.span))
