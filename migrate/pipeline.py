@@ -34,6 +34,7 @@ from .analysis.facts.calls import callees_first, callees_of
 from .analysis.facts.launches import launch_defaults
 from .analysis.facts.lockstep import lockstep_exchange
 from .analysis.lift import delinearise
+from .analysis.lift.block_scalars import block_scalars
 from .analysis.lift.base import MayRace, MicroTilesRefused, NotExchanges, NotGemm, NotLiftable, NotScan
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
@@ -541,6 +542,8 @@ class KernelPipeline:
                 if kplan.form == Form.PORTABLE else f"thread-level code needed: {why}"
             if kplan.form == Form.PORTABLE and self.options.lifts(self.template_of.get(fn.name, fn.name)):
                 lifted = self.lift(prepared, kplan, callees, out)
+                if lifted is None:
+                    lifted, prepared = self.lift_block_scalars(prepared, callees, out)
                 if lifted is not None:
                     done = self.print_lifted(prepared, lifted, callees)
                     done.diagnostics += steps
@@ -593,6 +596,24 @@ class KernelPipeline:
         except NotGemm:
             return self.lift_map(tplan)
         return self.lift_gemm(prepared, tplan, gplan)
+
+    def lift_block_scalars(self, prepared: m.Function, callees, out: KernelOutput) -> tuple[Lifted | None, m.Function]:
+        """(the tile form, the function it lifts) of a kernel that did not lift as it is, once its
+        shared scalars that carry one block-wide value are every thread's variables
+        (:mod:`.analysis.lift.block_scalars`); (None, ``prepared``) when it has none or still does not
+        lift, the notes on ``out`` then saying why the rewritten kernel does not."""
+        scalars = block_scalars(prepared)
+        if scalars is prepared:
+            return None, prepared
+        kplan, _why = plan_threads(scalars, callees)
+        if kplan.form != Form.PORTABLE:
+            return None, prepared
+        notes = [d for d in out.diagnostics if d.code == "M3003"]
+        out.diagnostics = [d for d in out.diagnostics if d.code != "M3003"]
+        lifted = self.lift(scalars, kplan, callees, out)
+        if lifted is None and not any(d.code == "M3003" for d in out.diagnostics):
+            out.diagnostics += notes
+        return (lifted, scalars) if lifted is not None else (None, prepared)
 
     def map_plan(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput):
         """(the kernel's map plan, []) when it is a map, once its register micro-tiles are
