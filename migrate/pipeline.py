@@ -676,7 +676,8 @@ class KernelPipeline:
         except (NotLiftable, NotPortable) as not_reduce:
             reasons.append(not_reduce)
             try:
-                splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name))
+                splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name),
+                                        self.shared_bytes(prepared.name))
             except NotScan as not_scan:
                 try:  # threads that talk only through shuffles of constant partners: lanes exchanging values
                     return Lifted(plan_xor_exchanges(prepared, kplan),
@@ -749,6 +750,11 @@ class KernelPipeline:
         """The block size (x) every launch of ``kernel`` in the file gives as a constant, if any."""
         block = launch_defaults(self.unit, self.template_of.get(kernel, kernel)).get("block")
         return int(block) if block is not None and block.isdigit() else None
+
+    def shared_bytes(self, kernel: str) -> int | None:
+        """The dynamic shared memory every launch of ``kernel`` in the file gives as a constant, if any."""
+        shared = launch_defaults(self.unit, self.template_of.get(kernel, kernel)).get("shared_bytes")
+        return int(shared) if shared is not None and shared.isdigit() else None
 
     # -- device functions -----------------------------------------------------------------------
     def device_function(self, fn: m.Function):
