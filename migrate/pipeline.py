@@ -35,6 +35,7 @@ from .analysis.facts.launches import launch_defaults
 from .analysis.facts.lockstep import lockstep_exchange
 from .analysis.lift import delinearise
 from .analysis.lift.block_scalars import block_scalars
+from .analysis.lift.staged_tables import staged_tables
 from .analysis.lift.base import MayRace, MicroTilesRefused, NotExchanges, NotGemm, NotLiftable, NotScan
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
@@ -543,7 +544,7 @@ class KernelPipeline:
             if kplan.form == Form.PORTABLE and self.options.lifts(self.template_of.get(fn.name, fn.name)):
                 lifted = self.lift(prepared, kplan, callees, out)
                 if lifted is None:
-                    lifted, prepared = self.lift_block_scalars(prepared, callees, out)
+                    lifted, prepared = self.lift_block_values(prepared, callees, out)
                 if lifted is not None:
                     done = self.print_lifted(prepared, lifted, callees)
                     done.diagnostics += steps
@@ -597,12 +598,13 @@ class KernelPipeline:
             return self.lift_map(tplan)
         return self.lift_gemm(prepared, tplan, gplan)
 
-    def lift_block_scalars(self, prepared: m.Function, callees, out: KernelOutput) -> tuple[Lifted | None, m.Function]:
+    def lift_block_values(self, prepared: m.Function, callees, out: KernelOutput) -> tuple[Lifted | None, m.Function]:
         """(the tile form, the function it lifts) of a kernel that did not lift as it is, once its
         shared scalars that carry one block-wide value are every thread's variables
-        (:mod:`.analysis.lift.block_scalars`); (None, ``prepared``) when it has none or still does not
-        lift, the notes on ``out`` then saying why the rewritten kernel does not."""
-        scalars = block_scalars(prepared)
+        (:mod:`.analysis.lift.block_scalars`) and its shared tables staged from inputs are read as
+        the loads they stage (:mod:`.analysis.lift.staged_tables`); (None, ``prepared``) when it has
+        none or still does not lift, the notes on ``out`` then saying why the rewritten kernel does not."""
+        scalars = staged_tables(block_scalars(prepared))
         if scalars is prepared:
             return None, prepared
         kplan, _why = plan_threads(scalars, callees)
