@@ -450,8 +450,10 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 #: The lifts in the order :meth:`KernelPipeline.lift` tries them, each on the portable plan of a
 #: prepared kernel. A map is tried first (after expanding register micro-tiles and forwarding
 #: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
-#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges. The first
-#: to prove its form wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
+#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges; when none
+#: proves a form, all are tried again on the kernel with its block-wide shared values rewritten
+#: (:meth:`KernelPipeline.lift_block_values`). The first to prove its form wins; the refusals are the
+#: M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
 #: that apply to the lifted plan run, in this order.
 LIFTS = (
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
@@ -469,6 +471,11 @@ LIFTS = (
          plan_block_scan),
     Pass("lane exchanges", "warps' shuffles of constant xor masks or source lanes become exchanges between lanes: "
                            "each lane reads its partner's value (analysis.lift.xor_exchanges)", plan_xor_exchanges),
+    Pass("block scalars", "when none of the above lifts the kernel: shared scalars thread 0 sets to a block-wide "
+                          "value become every thread's variables, and the lifts are tried again "
+                          "(analysis.lift.block_scalars)", block_scalars),
+    Pass("staged tables", "with them: shared tables staged from an input and read at block-wide places are read as "
+                          "the loads they staged (analysis.lift.staged_tables)", staged_tables),
 )
 
 #: What runs on a lifted plan, in order, each where it applies: a GEMM is laid out, then
