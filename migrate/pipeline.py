@@ -34,6 +34,8 @@ from .analysis.facts.calls import callees_first, callees_of
 from .analysis.facts.launches import launch_defaults
 from .analysis.facts.lockstep import lockstep_exchange
 from .analysis.lift import delinearise
+from .analysis.lift.block_scalars import block_scalars
+from .analysis.lift.staged_tables import staged_tables
 from .analysis.lift.base import MayRace, MicroTilesRefused, NotExchanges, NotGemm, NotLiftable, NotScan
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
@@ -450,9 +452,10 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 #: prepared kernel. A map is tried first (after expanding register micro-tiles and forwarding
 #: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
 #: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges, else
-#: tiled loops (map phases between barriers). The first to prove its form wins; the refusals are
-#: the M3003 note when none does. Then the passes of :data:`AFTER_LIFT` that apply to the lifted
-#: plan run, in this order.
+#: tiled loops (map phases between barriers); when none proves a form, all are tried again on the
+#: kernel with its block-wide shared values rewritten (:meth:`KernelPipeline.lift_block_values`).
+#: The first to prove its form wins; the refusals are the M3003 note when none does. Then the
+#: passes of :data:`AFTER_LIFT` that apply to the lifted plan run, in this order.
 LIFTS = (
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
     Pass("private shared", "shared arrays each thread uses at its own key alone become the element's local arrays, "
@@ -473,6 +476,11 @@ LIFTS = (
                         "shared memory, then read by every thread) keep their loops; each phase is a loop over the "
                         "block's lanes, the values a thread carries across phases lane buffers "
                         "(analysis.lift.tile_loops)", plan_tile_loops),
+    Pass("block scalars", "when none of the above lifts the kernel: shared scalars thread 0 sets to a block-wide "
+                          "value become every thread's variables, and the lifts are tried again "
+                          "(analysis.lift.block_scalars)", block_scalars),
+    Pass("staged tables", "with them: shared tables staged from an input and read at block-wide places are read as "
+                          "the loads they staged (analysis.lift.staged_tables)", staged_tables),
 )
 
 #: What runs on a lifted plan, in order, each where it applies: a GEMM is laid out, then
@@ -547,6 +555,8 @@ class KernelPipeline:
                 if kplan.form == Form.PORTABLE else f"thread-level code needed: {why}"
             if kplan.form == Form.PORTABLE and self.options.lifts(self.template_of.get(fn.name, fn.name)):
                 lifted = self.lift(prepared, kplan, callees, out)
+                if lifted is None:
+                    lifted, prepared = self.lift_block_values(prepared, callees, out)
                 if lifted is not None:
                     done = self.print_lifted(prepared, lifted, callees)
                     done.diagnostics += steps
@@ -599,6 +609,25 @@ class KernelPipeline:
         except NotGemm:
             return self.lift_map(tplan)
         return self.lift_gemm(prepared, tplan, gplan)
+
+    def lift_block_values(self, prepared: m.Function, callees, out: KernelOutput) -> tuple[Lifted | None, m.Function]:
+        """(the tile form, the function it lifts) of a kernel that did not lift as it is, once its
+        shared scalars that carry one block-wide value are every thread's variables
+        (:mod:`.analysis.lift.block_scalars`) and its shared tables staged from inputs are read as
+        the loads they stage (:mod:`.analysis.lift.staged_tables`); (None, ``prepared``) when it has
+        none or still does not lift, the notes on ``out`` then saying why the rewritten kernel does not."""
+        scalars = staged_tables(block_scalars(prepared))
+        if scalars is prepared:
+            return None, prepared
+        kplan, _why = plan_threads(scalars, callees)
+        if kplan.form != Form.PORTABLE:
+            return None, prepared
+        notes = [d for d in out.diagnostics if d.code == "M3003"]
+        out.diagnostics = [d for d in out.diagnostics if d.code != "M3003"]
+        lifted = self.lift(scalars, kplan, callees, out)
+        if lifted is None and not any(d.code == "M3003" for d in out.diagnostics):
+            out.diagnostics += notes
+        return (lifted, scalars) if lifted is not None else (None, prepared)
 
     def map_plan(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput):
         """(the kernel's map plan, []) when it is a map, once its register micro-tiles are
@@ -661,7 +690,8 @@ class KernelPipeline:
         except (NotLiftable, NotPortable) as not_reduce:
             reasons.append(not_reduce)
             try:
-                splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name))
+                splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name),
+                                        self.shared_bytes(prepared.name))
             except NotScan as not_scan:
                 try:  # threads that talk only through shuffles of constant partners: lanes exchanging values
                     return Lifted(plan_xor_exchanges(prepared, kplan),
@@ -742,6 +772,11 @@ class KernelPipeline:
         """The block size (x) every launch of ``kernel`` in the file gives as a constant, if any."""
         block = launch_defaults(self.unit, self.template_of.get(kernel, kernel)).get("block")
         return int(block) if block is not None and block.isdigit() else None
+
+    def shared_bytes(self, kernel: str) -> int | None:
+        """The dynamic shared memory every launch of ``kernel`` in the file gives as a constant, if any."""
+        shared = launch_defaults(self.unit, self.template_of.get(kernel, kernel)).get("shared_bytes")
+        return int(shared) if shared is not None and shared.isdigit() else None
 
     # -- device functions -----------------------------------------------------------------------
     def device_function(self, fn: m.Function):

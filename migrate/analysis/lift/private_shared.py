@@ -99,6 +99,97 @@ def _key_width(key) -> tuple[str, int | str | None] | None:
     return None
 
 
+def _is_tid(e) -> bool:
+    return _is_thread(e, "x")
+
+
+def _residue(e, strided: set[str], multiples: list[int]) -> bool:
+    """Whether ``e`` is ``threadIdx.x`` (or a local of ``strided``) plus multiples of a stride:
+    the coefficients and constant that must be multiples go to ``multiples``."""
+    form = linear_form(e)
+    if form is None:
+        return False
+    ones = 0
+    for coef, atom in form[0].values():
+        a = strip_casts(atom)
+        if _is_tid(a) or isinstance(a, m.Ref) and a.kind == "local" and a.name in strided:
+            ones += coef
+        else:
+            multiples.append(coef)
+    multiples.append(form[1])
+    return ones == 1
+
+
+def _strided_locals(body) -> tuple[set[str], dict[str, tuple[list[int], set[str]]]]:
+    """Locals that always hold ``threadIdx.x`` plus multiples of a stride (``base = threadIdx.x;
+    ... base += 64; ... base -= 64``): set from such a value, stepped by constants. With, for each,
+    the numbers that must be multiples of the stride and the others its values are made of."""
+    stores: dict[str, list] = {}
+    bad: set[str] = set()
+    for n in m.walk(body):
+        if isinstance(n, m.VarDecl) and n.init is not None:
+            stores.setdefault(n.name, []).append(("=", n.init))
+            if not (n.storage == "local" and isinstance(n.type, m.Scalar)):
+                bad.add(n.name)
+        elif isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref):
+            stores.setdefault(strip_casts(n.target).name, []).append((n.op, n.value))
+        elif isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&") \
+                and isinstance(strip_casts(n.operand), m.Ref):
+            bad.add(strip_casts(n.operand).name)
+    strided = {name for name, sts in stores.items() if name not in bad and any(
+        op == "=" and any(_is_tid(strip_casts(a)) for a in m.walk(v)) for op, v in sts)}
+    while True:  # an inductive proof: every store keeps the residue, given the others do
+        facts: dict[str, tuple[list[int], set[str]]] = {}
+        for name in strided:
+            multiples: list[int] = []
+            ok = True
+            for op, v in stores[name]:
+                if op == "=":
+                    ok = _residue(v, strided, multiples)
+                elif op in ("+=", "-="):
+                    form = linear_form(v)
+                    ok = form is not None and not form[0]
+                    if ok:
+                        multiples.append(form[1])
+                else:
+                    ok = False
+                if not ok:
+                    break
+            if ok:
+                facts[name] = multiples, {r.name for _op, v in stores[name] for r in m.walk(v)
+                                          if isinstance(r, m.Ref) and r.name in strided}
+        if set(facts) == strided:
+            return strided, facts
+        strided = set(facts)
+
+
+def _stride(uses, table, body) -> int | None:
+    """The stride W when every index of a 1-D array (``uses``) is ``threadIdx.x`` plus multiples of
+    W (W > 1): cell ``i`` belongs to thread ``i % W``, the thread's cells are its local array at
+    ``i / W``; None else."""
+    from math import gcd
+    strided, facts = _strided_locals(body)
+    multiples: list[int] = []
+    seen: set[str] = set()
+    todo = []
+    for idx in uses:
+        i = expand(idx[0], table)
+        if not _residue(i, strided, multiples):
+            return None
+        todo += [r.name for r in m.walk(i) if isinstance(r, m.Ref) and r.name in strided]
+    while todo:  # the strided locals the indices are made of, and theirs
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        multiples += facts[name][0]
+        todo += list(facts[name][1])
+    w = 0
+    for k in multiples:
+        w = gcd(w, abs(k))
+    return w if w > 1 else None
+
+
 class _Private(Transformer):
     """``S[..][key][..]`` → ``S[..][..]`` (the local array) or ``S`` (the local scalar)."""
 
@@ -112,6 +203,10 @@ class _Private(Transformer):
         pos, local, ndims = self.arrays[chain[0]]
         if len(chain[1]) != ndims:
             return node  # an inner part of the access: the whole access is rebuilt
+        if pos < 0:  # a stride of cells per thread: the thread's cell i is its element i / W
+            i = chain[1][0]
+            w = m.IntLit(-pos, str(-pos), i.type if isinstance(i.type, m.Scalar) else m.Scalar("int32"), node.span)
+            return m.Index(local, m.Binary("/", i, w, w.type, node.span), local.type.element, node.span)
         out, t = local, local.type
         for k, i in enumerate(chain[1]):
             if k != pos:
@@ -240,6 +335,16 @@ def _private(body, candidates, threads, launch_x):
                 or any(len(idx) != len(dims) for idx in uses):
             continue  # a pointer, an argument, an address or a row: not element accesses
         found = None
+        stride = _stride(uses, table, body) if len(dims) == 1 and dims[0] is not None and threads == {"x"} else None
+        if stride is not None:
+            if launch_x is not None and launch_x > stride:
+                continue  # threads of one block share cells: a race in CUDA, not scratch of their own
+            if launch_x is None:
+                races.append(f"threads share cells of shared array '{name}' (threadIdx.x + {stride} * k) unless "
+                             f"the block is at most {stride} wide")
+            local_type = dataclasses.replace(d.type, extent=-(-dims[0] // stride))
+            private[name] = -stride, m.Ref(name, "local", local_type, d.span), 1
+            continue
         for pos in range(len(dims)):
             keys = [strip_casts(expand(idx[pos], table)) for idx in uses]
             if all(m.key(k) == m.key(keys[0]) for k in keys):

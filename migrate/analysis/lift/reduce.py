@@ -748,7 +748,7 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
             # one CUDA phase split into several lane loops (a tree over the fields of a vector):
             # a value one computes and the next reads is kept per lane
             vp = dataclasses.replace(vp, placement="thread_array")
-        if vp.placement == "thread_array" and isinstance(vp.type, m.Scalar) and name not in lanes \
+        if vp.placement == "thread_array" and isinstance(vp.type, (m.Scalar, m.TemplateType)) and name not in lanes \
                 and name not in per_lane and name not in lane_written and "block" in seen_in.get(name, ()):
             # the same in every thread and set by code the block runs once (``logits += off``
             # before the trees): a block-level variable that the lanes read
@@ -762,7 +762,7 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
                                   "block runs once")
             if name in lanes or len(seen_in.get(name, ())) <= 1:
                 vp = dataclasses.replace(vp, placement="phase")
-            elif not (isinstance(vp.type, m.Scalar) or isinstance(vp.type, m.Array)
+            elif not (isinstance(vp.type, (m.Scalar, m.TemplateType)) or isinstance(vp.type, m.Array)
                       and isinstance(m.element_type(vp.type), m.Scalar)):
                 raise NotLiftable(f"'{name}' is a per-thread array that crosses a barrier")
             elif isinstance(vp.type, m.Array):
@@ -787,7 +787,7 @@ def _lane_written(regions) -> set:
     def note(stmts):
         for st in stmts:
             for n in m.walk(st):
-                if isinstance(n, m.VarDecl):
+                if isinstance(n, m.VarDecl) and n.init is not None:  # a declaration alone writes nothing
                     out.add(n.name)
                 elif isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref):
                     out.add(strip_casts(n.target).name)

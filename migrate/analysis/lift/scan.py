@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
+from ...dtypes import SIZES
 from ...ir import model as m
 from ...ir.exprs import assigned_names, pure
 from ...ir.loops import BlockScan, KernelPlan
@@ -645,8 +646,33 @@ def _thread_dependent(fn: m.Function) -> set[str]:
     return names
 
 
-def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> KernelPlan:
-    """The tile form of a block scan (one :class:`BlockScan` region), or :class:`NotScan`."""
+def _shape(decl: m.VarDecl, shared_bytes: int | None) -> tuple[list[int], m.CType]:
+    """(the extents, the element type) of the shared array ``decl``; an ``extern __shared__``
+    array (``T s[]``) holds the dynamic shared memory every launch gives (``shared_bytes``), as the
+    portable form sizes it."""
+    shape, t = [], decl.type
+    while isinstance(t, m.Array):
+        if t.extent is None and decl.storage == "extern_shared" and not shape and not isinstance(t.element, m.Array):
+            size = SIZES.get(t.element.dtype) if isinstance(t.element, m.Scalar) else None
+            if shared_bytes is None or not size:
+                raise NotScan(f"the extern shared array '{decl.name}' holds the launches' dynamic shared memory, "
+                              "which they do not give as one constant")
+            if shared_bytes < size:
+                raise NotScan(f"the launches give the extern shared array '{decl.name}' no element")
+            shape.append(shared_bytes // size)
+        elif t.extent is None:
+            raise NotScan(f"the shared array '{decl.name}' has no constant size")
+        else:
+            shape.append(t.extent)
+        t = t.element
+    return shape, t
+
+
+def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None,
+                    shared_bytes: int | None = None) -> KernelPlan:
+    """The tile form of a block scan (one :class:`BlockScan` region), or :class:`NotScan`;
+    ``threads``, ``shared_bytes``: the block size and the dynamic shared memory every launch
+    gives as a constant, where they do."""
     if kplan.form != "portable":
         raise NotScan("it needs thread-level code", candidate=False)
     shared = [vp for vp in kplan.vars.values() if vp.placement == "shared"]
@@ -666,21 +692,17 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None) -> K
                  for st in rounds for n in m.walk(st))
     if not looped or any(isinstance(n, m.Call) and n.kind == "atomic" for n in m.walk(fn.body)):
         raise NotScan("it has no rounds of barriers around the shared array", candidate=False)
-    # from here on the kernel looks like a scan: every refusal says why it is not one
-    shape, t = [], decl.type
-    while isinstance(t, m.Array):
-        if t.extent is None:
-            raise NotScan(f"the shared array '{name}' has no constant size")
-        shape.append(t.extent)
-        t = t.element
-    if not isinstance(t, m.Scalar) or t.dtype in ("bool", "void"):
-        raise NotScan(f"the shared array '{name}' holds {t}, not numbers")
+    # from here on the kernel looks like a scan: every refusal says why it is not one (the launch
+    # first, which the proof runs on, then the array)
+    if any(isinstance(n, m.Builtin) and n.var == "threadIdx" and n.dim != "x" for n in m.walk(fn.body)):
+        raise NotScan("scans are lifted for 1-D blocks only")
     if threads is None:
         raise NotScan("its launches do not give one constant block size, for which the scan could be proved")
     if threads not in _CUMSUM_THREADS:
         raise NotScan(f"it runs on {threads} threads; T.cumsum runs on a power of two from 32 to 1024")
-    if any(isinstance(n, m.Builtin) and n.var == "threadIdx" and n.dim != "x" for n in m.walk(fn.body)):
-        raise NotScan("scans are lifted for 1-D blocks only")
+    shape, t = _shape(decl, shared_bytes)
+    if not isinstance(t, m.Scalar) or t.dtype in ("bool", "void"):
+        raise NotScan(f"the shared array '{name}' holds {t}, not numbers")
     run = _Run(name, tuple(shape), t.dtype, threads)
     run.execute(fn.body)
 
