@@ -272,10 +272,10 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
         atomic = match_atomic_sum(regions[i:i + 5], lanes, shared_types,
                                   functools.partial(_final_phase, per_lane=per_lane), _drop_shared_decls) \
             if len(regions) - i >= 5 else None
-        if atomic is not None:  # a block sum through atomics on a shared scalar (lift.shared_atomics)
+        if atomic is not None:  # block sums through atomics on shared scalars (lift.shared_atomics)
             reduced, lane_rest = atomic
-            out.append(reduced)
-            found.append(reduced)
+            out.extend(reduced)
+            found.extend(reduced)
             if lane_rest is not None:
                 out.append(lane_rest)
             i += 5
@@ -706,7 +706,9 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
     regions = lift_warp_trees(kplan.regions, warp)
     found: list[BlockReduce] = list(warp.found)
     # locals whose value differs between threads: statements that read them are lane code
-    per_lane = frozenset(thread_dependent_names(fn)) - lanes
+    # (a shared variable is the block's, one value for all: the fields of a shared vector split
+    # into scalars, ``lsums_x``, are written under ``tid == 0`` yet read alike by every thread)
+    per_lane = frozenset(thread_dependent_names(fn)) - lanes - set(shared_types)
     regions = carried_trees(regions, lanes, is_lane, _halving, _is_lane_zero)  # acc += S[tid + s]; S[tid] = acc
     regions = _lift_regions(regions, lanes, shared_types, found, per_lane, declared_constants(fn))
     if not found:
@@ -719,6 +721,11 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
         raise NotLiftable(f"the shared '{left_atomic[0]}' that atomics sum is used outside the sum")
     _check_no_lane_traffic(regions)
     variables: dict[str, VarPlan] = {}
+    kvars = dict(kplan.vars)
+    for r in found:  # the registers atomics sum in (lift.shared_atomics): the later sums' cross to their lanes
+        for st in r.before if r.atomics else ():
+            for d in st.decls if isinstance(st, m.DeclStmt) else ():
+                kvars.setdefault(d.name, VarPlan(d.name, d.type, "phase", False, d))
     tree_steps = {r.step_var for r in found}
     seen_in = _regions_using(regions)
     lane_written = _lane_written(regions)
@@ -728,7 +735,7 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
     left = sorted(warp.shared & set(seen_in))
     if left:
         raise NotLiftable(f"'{left[0]}' is used outside the warp-shuffle reduction")
-    for name, vp in kplan.vars.items():
+    for name, vp in kvars.items():
         if vp.placement == "shared" or name in tree_steps or name not in seen_in:
             continue  # gone with the trees
         lane_stretches = {w for w in seen_in.get(name, ()) if w.startswith("lanes")}

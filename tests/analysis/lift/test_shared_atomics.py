@@ -363,3 +363,94 @@ def test_other_cells_of_the_array_are_kept(tmp_path):
         assert new in source
         kernels, _ = convert(tmp_path, source)
         assert kernels["hits_of_rows"]["form"] == "portable", old
+
+
+# several cells zeroed together, each summed by its own atomics: one reduction each (aop's
+# compute_final_beta_kernel sums the three fields of a __shared__ double3)
+VECTOR = """
+    __global__ void moments(int n, const double* __restrict__ x, double* __restrict__ sums) {
+        __shared__ double3 lsums;
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        double v = 0.0;
+        if (i < n) v = x[i];
+        if (threadIdx.x == 0)
+            lsums = make_double3(0, 0, 0);
+        __syncthreads();
+        atomicAdd(&lsums.x, v);
+        atomicAdd(&lsums.y, v * v);
+        if (i < n) atomicAdd(&lsums.z, 1.0);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            sums[3 * blockIdx.x] = lsums.x;
+            sums[3 * blockIdx.x + 1] = lsums.y;
+            sums[3 * blockIdx.x + 2] = lsums.z;
+        }
+    }
+"""
+
+VECTOR_SPEC = """
+    [[kernel]]
+    name = "moments"
+    grid = [7, 1, 1]
+    block = [96, 1, 1]
+    tolerance = "fp64"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 650
+    [[kernel.args]]
+    name = "x"
+    buffer = "float64"
+    elements = 650
+    role = "in"
+    range = [-2.0, 3.0]
+    [[kernel.args]]
+    name = "sums"
+    buffer = "float64"
+    elements = 21
+    role = "out"
+"""
+
+
+def test_the_fields_of_a_shared_vector_agree_on_cpu(tmp_path):
+    body = _lifted(tmp_path, VECTOR, VECTOR_SPEC, "moments")
+    for f in "xyz":
+        assert f"T.reduce_sum(lsums_{f}_lanes, lsums_{f}_total, dim=0)" in body, body
+    assert "sums[3 * bx + 2] = lsums_z_total[0]" in body, body
+
+
+def test_the_fields_of_a_shared_vector_agree_with_numpy(tmp_path):
+    import numpy as np
+    import torch
+    from migrate.runtime.tilelang_side import load_module
+    kernels, _ = convert(tmp_path, VECTOR)
+    assert kernels["moments"]["form"] == "tile", note(kernels["moments"])
+    rng = np.random.default_rng(5)
+    n, grid, block = 650, 7, 96
+    x = rng.uniform(-2.0, 3.0, size=n)
+    sums = torch.full((3 * grid,), float("nan"), dtype=torch.float64)  # poisoned
+    load_module(tmp_path / "out" / "k.py").moments(n, torch.from_numpy(x), sums, grid=(grid, 1, 1),
+                                                   block=(block, 1, 1), target="c")
+    want = []
+    for b in range(grid):
+        part = x[b * block:min(n, (b + 1) * block)]
+        want += [part.sum(), (part * part).sum(), float(len(part))]
+    np.testing.assert_allclose(sums.numpy(), np.array(want), rtol=1e-12, atol=1e-12)
+
+
+def test_two_scalars_zeroed_apart_agree_on_cpu(tmp_path):
+    source = (TOTAL.replace("__shared__ double lsum;", "__shared__ double lsum; __shared__ double lmax;")
+              .replace("if (threadIdx.x == 0) lsum = 0;", "if (threadIdx.x == 0) lsum = 0; if (threadIdx.x == 0) lmax = 0;")
+              .replace("atomicAdd(&lsum, v);", "atomicAdd(&lsum, v); atomicAdd(&lmax, 2.0 * v);")
+              .replace("sums[blockIdx.x] = lsum;", "sums[blockIdx.x] = lsum - lmax;"))
+    assert "lmax = 0" in source and "lsum - lmax" in source
+    body = _lifted(tmp_path, source, TOTAL_SPEC, "block_total")
+    assert "sums[bx] = lsum_total[0] - lmax_total[0]" in body, body
+
+
+def test_a_field_the_lanes_read_keeps_the_vector_portable(tmp_path):
+    source = VECTOR.replace("sums[3 * blockIdx.x + 2] = lsums.z;\n        }",
+                            "sums[3 * blockIdx.x + 2] = lsums.z;\n        }\n        if (i < n) sums[i] = lsums.y;")
+    assert "sums[i] = lsums.y" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["moments"]["form"] == "portable"
