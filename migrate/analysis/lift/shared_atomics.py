@@ -19,6 +19,12 @@ them ordered nothing else: no shared memory, atomic or call there, no buffer the
 the lanes then read); the middle phase touches ``S`` only through ``atomicAdd(&S, v)`` as a
 statement (its old value unread); after the second barrier ``S`` is read only by the statements
 the block runs once. Anything else leaves the regions to the other reduction lifts.
+
+Several cells zeroed before the first barrier (``if (tid == 0) { S = 0; Q = 0; }``, or the
+fields of a ``__shared__ double3`` the frontend splits into ``S_x``, ``S_y``, ``S_z``), each
+summed only by its own atomics, are one reduction each: the first reduction's lane loop adds
+every cell's contributions into its register, the later cells' registers cross to their lane
+loops in buffers of the lanes, and the last reduction runs the block's statements.
 """
 from __future__ import annotations
 
