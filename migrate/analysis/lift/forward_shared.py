@@ -43,6 +43,7 @@ from ..prepare.builtin_aliases import propagate_builtin_aliases
 from ..prepare.dead_code import DropStmts, drop_dead_declarations
 from ..prepare.renaming import rename_reassigned_locals
 from .base import NotLiftable
+from .shared_atomics import slot_atomic
 
 _PURE_LEAVES = (m.Builtin, m.IntLit)
 
@@ -496,6 +497,11 @@ def forward_shared(fn: m.Function) -> m.Function:
             refs = [r for a in n.args[:1] for r in m.walk(a) if isinstance(r, m.Ref)]
             bases = [r for r in refs if isinstance(r.type, (m.Pointer, m.Array))]
             if any(r.name in shared for r in refs):
+                slot = slot_atomic(fn.body, shared)
+                if slot is not None:
+                    raise NotLiftable(f"it hands out slots through the old value of an atomic on shared memory "
+                                      f"(line {slot.span.line}): which thread gets which slot depends on the "
+                                      "order the atomics run in")
                 raise NotLiftable(f"it combines shared memory with atomics on shared memory (line {n.span.line})")
             if not bases or any(r.kind != "param" for r in bases):
                 raise NotLiftable(f"it combines shared memory with atomics on other memory than a buffer "

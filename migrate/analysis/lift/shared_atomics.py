@@ -122,6 +122,21 @@ def _atomic_add(e, cell: tuple[str, int | None], shared: frozenset):
     return None
 
 
+def slot_atomic(body, shared: set[str]):
+    """The first atomic on a shared variable of ``shared`` in ``body`` whose old value is used
+    (``pos = atomicAdd(&l_n, 1)``: a slot handed out), or None. Which thread gets which slot
+    depends on the order the atomics run in, which no tile form can promise."""
+    used = set()
+    for n in m.walk(body):
+        if isinstance(n, m.ExprStmt) and isinstance(n.expr, m.Call):
+            used.add(id(n.expr))  # a statement: its value is dropped
+    for n in m.walk(body):
+        if isinstance(n, m.Call) and n.kind == "atomic" and id(n) not in used and any(
+                isinstance(r, m.Ref) and r.name in shared for a in n.args[:1] for r in m.walk(a)):
+            return n
+    return None
+
+
 def _written(stmts, name: str) -> bool:
     """Whether ``stmts`` assign ``name``, step it or take its address."""
     def named(e):  # S, or a cell S[i] of it

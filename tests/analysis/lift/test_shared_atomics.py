@@ -8,7 +8,7 @@ another value than zero, lanes that read the sum after the barrier.
 """
 from __future__ import annotations
 
-from tests.analysis.lift.support import convert, factory, note
+from tests.analysis.lift.support import convert, factory, note, refused
 
 TOTAL = """
     __global__ void block_total(int n, const double* __restrict__ x, double* __restrict__ sums) {
@@ -454,3 +454,27 @@ def test_a_field_the_lanes_read_keeps_the_vector_portable(tmp_path):
     assert "sums[i] = lsums.y" in source
     kernels, _ = convert(tmp_path, source)
     assert kernels["moments"]["form"] == "portable"
+
+
+def test_slots_handed_out_by_a_shared_counter_say_the_order_decides(tmp_path):
+    # stream compaction through a shared counter (filter's shape): the slot each thread gets is
+    # the order its atomic ran in, so the kernel stays portable and the note says why
+    source = """
+        __global__ void compact(int* __restrict__ dst, int* __restrict__ nres, const int* __restrict__ src, int n) {
+            __shared__ int l_n;
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (threadIdx.x == 0) l_n = 0;
+            __syncthreads();
+            int d = 0, pos = 0;
+            if (i < n) {
+                d = src[i];
+                if (d > 0) pos = atomicAdd(&l_n, 1);
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) l_n = atomicAdd(nres, l_n);
+            __syncthreads();
+            if (i < n && d > 0) dst[pos + l_n] = d;
+        }
+    """
+    why = refused(tmp_path, source)
+    assert "old value of an atomic on shared memory (line 11)" in why and "order the atomics run in" in why, why
