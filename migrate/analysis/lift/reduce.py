@@ -40,12 +40,13 @@ from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from ...ir.visit import Transformer
 from ..facts.divergence import thread_dependent_names
+from ..facts.locals import single_assignment_locals
 from ..phases import NotPortable, plan_portable
 from .base import NotLiftable, combine_call
 from .field_arrays import split_fields
 from .own_cells import own_cells
 from .register_trees import carried_trees
-from .shared_atomics import match_atomic_sum
+from .shared_atomics import match_atomic_sum, predicated_window
 from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
 from .warp_rows import own_elements
@@ -240,7 +241,7 @@ class _Replace(Transformer):
 
 
 def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset = frozenset(),
-                  consts=None) -> tuple:
+                  consts=None, values=None) -> tuple:
     consts = consts if consts is not None else {}
     out = []
     i = 0
@@ -272,6 +273,15 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
         atomic = match_atomic_sum(regions[i:i + 5], lanes, shared_types,
                                   functools.partial(_final_phase, per_lane=per_lane), _drop_shared_decls) \
             if len(regions) - i >= 5 else None
+        window = predicated_window(r, lanes, values) if atomic is None and values is not None else None
+        if window is not None:  # the same, under a branch around its barriers (lift.shared_atomics)
+            atomic = match_atomic_sum(window, lanes, shared_types,
+                                      functools.partial(_final_phase, per_lane=per_lane), _drop_shared_decls)
+            if atomic is not None:
+                i -= 4  # one region, not five
+                flag = out[-1].stmts if out and isinstance(out[-1], (Phase, LanePhase)) else ()
+                if len(flag) == 1 and isinstance(flag[0], m.DeclStmt) and [d.name for d in flag[0].decls] == [r.predicate]:
+                    out.pop()  # the predicate's flag: the window reads its condition instead
         if atomic is not None:  # block sums through atomics on shared scalars (lift.shared_atomics)
             reduced, lane_rest = atomic
             out.extend(reduced)
@@ -710,7 +720,8 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
     # into scalars, ``lsums_x``, are written under ``tid == 0`` yet read alike by every thread)
     per_lane = frozenset(thread_dependent_names(fn)) - lanes - set(shared_types)
     regions = carried_trees(regions, lanes, is_lane, _halving, _is_lane_zero)  # acc += S[tid + s]; S[tid] = acc
-    regions = _lift_regions(regions, lanes, shared_types, found, per_lane, declared_constants(fn))
+    regions = _lift_regions(regions, lanes, shared_types, found, per_lane, declared_constants(fn),
+                            single_assignment_locals(fn.body))
     if not found:
         raise NotLiftable("it has barriers or warp operations that are not a recognised block reduction")
     used_shared = {r.shared for r in found} | warp.shared

@@ -28,9 +28,12 @@ loops in buffers of the lanes, and the last reduction runs the block's statement
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ...ir import model as m
 from ...ir.exprs import read_roots, stored_roots, strip_casts
-from ...ir.loops import Barrier, BlockReduce, LanePhase, Phase
+from ...ir.loops import Barrier, BlockReduce, LanePhase, Phase, UniformIf
+from ..facts.locals import expand
 from ...ir.visit import Transformer
 
 
@@ -189,6 +192,68 @@ class _Total(Transformer):
 
     def leave_Index(self, node: m.Index):
         return self.total if self.cell[1] is not None and _cell(node, self.shared) == self.cell else node
+
+
+class _LaneZero(Transformer):
+    """``threadIdx.x`` → 0: an expression as CUDA's thread 0 evaluates it."""
+
+    def leave_Builtin(self, node: m.Builtin):
+        if node.var == "threadIdx" and node.dim == "x":
+            return m.IntLit(0, "0", node.type, node.span)
+        return node
+
+
+def _block_value(e) -> bool:
+    """Whether ``e`` is the same for every thread of a block and reads no memory: block and
+    grid indices, sizes, scalar parameters and constants."""
+    for n in m.walk(e):
+        if isinstance(n, m.Builtin):
+            if n.var == "threadIdx":
+                return False
+        elif isinstance(n, m.Ref):
+            if n.kind != "param" or not isinstance(n.type, m.Scalar):
+                return False
+        elif not isinstance(n, (m.IntLit, m.Binary, m.Unary, m.Cast)):
+            return False
+    return True
+
+
+def predicated_window(r, lanes: set[str], values: dict):
+    """The five regions of a block sum (module doc) that a branch around barriers predicates,
+    ``if (gid < n) { zero S; sync; atomics; sync; if (tid == 0) use S; }`` (sad's count of a
+    value's occurrences), with the predicate moved into them: the lanes' work runs where it
+    holds, the block's statements where it holds for thread 0 (``values``: the kernel's
+    single-assignment locals, expanded to evaluate it there); else None. The zeroing runs
+    unguarded: where thread 0 skips it, it skips the statements that read the sum too."""
+    if not (isinstance(r, UniformIf) and r.predicate is not None and not r.other and len(r.then) == 5):
+        return None
+    first, b1, middle, b2, last = r.then
+    if not (isinstance(first, Phase) and isinstance(middle, Phase) and isinstance(last, Phase)
+            and isinstance(b1, Barrier) and isinstance(b2, Barrier)):
+        return None
+    if any(isinstance(n, (m.Index, m.Call)) or isinstance(n, m.Unary) and n.op == "*" for n in m.walk(r.cond)):
+        return None  # a condition that reads memory: the lanes evaluate it again later
+    if any(_written(first.stmts + middle.stmts + last.stmts, n.name) for n in m.walk(r.cond) if isinstance(n, m.Ref)):
+        return None  # nor one whose locals the window changes
+    at_zero = _LaneZero().transform(expand(r.cond, values))
+    if not _block_value(at_zero):
+        return None
+    final = []
+    for st in last.stmts:  # each an ``if (tid == 0) ...``: thread 0's statements
+        if not (isinstance(st, m.If) and st.other is None and _lane_zero(st.cond, lanes)):
+            return None
+        final.append(dataclasses.replace(st, then=m.If(at_zero, st.then, None, st.span)))
+    used, _cells = _zeroings(first.stmts, lanes, frozenset())
+    ahead = first.stmts[:len(first.stmts) - used]
+    if not used or not middle.stmts or any(isinstance(st, m.DeclStmt) for st in ahead):
+        return None
+    declared = {d.name for st in middle.stmts for d in m.walk(st) if isinstance(d, m.VarDecl)}
+    if any(isinstance(n, m.Ref) and n.name in declared for st in last.stmts for n in m.walk(st)):
+        return None  # the block's statements read a value the guarded lanes' code declares
+    guard = (lambda stmts, span: (m.If(r.cond, m.Block(tuple(stmts), span), None, span),) if stmts else ())
+    return (dataclasses.replace(first, stmts=guard(ahead, first.span) + first.stmts[len(ahead):]), b1,
+            dataclasses.replace(middle, stmts=guard(middle.stmts, middle.span)), b2,
+            dataclasses.replace(last, stmts=tuple(final)))
 
 
 def match_atomic_sum(window, lanes: set[str], shared_types: dict, final_phase, drop_decls):

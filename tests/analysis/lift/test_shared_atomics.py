@@ -478,3 +478,84 @@ def test_slots_handed_out_by_a_shared_counter_say_the_order_decides(tmp_path):
     """
     why = refused(tmp_path, source)
     assert "old value of an atomic on shared memory (line 11)" in why and "order the atomics run in" in why, why
+
+
+# the sum under a branch around its barriers (sad's get_num_of_occurrences): the lanes count
+# where the branch holds, the block adds its count where it holds for thread 0
+OCCURRENCES = """
+    __global__ void occurrences(const int n, const int* __restrict__ a, const int* __restrict__ target,
+                                int* __restrict__ count) {
+        unsigned int gid = threadIdx.x + blockIdx.x * blockDim.x;
+        __shared__ int s;
+        if (gid < n) {
+            if (threadIdx.x == 0) s = 0;
+            __syncthreads();
+            if (a[gid] == *target)
+                atomicAdd(&s, 1);
+            __syncthreads();
+            if (threadIdx.x == 0)
+                atomicAdd(count, s);
+        }
+    }
+"""
+
+OCCURRENCES_SPEC = """
+    [[kernel]]
+    name = "occurrences"
+    grid = [6, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 300
+    [[kernel.args]]
+    name = "a"
+    buffer = "int32"
+    elements = 384
+    role = "in"
+    range = [0, 4]
+    [[kernel.args]]
+    name = "target"
+    buffer = "int32"
+    elements = 1
+    role = "in"
+    range = [1, 2]
+    [[kernel.args]]
+    name = "count"
+    buffer = "int32"
+    elements = 1
+    role = "inout"
+    range = [3, 9]
+"""
+
+
+def test_a_count_under_a_branch_around_its_barriers_agrees_on_cpu(tmp_path):
+    body = _lifted(tmp_path, OCCURRENCES, OCCURRENCES_SPEC, "occurrences")
+    assert "s_own = s_own + 1" in body and "cond_L" not in body, body
+    assert "T.atomic_add(count[0], s_total[0])" in body, body
+
+
+def test_a_count_under_a_branch_around_its_barriers_agrees_with_numpy(tmp_path):
+    import numpy as np
+    import torch
+    from migrate.runtime.tilelang_side import load_module
+    kernels, _ = convert(tmp_path, OCCURRENCES)
+    assert kernels["occurrences"]["form"] == "tile", note(kernels["occurrences"])
+    rng = np.random.default_rng(3)
+    n, grid, block = 300, 6, 64  # the last two blocks partly, then wholly, past n
+    a = rng.integers(0, 4, size=grid * block).astype(np.int32)
+    a[n:] = 1  # past n: never counted, though they equal the target
+    count = torch.tensor([5], dtype=torch.int32)
+    load_module(tmp_path / "out" / "k.py").occurrences(
+        n, torch.from_numpy(a), torch.tensor([1], dtype=torch.int32), count,
+        grid=(grid, 1, 1), block=(block, 1, 1), target="c")
+    assert count.tolist() == [5 + int((a[:n] == 1).sum())]
+
+
+def test_a_branch_that_reads_memory_keeps_the_count_portable(tmp_path):
+    # the lanes would evaluate a[gid] > 0 again after the barriers: kept as it is
+    source = OCCURRENCES.replace("if (gid < n) {", "if (gid < n && a[gid] > 0) {")
+    assert "a[gid] > 0" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["occurrences"]["form"] == "portable"
