@@ -25,6 +25,14 @@ fields of a ``__shared__ double3`` the frontend splits into ``S_x``, ``S_y``, ``
 summed only by its own atomics, are one reduction each: the first reduction's lane loop adds
 every cell's contributions into its register, the later cells' registers cross to their lane
 loops in buffers of the lanes, and the last reduction runs the block's statements.
+
+The five regions may sit under a branch around the barriers that depends on the thread
+(``if (gid < n) { ... }``, which the portable plan predicates): :func:`predicated_window` moves
+the branch into the lanes' work and, evaluated for thread 0, around the block's statements.
+
+A kernel that uses the old value of an atomic on shared memory (``pos = atomicAdd(&l_n, 1)``,
+a slot handed out) is not lifted: which thread gets which slot depends on the order the
+atomics run in (:func:`slot_atomic` names it in the refusal).
 """
 from __future__ import annotations
 
