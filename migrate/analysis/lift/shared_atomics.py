@@ -133,6 +133,18 @@ def _atomic_add(e, cell: tuple[str, int | None], shared: frozenset):
     return None
 
 
+def summed_cells(fn: m.Function) -> frozenset:
+    """The shared variables of ``fn`` that atomics update, when every such atomic is a statement
+    (its old value unread): the cells a block may sum (:func:`match_atomic_sum`)."""
+    if fn.body is None:
+        return frozenset()
+    shared = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.storage in ("shared", "extern_shared")}
+    if slot_atomic(fn.body, shared) is not None:
+        return frozenset()
+    return frozenset(r.name for n in m.walk(fn.body) if isinstance(n, m.Call) and n.kind == "atomic"
+                     for a in n.args[:1] for r in m.walk(a) if isinstance(r, m.Ref) and r.name in shared)
+
+
 def slot_atomic(body, shared: set[str]):
     """The first atomic on a shared variable of ``shared`` in ``body`` whose old value is used
     (``pos = atomicAdd(&l_n, 1)``: a slot handed out), or None. Which thread gets which slot

@@ -559,3 +559,80 @@ def test_a_branch_that_reads_memory_keeps_the_count_portable(tmp_path):
     assert "a[gid] > 0" in source
     kernels, _ = convert(tmp_path, source)
     assert kernels["occurrences"]["form"] == "portable"
+
+
+# a shared cache beside the summed cell (aop's compute_partial_beta_kernel stages its SVD terms):
+# the cache is forwarded, the cell and its barriers kept for the sum
+CACHED = """
+    __global__ void weighted(int n, const float* __restrict__ coef, const float* __restrict__ x,
+                             float* __restrict__ sums) {
+        __shared__ float lsum;
+        __shared__ float c[4];
+        if (threadIdx.x < 4) c[threadIdx.x] = coef[threadIdx.x];
+        __syncthreads();
+        const float a = c[0], b = c[1], d = c[3];
+        float acc = 0.0f;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+            acc += a * x[i] * x[i] + b * x[i] + d;
+        if (threadIdx.x == 0) lsum = 0.0f;
+        __syncthreads();
+        atomicAdd(&lsum, acc);
+        __syncthreads();
+        if (threadIdx.x == 0) sums[blockIdx.x] = lsum;
+    }
+"""
+
+CACHED_SPEC = """
+    [[kernel]]
+    name = "weighted"
+    grid = [4, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "fp32"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 1000
+    [[kernel.args]]
+    name = "coef"
+    buffer = "float32"
+    elements = 4
+    role = "in"
+    range = [0.5, 2.0]
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 1000
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "sums"
+    buffer = "float32"
+    elements = 4
+    role = "out"
+"""
+
+
+def test_a_sum_beside_a_shared_cache_agrees_on_cpu(tmp_path):
+    body = _lifted(tmp_path, CACHED, CACHED_SPEC, "weighted")
+    assert "a = coef[T.uint32(0)]" in body and "d = coef[T.uint32(3)]" in body, body
+    assert "sums[bx] = lsum_total[0]" in body and "alloc_shared" not in body, body
+
+
+def test_a_sum_beside_a_shared_cache_agrees_with_numpy(tmp_path):
+    import numpy as np
+    import torch
+    from migrate.runtime.tilelang_side import load_module
+    kernels, _ = convert(tmp_path, CACHED)
+    assert kernels["weighted"]["form"] == "tile", note(kernels["weighted"])
+    assert "caches are forwarded" in kernels["weighted"]["reason"]
+    rng = np.random.default_rng(9)
+    n, grid, block = 1000, 4, 64
+    coef = rng.uniform(0.5, 2.0, size=4).astype(np.float32)
+    x = rng.uniform(-1.0, 1.0, size=n).astype(np.float32)
+    sums = torch.full((grid,), float("nan"), dtype=torch.float32)  # poisoned
+    load_module(tmp_path / "out" / "k.py").weighted(
+        n, torch.from_numpy(coef), torch.from_numpy(x), sums, grid=(grid, 1, 1), block=(block, 1, 1), target="c")
+    terms = (coef[0].astype(np.float64) * x * x + coef[1] * x + coef[3]).astype(np.float64)
+    i = np.arange(n)
+    want = [terms[(i // block) % grid == b].sum() for b in range(grid)]  # grid-stride: block b takes i // 64 = b mod 4
+    np.testing.assert_allclose(sums.numpy(), np.array(want), rtol=1e-5, atol=1e-4)
