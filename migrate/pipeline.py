@@ -46,6 +46,7 @@ from .analysis.lift.private_shared import privatise_shared
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
+from .analysis.lift.shared_atomics import summed_cells
 from .analysis.lift.tile_loops import NotTileLoop, plan_tile_loops
 from .analysis.lift.xor_exchanges import plan_xor_exchanges
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
@@ -683,41 +684,16 @@ class KernelPipeline:
 
     def reduction_or_scan(self, prepared: m.Function, kplan: KernelPlan, callees, reasons, out: KernelOutput):
         tdims = used_dims(builtin_dims([prepared] + callees)[0])
+        cached = False
         try:
             renamed = propagate_builtin_aliases(prepared)
             rplan = plan_block_reduce(renamed, plan_portable(renamed) if renamed is not prepared else kplan, tdims,
                                       launch_x=self.block_width(prepared.name), callees=callees)
         except (NotLiftable, NotPortable) as not_reduce:
-            reasons.append(not_reduce)
-            try:
-                splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name),
-                                        self.shared_bytes(prepared.name))
-            except NotScan as not_scan:
-                try:  # threads that talk only through shuffles of constant partners: lanes exchanging values
-                    return Lifted(plan_xor_exchanges(prepared, kplan),
-                                  "its warps' shuffles become exchanges between lanes: each lane reads its "
-                                  "partner's value (lane ^ mask, or a constant lane) from the values the lanes gave")
-                except NotExchanges as not_exchanges:
-                    if not_exchanges.candidate:  # a network of shuffles, one of which is refused
-                        out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_exchanges}"))
-                        return None
-                try:  # map phases around and inside block-uniform loops: lane loops, the shared tiles kept
-                    return Lifted(plan_tile_loops(prepared, kplan, tdims, callees),
-                                  "its barriers separate map phases: each a loop over the block's lanes, the "
-                                  "block-uniform loops around them serial, the shared tiles kept")
-                except NotTileLoop as not_tiles:
-                    if not_tiles.candidate:
-                        out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_tiles}"))
-                        return None
-                # with barriers: the scan pass speaks for kernels that look like scans, the
-                # block-reduction pass for kernels that may reduce (a loop around a barrier, a
-                # warp exchange), forwarding (or the map after it) else
-                reduces = _loops_or_exchanges(kplan.regions)
-                reason = not_scan if not_scan.candidate else reasons[0] if len(kplan.regions) == 1 \
-                    else reasons[-1] if reduces else reasons[-2]
-                out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
-                return None
-            return Lifted(splan, "its prefix sum through shared memory becomes T.cumsum over the block's segment")
+            rplan, cached = self.reduce_beside_caches(prepared, tdims, callees), True
+            if rplan is None:
+                reasons.append(not_reduce)
+                return self.scan_or_exchanges(prepared, kplan, callees, tdims, reasons, out)
         rplan, kept_flat = delinearise.shape_plan(rplan, factory_name)
         notes = []
         rplan, why_not = plan_row_registers(rplan)
@@ -727,12 +703,65 @@ class KernelPipeline:
         if grid_kept:
             notes.append(make("M3003", prepared.span, f"CUDA grid kept: {grid_kept}"))
         reason = f"its {reduction_kinds(rplan)} reductions become T.reduce over the block's lanes"
+        if cached:
+            reason += "; its shared-memory caches are forwarded"
         if rplan.rows is not None:
             reason += "; its lanes' strided loops unroll at compiled-in lengths" + (
                 ", the row kept in registers" if rplan.rows.caches else "")
         if rplan.free_grid is not None:
             reason += "; its grid grows to fill the GPU"
         return Lifted(rplan, reason, notes, kept_flat)
+
+    def reduce_beside_caches(self, prepared: m.Function, tdims, callees) -> KernelPlan | None:
+        """The block reductions of a kernel that sums cells of shared memory through atomics
+        beside shared-memory caches (aop's SVD terms staged for the block): the caches forwarded
+        (analysis.lift.forward_shared, the summed cells and the barriers kept), then the sums
+        lifted (analysis.lift.shared_atomics); None where either refuses."""
+        cells = summed_cells(prepared)
+        if not cells:
+            return None
+        try:
+            forwarded = forward_shared(prepared, keep=cells)
+            if forwarded is prepared:
+                return None
+            renamed = propagate_builtin_aliases(forwarded)
+            return plan_block_reduce(renamed, plan_portable(renamed), tdims,
+                                     launch_x=self.block_width(prepared.name), callees=callees)
+        except (NotLiftable, NotPortable):
+            return None
+
+    def scan_or_exchanges(self, prepared: m.Function, kplan: KernelPlan, callees, tdims, reasons, out: KernelOutput):
+        """A block scan, else lanes exchanging values, else tiled loops, else None with the M3003
+        note on ``out`` (``reasons``: the refusals of the lifts tried before)."""
+        try:
+            splan = plan_block_scan(prepared, kplan, self.block_size(prepared.name),
+                                    self.shared_bytes(prepared.name))
+        except NotScan as not_scan:
+            try:  # threads that talk only through shuffles of constant partners: lanes exchanging values
+                return Lifted(plan_xor_exchanges(prepared, kplan),
+                              "its warps' shuffles become exchanges between lanes: each lane reads its "
+                              "partner's value (lane ^ mask, or a constant lane) from the values the lanes gave")
+            except NotExchanges as not_exchanges:
+                if not_exchanges.candidate:  # a network of shuffles, one of which is refused
+                    out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_exchanges}"))
+                    return None
+            try:  # map phases around and inside block-uniform loops: lane loops, the shared tiles kept
+                return Lifted(plan_tile_loops(prepared, kplan, tdims, callees),
+                              "its barriers separate map phases: each a loop over the block's lanes, the "
+                              "block-uniform loops around them serial, the shared tiles kept")
+            except NotTileLoop as not_tiles:
+                if not_tiles.candidate:
+                    out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_tiles}"))
+                    return None
+            # with barriers: the scan pass speaks for kernels that look like scans, the
+            # block-reduction pass for kernels that may reduce (a loop around a barrier, a
+            # warp exchange), forwarding (or the map after it) else
+            reduces = _loops_or_exchanges(kplan.regions)
+            reason = not_scan if not_scan.candidate else reasons[0] if len(kplan.regions) == 1 \
+                else reasons[-1] if reduces else reasons[-2]
+            out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
+            return None
+        return Lifted(splan, "its prefix sum through shared memory becomes T.cumsum over the block's segment")
 
     def lift_gemm(self, prepared: m.Function, tplan: KernelPlan, gplan: GemmPlan) -> Lifted:
         gplan = dataclasses.replace(gplan, layout=layout(prepared, gplan, self.options.allow_tf32))

@@ -43,6 +43,7 @@ from ..prepare.builtin_aliases import propagate_builtin_aliases
 from ..prepare.dead_code import DropStmts, drop_dead_declarations
 from ..prepare.renaming import rename_reassigned_locals
 from .base import NotLiftable
+from .shared_atomics import slot_atomic
 
 _PURE_LEAVES = (m.Builtin, m.IntLit)
 
@@ -477,9 +478,11 @@ def _known(c):
     return {"==": d == 0, "!=": d != 0, "<": d < 0, "<=": d <= 0, ">": d > 0, ">=": d >= 0}[c.op]
 
 
-def forward_shared(fn: m.Function) -> m.Function:
+def forward_shared(fn: m.Function, keep: frozenset = frozenset()) -> m.Function:
     """``fn`` with its shared-memory caches forwarded and its barriers removed (see the module
-    doc); ``fn`` itself when it has no shared arrays."""
+    doc); ``fn`` itself when it has no shared arrays. The shared variables of ``keep`` (the cells
+    a block sums through atomics, :mod:`.shared_atomics`) are left as they are, atomics on them
+    allowed, and the barriers with them."""
     if fn.body is None:
         return fn
     decls = [n for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.storage in ("shared", "extern_shared")]
@@ -487,7 +490,9 @@ def forward_shared(fn: m.Function) -> m.Function:
         return fn
     if any(isinstance(n, m.Call) and n.kind in ("warp", "cg") for n in m.walk(fn.body)):
         raise NotLiftable("it combines shared memory with warp operations")
-    shared = {d.name for d in decls}
+    shared = {d.name for d in decls} - keep
+    if keep and not shared:
+        return fn
     # atomics on global memory stay as they are (the map combines them); on a shared array they
     # are a block reduction, not a cache
     atomic_targets = set()
@@ -495,14 +500,21 @@ def forward_shared(fn: m.Function) -> m.Function:
         if isinstance(n, m.Call) and n.kind == "atomic":
             refs = [r for a in n.args[:1] for r in m.walk(a) if isinstance(r, m.Ref)]
             bases = [r for r in refs if isinstance(r.type, (m.Pointer, m.Array))]
+            if any(r.name in keep for r in refs):
+                continue  # a cell the block sums, kept
             if any(r.name in shared for r in refs):
+                slot = slot_atomic(fn.body, shared)
+                if slot is not None:
+                    raise NotLiftable(f"it hands out slots through the old value of an atomic on shared memory "
+                                      f"(line {slot.span.line}): which thread gets which slot depends on the "
+                                      "order the atomics run in")
                 raise NotLiftable(f"it combines shared memory with atomics on shared memory (line {n.span.line})")
             if not bases or any(r.kind != "param" for r in bases):
                 raise NotLiftable(f"it combines shared memory with atomics on other memory than a buffer "
                                   f"parameter (line {n.span.line})")
             atomic_targets |= {r.name for r in bases}
     fn = propagate_builtin_aliases(rename_reassigned_locals(fn))
-    scalars = frozenset(d.name for d in decls if isinstance(d.type, m.Scalar))
+    scalars = frozenset(d.name for d in decls if isinstance(d.type, m.Scalar) and d.name in shared)
     writes, reads, barriers = _collect(fn, shared, scalars)
     locals_ = single_assignment_locals(fn.body)
     drop = []
@@ -546,7 +558,8 @@ def forward_shared(fn: m.Function) -> m.Function:
             for pos, idx in enumerate(_index_chain(r.node)[1][1:len(extents)], start=1):
                 rows.append((name, expand(idx, locals_), extents[pos], _loops(r.path), r.node.span.line))
     body = DropStmts(drop, shared).transform(fn.body)
-    body = DropStmts([b.node for b in barriers]).transform(body)
+    if not keep:
+        body = DropStmts([b.node for b in barriers]).transform(body)
     for rep in replacements:
         body = rep.transform(body)
     body = drop_known_guards(body, single_assignment_locals(body))

@@ -40,12 +40,13 @@ from ...ir.exprs import strip_casts
 from ...ir.loops import Barrier, BlockReduce, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, VarPlan
 from ...ir.visit import Transformer
 from ..facts.divergence import thread_dependent_names
+from ..facts.locals import single_assignment_locals
 from ..phases import NotPortable, plan_portable
 from .base import NotLiftable, combine_call
 from .field_arrays import split_fields
 from .own_cells import own_cells
 from .register_trees import carried_trees
-from .shared_atomics import match_atomic_sum
+from .shared_atomics import match_atomic_sum, predicated_window
 from .block_shape_reason import what_it_is_instead
 from .flat_block import flat_width, flatten_block, rename_last_reassignments, why_not_flat
 from .warp import lift_warp_trees
@@ -241,7 +242,7 @@ class _Replace(Transformer):
 
 
 def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset = frozenset(),
-                  consts=None) -> tuple:
+                  consts=None, values=None) -> tuple:
     consts = consts if consts is not None else {}
     out = []
     i = 0
@@ -273,10 +274,19 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
         atomic = match_atomic_sum(regions[i:i + 5], lanes, shared_types,
                                   functools.partial(_final_phase, per_lane=per_lane), _drop_shared_decls) \
             if len(regions) - i >= 5 else None
-        if atomic is not None:  # a block sum through atomics on a shared scalar (lift.shared_atomics)
+        window = predicated_window(r, lanes, values) if atomic is None and values is not None else None
+        if window is not None:  # the same, under a branch around its barriers (lift.shared_atomics)
+            atomic = match_atomic_sum(window, lanes, shared_types,
+                                      functools.partial(_final_phase, per_lane=per_lane), _drop_shared_decls)
+            if atomic is not None:
+                i -= 4  # one region, not five
+                flag = out[-1].stmts if out and isinstance(out[-1], (Phase, LanePhase)) else ()
+                if len(flag) == 1 and isinstance(flag[0], m.DeclStmt) and [d.name for d in flag[0].decls] == [r.predicate]:
+                    out.pop()  # the predicate's flag: the window reads its condition instead
+        if atomic is not None:  # block sums through atomics on shared scalars (lift.shared_atomics)
             reduced, lane_rest = atomic
-            out.append(reduced)
-            found.append(reduced)
+            out.extend(reduced)
+            found.extend(reduced)
             if lane_rest is not None:
                 out.append(lane_rest)
             i += 5
@@ -717,9 +727,12 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
     regions = lift_warp_trees(kplan.regions, warp)
     found: list[BlockReduce] = list(warp.found)
     # locals whose value differs between threads: statements that read them are lane code
-    per_lane = frozenset(thread_dependent_names(fn)) - lanes
+    # (a shared variable is the block's, one value for all: the fields of a shared vector split
+    # into scalars, ``lsums_x``, are written under ``tid == 0`` yet read alike by every thread)
+    per_lane = frozenset(thread_dependent_names(fn)) - lanes - set(shared_types)
     regions = carried_trees(regions, lanes, is_lane, _halving, _is_lane_zero)  # acc += S[tid + s]; S[tid] = acc
-    regions = _lift_regions(regions, lanes, shared_types, found, per_lane, declared_constants(fn))
+    regions = _lift_regions(regions, lanes, shared_types, found, per_lane, declared_constants(fn),
+                            single_assignment_locals(fn.body))
     if not found:
         raise NotLiftable("it has barriers or warp operations that are not a recognised block reduction")
     used_shared = {r.shared for r in found} | warp.shared
@@ -730,6 +743,11 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
         raise NotLiftable(f"the shared '{left_atomic[0]}' that atomics sum is used outside the sum")
     _check_no_lane_traffic(regions)
     variables: dict[str, VarPlan] = {}
+    kvars = dict(kplan.vars)
+    for r in found:  # the registers atomics sum in (lift.shared_atomics): the later sums' cross to their lanes
+        for st in r.before if r.atomics else ():
+            for d in st.decls if isinstance(st, m.DeclStmt) else ():
+                kvars.setdefault(d.name, VarPlan(d.name, d.type, "phase", False, d))
     tree_steps = {r.step_var for r in found}
     seen_in = _regions_using(regions)
     lane_written = _lane_written(regions)
@@ -739,7 +757,7 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
     left = sorted(warp.shared & set(seen_in))
     if left:
         raise NotLiftable(f"'{left[0]}' is used outside the warp-shuffle reduction")
-    for name, vp in kplan.vars.items():
+    for name, vp in kvars.items():
         if vp.placement == "shared" or name in tree_steps or name not in seen_in:
             continue  # gone with the trees
         lane_stretches = {w for w in seen_in.get(name, ()) if w.startswith("lanes")}

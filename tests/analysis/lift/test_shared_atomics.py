@@ -8,7 +8,7 @@ another value than zero, lanes that read the sum after the barrier.
 """
 from __future__ import annotations
 
-from tests.analysis.lift.support import convert, factory, note
+from tests.analysis.lift.support import convert, factory, note, refused
 
 TOTAL = """
     __global__ void block_total(int n, const double* __restrict__ x, double* __restrict__ sums) {
@@ -363,3 +363,276 @@ def test_other_cells_of_the_array_are_kept(tmp_path):
         assert new in source
         kernels, _ = convert(tmp_path, source)
         assert kernels["hits_of_rows"]["form"] == "portable", old
+
+
+# several cells zeroed together, each summed by its own atomics: one reduction each (aop's
+# compute_final_beta_kernel sums the three fields of a __shared__ double3)
+VECTOR = """
+    __global__ void moments(int n, const double* __restrict__ x, double* __restrict__ sums) {
+        __shared__ double3 lsums;
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        double v = 0.0;
+        if (i < n) v = x[i];
+        if (threadIdx.x == 0)
+            lsums = make_double3(0, 0, 0);
+        __syncthreads();
+        atomicAdd(&lsums.x, v);
+        atomicAdd(&lsums.y, v * v);
+        if (i < n) atomicAdd(&lsums.z, 1.0);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            sums[3 * blockIdx.x] = lsums.x;
+            sums[3 * blockIdx.x + 1] = lsums.y;
+            sums[3 * blockIdx.x + 2] = lsums.z;
+        }
+    }
+"""
+
+VECTOR_SPEC = """
+    [[kernel]]
+    name = "moments"
+    grid = [7, 1, 1]
+    block = [96, 1, 1]
+    tolerance = "fp64"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 650
+    [[kernel.args]]
+    name = "x"
+    buffer = "float64"
+    elements = 650
+    role = "in"
+    range = [-2.0, 3.0]
+    [[kernel.args]]
+    name = "sums"
+    buffer = "float64"
+    elements = 21
+    role = "out"
+"""
+
+
+def test_the_fields_of_a_shared_vector_agree_on_cpu(tmp_path):
+    body = _lifted(tmp_path, VECTOR, VECTOR_SPEC, "moments")
+    for f in "xyz":
+        assert f"T.reduce_sum(lsums_{f}_lanes, lsums_{f}_total, dim=0)" in body, body
+    assert "sums[3 * bx + 2] = lsums_z_total[0]" in body, body
+
+
+def test_the_fields_of_a_shared_vector_agree_with_numpy(tmp_path):
+    import numpy as np
+    import torch
+    from migrate.runtime.tilelang_side import load_module
+    kernels, _ = convert(tmp_path, VECTOR)
+    assert kernels["moments"]["form"] == "tile", note(kernels["moments"])
+    rng = np.random.default_rng(5)
+    n, grid, block = 650, 7, 96
+    x = rng.uniform(-2.0, 3.0, size=n)
+    sums = torch.full((3 * grid,), float("nan"), dtype=torch.float64)  # poisoned
+    load_module(tmp_path / "out" / "k.py").moments(n, torch.from_numpy(x), sums, grid=(grid, 1, 1),
+                                                   block=(block, 1, 1), target="c")
+    want = []
+    for b in range(grid):
+        part = x[b * block:min(n, (b + 1) * block)]
+        want += [part.sum(), (part * part).sum(), float(len(part))]
+    np.testing.assert_allclose(sums.numpy(), np.array(want), rtol=1e-12, atol=1e-12)
+
+
+def test_two_scalars_zeroed_apart_agree_on_cpu(tmp_path):
+    source = (TOTAL.replace("__shared__ double lsum;", "__shared__ double lsum; __shared__ double lmax;")
+              .replace("if (threadIdx.x == 0) lsum = 0;", "if (threadIdx.x == 0) lsum = 0; if (threadIdx.x == 0) lmax = 0;")
+              .replace("atomicAdd(&lsum, v);", "atomicAdd(&lsum, v); atomicAdd(&lmax, 2.0 * v);")
+              .replace("sums[blockIdx.x] = lsum;", "sums[blockIdx.x] = lsum - lmax;"))
+    assert "lmax = 0" in source and "lsum - lmax" in source
+    body = _lifted(tmp_path, source, TOTAL_SPEC, "block_total")
+    assert "sums[bx] = lsum_total[0] - lmax_total[0]" in body, body
+
+
+def test_a_field_the_lanes_read_keeps_the_vector_portable(tmp_path):
+    source = VECTOR.replace("sums[3 * blockIdx.x + 2] = lsums.z;\n        }",
+                            "sums[3 * blockIdx.x + 2] = lsums.z;\n        }\n        if (i < n) sums[i] = lsums.y;")
+    assert "sums[i] = lsums.y" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["moments"]["form"] == "portable"
+
+
+def test_slots_handed_out_by_a_shared_counter_say_the_order_decides(tmp_path):
+    # stream compaction through a shared counter (filter's shape): the slot each thread gets is
+    # the order its atomic ran in, so the kernel stays portable and the note says why
+    source = """
+        __global__ void compact(int* __restrict__ dst, int* __restrict__ nres, const int* __restrict__ src, int n) {
+            __shared__ int l_n;
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (threadIdx.x == 0) l_n = 0;
+            __syncthreads();
+            int d = 0, pos = 0;
+            if (i < n) {
+                d = src[i];
+                if (d > 0) pos = atomicAdd(&l_n, 1);
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) l_n = atomicAdd(nres, l_n);
+            __syncthreads();
+            if (i < n && d > 0) dst[pos + l_n] = d;
+        }
+    """
+    why = refused(tmp_path, source)
+    assert "old value of an atomic on shared memory (line 11)" in why and "order the atomics run in" in why, why
+
+
+# the sum under a branch around its barriers (sad's get_num_of_occurrences): the lanes count
+# where the branch holds, the block adds its count where it holds for thread 0
+OCCURRENCES = """
+    __global__ void occurrences(const int n, const int* __restrict__ a, const int* __restrict__ target,
+                                int* __restrict__ count) {
+        unsigned int gid = threadIdx.x + blockIdx.x * blockDim.x;
+        __shared__ int s;
+        if (gid < n) {
+            if (threadIdx.x == 0) s = 0;
+            __syncthreads();
+            if (a[gid] == *target)
+                atomicAdd(&s, 1);
+            __syncthreads();
+            if (threadIdx.x == 0)
+                atomicAdd(count, s);
+        }
+    }
+"""
+
+OCCURRENCES_SPEC = """
+    [[kernel]]
+    name = "occurrences"
+    grid = [6, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "exact"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 300
+    [[kernel.args]]
+    name = "a"
+    buffer = "int32"
+    elements = 384
+    role = "in"
+    range = [0, 4]
+    [[kernel.args]]
+    name = "target"
+    buffer = "int32"
+    elements = 1
+    role = "in"
+    range = [1, 2]
+    [[kernel.args]]
+    name = "count"
+    buffer = "int32"
+    elements = 1
+    role = "inout"
+    range = [3, 9]
+"""
+
+
+def test_a_count_under_a_branch_around_its_barriers_agrees_on_cpu(tmp_path):
+    body = _lifted(tmp_path, OCCURRENCES, OCCURRENCES_SPEC, "occurrences")
+    assert "s_own = s_own + 1" in body and "cond_L" not in body, body
+    assert "T.atomic_add(count[0], s_total[0])" in body, body
+
+
+def test_a_count_under_a_branch_around_its_barriers_agrees_with_numpy(tmp_path):
+    import numpy as np
+    import torch
+    from migrate.runtime.tilelang_side import load_module
+    kernels, _ = convert(tmp_path, OCCURRENCES)
+    assert kernels["occurrences"]["form"] == "tile", note(kernels["occurrences"])
+    rng = np.random.default_rng(3)
+    n, grid, block = 300, 6, 64  # the last two blocks partly, then wholly, past n
+    a = rng.integers(0, 4, size=grid * block).astype(np.int32)
+    a[n:] = 1  # past n: never counted, though they equal the target
+    count = torch.tensor([5], dtype=torch.int32)
+    load_module(tmp_path / "out" / "k.py").occurrences(
+        n, torch.from_numpy(a), torch.tensor([1], dtype=torch.int32), count,
+        grid=(grid, 1, 1), block=(block, 1, 1), target="c")
+    assert count.tolist() == [5 + int((a[:n] == 1).sum())]
+
+
+def test_a_branch_that_reads_memory_keeps_the_count_portable(tmp_path):
+    # the lanes would evaluate a[gid] > 0 again after the barriers: kept as it is
+    source = OCCURRENCES.replace("if (gid < n) {", "if (gid < n && a[gid] > 0) {")
+    assert "a[gid] > 0" in source
+    kernels, _ = convert(tmp_path, source)
+    assert kernels["occurrences"]["form"] == "portable"
+
+
+# a shared cache beside the summed cell (aop's compute_partial_beta_kernel stages its SVD terms):
+# the cache is forwarded, the cell and its barriers kept for the sum
+CACHED = """
+    __global__ void weighted(int n, const float* __restrict__ coef, const float* __restrict__ x,
+                             float* __restrict__ sums) {
+        __shared__ float lsum;
+        __shared__ float c[4];
+        if (threadIdx.x < 4) c[threadIdx.x] = coef[threadIdx.x];
+        __syncthreads();
+        const float a = c[0], b = c[1], d = c[3];
+        float acc = 0.0f;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+            acc += a * x[i] * x[i] + b * x[i] + d;
+        if (threadIdx.x == 0) lsum = 0.0f;
+        __syncthreads();
+        atomicAdd(&lsum, acc);
+        __syncthreads();
+        if (threadIdx.x == 0) sums[blockIdx.x] = lsum;
+    }
+"""
+
+CACHED_SPEC = """
+    [[kernel]]
+    name = "weighted"
+    grid = [4, 1, 1]
+    block = [64, 1, 1]
+    tolerance = "fp32"
+    [[kernel.args]]
+    name = "n"
+    scalar = "int32"
+    value = 1000
+    [[kernel.args]]
+    name = "coef"
+    buffer = "float32"
+    elements = 4
+    role = "in"
+    range = [0.5, 2.0]
+    [[kernel.args]]
+    name = "x"
+    buffer = "float32"
+    elements = 1000
+    role = "in"
+    range = [-1.0, 1.0]
+    [[kernel.args]]
+    name = "sums"
+    buffer = "float32"
+    elements = 4
+    role = "out"
+"""
+
+
+def test_a_sum_beside_a_shared_cache_agrees_on_cpu(tmp_path):
+    body = _lifted(tmp_path, CACHED, CACHED_SPEC, "weighted")
+    assert "a = coef[T.uint32(0)]" in body and "d = coef[T.uint32(3)]" in body, body
+    assert "sums[bx] = lsum_total[0]" in body and "alloc_shared" not in body, body
+
+
+def test_a_sum_beside_a_shared_cache_agrees_with_numpy(tmp_path):
+    import numpy as np
+    import torch
+    from migrate.runtime.tilelang_side import load_module
+    kernels, _ = convert(tmp_path, CACHED)
+    assert kernels["weighted"]["form"] == "tile", note(kernels["weighted"])
+    assert "caches are forwarded" in kernels["weighted"]["reason"]
+    rng = np.random.default_rng(9)
+    n, grid, block = 1000, 4, 64
+    coef = rng.uniform(0.5, 2.0, size=4).astype(np.float32)
+    x = rng.uniform(-1.0, 1.0, size=n).astype(np.float32)
+    sums = torch.full((grid,), float("nan"), dtype=torch.float32)  # poisoned
+    load_module(tmp_path / "out" / "k.py").weighted(
+        n, torch.from_numpy(coef), torch.from_numpy(x), sums, grid=(grid, 1, 1), block=(block, 1, 1), target="c")
+    terms = (coef[0].astype(np.float64) * x * x + coef[1] * x + coef[3]).astype(np.float64)
+    i = np.arange(n)
+    want = [terms[(i // block) % grid == b].sum() for b in range(grid)]  # grid-stride: block b takes i // 64 = b mod 4
+    np.testing.assert_allclose(sums.numpy(), np.array(want), rtol=1e-5, atol=1e-4)
