@@ -36,7 +36,7 @@ from .analysis.facts.lockstep import lockstep_exchange
 from .analysis.lift import delinearise
 from .analysis.lift.block_scalars import block_scalars
 from .analysis.lift.staged_tables import staged_tables
-from .analysis.lift.base import MayRace, MicroTilesRefused, NotExchanges, NotGemm, NotLiftable, NotScan
+from .analysis.lift.base import MayRace, MicroTilesRefused, NoReduction, NotExchanges, NotGemm, NotLiftable, NotScan
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
 from .analysis.lift.gemm import finish_layout, layout, plan_gemm
@@ -750,15 +750,17 @@ class KernelPipeline:
                               "its barriers separate map phases: each a loop over the block's lanes, the "
                               "block-uniform loops around them serial, the shared tiles kept")
             except NotTileLoop as not_tiles:
-                if not_tiles.candidate:
-                    out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {not_tiles}"))
-                    return None
+                tiles = not_tiles if not_tiles.candidate else None
             # with barriers: the scan pass speaks for kernels that look like scans, the
             # block-reduction pass for kernels that may reduce (a loop around a barrier, a
-            # warp exchange), forwarding (or the map after it) else
+            # warp exchange) unless it knows only that they do not, then the tiled loops' pass
+            # for the tiled loops it refused; forwarding (or the map after it) else
             reduces = _loops_or_exchanges(kplan.regions)
             reason = not_scan if not_scan.candidate else reasons[0] if len(kplan.regions) == 1 \
                 else reasons[-1] if reduces else reasons[-2]
+            if tiles is not None and (not_scan.candidate and not not_scan.proved
+                                      or not not_scan.candidate and isinstance(reason, NoReduction)):
+                reason = tiles
             out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))
             return None
         return Lifted(splan, "its prefix sum through shared memory becomes T.cumsum over the block's segment")

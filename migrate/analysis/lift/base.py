@@ -17,6 +17,11 @@ class NotLiftable(Exception):
     """The kernel does not take the lift's tile form; the message says why (note M3003)."""
 
 
+class NoReduction(NotLiftable):
+    """Barriers that order something other than a block reduction: the reduction lift knows no
+    more than that (a later lift's refusal, e.g. the tiled loops', says more)."""
+
+
 class MayRace(NotLiftable):
     """A map whose stores the lift cannot prove apart (analysis.lift.map.check_stores)."""
 
@@ -28,11 +33,13 @@ class NotGemm(NotLiftable):
 class NotScan(NotLiftable):
     """Not a block scan (analysis.lift.scan); ``candidate`` when the kernel looks like one (its
     final stores read the shared array at an index that depends on the thread), so that the
-    reason is worth reporting."""
+    reason is worth reporting; ``proved`` when the refusal comes from the scan's proof rather than
+    from the launch it would run on (a later lift's refusal then says more)."""
 
-    def __init__(self, reason: str, candidate: bool = True) -> None:
+    def __init__(self, reason: str, candidate: bool = True, proved: bool = True) -> None:
         super().__init__(reason)
         self.candidate = candidate
+        self.proved = proved
 
 
 class NotExchanges(NotLiftable):

@@ -42,7 +42,7 @@ from ...ir.visit import Transformer
 from ..facts.divergence import thread_dependent_names
 from ..facts.locals import single_assignment_locals
 from ..phases import NotPortable, plan_portable
-from .base import NotLiftable, combine_call
+from .base import NoReduction, NotLiftable, combine_call
 from .field_arrays import split_fields
 from .own_cells import own_cells
 from .register_trees import carried_trees
@@ -302,7 +302,7 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
             count = len(found)
             body = _lift_regions(r.body, lanes, shared_types, found, per_lane, consts)
             if len(found) == count:  # its barriers order something else
-                raise NotLiftable(f"uniformloop at line {r.span.line} is not part of a block reduction")
+                raise NoReduction(f"uniformloop at line {r.span.line} is not part of a block reduction")
             out.append(dataclasses.replace(r, body=body))
         elif isinstance(r, Phase):
             # the shared arrays' declarations go with them
@@ -320,7 +320,7 @@ def _lift_regions(regions, lanes, shared_types, found: list, per_lane: frozenset
         elif isinstance(r, Barrier):
             pass  # the shared arrays it ordered are gone; lanes do not share memory (checked below)
         else:
-            raise NotLiftable(f"{type(r).__name__.lower()} at line {r.span.line} is not part of a block reduction")
+            raise NoReduction(f"{type(r).__name__.lower()} at line {r.span.line} is not part of a block reduction")
         i += 1
     return tuple(out)
 

@@ -695,11 +695,12 @@ def plan_block_scan(fn: m.Function, kplan: KernelPlan, threads: int | None,
     # from here on the kernel looks like a scan: every refusal says why it is not one (the launch
     # first, which the proof runs on, then the array)
     if any(isinstance(n, m.Builtin) and n.var == "threadIdx" and n.dim != "x" for n in m.walk(fn.body)):
-        raise NotScan("scans are lifted for 1-D blocks only")
+        raise NotScan("scans are lifted for 1-D blocks only", proved=False)
     if threads is None:
-        raise NotScan("its launches do not give one constant block size, for which the scan could be proved")
+        raise NotScan("its launches do not give one constant block size, for which the scan could be proved",
+                      proved=False)
     if threads not in _CUMSUM_THREADS:
-        raise NotScan(f"it runs on {threads} threads; T.cumsum runs on a power of two from 32 to 1024")
+        raise NotScan(f"it runs on {threads} threads; T.cumsum runs on a power of two from 32 to 1024", proved=False)
     shape, t = _shape(decl, shared_bytes)
     if not isinstance(t, m.Scalar) or t.dtype in ("bool", "void"):
         raise NotScan(f"the shared array '{name}' holds {t}, not numbers")

@@ -161,3 +161,20 @@ STENCIL_SPEC = """
     scalar = "int32"
     value = 1000
 """
+
+
+TILED_LOOPS = "its barriers separate map phases"
+
+
+def refused_or_tiled(tmp_path, source: str, kernel: str, reason: str, spec: str) -> dict:
+    """Convert ``source`` with a CPU check: the kernel is not lifted by the pass under test. It
+    either stays portable with ``reason`` in its note, or its barrier-separated phases lift as
+    tiled loops (analysis.lift.tile_loops, the last lift tried) and agree with the CUDA."""
+    kernels, _ = convert(tmp_path, source, "--check", "cpu", spec=spec)
+    k = kernels[kernel]
+    if k["form"] == "tile":
+        assert k["reason"].startswith(TILED_LOOPS), k["reason"]
+        assert k["check"]["status"] == "pass", k["check"]
+    else:
+        assert k["form"] == "portable" and reason in note(k), note(k)
+    return k

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tests.analysis.lift.test_scan import HS, HS_SPEC, convert, factory, note
+from tests.analysis.lift.support import refused_or_tiled
 
 EXTERN = textwrap.dedent(HS).replace("__shared__ float s[128];", "extern __shared__ float s[];").replace(
     "scan<<<8, 128>>>", "scan<<<8, 128, 128 * sizeof(float)>>>")
@@ -55,7 +56,4 @@ def test_an_extern_shared_scan_agrees_with_numpy(tmp_path):
 ])
 def test_extern_scans_it_must_refuse_with_the_reason(tmp_path, old, new, reason):
     assert old in EXTERN
-    kernels, _ = convert(tmp_path, EXTERN.replace(old, new))
-    k = kernels["scan"]
-    assert k["form"] == "portable"
-    assert reason in note(k), note(k)
+    refused_or_tiled(tmp_path, EXTERN.replace(old, new), "scan", reason, EXTERN_SPEC)

@@ -8,7 +8,7 @@ another value than zero, lanes that read the sum after the barrier.
 """
 from __future__ import annotations
 
-from tests.analysis.lift.support import convert, factory, note, refused
+from tests.analysis.lift.support import convert, factory, note, refused, refused_or_tiled
 
 TOTAL = """
     __global__ void block_total(int n, const double* __restrict__ x, double* __restrict__ sums) {
@@ -557,8 +557,8 @@ def test_a_branch_that_reads_memory_keeps_the_count_portable(tmp_path):
     # the lanes would evaluate a[gid] > 0 again after the barriers: kept as it is
     source = OCCURRENCES.replace("if (gid < n) {", "if (gid < n && a[gid] > 0) {")
     assert "a[gid] > 0" in source
-    kernels, _ = convert(tmp_path, source)
-    assert kernels["occurrences"]["form"] == "portable"
+    # no reduction of it: portable, or its phases lifted as tiled loops that agree with the CUDA
+    refused_or_tiled(tmp_path, source, "occurrences", "", OCCURRENCES_SPEC)
 
 
 # a shared cache beside the summed cell (aop's compute_partial_beta_kernel stages its SVD terms):
