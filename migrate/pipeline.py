@@ -44,6 +44,7 @@ from .analysis.lift.private_shared import privatise_shared
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
+from .analysis.lift.typed_views import retype_sole_views, view_refusal
 from .analysis.lift.xor_exchanges import plan_xor_exchanges
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from .analysis.prepare.block_votes import lower_block_votes
@@ -576,13 +577,27 @@ class KernelPipeline:
     def lift(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput) -> Lifted | None:
         """The tile form of the kernel when a lifting pass proves it (:data:`LIFTS`); None, with a
         note on ``out`` saying why, when none applies."""
-        view = next((d for d in m.walk(prepared.body) if isinstance(d, m.VarDecl)
-                     and d.storage in ("shared", "extern_shared") and isinstance(d.init, m.Ref)), None)
-        if view is not None:  # the lifts reason about each shared array alone
-            what = "buffer" if view.init.kind == "param" else "shared array"
-            out.diagnostics.append(make("M3003", view.span, f"not lifted to tile form: {what} '{view.init.name}' "
-                                                            f"is also read as {m.element_type(view.type)}"))
+        retyped = retype_sole_views(prepared)  # views of another element type (analysis.lift.typed_views)
+        if retyped is not prepared:
+            try:
+                prepared, kplan = retyped, plan_portable(retyped)
+            except NotPortable:
+                pass
+        refused = view_refusal(prepared)
+        if refused is not None:
+            out.diagnostics.append(make("M3003", refused[1], f"not lifted to tile form: {refused[0]}"))
             return None
+        lifted = self._lift(prepared, kplan, callees, out)
+        views = m.param_views(prepared.body)
+        dropped = sorted(v for v in views if lifted is not None and not any(
+            name == v and vp.placement == "shared" for name, vp in lifted.plan.vars.items()))
+        if dropped:  # a lift that would print a view's reads without declaring it
+            out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: its lift does not carry "
+                                                                f"the view '{dropped[0]}' of buffer '{views[dropped[0]]}'"))
+            return None
+        return lifted
+
+    def _lift(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput) -> Lifted | None:
         tplan, reasons = self.map_plan(prepared, kplan, callees, out)
         if tplan is None:
             return None if reasons is None else self.reduction_or_scan(prepared, kplan, callees, reasons, out)
