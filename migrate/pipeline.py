@@ -447,12 +447,16 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 # -- 2. lift: the tile form, where a pass proves it ---------------------------------------------
 
 #: The lifts in the order :meth:`KernelPipeline.lift` tries them, each on the portable plan of a
-#: prepared kernel. A map is tried first (after expanding register micro-tiles and forwarding
+#: prepared kernel (its typed views settled first). A map is tried first (after expanding register micro-tiles and forwarding
 #: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
 #: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges. The first
 #: to prove its form wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
 #: that apply to the lifted plan run, in this order.
 LIFTS = (
+    Pass("typed views", "before the lifts: a shared array reached through one view of another element type alone "
+                        "is declared as that view; a buffer parameter's views are carried (declared on its memory) "
+                        "where one name reaches each stored parameter, any other view refuses the lifts "
+                        "(analysis.lift.typed_views)", retype_sole_views),
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
     Pass("private shared", "shared arrays each thread uses at its own key alone become the element's local arrays, "
                            "so the kernel is a map (analysis.lift.private_shared)", privatise_shared),
