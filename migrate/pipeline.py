@@ -447,11 +447,11 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 # -- 2. lift: the tile form, where a pass proves it ---------------------------------------------
 
 #: The lifts in the order :meth:`KernelPipeline.lift` tries them, each on the portable plan of a
-#: prepared kernel (its typed views settled first). A map is tried first (after expanding register micro-tiles and forwarding
-#: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
-#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges. The first
-#: to prove its form wins; the refusals are the M3003 note when none does. Then the passes of :data:`AFTER_LIFT`
-#: that apply to the lifted plan run, in this order.
+#: prepared kernel, its typed views settled first. A map is tried first (after expanding register
+#: micro-tiles and forwarding shared-memory caches when the plain kernel is not one); a map whose
+#: element runs a k loop of multiply-adds is a GEMM. Else block reductions, else block scans, else
+#: lane exchanges. The first to prove its form wins; the refusals are the M3003 note when none
+#: does. Then the passes of :data:`AFTER_LIFT` that apply to the lifted plan run, in this order.
 LIFTS = (
     Pass("typed views", "before the lifts: a shared array reached through one view of another element type alone "
                         "is declared as that view; a buffer parameter's views are carried (declared on its memory) "
@@ -596,8 +596,8 @@ class KernelPipeline:
         dropped = sorted(v for v in views if lifted is not None and not any(
             name == v and vp.placement == "shared" for name, vp in lifted.plan.vars.items()))
         if dropped:  # a lift that would print a view's reads without declaring it
-            out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: its lift does not carry "
-                                                                f"the view '{dropped[0]}' of buffer '{views[dropped[0]]}'"))
+            out.diagnostics.append(make("M3003", prepared.span, "not lifted to tile form: its lift does not "
+                                        f"carry the view '{dropped[0]}' of buffer '{views[dropped[0]]}'"))
             return None
         return lifted
 

@@ -19,7 +19,7 @@ from ..analysis.facts.builtins import builtin_dims, used_dims
 from ..analysis.facts.calls import callees_of, with_effects, with_loads
 from ..analysis.facts.reread_branches import reread_branch
 from ..diagnostics import Diagnostic
-from ..dtypes import SIZES, TEMPLATE_SPELLINGS
+from ..dtypes import TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.loops import DIMS, BlockScan, Form, GemmPlan, KernelPlan, TileMap, UniformIf, UniformLoop
 from ..ir.names import template_param_name, unit_names

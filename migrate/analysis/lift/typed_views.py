@@ -72,11 +72,12 @@ def view_refusal(fn: m.Function) -> tuple[str, m.Span] | None:
     if not decls:
         return None
     views = {d.name: d.init.name for d in decls}
+    params = set(views.values())
     inits = {id(d.init) for d in decls}  # a view's declaration names its parameter: no access
     names: dict[str, set[str]] = {}  # parameter -> the names the kernel reaches its memory by
     stored: set[str] = set()  # parameters the kernel stores to (assignments, ++/--, atomics)
     for n in m.walk(fn.body):
-        if isinstance(n, m.Ref) and id(n) not in inits and (n.name in views or n.name in set(views.values())):
+        if isinstance(n, m.Ref) and id(n) not in inits and (n.name in views or n.name in params):
             names.setdefault(views.get(n.name, n.name), set()).add(n.name)
         target = m.store_target(n)
         if target is None and isinstance(n, m.Call) and n.kind == "atomic" and n.args:
