@@ -48,6 +48,7 @@ from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
 from .analysis.lift.shared_atomics import summed_cells
 from .analysis.lift.tile_loops import NotTileLoop, plan_tile_loops
+from .analysis.lift.typed_views import retype_sole_views, view_refusal
 from .analysis.lift.xor_exchanges import plan_xor_exchanges
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
 from .analysis.prepare.block_votes import lower_block_votes
@@ -450,14 +451,19 @@ def plan_threads(fn: m.Function, device_fns: list[m.Function]) -> tuple[KernelPl
 # -- 2. lift: the tile form, where a pass proves it ---------------------------------------------
 
 #: The lifts in the order :meth:`KernelPipeline.lift` tries them, each on the portable plan of a
-#: prepared kernel. A map is tried first (after expanding register micro-tiles and forwarding
-#: shared-memory caches when the plain kernel is not one); a map whose element runs a k loop of
-#: multiply-adds is a GEMM. Else block reductions, else block scans, else lane exchanges, else
-#: tiled loops (map phases between barriers); when none proves a form, all are tried again on the
-#: kernel with its block-wide shared values rewritten (:meth:`KernelPipeline.lift_block_values`).
-#: The first to prove its form wins; the refusals are the M3003 note when none does. Then the
-#: passes of :data:`AFTER_LIFT` that apply to the lifted plan run, in this order.
+#: prepared kernel, its typed views settled first. A map is tried first (after expanding register
+#: micro-tiles and forwarding shared-memory caches when the plain kernel is not one); a map whose
+#: element runs a k loop of multiply-adds is a GEMM. Else block reductions, else block scans, else
+#: lane exchanges, else tiled loops (map phases between barriers); when none proves a form, all are
+#: tried again on the kernel with its block-wide shared values rewritten
+#: (:meth:`KernelPipeline.lift_block_values`). The first to prove its form wins; the refusals are
+#: the M3003 note when none does. Then the passes of :data:`AFTER_LIFT` that apply to the lifted
+#: plan run, in this order.
 LIFTS = (
+    Pass("typed views", "before the lifts: a shared array reached through one view of another element type alone "
+                        "is declared as that view; a buffer parameter's views are carried (declared on its memory) "
+                        "where one name reaches each stored parameter, any other view refuses the lifts "
+                        "(analysis.lift.typed_views)", retype_sole_views),
     Pass("map", "independent elements: a map over tiles of the element domain (analysis.lift.map)", plan_map),
     Pass("private shared", "shared arrays each thread uses at its own key alone become the element's local arrays, "
                            "so the kernel is a map (analysis.lift.private_shared)", privatise_shared),
@@ -593,13 +599,27 @@ class KernelPipeline:
     def lift(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput) -> Lifted | None:
         """The tile form of the kernel when a lifting pass proves it (:data:`LIFTS`); None, with a
         note on ``out`` saying why, when none applies."""
-        view = next((d for d in m.walk(prepared.body) if isinstance(d, m.VarDecl)
-                     and d.storage in ("shared", "extern_shared") and isinstance(d.init, m.Ref)), None)
-        if view is not None:  # the lifts reason about each shared array alone
-            what = "buffer" if view.init.kind == "param" else "shared array"
-            out.diagnostics.append(make("M3003", view.span, f"not lifted to tile form: {what} '{view.init.name}' "
-                                                            f"is also read as {m.element_type(view.type)}"))
+        retyped = retype_sole_views(prepared)  # views of another element type (analysis.lift.typed_views)
+        if retyped is not prepared:
+            try:
+                prepared, kplan = retyped, plan_portable(retyped)
+            except NotPortable:
+                pass
+        refused = view_refusal(prepared)
+        if refused is not None:
+            out.diagnostics.append(make("M3003", refused[1], f"not lifted to tile form: {refused[0]}"))
             return None
+        lifted = self._lift(prepared, kplan, callees, out)
+        views = m.param_views(prepared.body)
+        dropped = sorted(v for v in views if lifted is not None and not any(
+            name == v and vp.placement == "shared" for name, vp in lifted.plan.vars.items()))
+        if dropped:  # a lift that would print a view's reads without declaring it
+            out.diagnostics.append(make("M3003", prepared.span, "not lifted to tile form: its lift does not "
+                                        f"carry the view '{dropped[0]}' of buffer '{views[dropped[0]]}'"))
+            return None
+        return lifted
+
+    def _lift(self, prepared: m.Function, kplan: KernelPlan, callees, out: KernelOutput) -> Lifted | None:
         tplan, reasons = self.map_plan(prepared, kplan, callees, out)
         if tplan is None:
             return None if reasons is None else self.reduction_or_scan(prepared, kplan, callees, reasons, out)

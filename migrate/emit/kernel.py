@@ -19,7 +19,7 @@ from ..analysis.facts.builtins import builtin_dims, used_dims
 from ..analysis.facts.calls import callees_of, with_effects, with_loads
 from ..analysis.facts.reread_branches import reread_branch
 from ..diagnostics import Diagnostic
-from ..dtypes import SIZES, TEMPLATE_SPELLINGS
+from ..dtypes import TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.loops import DIMS, BlockScan, Form, GemmPlan, KernelPlan, TileMap, UniformIf, UniformLoop
 from ..ir.names import template_param_name, unit_names
@@ -34,6 +34,7 @@ from .reduce import (free_grid_header, reduce_allocations, reduce_header, row_al
                      scan_allocations, scan_header)
 from .signature import Signature
 from .tile import tile_factory, tune_space
+from .views import declare_views, element_bytes as _sizeof
 
 #: Scalar dtypes TileLang 0.1.15 cannot pass to a kernel (its CPU ctypes table lacks uint32/uint16;
 #: its CUDA host code rejects uint64; a CPU kernel reads a ``half`` argument as 0, seen 2026-12-05;
@@ -403,20 +404,7 @@ class KernelPrinter:
                 if name in self._canonical_vars(kplan, scope):
                     continue
                 add(3, f"{name} = T.alloc_var({dtype_of(d.type, scope)})", scope.tag(d.span))
-        for d in views:  # int* idx = (int*)&scores[64]: scores' memory read as int32
-            elem, base = m.element_type(d.type), m.element_type(d.init.type)
-            if d.init.kind == "param":  # unsigned long* buf = (unsigned long*)ptr: ptr's memory in whole words
-                of, held = StmtPrinter(scope, indent=0).expr(d.init), _sizeof(d.init.type.pointee)
-                size = _sizeof(elem)
-                shape = f"{of}.shape[0]{'' if held == 1 else f' * {held}'}{'' if size == 1 else f' // {size}'}"
-                add(3, f"{d.name} = T.decl_buffer(({shape},), {dtype_of(elem, scope)}, data={of}.data)",
-                    scope.tag(d.span))
-                continue
-            if d.storage == "extern_shared":  # the bytes the launch gives, as the array holds them
-                shape = f"shared_bytes // {_sizeof(base)} * {_sizeof(base)} // {_sizeof(elem, scope)}"
-            else:
-                shape = str(d.type.extent)
-            add(3, f"{d.name} = T.view({d.init.name}, ({shape},), {dtype_of(elem, scope)})", scope.tag(d.span))
+        declare_views(views, scope, add)
 
     def _canonical_vars(self, kplan: KernelPlan, scope: Scope) -> set[str]:
         out = set()
@@ -546,16 +534,6 @@ def _tp_default(t: m.TemplateParam) -> str:
         return str(int(digits, 0) if not re.fullmatch(r"-?0\d+", digits) else int(digits, 8))
     return "None"
 
-
-def _sizeof(t: m.CType, scope: Scope | None = None) -> int | str:
-    """Bytes per element, for extern ``__shared__`` arrays: a number, or for a template's type
-    parameter the expression counting them when the factory runs."""
-    if isinstance(t, m.TemplateType) and scope is not None and t.name in scope.type_params:
-        return f"(T.dtype({scope.type_params[t.name]}).bits // 8)"
-    name = scalar_name(t)
-    if name not in SIZES:
-        raise EmitError(f"dynamic shared memory of type '{t}'")
-    return SIZES[name]
 
 
 def _shim_calls(f: m.Function) -> set[str]:

@@ -16,6 +16,7 @@ import re
 from ..ir import model as m
 from ..ir.loops import LANE, KernelPlan, TileMap
 from .printer import Line, StmtPrinter, dtype_of, needs_prelude
+from .views import declare_views
 
 #: Default tile per domain rank (slowest dimension first) and threads per tile: 4 elements per
 #: thread along x, so a full tile's contiguous accesses vectorise to 128-bit.
@@ -108,6 +109,9 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     kernel_at = len(lines)
     add(2, f"with T.Kernel({grid_args}, threads=threads) as {block_vars}:", scope.tag(fn.span))
     printer.kernel_preamble(fn, scope, [r for r in rebinds if r not in early], add)
+    # a buffer parameter's memory read as another type (analysis.prepare.pointer_views): its view
+    declare_views([vp.decl for vp in kplan.vars.values() if vp.placement == "shared" and isinstance(vp.decl.init, m.Ref)
+                   and vp.decl.init.kind == "param"], scope, add)
 
     full = []
     for d in slow_first:

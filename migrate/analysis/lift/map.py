@@ -738,7 +738,8 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], th
     fn, kplan = without_closing_barriers(fn, kplan)
     if kplan.form != "portable" or len(kplan.regions) != 1 or not isinstance(kplan.regions[0], Phase):
         raise NotLiftable("it has barriers or warp operations")
-    shared = [n for n, vp in kplan.vars.items() if vp.placement in ("shared", "thread_array")]
+    views = m.param_views(fn.body)  # a buffer parameter read as another type: the parameter's memory
+    shared = [n for n, vp in kplan.vars.items() if vp.placement in ("shared", "thread_array") and n not in views]
     if shared:
         raise NotLiftable(f"it keeps values in shared memory ('{shared[0]}')")
     for dev in device_fns:

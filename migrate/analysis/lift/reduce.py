@@ -721,8 +721,9 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
     owned = own_cells(fn, lanes)  # a tree's cells filled in place: in registers until the tree
     if owned is not fn:
         fn, kplan = owned, plan_portable(owned)
+    views = m.param_views(fn.body)  # a buffer parameter read as another type: the parameter's memory
     shared_types = {n: (vp.type.element if isinstance(vp.type, m.Array) else vp.type)
-                    for n, vp in kplan.vars.items() if vp.placement == "shared"}
+                    for n, vp in kplan.vars.items() if vp.placement == "shared" and n not in views}
     warp = WarpLift(Roles(fn, lanes, combine_functions(callees)), shared_types)
     regions = lift_warp_trees(kplan.regions, warp)
     found: list[BlockReduce] = list(warp.found)
@@ -758,6 +759,9 @@ def _plan_block_reduce(fn: m.Function, kplan: KernelPlan, tdims, launch_x: int |
     if left:
         raise NotLiftable(f"'{left[0]}' is used outside the warp-shuffle reduction")
     for name, vp in kvars.items():
+        if name in views:
+            variables[name] = vp  # declared on the parameter's memory, as in the portable form
+            continue
         if vp.placement == "shared" or name in tree_steps or name not in seen_in:
             continue  # gone with the trees
         lane_stretches = {w for w in seen_in.get(name, ()) if w.startswith("lanes")}
