@@ -261,7 +261,7 @@ def test_device_functions_in_loop_conditions_are_called_at_every_test(tmp_path):
     # the macros' statements ran once, before the loops, which then ran to their second bounds:
     # hops computed other sums and counts for 98 of 100 elements, smooth ran 6 rounds instead of 3
     kernels, text = convert(tmp_path, LOOP_TESTS, "--check", "cpu", spec=LOOP_TESTS_SPEC)
-    for name, form in (("hops", "tile"), ("smooth", "portable")):
+    for name, form in (("hops", "tile"), ("smooth", "tile")):  # smooth: tiled loops (analysis.lift.tile_loops)
         k = kernels[name]
         assert k["form"] == form and k["check"]["status"] == "pass", (name, k["check"])
     # several statements: a flag set before the loop, at the end of each iteration and before a continue
