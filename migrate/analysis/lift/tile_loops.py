@@ -44,7 +44,7 @@ import dataclasses
 
 from ...ir import model as m
 from ...ir.exprs import strip_casts
-from ...ir.loops import Barrier, Exchange, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop
+from ...ir.loops import Barrier, Exchange, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, walk_regions
 from ..facts.calls import with_effects
 from ..facts.divergence import thread_dependent_names
 from ..prepare.lockstep_steps import is_lockstep_barrier
@@ -68,10 +68,10 @@ def plan_tile_loops(fn: m.Function, kplan: KernelPlan, tdims, callees=()) -> Ker
     (the block may compute a value through those without effects)."""
     if kplan.form != "portable":
         raise NotTileLoop("it needs thread-level code", candidate=False)
-    if not any(isinstance(r, (UniformLoop, UniformIf)) and any(isinstance(b, Barrier) for b in _walk(
-            r.body if isinstance(r, UniformLoop) else r.then + r.other)) for r in _walk(kplan.regions)):
+    if not any(isinstance(r, (UniformLoop, UniformIf)) and any(isinstance(b, Barrier) for b in walk_regions(
+            r.body if isinstance(r, UniformLoop) else r.then + r.other)) for r in walk_regions(kplan.regions)):
         raise NotTileLoop("no block-uniform loop or branch encloses its barriers", candidate=False)
-    exchange = next((r for r in _walk(kplan.regions) if isinstance(r, Exchange)), None)
+    exchange = next((r for r in walk_regions(kplan.regions) if isinstance(r, Exchange)), None)
     if exchange is not None:
         raise NotTileLoop(f"its warp operation at line {exchange.span.line} is not a map phase", candidate=False)
     step = next((n for n in m.walk(fn.body) if is_lockstep_barrier(n)), None)
@@ -113,15 +113,6 @@ def _flat(fn: m.Function, callees) -> tuple:
         return flat, plan_portable(flat), LAUNCH_WIDTH
     except NotPortable as exc:
         raise NotTileLoop(f"its 2-D block as one row of lanes: {exc}") from None
-
-
-def _walk(regions):
-    for r in regions:
-        yield r
-        if isinstance(r, UniformLoop):
-            yield from _walk(r.body)
-        elif isinstance(r, UniformIf):
-            yield from _walk(r.then + r.other)
 
 
 class _Lifter:
@@ -319,7 +310,7 @@ def _lane_locals(regions, kplan: KernelPlan, flags: dict) -> set:
             phases.append(stmts)
         else:
             used_in_block |= {n.name for st in stmts for n in m.walk(st) if isinstance(n, (m.Ref, m.VarDecl))}
-    for r in _walk(regions):  # loop headers and branch conditions of the block
+    for r in walk_regions(regions):  # loop headers and branch conditions of the block
         if isinstance(r, (UniformLoop, UniformIf)):
             heads = (r.init, r.cond, r.step) if isinstance(r, UniformLoop) else (r.cond,)
             used_in_block |= {n.name for x in heads if x is not None for n in m.walk(x) if isinstance(n, m.Ref)}

@@ -178,3 +178,22 @@ def refused_or_tiled(tmp_path, source: str, kernel: str, reason: str, spec: str)
     else:
         assert k["form"] == "portable" and reason in note(k), note(k)
     return k
+
+
+def spec_text(name, grid, block, args, tolerance="exact", template=None) -> str:
+    """A spec of one kernel: ``args`` as :func:`buffer_arg` dicts or scalars' ``{"name", "value"}``."""
+    lines = ["[[kernel]]", f'name = "{name}"', f"grid = {list(grid)}", f"block = {list(block)}",
+             f'tolerance = "{tolerance}"']
+    if template:
+        lines.append(f"template = {template!r}".replace("'", '"'))
+    for arg in args:
+        lines.append("[[kernel.args]]")
+        lines += [f"{k} = {v!r}".replace("'", '"') for k, v in arg.items()]
+    return "\n".join(lines) + "\n"
+
+
+def buffer_arg(name, dtype, n, role, rng) -> dict:
+    out = {"name": name, "buffer": dtype, "elements": n, "role": role}
+    if role != "out":
+        out["range"] = list(rng)
+    return out

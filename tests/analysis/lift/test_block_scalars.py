@@ -10,25 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.analysis.lift.support import convert, factory, note
+from tests.analysis.lift.support import buffer_arg as buf, convert, factory, note, spec_text as spec
 
-
-def spec(name, grid, block, args, tolerance="exact", template=None) -> str:
-    lines = ["[[kernel]]", f'name = "{name}"', f"grid = {list(grid)}", f"block = {list(block)}",
-             f'tolerance = "{tolerance}"']
-    if template:
-        lines.append(f"template = {template!r}".replace("'", '"'))
-    for arg in args:
-        lines.append("[[kernel.args]]")
-        lines += [f"{k} = {v!r}".replace("'", '"') for k, v in arg.items()]
-    return "\n".join(lines) + "\n"
-
-
-def buf(name, dtype, n, role, rng):
-    out = {"name": name, "buffer": dtype, "elements": n, "role": role}
-    if role != "out":
-        out["range"] = list(rng)
-    return out
 
 #: moe's softmax: each row's maximum and normalising factor broadcast through shared scalars.
 SOFTMAX = """

@@ -9,25 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.analysis.lift.support import convert, factory, note
-
-
-def _spec(name, grid, block, args, tolerance="exact", template=None) -> str:
-    lines = ["[[kernel]]", f'name = "{name}"', f"grid = {list(grid)}", f"block = {list(block)}",
-             f'tolerance = "{tolerance}"']
-    if template:
-        lines.append(f"template = {template!r}".replace("'", '"'))
-    for arg in args:
-        lines.append("[[kernel.args]]")
-        lines += [f"{k} = {v!r}".replace("'", '"') for k, v in arg.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _buf(name, dtype, n, role, rng):
-    out = {"name": name, "buffer": dtype, "elements": n, "role": role}
-    if role != "out":
-        out["range"] = list(rng)
-    return out
+from tests.analysis.lift.support import buffer_arg as _buf, convert, factory, note, spec_text as _spec
 
 
 def _races(k) -> list[str]:
