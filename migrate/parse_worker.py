@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import sys
 
+from .convert import preload  # libclang and the analysis; also what a fork server calls
+
 
 def _near_memory_limit() -> bool:
     """Did this process come within 10 % of its address-space limit?"""
@@ -56,13 +58,6 @@ def _without_bodies(parsed):
     lean = dataclasses.replace(unit, kernels=tuple(dataclasses.replace(k, body=None) for k in unit.kernels),
                                device_functions=())
     return dataclasses.replace(parsed, unit=lean)
-
-
-def preload() -> None:
-    """Load libclang and the analysis before the first file's time starts, and once for all in a
-    fork server (:mod:`migrate.runtime.forkserver`)."""
-    from .convert import preload as load
-    load()
 
 
 def main(argv: list[str]) -> int:

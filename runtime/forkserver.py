@@ -22,6 +22,7 @@ target): a GPU worker starts fresh, so that no CUDA state can cross a fork. ``CU
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -244,7 +245,6 @@ class _Server:
 
 _servers: dict[tuple, _Server] = {}
 _servers_lock = threading.Lock()
-_atexit: list = []
 
 
 def _server(module: str, env: dict, startup: float) -> _Server:
@@ -252,10 +252,6 @@ def _server(module: str, env: dict, startup: float) -> _Server:
     with _servers_lock:
         server = _servers.pop(key, None)
         if server is None or server.dead:
-            if not _atexit:
-                import atexit
-                atexit.register(close_all)
-                _atexit.append(True)
             same = [k for k in _servers if k[0] == module]
             for old_key in [k for k in same if not _servers[k].running][:max(0, len(same) + 1 - KEEP)]:
                 _servers.pop(old_key).close()
@@ -286,6 +282,8 @@ def close_all() -> None:
     for server in servers:
         server.close()
 
+
+atexit.register(close_all)
 
 if __name__ == "__main__":
     sys.exit(serve(sys.argv[1]))

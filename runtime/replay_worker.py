@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import traceback
 
+from . import tilelang_side
 from .batch import serve
 
 
@@ -28,15 +29,10 @@ def run_one(common, run: dict) -> dict:
 
 
 def preload() -> None:
-    """Import TileLang, torch and the replay before the first run, so that its time limit is the
-    launch's own, and once for all in a fork server (:mod:`.forkserver`)."""
-    try:
-        import tilelang  # noqa: F401
-        import torch  # noqa: F401
-
-        from . import replay, tilelang_side, tilelang_support  # noqa: F401
-    except ImportError:
-        pass
+    """The replay and what running a migrated kernel needs (:func:`.tilelang_side.preload`),
+    imported before the first run, and once for all in a fork server (:mod:`.forkserver`)."""
+    from . import replay  # noqa: F401
+    tilelang_side.preload()
 
 
 def main(argv: list[str]) -> int:

@@ -114,3 +114,16 @@ def run_migrated(module_path: str | Path, kernel: KernelSpec, inputs: Inputs, ta
         if a.is_output:
             outputs[a.name] = whole[RED_ZONE:RED_ZONE + n].copy()
     return outputs
+
+
+def preload() -> None:
+    """Import TileLang, torch and the launcher support (:mod:`.tilelang_support`) that running a
+    migrated kernel needs: a worker does it before its first run, so that the run's time limit is
+    the kernel's own, and a fork server (:mod:`.forkserver`) once for all the workers it forks."""
+    try:
+        import tilelang  # noqa: F401
+        import torch  # noqa: F401
+
+        from . import tilelang_support  # noqa: F401
+    except ImportError:
+        pass  # the run reports it

@@ -16,6 +16,7 @@ import sys
 import traceback
 
 from .batch import serve
+from .tilelang_side import preload  # also what a fork server (.forkserver) calls
 
 
 def run_one(common: dict, run: dict) -> dict:
@@ -37,18 +38,6 @@ def run_one(common: dict, run: dict) -> dict:
     except Exception as exc:  # reported per kernel; the next kernel still runs
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return {"status": "error", "message": last[-2000:]}
-
-
-def preload() -> None:
-    """Import TileLang, torch and the modules a run uses: before the first run, so that its time
-    limit is the kernel's own, and once for all in a fork server (:mod:`.forkserver`)."""
-    try:
-        import tilelang  # noqa: F401
-        import torch  # noqa: F401
-
-        from . import inputs, spec, tilelang_side, tilelang_support  # noqa: F401
-    except ImportError:
-        pass  # the run reports it
 
 
 def main(argv: list[str]) -> int:
