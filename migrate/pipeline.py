@@ -34,9 +34,8 @@ from .analysis.facts.calls import callees_first, callees_of
 from .analysis.facts.launches import launch_defaults
 from .analysis.facts.lockstep import lockstep_exchange
 from .analysis.lift import delinearise
-from .analysis.lift.block_scalars import block_scalars
-from .analysis.lift.staged_tables import staged_tables
 from .analysis.lift.base import MayRace, MicroTilesRefused, NoReduction, NotExchanges, NotGemm, NotLiftable, NotScan
+from .analysis.lift.block_scalars import block_scalars
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
 from .analysis.lift.gemm import finish_layout, layout, plan_gemm
@@ -47,6 +46,7 @@ from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
 from .analysis.lift.row_registers import plan_row_registers
 from .analysis.lift.scan import plan_block_scan
 from .analysis.lift.shared_atomics import summed_cells
+from .analysis.lift.staged_tables import staged_tables
 from .analysis.lift.tile_loops import NotTileLoop, plan_tile_loops
 from .analysis.lift.typed_views import retype_sole_views, view_refusal
 from .analysis.lift.xor_exchanges import plan_xor_exchanges
@@ -610,8 +610,10 @@ class KernelPipeline:
             out.diagnostics.append(make("M3003", refused[1], f"not lifted to tile form: {refused[0]}"))
             return None
         lifted = self._lift(prepared, kplan, callees, out)
+        if lifted is None:
+            return None
         views = m.param_views(prepared.body)
-        dropped = sorted(v for v in views if lifted is not None and not any(
+        dropped = sorted(v for v in views if not any(
             name == v and vp.placement == "shared" for name, vp in lifted.plan.vars.items()))
         if dropped:  # a lift that would print a view's reads without declaring it
             out.diagnostics.append(make("M3003", prepared.span, "not lifted to tile form: its lift does not "
@@ -821,13 +823,15 @@ class KernelPipeline:
 
     def block_size(self, kernel: str) -> int | None:
         """The block size (x) every launch of ``kernel`` in the file gives as a constant, if any."""
-        block = launch_defaults(self.unit, self.template_of.get(kernel, kernel)).get("block")
-        return int(block) if block is not None and block.isdigit() else None
+        return self._launch_constant(kernel, "block")
 
     def shared_bytes(self, kernel: str) -> int | None:
         """The dynamic shared memory every launch of ``kernel`` in the file gives as a constant, if any."""
-        shared = launch_defaults(self.unit, self.template_of.get(kernel, kernel)).get("shared_bytes")
-        return int(shared) if shared is not None and shared.isdigit() else None
+        return self._launch_constant(kernel, "shared_bytes")
+
+    def _launch_constant(self, kernel: str, key: str) -> int | None:
+        value = launch_defaults(self.unit, self.template_of.get(kernel, kernel)).get(key)
+        return int(value) if value is not None and value.isdigit() else None
 
     # -- device functions -----------------------------------------------------------------------
     def device_function(self, fn: m.Function):

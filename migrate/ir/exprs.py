@@ -96,6 +96,13 @@ def assigned_names(node) -> set[str]:
     return out
 
 
+def changed_names(node) -> set[str]:
+    """The locals ``node`` declares, assigns, increments or takes the address of."""
+    out = assigned_names(node) | {n.name for n in m.walk(node) if isinstance(n, m.VarDecl)}
+    return out | {strip_casts(n.operand).name for n in m.walk(node) if isinstance(n, m.Unary) and n.op == "&"
+                  and isinstance(strip_casts(n.operand), m.Ref)}
+
+
 def stored_roots(stmts) -> set[str]:
     """The variables ``stmts`` store into through an index, a member or a pointer (``S[i] = v``,
     ``p->n++``): their roots' names, ``"?"`` for a store whose root is no variable (a plain

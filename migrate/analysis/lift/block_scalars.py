@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import assigned_names, conjuncts, const_value, pure, strip_casts
+from ...ir.exprs import assigned_names, changed_names, conjuncts, const_value, pure, strip_casts
 from ...ir.visit import Transformer
 from ..facts.builtins import builtin_dims
 from ..facts.divergence import depends_on_thread, thread_dependent_names
@@ -77,13 +77,6 @@ def _assigned_value(st):
             and not isinstance(st.decls[0].init, m.InitList):
         return st.decls[0].name, st.decls[0].init
     return None
-
-
-def _changed(node) -> set[str]:
-    """The locals ``node`` declares, assigns, increments or takes the address of."""
-    out = assigned_names(node) | {n.name for n in m.walk(node) if isinstance(n, m.VarDecl)}
-    return out | {strip_casts(n.operand).name for n in m.walk(node) if isinstance(n, m.Unary) and n.op == "&"
-                  and isinstance(strip_casts(n.operand), m.Ref)}
 
 
 class _Scan:
@@ -182,7 +175,7 @@ class _Scan:
                 self.dependent = outer - settled
                 self.visit(st, True)
                 new = _assigned_value(st)
-                settled -= _changed(st)
+                settled -= changed_names(st)
                 if new is not None and new[0] in outer and pure(new[1]) \
                         and not depends_on_thread(new[1], outer - settled):
                     settled.add(new[0])
@@ -190,7 +183,7 @@ class _Scan:
             return
         if isinstance(node, (m.For, m.While, m.DoWhile)):
             outer = self.dependent  # an iteration starts from what the one before left
-            self.dependent = outer | (_changed(node) & self.thread_dependent)
+            self.dependent = outer | (changed_names(node) & self.thread_dependent)
             inner = uniform and (node.cond is None or not depends_on_thread(node.cond, self.dependent))
             if isinstance(node, m.For):
                 if node.init is not None:

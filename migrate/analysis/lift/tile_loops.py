@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import strip_casts
+from ...ir.exprs import changed_names, strip_casts
 from ...ir.loops import Barrier, Exchange, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, walk_regions
 from ..facts.calls import with_effects
 from ..facts.divergence import thread_dependent_names
@@ -201,10 +201,10 @@ class _Lifter:
             if k not in chosen:
                 lanes_before.append(st)
                 continue
-            written = set().union(*(_assigned_names(x) for x in lanes_before)) if lanes_before else set()
+            written = set().union(*(changed_names(x) for x in lanes_before)) if lanes_before else set()
             touched = written | (set().union(*(_read_names(x) for x in lanes_before)) if lanes_before else set())
             stored = {r.name for x in lanes_before for t in m.store_targets(x) for r in [_root(t)] if r is not None}
-            if _assigned_names(st) & touched or _read_names(st) & (written | stored):
+            if changed_names(st) & touched or _read_names(st) & (written | stored):
                 return [], stmts
         return [stmts[k] for k in sorted(chosen)], [st for k, st in enumerate(stmts) if k not in chosen]
 
@@ -381,17 +381,6 @@ def _flag_condition(flags: tuple, span) -> m.Expr:
             e = m.Unary("!", e, False, m.Scalar("bool"), span)
         cond = e if cond is None else m.Binary("&&", cond, e, m.Scalar("bool"), span)
     return cond
-
-
-def _assigned_names(st) -> set:
-    out = {d.name for d in m.walk(st) if isinstance(d, m.VarDecl)}
-    for n in m.walk(st):
-        if isinstance(n, m.Assign) and isinstance(strip_casts(n.target), m.Ref):
-            out.add(strip_casts(n.target).name)
-        elif isinstance(n, m.Unary) and n.op in ("++", "--", "p++", "p--", "&") \
-                and isinstance(strip_casts(n.operand), m.Ref):
-            out.add(strip_casts(n.operand).name)
-    return out
 
 
 def _read_names(st) -> set:
