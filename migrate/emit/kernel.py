@@ -34,7 +34,7 @@ from .reduce import (free_grid_header, reduce_allocations, reduce_header, row_al
                      scan_allocations, scan_header)
 from .signature import Signature
 from .tile import tile_factory, tune_space
-from .views import declare_views, element_bytes as _sizeof
+from .views import declare_views, element_bytes
 
 #: Scalar dtypes TileLang 0.1.15 cannot pass to a kernel (its CPU ctypes table lacks uint32/uint16;
 #: its CUDA host code rejects uint64; a CPU kernel reads a ``half`` argument as 0, seen 2026-12-05;
@@ -381,7 +381,7 @@ class KernelPrinter:
                     raise EmitError(f"__shared__ variable '{d.name}' holds a pointer ({elem}) that the block's "
                                     "threads share: a pointer kept in shared memory has no TileLang form", d.span)
                 if d.storage == "extern_shared":
-                    size = _sizeof(elem, scope)
+                    size = element_bytes(elem, scope)
                     shape = f"(shared_bytes // {size},)"
                 elif not isinstance(d.type, m.Array):
                     shape = "(1,)"  # a __shared__ scalar

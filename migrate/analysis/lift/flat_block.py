@@ -28,6 +28,7 @@ kernel that is no ranked reduction is refused with what it computes
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from ...ir import model as m
 from ...ir.exprs import strip_int_casts
@@ -100,6 +101,11 @@ def rank_shape(e) -> tuple[int, int] | None:
     return (w, wh // w) if w > 0 and wh > 0 and wh % w == 0 else None
 
 
+def _rank_shapes(fn: m.Function) -> set[tuple[int, int]]:
+    """The (W, H) of every 3-D rank the kernel computes (:func:`rank_shape`)."""
+    return {s for n in m.walk(fn.body) if isinstance(n, m.Binary) for s in (rank_shape(n),) if s is not None}
+
+
 def flat_width(fn: m.Function) -> int | str | tuple[int, int] | None:
     """The one width W of the ranks ``threadIdx.x + W * threadIdx.y`` the kernel computes, if it
     computes any, all with the same constant W or blockDim.x (W: the constant, else
@@ -109,7 +115,7 @@ def flat_width(fn: m.Function) -> int | str | tuple[int, int] | None:
     if fn.body is None:
         return None
     if any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim == "z" for n in m.walk(fn.body)):
-        shapes = {s for n in m.walk(fn.body) if isinstance(n, m.Binary) for s in (rank_shape(n),) if s is not None}
+        shapes = _rank_shapes(fn)
         return shapes.pop() if len(shapes) == 1 else None
     widths = {w for n in m.walk(fn.body) if isinstance(n, m.Binary) for w in (rank_width(n),) if w is not None}
     constants = widths - {LAUNCH_WIDTH}
@@ -124,7 +130,7 @@ def why_not_flat(fn: m.Function) -> str:
             "ranked threadIdx.x + W * threadIdx.y (W a constant or blockDim.x)")
     if fn.body is not None and any(isinstance(n, m.Builtin) and n.var in ("threadIdx", "blockDim") and n.dim == "z"
                                    for n in m.walk(fn.body)):
-        shapes = sorted({s for n in m.walk(fn.body) if isinstance(n, m.Binary) for s in (rank_shape(n),) if s})
+        shapes = sorted(_rank_shapes(fn))
         if len(shapes) > 1:
             return (f"{head}, and for 3-D blocks ranked threadIdx.x + W * threadIdx.y + W * H * threadIdx.z: "
                     f"this kernel ranks them with several shapes ({', '.join(f'{w}x{h}' for w, h in shapes)})")
@@ -279,16 +285,9 @@ class _Flatten3(Transformer):
                 factors.append(e)
         depth = [f for f in factors if id(f) in self.mine]
         rest = [_int(f) for f in factors if id(f) not in self.mine]
-        if len(depth) == 1 and all(isinstance(v, int) for v in rest) and _product(rest) == self.w * self.h:
+        if len(depth) == 1 and all(isinstance(v, int) for v in rest) and math.prod(rest) == self.w * self.h:
             return m.Cast(node.type, m.Builtin("blockDim", "x", U32, node.span), "implicit", node.type, node.span)
         return node
-
-
-def _product(values) -> int:
-    out = 1
-    for v in values:
-        out *= v
-    return out
 
 
 class _Lane(Transformer):
