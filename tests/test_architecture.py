@@ -121,3 +121,82 @@ def test_the_runtime_needs_no_libclang():
                   if isinstance(n, ast.ImportFrom) and n.level != 1}
         assert not any(n.startswith(("clang", "migrate.parse", "migrate.analysis", "migrate.emit", "tests"))
                        for n in names), path
+
+
+# -- what a project that only runs migrated modules imports (issue 16) --------------------------
+#: the third-party packages a migrated module, the math shim and the launcher may need at run time
+RUNTIME_PACKAGES = {"tilelang", "tvm", "numpy", "torch"}
+#: what belongs to the converter: never reached from what emitted modules import
+CONVERTER = ("clang", "jinja2", "rich", "migrate.parse", "migrate.analysis", "migrate.emit", "migrate.convert",
+             "migrate.pipeline", "migrate.cli")
+
+
+def _source_of(module: str):
+    """The file of a cuda2tile module (``migrate.runtime`` is the top-level runtime/ folder), or None."""
+    parts = module.split(".")
+    if parts[0] != "migrate":
+        return None
+    base = REPO / "runtime" if parts[1:2] == ["runtime"] else REPO / "migrate"
+    rest = parts[2:] if parts[1:2] == ["runtime"] else parts[1:]
+    for path in (base.joinpath(*rest).with_suffix(".py") if rest else None, base.joinpath(*rest, "__init__.py")):
+        if path is not None and path.is_file():
+            return path
+    return None
+
+
+def _imported(package: str, source: str) -> set[str]:
+    """Every module ``source`` (a module of ``package``) imports, at any depth (lazily too), by its
+    full name; importing a module imports its packages, so they are listed too."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            target = ".".join(base[:len(base) - node.level + 1] + ([node.module] if node.module else [])) \
+                if node.level else (node.module or "")
+            names.add(target)
+            names |= {f"{target}.{a.name}" for a in node.names if _source_of(f"{target}.{a.name}")}
+    parents = {".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 1)}
+    return names | parents
+
+
+def _closure(roots) -> set[str]:
+    """The modules importing ``roots`` may load: cuda2tile's followed through their imports,
+    others (the standard library, third-party packages) listed as named."""
+    seen, todo = set(), list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = _source_of(name)
+        if path is not None:
+            todo += _imported(name if path.name == "__init__.py" else name.rsplit(".", 1)[0], path.read_text())
+    return seen
+
+
+def _emitted_imports() -> set[str]:
+    """The modules an emitted module imports (the emitter's module template) and the hand-written
+    example imports."""
+    template = (PACKAGE / "emit" / "templates" / "module.py.j2").read_text()
+    lines = [line.split("{%")[0] for line in template.splitlines() if line.startswith(("import ", "from "))]
+    example = (REPO / "examples" / "handwritten_math.py").read_text()
+    return _imported("", "\n".join(lines)) | _imported("", example)
+
+
+def test_emitted_modules_and_the_shim_need_nothing_of_the_converter():
+    roots = _emitted_imports()
+    assert {"migrate.compat.cuda_math", "migrate.runtime.tilelang_support", "tilelang.language"} <= roots
+    closure = _closure(roots)
+    assert {"migrate.runtime.c_schedule", "migrate.runtime.c_literals", "migrate.dtypes"} <= closure  # lazy ones too
+    assert sorted(n for n in closure if n.startswith(CONVERTER)) == []
+    import sys
+    outside = {n.split(".")[0] for n in closure if _source_of(n) is None and n.split(".")[0] != "migrate"}
+    assert sorted(outside - set(sys.stdlib_module_names) - RUNTIME_PACKAGES) == []
+
+
+def test_the_closure_sees_the_converter():  # the check itself can fail
+    closure = _closure({"migrate.convert"})
+    assert any(n.startswith("migrate.parse") for n in closure)
+    assert "clang" in {n.split(".")[0] for n in closure}
