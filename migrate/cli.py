@@ -136,9 +136,39 @@ def main(argv: list[str] | None = None) -> int:
     return _dispatch(args)
 
 
+#: the converter's dependencies (pyproject), by the module each installs, and the commands that need
+#: them; a runtime-only installation (``pip install --no-deps``, README "Hybrid projects") has none
+CONVERTER_PACKAGES = {"clang": "libclang", "jinja2": "jinja2", "rich": "rich"}
+COMMAND_NEEDS = {"convert": ("clang", "jinja2", "rich"), "check": ("clang", "jinja2", "rich"), "bench": ("rich",)}
+#: ``check --from OUT`` runs a converted folder: the terminal tables only
+CHECK_FROM_NEEDS = ("rich",)
+
+
+def missing_packages(command: str, from_dir=None) -> list[str]:
+    """The converter dependencies ``command`` needs that this Python cannot import (pip's names)."""
+    import importlib.util
+
+    needs = CHECK_FROM_NEEDS if command == "check" and from_dir else COMMAND_NEEDS.get(command, ())
+    missing = []
+    for module in needs:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(CONVERTER_PACKAGES[module])
+    return missing
+
+
 def _dispatch(args) -> int:
     if args.command == "explain":
         return cmd_explain(args)
+    missing = missing_packages(args.command, getattr(args, "from_dir", None))
+    if missing:  # a runtime-only installation: say so, not an ImportError's traceback
+        print(f"migrate {args.command}: {', '.join(missing)} not installed: this installation runs migrated "
+              "modules only (cuda2tile installed with pip's --no-deps); the converter needs them: "
+              f"pip install {' '.join(missing)}, or install cuda2tile with its dependencies", file=sys.stderr)
+        return EXIT_USAGE
     from .scratch import owned_tempdir
     with owned_tempdir():  # TileLang's, g++'s and the workers' temporary files: removed at the end
         if args.command == "check":
