@@ -7,7 +7,9 @@
 // inputs (the first `num_valid` of them) in rank order, and the block meets again so that the
 // storage can be used again. (CUB defines the result in thread 0 only; every thread gets it.)
 // The fold order is not CUB's tree: a float sum differs by rounding, which the checks' fp32_accum
-// tolerance covers. Other CUB collectives are not provided.
+// tolerance covers. KeyValuePair with ArgMax / ArgMin (the block-wide arg max of a top-k
+// selection) folds as CUB's operators do: the larger (smaller) value, the lower key on a tie.
+// Other CUB collectives are not provided.
 #ifndef CUDA2TILE_C2T_CUB_H
 #define CUDA2TILE_C2T_CUB_H
 
@@ -43,6 +45,30 @@ struct Max {
 };
 struct Min {
     template <typename T, typename U> auto operator()(const T& a, const U& b) const -> decltype(a + b) { return b < a ? b : a; }
+};
+
+template <typename K, typename V>
+struct KeyValuePair {
+    typedef K Key;
+    typedef V Value;
+    K key;
+    V value;
+    KeyValuePair() = default;  // trivial, as __shared__ storage of them needs (a static on the CPU)
+    KeyValuePair(const K& k, const V& v) : key(k), value(v) {}
+    bool operator!=(const KeyValuePair& b) const { return value != b.value || key != b.key; }
+};
+
+struct ArgMax {
+    template <typename K, typename V>
+    KeyValuePair<K, V> operator()(const KeyValuePair<K, V>& a, const KeyValuePair<K, V>& b) const {
+        return (b.value > a.value || (a.value == b.value && b.key < a.key)) ? b : a;
+    }
+};
+struct ArgMin {
+    template <typename K, typename V>
+    KeyValuePair<K, V> operator()(const KeyValuePair<K, V>& a, const KeyValuePair<K, V>& b) const {
+        return (b.value < a.value || (a.value == b.value && b.key < a.key)) ? b : a;
+    }
 };
 
 template <typename T, int BLOCK_DIM_X, BlockReduceAlgorithm ALGORITHM = BLOCK_REDUCE_WARP_REDUCTIONS,
