@@ -341,6 +341,15 @@ def kernel_forms(report: dict, converted_only: bool = False) -> dict[str, dict[s
     return forms
 
 
+def _original_source(out_dir: Path, entry: dict) -> Path | None:
+    """The CUDA file of report.json's ``entry`` on this machine: where it was converted from, else
+    its copy in OUT; None where neither is here."""
+    for path in (entry.get("source"), entry.get("original") and out_dir / entry["original"]):
+        if path and Path(path).is_file():
+            return Path(path)
+    return None
+
+
 def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: dict, args: list[str] | None, *,
                          kernels=None, device: str = "cpu", include_dirs=(), defines=(), record_limit: int = 2,
                          run_timeout: float = 120.0, budget: int | None = None,
@@ -352,7 +361,7 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
 
     targets = [TraceTarget(e["file"], out_dir / e["output"],
                            [n for n in forms.get(e["file"], {}) if kernels is None or n in kernels],
-                           forms.get(e["file"], {})) for e in entries]
+                           forms.get(e["file"], {}), _original_source(out_dir, e)) for e in entries]
     sources = [Path(p) for p in prog.get("sources", [])]
     build = prog.get("build") or {}
     stem = trace_stem(prog)

@@ -351,6 +351,31 @@ def template_arity(masked: str) -> dict[str, tuple[int, bool]]:
     return out
 
 
+#: ``auto k = kernel<int, 4>;`` (``&kernel``, ``auto* k``): a local holding the kernel it launches
+_HELD_KERNEL_RE = r"\bauto\s*[*&]?\s*{name}\s*=\s*&?\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\s*<[^;{{}}()]*>)?)\s*;"
+
+
+def _held_kernel(text: str, masked: str, name: str, pos: int) -> str | None:
+    """The kernel that local ``name``, launched at ``pos`` (``name<<<...>>>``), holds: the
+    initialiser of its last ``auto name = kernel<...>;`` before the launch, in a scope that is
+    still open there and with no assignment to ``name`` between; None otherwise (a kernel that
+    is launched by its own name)."""
+    found = None
+    for m in re.finditer(_HELD_KERNEL_RE.format(name=re.escape(name)), masked[:pos]):
+        found = m
+    if found is None:
+        return None
+    between, depth = masked[found.end():pos], 0
+    for ch in between:
+        depth += ch == "{"
+        depth -= ch == "}"
+        if depth < 0:  # the declaration's block closed before the launch
+            return None
+    if re.search(r"\b" + re.escape(name) + r"\s*=(?!=)", between):
+        return None
+    return text[found.start(1):found.end(1)]
+
+
 def rewrite_launches(text: str, device: str = "cpu") -> str:
     """Replace every ``<<<>>>`` launch by a call of the CPU header's launcher (``device="gpu"``:
     of the recording launcher of ``cpu/c2t_gpu_trace.h``, which still launches with ``<<<>>>``)."""
@@ -364,8 +389,11 @@ def rewrite_launches(text: str, device: str = "cpu") -> str:
     for L in launches:
         out.append(text[pos:L.start])
         kernel = L.kernel
-        instance = f", ::c2t::instance_name<&{kernel.strip()}>()" if _names_instance(kernel.strip(), arity) else ""
-        name = _c_string(kernel)
+        # a local that holds the kernel (``auto k = kern<int>; k<<<...>>>``): filed under the kernel
+        named = (_held_kernel(text, masked, kernel.strip(), L.start) if _IDENT.fullmatch(kernel.strip()) else None) \
+            or kernel.strip()
+        instance = f", ::c2t::instance_name<&{named}>()" if _names_instance(named, arity) else ""
+        name = _c_string(named)
         if kernel.strip() in _macro_params_at(masked, L.start):
             # k<<<...>>>() in ``#define call_kernel(k, ...)``: the kernel the macro is given,
             # named when it expands (``&init``), not the parameter's name

@@ -25,6 +25,7 @@ class TraceTarget:
     module: Path            # its migrated module
     names: list[str]        # its kernels to check
     forms: dict             # kernel -> (form, reason, tolerance, number of parameters) from report.json
+    original: Path | None = None  # the CUDA file its kernels are defined in, to run one alone
 
     def launches_of(self, name: str, launches) -> list:
         """The recorded ``launches`` of kernel ``name`` of this file: a launch of an overload of the
@@ -60,7 +61,7 @@ def check_traces(module: Path, cu_path: Path, names: list[str], forms: dict, run
                  budget: int | None = None, units=(), replay_timeout: float | None = None) -> list[KernelCheck]:
     """One check per kernel of ``names`` (in ``module``, converted from ``cu_path``) from the
     launches of the program's run; see :func:`check_program`."""
-    target = TraceTarget(display or cu_path.name, module, list(names), forms)
+    target = TraceTarget(display or cu_path.name, module, list(names), forms, Path(cu_path))
     return check_program([target], cu_path, run_args, units=units, trace_dir=trace_dir, work_dir=work_dir,
                          limit=limit, timeout=timeout, device=device, include_dirs=include_dirs,
                          defines=defines, source_dir=source_dir, budget=budget, replay_timeout=replay_timeout)
@@ -154,6 +155,8 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     timings["replay"] = round(time.perf_counter() - ran, 2)
     failed = [c for c in out if c.status == "fail"]
     if failed:  # is it the migration, or does the original itself not repeat its launch?
+        failed = [c for c in failed if not _flag_order_dependent(c, targets, rec, include_dirs, defines, timeout)]
+    if failed:
         again = record(lib, run_args, trace_dir / "again", limit=limit, timeout=timeout, cwd=run_dir, packed=packed,
                        **({"schedule": "reverse"} if record_on != "cuda" else {}), **extra)
         for check in failed:
@@ -170,6 +173,36 @@ def _gpu_present() -> bool:
         return shutil.which("nvidia-smi") is not None
 
 
+def _flag_order_dependent(check: KernelCheck, targets, rec, include_dirs, defines, timeout: float) -> bool:
+    """A failed replay whose original kernel, run alone on the launch's recorded inputs, leaves
+    other results with its threads in reverse order than in forward order (:mod:`.original_order`):
+    the original's finding, an ``error`` that says so (the tolerance unchanged). Returns whether
+    it was flagged; where the kernel cannot be run alone, a finding says why."""
+    from .original_order import order_dependence
+
+    target = next((t for t in targets if t.display == check.file), None)
+    launch = None if target is None else next(
+        (L for L in target.launches_of(check.kernel, rec.launches) if L.number == check.launch and not L.skipped), None)
+    if target is None or target.original is None or launch is None:
+        return False
+    verdict = order_dependence(target.module, launch, target.original, include_dirs=include_dirs,
+                               defines=defines, timeout=min(timeout, 120.0))
+    if verdict.status == "unjudged":
+        check.findings.append(f"the original kernel's order dependence was not judged: {verdict.message}")
+    if verdict.status != "differs":
+        return False
+    check.status = "error"
+    check.findings.append(f"original order-dependent: run alone on recorded launch {launch.number}'s inputs, "
+                          f"{launch.name} leaves other results with its threads in reverse order than in forward "
+                          f"order ({verdict.message}; alone in forward order it "
+                          f"{'left' if verdict.reproduced else 'did not leave'} what the recording holds)")
+    check.message = (f"the original kernel computes its recorded launch {launch.number} differently with its "
+                     "threads in another order (threads that read what others write without a barrier between, "
+                     "a read of memory no thread wrote, or atomics in float order): the replay cannot judge the migration; tolerance unchanged. "
+                     f"Forward against reverse: {verdict.message}. Replay said: {check.message}")
+    return True
+
+
 def _flag_unrepeatable(check: KernelCheck, first, again) -> None:
     """A failed replay whose original launch left other bytes when the program ran again (on the
     CPU executor with its threads and blocks in reverse order; on a GPU as the GPU schedules
@@ -183,15 +216,18 @@ def _flag_unrepeatable(check: KernelCheck, first, again) -> None:
         if L.name != check.kernel or L.number != check.launch or L.skipped or key(L) not in runs:
             continue
         other = runs[key(L)]
-        if other.before != L.before:
+        if other.before != L.before or other.globals_before != L.globals_before:
             check.findings.append("the program's inputs to this launch differ between two runs (seeded from the "
-                                  "clock?): the original's repeatability was not judged")
+                                  "clock, or an earlier kernel whose result depends on its threads' order?): the "
+                                  "original's repeatability was not judged")
             return
-        moved = [a for a in L.after if other.after.get(a) != L.after[a]]
+        moved = [f"allocation {a}" for a in L.after if other.after.get(a) != L.after[a]]
+        moved += [f"__device__ global '{g}'" for g in L.globals_after
+                  if other.globals_after.get(g) != L.globals_after[g]]
         if moved:
             check.status = "error"
             check.findings.append(f"original not repeatable: launch {L.number} of {L.kernel} left different bytes in "
-                                  f"allocation {moved[0]} when its threads ran in reverse order")
+                                  f"{moved[0]} when its threads ran in reverse order")
             check.message = (f"the original kernel does not repeat its own recorded launch {L.number} (a race, atomics "
                              "in float order or a read of uninitialised memory): the replay cannot judge the "
                              f"migration; tolerance unchanged. Replay said: {check.message}")

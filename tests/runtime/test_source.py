@@ -173,3 +173,32 @@ def test_a_launch_in_a_macro_is_named_by_the_kernel_the_macro_is_given():
     assert out.count("\n") == src.count("\n")
     assert ".named(::c2t::instance_name<&k>(), ::c2t::instance_name<&k>())" in out
     assert '.named("init")' in out  # a launch outside the macro keeps its written name
+
+
+def test_a_launch_through_a_local_that_holds_the_kernel_is_named_by_that_kernel():
+    """``auto k = kern<int, fill>; k<<<...>>>`` (the pool's moe-align): the launch is filed under
+    the kernel the local holds, with its instance, so that the replay finds the kernel's launches
+    (and fast-forward counts them per kernel); a local whose declaration's block has closed, or
+    that is assigned again before the launch, is filed under its own name as before."""
+    src = """
+    template <typename T, int F> __global__ void kern(T* y) { }
+    __global__ void plain(float* y) { }
+    void host(float* y) {
+        constexpr int fill = 256;
+        auto k = kern<float, fill>;
+        k<<<1, 32>>>(y);
+        auto* p = &plain;
+        p<<<1, 1>>>(y);
+        { auto q = plain; }
+        q<<<1, 1>>>(y);
+        auto r = plain;
+        r = kern<float, 4>;
+        r<<<1, 1>>>(y);
+    }
+    """
+    out = rewrite_launches(src)
+    assert ('.named("kern<float, fill>", ::c2t::instance_name<&kern<float, fill>>()).go([&](auto&... c2t_a_) '
+            '{ k(c2t_a_...); }, y)') in out
+    assert '.named("plain").go([&](auto&... c2t_a_) { p(c2t_a_...); }, y)' in out
+    assert '.named("q").go(' in out and '.named("r").go(' in out
+    assert out.count("\n") == src.count("\n")

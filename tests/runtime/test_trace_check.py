@@ -211,10 +211,12 @@ def test_an_original_that_does_not_repeat_its_launch_is_its_own_finding_not_a_mi
     out = tmp_path / "out"
     main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "256"])
     (check,) = _checks(out).values()
-    assert check["status"] == "error" and "does not repeat its own recorded launch 0" in check["message"]
-    assert check["findings"] == ["original not repeatable: launch 0 of rotate_racy left different bytes in "
-                                 "allocation 1 when its threads ran in reverse order"]
-    assert (out / "traces" / "record_race" / "again" / "manifest.jsonl").is_file()
+    # the kernel alone on the launch's recorded inputs, forward and reverse: no second run of the program
+    assert check["status"] == "error" and "computes its recorded launch 0 differently" in check["message"]
+    (finding,) = check["findings"]
+    assert finding.startswith("original order-dependent: run alone on recorded launch 0's inputs, rotate_racy "
+                              "leaves other results with its threads in reverse order than in forward order (out: ")
+    assert not (out / "traces" / "record_race" / "again").exists()
 
 
 def test_record_on_cuda_builds_the_program_with_nvcc_and_needs_a_gpu(multi_unit, tmp_path):
@@ -548,3 +550,54 @@ def test_a_cu_file_a_host_source_includes_is_parsed_in_its_place(tmp_path):
         assert k["form"] != "unsupported", k
         assert not [d for d in k["diagnostics"] if d["code"] in ("M1101", "M1001", "M1209")], k
         assert (k["check"]["status"], k["check"]["inputs"]) == ("pass", "trace"), k["check"]
+
+
+def test_an_original_whose_threads_order_decides_its_result_is_its_own_finding(tmp_path):
+    """Written the way hungarian's step_4 is: threads cover rows and uncover columns through
+    volatile __device__ flags that other threads read between the same barriers. The replay
+    differs from the recording, and the original kernel, run alone on the launch's recorded
+    inputs (its __device__ globals, a bool among them), leaves other results in reverse order
+    than in forward order: an error naming that, with no second run of the whole program."""
+    src = tmp_path / "record_cover_race.cu"
+    shutil.copy(FIXTURES / "runtime" / "record_cover_race.cu", src)
+    out = tmp_path / "out"
+    main(["convert", str(src), "-o", str(out), "-q", "--check", "cpu", "--run", "7"])
+    (check,) = _checks(out).values()
+    assert check["status"] == "error" and check["launch"] == 0
+    assert "computes its recorded launch 0 differently with its threads in another order" in check["message"]
+    assert "Replay said: recorded launch 0 of 1: cover_row:" in check["message"]
+    (finding,) = check["findings"]
+    assert finding.startswith("original order-dependent: run alone on recorded launch 0's inputs, prime_zeros "
+                              "leaves other results with its threads in reverse order than in forward order (")
+    assert finding.endswith("alone in forward order it left what the recording holds)")
+    assert not (out / "traces" / "record_cover_race" / "again").exists()
+
+
+def _launch(before: dict, after: dict) -> "Launch":
+    from migrate.runtime.traces import Launch
+    return Launch(0, "k", 0, (1, 1, 1), (32, 1, 1), 0, 0, (), globals_before=before, globals_after=after)
+
+
+def test_a_whole_program_run_again_compares_the_device_globals_of_the_launch():
+    """A kernel that reads and writes only __device__ globals (no arguments): the second run's
+    globals are compared, before (inputs that moved: not judged) and after (not repeatable)."""
+    from migrate.runtime.kernel_check import KernelCheck
+    from migrate.runtime.trace_check import _flag_unrepeatable
+    from migrate.runtime.traces import Recording
+
+    def recording(before, after):
+        return Recording(0, "", "", (_launch({"g": before}, {"g": after}),))
+
+    def flagged(first, again):
+        check = KernelCheck("f.cu", "k", "k@trace", "cpu", "fail", inputs="trace", launch=0, message="m")
+        _flag_unrepeatable(check, first, again)
+        return check
+
+    moved = flagged(recording(b"\1\0", b"\2\0"), recording(b"\1\0", b"\3\0"))
+    assert moved.status == "error" and "does not repeat its own recorded launch 0" in moved.message
+    assert moved.findings == ["original not repeatable: launch 0 of k left different bytes in __device__ global "
+                              "'g' when its threads ran in reverse order"]
+    inputs = flagged(recording(b"\1\0", b"\2\0"), recording(b"\4\0", b"\3\0"))
+    assert inputs.status == "fail" and "inputs to this launch differ between two runs" in inputs.findings[0]
+    same = flagged(recording(b"\1\0", b"\2\0"), recording(b"\1\0", b"\2\0"))
+    assert same.status == "fail" and same.findings == []
