@@ -278,12 +278,17 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
     """Analyse and emit one parsed file: per-kernel results, file diagnostics, module text.
     Kernels named in ``no_lift`` (every kernel, without ``lift``) keep the portable form even
     where a lift applies."""
+    from .emit.hybrid import HybridContext
     from .pipeline import Options, migrate_unit
 
     kernels, file_diags = analyse(parsed, display)
+    build = getattr(parsed, "build", None)  # (a ParsedFile of an older cache has none)
+    hybrid = None if build is None else HybridContext(
+        display, parsed.path, build.includer, build.include_dirs, build.defines,
+        dict(parsed.kernel_namespaces), frozenset(parsed.specialised_kernels))
     try:
         options = Options(lift=lift, no_lift=frozenset(no_lift), allow_tf32=allow_tf32, keep_original=keep_original)
-        module = migrate_unit(parsed.unit, display, parsed.by_kernel, options)
+        module = migrate_unit(parsed.unit, display, parsed.by_kernel, options, hybrid)
     except Exception:  # a bug in the emitter: the file's kernels are reported, never a crash
         message = "internal error while emitting: " + traceback.format_exc(limit=3).strip().splitlines()[-1]
         diag = make("M9001", Span.point(parsed.path), message)
