@@ -273,11 +273,12 @@ def preload() -> None:
 
 
 def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
-                 no_lift: frozenset = frozenset(), lift: bool = True, allow_tf32: bool = False
-                 ) -> tuple[list[KernelResult], list[Diagnostic], str]:
+                 no_lift: frozenset = frozenset(), lift: bool = True, allow_tf32: bool = False,
+                 no_hybrid: dict | None = None) -> tuple[list[KernelResult], list[Diagnostic], str]:
     """Analyse and emit one parsed file: per-kernel results, file diagnostics, module text.
     Kernels named in ``no_lift`` (every kernel, without ``lift``) keep the portable form even
-    where a lift applies."""
+    where a lift applies; kernels in ``no_hybrid`` (name -> why: nvcc did not build the wrapper)
+    stay unsupported where they would be kept as CUDA."""
     from .emit.hybrid import HybridContext
     from .pipeline import Options, migrate_unit
 
@@ -285,7 +286,7 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
     build = getattr(parsed, "build", None)  # (a ParsedFile of an older cache has none)
     hybrid = None if build is None else HybridContext(
         display, parsed.path, build.includer, build.include_dirs, build.defines,
-        dict(parsed.kernel_namespaces), frozenset(parsed.specialised_kernels))
+        dict(parsed.kernel_namespaces), frozenset(parsed.specialised_kernels), dict(no_hybrid or {}))
     try:
         options = Options(lift=lift, no_lift=frozenset(no_lift), allow_tf32=allow_tf32, keep_original=keep_original)
         module = migrate_unit(parsed.unit, display, parsed.by_kernel, options, hybrid)

@@ -60,6 +60,9 @@ class HybridContext:
     defines: tuple[str, ...] = ()
     namespaces: dict = field(default_factory=dict)  # kernel -> its namespaces, outermost first
     specialised: frozenset = frozenset()  # kernel templates with explicit specialisations
+    #: kernels (instances by their own names) whose wrapper nvcc did not build -> its first error
+    #: (``migrate convert --verify-hybrid``)
+    refused: dict = field(default_factory=dict)
 
     def include(self) -> str:
         """The file the hybrid source ``#include``s, relative to the module's folder (which mirrors
@@ -244,6 +247,8 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
     called with the instance's arguments) kept as CUDA, with ``diagnostics``; :class:`NotHybrid`
     when it cannot be (``seen``: every diagnostic of the kernel, the frontend's too)."""
     own = template or fn
+    if fn.name in ctx.refused:
+        raise NotHybrid(f"its wrapper does not build with nvcc: {ctx.refused[fn.name]}")
     errors = [d for d in seen if d.code in _UNBUILDABLE]
     if errors:
         raise NotHybrid(f"its CUDA does not compile with the tool's headers ({errors[0].code}), so no "
