@@ -25,6 +25,33 @@ SOURCE_SUFFIXES = (".cu", ".cuh")
 _GLOBAL = re.compile(r"\b__global__\b")
 
 
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+
+
+def uncopied_headers(path: Path) -> bool:
+    """Whether ``path`` includes with quotes, at any depth, a file beside an includer that a
+    conversion does not copy into OUT (a plain header: only CUDA files are copied): a kernel of
+    it kept as CUDA (the hybrid form) is then built with its original folder searched too."""
+    seen, stack = set(), [Path(path).resolve()]
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            text = p.read_text(errors="replace")
+        except OSError:
+            continue
+        for name in _QUOTED_INCLUDE.findall(text):
+            found = p.parent / name
+            if not found.is_file():
+                continue  # found through an include folder, which the build lists anyway
+            if found.suffix not in SOURCE_SUFFIXES and not is_cuda_header(found):
+                return True
+            stack.append(found.resolve())
+    return False
+
+
 def is_cuda_header(path: Path) -> bool:
     """A C++ header that defines or declares a ``__global__`` function outside its comments."""
     if path.suffix not in KERNEL_HEADER_SUFFIXES:
@@ -284,8 +311,10 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
 
     kernels, file_diags = analyse(parsed, display)
     build = getattr(parsed, "build", None)  # (a ParsedFile of an older cache has none)
+    unit_file = Path(build.includer or parsed.path) if build is not None else None
+    own = (str(Path(parsed.path).resolve().parent),) if unit_file is not None and uncopied_headers(unit_file) else ()
     hybrid = None if build is None else HybridContext(
-        display, parsed.path, build.includer, build.include_dirs, build.defines,
+        display, parsed.path, build.includer, own + tuple(build.include_dirs), build.defines,
         dict(parsed.kernel_namespaces), frozenset(parsed.specialised_kernels), dict(no_hybrid or {}))
     try:
         options = Options(lift=lift, no_lift=frozenset(no_lift), allow_tf32=allow_tf32, keep_original=keep_original)

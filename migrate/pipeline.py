@@ -94,7 +94,7 @@ from .analysis.prepare.written_params import written_parameters
 from .diagnostics import Diagnostic, make
 from .emit.device import emit_device_function, extra_params
 from .emit.dispatch import template_output
-from .emit.hybrid import HybridContext, NotHybrid, hybrid_output
+from .emit.hybrid import HybridContext, NotHybrid, hybrid_output, instance_models
 from .emit.kernel import KernelOutput, KernelPrinter
 from .emit.module import ModuleOutput, render_module
 from .ir import model as m
@@ -959,6 +959,17 @@ def kept_as_cuda(out: KernelOutput, fn: m.Function, unit: m.TranslationUnit, ctx
                                                        f"{kept.signature.hybrid_include} ({flags})"))
         return kept
 
+    if out.instances is None and fn.template_params:  # the template's instances, each kept so
+        try:
+            models = instance_models(fn)
+        except NotHybrid as exc:
+            out.diagnostics.append(make("M3009", fn.span, f"not kept as CUDA either: {exc}"))
+            return out
+        seen = list(frontend_diags.get(fn.name, [])) + list(out.diagnostics)
+        fn = dataclasses.replace(fn, instances=models)
+        outs = [one(KernelOutput(inst.name, Form.UNSUPPORTED, out.reason, diagnostics=list(seen)), inst, fn)
+                for inst in models]
+        return template_output(fn, outs)
     if out.instances is None:
         return one(out, fn)
     instances = [o if o.form != Form.UNSUPPORTED else one(o, inst, fn)

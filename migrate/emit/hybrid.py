@@ -18,12 +18,13 @@ unknown size) or that reads a global the program's host code fills is refused (:
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..dtypes import BY_NAME
+from ..dtypes import BY_NAME, TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.loops import Form
 from .kernel import KernelOutput
@@ -72,11 +73,10 @@ class HybridContext:
         return Path(self.display).name
 
     def folders(self) -> tuple[str, ...]:
-        """The folders nvcc searches after the module's own: the file's original folder and the
-        build's include folders (absolute paths of the machine that converted it)."""
-        out = [str(Path(self.file).resolve().parent)]
-        out += [str(Path(d).resolve()) for d in self.include_dirs if str(Path(d).resolve()) not in out]
-        return tuple(out)
+        """The folders nvcc searches after the module's own (absolute paths of the machine that
+        converted it): the build's include folders, and the file's original folder where it
+        includes headers the conversion does not copy beside the module."""
+        return tuple(dict.fromkeys(str(Path(d).resolve()) for d in self.include_dirs))
 
 
 def scalar_bytes(t: m.CType) -> int | None:
@@ -143,6 +143,52 @@ def host_filled_global(fn: m.Function, unit: m.TranslationUnit, callees) -> str 
             if isinstance(node, m.Ref) and node.name in names:
                 return f"{names[node.name].storage} '{node.name}'"
     return None
+
+
+def _template_value(param: m.TemplateParam, arg: str):
+    """A template argument as a factory takes it: a type's dtype (its spelling where it has
+    none), a value's integer (its text where it is a name: ``BLOCK``)."""
+    text = " ".join(arg.split())
+    if param.kind == "type":
+        return TEMPLATE_SPELLINGS.get(text.removeprefix("const "), text)
+    try:
+        return int(text.rstrip("uUlL"), 0) if text not in ("true", "false") else int(text == "true")
+    except ValueError:
+        return text
+
+
+def _substituted(t: m.CType, types: dict) -> m.CType:
+    if isinstance(t, m.TemplateType) and t.name in types:
+        return types[t.name]
+    if isinstance(t, m.Pointer):
+        return m.Pointer(_substituted(t.pointee, types), t.const, t.restrict, t.volatile)
+    return t
+
+
+def instance_models(fn: m.Function) -> tuple[m.Function, ...]:
+    """A kernel template's instances (from its launch sites: ``fn.instantiations``) as kernels of
+    their own, for the hybrid form only: named ``<kernel>__<arguments>``, their parameters of the
+    template's types those the arguments name (a type with no dtype stays the template's: a
+    pointer to it is passed as its memory), their factory values derived where the frontend gave
+    none; :class:`NotHybrid` without instances."""
+    insts = [i for i in fn.instantiations if len(i.args) == len(fn.template_params)]
+    if not insts:
+        raise NotHybrid("a kernel template that no launch site instantiates with its arguments")
+    out, seen = [], set()
+    for inst in insts:
+        values = tuple(inst.values) if len(inst.values) == len(fn.template_params) else \
+            tuple(_template_value(p, a) for p, a in zip(fn.template_params, inst.args))
+        suffix = "_".join(re.sub(r"\W+", "_", a).strip("_") for a in inst.args)
+        name = f"{fn.name}__{suffix}"
+        if name in seen:
+            continue
+        seen.add(name)
+        types = {p.name: m.Scalar(v) for p, v in zip(fn.template_params, values)
+                 if p.kind == "type" and isinstance(v, str) and v in BY_NAME and v != "void"}
+        params = tuple(dataclasses.replace(p, type=_substituted(p.type, types)) for p in fn.params)
+        out.append(dataclasses.replace(fn, name=name, params=params, template_params=(), instances=(),
+                                       instantiations=(dataclasses.replace(inst, values=values),)))
+    return tuple(out)
 
 
 # -- the CUDA text ---------------------------------------------------------------------------------
