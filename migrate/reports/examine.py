@@ -173,5 +173,5 @@ def run_examine(cv, files, parsed, out_dir: Path, args, out, err, start: float, 
     path.write_text(json.dumps(ex, indent=2) + "\n")
     out.print(f"examine: {path}", markup=False, highlight=False, soft_wrap=True)
     # as for convert: suppression hides diagnostics, it does not change the exit status
-    blocked = any(k.form == "unsupported" for r in results for k in r.kernels) or cv.error_count(results) > 0
+    blocked = any(k.form in NOT_MIGRATED for r in results for k in r.kernels) or cv.error_count(results) > 0
     return 1 if blocked else 0
