@@ -106,7 +106,7 @@ def test_a_macro_where_c_may_not_call_it_is_refused(tmp_path):
     # right of &&, the call is a test computed where C evaluates it (analysis.prepare.effect_conditions)
     assert ones["form"] == "tile", ones["reason"]
     assert bump["form"] in ("hybrid", "unsupported") and "'bump' called in a branch of '?:'" in bump["reason"]
-    assert [d["code"] for d in bump["diagnostics"]] == ["M3001"]
+    assert [d["code"] for d in bump["diagnostics"] if d["code"] not in ("M3008", "M3009")] == ["M3001"]
 
 
 def test_expression_functions_and_effects(tmp_path):
@@ -349,7 +349,7 @@ def test_a_macro_that_reads_memory_in_a_branch_of_a_conditional_is_refused(tmp_p
     for k in (arg, call):
         assert k["form"] in ("hybrid", "unsupported") and "'clamp_one' called in a branch of '?:'" in k["reason"] \
             and "its arguments read memory" in k["reason"], k["reason"]
-    assert [d["code"] for d in load_["diagnostics"]] == ["M3001"]
+    assert [d["code"] for d in load_["diagnostics"] if d["code"] not in ("M3008", "M3009")] == ["M3001"]
     # a load in a plain function's expression, and a macro of values alone, are still printed
     expr = kernels["guarded_expr"]
     assert expr["form"] == "tile" and expr["check"]["status"] == "pass", expr["check"]
