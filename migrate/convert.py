@@ -310,12 +310,14 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
     from .pipeline import Options, migrate_unit
 
     kernels, file_diags = analyse(parsed, display)
-    build = getattr(parsed, "build", None)  # (a ParsedFile of an older cache has none)
-    unit_file = Path(build.includer or parsed.path) if build is not None else None
-    own = (str(Path(parsed.path).resolve().parent),) if unit_file is not None and uncopied_headers(unit_file) else ()
-    hybrid = None if build is None else HybridContext(
-        display, parsed.path, build.includer, own + tuple(build.include_dirs), build.defines,
-        dict(parsed.kernel_namespaces), frozenset(parsed.specialised_kernels), dict(no_hybrid or {}))
+    build = parsed.build
+
+    def own_folder() -> tuple[str, ...]:  # asked only where a kernel is kept as CUDA
+        return (str(Path(parsed.path).resolve().parent),) if uncopied_headers(Path(build.includer or parsed.path)) \
+            else ()
+    hybrid = HybridContext(
+        display, parsed.path, build.includer, tuple(build.include_dirs), build.defines,
+        dict(parsed.kernel_namespaces), frozenset(parsed.specialised_kernels), dict(no_hybrid or {}), own_folder)
     try:
         options = Options(lift=lift, no_lift=frozenset(no_lift), allow_tf32=allow_tf32, keep_original=keep_original)
         module = migrate_unit(parsed.unit, display, parsed.by_kernel, options, hybrid)

@@ -969,6 +969,9 @@ def kept_as_cuda(out: KernelOutput, fn: m.Function, unit: m.TranslationUnit, ctx
         fn = dataclasses.replace(fn, instances=models)
         outs = [one(KernelOutput(inst.name, Form.UNSUPPORTED, out.reason, diagnostics=list(seen)), inst, fn)
                 for inst in models]
+        if all(o.form == Form.UNSUPPORTED for o in outs):  # none kept: the template as it was, and why
+            out.diagnostics.append(next(d for d in outs[0].diagnostics if d.code == "M3009"))
+            return out
         return template_output(fn, outs)
     if out.instances is None:
         return one(out, fn)

@@ -23,6 +23,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..dtypes import BY_NAME, TEMPLATE_SPELLINGS
 from ..ir import model as m
@@ -64,6 +65,8 @@ class HybridContext:
     #: kernels (instances by their own names) whose wrapper nvcc did not build -> its first error
     #: (``migrate convert --verify-hybrid``)
     refused: dict = field(default_factory=dict)
+    #: the folders the file's own headers need, asked when a kernel is kept (reading them costs)
+    own_folders: Callable[[], tuple] = lambda: ()
 
     def include(self) -> str:
         """The file the hybrid source ``#include``s, relative to the module's folder (which mirrors
@@ -76,7 +79,7 @@ class HybridContext:
         """The folders nvcc searches after the module's own (absolute paths of the machine that
         converted it): the build's include folders, and the file's original folder where it
         includes headers the conversion does not copy beside the module."""
-        return tuple(dict.fromkeys(str(Path(d).resolve()) for d in self.include_dirs))
+        return tuple(dict.fromkeys(str(Path(d).resolve()) for d in (*self.own_folders(), *self.include_dirs)))
 
 
 def scalar_bytes(t: m.CType) -> int | None:
