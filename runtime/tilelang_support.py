@@ -921,7 +921,10 @@ def hybrid_arguments(sig: Signature, args, device=None) -> list:
         if kind == "scalar":
             if isinstance(value, torch.Tensor):
                 value = value.item()
-            raw = np.array(value, dtype=_dtypes.BY_NAME[dtype].numpy or dtype).tobytes()
+            if dtype == "bfloat16":  # numpy has none: torch's bits
+                raw = torch.tensor(value, dtype=torch.bfloat16).view(torch.int16).numpy().tobytes()
+            else:
+                raw = np.array(value, dtype=_dtypes.BY_NAME[dtype].numpy or dtype).tobytes()
         else:  # a vector or struct by value: its bytes
             raw = value.tobytes() if hasattr(value, "tobytes") else bytes(value)
             if isinstance(value, torch.Tensor):
