@@ -933,7 +933,7 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
             out.diagnostics.append(make("M3001", exc.span or device[bad[0]].span, out.reason))
     if hybrid is not None:
         kernels = {fn.name: fn for fn in original.kernels}
-        outputs = [kept_as_cuda(out, kernels[out.name], original, hybrid, frontend_diags)
+        outputs = [kept_as_cuda(out, kernels[out.name], original, hybrid, frontend_diags, failed)
                    if out.form == Form.UNSUPPORTED and out.name in kernels else out for out in outputs]
     for out in outputs:
         out.defaults = launch_defaults(unit, out.name)
@@ -941,11 +941,13 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
 
 
 def kept_as_cuda(out: KernelOutput, fn: m.Function, unit: m.TranslationUnit, ctx: HybridContext,
-                 frontend_diags: dict[str, list[Diagnostic]]) -> KernelOutput:
+                 frontend_diags: dict[str, list[Diagnostic]], failed: dict | None = None) -> KernelOutput:
     """The kernel ``fn``, not migrated (``out``), kept as its CUDA (form ``hybrid``, note M3008);
     ``out`` with error M3009 saying why where it cannot be. A template converted per instance
-    keeps each instance that is not migrated so (its form the lowest of its instances')."""
+    keeps each instance that is not migrated so (its form the lowest of its instances'); an
+    instance that calls a device function whose macro failed (``failed``: name -> why) is one."""
     device = {f.name: f for f in unit.device_functions}
+    failed = failed or {}
 
     def one(out: KernelOutput, fn: m.Function, template: m.Function | None = None) -> KernelOutput:
         seen = list(frontend_diags.get(fn.name, [])) + list(out.diagnostics)
@@ -975,8 +977,14 @@ def kept_as_cuda(out: KernelOutput, fn: m.Function, unit: m.TranslationUnit, ctx
         return template_output(fn, outs)
     if out.instances is None:
         return one(out, fn)
-    instances = [o if o.form != Form.UNSUPPORTED else one(o, inst, fn)
-                 for o, inst in zip(out.instances.outputs, fn.instances)]
+    instances = []
+    for o, inst in zip(out.instances.outputs, fn.instances):
+        bad = [n for n in o.macros if n in failed]
+        if o.form != Form.UNSUPPORTED and bad:  # its macro was not printed: not migrated either
+            reason = f"device function '{bad[0]}': {failed[bad[0]]}"
+            o = KernelOutput(o.name, Form.UNSUPPORTED, reason, diagnostics=list(o.diagnostics) + [
+                make("M3001", failed[bad[0]].span or device[bad[0]].span, reason)])
+        instances.append(o if o.form != Form.UNSUPPORTED else one(o, inst, fn))
     return template_output(fn, instances)
 
 
