@@ -958,7 +958,8 @@ def kept_as_cuda(out: KernelOutput, fn: m.Function, unit: m.TranslationUnit, ctx
             return out
         flags = " ".join([f"-I {d}" for d in kept.signature.hybrid_folders] + [f"-D{d}" for d in ctx.defines])
         kept.diagnostics.append(make("M3008", fn.span, f"kept as CUDA (hybrid form): nvcc builds it from "
-                                                       f"{kept.signature.hybrid_include} ({flags})"))
+                                                       f"{kept.signature.hybrid_include}"
+                                                       + (f" with {flags}" if flags else "")))
         return kept
 
     if out.instances is None and fn.template_params:  # the template's instances, each kept so
