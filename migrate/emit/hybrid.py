@@ -313,10 +313,14 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
         raise NotHybrid(f"it reads {state}, which the program's host code fills and the wrapper cannot")
     namespaces = tuple(ctx.namespaces.get(own.name, ()))
     text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name)
+    instance_args = tuple(fn.instantiations[0].args) if template is not None and fn.instantiations else ()
+    for t, arg in zip(own.template_params, instance_args):  # the entry is no template: the instance's values
+        if t.name:
+            bounds = re.sub(rf"\b{re.escape(t.name)}\b", f"({arg})", bounds)
     if '"""' in text:
         raise NotHybrid('its definition holds \'"""\', which the module\'s raw string cannot')
     qualified = "::".join([n for n in namespaces if n] + [BODY_PREFIX + own.name])
-    args = tuple(fn.instantiations[0].args) if template is not None and fn.instantiations else ()
+    args = instance_args
     cuda = (f"// {own.name} as a device function: its definition ({Path(ctx.display).name}, line {own.span.line}),"
             f" renamed\n{_namespaced(text, namespaces)}\n\n"
             "// the entry T.CUDASourceCodeKernel launches: the tensors' data pointers sorted by name (the CUDA\n"

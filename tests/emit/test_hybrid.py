@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(128) apply(const float* __restrict__ in, float
 }
 
 template <typename T, int N>
-__global__ void lanes(T* data, T add, unsigned int count)
+__global__ void __launch_bounds__(N) lanes(T* data, T add, unsigned int count)
 {
     unsigned int lane;
     asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
@@ -137,6 +137,7 @@ def test_kernels_the_tool_refuses_are_kept_as_cuda_behind_a_migrated_launcher(re
     assert 'extern "C" __global__ void __launch_bounds__(CUDA2TILE_BOUNDS_APPLY) cuda2tile_apply(unsigned char* ' \
            "p00_in, unsigned char* p01_out, unsigned char* p05_scalars, int n00, int n01, int n05)" in text
     assert "typedef decltype(&cuda2tile_body_lanes<int, 32>) F;" in text
+    assert "#define CUDA2TILE_BOUNDS_LANES__INT_32 (32)" in text  # a template's bounds, the instance's values
     # no path of this machine: the file includes no header the conversion leaves behind
     assert "hybrid_flags(__file__, (), ())" in text and str(out) not in text
 
