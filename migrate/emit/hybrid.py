@@ -133,10 +133,12 @@ def hybrid_params(fn: m.Function) -> tuple[tuple, tuple]:
 
 
 def host_filled_global(fn: m.Function, unit: m.TranslationUnit, callees) -> str | None:
-    """The first ``__constant__``/``__device__`` global without an initialiser that the kernel or
-    a device function it calls names: the program's host code fills it (cudaMemcpyToSymbol), which
-    a launch through the wrapper does not."""
-    names = {g.name: g for g in unit.globals if g.storage in ("constant", "device", "managed") and g.init is None}
+    """The first global the kernel or a device function it calls names that a wrapper cannot
+    give it: a ``__constant__`` without an initialiser (the program's host code fills it,
+    cudaMemcpyToSymbol), a ``__device__`` or ``__managed__`` variable (state the host sets or
+    other kernels share, which each wrapper, compiled apart, would hold its own copy of)."""
+    names = {g.name: g for g in unit.globals
+             if g.storage in ("device", "managed") or g.storage == "constant" and g.init is None}
     if not names:
         return None
     for f in (fn, *callees):
@@ -310,7 +312,8 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
     params, layout = hybrid_params(fn)
     state = host_filled_global(fn, unit, callees)
     if state is not None:
-        raise NotHybrid(f"it reads {state}, which the program's host code fills and the wrapper cannot")
+        raise NotHybrid(f"it reads {state}, which the program's host code fills or its kernels share: "
+                        "a wrapper, compiled apart, would hold its own copy")
     namespaces = tuple(ctx.namespaces.get(own.name, ()))
     text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name)
     instance_args = tuple(fn.instantiations[0].args) if template is not None and fn.instantiations else ()
