@@ -352,17 +352,20 @@ def factory_lines(fn: m.Function, own: m.Function, params: tuple, layout: tuple,
     lines.append(Line(1, f'"""The CUDA kernel `{fn.name}` as it is (hybrid form): compiled by nvcc from '
                          f'{ctx.include()}, GPUs only."""', ""))
     lines.append(Line(1, "if target == \"c\":", ""))
-    lines.append(Line(2, f"raise NotImplementedError(\"{fn.name} is kept as CUDA (hybrid form): it runs on GPUs only\")", ""))
+    lines.append(Line(2, f"raise NotImplementedError(\"{fn.name} is kept as CUDA (hybrid form): "
+                         "it runs on GPUs only\")", ""))
     lines.append(Line(1, f"source = hybrid_source(__file__, {ctx.include()!r}, {constant})", ""))
     names = [size for _t, size in tensors]
-    if names:
-        lines.append(Line(1, f"{', '.join(names)}{',' if len(names) == 1 else ''} = T.dynamic({', '.join(names)!r})", ""))
+    if names:  # (T.dynamic of one name is that variable, of several a tuple)
+        lines.append(Line(1, f"{', '.join(names)} = T.dynamic({', '.join(names)!r})", ""))
     lines.append(Line(0, "", ""))
     lines.append(Line(1, "@T.prim_func", ""))
     signature = ", ".join(f'{t}: T.Tensor(({n},), "uint8")' for t, n in tensors)
     lines.append(Line(1, f"def hybrid_{fn.name}({signature}):", ""))
-    lines.append(Line(2, "if shared_bytes:  # extern __shared__: T.CUDASourceCodeKernel launches without dynamic shared memory", ""))
-    lines.append(Line(3, f"source_kernel_with_shared(grid, block, shared_bytes, source, \"{ENTRY_PREFIX}{fn.name}\")", ""))
+    lines.append(Line(2, "if shared_bytes:  # extern __shared__: T.CUDASourceCodeKernel launches without "
+                         "dynamic shared memory", ""))
+    lines.append(Line(3, f"source_kernel_with_shared(grid, block, shared_bytes, source, "
+                         f"\"{ENTRY_PREFIX}{fn.name}\")", ""))
     lines.append(Line(2, "else:", ""))
     lines.append(Line(3, f"T.CUDASourceCodeKernel(*grid, threads=list(block), source_code_or_path=source, "
                          f"entry_name=\"{ENTRY_PREFIX}{fn.name}\")", tag))
