@@ -19,6 +19,8 @@ from pathlib import Path
 _NVCC_ERROR = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?:catastrophic )?error[^:]*: (?P<message>.+)$", re.M)
 #: a host compiler or preprocessor error: ``x.cu:12:10: fatal error: y.h: No such file or directory``
 _GCC_ERROR = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<message>.+)$", re.M)
+#: the PTX assembler's giving up: ``ptxas fatal   : Unresolved extern function '_Z3fooi'``
+_PTXAS_FATAL = re.compile(r"^ptxas fatal\s*: (?P<message>.+)$", re.M)
 #: the PTX assembler's: ``ptxas /tmp/x.ptx, line 28; error   : Unknown modifier '.such'``
 _PTXAS_ERROR = re.compile(r"^ptxas (?P<file>\S+), line (?P<line>\d+); error\s*: (?P<message>.+)$", re.M)
 
@@ -43,8 +45,11 @@ def first_error(output: str) -> str:
         if Path(file).name == "tvm_kernels.cu":
             file = "(the wrapper)"
         return f"{file}:{m.group('line')}: {m.group('message').strip()}"
+    fatal = _PTXAS_FATAL.search(output)
+    if fatal:  # the assembler's: a device function of another unit (nvcc -rdc) unresolved
+        return f"ptxas: {fatal.group('message').strip()}"
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    said = [line for line in lines if "error" in line.lower()]
+    said = [line for line in lines if "error" in line.lower() and "warning" not in line.lower()]
     return (said or lines or ["no output"])[0][:300]
 
 

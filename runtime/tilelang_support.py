@@ -835,7 +835,13 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
 
 #: What the entry of every hybrid kernel uses (``migrate.emit.hybrid``): the type of its body's
 #: I-th parameter, and a scalar read from its bytes (copied byte by byte: any offset, any type).
-HYBRID_PRELUDE = r"""// cuda2tile hybrid form: how an entry reads its kernel's arguments
+HYBRID_PRELUDE = r"""// cuda2tile hybrid form: TileLang's headers (above) define uint, uchar and ushort as macros, which
+// CUDA's own headers and programs use as names (CCCL's tuple interface of uchar4, a program's
+// typedef unsigned int uint): the source below sees them as nvcc alone gives them
+#undef uint
+#undef uchar
+#undef ushort
+// how an entry reads its kernel's arguments
 template <int I, typename... A> struct cuda2tile_nth;
 template <typename H, typename... R> struct cuda2tile_nth<0, H, R...> { typedef H type; };
 template <int I, typename H, typename... R> struct cuda2tile_nth<I, H, R...> {
