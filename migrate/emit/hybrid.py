@@ -162,6 +162,17 @@ def _template_value(param: m.TemplateParam, arg: str):
         return text
 
 
+def _enumerator(param: m.TemplateParam, arg: str) -> str:
+    """A template argument as C++ takes it: an enum parameter's value (``1``, as an instance's name
+    spells it) as its constant (``MUL``), which C++ does not convert from an integer."""
+    try:
+        value = int(arg.strip().rstrip("uUlL"), 0)
+    except ValueError:
+        return arg
+    named = [name for name, v in param.enumerators if v == value]
+    return named[0] if named else arg
+
+
 def _substituted(t: m.CType, types: dict) -> m.CType:
     if isinstance(t, m.TemplateType) and t.name in types:
         return types[t.name]
@@ -316,7 +327,8 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
                         "a wrapper, compiled apart, would hold its own copy")
     namespaces = tuple(ctx.namespaces.get(own.name, ()))
     text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name)
-    instance_args = tuple(fn.instantiations[0].args) if template is not None and fn.instantiations else ()
+    instance_args = tuple(_enumerator(t, a) for t, a in zip(own.template_params, fn.instantiations[0].args)) \
+        if template is not None and fn.instantiations else ()
     for t, arg in zip(own.template_params, instance_args):  # the entry is no template: the instance's values
         if t.name:
             bounds = re.sub(rf"\b{re.escape(t.name)}\b", f"({arg})", bounds)

@@ -306,3 +306,25 @@ def test_the_corpus_hybrid_kernel_runs_through_its_module_on_a_gpu(converted_cor
     n = x.size
     module.reduceMinFloat(torch.from_numpy(x).cuda(), out, n, grid=(n + 255) // 256, block=256)
     assert out.item() == x.min()
+
+
+def test_an_enum_template_argument_is_spelled_as_its_constant(tmp_path):
+    """C++ converts no integer to an enum template argument: an instance's entry names the
+    constant its value stands for."""
+    (tmp_path / "k.cu").write_text(r"""
+enum Op { ADD, MUL };
+template <typename T, Op OP>
+__global__ void combine(T* x, T v, int n)
+{
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = OP == ADD ? x[i] + v : x[i] * v;
+}
+int main() { float* x; cudaMalloc(&x, 256); combine<float, MUL><<<1, 64>>>(x, 2.0f, 64); return 0; }
+""")
+    main(["convert", str(tmp_path / "k.cu"), "-o", str(tmp_path / "out"), "-q"])
+    (row,) = json.loads((tmp_path / "out" / "report.json").read_text())["kernels"]
+    assert row["form"] == "hybrid", row
+    text = (tmp_path / "out" / "k.py").read_text()
+    assert "typedef decltype(&cuda2tile_body_combine<float, Op::MUL>) F;" in text
