@@ -52,21 +52,22 @@ def tabulate(report: dict, top: int = 25) -> tuple[str, dict]:
     kernels, files = report["kernels"], report["files"]
     forms = Counter(k["form"] for k in kernels)
     n = len(kernels) or 1
-    converted = sum(v for f, v in forms.items() if f != "unsupported")
+    converted = sum(v for f, v in forms.items() if f not in ("hybrid", "unsupported"))  # hybrid: kept as CUDA
     lines = [f"{len(files)} files, {len(kernels)} kernels: converted {converted} ({100 * converted / n:.1f} %), "
              + ", ".join(f"{f} {forms.get(f, 0)} ({100 * forms.get(f, 0) / n:.1f} %)"
                          for f in ("tile", "portable", "simt", "hybrid", "unsupported"))]
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     unnamed = []
     for k in kernels:
-        if k["form"] != "unsupported":
+        if k["form"] not in ("hybrid", "unsupported"):
             continue
         d = blocking(k)
         if d is None:
             unnamed.append(k)
             continue
         groups[(d["code"], shape(d["message"]))].append(k)
-    lines.append(f"\nblocking constructs ({sum(map(len, groups.values()))} unsupported kernels in {len(groups)} groups;"
+    lines.append(f"\nblocking constructs ({sum(map(len, groups.values()))} kernels not migrated (hybrid or unsupported)"
+                 f" in {len(groups)} groups;"
                  f" {len(unnamed)} with no diagnostic naming one):")
     lines.append(f"{'kernels':>7s}  code   construct (example)")
     for (code, msg), ks in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:top]:
@@ -77,12 +78,12 @@ def tabulate(report: dict, top: int = 25) -> tuple[str, dict]:
     file_codes = Counter(d["code"] for f in files for d in f["diagnostics"])
     lines.append("\nfile-level diagnostics: " + ", ".join(f"{c} {v}" for c, v in file_codes.most_common(8)))
     checks = Counter((k.get("check") or {}).get("status", "not checked") if isinstance(k.get("check"), dict)
-                     else (k.get("check") or "not checked") for k in kernels if k["form"] != "unsupported")
+                     else (k.get("check") or "not checked") for k in kernels if k["form"] not in ("hybrid", "unsupported"))
     lines.append("checks (converted kernels): " + ", ".join(f"{c} {v}" for c, v in checks.most_common()))
     lines.append(f"crashes (M9001): {len(crashes)}")
     for f, d in crashes[:10]:
         lines.append(f"  {f}:{d.get('line', '?')} {d['message'][:150]}")
-    stats = {"files": len(files), "kernels": len(kernels), "converted": converted,
+    stats = {"files": len(files), "kernels": len(kernels), "converted": converted, "hybrid": forms.get("hybrid", 0),
              "forms": dict(forms), "groups": [{"code": c, "construct": m, "kernels": len(ks)}
                                               for (c, m), ks in sorted(groups.items(), key=lambda kv: -len(kv[1]))],
              "unnamed": [f"{k['file']}:{k['line']} {k['kernel']}" for k in unnamed],

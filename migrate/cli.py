@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="hide these diagnostics, e.g. M1003,M1005-M1006 (repeatable; forms and the "
                            "exit status do not change)")
 
+    conv.add_argument("--verify-hybrid", dest="verify_hybrid", action="store_true",
+                      help="build every kernel kept as CUDA (form hybrid) with nvcc, where nvcc is on PATH; "
+                           "those that do not build stay unsupported (M3009 gives nvcc's first error)")
     conv.add_argument("--no-lift", dest="no_lift", action="store_true",
                       help="keep every kernel's CUDA thread structure (portable/simt forms): no tile form")
     conv.add_argument("--allow-tf32", dest="allow_tf32", action="store_true",
@@ -419,7 +422,7 @@ def cmd_convert(args) -> int:
 
     from . import convert as cv
     from .parse.frontend import ParseOptions, includers
-    from .reports.core import report_dict, write_json
+    from .reports.core import NOT_MIGRATED, report_dict, write_json
     from .reports.terminal import print_summary
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -547,6 +550,8 @@ def cmd_convert(args) -> int:
         if prog.problem:
             err.print(f"migrate: warning: M9003: {prog.problem}", markup=False)
     build = cv.build_record(files, options_for, base, args, found_dirs)  # OUT remembers how it was made
+    if args.verify_hybrid:
+        _verify_hybrid(args, out_dir, results, parsed, jobs, err)
     if args.check:
         failed = _check_converted(args, out_dir, results, jobs, out, parsed, programs, build)
     else:
@@ -568,7 +573,7 @@ def cmd_convert(args) -> int:
     print_summary(out, data, written)
 
     _close_manifest(manifest, err)
-    incomplete = any(k.form == "unsupported" for r in results for k in r.kernels) or \
+    incomplete = any(k.form in NOT_MIGRATED for r in results for k in r.kernels) or \
         cv.error_count(results) > 0 or failed or bool(unnamable)
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
@@ -587,6 +592,59 @@ def _close_manifest(manifest, err) -> None:
     if kept:
         err.print(f"migrate: kept {len(kept)} file(s) of the previous conversion that were changed since it "
                   f"wrote them (they are yours now): {shown(kept)}", markup=False)
+
+
+def _verify_hybrid(args, out_dir: Path, results, parsed, jobs: int, err) -> None:
+    """``--verify-hybrid``: build every hybrid kernel with nvcc (:mod:`migrate.runtime.hybrid_build`,
+    a child process per module, ``jobs`` at once, each within ``--timeout`` per kernel); a module
+    whose kernels do not all build is written again with those unsupported (M3009 gives nvcc's
+    first error)."""
+    import json
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    from . import convert as cv
+    from .runtime.hybrid_build import nvcc_available
+
+    todo = [r for r in results if r.output and any(k.form == "hybrid" for k in r.kernels)]
+    if not todo:
+        return
+    if not nvcc_available():
+        err.print("migrate: warning: --verify-hybrid: nvcc is not on PATH; the hybrid kernels were not built",
+                  markup=False)
+        return
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent.parent)]
+                                        + [p for p in [env.get("PYTHONPATH")] if p])
+
+    def build(r) -> dict:
+        module = str(cv.safe_output(out_dir, Path(r.output)))
+        kernels = sum(1 for k in r.kernels if k.form == "hybrid") * 4  # a template's instances: a few each
+        try:
+            done = subprocess.run([sys.executable, "-m", "migrate.runtime.hybrid_build", module], env=env,
+                                  capture_output=True, text=True, timeout=(args.timeout or 120) * kernels)
+            last = [line for line in done.stdout.splitlines() if line.startswith("{")]
+            return json.loads(last[-1]).get(module, {}) if last else \
+                {k.kernel: "the build did not finish: " + (done.stderr.strip().splitlines() or ["no output"])[-1]
+                 for k in r.kernels if k.form == "hybrid"}
+        except subprocess.TimeoutExpired:
+            return {k.kernel: "the build reached its time limit" for k in r.kernels if k.form == "hybrid"}
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        outcomes = list(pool.map(build, todo))
+    for r, outcome in zip(todo, outcomes):
+        failed = {name: why for name, why in outcome.items() if why}
+        if not failed:
+            continue
+        fresh, _diags, text = cv.convert_file(parsed[r.source.path], str(r.source.rel), args.keep_original_code,
+                                              lift=not args.no_lift, allow_tf32=args.allow_tf32, no_hybrid=failed)
+        cv.safe_output(out_dir, Path(r.output)).write_text(text)
+        r.lines_out = text.count("\n")
+        by_name = {k.kernel: k for k in fresh}
+        for k in r.kernels:
+            if k.kernel in by_name:
+                k.form, k.reason, k.diagnostics = by_name[k.kernel].form, by_name[k.kernel].reason, \
+                    by_name[k.kernel].diagnostics
 
 
 def _check_converted(args, out_dir: Path, results, jobs: int, console, parsed, programs=(), build=None) -> bool:

@@ -148,6 +148,25 @@ _CODES = [
          "Nothing is required when the CUDA is race-free. If its threads do store to one place on "
          "purpose (a flag every thread sets to the same value is fine; different values are not), "
          "use an atomic."),
+    Code("M3008", Severity.NOTE, "kept as CUDA (hybrid form)",
+         "The kernel has no TileLang form (the reason is in its other diagnostics), so its module "
+         "keeps it as its original CUDA: the source file (copied beside the module) is compiled by "
+         "TileLang's nvcc with the kernel's definition copied as a device function and called from an "
+         "entry that T.CUDASourceCodeKernel launches. The factory, Signature, launcher and KERNELS "
+         "entry are those of a migrated kernel, so calling code cannot tell the difference; the "
+         "kernel runs on GPUs only and never counts as converted. The message names the include "
+         "folders and macros the build needs.",
+         "Nothing is required. `migrate convert --verify-hybrid` builds every hybrid kernel with nvcc "
+         "and keeps those that do not build unsupported (M3009)."),
+    Code("M3009", Severity.ERROR, "no hybrid form",
+         "The kernel has no TileLang form and cannot be kept as CUDA behind a migrated launcher "
+         "either: a parameter no tensor or scalar can carry (a reference, a function pointer, a type "
+         "of unknown size), a global the program's host code fills (`__constant__` without an "
+         "initialiser, `__device__` state), a definition whose text the tool cannot find, or, with "
+         "`--verify-hybrid`, a wrapper nvcc does not build (the message gives nvcc's first error, "
+         "file:line).",
+         "Keep the kernel in the CUDA program, or give nvcc what it needs (-I, -D, -p); a parameter "
+         "passed by reference can be passed by value or pointer."),
     # -- runtime checks ------------------------------------------------------------------------
     Code("M3007", Severity.NOTE, "warp-synchronous code run as lockstep steps",
          "The kernel (or a device function it calls) exchanges values between the threads of a warp "

@@ -25,6 +25,33 @@ SOURCE_SUFFIXES = (".cu", ".cuh")
 _GLOBAL = re.compile(r"\b__global__\b")
 
 
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+
+
+def uncopied_headers(path: Path) -> bool:
+    """Whether ``path`` includes with quotes, at any depth, a file beside an includer that a
+    conversion does not copy into OUT (a plain header: only CUDA files are copied): a kernel of
+    it kept as CUDA (the hybrid form) is then built with its original folder searched too."""
+    seen, stack = set(), [Path(path).resolve()]
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            text = p.read_text(errors="replace")
+        except OSError:
+            continue
+        for name in _QUOTED_INCLUDE.findall(text):
+            found = p.parent / name
+            if not found.is_file():
+                continue  # found through an include folder, which the build lists anyway
+            if found.suffix not in SOURCE_SUFFIXES and not is_cuda_header(found):
+                return True
+            stack.append(found.resolve())
+    return False
+
+
 def is_cuda_header(path: Path) -> bool:
     """A C++ header that defines or declares a ``__global__`` function outside its comments."""
     if path.suffix not in KERNEL_HEADER_SUFFIXES:
@@ -273,17 +300,27 @@ def preload() -> None:
 
 
 def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
-                 no_lift: frozenset = frozenset(), lift: bool = True, allow_tf32: bool = False
-                 ) -> tuple[list[KernelResult], list[Diagnostic], str]:
+                 no_lift: frozenset = frozenset(), lift: bool = True, allow_tf32: bool = False,
+                 no_hybrid: dict | None = None) -> tuple[list[KernelResult], list[Diagnostic], str]:
     """Analyse and emit one parsed file: per-kernel results, file diagnostics, module text.
     Kernels named in ``no_lift`` (every kernel, without ``lift``) keep the portable form even
-    where a lift applies."""
+    where a lift applies; kernels in ``no_hybrid`` (name -> why: nvcc did not build the wrapper)
+    stay unsupported where they would be kept as CUDA."""
+    from .emit.hybrid import HybridContext
     from .pipeline import Options, migrate_unit
 
     kernels, file_diags = analyse(parsed, display)
+    build = parsed.build
+
+    def own_folder() -> tuple[str, ...]:  # asked only where a kernel is kept as CUDA
+        return (str(Path(parsed.path).resolve().parent),) if uncopied_headers(Path(build.includer or parsed.path)) \
+            else ()
+    hybrid = HybridContext(
+        display, parsed.path, build.includer, tuple(build.include_dirs), build.defines,
+        dict(parsed.kernel_namespaces), frozenset(parsed.specialised_kernels), dict(no_hybrid or {}), own_folder)
     try:
         options = Options(lift=lift, no_lift=frozenset(no_lift), allow_tf32=allow_tf32, keep_original=keep_original)
-        module = migrate_unit(parsed.unit, display, parsed.by_kernel, options)
+        module = migrate_unit(parsed.unit, display, parsed.by_kernel, options, hybrid)
     except Exception:  # a bug in the emitter: the file's kernels are reported, never a crash
         message = "internal error while emitting: " + traceback.format_exc(limit=3).strip().splitlines()[-1]
         diag = make("M9001", Span.point(parsed.path), message)

@@ -11,8 +11,10 @@ A kernel takes the first form that can be built *and printed*, in this order:
 2. ``portable`` — its barriers are uniform: one ``T.Parallel`` phase per barrier interval;
 3. ``simt`` — thread-level TileLang, when the portable plan is refused (:class:`NotPortable`) or
    cannot be printed (warning M3002);
-4. ``hybrid`` — the original CUDA behind the same launcher (not built yet);
-5. ``unsupported`` — error M3001 with the construct that has no TileLang form.
+4. ``hybrid`` — the original CUDA behind the same launcher (:mod:`.emit.hybrid`, note M3008), for a
+   kernel none of the above can take, when the conversion says how its file builds;
+5. ``unsupported`` — error M3001 (or the frontend's error) with the construct that has no
+   TileLang form, and M3009 saying why it cannot be kept as CUDA either.
 
 A refusal is an exception: :class:`NotPortable` from the phase split or a preparation pass,
 :class:`~migrate.analysis.lift.base.NotLiftable` from a lift, :class:`NoTileLangForm` (the
@@ -92,6 +94,7 @@ from .analysis.prepare.written_params import written_parameters
 from .diagnostics import Diagnostic, make
 from .emit.device import emit_device_function, extra_params
 from .emit.dispatch import template_output
+from .emit.hybrid import HybridContext, NotHybrid, hybrid_output, instance_models
 from .emit.kernel import KernelOutput, KernelPrinter
 from .emit.module import ModuleOutput, render_module
 from .ir import model as m
@@ -870,10 +873,12 @@ class KernelPipeline:
 
 
 def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str, list[Diagnostic]],
-                 options: Options = Options()) -> ModuleOutput:
+                 options: Options = Options(), hybrid: HybridContext | None = None) -> ModuleOutput:
     """Every kernel of ``unit`` whose frontend diagnostics have no error, in its best form, and
     the device functions they call as macros; a kernel whose macro cannot be printed is not
-    migrated (M3001). Returns the module text and each kernel's outcome."""
+    migrated (M3001). With ``hybrid`` (how the file builds), a kernel not migrated is kept as its
+    CUDA where it can be (:func:`kept_as_cuda`). Returns the module text and each kernel's outcome."""
+    original = unit
     tags = {unit.file: ""}
     unit = shared_globals_into_kernels(scalar_globals_as_buffers(scalar_constants(unit)))
     device = {f.name: one_statement_each(f) for f in unit.device_functions}
@@ -926,9 +931,62 @@ def migrate_unit(unit: m.TranslationUnit, display: str, frontend_diags: dict[str
             exc = failed[bad[0]]
             out.form, out.reason, out.lines, out.plan = Form.UNSUPPORTED, f"device function '{bad[0]}': {exc}", [], None
             out.diagnostics.append(make("M3001", exc.span or device[bad[0]].span, out.reason))
+    if hybrid is not None:
+        kernels = {fn.name: fn for fn in original.kernels}
+        outputs = [kept_as_cuda(out, kernels[out.name], original, hybrid, frontend_diags, failed)
+                   if out.form == Form.UNSUPPORTED and out.name in kernels else out for out in outputs]
     for out in outputs:
         out.defaults = launch_defaults(unit, out.name)
     return render_module(unit, display, outputs, macros, options.keep_original)
+
+
+def kept_as_cuda(out: KernelOutput, fn: m.Function, unit: m.TranslationUnit, ctx: HybridContext,
+                 frontend_diags: dict[str, list[Diagnostic]], failed: dict | None = None) -> KernelOutput:
+    """The kernel ``fn``, not migrated (``out``), kept as its CUDA (form ``hybrid``, note M3008);
+    ``out`` with error M3009 saying why where it cannot be. A template converted per instance
+    keeps each instance that is not migrated so (its form the lowest of its instances'); an
+    instance that calls a device function whose macro failed (``failed``: name -> why) is one."""
+    device = {f.name: f for f in unit.device_functions}
+    failed = failed or {}
+
+    def one(out: KernelOutput, fn: m.Function, template: m.Function | None = None) -> KernelOutput:
+        seen = list(frontend_diags.get(fn.name, [])) + list(out.diagnostics)
+        try:
+            kept = hybrid_output(fn, out.reason, out.diagnostics, seen, ctx, unit, callees_of(fn, device), template)
+        except NotHybrid as exc:
+            out.diagnostics.append(make("M3009", fn.span, f"not kept as CUDA either: {exc}"))
+            return out
+        flags = " ".join([f"-I {d}" for d in kept.signature.hybrid_folders] + [f"-D{d}" for d in ctx.defines])
+        kept.diagnostics.append(make("M3008", fn.span, f"kept as CUDA (hybrid form): nvcc builds it from "
+                                                       f"{kept.signature.hybrid_include}"
+                                                       + (f" with {flags}" if flags else "")))
+        return kept
+
+    if out.instances is None and fn.template_params:  # the template's instances, each kept so
+        try:
+            models = instance_models(fn)
+        except NotHybrid as exc:
+            out.diagnostics.append(make("M3009", fn.span, f"not kept as CUDA either: {exc}"))
+            return out
+        seen = list(frontend_diags.get(fn.name, [])) + list(out.diagnostics)
+        fn = dataclasses.replace(fn, instances=models)
+        outs = [one(KernelOutput(inst.name, Form.UNSUPPORTED, out.reason, diagnostics=list(seen)), inst, fn)
+                for inst in models]
+        if all(o.form == Form.UNSUPPORTED for o in outs):  # none kept: the template as it was, and why
+            out.diagnostics.append(next(d for d in outs[0].diagnostics if d.code == "M3009"))
+            return out
+        return template_output(fn, outs)
+    if out.instances is None:
+        return one(out, fn)
+    instances = []
+    for o, inst in zip(out.instances.outputs, fn.instances):
+        bad = [n for n in o.macros if n in failed]
+        if o.form != Form.UNSUPPORTED and bad:  # its macro was not printed: not migrated either
+            reason = f"device function '{bad[0]}': {failed[bad[0]]}"
+            o = KernelOutput(o.name, Form.UNSUPPORTED, reason, diagnostics=list(o.diagnostics) + [
+                make("M3001", failed[bad[0]].span or device[bad[0]].span, reason)])
+        instances.append(o if o.form != Form.UNSUPPORTED else one(o, inst, fn))
+    return template_output(fn, instances)
 
 
 def _instance_output(pipeline: KernelPipeline, inst: m.Function, frontend_diags) -> KernelOutput:

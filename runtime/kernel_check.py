@@ -44,6 +44,9 @@ def form_skip(form: str | None, device: str, reason: str = "", lockstep: bool = 
         return "the migrated module has no kernel of this name"
     if form == "unsupported":
         return f"not migrated: {reason}" if reason else "not migrated"
+    if form == "hybrid" and device == "cpu":
+        return ("hybrid: runs only on a GPU (the kernel is kept as its CUDA behind the migrated launcher; "
+                "it has no CPU form); check it with --device cuda")
     if form == "simt" and device == "cpu":
         return ("not checkable on CPU: thread-level (simt) TileLang runs on GPUs only "
                 "(TileLang's c target has no SIMT threads); check it with --device cuda")

@@ -228,6 +228,9 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
                 return out
             items += [(p, "buffer", d, a, i) for (p, d, _f, _o), a in zip(dtype, buffers)]
             continue
+        if kind == "bytes":  # a hybrid kernel's pointer to memory of no dtype: its bytes
+            items.append((name, "buffer", "uint8", arg, i))
+            continue
         if kind != "members":
             items.append((name, kind, dtype, arg, i))
             continue
@@ -260,6 +263,11 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
                 out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, the kernel " \
                               f"takes a struct of {dtype} words by value"
                 return out
+        elif kind == "value":  # a hybrid kernel's struct or vector by value: ``dtype`` bytes
+            if arg.kind != "scalar" or len(arg.raw) < dtype:
+                out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, the kernel " \
+                              f"takes {dtype} bytes by value"
+                return out
         elif kind == "lanes":
             if arg.kind != "scalar" or len(arg.raw) < max((o + SIZES[d] for _n, d, o in dtype), default=0):
                 out.message = f"argument '{name}' was recorded as {arg.kind} of {len(arg.raw)} bytes, " \
@@ -283,6 +291,8 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
             values.append(group["whole"][start:RED_ZONE + group["n"]])  # the kernel's buffer, red zones either side
         elif kind in ("lanes", "struct"):
             values.append(arg.raw)  # the struct's bytes: the launcher takes its lanes (or words) out
+        elif kind == "value":
+            values.append(bytes(arg.raw[:dtype]))
         else:
             values.append(_scalar(arg.value, bound.get(dtype, dtype)))
     args = []  # a struct holding pointers: its members' values in order; a struct of buffers: by field

@@ -334,6 +334,9 @@ class Signature:
     #: values, its arguments as written, its own Signature), ...); a launch runs the instance its
     #: template arguments name (:func:`instance_signature`)
     instances: tuple = ()
+    #: the hybrid form (a kernel kept as its CUDA, ``migrate.emit.hybrid``): each scalar's
+    #: (parameter, byte offset, size) in the bytes its CUDA entry reads
+    hybrid: tuple = ()
 
 
 def lane_values(name: str, lanes, value) -> list:
@@ -789,6 +792,8 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
     import torch
 
     sig, template = instance_signature(sig, template)
+    if sig.form == "hybrid":
+        return hybrid_arguments(sig, args, device)
     if len(args) != len(sig.params):
         raise LaunchError(f"{sig.name} takes {len(sig.params)} arguments, got {len(args)}")
     kwargs = template_kwargs(sig, template)
@@ -823,6 +828,118 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
         if tensor.numel() < elements:
             raise LaunchError(f"symbol '{name}' needs {elements} values, got {tensor.numel()}")
         out.append(tensor[:elements].contiguous())
+    return out
+
+
+# -- the hybrid form: a kernel kept as its CUDA ------------------------------------------------------
+
+#: What the entry of every hybrid kernel uses (``migrate.emit.hybrid``): the type of its body's
+#: I-th parameter, and a scalar read from its bytes (copied byte by byte: any offset, any type).
+HYBRID_PRELUDE = r"""// cuda2tile hybrid form: TileLang's headers (above) define uint, uchar and ushort as macros, which
+// CUDA's own headers and programs use as names (CCCL's tuple interface of uchar4, a program's
+// typedef unsigned int uint): the source below sees them as nvcc alone gives them
+#undef uint
+#undef uchar
+#undef ushort
+// how an entry reads its kernel's arguments
+template <int I, typename... A> struct cuda2tile_nth;
+template <typename H, typename... R> struct cuda2tile_nth<0, H, R...> { typedef H type; };
+template <int I, typename H, typename... R> struct cuda2tile_nth<I, H, R...> {
+    typedef typename cuda2tile_nth<I - 1, R...>::type type;
+};
+template <int I, typename F> struct cuda2tile_arg;
+template <int I, typename... A> struct cuda2tile_arg<I, void (*)(A...)> {
+    typedef typename cuda2tile_nth<I, A...>::type type;
+};
+template <typename T> __device__ __forceinline__ T cuda2tile_scalar(const unsigned char* bytes) {
+    alignas(T) unsigned char raw[sizeof(T)];
+    for (unsigned i = 0; i < sizeof(T); ++i) raw[i] = bytes[i];
+    return *reinterpret_cast<T*>(raw);
+}
+"""
+
+
+def hybrid_source(module_file: str, include: str, cuda: str) -> str:
+    """The CUDA a hybrid kernel's ``T.CUDASourceCodeKernel`` compiles: the prelude, the source file
+    ``include`` (relative to the module's folder, found through :func:`hybrid_flags`' ``-I``;
+    its digest in a comment, so TileLang's cache sees an edit) and the kernel's ``cuda`` (its body
+    as a device function, its entry)."""
+    import hashlib
+    from pathlib import Path
+
+    path = Path(module_file).parent / include
+    try:
+        digest = hashlib.sha1(path.read_bytes()).hexdigest()[:16]
+    except OSError:
+        digest = "not found beside the module"
+    return f'{HYBRID_PRELUDE}\n// {include}: {digest}\n#include "{include}"\n\n{cuda}\n'
+
+
+def hybrid_flags(module_file: str, folders=(), defines=()) -> list:
+    """nvcc's options for a hybrid kernel: ``-I`` the module's folder (the source's copy), the
+    folders of ``CUDA2TILE_INCLUDE`` (``os.pathsep``-separated), then ``folders`` (those of the
+    build it was converted from, where they exist here), and ``-D`` each of ``defines``."""
+    import os
+    import shlex
+    from pathlib import Path
+
+    found = [str(Path(module_file).resolve().parent)]
+    found += [f for f in os.environ.get("CUDA2TILE_INCLUDE", "").split(os.pathsep) if f]
+    found += [f for f in folders if Path(f).is_dir()]
+    return [f"-I{shlex.quote(f)}" for f in dict.fromkeys(found)] + [f"-D{shlex.quote(d)}" for d in defines]
+
+
+def source_kernel_with_shared(grid, block, shared_bytes: int, source: str, entry: str) -> None:
+    """``T.CUDASourceCodeKernel(*grid, threads=block, ...)`` launched with ``shared_bytes`` of dynamic
+    shared memory (``extern __shared__``), which TileLang 0.1.15's own launches without: the same
+    launch frame, holding a ``shared.dyn`` allocation of that size that the entry's call names."""
+    import tilelang.language as T
+    from tilelang.language.kernel import launch_kernel
+
+    with launch_kernel(tuple(grid), threads=list(block), code_block_source=source, code_block_entry_name=entry):
+        dynamic = T.alloc_shared((int(shared_bytes),), "uint8", scope="shared.dyn")
+        T.evaluate(T.call_extern("int32", entry, T.address_of(dynamic[0])))
+
+
+def hybrid_arguments(sig: Signature, args, device=None) -> list:
+    """The call of a hybrid kernel (:data:`Signature.hybrid`): each pointer argument's memory as a
+    flat ``uint8`` tensor, in the CUDA order, then one ``uint8`` tensor of the scalars' bytes (a
+    number at its dtype, a vector or struct passed by value as its bytes)."""
+    import numpy as np
+    import torch
+
+    if len(args) != len(sig.params):
+        raise LaunchError(f"{sig.name} takes {len(sig.params)} arguments, got {len(args)}")
+    layout = {name: (offset, size) for name, offset, size in sig.hybrid}
+    blob = bytearray(max((o + s for o, s in layout.values()), default=0))
+    out = []
+    for (name, kind, dtype), value in zip(sig.params, args):
+        if kind in ("buffer", "bytes"):
+            if value is None:  # a null pointer
+                out.append(torch.empty(0, dtype=torch.uint8, device=device or "cpu"))
+                continue
+            tensor = _as_tensor(value, name, device)
+            if kind == "buffer" and str(tensor.dtype).removeprefix("torch.") != dtype:
+                raise LaunchError(f"argument '{name}' must hold {dtype}, not {tensor.dtype}")
+            out.append(tensor.view(torch.uint8) if tensor.numel() else tensor.new_empty(0, dtype=torch.uint8))
+            continue
+        offset, size = layout[name]
+        if kind == "scalar":
+            if isinstance(value, torch.Tensor):
+                value = value.item()
+            if dtype == "bfloat16":  # numpy has none: torch's bits
+                raw = torch.tensor(value, dtype=torch.bfloat16).view(torch.int16).numpy().tobytes()
+            else:
+                raw = np.array(value, dtype=_dtypes.BY_NAME[dtype].numpy or dtype).tobytes()
+        else:  # a vector or struct by value: its bytes
+            raw = value.tobytes() if hasattr(value, "tobytes") else bytes(value)
+            if isinstance(value, torch.Tensor):
+                raw = value.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()
+        if len(raw) != size:
+            raise LaunchError(f"argument '{name}' has {len(raw)} bytes; the kernel takes {size}")
+        blob[offset:offset + size] = raw
+    if sig.hybrid:
+        out.append(torch.tensor(list(blob), dtype=torch.uint8, device=device or "cpu"))
     return out
 
 

@@ -79,8 +79,8 @@ def test_convert_tree_mirrors_and_reports_every_kernel(tmp_path, capsys):
     assert kernels[("ops/scale.cu", "scale")]["form"] == "tile"  # its threads are independent
     assert kernels[("ops/ptx.cu", "fine")]["form"] == "tile"  # lifted: its threads are independent
     bad = kernels[("ops/ptx.cu", "uses_ptx")]
-    assert bad["form"] == "unsupported"
-    assert [(d["code"], d["line"]) for d in bad["diagnostics"]] == [("M1201", 5)]
+    assert bad["form"] == "hybrid"  # kept as its CUDA behind the migrated launcher
+    assert [(d["code"], d["line"]) for d in bad["diagnostics"]] == [("M1201", 5), ("M3008", 3)]
     scale_launch = kernels[("ops/scale.cu", "scale")]["launches"][0]
     assert scale_launch["grid"] == "4" and scale_launch["block"] == "256"
 
@@ -94,7 +94,8 @@ def test_convert_tree_mirrors_and_reports_every_kernel(tmp_path, capsys):
     assert module.startswith('"""TileLang migration of ops/scale.cu') and "def make_scale(" in module
     assert (out / "ops" / "scale.cu").read_text() == GOOD  # OUT carries the original for `check --from`
     assert files["ops/scale.cu"]["original"] == "ops/scale.cu"
-    assert report["summary"]["kernels"] == 3 and report["summary"]["forms"]["unsupported"] == 1
+    assert report["summary"]["kernels"] == 3 and report["summary"]["forms"]["hybrid"] == 1
+    assert report["summary"]["converted"] == 2  # a hybrid kernel is not migrated
 
     err = capsys.readouterr().err
     assert "ptx.cu:5:5: error: M1201" in err
@@ -203,7 +204,7 @@ def test_whole_corpus_converts_without_frontend_errors(converted_corpus):
                  for f in report["files"] for d in f["diagnostics"] if d["severity"] != "note"]
     assert frontend == []
     assert not [d for k in report["kernels"] for d in k["diagnostics"] if d["code"] == "M9001"]
-    unsupported = [k for k in report["kernels"] if k["form"] == "unsupported"]
+    unsupported = [k for k in report["kernels"] if k["form"] in ("hybrid", "unsupported")]
     assert all(k["reason"] and any(d["code"].startswith("M3") for d in k["diagnostics"]) for k in unsupported)
     assert status == (1 if unsupported else 0)
 

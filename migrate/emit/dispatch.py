@@ -120,7 +120,8 @@ def dispatch_signature(fn: m.Function, out: KernelOutput):
                                template=tuple((template_param_name(t.name), t.kind) for t in fn.template_params),
                                symbols=(), form=str(out.form), shapes=(), tune=None, specialize=(),
                                specialize_when="", specialize_note="", specialize_why="", static_pass_configs=(),
-                               whole_tiles=False, state=(), unchecked=False, unvectorized=False,
+                               whole_tiles=False, state=(), unchecked=False, unvectorized=False, hybrid=(),
+                               hybrid_include="", hybrid_folders=(), hybrid_defines=(),
                                tolerance=next((s.tolerance for s in sigs if s.tolerance), None),
                                enums=tuple((template_param_name(t.name), t.enumerators) for t in fn.template_params
                                            if t.enumerators))

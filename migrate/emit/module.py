@@ -69,10 +69,12 @@ def render_module(unit: m.TranslationUnit, rel_source: str, outputs: list[Kernel
         kernels.append({"name": out.name, "form": out.form, "reason": out.reason, "factory": text,
                         "signature": out.signature, "defaults": out.defaults,
                         "instances": instance_entries(out) if out.instances is not None else None})
+    hybrid = any(k["form"] == "hybrid" and not k.get("instances") for k in kernels)
     fill = any("fill_blocks(" in k["factory"] for k in kernels)  # grids that fill the GPU (analysis.lift.free_grid)
     text = render("module.py.j2", version=__version__, source=rel_source, source_doc=_docstring_safe(rel_source),
                   kernels=kernels,
-                  macros=macro_blocks, fill_blocks=fill, dispatch=any(k.get("instances") for k in kernels))
+                  macros=macro_blocks, fill_blocks=fill, dispatch=any(k.get("instances") for k in kernels),
+                  hybrid=hybrid)
     return ModuleOutput(text, outputs)
 
 

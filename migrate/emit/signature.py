@@ -43,3 +43,10 @@ class Signature:
     #: template's specialisation ``mask<double>``, the symbol ``mask_double``): the recorder of
     #: the original's launches reads them by that C++ (runtime.trace_check)
     spellings: tuple = ()
+    #: the hybrid form (:mod:`.hybrid`): each scalar's (parameter, byte offset, size) in the bytes
+    #: the CUDA entry reads them from; the file its source includes (relative to the module's
+    #: folder), the folders nvcc searches after the module's own, the build's macros
+    hybrid: tuple = ()
+    hybrid_include: str = ""
+    hybrid_folders: tuple = ()
+    hybrid_defines: tuple = ()

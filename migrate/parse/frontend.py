@@ -81,6 +81,18 @@ class Specialisation:
     own: bool = True  # defined in the file parsed (a header's includer's is not: its text is not copied)
 
 
+@dataclass(frozen=True)
+class BuildContext:
+    """What nvcc needs to compile the file as the program's build does (the hybrid form keeps a
+    kernel's CUDA and compiles it): the file that includes it where it is no unit of its own, the
+    include folders and the macros."""
+
+    #: the file whose translation unit this one is part of (the outermost of a chain of includers)
+    includer: str | None = None
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+
+
 @dataclass
 class ParsedFile:
     path: str
@@ -100,6 +112,7 @@ class ParsedFile:
     specialised_kernels: frozenset = frozenset()
     #: kernel template name -> its explicit specialisations (:class:`Specialisation`)
     specialisations: dict[str, tuple] = field(default_factory=dict)
+    build: BuildContext = field(default_factory=BuildContext)
 
     def file_diagnostics(self) -> list[Diagnostic]:
         """Diagnostics that belong to no kernel (file-level, host code, unused device code)."""
@@ -133,6 +146,12 @@ def parse_file(path: str | Path, options: ParseOptions = ParseOptions()) -> Pars
     path = str(path)
     result = _parse(path, options)
     result.seconds = time.perf_counter() - start
+    # how nvcc would build the file: a kernel kept as CUDA (the hybrid form) is compiled so
+    outermost = (options.outer_contexts or ((options.context,) if options.context else ((None, 0),)))[0]
+    result.build = BuildContext(outermost[0],
+                                tuple(options.include_dirs) + tuple(d for d in result.found_include_dirs
+                                                                    if d not in options.include_dirs),
+                                tuple(options.defines))
     return result
 
 

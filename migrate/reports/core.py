@@ -16,6 +16,9 @@ if TYPE_CHECKING:  # the convert driver imports this package; keep the import on
     from ..convert import FileResult
 
 FORMS = ("tile", "portable", "simt", "hybrid", "unsupported")
+#: forms of a kernel that is not migrated: ``hybrid`` (kept as its CUDA behind a migrated launcher)
+#: and ``unsupported`` never count as converted
+NOT_MIGRATED = ("hybrid", "unsupported")
 SEVERITIES = ("error", "warning", "note")
 
 
@@ -86,7 +89,7 @@ def summary_of(files: list[dict], kernels: list[dict]) -> dict:
     return {
         "files": len(files),
         "kernels": len(kernels),
-        "converted": sum(n for f, n in forms.items() if f != "unsupported"),
+        "converted": sum(n for f, n in forms.items() if f not in NOT_MIGRATED),
         "forms": {f: forms.get(f, 0) for f in FORMS},
         "diagnostics": dict(sorted(codes.items())),
     }

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..codes import CODES
 from .align import cuda_extent
-from .core import FORMS, report_dict
+from .core import FORMS, NOT_MIGRATED, report_dict
 from .terminal import print_diagnostics
 
 SCHEMA_NOTE = "cuda2tile examine: no TileLang was written"
@@ -52,7 +52,7 @@ def examine_dict(data: dict) -> dict:
         auto = manual = 0
         for k in kernels:
             n = sizes.get(k["kernel"], 0)
-            if k["form"] != "unsupported":
+            if k["form"] not in NOT_MIGRATED:
                 auto += n
                 continue
             manual += n
@@ -69,7 +69,7 @@ def examine_dict(data: dict) -> dict:
         total_manual += manual
         files.append({
             "file": f["file"], "kernels": len(kernels),
-            "convertible": len(kernels) - forms.get("unsupported", 0),
+            "convertible": len(kernels) - sum(forms.get(f, 0) for f in NOT_MIGRATED),
             "forms": {form: forms.get(form, 0) for form in FORMS},
             "blocked": blocked, "blocking_codes": dict(sorted(codes.items())),
             "file_errors": file_errors,
@@ -81,7 +81,7 @@ def examine_dict(data: dict) -> dict:
         "tool": data.get("tool", "cuda2tile"), "version": data.get("version", ""), "note": SCHEMA_NOTE,
         "summary": {
             "files": s["files"], "kernels": s["kernels"], "convertible": s["converted"],
-            "blocked": s["forms"].get("unsupported", 0), "forms": s["forms"],
+            "blocked": sum(s["forms"].get(f, 0) for f in NOT_MIGRATED), "forms": s["forms"],
             "kernel_lines_auto": total_auto, "kernel_lines_manual": total_manual,
             "automatic_share": round(total_auto / total_lines, 4) if total_lines else None,
             "diagnostics": s["diagnostics"], **({"suppressed": s["suppressed"]} if "suppressed" in s else {}),
@@ -173,5 +173,5 @@ def run_examine(cv, files, parsed, out_dir: Path, args, out, err, start: float, 
     path.write_text(json.dumps(ex, indent=2) + "\n")
     out.print(f"examine: {path}", markup=False, highlight=False, soft_wrap=True)
     # as for convert: suppression hides diagnostics, it does not change the exit status
-    blocked = any(k.form == "unsupported" for r in results for k in r.kernels) or cv.error_count(results) > 0
+    blocked = any(k.form in NOT_MIGRATED for r in results for k in r.kernels) or cv.error_count(results) > 0
     return 1 if blocked else 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .core import FORMS, SEVERITIES
+from .core import FORMS, NOT_MIGRATED, SEVERITIES
 
 COLUMNS = ("file", "output", "kernels", "converted", *FORMS, "errors", "warnings", "notes",
            "diagnostics", "lines_in", "lines_out", "seconds")
@@ -25,7 +25,7 @@ def rows(data: dict) -> list[dict]:
         kernels = by_file.get(f["file"], [])
         diags = list(f["diagnostics"]) + [d for k in kernels for d in k["diagnostics"]]
         row = {"file": f["file"], "output": f["output"] or "", "kernels": len(kernels),
-               "converted": sum(1 for k in kernels if k["form"] != "unsupported")}
+               "converted": sum(1 for k in kernels if k["form"] not in NOT_MIGRATED)}
         for form in FORMS:
             row[form] = sum(1 for k in kernels if k["form"] == form)
         for sev in SEVERITIES:

@@ -44,5 +44,5 @@ def test_a_shared_pointer_is_an_offset_checked_on_the_cpu(tmp_path):
     kernels = {r["kernel"]: r for r in rows}
     for name in ("rows", "swap_halves"):
         k = kernels[name]
-        assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["form"], k["check"])
+        assert k["form"] not in ("hybrid", "unsupported") and k["check"]["status"] == "pass", (k["form"], k["check"])
         assert not [d for d in k["diagnostics"] if d["severity"] == "error"], k["diagnostics"]

@@ -34,6 +34,6 @@ SPEC = "\n".join([
 
 def test_shared_arrays_sized_by_value_parameters(tmp_path):
     out, (k,) = converted(tmp_path, KERNEL, SPEC)
-    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
+    assert k["form"] not in ("hybrid", "unsupported") and k["check"]["status"] == "pass", (k["reason"], k["check"]["message"])
     text = (out / "k.py").read_text()
     assert "T.alloc_shared((((BX + 2) * (BY + 2)),)" in text and "T.alloc_shared(((BY * BX // 2),)" in text

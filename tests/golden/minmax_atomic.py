@@ -8,7 +8,7 @@ Comments `# L<n>` give the line of minmax_atomic.cu that each statement comes fr
 import tilelang.language as T
 
 from migrate.compat import cuda_math
-from migrate.runtime.tilelang_support import Signature, fit_tile, launch, fill_blocks
+from migrate.runtime.tilelang_support import Signature, fit_tile, launch, fill_blocks, hybrid_flags, hybrid_source, source_kernel_with_shared
 
 
 
@@ -85,9 +85,93 @@ def reduceMaxInt(*args, grid=64, block=256, shared_bytes=0, template=None, symbo
     launch(REDUCEMAXINT, args, grid=grid, block=block, shared_bytes=shared_bytes,
            template=template, symbols=symbols, target=target)
 
-# -- reduceMinFloat: unsupported --------------------------------------------
+# -- reduceMinFloat: hybrid -------------------------------------------------
 # Not migrated: device function 'atomicMinFloat': local pointer 'addrAsInt' in device function 'atomicMinFloat': it reads a buffer of float32 as int32 and is used other than by reading or storing an element (each of which would be a bit copy)
-# The CUDA kernel keeps running as it is (see report.json for the diagnostics).
+# Kept as its CUDA (see report.json for the diagnostics): nvcc compiles minmax_atomic.cu
+# (beside this module) with the kernel's definition copied as a device function, called from an
+# entry that T.CUDASourceCodeKernel launches; GPUs only.
+
+
+_REDUCEMINFLOAT_CUDA = r"""
+// reduceMinFloat as a device function: its definition (minmax_atomic.cu, line 90), renamed
+__device__ __forceinline__ void cuda2tile_body_reduceMinFloat(const float* __restrict__ in, float* __restrict__ minOut, int n)
+{
+    __shared__ float smin[MIN_THREADS];
+
+    const unsigned int tid = threadIdx.x;
+    const int i = blockIdx.x * blockDim.x + tid;
+    smin[tid] = (i < n) ? in[i] : FLT_MAX;
+    __syncthreads();
+
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) {
+            smin[tid] = fminf(smin[tid], smin[tid + s]);
+        }
+        __syncthreads();
+    }
+
+    if (tid == 0) {
+        atomicMinFloat(minOut, smin[0]);
+    }
+}
+
+// the entry T.CUDASourceCodeKernel launches: the tensors' data pointers sorted by name (the CUDA
+// order), the scalars' bytes last, then the tensors' sizes
+extern "C" __global__ void cuda2tile_reduceMinFloat(unsigned char* p00_in, unsigned char* p01_minOut, unsigned char* p03_scalars, int n00, int n01, int n03)
+{
+    typedef decltype(&cuda2tile_body_reduceMinFloat) F;
+    static_assert(sizeof(cuda2tile_arg<2, F>::type) == 4, "n: the tool took it for 4 bytes");
+    cuda2tile_body_reduceMinFloat(
+        (cuda2tile_arg<0, F>::type) p00_in,
+        (cuda2tile_arg<1, F>::type) p01_minOut,
+        cuda2tile_scalar<cuda2tile_arg<2, F>::type>(p03_scalars + 0));
+}
+"""
+
+
+def make_reduceMinFloat(grid, block, shared_bytes=0, target="cuda"):  # L90
+    """The CUDA kernel `reduceMinFloat` as it is (hybrid form): compiled by nvcc from minmax_atomic.cu, GPUs only."""
+    if target == "c":
+        raise NotImplementedError("reduceMinFloat is kept as CUDA (hybrid form): it runs on GPUs only")
+    source = hybrid_source(__file__, 'minmax_atomic.cu', _REDUCEMINFLOAT_CUDA)
+    n00, n01, n03 = T.dynamic('n00, n01, n03')
+
+    @T.prim_func
+    def hybrid_reduceMinFloat(p00_in: T.Tensor((n00,), "uint8"), p01_minOut: T.Tensor((n01,), "uint8"), p03_scalars: T.Tensor((n03,), "uint8")):
+        if shared_bytes:  # extern __shared__: T.CUDASourceCodeKernel launches without dynamic shared memory
+            source_kernel_with_shared(grid, block, shared_bytes, source, "cuda2tile_reduceMinFloat")
+        else:
+            T.CUDASourceCodeKernel(*grid, threads=list(block), source_code_or_path=source, entry_name="cuda2tile_reduceMinFloat")  # L90
+
+    return hybrid_reduceMinFloat
+
+
+REDUCEMINFLOAT = Signature(
+    name="reduceMinFloat",
+    factory=make_reduceMinFloat,
+    params=(
+        ("in", "buffer", "float32"),
+        ("minOut", "buffer", "float32"),
+        ("n", "scalar", "int32"),
+    ),
+    template=(),
+    symbols=(),
+    form="hybrid",
+    source="minmax_atomic.cu",
+    # kept as CUDA: each scalar's (parameter, byte offset, size) in the bytes its entry reads
+    hybrid=(('n', 0, 4),),
+    # nvcc searches this module's folder, then the folders of the build it was converted from
+    # (paths of the machine that converted it: edit them, or set CUDA2TILE_INCLUDE), with its macros
+    pass_configs=(("tl.device_compile_flags", hybrid_flags(__file__, (), ())),),
+)
+
+
+def reduceMinFloat(*args, grid=391, block=256, shared_bytes=0, template=None, symbols=None, target=None):
+    """Run like `reduceMinFloat<<<grid, block, shared_bytes>>>(in, minOut, n)`.
+
+    Defaults come from the launch sites in the CUDA file."""
+    launch(REDUCEMINFLOAT, args, grid=grid, block=block, shared_bytes=shared_bytes,
+           template=template, symbols=symbols, target=target)
 
 # -- argmaxPacked: tile -----------------------------------------------------
 # its warp-shuffle reductions become T.reduce over the block's lanes; its grid grows to fill the GPU
@@ -161,5 +245,6 @@ def argmaxPacked(*args, grid=50, block=128, shared_bytes=0, template=None, symbo
 
 KERNELS = {
     "reduceMaxInt": REDUCEMAXINT,
+    "reduceMinFloat": REDUCEMINFLOAT,
     "argmaxPacked": ARGMAXPACKED,
 }

@@ -41,5 +41,5 @@ def test_the_conversion_operator_is_a_cast(tmp_path):
 
 def test_the_kernel_converts_and_checks_equal(tmp_path):
     out, (k,) = converted(tmp_path, DEQUANT, SPEC)
-    assert k["form"] != "unsupported", k["reason"]
+    assert k["form"] not in ("hybrid", "unsupported"), k["reason"]
     assert k["check"]["status"] == "pass", k["check"]

@@ -59,7 +59,7 @@ def test_stats_csv_agrees_with_report_json(out, report):
         assert int(r["lines_in"]) == f["lines_in"] and int(r["lines_out"]) == f["lines_out"]
         assert float(r["seconds"]) == pytest.approx(f["seconds"])
         assert int(r["errors"]) + int(r["warnings"]) + int(r["notes"]) == int(r["diagnostics"])
-        assert int(r["converted"]) == int(r["kernels"]) - int(r["unsupported"])
+        assert int(r["converted"]) == int(r["kernels"]) - int(r["unsupported"]) - int(r["hybrid"])
 
 
 # ---- SARIF -------------------------------------------------------------------------------------

@@ -223,7 +223,7 @@
     F.forEach(function (f, fi) {
       if (!fileMatch(f)) return;
       var ks = f.kernels.map(function (i) { return K[i]; });
-      var conv = ks.filter(function (k) { return k.form !== 'unsupported'; }).length;
+      var conv = ks.filter(function (k) { return k.form !== 'unsupported' && k.form !== 'hybrid'; }).length;
       var forms = count(ks, function (k) { return k.form; });
       out.push('<tr data-f="' + fi + '"><td><a href="#f/' + fi + '">' + esc(f.file) + '</a></td><td class="num">' + ks.length +
         '</td><td class="num">' + conv + '</td><td>' + FORMS.filter(function (x) { return forms[x]; }).map(function (x) {

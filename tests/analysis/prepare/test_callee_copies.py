@@ -51,7 +51,7 @@ FILTER_SPEC = "\n".join([
 
 def test_a_device_function_steps_its_own_copy_of_a_pointer_parameter(tmp_path):
     out, (k,) = converted(tmp_path, FILTER, FILTER_SPEC)
-    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", k["check"]
+    assert k["form"] not in ("hybrid", "unsupported") and k["check"]["status"] == "pass", k["check"]
     text = (out / "k.py").read_text()
     assert "warm_up_2_c_off = smooth_1_c_off" in text  # the callee steps an offset of its own
 
@@ -78,7 +78,7 @@ ALPHABET_SPEC = "\n".join([
 
 def test_a_local_array_initialised_by_a_string_literal_holds_its_characters(tmp_path):
     out, (k,) = converted(tmp_path, ALPHABET, ALPHABET_SPEC)
-    assert k["form"] != "unsupported" and k["check"]["status"] == "pass", k["check"]
+    assert k["form"] not in ("hybrid", "unsupported") and k["check"]["status"] == "pass", k["check"]
     text = (out / "k.py").read_text()
     assert "chars[0] = T.uint8(65)" in text and "chars[64] = T.uint8(0)" in text  # its NUL too
     assert "tail[1] = T.int8(33)" in text and "tail[3] = T.int8(0)" in text  # the rest is zero

@@ -28,5 +28,5 @@ SPEC = spec_kernel("fill", (2, 1, 1), (32, 1, 1), "exact",
 
 def test_a_chained_assignment_through_indexing_calls_converts_and_checks_equal(tmp_path):
     _out, (k,) = converted(tmp_path, KERNEL, SPEC)
-    assert k["form"] != "unsupported", k["reason"]
+    assert k["form"] not in ("hybrid", "unsupported"), k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]

@@ -40,7 +40,7 @@ SPEC = spec_kernel("round_mantissa", (2, 1, 1), (64, 1, 1), "exact",
 
 def test_a_halfs_bits_read_through_its_address_convert_and_check_equal(tmp_path):
     out, (k,) = converted(tmp_path, KERNEL, SPEC)
-    assert k["form"] != "unsupported", k["reason"]
+    assert k["form"] not in ("hybrid", "unsupported"), k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]
     text = next(out.glob("*.py")).read_text()
     assert 'T.reinterpret' in text

@@ -136,7 +136,7 @@ def test_steps_under_a_loop_only_some_threads_run_are_refused(tmp_path):
     }
     """
     _, (k,) = converted(tmp_path, source, expect_ok=False)
-    assert k["form"] == "unsupported"
+    assert k["form"] in ("hybrid", "unsupported")
     assert k["reason"].startswith("warp-synchronous code: its steps in lockstep need a barrier"), k["reason"]
 
 
@@ -249,6 +249,6 @@ def test_steps_in_a_kernel_kept_at_thread_level_are_refused(tmp_path):
   for (int k = tid; k < 300; k += 32) v += __shfl_down_sync(0xffffffffu, k, 1);
   if (tid == 1) out[gridDim.x + blockIdx.x] = v;""")
     _, (k,) = converted(tmp_path, source, expect_ok=False)
-    assert k["form"] == "unsupported"
+    assert k["form"] in ("hybrid", "unsupported")
     assert k["reason"].startswith("warp-synchronous code: its lockstep steps would put barriers in thread-level"), \
         k["reason"]

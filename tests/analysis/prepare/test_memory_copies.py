@@ -70,5 +70,5 @@ def test_copies_that_are_not_whole_elements_are_left(tmp_path):
 
 def test_the_kernel_converts_and_checks_equal(tmp_path):
     out, (k,) = converted(tmp_path, STEPS, SPEC)
-    assert k["form"] != "unsupported", k["reason"]
+    assert k["form"] not in ("hybrid", "unsupported"), k["reason"]
     assert k["check"]["status"] == "pass", k["check"]

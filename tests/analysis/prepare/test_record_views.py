@@ -45,7 +45,7 @@ int main() {
 
 def test_a_struct_template_of_one_element_type_views_the_buffer(tmp_path):
     out, (k,) = converted(tmp_path, COPY)
-    assert k["form"] != "unsupported", k["diagnostics"]
+    assert k["form"] not in ("hybrid", "unsupported"), k["diagnostics"]
     pytest.importorskip("tilelang")
     import torch
     module = module_of(out / "k.py")

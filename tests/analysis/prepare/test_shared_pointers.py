@@ -42,7 +42,7 @@ SPEC = spec_kernel("rows_and_ping_pong", (3, 1, 1), (64, 1, 1), "fp32",
 
 def test_pointers_kept_in_shared_variables_convert_and_check_equal(tmp_path):
     out, (k,) = converted(tmp_path, KERNEL, SPEC)
-    assert k["form"] != "unsupported", k["reason"]
+    assert k["form"] not in ("hybrid", "unsupported"), k["reason"]
     assert k["check"]["status"] == "pass", k["check"]["message"]
     text = next(out.glob("*.py")).read_text()
     assert "cur_off = T.alloc_shared((1,)" in text and "cur_buf = T.alloc_shared((1,)" in text

@@ -66,7 +66,7 @@ def _inside(points, vertices):
 
 def test_an_array_of_vectors_sized_by_a_template_value_is_lanes_of_that_many(tmp_path):
     out, (k,) = converted(tmp_path, TILED)
-    assert k["form"] != "unsupported", k["diagnostics"]
+    assert k["form"] not in ("hybrid", "unsupported"), k["diagnostics"]
     text = (out / "k.py").read_text()
     assert "T.alloc_local((((tile_size) * 2),), T.float32)" in text
     pytest.importorskip("tilelang")

@@ -1,0 +1,90 @@
+"""Build every hybrid kernel of a converted output with nvcc, no GPU needed.
+
+    python bench/hybrid_build.py OUT [--arch sm_90a] [--jobs 2] [--timeout 600] [--json FILE]
+
+Reads ``OUT/report.json``, and for each module holding a kernel kept as CUDA (form ``hybrid``)
+lowers and compiles its wrappers with TileLang for ``--arch`` (``migrate.runtime.hybrid_build``,
+one child process per module). Prints a table, one row per hybrid kernel (a template's
+instances each): built, or failed with nvcc's first error, then the totals and the errors
+grouped by their message.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def modules_with_hybrids(out: Path) -> list[tuple[Path, list[str]]]:
+    report = json.loads((out / "report.json").read_text())
+    outputs = {f["file"]: f["output"] for f in report["files"]}
+    found: dict[str, list[str]] = {}
+    for k in report["kernels"]:
+        if k["form"] == "hybrid" and outputs.get(k["file"]):
+            found.setdefault(outputs[k["file"]], []).append(k["kernel"])
+    return [(out / module, kernels) for module, kernels in sorted(found.items())]
+
+
+def build(module: Path, arch: str, timeout: float) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    start = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, "-m", "migrate.runtime.hybrid_build", "--arch", arch, str(module)],
+                              env=env, capture_output=True, text=True, timeout=timeout)
+        last = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        result = json.loads(last[-1]).get(str(module), {}) if last else \
+            {"(module)": "the build did not finish: " + (done.stderr.strip().splitlines() or ["no output"])[-1][:200]}
+    except subprocess.TimeoutExpired:
+        result = {"(module)": f"the build reached its time limit ({timeout:.0f} s)"}
+    return {"result": result, "seconds": time.perf_counter() - start}
+
+
+def shape(message: str) -> str:
+    """An error's message without its file, line and quoted names, to group alike errors."""
+    text = re.sub(r"^\S+:\d+: ", "", message)
+    return re.sub(r'"[^"]*"|\'[^\']*\'', "...", text)[:110]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--arch", default="sm_90a")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per module")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    todo = modules_with_hybrids(args.out)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        done = list(pool.map(lambda item: build(item[0], args.arch, args.timeout), todo))
+    rows = []
+    for (module, _kernels), outcome in zip(todo, done):
+        rel = str(module.relative_to(args.out))
+        for kernel, error in sorted(outcome["result"].items()):
+            rows.append({"module": rel, "kernel": kernel, "built": error is None, "error": error})
+    width = max([len(f"{r['module']}:{r['kernel']}") for r in rows] + [10])
+    for r in rows:
+        print(f"{r['module'] + ':' + r['kernel']:<{width}}  {'built' if r['built'] else 'FAILED ' + r['error']}")
+    built = sum(r["built"] for r in rows)
+    print(f"\n{len(rows)} hybrid kernels in {len(todo)} modules: {built} built, {len(rows) - built} failed "
+          f"(nvcc for {args.arch}, {time.perf_counter() - start:.0f} s)")
+    groups = Counter(shape(r["error"]) for r in rows if not r["built"])
+    for message, n in groups.most_common(20):
+        print(f"{n:5d}  {message}")
+    if args.json:
+        args.json.write_text(json.dumps({"arch": args.arch, "rows": rows, "built": built, "failed": len(rows) - built},
+                                        indent=1) + "\n")
+    return 0 if built == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

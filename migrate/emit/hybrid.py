@@ -1,0 +1,386 @@
+"""The hybrid form: a kernel the tool cannot migrate, kept as its original CUDA behind the same
+factory, :class:`~.signature.Signature`, launcher and ``KERNELS`` entry as a migrated kernel.
+
+The module's factory returns a ``T.prim_func`` whose body is ``T.CUDASourceCodeKernel``: the
+kernel's source file (copied beside the module, ``#include``d, host code and ``main()`` too: nvcc
+compiles it for the device only) followed by
+
+- the kernel's definition copied as ``cuda2tile_body_<k>``, ``__global__`` made ``__device__
+  __forceinline__`` (in the kernel's namespaces; a template stays a template), and
+- an ``extern "C" __global__`` entry ``cuda2tile_<k>`` in TileLang's argument contract: the data
+  pointers of the prim_func's tensors sorted by name (named ``p00_<param>``, ``p01_<param>``, ...
+  so that the sorted order is the CUDA order; the scalars' bytes last, ``pNN_scalars``), then the
+  tensors' size variables ``n00, n01, ...``. It calls the body with each pointer cast to its
+  parameter's type and each scalar read from its byte offset (:func:`scalar_layout`).
+
+A kernel whose parameters cannot be carried so (a reference, a function pointer, a type of
+unknown size) or that reads a global the program's host code fills is refused (:class:`NotHybrid`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..dtypes import BY_NAME, TEMPLATE_SPELLINGS
+from ..ir import model as m
+from ..ir.loops import Form
+from .kernel import KernelOutput
+from .printer import Line
+from .signature import Signature
+
+#: the entry TileLang launches and the kernel's body as a device function
+ENTRY_PREFIX = "cuda2tile_"
+BODY_PREFIX = "cuda2tile_body_"
+#: where each scalar's bytes start: every offset a multiple of this (the entry copies them out
+#: byte by byte, so any offset would do; aligned ones are easier to read)
+SCALAR_ALIGN = 8
+#: CUDA handle types passed by value as a 64-bit integer
+_HANDLES = {"cudaTextureObject_t": "uint64", "cudaSurfaceObject_t": "uint64"}
+#: byte sizes of records CUDA defines
+_RECORD_BYTES = {"dim3": 12, "uint3": 12, "int3": 12}
+#: frontend errors that mean clang could not compile the kernel's CUDA with the tool's headers:
+#: nvcc would not build a wrapper either
+_UNBUILDABLE = ("M1001", "M1002", "M1004", "M1007", "M1101")
+
+
+class NotHybrid(Exception):
+    """The kernel cannot be kept as CUDA behind a migrated launcher; the message says why."""
+
+
+@dataclass(frozen=True)
+class HybridContext:
+    """What the hybrid form of a file's kernels needs to know of the file and its build."""
+
+    display: str  # the file as the module names it (relative to the converted root)
+    file: str  # the file read (its kernels' definitions)
+    includer: str | None = None  # the file whose translation unit it is part of, where it is none of its own
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    namespaces: dict = field(default_factory=dict)  # kernel -> its namespaces, outermost first
+    specialised: frozenset = frozenset()  # kernel templates with explicit specialisations
+    #: kernels (instances by their own names) whose wrapper nvcc did not build -> its first error
+    #: (``migrate convert --verify-hybrid``)
+    refused: dict = field(default_factory=dict)
+    #: the folders the file's own headers need, asked when a kernel is kept (reading them costs)
+    own_folders: Callable[[], tuple] = lambda: ()
+
+    def include(self) -> str:
+        """The file the hybrid source ``#include``s, relative to the module's folder (which mirrors
+        the file's): the file's copy beside it, or its includer's."""
+        if self.includer:
+            return Path(os.path.relpath(self.includer, Path(self.file).resolve().parent)).as_posix()
+        return Path(self.display).name
+
+    def folders(self) -> tuple[str, ...]:
+        """The folders nvcc searches after the module's own (absolute paths of the machine that
+        converted it): the build's include folders, and the file's original folder where it
+        includes headers the conversion does not copy beside the module."""
+        return tuple(dict.fromkeys(str(Path(d).resolve()) for d in (*self.own_folders(), *self.include_dirs)))
+
+
+def scalar_bytes(t: m.CType) -> int | None:
+    """The size in bytes of a value of type ``t`` passed by value; None when unknown."""
+    if isinstance(t, m.Scalar):
+        return BY_NAME[t.dtype].size if t.dtype in BY_NAME else None
+    if isinstance(t, m.Vector):
+        size = BY_NAME[t.dtype].size if t.dtype in BY_NAME else None
+        return None if size is None else (t.words or t.lanes) * size
+    if isinstance(t, m.Record):
+        return t.size or _RECORD_BYTES.get(t.name)
+    if isinstance(t, m.Opaque) and t.spelling in _HANDLES:
+        return 8
+    return None
+
+
+def hybrid_params(fn: m.Function) -> tuple[tuple, tuple]:
+    """(the Signature's params, the scalars' byte offsets ((param, offset, size), ...)) of a kernel
+    kept as CUDA: a pointer is ``(name, "buffer", dtype)`` (``"bytes"`` where its element type has
+    no dtype: any tensor is passed as its memory), a scalar ``(name, "scalar", dtype)``, a vector
+    or struct passed by value ``(name, "value", its size)`` (the caller gives its bytes)."""
+    params, layout, offset = [], [], 0
+    for i, p in enumerate(fn.params):
+        name = p.name or f"arg{i}"
+        t = p.type
+        if isinstance(t, (m.Pointer, m.Array)):
+            target = t.pointee if isinstance(t, m.Pointer) else t.element
+            if isinstance(target, m.Opaque) and "(" in target.spelling:
+                raise NotHybrid(f"parameter '{name}' is a function pointer, which no tensor can carry")
+            if isinstance(target, m.Scalar) and target.dtype != "bool":
+                params.append((name, "buffer", target.dtype))
+            else:
+                params.append((name, "bytes", "uint8"))
+            continue
+        if isinstance(t, m.Reference):
+            raise NotHybrid(f"parameter '{name}' is a reference, which no launch from the host can pass")
+        size = scalar_bytes(t)
+        if size is None:
+            raise NotHybrid(f"parameter '{name}' of type '{t}' has no size the tool knows, so its bytes "
+                            "cannot be passed")
+        if isinstance(t, m.Scalar):
+            params.append((name, "scalar", t.dtype))
+        elif isinstance(t, m.Opaque):
+            params.append((name, "scalar", _HANDLES[t.spelling]))
+        else:
+            params.append((name, "value", size))
+        offset = -(-offset // SCALAR_ALIGN) * SCALAR_ALIGN
+        layout.append((name, offset, size))
+        offset += size
+    return tuple(params), tuple(layout)
+
+
+def host_filled_global(fn: m.Function, unit: m.TranslationUnit, callees) -> str | None:
+    """The first global the kernel or a device function it calls names that a wrapper cannot
+    give it: a ``__constant__`` without an initialiser (the program's host code fills it,
+    cudaMemcpyToSymbol), a ``__device__`` or ``__managed__`` variable (state the host sets or
+    other kernels share, which each wrapper, compiled apart, would hold its own copy of)."""
+    names = {g.name: g for g in unit.globals
+             if g.storage in ("device", "managed") or g.storage == "constant" and g.init is None}
+    if not names:
+        return None
+    for f in (fn, *callees):
+        if f.body is None:
+            continue
+        for node in m.walk(f.body):
+            if isinstance(node, m.Ref) and node.name in names:
+                return f"{names[node.name].storage} '{node.name}'"
+    return None
+
+
+def _template_value(param: m.TemplateParam, arg: str):
+    """A template argument as a factory takes it: a type's dtype (its spelling where it has
+    none), a value's integer (its text where it is a name: ``BLOCK``)."""
+    text = " ".join(arg.split())
+    if param.kind == "type":
+        return TEMPLATE_SPELLINGS.get(text.removeprefix("const "), text)
+    try:
+        return int(text.rstrip("uUlL"), 0) if text not in ("true", "false") else int(text == "true")
+    except ValueError:
+        return text
+
+
+def _enumerator(param: m.TemplateParam, arg: str) -> str:
+    """A template argument as C++ takes it: an enum parameter's value (``1``, as an instance's name
+    spells it) as its constant (``MUL``), which C++ does not convert from an integer."""
+    try:
+        value = int(arg.strip().rstrip("uUlL"), 0)
+    except ValueError:
+        return arg
+    named = [name for name, v in param.enumerators if v == value]
+    return named[0] if named else arg
+
+
+def _substituted(t: m.CType, types: dict) -> m.CType:
+    if isinstance(t, m.TemplateType) and t.name in types:
+        return types[t.name]
+    if isinstance(t, m.Pointer):
+        return m.Pointer(_substituted(t.pointee, types), t.const, t.restrict, t.volatile)
+    return t
+
+
+def instance_models(fn: m.Function) -> tuple[m.Function, ...]:
+    """A kernel template's instances (from its launch sites: ``fn.instantiations``) as kernels of
+    their own, for the hybrid form only: named ``<kernel>__<arguments>``, their parameters of the
+    template's types those the arguments name (a type with no dtype stays the template's: a
+    pointer to it is passed as its memory), their factory values derived where the frontend gave
+    none; :class:`NotHybrid` without instances."""
+    insts = [i for i in fn.instantiations if len(i.args) == len(fn.template_params)]
+    if not insts:
+        raise NotHybrid("a kernel template that no launch site instantiates with its arguments")
+    out, seen = [], set()
+    for inst in insts:
+        values = tuple(inst.values) if len(inst.values) == len(fn.template_params) else \
+            tuple(_template_value(p, a) for p, a in zip(fn.template_params, inst.args))
+        suffix = "_".join(re.sub(r"\W+", "_", a).strip("_") for a in inst.args)
+        name = f"{fn.name}__{suffix}"
+        if name in seen:
+            continue
+        seen.add(name)
+        types = {p.name: m.Scalar(v) for p, v in zip(fn.template_params, values)
+                 if p.kind == "type" and isinstance(v, str) and v in BY_NAME and v != "void"}
+        params = tuple(dataclasses.replace(p, type=_substituted(p.type, types)) for p in fn.params)
+        out.append(dataclasses.replace(fn, name=name, params=params, template_params=(), instances=(),
+                                       instantiations=(dataclasses.replace(inst, values=values),)))
+    return tuple(out)
+
+
+# -- the CUDA text ---------------------------------------------------------------------------------
+
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+def definition_text(fn: m.Function) -> str:
+    """The kernel's definition as its file spells it (from its first token to its closing brace)."""
+    span = fn.span
+    try:
+        lines = Path(span.file).read_text(errors="replace").splitlines(keepends=True)
+    except OSError as exc:
+        raise NotHybrid(f"its definition cannot be read ({exc.strerror or exc})") from None
+    if not 0 < span.line <= span.end_line <= len(lines):
+        raise NotHybrid("its definition's text is not in its file")
+    if span.line == span.end_line:
+        return lines[span.line - 1][span.col - 1:span.end_col - 1]
+    return "".join([lines[span.line - 1][span.col - 1:], *lines[span.line:span.end_line - 1],
+                    lines[span.end_line - 1][:span.end_col - 1]])
+
+
+def _balanced(text: str, start: int) -> int:
+    """The index after the parenthesis that closes the one at ``text[start]``."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    raise NotHybrid("its definition's parentheses do not balance")
+
+
+def body_copy(text: str, name: str, body: str) -> tuple[str, str]:
+    """(the definition ``text`` as device function ``body``, the ``__launch_bounds__(...)`` it had
+    or ""): ``__global__`` becomes ``__device__ __forceinline__``, the launch bounds move to the
+    entry, the name becomes ``body``. Comments and strings are searched past, never changed."""
+    code = _COMMENT_OR_STRING.sub(lambda g: " " * len(g.group(0)), text)  # same offsets, no comments
+    head = re.search(rf"\b{re.escape(name)}\s*\(", code)
+    glob = re.search(r"\b__global__\b", code)
+    if head is None or glob is None or glob.start() > head.start():
+        raise NotHybrid("its definition does not spell `__global__` and its name (a macro writes it?)")
+    bounds = ""
+    found = re.search(r"\b__launch_bounds__\s*\(", code[:head.start()])
+    edits = [(glob.start(), glob.end(), "__device__ __forceinline__"), (head.start(), head.start() + len(name), body)]
+    if found:
+        end = _balanced(code, found.end() - 1)
+        bounds = text[found.start():end]
+        while end < len(code) and code[end] in " \t":  # and the blank that followed them
+            end += 1
+        edits.append((found.start(), end, ""))
+    out = text
+    for start, end, new in sorted(edits, reverse=True):
+        out = out[:start] + new + out[end:]
+    return out, bounds
+
+
+def _namespaced(text: str, namespaces: tuple[str, ...]) -> str:
+    for ns in reversed(namespaces):
+        text = f"namespace {ns} {{\n{text}\n}}  // namespace {ns}" if ns else f"namespace {{\n{text}\n}}"
+    return text
+
+
+def entry_text(name: str, body: str, params: tuple, layout: tuple, bounds: str, template_args: tuple = ()) -> str:
+    """The ``extern "C" __global__`` entry TileLang launches: the tensors' data pointers (the
+    parameters' order is their names' sorted order), the scalars' bytes, the tensors' sizes; it
+    calls ``body`` (a qualified name, with its template arguments)."""
+    entry = ENTRY_PREFIX + name
+    offsets = {p: (o, s) for p, o, s in layout}
+    buffers = [(i, p[0]) for i, p in enumerate(params) if p[1] in ("buffer", "bytes")]
+    tensors = [f"p{i:02d}_{p}" for i, p in buffers] + ([f"p{len(params):02d}_scalars"] if layout else [])
+    sizes = [f"int n{t[1:3]}" for t in tensors]
+    callee = body + (f"<{', '.join(template_args)}>" if template_args else "")
+    lines = []
+    if bounds:  # a bound that is an expression with parentheses hides the entry from TileLang's search
+        inner = bounds[bounds.index("(") + 1:-1]
+        lines.append(f"#define CUDA2TILE_BOUNDS_{name.upper()} {inner}")
+        bounds = f"__launch_bounds__(CUDA2TILE_BOUNDS_{name.upper()}) "
+    lines.append(f'extern "C" __global__ void {bounds}{entry}('
+                 + ", ".join([f"unsigned char* {t}" for t in tensors] + sizes) + ")")
+    lines.append("{")
+    lines.append(f"    typedef decltype(&{callee}) F;")
+    args = []
+    for i, (pname, kind, _dtype) in enumerate(params):
+        arg_type = f"cuda2tile_arg<{i}, F>::type"
+        if kind in ("buffer", "bytes"):
+            args.append(f"({arg_type}) p{i:02d}_{pname}")
+        else:
+            offset, size = offsets[pname]
+            lines.append(f'    static_assert(sizeof({arg_type}) == {size}, "{pname}: the tool took it for {size} bytes");')
+            args.append(f"cuda2tile_scalar<{arg_type}>(p{len(params):02d}_scalars + {offset})")
+    lines.append(f"    {callee}(" + ",".join(f"\n        {a}" for a in args) + ");")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+# -- the factory ------------------------------------------------------------------------------------
+
+
+def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ctx: HybridContext,
+                  unit: m.TranslationUnit, callees=(), template: m.Function | None = None) -> KernelOutput:
+    """The kernel ``fn`` (an instance of the kernel template ``template``: the template's text,
+    called with the instance's arguments) kept as CUDA, with ``diagnostics``; :class:`NotHybrid`
+    when it cannot be (``seen``: every diagnostic of the kernel, the frontend's too)."""
+    own = template or fn
+    if fn.name in ctx.refused:
+        raise NotHybrid(f"its wrapper does not build with nvcc: {ctx.refused[fn.name]}")
+    errors = [d for d in seen if d.code in _UNBUILDABLE]
+    if errors:
+        raise NotHybrid(f"its CUDA does not compile with the tool's headers ({errors[0].code}), so no "
+                        "wrapper is built")
+    if own.name in ctx.specialised:
+        raise NotHybrid("a kernel template with explicit specialisations (the copy of its primary "
+                        "template would not run them)")
+    if fn.template_params:
+        raise NotHybrid("a kernel template whose instances are not known")
+    params, layout = hybrid_params(fn)
+    state = host_filled_global(fn, unit, callees)
+    if state is not None:
+        raise NotHybrid(f"it reads {state}, which the program's host code fills or its kernels share: "
+                        "a wrapper, compiled apart, would hold its own copy")
+    namespaces = tuple(ctx.namespaces.get(own.name, ()))
+    text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name)
+    instance_args = tuple(_enumerator(t, a) for t, a in zip(own.template_params, fn.instantiations[0].args)) \
+        if template is not None and fn.instantiations else ()
+    for t, arg in zip(own.template_params, instance_args):  # the entry is no template: the instance's values
+        if t.name:
+            bounds = re.sub(rf"\b{re.escape(t.name)}\b", f"({arg})", bounds)
+    if '"""' in text:
+        raise NotHybrid('its definition holds \'"""\', which the module\'s raw string cannot')
+    qualified = "::".join([n for n in namespaces if n] + [BODY_PREFIX + own.name])
+    args = instance_args
+    cuda = (f"// {own.name} as a device function: its definition ({Path(ctx.display).name}, line {own.span.line}),"
+            f" renamed\n{_namespaced(text, namespaces)}\n\n"
+            "// the entry T.CUDASourceCodeKernel launches: the tensors' data pointers sorted by name (the CUDA\n"
+            "// order), the scalars' bytes last, then the tensors' sizes\n"
+            + entry_text(fn.name, qualified, params, layout, bounds, args))
+    out = KernelOutput(fn.name, Form.HYBRID, reason, diagnostics=list(diagnostics))
+    out.lines = factory_lines(fn, own, params, layout, cuda, ctx)
+    out.signature = Signature(fn.name, params=params, template=(), symbols=(), form="hybrid", hybrid=layout,
+                              hybrid_include=ctx.include(), hybrid_folders=ctx.folders(),
+                              hybrid_defines=tuple(ctx.defines))
+    return out
+
+
+def factory_lines(fn: m.Function, own: m.Function, params: tuple, layout: tuple, cuda: str,
+                  ctx: HybridContext) -> list[Line]:
+    """The module's CUDA text of the kernel and its factory ``make_<k>``."""
+    tag = f"L{own.span.line}"
+    constant = f"_{fn.name.upper()}_CUDA"
+    tensors = [(f"p{i:02d}_{p[0]}", f"n{i:02d}") for i, p in enumerate(params) if p[1] in ("buffer", "bytes")]
+    if layout:
+        tensors.append((f"p{len(params):02d}_scalars", f"n{len(params):02d}"))
+    lines = [Line(0, f'{constant} = r"""', "")]
+    lines += [Line(0, text, "") for text in cuda.splitlines()]
+    lines += [Line(0, '"""', ""), Line(0, "", ""), Line(0, "", "")]
+    lines.append(Line(0, f"def make_{fn.name}(grid, block, shared_bytes=0, target=\"cuda\"):", tag))
+    lines.append(Line(1, f'"""The CUDA kernel `{fn.name}` as it is (hybrid form): compiled by nvcc from '
+                         f'{ctx.include()}, GPUs only."""', ""))
+    lines.append(Line(1, "if target == \"c\":", ""))
+    lines.append(Line(2, f"raise NotImplementedError(\"{fn.name} is kept as CUDA (hybrid form): "
+                         "it runs on GPUs only\")", ""))
+    lines.append(Line(1, f"source = hybrid_source(__file__, {ctx.include()!r}, {constant})", ""))
+    names = [size for _t, size in tensors]
+    if names:  # (T.dynamic of one name is that variable, of several a tuple)
+        lines.append(Line(1, f"{', '.join(names)} = T.dynamic({', '.join(names)!r})", ""))
+    lines.append(Line(0, "", ""))
+    lines.append(Line(1, "@T.prim_func", ""))
+    signature = ", ".join(f'{t}: T.Tensor(({n},), "uint8")' for t, n in tensors)
+    lines.append(Line(1, f"def hybrid_{fn.name}({signature}):", ""))
+    lines.append(Line(2, "if shared_bytes:  # extern __shared__: T.CUDASourceCodeKernel launches without "
+                         "dynamic shared memory", ""))
+    lines.append(Line(3, f"source_kernel_with_shared(grid, block, shared_bytes, source, "
+                         f"\"{ENTRY_PREFIX}{fn.name}\")", ""))
+    lines.append(Line(2, "else:", ""))
+    lines.append(Line(3, f"T.CUDASourceCodeKernel(*grid, threads=list(block), source_code_or_path=source, "
+                         f"entry_name=\"{ENTRY_PREFIX}{fn.name}\")", tag))
+    lines.append(Line(0, "", ""))
+    lines.append(Line(1, f"return hybrid_{fn.name}", ""))
+    return lines
