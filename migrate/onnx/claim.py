@@ -1,0 +1,73 @@
+"""Step 2a: decide per node whether it gets a TileLang form, and if not, why (the fallback reason)."""
+from __future__ import annotations
+
+from .graph import Graph, Node
+from .indexing import prod
+from .ops import NUMERIC, OPS
+
+
+def _axes(node: Node, graph: Graph, rank: int):
+    """A reduction's axes (attribute, or constant second input from opset 18), normalised."""
+    if "axes" in node.attrs:
+        axes = list(node.attrs["axes"])
+    elif len(node.inputs) > 1 and node.inputs[1]:
+        if node.inputs[1] not in graph.constants:
+            return None
+        axes = [int(a) for a in graph.constants[node.inputs[1]].reshape(-1)]
+    else:
+        axes = []
+    return sorted({a % rank for a in axes}) if rank else []
+
+
+def reduce_axes(node: Node, graph: Graph):
+    rank = len(graph.info(node.inputs[0]).shape)
+    axes = _axes(node, graph, rank)
+    if axes == [] and not node.attrs.get("noop_with_empty_axes", 0):
+        axes = list(range(rank))
+    return axes
+
+
+def why_not(node: Node, graph: Graph) -> str | None:
+    """None when ``node`` gets a TileLang form; else the reason it falls back to torch."""
+    rule = OPS.get(node.op_type)
+    if rule is None:
+        return f"no TileLang form for {node.op_type} yet"
+    infos = [graph.info(t) for t in node.inputs if t]
+    outs = [graph.info(t) for t in node.outputs if t]
+    if rule.kind == "view":
+        return None
+    dtypes = rule.dtypes if rule.dtypes is not None else NUMERIC
+    for i in outs + ([infos[0]] if infos else []):
+        if i.dtype not in dtypes:
+            return f"{node.op_type} on {i.dtype} has no TileLang form in this slice"
+    for i in infos + outs:
+        if i.dtype not in NUMERIC:
+            return f"{node.op_type} with a {i.dtype} tensor has no TileLang form in this slice"
+    if any(i.numel == 0 for i in infos + outs):
+        return "an empty tensor: nothing to compute"
+    if rule.kind == "matmul":
+        a, b = infos[0], infos[1]
+        if len(a.shape) < 2 or len(b.shape) < 2:
+            return "MatMul of a 1-D operand is not tiled in this slice"
+        if a.dtype != b.dtype:
+            return "MatMul operands of different types"
+        out = outs[0]
+        for x in (a, b):
+            batch = prod(x.shape[:-2])
+            if batch not in (1, prod(out.shape[:-2])):
+                return "MatMul with a partly broadcast batch is not tiled in this slice"
+    if rule.kind == "reduce":
+        if len(node.inputs) > 1 and node.inputs[1] and node.inputs[1] not in graph.constants:
+            return "reduction axes computed at run time"
+    if rule.kind == "layernorm":
+        x = infos[0]
+        axis = node.attrs.get("axis", -1) % len(x.shape)
+        inner = x.shape[axis:]
+        for t in node.inputs[1:]:
+            if t and graph.info(t).numel not in (1, prod(inner)):
+                return "LayerNormalization with a scale or bias broadcast over part of the normalised axes"
+        if node.attrs.get("stash_type", 1) != 1:
+            return "LayerNormalization with stash_type other than float32"
+    if rule.kind == "map" and node.op_type == "Cast" and node.attrs.get("saturate", 1) != 1:
+        return "Cast with saturate=0"
+    return None
