@@ -49,10 +49,15 @@ class Options:
     allow_tf32: bool = False
 
 
+#: names the kernels and the Model class use themselves (loop variables, buffers, modules)
+RESERVED = frozenset("""T torch np tilelang Path self w dev trace target alloc loop threads stages block_m block_n
+block_k bx by bz i j k ko r c o row col acc chunk a_s b_s mean rstd row_max row_sum""".split())
+
+
 def py_name(tensor: str) -> str:
     """A Python identifier for an ONNX tensor name."""
     s = re.sub(r"\W", "_", tensor)
-    if not s or s[0].isdigit() or keyword.iskeyword(s) or s in ("T", "torch", "self"):
+    if not s or s[0].isdigit() or keyword.iskeyword(s) or s in RESERVED or s.startswith(("v_", "make_")):
         s = "t_" + s
     return s
 

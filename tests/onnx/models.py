@@ -42,3 +42,57 @@ def mlp(batch=4, d_in=24, hidden=40, d_out=10, seed=1):
              ("b2", rng.standard_normal(d_out).astype(f))]
     return make(nodes, [("x", TensorProto.FLOAT, [batch, d_in])], [("probs", TensorProto.FLOAT, [batch, d_out])],
                 inits, name="mlp")
+
+
+def gelu_block(rows=6, cols=20, seed=2):
+    """x·W + b, then GELU spelled Div → Erf → Add → Mul → Mul (as exporters write it), then Sub."""
+    rng = np.random.default_rng(seed)
+    f = np.float32
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="proj"),
+        helper.make_node("Add", ["h", "b"], ["hb"], name="proj_bias"),
+        helper.make_node("Div", ["hb", "sqrt2"], ["g0"], name="gelu_div"),
+        helper.make_node("Erf", ["g0"], ["g1"], name="gelu_erf"),
+        helper.make_node("Add", ["g1", "one"], ["g2"], name="gelu_add"),
+        helper.make_node("Mul", ["hb", "g2"], ["g3"], name="gelu_mul"),
+        helper.make_node("Mul", ["g3", "half"], ["y"], name="gelu_half"),
+    ]
+    inits = [("w", (rng.standard_normal((cols, cols)) / np.sqrt(cols)).astype(f)),
+             ("b", rng.standard_normal(cols).astype(f)),
+             ("sqrt2", np.array(1.4142135381698608, f)), ("one", np.array(1.0, f)), ("half", np.array(0.5, f))]
+    return make(nodes, [("x", TensorProto.FLOAT, [rows, cols])], [("y", TensorProto.FLOAT, [rows, cols])],
+                inits, name="gelu_block")
+
+
+def attention_block(batch=2, seq=5, dim=8, seed=3):
+    """A one-head transformer block: LayerNormalization, Q/K/V projections (Gemm-style MatMul + Add),
+    Transpose, scaled scores, Softmax, context, output projection, residual Add, ReduceMean."""
+    rng = np.random.default_rng(seed)
+    f = np.float32
+
+    def w(*s):
+        return (rng.standard_normal(s) / np.sqrt(s[0])).astype(f)
+
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["xn"], name="ln", axis=-1, epsilon=1e-5),
+        helper.make_node("MatMul", ["xn", "wq"], ["q"], name="q_proj"),
+        helper.make_node("MatMul", ["xn", "wk"], ["k"], name="k_proj"),
+        helper.make_node("MatMul", ["xn", "wv"], ["v"], name="v_proj"),
+        helper.make_node("Transpose", ["k"], ["kt"], name="k_t", perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kt"], ["s0"], name="scores"),
+        helper.make_node("Mul", ["s0", "scale"], ["s1"], name="scale"),
+        helper.make_node("Softmax", ["s1"], ["p"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["p", "v"], ["ctx"], name="context"),
+        helper.make_node("Reshape", ["ctx", "flat"], ["ctx2"], name="flatten_rows"),
+        helper.make_node("Gemm", ["ctx2", "wo", "bo"], ["o2"], name="out_proj"),
+        helper.make_node("Reshape", ["o2", "shape3"], ["o"], name="unflatten"),
+        helper.make_node("Add", ["o", "x"], ["y"], name="residual"),
+        helper.make_node("ReduceMean", ["y"], ["m"], name="row_mean", axes=[-1], keepdims=1),
+        helper.make_node("Sub", ["y", "m"], ["yc"], name="center"),
+    ]
+    inits = [("gamma", rng.uniform(0.5, 1.5, dim).astype(f)), ("beta", rng.standard_normal(dim).astype(f)),
+             ("wq", w(dim, dim)), ("wk", w(dim, dim)), ("wv", w(dim, dim)), ("wo", w(dim, dim)),
+             ("bo", rng.standard_normal(dim).astype(f)), ("scale", np.array(1 / np.sqrt(dim), f)),
+             ("flat", np.array([batch * seq, dim], np.int64)), ("shape3", np.array([batch, seq, dim], np.int64))]
+    return make(nodes, [("x", TensorProto.FLOAT, [batch, seq, dim])],
+                [("yc", TensorProto.FLOAT, [batch, seq, dim])], inits, name="attention_block", opset=17)
