@@ -78,6 +78,14 @@ def reference(model_path: str, tensors: list[str], inputs: dict) -> dict[str, np
     return dict(zip(names, sess.run(names, inputs)))
 
 
+def to_numpy(t) -> np.ndarray:
+    """A torch tensor's values on the host (bfloat16 in its float32 holder, as the comparison wants)."""
+    import torch
+
+    t = t.detach().cpu()
+    return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
+
+
 def _torch_poison(shape, dtype):
     import torch
 
@@ -116,7 +124,7 @@ def run(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], module_pa
             if t not in expected:
                 continue
             got = trace.get(g.name, {}).get(t)
-            act = got.detach().cpu().numpy() if got is not None else np.zeros(0)
+            act = to_numpy(got) if got is not None else np.zeros(0)
             r = compare_arrays(expected[t], act, dtype, cls, name=t)
             records.append({"group": g.name, "tensor": t, "graph_output": t in {o.name for o in graph.outputs},
                             "passed": bool(r.passed), "tolerance": cls, "max_abs_err": float(r.max_abs_err),

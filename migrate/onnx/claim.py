@@ -22,6 +22,8 @@ def _axes(node: Node, graph: Graph, rank: int):
 def reduce_axes(node: Node, graph: Graph):
     rank = len(graph.info(node.inputs[0]).shape)
     axes = _axes(node, graph, rank)
+    if axes is None:
+        return None
     if axes == [] and not node.attrs.get("noop_with_empty_axes", 0):
         axes = list(range(rank))
     return axes
@@ -43,7 +45,8 @@ def why_not(node: Node, graph: Graph) -> str | None:
     for i in infos + outs:
         if i.dtype not in NUMERIC:
             return f"{node.op_type} with a {i.dtype} tensor has no TileLang form in this slice"
-    if any(i.numel == 0 for i in infos + outs):
+    data = [i for i in infos if i.name not in graph.constants]   # an empty constant (no axes) is no data
+    if any(i.numel == 0 for i in data + outs):
         return "an empty tensor: nothing to compute"
     if rule.kind == "matmul":
         a, b = infos[0], infos[1]

@@ -52,6 +52,8 @@ def _pool(kind):
 def _reduce(fn):
     def f(n, a, g):
         axes = reduce_axes(n, g)
+        if axes is None:      # axes computed at run time
+            return None
         if not axes:
             return a[0]
         keep = bool(n.attrs.get("keepdims", 1))
