@@ -50,15 +50,8 @@ def why_not(node: Node, graph: Graph) -> str | None:
         return "an empty tensor: nothing to compute"
     if rule.kind == "matmul":
         a, b = infos[0], infos[1]
-        if len(a.shape) < 2 or len(b.shape) < 2:
-            return "MatMul of a 1-D operand is not tiled in this slice"
         if a.dtype != b.dtype:
             return "MatMul operands of different types"
-        out = outs[0]
-        for x in (a, b):
-            batch = prod(x.shape[:-2])
-            if batch not in (1, prod(out.shape[:-2])):
-                return "MatMul with a partly broadcast batch is not tiled in this slice"
     if rule.kind == "reduce":
         if len(node.inputs) > 1 and node.inputs[1] and node.inputs[1] not in graph.constants:
             return "reduction axes computed at run time"

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import keyword
 import re
+
+import numpy as np
 from dataclasses import dataclass, field
 
 from .claim import reduce_axes
@@ -222,25 +224,32 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     out = graph.info(head.outputs[0])
     ta = head.op_type == "Gemm" and head.attrs.get("transA", 0)
     tb = head.op_type == "Gemm" and head.attrs.get("transB", 0)
-    M, N = out.shape[-2], out.shape[-1]
-    K = a.shape[-2] if ta else a.shape[-1]
-    batch = out.shape[:-2]
+    # a 1-D operand is a row (A) or a column (B) whose dimension the output drops (numpy matmul)
+    a_mat = a.shape if len(a.shape) >= 2 else (1,) + a.shape
+    b_mat = bt.shape if len(bt.shape) >= 2 else bt.shape + (1,)
+    M, N = (a_mat[-1] if ta else a_mat[-2]), (b_mat[-2] if tb else b_mat[-1])
+    K = a_mat[-2] if ta else a_mat[-1]
+    batch = tuple(np.broadcast_shapes(a_mat[:-2], b_mat[:-2]))
     Bt = prod(batch)
     dtype, acc_t = a.dtype, _accum(a.dtype)
     tensor_cores = dtype in ("float16", "bfloat16") or (dtype == "float32" and opts.allow_tf32)
     b = _Body(graph, names)
+    bz_index = unravel("bz", batch)
 
-    def operand(info, rows, cols):
+    def operand(info, mat):
+        own = mat[:-2]
+        if Bt > 1 and prod(own) not in (1, Bt):   # a batch broadcast over some dimensions only
+            return b.param(info.name, own + mat[-2:]), broadcast_index(own, batch, bz_index)
         if Bt > 1:
-            view = (prod(info.shape[:-2]), rows, cols)
-            return b.param(info.name, view), ("bz" if view[0] > 1 else "0")
-        return b.param(info.name, (rows, cols)), None
+            view = (prod(own),) + mat[-2:]
+            return b.param(info.name, view), ["bz" if view[0] > 1 else "0"]
+        return b.param(info.name, mat[-2:]), []
 
-    A, za = operand(a, *((K, M) if ta else (M, K)))
-    B, zb = operand(bt, *((N, K) if tb else (K, N)))
-    lead = lambda z: f"{z}, " if z is not None else ""  # noqa: E731
+    A, za = operand(a, a_mat)
+    B, zb = operand(bt, b_mat)
+    lead = lambda z: "".join(f"{e}, " for e in z)  # noqa: E731
     out_view = ((Bt, M, N) if Bt > 1 else (M, N))
-    out_index = (unravel("bz", batch) if Bt > 1 else []) + ["row", "col"]
+    out_index = bz_index + (["row"] if len(a.shape) >= 2 else []) + (["col"] if len(bt.shape) >= 2 else [])
     canonical = (out_view, (["bz"] if Bt > 1 else []) + ["row", "col"])
     ind = " " * 20
     epi = []
