@@ -1,0 +1,44 @@
+"""The ONNX backend node test cases of the operators migrate onnx claims, converted, run on
+TileLang's CPU target and compared with the cases' expected outputs (tests/onnx/node_cases.py).
+
+By default one representative case per kernel kind runs (the suite's time budget: each case
+compiles a kernel with g++); ``C2T_ONNX_NODE_CASES=all`` runs every case of every claimed
+operator (``bench/onnx_node_tests.py`` prints the per-operator counts).
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("onnx")
+
+from .node_cases import CLAIMED, case, cases, run_case  # noqa: E402
+
+#: (operator, case): a broadcast map, integer Div, the GELU op, a Cast, batched broadcast MatMul,
+#: Gemm with every attribute, a reduction over middle axes, Softmax over axis 0, LayerNormalization
+#: with its Mean and InvStdDev outputs, a Transpose, a Reshape view
+REPRESENTATIVE = [
+    ("Add", "test_add_bcast"),
+    ("Div", "test_div_uint8"),
+    ("Gelu", "test_gelu_tanh_2"),
+    ("Cast", "test_cast_FLOAT_to_FLOAT16"),
+    ("MatMul", "test_matmul_bcast"),
+    ("Gemm", "test_gemm_all_attributes"),
+    ("ReduceMean", "test_reduce_mean_keepdims_random"),
+    ("Softmax", "test_softmax_axis_0"),
+    ("LayerNormalization", "test_layer_normalization_3d_axis1_epsilon"),
+    ("Transpose", "test_transpose_all_permutations_3"),
+    ("Reshape", "test_reshape_negative_extended_dims"),
+]
+
+
+def _all():
+    return [(op, c.name) for op in CLAIMED for c in cases(op)]
+
+
+@pytest.mark.parametrize("op, name", _all() if os.environ.get("C2T_ONNX_NODE_CASES") == "all" else REPRESENTATIVE)
+def test_node_case(op, name, tmp_path):
+    r = run_case(case(name, op), tmp_path)
+    assert r["status"] == "pass", r
+    assert r["tilelang"], r          # every node of the case got a TileLang form (or is a view)
