@@ -68,6 +68,12 @@ def _accum(dtype: str) -> str:
     return "float32" if dtype in ("float16", "bfloat16") else dtype
 
 
+def compute_dtype(dtype: str) -> str:
+    """The type elementwise chains compute in: half types in float32 (TileLang's C target has no
+    half math, and the chain rounds once, when it stores)."""
+    return "float32" if dtype in ("float16", "bfloat16") else dtype
+
+
 def _tolerance(dtype: str, reduces: bool) -> str:
     if dtype not in FLOATS:
         return "exact"
@@ -105,23 +111,30 @@ class _Body:
         if tensor in self.env:
             return self.env[tensor]
         info = self.graph.info(tensor)
+        wide = compute_dtype(info.dtype)
         const = self.graph.constants.get(tensor)
         if const is not None and const.size == 1:
-            return literal(const.reshape(-1)[0], info.dtype)
+            return literal(const.reshape(-1)[0], wide)
         if info.shape == tuple(out_shape):
             view, index = canonical
-            return subscript(self.param(tensor, view), index)
-        if info.numel == 1:
-            return subscript(self.param(tensor, (1,)), ["0"])
-        return subscript(self.param(tensor, info.shape), broadcast_index(info.shape, out_shape, out_index))
+            load = subscript(self.param(tensor, view), index)
+        elif info.numel == 1:
+            load = subscript(self.param(tensor, (1,)), ["0"])
+        else:
+            load = subscript(self.param(tensor, info.shape), broadcast_index(info.shape, out_shape, out_index))
+        return load if wide == info.dtype else f"T.Cast(T.{wide}, {load})"
 
     def chain(self, nodes: list[Node], out_shape, out_index, canonical, indent: str) -> list[str]:
         lines = []
         for n in nodes:
             args = [self.read(t, out_shape, out_index, canonical) if t else "None" for t in n.inputs]
             out = n.outputs[0]
-            ctx = ExprCtx(self.graph.info(out).dtype, tuple(self.graph.info(t).dtype for t in n.inputs if t), n.attrs)
+            real = self.graph.info(out).dtype
+            ctx = ExprCtx(compute_dtype(real), tuple(compute_dtype(self.graph.info(t).dtype) for t in n.inputs if t),
+                          n.attrs)
             expr = OPS[n.op_type].expr(args, ctx)
+            if n.op_type == "Cast" and real != ctx.out:   # a cast to half rounds there
+                expr = f"T.Cast(T.{ctx.out}, T.Cast(T.{real}, {expr}))"
             var = "v_" + self.names[out]
             lines.append(f"{indent}{var} = {expr}  # {n.op_type} '{n.name}'")
             self.env[out] = var
@@ -132,6 +145,9 @@ class _Body:
         lines = []
         for t in group.outputs:
             value = self.env[t]
+            real = self.graph.info(t).dtype
+            if compute_dtype(real) != real:
+                value = f"T.Cast(T.{real}, {value})"
             lines.append(f"{indent}{subscript(self.param(t, view), index)} = {value}")
         return lines
 
@@ -187,7 +203,10 @@ def emit_map(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         for d, p in enumerate(perm):
             index[p] = out_index[d]
         var = "v_" + names[head.outputs[0]]
-        lines.append(f"{ind}{var} = {subscript(b.param(head.inputs[0], x.shape), index)}  # Transpose '{head.name}' perm={list(perm)}")
+        load = subscript(b.param(head.inputs[0], x.shape), index)
+        if compute_dtype(x.dtype) != x.dtype:
+            load = f"T.Cast(T.{compute_dtype(x.dtype)}, {load})"
+        lines.append(f"{ind}{var} = {load}  # Transpose '{head.name}' perm={list(perm)}")
         b.env[head.outputs[0]] = var
         nodes = nodes[1:]
     lines += b.chain(nodes, out_shape, out_index, canonical, ind)
@@ -253,13 +272,14 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     canonical = (out_view, (["bz"] if Bt > 1 else []) + ["row", "col"])
     ind = " " * 20
     epi = []
-    acc_expr = "acc[i, j]" if acc_t == out.dtype else f"T.Cast(T.{out.dtype}, acc[i, j])"
+    cd = compute_dtype(out.dtype)
+    acc_expr = "acc[i, j]" if acc_t == cd else f"T.Cast(T.{cd}, acc[i, j])"
     if head.op_type == "Gemm":
         alpha, beta = float(head.attrs.get("alpha", 1.0)), float(head.attrs.get("beta", 1.0))
-        e = acc_expr if alpha == 1.0 else f"{literal(alpha, out.dtype)} * {acc_expr}"
+        e = acc_expr if alpha == 1.0 else f"{literal(alpha, cd)} * {acc_expr}"
         if len(head.inputs) > 2 and head.inputs[2] and beta != 0.0:
             c = b.read(head.inputs[2], out.shape, out_index, canonical)
-            e += f" + {c}" if beta == 1.0 else f" + {literal(beta, out.dtype)} * {c}"
+            e += f" + {c}" if beta == 1.0 else f" + {literal(beta, cd)} * {c}"
         acc_expr = e
     var = "v_" + names[head.outputs[0]]
     epi.append(f"{ind}{var} = {acc_expr}  # {head.op_type} '{head.name}'")

@@ -140,3 +140,19 @@ def test_tf32_only_when_allowed_and_lowers_for_sm90a(tmp_path):
             with tgt:
                 art = tilelang.lower(make(target="cuda"), target=tgt)
             assert "__global__" in art.kernel_source, name
+
+
+def test_float16_matmul_uses_t_gemm_and_matches_in_fp16(tmp_path):
+    rng = np.random.default_rng(5)
+    h = np.float16
+    model = models.make(
+        [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+         helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+         helper.make_node("Tanh", ["hb"], ["y"], name="act")],
+        [("x", TensorProto.FLOAT16, [5, 40])], [("y", TensorProto.FLOAT16, [5, 24])],
+        [("w", (rng.standard_normal((40, 24)) / 6).astype(h)), ("b", rng.standard_normal(24).astype(h))],
+        name="half_mlp")
+    res = convert(_save(model, tmp_path, "half"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert res.check["outputs"][0]["tolerance"] == "fp16"
+    assert "T.gemm(a_s, b_s, acc" in res.module.read_text() and not res.diagnostics.items
