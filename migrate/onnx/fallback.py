@@ -12,7 +12,8 @@ from .graph import Graph, Node
 
 TORCH_DTYPES = {"float32": "torch.float32", "float16": "torch.float16", "float64": "torch.float64",
                 "bfloat16": "torch.bfloat16", "int8": "torch.int8", "int16": "torch.int16", "int32": "torch.int32",
-                "int64": "torch.int64", "uint8": "torch.uint8", "bool": "torch.bool"}
+                "int64": "torch.int64", "uint8": "torch.uint8", "uint16": "torch.uint16", "uint32": "torch.uint32",
+                "uint64": "torch.uint64", "bool": "torch.bool"}
 
 
 def _pads(node: Node, rank: int):

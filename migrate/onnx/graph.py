@@ -20,8 +20,8 @@ from ..diagnostics import DiagnosticBag
 from ..ir.span import Span
 
 #: ONNX element types this slice handles -> the dtype name used by numpy, torch and TileLang
-ELEM_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
-               10: "float16", 11: "float64", 16: "bfloat16"}
+ELEM_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+               10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16"}
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,10 @@ Nodes without a TileLang form yet run in torch, marked `fallback` here and in re
 from pathlib import Path
 
 import numpy as np
-import tilelang
 import tilelang.language as T
 import torch
+
+from migrate.runtime.tilelang_support import compile_for
 
 '''
 
@@ -115,9 +116,7 @@ def _model_class(graph: Graph, groups, kernels, names, stem) -> str:
     def kernel(self, name):
         """The compiled kernel of group ``name`` (compiled on first use, cached by TileLang)."""
         if name not in self.compiled:
-            configs = {{"tirx.disable_vectorize": True}} if self.target == "c" else None
-            self.compiled[name] = tilelang.compile(KERNELS[name](target=self.target), target=self.target,
-                                                   pass_configs=configs)
+            self.compiled[name] = compile_for(KERNELS[name](target=self.target), self.target)
         return self.compiled[name]
 
     def __call__(self, {", ".join(ins)}, *, trace=None):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 FLOATS = ("float16", "float32", "float64")
-INTS = ("int8", "int16", "int32", "int64", "uint8")
+INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 #: element types a kernel of this slice computes (bfloat16 and bool are not compiled by TileLang's C target)
 NUMERIC = FLOATS + INTS
 

@@ -125,7 +125,10 @@ def run_case(c, work: Path | None = None) -> dict:
     for o, exp, act in zip(graph.outputs, outs, got):
         cls = tol.get(o.name, "exact" if o.dtype not in ("float16", "float32", "float64") else "fp32")
         holder = "float32" if o.dtype == "bfloat16" else o.dtype   # bfloat16 compared in its float32 holder
-        r = compare_arrays(np.asarray(exp).astype(holder), check_step.to_numpy(act), o.dtype, cls, name=o.name)
+        try:
+            r = compare_arrays(np.asarray(exp).astype(holder), check_step.to_numpy(act), o.dtype, cls, name=o.name)
+        except (TypeError, KeyError) as exc:   # an element type the comparison has no class for
+            return {"name": c.name, "status": "error", "tilelang": not fallback, "message": f"{exc}"}
         ok &= bool(r.passed)
         msgs.append(r.message)
     return {"name": c.name, "status": "pass" if ok else "fail", "tilelang": not fallback,
