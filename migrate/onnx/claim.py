@@ -38,11 +38,15 @@ def why_not(node: Node, graph: Graph) -> str | None:
     outs = [graph.info(t) for t in node.outputs if t]
     if rule.kind == "view":
         return None
+    flags = [i for k, i in enumerate(infos) if k in rule.bool_inputs]
+    if any(i.dtype != "bool" for i in flags):
+        return f"{node.op_type} with a non-boolean condition"
+    values = [i for k, i in enumerate(infos) if k not in rule.bool_inputs]
     dtypes = rule.dtypes if rule.dtypes is not None else NUMERIC
-    for i in outs + ([infos[0]] if infos else []):
+    for i in outs + values[:1]:
         if i.dtype not in dtypes:
             return f"{node.op_type} on {i.dtype} has no TileLang form in this slice"
-    for i in infos + outs:
+    for i in values + outs:
         if i.dtype not in NUMERIC:
             return f"{node.op_type} with a {i.dtype} tensor has no TileLang form in this slice"
     data = [i for i in infos if i.name not in graph.constants]   # an empty constant (no axes) is no data

@@ -84,6 +84,8 @@ class OpRule:
     #: the dtypes it computes; None: any of NUMERIC
     dtypes: tuple[str, ...] | None = None
     note: str = ""
+    #: input positions that are boolean (Where's condition)
+    bool_inputs: tuple[int, ...] = ()
 
 
 def _e(expr, dtypes=None):
@@ -112,6 +114,7 @@ OPS: dict[str, OpRule] = {
     "Min": _e(_fold("min")),
     "Identity": _e(lambda a, d: a[0]),
     "Cast": _e(lambda a, d: _cast(a[0], d.ins[0], d.out)),
+    "Where": OpRule("map", lambda a, d: f"T.if_then_else({a[0]}, {a[1]}, {a[2]})", bool_inputs=(0,)),
     # -- GEMM tiles with an elementwise epilogue ---------------------------------------------------
     "MatMul": OpRule("matmul", dtypes=FLOATS + ("int32", "int64")),
     "Gemm": OpRule("matmul", dtypes=FLOATS + ("int32", "int64")),

@@ -17,7 +17,7 @@ import numpy as np
 
 #: the operators migrate onnx claims (a TileLang form for their common attributes and types)
 CLAIMED = ("Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Relu",
-           "Sigmoid", "Tanh", "Erf", "Gelu", "Max", "Min", "Identity", "Cast", "MatMul", "Gemm", "ReduceSum",
+           "Sigmoid", "Tanh", "Erf", "Gelu", "Max", "Min", "Identity", "Cast", "Where", "MatMul", "Gemm", "ReduceSum",
            "ReduceMean", "ReduceMax", "Softmax", "LayerNormalization", "Transpose", "Reshape", "Flatten",
            "Squeeze", "Unsqueeze")
 
