@@ -250,6 +250,12 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     K = a_mat[-2] if ta else a_mat[-1]
     batch = tuple(np.broadcast_shapes(a_mat[:-2], b_mat[:-2]))
     Bt = prod(batch)
+    # activations (..., M, K) times one weight matrix: the batch folds into the rows, one GEMM
+    folded = Bt > 1 and not ta and prod(b_mat[:-2]) == 1 and a_mat[:-2] == batch
+    if folded:
+        a_mat, b_mat = (Bt * M, K), b_mat[-2:]
+        rows_of = batch + (M,)
+        M, batch, Bt = Bt * M, (), 1
     dtype, acc_t = a.dtype, _accum(a.dtype)
     tensor_cores = dtype in ("float16", "bfloat16") or (dtype == "float32" and opts.allow_tf32)
     b = _Body(graph, names)
@@ -269,6 +275,8 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     lead = lambda z: "".join(f"{e}, " for e in z)  # noqa: E731
     out_view = ((Bt, M, N) if Bt > 1 else (M, N))
     out_index = bz_index + (["row"] if len(a.shape) >= 2 else []) + (["col"] if len(bt.shape) >= 2 else [])
+    if folded:
+        out_index = unravel("row", rows_of) + (["col"] if len(bt.shape) >= 2 else [])
     canonical = (out_view, (["bz"] if Bt > 1 else []) + ["row", "col"])
     ind = " " * 20
     epi = []
