@@ -129,6 +129,8 @@ def torch_expr(node: Node, args: list[str], graph: Graph) -> str | None:
     fn = TORCH.get(node.op_type)
     if fn is None or len([o for o in node.outputs if o]) != 1:
         return None
+    if any(graph.info(t).dtype not in TORCH_DTYPES for t in list(node.inputs) + list(node.outputs) if t):
+        return None   # float8, 4- and 2-bit types: torch has no tensors of them here
     expr = fn(node, args, graph)
     if expr is None:
         return None

@@ -100,7 +100,14 @@ def _info(vi, span: Span, bag: DiagnosticBag) -> TensorInfo | None:
                                    f"'{d.dim_param or '?'}': this slice converts static shapes only")
             return None
         dims.append(int(d.dim_value))
-    return TensorInfo(vi.name, tuple(dims), dtype or f"onnx-type-{t.elem_type}")
+    if dtype is None:  # float8, 4- and 2-bit types, strings: named as ONNX names them, and not claimed
+        import onnx
+
+        try:
+            dtype = onnx.TensorProto.DataType.Name(t.elem_type).lower()
+        except ValueError:
+            dtype = f"onnx-type-{t.elem_type}"
+    return TensorInfo(vi.name, tuple(dims), dtype)
 
 
 def load(path: str | Path, bag: DiagnosticBag) -> Graph:
