@@ -21,6 +21,8 @@ def _axes(node: Node, graph: Graph, rank: int):
 
 def reduce_axes(node: Node, graph: Graph):
     rank = len(graph.info(node.inputs[0]).shape)
+    if node.op_type == "GlobalAveragePool":
+        return list(range(2, rank))
     axes = _axes(node, graph, rank)
     if axes is None:
         return None
@@ -56,6 +58,11 @@ def why_not(node: Node, graph: Graph) -> str | None:
         a, b = infos[0], infos[1]
         if a.dtype != b.dtype:
             return "MatMul operands of different types"
+    if rule.kind == "conv":
+        if len(infos[0].shape) != 4:
+            return "Conv of other than 2-D images (NCHW) is not tiled in this slice"
+        if len(infos) > 2 and infos[2].shape != (infos[1].shape[0],):
+            return "Conv with a bias of unusual shape"
     if rule.kind == "reduce":
         if len(node.inputs) > 1 and node.inputs[1] and node.inputs[1] not in graph.constants:
             return "reduction axes computed at run time"
@@ -68,6 +75,11 @@ def why_not(node: Node, graph: Graph) -> str | None:
                 return "LayerNormalization with a scale or bias broadcast over part of the normalised axes"
         if node.attrs.get("stash_type", 1) != 1:
             return "LayerNormalization with stash_type other than float32"
+    if node.op_type == "BatchNormalization":
+        if node.attrs.get("training_mode", 0) or len([o for o in node.outputs if o]) > 1:
+            return "BatchNormalization in training mode"
+        if len(infos[0].shape) < 2 or any(i.numel != infos[0].shape[1] for i in infos[1:]):
+            return "BatchNormalization with statistics not one per channel"
     if rule.kind == "map" and node.op_type == "Cast" and node.attrs.get("saturate", 1) != 1:
         return "Cast with saturate=0"
     return None

@@ -68,6 +68,11 @@ def _gelu(a, d):
     return f"{d.lit(0.5)} * {x} * ({d.lit(1)} + T.erf({x} * {d.lit(0.7071067811865476)}))"
 
 
+def _batchnorm(a, d):
+    eps = d.lit(float(d.attrs.get("epsilon", 1e-5)))
+    return f"({a[0]} - {a[3]}) / T.sqrt({a[4]} + {eps}) * {a[1]} + {a[2]}"
+
+
 def _fold(fn):
     def expr(a, d):
         out = a[0]
@@ -86,6 +91,8 @@ class OpRule:
     note: str = ""
     #: input positions that are boolean (Where's condition)
     bool_inputs: tuple[int, ...] = ()
+    #: input positions that are per-channel vectors of an NCHW input (indexed by the channel)
+    channel_inputs: tuple[int, ...] = ()
 
 
 def _e(expr, dtypes=None):
@@ -114,14 +121,17 @@ OPS: dict[str, OpRule] = {
     "Min": _e(_fold("min")),
     "Identity": _e(lambda a, d: a[0]),
     "Cast": _e(lambda a, d: _cast(a[0], d.ins[0], d.out)),
+    "BatchNormalization": OpRule("map", _batchnorm, FLOATS, channel_inputs=(1, 2, 3, 4)),
     "Where": OpRule("map", lambda a, d: f"T.if_then_else({a[0]}, {a[1]}, {a[2]})", bool_inputs=(0,)),
     # -- GEMM tiles with an elementwise epilogue ---------------------------------------------------
     "MatMul": OpRule("matmul", dtypes=FLOATS + ("int32", "int64")),
     "Gemm": OpRule("matmul", dtypes=FLOATS + ("int32", "int64")),
+    "Conv": OpRule("conv", dtypes=FLOATS),
     # -- reductions ----------------------------------------------------------------------------------
     "ReduceSum": OpRule("reduce", dtypes=FLOATS + ("int32", "int64")),
     "ReduceMean": OpRule("reduce", dtypes=FLOATS + ("int32", "int64")),
     "ReduceMax": OpRule("reduce", dtypes=FLOATS + ("int32", "int64")),
+    "GlobalAveragePool": OpRule("reduce", dtypes=FLOATS),
     "Softmax": OpRule("softmax", dtypes=FLOATS),
     "LayerNormalization": OpRule("layernorm", dtypes=FLOATS),
     # -- data movement ---------------------------------------------------------------------------------
@@ -137,4 +147,5 @@ REDUCERS = {
     "ReduceSum": ("reduce_sum", 0, None),
     "ReduceMean": ("reduce_sum", 0, "mean"),
     "ReduceMax": ("reduce_max", "-inf", None),
+    "GlobalAveragePool": ("reduce_sum", 0, "mean"),
 }

@@ -96,3 +96,35 @@ def attention_block(batch=2, seq=5, dim=8, seed=3):
              ("flat", np.array([batch * seq, dim], np.int64)), ("shape3", np.array([batch, seq, dim], np.int64))]
     return make(nodes, [("x", TensorProto.FLOAT, [batch, seq, dim])],
                 [("yc", TensorProto.FLOAT, [batch, seq, dim])], inits, name="attention_block", opset=17)
+
+
+def resnet_block(n=2, c=4, hw=6, classes=5, seed=4):
+    """Conv → BatchNormalization → Relu → Conv (stride 1, pad 1) → BatchNormalization → residual Add →
+    Relu → GlobalAveragePool → Flatten → Gemm: a basic ResNet block and its classifier head."""
+    rng = np.random.default_rng(seed)
+    f = np.float32
+
+    def bn(prefix):
+        return [(f"{prefix}_scale", rng.uniform(0.5, 1.5, c).astype(f)), (f"{prefix}_bias", rng.standard_normal(c).astype(f)),
+                (f"{prefix}_mean", rng.standard_normal(c).astype(f) * 0.1), (f"{prefix}_var", rng.uniform(0.5, 2, c).astype(f))]
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c1", "bn1_scale", "bn1_bias", "bn1_mean", "bn1_var"], ["b1"],
+                         name="bn1", epsilon=1e-5),
+        helper.make_node("Relu", ["b1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "cb2"], ["c2"], name="conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c2", "bn2_scale", "bn2_bias", "bn2_mean", "bn2_var"], ["b2"],
+                         name="bn2", epsilon=1e-5),
+        helper.make_node("Add", ["b2", "x"], ["s"], name="residual"),
+        helper.make_node("Relu", ["s"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="pool"),
+        helper.make_node("Flatten", ["g"], ["flat"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], name="fc", transB=1),
+    ]
+    inits = ([("w1", (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c)).astype(f)),
+              ("w2", (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c)).astype(f)),
+              ("cb2", rng.standard_normal(c).astype(f) * 0.1)] + bn("bn1") + bn("bn2")
+             + [("fc_w", rng.standard_normal((classes, c)).astype(f)), ("fc_b", rng.standard_normal(classes).astype(f))])
+    return make(nodes, [("x", TensorProto.FLOAT, [n, c, hw, hw])], [("logits", TensorProto.FLOAT, [n, classes])],
+                inits, name="resnet_block")

@@ -19,7 +19,11 @@ import numpy as np
 CLAIMED = ("Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Relu",
            "Sigmoid", "Tanh", "Erf", "Gelu", "Max", "Min", "Identity", "Cast", "Where", "MatMul", "Gemm", "ReduceSum",
            "ReduceMean", "ReduceMax", "Softmax", "LayerNormalization", "Transpose", "Reshape", "Flatten",
-           "Squeeze", "Unsqueeze")
+           "Squeeze", "Unsqueeze", "Conv", "BatchNormalization", "GlobalAveragePool")
+
+
+#: generator modules not named after their operator
+MODULES = {"BatchNormalization": "batch_normalization"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -32,7 +36,7 @@ def cases(op_type: str):
 
     # collect_testcases(op) imports every generator module once per process (28 s); import only
     # the operator's own module (again, if imported before) with the collector set to the operator
-    name = f"onnx.backend.test.case.node.{op_type.lower()}"
+    name = f"onnx.backend.test.case.node.{MODULES.get(op_type, op_type.lower())}"
     node_cases._TargetOpType = op_type
     start = len(node_cases._NodeTestCases)
     with warnings.catch_warnings():

@@ -17,7 +17,8 @@ from .node_cases import CLAIMED, case, cases, run_case  # noqa: E402
 
 #: (operator, case): a broadcast map, integer Div, the GELU op, a Cast, batched broadcast MatMul,
 #: Gemm with every attribute, a reduction over middle axes, Softmax over axis 0, LayerNormalization
-#: with its Mean and InvStdDev outputs, a Transpose, a Reshape view
+#: with its Mean and InvStdDev outputs, a Transpose, a Reshape view, a strided Conv with asymmetric
+#: padding, an inference BatchNormalization
 REPRESENTATIVE = [
     ("Add", "test_add_bcast"),
     ("Div", "test_div_uint8"),
@@ -30,6 +31,8 @@ REPRESENTATIVE = [
     ("LayerNormalization", "test_layer_normalization_3d_axis1_epsilon"),
     ("Transpose", "test_transpose_all_permutations_3"),
     ("Reshape", "test_reshape_negative_extended_dims"),
+    ("Conv", "test_conv_with_strides_and_asymmetric_padding"),
+    ("BatchNormalization", "test_batchnorm_epsilon"),
 ]
 
 

@@ -156,3 +156,12 @@ def test_float16_matmul_uses_t_gemm_and_matches_in_fp16(tmp_path):
     assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
     assert res.check["outputs"][0]["tolerance"] == "fp16"
     assert "T.gemm(a_s, b_s, acc" in res.module.read_text() and not res.diagnostics.items
+
+
+def test_resnet_block_every_node_in_tilelang(tmp_path):
+    res = convert(_save(models.resnet_block(), tmp_path, "resnet"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert _in_tilelang(res.report)
+    # each convolution carries its BatchNormalization, ReLU and the residual Add as its epilogue
+    assert [g.kind for g in res.groups] == ["conv", "conv", "reduce", "view", "matmul"]
+    assert [n.name for n in res.groups[1].nodes] == ["conv2", "bn2", "residual", "relu2"]
