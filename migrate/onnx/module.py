@@ -93,7 +93,7 @@ def _model_class(graph: Graph, groups, kernels, names, stem) -> str:
             body.append(f"        # fallback: {n.op_type} '{n.name}' runs in torch ({g.fallback})")
             body.append(f"        {names[n.outputs[0]]} = {expr}")
         if g.outputs:
-            body.append(f"        if trace is not None:")
+            body.append("        if trace is not None:")
             body.append(f"            trace[{g.name!r}] = {{" + ", ".join(f"{t!r}: {names[t]}" for t in g.outputs) + "}")
     ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ",)"
     prep = [f"        {x} = {x}.to(dev).contiguous()" for x in ins]

@@ -1,0 +1,53 @@
+"""Elementwise maps and Transpose: T.Parallel over (row, column) tiles of the output."""
+from __future__ import annotations
+
+from ..graph import Graph
+from ..group import Group
+from ..indexing import subscript
+from .base import (Body, Kernel, Options, compute_dtype, factory, matrix_view, ordered, pow2, row_index,
+                   tolerance_class)
+
+
+# -- map and transpose: T.Parallel over (row, column) tiles of the output --------------------------
+
+def emit_map(group: Group, graph: Graph, names, opts: Options) -> Kernel:
+    out_shape = graph.info(group.shape_tensor).shape
+    R, C = matrix_view(out_shape)
+    canonical = ((R, C), ["r", "c"])
+    out_index = row_index(out_shape)
+    b = Body(graph, names)
+    ind = " " * 20
+    lines: list[str] = []
+    nodes = group.nodes
+    if group.kind == "transpose":
+        head = nodes[0]
+        x = graph.info(head.inputs[0])
+        perm = head.attrs.get("perm", list(reversed(range(len(x.shape)))))
+        index = [""] * len(x.shape)
+        for d, p in enumerate(perm):
+            index[p] = out_index[d]
+        var = "v_" + names[head.outputs[0]]
+        load = subscript(b.param(head.inputs[0], x.shape), index)
+        if compute_dtype(x.dtype) != x.dtype:
+            load = f"T.Cast(T.{compute_dtype(x.dtype)}, {load})"
+        lines.append(f"{ind}{var} = {load}  # Transpose '{head.name}' perm={list(perm)}")
+        b.env[head.outputs[0]] = var
+        nodes = nodes[1:]
+    lines += b.chain(nodes, out_shape, out_index, canonical, ind)
+    lines += b.stores(group, canonical, ind, None)
+    bn = pow2(C, 128)
+    bm = max(1, min(pow2(R, 1024), 1024 // bn))
+    body = [
+        f"        with T.Kernel(T.ceildiv({C}, block_n), T.ceildiv({R}, block_m), threads=threads) as (bx, by):",
+        "            for i, j in T.Parallel(block_m, block_n):",
+        "                r = by * block_m + i",
+        "                c = bx * block_n + j",
+        f"                if r < {R} and c < {C}:",
+    ] + lines
+    params = ordered(b.params, group)
+    what = " → ".join(f"{n.op_type} '{n.name}'" for n in group.nodes)
+    doc = (f"Elementwise map of {what}: the output viewed as {R}×{C}, in tiles of block_m×block_n "
+           "elements, one T.Parallel over each tile.")
+    src = factory(group.name, doc, params, body, f", block_m={bm}, block_n={bn}, threads=128")
+    dtype = graph.info(group.outputs[0]).dtype if group.outputs else "float32"
+    return Kernel(group, group.name, src, params, tolerance_class(dtype, False), f"map {R}×{C}")
