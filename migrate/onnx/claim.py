@@ -63,6 +63,13 @@ def why_not(node: Node, graph: Graph) -> str | None:
             return "Conv of other than 2-D images (NCHW) is not tiled in this slice"
         if len(infos) > 2 and infos[2].shape != (infos[1].shape[0],):
             return "Conv with a bias of unusual shape"
+    if rule.kind == "pool":
+        if len(infos[0].shape) != 4:
+            return f"{node.op_type} of other than 2-D images (NCHW) is not tiled in this slice"
+        if len([o for o in node.outputs if o]) > 1:
+            return "MaxPool's Indices output"
+        if node.attrs.get("ceil_mode", 0):
+            return f"{node.op_type} with ceil_mode"
     if rule.kind == "reduce":
         if len(node.inputs) > 1 and node.inputs[1] and node.inputs[1] not in graph.constants:
             return "reduction axes computed at run time"

@@ -41,6 +41,8 @@ def _pool(kind):
         pads = _pads(n, rank)
         if pads is None or n.attrs.get("ceil_mode", 0) or len([o for o in n.outputs if o]) > 1:
             return None
+        if kind == "avg" and any(d != 1 for d in n.attrs.get("dilations", [1] * rank)):
+            return None   # torch's avg_pool has no dilation
         k, s = tuple(n.attrs["kernel_shape"]), tuple(n.attrs.get("strides", [1] * rank))
         if kind == "max":
             return (f"torch.nn.functional.max_pool{rank}d({a[0]}, {k}, stride={s}, padding={pads}, "

@@ -127,6 +127,8 @@ OPS: dict[str, OpRule] = {
     "MatMul": OpRule("matmul", dtypes=FLOATS + ("int32", "int64")),
     "Gemm": OpRule("matmul", dtypes=FLOATS + ("int32", "int64")),
     "Conv": OpRule("conv", dtypes=FLOATS),
+    "MaxPool": OpRule("pool", dtypes=FLOATS),
+    "AveragePool": OpRule("pool", dtypes=FLOATS),
     # -- reductions ----------------------------------------------------------------------------------
     "ReduceSum": OpRule("reduce", dtypes=FLOATS + ("int32", "int64")),
     "ReduceMean": OpRule("reduce", dtypes=FLOATS + ("int32", "int64")),

@@ -19,7 +19,8 @@ import numpy as np
 CLAIMED = ("Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Relu",
            "Sigmoid", "Tanh", "Erf", "Gelu", "Max", "Min", "Identity", "Cast", "Where", "MatMul", "Gemm", "ReduceSum",
            "ReduceMean", "ReduceMax", "Softmax", "LayerNormalization", "Transpose", "Reshape", "Flatten",
-           "Squeeze", "Unsqueeze", "Conv", "BatchNormalization", "GlobalAveragePool")
+           "Squeeze", "Unsqueeze", "Conv", "BatchNormalization", "GlobalAveragePool",
+           "MaxPool", "AveragePool")
 
 
 #: generator modules not named after their operator

@@ -33,6 +33,8 @@ REPRESENTATIVE = [
     ("Reshape", "test_reshape_negative_extended_dims"),
     ("Conv", "test_conv_with_strides_and_asymmetric_padding"),
     ("BatchNormalization", "test_batchnorm_epsilon"),
+    ("MaxPool", "test_maxpool_2d_pads"),
+    ("AveragePool", "test_averagepool_2d_pads"),
 ]
 
 

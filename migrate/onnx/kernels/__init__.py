@@ -15,7 +15,7 @@ shared tiles in a ``T.Pipelined`` loop (tensor cores on the GPU).
 from __future__ import annotations
 
 from .base import RESERVED, Kernel, Options, Param, compute_dtype, py_name
-from .conv import emit_conv
+from .conv import emit_conv, emit_pool
 from .gemm import emit_matmul
 from .maps import emit_map
 from .rows import emit_layernorm, emit_reduce, emit_softmax
@@ -27,6 +27,7 @@ EMITTERS = {
     "transpose": emit_map,
     "matmul": emit_matmul,
     "conv": emit_conv,
+    "pool": emit_pool,
     "reduce": emit_reduce,
     "softmax": emit_softmax,
     "layernorm": emit_layernorm,

@@ -6,6 +6,7 @@ import re
 from ..graph import Graph, Node
 from ..group import Group
 from ..indexing import subscript
+from ..ops import literal
 from .base import (Body, Kernel, Options, accum_dtype, cast_to, compute_dtype, factory, ordered,
                    tolerance_class)
 
@@ -89,3 +90,64 @@ def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     params = ordered(b.params, group)
     src = factory(group.name, doc, params, body, ", block_m=32, block_n=32, threads=128", prelude)
     return Kernel(group, group.name, src, params, tolerance_class(y.dtype, True), f"conv {P}×{Co}×{Cg * KH * KW}")
+
+
+def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
+    """MaxPool / AveragePool: the window of each output pixel and channel combined in a tile
+    accumulator, as a convolution's taps are (no weights)."""
+    head = group.nodes[0]
+    x, y = graph.info(head.inputs[0]), graph.info(head.outputs[0])
+    N, C, H, W = x.shape
+    _, _, Ho, Wo = y.shape
+    KH, KW = head.attrs["kernel_shape"]
+    sh, sw = head.attrs.get("strides", [1, 1])
+    dh, dw = head.attrs.get("dilations", [1, 1])
+    ph, pw = conv_pads(head, x.shape, (C, 1, KH, KW), y.shape)
+    P = N * Ho * Wo
+    acc_t = accum_dtype(x.dtype)
+    is_max = head.op_type == "MaxPool"
+    b = Body(graph, names)
+    X = b.param(x.name, x.shape)
+    Y = b.param(y.name, y.shape)
+    ih = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"oh * {sh} - {ph} + kh * {dh}")
+    iw = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"ow * {sw} - {pw} + kw * {dw}")
+    pixel = [f"                img = p // {Ho * Wo}", f"                oh = p // {Wo} % {Ho}", f"                ow = p % {Wo}"]
+    load = cast_to(f"{X}[img, oc, ih, iw]", x.dtype, acc_t)
+    count_pad = bool(head.attrs.get("count_include_pad", 0))
+    if is_max:
+        update = [f"                        acc[i, j] = T.max(acc[i, j], {load})"]
+        start = f"            T.fill(acc, {literal(float('-inf'), acc_t)})"
+        value = "acc[i, j]"
+    else:
+        update = [f"                        acc[i, j] += {load}"] + ([] if count_pad else
+                                                                   ["                        taps[i, j] += 1"])
+        start = "            T.clear(acc)" + ("" if count_pad else "\n            T.clear(taps)")
+        value = f"acc[i, j] / {literal(KH * KW, acc_t)}" if count_pad else "acc[i, j] / taps[i, j]"
+    body = [
+        f"        with T.Kernel(T.ceildiv({C}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
+        f"            acc = alloc((block_m, block_n), T.{acc_t})",
+    ] + ([] if is_max or count_pad else [f"            taps = alloc((block_m, block_n), T.{acc_t})"]) + [
+        start,
+        f"            for kh, kw in T.grid({KH}, {KW}):  # {head.op_type} '{head.name}': the window's taps",
+        "                for i, j in loop(block_m, block_n):",
+        "                    p = by * block_m + i",
+        "                    oc = bx * block_n + j",
+    ] + ["    " + ln for ln in pixel] + [
+        f"                    ih = {ih}",
+        f"                    iw = {iw}",
+        f"                    if p < {P} and oc < {C} and 0 <= ih and ih < {H} and 0 <= iw and iw < {W}:",
+    ] + update + [
+        "            for i, j in loop(block_m, block_n):",
+        "                p = by * block_m + i",
+        "                oc = bx * block_n + j",
+    ] + pixel + [
+        f"                if p < {P} and oc < {C}:",
+        f"                    {Y}[img, oc, oh, ow] = {cast_to(value, acc_t, y.dtype)}",
+    ]
+    prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
+               "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
+               "loop = T.grid if target == \"c\" else T.Parallel"]
+    doc = (f"{head.op_type} '{head.name}': {P} output pixels × {C} channels, windows {KH}×{KW} "
+           f"(stride {sh}×{sw}, padding {ph}×{pw}, dilation {dh}×{dw}).")
+    src = factory(group.name, doc, b.params, body, ", block_m=32, block_n=32, threads=128", prelude)
+    return Kernel(group, group.name, src, b.params, tolerance_class(y.dtype, not is_max), f"pool {P}×{C}")
