@@ -128,3 +128,12 @@ def resnet_block(n=2, c=4, hw=6, classes=5, seed=4):
              + [("fc_w", rng.standard_normal((classes, c)).astype(f)), ("fc_b", rng.standard_normal(classes).astype(f))])
     return make(nodes, [("x", TensorProto.FLOAT, [n, c, hw, hw])], [("logits", TensorProto.FLOAT, [n, classes])],
                 inits, name="resnet_block")
+
+
+def pools(n=2, c=8, hw=16):
+    """MaxPool 3×3 stride 2 pad 1, then AveragePool 2×2."""
+    return make([helper.make_node("MaxPool", ["x"], ["y"], name="maxpool", kernel_shape=[3, 3], strides=[2, 2],
+                                  pads=[1, 1, 1, 1]),
+                 helper.make_node("AveragePool", ["y"], ["z"], name="avgpool", kernel_shape=[2, 2])],
+                [("x", TensorProto.FLOAT, [n, c, hw, hw])], [("z", TensorProto.FLOAT, [n, c, (hw - 1) // 2, (hw - 1) // 2])],
+                name="pools")
