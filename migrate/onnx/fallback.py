@@ -59,6 +59,8 @@ def _reduce(fn):
             return None
         if not axes:
             return a[0]
+        if fn == "amax" and any(g.info(n.inputs[0]).shape[d] == 0 for d in axes):
+            return None   # the maximum of nothing (ONNX: -inf) is an error in torch
         keep = bool(n.attrs.get("keepdims", 1))
         if fn == "amax":
             return f"torch.amax({a[0]}, dim={tuple(axes)}, keepdim={keep})"
