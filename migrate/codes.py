@@ -269,8 +269,8 @@ _CODES = [
          "Check the model with `python -c \"import onnx; onnx.checker.check_model('MODEL.onnx', full_check=True)\"`."),
     Code("M5002", Severity.ERROR, "a tensor of the ONNX model has no static shape",
          "Shape inference left a tensor's shape or element type unknown, or the model declares a "
-         "symbolic dimension (a dynamic batch or sequence length). This slice of migrate onnx "
-         "converts static shapes only; nothing was converted.",
+         "symbolic dimension (a dynamic batch or sequence length), or a tensor is a sequence or optional "
+         "value. This slice of migrate onnx converts static tensor shapes only; nothing was converted.",
          "Fix the dimensions before converting (e.g. onnx.tools.update_model_dims, or export with "
          "fixed input shapes)."),
     Code("M5003", Severity.WARNING, "an ONNX node runs in torch (no TileLang form yet)",
@@ -280,8 +280,8 @@ _CODES = [
          "Nothing to do to run the model; the kernel is missing from the TileLang side."),
     Code("M5004", Severity.ERROR, "an ONNX node has neither a TileLang form nor a torch fallback",
          "The operator (or this use of its attributes) is in neither the TileLang operator table nor "
-         "the torch fallback table (migrate/onnx/fallback.py); the model cannot run. Nothing was "
-         "written.",
+         "the torch fallback table (migrate/onnx/fallback.py); the model cannot run. No module was "
+         "written (report.json lists the nodes and says which).",
          "Rewrite the node with supported operators, or add a row to the fallback table."),
     Code("M5005", Severity.NOTE, "a float32 GEMM runs on tf32 tensor cores",
          "--allow-tf32 was given: float32 MatMul/Gemm groups use T.gemm, which rounds operands to "
