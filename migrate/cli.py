@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="float32 MatMul/Gemm on tf32 tensor cores (T.gemm); default: exact float32")
     onnx.add_argument("--json", metavar="FILE", help="also write the report to FILE")
     onnx.add_argument("-q", "--quiet", action="store_true", help="print no diagnostics, only the summary")
+    onnx.add_argument("--force", action="store_true",
+                      help="write into an OUT that holds files cuda2tile did not write (they are kept, "
+                           "except those whose names the conversion writes)")
 
     explain = sub.add_parser("explain", help="explain a diagnostic code")
     explain.add_argument("code", metavar="CODE")
@@ -443,10 +446,18 @@ def cmd_onnx(args) -> int:
         print("migrate onnx: --check needs onnxruntime: pip install onnxruntime (or 'cuda2tile[onnx]')",
               file=sys.stderr)
         return EXIT_USAGE
-    res = convert(model, args.out, allow_tf32=args.allow_tf32, check=args.check, inputs=given)
+    from .outdir import Manifest, OutputError, overlap
+
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        overlap(out, [args.model])
+        manifest = Manifest.open(out, refuse_foreign=True, force=args.force, create=True)
+    except OutputError as exc:
+        print(f"migrate: error: {exc.code}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    res = convert(model, out, allow_tf32=args.allow_tf32, check=args.check, inputs=given)
     write_json(res.report, out / "report.json")
+    manifest.close(remove_stale=True)   # OUT's manifest lists what this conversion wrote
     if args.json:
         write_json(res.report, Path(args.json))
     if not args.quiet:

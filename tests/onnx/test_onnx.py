@@ -72,6 +72,12 @@ def test_cli_writes_module_and_report(tmp_path, capsys):
     assert {n["kernel"] for n in rep["nodes"][:3]} == {"k0_matmul_add_relu"}
     assert rep["summary"]["fallback"] == 0 and rep["summary"]["kernels"] == 3
     assert "6 in 3 TileLang kernels" in capsys.readouterr().out
+    # OUT is the tool's (its manifest): converting again is fine; a folder of the user's files is refused
+    assert main(["onnx", str(path), "-o", str(out), "-q"]) == 0
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    assert main(["onnx", str(path), "-o", str(tmp_path / "mine"), "-q"]) == 2
+    assert "M9005" in capsys.readouterr().err and not (tmp_path / "mine" / "mlp.py").exists()
 
 
 def test_cli_check_with_user_inputs(tmp_path):
