@@ -195,3 +195,19 @@ def test_every_kernel_kind_lowers_for_sm90a(tmp_path):
                 assert "__global__" in art.kernel_source, g.name
     assert seen == {"layernorm", "transpose", "softmax", "reduce", "map", "conv", "pool"}
 
+
+
+def test_check_names_the_first_group_that_differs(tmp_path):
+    """A wrong epilogue in the first GEMM (its ReLU turned into a clamp from above) is found in that
+    group, not only in the model's output, and the element is named."""
+    from migrate.onnx import check as check_step
+
+    res = convert(_save(models.mlp(), tmp_path, "mlp"), tmp_path / "out")
+    text = res.module.read_text()
+    assert text.count("T.max(v_h1, T.float32(0.0))") == 1
+    res.module.write_text(text.replace("T.max(v_h1, T.float32(0.0))", "T.min(v_h1, T.float32(0.0))"))
+    rec = check_step.run(res.graph, res.groups, res.kernels, res.module)
+    assert not rec["passed"]
+    assert rec["first_failing_group"]["group"] == "k0_matmul_add_relu"
+    assert rec["first_failing_group"]["nodes"] == ["fc1", "fc1_bias", "act1"]
+    assert not rec["outputs"][0]["passed"]
