@@ -14,7 +14,7 @@ from ..ir.span import Span
 from . import check as check_step
 from .graph import Graph, ImportFailed, load
 from .group import Group, group
-from .kernels import EMITTERS, Kernel, Options, py_name
+from .kernels import EMITTERS, Kernel, Options, py_names
 from .module import NoFallback, write
 from .report import report_dict
 
@@ -50,7 +50,7 @@ def convert(model_path: str | Path, out_dir: str | Path, *, allow_tf32: bool = F
         return _finish(res, out_dir, model_path)
     res.graph = graph
     res.groups = group(graph)
-    names = {t: py_name(t) for t in graph.infos}
+    names = py_names(graph.infos)
     opts = Options(allow_tf32=allow_tf32)
     for g in res.groups:
         if g.kind == "torch":
@@ -64,7 +64,7 @@ def convert(model_path: str | Path, out_dir: str | Path, *, allow_tf32: bool = F
                 bag.add("M5005", g.nodes[0].span, f"group {g.name} ({g.nodes[0].name}) uses tf32 tensor cores")
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        res.module = write(graph, res.groups, res.kernels, out_dir, module_stem(model_path))
+        res.module = write(graph, res.groups, res.kernels, out_dir, module_stem(model_path), names)
     except NoFallback as exc:
         n = exc.group.nodes[0]
         bag.add("M5004", n.span, f"node '{n.name}' ({n.op_type}): {exc.group.fallback}")

@@ -16,7 +16,7 @@ from .. import __version__
 from .fallback import TORCH_DTYPES, torch_expr
 from .graph import Graph
 from .group import Group
-from .kernels import Kernel, py_name
+from .kernels import Kernel
 
 
 class NoFallback(Exception):
@@ -44,8 +44,9 @@ from migrate.runtime.tilelang_support import compile_for
 '''
 
 
-def write(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], out_dir: Path, stem: str) -> Path:
-    names = {t: py_name(t) for t in graph.infos}
+def write(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], out_dir: Path, stem: str,
+          names: dict[str, str]) -> Path:
+    """Write the module and its constants; ``names`` are the tensors' Python names the kernels use."""
     parts = [_header(graph, stem)]
     for g in groups:
         k = kernels.get(g.name)

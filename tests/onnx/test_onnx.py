@@ -211,3 +211,14 @@ def test_check_names_the_first_group_that_differs(tmp_path):
     assert rec["first_failing_group"]["group"] == "k0_matmul_add_relu"
     assert rec["first_failing_group"]["nodes"] == ["fc1", "fc1_bias", "act1"]
     assert not rec["outputs"][0]["passed"]
+
+
+def test_tensor_names_that_clash_as_python_names(tmp_path):
+    """``x:0``, ``x_0`` and ``k`` (a kernel's loop variable) stay distinct tensors."""
+    model = models.make(
+        [helper.make_node("Relu", ["x:0"], ["x_0"], name="a"),
+         helper.make_node("Neg", ["x:0"], ["k"], name="b"),
+         helper.make_node("Sub", ["x_0", "k"], ["y"], name="c")],
+        [("x:0", TensorProto.FLOAT, [3, 5])], [("y", TensorProto.FLOAT, [3, 5])], name="clash")
+    res = convert(_save(model, tmp_path, "clash"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics]

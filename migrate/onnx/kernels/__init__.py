@@ -14,13 +14,13 @@ shared tiles in a ``T.Pipelined`` loop (tensor cores on the GPU).
 """
 from __future__ import annotations
 
-from .base import RESERVED, Kernel, Options, Param, compute_dtype, py_name
+from .base import RESERVED, Kernel, Options, Param, compute_dtype, py_name, py_names
 from .conv import emit_conv, emit_pool
 from .gemm import emit_matmul
 from .maps import emit_map
 from .rows import emit_layernorm, emit_reduce, emit_softmax
 
-__all__ = ["EMITTERS", "RESERVED", "Kernel", "Options", "Param", "compute_dtype", "py_name"]
+__all__ = ["EMITTERS", "RESERVED", "Kernel", "Options", "Param", "compute_dtype", "py_name", "py_names"]
 
 EMITTERS = {
     "map": emit_map,

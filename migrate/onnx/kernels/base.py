@@ -52,6 +52,21 @@ def py_name(tensor: str) -> str:
     return s
 
 
+def py_names(tensors) -> dict[str, str]:
+    """One distinct Python identifier per ONNX tensor name (``x:0`` and ``x_0`` both exist in
+    some exported models: the later gets a suffix)."""
+    out, used = {}, set()
+    for t in tensors:
+        name = base = py_name(t)
+        k = 1
+        while name in used:
+            k += 1
+            name = f"{base}_{k}"
+        used.add(name)
+        out[t] = name
+    return out
+
+
 def accum_dtype(dtype: str) -> str:
     return "float32" if dtype in ("float16", "bfloat16") else dtype
 
