@@ -138,6 +138,7 @@ OPS: dict[str, OpRule] = {
     "LayerNormalization": OpRule("layernorm", dtypes=FLOATS),
     # -- data movement ---------------------------------------------------------------------------------
     "Transpose": OpRule("transpose"),
+    "Concat": OpRule("concat"),
     "Reshape": OpRule("view", dtypes=()),
     "Flatten": OpRule("view", dtypes=()),
     "Squeeze": OpRule("view", dtypes=()),

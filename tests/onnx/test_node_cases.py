@@ -18,7 +18,7 @@ from .node_cases import CLAIMED, case, cases, run_case  # noqa: E402
 #: (operator, case): what the model tests (test_onnx.py) do not already cover: a broadcast map,
 #: integer Div, Gemm with every attribute, a batch-broadcast MatMul, Softmax over axis 0,
 #: LayerNormalization with its Mean and InvStdDev outputs, a strided Conv with asymmetric padding,
-#: padded MaxPool and AveragePool, a Reshape view
+#: padded MaxPool and AveragePool, a Reshape view, a Concat over a middle axis
 REPRESENTATIVE = [
     ("Add", "test_add_bcast"),
     ("Div", "test_div_uint8"),
@@ -30,6 +30,7 @@ REPRESENTATIVE = [
     ("MaxPool", "test_maxpool_2d_pads"),
     ("AveragePool", "test_averagepool_2d_pads"),
     ("Reshape", "test_reshape_negative_extended_dims"),
+    ("Concat", "test_concat_3d_axis_negative_2"),
 ]
 
 

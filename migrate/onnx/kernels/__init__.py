@@ -25,6 +25,7 @@ __all__ = ["EMITTERS", "RESERVED", "Kernel", "Options", "Param", "compute_dtype"
 EMITTERS = {
     "map": emit_map,
     "transpose": emit_map,
+    "concat": emit_map,
     "matmul": emit_matmul,
     "conv": emit_conv,
     "pool": emit_pool,

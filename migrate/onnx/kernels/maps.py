@@ -1,4 +1,4 @@
-"""Elementwise maps and Transpose: T.Parallel over (row, column) tiles of the output."""
+"""Elementwise maps, Transpose and Concat: T.Parallel over (row, column) tiles of the output."""
 from __future__ import annotations
 
 from ..graph import Graph
@@ -31,6 +31,27 @@ def emit_map(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         if compute_dtype(x.dtype) != x.dtype:
             load = f"T.Cast(T.{compute_dtype(x.dtype)}, {load})"
         lines.append(f"{ind}{var} = {load}  # Transpose '{head.name}' perm={list(perm)}")
+        b.env[head.outputs[0]] = var
+        nodes = nodes[1:]
+    elif group.kind == "concat":
+        head = nodes[0]
+        axis = head.attrs["axis"] % len(out_shape)
+        at = out_index[axis]
+        pieces, offset = [], 0
+        for t in head.inputs:
+            x = graph.info(t)
+            index = list(out_index)
+            index[axis] = f"{at} - {offset}" if offset else at
+            load = subscript(b.param(t, x.shape), index)
+            if compute_dtype(x.dtype) != x.dtype:
+                load = f"T.Cast(T.{compute_dtype(x.dtype)}, {load})"
+            offset += x.shape[axis]
+            pieces.append((offset, load))
+        expr = pieces[-1][1]
+        for end, load in reversed(pieces[:-1]):   # the input whose slice holds the element
+            expr = f"T.if_then_else({at} < {end}, {load}, {expr})"
+        var = "v_" + names[head.outputs[0]]
+        lines.append(f"{ind}{var} = {expr}  # Concat '{head.name}' axis={axis}")
         b.env[head.outputs[0]] = var
         nodes = nodes[1:]
     lines += b.chain(nodes, out_shape, out_index, canonical, ind)
