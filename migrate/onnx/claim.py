@@ -70,6 +70,10 @@ def why_not(node: Node, graph: Graph) -> str | None:
             return "MaxPool's Indices output"
         if node.attrs.get("ceil_mode", 0):
             return f"{node.op_type} with ceil_mode"
+    if rule.kind == "slice" and any(t not in graph.constants for t in node.inputs[1:] if t):
+        return "Slice with starts, ends, axes or steps computed at run time"
+    if rule.kind == "gather" and graph.info(node.inputs[1]).dtype not in ("int32", "int64"):
+        return "Gather with indices that are not int32/int64"
     if rule.kind == "reduce":
         if len(node.inputs) > 1 and node.inputs[1] and node.inputs[1] not in graph.constants:
             return "reduction axes computed at run time"

@@ -15,7 +15,7 @@ from .claim import why_not
 from .graph import Graph, Node
 from .ops import OPS
 
-HOSTS = ("map", "matmul", "conv", "transpose", "concat")  # kinds whose element loop an elementwise node can join
+HOSTS = ("map", "matmul", "conv", "transpose", "concat", "slice", "gather")  # kinds whose element loop an elementwise node can join
 
 
 @dataclass

@@ -139,6 +139,8 @@ OPS: dict[str, OpRule] = {
     # -- data movement ---------------------------------------------------------------------------------
     "Transpose": OpRule("transpose"),
     "Concat": OpRule("concat"),
+    "Slice": OpRule("slice"),
+    "Gather": OpRule("gather"),
     "Reshape": OpRule("view", dtypes=()),
     "Flatten": OpRule("view", dtypes=()),
     "Squeeze": OpRule("view", dtypes=()),

@@ -20,7 +20,7 @@ CLAIMED = ("Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Sqrt", "Exp", "Log"
            "Sigmoid", "Tanh", "Erf", "Gelu", "Max", "Min", "Identity", "Cast", "Where", "MatMul", "Gemm", "ReduceSum",
            "ReduceMean", "ReduceMax", "Softmax", "LayerNormalization", "Transpose", "Reshape", "Flatten",
            "Squeeze", "Unsqueeze", "Conv", "BatchNormalization", "GlobalAveragePool",
-           "MaxPool", "AveragePool", "Concat")
+           "MaxPool", "AveragePool", "Concat", "Slice", "Gather")
 
 
 #: generator modules not named after their operator
@@ -58,7 +58,7 @@ def case(name: str, op_type: str):
 
 #: inputs that exported models hold as constants but the node cases feed as data: (op, input index)
 _SHAPE_INPUTS = {("ReduceSum", 1), ("ReduceMean", 1), ("ReduceMax", 1), ("Reshape", 1), ("Squeeze", 1),
-                 ("Unsqueeze", 1)}
+                 ("Unsqueeze", 1), ("Slice", 1), ("Slice", 2), ("Slice", 3), ("Slice", 4)}
 
 
 def _freeze_axes(model, data):

@@ -26,6 +26,8 @@ EMITTERS = {
     "map": emit_map,
     "transpose": emit_map,
     "concat": emit_map,
+    "slice": emit_map,
+    "gather": emit_map,
     "matmul": emit_matmul,
     "conv": emit_conv,
     "pool": emit_pool,
