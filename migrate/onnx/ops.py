@@ -1,10 +1,11 @@
 """The operator table: per ONNX op type, the kind of kernel it becomes and, for elementwise ops,
 the TileLang expression of one element.
 
-Kinds: ``map`` (elementwise: fused into the map or GEMM epilogue of its producer), ``matmul``
-(``MatMul``/``Gemm``: a GEMM tile with the epilogue), ``reduce``, ``softmax``, ``layernorm``,
-``transpose`` (a map that reads its input permuted), ``view`` (``Reshape`` and friends: a torch
-view of the same memory, no kernel). An op type not in the table, or a node whose attributes or
+Kinds: ``map`` (elementwise: fused into the map, GEMM or convolution epilogue of its producer),
+``matmul`` (``MatMul``/``Gemm``: a GEMM tile with the epilogue), ``conv`` (an implicit GEMM with
+the epilogue), ``pool``, ``reduce``, ``softmax``, ``layernorm``, ``transpose``/``concat``/``slice``/
+``gather`` (maps that read their input elsewhere), ``view`` (``Reshape`` and friends: a torch view
+of the same memory, no kernel). An op type not in the table, or a node whose attributes or
 types the row's ``check`` refuses, falls back to torch (:mod:`.fallback`) with the reason.
 
 A ``map`` row's ``expr(a, d)`` gets the operands' TileLang expressions ``a`` and the
