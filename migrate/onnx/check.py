@@ -86,7 +86,7 @@ def to_numpy(t) -> np.ndarray:
     return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
 
 
-def _torch_poison(shape, dtype):
+def poisoned_empty(shape, dtype):
     import torch
 
     name = str(dtype).replace("torch.", "")
@@ -105,7 +105,7 @@ def run(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], module_pa
     wanted = [t for g in groups for t in g.outputs]
     expected = reference(graph.path, wanted, inputs)
     mod = load_module(module_path)
-    model = mod.Model(target="c", alloc=_torch_poison)
+    model = mod.Model(target="c", alloc=poisoned_empty)
     trace: dict = {}
     model(*[torch.from_numpy(np.ascontiguousarray(inputs[i.name])) for i in graph.inputs], trace=trace)
     tol_of: dict[str, str] = {}

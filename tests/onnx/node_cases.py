@@ -114,7 +114,7 @@ def run_case(c, work: Path | None = None) -> dict:
            for g in res.groups for t in g.outputs}
     try:
         mod = check_step.load_module(res.module)
-        model = mod.Model(target="c", alloc=check_step._torch_poison)
+        model = mod.Model(target="c", alloc=check_step.poisoned_empty)
         ins, outs = (_arrays(x) for x in data)
         graph = res.graph
         # some generators store inputs as object arrays of numbers: hold them in the input's dtype
