@@ -120,6 +120,22 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
     bench.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]")
 
+    onnx = sub.add_parser("onnx", help="convert an ONNX model into TileLang kernels and a Model class")
+    onnx.add_argument("model", metavar="MODEL.onnx", help="the ONNX model (static shapes)")
+    onnx.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder")
+    onnx.add_argument("--check", choices=("cpu",), default=None,
+                      help="run the converted model on TileLang's CPU target and compare it with "
+                           "onnxruntime, per output and per fused group")
+    onnx.add_argument("--inputs", metavar="FILE.npz",
+                      help="the check's inputs (one array per graph input, by name); default: seeded random")
+    onnx.add_argument("--allow-tf32", action="store_true",
+                      help="float32 MatMul/Gemm on tf32 tensor cores (T.gemm); default: exact float32")
+    onnx.add_argument("--json", metavar="FILE", help="also write the report to FILE")
+    onnx.add_argument("-q", "--quiet", action="store_true", help="print no diagnostics, only the summary")
+    onnx.add_argument("--force", action="store_true",
+                      help="write into an OUT that holds files cuda2tile did not write (they are kept, "
+                           "except those whose names the conversion writes)")
+
     explain = sub.add_parser("explain", help="explain a diagnostic code")
     explain.add_argument("code", metavar="CODE")
     return parser
@@ -141,8 +157,9 @@ def main(argv: list[str] | None = None) -> int:
 
 #: the converter's dependencies (pyproject), by the module each installs, and the commands that need
 #: them; a runtime-only installation (``pip install --no-deps``, README "Hybrid projects") has none
-CONVERTER_PACKAGES = {"clang": "libclang", "jinja2": "jinja2", "rich": "rich"}
-COMMAND_NEEDS = {"convert": ("clang", "jinja2", "rich"), "check": ("clang", "jinja2", "rich"), "bench": ("rich",)}
+CONVERTER_PACKAGES = {"clang": "libclang", "jinja2": "jinja2", "rich": "rich", "onnx": "onnx"}
+COMMAND_NEEDS = {"convert": ("clang", "jinja2", "rich"), "check": ("clang", "jinja2", "rich"), "bench": ("rich",),
+                 "onnx": ("onnx",)}
 #: ``check --from OUT`` runs a converted folder: the terminal tables only
 CHECK_FROM_NEEDS = ("rich",)
 
@@ -178,6 +195,8 @@ def _dispatch(args) -> int:
             return cmd_check(args)
         if args.command == "bench":
             return cmd_bench(args)
+        if args.command == "onnx":
+            return cmd_onnx(args)
         return cmd_convert(args)
 
 
@@ -401,6 +420,60 @@ def _byte_size(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"the size must be positive: {text!r}")
     return value
+
+
+def cmd_onnx(args) -> int:
+    """``migrate onnx MODEL -o OUT``: exit 0 when every node has a TileLang form (or is a view) and
+    the check, if asked, passes; 1 when some node falls back to torch, the check fails or the model
+    cannot be converted; 2 on usage errors."""
+    import importlib.util
+
+    import numpy as np
+
+    from .onnx.convert import convert
+    from .reports.core import write_json
+
+    model = Path(args.model)
+    if not model.is_file():
+        print(f"migrate onnx: no such file: {model}", file=sys.stderr)
+        return EXIT_USAGE
+    given = None
+    if args.inputs:
+        try:
+            with np.load(args.inputs) as data:
+                given = {k: data[k] for k in data.files}
+        except (OSError, ValueError) as exc:
+            print(f"migrate onnx: --inputs {args.inputs}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    if args.check and importlib.util.find_spec("onnxruntime") is None:
+        print("migrate onnx: --check needs onnxruntime: pip install onnxruntime (or 'cuda2tile[onnx]')",
+              file=sys.stderr)
+        return EXIT_USAGE
+    from .outdir import Manifest, OutputError, overlap
+
+    out = Path(args.out)
+    try:
+        overlap(out, [args.model])
+        manifest = Manifest.open(out, refuse_foreign=True, force=args.force, create=True)
+    except OutputError as exc:
+        print(f"migrate: error: {exc.code}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    res = convert(model, out, allow_tf32=args.allow_tf32, check=args.check, inputs=given)
+    write_json(res.report, out / "report.json")
+    manifest.close(remove_stale=True)   # OUT's manifest lists what this conversion wrote
+    if args.json:
+        write_json(res.report, Path(args.json))
+    if not args.quiet:
+        for d in res.diagnostics:
+            print(d, file=sys.stderr)
+    s = res.report["summary"]
+    line = (f"{model.name}: {s['nodes']} nodes, {s['nodes_in_tilelang']} in {s['kernels']} TileLang kernels, "
+            f"{s['views']} views, {s['fallback']} in torch")
+    if res.check is not None:
+        line += f"; check on the CPU against onnxruntime: {'pass' if res.check['passed'] else 'FAIL'}"
+    print(line + (f" -> {res.module}" if res.module else ""))
+    clean = res.ok and not s["fallback"] and (res.check is None or res.check["passed"]) and res.module
+    return EXIT_OK if clean else EXIT_INCOMPLETE
 
 
 def cmd_explain(args) -> int:

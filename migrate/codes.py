@@ -2,7 +2,7 @@
 
 Codes are stable: tests, reports and users' ``--suppress`` lists refer to them. Ranges:
 M1xxx frontend (reading and modelling CUDA), M2xxx analysis, M3xxx emission, M4xxx runtime checks,
-M9xxx the tool itself (files, options).
+M5xxx ONNX model conversion (``migrate onnx``), M9xxx the tool itself (files, options).
 """
 from __future__ import annotations
 
@@ -280,6 +280,46 @@ _CODES = [
          "A [[kernel]] table's name is no __global__ function of the file the spec is for (a typo, "
          "or a kernel renamed since the spec was written). The message names the nearest kernel.",
          "Correct 'name' to a kernel of the file."),
+    # -- ONNX models (migrate onnx, migrate/onnx/) --------------------------------------------------
+    Code("M5001", Severity.ERROR, "the ONNX model cannot be read",
+         "onnx.load, onnx.checker or onnx.shape_inference (strict mode) rejected the file: it is no "
+         "ONNX model, it is invalid, or an operator's inputs have inconsistent types or shapes. "
+         "Nothing was converted.",
+         "Check the model with `python -c \"import onnx; onnx.checker.check_model('MODEL.onnx', full_check=True)\"`."),
+    Code("M5002", Severity.ERROR, "a tensor of the ONNX model has no static shape",
+         "Shape inference left a tensor's shape or element type unknown, or the model declares a "
+         "symbolic dimension (a dynamic batch or sequence length), or a tensor is a sequence or optional "
+         "value. This slice of migrate onnx converts static tensor shapes only; nothing was converted.",
+         "Fix the dimensions before converting (e.g. onnx.tools.update_model_dims, or export with "
+         "fixed input shapes)."),
+    Code("M5003", Severity.WARNING, "an ONNX node runs in torch (no TileLang form yet)",
+         "The node's operator, or its attributes or element types, has no TileLang form in this "
+         "slice; the emitted Model runs it with torch so the model still runs. The message gives the "
+         "reason; report.json `nodes` marks it `fallback`.",
+         "Nothing to do to run the model; the kernel is missing from the TileLang side."),
+    Code("M5004", Severity.ERROR, "an ONNX node has neither a TileLang form nor a torch fallback",
+         "The operator (or this use of its attributes) is in neither the TileLang operator table nor "
+         "the torch fallback table (migrate/onnx/fallback.py); the model cannot run. No module was "
+         "written (report.json lists the nodes and says which).",
+         "Rewrite the node with supported operators, or add a row to the fallback table."),
+    Code("M5005", Severity.NOTE, "a float32 GEMM runs on tf32 tensor cores",
+         "--allow-tf32 was given: float32 MatMul/Gemm groups use T.gemm, which rounds operands to "
+         "tf32 (10-bit mantissas) on NVIDIA tensor cores; the check compares them in the tf32 "
+         "tolerance class.",
+         "Leave out --allow-tf32 for exact float32 GEMMs (a non-tensor-core reduction)."),
+    Code("M5006", Severity.ERROR, "the converted model differs from onnxruntime",
+         "On the same inputs the converted model's output (or a group's intermediate) differs from "
+         "onnxruntime's beyond the dtype's tolerance; the message names the first group that differs "
+         "and the first differing element.",
+         "Report it with the model; the group's kernel is in OUT/<model>.py."),
+    Code("M5007", Severity.ERROR, "the --inputs file does not fit the model",
+         "The .npz given with --inputs lacks one of the graph's inputs, or holds one of another shape "
+         "or element type.",
+         "Save one array per graph input, named as the input, with its shape and dtype."),
+    Code("M5008", Severity.ERROR, "the ONNX check could not run",
+         "onnxruntime is not installed, or it, TileLang or the converted model failed while running "
+         "the check; the message gives the error.",
+         "Install onnxruntime (pip install 'cuda2tile[onnx]'); else report the error with the model."),
     Code("M9001", Severity.ERROR, "internal error",
          "The tool failed on this input; this is a bug in cuda2tile, not in your code.",
          "Report it with the file that triggered it."),

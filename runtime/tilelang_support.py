@@ -724,6 +724,21 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
     return _CACHE[key]
 
 
+def compile_for(func, target: str):
+    """Compile a TileLang ``func`` written for ``target`` (``migrate onnx``'s modules call this):
+    on the C target with this module's fixes of TileLang's CPU side (the host wrapper's missing
+    dtypes, float constants printed exactly) and without vectorisation (TileLang's C math)."""
+    import tilelang
+
+    if target == "c":
+        from .c_literals import patch_device_codegen
+
+        _patch_cpu_wrapper()
+        patch_device_codegen()
+        return tilelang.compile(func, target="c", pass_configs=dict(CPU_PASS_CONFIGS))
+    return tilelang.compile(func, target=target)
+
+
 def _as_tensor(value, name: str, device):
     import numpy as np
     import torch

@@ -1,0 +1,142 @@
+"""Step 3b, fallbacks: the torch expression of a node that has no TileLang form yet.
+
+A table (op type -> function of the node, its argument expressions and the graph) of torch
+spellings, so that a model with such a node still runs; the report marks the node ``fallback``
+with the reason and the emitted code says so beside the call. A node whose op type is in neither
+this table nor :data:`.ops.OPS` cannot be converted (``M5004``).
+"""
+from __future__ import annotations
+
+from .claim import reduce_axes
+from .graph import Graph, Node
+
+TORCH_DTYPES = {"float32": "torch.float32", "float16": "torch.float16", "float64": "torch.float64",
+                "bfloat16": "torch.bfloat16", "int8": "torch.int8", "int16": "torch.int16", "int32": "torch.int32",
+                "int64": "torch.int64", "uint8": "torch.uint8", "uint16": "torch.uint16", "uint32": "torch.uint32",
+                "uint64": "torch.uint64", "bool": "torch.bool"}
+
+
+def _pads(node: Node, rank: int):
+    pads = list(node.attrs.get("pads", [0] * (2 * rank)))
+    if node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        return None
+    if pads[:rank] != pads[rank:]:
+        return None
+    return tuple(pads[:rank])
+
+
+def _conv(n, a, g):
+    rank = len(g.info(n.inputs[1]).shape) - 2
+    pads = _pads(n, rank)
+    if pads is None:
+        return None
+    bias = a[2] if len(a) > 2 and n.inputs[2] else "None"
+    return (f"torch.nn.functional.conv{rank}d({a[0]}, {a[1]}, {bias}, stride={tuple(n.attrs.get('strides', [1] * rank))}, "
+            f"padding={pads}, dilation={tuple(n.attrs.get('dilations', [1] * rank))}, groups={n.attrs.get('group', 1)})")
+
+
+def _pool(kind):
+    def f(n, a, g):
+        rank = len(n.attrs["kernel_shape"])
+        pads = _pads(n, rank)
+        if pads is None or n.attrs.get("ceil_mode", 0) or len([o for o in n.outputs if o]) > 1:
+            return None
+        if kind == "avg" and any(d != 1 for d in n.attrs.get("dilations", [1] * rank)):
+            return None   # torch's avg_pool has no dilation
+        k, s = tuple(n.attrs["kernel_shape"]), tuple(n.attrs.get("strides", [1] * rank))
+        if kind == "max":
+            return (f"torch.nn.functional.max_pool{rank}d({a[0]}, {k}, stride={s}, padding={pads}, "
+                    f"dilation={tuple(n.attrs.get('dilations', [1] * rank))})")
+        return (f"torch.nn.functional.avg_pool{rank}d({a[0]}, {k}, stride={s}, padding={pads}, "
+                f"count_include_pad={bool(n.attrs.get('count_include_pad', 0))})")
+    return f
+
+
+def _reduce(fn):
+    def f(n, a, g):
+        axes = reduce_axes(n, g)
+        if axes is None:      # axes computed at run time
+            return None
+        if not axes:
+            return a[0]
+        if fn == "amax" and any(g.info(n.inputs[0]).shape[d] == 0 for d in axes):
+            return None   # the maximum of nothing (ONNX: -inf) is an error in torch
+        keep = bool(n.attrs.get("keepdims", 1))
+        if fn == "amax":
+            return f"torch.amax({a[0]}, dim={tuple(axes)}, keepdim={keep})"
+        return f"torch.{fn}({a[0]}, dim={tuple(axes)}, keepdim={keep})"
+    return f
+
+
+def _int_div(n, a, g):
+    if g.info(n.outputs[0]).dtype.startswith(("int", "uint")):
+        return f"torch.div({a[0]}, {a[1]}, rounding_mode='trunc')"
+    return f"{a[0]} / {a[1]}"
+
+
+def _layernorm(n, a, g):
+    if len([o for o in n.outputs if o]) > 1:
+        return None
+    x = g.info(n.inputs[0])
+    axis = n.attrs.get("axis", -1) % len(x.shape)
+    w = a[1] if len(a) > 1 else "None"
+    b = a[2] if len(a) > 2 and n.inputs[2] else "None"
+    return (f"torch.nn.functional.layer_norm({a[0]}, {tuple(x.shape[axis:])}, {w}, {b}, "
+            f"eps={float(n.attrs.get('epsilon', 1e-5))})")
+
+
+def _softmax(n, a, g):
+    if g.opset < 13:
+        return None
+    return f"torch.softmax({a[0]}, dim={n.attrs.get('axis', -1)})"
+
+
+#: op type -> torch spelling; None from a function: this node's attributes are not handled
+TORCH: dict = {
+    "Add": lambda n, a, g: f"{a[0]} + {a[1]}",
+    "Sub": lambda n, a, g: f"{a[0]} - {a[1]}",
+    "Mul": lambda n, a, g: f"{a[0]} * {a[1]}",
+    "Div": _int_div,
+    "Pow": lambda n, a, g: f"torch.pow({a[0]}, {a[1]})",
+    "Sqrt": lambda n, a, g: f"torch.sqrt({a[0]})",
+    "Exp": lambda n, a, g: f"torch.exp({a[0]})",
+    "Log": lambda n, a, g: f"torch.log({a[0]})",
+    "Sin": lambda n, a, g: f"torch.sin({a[0]})",
+    "Cos": lambda n, a, g: f"torch.cos({a[0]})",
+    "Relu": lambda n, a, g: f"torch.relu({a[0]})",
+    "Sigmoid": lambda n, a, g: f"torch.sigmoid({a[0]})",
+    "Tanh": lambda n, a, g: f"torch.tanh({a[0]})",
+    "Erf": lambda n, a, g: f"torch.erf({a[0]})",
+    "Neg": lambda n, a, g: f"-{a[0]}",
+    "Abs": lambda n, a, g: f"torch.abs({a[0]})",
+    "Identity": lambda n, a, g: a[0],
+    "Cast": lambda n, a, g: a[0],           # the result is converted to the output's dtype below
+    "Where": lambda n, a, g: f"torch.where({a[0]}, {a[1]}, {a[2]})",
+    "MatMul": lambda n, a, g: f"torch.matmul({a[0]}, {a[1]})",
+    "Transpose": lambda n, a, g: f"{a[0]}.permute({tuple(n.attrs['perm'])})" if "perm" in n.attrs else
+    f"{a[0]}.permute({tuple(reversed(range(len(g.info(n.inputs[0]).shape))))})",
+    "ReduceSum": _reduce("sum"),
+    "ReduceMean": _reduce("mean"),
+    "ReduceMax": _reduce("amax"),
+    "Softmax": _softmax,
+    "LayerNormalization": _layernorm,
+    "Conv": _conv,
+    "MaxPool": _pool("max"),
+    "AveragePool": _pool("avg"),
+    "GlobalAveragePool": lambda n, a, g: f"{a[0]}.mean(dim={tuple(range(2, len(g.info(n.inputs[0]).shape)))}, keepdim=True)",
+    "Concat": lambda n, a, g: f"torch.cat([{', '.join(a)}], dim={n.attrs['axis']})",
+}
+
+
+def torch_expr(node: Node, args: list[str], graph: Graph) -> str | None:
+    """The torch expression of ``node``'s (single) output, shaped and typed as ONNX says; None if none."""
+    fn = TORCH.get(node.op_type)
+    if fn is None or len([o for o in node.outputs if o]) != 1:
+        return None
+    if any(graph.info(t).dtype not in TORCH_DTYPES for t in list(node.inputs) + list(node.outputs) if t):
+        return None   # float8, 4- and 2-bit types: torch has no tensors of them here
+    expr = fn(node, args, graph)
+    if expr is None:
+        return None
+    out = graph.info(node.outputs[0])
+    return f"({expr}).to({TORCH_DTYPES.get(out.dtype, 'torch.float32')}).reshape({out.shape!r})"

@@ -1,0 +1,202 @@
+"""What every kernel emitter shares: parameters, the element-expression builder of elementwise
+chains (:class:`Body`), names, dtypes and the factory text."""
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+
+from ..graph import Graph, Node
+from ..group import Group
+from ..indexing import broadcast_index, prod, subscript, unravel
+from ..ops import FLOATS, OPS, ExprCtx, literal
+
+
+
+
+@dataclass(frozen=True)
+class Param:
+    tensor: str          # ONNX tensor name
+    name: str            # the kernel's parameter name
+    view: tuple[int, ...]
+    dtype: str
+
+
+@dataclass
+class Kernel:
+    group: Group
+    name: str
+    source: str
+    params: list[Param]
+    tolerance: str
+    summary: str
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Options:
+    allow_tf32: bool = False
+
+
+#: names the kernels and the Model class use themselves (loop variables, buffers, modules)
+RESERVED = frozenset("""T torch np tilelang Path self w dev trace target alloc loop threads stages block_m block_n
+block_k bx by bz i j k ko r c o row col acc chunk a_s b_s mean rstd row_max row_sum p oc ic kh kw ih iw img oh
+ow""".split())
+
+
+def py_name(tensor: str) -> str:
+    """A Python identifier for an ONNX tensor name."""
+    s = re.sub(r"\W", "_", tensor)
+    if not s or s[0].isdigit() or keyword.iskeyword(s) or s in RESERVED or s.startswith(("v_", "make_")):
+        s = "t_" + s
+    return s
+
+
+def py_names(tensors) -> dict[str, str]:
+    """One distinct Python identifier per ONNX tensor name (``x:0`` and ``x_0`` both exist in
+    some exported models: the later gets a suffix)."""
+    out, used = {}, set()
+    for t in tensors:
+        name = base = py_name(t)
+        k = 1
+        while name in used:
+            k += 1
+            name = f"{base}_{k}"
+        used.add(name)
+        out[t] = name
+    return out
+
+
+def accum_dtype(dtype: str) -> str:
+    return "float32" if dtype in ("float16", "bfloat16") else dtype
+
+
+def compute_dtype(dtype: str) -> str:
+    """The type elementwise chains compute in: half types in float32 (TileLang's C target has no
+    half math, and the chain rounds once, when it stores)."""
+    return "float32" if dtype in ("float16", "bfloat16") else dtype
+
+
+def tolerance_class(dtype: str, reduces: bool) -> str:
+    if dtype not in FLOATS:
+        return "exact"
+    if dtype == "float16":
+        return "fp16"
+    if dtype == "float64":
+        return "fp64"
+    return "fp32_accum" if reduces else "fp32"
+
+
+class Body:
+    """The operands of a kernel and the element expressions of an elementwise chain."""
+
+    def __init__(self, graph: Graph, names: dict[str, str]):
+        self.graph = graph
+        self.names = names
+        self.params: list[Param] = []
+        self.env: dict[str, str] = {}
+
+    def param(self, tensor: str, view) -> str:
+        info = self.graph.info(tensor)
+        view = tuple(view) if view else (1,)
+        for p in self.params:
+            if p.tensor == tensor and p.view == view:
+                return p.name
+        name = self.names[tensor]
+        if any(p.name == name for p in self.params):
+            name = f"{name}_v{len(self.params)}"
+        self.params.append(Param(tensor, name, view, info.dtype))
+        return name
+
+    def read(self, tensor: str, out_shape, out_index, canonical, channel: bool = False) -> str:
+        """The expression of ``tensor`` at the element; ``canonical`` is (view, index) of the
+        kernel's own output layout, used for operands of the output's shape."""
+        if tensor in self.env:
+            return self.env[tensor]
+        info = self.graph.info(tensor)
+        wide = compute_dtype(info.dtype)
+        const = self.graph.constants.get(tensor)
+        if const is not None and const.size == 1:
+            return literal(const.reshape(-1)[0], wide)
+        if channel:   # a per-channel vector of an NCHW tensor (BatchNormalization's statistics)
+            load = subscript(self.param(tensor, (info.numel,)), [out_index[1]])
+        elif info.shape == tuple(out_shape):
+            view, index = canonical
+            load = subscript(self.param(tensor, view), index)
+        elif info.numel == 1:
+            load = subscript(self.param(tensor, (1,)), ["0"])
+        else:
+            load = subscript(self.param(tensor, info.shape), broadcast_index(info.shape, out_shape, out_index))
+        return load if wide == info.dtype else f"T.Cast(T.{wide}, {load})"
+
+    def chain(self, nodes: list[Node], out_shape, out_index, canonical, indent: str) -> list[str]:
+        lines = []
+        for n in nodes:
+            chans = OPS[n.op_type].channel_inputs
+            args = [self.read(t, out_shape, out_index, canonical, k in chans) if t else "None"
+                    for k, t in enumerate(n.inputs)]
+            out = n.outputs[0]
+            real = self.graph.info(out).dtype
+            ctx = ExprCtx(compute_dtype(real), tuple(compute_dtype(self.graph.info(t).dtype) for t in n.inputs if t),
+                          n.attrs)
+            expr = OPS[n.op_type].expr(args, ctx)
+            if n.op_type == "Cast" and real != ctx.out:   # a cast to half rounds there
+                expr = f"T.Cast(T.{ctx.out}, T.Cast(T.{real}, {expr}))"
+            var = "v_" + self.names[out]
+            lines.append(f"{indent}{var} = {expr}  # {n.op_type} '{n.name}'")
+            self.env[out] = var
+        return lines
+
+    def stores(self, group: Group, canonical, indent: str, dtype_of) -> list[str]:
+        view, index = canonical
+        lines = []
+        for t in group.outputs:
+            value = self.env[t]
+            real = self.graph.info(t).dtype
+            if compute_dtype(real) != real:
+                value = f"T.Cast(T.{real}, {value})"
+            lines.append(f"{indent}{subscript(self.param(t, view), index)} = {value}")
+        return lines
+
+
+def _signature(params: list[Param]) -> str:
+    return ", ".join(f"{p.name}: T.Tensor({p.view!r}, T.{p.dtype})" for p in params)
+
+
+def pow2(n: int, cap: int) -> int:
+    p = 1
+    while p < n and p < cap:
+        p *= 2
+    return p
+
+
+def factory(name: str, doc: str, params: list[Param], body: list[str], defaults: str, prelude=()) -> str:
+    head = [f"def make_{name}(target=\"cuda\"{defaults}):",
+            f'    """{doc}"""']
+    head += [f"    {line}" for line in prelude]
+    head += ["", "    @T.prim_func", f"    def {name}({_signature(params)}):"]
+    return "\n".join(head + body + [f"    return {name}", ""])
+
+
+def matrix_view(shape) -> tuple[int, int]:
+    """The (rows, columns) view of an output of ``shape``."""
+    if not shape:
+        return 1, 1
+    return prod(shape[:-1]), shape[-1]
+
+
+def row_index(shape) -> list[str]:
+    if not shape:
+        return []
+    return unravel("r", shape[:-1]) + ["c"]
+
+
+
+def ordered(params: list[Param], group: Group) -> list[Param]:
+    """Inputs first (as read), then the group's outputs."""
+    outs = set(group.outputs)
+    return [p for p in params if p.tensor not in outs] + [p for p in params if p.tensor in outs]
+
+
+def cast_to(expr: str, frm: str, to: str) -> str:
+    return expr if frm == to else f"T.Cast(T.{to}, {expr})"

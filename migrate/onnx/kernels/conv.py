@@ -1,0 +1,153 @@
+"""Conv as an implicit GEMM (output pixels × output channels) with the group's epilogue."""
+from __future__ import annotations
+
+import re
+
+from ..graph import Graph, Node
+from ..group import Group
+from ..indexing import subscript
+from ..ops import literal
+from .base import (Body, Kernel, Options, accum_dtype, cast_to, compute_dtype, factory, ordered,
+                   tolerance_class)
+
+
+# -- Conv: an implicit GEMM, output pixels × output channels, exact serial reduction ----------------
+
+def conv_pads(node: Node, x_shape, w_shape, y_shape) -> tuple[int, int]:
+    """The (top, left) padding of a 2-D Conv, auto_pad resolved."""
+    auto = node.attrs.get("auto_pad", "NOTSET")
+    strides = node.attrs.get("strides", [1, 1])
+    dil = node.attrs.get("dilations", [1, 1])
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        begin = []
+        for d in range(2):
+            k = (w_shape[2 + d] - 1) * dil[d] + 1
+            total = max((y_shape[2 + d] - 1) * strides[d] + k - x_shape[2 + d], 0)
+            begin.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
+        return begin[0], begin[1]
+    if auto == "VALID":
+        return 0, 0
+    pads = node.attrs.get("pads", [0, 0, 0, 0])
+    return pads[0], pads[1]
+
+
+def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
+    head = group.nodes[0]
+    x, wt, y = graph.info(head.inputs[0]), graph.info(head.inputs[1]), graph.info(head.outputs[0])
+    N, C, H, W = x.shape
+    Co, Cg, KH, KW = wt.shape
+    _, _, Ho, Wo = y.shape
+    groups = head.attrs.get("group", 1)
+    sh, sw = head.attrs.get("strides", [1, 1])
+    dh, dw = head.attrs.get("dilations", [1, 1])
+    ph, pw = conv_pads(head, x.shape, wt.shape, y.shape)
+    P = N * Ho * Wo
+    acc_t, cd = accum_dtype(x.dtype), compute_dtype(y.dtype)
+    b = Body(graph, names)
+    X = b.param(x.name, x.shape)
+    Wp = b.param(wt.name, wt.shape)
+    out_index = ["img", "oc", "oh", "ow"]
+    canonical = (y.shape, out_index)
+    ind = " " * 20
+    acc_expr = "acc[i, j]" if acc_t == cd else f"T.Cast(T.{cd}, acc[i, j])"
+    if len(head.inputs) > 2 and head.inputs[2]:
+        bias = graph.info(head.inputs[2])
+        acc_expr += " + " + cast_to(subscript(b.param(bias.name, bias.shape), ["oc"]), bias.dtype, cd)
+    var = "v_" + names[head.outputs[0]]
+    epi = [f"{ind}{var} = {acc_expr}  # Conv '{head.name}'"]
+    b.env[head.outputs[0]] = var
+    epi += b.chain(group.nodes[1:], y.shape, out_index, canonical, ind)
+    epi += b.stores(group, canonical, ind, None)
+    chan = "ic" if groups == 1 else f"oc // {Co // groups} * {Cg} + ic"
+    ih = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"oh * {sh} - {ph} + kh * {dh}")
+    iw = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"ow * {sw} - {pw} + kw * {dw}")
+    pixel = ["                    img = p // " + str(Ho * Wo), f"                    oh = p // {Wo} % {Ho}",
+             f"                    ow = p % {Wo}"]
+    body = [
+        f"        with T.Kernel(T.ceildiv({Co}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
+        f"            acc = alloc((block_m, block_n), T.{acc_t})",
+        "            T.clear(acc)",
+        f"            for ic, kh, kw in T.grid({Cg}, {KH}, {KW}):  # exact {x.dtype} multiply-adds, no tensor cores",
+        "                for i, j in loop(block_m, block_n):",
+        "                    p = by * block_m + i",
+        "                    oc = bx * block_n + j",
+    ] + pixel + [
+        f"                    ih = {ih}",
+        f"                    iw = {iw}",
+        f"                    if p < {P} and oc < {Co} and 0 <= ih and ih < {H} and 0 <= iw and iw < {W}:",
+        f"                        acc[i, j] += {cast_to(f'{X}[img, {chan}, ih, iw]', x.dtype, acc_t)} * "
+        f"{cast_to(f'{Wp}[oc, ic, kh, kw]', wt.dtype, acc_t)}",
+        "            for i, j in loop(block_m, block_n):",
+        "                p = by * block_m + i",
+        "                oc = bx * block_n + j",
+    ] + [ln[4:] for ln in pixel] + [f"                if p < {P} and oc < {Co}:"] + epi
+    prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
+               "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
+               "loop = T.grid if target == \"c\" else T.Parallel"]
+    what = " → ".join(f"{n.op_type} '{n.name}'" for n in group.nodes)
+    doc = (f"Convolution {what} as an implicit GEMM: {P} output pixels × {Co} channels, each a sum over "
+           f"{Cg}×{KH}×{KW} taps (stride {sh}×{sw}, padding {ph}×{pw}, dilation {dh}×{dw}, {groups} group(s)).")
+    params = ordered(b.params, group)
+    src = factory(group.name, doc, params, body, ", block_m=32, block_n=32, threads=128", prelude)
+    return Kernel(group, group.name, src, params, tolerance_class(y.dtype, True), f"conv {P}×{Co}×{Cg * KH * KW}")
+
+
+def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
+    """MaxPool / AveragePool: the window of each output pixel and channel combined in a tile
+    accumulator, as a convolution's taps are (no weights)."""
+    head = group.nodes[0]
+    x, y = graph.info(head.inputs[0]), graph.info(head.outputs[0])
+    N, C, H, W = x.shape
+    _, _, Ho, Wo = y.shape
+    KH, KW = head.attrs["kernel_shape"]
+    sh, sw = head.attrs.get("strides", [1, 1])
+    dh, dw = head.attrs.get("dilations", [1, 1])
+    ph, pw = conv_pads(head, x.shape, (C, 1, KH, KW), y.shape)
+    P = N * Ho * Wo
+    acc_t = accum_dtype(x.dtype)
+    is_max = head.op_type == "MaxPool"
+    b = Body(graph, names)
+    X = b.param(x.name, x.shape)
+    Y = b.param(y.name, y.shape)
+    ih = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"oh * {sh} - {ph} + kh * {dh}")
+    iw = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"ow * {sw} - {pw} + kw * {dw}")
+    pixel = [f"                img = p // {Ho * Wo}", f"                oh = p // {Wo} % {Ho}", f"                ow = p % {Wo}"]
+    load = cast_to(f"{X}[img, oc, ih, iw]", x.dtype, acc_t)
+    count_pad = bool(head.attrs.get("count_include_pad", 0))
+    if is_max:
+        update = [f"                        acc[i, j] = T.max(acc[i, j], {load})"]
+        start = f"            T.fill(acc, {literal(float('-inf'), acc_t)})"
+        value = "acc[i, j]"
+    else:
+        update = [f"                        acc[i, j] += {load}"] + ([] if count_pad else
+                                                                   ["                        taps[i, j] += 1"])
+        start = "            T.clear(acc)" + ("" if count_pad else "\n            T.clear(taps)")
+        value = f"acc[i, j] / {literal(KH * KW, acc_t)}" if count_pad else "acc[i, j] / taps[i, j]"
+    body = [
+        f"        with T.Kernel(T.ceildiv({C}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
+        f"            acc = alloc((block_m, block_n), T.{acc_t})",
+    ] + ([] if is_max or count_pad else [f"            taps = alloc((block_m, block_n), T.{acc_t})"]) + [
+        start,
+        f"            for kh, kw in T.grid({KH}, {KW}):  # {head.op_type} '{head.name}': the window's taps",
+        "                for i, j in loop(block_m, block_n):",
+        "                    p = by * block_m + i",
+        "                    oc = bx * block_n + j",
+    ] + ["    " + ln for ln in pixel] + [
+        f"                    ih = {ih}",
+        f"                    iw = {iw}",
+        f"                    if p < {P} and oc < {C} and 0 <= ih and ih < {H} and 0 <= iw and iw < {W}:",
+    ] + update + [
+        "            for i, j in loop(block_m, block_n):",
+        "                p = by * block_m + i",
+        "                oc = bx * block_n + j",
+    ] + pixel + [
+        f"                if p < {P} and oc < {C}:",
+        f"                    {Y}[img, oc, oh, ow] = {cast_to(value, acc_t, y.dtype)}",
+    ]
+    prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
+               "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
+               "loop = T.grid if target == \"c\" else T.Parallel"]
+    doc = (f"{head.op_type} '{head.name}': {P} output pixels × {C} channels, windows {KH}×{KW} "
+           f"(stride {sh}×{sw}, padding {ph}×{pw}, dilation {dh}×{dw}).")
+    src = factory(group.name, doc, b.params, body, ", block_m=32, block_n=32, threads=128", prelude)
+    return Kernel(group, group.name, src, b.params, tolerance_class(y.dtype, not is_max), f"pool {P}×{C}")

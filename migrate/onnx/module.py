@@ -1,0 +1,128 @@
+"""Step 4, the module writer: ``OUT/<model>.py`` (kernel factories and a ``Model`` class) and
+``OUT/<model>.npz`` (the model's constants).
+
+``Model(target="cuda"|"c")`` compiles each kernel on first use; ``Model(...)(*inputs)`` runs the
+groups in graph order on torch tensors, allocating each group's outputs, and returns the graph's
+outputs (a tuple when there are several). ``trace=`` (a dict) receives every group's outputs by
+kernel name, which the check compares group by group.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from .fallback import TORCH_DTYPES, torch_expr
+from .graph import Graph
+from .group import Group
+from .kernels import Kernel
+
+
+class NoFallback(Exception):
+    def __init__(self, group: Group):
+        self.group = group
+
+
+def _header(graph: Graph, stem: str) -> str:
+    return f'''"""TileLang conversion of the ONNX model {graph.name!r} ({Path(graph.path).name}), written by cuda2tile {__version__}
+(`migrate onnx`).
+
+Each fused group of ONNX nodes is one TileLang kernel: `make_<kernel>(target)` returns its
+`T.prim_func`; comments name the ONNX node each statement comes from. `Model` runs the graph on
+torch tensors (`Model(target="c")` on the CPU); its constants are in {stem}.npz beside this file.
+Nodes without a TileLang form yet run in torch, marked `fallback` here and in report.json.
+"""
+from pathlib import Path
+
+import numpy as np
+import tilelang.language as T
+import torch
+
+from migrate.runtime.tilelang_support import compile_for
+
+'''
+
+
+def write(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], out_dir: Path, stem: str,
+          names: dict[str, str]) -> Path:
+    """Write the module and its constants; ``names`` are the tensors' Python names the kernels use."""
+    parts = [_header(graph, stem)]
+    for g in groups:
+        k = kernels.get(g.name)
+        if k is None:
+            continue
+        nodes = ", ".join(f"'{n.name}' ({n.op_type})" for n in g.nodes)
+        parts.append(f"# -- {k.name} ({k.summary}): ONNX nodes {nodes}")
+        parts.append(k.source)
+    parts.append("KERNELS = {\n" + "".join(f"    {k!r}: make_{k},\n" for k in kernels) + "}\n")
+    parts.append(_model_class(graph, groups, kernels, names, stem))
+    path = out_dir / f"{stem}.py"
+    path.write_text("\n\n".join(parts))
+    np.savez(out_dir / f"{stem}.npz", **{names[t]: np.ascontiguousarray(a) for t, a in graph.constants.items()})
+    return path
+
+
+def _model_class(graph: Graph, groups, kernels, names, stem) -> str:
+    ins = [names[i.name] for i in graph.inputs]
+    outs = [names[o.name] for o in graph.outputs]
+
+    def ref(t: str) -> str:
+        return f'w["{names[t]}"]' if t in graph.constants else names[t]
+
+    body = []
+    for g in groups:
+        k = kernels.get(g.name)
+        what = " → ".join(f"{n.op_type} '{n.name}'" for n in g.nodes)
+        if k is not None:
+            body.append(f"        # {k.name}: {what}")
+            for t in g.outputs:
+                info = graph.info(t)
+                body.append(f"        {names[t]} = self.alloc({info.shape!r}, {TORCH_DTYPES[info.dtype]})")
+            args = ", ".join(f"{ref(p.tensor)}.reshape{p.view!r}" if len(p.view) > 1 else
+                             f"{ref(p.tensor)}.reshape({p.view[0]})" for p in k.params)
+            body.append(f"        self.kernel({k.name!r})({args})")
+        elif g.kind == "view":
+            n = g.nodes[0]
+            out = graph.info(n.outputs[0])
+            body.append(f"        {names[out.name]} = {ref(n.inputs[0])}.reshape({out.shape!r})  # {n.op_type} '{n.name}': a view")
+        else:
+            n = g.nodes[0]
+            expr = torch_expr(n, [ref(t) if t else "None" for t in n.inputs], graph)
+            if expr is None:
+                raise NoFallback(g)
+            body.append(f"        # fallback: {n.op_type} '{n.name}' runs in torch ({g.fallback})")
+            body.append(f"        {names[n.outputs[0]]} = {expr}")
+        if g.outputs:
+            body.append("        if trace is not None:")
+            body.append(f"            trace[{g.name!r}] = {{" + ", ".join(f"{t!r}: {names[t]}" for t in g.outputs) + "}")
+    ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ",)"
+    prep = [f"        {x} = {x}.to(dev).contiguous()" for x in ins]
+    return f'''class Model:
+    """The ONNX graph {graph.name!r}: inputs {", ".join(f"{i.name} {list(i.shape)} {i.dtype}" for i in graph.inputs)};
+    outputs {", ".join(f"{o.name} {list(o.shape)} {o.dtype}" for o in graph.outputs)}."""
+
+    inputs = {tuple(i.name for i in graph.inputs)!r}
+    outputs = {tuple(o.name for o in graph.outputs)!r}
+
+    def __init__(self, target="cuda", device=None, alloc=None):
+        """``alloc(shape, dtype)`` makes the groups' outputs (default: torch.empty on ``device``)."""
+        self.target = target
+        self.device = torch.device(device or ("cpu" if target == "c" else "cuda"))
+        weights = np.load(Path(__file__).with_name({stem + ".npz"!r}))
+        self.weights = {{k: torch.from_numpy(weights[k]).to(self.device) for k in weights.files}}
+        self.compiled = {{}}
+        self.alloc = alloc or (lambda shape, dtype: torch.empty(shape, dtype=dtype, device=self.device))
+
+    def kernel(self, name):
+        """The compiled kernel of group ``name`` (compiled on first use, cached by TileLang)."""
+        if name not in self.compiled:
+            self.compiled[name] = compile_for(KERNELS[name](target=self.target), self.target)
+        return self.compiled[name]
+
+    def __call__(self, {", ".join(ins)}, *, trace=None):
+        w, dev = self.weights, self.device
+{chr(10).join(prep)}
+{chr(10).join(body)}
+        return {ret}
+'''

@@ -1,0 +1,51 @@
+"""Step 6, the report: ``OUT/report.json`` of an ONNX conversion, in the style of ``convert``'s
+(:mod:`migrate.reports.core`): tool, version, output, summary, then the model's ``groups`` (one
+kernel each) and ``nodes`` (per ONNX node: name, op_type, the kernel it went into, ``fallback``:
+false or the reason), the diagnostics and the check's record.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from .. import __version__
+from .graph import Graph
+from .group import Group
+from .kernels import Kernel
+
+
+def report_dict(graph: Graph | None, groups: list[Group], kernels: dict[str, Kernel], out_dir: Path,
+                module: str | None, diagnostics, check: dict | None, model_path: str) -> dict:
+    nodes = []
+    for g in groups:
+        for n in g.nodes:
+            kernel = g.name if g.name in kernels else ("view" if g.kind == "view" else None)
+            nodes.append({"name": n.name, "op_type": n.op_type, "kernel": kernel,
+                          "fallback": g.fallback if g.kind == "torch" else False})
+    diags = [d.to_json() for d in diagnostics]
+    fallback = [n for n in nodes if n["fallback"]]
+    return {
+        "tool": "cuda2tile",
+        "version": __version__,
+        "command": "onnx",
+        "model": model_path,
+        "output": str(out_dir),
+        "module": module,
+        "summary": {
+            "nodes": len(nodes),
+            "kernels": len(kernels),
+            "nodes_in_tilelang": sum(1 for n in nodes if n["kernel"] and n["kernel"] != "view"),
+            "views": sum(1 for n in nodes if n["kernel"] == "view"),
+            "fallback": len(fallback),
+            "fallback_ops": dict(sorted(Counter(n["op_type"] for n in fallback).items())),
+            "diagnostics": dict(sorted(Counter(d["code"] for d in diags).items())),
+            **({"check": "pass" if check.get("passed") else "fail"} if check else {}),
+        },
+        "groups": [{"kernel": g.name, "kind": g.kind, "nodes": [n.name for n in g.nodes],
+                    "inputs": g.inputs, "outputs": g.outputs,
+                    **({"tolerance": kernels[g.name].tolerance, "shape": kernels[g.name].summary}
+                       if g.name in kernels else {})} for g in groups],
+        "nodes": nodes,
+        "diagnostics": diags,
+        "check": check,
+    }
