@@ -28,6 +28,7 @@ import subprocess
 from pathlib import Path
 
 from . import geometry, nvcc, shim, sites
+from .compare_output import tolerance_class
 from .lower import VariantError, lower_variant
 
 #: forms whose kernels are migrated (a drop-in build runs their TileLang)
@@ -125,6 +126,14 @@ class ProgramBuild:
     def _units(self) -> list[str]:
         return [self.prog["main"], *self.prog.get("units", [])]
 
+    def _unit_original(self, index: int, unit: str) -> Path:
+        """The original of the program's ``index``-th unit (main first): report.json's
+        ``sources`` list them in that order; a converted file also has its copy in OUT."""
+        sources = self.prog.get("sources", [])
+        if index < len(sources) and Path(sources[index]).is_file():
+            return Path(sources[index])
+        return self._original_source(unit)
+
     def _flags(self) -> list[str]:
         build = self.report.get("build", {})
         per_file = build.get("files", {}).get(self.prog["main"], {})
@@ -181,7 +190,8 @@ class ProgramBuild:
                 v_row = {"grid": list(grid), "block": list(block), "shared_bytes": shared}
                 row["variants"].append(v_row)
                 try:
-                    v = lower_variant(sig, k["kernel"], prefix, grid, block, shared, self.arch)
+                    v = lower_variant(sig, k["kernel"], prefix, grid, block, shared, self.arch,
+                                      [p.get("name", "") for p in k.get("params", [])])
                 except VariantError as exc:
                     v_row.update(status="refused", message=str(exc))
                     continue
@@ -271,12 +281,14 @@ class ProgramBuild:
         gen = self.dest / "gen"
         _write(gen / "c2t_dropin.h", shim.SUPPORT_HEADER)
         _write(gen / "c2t_dropin.cu", shim.SUPPORT_UNIT)
-        return [str(self._src_path(u)) for u in self._units()]
+        converted = set(files)
+        return [str(self._src_path(u)) if u in converted else str(self._unit_original(i, u))
+                for i, u in enumerate(self._units())]
 
     # -- the executables ----------------------------------------------------------------------
     def commands(self, units: list[str], objects: list[Path]) -> tuple[list[str], list[str]]:
         flags = self._flags()
-        originals = [str(self._original_source(u)) for u in self._units()]
+        originals = [str(self._unit_original(i, u)) for i, u in enumerate(self._units())]
         original = nvcc.program_command(originals, self.dest / "original", self.arch, flags)
         gen = self.dest / "gen"
         rebuilt = nvcc.program_command([*units, gen / "c2t_dropin.cu"], self.dest / "rebuilt", self.arch,
@@ -307,6 +319,11 @@ class ProgramBuild:
                                "launch_sites_left": sum(1 for k in self.row["kernels"] for e in k["launches"]
                                                         if not e.get("rewritten"))}
         self.row["run_args"] = (self.prog.get("run") or {}).get("args")
+        # what migrate run needs beside the executables (it may run where OUT is not)
+        runs = {(k["file"], k["kernel"]) for k in migrated}
+        self.row["tolerance"] = tolerance_class([k for k in self._kernel_rows() if (k["file"], k["kernel"]) in runs])
+        main_dir = self._original_source(self.prog["main"]).parent
+        self.row["run_cwd"] = str(main_dir / ((self.prog.get("run") or {}).get("cwd", "") or "."))
         return self.row
 
 
@@ -324,7 +341,7 @@ def record_geometries(out_dir: Path, report: dict, prog: dict, dest: Path, args:
     from migrate.runtime.traces import record
 
     pb = ProgramBuild(out_dir, report, prog, dest, "", {})
-    sources = [pb._original_source(u) for u in pb._units()]
+    sources = [pb._unit_original(i, u) for i, u in enumerate(pb._units())]
     build = prog.get("build") or {}
     per_file = report.get("build", {}).get("files", {}).get(prog["main"], {})
     include_dirs = [*per_file.get("include_dirs", []), *build.get("include_dirs", []), str(sources[0].parent)]
@@ -384,6 +401,14 @@ def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2,
             rows.append(row)
             if progress is not None:
                 progress(row)
+    if only and (dest / "build.json").is_file():  # the programs built before keep their rows
+        try:
+            before = json.loads((dest / "build.json").read_text()).get("programs", [])
+        except (OSError, json.JSONDecodeError):
+            before = []
+        done = {r["program"] for r in rows}
+        rows = [r for r in before if r.get("program") not in done] + rows
+        rows.sort(key=lambda r: r.get("program", ""))
     result = {"tool": "cuda2tile", "output": str(out_dir), "arch": arch, "programs": rows,
               "summary": {"programs": len(rows), "built": sum(r.get("status") == "built" for r in rows),
                           "failed": sum(r.get("status") != "built" for r in rows),

@@ -76,10 +76,22 @@ def rename(code: str, names: dict) -> str:
     return pattern.sub(lambda m: names[m.group(1)], code)
 
 
-def lower_variant(sig, kernel: str, prefix: str, grid, block, shared_bytes: int = 0, arch: str = "sm_90a") -> Variant:
+def _without_early_launch(code: str) -> str:
+    """TileLang's launcher lets a kernel start before the one before it in the stream has flushed
+    its memory (programmatic stream serialization), for kernels that wait for it themselves
+    (``griddepcontrol.wait``). A migrated kernel launched after an original one does not wait:
+    it is launched as ``<<<...>>>`` launches it, after its predecessor."""
+    if "griddepcontrol" in code or "cudaGridDependencySynchronize" in code:
+        return code
+    return code.replace("config.numAttrs = 1;", "config.numAttrs = 0;")
+
+
+def lower_variant(sig, kernel: str, prefix: str, grid, block, shared_bytes: int = 0, arch: str = "sm_90a",
+                  cuda_names=None) -> Variant:
     """``sig`` lowered for ``arch`` at one launch geometry, as :func:`runtime.tilelang_support.compile_kernel`
     builds it for a GPU (its pass options and the runtime's pass fixes), wrapped by TileLang's host
-    launcher and renamed under ``prefix``. :class:`VariantError` when it cannot be."""
+    launcher and renamed under ``prefix``. ``cuda_names``: the CUDA kernel's parameter names in
+    order (the signature's are Python's: ``in`` is ``in_``). :class:`VariantError` when it cannot be."""
     import tilelang
     import tvm
     from tilelang.jit.adapter.wrapper import TLWrapper
@@ -87,6 +99,10 @@ def lower_variant(sig, kernel: str, prefix: str, grid, block, shared_bytes: int 
     from migrate.runtime import tilelang_support as ts
 
     flat = _flat_params(sig)
+    if cuda_names is not None:
+        if len(cuda_names) != len(flat):
+            raise VariantError(f"the CUDA kernel has {len(cuda_names)} parameters, its signature {len(flat)}")
+        flat = [(cuda, kind, dtype) for cuda, (_name, kind, dtype) in zip(cuda_names, flat)]
     grid, block = ts.dims(grid), ts.dims(block)
     ts.patch_passes()
     try:
@@ -109,6 +125,7 @@ def lower_variant(sig, kernel: str, prefix: str, grid, block, shared_bytes: int 
     for gv in artifact.device_mod.functions:
         names[gv.name_hint] = f"{prefix}_{gv.name_hint}"
     code = rename(code, names)
+    code = _without_early_launch(code)
     header = (f"// cuda2tile: kernel {kernel} (form {sig.form}) lowered by TileLang for {arch}, "
               f"grid {grid}, block {block}, shared bytes {int(shared_bytes)}\n")
     return Variant(kernel, prefix, grid, block, int(shared_bytes), header + code, params)

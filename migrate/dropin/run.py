@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .compare_output import compare_outputs, dropin_counts, tolerance_class
+from .compare_output import compare_outputs, dropin_counts
 
 
 def gpu_present() -> bool:
@@ -39,7 +39,7 @@ def _execute(exe: Path, args: list[str], cwd: Path, timeout: float) -> dict:
     return {"status": status, "stdout": out, "stderr": err, "seconds": round(time.perf_counter() - start, 3)}
 
 
-def run_program(dest: Path, row: dict, report: dict | None, args: list[str] | None, timeout: float) -> dict:
+def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -> dict:
     """One program of build.json run both ways and compared."""
     base = dest / row["dir"]
     result = {"program": row["program"], "dir": row["dir"]}
@@ -49,16 +49,13 @@ def run_program(dest: Path, row: dict, report: dict | None, args: list[str] | No
     if args is None:
         args = shlex.split(row.get("run_args") or "")
     result["args"] = list(args)
-    prog = next((p for p in (report or {}).get("programs", []) if p.get("main") == row["program"]), {})
-    sources = [Path(s) for s in prog.get("sources", [])]
-    cwd = sources[0].parent if sources and sources[0].parent.is_dir() else base
-    cwd = cwd / ((prog.get("run") or {}).get("cwd", "") or ".")
+    # the program's own folder (its data files), where this machine has it; else its build folder
+    cwd = Path(row.get("run_cwd") or base)
+    if not cwd.is_dir():
+        cwd = base
     original = _execute(base / "original", list(args), cwd, timeout)
     rebuilt = _execute(base / "rebuilt", list(args), cwd, timeout)
-    migrated_rows = [k for k in (report or {}).get("kernels", [])
-                     if k.get("file") in set(prog.get("files", []))
-                     and any(r["kernel"] == k["kernel"] and r.get("runs") == "migrated" for r in row.get("kernels", []))]
-    tolerance = tolerance_class(migrated_rows)
+    tolerance = row.get("tolerance") or "fp32"
     cmp = compare_outputs(original["stdout"], rebuilt["stdout"], tolerance, (original["status"], rebuilt["status"]))
     counts = dropin_counts(rebuilt["stderr"])
     total = counts.pop("total", (0, 0))
@@ -76,13 +73,11 @@ def run_program(dest: Path, row: dict, report: dict | None, args: list[str] | No
 def run_folder(dest: Path, args: list[str] | None, programs: set | None = None, timeout: float = 300.0,
                progress=None) -> dict:
     built = json.loads((dest / "build.json").read_text())
-    report_path = Path(built.get("output", "")) / "report.json"
-    report = json.loads(report_path.read_text()) if report_path.is_file() else None
     rows = []
     for row in built.get("programs", []):
         if programs and row["program"] not in programs and row["dir"] not in programs:
             continue
-        res = run_program(dest, row, report, args, timeout)
+        res = run_program(dest, row, args, timeout)
         rows.append(res)
         if progress is not None:
             progress(res)

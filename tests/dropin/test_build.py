@@ -78,6 +78,7 @@ def test_a_map_with_a_computed_grid_runs_its_lowered_variant(built):
     variant = (dest / prog["dir"] / "gen" / "c2t_scaleShift_v0.cu").read_text()
     assert 'extern "C" TL_EXPORT int c2t_scaleShift_v0_call(' in variant
     assert "__global__" in variant and "c2t_scaleShift_v0_scaleShift_kernel" in variant
+    assert "config.numAttrs = 0;" in variant  # launched after its predecessor, as <<<...>>> launches it
 
 
 def test_a_kernel_launched_at_two_geometries_gets_a_variant_for_each(built):
