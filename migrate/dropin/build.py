@@ -96,6 +96,7 @@ class ProgramBuild:
         self.dest = dest / program_dir(prog)
         self.files = {f["file"]: f for f in report.get("files", [])}
         self.row: dict = {"program": prog["main"], "dir": str(program_dir(prog)), "kernels": []}
+        self.modules: dict = {}
 
     # -- where things are -------------------------------------------------------------------
     def _source_text_path(self, file: str) -> Path:
@@ -157,10 +158,31 @@ class ProgramBuild:
         files = set(self.prog.get("files", []))
         return [k for k in self.report.get("kernels", []) if k.get("file") in files]
 
+    def _module(self, file: str):
+        """The emitted module of ``file`` (loaded once)."""
+        entry = self.files.get(file, {})
+        path = self.out_dir / entry.get("output", "")
+        if path not in self.modules:
+            self.modules[path] = _load_module(path, f"c2t_dropin_{_ident(file)}")
+        return self.modules[path]
+
+    def needs_recording(self) -> bool:
+        """Whether a migrated kernel's launch sites give no constant geometry (its launcher has no
+        default): only a recorded run can say what to build it for."""
+        for k in self._kernel_rows():
+            if k.get("form") not in MIGRATED_FORMS:
+                continue
+            try:
+                module = self._module(k["file"])
+            except Exception:  # noqa: BLE001 - reported when the kernels are lowered
+                continue
+            if geometry.launcher_default(module, k["kernel"]) is None:
+                return True
+        return False
+
     def lower(self) -> list[tuple[dict, list]]:
         """(kernel row, its variants) per migrated kernel; the variants lowered and written."""
         out = []
-        modules = {}
         gen = self.dest / "gen"
         for k in self._kernel_rows():
             row = {"file": k["file"], "kernel": k["kernel"], "line": k.get("line"), "form": k.get("form"),
@@ -170,11 +192,8 @@ class ProgramBuild:
                 row["why_original"] = f"not migrated (form {k.get('form')}): its CUDA is kept"
                 continue
             entry = self.files.get(k["file"], {})
-            module_path = self.out_dir / entry.get("output", "")
             try:
-                if module_path not in modules:
-                    modules[module_path] = _load_module(module_path, f"c2t_dropin_{_ident(k['file'])}")
-                module = modules[module_path]
+                module = self._module(k["file"])
                 sig = module.KERNELS[k["kernel"]]
             except Exception as exc:  # noqa: BLE001 - a module that does not import: that kernel runs the original
                 row["why_original"] = f"its module {entry.get('output')} does not load: {type(exc).__name__}: {exc}"
@@ -381,7 +400,10 @@ def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2,
             tdir = (traces_dir / stem) if traces_dir is not None else (out_dir / "traces" / stem)
             traces = geometry.recorded(tdir)
             recorded_how = None
-            if record_on == "cpu":
+            pb = ProgramBuild(out_dir, report, prog, dest, arch, traces)
+            if record_on == "cpu" and not traces and not pb.needs_recording():
+                recorded_how = "not run: every migrated kernel's launch sites give its geometry"
+            elif record_on == "cpu":
                 args = run_args if run_args is not None else shlex.split((prog.get("run") or {}).get("args", ""))
                 try:
                     more, recorded_how = record_geometries(out_dir, report, prog, dest, list(args), record_timeout)
@@ -390,7 +412,6 @@ def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2,
                 for name, shapes in more.items():
                     traces.setdefault(name, [])
                     traces[name] += [g for g in shapes if g not in traces[name]]
-            pb = ProgramBuild(out_dir, report, prog, dest, arch, traces)
             try:
                 row = pb.build(pool)
             except Exception as exc:  # noqa: BLE001 - one program's defect: reported, the rest go on

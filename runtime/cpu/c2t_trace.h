@@ -371,10 +371,15 @@ inline std::string instance_field(const char* instance) {
     return instance ? ",\"instance\":" + json_string(instance) : std::string();
 }
 
-inline void write_skipped(const char* kernel, const char* instance, int number, long bytes) {
+// Its geometry is written too (``grid``, ``block``, ``shared_bytes``): what a drop-in build needs
+// of a launch whose bytes were too many to record.
+inline void write_skipped(const char* kernel, const char* instance, int number, long bytes, dim3 g, dim3 b,
+                          size_t shmem) {
     State& s = state();
-    fprintf(s.manifest, "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"skipped\":\"budget\",\"bytes\":%ld}\n",
-            s.seq++, json_string(kernel).c_str(), instance_field(instance).c_str(), number, bytes);
+    fprintf(s.manifest, "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"skipped\":\"budget\",\"bytes\":%ld,"
+            "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu}\n",
+            s.seq++, json_string(kernel).c_str(), instance_field(instance).c_str(), number, bytes, g.x, g.y, g.z,
+            b.x, b.y, b.z, shmem);
     fflush(s.manifest);
 }
 
@@ -409,7 +414,8 @@ struct Recorder {
     std::string symbols;  // the __constant__ symbols' bytes the launch starts from
 
     template <class Tup>
-    Recorder(const char* k, const char* inst, const Tup& args) : kernel(k), instance(inst) {
+    Recorder(const char* k, const char* inst, const Tup& args, dim3 g, dim3 b, size_t shmem)
+        : kernel(k), instance(inst) {
         const char* key = instance ? instance : kernel;
         number = key ? state().seen[key] : 0;
         on = wanted(key);
@@ -424,7 +430,7 @@ struct Recorder {
         // a kernel's later launches share half of the budget, so that they never crowd out the
         // first launch of a kernel that comes after them
         if (s.offset + need > s.budget || (number > 0 && s.later + need > s.budget / 2)) {
-            write_skipped(kernel, instance, number, need);
+            write_skipped(kernel, instance, number, need, g, b, shmem);
             on = false;
         } else {
             start = s.offset;
@@ -446,7 +452,7 @@ struct Recorder {
             fflush(s.data);  // past the budget after all: the launch's bytes go, it is listed as skipped
             if (ftruncate(fileno(s.data), start) == 0) fseek(s.data, start, SEEK_SET);
             s.offset = start;
-            write_skipped(kernel, instance, number, total);
+            write_skipped(kernel, instance, number, total, g, b, shmem);
             return;
         }
         if (number > 0) s.later += total;
