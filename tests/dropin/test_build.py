@@ -120,3 +120,23 @@ def test_usage_errors(tmp_path, built, capsys):
     if shutil.which("nvidia-smi") is None:
         assert main(["run", str(dest), "--", "-n", "4"]) == 2
         assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+def test_geometries_come_from_a_recording_even_past_its_byte_budget(tmp_path, monkeypatch):
+    """A launch whose bytes do not fit the trace budget is listed without them, with its geometry:
+    enough for the build (accuracy's 327 MB launches)."""
+    import json as _json
+
+    from migrate.cli import main
+    from migrate.dropin import build
+
+    out = tmp_path / "out"
+    assert main(["convert", str(FIXTURES / "dropin" / "two_geometries"), "-o", str(out), "-q", "--jobs", "1"]) == 0
+    report = _json.loads((out / "report.json").read_text())
+    monkeypatch.setattr(build, "RECORD_BUDGET", 1)
+    (prog,) = report["programs"]
+    shapes, how = build.record_geometries(out, report, prog, tmp_path / "build", [], 120)
+    assert "ran on the CPU executor (status 0)" == how
+    assert shapes == {"addOne": [((20, 1, 1), (256, 1, 1), 0), ((11, 1, 1), (64, 1, 1), 0)]}
+    manifest = (tmp_path / "build" / build.program_dir(prog) / "traces" / "manifest.jsonl").read_text()
+    assert all(_json.loads(line)["skipped"] == "budget" for line in manifest.splitlines())
