@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <unistd.h>
 #include <string>
 #include <tuple>
@@ -112,6 +113,7 @@ struct State {
     long seq = 0;     // launches recorded
     long later = 0;   // bytes of launches after a kernel's first
     std::map<std::string, int> seen;  // kernel -> launches seen
+    std::set<std::string> shapes;     // kernel and geometry of the launches fast-forwarded past
 };
 
 inline State& state() {
@@ -371,6 +373,23 @@ inline std::string instance_field(const char* instance) {
     return instance ? ",\"instance\":" + json_string(instance) : std::string();
 }
 
+// A launch fast-forwarded past (not run, not recorded) at a geometry its kernel was not recorded
+// or fast-forwarded at before: one line with that geometry (``"skipped":"fast-forward"``; no
+// ``seq``, no bytes; traces.read leaves it out), for the drop-in build, which builds a kernel for
+// every geometry its program launches it at.
+inline void write_fast_forwarded(const char* kernel, const char* instance, int number, dim3 g, dim3 b,
+                                 size_t shmem) {
+    State& s = state();
+    char shape[160];
+    snprintf(shape, sizeof shape, "|%u,%u,%u|%u,%u,%u|%zu", g.x, g.y, g.z, b.x, b.y, b.z, shmem);
+    if (!s.shapes.insert(std::string(instance ? instance : kernel ? kernel : "") + shape).second) return;
+    fprintf(s.manifest, "{\"kernel\":%s%s,\"number\":%d,\"skipped\":\"fast-forward\","
+            "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu}\n",
+            json_string(kernel).c_str(), instance_field(instance).c_str(), number, g.x, g.y, g.z,
+            b.x, b.y, b.z, shmem);
+    fflush(s.manifest);
+}
+
 // Its geometry is written too (``grid``, ``block``, ``shared_bytes``): what a drop-in build needs
 // of a launch whose bytes were too many to record.
 inline void write_skipped(const char* kernel, const char* instance, int number, long bytes, dim3 g, dim3 b,
@@ -420,6 +439,7 @@ struct Recorder {
         number = key ? state().seen[key] : 0;
         on = wanted(key);
         skip = state().on && state().skip && number >= state().limit;
+        if (skip) write_fast_forwarded(kernel, instance, number, g, b, shmem);
         if (!on) return;
 #if defined(C2T_TRACE_GPU)
         cudaDeviceSynchronize();  // the bytes the launch starts from

@@ -122,21 +122,32 @@ def test_usage_errors(tmp_path, built, capsys):
         assert "needs a CUDA GPU" in capsys.readouterr().err
 
 
-def test_geometries_come_from_a_recording_even_past_its_byte_budget(tmp_path, monkeypatch):
-    """A launch whose bytes do not fit the trace budget is listed without them, with its geometry:
-    enough for the build (accuracy's 327 MB launches)."""
+@pytest.mark.parametrize("limit, budget, kept, skipped", [(4, 1, 0, ["budget", "budget"]),
+                                                          (1, 256 << 20, 1, [None, "fast-forward"])])
+def test_geometries_come_from_a_recording_past_its_budget_and_its_fast_forward(tmp_path, monkeypatch, limit,
+                                                                                budget, kept, skipped):
+    """A launch whose bytes do not fit the trace budget is listed without them, with its geometry
+    (accuracy's 327 MB launches); a launch fast-forwarded past (after its kernel's recorded ones)
+    at a new geometry is listed with it too (a timing loop over sizes), and traces.read leaves
+    that line out: enough for the build."""
     import json as _json
 
     from migrate.cli import main
     from migrate.dropin import build
+    from migrate.runtime.traces import read
 
     out = tmp_path / "out"
     assert main(["convert", str(FIXTURES / "dropin" / "two_geometries"), "-o", str(out), "-q", "--jobs", "1"]) == 0
     report = _json.loads((out / "report.json").read_text())
-    monkeypatch.setattr(build, "RECORD_BUDGET", 1)
+    monkeypatch.setattr(build, "RECORD_BUDGET", budget)
+    monkeypatch.setattr(build, "RECORD_LIMIT", limit)
     (prog,) = report["programs"]
     shapes, how = build.record_geometries(out, report, prog, tmp_path / "build", [], 120)
     assert "ran on the CPU executor (status 0)" == how
     assert shapes == {"addOne": [((20, 1, 1), (256, 1, 1), 0), ((11, 1, 1), (64, 1, 1), 0)]}
-    manifest = (tmp_path / "build" / build.program_dir(prog) / "traces" / "manifest.jsonl").read_text()
-    assert all(_json.loads(line)["skipped"] == "budget" for line in manifest.splitlines())
+    traces = tmp_path / "build" / build.program_dir(prog) / "traces"
+    lines = [_json.loads(line) for line in (traces / "manifest.jsonl").read_text().splitlines()]
+    assert [d.get("skipped") for d in lines] == skipped
+    # (the recorded launch's bytes were dropped with data.bin: read() stops there)
+    assert not any("fast-forward" in launch.skipped for launch in read(traces))
+    assert len(read(traces)) == (2 if kept == 0 else 0)
