@@ -55,16 +55,42 @@ class Variant:
     params: list = field(default_factory=list)  # CallParam per argument of <prefix>_call, before the stream
 
 
-def _flat_params(sig) -> list:
-    """(name, kind, dtype) per TileLang parameter before the symbols; refuses what a shim cannot
-    pass from the CUDA arguments as they are (structs, template kernels)."""
+def _byte_read(param: str, c_type: str, offset: int) -> str:
+    """The C++ reading a ``c_type`` at byte ``offset`` of the by-value argument ``param``."""
+    return f"(*(const {c_type}*)((const char*)&({param}) + {int(offset)}))"
+
+
+def _flat_params(sig, cuda_names=None) -> list:
+    """(name, kind, dtype, the C++ giving its value from the CUDA arguments) per TileLang
+    parameter before the symbols: a struct passed by value is its lanes' or members' values, read
+    at their byte offsets in the argument. Refuses what a shim cannot pass from the CUDA arguments
+    as they are (a template kernel, a pointer to a struct of buffers, a struct taken as its bytes)."""
     if sig.template or sig.instances:
         raise VariantError("a kernel template: its instances are not built as drop-in variants yet")
+    if cuda_names is not None and len(cuda_names) != len(sig.params):
+        raise VariantError(f"the CUDA kernel has {len(cuda_names)} parameters, its signature {len(sig.params)}")
     out = []
-    for name, kind, dtype in sig.params:
-        if kind not in ("buffer", "scalar"):
+    for i, (name, kind, dtype) in enumerate(sig.params):
+        cuda = cuda_names[i] if cuda_names is not None else name
+        if kind in ("buffer", "scalar"):
+            out.append((cuda, kind, dtype, cuda))
+        elif kind == "lanes":
+            for lane, lane_dtype, offset in dtype:
+                if lane_dtype not in SCALAR_C_TYPES:
+                    raise VariantError(f"lane '{lane}' of '{name}' is {lane_dtype}: not passed to a drop-in variant yet")
+                out.append((lane, "scalar", lane_dtype, _byte_read(cuda, SCALAR_C_TYPES[lane_dtype], offset)))
+        elif kind == "members":
+            for member, member_kind, member_dtype, offset in dtype:
+                if member_kind == "buffer":
+                    out.append((member, "buffer", member_dtype, _byte_read(cuda, "void*", offset)))
+                elif member_dtype in SCALAR_C_TYPES:
+                    out.append((member, "scalar", member_dtype,
+                                _byte_read(cuda, SCALAR_C_TYPES[member_dtype], offset)))
+                else:
+                    raise VariantError(f"member '{member}' of '{name}' is {member_dtype}: not passed to a drop-in "
+                                       "variant yet")
+        else:
             raise VariantError(f"parameter '{name}' is a struct ({kind}): not passed to a drop-in variant yet")
-        out.append((name, kind, dtype))
     return out
 
 
@@ -98,11 +124,7 @@ def lower_variant(sig, kernel: str, prefix: str, grid, block, shared_bytes: int 
 
     from migrate.runtime import tilelang_support as ts
 
-    flat = _flat_params(sig)
-    if cuda_names is not None:
-        if len(cuda_names) != len(flat):
-            raise VariantError(f"the CUDA kernel has {len(cuda_names)} parameters, its signature {len(flat)}")
-        flat = [(cuda, kind, dtype) for cuda, (_name, kind, dtype) in zip(cuda_names, flat)]
+    flat = _flat_params(sig, cuda_names)
     grid, block = ts.dims(grid), ts.dims(block)
     ts.patch_passes()
     try:
@@ -145,15 +167,16 @@ def _call_params(func, flat: list, sig) -> list:
     spellings = dict(sig.spellings)
     for i, param in enumerate(func.params):
         if i < len(flat):
-            name, kind, _dtype = flat[i]
+            name, kind, _dtype, value = flat[i]
         else:
             name, kind = sig.symbols[i - len(flat)][0], "symbol"
+            value = name
         if param in func.buffer_map:
             buf = func.buffer_map[param]
             dtype = str(buf.dtype)
             if kind == "scalar":
                 raise VariantError(f"parameter '{name}' is a scalar in CUDA and a buffer in TileLang")
-            source = spellings.get(name, name) if kind == "symbol" else name
+            source = spellings.get(name, name) if kind == "symbol" else value
             if kind == "symbol" and not re.fullmatch(r"[A-Za-z_]\w*", source):
                 raise VariantError(f"symbol '{name}' is spelled {source!r}: not addressable by name yet")
             out.append(CallParam(buf.data.name, kind, "void*", source, dtypes.SIZES.get(dtype, 0)))
@@ -161,8 +184,8 @@ def _call_params(func, flat: list, sig) -> list:
             dtype = str(param.dtype)
             if dtype not in SCALAR_C_TYPES:
                 raise VariantError(f"scalar parameter '{name}' is {dtype}: not passed to a drop-in variant yet")
-            out.append(CallParam(param.name, "scalar", SCALAR_C_TYPES[dtype], name))
-            scalars[param.name] = name
+            out.append(CallParam(param.name, "scalar", SCALAR_C_TYPES[dtype], value))
+            scalars[param.name] = value
     # the dynamic symbols, in the order TileLang's wrapper appends them (shapes, then strides)
     seen = {p.name for p in out}
     for kind_attr in ("shape", "strides"):

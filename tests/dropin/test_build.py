@@ -107,8 +107,17 @@ def test_a_refused_kernel_and_a_macro_launch_keep_their_cuda(built):
     assert "    laneIds<<<(n + 127) / 128, 128>>>(lanes, n);\n" in rebuilt
     assert "    LAUNCH(negate, (n + 127) / 128, 128, y, n);\n" in rebuilt
     assert "c2t_launch_laneIds" not in rebuilt and "c2t_launch_negate" not in rebuilt
-    assert prog["summary"] == {"kernels": 3, "migrated": 1, "variants": 1, "launch_sites_rewritten": 1,
+    assert prog["summary"] == {"kernels": 4, "migrated": 2, "variants": 2, "launch_sites_rewritten": 2,
                                "launch_sites_left": 1}
+
+
+def test_a_struct_passed_by_value_is_passed_as_its_fields(built):
+    _out, dest, result = built
+    prog = _program(result, "kept_cuda/lanes.cu")
+    assert _kernel(prog, "affine")["runs"] == "migrated"
+    rebuilt = (dest / prog["dir"] / "src" / "lanes.cu").read_text()
+    assert ("c2t_affine_v0_call((void*)(y), (float)((*(const float*)((const char*)&(t) + 0))), "
+            "(float)((*(const float*)((const char*)&(t) + 4))), (int)(n), ") in rebuilt
 
 
 def test_usage_errors(tmp_path, built, capsys):
