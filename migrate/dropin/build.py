@@ -24,7 +24,6 @@ import importlib.util
 import json
 import os
 import shlex
-import subprocess
 from pathlib import Path
 
 from . import geometry, nvcc, shim, sites
@@ -47,13 +46,17 @@ def _write(path: Path, text: str) -> None:
 
 
 def _run(cmd: list[str], cwd: Path | None = None, tail: int = 4000) -> tuple[bool, str]:
+    """(whether ``cmd`` succeeded, the tail of its output), started through runtime.limits (its
+    own process group, killed past :data:`NVCC_TIMEOUT` or on SIGINT/SIGTERM)."""
+    from migrate.runtime import limits
+
     try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=NVCC_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return False, f"nvcc took longer than {NVCC_TIMEOUT} s"
+        status, out, err = limits.capture(cmd, timeout=NVCC_TIMEOUT, cwd=cwd)
     except OSError as exc:
         return False, str(exc)
-    return p.returncode == 0, (p.stdout + p.stderr)[-tail:]
+    if status is None:
+        return False, f"{Path(cmd[0]).name} took longer than {NVCC_TIMEOUT} s"
+    return status == 0, (out + err)[-tail:]
 
 
 def _compile_variant(v, obj: Path, arch: str) -> tuple[bool, str]:

@@ -27,15 +27,14 @@ def gpu_present() -> bool:
 
 
 def _execute(exe: Path, args: list[str], cwd: Path, timeout: float) -> dict:
+    """One executable run to its end (through runtime.limits: its own process group, killed past
+    ``timeout``): its exit status (None past the time), stdout, stderr and seconds."""
+    from migrate.runtime import limits
+
     start = time.perf_counter()
-    try:
-        p = subprocess.run([str(exe), *args], cwd=cwd, capture_output=True, text=True, errors="replace",
-                           timeout=timeout)
-        status, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as exc:
-        status = None
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        err = f"timed out after {timeout:g} s"
+    status, out, err = limits.capture([str(exe), *args], timeout=timeout, cwd=cwd)
+    if status is None:
+        err = (err + f"\ntimed out after {timeout:g} s").strip()
     return {"status": status, "stdout": out, "stderr": err, "seconds": round(time.perf_counter() - start, 3)}
 
 
