@@ -82,6 +82,11 @@ def _load_module(path: Path, name: str):
     return module
 
 
+def _is_template(k: dict) -> bool:
+    """Whether a report.json kernel row is a kernel template (instances or template launches)."""
+    return bool(k.get("template_instances")) or any(l.get("template_args") for l in k.get("launches", []))
+
+
 def _ident(text: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in text)
 
@@ -173,7 +178,7 @@ class ProgramBuild:
         """Whether a migrated kernel's launch sites give no constant geometry (its launcher has no
         default): only a recorded run can say what to build it for."""
         for k in self._kernel_rows():
-            if k.get("form") not in MIGRATED_FORMS:
+            if k.get("form") not in MIGRATED_FORMS or _is_template(k):
                 continue
             try:
                 module = self._module(k["file"])
@@ -193,6 +198,9 @@ class ProgramBuild:
             self.row["kernels"].append(row)
             if k.get("form") not in MIGRATED_FORMS:
                 row["why_original"] = f"not migrated (form {k.get('form')}): its CUDA is kept"
+                continue
+            if _is_template(k):
+                row["why_original"] = "a kernel template: its instances are not built as drop-in variants yet"
                 continue
             entry = self.files.get(k["file"], {})
             try:
@@ -297,6 +305,11 @@ class ProgramBuild:
                                        shim.shim_text(k["kernel"], definition.params, names, built)))
             row["runs"] = "migrated"
             row["variants_built"] = len(built)
+        for row in self.row["kernels"]:
+            if row["runs"] != "migrated" and not row["launches"]:
+                k = next(x for x in self._kernel_rows() if x["file"] == row["file"] and x["kernel"] == row["kernel"])
+                row["launches"] = [{"line": int(l.get("line") or 0), "caller": l.get("caller", ""), "rewritten": False,
+                                    "why": "its kernel runs the original"} for l in k.get("launches", [])]
         for f in files:
             out_path = self._src_path(f)
             _write(out_path, sites.apply_edits(texts[f], edits[f]))

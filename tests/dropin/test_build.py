@@ -107,8 +107,10 @@ def test_a_refused_kernel_and_a_macro_launch_keep_their_cuda(built):
     assert "    laneIds<<<(n + 127) / 128, 128>>>(lanes, n);\n" in rebuilt
     assert "    LAUNCH(negate, (n + 127) / 128, 128, y, n);\n" in rebuilt
     assert "c2t_launch_laneIds" not in rebuilt and "c2t_launch_negate" not in rebuilt
+    assert lanes["launches"] == [{"line": 49, "caller": "main", "rewritten": False,
+                                  "why": "its kernel runs the original"}]
     assert prog["summary"] == {"kernels": 4, "migrated": 2, "variants": 2, "launch_sites_rewritten": 2,
-                               "launch_sites_left": 1}
+                               "launch_sites_left": 2}
 
 
 def test_a_struct_passed_by_value_is_passed_as_its_fields(built):
