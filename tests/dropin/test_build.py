@@ -14,7 +14,8 @@ import pytest
 
 from tests.paths import FIXTURES
 
-pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+pytestmark = [pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc"),
+              pytest.mark.slow]  # nvcc builds 8 objects and 6 executables (2-6 minutes on 2 cores)
 
 
 @pytest.fixture(scope="module")
