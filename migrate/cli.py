@@ -136,13 +136,47 @@ def build_parser() -> argparse.ArgumentParser:
                       help="write into an OUT that holds files cuda2tile did not write (they are kept, "
                            "except those whose names the conversion writes)")
 
+    build = sub.add_parser("build", help="rebuild each converted program with nvcc, its migrated kernels lowered by "
+                                         "TileLang in place of their CUDA (no GPU needed)")
+    build.add_argument("out", metavar="OUT", help="an output folder of `migrate convert`")
+    build.add_argument("-o", "--dest", metavar="DIR", default=None,
+                       help="where the programs are written (default: OUT's sibling OUT-build)")
+    build.add_argument("--arch", default="sm_90a", help="the GPU architecture to build for (default sm_90a)")
+    build.add_argument("--jobs", "-j", type=int, default=2, metavar="N", help="nvcc commands run at once (default 2)")
+    build.add_argument("--program", action="append", default=None, metavar="MAIN",
+                       help="build only this program (its main's path in report.json, with or without the suffix; "
+                            "repeatable)")
+    build.add_argument("--traces", metavar="DIR", default=None,
+                       help="recorded launches (DIR/<program>/manifest.jsonl, as `migrate convert --run` writes "
+                            "OUT/traces): each kernel is also built for their geometries (default OUT/traces)")
+    build.add_argument("--record", choices=("cpu",), default=None,
+                       help="run each program on the CPU executor first and build each kernel for the geometries "
+                            "its launches use")
+    build.add_argument("--run", dest="run", default=None, metavar="ARGS",
+                       help="the arguments of the recording run (default: the program's own from report.json)")
+    build.add_argument("--record-timeout", type=float, default=300.0, metavar="S",
+                       help="stop a recording run after S seconds (its launches recorded by then count)")
+
+    run = sub.add_parser("run", help="on a GPU: run each rebuilt program and its original with the same arguments "
+                                     "and compare exit status, output and verdicts (`migrate run DIR -- ARGS`)")
+    run.add_argument("dest", metavar="DIR", help="the folder `migrate build` wrote (or OUT, when DIR is OUT-build)")
+    run.add_argument("--program", action="append", default=None, metavar="MAIN", help="run only this program")
+    run.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds each executable may run")
+    run.add_argument("--json", metavar="FILE", help="also write the results to FILE (DIR/run.json is always written)")
+
     explain = sub.add_parser("explain", help="explain a diagnostic code")
     explain.add_argument("code", metavar="CODE")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    program_args = None
+    if argv[:1] == ["run"] and "--" in argv:  # migrate run DIR -- ARGS: ARGS go to the programs
+        cut = argv.index("--")
+        argv, program_args = argv[:cut], argv[cut + 1:]
     args = build_parser().parse_args(argv)
+    args.program_args = program_args
     if hasattr(args, "max_memory"):
         from .runtime import limits
         before = limits.max_memory()
@@ -189,6 +223,8 @@ def _dispatch(args) -> int:
               "modules only (cuda2tile installed with pip's --no-deps); the converter needs them: "
               f"pip install {' '.join(missing)}, or install cuda2tile with its dependencies", file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "run":
+        return cmd_run(args)
     from .scratch import owned_tempdir
     with owned_tempdir():  # TileLang's, g++'s and the workers' temporary files: removed at the end
         if args.command == "check":
@@ -197,7 +233,87 @@ def _dispatch(args) -> int:
             return cmd_bench(args)
         if args.command == "onnx":
             return cmd_onnx(args)
+        if args.command == "build":
+            return cmd_build(args)
         return cmd_convert(args)
+
+
+def _build_dir(out: Path, dest: str | None) -> Path:
+    return Path(dest) if dest else out.parent / f"{out.name}-build"
+
+
+def cmd_build(args) -> int:
+    """``migrate build OUT [-o DIR]``: exit 0 when every program built both ways, 1 when some did
+    not, 2 on usage or setup errors (not an output folder, no nvcc, DIR inside OUT)."""
+    from .dropin import nvcc
+    from .dropin.build import build_folder
+
+    out = Path(args.out)
+    if not (out / "report.json").is_file():
+        print(f"migrate build: {out} has no report.json (is it an output folder of migrate convert?)", file=sys.stderr)
+        return EXIT_USAGE
+    dest = _build_dir(out, args.dest)
+    if dest.resolve() == out.resolve() or out.resolve() in dest.resolve().parents:
+        print(f"migrate build: {dest} is inside {out}: write the build elsewhere (-o DIR)", file=sys.stderr)
+        return EXIT_USAGE
+    if nvcc.nvcc() is None:
+        print("migrate build: nvcc is not on PATH", file=sys.stderr)
+        return EXIT_USAGE
+    only = None
+    if args.program:
+        only = set(args.program) | {str(Path(p).with_suffix("")) for p in args.program}
+    run_args = None
+    if args.run is not None:
+        import shlex
+        run_args = shlex.split(args.run)
+
+    def show(row):
+        s = row.get("summary", {})
+        print(f"{row['program']:48s} {row.get('status', '?'):24s} kernels {s.get('migrated', 0)}/{s.get('kernels', 0)} "
+              f"migrated, {s.get('variants', 0)} variants, launch sites {s.get('launch_sites_rewritten', 0)} rewritten "
+              f"{s.get('launch_sites_left', 0)} left", flush=True)
+
+    result = build_folder(out, dest, arch=args.arch, jobs=args.jobs,
+                          traces_dir=Path(args.traces) if args.traces else None, only=only, progress=show,
+                          record_on=args.record, run_args=run_args, record_timeout=args.record_timeout)
+    s = result["summary"]
+    print(f"{s['built']} of {s['programs']} programs built; {s['kernels_migrated']} of {s['kernels']} kernels run "
+          f"migrated code ({dest / 'build.json'})")
+    return EXIT_OK if s["failed"] == 0 and s["programs"] else EXIT_INCOMPLETE
+
+
+def cmd_run(args) -> int:
+    """``migrate run DIR [-- ARGS]``: exit 0 when every program's rebuilt run matches its
+    original's, 1 on a mismatch (or a program not built or timed out), 2 on usage or setup errors
+    (no build.json, no GPU)."""
+    import json
+
+    from .dropin.run import gpu_present, run_folder
+
+    dest = Path(args.dest)
+    if not (dest / "build.json").is_file() and (dest / "report.json").is_file():
+        dest = _build_dir(dest, None)
+    if not (dest / "build.json").is_file():
+        print(f"migrate run: {args.dest} has no build.json (run migrate build first)", file=sys.stderr)
+        return EXIT_USAGE
+    if not gpu_present():
+        print("migrate run: needs a CUDA GPU (nvidia-smi lists none)", file=sys.stderr)
+        return EXIT_USAGE
+
+    def show(row):
+        launches = row.get("launches", {})
+        why = "" if row["status"] == "equal" else "; ".join(
+            str(m.get("why")) for m in row.get("comparison", {}).get("mismatches", [])[:2])
+        print(f"{row['program']:48s} {row['status']:10s} launches {launches.get('migrated', 0)} migrated "
+              f"{launches.get('original', 0)} original {why}", flush=True)
+
+    result = run_folder(dest, args.program_args, set(args.program or ()) or None, args.timeout, progress=show)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    s = result["summary"]
+    print(f"{s['equal']} of {s['programs']} programs equal ({s['mismatch']} mismatch, {s['timeout']} timed out, "
+          f"{s['not_built']} not built); {s['launches_migrated']} launches migrated, {s['launches_original']} original")
+    return EXIT_OK if s["equal"] == s["programs"] and s["programs"] else EXIT_INCOMPLETE
 
 
 def cmd_bench(args) -> int:

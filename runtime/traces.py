@@ -200,6 +200,8 @@ def read(trace_dir: str | os.PathLike) -> list[Launch]:
             d = json.loads(line)
         except json.JSONDecodeError:  # a run killed while writing its last line
             break
+        if d.get("skipped") == "fast-forward":  # a geometry line (c2t_trace.h): no launch that ran
+            continue
         if d.get("file"):
             path = trace_dir / d["file"]
             if not path.is_file():

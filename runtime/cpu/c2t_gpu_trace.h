@@ -44,7 +44,7 @@ struct LaunchCfg {
     void go(F&& f, A&&... a) const {
         typedef std::tuple<typename std::decay<A>::type...> Tup;
         Tup args(std::forward<A>(a)...);
-        trace::Recorder rec(kernel, instance, args);  // synchronises first when it records
+        trace::Recorder rec(kernel, instance, args, grid, block, shmem);  // synchronises first when it records
         std::apply([&](auto&... x) { f(*this, x...); }, args);
         if (rec.on) {
             cudaError_t e = cudaGetLastError();

@@ -337,7 +337,7 @@ struct LaunchCfg {
         Tup args(std::forward<A>(a)...);
         FD fn(f);
         Call<FD, Tup> call{&fn, &args};
-        trace::Recorder rec(kernel, instance, args);
+        trace::Recorder rec(kernel, instance, args, grid, block, shmem);
         if (rec.skip) return;  // fast-forward: the kernel's recorded launches are behind it
         int rc = run_grid(grid, block, shmem,
                           [](void* p) {

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <unistd.h>
 #include <string>
 #include <tuple>
@@ -112,6 +113,7 @@ struct State {
     long seq = 0;     // launches recorded
     long later = 0;   // bytes of launches after a kernel's first
     std::map<std::string, int> seen;  // kernel -> launches seen
+    std::set<std::string> shapes;     // kernel and geometry of the launches fast-forwarded past
 };
 
 inline State& state() {
@@ -371,10 +373,32 @@ inline std::string instance_field(const char* instance) {
     return instance ? ",\"instance\":" + json_string(instance) : std::string();
 }
 
-inline void write_skipped(const char* kernel, const char* instance, int number, long bytes) {
+// A launch fast-forwarded past (not run, not recorded) at a geometry its kernel was not recorded
+// or fast-forwarded at before: one line with that geometry (``"skipped":"fast-forward"``; no
+// ``seq``, no bytes; traces.read leaves it out), for the drop-in build, which builds a kernel for
+// every geometry its program launches it at.
+inline void write_fast_forwarded(const char* kernel, const char* instance, int number, dim3 g, dim3 b,
+                                 size_t shmem) {
     State& s = state();
-    fprintf(s.manifest, "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"skipped\":\"budget\",\"bytes\":%ld}\n",
-            s.seq++, json_string(kernel).c_str(), instance_field(instance).c_str(), number, bytes);
+    char shape[160];
+    snprintf(shape, sizeof shape, "|%u,%u,%u|%u,%u,%u|%zu", g.x, g.y, g.z, b.x, b.y, b.z, shmem);
+    if (!s.shapes.insert(std::string(instance ? instance : kernel ? kernel : "") + shape).second) return;
+    fprintf(s.manifest, "{\"kernel\":%s%s,\"number\":%d,\"skipped\":\"fast-forward\","
+            "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu}\n",
+            json_string(kernel).c_str(), instance_field(instance).c_str(), number, g.x, g.y, g.z,
+            b.x, b.y, b.z, shmem);
+    fflush(s.manifest);
+}
+
+// Its geometry is written too (``grid``, ``block``, ``shared_bytes``): what a drop-in build needs
+// of a launch whose bytes were too many to record.
+inline void write_skipped(const char* kernel, const char* instance, int number, long bytes, dim3 g, dim3 b,
+                          size_t shmem) {
+    State& s = state();
+    fprintf(s.manifest, "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"skipped\":\"budget\",\"bytes\":%ld,"
+            "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_bytes\":%zu}\n",
+            s.seq++, json_string(kernel).c_str(), instance_field(instance).c_str(), number, bytes, g.x, g.y, g.z,
+            b.x, b.y, b.z, shmem);
     fflush(s.manifest);
 }
 
@@ -409,11 +433,13 @@ struct Recorder {
     std::string symbols;  // the __constant__ symbols' bytes the launch starts from
 
     template <class Tup>
-    Recorder(const char* k, const char* inst, const Tup& args) : kernel(k), instance(inst) {
+    Recorder(const char* k, const char* inst, const Tup& args, dim3 g, dim3 b, size_t shmem)
+        : kernel(k), instance(inst) {
         const char* key = instance ? instance : kernel;
         number = key ? state().seen[key] : 0;
         on = wanted(key);
         skip = state().on && state().skip && number >= state().limit;
+        if (skip) write_fast_forwarded(kernel, instance, number, g, b, shmem);
         if (!on) return;
 #if defined(C2T_TRACE_GPU)
         cudaDeviceSynchronize();  // the bytes the launch starts from
@@ -424,7 +450,7 @@ struct Recorder {
         // a kernel's later launches share half of the budget, so that they never crowd out the
         // first launch of a kernel that comes after them
         if (s.offset + need > s.budget || (number > 0 && s.later + need > s.budget / 2)) {
-            write_skipped(kernel, instance, number, need);
+            write_skipped(kernel, instance, number, need, g, b, shmem);
             on = false;
         } else {
             start = s.offset;
@@ -446,7 +472,7 @@ struct Recorder {
             fflush(s.data);  // past the budget after all: the launch's bytes go, it is listed as skipped
             if (ftruncate(fileno(s.data), start) == 0) fseek(s.data, start, SEEK_SET);
             s.offset = start;
-            write_skipped(kernel, instance, number, total);
+            write_skipped(kernel, instance, number, total, g, b, shmem);
             return;
         }
         if (number > 0) s.later += total;

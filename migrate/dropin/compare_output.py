@@ -1,0 +1,170 @@
+"""Comparing the standard output of the original and the rebuilt program: line by line, the
+numbers within a tolerance class, the rest of each line exactly; lines that report time or
+speed ignored; the program's own verdicts (PASS/FAIL lines) and exit statuses compared apart.
+
+A float printed on both sides passes when ``|a - e| <= atol + rtol * |e|`` (the class's rtol,
+atol its ``atol_scale`` times the largest float the original printed), or when the two differ by
+at most one unit of the last digit printed (``%.2f`` rounds); integers compare exactly.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from .output_rules import CLASS_BY_DTYPE, CLASS_ORDER, TIME_LIKE, VERDICT_WORDS
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)|(?<!\w)[-+]?(?:nan|inf|NaN|Inf|INF|NAN)(?!\w)")
+_TIME = re.compile("|".join(TIME_LIKE), re.IGNORECASE)
+_VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, VERDICT_WORDS), key=len, reverse=True)) + r")\b")
+_DROPIN = re.compile(r"^cuda2tile: (.+?) (\d+) launches migrated, (\d+) original$")
+
+#: (rtol, atol_scale) per class, as runtime.compare states them
+_CLASSES = {"exact": (0.0, 0.0), "fp32": (1e-5, 1e-6), "fp32_accum": (1e-4, 1e-5), "fp64": (1e-12, 1e-13),
+            "fp16": (2e-3, 1e-3), "bf16": (1.6e-2, 8e-3), "tf32": (5e-3, 2e-3)}
+
+
+@dataclass
+class OutputComparison:
+    equal: bool = True
+    tolerance: str = "fp32"
+    exit_status: tuple = (None, None)
+    verdicts: tuple = ((), ())
+    lines_compared: int = 0
+    lines_ignored: int = 0
+    mismatches: list = field(default_factory=list)  # {"line", "expected", "actual", "why"}, the first few
+
+    def as_dict(self) -> dict:
+        return {"equal": self.equal, "tolerance": self.tolerance, "exit_status": list(self.exit_status),
+                "verdicts": [list(v) for v in self.verdicts], "lines_compared": self.lines_compared,
+                "lines_ignored": self.lines_ignored, "mismatches": self.mismatches}
+
+
+def tolerance_class(kernels: list[dict]) -> str:
+    """The loosest class among kernels (report.json rows: ``tolerance``, else their buffers' types)."""
+    found = ["exact"]
+    for k in kernels:
+        if k.get("tolerance") in _CLASSES:
+            found.append(k["tolerance"])
+            continue
+        types = " ".join(str(p.get("type", "")) for p in k.get("params", []))
+        for dtype, cls in CLASS_BY_DTYPE:
+            if dtype in types or (dtype == "float32" and re.search(r"\bfloat\b", types)) \
+                    or (dtype == "float64" and re.search(r"\bdouble\b", types)):
+                found.append(cls)
+                break
+    return max(found, key=CLASS_ORDER.index)
+
+
+def is_time_like(line: str) -> bool:
+    return bool(_TIME.search(line))
+
+
+def verdicts(text: str) -> tuple:
+    """The program's own verdicts, in order: ``pass``/``fail`` per line that states one."""
+    out = []
+    for line in text.splitlines():
+        if is_time_like(line):
+            continue
+        m = _VERDICT.search(line)
+        if m:
+            out.append(VERDICT_WORDS[m.group(1)])
+    return tuple(out)
+
+
+def dropin_counts(stderr: str) -> dict:
+    """kernel -> (launches migrated, launches original) from a rebuilt program's stderr (its
+    ``cuda2tile: k N launches migrated, M original`` lines; ``total`` sums them)."""
+    out = {}
+    for line in stderr.splitlines():
+        m = _DROPIN.match(line.strip())
+        if m:
+            out[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def without_dropin_lines(stderr: str) -> str:
+    return "\n".join(line for line in stderr.splitlines() if not _DROPIN.match(line.strip()))
+
+
+def _value(token: str) -> float:
+    return float(token.lower().replace("+", "")) if token.lower().lstrip("+-") in ("nan", "inf") else float(token)
+
+
+def _is_integer(token: str) -> bool:
+    return re.fullmatch(r"[-+]?\d+", token) is not None
+
+
+def _last_digit(token: str) -> float:
+    """One unit of the last digit ``token`` prints (``1.25`` -> 0.01, ``3.1e-05`` -> 1e-06)."""
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
+    return 10.0 ** (-decimals + (int(exponent) if exponent else 0))
+
+
+def _numbers_equal(e: str, a: str, rtol: float, atol: float) -> bool:
+    if _is_integer(e) and _is_integer(a):
+        return int(e) == int(a)
+    ev, av = _value(e), _value(a)
+    if math.isnan(ev) or math.isnan(av):
+        return math.isnan(ev) and math.isnan(av)
+    if math.isinf(ev) or math.isinf(av):
+        return ev == av
+    diff = abs(ev - av)
+    return diff <= atol + rtol * abs(ev) or diff <= max(_last_digit(e), _last_digit(a)) * (1 + 1e-9)
+
+
+def _split(line: str) -> tuple[list[str], list[str]]:
+    """(the text between numbers, whitespace runs made one space; the numbers)."""
+    texts, numbers, pos = [], [], 0
+    for m in _NUMBER.finditer(line):
+        texts.append(" ".join(line[pos:m.start()].split()))
+        numbers.append(m.group(0))
+        pos = m.end()
+    texts.append(" ".join(line[pos:].split()))
+    return texts, numbers
+
+
+def compare_outputs(expected: str, actual: str, tolerance: str = "fp32", status=(0, 0),
+                    keep: int = 10) -> OutputComparison:
+    """Compare the original's stdout ``expected`` with the rebuilt's ``actual`` (see the module doc);
+    ``status``: the two exit statuses."""
+    rtol, atol_scale = _CLASSES.get(tolerance, _CLASSES["fp32"])
+    res = OutputComparison(tolerance=tolerance, exit_status=tuple(status),
+                           verdicts=(verdicts(expected), verdicts(actual)))
+    if status[0] != status[1]:
+        res.equal = False
+        res.mismatches.append({"line": None, "expected": status[0], "actual": status[1], "why": "exit status"})
+    if res.verdicts[0] != res.verdicts[1]:
+        res.equal = False
+        res.mismatches.append({"line": None, "expected": list(res.verdicts[0]), "actual": list(res.verdicts[1]),
+                               "why": "verdict"})
+    e_lines = [(i + 1, ln) for i, ln in enumerate(expected.splitlines())]
+    a_lines = [(i + 1, ln) for i, ln in enumerate(actual.splitlines())]
+    e_kept = [(i, ln) for i, ln in e_lines if not is_time_like(ln) and ln.strip()]
+    a_kept = [(i, ln) for i, ln in a_lines if not is_time_like(ln) and ln.strip()]
+    res.lines_ignored = len(e_lines) - len(e_kept)
+    floats = [abs(_value(t)) for _i, ln in e_kept for t in _split(ln)[1] if not _is_integer(t)]
+    scale = max([f for f in floats if math.isfinite(f)], default=0.0)
+    atol = atol_scale * scale
+    if len(e_kept) != len(a_kept):
+        res.equal = False
+        res.mismatches.append({"line": None, "expected": len(e_kept), "actual": len(a_kept),
+                               "why": "number of lines compared"})
+    for (ie, le), (_ia, la) in zip(e_kept, a_kept):
+        res.lines_compared += 1
+        te, ne = _split(le)
+        ta, na = _split(la)
+        why = None
+        if te != ta or len(ne) != len(na):
+            why = "text"
+        else:
+            for e, a in zip(ne, na):
+                if not _numbers_equal(e, a, rtol, atol):
+                    why = f"number {e} != {a} ({tolerance})"
+                    break
+        if why:
+            res.equal = False
+            if len(res.mismatches) < keep:
+                res.mismatches.append({"line": ie, "expected": le, "actual": la, "why": why})
+    return res

@@ -1,0 +1,30 @@
+"""What comparing two runs' standard output ignores and reads as a verdict (tables as data)."""
+from __future__ import annotations
+
+#: a line matching one of these (case-insensitive regular expressions) reports time or speed and
+#: is not compared
+TIME_LIKE = (
+    r"\btimes?\b", r"\btimings?\b", r"\belapsed\b", r"\bms\b", r"\bmsecs?\b", r"\bmillisec", r"\bus\b",
+    r"\busecs?\b", r"\bmicrosec", r"\bns\b", r"\bsecs?\b", r"\bseconds?\b", r"[GMT]B/s", r"\bGiB/s",
+    r"[GMT]FLOP", r"\bflops\b", r"\bbandwidth\b", r"\bthroughput\b", r"\bspeed-?up\b", r"\bperf(ormance)?\b",
+    r"\bduration\b", r"\bruntime\b", r"\brate\b", r"\bcycles\b", r"\bclocks?\b", r"\bMlups\b", r"\bGUPS\b",
+    r"\bfps\b", r"\bits/s\b", r"\bops/s\b", r"\bkernel exec", r"\bdevice\s*:", r"\bgpu\s*:", r"\bdevice name\b",
+)
+
+#: words that state the program's own verdict (matched as whole words); the first on a line decides
+VERDICT_WORDS = {
+    "PASS": "pass", "PASSED": "pass", "Pass": "pass", "Passed": "pass", "passed": "pass", "pass": "pass",
+    "SUCCESS": "pass", "Success": "pass", "success": "pass", "SUCCESSFUL": "pass", "successful": "pass",
+    "CORRECT": "pass", "Correct": "pass", "correct": "pass",
+    "FAIL": "fail", "FAILED": "fail", "Fail": "fail", "Failed": "fail", "failed": "fail", "fail": "fail",
+    "FAILURE": "fail", "failure": "fail",
+    "INCORRECT": "fail", "Incorrect": "fail", "incorrect": "fail", "MISMATCH": "fail", "Mismatch": "fail",
+    "WRONG": "fail", "wrong": "fail",
+}
+
+#: the tolerance class of a kernel by the element types of its buffers, loosest first: the loosest
+#: class among a program's migrated kernels judges its printed floats
+CLASS_BY_DTYPE = (("bfloat16", "bf16"), ("float16", "fp16"), ("float32", "fp32_accum"), ("float64", "fp64"))
+
+#: classes from the tightest to the loosest
+CLASS_ORDER = ("exact", "fp64", "fp32", "fp32_accum", "tf32", "fp16", "bf16")

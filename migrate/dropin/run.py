@@ -1,0 +1,91 @@
+"""``migrate run DIR [-- ARGS]``: on a GPU, run each program's original and rebuilt executable
+(``migrate build``'s DIR) with the same arguments (ARGS, else the program's own from report.json)
+and compare their exit status, standard output and verdicts (:mod:`.compare_output`); the rebuilt
+program's stderr says how many launches ran migrated code. Writes ``DIR/run.json``."""
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .compare_output import compare_outputs, dropin_counts
+
+
+def gpu_present() -> bool:
+    """Whether a CUDA GPU is visible (nvidia-smi lists one)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    try:
+        p = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return p.returncode == 0 and "GPU" in p.stdout
+
+
+def _execute(exe: Path, args: list[str], cwd: Path, timeout: float) -> dict:
+    """One executable run to its end (through runtime.limits: its own process group, killed past
+    ``timeout``): its exit status (None past the time), stdout, stderr and seconds."""
+    from migrate.runtime import limits
+
+    start = time.perf_counter()
+    status, out, err = limits.capture([str(exe), *args], timeout=timeout, cwd=cwd)
+    if status is None:
+        err = (err + f"\ntimed out after {timeout:g} s").strip()
+    return {"status": status, "stdout": out, "stderr": err, "seconds": round(time.perf_counter() - start, 3)}
+
+
+def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -> dict:
+    """One program of build.json run both ways and compared."""
+    base = dest / row["dir"]
+    result = {"program": row["program"], "dir": row["dir"]}
+    if row.get("status") != "built":
+        result.update(status="not built", message=row.get("status", ""))
+        return result
+    if args is None:
+        args = shlex.split(row.get("run_args") or "")
+    result["args"] = list(args)
+    # the program's own folder (its data files), where this machine has it; else its build folder
+    cwd = Path(row.get("run_cwd") or base)
+    if not cwd.is_dir():
+        cwd = base
+    original = _execute(base / "original", list(args), cwd, timeout)
+    rebuilt = _execute(base / "rebuilt", list(args), cwd, timeout)
+    tolerance = row.get("tolerance") or "fp32"
+    cmp = compare_outputs(original["stdout"], rebuilt["stdout"], tolerance, (original["status"], rebuilt["status"]))
+    counts = dropin_counts(rebuilt["stderr"])
+    total = counts.pop("total", (0, 0))
+    result.update(status="equal" if cmp.equal else "mismatch", comparison=cmp.as_dict(),
+                  launches={"migrated": total[0], "original": total[1], "by_kernel": counts},
+                  original={k: v for k, v in original.items() if k != "stdout"} | {"stdout_tail": original["stdout"][-2000:]},
+                  rebuilt={k: v for k, v in rebuilt.items() if k != "stdout"} | {"stdout_tail": rebuilt["stdout"][-2000:]})
+    if original["status"] is None or rebuilt["status"] is None:
+        result["status"] = "timeout"
+    for side in ("original", "rebuilt"):
+        result[side]["stderr"] = result[side]["stderr"][-2000:]
+    return result
+
+
+def run_folder(dest: Path, args: list[str] | None, programs: set | None = None, timeout: float = 300.0,
+               progress=None) -> dict:
+    built = json.loads((dest / "build.json").read_text())
+    rows = []
+    for row in built.get("programs", []):
+        if programs and row["program"] not in programs and row["dir"] not in programs:
+            continue
+        res = run_program(dest, row, args, timeout)
+        rows.append(res)
+        if progress is not None:
+            progress(res)
+    summary = {"programs": len(rows), "equal": sum(r["status"] == "equal" for r in rows),
+               "mismatch": sum(r["status"] == "mismatch" for r in rows),
+               "timeout": sum(r["status"] == "timeout" for r in rows),
+               "not_built": sum(r["status"] == "not built" for r in rows),
+               "launches_migrated": sum(r.get("launches", {}).get("migrated", 0) for r in rows),
+               "launches_original": sum(r.get("launches", {}).get("original", 0) for r in rows)}
+    out = {"tool": "cuda2tile", "build": str(dest), "programs": rows, "summary": summary}
+    (dest / "run.json").write_text(json.dumps(out, indent=1) + "\n")
+    return out

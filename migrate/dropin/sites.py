@@ -1,0 +1,221 @@
+"""Where a kernel's definition and its launches stand in a source's text, found the way HIPIFY
+finds them: by the text, skipping comments, strings and character literals, with balanced
+brackets. The report gives the lines (``kernels[].line``, ``launches[].line``); a launch spelled
+through a macro is not found at its line and is left as it is (the kernel then runs as the
+original there, and the build says so)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+@dataclass(frozen=True)
+class LaunchText:
+    start: int  # offset of the kernel's name
+    end: int  # offset just past the argument list's ')'
+    config: tuple  # the texts between <<< and >>>: grid, block[, shared bytes[, stream]]
+    args: str  # the text between the argument list's parentheses
+    template: str  # the template arguments written at the launch ('' for none)
+
+
+@dataclass(frozen=True)
+class Definition:
+    params: str  # the parameter list's text, between its parentheses
+    body_end: int  # offset just past the body's closing '}'
+
+
+def _skip(text: str, i: int) -> int:
+    """The offset after the comment, string or character literal starting at ``i`` (``i`` itself
+    when none starts there)."""
+    if text.startswith("//", i):
+        j = text.find("\n", i)
+        return len(text) if j < 0 else j
+    if text.startswith("/*", i):
+        j = text.find("*/", i + 2)
+        return len(text) if j < 0 else j + 2
+    if text[i] in "\"'":
+        quote, j = text[i], i + 1
+        while j < len(text) and text[j] != quote:
+            if text[j] == "\\":
+                j += 1
+            elif text[j] == "\n":
+                break
+            j += 1
+        return j + 1
+    return i
+
+
+def code_mask(text: str) -> list[bool]:
+    """Per character: whether it is code (not inside a comment, string or character literal)."""
+    mask = [True] * len(text)
+    i = 0
+    while i < len(text):
+        j = _skip(text, i) if text[i] in "/\"'" else i
+        if j > i:
+            for k in range(i, min(j, len(text))):
+                mask[k] = False
+            i = j
+        else:
+            i += 1
+    return mask
+
+
+def matching(text: str, i: int) -> int:
+    """The offset of the bracket closing the one at ``i`` (-1 when unbalanced)."""
+    depth = 0
+    while i < len(text):
+        j = _skip(text, i) if text[i] in "/\"'" else i
+        if j > i:
+            i = j
+            continue
+        c = text[i]
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at the separators outside brackets, comments and strings."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        j = _skip(text, i) if text[i] in "/\"'" else i
+        if j > i:
+            i = j
+            continue
+        c = text[i]
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        elif c == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= offset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo + 1
+
+
+def _closing_chevrons(text: str, i: int) -> int:
+    """The offset of the ``>>>`` closing the launch configuration starting at ``i`` (-1)."""
+    depth = 0
+    while i < len(text):
+        j = _skip(text, i) if text[i] in "/\"'" else i
+        if j > i:
+            i = j
+            continue
+        c = text[i]
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        elif depth == 0 and text.startswith(">>>", i):
+            return i
+        i += 1
+    return -1
+
+
+def launches(text: str, kernel: str) -> list[tuple[int, LaunchText]]:
+    """(line, launch) of every ``kernel<<<...>>>(...)`` written out in ``text``."""
+    mask = code_mask(text)
+    starts = _line_starts(text)
+    out = []
+    pattern = re.compile(r"(?<![\w.:>])" + re.escape(kernel) + r"\s*(<(?:[^<>;{}]|<[^<>;{}]*>)*>)?\s*<<<")
+    for m in pattern.finditer(text):
+        if not mask[m.start()]:
+            continue
+        cfg_start = m.end()
+        cfg_end = _closing_chevrons(text, cfg_start)
+        if cfg_end < 0:
+            continue
+        k = cfg_end + 3
+        while k < len(text) and text[k].isspace():
+            k += 1
+        if k >= len(text) or text[k] != "(":
+            continue
+        close = matching(text, k)
+        if close < 0:
+            continue
+        config = tuple(split_top(text[cfg_start:cfg_end]))
+        template = (m.group(1) or "")[1:-1].strip()
+        out.append((_line_of(starts, m.start()),
+                    LaunchText(m.start(), close + 1, config, text[k + 1:close], template)))
+    return out
+
+
+def launch_at(text: str, kernel: str, line: int, slack: int = 3) -> LaunchText | None:
+    """The launch of ``kernel`` the report places on ``line``: the one written on that line, else
+    the nearest within ``slack`` lines (a launch spread over lines); None when none is (a macro)."""
+    found = launches(text, kernel)
+    exact = [lt for ln, lt in found if ln == line]
+    if exact:
+        return exact[0]
+    near = sorted((abs(ln - line), lt.start, lt) for ln, lt in found if abs(ln - line) <= slack)
+    return near[0][2] if near else None
+
+
+def definition(text: str, kernel: str, line: int, slack: int = 3) -> Definition | None:
+    """The definition of ``__global__`` kernel ``kernel`` the report places on ``line`` (the line
+    of its name, or near it): its parameter list and where its body ends."""
+    mask = code_mask(text)
+    starts = _line_starts(text)
+    best = None
+    for m in re.finditer(r"(?<![\w.:])" + re.escape(kernel) + r"\s*\(", text):
+        if not mask[m.start()]:
+            continue
+        ln = _line_of(starts, m.start())
+        if abs(ln - line) > slack:
+            continue
+        head = text[max(0, starts[max(0, ln - 1 - slack)]):m.start()]
+        if "__global__" not in head:
+            continue
+        open_paren = m.end() - 1
+        close = matching(text, open_paren)
+        if close < 0:
+            continue
+        k = close + 1
+        while k < len(text) and (text[k].isspace() or not mask[k]):
+            k += 1
+        if k >= len(text) or text[k] != "{":
+            continue  # a declaration
+        body_end = matching(text, k)
+        if body_end < 0:
+            continue
+        cand = (abs(ln - line), Definition(text[open_paren + 1:close], body_end + 1))
+        if best is None or cand[0] < best[0]:
+            best = cand
+    return best[1] if best else None
+
+
+def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """``text`` with each (start, end, replacement) applied; the edits must not overlap."""
+    out, pos = [], 0
+    for start, end, new in sorted(edits):
+        if start < pos:
+            raise ValueError("overlapping edits")
+        out.append(text[pos:start])
+        out.append(new)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

@@ -1,0 +1,60 @@
+"""migrate run (migrate/dropin/run.py) on a build folder whose executables are shell scripts
+standing in for a program's original and rebuilt builds (no GPU here): the comparison, the launch
+counts the rebuilt program prints, and run.json."""
+from __future__ import annotations
+
+import json
+import stat
+
+
+def _exe(path, text):
+    path.write_text("#!/bin/sh\n" + text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def _program(dest, name, original, rebuilt, **row):
+    folder = dest / name
+    folder.mkdir(parents=True)
+    _exe(folder / "original", original)
+    _exe(folder / "rebuilt", rebuilt)
+    return {"program": f"{name}.cu", "dir": name, "status": "built", "tolerance": "fp32", "run_cwd": "",
+            "run_args": None, **row}
+
+
+def test_run_compares_each_program_and_counts_its_launches(tmp_path):
+    from migrate.dropin.run import run_folder
+
+    dest = tmp_path / "build"
+    same = _program(dest, "same", 'echo "n = $1"; echo "sum = 1.0000001"; echo "time 3 ms"; echo PASS\n',
+                    'echo "n = $1"; echo "sum = 1.0000002"; echo "time 1 ms"; echo PASS\n'
+                    'echo "cuda2tile: k 2 launches migrated, 0 original" >&2\n'
+                    'echo "cuda2tile: total 2 launches migrated, 0 original" >&2\n')
+    differ = _program(dest, "differ", 'echo "sum = 1.0"; echo PASS\n',
+                      'echo "sum = 1.5"; echo FAIL\n'
+                      'echo "cuda2tile: total 1 launches migrated, 1 original" >&2; exit 1\n')
+    broken = {"program": "broken.cu", "dir": "broken", "status": "rebuilt does not build"}
+    (dest / "build.json").write_text(json.dumps({"programs": [same, differ, broken]}))
+    result = run_folder(dest, ["7"])
+    rows = {r["program"]: r for r in result["programs"]}
+    assert rows["same.cu"]["status"] == "equal", rows["same.cu"]
+    assert rows["same.cu"]["args"] == ["7"]
+    assert rows["same.cu"]["launches"] == {"migrated": 2, "original": 0, "by_kernel": {"k": (2, 0)}}
+    d = rows["differ.cu"]
+    assert d["status"] == "mismatch"
+    whys = [m["why"] for m in d["comparison"]["mismatches"]]
+    assert "exit status" in whys and "verdict" in whys and any(w.startswith("number 1.0 != 1.5") for w in whys)
+    assert d["launches"]["original"] == 1
+    assert rows["broken.cu"]["status"] == "not built"
+    assert result["summary"] == {"programs": 3, "equal": 1, "mismatch": 1, "timeout": 0, "not_built": 1,
+                                 "launches_migrated": 3, "launches_original": 1}
+    assert json.loads((dest / "run.json").read_text())["summary"] == result["summary"]
+
+
+def test_a_program_past_its_time_is_reported(tmp_path):
+    from migrate.dropin.run import run_folder
+
+    dest = tmp_path / "build"
+    slow = _program(dest, "slow", "echo ok\n", "sleep 5; echo ok\n")
+    (dest / "build.json").write_text(json.dumps({"programs": [slow]}))
+    result = run_folder(dest, None, timeout=1)
+    assert result["programs"][0]["status"] == "timeout"
