@@ -616,6 +616,10 @@ def _named_type(spelling: str) -> m.CType | None:
     return None
 
 
+_METHODS: dict = {}  # (builder class, prefix, cursor kind id) -> its visit function or None
+_UNSET = object()
+
+
 class ModelBuilder:
     """Builds the model of one function; collects diagnostics into ``bag``."""
 
@@ -669,11 +673,21 @@ class ModelBuilder:
         self.bag.add(code, span, what)
         return m.UnsupportedExpr(what, self.text.of(cursor)[:200], self.type_of(cursor), span)
 
+    @classmethod
+    def _method(cls, prefix: str, cursor: ci.Cursor):
+        """The builder's ``<prefix><KIND>`` function for the cursor's kind, or None: looked for once
+        per kind (a failed ``getattr`` costs more than the rest of a small expression's visit)."""
+        key = (cls, prefix, cursor._kind_id)
+        found = _METHODS.get(key, _UNSET)
+        if found is _UNSET:
+            found = _METHODS[key] = getattr(cls, f"{prefix}{cursor.kind.name}", None)
+        return found
+
     # -- statements -------------------------------------------------------------------------
     def stmt(self, cursor: ci.Cursor) -> m.Stmt:
-        visit = getattr(self, f"visit_{cursor.kind.name}", None)
+        visit = self._method("visit_", cursor)
         if visit is not None:
-            return visit(cursor)
+            return visit(self, cursor)
         if cursor.kind.is_expression():
             return m.ExprStmt(self.expr(cursor), span_of(cursor))
         name = cursor.kind.name.lower().replace("_", " ")
@@ -974,9 +988,9 @@ class ModelBuilder:
 
     # -- expressions ------------------------------------------------------------------------
     def expr(self, cursor: ci.Cursor) -> m.Expr:
-        visit = getattr(self, f"expr_{cursor.kind.name}", None)
+        visit = self._method("expr_", cursor)
         if visit is not None:
-            return visit(cursor)
+            return visit(self, cursor)
         name = cursor.kind.name.lower().replace("_", " ")
         return self.unsupported_expr(cursor, "M1206", f"expression kind '{name}' is not modelled")
 
