@@ -133,12 +133,40 @@ def _place(location, names: dict | None) -> tuple[str | None, int, int]:
     return name, _LINE.value, _COL.value
 
 
-def span_of(cursor: ci.Cursor) -> Span:
-    lib = ci.conf.lib
+_OFFSET = ctypes.c_uint()
+_WHERE_OFFSET = (ctypes.byref(_FILE), None, None, ctypes.byref(_OFFSET))
+
+
+def _file_offset(location, names: dict | None) -> tuple[str | None, int]:
+    """(file or None, byte offset) of a source location, as :func:`_place` finds its place."""
+    ci.conf.lib.clang_getInstantiationLocation(location, *_WHERE_OFFSET)
+    key = _FILE_KEY.value
+    if key is None:
+        return None, _OFFSET.value
+    name = names.get(key) if names is not None else None
+    if name is None:
+        name = ci.File(_FILE).name
+        if names is not None:
+            names[key] = name
+    return name, _OFFSET.value
+
+
+def _unit_file_names(cursor: ci.Cursor) -> dict | None:
+    """The file names kept for ``cursor``'s unit (:data:`_FILE_NAMES`), None where it has none."""
     tu = getattr(cursor, "_tu", None)
     if tu is not None and _FILE_NAMES[0] is not tu:
         _FILE_NAMES[:] = [tu, {}]
-    names = _FILE_NAMES[1] if tu is not None else None
+    return _FILE_NAMES[1] if tu is not None else None
+
+
+def cursor_file(cursor: ci.Cursor) -> str | None:
+    """The name of the file ``cursor``'s location lies in (cindex's ``location.file.name``), or None."""
+    return _file_offset(ci.conf.lib.clang_getCursorLocation(cursor), _unit_file_names(cursor))[0]
+
+
+def span_of(cursor: ci.Cursor) -> Span:
+    lib = ci.conf.lib
+    names = _unit_file_names(cursor)
     extent = lib.clang_getCursorExtent(cursor)
     file, line, col = _place(lib.clang_getRangeStart(extent), names)
     end_file, end_line, end_col = _place(lib.clang_getRangeEnd(extent), names)
@@ -164,11 +192,15 @@ class SourceText:
         return self._cache[name]
 
     def of(self, cursor: ci.Cursor) -> str:
-        start, end = cursor.extent.start, cursor.extent.end
-        if not start.file or not end.file or start.file.name != end.file.name:
+        lib = ci.conf.lib
+        names = _unit_file_names(cursor)
+        extent = lib.clang_getCursorExtent(cursor)
+        # (what cindex's extent.start.file.name and .offset give, in one libclang call an end)
+        start_file, start = _file_offset(lib.clang_getRangeStart(extent), names)
+        end_file, end = _file_offset(lib.clang_getRangeEnd(extent), names)
+        if start_file is None or end_file is None or start_file != end_file:
             return " ".join(t.spelling for t in cursor.get_tokens())
-        data = self._data(start.file.name)
-        return data[start.offset:end.offset].decode("utf-8", "replace")
+        return self._data(start_file)[start:end].decode("utf-8", "replace")
 
     def file(self, name: str) -> str:
         """The whole text of the file ``name`` (empty where it cannot be read)."""
@@ -584,6 +616,10 @@ def _named_type(spelling: str) -> m.CType | None:
     return None
 
 
+_METHODS: dict = {}  # (builder class, prefix, cursor kind id) -> its visit function or None
+_UNSET = object()
+
+
 class ModelBuilder:
     """Builds the model of one function; collects diagnostics into ``bag``."""
 
@@ -637,11 +673,21 @@ class ModelBuilder:
         self.bag.add(code, span, what)
         return m.UnsupportedExpr(what, self.text.of(cursor)[:200], self.type_of(cursor), span)
 
+    @classmethod
+    def _method(cls, prefix: str, cursor: ci.Cursor):
+        """The builder's ``<prefix><KIND>`` function for the cursor's kind, or None: looked for once
+        per kind (a failed ``getattr`` costs more than the rest of a small expression's visit)."""
+        key = (cls, prefix, cursor._kind_id)
+        found = _METHODS.get(key, _UNSET)
+        if found is _UNSET:
+            found = _METHODS[key] = getattr(cls, f"{prefix}{cursor.kind.name}", None)
+        return found
+
     # -- statements -------------------------------------------------------------------------
     def stmt(self, cursor: ci.Cursor) -> m.Stmt:
-        visit = getattr(self, f"visit_{cursor.kind.name}", None)
+        visit = self._method("visit_", cursor)
         if visit is not None:
-            return visit(cursor)
+            return visit(self, cursor)
         if cursor.kind.is_expression():
             return m.ExprStmt(self.expr(cursor), span_of(cursor))
         name = cursor.kind.name.lower().replace("_", " ")
@@ -942,9 +988,9 @@ class ModelBuilder:
 
     # -- expressions ------------------------------------------------------------------------
     def expr(self, cursor: ci.Cursor) -> m.Expr:
-        visit = getattr(self, f"expr_{cursor.kind.name}", None)
+        visit = self._method("expr_", cursor)
         if visit is not None:
-            return visit(cursor)
+            return visit(self, cursor)
         name = cursor.kind.name.lower().replace("_", " ")
         return self.unsupported_expr(cursor, "M1206", f"expression kind '{name}' is not modelled")
 
@@ -1090,8 +1136,8 @@ class ModelBuilder:
             if decls and all(d.kind == K.UNEXPOSED_DECL for d in decls):
                 # a variable template on the template's types (HASHTABLE_EMPTY_KEY<KeyT, ValueT> in a
                 # device function template): each instance's value is clang's (parse.var_templates)
-                return m.Call(qualified_name(decls[0]), (), "var_template", explicit_template_args(cursor),
-                              ctype, span)
+                return m.Call(qualified_name(decls[0]), (), "var_template",
+                              explicit_template_args(cursor, self.text), ctype, span)
         return self.unsupported_expr(cursor, "M1206", f"reference to a {ref.kind.name.lower()} is not modelled")
 
     def expr_MEMBER_REF_EXPR(self, cursor: ci.Cursor) -> m.Expr:
@@ -1653,16 +1699,16 @@ class ModelBuilder:
             decls = cl.overloaded_decls(target)
             decl = decls[0] if decls else None
             qual = qualified_name(decl) if decl is not None else name
-            return qual, decl, explicit_template_args(callee)
+            return qual, decl, explicit_template_args(callee, self.text)
         ref = target.referenced if target.kind == K.DECL_REF_EXPR else None
         if ref is None:
             if target.kind == K.DECL_REF_EXPR and target.spelling:
-                return target.spelling, None, explicit_template_args(callee)
+                return target.spelling, None, explicit_template_args(callee, self.text)
             ref = cursor.referenced
         if ref is None or ref.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
             return None, None, ()
         args = template_args_of(ref)
-        return qualified_name(ref), ref, args or explicit_template_args(callee)
+        return qualified_name(ref), ref, args or explicit_template_args(callee, self.text)
 
     def _call_kind(self, name: str, decl: ci.Cursor | None, cursor: ci.Cursor) -> str:
         short = name.rsplit("::", 1)[-1]
@@ -1962,9 +2008,13 @@ def template_args_of(cursor: ci.Cursor) -> tuple[str, ...]:
     return tuple(args)
 
 
-def explicit_template_args(callee: ci.Cursor) -> tuple[str, ...]:
+def explicit_template_args(callee: ci.Cursor, text: SourceText | None = None) -> tuple[str, ...]:
     """Template arguments written at a call (``f<float, 4>(...)``), from the tokens; a host
-    constant named there (``f<STACK_SIZE>`` on ``const int STACK_SIZE = 192;``) is its value."""
+    constant named there (``f<STACK_SIZE>`` on ``const int STACK_SIZE = 192;``) is its value.
+    With the unit's ``text``: none where the callee's text has no ``<`` (libclang tokenises a
+    callee spelled inside a macro from the macro's definition to its use, hundreds of tokens)."""
+    if text is not None and "<" not in text.of(callee):
+        return ()
     tokens = list(callee.get_tokens())
     spellings = [t.spelling for t in tokens]
     if "<" not in spellings:

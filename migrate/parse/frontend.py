@@ -23,7 +23,7 @@ from . import lambdas
 from . import header_search
 from ..ir import model as m
 from ..ir.names import fresh
-from .build import ModelBuilder, SourceText, explicit_template_args, convert_type, function_model_name, \
+from .build import ModelBuilder, SourceText, cursor_file, explicit_template_args, convert_type, function_model_name, \
     is_constant, is_push_config, qualified_name, span_of, template_args_of
 from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances, host_methods
@@ -303,7 +303,8 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
     tu = _parse_with_missing_headers(path, options, bag, context, found, own=own)
     if tu is None:
         return parsed
-    values = probed_values(tu, str(Path(path).resolve()) if context else path, cl.evaluate) if groups else {}
+    probes_in = str(Path(path).resolve()) if context else path
+    values = probed_values(tu, probes_in, cl.evaluate, cursor_file) if groups else {}
     again = UnitBuilder(path, tu, bag, context[0] if context else None, own=own,
                         context_text=context[1] if context else None).build()
     again.found_include_dirs = parsed.found_include_dirs

@@ -194,16 +194,20 @@ def probe_text(copy: str, kernel: m.Function, args: tuple[str, ...]) -> str:
     return " ".join(out)
 
 
-def probed_values(tu, main: str, evaluate) -> dict[str, dict[int, object]]:
+def probed_values(tu, main: str, evaluate, file_of=None) -> dict[str, dict[int, object]]:
     """copy name -> {parameter index -> its factory value}, from the probes of a parse: a type's
-    dtype (its canonical C++ spelling where it has none), a value's integer."""
+    dtype (its canonical C++ spelling where it has none), a value's integer. ``file_of(cursor)``:
+    the name of the file a cursor lies in, or None (default: cindex's ``location.file``)."""
     from ..runtime.tilelang_support import template_type_value
 
     out: dict[str, dict[int, object]] = {}
+    if file_of is None:
+        def file_of(c):
+            return c.location.file.name if c.location.file is not None else None
 
     def visit(cursor):
         for c in cursor.get_children():
-            if c.location.file is None or c.location.file.name != main:
+            if file_of(c) != main:
                 continue
             if c.kind.name == "NAMESPACE":
                 visit(c)

@@ -9,12 +9,28 @@ from __future__ import annotations
 from ...ir import model as m
 
 
+#: id(body) -> (body, its thread-dependent names), for the bodies asked most recently: the phase
+#: split, the lockstep passes and most lifts ask this of the same (immutable) kernel body
+_DEPENDENT: dict[int, tuple] = {}
+
+
 def thread_dependent_names(fn: m.Function) -> set[str]:
     """Local variables whose value can differ between the threads of a block (a fixpoint).
 
     A variable is thread-dependent when a value assigned to it depends on the thread, or when
     it is assigned under control flow that does.
     """
+    hit = _DEPENDENT.get(id(fn.body))
+    if hit is not None and hit[0] is fn.body:
+        return set(hit[1])
+    if len(_DEPENDENT) >= 64:
+        _DEPENDENT.clear()
+    dependent = _thread_dependent_names(fn.body)
+    _DEPENDENT[id(fn.body)] = (fn.body, frozenset(dependent))
+    return dependent
+
+
+def _thread_dependent_names(body: m.Block | None) -> set[str]:
     assigned: list[tuple[str, m.Expr, tuple[m.Expr, ...]]] = []
 
     def target_name(e):
@@ -66,8 +82,8 @@ def thread_dependent_names(fn: m.Function) -> set[str]:
         for child in m.children(node):
             visit(child, guards)
 
-    if fn.body is not None:
-        visit(fn.body, ())
+    if body is not None:
+        visit(body, ())
     dependent: set[str] = set()
     changed = True
     while changed:

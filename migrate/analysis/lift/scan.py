@@ -24,6 +24,7 @@ rounding only (the check compares with the dtype's tolerance).
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections import Counter
 
 from ...dtypes import SIZES
@@ -60,6 +61,8 @@ class _Unknown:
 
 
 OPAQUE = _Opaque()
+_UNKNOWN = object()
+_EXPR_METHODS: dict = {}  # node class -> _Run's e_<Class> method, or None (_Run.expr)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,10 +249,13 @@ class _Run:
         return v if v is OPAQUE else bool(v)
 
     def expr(self, e, th: _Thread):
-        method = getattr(self, f"e_{type(e).__name__}", None)
+        # the e_<Class> method of each node class, looked for once (a million lookups a pool)
+        method = _EXPR_METHODS.get(type(e), _UNKNOWN)
+        if method is _UNKNOWN:
+            method = _EXPR_METHODS[type(e)] = getattr(_Run, f"e_{type(e).__name__}", None)
         if method is None:
             raise NotScan(f"it uses {type(e).__name__.lower()} expressions (line {e.span.line})")
-        return method(e, th)
+        return method(self, e, th)
 
     def e_IntLit(self, e, th):
         return e.value
@@ -467,16 +473,21 @@ def _c_binary(op: str, a: int, b: int) -> int:
             raise NotScan("it divides by zero")
         q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
         return q if op == "/" else a - q * b
-    table = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b,
-             "==": int(a == b), "!=": int(a != b), "<": int(a < b), "<=": int(a <= b), ">": int(a > b),
-             ">=": int(a >= b)}
     if op in ("<<", ">>"):
         if not 0 <= b < 64:
             raise NotScan(f"it shifts by {b}")
         return a << b if op == "<<" else a >> b
-    if op not in table:
+    fn = _C_OPERATORS.get(op)
+    if fn is None:
         raise NotScan(f"it uses the operator '{op}'")
-    return table[op]
+    return fn(a, b)
+
+
+#: the integer operators the proof evaluates, by their C spelling (comparisons give 0 or 1)
+_C_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.and_, "|": operator.or_,
+                "^": operator.xor, "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
+                "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
+                ">=": lambda a, b: int(a >= b)}
 
 
 # ---------------------------------------------------------------------------------------------

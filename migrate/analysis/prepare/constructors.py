@@ -33,8 +33,8 @@ def _fill(obj: m.Expr, call: m.Call, span) -> m.ExprStmt:
 
 
 def constructed_objects(fn: m.Function) -> m.Function:
-    if fn.body is None:
-        return fn
+    if fn.body is None or not any(_constructor(n) is not None for n in m.walk(fn.body)):
+        return fn  # (no construction: the rewrite below would rebuild the body as it is)
     taken = {n.name for n in m.walk(fn.body) if isinstance(n, (m.VarDecl, m.Ref))} | {p.name for p in fn.params}
 
     def temporaries(s) -> list | None:
