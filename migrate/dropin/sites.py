@@ -5,6 +5,7 @@ through a macro is not found at its line and is left as it is (the kernel then r
 original there, and the build says so)."""
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -62,44 +63,32 @@ def code_mask(text: str) -> list[bool]:
     return mask
 
 
-def matching(text: str, i: int) -> int:
-    """The offset of the bracket closing the one at ``i`` (-1 when unbalanced)."""
+def _code(text: str, i: int):
+    """(offset, character, bracket depth before it) of each character of code from ``i`` on,
+    comments, strings and character literals skipped."""
     depth = 0
     while i < len(text):
         j = _skip(text, i) if text[i] in "/\"'" else i
         if j > i:
             i = j
             continue
-        c = text[i]
-        if c in _OPEN:
+        yield i, text[i], depth
+        if text[i] in _OPEN:
             depth += 1
-        elif c in _CLOSE:
+        elif text[i] in _CLOSE:
             depth -= 1
-            if depth == 0:
-                return i
         i += 1
-    return -1
+
+
+def matching(text: str, i: int) -> int:
+    """The offset of the bracket closing the one at ``i`` (-1 when unbalanced)."""
+    return next((k for k, c, depth in _code(text, i) if c in _CLOSE and depth == 1), -1)
 
 
 def split_top(text: str, sep: str = ",") -> list[str]:
     """``text`` split at the separators outside brackets, comments and strings."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(text):
-        j = _skip(text, i) if text[i] in "/\"'" else i
-        if j > i:
-            i = j
-            continue
-        c = text[i]
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        elif c == sep and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-        i += 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts]
+    cuts = [k for k, c, depth in _code(text, 0) if c == sep and depth == 0]
+    return [text[a + 1:b].strip() for a, b in zip([-1] + cuts, cuts + [len(text)])]
 
 
 def _line_starts(text: str) -> list[int]:
@@ -107,33 +96,12 @@ def _line_starts(text: str) -> list[int]:
 
 
 def _line_of(starts: list[int], offset: int) -> int:
-    lo, hi = 0, len(starts) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if starts[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo + 1
+    return bisect.bisect_right(starts, offset)
 
 
 def _closing_chevrons(text: str, i: int) -> int:
     """The offset of the ``>>>`` closing the launch configuration starting at ``i`` (-1)."""
-    depth = 0
-    while i < len(text):
-        j = _skip(text, i) if text[i] in "/\"'" else i
-        if j > i:
-            i = j
-            continue
-        c = text[i]
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        elif depth == 0 and text.startswith(">>>", i):
-            return i
-        i += 1
-    return -1
+    return next((k for k, c, depth in _code(text, i) if depth == 0 and text.startswith(">>>", k)), -1)
 
 
 def launches(text: str, kernel: str) -> list[tuple[int, LaunchText]]:
