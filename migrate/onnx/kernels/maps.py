@@ -9,6 +9,18 @@ from .base import (Body, Kernel, Options, compute_dtype, factory, matrix_view, o
                    tolerance_class)
 
 
+def _computed(load: str, dtype: str) -> str:
+    """``load`` in the dtype the map computes in (a cast where it differs from ``dtype``)."""
+    return load if compute_dtype(dtype) == dtype else f"T.Cast(T.{compute_dtype(dtype)}, {load})"
+
+
+def _head_value(b: Body, names, head, value: str, comment: str, ind: str) -> str:
+    """The line binding the group's head node's output to ``value`` (the chain after it reads it)."""
+    var = "v_" + names[head.outputs[0]]
+    b.env[head.outputs[0]] = var
+    return f"{ind}{var} = {value}  # {comment}"
+
+
 # -- map and transpose: T.Parallel over (row, column) tiles of the output --------------------------
 
 def emit_map(group: Group, graph: Graph, names, opts: Options) -> Kernel:
@@ -27,12 +39,8 @@ def emit_map(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         index = [""] * len(x.shape)
         for d, p in enumerate(perm):
             index[p] = out_index[d]
-        var = "v_" + names[head.outputs[0]]
-        load = subscript(b.param(head.inputs[0], x.shape), index)
-        if compute_dtype(x.dtype) != x.dtype:
-            load = f"T.Cast(T.{compute_dtype(x.dtype)}, {load})"
-        lines.append(f"{ind}{var} = {load}  # Transpose '{head.name}' perm={list(perm)}")
-        b.env[head.outputs[0]] = var
+        load = _computed(subscript(b.param(head.inputs[0], x.shape), index), x.dtype)
+        lines.append(_head_value(b, names, head, load, f"Transpose '{head.name}' perm={list(perm)}", ind))
         nodes = nodes[1:]
     elif group.kind == "slice":
         head = nodes[0]
@@ -41,12 +49,8 @@ def emit_map(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         index = [f"{st} + {out_index[d]}" if sp == 1 else f"{st} + {out_index[d]} * {sp}"
                  for d, (st, sp) in enumerate(zip(starts, steps))]
         index = [e[4:] if e.startswith("0 + ") else e for e in index]
-        load = subscript(b.param(head.inputs[0], x.shape), index)
-        if compute_dtype(x.dtype) != x.dtype:
-            load = f"T.Cast(T.{compute_dtype(x.dtype)}, {load})"
-        var = "v_" + names[head.outputs[0]]
-        lines.append(f"{ind}{var} = {load}  # Slice '{head.name}' starts={starts} steps={steps}")
-        b.env[head.outputs[0]] = var
+        load = _computed(subscript(b.param(head.inputs[0], x.shape), index), x.dtype)
+        lines.append(_head_value(b, names, head, load, f"Slice '{head.name}' starts={starts} steps={steps}", ind))
         nodes = nodes[1:]
     elif group.kind == "gather":
         head = nodes[0]
@@ -56,12 +60,8 @@ def emit_map(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         at = subscript(b.param(ix.name, ix.shape if ix.shape else (1,)), out_index[axis:axis + k] or ["0"])
         where = f"T.if_then_else({at} < 0, {at} + {x.shape[axis]}, {at})"   # negative indices count from the end
         index = out_index[:axis] + [where] + out_index[axis + k:]
-        load = subscript(b.param(head.inputs[0], x.shape), index)
-        if compute_dtype(x.dtype) != x.dtype:
-            load = f"T.Cast(T.{compute_dtype(x.dtype)}, {load})"
-        var = "v_" + names[head.outputs[0]]
-        lines.append(f"{ind}{var} = {load}  # Gather '{head.name}' axis={axis}")
-        b.env[head.outputs[0]] = var
+        load = _computed(subscript(b.param(head.inputs[0], x.shape), index), x.dtype)
+        lines.append(_head_value(b, names, head, load, f"Gather '{head.name}' axis={axis}", ind))
         nodes = nodes[1:]
     elif group.kind == "concat":
         head = nodes[0]
@@ -72,17 +72,13 @@ def emit_map(group: Group, graph: Graph, names, opts: Options) -> Kernel:
             x = graph.info(t)
             index = list(out_index)
             index[axis] = f"{at} - {offset}" if offset else at
-            load = subscript(b.param(t, x.shape), index)
-            if compute_dtype(x.dtype) != x.dtype:
-                load = f"T.Cast(T.{compute_dtype(x.dtype)}, {load})"
+            load = _computed(subscript(b.param(t, x.shape), index), x.dtype)
             offset += x.shape[axis]
             pieces.append((offset, load))
         expr = pieces[-1][1]
         for end, load in reversed(pieces[:-1]):   # the input whose slice holds the element
             expr = f"T.if_then_else({at} < {end}, {load}, {expr})"
-        var = "v_" + names[head.outputs[0]]
-        lines.append(f"{ind}{var} = {expr}  # Concat '{head.name}' axis={axis}")
-        b.env[head.outputs[0]] = var
+        lines.append(_head_value(b, names, head, expr, f"Concat '{head.name}' axis={axis}", ind))
         nodes = nodes[1:]
     lines += b.chain(nodes, out_shape, out_index, canonical, ind)
     lines += b.stores(group, canonical, ind, None)
