@@ -616,7 +616,7 @@ def _named_type(spelling: str) -> m.CType | None:
     return None
 
 
-_METHODS: dict = {}  # (builder class, prefix, cursor kind id) -> its visit function or None
+_METHODS: dict = {}  # (builder class, prefix, cursor kind id) -> the name of its visit function, or None
 _UNSET = object()
 
 
@@ -675,13 +675,16 @@ class ModelBuilder:
 
     @classmethod
     def _method(cls, prefix: str, cursor: ci.Cursor):
-        """The builder's ``<prefix><KIND>`` function for the cursor's kind, or None: looked for once
-        per kind (a failed ``getattr`` costs more than the rest of a small expression's visit)."""
+        """The builder's ``<prefix><KIND>`` function for the cursor's kind, or None: whether there is
+        one is found once per kind (a failed ``getattr`` costs more than the rest of a small
+        expression's visit); the function itself is looked up by name each time, so that one
+        replaced on the class (a test's monkeypatch) is the one called, and only while replaced."""
         key = (cls, prefix, cursor._kind_id)
-        found = _METHODS.get(key, _UNSET)
-        if found is _UNSET:
-            found = _METHODS[key] = getattr(cls, f"{prefix}{cursor.kind.name}", None)
-        return found
+        name = _METHODS.get(key, _UNSET)
+        if name is _UNSET:
+            name = f"{prefix}{cursor.kind.name}"
+            name = _METHODS[key] = name if hasattr(cls, name) else None
+        return None if name is None else getattr(cls, name)
 
     # -- statements -------------------------------------------------------------------------
     def stmt(self, cursor: ci.Cursor) -> m.Stmt:
