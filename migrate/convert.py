@@ -263,7 +263,9 @@ def build_record(files: list[SourceFile], options_for, base: ParseOptions, args,
             "compile_commands": os.path.abspath(args.compdb) if args.compdb else None,
             "options": {"exclude": list(args.exclude), "no_lift": bool(args.no_lift),
                         "allow_tf32": bool(args.allow_tf32), "keep_original_code": bool(args.keep_original_code),
-                        "max_file_size": args.max_file_size},
+                        "max_file_size": args.max_file_size,
+                        # hybrid kernels built with nvcc, those that did not build demoted (cli._verify_hybrid)
+                        "verify_hybrid": bool(getattr(args, "verify_hybrid", False))},
             "files": per_file}
 
 

@@ -247,7 +247,9 @@ def test_verify_hybrid_keeps_a_kernel_nvcc_cannot_build_unsupported_with_its_err
         "__global__ void broken(int* out) {\n    int v;\n"
         '    asm volatile("no.such.instruction %0;" : "=r"(v));\n    out[threadIdx.x] = v;\n}\n')
     main(["convert", str(tmp_path / "bad.cu"), "-o", str(tmp_path / "out"), "-q", "--verify-hybrid"])
-    (row,) = json.loads((tmp_path / "out" / "report.json").read_text())["kernels"]
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["build"]["options"]["verify_hybrid"] is True  # OUT says how it was made
+    (row,) = report["kernels"]
     assert row["form"] == "unsupported", row
     (note,) = [d for d in row["diagnostics"] if d["code"] == "M3009"]
     assert "its wrapper does not build with nvcc: ptxas: PTX line" in note["message"]
