@@ -288,7 +288,8 @@ def cmd_run(args) -> int:
     (no build.json, no GPU)."""
     import json
 
-    from .dropin.run import gpu_present, run_folder
+    from .dropin.run import run_folder
+    from .runtime.cuda_gpu import gpu_visible
 
     dest = Path(args.dest)
     if not (dest / "build.json").is_file() and (dest / "report.json").is_file():
@@ -296,7 +297,7 @@ def cmd_run(args) -> int:
     if not (dest / "build.json").is_file():
         print(f"migrate run: {args.dest} has no build.json (run migrate build first)", file=sys.stderr)
         return EXIT_USAGE
-    if not gpu_present():
+    if not gpu_visible():
         print("migrate run: needs a CUDA GPU (nvidia-smi lists none)", file=sys.stderr)
         return EXIT_USAGE
 
@@ -793,12 +794,12 @@ def _verify_hybrid(args, out_dir: Path, results, parsed, jobs: int, err) -> None
     from concurrent.futures import ThreadPoolExecutor
 
     from . import convert as cv
-    from .runtime.hybrid_build import nvcc_available
+    from .runtime.cuda_gpu import find_nvcc
 
     todo = [r for r in results if r.output and any(k.form == "hybrid" for k in r.kernels)]
     if not todo:
         return
-    if not nvcc_available():
+    if find_nvcc() is None:
         err.print("migrate: warning: --verify-hybrid: nvcc is not on PATH; the hybrid kernels were not built",
                   markup=False)
         return

@@ -30,7 +30,7 @@ from .executor import run_library
 from .results import RunResult
 from .spec import KernelSpec
 
-__all__ = ["find_nvcc", "gpu_available", "gpu_arch", "gpu_flags", "compile_gpu", "run_gpu"]
+__all__ = ["find_nvcc", "gpu_visible", "gpu_available", "gpu_arch", "gpu_flags", "compile_gpu", "run_gpu"]
 
 _memo: dict = {}
 
@@ -73,6 +73,11 @@ def _smi_compute_caps() -> list[str]:
             pass
     _memo["caps"] = caps
     return caps
+
+
+def gpu_visible() -> bool:
+    """True when nvidia-smi lists an NVIDIA GPU (nvcc not asked for: running built programs)."""
+    return bool(_smi_compute_caps())
 
 
 def gpu_available() -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -23,10 +22,6 @@ _GCC_ERROR = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?:fata
 _PTXAS_FATAL = re.compile(r"^ptxas fatal\s*: (?P<message>.+)$", re.M)
 #: the PTX assembler's: ``ptxas /tmp/x.ptx, line 28; error   : Unknown modifier '.such'``
 _PTXAS_ERROR = re.compile(r"^ptxas (?P<file>\S+), line (?P<line>\d+); error\s*: (?P<message>.+)$", re.M)
-
-
-def nvcc_available() -> bool:
-    return shutil.which("nvcc") is not None
 
 
 def first_error(output: str) -> str:

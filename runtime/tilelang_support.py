@@ -690,7 +690,7 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
     takes those :func:`runtime.tuning.autotune` chose for this launch, if any (``{}``: the
     factory's defaults). ``sizes`` (from :func:`static_sizes`) compiles the kernel for those scalar values; call it
     with :func:`without_static` arguments."""
-    import tilelang
+    import tilelang  # noqa: F401  (before the pass patches import its TVM)
 
     sig, template = instance_signature(sig, template)
     target = target or default_target()
@@ -710,24 +710,18 @@ def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=
         # the patched passes' mark: TileLang's kernel cache keys on the function's text, so that a
         # kernel compiled before the patch (stale in the cache) is not reused
         func = func.with_attr("cuda2tile_pass_fixes", PASS_FIXES)
-        if target == "c":
-            from .c_literals import patch_device_codegen
-
-            _patch_cpu_wrapper()
-            patch_device_codegen()  # TVM's C code prints 7 digits of a float constant
-            if schedule != "forward":
-                from .c_schedule import reorder_threads
-                func = reorder_threads(func, schedule)
-            _CACHE[key] = tilelang.compile(func, target="c", pass_configs={**configs, **CPU_PASS_CONFIGS})
-        else:
-            _CACHE[key] = tilelang.compile(func, target=target, pass_configs=configs or None)
+        if schedule != "forward":
+            from .c_schedule import reorder_threads
+            func = reorder_threads(func, schedule)
+        _CACHE[key] = compile_for(func, target, configs)
     return _CACHE[key]
 
 
-def compile_for(func, target: str):
-    """Compile a TileLang ``func`` written for ``target`` (``migrate onnx``'s modules call this):
-    on the C target with this module's fixes of TileLang's CPU side (the host wrapper's missing
-    dtypes, float constants printed exactly) and without vectorisation (TileLang's C math)."""
+def compile_for(func, target: str, pass_configs=None):
+    """Compile a TileLang ``func`` written for ``target`` with ``pass_configs`` (the migrated
+    kernels' :func:`compile_kernel`, and ``migrate onnx``'s modules): on the C target with this
+    module's fixes of TileLang's CPU side (the host wrapper's missing dtypes, float constants
+    printed exactly: TVM's C code prints 7 digits) and without vectorisation (TileLang's C math)."""
     import tilelang
 
     if target == "c":
@@ -735,8 +729,8 @@ def compile_for(func, target: str):
 
         _patch_cpu_wrapper()
         patch_device_codegen()
-        return tilelang.compile(func, target="c", pass_configs=dict(CPU_PASS_CONFIGS))
-    return tilelang.compile(func, target=target)
+        return tilelang.compile(func, target="c", pass_configs={**(pass_configs or {}), **CPU_PASS_CONFIGS})
+    return tilelang.compile(func, target=target, pass_configs=pass_configs or None)
 
 
 def _as_tensor(value, name: str, device):

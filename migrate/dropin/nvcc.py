@@ -13,7 +13,11 @@ REBUILT_LIBS = ()
 
 
 def nvcc() -> str | None:
-    return shutil.which("nvcc")
+    """The nvcc the runtime's GPU builds use ($NVCC, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)."""
+    from ..runtime.cuda_gpu import find_nvcc
+
+    found = find_nvcc()
+    return found[0] if found else None
 
 
 def arch_flags(arch: str) -> list[str]:

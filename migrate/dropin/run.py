@@ -6,24 +6,10 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
 from .compare_output import compare_outputs, dropin_counts
-
-
-def gpu_present() -> bool:
-    """Whether a CUDA GPU is visible (nvidia-smi lists one)."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return False
-    try:
-        p = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return p.returncode == 0 and "GPU" in p.stdout
 
 
 def _execute(exe: Path, args: list[str], cwd: Path, timeout: float) -> dict:
