@@ -20,7 +20,6 @@ DIR; no source is changed.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import importlib.util
 import json
 import os
 import shlex
@@ -73,13 +72,6 @@ def _compile_variant(v, obj: Path, arch: str) -> tuple[bool, str]:
     listed = obj.with_suffix(".local")
     listed.write_text("\n".join(strong) + "\n")
     return _run(nvcc.localize_command(obj, listed))
-
-
-def _load_module(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _is_template(k: dict) -> bool:
@@ -171,7 +163,8 @@ class ProgramBuild:
         entry = self.files.get(file, {})
         path = self.out_dir / entry.get("output", "")
         if path not in self.modules:
-            self.modules[path] = _load_module(path, f"c2t_dropin_{_ident(file)}")
+            from migrate.runtime.tilelang_side import load_module
+            self.modules[path] = load_module(path)
         return self.modules[path]
 
     def needs_recording(self) -> bool:

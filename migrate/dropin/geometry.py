@@ -9,12 +9,7 @@ import json
 import re
 from pathlib import Path
 
-
-def _dims(value) -> tuple:
-    if isinstance(value, int):
-        return (value, 1, 1)
-    items = tuple(int(v) for v in value)
-    return items + (1,) * (3 - len(items))
+from ..runtime.tilelang_support import LaunchError, dims
 
 
 def launcher_default(module, kernel: str):
@@ -34,8 +29,8 @@ def launcher_default(module, kernel: str):
         return None
     shared_value = shared.default if shared is not None and isinstance(shared.default, int) else 0
     try:
-        return _dims(grid.default), _dims(block.default), int(shared_value)
-    except (TypeError, ValueError):
+        return dims(grid.default), dims(block.default), int(shared_value)
+    except (TypeError, ValueError, LaunchError):
         return None
 
 
@@ -54,7 +49,7 @@ def recorded(trace_dir: Path) -> dict[str, list[tuple]]:
             break
         if "grid" not in d or "block" not in d:
             continue
-        geometry = (_dims(d["grid"]), _dims(d["block"]), int(d.get("shared_bytes") or 0))
+        geometry = (dims(d["grid"]), dims(d["block"]), int(d.get("shared_bytes") or 0))
         name = re.sub(r"\s+", "", str(d.get("kernel", "")))
         rows = out.setdefault(name, [])
         if geometry not in rows:

@@ -1,6 +1,7 @@
 """Where a kernel's definition and its launches stand in a source's text, found the way HIPIFY
-finds them: by the text, skipping comments, strings and character literals, with balanced
-brackets. The report gives the lines (``kernels[].line``, ``launches[].line``); a launch spelled
+finds them: by the text, with balanced brackets, read in its copy whose comments, strings and
+character literals are blanked (:func:`runtime.source.mask_source`, which the recorder's launch
+rewrite reads too). The report gives the lines (``kernels[].line``, ``launches[].line``); a launch spelled
 through a macro is not found at its line and is left as it is (the kernel then runs as the
 original there, and the build says so)."""
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+
+from ..runtime.source import mask_source
 
 _OPEN, _CLOSE = "([{", ")]}"
 
@@ -27,67 +30,28 @@ class Definition:
     body_end: int  # offset just past the body's closing '}'
 
 
-def _skip(text: str, i: int) -> int:
-    """The offset after the comment, string or character literal starting at ``i`` (``i`` itself
-    when none starts there)."""
-    if text.startswith("//", i):
-        j = text.find("\n", i)
-        return len(text) if j < 0 else j
-    if text.startswith("/*", i):
-        j = text.find("*/", i + 2)
-        return len(text) if j < 0 else j + 2
-    if text[i] in "\"'":
-        quote, j = text[i], i + 1
-        while j < len(text) and text[j] != quote:
-            if text[j] == "\\":
-                j += 1
-            elif text[j] == "\n":
-                break
-            j += 1
-        return j + 1
-    return i
-
-
-def code_mask(text: str) -> list[bool]:
-    """Per character: whether it is code (not inside a comment, string or character literal)."""
-    mask = [True] * len(text)
-    i = 0
-    while i < len(text):
-        j = _skip(text, i) if text[i] in "/\"'" else i
-        if j > i:
-            for k in range(i, min(j, len(text))):
-                mask[k] = False
-            i = j
-        else:
-            i += 1
-    return mask
-
-
-def _code(text: str, i: int):
-    """(offset, character, bracket depth before it) of each character of code from ``i`` on,
-    comments, strings and character literals skipped."""
+def _code(code: str, i: int):
+    """(offset, character, bracket depth before it) of each character of ``code`` (a source's
+    text with its comments and literals blanked, :func:`runtime.source.mask_source`) from ``i``."""
     depth = 0
-    while i < len(text):
-        j = _skip(text, i) if text[i] in "/\"'" else i
-        if j > i:
-            i = j
-            continue
-        yield i, text[i], depth
-        if text[i] in _OPEN:
+    for k in range(i, len(code)):
+        c = code[k]
+        yield k, c, depth
+        if c in _OPEN:
             depth += 1
-        elif text[i] in _CLOSE:
+        elif c in _CLOSE:
             depth -= 1
-        i += 1
 
 
-def matching(text: str, i: int) -> int:
-    """The offset of the bracket closing the one at ``i`` (-1 when unbalanced)."""
-    return next((k for k, c, depth in _code(text, i) if c in _CLOSE and depth == 1), -1)
+def matching(code: str, i: int) -> int:
+    """The offset of the bracket closing the one at ``i`` of ``code`` (-1 when unbalanced)."""
+    return next((k for k, c, depth in _code(code, i) if c in _CLOSE and depth == 1), -1)
 
 
-def split_top(text: str, sep: str = ",") -> list[str]:
-    """``text`` split at the separators outside brackets, comments and strings."""
-    cuts = [k for k, c, depth in _code(text, 0) if c == sep and depth == 0]
+def split_top(text: str, code: str, sep: str = ",") -> list[str]:
+    """``text`` split at the separators outside brackets, comments and strings (found in ``code``,
+    its masked copy)."""
+    cuts = [k for k, c, depth in _code(code, 0) if c == sep and depth == 0]
     return [text[a + 1:b].strip() for a, b in zip([-1] + cuts, cuts + [len(text)])]
 
 
@@ -99,22 +63,20 @@ def _line_of(starts: list[int], offset: int) -> int:
     return bisect.bisect_right(starts, offset)
 
 
-def _closing_chevrons(text: str, i: int) -> int:
+def _closing_chevrons(code: str, i: int) -> int:
     """The offset of the ``>>>`` closing the launch configuration starting at ``i`` (-1)."""
-    return next((k for k, c, depth in _code(text, i) if depth == 0 and text.startswith(">>>", k)), -1)
+    return next((k for k, c, depth in _code(code, i) if depth == 0 and code.startswith(">>>", k)), -1)
 
 
 def launches(text: str, kernel: str) -> list[tuple[int, LaunchText]]:
     """(line, launch) of every ``kernel<<<...>>>(...)`` written out in ``text``."""
-    mask = code_mask(text)
+    code = mask_source(text)
     starts = _line_starts(text)
     out = []
     pattern = re.compile(r"(?<![\w.:>])" + re.escape(kernel) + r"\s*(<(?:[^<>;{}]|<[^<>;{}]*>)*>)?\s*<<<")
-    for m in pattern.finditer(text):
-        if not mask[m.start()]:
-            continue
+    for m in pattern.finditer(code):
         cfg_start = m.end()
-        cfg_end = _closing_chevrons(text, cfg_start)
+        cfg_end = _closing_chevrons(code, cfg_start)
         if cfg_end < 0:
             continue
         k = cfg_end + 3
@@ -122,11 +84,11 @@ def launches(text: str, kernel: str) -> list[tuple[int, LaunchText]]:
             k += 1
         if k >= len(text) or text[k] != "(":
             continue
-        close = matching(text, k)
+        close = matching(code, k)
         if close < 0:
             continue
-        config = tuple(split_top(text[cfg_start:cfg_end]))
-        template = (m.group(1) or "")[1:-1].strip()
+        config = tuple(split_top(text[cfg_start:cfg_end], code[cfg_start:cfg_end]))
+        template = text[m.start(1) + 1:m.end(1) - 1].strip() if m.group(1) else ""
         out.append((_line_of(starts, m.start()),
                     LaunchText(m.start(), close + 1, config, text[k + 1:close], template)))
     return out
@@ -146,12 +108,10 @@ def launch_at(text: str, kernel: str, line: int, slack: int = 3) -> LaunchText |
 def definition(text: str, kernel: str, line: int, slack: int = 3) -> Definition | None:
     """The definition of ``__global__`` kernel ``kernel`` the report places on ``line`` (the line
     of its name, or near it): its parameter list and where its body ends."""
-    mask = code_mask(text)
+    code = mask_source(text)
     starts = _line_starts(text)
     best = None
-    for m in re.finditer(r"(?<![\w.:])" + re.escape(kernel) + r"\s*\(", text):
-        if not mask[m.start()]:
-            continue
+    for m in re.finditer(r"(?<![\w.:])" + re.escape(kernel) + r"\s*\(", code):
         ln = _line_of(starts, m.start())
         if abs(ln - line) > slack:
             continue
@@ -159,15 +119,15 @@ def definition(text: str, kernel: str, line: int, slack: int = 3) -> Definition 
         if "__global__" not in head:
             continue
         open_paren = m.end() - 1
-        close = matching(text, open_paren)
+        close = matching(code, open_paren)
         if close < 0:
             continue
         k = close + 1
-        while k < len(text) and (text[k].isspace() or not mask[k]):
+        while k < len(text) and code[k].isspace():
             k += 1
         if k >= len(text) or text[k] != "{":
             continue  # a declaration
-        body_end = matching(text, k)
+        body_end = matching(code, k)
         if body_end < 0:
             continue
         cand = (abs(ln - line), Definition(text[open_paren + 1:close], body_end + 1))
