@@ -28,6 +28,7 @@ from typing import Callable
 from ..dtypes import BY_NAME, TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.loops import Form
+from ..runtime.source import mask_source
 from .kernel import KernelOutput
 from .printer import Line
 from .signature import Signature
@@ -209,9 +210,6 @@ def instance_models(fn: m.Function) -> tuple[m.Function, ...]:
 
 # -- the CUDA text ---------------------------------------------------------------------------------
 
-_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
-
-
 def definition_text(fn: m.Function) -> str:
     """The kernel's definition as its file spells it (from its first token to its closing brace)."""
     span = fn.span
@@ -241,7 +239,7 @@ def body_copy(text: str, name: str, body: str) -> tuple[str, str]:
     """(the definition ``text`` as device function ``body``, the ``__launch_bounds__(...)`` it had
     or ""): ``__global__`` becomes ``__device__ __forceinline__``, the launch bounds move to the
     entry, the name becomes ``body``. Comments and strings are searched past, never changed."""
-    code = _COMMENT_OR_STRING.sub(lambda g: " " * len(g.group(0)), text)  # same offsets, no comments
+    code = mask_source(text)  # same offsets, comments and literals blanked
     head = re.search(rf"\b{re.escape(name)}\s*\(", code)
     glob = re.search(r"\b__global__\b", code)
     if head is None or glob is None or glob.start() > head.start():
