@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cuda_gpu import gpu_visible
 from .kernel_check import RUN_CODES, KernelCheck, form_skip
 
 __all__ = ["TraceTarget", "check_program", "check_traces"]
@@ -117,7 +118,7 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     program = Path(main).name + (f" (+{len(units)} units)" if units else "")
     if source_dir is not None and Path(source_dir).is_dir():  # its quoted includes sit beside the original
         include_dirs = tuple(include_dirs) + (str(source_dir),)
-    if record_on == "cuda" and not _gpu_present():
+    if record_on == "cuda" and not gpu_visible():
         for t, n in todo:
             checks[(t.display, n)].status = "error"
             checks[(t.display, n)].message = "--record-on cuda needs a CUDA GPU on this machine; none was found"
@@ -162,15 +163,6 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
         for check in failed:
             _flag_unrepeatable(check, rec, again)
     return out
-
-
-def _gpu_present() -> bool:
-    try:
-        import torch
-        return bool(torch.cuda.is_available())
-    except ImportError:
-        import shutil
-        return shutil.which("nvidia-smi") is not None
 
 
 def _flag_order_dependent(check: KernelCheck, targets, rec, include_dirs, defines, timeout: float) -> bool:
