@@ -25,7 +25,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["mask_source", "rewrite_launches", "rewrite_extern_shared", "rewrite_for_cpu", "register_constants",
+__all__ = ["mask_source", "match_forward", "rewrite_launches", "rewrite_extern_shared", "rewrite_for_cpu", "register_constants",
            "find_main", "find_kernels", "find_quoted_includes", "RewriteError", "Launch", "find_launches"]
 
 
@@ -133,7 +133,7 @@ _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {")": "(", "]": "[", "}": "{"}
 
 
-def _match_forward(masked: str, start: int) -> int:
+def match_forward(masked: str, start: int) -> int:
     """Index just past the bracket matching the one at ``start``."""
     stack = []
     i = start
@@ -253,7 +253,7 @@ def find_launches(text: str, masked: str | None = None) -> list[Launch]:
             k += 1
         if k >= n or masked[k] != "(":
             raise RewriteError("a kernel launch needs an argument list after '>>>'", _line_of(text, i))
-        close = _match_forward(masked, k)
+        close = match_forward(masked, k)
         start = _kernel_expr_start(masked, i)
         if start is None or not masked[start:i].strip():
             raise RewriteError("cannot find the kernel name before '<<<'", _line_of(text, i))
@@ -433,7 +433,7 @@ def _strip_parenthesised(decl: str, pattern: re.Pattern, masked: str) -> tuple[s
         open_at = m.end() - 1
         while masked[open_at] != "(":
             open_at -= 1
-        close = _match_forward(masked, open_at)
+        close = match_forward(masked, open_at)
         decl = decl[:m.start()] + " " * (close - m.start()) + decl[close:]
         masked = masked[:m.start()] + " " * (close - m.start()) + masked[close:]
 
@@ -619,7 +619,7 @@ def find_kernels(text: str) -> list[str]:
         if not m:
             break
         try:
-            end = _match_forward(masked, m.end() - 1)
+            end = match_forward(masked, m.end() - 1)
         except RewriteError:
             break
         masked = masked[:m.start()] + " " * (end - m.start()) + masked[end:]

@@ -28,7 +28,7 @@ from typing import Callable
 from ..dtypes import BY_NAME, TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.loops import Form
-from ..runtime.source import mask_source
+from ..runtime.source import RewriteError, mask_source, match_forward
 from .kernel import KernelOutput
 from .printer import Line
 from .signature import Signature
@@ -226,13 +226,11 @@ def definition_text(fn: m.Function) -> str:
 
 
 def _balanced(text: str, start: int) -> int:
-    """The index after the parenthesis that closes the one at ``text[start]``."""
-    depth = 0
-    for i in range(start, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        if depth == 0:
-            return i + 1
-    raise NotHybrid("its definition's parentheses do not balance")
+    """The index after the bracket that closes the one at ``text[start]`` (masked text)."""
+    try:
+        return match_forward(text, start)
+    except RewriteError:
+        raise NotHybrid("its definition's parentheses do not balance") from None
 
 
 def body_copy(text: str, name: str, body: str) -> tuple[str, str]:
