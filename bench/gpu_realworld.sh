@@ -19,6 +19,16 @@
 #   BUDGET (540) s for the whole step (then the programs still running are stopped and left out); ONLY=name,name limits the programs; RESUME=FILE (a
 #   gpu_record.json of an earlier call, carried in the tree) skips the programs it holds and
 #   keeps its rows, so a pool larger than one call is measured in two.
+# STEPS "time" (issue 17; after "record", in the same call: its builds and TileLang kernels are
+# cached): original against migrated at the programs' own sizes. The programs with a kernel that
+# passed in $RES/gpu_record.json (or TIME_ONLY=name,name) run again one at a time, alone on the
+# GPU, with C2T_TIME_ROUNDS=TIME_ROUNDS (20): the recorder times each recorded launch of the
+# original (runtime/cpu/c2t_gpu_trace.h: inputs put back before each launch, twice the L2 written
+# over, CUDA events), the traces kept in build/gpu_pool/out/traces; then `migrate bench --traces`
+# replays each launch into its migrated kernel and times the ones that pass the same way:
+# $RES/gpu_time.json (every sample), gpu_time.log (a line per launch, fast_0/1/2, geometric
+# means). TIME_BUDGET (300) s for the step, half for the runs and half for the timing;
+# TIME_TRACE_BYTES (1 GiB) a program's trace budget.
 set -uo pipefail
 . bench/gpu_env.sh
 STEPS=${STEPS:-record}
@@ -39,6 +49,31 @@ if [[ " $STEPS " == *" record "* ]]; then
     --json "$RES/gpu_record.json" > "$RES/gpu_record.log" 2>&1
   echo "record exit $? after $(( $(date +%s) - start )) s"
   python bench/realworld_replay.py --summary "$RES/gpu_record.json"
+fi
+if [[ " $STEPS " == *" time "* ]]; then
+  mkdir -p build/realworld
+  [ -f build/realworld/pool.json ] || tar xJf build/gpu_pool/pool.tar.xz -C build/realworld
+  [ -d build/gpu_pool/out ] || tar xJf build/gpu_pool/out.tar.xz -C build/gpu_pool
+  TIME_BUDGET=${TIME_BUDGET:-300}
+  TIME_ONLY=${TIME_ONLY:-$(python -c "
+import json, sys
+rows = json.load(open(sys.argv[1]))['rows']
+print(','.join(sorted({r['program'] for r in rows if r['status'] == 'pass'})))" "$RES/gpu_record.json" 2>/dev/null)}
+  echo "time: $(echo "$TIME_ONLY" | tr ',' '\n' | grep -c .) programs, ${TIME_ROUNDS:-20} rounds, budget $TIME_BUDGET s" \
+    | tee -a "$RES/device.txt"
+  # the programs' own runs, one at a time (alone on the GPU), recorded with the original's times
+  # the record step's traces (manifests only) set aside: the timing sees only this step's recordings
+  [ -d build/gpu_pool/out/traces ] && rm -rf build/gpu_pool/out/traces.record && \
+    mv build/gpu_pool/out/traces build/gpu_pool/out/traces.record
+  C2T_TIME_ROUNDS=${TIME_ROUNDS:-20} python bench/realworld_replay.py --out build/gpu_pool/out --pool build/realworld \
+    --record-on cuda --device cuda --record-only --keep-traces --jobs 1 --timeout ${RUN_TIMEOUT:-60} \
+    --limit ${LIMIT:-2} --budget ${TIME_TRACE_BYTES:-$((1 << 30))} --only "$TIME_ONLY" \
+    --stop-after $(( TIME_BUDGET / 2 )) --json "$RES/gpu_time_record.json" > "$RES/gpu_time_record.log" 2>&1
+  echo "time: record exit $? after $(( $(date +%s) - start )) s"
+  python -m migrate bench --from build/gpu_pool/out --traces build/gpu_pool/out/traces \
+    --budget $(( TIME_BUDGET / 2 )) --json "$RES/gpu_time.json" > "$RES/gpu_time.log" 2>&1
+  echo "time: bench exit $? after $(( $(date +%s) - start )) s"
+  grep -A40 "^on " "$RES/gpu_time.log"
 fi
 if [[ " $STEPS " == *" cpu-record "* ]]; then
   # The same pass on the CPU executor (issue 13's own figure): g++ builds each program with
