@@ -12,13 +12,15 @@ same verdict as ``migrate check``), and one that passes is timed the same way as
   32 MiB, :func:`flush_bytes`) is written over, so that the launch reads cold memory;
 - the launch is timed alone with CUDA events (the migrated side queues a spin of
   :data:`SLEEP_CYCLES` first, so that Python's launch cost is not timed);
-- ``warmup`` (2) launches are not counted; then ``rounds`` (as many as the original's) are timed,
-  stopping past ``budget_ms`` (2000) of launches once 3 are; the median is reported.
+- ``warmup`` (2) launches are not counted (1 where the first takes over a quarter of ``budget_ms``);
+  then ``rounds`` (as many as the original's) are timed, stopping past ``budget_ms`` (2000) of
+  launches once 3 are; the median is reported.
 
 Bytes moved per launch (:func:`traffic`): each allocation the launch's buffers reach, from the
 lowest pointer into it to its end, read once, and once more written where the launch changed it
 (the convention of :func:`.bench.traffic_bytes` for recorded launches: a changed buffer counts as
-in-out). The summary gives per kernel the geometric mean of its launches' ratios (migrated /
+in-out). FLOPs where the kernel is a GEMM-like tile (:func:`gemm_flops`), as TFLOP/s and the
+share of the matrix ceiling. The summary gives per kernel the geometric mean of its launches' ratios (migrated /
 original) and KernelBench's fast_p figures over the kernels judged (:func:`fast_p`).
 """
 from __future__ import annotations
@@ -30,8 +32,8 @@ from pathlib import Path
 
 from .bench import device_peaks, geomean
 
-__all__ = ["TraceRow", "bench_traces", "fast_p", "flush_bytes", "kernel_summary", "summary", "time_cold",
-           "traffic"]
+__all__ = ["TraceRow", "bench_traces", "fast_p", "flush_bytes", "gemm_flops", "kernel_summary", "summary",
+           "time_cold", "traffic"]
 
 #: the fewest bytes written over before a timed launch (twice the L2 cache where that is more)
 FLUSH_MIN = 32 << 20
@@ -58,6 +60,10 @@ class TraceRow:
     migrated_gbs: float | None = None
     original_bw_share: float | None = None
     migrated_bw_share: float | None = None
+    flops: int = 0  # a GEMM-like tile kernel's (gemm_flops)
+    original_tflops: float | None = None
+    migrated_tflops: float | None = None
+    migrated_flops_share: float | None = None  # of the device's matrix ceiling for its input type
     samples: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -81,6 +87,42 @@ def traffic(prepared) -> int:
         changed = prepared.launch.after.get(alloc) != prepared.launch.before.get(alloc)
         total += extent * (2 if changed else 1)
     return total
+
+
+def gemm_flops(sig, args) -> tuple[int, str]:
+    """(FLOPs, the peak they are measured against) of one launch of a GEMM-like tile kernel (its
+    factory calls ``T.gemm``, with tensor cores or without; its shapes hold C (..., m, n) =
+    A (..., m, k) B (..., k, n) or B (..., n, k), extents named by scalar parameters): 2 m n k for
+    each of C's (m, n) matrices (the batch: C's elements over m n); (0, "") for any other kernel."""
+    import inspect
+
+    try:
+        text = inspect.getsource(sig.factory)
+    except (OSError, TypeError, AttributeError):
+        return 0, ""
+    if "T.gemm(" not in text or not getattr(sig, "shapes", ()):
+        return 0, ""
+    scalars = {name: v for (name, kind, _d), v in zip(sig.params, args) if kind == "scalar"}
+    tensors = {name: v for (name, kind, _d), v in zip(sig.params, args) if kind == "buffer"}
+    dtypes = {name: d for name, kind, d in sig.params if kind == "buffer"}
+    last = {b: tuple(ext[-2:]) for b, ext in sig.shapes if len(ext) >= 2 and None not in ext[-2:]}
+    for c, (m, n) in last.items():
+        others = [b for b in last if b != c]
+        a = next((b for b in others if last[b][0] == m and last[b][1] not in (m, n)), None)
+        if a is None:
+            continue
+        k = last[a][1]
+        if not any(last[b] in ((k, n), (n, k)) for b in others if b != a):
+            continue
+        try:
+            mm, nn, kk = (int(scalars[x]) for x in (m, n, k))
+            batch = max(1, int(tensors[c].numel()) // max(1, mm * nn))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return 0, ""
+        # the ceiling of the inputs' type: float32 on CUDA cores (a factory's default), halves on tensor cores
+        peak = {"float16": "fp16", "bfloat16": "fp16", "float32": "fp32"}.get(dtypes.get(a, ""), "")
+        return 2 * mm * nn * kk * batch, peak
+    return 0, ""
 
 
 def time_cold(call, restore, *, rounds: int, warmup: int = 2, budget_ms: float = 2000.0,
@@ -110,14 +152,17 @@ def time_cold(call, restore, *, rounds: int, warmup: int = 2, budget_ms: float =
             t = time.perf_counter()
             call()
             return (time.perf_counter() - t) * 1e3
-    out, spent = [], 0.0
-    for r in range(warmup + max(1, rounds)):
+    out, spent, r = [], 0.0, 0
+    while r < warmup + max(1, rounds):
         ms = one(r)
         spent += ms
+        if r == 0 and warmup > 1 and ms > budget_ms / 4:  # a long launch: warmed by one (as the recorder)
+            warmup = 1
         if r >= warmup:
             out.append(ms)
         if len(out) >= 3 and spent > budget_ms:
             break
+        r += 1
     return out
 
 
@@ -209,7 +254,8 @@ def _judge_and_time(row: TraceRow, prepared, timing: dict, *, device: str, round
         row.status, row.message = "untimed", f"timing failed: {type(exc).__name__}: {str(exc)[:300]}"
         return
     row.bytes = traffic(prepared)
-    row.samples = {"original_ms": original, "migrated_ms": migrated, "warmup": warmup,
+    row.flops, peak = gemm_flops(prepared.sig, prepared.args)
+    row.samples = {"original_ms": original, "migrated_ms": migrated, "warmup": warmup, "flops_peak": peak,
                    "original_warmup": timing.get("warmup"), "flush_bytes": timing.get("flush_bytes")}
     row.original_ms, row.migrated_ms = statistics.median(original), statistics.median(migrated)
     row.ratio = row.migrated_ms / row.original_ms if row.original_ms > 0 else None
@@ -221,6 +267,11 @@ def _judge_and_time(row: TraceRow, prepared, timing: dict, *, device: str, round
                 setattr(row, f"{side}_gbs", gbs)
                 if peaks.get("bandwidth"):
                     setattr(row, f"{side}_bw_share", gbs * 1e9 / peaks["bandwidth"])
+    if row.flops and row.original_ms > 0 and row.migrated_ms > 0:
+        row.original_tflops = row.flops / (row.original_ms * 1e-3) / 1e12
+        row.migrated_tflops = row.flops / (row.migrated_ms * 1e-3) / 1e12
+        if peaks.get(peak):
+            row.migrated_flops_share = row.migrated_tflops * 1e12 / peaks[peak]
 
 
 def kernel_summary(rows: list[TraceRow]) -> list[dict]:
@@ -278,7 +329,9 @@ def format_row(r: TraceRow) -> str:
     bw = f" {r.migrated_gbs:8.1f} GB/s" if r.migrated_gbs else ""
     share = f" ({100 * r.migrated_bw_share:5.1f}% of peak; original {100 * r.original_bw_share:5.1f}%)" \
         if r.migrated_bw_share is not None and r.original_bw_share is not None else ""
-    return f"{where:60s} {r.form:9s} {r.original_ms:9.4f} ms {r.migrated_ms:9.4f} ms x{r.ratio:5.2f}{bw}{share}"
+    tf = f" {r.migrated_tflops:7.2f} TFLOP/s" if r.migrated_tflops else ""
+    tf += f" ({100 * r.migrated_flops_share:5.1f}% of the matrix peak)" if r.migrated_flops_share else ""
+    return f"{where:60s} {r.form:9s} {r.original_ms:9.4f} ms {r.migrated_ms:9.4f} ms x{r.ratio:5.2f}{bw}{share}{tf}"
 
 
 def format_summary(s: dict, device: str) -> list[str]:

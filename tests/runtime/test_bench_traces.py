@@ -12,8 +12,8 @@ import shutil
 import pytest
 
 from migrate.cli import main
-from migrate.runtime.bench_traces import (TraceRow, fast_p, flush_bytes, kernel_summary, summary, time_cold,
-                                          traffic)
+from migrate.runtime.bench_traces import (TraceRow, fast_p, flush_bytes, gemm_flops, kernel_summary, summary,
+                                          time_cold, traffic)
 from migrate.runtime.build import find_cxx
 from tests.paths import FIXTURES
 
@@ -99,7 +99,8 @@ def test_recorded_launches_are_selected_by_program_and_counted_in_bytes(converte
     report = json.loads((converted / "report.json").read_text())
     work = list(_work(converted, report, converted / "traces"))
     assert [(w[0], w[1], w[4].name, w[4].number, w[3]) for w in work] == [
-        ("record_sizes", "record_sizes.cu", "scale", 0, "tile"), ("record_sizes", "record_sizes.cu", "scale", 1, "tile"),
+        ("record_sizes", "record_sizes.cu", "scale", 0, "tile"),
+        ("record_sizes", "record_sizes.cu", "scale", 1, "tile"),
         ("record_sizes", "record_sizes.cu", "shift", 0, "tile")]
     assert work[0][5]["ms"] == [4.0, 5.0, 6.0] and work[1][5]["skipped"].startswith("the launch changes")
     assert [w[4].name for w in _work(converted, report, converted / "traces", kernels={"shift"})] == ["shift"]
@@ -190,3 +191,20 @@ def test_the_gpu_recorder_with_its_timing_builds(tmp_path):
         "    shift<<<1, 64, 0, st>>>(dv, 0, 1u);\n    shift_tail(dv, n, 7);"))
     exe = build_program(src, cache_dir=tmp_path / "cache")
     assert exe.is_file()
+
+
+def test_gemm_flops_of_a_lifted_batched_gemm_and_none_for_other_kernels(tmp_path):
+    """2 m n k per matrix of C, the batch from C's elements; the ceiling of the inputs' type."""
+    torch = pytest.importorskip("torch")
+    from migrate.runtime.tilelang_side import load_module
+    from tests.paths import REPO
+
+    assert main(["convert", str(REPO / "corpus" / "matmul" / "bmm_nt.cu"), "-o", str(tmp_path / "out"), "-q"]) == 0
+    sig = load_module(tmp_path / "out" / "bmm_nt.py").KERNELS["bmm_nt"]
+    assert [p[0] for p in sig.params] == ["A", "B", "C", "M", "N", "K", "alpha"]
+    batch, m, n, k = 3, 4, 6, 5
+    args = [torch.zeros(batch * m * k), torch.zeros(batch * n * k), torch.zeros(batch * m * n), m, n, k, 1.0]
+    assert gemm_flops(sig, args) == (2 * batch * m * n * k, "fp32")
+    assert main(["convert", str(REPO / "corpus" / "elementwise" / "saxpy.cu"), "-o", str(tmp_path / "o2"), "-q"]) == 0
+    (saxpy,) = load_module(tmp_path / "o2" / "saxpy.py").KERNELS.values()
+    assert gemm_flops(saxpy, [torch.zeros(8), torch.zeros(8), 2.0, 8]) == (0, "")
