@@ -82,7 +82,8 @@ def _one(job) -> tuple:
                                       record_limit=opts["limit"], run_timeout=opts["timeout"], budget=opts["budget"],
                                       device=opts["device"], record_on=opts["record_on"], packed=opts["keep"],
                                       timings=timings, fast_forward=opts.get("fast_forward", False),
-                                      record_only=opts.get("record_only", False))
+                                      record_only=opts.get("record_only", False),
+                                      build_only=opts.get("build_only", False))
     except Exception as exc:  # a bug of the tool on one program: reported, the others go on
         checks = [KernelCheck(e["file"], n, n, opts["device"], "error",
                               message=f"internal error: {type(exc).__name__}: {exc}")
@@ -196,6 +197,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--record-only", action="store_true", help="record the programs' launches and replay none "
                     "(with --keep-traces: for migrate bench --traces, which replays and times them)")
+    ap.add_argument("--build-only", action="store_true", help="build the programs (into the cache) and run none")
     ap.add_argument("--max-memory", type=parse_memory, default=DEFAULT_MAX_MEMORY,
                     help="each program's run and each replay on the CPU (default 8GiB, as migrate's --max-memory)")
     ap.add_argument("--summary", type=Path, nargs="+", default=None, help="print the totals of --json files and "
@@ -234,7 +236,8 @@ def main(argv=None) -> int:
     entries = {e["file"]: e for e in report["files"] if e.get("output")}
     opts = {"out": str(args.out.resolve()), "limit": args.limit, "timeout": args.timeout, "budget": args.budget,
             "device": args.device, "record_on": args.record_on, "keep": args.keep_traces,
-            "fast_forward": args.fast_forward, "max_memory": args.max_memory, "record_only": args.record_only}
+            "fast_forward": args.fast_forward, "max_memory": args.max_memory, "record_only": args.record_only,
+            "build_only": args.build_only}
     jobs, covered = [], set()
     for case in cases:
         if case.get("run_args") is None or (only and case["name"] not in only):

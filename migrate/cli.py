@@ -422,7 +422,7 @@ def _bench_traces(args, out_dir: Path, out, err) -> int:
     report_data = json.loads((out_dir / "report.json").read_text())
     rows, device = bench_traces(out_dir, report_data, Path(args.traces), device=args.device,
                                 rounds=args.rounds,
-                                budget=args.budget, kernels=set(args.kernel or ()) or None,
+                                budget=args.budget, kernels=set(args.kernel or ()) or None, jobs=args.jobs,
                                 on_row=lambda r: out.print(format_row(r), markup=False, soft_wrap=True))
     if not rows:
         err.print(f"migrate bench: no recorded launch of a migrated kernel in {args.traces} (record the "

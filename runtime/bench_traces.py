@@ -25,6 +25,7 @@ original) and KernelBench's fast_p figures over the kernels judged (:func:`fast_
 """
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -166,9 +167,10 @@ def time_cold(call, restore, *, rounds: int, warmup: int = 2, budget_ms: float =
     return out
 
 
-def _work(out_dir: Path, report: dict, traces_dir: Path, kernels=None):
+def _work(out_dir: Path, report: dict, traces_dir: Path, kernels=None, program: str | None = None):
     """(program, file, module, form, launch, the original's timing or None) of every recorded
-    launch of a migrated kernel in ``traces_dir`` (one folder per program, as ``OUT/traces``)."""
+    launch of a migrated kernel in ``traces_dir`` (one folder per program, as ``OUT/traces``), a
+    program's recording loaded at a time (``program``: that one only)."""
     from .checker import kernel_forms, trace_stem
     from .trace_check import TraceTarget
     from .traces import load, read_timings
@@ -178,14 +180,17 @@ def _work(out_dir: Path, report: dict, traces_dir: Path, kernels=None):
     seen = set()
     for prog in report.get("programs", []):
         stem = trace_stem(prog)
+        if program is not None and str(stem) != program:
+            continue
+        files = [f for f in prog.get("files", []) if f in entries and f in forms and (str(stem), f) not in seen]
+        if not files or not (traces_dir / stem / "manifest.jsonl").is_file():
+            continue
         loaded = load(traces_dir / stem)
         if loaded is None:
             continue
         launches = loaded[1].launches
         timings = read_timings(traces_dir / stem)
-        for file in prog.get("files", []):
-            if file not in entries or file not in forms or (str(stem), file) in seen:
-                continue
+        for file in files:
             seen.add((str(stem), file))
             target = TraceTarget(file, out_dir / entries[file]["output"], list(forms[file]), forms[file])
             for name in target.names:
@@ -195,12 +200,57 @@ def _work(out_dir: Path, report: dict, traces_dir: Path, kernels=None):
                     yield str(stem), file, target.module, forms[file][name][0], L, timings.get(L.seq)
 
 
+_REPORT: dict = {}
+
+
+def _load_report(path: str) -> None:
+    _REPORT.update(json.loads(Path(path).read_text()))
+
+
+def prebuild(out_dir: str, traces_dir: str, program: str, kernels, target: str) -> int:
+    """Compile (into TileLang's cache) the migrated kernel of each timed launch of ``program``'s
+    recording, as :func:`bench_traces` will run it; returns how many were built. Runs in worker
+    processes (``jobs``; :func:`_load_report` loaded the report): the timing finds them built."""
+    from .replay import Replay, prepare
+
+    built = 0
+    for _p, _f, module, _form, L, timing in _work(Path(out_dir), _REPORT, Path(traces_dir), kernels, program):
+        if L.skipped or not (timing and timing.get("ms")):
+            continue
+        try:
+            ready = prepare(module, L, target)
+            if not isinstance(ready, Replay):
+                ready.bound()
+                built += 1
+        except Exception:  # the timing run reports it, with the launch
+            pass
+    return built
+
+
+def _prebuild_all(out_dir: Path, report: dict, traces_dir: Path, kernels, jobs: int, target: str) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing
+
+    from .checker import trace_stem
+
+    programs = sorted({str(trace_stem(p)) for p in report.get("programs", [])
+                       if (traces_dir / trace_stem(p) / "timings.jsonl").is_file()})
+    if len(programs) < 2:
+        return
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_load_report, initargs=(str(out_dir / "report.json"),)) as pool:
+        n = len(programs)
+        list(pool.map(prebuild, [str(out_dir)] * n, [str(traces_dir)] * n, programs, [kernels] * n, [target] * n))
+
+
 def bench_traces(out_dir: Path, report: dict, traces_dir: Path, *, device: str = "cuda", rounds: int | None = None,
                  warmup: int = 2, budget_ms: float = 2000.0, budget: float = 1e9, kernels=None,
-                 on_row=None) -> tuple[list[TraceRow], str]:
+                 on_row=None, jobs: int = 1) -> tuple[list[TraceRow], str]:
     """One row per recorded launch of a migrated kernel under ``traces_dir``; and the device's name.
     ``rounds``: timed rounds of the migrated kernel (default: as many as the original's);
-    ``budget``: seconds after which no launch is started (the rest are skipped)."""
+    ``budget``: seconds after which no launch is started (the rest are skipped); ``jobs`` > 1: the
+    migrated kernels are first compiled in that many processes (:func:`prebuild`), then timed one
+    at a time."""
     from .replay import Replay, prepare
 
     if device == "cuda":
@@ -212,6 +262,8 @@ def bench_traces(out_dir: Path, report: dict, traces_dir: Path, *, device: str =
     peaks = device_peaks(name)
     target = "cuda" if device == "cuda" else "c"
     rows, started = [], time.time()
+    if jobs > 1:
+        _prebuild_all(out_dir, report, traces_dir, kernels, jobs, target)
     for program, file, module, form, L, timing in _work(out_dir, report, traces_dir, kernels):
         row = TraceRow(program, file, L.name, L.number, form, "skipped", seq=L.seq)
         try:

@@ -208,3 +208,13 @@ def test_gemm_flops_of_a_lifted_batched_gemm_and_none_for_other_kernels(tmp_path
     assert main(["convert", str(REPO / "corpus" / "elementwise" / "saxpy.cu"), "-o", str(tmp_path / "o2"), "-q"]) == 0
     (saxpy,) = load_module(tmp_path / "o2" / "saxpy.py").KERNELS.values()
     assert gemm_flops(saxpy, [torch.zeros(8), torch.zeros(8), 2.0, 8]) == (0, "")
+
+
+@needs_cxx
+def test_prebuild_compiles_the_timed_launches_of_one_program(converted):
+    from migrate.runtime.bench_traces import _load_report, prebuild
+
+    _load_report(str(converted / "report.json"))
+    # scale's first launch and shift's: scale's second was not timed by the original
+    assert prebuild(str(converted), str(converted / "traces"), "record_sizes", None, "c") == 2
+    assert prebuild(str(converted), str(converted / "traces"), "other", None, "c") == 0
