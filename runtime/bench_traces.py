@@ -369,8 +369,15 @@ def summary(rows: list[TraceRow]) -> dict:
     forms = sorted({k["form"] for k in kernels})
     return {"kernels": kernels, **figures(kernels), "by_form": {f: figures([k for k in kernels if k["form"] == f])
                                                                 for f in forms},
-            "not_judged": dict(Counter(r.message.split(":")[0][:80] for r in rows
+            "not_judged": dict(Counter(_reason(r.message) for r in rows
                                        if r.status in ("skipped", "untimed")).most_common())}
+
+
+def _reason(message: str) -> str:
+    """A short class of why a launch was not judged, for the totals (numbers left out)."""
+    import re
+
+    return re.sub(r"\d+", "N", message.split(": ", 1)[0] if "was not timed" not in message else message)[:100]
 
 
 def format_row(r: TraceRow) -> str:

@@ -46,6 +46,9 @@ def test_fast_p_counts_correct_kernels_at_least_p_times_as_fast():
     assert s["geomean"] == pytest.approx((0.4 * 1.0 * 1.25 * 0.5) ** 0.25) and s["slowest"] == 1.25
     assert s["by_form"]["tile"]["fast_2"] == pytest.approx(2 / 7)
     assert sum(s["not_judged"].values()) == 2
+    rows = [TraceRow("p", "f", "k", i, "tile", "skipped", message=f"launch {i} was not recorded (budget: {i} bytes)")
+            for i in range(3)]
+    assert summary(rows)["not_judged"] == {"launch N was not recorded (budget": 3}
 
 
 def test_the_timing_loop_puts_inputs_back_before_each_launch_and_keeps_the_rounds_after_warmup():
@@ -178,6 +181,9 @@ def test_a_recording_only_run_replays_nothing(tmp_path):
     assert {(c.kernel, c.status) for c in checks} == {("scale", "skipped"), ("shift", "skipped")}
     assert [c.message for c in checks] == ["recorded only: 2 launches", "recorded only: 1 launches"]
     assert (tmp_path / "t" / "manifest.jsonl").is_file()
+    checks = check_program([target], tmp_path / "record_sizes.cu", ["64"], trace_dir=tmp_path / "t2",
+                           work_dir=tmp_path / "run2", build_only=True)
+    assert [c.message for c in checks] == ["built only", "built only"] and not (tmp_path / "t2").exists()
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc")
