@@ -10,8 +10,9 @@ same verdict as ``migrate check``), and one that passes is timed the same way as
 - before each launch its inputs are put back as the recording holds them (a kernel that works in
   place runs on the same data every time), then a scratch buffer of twice the L2 cache (at least
   32 MiB, :func:`flush_bytes`) is written over, so that the launch reads cold memory;
-- the launch is timed alone with CUDA events (the migrated side queues a spin of
-  :data:`SLEEP_CYCLES` first, so that Python's launch cost is not timed);
+- the launch is timed alone with CUDA events, queued while the GPU is still busy (the write over
+  L2; the migrated side also queues a spin of :data:`SLEEP_CYCLES` first), so that the host's
+  launch cost is not timed;
 - ``warmup`` (2) launches are not counted (1 where the first takes over a quarter of ``budget_ms``);
   then ``rounds`` (as many as the original's) are timed, stopping past ``budget_ms`` (2000) of
   launches once 3 are; the median is reported.
@@ -38,9 +39,10 @@ __all__ = ["TraceRow", "bench_traces", "fast_p", "flush_bytes", "gemm_flops", "k
 
 #: the fewest bytes written over before a timed launch (twice the L2 cache where that is more)
 FLUSH_MIN = 32 << 20
-#: the spin queued before the migrated kernel's timed launch (about 100 us at 2 GHz): the GPU is
-#: busy while Python launches it, as it is while the recorder launches the original
-SLEEP_CYCLES = 200_000
+#: the spin queued before the migrated kernel's timed launch (about 0.5 ms at 2 GHz): the GPU is
+#: busy while Python launches it (TileLang's call through tvm-ffi), as it is while the recorder
+#: launches the original from C++
+SLEEP_CYCLES = 1_000_000
 
 
 @dataclass

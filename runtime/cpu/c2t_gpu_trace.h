@@ -123,6 +123,7 @@ inline void run(const trace::Recorder& rec, const Snapshot& before, std::string 
     if (why.empty() && rec.L.globals_changed)
         why = "the launch changes __device__ globals, which the timing could not put back";
     std::vector<float> ms;
+    int warm = s.warmup;
     if (why.empty()) {
         Snapshot after;
         if (!after.take(rec.L.reached, st)) {
@@ -140,7 +141,6 @@ inline void run(const trace::Recorder& rec, const Snapshot& before, std::string 
             cudaEventCreate(&e0);
             cudaEventCreate(&e1);
             double spent = 0;
-            int warm = s.warmup;
             for (int r = 0; r < warm + s.rounds; ++r) {
                 before.put(st);
                 if (s.flush) cudaMemsetAsync(s.flush, r & 0xff, s.flush_bytes, st);
@@ -174,7 +174,7 @@ inline void run(const trace::Recorder& rec, const Snapshot& before, std::string 
     }
     fprintf(s.out, "{\"seq\":%ld,\"kernel\":%s%s,\"number\":%d,\"warmup\":%d,\"flush_bytes\":%zu,\"ms\":[%s]%s}\n",
             rec.written, trace::json_string(rec.kernel).c_str(), trace::instance_field(rec.instance).c_str(),
-            rec.number, s.warmup, s.flush_bytes, list.c_str(),
+            rec.number, warm, s.flush_bytes, list.c_str(),
             why.empty() ? "" : (",\"skipped\":" + trace::json_string(why.c_str())).c_str());
     fflush(s.out);
 }
