@@ -45,6 +45,8 @@ def test_fast_p_counts_correct_kernels_at_least_p_times_as_fast():
     assert (s["judged"], s["correct"], len(s["kernels"])) == (7, 4, 7)
     assert s["geomean"] == pytest.approx((0.4 * 1.0 * 1.25 * 0.5) ** 0.25) and s["slowest"] == 1.25
     assert s["by_form"]["tile"]["fast_2"] == pytest.approx(2 / 7)
+    assert s["correct_fast_1"] == pytest.approx(3 / 4) and s["correct_fast_2"] == pytest.approx(2 / 4)
+    assert s["over_1_1"] == ["p:slower"]
     assert sum(s["not_judged"].values()) == 2
     rows = [TraceRow("p", "f", "k", i, "tile", "skipped", message=f"launch {i} was not recorded (budget: {i} bytes)")
             for i in range(3)]
