@@ -61,12 +61,8 @@ if [[ " $STEPS " == *" time "* ]]; then
   TIME_BUDGET=${TIME_BUDGET:-300}
   tstart=$(date +%s)
   until_share() { echo $(( TIME_BUDGET * $1 / 100 - ($(date +%s) - tstart) )); }  # s left to $1 % of the budget
-  TIME_ONLY=${TIME_ONLY:-$(python -c "
-import json, sys
-rows = json.load(open(sys.argv[1]))['rows']
-runs = {r['program']: (r.get('seconds') or {}).get('run', 0) for r in rows if r['status'] == 'pass'}
-print(','.join(sorted(p for p, s in runs.items() if s <= float(sys.argv[2]))))" \
-    "${TIME_FROM:-$RES/gpu_record.json}" "${TIME_RUN_MAX:-3}" 2>/dev/null)}
+  TIME_ONLY=${TIME_ONLY:-$(python bench/realworld_replay.py --passing "${TIME_FROM:-$RES/gpu_record.json}" \
+    --run-max ${TIME_RUN_MAX:-3} 2>/dev/null)}
   echo "time: $(echo "$TIME_ONLY" | tr ',' '\n' | grep -c .) programs, ${TIME_ROUNDS:-20} rounds, budget $TIME_BUDGET s" \
     | tee -a "$RES/device.txt"
   [ -n "$TIME_ONLY" ] || { echo "time: no programs (no passing kernel in ${TIME_FROM:-$RES/gpu_record.json})"; exit 1; }

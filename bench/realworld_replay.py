@@ -176,6 +176,13 @@ def summarize(rows: list[dict], converted: int, outside: list, ran_keys: set | N
           f"{len(ran_replayed)} ({100 * len(ran_replayed) / max(1, len(launched)):.0f} %)")
 
 
+def passing_programs(rows: list[dict], run_max: float | None = None) -> list[str]:
+    """The programs of a run's rows with a kernel that passed, sorted; with ``run_max``, those whose
+    run took at most that many seconds."""
+    runs = {r["program"]: (r.get("seconds") or {}).get("run", 0.0) for r in rows if r["status"] == "pass"}
+    return sorted(p for p, s in runs.items() if run_max is None or s <= run_max)
+
+
 def main(argv=None) -> int:
     from migrate.runtime.checker import kernel_forms
     from migrate.runtime.limits import DEFAULT_MAX_MEMORY, parse_memory
@@ -205,6 +212,10 @@ def main(argv=None) -> int:
     ap.add_argument("--merged", type=Path, default=None, help="with --summary: write the merged rows there")
     ap.add_argument("--stop-after", type=float, default=None, help="seconds: then the jobs still running are "
                     "stopped and left out of the results (a later --resume runs them)")
+    ap.add_argument("--passing", type=Path, default=None, metavar="FILE", help="print the programs of a --json "
+                    "file with a kernel that passed (comma-separated; with --run-max, those whose run took at most "
+                    "that many seconds there) and stop: the programs bench/gpu_realworld.sh STEPS=time times")
+    ap.add_argument("--run-max", type=float, default=None)
     ap.add_argument("--one", type=Path, default=None, help=argparse.SUPPRESS)  # one job, in a process of its own
     ap.add_argument("--resume", type=Path, default=None, help="a --json file of an earlier run that was stopped: its "
                     "programs are not run again, its rows are kept")
@@ -213,6 +224,9 @@ def main(argv=None) -> int:
         from migrate.runtime.batch import die_with_parent
         die_with_parent()  # a job dies with the harness (it runs in a session of its own)
         print(json.dumps(_one(json.loads(args.one.read_text()))))
+        return 0
+    if args.passing:
+        print(",".join(passing_programs(json.loads(args.passing.read_text())["rows"], args.run_max)))
         return 0
     if args.out is None and not args.summary:
         ap.error("--out is required")

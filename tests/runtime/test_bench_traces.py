@@ -226,3 +226,20 @@ def test_prebuild_compiles_the_timed_launches_of_one_program(converted):
     # scale's first launch and shift's: scale's second was not timed by the original
     assert prebuild(str(converted), str(converted / "traces"), "record_sizes", None, "c") == 2
     assert prebuild(str(converted), str(converted / "traces"), "other", None, "c") == 0
+
+
+def test_the_programs_to_time_are_those_with_a_passing_kernel_and_a_short_run():
+    import importlib.util
+
+    from tests.paths import REPO
+
+    spec = importlib.util.spec_from_file_location("bench_realworld_replay", REPO / "bench" / "realworld_replay.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = [{"program": "b", "status": "pass", "seconds": {"run": 2.0}},
+            {"program": "a", "status": "pass", "seconds": {"run": 9.0}},
+            {"program": "a", "status": "fail", "seconds": {"run": 9.0}},
+            {"program": "c", "status": "fail", "seconds": {"run": 1.0}},
+            {"program": "d", "status": "pass", "seconds": {}}]
+    assert module.passing_programs(rows) == ["a", "b", "d"]
+    assert module.passing_programs(rows, 3.0) == ["b", "d"]
