@@ -81,7 +81,9 @@ def _one(job) -> tuple:
         checks = check_report_program(out, prog, files, forms, _arguments(case["run_args"]),
                                       record_limit=opts["limit"], run_timeout=opts["timeout"], budget=opts["budget"],
                                       device=opts["device"], record_on=opts["record_on"], packed=opts["keep"],
-                                      timings=timings, fast_forward=opts.get("fast_forward", False))
+                                      timings=timings, fast_forward=opts.get("fast_forward", False),
+                                      record_only=opts.get("record_only", False),
+                                      build_only=opts.get("build_only", False))
     except Exception as exc:  # a bug of the tool on one program: reported, the others go on
         checks = [KernelCheck(e["file"], n, n, opts["device"], "error",
                               message=f"internal error: {type(exc).__name__}: {exc}")
@@ -174,6 +176,13 @@ def summarize(rows: list[dict], converted: int, outside: list, ran_keys: set | N
           f"{len(ran_replayed)} ({100 * len(ran_replayed) / max(1, len(launched)):.0f} %)")
 
 
+def passing_programs(rows: list[dict], run_max: float | None = None) -> list[str]:
+    """The programs of a run's rows with a kernel that passed, sorted; with ``run_max``, those whose
+    run took at most that many seconds."""
+    runs = {r["program"]: (r.get("seconds") or {}).get("run", 0.0) for r in rows if r["status"] == "pass"}
+    return sorted(p for p, s in runs.items() if run_max is None or s <= run_max)
+
+
 def main(argv=None) -> int:
     from migrate.runtime.checker import kernel_forms
     from migrate.runtime.limits import DEFAULT_MAX_MEMORY, parse_memory
@@ -193,6 +202,9 @@ def main(argv=None) -> int:
     ap.add_argument("--fast-forward", action="store_true", help="CPU executor: a kernel's launches after its "
                     "recorded ones are skipped (migrate --fast-forward)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--record-only", action="store_true", help="record the programs' launches and replay none "
+                    "(with --keep-traces: for migrate bench --traces, which replays and times them)")
+    ap.add_argument("--build-only", action="store_true", help="build the programs (into the cache) and run none")
     ap.add_argument("--max-memory", type=parse_memory, default=DEFAULT_MAX_MEMORY,
                     help="each program's run and each replay on the CPU (default 8GiB, as migrate's --max-memory)")
     ap.add_argument("--summary", type=Path, nargs="+", default=None, help="print the totals of --json files and "
@@ -200,6 +212,10 @@ def main(argv=None) -> int:
     ap.add_argument("--merged", type=Path, default=None, help="with --summary: write the merged rows there")
     ap.add_argument("--stop-after", type=float, default=None, help="seconds: then the jobs still running are "
                     "stopped and left out of the results (a later --resume runs them)")
+    ap.add_argument("--passing", type=Path, default=None, metavar="FILE", help="print the programs of a --json "
+                    "file with a kernel that passed (comma-separated; with --run-max, those whose run took at most "
+                    "that many seconds there) and stop: the programs bench/gpu_realworld.sh STEPS=time times")
+    ap.add_argument("--run-max", type=float, default=None)
     ap.add_argument("--one", type=Path, default=None, help=argparse.SUPPRESS)  # one job, in a process of its own
     ap.add_argument("--resume", type=Path, default=None, help="a --json file of an earlier run that was stopped: its "
                     "programs are not run again, its rows are kept")
@@ -208,6 +224,9 @@ def main(argv=None) -> int:
         from migrate.runtime.batch import die_with_parent
         die_with_parent()  # a job dies with the harness (it runs in a session of its own)
         print(json.dumps(_one(json.loads(args.one.read_text()))))
+        return 0
+    if args.passing:
+        print(",".join(passing_programs(json.loads(args.passing.read_text())["rows"], args.run_max)))
         return 0
     if args.out is None and not args.summary:
         ap.error("--out is required")
@@ -231,7 +250,8 @@ def main(argv=None) -> int:
     entries = {e["file"]: e for e in report["files"] if e.get("output")}
     opts = {"out": str(args.out.resolve()), "limit": args.limit, "timeout": args.timeout, "budget": args.budget,
             "device": args.device, "record_on": args.record_on, "keep": args.keep_traces,
-            "fast_forward": args.fast_forward, "max_memory": args.max_memory}
+            "fast_forward": args.fast_forward, "max_memory": args.max_memory, "record_only": args.record_only,
+            "build_only": args.build_only}
     jobs, covered = [], set()
     for case in cases:
         if case.get("run_args") is None or (only and case["name"] not in only):

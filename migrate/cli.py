@@ -107,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a tree of spec TOML files mirroring the sources, with the sizes to time "
                             "(bench/specs for the corpus); default: the specs in OUT")
     bench.add_argument("--reps", type=int, default=20, help="launches per timed round")
-    bench.add_argument("--rounds", type=int, default=7, help="timed rounds (the median is reported)")
+    bench.add_argument("--rounds", type=int, default=None,
+                       help="timed rounds (the median is reported; default 7, with --traces as many as the "
+                            "original's)")
     bench.add_argument("--json", metavar="FILE", help="write every row, with all samples, as JSON")
     bench.add_argument("--tune", action="store_true",
                        help="also search each tile-form kernel's tile sizes, threads and pipeline depths "
@@ -119,6 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="start no kernel after this many seconds")
     bench.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
     bench.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]")
+    bench.add_argument("--traces", metavar="DIR",
+                       help="time at the programs' own sizes: the launches recorded on the GPU with the "
+                            "original's times (C2T_TIME_ROUNDS set; a folder per program, as OUT/traces), "
+                            "each replayed into its migrated kernel and, where it passes, timed the same "
+                            "way; prints fast_0/fast_1/fast_2 (--rounds: default as many as the original's)")
+    bench.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                       help="with --traces: cpu runs the same loop on TileLang's C target, timed by the "
+                            "clock (a dry run, for tests)")
 
     onnx = sub.add_parser("onnx", help="convert an ONNX model into TileLang kernels and a Model class")
     onnx.add_argument("model", metavar="MODEL.onnx", help="the ONNX model (static shapes)")
@@ -335,6 +345,11 @@ def cmd_bench(args) -> int:
     if specs is not None and not specs.is_dir():
         err.print(f"migrate bench: {specs}: no such folder")
         return EXIT_USAGE
+    if args.traces and not Path(args.traces).is_dir():
+        err.print(f"migrate bench: {args.traces}: no such folder")
+        return EXIT_USAGE
+    if args.traces and args.device == "cpu":
+        return _bench_traces(args, out_dir, out, err)
     try:
         import torch
         has_gpu = torch.cuda.is_available()
@@ -344,6 +359,8 @@ def cmd_bench(args) -> int:
         err.print("migrate bench: needs a CUDA GPU (torch sees none); `migrate check --device cpu` "
                   "checks equality without one")
         return EXIT_USAGE
+    if args.traces:
+        return _bench_traces(args, out_dir, out, err)
     from .runtime.bench import bench_folder, geomean
 
     report_data = json.loads((out_dir / "report.json").read_text())
@@ -365,7 +382,7 @@ def cmd_bench(args) -> int:
 
     try:
         rows, device = bench_folder(out_dir, report_data, kernels=set(args.kernel or ()) or None,
-                                    specs_dir=specs, reps=args.reps, rounds=args.rounds,
+                                    specs_dir=specs, reps=args.reps, rounds=args.rounds or 7,
                                     include_dirs=tuple(args.include_dirs), defines=tuple(args.defines),
                                     on_row=show, budget=args.budget, tune=args.tune, jobs=args.jobs)
     except SpecError as exc:  # a bad spec: its code and FILE:LINE, no traceback
@@ -393,6 +410,31 @@ def cmd_bench(args) -> int:
         Path(args.json).write_text(json.dumps({"device": device, "geomean": geo,
                                                "rows": [r.to_json() for r in rows]}, indent=2) + "\n")
     return EXIT_OK if len(ok) == len(rows) else EXIT_INCOMPLETE
+
+
+def _bench_traces(args, out_dir: Path, out, err) -> int:
+    """``migrate bench --from OUT --traces DIR`` (runtime/bench_traces.py): exit 0 when every
+    recorded launch was judged and timed, 1 when some were not, 2 when nothing was recorded."""
+    import json
+
+    from .runtime.bench_traces import bench_traces, format_row, format_summary, summary
+
+    report_data = json.loads((out_dir / "report.json").read_text())
+    rows, device = bench_traces(out_dir, report_data, Path(args.traces), device=args.device,
+                                rounds=args.rounds,
+                                budget=args.budget, kernels=set(args.kernel or ()) or None, jobs=args.jobs,
+                                on_row=lambda r: out.print(format_row(r), markup=False, soft_wrap=True))
+    if not rows:
+        err.print(f"migrate bench: no recorded launch of a migrated kernel in {args.traces} (record the "
+                  "programs on the GPU with C2T_TIME_ROUNDS set: bench/gpu_realworld.sh STEPS=\"record time\")")
+        return EXIT_USAGE
+    figures = summary(rows)
+    for line in format_summary(figures, device):
+        out.print(line, markup=False, soft_wrap=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"device": device, "summary": figures,
+                                               "rows": [r.to_json() for r in rows]}, indent=1) + "\n")
+    return EXIT_OK if all(r.status == "pass" for r in rows) else EXIT_INCOMPLETE
 
 
 def _warn_flags(command: str, report: dict, args, err) -> None:

@@ -354,9 +354,10 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          kernels=None, device: str = "cpu", include_dirs=(), defines=(), record_limit: int = 2,
                          run_timeout: float = 120.0, budget: int | None = None,
                          record_on: str = "cpu", packed: bool = True, timings: dict | None = None,
-                         fast_forward: bool = False, replay_timeout: float | None = None) -> list[KernelCheck]:
+                         fast_forward: bool = False, replay_timeout: float | None = None,
+                         record_only: bool = False, build_only: bool = False) -> list[KernelCheck]:
     """The kernels of ``entries`` checked on one recorded run of ``prog`` (report.json ``programs``);
-    ``packed`` and ``timings`` as for :func:`.trace_check.check_program`."""
+    ``packed``, ``timings``, ``record_only`` and ``build_only`` as for :func:`.trace_check.check_program`."""
     from .trace_check import TraceTarget, check_program
 
     targets = [TraceTarget(e["file"], out_dir / e["output"],
@@ -382,7 +383,8 @@ def check_report_program(out_dir: Path, prog: dict, entries: list[dict], forms: 
                          work_dir=out_dir / "run" / stem, limit=record_limit, timeout=run_timeout, device=device,
                          include_dirs=flags[0], defines=flags[1], source_dir=sources[0].parent,
                          cwd=(prog.get("run") or {}).get("cwd", ""), budget=budget, record_on=record_on,
-                         packed=packed, timings=timings, fast_forward=fast_forward, replay_timeout=replay_timeout)
+                         packed=packed, timings=timings, fast_forward=fast_forward, replay_timeout=replay_timeout,
+                         record_only=record_only, build_only=build_only)
 
 
 def _spec_error_checks(display: str, file_kernels: dict, specs, errors, all_names: set, shared: bool,

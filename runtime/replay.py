@@ -24,7 +24,7 @@ from .tilelang_side import load_module, to_numpy, to_tensor
 from .tilelang_support import LaunchError, instance_signature, template_kwargs
 from .traces import Arg, Launch
 
-__all__ = ["Replay", "replay", "TOLERANCE_OF_DTYPE"]
+__all__ = ["Prepared", "Replay", "prepare", "replay", "TOLERANCE_OF_DTYPE"]
 
 #: The tolerance class a replayed buffer is compared under, by dtype (the classes of automatic
 #: specs: accumulations in float32 may be reassociated, integers must match exactly).
@@ -182,8 +182,90 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     """Run ``launch`` (recorded from the original program) through the migrated kernel of the
     module at ``module_path`` on ``target`` ("c": the CPU; "cuda"), and compare its buffers.
     Arguments into one allocation (a kernel called in place) are views of one buffer."""
-    from .tilelang_support import launch as run
+    ready = prepare(module_path, launch, target)
+    return ready if isinstance(ready, Replay) else ready.check()
 
+
+@dataclass
+class Prepared:
+    """A recorded launch made ready for the migrated kernel (:func:`prepare`): its arguments (the
+    recorded bytes in tensors with red zones, by allocation), its symbols; :meth:`check` runs it
+    once and compares, :meth:`bound` and :meth:`restore` let ``migrate bench --traces`` run it
+    again on the same inputs."""
+
+    out: Replay
+    sig: object
+    args: list
+    template: object
+    symbols: dict
+    groups: dict
+    state: dict
+    bound_types: dict
+    launch: Launch
+    target: str
+    _saved: list = field(default_factory=list)
+
+    def _run_kwargs(self) -> dict:
+        L = self.launch
+        return dict(grid=L.grid, block=L.block, shared_bytes=L.shared_bytes, target=self.target,
+                    template=self.template, symbols=self.symbols)
+
+    def bound(self):
+        """A function that runs the migrated kernel on these arguments (compiled once)."""
+        from .tilelang_support import bind
+        return bind(self.sig, self.args, **self._run_kwargs())
+
+    def keep(self) -> None:
+        """Copies of every input tensor (buffers with their red zones, symbols) as they are now."""
+        tensors = [g["whole"] for g in self.groups.values()] + list(self.symbols.values())
+        self._saved = [(x, x.clone()) for x in tensors if hasattr(x, "clone")]
+
+    def restore(self) -> None:
+        """The input tensors put back as :meth:`keep` found them."""
+        for x, copy in self._saved:
+            x.copy_(copy)
+
+    def check(self) -> Replay:
+        """Run the migrated kernel once and compare every buffer with what the original left."""
+        from .tilelang_support import launch as run
+
+        run(self.sig, self.args, **self._run_kwargs())
+        return self.judge()
+
+    def judge(self) -> Replay:
+        out, sig, launch, state, bound, groups, symbols = (self.out, self.sig, self.launch, self.state,
+                                                           self.bound_types, self.groups, self.symbols)
+        for name, dtype, elements in sig.symbols:  # the __device__ globals it leaves, as the original left them
+            if name in state:
+                dtype = bound.get(dtype, dtype)
+                expected = _values(launch.globals_after[name], dtype, 0)[:elements]
+                actual = to_numpy(symbols[name], dtype)
+                out.outputs["symbol:" + name] = actual
+                out.results.append(compare_chunked(expected, actual, dtype, TOLERANCE_OF_DTYPE.get(dtype, "exact"),
+                                                   name=name))
+        for alloc, group in groups.items():
+            dtype, n, name = group["dtype"], group["n"], " = ".join(group["names"])
+            zone = to_numpy(group["whole"], dtype)
+            write = redzone.red_zone_write(zone, n, dtype)
+            if write:
+                out.status = "fail"
+                out.message = redzone.message(name, write)
+                return out
+            expected = _values(launch.after[alloc], dtype, group["base"])
+            actual = zone[RED_ZONE:RED_ZONE + n]
+            for each in group["names"]:
+                out.outputs[each] = actual
+            res = compare_chunked(expected, actual, dtype, TOLERANCE_OF_DTYPE.get(dtype, "exact"), name=name)
+            out.results.append(res)
+        bad = [r for r in out.results if not r.passed]
+        out.status = "fail" if bad else "pass"
+        out.message = bad[0].message if bad else f"{len(out.results)} buffers match the recording"
+        return out
+
+
+def prepare(module_path: str | Path, launch: Launch, target: str = "c"):
+    """:func:`replay`'s launch made ready for the migrated kernel: a :class:`Prepared`, or the
+    skipped :class:`Replay` that says why it cannot be."""
     out = Replay(launch.name, launch.number, "skipped")
     if launch.skipped:
         out.message = f"launch {launch.number} was not recorded ({launch.skipped}, past the trace budget)"
@@ -305,34 +387,7 @@ def replay(module_path: str | Path, launch: Launch, target: str = "c") -> Replay
     state = dict(sig.state)
     symbols = {name: to_tensor(_values(_symbol_bytes(state, launch, name), bound.get(dtype, dtype), 0)[:elements],
                                bound.get(dtype, dtype), device) for name, dtype, elements in sig.symbols}
-    run(sig, args, grid=launch.grid, block=launch.block, shared_bytes=launch.shared_bytes,
-        target=target, template=template, symbols=symbols)
-    for name, dtype, elements in sig.symbols:  # the __device__ globals it leaves, as the original left them
-        if name in state:
-            dtype = bound.get(dtype, dtype)
-            expected = _values(launch.globals_after[name], dtype, 0)[:elements]
-            actual = to_numpy(symbols[name], dtype)
-            out.outputs["symbol:" + name] = actual
-            out.results.append(compare_chunked(expected, actual, dtype, TOLERANCE_OF_DTYPE.get(dtype, "exact"),
-                                               name=name))
-    for alloc, group in groups.items():
-        dtype, n, name = group["dtype"], group["n"], " = ".join(group["names"])
-        zone = to_numpy(group["whole"], dtype)
-        write = redzone.red_zone_write(zone, n, dtype)
-        if write:
-            out.status = "fail"
-            out.message = redzone.message(name, write)
-            return out
-        expected = _values(launch.after[alloc], dtype, group["base"])
-        actual = zone[RED_ZONE:RED_ZONE + n]
-        for each in group["names"]:
-            out.outputs[each] = actual
-        res = compare_chunked(expected, actual, dtype, TOLERANCE_OF_DTYPE.get(dtype, "exact"), name=name)
-        out.results.append(res)
-    bad = [r for r in out.results if not r.passed]
-    out.status = "fail" if bad else "pass"
-    out.message = bad[0].message if bad else f"{len(out.results)} buffers match the recording"
-    return out
+    return Prepared(out, sig, args, template, symbols, groups, state, bound, launch, target)
 
 
 def as_spec(sig, launch: Launch, file: str = ""):

@@ -956,9 +956,18 @@ def launch(sig: Signature, args, *, grid, block, shared_bytes: int = 0, template
            symbols=None, target=None, options: dict | None = None):
     """Run ``sig`` like ``kernel<<<grid, block, shared_bytes>>>(*args)``; tensors are updated in place.
     ``options``: factory keywords (``tile``, ``threads``) in place of the tuned or default ones."""
+    bind(sig, args, grid=grid, block=block, shared_bytes=shared_bytes, template=template, symbols=symbols,
+         target=target, options=options)()
+
+
+def bind(sig: Signature, args, *, grid, block, shared_bytes: int = 0, template=None,
+         symbols=None, target=None, options: dict | None = None):
+    """:func:`launch`'s kernel compiled and its arguments made, as a function that runs it (again:
+    ``migrate bench --traces`` times it); tensors are updated in place at each call."""
     sig, template = instance_signature(sig, template)
     target = target or default_target()
     sizes = static_sizes(sig, args, target)
     kernel = compile_kernel(sig, grid, block, shared_bytes, template, target, sizes=sizes, options=options)
     device = "cuda" if target != "c" else None
-    kernel(*without_static(sig, arguments(sig, args, symbols, template, device), sizes))
+    call = without_static(sig, arguments(sig, args, symbols, template, device), sizes)
+    return lambda: kernel(*call)

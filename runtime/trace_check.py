@@ -73,7 +73,8 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
                   include_dirs=(), defines=(), source_dir: Path | None = None, budget: int | None = None,
                   cwd: str = "", record_on: str = "cpu", packed: bool = True,
                   timings: dict | None = None, fast_forward: bool = False,
-                  replay_timeout: float | None = None) -> list[KernelCheck]:
+                  replay_timeout: float | None = None, record_only: bool = False,
+                  build_only: bool = False) -> list[KernelCheck]:
     """One check per kernel of ``targets`` from one run of the program whose ``main()`` is in
     ``main`` and whose other translation units are ``units``. The program runs in ``work_dir``
     (``cwd`` below it), into which the files of ``source_dir`` (the program's folder, for the
@@ -84,7 +85,10 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     one file, replayed in place. ``timings``, where given, receives the seconds of each step
     (build, run, replay). ``fast_forward``: on the CPU executor, the launches of a kernel after its
     recorded ones are skipped (:func:`.traces.record`). ``replay_timeout``: each launch is replayed
-    in a worker process, within that many seconds (:func:`isolated`); None replays in this process."""
+    in a worker process, within that many seconds (:func:`isolated`); None replays in this process.
+    ``record_only``: the program is recorded and nothing replayed (``migrate bench --traces`` replays
+    and times the recording later); the checks stay skipped, saying so. ``build_only``: the program is
+    built (into the cache) and not run."""
     from .build import BuildError
     from .cuda_cpu import compile_cpu
     from .replay import replay
@@ -137,6 +141,10 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
             checks[(t.display, n)].message = f"the original program ({program}) does not build: {exc}"
         return list(checks.values())
     timings["build"] = round(time.perf_counter() - start, 2)
+    if build_only:
+        for t, n in todo:
+            checks[(t.display, n)].message = "built only"
+        return list(checks.values())
     if record_on != "cuda" and not lib.main_entry:
         for t, n in todo:
             checks[(t.display, n)].message = f"no spec, and {program} has no main() to run: state the launch in a spec"
@@ -151,6 +159,11 @@ def check_program(targets: list[TraceTarget], main: Path | None, run_args: list[
     ran = time.perf_counter()
     rec = record(lib, run_args, trace_dir, limit=limit, timeout=timeout, cwd=run_dir, packed=packed, **extra)
     timings["run"], ran = round(time.perf_counter() - ran, 2), time.perf_counter()
+    if record_only:
+        for t, n in todo:
+            checks[(t.display, n)].run = how_it_ran(rec.status, rec.stderr)
+            checks[(t.display, n)].message = f"recorded only: {len(t.launches_of(n, rec.launches))} launches"
+        return list(checks.values())
     out = _replay_all(checks, todo, rec, run_args, target_dev, time.perf_counter() - start, replay,
                       timeout=replay_timeout)
     timings["replay"] = round(time.perf_counter() - ran, 2)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Arg", "Launch", "Recording", "RUN_FILE", "load", "pack", "read", "record"]
+__all__ = ["Arg", "Launch", "Recording", "RUN_FILE", "TIMINGS_FILE", "load", "pack", "read", "read_timings",
+           "record"]
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,7 @@ def record(lib, argv=(), trace_dir: str | os.PathLike = "traces", limit: int = 2
     trace_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "C2T_TRACE_DIR": str(trace_dir.resolve()), "C2T_TRACE_LIMIT": str(int(limit)),
            "C2T_TRACE_BUDGET": str(int(budget)), "C2T_TRACE_SKIP": "1" if fast_forward else "0"}
-    for old in [*trace_dir.glob("launch-*.zlib"), trace_dir / "data.bin"]:  # an earlier recording's
+    for old in [*trace_dir.glob("launch-*.zlib"), trace_dir / "data.bin", trace_dir / TIMINGS_FILE]:  # an earlier recording's
         old.unlink(missing_ok=True)
     try:
         status, out, err = run(lib, argv, timeout=timeout, env=env, cwd=cwd, schedule=schedule)
@@ -282,6 +283,25 @@ def _run_command(cmd, argv=(), timeout: float = 120.0, env=None, cwd=None, sched
 
 #: how the recording run ended, beside its manifest
 RUN_FILE = "run.json"
+#: the original's timings of the recorded launches (a GPU recording with C2T_TIME_ROUNDS set,
+#: ``cpu/c2t_gpu_trace.h``), beside its manifest: one JSON line per launch, by ``seq``
+TIMINGS_FILE = "timings.jsonl"
+
+
+def read_timings(trace_dir: str | os.PathLike) -> dict:
+    """seq -> the original's timing of that recorded launch (``ms``: the timed rounds in
+    milliseconds; ``skipped``: why it was not timed), from ``timings.jsonl``; {} without one."""
+    path = Path(trace_dir) / TIMINGS_FILE
+    out = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text().splitlines():
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError:  # a run killed while writing its last line
+            break
+        out[int(d["seq"])] = d
+    return out
 
 
 def load(trace_dir: str | os.PathLike) -> tuple[list[str], Recording] | None:

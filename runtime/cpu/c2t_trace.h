@@ -189,6 +189,7 @@ struct complete_size<E, std::void_t<decltype(sizeof(E))>> { static constexpr siz
 struct Launch {
     std::string args;
     std::vector<const std::pair<const uintptr_t, Alloc>*> reached;
+    bool globals_changed = false;  // the launch left a writable global other than it found it
 
     template <class T>
     void arg(const T& v) {
@@ -332,6 +333,7 @@ struct Launch {
             if (!dumped(g) || i >= gat.size()) continue;
             now.resize(g.size);
             g.read(now.data());
+            globals_changed |= now != gsaved[i];
             long where = now == gsaved[i] ? gat[i] : append(s, now);
             std::vector<char>().swap(gsaved[i]);
             out += std::string(out.empty() ? "" : ",") + "{\"name\":\"" + g.name + "\",\"size\":" +
@@ -428,6 +430,7 @@ struct Recorder {
     bool on = false;
     bool skip = false;  // a launch after the kernel's recorded ones, with C2T_TRACE_SKIP: not run
     long start = 0;  // data.bin's size before this launch
+    long written = -1;  // the launch's seq in the manifest once finish() wrote it
     Launch L;
     std::string before;
     std::string symbols;  // the __constant__ symbols' bytes the launch starts from
@@ -476,6 +479,7 @@ struct Recorder {
             return;
         }
         if (number > 0) s.later += total;
+        written = s.seq;
         write(kernel, instance, number, g, b, shmem, L, before, after, rc, symbols, globals);
     }
 };
