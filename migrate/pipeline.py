@@ -783,7 +783,7 @@ class KernelPipeline:
             reduces = _loops_or_exchanges(kplan.regions)
             reason = not_scan if not_scan.candidate else reasons[0] if len(kplan.regions) == 1 \
                 else reasons[-1] if reduces else reasons[-2]
-            if tiles is not None and (not_scan.candidate and not not_scan.proved
+            if tiles is not None and (tiles.decisive or not_scan.candidate and not not_scan.proved
                                       or not not_scan.candidate and isinstance(reason, NoReduction)):
                 reason = tiles
             out.diagnostics.append(make("M3003", prepared.span, f"not lifted to tile form: {reason}"))

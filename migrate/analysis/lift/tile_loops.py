@@ -55,11 +55,13 @@ from .flat_block import LAUNCH_WIDTH, flatten_block
 
 class NotTileLoop(NotLiftable):
     """Not a tiled loop; ``candidate`` when the kernel has a block-uniform loop or branch around its
-    barriers and no warp exchange, so that the reason is worth reporting."""
+    barriers and no warp exchange, so that the reason is worth reporting; ``decisive`` when the
+    lift took the kernel but for this reason (the reason to report above the other lifts')."""
 
-    def __init__(self, reason: str, candidate: bool = True) -> None:
+    def __init__(self, reason: str, candidate: bool = True, decisive: bool = False) -> None:
         super().__init__(reason)
         self.candidate = candidate
+        self.decisive = decisive
 
 
 def plan_tile_loops(fn: m.Function, kplan: KernelPlan, tdims, callees=()) -> KernelPlan:
@@ -96,6 +98,7 @@ def plan_tile_loops(fn: m.Function, kplan: KernelPlan, tdims, callees=()) -> Ker
     local = _lane_locals(regions, kplan, lifter.flags)
     for name in local:  # a value no stretch of lane code reads before it sets it: a local of each
         variables[name] = dataclasses.replace(variables[name], placement="phase")
+    _check_lane_arrays(regions, variables)
     regions = _finish(regions, lifter.flags, {name: variables[name].type for name in local})
     return KernelPlan(fn, "tile", regions, variables, kplan.aliases, flat_width=width)
 
@@ -485,3 +488,37 @@ def _check_own_cells(regions, kplan: KernelPlan) -> None:
             if wrong is not None:
                 raise NotTileLoop(f"lane code reads shared '{name}' (line {wrong.span.line}) in the stretch "
                                   "that stores to it at another place")
+
+
+def _check_lane_arrays(regions, variables) -> None:
+    """A per-thread array that crosses a barrier is a lane buffer, a row of it per lane: on GPUs a
+    TileLang fragment, which one lane loop must index alike wherever it names it (layout
+    inference gives a fragment one index map per parallel loop). A stretch of lane code that
+    reads or writes such an array at two places (``behind[i] = behind[i - 1]``, a register shift)
+    has no fragment form: refused, so that the kernel keeps its portable form (where the array
+    is a shared array indexed by the thread), not a tile form that builds on the CPU only."""
+    arrays = {n for n, vp in variables.items() if vp.placement == "thread_array" and isinstance(vp.type, m.Array)}
+    if not arrays:
+        return
+    for kind, stmts in _stretches(regions):
+        if kind != "lanes":
+            continue
+        keys: dict[str, set] = {}
+        for st in stmts:
+            inner = set()  # the array names under an access already counted
+            for n in m.walk(st):
+                if id(n) in inner:
+                    continue
+                if isinstance(n, m.Index):
+                    r = _root(n)
+                    if r is not None and r.name in arrays:
+                        keys.setdefault(r.name, set()).add(_key(n))
+                        inner |= {id(x) for x in m.walk(n)}
+                        continue
+                if isinstance(n, m.Ref) and n.name in arrays:  # the whole array (passed to a function)
+                    keys.setdefault(n.name, set()).add(None)
+                    keys[n.name].add(("whole", n.span.line))
+        for name, found in keys.items():
+            if len(found) > 1:
+                raise NotTileLoop(f"lane code names per-thread array '{name}' at {len(found)} places in one stretch "
+                                  "(a lane loop on GPUs holds it as a fragment, which takes one index per loop)", decisive=True)

@@ -308,7 +308,32 @@ BOUND_AFTER_EXIT = EARLY_EXIT.replace("int dnum,", "int dnum, const int* __restr
     "int part = (dnum - 1) / BS;", "int part = parts[blockIdx.x];").replace("(a, b, 100,", "(a, b, 100, 0,")
 
 
+#: a z-march the way 3-D stencils write it: each thread keeps a window of its column in a
+#: per-thread array and shifts it after every plane (``win[i] = win[i + 1]``); a lane loop
+#: naming the array at several places has no fragment form on GPUs (one index map per loop)
+REGISTER_SHIFT = """
+__global__ void zmarch(const float* __restrict__ in, float* __restrict__ out, int nz)
+{
+  __shared__ float plane[64];
+  int t = threadIdx.x;
+  int g = blockIdx.x * 64 + t;
+  float win[3];
+  for (int i = 0; i < 3; i++) win[i] = in[i * 256 + g];
+  for (int z = 0; z < nz; z++) {
+    plane[t] = win[1];
+    __syncthreads();
+    out[z * 256 + g] = win[0] + win[2] + plane[(t + 1) % 64];
+    __syncthreads();
+    for (int i = 0; i < 2; i++) win[i] = win[i + 1];
+    win[2] = in[(z + 3) * 256 + g];
+  }
+}
+"""
+
+
 @pytest.mark.parametrize("source, reason", [
+    (REGISTER_SHIFT, "lane code names per-thread array 'win' at 2 places in one stretch (a lane loop on GPUs "
+                     "holds it as a fragment, which takes one index per loop)"),
     (BOUND_AFTER_EXIT, "'part', a value the block's loops or branches read, is set at line 11 in lane code "
                        "that only some threads run"),
     (COMPARE_EXCHANGE, "lane code stores to shared 's' at 2 places in the stretch that reads it"),
