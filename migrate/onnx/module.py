@@ -17,6 +17,7 @@ from .fallback import TORCH_DTYPES, torch_expr
 from .graph import Graph
 from .group import Group
 from .kernels import Kernel
+from .kernels.base import declared_views
 
 
 class NoFallback(Exception):
@@ -45,9 +46,9 @@ from migrate.runtime.tilelang_support import compile_for
 
 
 def write(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], out_dir: Path, stem: str,
-          names: dict[str, str]) -> Path:
+          names: dict[str, str], special: dict | None = None) -> Path:
     """Write the module and its constants; ``names`` are the tensors' Python names the kernels use."""
-    parts = [_header(graph, stem)]
+    parts = [_header(graph, stem), f"STEM = {stem!r}\n"]
     for g in groups:
         k = kernels.get(g.name)
         if k is None:
@@ -56,14 +57,44 @@ def write(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], out_dir
         parts.append(f"# -- {k.name} ({k.summary}): ONNX nodes {nodes}")
         parts.append(k.source)
     parts.append("KERNELS = {\n" + "".join(f"    {k!r}: make_{k},\n" for k in kernels) + "}\n")
-    parts.append(_model_class(graph, groups, kernels, names, stem))
+    if special:
+        parts.append("# groups whose kernels need the values of declared dimensions: emitted and compiled on the\n"
+                     "# first call with each value (migrate.onnx.specialise, from " + stem + ".groups.pkl)\n"
+                     "SPECIALISED = {\n" + "".join(f"    {k!r}: {v!r},\n" for k, v in special.items()) + "}\n")
+    parts.append(_model_class(graph, groups, kernels, names, stem, special or {}))
     path = out_dir / f"{stem}.py"
     path.write_text("\n\n".join(parts))
     np.savez(out_dir / f"{stem}.npz", **{names[t]: np.ascontiguousarray(a) for t, a in graph.constants.items()})
     return path
 
 
-def _model_class(graph: Graph, groups, kernels, names, stem) -> str:
+_SPECIALISED_METHOD = '''
+    def specialised(self, name, dims, tensors):
+        """Run group ``name``, whose kernel is emitted and compiled for each value of ``dims``."""
+        key = (name, tuple(sorted(dims.items())))
+        if key not in self.compiled:
+            from migrate.onnx import specialise
+
+            state = Path(__file__).with_name(STEM + specialise.SUFFIX)
+            k = specialise.kernel(state, name, dims)
+            self.compiled[key] = (compile_for(specialise.make(state, name, dims, self.target), self.target), k.params)
+        fn, params = self.compiled[key]
+        fn(*[tensors[p.tensor].reshape(p.view) for p in params])
+'''
+
+
+def _dims_doc(graph: Graph) -> str:
+    if not graph.dims:
+        return ""
+    return ("\n    Symbolic extents " + ", ".join(graph.dims) + ": the kernels take them as T.dynamic extents, "
+            "one compiled kernel serves every value.")
+
+
+def _reshaped(expr: str, shape: tuple) -> str:
+    return f"{expr}.reshape{shape!r}" if len(shape) > 1 else f"{expr}.reshape({shape[0]!r})"
+
+
+def _model_class(graph: Graph, groups, kernels, names, stem, special) -> str:
     ins = [names[i.name] for i in graph.inputs]
     outs = [names[o.name] for o in graph.outputs]
 
@@ -79,9 +110,17 @@ def _model_class(graph: Graph, groups, kernels, names, stem) -> str:
             for t in g.outputs:
                 info = graph.info(t)
                 body.append(f"        {names[t]} = self.alloc({info.shape!r}, {TORCH_DTYPES[info.dtype]})")
-            args = ", ".join(f"{ref(p.tensor)}.reshape{p.view!r}" if len(p.view) > 1 else
-                             f"{ref(p.tensor)}.reshape({p.view[0]})" for p in k.params)
+            decl = declared_views(k.params)
+            args = ", ".join(_reshaped(ref(p.tensor), decl.get(p.name, p.view)) for p in k.params)
             body.append(f"        self.kernel({k.name!r})({args})")
+        elif g.name in special:
+            body.append(f"        # {g.name}: {what} (specialised per value of {', '.join(special[g.name])})")
+            for t in g.outputs:
+                info = graph.info(t)
+                body.append(f"        {names[t]} = self.alloc({info.shape!r}, {TORCH_DTYPES[info.dtype]})")
+            dims = "{" + ", ".join(f"{d!r}: {d}" for d in special[g.name]) + "}"
+            tensors = "{" + ", ".join(f"{t!r}: {ref(t)}" for t in g.inputs + g.outputs if t) + "}"
+            body.append(f"        self.specialised({g.name!r}, {dims}, {tensors})")
         elif g.kind == "view":
             n = g.nodes[0]
             out = graph.info(n.outputs[0])
@@ -98,9 +137,13 @@ def _model_class(graph: Graph, groups, kernels, names, stem) -> str:
             body.append(f"            trace[{g.name!r}] = {{" + ", ".join(f"{t!r}: {names[t]}" for t in g.outputs) + "}")
     ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ",)"
     prep = [f"        {x} = {x}.to(dev).contiguous()" for x in ins]
+    if graph.dims:
+        prep.append("        # the extents the model declares by name, read from the inputs' shapes")
+        prep += [f"        {d} = {ins[i]}.shape[{axis}]" for d, (i, axis) in graph.dims.items()]
+        prep += [f"        {d} = {str(e).strip('()')}  # derived" for d, e in graph.derived.items()]
     return f'''class Model:
     """The ONNX graph {graph.name!r}: inputs {", ".join(f"{i.name} {list(i.shape)} {i.dtype}" for i in graph.inputs)};
-    outputs {", ".join(f"{o.name} {list(o.shape)} {o.dtype}" for o in graph.outputs)}."""
+    outputs {", ".join(f"{o.name} {list(o.shape)} {o.dtype}" for o in graph.outputs)}.{_dims_doc(graph)}"""
 
     inputs = {tuple(i.name for i in graph.inputs)!r}
     outputs = {tuple(o.name for o in graph.outputs)!r}
@@ -120,6 +163,7 @@ def _model_class(graph: Graph, groups, kernels, names, stem) -> str:
             self.compiled[name] = compile_for(KERNELS[name](target=self.target), self.target)
         return self.compiled[name]
 
+{_SPECIALISED_METHOD if special else ""}
     def __call__(self, {", ".join(ins)}, *, trace=None):
         w, dev = self.weights, self.device
 {chr(10).join(prep)}

@@ -15,11 +15,12 @@ from .kernels import Kernel
 
 
 def report_dict(graph: Graph | None, groups: list[Group], kernels: dict[str, Kernel], out_dir: Path,
-                module: str | None, diagnostics, check: dict | None, model_path: str) -> dict:
+                module: str | None, diagnostics, check: dict | None, model_path: str, special=None) -> dict:
+    special = special or {}
     nodes = []
     for g in groups:
         for n in g.nodes:
-            kernel = g.name if g.name in kernels else ("view" if g.kind == "view" else None)
+            kernel = g.name if g.name in kernels or g.name in special else ("view" if g.kind == "view" else None)
             nodes.append({"name": n.name, "op_type": n.op_type, "kernel": kernel,
                           "fallback": g.fallback if g.kind == "torch" else False})
     diags = [d.to_json() for d in diagnostics]
@@ -33,7 +34,8 @@ def report_dict(graph: Graph | None, groups: list[Group], kernels: dict[str, Ker
         "module": module,
         "summary": {
             "nodes": len(nodes),
-            "kernels": len(kernels),
+            "kernels": len(kernels) + len(special),
+            "specialised": len(special),
             "nodes_in_tilelang": sum(1 for n in nodes if n["kernel"] and n["kernel"] != "view"),
             "views": sum(1 for n in nodes if n["kernel"] == "view"),
             "fallback": len(fallback),
@@ -41,10 +43,13 @@ def report_dict(graph: Graph | None, groups: list[Group], kernels: dict[str, Ker
             "diagnostics": dict(sorted(Counter(d["code"] for d in diags).items())),
             **({"check": "pass" if check.get("passed") else "fail"} if check else {}),
         },
+        "dims": {d: {"input": graph.inputs[i].name, "axis": axis} for d, (i, axis) in graph.dims.items()}
+        if graph is not None else {},
         "groups": [{"kernel": g.name, "kind": g.kind, "nodes": [n.name for n in g.nodes],
                     "inputs": g.inputs, "outputs": g.outputs,
                     **({"tolerance": kernels[g.name].tolerance, "shape": kernels[g.name].summary}
-                       if g.name in kernels else {})} for g in groups],
+                       if g.name in kernels else {}),
+                    **({"specialised": special[g.name]} if g.name in special else {})} for g in groups],
         "nodes": nodes,
         "diagnostics": diags,
         "check": check,
