@@ -25,6 +25,7 @@ import numpy as np
 from ..diagnostics import DiagnosticBag
 from ..ir.span import Span
 from .dims import Dim, NeedsValue, symbols
+from .names import RESERVED
 
 #: ONNX element types this slice handles -> the dtype name used by numpy, torch and TileLang
 ELEM_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
@@ -197,8 +198,6 @@ def load(path: str | Path, bag: DiagnosticBag) -> Graph:
 def _dim_name(param: str, taken: set[str]) -> str:
     """The Python identifier of a declared dimension (``batch``; ``dim_x`` where ``x`` names a tensor
     or a name the emitted code uses)."""
-    from .kernels.base import RESERVED
-
     name = re.sub(r"\W", "_", param)
     if not name or name[0].isdigit() or keyword.iskeyword(name) or name in RESERVED or name in taken \
             or name.startswith(("v_", "make_", "t_")):

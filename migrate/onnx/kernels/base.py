@@ -2,14 +2,13 @@
 chains (:class:`Body`), names, dtypes and the factory text."""
 from __future__ import annotations
 
-import keyword
-import re
 from dataclasses import dataclass, field
 
 from ..dims import Dim, factors, symbols
 from ..graph import Graph, Node
 from ..group import Group
 from ..indexing import broadcast_index, prod, subscript, unravel
+from ..names import RESERVED, py_name, py_names  # noqa: F401  (the kernels' names; re-exported)
 from ..ops import FLOATS, OPS, ExprCtx, literal
 
 
@@ -37,35 +36,6 @@ class Kernel:
 @dataclass(frozen=True)
 class Options:
     allow_tf32: bool = False
-
-
-#: names the kernels and the Model class use themselves (loop variables, buffers, modules)
-RESERVED = frozenset("""T torch np tilelang Path self w dev trace target alloc loop threads stages block_m block_n
-block_k bx by bz i j k ko r c o row col acc chunk a_s b_s mean rstd row_max row_sum p oc ic kh kw ih iw img oh
-ow""".split())
-
-
-def py_name(tensor: str) -> str:
-    """A Python identifier for an ONNX tensor name."""
-    s = re.sub(r"\W", "_", tensor)
-    if not s or s[0].isdigit() or keyword.iskeyword(s) or s in RESERVED or s.startswith(("v_", "make_")):
-        s = "t_" + s
-    return s
-
-
-def py_names(tensors) -> dict[str, str]:
-    """One distinct Python identifier per ONNX tensor name (``x:0`` and ``x_0`` both exist in
-    some exported models: the later gets a suffix)."""
-    out, used = {}, set()
-    for t in tensors:
-        name = base = py_name(t)
-        k = 1
-        while name in used:
-            k += 1
-            name = f"{base}_{k}"
-        used.add(name)
-        out[t] = name
-    return out
 
 
 def accum_dtype(dtype: str) -> str:
