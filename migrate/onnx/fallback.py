@@ -94,11 +94,16 @@ def _softmax(n, a, g):
 def _batchnorm(n, a, g):
     if n.attrs.get("training_mode", 0) or len([o for o in n.outputs if o]) > 1:
         return None
+    x = g.info(n.inputs[0])
+    if len(x.shape) < 2 or any(g.info(t).shape != (x.shape[1],) for t in n.inputs[1:5]):
+        return None   # torch's batch_norm takes one statistic per channel
     return (f"torch.nn.functional.batch_norm({a[0]}, {a[3]}, {a[4]}, {a[1]}, {a[2]}, False, 0.0, "
             f"{float(n.attrs.get('epsilon', 1e-5))})")
 
 
 def _gemm(n, a, g):
+    if g.info(n.inputs[0]).dtype != g.info(n.inputs[1]).dtype:
+        return None
     A = f"{a[0]}.transpose(-1, -2)" if n.attrs.get("transA", 0) else a[0]
     B = f"{a[1]}.transpose(-1, -2)" if n.attrs.get("transB", 0) else a[1]
     alpha, beta = float(n.attrs.get("alpha", 1.0)), float(n.attrs.get("beta", 1.0))
@@ -140,6 +145,8 @@ def _slice(n, a, g):
 
 def _gather(n, a, g):
     x = g.info(n.inputs[0])
+    if g.info(n.inputs[1]).dtype not in ("int32", "int64"):
+        return None
     axis = n.attrs.get("axis", 0) % len(x.shape)
     idx = f"torch.where({a[1]} < 0, {a[1]} + {x.shape[axis]}, {a[1]}).reshape(-1)"
     return f"{a[0]}.index_select({axis}, {idx})"   # reshaped to the output's shape by torch_expr
