@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]")
 
     onnx = sub.add_parser("onnx", help="convert an ONNX model into TileLang kernels and a Model class")
-    onnx.add_argument("model", metavar="MODEL.onnx", help="the ONNX model (static shapes)")
+    onnx.add_argument("model", metavar="MODEL.onnx", help="the ONNX model (dimensions declared by name stay symbolic)")
     onnx.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder")
     onnx.add_argument("--check", choices=("cpu",), default=None,
                       help="run the converted model on TileLang's CPU target and compare it with "

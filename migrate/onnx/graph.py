@@ -130,7 +130,7 @@ def _info(vi, span: Span, bag: DiagnosticBag, declared: dict[str, str]) -> Tenso
 
 def load(path: str | Path, bag: DiagnosticBag) -> Graph:
     """The graph of the model at ``path``; raises :class:`ImportFailed` (with ``M5001``/``M5002``
-    in ``bag``) when it cannot be read, checked or given static shapes."""
+    in ``bag``) when it cannot be read, checked or given known shapes."""
     import onnx
     from onnx import numpy_helper
 

@@ -1,5 +1,5 @@
-"""MatMul / Gemm: a GEMM tile (exact serial float32 by default, T.gemm for half types or
---allow-tf32) with the group's elementwise epilogue."""
+"""MatMul / Gemm: a GEMM tile over shared A and B tiles (exact float32 multiply-adds by default,
+T.gemm for half types or --allow-tf32) with the group's elementwise epilogue."""
 from __future__ import annotations
 
 from ..dims import many
@@ -72,33 +72,30 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     epi += b.stores(group, canonical, ind, None)
     grid = f"T.ceildiv({N}, block_n), T.ceildiv({M}, block_m)" + (f", {Bt}" if many(Bt) else "")
     ids = "(bx, by, bz)" if many(Bt) else "(bx, by)"
-    a_at = (f"{A}[{lead(za)}k, row]" if ta else f"{A}[{lead(za)}row, k]")
-    b_at = (f"{B}[{lead(zb)}col, k]" if tb else f"{B}[{lead(zb)}k, col]")
     body = [f"        with T.Kernel({grid}, threads=threads) as {ids}:",
             f"            acc = alloc((block_m, block_n), T.{acc_t})"]
+    # shared tiles of A and B, one k-slice of block_k at a time (T.copy pads the ragged edges with zeros)
+    a_tile = "(block_k, block_m)" if ta else "(block_m, block_k)"
+    b_tile = "(block_n, block_k)" if tb else "(block_k, block_n)"
+    a_src = (f"{A}[{lead(za)}ko * block_k:(ko + 1) * block_k, by * block_m:(by + 1) * block_m]" if ta else
+             f"{A}[{lead(za)}by * block_m:(by + 1) * block_m, ko * block_k:(ko + 1) * block_k]")
+    b_src = (f"{B}[{lead(zb)}bx * block_n:(bx + 1) * block_n, ko * block_k:(ko + 1) * block_k]" if tb else
+             f"{B}[{lead(zb)}ko * block_k:(ko + 1) * block_k, bx * block_n:(bx + 1) * block_n]")
+    body += [f"            a_s = T.alloc_shared({a_tile}, T.{dtype}, scope=\"shared\")",
+             f"            b_s = T.alloc_shared({b_tile}, T.{dtype}, scope=\"shared\")",
+             "            T.clear(acc)",
+             f"            for ko in T.Pipelined(T.ceildiv({K}, block_k), num_stages=stages):",
+             f"                T.copy({a_src}, a_s)",
+             f"                T.copy({b_src}, b_s)"]
     if tensor_cores:
-        a_tile = "(block_k, block_m)" if ta else "(block_m, block_k)"
-        b_tile = "(block_n, block_k)" if tb else "(block_k, block_n)"
-        a_src = (f"{A}[{lead(za)}ko * block_k:(ko + 1) * block_k, by * block_m:(by + 1) * block_m]" if ta else
-                 f"{A}[{lead(za)}by * block_m:(by + 1) * block_m, ko * block_k:(ko + 1) * block_k]")
-        b_src = (f"{B}[{lead(zb)}bx * block_n:(bx + 1) * block_n, ko * block_k:(ko + 1) * block_k]" if tb else
-                 f"{B}[{lead(zb)}ko * block_k:(ko + 1) * block_k, bx * block_n:(bx + 1) * block_n]")
-        body += [f"            a_s = T.alloc_shared({a_tile}, T.{dtype}, scope=\"shared\")",
-                 f"            b_s = T.alloc_shared({b_tile}, T.{dtype}, scope=\"shared\")",
-                 "            T.clear(acc)",
-                 f"            for ko in T.Pipelined(T.ceildiv({K}, block_k), num_stages=stages):",
-                 f"                T.copy({a_src}, a_s)",
-                 f"                T.copy({b_src}, b_s)",
-                 f"                T.gemm(a_s, b_s, acc, transpose_A={bool(ta)}, transpose_B={bool(tb)})"
+        body += [f"                T.gemm(a_s, b_s, acc, transpose_A={bool(ta)}, transpose_B={bool(tb)})"
                  + ("  # tf32 tensor cores (--allow-tf32)" if dtype == "float32" else "")]
     else:
-        body += ["            T.clear(acc)",
-                 f"            for k in T.serial({K}):  # exact {dtype} multiply-adds, no tensor cores",
-                 "                for i, j in loop(block_m, block_n):",
-                 "                    row = by * block_m + i",
-                 "                    col = bx * block_n + j",
-                 f"                    if row < {M} and col < {N}:",
-                 f"                        acc[i, j] += {cast_to(a_at, dtype, acc_t)} * {cast_to(b_at, dtype, acc_t)}"]
+        a_k = "a_s[k, i]" if ta else "a_s[i, k]"
+        b_k = "b_s[j, k]" if tb else "b_s[k, j]"
+        body += [f"                for k in T.serial(block_k):  # exact {dtype} multiply-adds, no tensor cores",
+                 "                    for i, j in loop(block_m, block_n):",
+                 f"                        acc[i, j] += {cast_to(a_k, dtype, acc_t)} * {cast_to(b_k, dtype, acc_t)}"]
     body += ["            for i, j in loop(block_m, block_n):",
              "                row = by * block_m + i",
              "                col = bx * block_n + j",
@@ -107,7 +104,7 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
                "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
                "loop = T.grid if target == \"c\" else T.Parallel"]
     defaults = ", block_m=64, block_n=64, block_k=32, stages=2, threads=128" if tensor_cores else \
-        ", block_m=32, block_n=32, threads=128"
+        ", block_m=128, block_n=128, block_k=16, stages=2, threads=256"
     what = " → ".join(f"{n.op_type} '{n.name}'" for n in group.nodes)
     doc = (f"GEMM tile of {what}: ({'batch ' + str(Bt) + ' × ' if many(Bt) else ''}{M}×{K}) · ({K}×{N}), "
            f"accumulated in {acc_t}, epilogue applied to the accumulator tile.")
