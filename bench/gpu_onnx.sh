@@ -14,9 +14,11 @@
 #      build/onnx_stage, weights left out: the GPU side remakes them from the seed with numpy):
 #        bash bench/gpu_onnx.sh stage          # here
 #        bash bench/gpu_onnx.sh                # there, carrying .gpu and build/onnx_stage
-# Results: $OUT (device tool) or build/gpu_results: onnx_<model>.json/.txt, device.txt.
+# Results: $OUT (device tool) or build/gpu_results: onnx_<model>.json/.txt, device.txt. About 4-6 minutes
+# (the kernels compile on the first call, about 15 a transformer block); MODELS="transformer:float16"
+# runs one model.
 set -uo pipefail
-MODELS="transformer:float32 transformer:float16 resnet:float32"
+MODELS=${MODELS:-"transformer:float32 transformer:float16 resnet:float32"}
 STAGE=build/onnx_stage
 tf32=${ALLOW_TF32:-0}
 convert_flags=$([ "$tf32" = 1 ] && echo --allow-tf32)
@@ -65,7 +67,7 @@ for spec in $MODELS; do
   m=${spec%%:*}; d=${spec##*:}; f="$root/${m}_$d"
   if [ "$m" = transformer ]; then dims="--dim batch=8 --dim seq=512"; else dims="--dim batch=8"; fi
   echo "== bench $m $d ($dims)"
-  timeout 540 python3 -m migrate bench --onnx "$f" $dims --reps 10 --rounds 7 \
+  timeout 280 python3 -m migrate bench --onnx "$f" $dims --reps 10 --rounds 7 \
     --json "$RES/onnx_${m}_$d.json" > "$RES/onnx_${m}_$d.txt" 2>&1
   echo "bench exit $?"; cat "$RES/onnx_${m}_$d.txt" | grep -v "TileLang:"
 done

@@ -656,6 +656,10 @@ def cmd_onnx(args) -> int:
     s = res.report["summary"]
     line = (f"{model.name}: {s['nodes']} nodes, {s['nodes_in_tilelang']} in {s['kernels']} TileLang kernels, "
             f"{s['views']} views, {s['fallback']} in torch")
+    if res.report.get("dims"):
+        line += f"; symbolic {', '.join(res.report['dims'])}"
+        if s.get("specialised"):
+            line += f" ({s['specialised']} of the kernels specialised per value)"
     if res.check is not None:
         line += f"; check on the CPU against onnxruntime: {'pass' if res.check['passed'] else 'FAIL'}"
     print(line + (f" -> {res.module}" if res.module else ""))

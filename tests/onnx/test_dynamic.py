@@ -173,3 +173,20 @@ def test_symbolic_kernels_lower_for_sm90a(tmp_path):
         with tgt:
             art = tilelang.lower(make(target="cuda"), target=tgt)
         assert "__global__" in art.kernel_source and "int batch" in art.kernel_source, name
+
+
+def test_cli_check_with_user_inputs_takes_their_batch(tmp_path, capsys):
+    from migrate.cli import main
+
+    path = _save(_declare(models.mlp(), {"x": {0: "batch"}, "probs": {0: "batch"}}), tmp_path, "mlp")
+    np.savez(tmp_path / "in.npz", x=np.random.default_rng(8).standard_normal((3, 24)).astype(np.float32))
+    assert main(["onnx", str(path), "-o", str(tmp_path / "out"), "--check", "cpu", "--inputs",
+                 str(tmp_path / "in.npz"), "-q"]) == 0
+    rep = __import__("json").loads((tmp_path / "out" / "report.json").read_text())
+    assert rep["check"]["sizes"] == [{"dims": {"batch": 3}, "passed": True, "compiled": 3}]
+    assert rep["inputs"] == [{"name": "x", "shape": ["batch", 24], "dtype": "float32"}]
+    # a width that is not the model's is refused, whatever the batch
+    np.savez(tmp_path / "bad.npz", x=np.ones((3, 5), np.float32))
+    assert main(["onnx", str(path), "-o", str(tmp_path / "out2"), "--check", "cpu", "--inputs",
+                 str(tmp_path / "bad.npz"), "-q"]) == 1
+    assert "M5007" in capsys.readouterr().err + (tmp_path / "out2" / "report.json").read_text()
