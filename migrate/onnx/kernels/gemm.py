@@ -103,8 +103,14 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
                "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
                "loop = T.grid if target == \"c\" else T.Parallel"]
-    defaults = ", block_m=64, block_n=64, block_k=32, stages=2, threads=128" if tensor_cores else \
-        ", block_m=128, block_n=128, block_k=16, stages=2, threads=256"
+    # half types: 128x128 tiles (32 KiB of static shared memory at 2 stages); tf32 keeps 64x64 (float
+    # tiles twice the bytes), exact fp32 128x128 over a block_k of 16
+    if tensor_cores and dtype != "float32":
+        defaults = ", block_m=128, block_n=128, block_k=32, stages=2, threads=128"
+    elif tensor_cores:
+        defaults = ", block_m=64, block_n=64, block_k=32, stages=2, threads=128"
+    else:
+        defaults = ", block_m=128, block_n=128, block_k=16, stages=2, threads=256"
     what = " → ".join(f"{n.op_type} '{n.name}'" for n in group.nodes)
     doc = (f"GEMM tile of {what}: ({'batch ' + str(Bt) + ' × ' if many(Bt) else ''}{M}×{K}) · ({K}×{N}), "
            f"accumulated in {acc_t}, epilogue applied to the accumulator tile.")
