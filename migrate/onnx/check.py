@@ -128,8 +128,10 @@ def run(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], module_pa
     first_bad = next((r["first_failing_group"] for r in runs if r["first_failing_group"]), None)
     out = dict(runs[0])
     out.update(passed=first_bad is None, first_failing_group=first_bad)
-    if graph.dims:
+    if graph.dims:   # every size's records, each naming its size
         out["sizes"] = [{"dims": r["dims"], "passed": r["passed"], "compiled": r["compiled"]} for r in runs]
+        for key in ("outputs", "groups"):
+            out[key] = [{**rec, "dims": r["dims"]} for r in runs for rec in r[key]]
     return out
 
 

@@ -129,7 +129,6 @@ def _fold(fn):
 def _slice(n, a, g):
     from .kernels.maps import slice_params
 
-    x = g.info(n.inputs[0])
     out = g.info(n.outputs[0])
     try:
         first, step = slice_params(n, g)
@@ -139,7 +138,6 @@ def _slice(n, a, g):
         return None
     index = ", ".join(f"{f}:{f} + {o} * {s}:{s}" if s != 1 else f"{f}:{f} + {o}"
                       for f, s, o in zip(first, step, out.shape))
-    del x
     return f"{a[0]}[{index}]"
 
 

@@ -65,7 +65,10 @@ def page_data(report: dict, out_dir: Path, listing: str | None) -> dict:
         if recs:
             bad = [r for r in recs if not r["passed"]]
             worst = bad[0] if bad else max(recs, key=lambda r: r["max_abs_err"])
-            kcheck = {"status": "fail" if bad else "pass", "inputs": "onnxruntime (CPU), seeded random inputs",
+            given = "the --inputs file" if check.get("seed") is None else f"seeded random inputs (seed {check['seed']})"
+            sizes = "; at " + " and ".join(", ".join(f"{k}={v}" for k, v in s["dims"].items())
+                                          for s in check["sizes"]) if check.get("sizes") else ""
+            kcheck = {"status": "fail" if bad else "pass", "inputs": f"onnxruntime (CPU) on {given}{sizes}",
                       "tolerance": worst["tolerance"], "max_abs_err": worst["max_abs_err"],
                       "max_rel_err": worst["max_rel_err"], "tensors": ", ".join(r["tensor"] for r in recs)}
             if worst["message"]:
