@@ -70,7 +70,7 @@ def page_data(report: dict, out_dir: Path, listing: str | None) -> dict:
                                           for s in check["sizes"]) if check.get("sizes") else ""
             kcheck = {"status": "fail" if bad else "pass", "inputs": f"onnxruntime (CPU) on {given}{sizes}",
                       "tolerance": worst["tolerance"], "max_abs_err": worst["max_abs_err"],
-                      "max_rel_err": worst["max_rel_err"], "tensors": ", ".join(r["tensor"] for r in recs)}
+                      "max_rel_err": worst["max_rel_err"], "tensors": ", ".join(dict.fromkeys(r["tensor"] for r in recs))}
             if worst["message"]:
                 kcheck["message"] = worst["message"]
         kernels.append({
