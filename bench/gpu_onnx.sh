@@ -24,7 +24,6 @@ tf32=${ALLOW_TF32:-0}
 convert_flags=$([ "$tf32" = 1 ] && echo --allow-tf32)
 
 build_and_convert() {   # $1 model, $2 dtype, $3 folder, $4 check flag
-  local name=$(basename "$3")
   python3 bench/onnx_models.py build --model "$1" --dtype "$2" -o "$3.onnx" || return 1
   python3 -m migrate onnx "$3.onnx" -o "$3" $4 $convert_flags -q
 }

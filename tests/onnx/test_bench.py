@@ -122,3 +122,24 @@ def test_benchmark_transformer_block_converts_with_symbolic_batch_and_seq(tmp_pa
     report = json.loads(json.dumps(res.report))
     fc1 = next(g for g in report["groups"] if g["nodes"][0] == "fc1")
     assert evaluate(fc1["flops"], {"batch": 8, "seq": 512}) == 2 * 8 * 512 * 64 * 256
+
+
+def test_command_prints_groups_end_to_end_and_writes_json(mlp_out, tmp_path, capsys, monkeypatch):
+    """The command's own output and --json, its harness moved to the C target (no GPU here)."""
+    import torch
+
+    import migrate.onnx.bench as bench
+
+    real = bench.bench_onnx
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(bench, "bench_onnx", lambda *a, **kw: real(*a, **{**kw, "target": "c"}))
+    rc = main(["bench", "--onnx", str(mlp_out), "--dim", "batch=2", "--reps", "1", "--rounds", "1",
+               "--json", str(tmp_path / "b.json")])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "k0_matmul_add_relu" in out and "TFLOP/s" in out and "GB/s" in out
+    assert "end to end (cpu (TileLang C target); batch=2): TileLang" in out
+    assert "fp32 GEMMs: exact fp32 on both sides" in out
+    assert "outputs against eager: agree" in out and "outputs against onnxruntime: agree" in out
+    rec = json.loads((tmp_path / "b.json").read_text())
+    assert rec["dims"] == {"batch": 2} and len(rec["groups"]) == 3
