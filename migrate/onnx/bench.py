@@ -89,6 +89,8 @@ def load_report(out_dir: Path) -> dict:
     report = json.loads(path.read_text())
     if report.get("command") != "onnx" or not report.get("module"):
         raise BenchError(f"{out_dir} is no complete output folder of migrate onnx (no module)")
+    if "inputs" not in report:
+        raise BenchError(f"{out_dir} was converted by an older migrate onnx (its report has no inputs): convert again")
     return report
 
 
