@@ -67,7 +67,8 @@ def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         f"        with T.Kernel(T.ceildiv({Co}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
         f"            acc = alloc((block_m, block_n), T.{acc_t})",
         "            T.clear(acc)",
-        f"            for ic, kh, kw in T.grid({Cg}, {KH}, {KW}):  # exact {x.dtype} multiply-adds, no tensor cores",
+        f"            for ic, kh, kw in T.grid({Cg}, {KH}, {KW}):  # Conv '{head.name}': exact {x.dtype} multiply-adds, "
+        "no tensor cores",
         "                for i, j in loop(block_m, block_n):",
         "                    p = by * block_m + i",
         "                    oc = bx * block_n + j",

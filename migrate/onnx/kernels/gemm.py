@@ -84,7 +84,8 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     body += [f"            a_s = T.alloc_shared({a_tile}, T.{dtype}, scope=\"shared\")",
              f"            b_s = T.alloc_shared({b_tile}, T.{dtype}, scope=\"shared\")",
              "            T.clear(acc)",
-             f"            for ko in T.Pipelined(T.ceildiv({K}, block_k), num_stages=stages):",
+             f"            for ko in T.Pipelined(T.ceildiv({K}, block_k), num_stages=stages):  "
+             f"# {head.op_type} '{head.name}': K in slices of block_k",
              f"                T.copy({a_src}, a_s)",
              f"                T.copy({b_src}, b_s)"]
     if tensor_cores:
