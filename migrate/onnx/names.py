@@ -8,7 +8,7 @@ import re
 
 #: names the kernels and the Model class use themselves (loop variables, buffers, modules)
 RESERVED = frozenset("""T torch np tilelang Path self w dev trace target alloc loop threads stages block_m block_n
-block_k bx by bz i j k ko r c o row col acc chunk a_s b_s mean rstd row_max row_sum p oc ic kh kw ih iw img oh
+block_k bx by bz i j k kk ko r c o row col acc chunk a_s b_s mean rstd row_max row_sum p oc ic kh kw ih iw img oh
 ow""".split())
 
 
