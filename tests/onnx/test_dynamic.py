@@ -190,3 +190,23 @@ def test_cli_check_with_user_inputs_takes_their_batch(tmp_path, capsys):
     assert main(["onnx", str(path), "-o", str(tmp_path / "out2"), "--check", "cpu", "--inputs",
                  str(tmp_path / "bad.npz"), "-q"]) == 1
     assert "M5007" in capsys.readouterr().err + (tmp_path / "out2" / "report.json").read_text()
+
+
+@pytest.mark.parametrize("group, stride", [(1, 2), (2, 1)])
+def test_convolution_with_a_batch_dim(tmp_path, group, stride):
+    """An ungrouped convolution (a GEMM over shared im2col and weight tiles) and a grouped one (the
+    direct form), strided and padded, with a declared batch: equal to onnxruntime at two batch sizes."""
+    rng = np.random.default_rng(group * 10 + stride)
+    f = np.float32
+    model = models.make(
+        [helper.make_node("Conv", ["x", "w", "cb"], ["y"], name="conv", group=group, kernel_shape=[3, 3],
+                          pads=[1, 1, 1, 1], strides=[stride, stride]),
+         helper.make_node("Relu", ["y"], ["z"], name="act")],
+        [("x", TensorProto.FLOAT, ["batch", 4, 7, 7])], [("z", TensorProto.FLOAT, ["batch", 6, None, None])],
+        [("w", rng.standard_normal((6, 4 // group, 3, 3)).astype(f)), ("cb", rng.standard_normal(6).astype(f))],
+        name="conv")
+    res = convert(_save(model, tmp_path, "conv"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    text = res.module.read_text()
+    assert ("a_s[i, kk] = T.if_then_else(" in text) == (group == 1)
+    assert "T.ceildiv((batch * " in text and len(res.check["sizes"]) == 2
