@@ -99,8 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
                             "default 4G): M4104")
 
     bench = sub.add_parser("bench", help="time original and migrated kernels on a GPU (needs a CUDA GPU)")
-    bench.add_argument("--from", dest="from_dir", metavar="OUT", required=True,
+    bench.add_argument("--from", dest="from_dir", metavar="OUT",
                        help="an output folder of `migrate convert` (needs no frontend)")
+    bench.add_argument("--onnx", dest="onnx_dir", metavar="OUT",
+                       help="an output folder of `migrate onnx`: time its Model against PyTorch eager running "
+                            "the same graph, end to end and per fused group")
+    bench.add_argument("--dim", dest="dims", action="append", default=[], metavar="NAME=N",
+                       help="with --onnx: the value of a dimension the model declares by name (repeatable)")
+    bench.add_argument("--seed", type=int, default=0, help="with --onnx: the inputs' random seed")
     bench.add_argument("--kernel", action="append", default=None, metavar="NAME",
                        help="bench only this kernel (name or spec id; repeatable)")
     bench.add_argument("--specs", metavar="DIR",
@@ -131,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "clock (a dry run, for tests)")
 
     onnx = sub.add_parser("onnx", help="convert an ONNX model into TileLang kernels and a Model class")
-    onnx.add_argument("model", metavar="MODEL.onnx", help="the ONNX model (static shapes)")
+    onnx.add_argument("model", metavar="MODEL.onnx", help="the ONNX model (dimensions declared by name stay symbolic)")
     onnx.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder")
     onnx.add_argument("--check", choices=("cpu",), default=None,
                       help="run the converted model on TileLang's CPU target and compare it with "
@@ -337,6 +343,11 @@ def cmd_bench(args) -> int:
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False)
+    if bool(args.from_dir) == bool(args.onnx_dir):
+        err.print("migrate bench: give one of --from OUT (migrate convert) and --onnx OUT (migrate onnx)")
+        return EXIT_USAGE
+    if args.onnx_dir:
+        return cmd_bench_onnx(args, out, err)
     out_dir = Path(args.from_dir)
     if not (out_dir / "report.json").is_file():
         err.print(f"migrate bench: {out_dir} has no report.json (is it an output folder of migrate convert?)")
@@ -581,6 +592,64 @@ def _byte_size(text: str) -> int:
     return value
 
 
+def cmd_bench_onnx(args, out, err) -> int:
+    """``migrate bench --onnx OUT``: exit 0 when the model was timed and its outputs agree with
+    PyTorch eager (and onnxruntime where present), 1 when they differ, 2 on usage or setup errors
+    (no GPU, not an output folder of migrate onnx, a declared dimension without --dim)."""
+    from .onnx.bench import BenchError, bench_onnx, dim_values, load_report
+
+    dims = {}
+    for d in args.dims:
+        name, sep, value = d.partition("=")
+        if not sep or not value.strip().isdigit() or int(value) < 1:
+            err.print(f"migrate bench: --dim {d}: write NAME=N with N a positive integer")
+            return EXIT_USAGE
+        dims[name.strip()] = int(value)
+    try:
+        report = load_report(Path(args.onnx_dir))
+        dim_values(report, dims)
+    except BenchError as exc:
+        err.print(f"migrate bench: {exc}", markup=False)
+        return EXIT_USAGE
+    try:
+        import torch
+        has_gpu = torch.cuda.is_available()
+    except ImportError:
+        has_gpu = False
+    if not has_gpu:
+        err.print("migrate bench: needs a CUDA GPU (torch sees none); `migrate onnx --check cpu` checks "
+                  "the model without one")
+        return EXIT_USAGE
+
+    def show(r):
+        def ms(v):
+            return f"{v:9.4f}" if v is not None else "        -"
+        bw = f" {r.gbs:8.1f} GB/s" + (f" ({100 * r.bw_share:4.1f}%)" if r.bw_share else "") if r.gbs else ""
+        tf = f" {r.tflops:7.2f} TFLOP/s" if r.tflops else ""
+        sp = f" x{r.speedup:5.2f}" if r.speedup else ""
+        out.print(f"{r.kernel:34s} {r.kind:10s} {ms(r.tilelang_ms)} ms {ms(r.eager_ms)} ms{sp}{bw}{tf}", markup=False)
+
+    try:
+        res = bench_onnx(args.onnx_dir, dims, reps=args.reps, rounds=args.rounds, seed=args.seed, on_row=show)
+    except BenchError as exc:
+        err.print(f"migrate bench: {exc}", markup=False)
+        return EXIT_USAGE
+    e2e = res["end_to_end"]
+    out.print(f"end to end ({res['device']}; {', '.join(f'{k}={v}' for k, v in res['dims'].items()) or 'static shapes'}): "
+              f"TileLang {e2e['tilelang_ms']:.4f} ms, PyTorch eager {e2e['eager_ms']:.4f} ms, "
+              f"x{e2e['speedup']:.2f}; fp32 GEMMs: {res['fp32_gemms']}", markup=False)
+    for side, rec in res["agreement"].items():
+        if rec["passed"] is None:
+            out.print(f"outputs against {side}: not compared ({rec['skipped']})", markup=False)
+            continue
+        out.print(f"outputs against {side}: {'agree' if rec['passed'] else 'DIFFER'} "
+                  + "; ".join(r["message"] for r in rec["outputs"]), markup=False)
+    if args.json:
+        import json
+        Path(args.json).write_text(json.dumps(res, indent=1))
+    return EXIT_OK if all(rec["passed"] is not False for rec in res["agreement"].values()) else EXIT_INCOMPLETE
+
+
 def cmd_onnx(args) -> int:
     """``migrate onnx MODEL -o OUT``: exit 0 when every node has a TileLang form (or is a view) and
     the check, if asked, passes; 1 when some node falls back to torch, the check fails or the model
@@ -619,6 +688,10 @@ def cmd_onnx(args) -> int:
         return EXIT_USAGE
     res = convert(model, out, allow_tf32=args.allow_tf32, check=args.check, inputs=given)
     write_json(res.report, out / "report.json")
+    from .onnx.convert import module_stem
+    from .onnx.page import write_page
+
+    write_page(res.report, out, module_stem(model))   # report.html, drawn by convert's page
     manifest.close(remove_stale=True)   # OUT's manifest lists what this conversion wrote
     if args.json:
         write_json(res.report, Path(args.json))
@@ -628,6 +701,10 @@ def cmd_onnx(args) -> int:
     s = res.report["summary"]
     line = (f"{model.name}: {s['nodes']} nodes, {s['nodes_in_tilelang']} in {s['kernels']} TileLang kernels, "
             f"{s['views']} views, {s['fallback']} in torch")
+    if res.report.get("dims"):
+        line += f"; symbolic {', '.join(res.report['dims'])}"
+        if s.get("specialised"):
+            line += f" ({s['specialised']} of the kernels specialised per value)"
     if res.check is not None:
         line += f"; check on the CPU against onnxruntime: {'pass' if res.check['passed'] else 'FAIL'}"
     print(line + (f" -> {res.module}" if res.module else ""))

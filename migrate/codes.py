@@ -286,12 +286,13 @@ _CODES = [
          "ONNX model, it is invalid, or an operator's inputs have inconsistent types or shapes. "
          "Nothing was converted.",
          "Check the model with `python -c \"import onnx; onnx.checker.check_model('MODEL.onnx', full_check=True)\"`."),
-    Code("M5002", Severity.ERROR, "a tensor of the ONNX model has no static shape",
-         "Shape inference left a tensor's shape or element type unknown, or the model declares a "
-         "symbolic dimension (a dynamic batch or sequence length), or a tensor is a sequence or optional "
-         "value. This slice of migrate onnx converts static tensor shapes only; nothing was converted.",
-         "Fix the dimensions before converting (e.g. onnx.tools.update_model_dims, or export with "
-         "fixed input shapes)."),
+    Code("M5002", Severity.ERROR, "a tensor of the ONNX model has no known shape",
+         "Shape inference left a tensor's shape or element type unknown, or a tensor is a sequence or "
+         "optional value, or one of its dimensions is neither a number nor made from the dimensions the "
+         "model declares by name on its inputs (dim_param: batch, seq) by a view, an elementwise op, "
+         "MatMul, Transpose or Slice. Declared dimensions themselves stay symbolic; nothing was converted.",
+         "Declare the dynamic dimensions on the graph inputs (export with dynamic_axes), or fix them "
+         "(onnx.tools.update_model_dims, or export with fixed input shapes)."),
     Code("M5003", Severity.WARNING, "an ONNX node runs in torch (no TileLang form yet)",
          "The node's operator, or its attributes or element types, has no TileLang form in this "
          "slice; the emitted Model runs it with torch so the model still runs. The message gives the "
@@ -320,6 +321,13 @@ _CODES = [
          "onnxruntime is not installed, or it, TileLang or the converted model failed while running "
          "the check; the message gives the error.",
          "Install onnxruntime (pip install 'cuda2tile[onnx]'); else report the error with the model."),
+    Code("M5009", Severity.NOTE, "a fused group is specialised per value of a declared dimension",
+         "The group's kernel needs the value of a dimension the model declares by name (a Slice "
+         "clamped to a dynamic sequence length, say), so it cannot take it as a T.dynamic extent: the "
+         "Model emits its TileLang on the first call with each value (from OUT/<model>.groups.pkl, "
+         "with migrate.onnx.specialise) and compiles it then; every other group serves all values "
+         "with one kernel. report.json's group lists the dimensions under `specialised`.",
+         "Nothing to do; a model called with few distinct sizes compiles few kernels."),
     Code("M9001", Severity.ERROR, "internal error",
          "The tool failed on this input; this is a bug in cuda2tile, not in your code.",
          "Report it with the file that triggered it."),

@@ -3,7 +3,9 @@ same inputs and compare, per group and per output, under dtype-aware tolerances
 (:mod:`migrate.runtime.compare`).
 
 Inputs are the user's ``.npz`` or seeded random values (normal floats, integers 1..5, random
-booleans; never all zeros). The model's outputs are allocated holding the poison pattern, so an
+booleans; never all zeros). A model with declared (symbolic) extents is run at two sizes of them
+(:data:`SIZES`, each name its own value) in the same process, so that one compiled kernel per
+group is shown to serve both; the user's ``.npz`` gives one size. The model's outputs are allocated holding the poison pattern, so an
 element no kernel wrote fails. onnxruntime is asked for every group's outputs too (they are added
 as graph outputs of a copy of the model); groups are compared in graph order, each in the loosest
 tolerance class of itself and the groups it depends on, and the first that differs is named.
@@ -18,6 +20,7 @@ import numpy as np
 
 from ..runtime.compare import compare_arrays
 from ..runtime.inputs import poison_array
+from .dims import Dim, substitute
 from .graph import Graph
 from .group import Group
 from .kernels import Kernel
@@ -26,11 +29,19 @@ from .kernels import Kernel
 ORDER = ("exact", "fp64", "fp32", "fp32_accum", "fp16", "tf32", "bf16")
 
 
+#: the values the check gives a model's declared extents (the k-th name gets the k-th value + its index)
+SIZES = (2, 5)
+
+
 class InputsMismatch(Exception):
     pass
 
 
-def make_inputs(graph: Graph, seed: int = 0, given: dict | None = None) -> dict[str, np.ndarray]:
+def _fits(shape, want) -> bool:
+    return len(shape) == len(want) and all(isinstance(w, Dim) or s == w for s, w in zip(shape, want))
+
+
+def make_inputs(graph: Graph, seed: int = 0, given: dict | None = None, dims: dict | None = None) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     out = {}
     for i in graph.inputs:
@@ -38,17 +49,29 @@ def make_inputs(graph: Graph, seed: int = 0, given: dict | None = None) -> dict[
             if i.name not in given:
                 raise InputsMismatch(f"the inputs file has no array '{i.name}'")
             a = np.asarray(given[i.name])
-            if tuple(a.shape) != i.shape or str(a.dtype) != i.dtype:
+            if not _fits(tuple(a.shape), i.shape) or str(a.dtype) != i.dtype:
                 raise InputsMismatch(f"'{i.name}' is {a.dtype}{list(a.shape)} in the inputs file, "
                                      f"the model takes {i.dtype}{list(i.shape)}")
             out[i.name] = a
-        elif i.dtype == "bool":
-            out[i.name] = rng.random(i.shape) < 0.5
+            continue
+        shape = substitute(tuple(i.shape), dims or {})
+        if i.dtype == "bool":
+            out[i.name] = rng.random(shape) < 0.5
         elif i.dtype.startswith(("int", "uint")):
-            out[i.name] = rng.integers(1, 6, size=i.shape).astype(i.dtype)
+            out[i.name] = rng.integers(1, 6, size=shape).astype(i.dtype)
         else:
-            out[i.name] = rng.standard_normal(i.shape).astype(i.dtype)
+            out[i.name] = rng.standard_normal(shape).astype(i.dtype)
     return out
+
+
+def sizes(graph: Graph, given: dict | None) -> list[dict]:
+    """The values of the declared extents the check runs at."""
+    if not graph.dims:
+        return [{}]
+    if given is not None:
+        return [{d: int(np.asarray(given[graph.inputs[i].name]).shape[axis]) for d, (i, axis) in graph.dims.items()
+                 if graph.inputs[i].name in given}]
+    return [{d: v + k for k, d in enumerate(graph.dims)} for v in SIZES]
 
 
 def load_module(path: Path):
@@ -99,13 +122,25 @@ def poisoned_empty(shape, dtype):
 def run(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], module_path: Path,
         given: dict | None = None, seed: int = 0) -> dict:
     """The check's record (report.json ``check``)."""
-    import torch
-
-    inputs = make_inputs(graph, seed, given)
-    wanted = [t for g in groups for t in g.outputs]
-    expected = reference(graph.path, wanted, inputs)
     mod = load_module(module_path)
     model = mod.Model(target="c", alloc=poisoned_empty)
+    runs = [_compare(graph, groups, kernels, model, given, seed, dims) for dims in sizes(graph, given)]
+    first_bad = next((r["first_failing_group"] for r in runs if r["first_failing_group"]), None)
+    out = dict(runs[0])
+    out.update(passed=first_bad is None, first_failing_group=first_bad)
+    if graph.dims:   # every size's records, each naming its size
+        out["sizes"] = [{"dims": r["dims"], "passed": r["passed"], "compiled": r["compiled"]} for r in runs]
+        for key in ("outputs", "groups"):
+            out[key] = [{**rec, "dims": r["dims"]} for r in runs for rec in r[key]]
+    return out
+
+
+def _compare(graph, groups, kernels, model, given, seed, dims) -> dict:
+    import torch
+
+    inputs = make_inputs(graph, seed, given, dims)
+    wanted = [t for g in groups for t in g.outputs]
+    expected = reference(graph.path, wanted, inputs)
     trace: dict = {}
     model(*[torch.from_numpy(np.ascontiguousarray(inputs[i.name])) for i in graph.inputs], trace=trace)
     tol_of: dict[str, str] = {}
@@ -132,7 +167,9 @@ def run(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], module_pa
             if not r.passed and first_bad is None:
                 first_bad = {"group": g.name, "tensor": t, "message": r.message,
                              "nodes": [n.name for n in g.nodes]}
+                if dims:
+                    first_bad["dims"] = dict(dims)
     outputs = [r for r in records if r["graph_output"]]
     return {"target": "c", "reference": "onnxruntime", "seed": None if given is not None else seed,
             "passed": first_bad is None, "first_failing_group": first_bad,
-            "outputs": outputs, "groups": records}
+            "outputs": outputs, "groups": records, "dims": dict(dims), "compiled": len(model.compiled)}

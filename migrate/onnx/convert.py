@@ -12,6 +12,8 @@ from pathlib import Path
 from ..diagnostics import DiagnosticBag
 from ..ir.span import Span
 from . import check as check_step
+from . import specialise
+from .dims import NeedsValue, symbols
 from .graph import Graph, ImportFailed, load
 from .group import Group, group
 from .kernels import EMITTERS, Kernel, Options, py_names
@@ -24,6 +26,8 @@ class Result:
     graph: Graph | None
     groups: list[Group] = field(default_factory=list)
     kernels: dict[str, Kernel] = field(default_factory=dict)
+    #: group name -> the declared dimensions it is specialised on (compiled per value at run time)
+    special: dict[str, list[str]] = field(default_factory=dict)
     module: Path | None = None
     check: dict | None = None
     diagnostics: DiagnosticBag = field(default_factory=DiagnosticBag)
@@ -58,13 +62,23 @@ def convert(model_path: str | Path, out_dir: str | Path, *, allow_tf32: bool = F
             continue
         emit = EMITTERS.get(g.kind)
         if emit is not None:
-            k = emit(g, graph, names, opts)
+            try:
+                k = emit(g, graph, names, opts)
+            except NeedsValue as exc:
+                dims = sorted(set().union(*[symbols(graph.info(t).shape) for t in g.inputs + g.outputs if t]))
+                res.special[g.name] = dims
+                bag.add("M5009", g.nodes[0].span, f"group {g.name} ({g.nodes[0].name}) is specialised per value of "
+                                                  f"{', '.join(dims)} ({exc}): compiled on the first call with each")
+                continue
             res.kernels[g.name] = k
             if "tf32" in k.notes:
                 bag.add("M5005", g.nodes[0].span, f"group {g.name} ({g.nodes[0].name}) uses tf32 tensor cores")
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        res.module = write(graph, res.groups, res.kernels, out_dir, module_stem(model_path), names)
+        res.module = write(graph, res.groups, res.kernels, out_dir, module_stem(model_path), names, res.special)
+        if res.special:
+            specialise.save(out_dir / (module_stem(model_path) + specialise.SUFFIX), graph,
+                            [g for g in res.groups if g.name in res.special], names, opts)
     except NoFallback as exc:
         n = exc.group.nodes[0]
         bag.add("M5004", n.span, f"node '{n.name}' ({n.op_type}): {exc.group.fallback}")
@@ -88,5 +102,6 @@ def convert(model_path: str | Path, out_dir: str | Path, *, allow_tf32: bool = F
 
 def _finish(res: Result, out_dir: Path, model_path: Path) -> Result:
     res.report = report_dict(res.graph, res.groups, res.kernels, out_dir,
-                             str(res.module) if res.module else None, res.diagnostics, res.check, str(model_path))
+                             str(res.module) if res.module else None, res.diagnostics, res.check, str(model_path),
+                             res.special)
     return res

@@ -91,6 +91,65 @@ def _softmax(n, a, g):
     return f"torch.softmax({a[0]}, dim={n.attrs.get('axis', -1)})"
 
 
+def _batchnorm(n, a, g):
+    if n.attrs.get("training_mode", 0) or len([o for o in n.outputs if o]) > 1:
+        return None
+    x = g.info(n.inputs[0])
+    if len(x.shape) < 2 or any(g.info(t).shape != (x.shape[1],) for t in n.inputs[1:5]):
+        return None   # torch's batch_norm takes one statistic per channel
+    return (f"torch.nn.functional.batch_norm({a[0]}, {a[3]}, {a[4]}, {a[1]}, {a[2]}, False, 0.0, "
+            f"{float(n.attrs.get('epsilon', 1e-5))})")
+
+
+def _gemm(n, a, g):
+    if g.info(n.inputs[0]).dtype != g.info(n.inputs[1]).dtype:
+        return None
+    A = f"{a[0]}.transpose(-1, -2)" if n.attrs.get("transA", 0) else a[0]
+    B = f"{a[1]}.transpose(-1, -2)" if n.attrs.get("transB", 0) else a[1]
+    alpha, beta = float(n.attrs.get("alpha", 1.0)), float(n.attrs.get("beta", 1.0))
+    expr = f"torch.matmul({A}, {B})" + ("" if alpha == 1.0 else f" * {alpha!r}")
+    if len(a) > 2 and n.inputs[2] and beta != 0.0:
+        expr += f" + {a[2]}" + ("" if beta == 1.0 else f" * {beta!r}")
+    return expr
+
+
+def _gelu(n, a, g):
+    return f"torch.nn.functional.gelu({a[0]}, approximate={n.attrs.get('approximate', 'none')!r})"
+
+
+def _fold(fn):
+    def f(n, a, g):
+        out = a[0]
+        for b in a[1:]:
+            out = f"torch.{fn}({out}, {b})"
+        return out
+    return f
+
+
+def _slice(n, a, g):
+    from .kernels.maps import slice_params
+
+    out = g.info(n.outputs[0])
+    try:
+        first, step = slice_params(n, g)
+    except Exception:   # bounds computed at run time, or a declared extent (the kernel is specialised)
+        return None
+    if any(s <= 0 for s in step):
+        return None
+    index = ", ".join(f"{f}:{f} + {o} * {s}:{s}" if s != 1 else f"{f}:{f} + {o}"
+                      for f, s, o in zip(first, step, out.shape))
+    return f"{a[0]}[{index}]"
+
+
+def _gather(n, a, g):
+    x = g.info(n.inputs[0])
+    if g.info(n.inputs[1]).dtype not in ("int32", "int64"):
+        return None
+    axis = n.attrs.get("axis", 0) % len(x.shape)
+    idx = f"torch.where({a[1]} < 0, {a[1]} + {x.shape[axis]}, {a[1]}).reshape(-1)"
+    return f"{a[0]}.index_select({axis}, {idx})"   # reshaped to the output's shape by torch_expr
+
+
 #: op type -> torch spelling; None from a function: this node's attributes are not handled
 TORCH: dict = {
     "Add": lambda n, a, g: f"{a[0]} + {a[1]}",
@@ -125,6 +184,19 @@ TORCH: dict = {
     "AveragePool": _pool("avg"),
     "GlobalAveragePool": lambda n, a, g: f"{a[0]}.mean(dim={tuple(range(2, len(g.info(n.inputs[0]).shape)))}, keepdim=True)",
     "Concat": lambda n, a, g: f"torch.cat([{', '.join(a)}], dim={n.attrs['axis']})",
+    "BatchNormalization": _batchnorm,
+    "Gemm": _gemm,
+    "Gelu": _gelu,
+    "Max": _fold("maximum"),
+    "Min": _fold("minimum"),
+    "Reciprocal": lambda n, a, g: f"torch.reciprocal({a[0]})",
+    "Slice": _slice,
+    "Gather": _gather,
+    # views: the input, given the output's shape by torch_expr
+    "Reshape": lambda n, a, g: a[0],
+    "Flatten": lambda n, a, g: a[0],
+    "Squeeze": lambda n, a, g: a[0],
+    "Unsqueeze": lambda n, a, g: a[0],
 }
 
 

@@ -3,14 +3,20 @@
 The model is loaded with ``onnx``, checked with ``onnx.checker`` and its shapes inferred with
 ``onnx.shape_inference`` (with data propagation, so that a ``Reshape`` whose shape is computed
 from constants gets its output shape). ``Constant`` nodes become constants like initializers.
-A tensor whose shape or element type stays unknown, or has a symbolic dimension, is refused with
-``M5002``: this slice converts static shapes only.
+
+Dimensions the model declares by name on its inputs (``dim_param``: ``batch``, ``seq``) stay
+symbolic (:class:`~.dims.Dim`); a dimension that shape inference leaves unnamed or names itself
+(``unk__0``) is worked out from the declared ones where a view (``Reshape`` with ``0``/``-1``,
+``Flatten``, ``Squeeze``, ``Unsqueeze``) makes it, and substituted everywhere. A tensor whose shape
+or element type stays unknown is refused with ``M5002``.
 
 A node's span is the model file and the node's position in the graph (``model.onnx:3:1`` is the
 third node), the place a diagnostic names.
 """
 from __future__ import annotations
 
+import keyword
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +24,8 @@ import numpy as np
 
 from ..diagnostics import DiagnosticBag
 from ..ir.span import Span
+from .dims import Dim, NeedsValue, symbols
+from .names import RESERVED
 
 #: ONNX element types this slice handles -> the dtype name used by numpy, torch and TileLang
 ELEM_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
@@ -27,14 +35,14 @@ ELEM_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: 
 @dataclass(frozen=True)
 class TensorInfo:
     name: str
-    shape: tuple[int, ...]
+    shape: tuple            # ints, and Dims for the extents the model declares by name
     dtype: str
 
     @property
-    def numel(self) -> int:
+    def numel(self):
         n = 1
         for d in self.shape:
-            n *= d
+            n = d * n
         return n
 
 
@@ -59,6 +67,11 @@ class Graph:
     outputs: list[TensorInfo]
     constants: dict[str, np.ndarray]
     infos: dict[str, TensorInfo] = field(default_factory=dict)
+    #: declared dimension name -> (input index, axis) where the Model reads its value
+    dims: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: derived dimension name -> its expression of declared ones (a sum, ``seq - 1``: kernels take it
+    #: as an extent of its own, so that every extent is a product of names and numbers)
+    derived: dict[str, Dim] = field(default_factory=dict)
 
     def info(self, name: str) -> TensorInfo:
         return self.infos[name]
@@ -87,19 +100,24 @@ def _attrs(node) -> dict:
     return out
 
 
-def _info(vi, span: Span, bag: DiagnosticBag) -> TensorInfo | None:
+#: the prefix of a placeholder for a dimension shape inference did not name after a declared one
+UNKNOWN = "?"
+
+
+def _info(vi, span: Span, bag: DiagnosticBag, declared: dict[str, str]) -> TensorInfo | None:
     t = vi.type.tensor_type
     dtype = ELEM_DTYPES.get(t.elem_type)
     if not t.HasField("shape"):
         bag.add("M5002", span, f"tensor '{vi.name}' has no inferred shape")
         return None
     dims = []
-    for d in t.shape.dim:
-        if not d.HasField("dim_value"):
-            bag.add("M5002", span, f"tensor '{vi.name}' has a symbolic dimension "
-                                   f"'{d.dim_param or '?'}': this slice converts static shapes only")
-            return None
-        dims.append(int(d.dim_value))
+    for k, d in enumerate(t.shape.dim):
+        if d.HasField("dim_value"):
+            dims.append(int(d.dim_value))
+        elif d.dim_param in declared:
+            dims.append(Dim.named(declared[d.dim_param]))
+        else:   # unnamed, or a name of shape inference's own: worked out from a view, or refused
+            dims.append(Dim.named(f"{UNKNOWN}{d.dim_param or vi.name + ':' + str(k)}"))
     if dtype is None:  # float8, 4- and 2-bit types, strings: named as ONNX names them, and not claimed
         import onnx
 
@@ -112,7 +130,7 @@ def _info(vi, span: Span, bag: DiagnosticBag) -> TensorInfo | None:
 
 def load(path: str | Path, bag: DiagnosticBag) -> Graph:
     """The graph of the model at ``path``; raises :class:`ImportFailed` (with ``M5001``/``M5002``
-    in ``bag``) when it cannot be read, checked or given static shapes."""
+    in ``bag``) when it cannot be read, checked or given known shapes."""
     import onnx
     from onnx import numpy_helper
 
@@ -136,10 +154,21 @@ def load(path: str | Path, bag: DiagnosticBag) -> Graph:
             constants[n.output[0]] = np.asarray(attrs["value"])
             continue
         nodes.append(Node(i, n.name or f"{n.op_type}_{i}", n.op_type, tuple(n.input), tuple(n.output), attrs, span))
+    declared, where = {}, {}
+    real_inputs = [vi for vi in g.input if vi.name not in constants]
+    taken = {re.sub(r"\W", "_", t) for n in nodes for t in n.inputs + n.outputs} | {
+        re.sub(r"\W", "_", vi.name) for vi in g.input}
+    for i, vi in enumerate(real_inputs):
+        for axis, d in enumerate(vi.type.tensor_type.shape.dim):
+            if d.dim_param and not d.HasField("dim_value") and not d.dim_param.startswith("unk__") \
+                    and d.dim_param not in declared:
+                declared[d.dim_param] = _dim_name(d.dim_param, taken)
+                taken.add(declared[d.dim_param])
+                where[declared[d.dim_param]] = (i, axis)
     for vi in list(g.input) + list(g.value_info) + list(g.output):
         if vi.name in constants or vi.name in infos:
             continue
-        info = _info(vi, whole, bag)
+        info = _info(vi, whole, bag, declared)
         if info is not None:
             infos[vi.name] = info
     for name, arr in constants.items():
@@ -152,6 +181,163 @@ def load(path: str | Path, bag: DiagnosticBag) -> Graph:
                 bag.add("M5002", n.span, f"shape inference gave no shape for '{t}', output of node '{n.name}'")
     if bag.errors():
         raise ImportFailed("shapes")
-    inputs = [infos[vi.name] for vi in g.input if vi.name not in constants]
+    derived = _name_unknowns(nodes, infos, constants, taken)
+    for name, info in infos.items():
+        unknown = sorted(s for s in symbols(info.shape) if s.startswith(UNKNOWN))
+        if unknown:
+            bag.add("M5002", whole, f"tensor '{name}' has a dimension the model does not declare on its inputs "
+                                    f"and no view determines ({unknown[0][1:]}): its shape {list(info.shape)}")
+    if bag.errors():
+        raise ImportFailed("shapes")
+    inputs = [infos[vi.name] for vi in real_inputs]
     outputs = [infos[vi.name] for vi in g.output]
-    return Graph(g.name or path.stem, str(path), opset, nodes, inputs, outputs, constants, infos)
+    return Graph(g.name or path.stem, str(path), opset, nodes, inputs, outputs, constants, infos,
+                 dict(sorted(where.items())), derived)
+
+
+def _dim_name(param: str, taken: set[str]) -> str:
+    """The Python identifier of a declared dimension (``batch``; ``dim_x`` where ``x`` names a tensor
+    or a name the emitted code uses)."""
+    name = re.sub(r"\W", "_", param)
+    if not name or name[0].isdigit() or keyword.iskeyword(name) or name in RESERVED or name in taken \
+            or name.startswith(("v_", "make_", "t_")):
+        name = "dim_" + name
+    while name in taken:
+        name += "_"
+    return name
+
+
+def view_shape(node: Node, x_shape: tuple, constants: dict):
+    """The output shape of a view node computed from its input's (declared names kept), or None."""
+    rank = len(x_shape)
+    if node.op_type == "Reshape" and len(node.inputs) > 1 and node.inputs[1] in constants:
+        target = [int(v) for v in constants[node.inputs[1]].reshape(-1)]
+        allow_zero = node.attrs.get("allowzero", 0)
+        out = [x_shape[k] if v == 0 and not allow_zero else v for k, v in enumerate(target)]
+        if -1 in out:
+            known = 1
+            for v in out:
+                if v != -1:
+                    known = v * known
+            total = 1
+            for d in x_shape:
+                total = d * total
+            out[out.index(-1)] = total // known
+        return tuple(out)
+    if node.op_type == "Flatten":
+        axis = node.attrs.get("axis", 1) % (rank + 1) if rank else 0
+        a, b = 1, 1
+        for d in x_shape[:axis]:
+            a = d * a
+        for d in x_shape[axis:]:
+            b = d * b
+        return (a, b)
+    return None
+
+
+def infer_shape(node: Node, shapes: list, constants: dict):
+    """The output shape of ``node`` from its inputs' ``shapes`` (declared names kept) for the ops whose
+    output extents a declared one can reach: views, elementwise maps, rows, MatMul, Transpose; else
+    None."""
+    from .indexing import broadcast_shapes
+    from .ops import OPS
+
+    op = node.op_type
+    rule = OPS.get(op)
+    if not shapes or shapes[0] is None:
+        return None
+    if op in ("Reshape", "Flatten"):
+        return view_shape(node, shapes[0], constants)
+    if op in ("BatchNormalization", "Softmax", "LayerNormalization", "Cast", "Identity") or \
+            (rule is not None and rule.kind == "map" and len(shapes) == 1):
+        return shapes[0]
+    if rule is not None and rule.kind == "map":
+        return broadcast_shapes(*[s for s in shapes if s is not None])
+    if op == "Transpose":
+        perm = node.attrs.get("perm", list(reversed(range(len(shapes[0])))))
+        return tuple(shapes[0][p] for p in perm)
+    if op == "Slice":
+        return _slice_shape(node, shapes[0], constants)
+    if op == "MatMul" and len(shapes) == 2 and shapes[1] is not None and min(len(shapes[0]), len(shapes[1])) >= 2:
+        a, b = shapes
+        return broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
+    return None
+
+
+def _slice_shape(node: Node, x_shape: tuple, constants: dict):
+    """A Slice's output shape with constant starts/ends/axes/steps; along a declared extent ``n`` only
+    with step 1, a start that counts from either end and an end that is the end or counts from it
+    (``x[:, 1:]`` is ``n - 1`` long: a model whose extent is at least the start, as it must be)."""
+    def const(k):
+        if len(node.inputs) > k and node.inputs[k]:
+            if node.inputs[k] not in constants:
+                raise NeedsValue("a Slice bound computed at run time")
+            return [int(v) for v in constants[node.inputs[k]].reshape(-1)]
+        return None
+
+    starts, ends = const(1), const(2)
+    if starts is None or ends is None:
+        return None
+    rank = len(x_shape)
+    axes = [a % rank for a in (const(3) or range(len(starts)))]
+    steps = const(4) or [1] * len(axes)
+    out = list(x_shape)
+    for a, st, en, sp in zip(axes, starts, ends, steps):
+        n = x_shape[a]
+        if not isinstance(n, Dim):
+            out[a] = len(range(*slice(st, en, sp).indices(n)))
+            continue
+        if sp != 1 or (0 <= en < 2 ** 30):
+            raise NeedsValue(f"a Slice of {n} ending at {en} with step {sp}")
+        begin = st if st >= 0 else n + st
+        end = n if en >= 2 ** 30 else n + en
+        out[a] = end - begin
+    return tuple(out)
+
+
+def _name_unknowns(nodes: list[Node], infos: dict, constants: dict, taken: set[str]) -> dict[str, Dim]:
+    """Replace the placeholders of dimensions shape inference did not name (or named itself) by what
+    the nodes that make them compute from the declared ones, in every tensor's shape. A sum
+    (``seq - 1``) becomes a derived name (``seq_minus_1``); returns those."""
+    found: dict[str, object] = {}
+    derived: dict[str, Dim] = {}
+
+    def named(b):
+        if not isinstance(b, Dim) or len(b.terms) == 1:
+            return b
+        for k, v in derived.items():
+            if v == b:
+                return Dim.named(k)
+        text = str(b).strip("()").replace(" - ", "_minus_").replace(" + ", "_plus_").replace(" * ", "_x_")
+        name = _dim_name(text, taken)
+        taken.add(name)
+        derived[name] = b
+        return Dim.named(name)
+
+    def placeholder(d):
+        if isinstance(d, Dim) and len(d.names) == 1 and str(d) in d.names and str(d).startswith(UNKNOWN):
+            return str(d)
+        return None
+
+    def sub(shape):
+        return tuple(found.get(placeholder(d), d) if placeholder(d) else d for d in shape)
+
+    for n in nodes:
+        outs = [t for t in n.outputs if t in infos]
+        if not outs or not any(placeholder(d) for d in infos[outs[0]].shape):
+            continue
+        shapes = [sub(infos[t].shape) if t in infos else None for t in n.inputs if t]
+        try:
+            shape = infer_shape(n, shapes, constants)
+        except NeedsValue:
+            shape = None
+        inferred = infos[outs[0]].shape
+        if shape is None or len(shape) != len(inferred):
+            continue
+        for a, b in zip(inferred, shape):
+            if placeholder(a) and not placeholder(b):
+                found.setdefault(placeholder(a), named(b))
+    if found:
+        for name, info in list(infos.items()):
+            infos[name] = TensorInfo(info.name, sub(info.shape), info.dtype)
+    return derived

@@ -35,5 +35,24 @@ def broadcast_index(shape, out_shape, out_index: list[str]) -> list[str]:
     return ["0" if d == 1 else out_index[lead + k] for k, d in enumerate(shape)]
 
 
+def broadcast_shapes(*shapes) -> tuple:
+    """numpy's broadcast of ``shapes`` (ints or declared extents: equal ones, or 1 and another)."""
+    from .dims import NeedsValue
+
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(rank):
+        d = 1
+        for s in shapes:
+            e = s[k - rank + len(s)] if k - rank + len(s) >= 0 else 1
+            if e == 1 or e == d:
+                continue
+            if d != 1:
+                raise NeedsValue(f"broadcasting {d} with {e}")
+            d = e
+        out.append(d)
+    return tuple(out)
+
+
 def subscript(name: str, index: list[str]) -> str:
     return f"{name}[{', '.join(index) if index else '0'}]"

@@ -173,8 +173,9 @@ def _strip_blank(mod: ModuleMap, ts: list[int]) -> list[int]:
     return ts
 
 
-def align_kernel(cuda_lines: list[str], mod: ModuleMap, name: str, line: int) -> list:
-    """The rows of kernel ``name`` (defined at CUDA ``line``) beside its TileLang section."""
+def align_kernel(cuda_lines: list[str], mod: ModuleMap, name: str, line: int, source: str = "CUDA") -> list:
+    """The rows of kernel ``name`` (defined at CUDA ``line``) beside its TileLang section
+    (``source`` names the left side in headings: ``ONNX`` for a model's graph listing)."""
     top: list[int] = []
     bottom: list[int] = []
     groups: dict[int, list[int]] = {}
@@ -224,7 +225,7 @@ def align_kernel(cuda_lines: list[str], mod: ModuleMap, name: str, line: int) ->
         rows.append("TileLang only")
         rows.extend([0, t] for t in top)
     for a, b, labels in merged:
-        where = f"CUDA lines {a}\u2013{b}" if a != b else f"CUDA line {a}"
+        where = f"{source} lines {a}\u2013{b}" if a != b else f"{source} line {a}"
         rows.append(" \u00b7 ".join(labels + [where]))
         for n in range(a, b + 1):
             ts = groups.get(n, [])

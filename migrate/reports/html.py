@@ -63,6 +63,7 @@ def _diag(d: dict, source: str, root: str) -> dict:
 def build_data(data: dict, out_dir: Path) -> tuple[dict, list[dict]]:
     """The page's index blob and its per-file blobs."""
     files_idx, blobs, kernels_idx = [], [], []
+    label = data.get("source_label", "CUDA")   # `migrate onnx`: "ONNX", its sources are graph listings
     by_file: dict[str, list[int]] = {}
     for i, k in enumerate(data["kernels"]):
         by_file.setdefault(k["file"], []).append(i)
@@ -79,7 +80,7 @@ def build_data(data: dict, out_dir: Path) -> tuple[dict, list[dict]]:
         kidx = by_file.get(f["file"], [])
         for i in kidx:
             k = data["kernels"][i]
-            views[str(i)] = align_kernel(cuda_lines, mod, k["kernel"], int(k.get("line") or 1))
+            views[str(i)] = align_kernel(cuda_lines, mod, k["kernel"], int(k.get("line") or 1), label)
             diags = [_diag(d, source, root) for d in k["diagnostics"]]
             used_codes.update(d["code"] for d in diags)
             counts = {s: sum(1 for d in diags if d["severity"] == s) for s in ("error", "warning", "note")}
@@ -101,7 +102,8 @@ def build_data(data: dict, out_dir: Path) -> tuple[dict, list[dict]]:
              for c in sorted(used_codes) if c in CODES}
     index = {"tool": data.get("tool", "cuda2tile"), "version": data.get("version", ""),
              "output": data.get("output", ""), "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
-             "summary": data["summary"], "codes": codes, "files": files_idx, "kernels": kernels_idx}
+             "summary": data["summary"], "codes": codes, "files": files_idx, "kernels": kernels_idx,
+             **({"source": label, "forms": data["forms"]} if "forms" in data else {})}
     return index, blobs
 
 

@@ -2,15 +2,19 @@
 emitter). Each emitter writes readable TileLang from the group's op kinds, shapes and
 attributes (not from lowered TIR), with a comment naming the ONNX node each statement comes from.
 
-Shapes are static: they are numbers in the kernel text. Every tensor a kernel takes is passed as
+Extents are numbers in the kernel text, or expressions of the dimensions the model declares by
+name (``batch * 512``): each name is a ``T.dynamic`` extent of the factory (one compiled kernel for
+every value; given as an int, the kernel is specialised). Every tensor a kernel takes is passed as
 a contiguous view whose shape the kernel declares (:class:`Param`; the ``Model`` reshapes, which
-costs nothing). Targets: on ``cuda`` reduction buffers are fragments walked by ``T.Parallel``; on
+costs nothing); a name folded into every view's products is bound through one parameter declared
+with the factors and reshaped (:func:`~.base.declared_views`). Targets: on ``cuda`` reduction buffers are fragments walked by ``T.Parallel``; on
 TileLang's ``c`` target (the CPU check) ``T.reduce_*`` and accumulators need ``alloc_local`` and
 serial ``T.grid`` loops, so such factories pick ``alloc``/``loop`` by target.
 
-GEMMs: float32 MatMul/Gemm accumulate in a serial loop over K on CUDA cores (exact float32, no
-tf32) unless ``allow_tf32``; float16/bfloat16 (and float32 with ``allow_tf32``) use ``T.gemm`` on
-shared tiles in a ``T.Pipelined`` loop (tensor cores on the GPU).
+GEMMs: A and B tiles are copied to shared memory in a ``T.Pipelined`` loop over K; float32 (and
+integer, float64) MatMul/Gemm accumulate them with multiply-adds on CUDA cores (exact float32, no
+tf32) unless ``allow_tf32``; float16/bfloat16 (and float32 with ``allow_tf32``) use ``T.gemm``
+(tensor cores on the GPU).
 """
 from __future__ import annotations
 

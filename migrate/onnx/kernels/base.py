@@ -2,13 +2,13 @@
 chains (:class:`Body`), names, dtypes and the factory text."""
 from __future__ import annotations
 
-import keyword
-import re
 from dataclasses import dataclass, field
 
+from ..dims import Dim, factors, symbols
 from ..graph import Graph, Node
 from ..group import Group
 from ..indexing import broadcast_index, prod, subscript, unravel
+from ..names import RESERVED, py_name, py_names  # noqa: F401  (the kernels' names; re-exported)
 from ..ops import FLOATS, OPS, ExprCtx, literal
 
 
@@ -36,35 +36,6 @@ class Kernel:
 @dataclass(frozen=True)
 class Options:
     allow_tf32: bool = False
-
-
-#: names the kernels and the Model class use themselves (loop variables, buffers, modules)
-RESERVED = frozenset("""T torch np tilelang Path self w dev trace target alloc loop threads stages block_m block_n
-block_k bx by bz i j k ko r c o row col acc chunk a_s b_s mean rstd row_max row_sum p oc ic kh kw ih iw img oh
-ow""".split())
-
-
-def py_name(tensor: str) -> str:
-    """A Python identifier for an ONNX tensor name."""
-    s = re.sub(r"\W", "_", tensor)
-    if not s or s[0].isdigit() or keyword.iskeyword(s) or s in RESERVED or s.startswith(("v_", "make_")):
-        s = "t_" + s
-    return s
-
-
-def py_names(tensors) -> dict[str, str]:
-    """One distinct Python identifier per ONNX tensor name (``x:0`` and ``x_0`` both exist in
-    some exported models: the later gets a suffix)."""
-    out, used = {}, set()
-    for t in tensors:
-        name = base = py_name(t)
-        k = 1
-        while name in used:
-            k += 1
-            name = f"{base}_{k}"
-        used.add(name)
-        out[t] = name
-    return out
 
 
 def accum_dtype(dtype: str) -> str:
@@ -159,22 +130,72 @@ class Body:
         return lines
 
 
-def _signature(params: list[Param]) -> str:
-    return ", ".join(f"{p.name}: T.Tensor({p.view!r}, T.{p.dtype})" for p in params)
+def kernel_symbols(params: list[Param]) -> list[str]:
+    """The declared dimension names the kernel's views use."""
+    out: set[str] = set()
+    for p in params:
+        out |= symbols(p.view)
+    return sorted(out)
 
 
-def pow2(n: int, cap: int) -> int:
+def declared_views(params: list[Param]) -> dict[str, tuple]:
+    """Per parameter name, the shape the kernel declares it with when that differs from its view.
+
+    A ``T.dynamic`` extent is bound from the shape of an argument where it is a whole dimension.
+    A name that every view folds into a product (``(batch * 512, 768)``) gets one parameter declared
+    with the product's factors (``(batch, 512, 768)``), which the kernel reshapes to its view."""
+    out: dict[str, tuple] = {}
+    bare = {next(iter(d.names)) for p in params for d in p.view if isinstance(d, Dim) and str(d) in d.names}
+    for sym in kernel_symbols(params):
+        if sym in bare:
+            continue
+        for p in params:
+            if p.name in out:
+                continue
+            split = None
+            for k, d in enumerate(p.view):
+                f = factors(d)
+                if f is not None and sym in d.names:
+                    split = p.view[:k] + f + p.view[k + 1:]
+                    break
+            if split is not None:
+                out[p.name] = split
+                bare |= {next(iter(x.names)) for x in split if isinstance(x, Dim)}
+                break
+    return out
+
+
+def _signature(params: list[Param], declared: dict) -> str:
+    return ", ".join(f"{p.name}_dims: T.Tensor({declared[p.name]!r}, T.{p.dtype})" if p.name in declared else
+                     f"{p.name}: T.Tensor({p.view!r}, T.{p.dtype})" for p in params)
+
+
+def pow2(n, cap: int) -> int:
+    if isinstance(n, Dim):     # a declared extent: any size, the cap
+        return cap
     p = 1
     while p < n and p < cap:
         p *= 2
     return p
 
 
+def as_float(n, dtype: str) -> str:
+    """An extent as a ``dtype`` value (a mean's divisor)."""
+    return literal(n, dtype) if not isinstance(n, Dim) else f"T.Cast(T.{dtype}, {n})"
+
+
 def factory(name: str, doc: str, params: list[Param], body: list[str], defaults: str, prelude=()) -> str:
-    head = [f"def make_{name}(target=\"cuda\"{defaults}):",
+    syms = kernel_symbols(params)
+    declared = declared_views(params)
+    head = [f"def make_{name}(target=\"cuda\"{''.join(f', {s}=None' for s in syms)}{defaults}):",
             f'    """{doc}"""']
+    if syms:
+        head.append(f"    # {', '.join(syms)}: symbolic extents (one kernel serves every value) unless given as ints")
+        head += [f"    {s} = T.dynamic({s!r}) if {s} is None else {s}" for s in syms]
     head += [f"    {line}" for line in prelude]
-    head += ["", "    @T.prim_func", f"    def {name}({_signature(params)}):"]
+    head += ["", "    @T.prim_func", f"    def {name}({_signature(params, declared)}):"]
+    head += [f"        {p.name} = T.reshape({p.name}_dims, {p.view!r})  # binds {', '.join(sorted(symbols(declared[p.name])))}"
+             for p in params if p.name in declared]
     return "\n".join(head + body + [f"    return {name}", ""])
 
 

@@ -45,7 +45,8 @@ def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     acc_t, cd = accum_dtype(x.dtype), compute_dtype(y.dtype)
     b = Body(graph, names)
     X = b.param(x.name, x.shape)
-    Wp = b.param(wt.name, wt.shape)
+    # the weights: (out channels, taps) for the tiled GEMM of an ungrouped convolution, else as they are
+    Wp = b.param(wt.name, (Co, Cg * KH * KW) if groups == 1 else wt.shape)
     out_index = ["img", "oc", "oh", "ow"]
     canonical = (y.shape, out_index)
     ind = " " * 20
@@ -63,24 +64,32 @@ def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     iw = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"ow * {sw} - {pw} + kw * {dw}")
     pixel = ["                    img = p // " + str(Ho * Wo), f"                    oh = p // {Wo} % {Ho}",
              f"                    ow = p % {Wo}"]
-    body = [
-        f"        with T.Kernel(T.ceildiv({Co}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
-        f"            acc = alloc((block_m, block_n), T.{acc_t})",
-        "            T.clear(acc)",
-        f"            for ic, kh, kw in T.grid({Cg}, {KH}, {KW}):  # exact {x.dtype} multiply-adds, no tensor cores",
-        "                for i, j in loop(block_m, block_n):",
-        "                    p = by * block_m + i",
-        "                    oc = bx * block_n + j",
-    ] + pixel + [
-        f"                    ih = {ih}",
-        f"                    iw = {iw}",
-        f"                    if p < {P} and oc < {Co} and 0 <= ih and ih < {H} and 0 <= iw and iw < {W}:",
-        f"                        acc[i, j] += {cast_to(f'{X}[img, {chan}, ih, iw]', x.dtype, acc_t)} * "
-        f"{cast_to(f'{Wp}[oc, ic, kh, kw]', wt.dtype, acc_t)}",
-        "            for i, j in loop(block_m, block_n):",
-        "                p = by * block_m + i",
-        "                oc = bx * block_n + j",
-    ] + [ln[4:] for ln in pixel] + [f"                if p < {P} and oc < {Co}:"] + epi
+    taps = Cg * KH * KW
+    if groups == 1:
+        body = _tiled(X, Wp, x, wt, acc_t, head.name, P, Co, taps, (H, W, Ho, Wo, KH, KW),
+                      ih, iw, pixel) + [ln[4:] for ln in pixel] + [f"                if p < {P} and oc < {Co}:"] + epi
+        defaults = ", block_m=128, block_n=64, block_k=16, stages=2, threads=256"
+    else:
+        body = [
+            f"        with T.Kernel(T.ceildiv({Co}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
+            f"            acc = alloc((block_m, block_n), T.{acc_t})",
+            "            T.clear(acc)",
+            f"            for ic, kh, kw in T.grid({Cg}, {KH}, {KW}):  # Conv '{head.name}': exact {x.dtype} multiply-adds, "
+            "no tensor cores",
+            "                for i, j in loop(block_m, block_n):",
+            "                    p = by * block_m + i",
+            "                    oc = bx * block_n + j",
+        ] + pixel + [
+            f"                    ih = {ih}",
+            f"                    iw = {iw}",
+            f"                    if p < {P} and oc < {Co} and 0 <= ih and ih < {H} and 0 <= iw and iw < {W}:",
+            f"                        acc[i, j] += {cast_to(f'{X}[img, {chan}, ih, iw]', x.dtype, acc_t)} * "
+            f"{cast_to(f'{Wp}[oc, ic, kh, kw]', wt.dtype, acc_t)}",
+            "            for i, j in loop(block_m, block_n):",
+            "                p = by * block_m + i",
+            "                oc = bx * block_n + j",
+        ] + [ln[4:] for ln in pixel] + [f"                if p < {P} and oc < {Co}:"] + epi
+        defaults = ", block_m=32, block_n=32, threads=128"
     prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
                "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
                "loop = T.grid if target == \"c\" else T.Parallel"]
@@ -88,8 +97,47 @@ def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     doc = (f"Convolution {what} as an implicit GEMM: {P} output pixels × {Co} channels, each a sum over "
            f"{Cg}×{KH}×{KW} taps (stride {sh}×{sw}, padding {ph}×{pw}, dilation {dh}×{dw}, {groups} group(s)).")
     params = ordered(b.params, group)
-    src = factory(group.name, doc, params, body, ", block_m=32, block_n=32, threads=128", prelude)
+    src = factory(group.name, doc, params, body, defaults, prelude)
     return Kernel(group, group.name, src, params, tolerance_class(y.dtype, True), f"conv {P}×{Co}×{Cg * KH * KW}")
+
+
+def _tiled(X, Wk, x, wt, acc_t, name, P, Co, taps, dims, ih, iw, pixel) -> list[str]:
+    """An ungrouped convolution as a GEMM over shared tiles: the input patches of block_m output pixels
+    (im2col rows, zero outside the image) and the weights viewed as (out channels, taps), one slice of
+    block_k taps at a time, multiply-added on CUDA cores (exact)."""
+    H, W, Ho, Wo, KH, KW = dims
+    zero_x, zero_w = literal(0, x.dtype), literal(0, wt.dtype)
+    at = [ln[4:] for ln in pixel]
+    return [
+        f"        with T.Kernel(T.ceildiv({Co}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
+        f"            acc = alloc((block_m, block_n), T.{acc_t})",
+        f"            a_s = T.alloc_shared((block_m, block_k), T.{x.dtype}, scope=\"shared\")",
+        f"            b_s = T.alloc_shared((block_k, block_n), T.{wt.dtype}, scope=\"shared\")",
+        "            T.clear(acc)",
+        f"            for ko in T.Pipelined(T.ceildiv({taps}, block_k), num_stages=stages):  "
+        f"# Conv '{name}': the {taps} taps in slices of block_k",
+        "                for i, kk in T.Parallel(block_m, block_k):  # input patches of block_m pixels",
+        "                    p = by * block_m + i",
+        "                    r = ko * block_k + kk",
+    ] + ["    " + ln for ln in at] + [
+        f"                    ic = r // {KH * KW}",
+        f"                    kh = r // {KW} % {KH}",
+        f"                    kw = r % {KW}",
+        f"                    ih = {ih}",
+        f"                    iw = {iw}",
+        f"                    a_s[i, kk] = T.if_then_else(p < {P} and r < {taps} and 0 <= ih and ih < {H} and 0 <= iw "
+        f"and iw < {W}, {X}[img, ic, ih, iw], {zero_x})",
+        "                for kk, j in T.Parallel(block_k, block_n):  # their weights",
+        "                    r = ko * block_k + kk",
+        "                    oc = bx * block_n + j",
+        f"                    b_s[kk, j] = T.if_then_else(r < {taps} and oc < {Co}, {Wk}[oc, r], {zero_w})",
+        f"                for k in T.serial(block_k):  # exact {x.dtype} multiply-adds, no tensor cores",
+        "                    for i, j in loop(block_m, block_n):",
+        f"                        acc[i, j] += {cast_to('a_s[i, k]', x.dtype, acc_t)} * {cast_to('b_s[k, j]', wt.dtype, acc_t)}",
+        "            for i, j in loop(block_m, block_n):",
+        "                p = by * block_m + i",
+        "                oc = bx * block_n + j",
+    ]
 
 
 def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:

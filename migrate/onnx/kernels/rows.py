@@ -7,7 +7,7 @@ from ..graph import Graph
 from ..group import Group
 from ..indexing import prod, subscript, unravel
 from ..ops import FLOATS, REDUCERS, literal
-from .base import Kernel, Options, Body, accum_dtype, cast_to, factory, pow2, tolerance_class
+from .base import Kernel, Options, Body, accum_dtype, as_float, cast_to, factory, pow2, tolerance_class
 
 
 # -- reductions, softmax and layer norm: rows of the output, the reduced axis in chunks ------------
@@ -47,8 +47,8 @@ def emit_reduce(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     fn, ident, finish = REDUCERS[node.op_type]
     ident_lit = literal(float("-inf") if ident == "-inf" else ident, acc_t) if acc_t in FLOATS else \
         (f"T.min_value(T.{acc_t})" if ident == "-inf" else literal(0, acc_t))
-    value = "acc[i]" if finish is None else (f"acc[i] / {literal(Rn, acc_t)}" if acc_t in FLOATS else
-                                                 f"T.truncdiv(acc[i], {literal(Rn, acc_t)})")
+    value = "acc[i]" if finish is None else (f"acc[i] / {as_float(Rn, acc_t)}" if acc_t in FLOATS else
+                                                 f"T.truncdiv(acc[i], {as_float(Rn, acc_t)})")
     body = [
         f"        with T.Kernel(T.ceildiv({O}, block_m), threads=threads) as bx:",
         f"            acc = alloc((block_m,), T.{acc_t})",
@@ -176,13 +176,13 @@ def emit_layernorm(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         f"                    chunk[i, j] = T.if_then_else(o < {pre} and c < {C}, {xv}, {zero})",
         "                T.reduce_sum(chunk, mean, dim=1, clear=False)",
         "            for i in loop(block_m):",
-        f"                mean[i] = mean[i] / {literal(C, acc_t)}",
+        f"                mean[i] = mean[i] / {as_float(C, acc_t)}",
         f"            for ko in T.serial({chunks}):  # the sum of squared deviations",
     ] + loop_head + [
         f"                    chunk[i, j] = T.if_then_else(o < {pre} and c < {C}, ({xv} - mean[i]) * ({xv} - mean[i]), {zero})",
         "                T.reduce_sum(chunk, rstd, dim=1, clear=False)",
         "            for i in loop(block_m):",
-        f"                rstd[i] = T.rsqrt(rstd[i] / {literal(C, acc_t)} + {literal(eps, acc_t)})",
+        f"                rstd[i] = T.rsqrt(rstd[i] / {as_float(C, acc_t)} + {literal(eps, acc_t)})",
         f"            for ko in T.serial({chunks}):  # (x - mean) * rstd * scale + bias",
     ] + loop_head + [
         f"                    if o < {pre} and c < {C}:",

@@ -8,7 +8,8 @@
   function $(id) { return document.getElementById(id); }
 
   var INDEX = JSON.parse($('c2t-index').textContent);
-  var FORMS = ['tile', 'portable', 'simt', 'hybrid', 'unsupported'];
+  var FORMS = INDEX.forms || ['tile', 'portable', 'simt', 'hybrid', 'unsupported'];
+  var SOURCE = INDEX.source || 'CUDA';   // what the kernels were converted from (an ONNX model's graph listing)
   var SEVS = ['error', 'warning', 'note'];
   var K = INDEX.kernels, F = INDEX.files, CODES = INDEX.codes || {};
   K.forEach(function (k) {
@@ -286,7 +287,7 @@
       });
       var rest = Object.keys(at).filter(function (l) { return !placed[l] && k.diags.indexOf(at[l][0]) >= 0; }).map(Number).sort(function (x, y) { return x - y; });
       rest.forEach(function (l) {
-        out.push('<tr class="sec"><td colspan="4">diagnostic outside the kernel \u00b7 CUDA line ' + l + '</td></tr>');
+        out.push('<tr class="sec"><td colspan="4">diagnostic outside the kernel \u00b7 ' + esc(SOURCE) + ' line ' + l + '</td></tr>');
         for (var c = Math.max(1, l - 2); c <= Math.min(h.cuda.length, l + 2); c++) {
           out.push(codeRow(h, c, 0, !shown[c])); shown[c] = 1;
           if (c === l) at[l].forEach(function (d) { out.push(diagRow(d)); });
@@ -304,7 +305,7 @@
     }
     if (!rows.length) out.push('<tr class="sec"><td colspan="4">no lines to show</td></tr>');
     var f = F[k.f];
-    var head = '<thead><tr><th colspan="2">CUDA \u2014 ' + esc(f.file) + (b.cudaError ? ' (' + esc(b.cudaError) + ')' : '') +
+    var head = '<thead><tr><th colspan="2">' + esc(SOURCE) + ' \u2014 ' + esc(f.file) + (b.cudaError ? ' (' + esc(b.cudaError) + ')' : '') +
       '</th><th colspan="2">TileLang \u2014 ' + esc(f.output || '') + (b.tlError ? ' (' + esc(b.tlError) + ')' : '') + '</th></tr></thead>';
     return '<table class="sbs" id="sbs"><colgroup><col class="ln"><col><col class="ln"><col></colgroup>' + head + '<tbody>' + out.join('') + '</tbody></table>';
   }
@@ -336,7 +337,7 @@
       }
       h += '</details>';
     }
-    h += '<div class="toolbar">view: <button type="button" data-mode="aligned" class="' + (mode === 'aligned' ? 'on' : '') + '">aligned by CUDA line</button>' +
+    h += '<div class="toolbar">view: <button type="button" data-mode="aligned" class="' + (mode === 'aligned' ? 'on' : '') + '">aligned by ' + esc(SOURCE) + ' line</button>' +
       '<button type="button" data-mode="order" class="' + (mode === 'order' ? 'on' : '') + '">TileLang in order</button></div>';
     h += '<div id="sbs-wrap">' + sideBySide(k) + '</div>';
     var view = $('kernel-view');

@@ -1,0 +1,212 @@
+"""migrate onnx with dimensions the model declares by name (dim_param): kernels take them as
+T.dynamic extents, one compiled kernel per group serves every value, and the Model runs at two
+batch sizes in one process, each compared with onnxruntime; a group that needs a value is
+specialised per value (M5009)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from migrate.onnx import check as check_step  # noqa: E402
+from migrate.onnx.convert import convert  # noqa: E402
+from migrate.onnx.dims import Dim, NeedsValue, factors, substitute  # noqa: E402
+from migrate.runtime.compare import compare_arrays  # noqa: E402
+
+from . import models  # noqa: E402
+
+
+def _declare(model, dims):
+    """``model`` with the given axes of its graph inputs/outputs declared by name."""
+    for vi in list(model.graph.input) + list(model.graph.output):
+        for axis, name in dims.get(vi.name, {}).items():
+            d = vi.type.tensor_type.shape.dim[axis]
+            d.ClearField("dim_value")
+            d.dim_param = name
+    onnx.checker.check_model(model)
+    return model
+
+
+def _save(model, tmp_path, name):
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def _ln_softmax(width=16, seed=0):
+    """LayerNormalization → Softmax → ReduceMean over the sequence → Sub, on (batch, seq, width)."""
+    rng = np.random.default_rng(seed)
+    f = np.float32
+    nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["xn"], name="ln", axis=-1),
+             helper.make_node("Softmax", ["xn"], ["p"], name="sm", axis=-1),
+             helper.make_node("ReduceMean", ["p"], ["m"], name="seq_mean", axes=[1], keepdims=1),
+             helper.make_node("Sub", ["p", "m"], ["y"], name="center")]
+    return models.make(nodes, [("x", TensorProto.FLOAT, ["batch", "seq", width])],
+                       [("y", TensorProto.FLOAT, ["batch", "seq", width])],
+                       [("g", rng.uniform(.5, 1.5, width).astype(f)), ("b", rng.standard_normal(width).astype(f))],
+                       name="ln_softmax")
+
+
+def _run_both(path, module, sizes, seed=11):
+    """Run the converted Model (CPU target) at each input shape in ``sizes`` in one process and compare
+    with onnxruntime; returns the number of compiled kernels after each run."""
+    import torch
+
+    mod = check_step.load_module(module)
+    model = mod.Model(target="c", alloc=check_step.poisoned_empty)
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    name = sess.get_inputs()[0].name
+    compiled = []
+    for shape in sizes:
+        x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+        want = sess.run(None, {name: x})[0]
+        got = model(torch.from_numpy(x))
+        assert tuple(got.shape) == want.shape
+        r = compare_arrays(want, got.numpy(), "float32", "fp32_accum", name="y")
+        assert r.passed, (shape, r.message)
+        compiled.append(len(model.compiled))
+    return compiled
+
+
+def test_dims_are_products_of_names():
+    b, s = Dim.named("batch"), Dim.named("seq")
+    x = math.prod((b, s, 8))
+    assert str(x) == "(batch * seq * 8)" and str(b) == "batch"
+    assert x // 8 == b * s and x // (b * 8) == s and (x // 8) // (b * s) == 1
+    assert factors(x) == (b, s, 8) and factors(b + 1) is None
+    assert b == b and b != 1 and x in (1, b * s * 8)
+    assert substitute((x, b - 1, 4), {"batch": 2, "seq": 3}) == (48, 1, 4)
+    with pytest.raises(NeedsValue):
+        b < 2  # noqa: B015
+    with pytest.raises(NeedsValue):
+        x // 5
+
+
+def test_mlp_with_a_batch_dim_one_kernel_serves_two_batch_sizes(tmp_path):
+    path = _save(_declare(models.mlp(), {"x": {0: "batch"}, "probs": {0: "batch"}}), tmp_path, "mlp")
+    res = convert(path, tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert res.report["dims"] == {"batch": {"input": "x", "axis": 0}}
+    # the check ran at batch 2 and 5 with the same three compiled kernels
+    assert [(s["dims"], s["passed"], s["compiled"]) for s in res.check["sizes"]] == \
+        [({"batch": 2}, True, 3), ({"batch": 5}, True, 3)]
+    text = res.module.read_text()
+    assert "batch = T.dynamic('batch') if batch is None else batch" in text
+    assert "x: T.Tensor((batch, 24), T.float32)" in text and "T.ceildiv(batch, block_m)" in text
+    assert _run_both(path, res.module, [(2, 24), (5, 24)]) == [3, 3]
+
+
+def test_layernorm_softmax_with_batch_and_seq(tmp_path):
+    path = _save(_ln_softmax(), tmp_path, "lnsm")
+    res = convert(path, tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert set(res.report["dims"]) == {"batch", "seq"} and not res.special
+    text = res.module.read_text()
+    # a view that folds both names into its rows binds them through a parameter declared with its factors
+    assert "x_dims: T.Tensor((batch, seq, 16), T.float32)" in text
+    assert "x = T.reshape(x_dims, ((batch * seq), 16))  # binds batch, seq" in text
+    assert _run_both(path, res.module, [(2, 3, 16), (5, 7, 16)]) == [4, 4]
+
+
+def test_attention_block_with_a_batch_dim_and_reshapes_by_minus_one(tmp_path):
+    """Reshape to [-1, dim] and back to [-1, seq, dim]: shape inference names the rows itself
+    (unk__N); the converter works them out from 'batch' and every group stays symbolic."""
+    model = models.attention_block(batch=2, seq=5, dim=8)
+    for init in model.graph.initializer:
+        if init.name == "flat":
+            init.CopyFrom(numpy_helper.from_array(np.array([-1, 8], np.int64), "flat"))
+        if init.name == "shape3":
+            init.CopyFrom(numpy_helper.from_array(np.array([-1, 5, 8], np.int64), "shape3"))
+    path = _save(_declare(model, {"x": {0: "batch"}, "yc": {0: "batch"}}), tmp_path, "attn")
+    res = convert(path, tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert not res.special and all(n["fallback"] is False for n in res.report["nodes"])
+    n = len(res.kernels)
+    assert _run_both(path, res.module, [(2, 5, 8), (5, 5, 8)]) == [n, n]
+
+
+def test_a_slice_clamped_to_a_declared_extent_is_specialised_per_value(tmp_path):
+    """x[:, 1:] on a dynamic sequence (dropping a class token): its length 'seq - 1' becomes a derived
+    extent the other groups take symbolically; the Slice's own kernel needs seq's value (ONNX clamps
+    the start to it) and is emitted and compiled per value (M5009)."""
+    rng = np.random.default_rng(3)
+    f = np.float32
+    nodes = [helper.make_node("Slice", ["x", "st", "en", "ax"], ["xs"], name="drop_cls"),
+             helper.make_node("LayerNormalization", ["xs", "g", "b"], ["xn"], name="ln", axis=-1),
+             helper.make_node("MatMul", ["xn", "w"], ["y"], name="proj")]
+    model = models.make(nodes, [("x", TensorProto.FLOAT, ["batch", "seq", 16])],
+                        [("y", TensorProto.FLOAT, ["batch", "tokens", 8])],
+                        [("g", rng.uniform(.5, 1.5, 16).astype(f)), ("b", rng.standard_normal(16).astype(f)),
+                         ("st", np.array([1], np.int64)), ("en", np.array([2 ** 62], np.int64)),
+                         ("ax", np.array([1], np.int64)), ("w", rng.standard_normal((16, 8)).astype(f))],
+                        name="drop_cls")
+    path = _save(model, tmp_path, "drop")
+    res = convert(path, tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert [d.code for d in res.diagnostics] == ["M5009"]
+    assert res.special == {"k0_slice": ["batch", "seq", "seq_minus_1"]}
+    assert res.graph.derived == {"seq_minus_1": Dim.named("seq") - 1}
+    group = {g["kernel"]: g for g in res.report["groups"]}
+    assert group["k0_slice"]["specialised"] == ["batch", "seq", "seq_minus_1"]
+    assert (tmp_path / "out" / "drop.groups.pkl").is_file()
+    assert "seq_minus_1 = seq - 1  # derived" in res.module.read_text()
+    # two symbolic kernels compiled once; the Slice once per sequence length
+    assert _run_both(path, res.module, [(2, 4, 16), (3, 4, 16), (2, 9, 16)]) == [3, 4, 5]
+
+
+def test_symbolic_kernels_lower_for_sm90a(tmp_path):
+    """The dynamic-extent kernels lower to CUDA for sm_90a without a GPU (the extents are kernel
+    arguments)."""
+    import tilelang  # noqa: F401  (before tvm)
+    import tvm
+
+    res = convert(_save(_ln_softmax(), tmp_path, "lnsm"), tmp_path / "out")
+    mod = check_step.load_module(res.module)
+    tgt = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    for name, make in mod.KERNELS.items():
+        with tgt:
+            art = tilelang.lower(make(target="cuda"), target=tgt)
+        assert "__global__" in art.kernel_source and "int batch" in art.kernel_source, name
+
+
+def test_cli_check_with_user_inputs_takes_their_batch(tmp_path, capsys):
+    from migrate.cli import main
+
+    path = _save(_declare(models.mlp(), {"x": {0: "batch"}, "probs": {0: "batch"}}), tmp_path, "mlp")
+    np.savez(tmp_path / "in.npz", x=np.random.default_rng(8).standard_normal((3, 24)).astype(np.float32))
+    assert main(["onnx", str(path), "-o", str(tmp_path / "out"), "--check", "cpu", "--inputs",
+                 str(tmp_path / "in.npz"), "-q"]) == 0
+    rep = __import__("json").loads((tmp_path / "out" / "report.json").read_text())
+    assert rep["check"]["sizes"] == [{"dims": {"batch": 3}, "passed": True, "compiled": 3}]
+    assert rep["inputs"] == [{"name": "x", "shape": ["batch", 24], "dtype": "float32"}]
+    # a width that is not the model's is refused, whatever the batch
+    np.savez(tmp_path / "bad.npz", x=np.ones((3, 5), np.float32))
+    assert main(["onnx", str(path), "-o", str(tmp_path / "out2"), "--check", "cpu", "--inputs",
+                 str(tmp_path / "bad.npz"), "-q"]) == 1
+    assert "M5007" in capsys.readouterr().err + (tmp_path / "out2" / "report.json").read_text()
+
+
+@pytest.mark.parametrize("group, stride", [(1, 2), (2, 1)])
+def test_convolution_with_a_batch_dim(tmp_path, group, stride):
+    """An ungrouped convolution (a GEMM over shared im2col and weight tiles) and a grouped one (the
+    direct form), strided and padded, with a declared batch: equal to onnxruntime at two batch sizes."""
+    rng = np.random.default_rng(group * 10 + stride)
+    f = np.float32
+    model = models.make(
+        [helper.make_node("Conv", ["x", "w", "cb"], ["y"], name="conv", group=group, kernel_shape=[3, 3],
+                          pads=[1, 1, 1, 1], strides=[stride, stride]),
+         helper.make_node("Relu", ["y"], ["z"], name="act")],
+        [("x", TensorProto.FLOAT, ["batch", 4, 7, 7])], [("z", TensorProto.FLOAT, ["batch", 6, None, None])],
+        [("w", rng.standard_normal((6, 4 // group, 3, 3)).astype(f)), ("cb", rng.standard_normal(6).astype(f))],
+        name="conv")
+    res = convert(_save(model, tmp_path, "conv"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    text = res.module.read_text()
+    assert ("a_s[i, kk] = T.if_then_else(" in text) == (group == 1)
+    assert "T.ceildiv((batch * " in text and len(res.check["sizes"]) == 2
