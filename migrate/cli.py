@@ -807,7 +807,7 @@ def cmd_convert(args) -> int:
     settings = None if args.examine else {"keep_original": args.keep_original_code, "lift": not args.no_lift,
                                           "allow_tf32": args.allow_tf32}
     parsed = _parse_with_progress(cv, files, options_for, jobs, out, args.timeout, settings, converted,
-                                  lean=not args.check)
+                                  lean=not args.check and not args.verify_hybrid)
     suppress = _suppressor(args)
     if args.examine:
         from .reports.examine import run_examine

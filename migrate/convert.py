@@ -397,17 +397,22 @@ def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, 
                  **({"convert": convert, "display": str(src.rel), "lean": lean} if convert is not None else {})}
                 for src in part]
         run_batch("migrate.parse_worker", None, runs, timeout=timeout, max_memory=max_memory,
-                  startup=max(timeout, 120.0), on_result=done, claims=claims, fork=True)
+                  startup=max(timeout, 120.0), on_result=done, claims=claims, fork=True, env=env)
 
+    from .parse.clang import SHARED_PCH_ENV
     jobs = max(1, min(jobs, len(files)))
-    if jobs == 1:
-        batch(files)
-        return results
-    # every worker goes down one list, largest files first, each taking the next file no other
-    # has taken: they finish together, whichever files turn out slow
-    ordered = sorted(files, key=_size, reverse=True)
-    with tempfile.TemporaryDirectory(prefix="c2t-claims-") as claims, ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(lambda _: batch(ordered, claims), range(jobs)))
+    # the workers share the preludes they precompile (one per set of flags: parse.clang)
+    with tempfile.TemporaryDirectory(prefix="c2t-pch-") as pch:
+        env = {**os.environ, SHARED_PCH_ENV: pch}
+        if jobs == 1:
+            batch(files)
+            return results
+        # every worker goes down one list, largest files first, each taking the next file no other
+        # has taken: they finish together, whichever files turn out slow
+        ordered = sorted(files, key=_size, reverse=True)
+        with tempfile.TemporaryDirectory(prefix="c2t-claims-") as claims, \
+                ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(lambda _: batch(ordered, claims), range(jobs)))
     return results
 
 

@@ -52,11 +52,13 @@ def parse_one(common, run: dict) -> dict:
 
 
 def _without_bodies(parsed):
-    """``parsed`` with its kernels' bodies and its device functions left out (``lean`` runs)."""
+    """``parsed`` with its kernels' bodies (their instances' too) and its device functions left
+    out (``lean`` runs)."""
     import dataclasses
     unit = parsed.unit
-    lean = dataclasses.replace(unit, kernels=tuple(dataclasses.replace(k, body=None) for k in unit.kernels),
-                               device_functions=())
+    lean = dataclasses.replace(unit, kernels=tuple(dataclasses.replace(
+        k, body=None, instances=tuple(dataclasses.replace(i, body=None) for i in k.instances))
+        for k in unit.kernels), device_functions=())
     return dataclasses.replace(parsed, unit=lean)
 
 

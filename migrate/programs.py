@@ -151,9 +151,9 @@ def _groups_from_folders(sources: list[Path]) -> list[list[Path]]:
         if not any(find_main(_read(p)) is not None for p in sources if p.parent == folder):
             continue
         cands = sorted(p.resolve() for p in folder.iterdir() if p.suffix in UNIT_SUFFIXES and p.is_file())
-        included = set()
+        included, known = set(), {}
         for c in cands:
-            included |= _included(c) - {c}
+            included |= _included(c, known=known) - {c}
         groups.append([c for c in cands if c not in included])
     return groups
 

@@ -34,7 +34,7 @@ import time
 
 #: Variables that differ between calls of one command (a test's name, a command's scratch
 #: folders) and that the worker reads only after it starts: a fork server serves every value.
-PER_CALL = ("PYTEST_CURRENT_TEST", "TMPDIR", "TEMP", "TMP", "TILELANG_CACHE_DIR")
+PER_CALL = ("PYTEST_CURRENT_TEST", "TMPDIR", "TEMP", "TMP", "TILELANG_CACHE_DIR", "CUDA2TILE_PCH_DIR")
 
 #: Servers of one worker module kept per process (one holds about 330 MB with TileLang and torch);
 #: the one used least recently goes when another is needed and it has no worker running.

@@ -595,6 +595,8 @@ _MAIN_RE = re.compile(r"\bint\s+main\s*\(([^)]*)\)\s*\{")
 
 def find_main(text: str) -> int | None:
     """Number of parameters of ``int main(...)`` (0 or 2), or None when there is no main."""
+    if "main" not in text:  # (masking only blanks characters: no main in the text, none in its mask)
+        return None
     m = _MAIN_RE.search(mask_source(text))
     if not m:
         return None
@@ -642,9 +644,11 @@ _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 def find_quoted_includes(text: str) -> list[str]:
     """The ``#include "..."`` paths of ``text``, outside comments."""
-    masked_lines = mask_source(text)
+    masked_lines = None  # masked at the first directive found (most host sources have none)
     out = []
     for m in _INCLUDE_RE.finditer(text):
+        if masked_lines is None:
+            masked_lines = mask_source(text)
         # keep it only if the directive is not inside a comment
         if masked_lines[m.start():m.start() + 1].strip() or masked_lines[m.start():m.end()].lstrip().startswith("#"):
             out.append(m.group(1))

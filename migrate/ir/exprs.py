@@ -89,9 +89,15 @@ def reads_no_memory(e) -> bool:
 def assigned_names(node) -> set[str]:
     """The locals ``node`` assigns or increments."""
     out = set()
-    for n in m.walk(node):
-        target = m.store_target(n)
-        if isinstance(target, m.Ref):
+    assign, unary, ref = m.Assign, m.Unary, m.Ref
+    for n in m.walk(node):  # (m.store_target written out: asked of every node of many bodies)
+        if isinstance(n, assign):
+            target = n.target
+        elif isinstance(n, unary) and n.op in ("++", "--"):
+            target = n.operand
+        else:
+            continue
+        if isinstance(target, ref):
             out.add(target.name)
     return out
 

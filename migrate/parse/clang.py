@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import json
 import os
 from pathlib import Path
 
@@ -325,7 +326,55 @@ def _pch_dir() -> str:
     return _PCH_DIR[0]
 
 
+#: a folder the parse workers of one conversion share (``migrate convert`` makes it for the run and
+#: removes it after): a prelude precompiled by one worker is read by the others, not made again
+SHARED_PCH_ENV = "CUDA2TILE_PCH_DIR"
+
+
 def _precompile(key: tuple) -> tuple[str, tuple[str, ...]] | None:
+    shared = os.environ.get(SHARED_PCH_ENV)
+    if shared and os.path.isdir(shared):
+        import hashlib
+        path = os.path.join(shared, "prelude-" + hashlib.sha1(repr(key).encode()).hexdigest() + ".pch")
+        made = _shared_precompiled(path)
+        if made is not None:
+            return made
+        made = _precompile_into(key, f"{path}.{os.getpid()}.tmp")
+        if made is None:
+            return None
+        other = _shared_precompiled(path)  # another worker's, made meanwhile
+        if other is not None:
+            return other
+        try:  # the file, then what it holds: a worker that finds the second finds the first whole
+            os.replace(made[0], path)
+        except OSError:
+            return made
+        _PCH_PRELUDE_ONLY[path] = _PCH_PRELUDE_ONLY.pop(made[0])
+        try:
+            with open(f"{path}.{os.getpid()}.json", "w") as f:
+                json.dump({"headers": list(made[1]), "prelude_only": _PCH_PRELUDE_ONLY[path]}, f)
+            os.replace(f"{path}.{os.getpid()}.json", path + ".json")
+        except OSError:
+            pass  # the others make their own
+        return path, made[1]
+    return _precompile_into(key, os.path.join(_pch_dir(), f"prelude-{len(_PCH)}.pch"))
+
+
+def _shared_precompiled(path: str) -> tuple[str, tuple[str, ...]] | None:
+    """The prelude another worker of the run precompiled at ``path``, or None where there is none."""
+    try:
+        with open(path + ".json") as f:
+            data = json.load(f)
+        headers, only = tuple(data["headers"]), bool(data["prelude_only"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not os.path.isfile(path):
+        return None
+    _PCH_PRELUDE_ONLY[path] = only
+    return path, headers
+
+
+def _precompile_into(key: tuple, path: str) -> tuple[str, tuple[str, ...]] | None:
     try:
         tu = index().parse(str(PRELUDE_HEADER), args=list(key), options=(
             ci.TranslationUnit.PARSE_INCOMPLETE))
@@ -338,7 +387,6 @@ def _precompile(key: tuple) -> tuple[str, tuple[str, ...]] | None:
                 if name.is_relative_to(root):
                     headers.add(str(name.relative_to(root)))
                     break
-        path = os.path.join(_pch_dir(), f"prelude-{len(_PCH)}.pch")
         tu.save(path)
         _PCH_PRELUDE_ONLY[path] = is_prelude_file(str(PRELUDE_HEADER)) and all(
             is_prelude_file(inc.include.name) for inc in tu.get_includes())

@@ -593,6 +593,9 @@ def _parse_with_missing_headers(path: str, options: ParseOptions, bag: Diagnosti
     return tu
 
 
+_NO_KIND = object()
+
+
 class UnitBuilder:
     """Collects functions, globals and launch sites of one translation unit into the model."""
 
@@ -625,11 +628,19 @@ class UnitBuilder:
         self._decls: list[ci.Cursor] | None = None  # _user_declarations, found once
         self._dependent: list[DependentLaunch] = []  # launches in host templates (host_instances)
         self.host_methods: dict[str, ci.Cursor] = {}  # Class::method -> its definition (host_instances)
+        self._kinds: dict[tuple, str | None] = {}  # _cuda_kind's answers, per declaration
+        self._main_files: dict[str, bool] = {}  # file name -> whether it is the file parsed (_is_main)
 
     # -- discovery ----------------------------------------------------------------------------
     def _is_main(self, cursor: ci.Cursor) -> bool:
         f = cursor.location.file
-        return f is not None and str(Path(f.name).resolve()) == self.main
+        if f is None:
+            return False
+        name = f.name
+        main = self._main_files.get(name)
+        if main is None:  # (resolving a path asks the system for each of its folders: once a file)
+            main = self._main_files[name] = str(Path(name).resolve()) == self.main
+        return main
 
     def _collect(self) -> None:
         definitions: dict[str, list[ci.Cursor]] = {}
@@ -681,8 +692,19 @@ class UnitBuilder:
             self._decls = cl.user_declarations(self.tu)
         return self._decls
 
+    def _cuda_kind(self, cursor: ci.Cursor) -> str | None:
+        """``global``, ``device``, ``host_device`` or None (a host function), from the cursor's
+        attributes; kept per declaration (asked several times of each function, and each time
+        a walk of its children): a declaration cursor's kind and first datum name it in its unit,
+        an expression's (a lambda) its kind and first two."""
+        key = (cursor._kind_id, cursor.data[0], cursor.data[1])
+        kind = self._kinds.get(key, _NO_KIND)
+        if kind is _NO_KIND:
+            kind = self._kinds[key] = self._cuda_kind_of(cursor)
+        return kind
+
     @staticmethod
-    def _cuda_kind(cursor: ci.Cursor) -> str | None:
+    def _cuda_kind_of(cursor: ci.Cursor) -> str | None:
         attrs = {c.kind for c in cursor.get_children()}
         if K.CUDAGLOBAL_ATTR in attrs:
             return "global"

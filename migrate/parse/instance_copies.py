@@ -467,8 +467,11 @@ def _shifted(obj, path: str, first: int, delta: int):
         if obj.line >= first and obj.file and _resolved(obj.file) == path:
             return dataclasses.replace(obj, line=obj.line - delta, end_line=obj.end_line - delta)
         return obj
+    if cls in _TYPES:  # a type holds no span
+        return obj
     if isinstance(obj, tuple):
-        return tuple(_shifted(x, path, first, delta) for x in obj)
+        items = tuple([_shifted(x, path, first, delta) for x in obj])
+        return obj if all(a is b for a, b in zip(items, obj)) else items  # (a parent with nothing moved stays)
     if isinstance(obj, list):
         return [_shifted(x, path, first, delta) for x in obj]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -486,6 +489,7 @@ def _shifted(obj, path: str, first: int, delta: int):
 
 
 _NO_SPANS = frozenset({str, int, float, bool, type(None)})  # values that hold no span (exact types)
+_TYPES = frozenset(m._TYPES)  # the model's types (scalars, pointers, records...): none holds a span
 _FIELDS: dict[type, tuple[str, ...]] = {}  # dataclass -> its fields' names (dataclasses.fields is slow)
 
 

@@ -84,17 +84,49 @@ def _thread_dependent_names(body: m.Block | None) -> set[str]:
 
     if body is not None:
         visit(body, ())
+    # each value and guard read once (_reads_thread): depends_on_thread(e, dependent) is its own
+    # reading of the thread, or a name it reads among the dependent ones
+    summaries: dict[int, tuple[bool, frozenset]] = {}
+
+    def summary(e) -> tuple[bool, frozenset]:
+        found = summaries.get(id(e))
+        if found is None:
+            found = summaries[id(e)] = _reads_thread(e)
+        return found
+
+    entries = []
+    for name, value, guards in assigned:
+        parts = [summary(value)] + [summary(g) for g in guards]
+        entries.append((name, any(p[0] for p in parts), frozenset().union(*(p[1] for p in parts))))
     dependent: set[str] = set()
     changed = True
     while changed:
         changed = False
-        for name, value, guards in assigned:
+        for name, own, reads in entries:
             if name in dependent:
                 continue
-            if depends_on_thread(value, dependent) or any(depends_on_thread(g, dependent) for g in guards):
+            if own or not reads.isdisjoint(dependent):
                 dependent.add(name)
                 changed = True
     return dependent
+
+
+def _reads_thread(expr) -> tuple[bool, frozenset]:
+    """(whether ``expr`` reads the thread itself: ``threadIdx``, a warp or atomic call, a group's
+    thread rank; the names of all the variables it reads): :func:`depends_on_thread` of it is
+    the first or a name of the second among the dependent ones (an index's own dependence is
+    that of the nodes under it, which the walk reaches too)."""
+    own, names = False, set()
+    for node in m.walk(expr):
+        if isinstance(node, m.Builtin) and node.var == "threadIdx":
+            own = True
+        elif isinstance(node, m.Ref):
+            names.add(node.name)
+        elif isinstance(node, m.Call) and node.kind in ("warp", "atomic"):
+            own = True
+        elif isinstance(node, m.MethodCall) and node.method in ("thread_rank", "meta_group_rank"):
+            own = True
+    return own, frozenset(names)
 
 
 def depends_on_thread(expr: m.Expr, dependent: set[str]) -> bool:

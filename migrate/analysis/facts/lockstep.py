@@ -113,6 +113,8 @@ def _crossing_views(fn: m.Function, shared: set[str], volatile) -> dict[str, str
             base = _array_of(node.init, shared)
             if base is not None:
                 arrays.setdefault(base, []).append(node.name)
+    if all(len(views) < 2 for views in arrays.values()):
+        return {}  # no array with two views (most kernels): nothing below can find one
     # views at offsets every thread shares, never moved per thread (cumsum = s; counts = s + n + 1;
     # a row cache and its swap): regions of the array, not threads' own walks through it; a store
     # through one and a load through another are the array's own accesses, which race in CUDA too

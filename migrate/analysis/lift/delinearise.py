@@ -202,6 +202,18 @@ def _positive(e) -> bool:
     return (const > 0 and all(c > 0 and _nonneg_atom(a) for c, a in terms.values())) or (launch and const >= 0)
 
 
+def _assigned_refs(node) -> set[str]:
+    """The names of the variables ``node`` stores to (:func:`_assigns` of each of them is true)."""
+    out = set()
+    for n in m.walk(node):
+        target = m.store_target(n)
+        if target is not None:
+            target = _strip(target)
+            if isinstance(target, m.Ref):
+                out.add(target.name)
+    return out
+
+
 def _assigns(node, name: str) -> bool:
     for n in m.walk(node):
         target = m.store_target(n)
@@ -778,7 +790,8 @@ def kernel_inputs(fn: m.Function):
     stable names) of a prepared kernel."""
     from ..facts.locals import single_assignment_locals
     body = fn.body if fn.body is not None else m.Block((), fn.span)
-    assigned = {p.name for p in fn.params if _assigns(body, p.name)}
+    stored = _assigned_refs(body)  # (one walk for all the parameters)
+    assigned = {p.name for p in fn.params if p.name in stored}
     buffers = {p.name: p.type.pointee for p in fn.params
                if isinstance(p.type, m.Pointer) and isinstance(p.type.pointee, m.Scalar)}
     extents = {p.name: m.Ref(p.name, "param", p.type, p.span) for p in fn.params

@@ -643,6 +643,8 @@ def normalise_flat_grid(fn: m.Function) -> tuple[m.Function, dict]:
     where the kernel reads the thread and block indices no other way."""
     if fn.body is None:
         return fn, {}
+    if not any(isinstance(n, m.Builtin) and n.var == "gridDim" and n.dim == "x" for n in m.walk(fn)):
+        return fn, {}  # (no rank of that form without gridDim.x: the tree is not rebuilt)
     found = []
 
     class _Flat(Transformer):

@@ -201,13 +201,22 @@ class _InBlocks(Transformer):
 
 def blocks_as_segments(fn: m.Function) -> m.Function:
     """Each leftover ``blockIdx.d`` as ``globalIdx.d / blockDim.d`` (the element's block)."""
-    return _InBlocks("blockIdx", "/").transform(fn) if fn.body is not None else fn
+    return _InBlocks("blockIdx", "/").transform(fn) if fn.body is not None and _reads_builtin(fn, "blockIdx") \
+        else fn
 
 
 def threads_as_lanes(stmts: tuple) -> tuple:
     """Each leftover ``threadIdx.d`` as ``globalIdx.d % blockDim.d`` (the element's place in its
     block), for a domain of one element per CUDA thread."""
-    return _InBlocks("threadIdx", "%").transform(tuple(stmts))
+    stmts = tuple(stmts)
+    return _InBlocks("threadIdx", "%").transform(stmts) if any(_reads_builtin(s, "threadIdx") for s in stmts) \
+        else stmts
+
+
+def _reads_builtin(node, var: str) -> bool:
+    """Whether ``var`` (``blockIdx``, ``threadIdx``) is read anywhere in ``node``: where it is not,
+    :class:`_InBlocks` would give the tree back as it is (a walk costs less than that rebuild)."""
+    return any(isinstance(n, m.Builtin) and n.var == var for n in m.walk(node))
 
 
 def leftover_thread_indices(fn: m.Function) -> list[m.Builtin]:

@@ -405,6 +405,8 @@ def _ternary_to_if(target: m.Expr, t: m.Ternary, span) -> m.If:
 
 def _rename_locals(fn: m.Function, prefix: str) -> m.Function:
     names = {n.name for n in m.walk(fn.body) if isinstance(n, m.VarDecl)}
+    if not names:  # no local: nothing to rename (the body as it is, in a copy of the function as before)
+        return dataclasses.replace(fn, body=fn.body)
 
     class Rename(Transformer):
         def leave_VarDecl(self, node):

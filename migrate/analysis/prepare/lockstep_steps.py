@@ -136,8 +136,8 @@ def barriers_out_of_branches(fn: m.Function) -> m.Function:
 def stranded_barrier(fn: m.Function):
     """The first barrier :func:`lockstep_steps` wrote that is left under a branch or loop whose
     condition differs between threads (where not every thread would reach it), or None."""
-    if fn.body is None:
-        return None
+    if fn.body is None or not any(is_lockstep_barrier(n) for n in m.walk(fn.body)):
+        return None  # (no barrier of lockstep_steps': none stranded; most kernels)
     dependent = thread_dependent_names(fn)
 
     def visit(node, divergent: bool):

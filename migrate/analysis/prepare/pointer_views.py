@@ -507,9 +507,16 @@ def _assigned_after(body) -> dict[str, set[str]]:
     for block in m.walk(body):
         if not isinstance(block, m.Block):
             continue
+        stmts = block.stmts
+        # the statements from the block's first pointer declaration on (those above it assign
+        # nothing any declaration here sees after it; most blocks declare no pointer)
+        first = next((i for i, s in enumerate(stmts) if isinstance(s, m.DeclStmt)
+                      and any(isinstance(d.type, m.Pointer) for d in s.decls)), None)
+        if first is None:
+            continue
         found: list[tuple[str, set[str]]] = []
         later: set[str] = set()  # what the statements after the one at hand assign (one walk each)
-        for s in reversed(block.stmts):
+        for s in reversed(stmts[first:]):
             if isinstance(s, m.DeclStmt):
                 found += [(d.name, set(later)) for d in s.decls if isinstance(d.type, m.Pointer)]
             later |= assigned_names(s)
