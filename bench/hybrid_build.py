@@ -6,7 +6,9 @@ Reads ``OUT/report.json``, and for each module holding a kernel kept as CUDA (fo
 lowers and compiles its wrappers with TileLang for ``--arch`` (``migrate.runtime.hybrid_build``,
 one child process per module). Prints a table, one row per hybrid kernel (a template's
 instances each): built, or failed with nvcc's first error, then the totals and the errors
-grouped by their message.
+grouped by their message. A kernel template kept whole (no launch site the converter read names
+an instance) is built for each instance its program compiles (nvcc's PTX entries of the file, their
+names demangled); one whose program compiles none is "uninstantiated": its text compiled alone.
 """
 from __future__ import annotations
 
@@ -70,20 +72,26 @@ def main() -> int:
     for (module, _kernels), outcome in zip(todo, done):
         rel = str(module.relative_to(args.out))
         for kernel, error in sorted(outcome["result"].items()):
-            rows.append({"module": rel, "kernel": kernel, "built": error is None, "error": error})
+            open_ = error is not None and error.startswith("uninstantiated:")
+            rows.append({"module": rel, "kernel": kernel, "built": error is None, "uninstantiated": open_,
+                         "error": None if open_ else error})
     width = max([len(f"{r['module']}:{r['kernel']}") for r in rows] + [10])
     for r in rows:
-        print(f"{r['module'] + ':' + r['kernel']:<{width}}  {'built' if r['built'] else 'FAILED ' + r['error']}")
+        said = "built" if r["built"] else "uninstantiated (its program compiles no instance; its text compiles)" \
+            if r["uninstantiated"] else "FAILED " + r["error"]
+        print(f"{r['module'] + ':' + r['kernel']:<{width}}  {said}")
     built = sum(r["built"] for r in rows)
-    print(f"\n{len(rows)} hybrid kernels in {len(todo)} modules: {built} built, {len(rows) - built} failed "
-          f"(nvcc for {args.arch}, {time.perf_counter() - start:.0f} s)")
-    groups = Counter(shape(r["error"]) for r in rows if not r["built"])
+    open_ = sum(r["uninstantiated"] for r in rows)
+    failed = len(rows) - built - open_
+    print(f"\n{len(rows)} hybrid kernels in {len(todo)} modules: {built} built, {open_} templates uninstantiated, "
+          f"{failed} failed (nvcc for {args.arch}, {time.perf_counter() - start:.0f} s)")
+    groups = Counter(shape(r["error"]) for r in rows if r["error"])
     for message, n in groups.most_common(20):
         print(f"{n:5d}  {message}")
     if args.json:
-        args.json.write_text(json.dumps({"arch": args.arch, "rows": rows, "built": built, "failed": len(rows) - built},
-                                        indent=1) + "\n")
-    return 0 if built == len(rows) else 1
+        args.json.write_text(json.dumps({"arch": args.arch, "rows": rows, "built": built, "uninstantiated": open_,
+                                         "failed": failed}, indent=1) + "\n")
+    return 0 if failed == 0 else 1
 
 
 if __name__ == "__main__":

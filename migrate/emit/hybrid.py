@@ -19,6 +19,7 @@ unknown size) or that reads a global the program's host code fills is refused (:
 from __future__ import annotations
 
 import dataclasses
+import keyword
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from typing import Callable
 from ..dtypes import BY_NAME, TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.loops import Form
+from ..ir.names import template_param_name
 from ..runtime.source import mask_source
 from .kernel import KernelOutput
 from .printer import Line
@@ -39,6 +41,13 @@ BODY_PREFIX = "cuda2tile_body_"
 #: where each scalar's bytes start: every offset a multiple of this (the entry copies them out
 #: byte by byte, so any offset would do; aligned ones are easier to read)
 SCALAR_ALIGN = 8
+#: the bytes a scalar of a template's type parameter is given (a template kept whole, its
+#: instance named by the launch): the widest scalar dtype's, a 16-byte vector's
+TEMPLATE_SLOT = 16
+#: what marks the template arguments in a template kept whole: ``CUDA2TILE_TARGS`` all of them
+#: (its entry's call), ``CUDA2TILE_TARG_0`` the first (its launch bounds); the factory writes the
+#: launch's arguments in (``runtime.tilelang_support.hybrid_source``)
+TEMPLATE_MARK = "CUDA2TILE_TARG_"
 #: CUDA handle types passed by value as a 64-bit integer
 _HANDLES = {"cudaTextureObject_t": "uint64", "cudaSurfaceObject_t": "uint64"}
 #: byte sizes of records CUDA defines
@@ -91,17 +100,22 @@ def scalar_bytes(t: m.CType) -> int | None:
         size = BY_NAME[t.dtype].size if t.dtype in BY_NAME else None
         return None if size is None else (t.words or t.lanes) * size
     if isinstance(t, m.Record):
-        return t.size or _RECORD_BYTES.get(t.name)
+        return t.size or _RECORD_BYTES.get(t.name) or t.bytes or None
     if isinstance(t, m.Opaque) and t.spelling in _HANDLES:
         return 8
     return None
 
 
-def hybrid_params(fn: m.Function) -> tuple[tuple, tuple]:
+def hybrid_params(fn: m.Function, open_types: dict | None = None) -> tuple[tuple, tuple]:
     """(the Signature's params, the scalars' byte offsets ((param, offset, size), ...)) of a kernel
     kept as CUDA: a pointer is ``(name, "buffer", dtype)`` (``"bytes"`` where its element type has
     no dtype: any tensor is passed as its memory), a scalar ``(name, "scalar", dtype)``, a vector
-    or struct passed by value ``(name, "value", its size)`` (the caller gives its bytes)."""
+    or struct passed by value ``(name, "value", its size)`` (the caller gives its bytes). In a
+    template kept whole (no instance known), a scalar of a type parameter ``T`` is ``(name,
+    "scalar", T's factory name)`` in a slot of :data:`TEMPLATE_SLOT` bytes (the launch's dtype
+    for ``T`` says how many it fills); ``open_types``: such a template's type parameters -> their
+    factory names."""
+    open_types = open_types or {}
     params, layout, offset = [], [], 0
     for i, p in enumerate(fn.params):
         name = p.name or f"arg{i}"
@@ -117,6 +131,12 @@ def hybrid_params(fn: m.Function) -> tuple[tuple, tuple]:
             continue
         if isinstance(t, m.Reference):
             raise NotHybrid(f"parameter '{name}' is a reference, which no launch from the host can pass")
+        if isinstance(t, m.TemplateType) and t.name in open_types:
+            params.append((name, "scalar", open_types[t.name]))
+            offset = -(-offset // SCALAR_ALIGN) * SCALAR_ALIGN
+            layout.append((name, offset, TEMPLATE_SLOT))
+            offset += TEMPLATE_SLOT
+            continue
         size = scalar_bytes(t)
         if size is None:
             raise NotHybrid(f"parameter '{name}' of type '{t}' has no size the tool knows, so its bytes "
@@ -208,6 +228,78 @@ def instance_models(fn: m.Function) -> tuple[m.Function, ...]:
     return tuple(out)
 
 
+#: the names a hybrid factory binds besides its template arguments
+_FACTORY_NAMES = frozenset({"grid", "block", "source", "hybrid_source", "source_kernel_with_shared"})
+
+
+@dataclass(frozen=True)
+class HeaderParam:
+    """A template parameter as the kernel's ``template <...>`` spells it (a template kept whole)."""
+
+    name: str
+    kind: str  # "type", "value" or "template" (a template template parameter)
+    default: str | None  # its default's text
+    pack: bool  # a parameter pack (``typename... Ts``): the factory takes a sequence
+
+    @property
+    def factory(self) -> str:
+        name = template_param_name(self.name)
+        return f"{name}_" if name in _FACTORY_NAMES or keyword.iskeyword(name) else name
+
+    @property
+    def launch_kind(self) -> str:
+        return "value" if self.kind == "value" else "type"
+
+
+def template_header(text: str) -> tuple[HeaderParam, ...]:
+    """The parameters of the ``template <...>`` a kernel template's definition ``text`` starts
+    with (the text from the template's first token); () where they cannot be read (one without a
+    name, a header that does not close)."""
+    code = mask_source(text)
+    head = re.match(r"\s*template\s*<", code)
+    if head is None:
+        return ()
+    depth, start = 1, head.end()
+    for i in range(start, len(code)):
+        depth += {"<": 1, ">": -1, "(": 1, ")": -1}.get(code[i], 0)
+        if depth == 0:
+            inner = text[start:i]
+            break
+    else:
+        return ()
+    out = []
+    for part in _split_top(inner):
+        spelled, _eq, default = part.partition("=")
+        spelled = " ".join(spelled.split())
+        pack = "..." in spelled
+        words = re.findall(r"[A-Za-z_]\w*", spelled.replace("...", " "))
+        if not words or words[-1] in ("typename", "class", "int", "bool", "unsigned", "auto"):
+            return ()  # unnamed: the factory could not name it
+        if re.match(r"template\s*<", spelled):
+            kind = "template"
+        elif re.match(r"(typename|class)\b", spelled):
+            kind = "type"
+        else:
+            kind = "value"
+        out.append(HeaderParam(words[-1], kind, " ".join(default.split()) or None if _eq else None, pack))
+    return tuple(out)
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets."""
+    out, depth, current = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(current)
+            current = ""
+            continue
+        depth += {"<": 1, "(": 1, "[": 1, "{": 1, ">": -1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
+        current += ch
+    if current.strip():
+        out.append(current)
+    return out
+
+
 # -- the CUDA text ---------------------------------------------------------------------------------
 
 def definition_text(fn: m.Function) -> str:
@@ -291,7 +383,10 @@ def entry_text(name: str, body: str, params: tuple, layout: tuple, bounds: str, 
             args.append(f"({arg_type}) p{i:02d}_{pname}")
         else:
             offset, size = offsets[pname]
-            lines.append(f'    static_assert(sizeof({arg_type}) == {size}, "{pname}: the tool took it for {size} bytes");')
+            if _dtype in BY_NAME or kind == "value":
+                lines.append(f'    static_assert(sizeof({arg_type}) == {size}, "{pname}: the tool took it for {size} bytes");')
+            else:  # of a template's type parameter: the instance's type, in a slot of ``size`` bytes
+                lines.append(f'    static_assert(sizeof({arg_type}) <= {size}, "{pname}: its slot holds {size} bytes");')
             args.append(f"cuda2tile_scalar<{arg_type}>(p{len(params):02d}_scalars + {offset})")
     lines.append(f"    {callee}(" + ",".join(f"\n        {a}" for a in args) + ");")
     lines.append("}")
@@ -316,9 +411,10 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
     if own.name in ctx.specialised:
         raise NotHybrid("a kernel template with explicit specialisations (the copy of its primary "
                         "template would not run them)")
-    if fn.template_params:
-        raise NotHybrid("a kernel template whose instances are not known")
-    params, layout = hybrid_params(fn)
+    whole = template_header(definition_text(own)) if fn.template_params and template is None else None
+    if whole is not None and not whole:
+        raise NotHybrid("a kernel template whose template parameters cannot be read from its definition")
+    params, layout = hybrid_params(fn, {t.name: t.factory for t in whole or () if t.kind == "type"})
     state = host_filled_global(fn, unit, callees)
     if state is not None:
         raise NotHybrid(f"it reads {state}, which the program's host code fills or its kernels share: "
@@ -327,9 +423,18 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
     text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name)
     instance_args = tuple(_enumerator(t, a) for t, a in zip(own.template_params, fn.instantiations[0].args)) \
         if template is not None and fn.instantiations else ()
-    for t, arg in zip(own.template_params, instance_args):  # the entry is no template: the instance's values
-        if t.name:
+    # the entry is no template: the instance's values (those its launch leaves to their defaults too)
+    values = tuple(fn.instantiations[0].values) if template is not None and fn.instantiations else ()
+    for i, t in enumerate(own.template_params if template is not None else ()):
+        arg = instance_args[i] if i < len(instance_args) else \
+            values[i] if i < len(values) and isinstance(values[i], int) else t.default
+        if t.name and arg is not None:
             bounds = re.sub(rf"\b{re.escape(t.name)}\b", f"({arg})", bounds)
+    if whole:  # kept whole: marks the factory replaces with the launch's template arguments
+        for i, t in enumerate(whole):
+            mark = f"({TEMPLATE_MARK}{i})" if t.kind == "value" else f"{TEMPLATE_MARK}{i}"  # (T::N: no parentheses)
+            bounds = re.sub(rf"\b{re.escape(t.name)}\b", mark, bounds)
+        instance_args = ("CUDA2TILE_TARGS",)
     if '"""' in text:
         raise NotHybrid('its definition holds \'"""\', which the module\'s raw string cannot')
     qualified = "::".join([n for n in namespaces if n] + [BODY_PREFIX + own.name])
@@ -340,16 +445,19 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
             "// order), the scalars' bytes last, then the tensors' sizes\n"
             + entry_text(fn.name, qualified, params, layout, bounds, args))
     out = KernelOutput(fn.name, Form.HYBRID, reason, diagnostics=list(diagnostics))
-    out.lines = factory_lines(fn, own, params, layout, cuda, ctx)
-    out.signature = Signature(fn.name, params=params, template=(), symbols=(), form="hybrid", hybrid=layout,
+    out.lines = factory_lines(fn, own, params, layout, cuda, ctx, whole or ())
+    out.signature = Signature(fn.name, params=params, template=tuple((t.factory, t.launch_kind) for t in whole or ()),
+                              symbols=(), form="hybrid", hybrid=layout,
                               hybrid_include=ctx.include(), hybrid_folders=ctx.folders(),
                               hybrid_defines=tuple(ctx.defines))
     return out
 
 
 def factory_lines(fn: m.Function, own: m.Function, params: tuple, layout: tuple, cuda: str,
-                  ctx: HybridContext) -> list[Line]:
-    """The module's CUDA text of the kernel and its factory ``make_<k>``."""
+                  ctx: HybridContext, whole: tuple = ()) -> list[Line]:
+    """The module's CUDA text of the kernel and its factory ``make_<k>``; a template kept whole
+    (``whole``: its :class:`HeaderParam`) takes its template arguments as keywords, C++ text or a
+    dtype for a type, a number or text for a value (None: the template's default)."""
     tag = f"L{own.span.line}"
     constant = f"_{fn.name.upper()}_CUDA"
     tensors = [(f"p{i:02d}_{p[0]}", f"n{i:02d}") for i, p in enumerate(params) if p[1] in ("buffer", "bytes")]
@@ -358,13 +466,20 @@ def factory_lines(fn: m.Function, own: m.Function, params: tuple, layout: tuple,
     lines = [Line(0, f'{constant} = r"""', "")]
     lines += [Line(0, text, "") for text in cuda.splitlines()]
     lines += [Line(0, '"""', ""), Line(0, "", ""), Line(0, "", "")]
-    lines.append(Line(0, f"def make_{fn.name}(grid, block, shared_bytes=0, target=\"cuda\"):", tag))
+    keywords = "".join(f", {t.factory}=None" for t in whole)
+    lines.append(Line(0, f"def make_{fn.name}(grid, block, shared_bytes=0{keywords}, target=\"cuda\"):", tag))
     lines.append(Line(1, f'"""The CUDA kernel `{fn.name}` as it is (hybrid form): compiled by nvcc from '
-                         f'{ctx.include()}, GPUs only."""', ""))
+                         f'{ctx.include()}, GPUs only.' + (
+                             " No launch site names its instance: the template arguments name it ("
+                             + ", ".join(t.factory for t in whole) + ")." if whole else "") + '"""', ""))
     lines.append(Line(1, "if target == \"c\":", ""))
     lines.append(Line(2, f"raise NotImplementedError(\"{fn.name} is kept as CUDA (hybrid form): "
                          "it runs on GPUs only\")", ""))
-    lines.append(Line(1, f"source = hybrid_source(__file__, {ctx.include()!r}, {constant})", ""))
+    if whole:  # (factory name, C++ name, value, its default's text, a pack)
+        args = ", ".join(f"({t.factory!r}, {t.name!r}, {t.factory}, {t.default!r}, {t.pack})" for t in whole)
+        lines.append(Line(1, f"source = hybrid_source(__file__, {ctx.include()!r}, {constant}, template=({args},))", ""))
+    else:
+        lines.append(Line(1, f"source = hybrid_source(__file__, {ctx.include()!r}, {constant})", ""))
     names = [size for _t, size in tensors]
     if names:  # (T.dynamic of one name is that variable, of several a tuple)
         lines.append(Line(1, f"{', '.join(names)} = T.dynamic({', '.join(names)!r})", ""))
