@@ -52,9 +52,15 @@ TEMPLATE_MARK = "CUDA2TILE_TARG_"
 _HANDLES = {"cudaTextureObject_t": "uint64", "cudaSurfaceObject_t": "uint64"}
 #: byte sizes of records CUDA defines
 _RECORD_BYTES = {"dim3": 12, "uint3": 12, "int3": 12}
-#: frontend errors that mean clang could not compile the kernel's CUDA with the tool's headers:
-#: nvcc would not build a wrapper either
-_UNBUILDABLE = ("M1001", "M1002", "M1004", "M1007", "M1101")
+#: frontend errors that mean the kernel's file is no CUDA text: no wrapper can be built
+_UNREADABLE = ("M1002", "M1004", "M1007")
+#: frontend errors that mean clang could not compile the kernel's CUDA with the tool's headers
+#: (a type or macro they lack, which the CUDA headers or the build's flags give nvcc): its model's
+#: types may be clang's recovery (an unknown type read as ``int``)
+_UNCOMPILED = ("M1001", "M1101")
+#: what a parameter's declaration may spell besides its type
+_QUALIFIERS = frozenset({"const", "volatile", "__restrict__", "__restrict", "restrict", "__grid_constant__",
+                         "struct", "class", "signed"})
 
 
 class NotHybrid(Exception):
@@ -153,15 +159,69 @@ def hybrid_params(fn: m.Function, open_types: dict | None = None) -> tuple[tuple
     return tuple(params), tuple(layout)
 
 
-def host_filled_global(fn: m.Function, unit: m.TranslationUnit, callees) -> str | None:
+def _declaration(p: m.Param) -> str | None:
+    """A parameter's declaration as its file spells it (None where it cannot be read)."""
+    span = p.span
+    try:
+        lines = Path(span.file).read_text(errors="replace").splitlines()
+    except (OSError, TypeError):
+        return None
+    if not 0 < span.line <= span.end_line <= len(lines):
+        return None
+    if span.line == span.end_line:
+        return lines[span.line - 1][span.col - 1:span.end_col - 1]
+    return " ".join([lines[span.line - 1][span.col - 1:], *lines[span.line:span.end_line - 1],
+                     lines[span.end_line - 1][:span.end_col - 1]])
+
+
+def spelled_params(fn: m.Function, params: tuple, code: str, open_types: dict | None = None) -> tuple:
+    """``params`` (:func:`hybrid_params`) of a kernel clang did not compile with the tool's headers
+    (``code``), each as its declaration spells it: a pointer to a type the declaration spells as a
+    built-in one (``const float*``) keeps its dtype, any other is passed as its memory
+    (``"bytes"``); a scalar must spell its built-in type, a struct passed by value its name (the
+    entry asserts nvcc's size), or a template's type parameter (``open_types``: its name -> its
+    factory name in a template kept whole, its dtype in an instance); :class:`NotHybrid` for
+    another (clang's recovery typed it)."""
+    open_types = open_types or {}
+    out = []
+    for (name, kind, dtype), p in zip(params, fn.params):
+        text = _declaration(p)
+        words = re.findall(r"[A-Za-z_][\w:]*|\*|&|\[", mask_source(text)) if text else []
+        if words and words[-1] == (p.name or ""):
+            words = words[:-1]
+        if "[" in words:
+            words = words[:words.index("[")]
+        stars = words.count("*")
+        spelled = " ".join(w for w in words if w not in _QUALIFIERS and w != "*").removeprefix("::")
+        if kind in ("buffer", "bytes"):
+            known = TEMPLATE_SPELLINGS.get(spelled) or open_types.get(spelled)
+            out.append((name, kind, dtype) if known == dtype and stars == 1 else (name, "bytes", "uint8"))
+        elif kind == "scalar" and not stars and (TEMPLATE_SPELLINGS.get(spelled) == dtype or spelled in _HANDLES
+                                                  or spelled in open_types and open_types[spelled] == dtype) \
+                or kind == "value" and isinstance(p.type, (m.Record, m.Vector)) and spelled.split("::")[-1] == \
+                str(p.type).split("::")[-1] and not stars:
+            out.append((name, kind, dtype))
+        else:
+            raise NotHybrid(f"its CUDA does not compile with the tool's headers ({code}) and parameter '{name}' "
+                            f"is of a type they do not give ('{spelled or text}'): its size is not known")
+    return tuple(out)
+
+
+def host_filled_global(fn: m.Function, unit: m.TranslationUnit, callees, text: str | None = None) -> str | None:
     """The first global the kernel or a device function it calls names that a wrapper cannot
     give it: a ``__constant__`` without an initialiser (the program's host code fills it,
     cudaMemcpyToSymbol), a ``__device__`` or ``__managed__`` variable (state the host sets or
-    other kernels share, which each wrapper, compiled apart, would hold its own copy of)."""
+    other kernels share, which each wrapper, compiled apart, would hold its own copy of). With
+    ``text`` (the kernel's definition, where clang's model of it is incomplete), a name it spells too."""
     names = {g.name: g for g in unit.globals
              if g.storage in ("device", "managed") or g.storage == "constant" and g.init is None}
     if not names:
         return None
+    if text is not None:
+        spelled = set(re.findall(r"\b[A-Za-z_]\w*\b", mask_source(text)))
+        for name in names:
+            if name in spelled:
+                return f"{names[name].storage} '{name}'"
     for f in (fn, *callees):
         if f.body is None:
             continue
@@ -404,10 +464,12 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
     own = template or fn
     if fn.name in ctx.refused:
         raise NotHybrid(f"its wrapper does not build with nvcc: {ctx.refused[fn.name]}")
-    errors = [d for d in seen if d.code in _UNBUILDABLE]
+    errors = [d for d in seen if d.code in _UNREADABLE]
     if errors:
-        raise NotHybrid(f"its CUDA does not compile with the tool's headers ({errors[0].code}), so no "
-                        "wrapper is built")
+        raise NotHybrid(f"its file cannot be read as CUDA ({errors[0].code}), so no wrapper is built")
+    #: clang did not compile it with the tool's headers (nvcc, with the CUDA headers and the
+    #: program's, may): its parameters are taken as their declarations spell them
+    unsure = next((d for d in seen if d.code in _UNCOMPILED), None)
     if own.name in ctx.specialised:
         raise NotHybrid("a kernel template with explicit specialisations (the copy of its primary "
                         "template would not run them)")
@@ -415,7 +477,13 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
     if whole is not None and not whole:
         raise NotHybrid("a kernel template whose template parameters cannot be read from its definition")
     params, layout = hybrid_params(fn, {t.name: t.factory for t in whole or () if t.kind == "type"})
-    state = host_filled_global(fn, unit, callees)
+    if unsure is not None:  # the template's type parameters: a kept-whole one's factory names, an instance's dtypes
+        named = {t.name: t.factory for t in whole or () if t.kind == "type"}
+        if template is not None and fn.instantiations:
+            named.update({t.name: v for t, v in zip(template.template_params, fn.instantiations[0].values)
+                          if t.kind == "type" and isinstance(v, str) and v in BY_NAME})
+        params = spelled_params(fn, params, unsure.code, named)
+    state = host_filled_global(fn, unit, callees, definition_text(own) if unsure is not None else None)
     if state is not None:
         raise NotHybrid(f"it reads {state}, which the program's host code fills or its kernels share: "
                         "a wrapper, compiled apart, would hold its own copy")
