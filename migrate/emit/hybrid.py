@@ -387,13 +387,15 @@ def _balanced(text: str, start: int) -> int:
     raise NotHybrid("its definition's parentheses do not balance")
 
 
-def body_copy(text: str, name: str, body: str) -> tuple[str, str]:
+def body_copy(text: str, name: str, body: str, macros=(), head: str = r"\s*\(") -> tuple[str, str]:
     """(the definition ``text`` as device function ``body``, the ``__launch_bounds__(...)`` it had
-    or ""): ``__global__`` becomes ``__device__ __forceinline__``, the launch bounds move to the
-    entry, the name becomes ``body``. Comments and strings are searched past, never changed."""
+    or ""): ``__global__`` (or one of ``macros``, the program's names of it: ``#define GLOBAL
+    __global__``) becomes ``__device__ __forceinline__``, the launch bounds move to the entry, the
+    name becomes ``body``. Comments and strings are searched past, never changed."""
     code = mask_source(text)  # same offsets, comments and literals blanked
-    head = re.search(rf"\b{re.escape(name)}\s*\(", code)
-    glob = re.search(r"\b__global__\b", code)
+    head = re.search(rf"\b{re.escape(name)}{head}", code)
+    spellings = "|".join(["__global__", *(re.escape(w) for w in macros)])
+    glob = re.search(rf"\b(?:{spellings})\b", code)
     if head is None or glob is None or glob.start() > head.start():
         raise NotHybrid("its definition does not spell `__global__` and its name (a macro writes it?)")
     bounds = ""
@@ -409,6 +411,70 @@ def body_copy(text: str, name: str, body: str) -> tuple[str, str]:
     for start, end, new in sorted(edits, reverse=True):
         out = out[:start] + new + out[end:]
     return out, bounds
+
+
+#: an explicit specialisation of a kernel template: ``template <> __global__ void k<float>(``
+_SPECIALISATION = r"\btemplate\s*<\s*>\s*(?:__global__\s+)?(?:[\w:]+\s+)*?void\s+{name}\s*<"
+
+
+def specialisation_copies(own: m.Function) -> str:
+    """The explicit specialisations of the kernel template ``own`` its file defines, each copied
+    as a specialisation of the body's template (``template <> __device__ __forceinline__ void
+    cuda2tile_body_k<float>(...) {...}``), so that the entry's call of an instance runs the
+    specialisation CUDA would; :class:`NotHybrid` where one cannot be copied."""
+    try:
+        text = Path(own.span.file).read_text(errors="replace")
+    except OSError as exc:
+        raise NotHybrid(f"its specialisations cannot be read ({exc.strerror or exc})") from None
+    code = mask_source(text)
+    out = []
+    for found in re.finditer(_SPECIALISATION.format(name=re.escape(own.name)), code):
+        paren = code.find("(", found.end())
+        if paren < 0:
+            continue
+        close = _balanced(code, paren)
+        rest = re.match(r"\s*(?:__launch_bounds__\s*\([^)]*\)\s*)?([{;])", code[close:])
+        if rest is None or rest.group(1) == ";":
+            continue  # a declaration
+        brace = close + rest.start(1)
+        depth = 0
+        for end in range(brace, len(code)):
+            depth += {"{": 1, "}": -1}.get(code[end], 0)
+            if depth == 0:
+                break
+        else:  # (the loop ends at the closing brace)
+            raise NotHybrid("an explicit specialisation's braces do not balance")
+        copy, _bounds = body_copy(re.sub(r"^template\s*<\s*>", "", text[found.start():end + 1]), own.name,
+                                  BODY_PREFIX + own.name, head=r"\s*<")
+        line = text.count("\n", 0, found.start()) + 1
+        out.append(f"\n\n// its explicit specialisation (line {line}), renamed\ntemplate <>{copy}")
+    if not out:
+        raise NotHybrid("a kernel template with explicit specialisations the tool does not find in its file")
+    return "".join(out)
+
+
+#: a macro that names ``__global__`` (``#define GLOBAL __global__``)
+_GLOBAL_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+__global__[ \t]*(?://.*)?$", re.M)
+
+
+def global_macros(ctx: HybridContext) -> tuple[str, ...]:
+    """The macros the kernel's file, its includer and the headers beside them define as
+    ``__global__``."""
+    files = {Path(ctx.file)}
+    if ctx.includer:
+        files.add(Path(ctx.includer))
+    for folder in {f.parent for f in files}:
+        for ext in ("*.h", "*.cuh", "*.hpp"):
+            files.update(sorted(folder.glob(ext))[:200])
+    found = []
+    for f in sorted(files):
+        try:
+            text = f.read_text(errors="replace")
+        except OSError:
+            continue
+        if "__global__" in text:
+            found += [w for w in _GLOBAL_MACRO.findall(text) if w not in found]
+    return tuple(found)
 
 
 def _namespaced(text: str, namespaces: tuple[str, ...]) -> str:
@@ -470,9 +536,7 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
     #: clang did not compile it with the tool's headers (nvcc, with the CUDA headers and the
     #: program's, may): its parameters are taken as their declarations spell them
     unsure = next((d for d in seen if d.code in _UNCOMPILED), None)
-    if own.name in ctx.specialised:
-        raise NotHybrid("a kernel template with explicit specialisations (the copy of its primary "
-                        "template would not run them)")
+    specialisations = specialisation_copies(own) if own.name in ctx.specialised else ""
     whole = template_header(definition_text(own)) if fn.template_params and template is None else None
     if whole is not None and not whole:
         raise NotHybrid("a kernel template whose template parameters cannot be read from its definition")
@@ -488,7 +552,10 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
         raise NotHybrid(f"it reads {state}, which the program's host code fills or its kernels share: "
                         "a wrapper, compiled apart, would hold its own copy")
     namespaces = tuple(ctx.namespaces.get(own.name, ()))
-    text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name)
+    try:
+        text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name)
+    except NotHybrid:  # a macro may write __global__: the program's names of it
+        text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name, global_macros(ctx))
     instance_args = tuple(_enumerator(t, a) for t, a in zip(own.template_params, fn.instantiations[0].args)) \
         if template is not None and fn.instantiations else ()
     # the entry is no template: the instance's values (those its launch leaves to their defaults too)
@@ -508,7 +575,7 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
     qualified = "::".join([n for n in namespaces if n] + [BODY_PREFIX + own.name])
     args = instance_args
     cuda = (f"// {own.name} as a device function: its definition ({Path(ctx.display).name}, line {own.span.line}),"
-            f" renamed\n{_namespaced(text, namespaces)}\n\n"
+            f" renamed\n{_namespaced(text + specialisations, namespaces)}\n\n"
             "// the entry T.CUDASourceCodeKernel launches: the tensors' data pointers sorted by name (the CUDA\n"
             "// order), the scalars' bytes last, then the tensors' sizes\n"
             + entry_text(fn.name, qualified, params, layout, bounds, args))

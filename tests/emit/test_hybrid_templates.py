@@ -6,6 +6,7 @@ they name; a struct is passed as its bytes, clang's size asserted by nvcc."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import numpy as np
@@ -179,3 +180,122 @@ def test_the_program_instances_build_and_a_library_template_compiles_uninstantia
     results = build_module(out / "traits.py")
     assert results["scale_kernel"] is None
     assert results["axpy_lanes"].startswith(UNINSTANTIATED)
+
+
+#: A kernel file that includes a header of a library the converter does not see (read as empty:
+#: its type and its macro unknown to clang, M1101/M1001) but nvcc finds through CUDA2TILE_INCLUDE;
+#: a kernel whose definition names __global__ through the program's macro; a kernel template with
+#: an explicit specialisation (which the copy of its primary template alone would not run).
+VENDOR_HEADER = "#pragma once\ntypedef double real_t;\n#define TILE 128\n"
+VENDOR_PROGRAM = r"""#include <cstdio>
+#include "vendor_types.h"
+#include "macros.h"
+
+__global__ void scale(const real_t* __restrict__ x, real_t* y, const int n)
+{
+    int i = blockIdx.x * TILE + threadIdx.x;
+    if (i < n) y[i] = 2 * x[i];
+}
+
+__global__ void shift(real_t* y, real_t by, int n)
+{
+    int i = blockIdx.x * TILE + threadIdx.x;
+    if (i < n) y[i] += by;
+}
+
+KERNEL static void lane_ids(int* out, int n)
+{
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = lane;
+}
+
+template <typename T>
+__global__ void add_bias(T* x, T b, int n)
+{
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] + b + (T)(lane & 1);
+}
+
+template <>
+__global__ void add_bias<float>(float* x, float b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * b;
+}
+
+int main()
+{
+    real_t *x, *y; int* ids; float* f;
+    cudaMalloc(&x, 8 * 1024); cudaMalloc(&y, 8 * 1024); cudaMalloc(&ids, 4 * 1024); cudaMalloc(&f, 4 * 1024);
+    scale<<<8, TILE>>>(x, y, 1024);
+    shift<<<8, TILE>>>(y, 1.5, 1024);
+    lane_ids<<<4, 256>>>(ids, 1024);
+    add_bias<float><<<4, 256>>>(f, 2.0f, 1024);
+    add_bias<int><<<4, 256>>>(ids, 3, 1024);
+    cudaDeviceSynchronize();
+    printf("done\n");
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def vendor(tmp_path_factory):
+    """VENDOR_PROGRAM converted (its vendor header outside the converted folder): (the output
+    folder, the vendor folder, report rows by kernel, the module imported)."""
+    from migrate.runtime.tilelang_side import load_module
+
+    root = tmp_path_factory.mktemp("hybrid_vendor")
+    (root / "src").mkdir()
+    (root / "vendor").mkdir()
+    (root / "vendor" / "vendor_types.h").write_text(VENDOR_HEADER)
+    (root / "src" / "macros.h").write_text("#pragma once\n#define KERNEL __global__\n")
+    (root / "src" / "k.cu").write_text(VENDOR_PROGRAM)
+    out = root / "out"
+    main(["convert", str(root / "src"), "-o", str(out), "-q"])
+    report = json.loads((out / "report.json").read_text())
+    # nvcc finds the vendor's header through CUDA2TILE_INCLUDE (read when the module is imported)
+    before = os.environ.get("CUDA2TILE_INCLUDE")
+    os.environ["CUDA2TILE_INCLUDE"] = str(root / "vendor")
+    try:
+        module = load_module(out / "k.py")
+    finally:
+        os.environ.pop("CUDA2TILE_INCLUDE") if before is None else os.environ.update(CUDA2TILE_INCLUDE=before)
+    return out, root / "vendor", {k["kernel"]: k for k in report["kernels"]}, module
+
+
+def test_a_kernel_clang_cannot_compile_is_kept_as_cuda_with_its_parameters_as_spelled(vendor):
+    _out, _folder, rows, module = vendor
+    codes = [d["code"] for d in rows["scale"]["diagnostics"]]
+    assert "M1101" in codes and codes[-1] == "M3008" and rows["scale"]["form"] == "hybrid"
+    # clang typed real_t as int: its pointers are passed as their memory, the int as an int
+    assert module.KERNELS["scale"].params == (("x", "bytes", "uint8"), ("y", "bytes", "uint8"),
+                                              ("n", "scalar", "int32"))
+    # a scalar of the unknown type has no size the tool knows: not kept
+    assert rows["shift"]["form"] == "unsupported"
+    (note,) = [d for d in rows["shift"]["diagnostics"] if d["code"] == "M3009"]
+    assert "parameter 'by' is of a type they do not give ('real_t')" in note["message"]
+
+
+def test_a_definition_naming_global_through_a_macro_and_a_specialised_template_are_kept(vendor):
+    out, _folder, rows, module = vendor
+    assert rows["lane_ids"]["form"] == "hybrid" and rows["add_bias"]["form"] == "hybrid"
+    text = (out / "k.py").read_text()
+    assert "__device__ __forceinline__ static void cuda2tile_body_lane_ids(int* out, int n)" in text
+    # the specialisation copied as one of the body's template, beside the primary template
+    assert "// its explicit specialisation (line 34), renamed\ntemplate <>\n" \
+           "__device__ __forceinline__ void cuda2tile_body_add_bias<float>(float* x, float b, int n)" in text
+    assert set(module.KERNELS) == {"scale", "lane_ids", "add_bias"}
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_the_kept_kernels_build_with_the_vendor_folder(vendor):
+    from migrate.runtime.hybrid_build import build
+
+    _out, _folder, _rows, module = vendor
+    for sig in (module.SCALE, module.LANE_IDS, module.ADD_BIAS__FLOAT, module.ADD_BIAS__INT):
+        assert build(sig) is None, sig.name
