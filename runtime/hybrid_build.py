@@ -2,7 +2,7 @@
 CUDA (form ``hybrid``, ``migrate.emit.hybrid``) is lowered by TileLang and compiled for a GPU
 architecture, which proves that its wrapper (the source file, the copied body, the entry) builds.
 
-``python -m migrate.runtime.hybrid_build [--arch sm_90a] MODULE.py...`` prints, as its last line
+``python -m migrate.runtime.hybrid_build [--arch sm_90a] [--only K1,K2] MODULE.py...`` prints, as its last line
 (TileLang logs to standard output before it), one JSON object: module -> {kernel: null (built) or
 the first error nvcc gave, ``file:line: message``}. Used by
 ``migrate convert --verify-hybrid`` and ``bench/hybrid_build.py``. Imports no libclang.
@@ -201,24 +201,30 @@ def build_whole(sig, module_file: str, arch: str = "sm_90a") -> str | None:
         f"{UNINSTANTIATED} its program compiles no instance; the template's text compiles (an instance builds at its launch)"
 
 
-def build_module(path: str | Path, arch: str = "sm_90a") -> dict:
+def build_module(path: str | Path, arch: str = "sm_90a", only=None) -> dict:
     """{kernel: None or its first error} for the hybrid kernels of the module at ``path`` (a
-    kernel template kept whole: :func:`build_whole`)."""
+    kernel template kept whole: :func:`build_whole`; ``only``: those kernels, a template's
+    instances by the template's name too)."""
     from .tilelang_side import load_module
 
     try:
         module = load_module(path)
     except Exception as exc:
         return {"(module)": f"the module does not import: {type(exc).__name__}: {exc}"[:300]}
-    return {sig.name: build_whole(sig, str(path), arch) if sig.template else build(sig, arch)
-            for sig in hybrid_signatures(module)}
+    sigs = [sig for sig in hybrid_signatures(module)
+            if only is None or sig.name in only or sig.name.split("__")[0] in only]
+    return {sig.name: build_whole(sig, str(path), arch) if sig.template else build(sig, arch) for sig in sigs}
 
 
 def main(argv: list[str]) -> int:
-    arch = "sm_90a"
-    if argv[:1] == ["--arch"]:
-        arch, argv = argv[1], argv[2:]
-    results = {path: build_module(path, arch) for path in argv}
+    arch, only = "sm_90a", None
+    while argv[:1] in (["--arch"], ["--only"]):
+        if argv[0] == "--arch":
+            arch = argv[1]
+        else:
+            only = set(argv[1].split(","))
+        argv = argv[2:]
+    results = {path: build_module(path, arch, only) for path in argv}
     print("\n" + json.dumps(results), flush=True)
     return 0
 

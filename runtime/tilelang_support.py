@@ -804,7 +804,7 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
 
     sig, template = instance_signature(sig, template)
     if sig.form == "hybrid":
-        return hybrid_arguments(sig, args, device, template)
+        return hybrid_arguments(sig, args, device, template, symbols)
     if len(args) != len(sig.params):
         raise LaunchError(f"{sig.name} takes {len(sig.params)} arguments, got {len(args)}")
     kwargs = template_kwargs(sig, template)
@@ -962,12 +962,14 @@ def source_kernel_with_shared(grid, block, shared_bytes: int, source: str, entry
         T.evaluate(T.call_extern("int32", entry, T.address_of(dynamic[0])))
 
 
-def hybrid_arguments(sig: Signature, args, device=None, template=None) -> list:
+def hybrid_arguments(sig: Signature, args, device=None, template=None, symbols=None) -> list:
     """The call of a hybrid kernel (:data:`Signature.hybrid`): each pointer argument's memory as a
     flat ``uint8`` tensor, in the CUDA order, then one ``uint8`` tensor of the scalars' bytes (a
     number at its dtype, a vector or struct passed by value as its bytes). A scalar of a type
     parameter of a template kept whole is written at the dtype ``template`` gives that parameter,
-    in its slot (the rest of it zero)."""
+    in its slot (the rest of it zero). Then the globals it reads (``sig.symbols``), each as the
+    memory of its tensor: ``symbols[name]``, or a ``__device__`` one's tensor the module keeps
+    (:func:`device_global`, shared with the file's migrated kernels)."""
     import numpy as np
     import torch
 
@@ -1016,6 +1018,18 @@ def hybrid_arguments(sig: Signature, args, device=None, template=None) -> list:
         blob[offset:offset + size] = raw
     if sig.hybrid:
         out.append(torch.tensor(list(blob), dtype=torch.uint8, device=device or "cpu"))
+    symbols, state = symbols or {}, dict(sig.state)
+    for name, dtype, elements in sig.symbols:
+        if name not in symbols and name in state:
+            symbols = {**symbols, name: device_global(sig, name, dtype, elements, state[name], device)}
+        if name not in symbols:
+            raise LaunchError(f"{sig.name} reads __constant__ '{name}': pass its {elements} values "
+                              "in symbols={...}")
+        tensor = _as_tensor(symbols[name], name, device)
+        if str(tensor.dtype).removeprefix("torch.") != dtype or tensor.numel() < elements:
+            raise LaunchError(f"symbol '{name}' needs {elements} values of {dtype}, got {tensor.numel()} of "
+                              f"{tensor.dtype}")
+        out.append(tensor[:elements].view(torch.uint8))
     return out
 
 

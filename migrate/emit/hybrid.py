@@ -31,7 +31,7 @@ from ..ir import model as m
 from ..ir.loops import Form
 from ..ir.names import template_param_name
 from ..runtime.source import mask_source
-from .kernel import KernelOutput
+from .kernel import EmitError, KernelOutput, initial_values
 from .printer import Line
 from .signature import Signature
 
@@ -229,6 +229,50 @@ def host_filled_global(fn: m.Function, unit: m.TranslationUnit, callees, text: s
             if isinstance(node, m.Ref) and node.name in names:
                 return f"{names[node.name].storage} '{node.name}'"
     return None
+
+
+def held_globals(fn: m.Function, unit: m.TranslationUnit, callees) -> tuple | None:
+    """The globals of :func:`host_filled_global` the kernel reads, where a launch through the
+    module can give them (the launcher passes each as a tensor, the body copy reads it through a
+    pointer: :func:`symbol_parameters`, as a migrated kernel takes them: ``symbols={...}``, a
+    ``__device__`` one kept between launches): each an array of a dtype or one value, read by the
+    kernel's own body, no device function it calls; None where one is not so."""
+    names = {g.name: g for g in unit.globals
+             if g.storage in ("device", "managed") or g.storage == "constant" and g.init is None}
+    used = []
+    for f in (fn, *callees):
+        for node in m.walk(f.body) if f.body is not None else ():
+            if isinstance(node, m.Ref) and node.name in names:
+                if f is not fn or names[node.name].spelling:
+                    return None  # a device function's copy is the wrapper's own
+                if names[node.name] not in used:
+                    used.append(names[node.name])
+    for g in used:
+        element = m.element_type(g.type)
+        if not isinstance(element, m.Scalar) or element.dtype not in BY_NAME or not m.elements(g.type):
+            return None
+    return tuple(used)
+
+
+def symbol_parameters(text: str, body: str, names) -> str:
+    """The body copy ``text`` reading each global of ``names`` through a pointer parameter of its
+    own (``cuda2tile_sym_<name>``, after the kernel's): ``#define name (*cuda2tile_sym_name)``
+    over the copy, its pointer type taken before it (``typedef decltype(&name) ...``)."""
+    code = mask_source(text)
+    head = re.search(rf"\b{re.escape(body)}\s*\(", code)
+    if head is None:
+        raise NotHybrid("its definition's parameters cannot be found")
+    close = _balanced(code, head.end() - 1) - 1
+    inner = code[head.end():close].strip()
+    extra = ", ".join(f"cuda2tile_symtype_{n} cuda2tile_sym_{n}" for n in names)
+    if inner in ("", "void"):
+        text = text[:head.end()] + extra + text[close:]
+    else:
+        text = text[:close] + ", " + extra + text[close:]
+    before = "".join(f"typedef decltype(&{n}) cuda2tile_symtype_{n};\n" for n in names)
+    defines = "".join(f"#define {n} (*cuda2tile_sym_{n})\n" for n in names)
+    undefines = "".join(f"\n#undef {n}" for n in names)
+    return f"// the globals it reads, passed by the launch\n{before}{defines}{text}{undefines}"
 
 
 def _template_value(param: m.TemplateParam, arg: str):
@@ -483,7 +527,8 @@ def _namespaced(text: str, namespaces: tuple[str, ...]) -> str:
     return text
 
 
-def entry_text(name: str, body: str, params: tuple, layout: tuple, bounds: str, template_args: tuple = ()) -> str:
+def entry_text(name: str, body: str, params: tuple, layout: tuple, bounds: str, template_args: tuple = (),
+               symbols: tuple = ()) -> str:
     """The ``extern "C" __global__`` entry TileLang launches: the tensors' data pointers (the
     parameters' order is their names' sorted order), the scalars' bytes, the tensors' sizes; it
     calls ``body`` (a qualified name, with its template arguments)."""
@@ -491,7 +536,9 @@ def entry_text(name: str, body: str, params: tuple, layout: tuple, bounds: str, 
     offsets = {p: (o, s) for p, o, s in layout}
     buffers = [(i, p[0]) for i, p in enumerate(params) if p[1] in ("buffer", "bytes")]
     tensors = [f"p{i:02d}_{p}" for i, p in buffers] + ([f"p{len(params):02d}_scalars"] if layout else [])
-    sizes = [f"int n{t[1:3]}" for t in tensors]
+    tensors += [f"q{j:02d}_{sym}" for j, sym in enumerate(symbols)]  # (sorted after the p's)
+    # (a global's tensor q<j>: its size n<len(params) + 1 + j>, so that the sizes sort as the tensors)
+    sizes = [f"int n{t[1:3]}" if t[0] == "p" else f"int n{len(params) + 1 + int(t[1:3]):02d}" for t in tensors]
     callee = body + (f"<{', '.join(template_args)}>" if template_args else "")
     lines = []
     if bounds:  # a bound that is an expression with parentheses hides the entry from TileLang's search
@@ -514,6 +561,7 @@ def entry_text(name: str, body: str, params: tuple, layout: tuple, bounds: str, 
             else:  # of a template's type parameter: the instance's type, in a slot of ``size`` bytes
                 lines.append(f'    static_assert(sizeof({arg_type}) <= {size}, "{pname}: its slot holds {size} bytes");')
             args.append(f"cuda2tile_scalar<{arg_type}>(p{len(params):02d}_scalars + {offset})")
+    args += [f"(cuda2tile_arg<{len(params) + j}, F>::type) q{j:02d}_{sym}" for j, sym in enumerate(symbols)]
     lines.append(f"    {callee}(" + ",".join(f"\n        {a}" for a in args) + ");")
     lines.append("}")
     return "\n".join(lines)
@@ -548,14 +596,18 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
                           if t.kind == "type" and isinstance(v, str) and v in BY_NAME})
         params = spelled_params(fn, params, unsure.code, named)
     state = host_filled_global(fn, unit, callees, definition_text(own) if unsure is not None else None)
-    if state is not None:
+    held = held_globals(fn, unit, callees) if state is not None and unsure is None else None
+    if state is not None and held is None:
         raise NotHybrid(f"it reads {state}, which the program's host code fills or its kernels share: "
                         "a wrapper, compiled apart, would hold its own copy")
+    held = held or ()
     namespaces = tuple(ctx.namespaces.get(own.name, ()))
     try:
         text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name)
     except NotHybrid:  # a macro may write __global__: the program's names of it
         text, bounds = body_copy(definition_text(own), own.name, BODY_PREFIX + own.name, global_macros(ctx))
+    if held:
+        text = symbol_parameters(text, BODY_PREFIX + own.name, [g.name for g in held])
     instance_args = tuple(_enumerator(t, a) for t, a in zip(own.template_params, fn.instantiations[0].args)) \
         if template is not None and fn.instantiations else ()
     # the entry is no template: the instance's values (those its launch leaves to their defaults too)
@@ -578,18 +630,23 @@ def hybrid_output(fn: m.Function, reason: str, diagnostics: list, seen: list, ct
             f" renamed\n{_namespaced(text + specialisations, namespaces)}\n\n"
             "// the entry T.CUDASourceCodeKernel launches: the tensors' data pointers sorted by name (the CUDA\n"
             "// order), the scalars' bytes last, then the tensors' sizes\n"
-            + entry_text(fn.name, qualified, params, layout, bounds, args))
+            + entry_text(fn.name, qualified, params, layout, bounds, args, tuple(g.name for g in held)))
     out = KernelOutput(fn.name, Form.HYBRID, reason, diagnostics=list(diagnostics))
-    out.lines = factory_lines(fn, own, params, layout, cuda, ctx, whole or ())
+    symbols = tuple((g.name, m.element_type(g.type).dtype, m.elements(g.type)) for g in held)
+    try:
+        kept = tuple((g.name, initial_values(g)) for g in held if g.storage != "constant")
+    except EmitError as exc:
+        raise NotHybrid(str(exc)) from None
+    out.lines = factory_lines(fn, own, params, layout, cuda, ctx, whole or (), symbols)
     out.signature = Signature(fn.name, params=params, template=tuple((t.factory, t.launch_kind) for t in whole or ()),
-                              symbols=(), form="hybrid", hybrid=layout,
+                              symbols=symbols, state=kept, form="hybrid", hybrid=layout,
                               hybrid_include=ctx.include(), hybrid_folders=ctx.folders(),
                               hybrid_defines=tuple(ctx.defines))
     return out
 
 
 def factory_lines(fn: m.Function, own: m.Function, params: tuple, layout: tuple, cuda: str,
-                  ctx: HybridContext, whole: tuple = ()) -> list[Line]:
+                  ctx: HybridContext, whole: tuple = (), symbols: tuple = ()) -> list[Line]:
     """The module's CUDA text of the kernel and its factory ``make_<k>``; a template kept whole
     (``whole``: its :class:`HeaderParam`) takes its template arguments as keywords, C++ text or a
     dtype for a type, a number or text for a value (None: the template's default)."""
@@ -598,6 +655,7 @@ def factory_lines(fn: m.Function, own: m.Function, params: tuple, layout: tuple,
     tensors = [(f"p{i:02d}_{p[0]}", f"n{i:02d}") for i, p in enumerate(params) if p[1] in ("buffer", "bytes")]
     if layout:
         tensors.append((f"p{len(params):02d}_scalars", f"n{len(params):02d}"))
+    tensors += [(f"q{j:02d}_{sym[0]}", f"n{len(params) + 1 + j:02d}") for j, sym in enumerate(symbols)]
     lines = [Line(0, f'{constant} = r"""', "")]
     lines += [Line(0, text, "") for text in cuda.splitlines()]
     lines += [Line(0, '"""', ""), Line(0, "", ""), Line(0, "", "")]

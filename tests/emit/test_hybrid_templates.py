@@ -299,3 +299,85 @@ def test_the_kept_kernels_build_with_the_vendor_folder(vendor):
     _out, _folder, _rows, module = vendor
     for sig in (module.SCALE, module.LANE_IDS, module.ADD_BIAS__FLOAT, module.ADD_BIAS__INT):
         assert build(sig) is None, sig.name
+
+
+#: A kernel (not migrated: inline PTX) reading a __constant__ table the host fills, a __device__
+#: counter with an initialiser and a __device__ array: kept as CUDA, each global passed by the
+#: launch as a tensor (the body copy reads it through a pointer), as a migrated kernel takes them.
+STATEFUL = r"""#include <cstdio>
+#define TABLE 8
+__constant__ float weights[TABLE];
+static __device__ int counter = 3;
+__device__ unsigned int flags[4];
+
+__global__ void weigh(float* y, int n)
+{
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = weights[lane % TABLE] * y[i];
+    if (i == 0) atomicAdd(&counter, 1);
+    if (i < 4) flags[i] |= 1u << (lane & 7);
+}
+
+__device__ float weight_of(int k) { return weights[k % TABLE]; }
+
+__global__ void weigh_through(float* y, int n)
+{
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = weight_of(lane) * y[i];
+}
+
+int main()
+{
+    float h[TABLE] = {1, 2, 3, 4, 5, 6, 7, 8};
+    cudaMemcpyToSymbol(weights, h, sizeof(h));
+    float* y; cudaMalloc(&y, 4 * 256);
+    weigh<<<1, 256>>>(y, 256);
+    weigh_through<<<1, 256>>>(y, 256);
+    int c; cudaMemcpyFromSymbol(&c, counter, sizeof(int));
+    printf("%d\n", c);
+    return 0;
+}
+"""
+
+
+def test_the_globals_a_kernel_reads_are_passed_by_the_launch(tmp_path):
+    import torch
+
+    from migrate.runtime.tilelang_side import load_module
+    from migrate.runtime.tilelang_support import LaunchError, arguments
+
+    (tmp_path / "k.cu").write_text(STATEFUL)
+    main(["convert", str(tmp_path / "k.cu"), "-o", str(tmp_path / "out"), "-q"])
+    rows = {k["kernel"]: k for k in json.loads((tmp_path / "out" / "report.json").read_text())["kernels"]}
+    assert rows["weigh"]["form"] == "hybrid"
+    # a device function reading the table would read the wrapper's own copy: not kept
+    assert rows["weigh_through"]["form"] == "unsupported"
+    (note,) = [d for d in rows["weigh_through"]["diagnostics"] if d["code"] == "M3009"]
+    assert "reads constant 'weights'" in note["message"]
+    text = (tmp_path / "out" / "k.py").read_text()
+    assert "typedef decltype(&weights) cuda2tile_symtype_weights;\n" in text
+    assert "#define counter (*cuda2tile_sym_counter)\n" in text and "#undef flags" in text
+    assert ("cuda2tile_body_weigh(float* y, int n, cuda2tile_symtype_weights cuda2tile_sym_weights, "
+            "cuda2tile_symtype_counter cuda2tile_sym_counter, cuda2tile_symtype_flags cuda2tile_sym_flags)") in text
+    assert ("cuda2tile_weigh(unsigned char* p00_y, unsigned char* p02_scalars, unsigned char* q00_weights, "
+            "unsigned char* q01_counter, unsigned char* q02_flags, int n00, int n02, int n03, int n04, int n05)") in text
+    module = load_module(tmp_path / "out" / "k.py")
+    sig = module.WEIGH
+    assert sig.symbols == (("weights", "float32", 8), ("counter", "int32", 1), ("flags", "uint32", 4))
+    assert sig.state == (("counter", (3,)), ("flags", ()))
+    y = torch.ones(8)
+    table = torch.arange(1, 9, dtype=torch.float32)
+    call = arguments(sig, (y, 8), symbols={"weights": table})
+    assert [t.numel() for t in call] == [32, 4, 32, 4, 16]
+    assert call[2].data_ptr() == table.data_ptr()  # the caller's memory
+    assert np.frombuffer(call[3].numpy().tobytes(), "<i4")[0] == 3  # the module's counter, from its initialiser
+    with pytest.raises(LaunchError, match="reads __constant__ 'weights': pass its 8 values"):
+        arguments(sig, (y, 8))
+    if shutil.which("nvcc"):
+        from migrate.runtime.hybrid_build import build
+
+        assert build(sig) is None
