@@ -13,8 +13,17 @@ compiles it for the device only) followed by
   tensors' size variables ``n00, n01, ...``. It calls the body with each pointer cast to its
   parameter's type and each scalar read from its byte offset (:func:`scalar_layout`).
 
+A kernel template no launch site names an instance of is kept whole: its factory takes the
+template arguments (C++ text or a dtype, a number), which the entry's call and launch bounds are
+written with (``CUDA2TILE_TARGS``, ``CUDA2TILE_TARG_<i>``); a scalar of a type parameter has a
+slot of :data:`TEMPLATE_SLOT` bytes. A template's explicit specialisations are copied as
+specialisations of the body's template. The ``__constant__``/``__device__``/``__managed__``
+globals the kernel's own body reads are passed by the launch as tensors (the Signature's
+``symbols``; the body copy reads each through a pointer parameter). A kernel clang did not compile
+with the tool's headers (M1001/M1101) takes its parameters as their declarations spell them.
+
 A kernel whose parameters cannot be carried so (a reference, a function pointer, a type of
-unknown size) or that reads a global the program's host code fills is refused (:class:`NotHybrid`).
+unknown size) or whose device functions read such a global is refused (:class:`NotHybrid`).
 """
 from __future__ import annotations
 
