@@ -181,21 +181,25 @@ def uninstantiated(sig, module_file: str, arch: str = "sm_90a") -> str | None:
     return None if rc == 0 else first_error(out)
 
 
-#: the instances of a template kept whole built to prove its wrapper (each takes nvcc a while)
-WHOLE_BUILDS = 2
+#: the instances of a template kept whole tried to prove its wrapper, until one builds (each takes
+#: nvcc a while)
+WHOLE_BUILDS = 3
 
 
 def build_whole(sig, module_file: str, arch: str = "sm_90a") -> str | None:
-    """A kernel template kept whole (no launch site the tool read names an instance) built for
-    the first :data:`WHOLE_BUILDS` instances its program compiles (:func:`program_instances`); where it compiles none, its
+    """A kernel template kept whole (no launch site the tool read names an instance) built for an
+    instance its program compiles (:func:`program_instances`: the first of them that builds, of at
+    most :data:`WHOLE_BUILDS`, else the first's error); where it compiles none, its
     text compiled uninstantiated (:data:`UNINSTANTIATED` with what was found)."""
     found = program_instances(sig, module_file, arch)
+    first = None
     for args in found[:WHOLE_BUILDS]:
         error = build(sig, arch, _arguments(sig, args))
-        if error is not None:
-            return f"instance <{', '.join(args)}>: {error}"
+        if error is None:  # (an instance of another overload of its name may not build: the next one may)
+            return None
+        first = first or f"instance <{', '.join(args)}>: {error}"
     if found:
-        return None
+        return first
     error = uninstantiated(sig, module_file, arch)
     return error if error is not None else \
         f"{UNINSTANTIATED} its program compiles no instance; the template's text compiles (an instance builds at its launch)"
