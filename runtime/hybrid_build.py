@@ -121,7 +121,7 @@ def program_instances(sig, module_file: str, arch: str = "sm_90a") -> list[tuple
     include = _include(sig)
     if include is None or shutil.which("c++filt") is None:
         return []
-    flags = list(dict(sig.pass_configs).get("tl.device_compile_flags", ()))
+    flags = [f for f in dict(sig.pass_configs).get("tl.device_compile_flags", ()) if f not in _NVCC]
     key = (str(Path(module_file).parent / include), tuple(flags), arch)
     if key not in _INSTANCES:
         with tempfile.TemporaryDirectory() as tmp:
@@ -176,7 +176,7 @@ def uninstantiated(sig, module_file: str, arch: str = "sm_90a") -> str | None:
     if cuda is None or include is None:
         return "its module holds no CUDA text for it"
     source = hybrid_source(module_file, include, cuda.split(_ENTRY_COMMENT)[0])
-    flags = list(dict(sig.pass_configs).get("tl.device_compile_flags", ()))
+    flags = [f for f in dict(sig.pass_configs).get("tl.device_compile_flags", ()) if f not in _NVCC]
     rc, out = _nvcc([*_NVCC, f"-arch={arch}", "-c", "-x", "cu", "-", "-o", "/dev/null", *flags], source)
     return None if rc == 0 else first_error(out)
 

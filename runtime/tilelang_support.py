@@ -936,10 +936,16 @@ def hybrid_source(module_file: str, include: str, cuda: str, template=None) -> s
     return f'{HYBRID_PRELUDE}\n// {include}: {digest}\n#include "{include}"\n\n{cuda}\n'
 
 
+#: nvcc's options every hybrid kernel is built with, as CUDA programs' builds commonly give them
+#: (a constexpr host function such as std::max called in device code, lambdas passed to kernels)
+HYBRID_NVCC_FLAGS = ("--expt-relaxed-constexpr", "--extended-lambda")
+
+
 def hybrid_flags(module_file: str, folders=(), defines=()) -> list:
     """nvcc's options for a hybrid kernel: ``-I`` the module's folder (the source's copy), the
     folders of ``CUDA2TILE_INCLUDE`` (``os.pathsep``-separated), then ``folders`` (those of the
-    build it was converted from, where they exist here), and ``-D`` each of ``defines``."""
+    build it was converted from, where they exist here), ``-D`` each of ``defines``, and
+    :data:`HYBRID_NVCC_FLAGS`."""
     import os
     import shlex
     from pathlib import Path
@@ -947,7 +953,8 @@ def hybrid_flags(module_file: str, folders=(), defines=()) -> list:
     found = [str(Path(module_file).resolve().parent)]
     found += [f for f in os.environ.get("CUDA2TILE_INCLUDE", "").split(os.pathsep) if f]
     found += [f for f in folders if Path(f).is_dir()]
-    return [f"-I{shlex.quote(f)}" for f in dict.fromkeys(found)] + [f"-D{shlex.quote(d)}" for d in defines]
+    return [f"-I{shlex.quote(f)}" for f in dict.fromkeys(found)] + [f"-D{shlex.quote(d)}" for d in defines] \
+        + list(HYBRID_NVCC_FLAGS)
 
 
 def source_kernel_with_shared(grid, block, shared_bytes: int, source: str, entry: str) -> None:
