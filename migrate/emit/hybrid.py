@@ -444,7 +444,8 @@ def body_copy(text: str, name: str, body: str, macros=(), head: str = r"\s*\(") 
     """(the definition ``text`` as device function ``body``, the ``__launch_bounds__(...)`` it had
     or ""): ``__global__`` (or one of ``macros``, the program's names of it: ``#define GLOBAL
     __global__``) becomes ``__device__ __forceinline__``, the launch bounds move to the entry, the
-    name becomes ``body``. Comments and strings are searched past, never changed."""
+    name becomes ``body``, ``__grid_constant__`` (a kernel's parameters' only) is dropped. Comments
+    and strings are searched past, never changed."""
     code = mask_source(text)  # same offsets, comments and literals blanked
     head = re.search(rf"\b{re.escape(name)}{head}", code)
     spellings = "|".join(["__global__", *(re.escape(w) for w in macros)])
@@ -460,6 +461,9 @@ def body_copy(text: str, name: str, body: str, macros=(), head: str = r"\s*\(") 
         while end < len(code) and code[end] in " \t":  # and the blank that followed them
             end += 1
         edits.append((found.start(), end, ""))
+    brace = code.find("{", head.end())
+    for found in re.finditer(r"\b__grid_constant__\b\s*", code[:brace] if brace > 0 else ""):
+        edits.append((found.start(), found.end(), ""))  # (a __global__ function's parameters' only)
     out = text
     for start, end, new in sorted(edits, reverse=True):
         out = out[:start] + new + out[end:]

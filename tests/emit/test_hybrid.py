@@ -269,6 +269,9 @@ def test_the_body_copy_renames_the_definition_and_moves_its_launch_bounds():
                     'cuda2tile_body_k(float* x) { x[0] = 1; /* k( */ }')
     with pytest.raises(NotHybrid, match="does not spell"):
         body_copy("KERNEL(k)(float* x) {}", "k", "cuda2tile_body_k")
+    # __grid_constant__ qualifies a kernel's parameters only: dropped from the device function
+    body, _ = body_copy("__global__ void k(const __grid_constant__ P p, float* x) { x[0] = p.v; }", "k", "b")
+    assert body == "__device__ __forceinline__ void b(const P p, float* x) { x[0] = p.v; }"
 
 
 def _corpus_hybrids(converted_corpus):
