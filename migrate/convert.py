@@ -32,7 +32,13 @@ def uncopied_headers(path: Path) -> bool:
     """Whether ``path`` includes with quotes, at any depth, a file beside an includer that a
     conversion does not copy into OUT (a plain header: only CUDA files are copied): a kernel of
     it kept as CUDA (the hybrid form) is then built with its original folder searched too."""
-    seen, stack = set(), [Path(path).resolve()]
+    return bool(uncopied_header_folders(path))
+
+
+def uncopied_header_folders(path: Path) -> list[str]:
+    """The folders of the includers (``path`` and the files it includes with quotes, at any depth)
+    that include such a file beside them, ``path``'s first."""
+    seen, stack, folders = set(), [Path(path).resolve()], []
     while stack:
         p = stack.pop()
         if p in seen:
@@ -47,9 +53,11 @@ def uncopied_headers(path: Path) -> bool:
             if not found.is_file():
                 continue  # found through an include folder, which the build lists anyway
             if found.suffix not in SOURCE_SUFFIXES and not is_cuda_header(found):
-                return True
+                if str(p.parent) not in folders:
+                    folders.append(str(p.parent))
+                continue
             stack.append(found.resolve())
-    return False
+    return folders
 
 
 def is_cuda_header(path: Path) -> bool:
@@ -315,8 +323,8 @@ def convert_file(parsed: ParsedFile, display: str, keep_original: bool = False,
     build = parsed.build
 
     def own_folder() -> tuple[str, ...]:  # asked only where a kernel is kept as CUDA
-        return (str(Path(parsed.path).resolve().parent),) if uncopied_headers(Path(build.includer or parsed.path)) \
-            else ()
+        found = uncopied_header_folders(Path(build.includer or parsed.path))  # (its includer's folders too)
+        return tuple(dict.fromkeys([str(Path(parsed.path).resolve().parent), *found])) if found else ()
     hybrid = HybridContext(
         display, parsed.path, build.includer, tuple(build.include_dirs), build.defines,
         dict(parsed.kernel_namespaces), frozenset(parsed.specialised_kernels), dict(no_hybrid or {}), own_folder)

@@ -965,9 +965,8 @@ def kept_as_cuda(out: KernelOutput, fn: m.Function, unit: m.TranslationUnit, ctx
     if out.instances is None and fn.template_params:  # the template's instances, each kept so
         try:
             models = instance_models(fn)
-        except NotHybrid as exc:
-            out.diagnostics.append(make("M3009", fn.span, f"not kept as CUDA either: {exc}"))
-            return out
+        except NotHybrid:  # no launch site names an instance: kept whole, the launch names it
+            return one(out, fn)
         seen = list(frontend_diags.get(fn.name, [])) + list(out.diagnostics)
         fn = dataclasses.replace(fn, instances=models)
         outs = [one(KernelOutput(inst.name, Form.UNSUPPORTED, out.reason, diagnostics=list(seen)), inst, fn)

@@ -559,6 +559,8 @@ def template_kwargs(sig: Signature, args) -> dict:
     args = tuple(args or ())
     if len(args) != len(sig.template):
         raise LaunchError(f"{sig.name} takes {len(sig.template)} template arguments, got {args!r}")
+    if sig.form == "hybrid":  # a template kept as its CUDA: C++ text, a dtype or a number each
+        return {name: value for (name, _kind), value in zip(sig.template, args)}
     out = {}
     for (name, kind), value in zip(sig.template, args):
         if kind == "type":
@@ -802,7 +804,7 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
 
     sig, template = instance_signature(sig, template)
     if sig.form == "hybrid":
-        return hybrid_arguments(sig, args, device)
+        return hybrid_arguments(sig, args, device, template, symbols)
     if len(args) != len(sig.params):
         raise LaunchError(f"{sig.name} takes {len(sig.params)} arguments, got {len(args)}")
     kwargs = template_kwargs(sig, template)
@@ -868,13 +870,63 @@ template <typename T> __device__ __forceinline__ T cuda2tile_scalar(const unsign
 """
 
 
-def hybrid_source(module_file: str, include: str, cuda: str) -> str:
+def template_text(value) -> str:
+    """A template argument given to a hybrid factory as C++ text: a dtype as its C++ type
+    (``float32`` -> ``float``), a bool as ``true``/``false``, a number as its digits, text as it is."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = " ".join(str(value).split())
+    if text == "int8":  # (plain char's sign is the compiler's choice)
+        return "signed char"
+    dtype = _dtypes.BY_NAME.get(text)
+    return dtype.clang[0] if dtype is not None and dtype.clang and text not in _dtypes.TEMPLATE_SPELLINGS else text
+
+
+def hybrid_instance(cuda: str, template) -> str:
+    """The CUDA of a kernel template kept whole (``migrate.emit.hybrid``: its entry calls the
+    instance ``CUDA2TILE_TARGS`` names, its launch bounds read ``CUDA2TILE_TARG_<i>``) for the
+    arguments of ``template``: ((factory name, C++ name, value, the default's text, a pack), ...). A value
+    None takes the template's default (left out of the call where no later argument is given);
+    a pack's value is a sequence."""
+    import re
+
+    texts, given = [], []
+    for name, _cxx, value, default, pack in template:
+        if value is None:
+            if default is None and not pack:
+                raise LaunchError(f"the template argument {name} is not given and has no default: no launch "
+                                  f"site names an instance, so the launch must (template=... or {name}=...)")
+            texts.append(None)
+            continue
+        texts.append(", ".join(template_text(v) for v in value) if pack else template_text(value))
+    last = max((i for i, t in enumerate(texts) if t is not None), default=-1)
+    for i, ((_name, _cxx, _value, default, pack), text) in enumerate(zip(template, texts)):
+        if text is None and i < last:  # a default before a given argument: its text, earlier names replaced
+            text = "" if pack else default
+            for (_n, other, _v, _d, _p), value in zip(template[:i], texts[:i]):
+                text = re.sub(rf"\b{re.escape(other)}\b", f"({value})", text)
+            texts[i] = text
+        given.append(texts[i])
+    call = ", ".join(t for t in given[:last + 1] if t)
+    out = cuda.replace("CUDA2TILE_TARGS", call)
+    for i, text in sorted(enumerate(texts), reverse=True):
+        out = out.replace(f"CUDA2TILE_TARG_{i}", text if text is not None else str(template[i][3]))
+    return out
+
+
+def hybrid_source(module_file: str, include: str, cuda: str, template=None) -> str:
     """The CUDA a hybrid kernel's ``T.CUDASourceCodeKernel`` compiles: the prelude, the source file
     ``include`` (relative to the module's folder, found through :func:`hybrid_flags`' ``-I``;
     its digest in a comment, so TileLang's cache sees an edit) and the kernel's ``cuda`` (its body
-    as a device function, its entry)."""
+    as a device function, its entry; a template kept whole, the instance ``template`` names:
+    :func:`hybrid_instance`)."""
     import hashlib
     from pathlib import Path
+
+    if template is not None:
+        cuda = hybrid_instance(cuda, template)
 
     path = Path(module_file).parent / include
     try:
@@ -884,10 +936,16 @@ def hybrid_source(module_file: str, include: str, cuda: str) -> str:
     return f'{HYBRID_PRELUDE}\n// {include}: {digest}\n#include "{include}"\n\n{cuda}\n'
 
 
+#: nvcc's options every hybrid kernel is built with, as CUDA programs' builds commonly give them
+#: (a constexpr host function such as std::max called in device code, lambdas passed to kernels)
+HYBRID_NVCC_FLAGS = ("--expt-relaxed-constexpr", "--extended-lambda")
+
+
 def hybrid_flags(module_file: str, folders=(), defines=()) -> list:
     """nvcc's options for a hybrid kernel: ``-I`` the module's folder (the source's copy), the
     folders of ``CUDA2TILE_INCLUDE`` (``os.pathsep``-separated), then ``folders`` (those of the
-    build it was converted from, where they exist here), and ``-D`` each of ``defines``."""
+    build it was converted from, where they exist here), ``-D`` each of ``defines``, and
+    :data:`HYBRID_NVCC_FLAGS`."""
     import os
     import shlex
     from pathlib import Path
@@ -895,7 +953,8 @@ def hybrid_flags(module_file: str, folders=(), defines=()) -> list:
     found = [str(Path(module_file).resolve().parent)]
     found += [f for f in os.environ.get("CUDA2TILE_INCLUDE", "").split(os.pathsep) if f]
     found += [f for f in folders if Path(f).is_dir()]
-    return [f"-I{shlex.quote(f)}" for f in dict.fromkeys(found)] + [f"-D{shlex.quote(d)}" for d in defines]
+    return [f"-I{shlex.quote(f)}" for f in dict.fromkeys(found)] + [f"-D{shlex.quote(d)}" for d in defines] \
+        + list(HYBRID_NVCC_FLAGS)
 
 
 def source_kernel_with_shared(grid, block, shared_bytes: int, source: str, entry: str) -> None:
@@ -910,12 +969,19 @@ def source_kernel_with_shared(grid, block, shared_bytes: int, source: str, entry
         T.evaluate(T.call_extern("int32", entry, T.address_of(dynamic[0])))
 
 
-def hybrid_arguments(sig: Signature, args, device=None) -> list:
+def hybrid_arguments(sig: Signature, args, device=None, template=None, symbols=None) -> list:
     """The call of a hybrid kernel (:data:`Signature.hybrid`): each pointer argument's memory as a
     flat ``uint8`` tensor, in the CUDA order, then one ``uint8`` tensor of the scalars' bytes (a
-    number at its dtype, a vector or struct passed by value as its bytes)."""
+    number at its dtype, a vector or struct passed by value as its bytes). A scalar of a type
+    parameter of a template kept whole is written at the dtype ``template`` gives that parameter,
+    in its slot (the rest of it zero). Then the globals it reads (``sig.symbols``), each as the
+    memory of its tensor: ``symbols[name]``, or a ``__device__`` one's tensor the module keeps
+    (:func:`device_global`, shared with the file's migrated kernels)."""
     import numpy as np
     import torch
+
+    given = template_kwargs(sig, template)  # (a template kept whole: the launch names its instance)
+    types = {name: value for (name, kind), value in zip(sig.template, given.values()) if kind == "type"}
 
     if len(args) != len(sig.params):
         raise LaunchError(f"{sig.name} takes {len(sig.params)} arguments, got {len(args)}")
@@ -933,6 +999,16 @@ def hybrid_arguments(sig: Signature, args, device=None) -> list:
             out.append(tensor.view(torch.uint8) if tensor.numel() else tensor.new_empty(0, dtype=torch.uint8))
             continue
         offset, size = layout[name]
+        if kind == "scalar" and dtype in types or kind == "scalar" and dtype not in _dtypes.BY_NAME:
+            if dtype not in types:
+                raise LaunchError(f"argument '{name}' is of template type {dtype}: the launch names its type "
+                                  "(template=...)")
+            text = " ".join(str(types[dtype]).split())
+            dtype = _dtypes.TEMPLATE_SPELLINGS.get(text, text)
+            if dtype not in _dtypes.BY_NAME:
+                raise LaunchError(f"argument '{name}' is of template type {text!r}, which has no dtype: "
+                                  "its bytes cannot be written")
+            size = _dtypes.BY_NAME[dtype].size
         if kind == "scalar":
             if isinstance(value, torch.Tensor):
                 value = value.item()
@@ -949,6 +1025,18 @@ def hybrid_arguments(sig: Signature, args, device=None) -> list:
         blob[offset:offset + size] = raw
     if sig.hybrid:
         out.append(torch.tensor(list(blob), dtype=torch.uint8, device=device or "cpu"))
+    symbols, state = symbols or {}, dict(sig.state)
+    for name, dtype, elements in sig.symbols:
+        if name not in symbols and name in state:
+            symbols = {**symbols, name: device_global(sig, name, dtype, elements, state[name], device)}
+        if name not in symbols:
+            raise LaunchError(f"{sig.name} reads __constant__ '{name}': pass its {elements} values "
+                              "in symbols={...}")
+        tensor = _as_tensor(symbols[name], name, device)
+        if str(tensor.dtype).removeprefix("torch.") != dtype or tensor.numel() < elements:
+            raise LaunchError(f"symbol '{name}' needs {elements} values of {dtype}, got {tensor.numel()} of "
+                              f"{tensor.dtype}")
+        out.append(tensor[:elements].view(torch.uint8))
     return out
 
 

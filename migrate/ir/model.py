@@ -105,6 +105,10 @@ class Record:
     #: (``u.u0``), as (name, Pointer or Scalar, byte offset), for passing it by value member by
     #: member (analysis.prepare.struct_params); empty for any other record
     members: tuple = ()
+    #: any other complete struct's size in bytes as clang lays it out (0 where it has none, or
+    #: ``size`` says it): what the hybrid form passes of it by value, as its bytes (its entry
+    #: asserts nvcc's size is the same)
+    bytes: int = 0
 
     def __str__(self) -> str:
         return self.name

@@ -529,9 +529,11 @@ POINTER_FIELDS = 64
 
 def _struct_record(ctype, spelling: str) -> m.Record:
     """A struct of the project's: laid out where it is plain data (parse.record_layouts), with
-    its members where it holds pointers (:func:`_pointer_fields`)."""
+    its members where it holds pointers (:func:`_pointer_fields`), its size in bytes otherwise."""
     record = laid_out_record(ctype, spelling) or m.Record(spelling)
     members = _pointer_fields(ctype)
+    if not record.size and ctype.get_size() > 0:  # its bytes, for the hybrid form
+        record = dataclasses.replace(record, bytes=ctype.get_size())
     return dataclasses.replace(record, members=members) if members else record
 
 

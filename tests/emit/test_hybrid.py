@@ -211,7 +211,11 @@ def test_the_wrappers_lower_and_build_for_sm90(refused):
 
 
 def test_a_kernel_reading_state_the_host_fills_stays_unsupported(tmp_path):
-    (tmp_path / "k.cu").write_text(STATEFUL)
+    """Read by a device function it calls (which the wrapper does not copy: the wrapper's own copy
+    of the table); read by the kernel itself, the launch passes it (test_hybrid_templates)."""
+    (tmp_path / "k.cu").write_text(STATEFUL.replace("__global__", "__device__ float coef_of(unsigned k) "
+                                                    "{ return coef[k]; }\n__global__")
+                                   .replace("coef[lane % 4]", "coef_of(lane % 4)"))
     main(["convert", str(tmp_path / "k.cu"), "-o", str(tmp_path / "out"), "-q"])
     (row,) = json.loads((tmp_path / "out" / "report.json").read_text())["kernels"]
     assert row["form"] == "unsupported"
@@ -265,6 +269,9 @@ def test_the_body_copy_renames_the_definition_and_moves_its_launch_bounds():
                     'cuda2tile_body_k(float* x) { x[0] = 1; /* k( */ }')
     with pytest.raises(NotHybrid, match="does not spell"):
         body_copy("KERNEL(k)(float* x) {}", "k", "cuda2tile_body_k")
+    # __grid_constant__ qualifies a kernel's parameters only: dropped from the device function
+    body, _ = body_copy("__global__ void k(const __grid_constant__ P p, float* x) { x[0] = p.v; }", "k", "b")
+    assert body == "__device__ __forceinline__ void b(const P p, float* x) { x[0] = p.v; }"
 
 
 def _corpus_hybrids(converted_corpus):
