@@ -79,6 +79,14 @@ def _is_template(k: dict) -> bool:
     return bool(k.get("template_instances")) or any(l.get("template_args") for l in k.get("launches", []))
 
 
+def _split(args: str) -> list[str]:
+    """A command line's words (a Makefile's quoting that the shell would reject: its words)."""
+    try:
+        return shlex.split(args)
+    except ValueError:
+        return args.split()
+
+
 def _ident(text: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in text)
 
@@ -388,6 +396,19 @@ def record_geometries(out_dir: Path, report: dict, prog: dict, dest: Path, args:
     return geometry.recorded(trace_dir), f"ran on the CPU executor (status {rec.status})"
 
 
+def table_args(prog: dict, table: dict | None) -> str | None:
+    """A program's arguments in an arguments table (``migrate build --args-table``: a JSON object
+    whose keys are a main's path, with or without its suffix, or the first folder of that path, as
+    a pool of programs names them): None where the table does not name it."""
+    if not table:
+        return None
+    main = str(prog.get("main", ""))
+    for key in (main, str(program_dir(prog)), Path(main).parts[0] if Path(main).parts else ""):
+        if key and isinstance(table.get(key), str):
+            return table[key]
+    return None
+
+
 def main_programs(report: dict) -> list[dict]:
     """The programs with a ``main()`` that have at least one converted file."""
     return [p for p in report.get("programs", []) if p.get("main")]
@@ -395,8 +416,9 @@ def main_programs(report: dict) -> list[dict]:
 
 def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2, traces_dir: Path | None = None,
                  only: set | None = None, progress=None, record_on: str | None = None, run_args=None,
-                 record_timeout: float = 300.0) -> dict:
-    """Build every program of ``out_dir`` into ``dest`` and write ``dest/build.json``."""
+                 record_timeout: float = 300.0, args_table: dict | None = None) -> dict:
+    """Build every program of ``out_dir`` into ``dest`` and write ``dest/build.json``. A program
+    that ``args_table`` names (:func:`table_args`) records and runs with those arguments."""
     from migrate.runtime.checker import trace_stem
 
     report = json.loads((out_dir / "report.json").read_text())
@@ -405,6 +427,7 @@ def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2,
         for prog in main_programs(report):
             if only and prog["main"] not in only and str(program_dir(prog)) not in only:
                 continue
+            own_args = table_args(prog, args_table)
             stem = trace_stem(prog)
             tdir = (traces_dir / stem) if traces_dir is not None else (out_dir / "traces" / stem)
             traces = geometry.recorded(tdir)
@@ -413,7 +436,8 @@ def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2,
             if record_on == "cpu" and not traces and not pb.needs_recording():
                 recorded_how = "not run: every migrated kernel's launch sites give its geometry"
             elif record_on == "cpu":
-                args = run_args if run_args is not None else shlex.split((prog.get("run") or {}).get("args", ""))
+                args = run_args if run_args is not None else _split(own_args) if own_args is not None else \
+                    _split((prog.get("run") or {}).get("args", ""))
                 try:
                     more, recorded_how = record_geometries(out_dir, report, prog, dest, list(args), record_timeout)
                 except Exception as exc:  # noqa: BLE001 - no recording: the launchers' defaults still build
@@ -428,6 +452,8 @@ def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2,
                 row.update(status="error", error=f"internal error: {type(exc).__name__}: {exc}")
             if recorded_how is not None:
                 row["recorded"] = recorded_how
+            if own_args is not None:
+                row["run_args"] = own_args
             rows.append(row)
             if progress is not None:
                 progress(row)
