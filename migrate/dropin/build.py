@@ -363,15 +363,19 @@ class ProgramBuild:
         return self.row
 
 
-#: launches recorded per kernel by ``--record cpu`` (their geometries are what the build needs)
-RECORD_LIMIT = 4
-#: bytes a geometry recording may write (a launch past them is listed without its geometry)
-RECORD_BUDGET = 256 << 20
+#: distinct geometries of one kernel that ``--record cpu`` builds variants for (its first ones)
+RECORD_GEOMETRIES = 4
+#: bytes a geometry recording may write (it writes none: its launches are listed, not recorded)
+RECORD_BUDGET = 1 << 20
 
 
 def record_geometries(out_dir: Path, report: dict, prog: dict, dest: Path, args: list[str], timeout: float) -> tuple:
-    """(kernel -> geometries, how the run went): the program's own run on the CPU executor,
-    recording the first launches of each kernel (:mod:`migrate.runtime.traces`)."""
+    """(kernel -> geometries, how the run went): the program's own run on the CPU executor, each
+    launch's geometry listed and no kernel run (:mod:`migrate.runtime.traces` with no launch
+    recorded and the others fast-forwarded past): only the host code runs, so that a program
+    whose kernels take minutes on the CPU still names its geometries in seconds. A host that
+    reads what a kernel wrote sees the bytes before it; the geometries it launches from them
+    may differ from a real run's (those launches run the original kernel)."""
     from migrate.runtime.build import BuildError
     from migrate.runtime.cuda_cpu import compile_cpu
     from migrate.runtime.traces import record
@@ -390,10 +394,13 @@ def record_geometries(out_dir: Path, report: dict, prog: dict, dest: Path, args:
         return {}, "no main() to run"
     trace_dir = pb.dest / "traces"
     cwd = sources[0].parent / ((prog.get("run") or {}).get("cwd", "") or ".")
-    rec = record(lib, args, trace_dir, limit=RECORD_LIMIT, timeout=timeout, cwd=cwd, budget=RECORD_BUDGET,
+    rec = record(lib, args, trace_dir, limit=0, timeout=timeout, cwd=cwd, budget=RECORD_BUDGET,
                  packed=False, fast_forward=True)
     (trace_dir / "data.bin").unlink(missing_ok=True)  # the geometries are in the manifest
-    return geometry.recorded(trace_dir), f"ran on the CPU executor (status {rec.status})"
+    shapes = {name: rows[:RECORD_GEOMETRIES] for name, rows in geometry.recorded(trace_dir).items()}
+    how = "ended" if rec.status is not None else f"stopped after {timeout:g} s"
+    return shapes, (f"its host code ran on the CPU executor, kernels skipped ({how}, status {rec.status}): "
+                    f"{sum(map(len, shapes.values()))} geometries of {len(shapes)} kernels")
 
 
 def table_args(prog: dict, table: dict | None) -> str | None:
