@@ -191,8 +191,11 @@ def main(argv=None) -> int:
         done = set()
         if (build_dir / "build.json").is_file():
             done = {p["program"] for p in json.loads((build_dir / "build.json").read_text())["programs"]}
-        todo = [p["main"] for p in report["programs"] if p.get("main") and p["main"] not in done]
+        listed = set(names)
+        todo = [p["main"] for p in report["programs"]
+                if p.get("main") and p["main"] not in done and Path(p["main"]).parts[0] in listed]
         for i in range(0, len(todo), 8):  # build.json keeps the rows of the batches before
+            print(f"building {', '.join(todo[i:i + 8])}", flush=True)
             subprocess.run([py, "-m", "migrate", "build", str(out), "-o", str(build_dir), "--record", "cpu",
                             "--record-timeout", str(args.record_timeout), "--args-table", str(table_file),
                             "--jobs", str(args.jobs), *(x for m in todo[i:i + 8] for x in ("--program", m))],

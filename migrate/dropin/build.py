@@ -185,7 +185,7 @@ class ProgramBuild:
                 module = self._module(k["file"])
             except Exception:  # noqa: BLE001 - reported when the kernels are lowered
                 continue
-            if geometry.launcher_default(module, k["kernel"]) is None:
+            if not geometry.default_trusted(geometry.launcher_default(module, k["kernel"]), k.get("launches", [])):
                 return True
         return False
 
@@ -210,7 +210,7 @@ class ProgramBuild:
             except Exception as exc:  # noqa: BLE001 - a module that does not import: that kernel runs the original
                 row["why_original"] = f"its module {entry.get('output')} does not load: {type(exc).__name__}: {exc}"
                 continue
-            shapes = geometry.geometries(module, k["kernel"], self.traces)
+            shapes = geometry.geometries(module, k["kernel"], self.traces, k.get("launches", []))
             if not shapes:
                 row["why_original"] = ("no launch geometry known at build time (the launch sites give no constant "
                                        "and no recorded run names one): pass --traces or --record cpu")

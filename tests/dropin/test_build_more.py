@@ -1,0 +1,61 @@
+"""migrate build on the tests' own programs written the way the real-code pool's are where the
+pool's first builds failed: a kernel with a parameter of its own name (its shim launches the
+original through a pointer) and dynamic shared memory sized at run time under a constant grid and
+block (the launcher's default of 0 shared bytes is not trusted: the geometry is recorded)."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.paths import FIXTURES
+
+pytestmark = [pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc"),
+              pytest.mark.slow]  # nvcc builds 2 objects and 4 executables (1-4 minutes on 2 cores)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    from migrate.cli import main
+    from migrate.dropin.build import build_folder
+
+    root = tmp_path_factory.mktemp("dropin_more")
+    out, dest = root / "out", root / "build"
+    assert main(["convert", str(FIXTURES / "dropin_more"), "-o", str(out), "-q", "--jobs", "1"]) == 0
+    result = build_folder(out, dest, jobs=2, record_on="cpu", args_table={"dynshared": "128"})
+    return dest, {p["program"]: p for p in result["programs"]}
+
+
+def _kernel(prog, name):
+    return next(k for k in prog["kernels"] if k["kernel"] == name)
+
+
+def test_a_parameter_named_as_its_kernel(built):
+    dest, progs = built
+    prog = progs["clash/offset.cu"]
+    assert prog["status"] == "built", prog.get("rebuilt")
+    assert _kernel(prog, "offset")["runs"] == "migrated"
+    rebuilt = (dest / prog["dir"] / "src" / "offset.cu").read_text()
+    assert "static const auto c2t_kernel_offset = &offset;" in rebuilt
+    assert "  c2t_kernel_offset<<<c2t_grid, c2t_block, c2t_shared, c2t_stream>>>(y, x, offset, n);" in rebuilt
+
+
+def test_dynamic_shared_bytes_sized_at_run_time_are_recorded(built):
+    _dest, progs = built
+    prog = progs["dynshared/partial.cu"]
+    assert prog["status"] == "built", prog.get("rebuilt")
+    assert "kernels skipped" in prog["recorded"] and prog["run_args"] == "128"
+    k = _kernel(prog, "blockSums")
+    assert k["runs"] == "migrated"
+    assert [(v["grid"], v["block"], v["shared_bytes"], v["status"]) for v in k["variants"]] == \
+        [([64, 1, 1], [128, 1, 1], 512, "built")]
+
+
+def test_a_launchers_default_of_no_shared_bytes_is_trusted_only_for_constant_launches():
+    from migrate.dropin.geometry import default_trusted
+
+    default = ((64, 1, 1), (128, 1, 1), 0)
+    assert default_trusted(default, [{"shared_bytes": None}, {"shared_bytes": "0"}, {"shared_bytes": "(256)"}])
+    assert not default_trusted(default, [{"shared_bytes": "bytes"}])
+    assert default_trusted(((64, 1, 1), (128, 1, 1), 512), [{"shared_bytes": "128 * sizeof(float)"}])
+    assert not default_trusted(None, [])
