@@ -7,7 +7,7 @@ original and rebuilt executables and the data files of the program's folder. No 
 nvcc must be on PATH.
 
     python bench/migrate_build_pool.py [--pool build/realworld] [--work /tmp/c2t_build_pool]
-        [--list bench/pool_dropin_programs.txt] [--jobs 2] [--record-timeout 40]
+        [--list bench/pool_dropin_programs.txt] [--jobs 2] [--shards 2] [--record-timeout 40]
         [--pack build/dropin_gpu/pool_dropin.tar.xz] [--table-only]
 
 WORK/out is the conversion, WORK/build the build (kept: a second run builds only what is
@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -167,12 +168,55 @@ def pack(build_dir: Path, dest: Path) -> dict:
     return sizes
 
 
+def _build_shard(py: str, out: Path, dest: Path, table_file: Path, args, todo: list[str]) -> None:
+    """``migrate build`` of ``todo`` into ``dest``, 8 programs a command (build.json keeps the
+    rows of the commands before)."""
+    for i in range(0, len(todo), 8):
+        print(f"building {', '.join(todo[i:i + 8])}", flush=True)
+        subprocess.run([py, "-m", "migrate", "build", str(out), "-o", str(dest), "--record", "cpu",
+                        "--record-timeout", str(args.record_timeout), "--args-table", str(table_file),
+                        "--jobs", str(max(1, args.jobs // args.shards)),
+                        *(x for m in todo[i:i + 8] for x in ("--program", m))], cwd=REPO)
+
+
+def merge(dirs: list[Path]) -> None:
+    """The shards' programs moved into the first folder and their rows into its build.json."""
+    first = dirs[0]
+    rows = {}
+    for d in dirs:
+        if not (d / "build.json").is_file():
+            continue
+        for row in json.loads((d / "build.json").read_text())["programs"]:
+            if d != first and (d / row["dir"]).is_dir():
+                shutil.rmtree(first / row["dir"], ignore_errors=True)
+                (first / row["dir"]).parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(d / row["dir"]), str(first / row["dir"]))
+            rows[row["program"]] = row
+    if not rows:
+        return
+    ordered = [rows[k] for k in sorted(rows)]
+    bases = [d / "build.json" for d in dirs if (d / "build.json").is_file()]
+    base = json.loads(bases[0].read_text()) if bases else {"tool": "cuda2tile"}
+    base.update(programs=ordered, summary={
+        "programs": len(ordered), "built": sum(r.get("status") == "built" for r in ordered),
+        "failed": sum(r.get("status") != "built" for r in ordered),
+        "kernels_migrated": sum(r.get("summary", {}).get("migrated", 0) for r in ordered),
+        "kernels": sum(r.get("summary", {}).get("kernels", 0) for r in ordered)})
+    first.mkdir(parents=True, exist_ok=True)
+    (first / "build.json").write_text(json.dumps(base, indent=1) + "\n")
+    for d in dirs[1:]:
+        (d / "build.json").unlink(missing_ok=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pool", type=Path, default=REPO / "build" / "realworld")
     ap.add_argument("--work", type=Path, default=Path("/tmp/c2t_build_pool"))
     ap.add_argument("--list", type=Path, default=REPO / "bench" / "pool_dropin_programs.txt")
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=2, help="nvcc commands at once, over all shards")
+    ap.add_argument("--shards", type=int, default=2,
+                    help="migrate build commands at once, on disjoint programs (a program's TileLang lowering "
+                         "runs on one core)")
     ap.add_argument("--record-timeout", type=float, default=40.0)
     ap.add_argument("--pack", type=Path, default=REPO / "build" / "dropin_gpu" / "pool_dropin.tar.xz")
     ap.add_argument("--table-only", action="store_true", help="print the table of WORK/build/build.json and pack it")
@@ -183,23 +227,26 @@ def main(argv=None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     table_file = args.work / "args.json"
     table_file.write_text(json.dumps(args_table(args.pool, names), indent=1) + "\n")
+    dirs = [build_dir] + [args.work / f"build.{i}" for i in range(1, args.shards)]
     if not args.table_only:
         if not (out / "report.json").is_file():
             subprocess.run([py, "-m", "migrate", "convert", *(str(args.pool / n) for n in names), "-p", str(args.pool),
                             "-o", str(out), "-q", "--jobs", str(args.jobs)], cwd=REPO)
         report = json.loads((out / "report.json").read_text())
-        done = set()
-        if (build_dir / "build.json").is_file():
-            done = {p["program"] for p in json.loads((build_dir / "build.json").read_text())["programs"]}
+        done = {p["program"] for d in dirs if (d / "build.json").is_file()
+                for p in json.loads((d / "build.json").read_text())["programs"]}
         listed = set(names)
         todo = [p["main"] for p in report["programs"]
                 if p.get("main") and p["main"] not in done and Path(p["main"]).parts[0] in listed]
-        for i in range(0, len(todo), 8):  # build.json keeps the rows of the batches before
-            print(f"building {', '.join(todo[i:i + 8])}", flush=True)
-            subprocess.run([py, "-m", "migrate", "build", str(out), "-o", str(build_dir), "--record", "cpu",
-                            "--record-timeout", str(args.record_timeout), "--args-table", str(table_file),
-                            "--jobs", str(args.jobs), *(x for m in todo[i:i + 8] for x in ("--program", m))],
-                           cwd=REPO)
+        # the programs with the fewest kernels first: each kernel's TileLang lowering is the build's longest step
+        kernels = {}
+        for k in report.get("kernels", []):
+            kernels[Path(k["file"]).parts[0]] = kernels.get(Path(k["file"]).parts[0], 0) + 1
+        todo.sort(key=lambda m: (kernels.get(Path(m).parts[0], 0), m))
+        with ThreadPoolExecutor(args.shards) as shards:  # each shard its own build folder, merged below
+            list(shards.map(lambda i: _build_shard(py, out, dirs[i], table_file, args, todo[i::args.shards]),
+                            range(args.shards)))
+    merge(dirs)
     build = json.loads((build_dir / "build.json").read_text())
     text = table(build)
     (args.work / "build_table.txt").write_text(text + "\n")
