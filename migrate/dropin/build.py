@@ -74,6 +74,33 @@ def _compile_variant(v, obj: Path, arch: str) -> tuple[bool, str]:
     return _run(nvcc.localize_command(obj, listed))
 
 
+_COMPDB: dict = {}
+
+
+def _compile_commands(folder: str) -> dict:
+    """absolute source path -> its compile command's arguments, of ``folder/compile_commands.json``
+    (read once; {} where it cannot be read)."""
+    if folder not in _COMPDB:
+        table = {}
+        try:
+            entries = json.loads((Path(folder) / "compile_commands.json").read_text())
+        except (OSError, ValueError):
+            entries = []
+        for e in entries if isinstance(entries, list) else []:
+            if not isinstance(e, dict) or "file" not in e:
+                continue
+            try:
+                args = e.get("arguments") or shlex.split(e.get("command", ""))
+            except ValueError:
+                continue
+            source = Path(e["file"])
+            if not source.is_absolute():
+                source = Path(e.get("directory", folder)) / source
+            table[str(source.resolve())] = list(args)
+        _COMPDB[folder] = table
+    return _COMPDB[folder]
+
+
 def _is_template(k: dict) -> bool:
     """Whether a report.json kernel row is a kernel template (instances or template launches)."""
     return bool(k.get("template_instances")) or any(l.get("template_args") for l in k.get("launches", []))
@@ -159,7 +186,16 @@ class ProgramBuild:
                 seen_d.add(d)
                 uniq_d.append(d)
         return nvcc.program_flags(per_file.get("std") or build.get("std"), include_dirs, uniq_d,
-                                  per_file.get("extra_args", []))
+                                  per_file.get("extra_args", [])) + nvcc.kept_flags(self._compile_args())
+
+    def _compile_args(self) -> list[str]:
+        """The arguments of the main unit's own compile command (the compile_commands.json the
+        conversion read, ``-p``): [] where there is none."""
+        folder = self.report.get("build", {}).get("compile_commands")
+        if not folder:
+            return []
+        entries = _compile_commands(str(folder))
+        return entries.get(str(self._original_source(self.prog["main"]).resolve()), [])
 
     # -- the kernels --------------------------------------------------------------------------
     def _kernel_rows(self) -> list[dict]:

@@ -1,10 +1,14 @@
 """migrate build on the tests' own programs written the way the real-code pool's are where the
 pool's first builds failed: a kernel with a parameter of its own name (its shim launches the
 original through a pointer) and dynamic shared memory sized at run time under a constant grid and
-block (the launcher's default of 0 shared bytes is not trusted: the geometry is recorded)."""
+block (the launcher's default of 0 shared bytes is not trusted: the geometry is recorded), and a
+kernel that nvcc accepts only with the program's own --expt-relaxed-constexpr (its
+compile_commands.json entry's flags that change what nvcc builds are kept)."""
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -20,8 +24,14 @@ def built(tmp_path_factory):
     from migrate.dropin.build import build_folder
 
     root = tmp_path_factory.mktemp("dropin_more")
-    out, dest = root / "out", root / "build"
-    assert main(["convert", str(FIXTURES / "dropin_more"), "-o", str(out), "-q", "--jobs", "1"]) == 0
+    out, dest, src = root / "out", root / "build", root / "src"
+    shutil.copytree(FIXTURES / "dropin_more", src)
+    flags = {"relaxed/clamp.cu": "-Xcompiler -Wall -arch=sm_60 --expt-relaxed-constexpr -O3",
+             "clash/offset.cu": "", "dynshared/partial.cu": ""}
+    (src / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(src / Path(f).parent), "file": Path(f).name,
+         "command": f"nvcc -std=c++17 {extra} -c {Path(f).name} -o {Path(f).stem}.o"} for f, extra in flags.items()]))
+    assert main(["convert", str(src), "-p", str(src), "-o", str(out), "-q", "--jobs", "1"]) == 0
     result = build_folder(out, dest, jobs=2, record_on="cpu", args_table={"dynshared": "128"})
     return dest, {p["program"]: p for p in result["programs"]}
 
@@ -59,3 +69,23 @@ def test_a_launchers_default_of_no_shared_bytes_is_trusted_only_for_constant_lau
     assert not default_trusted(default, [{"shared_bytes": "bytes"}])
     assert default_trusted(((64, 1, 1), (128, 1, 1), 512), [{"shared_bytes": "128 * sizeof(float)"}])
     assert not default_trusted(None, [])
+
+
+def test_the_programs_own_compile_flags_that_nvcc_needs(built):
+    dest, progs = built
+    prog = progs["relaxed/clamp.cu"]
+    assert prog["status"] == "built", prog.get("original")
+    assert _kernel(prog, "clampValues")["runs"] == "migrated"
+    commands = (dest / prog["dir"] / "build.sh").read_text().splitlines()[-2:]
+    for line in commands:  # the original and the rebuilt executable
+        assert " --expt-relaxed-constexpr -O3 " in line and "-Wall" not in line and "sm_60" not in line
+
+
+def test_kept_flags():
+    from migrate.dropin.nvcc import kept_flags
+
+    args = ("nvcc -std=c++17 -Xcompiler -Wall,-fopenmp -arch=sm_60 --expt-relaxed-constexpr -O3 -dc main.cu "
+            "-o main.o -Xcompiler=-fopenmp --use_fast_math -lineinfo").split()
+    assert kept_flags(args) == ["-Xcompiler", "-fopenmp", "--expt-relaxed-constexpr", "-O3", "-rdc=true",
+                                "--use_fast_math"]
+    assert kept_flags([]) == []
