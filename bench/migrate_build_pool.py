@@ -8,7 +8,7 @@ nvcc must be on PATH.
 
     python bench/migrate_build_pool.py [--pool build/realworld] [--work /tmp/c2t_build_pool]
         [--list bench/pool_dropin_programs.txt] [--jobs 2] [--shards 2] [--record-timeout 40]
-        [--pack build/dropin_gpu/pool_dropin.tar.xz] [--table-only]
+        [--pack build/dropin_gpu/pool_dropin.tar.xz] [--retry] [--table-only]
 
 WORK/out is the conversion, WORK/build the build (kept: a second run builds only what is
 missing from WORK/build/build.json). On the GPU machine: bash bench/gpu_migrate_run_pool.sh.
@@ -219,6 +219,8 @@ def main(argv=None) -> int:
                          "runs on one core)")
     ap.add_argument("--record-timeout", type=float, default=40.0)
     ap.add_argument("--pack", type=Path, default=REPO / "build" / "dropin_gpu" / "pool_dropin.tar.xz")
+    ap.add_argument("--retry", action="store_true",
+                    help="build again the programs that failed or run no migrated kernel (the others are kept)")
     ap.add_argument("--table-only", action="store_true", help="print the table of WORK/build/build.json and pack it")
     args = ap.parse_args(argv)
     py = sys.executable
@@ -234,7 +236,8 @@ def main(argv=None) -> int:
                             "-o", str(out), "-q", "--jobs", str(args.jobs)], cwd=REPO)
         report = json.loads((out / "report.json").read_text())
         done = {p["program"] for d in dirs if (d / "build.json").is_file()
-                for p in json.loads((d / "build.json").read_text())["programs"]}
+                for p in json.loads((d / "build.json").read_text())["programs"]
+                if not (args.retry and (p.get("status") != "built" or not p.get("summary", {}).get("migrated")))}
         listed = set(names)
         todo = [p["main"] for p in report["programs"]
                 if p.get("main") and p["main"] not in done and Path(p["main"]).parts[0] in listed]
