@@ -30,7 +30,7 @@ def table(r: dict) -> str:
     through = sum(1 for p in r["programs"] if p.get("status") == "equal" and p.get("launches", {}).get("migrated", 0))
     out.append(f"\n{s['equal']} of {s['programs']} programs equal ({through} of them with migrated launches; "
                f"{s['mismatch']} mismatch, {s['timeout']} timed out, {s['not_built']} not built, "
-               f"{s.get('error', 0)} not started); launches: {s['launches_migrated']} migrated, "
+               f"{s.get('error', 0)} not run or not started); launches: {s['launches_migrated']} migrated, "
                f"{s['launches_original']} original")
     return "\n".join(out)
 

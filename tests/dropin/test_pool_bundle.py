@@ -113,7 +113,7 @@ def test_the_run_table_shows_a_mismatch_and_its_stderr(tmp_path):
     assert "number 1.0 != 1.5 (line 3: 's = 1.0' vs 's = 1.5')" in table
     assert "rebuilt stderr: boom" in table
     assert "PermissionError: rebuilt" in table
-    assert "0 of 2 programs equal" in table and "1 not started" in table
+    assert "0 of 2 programs equal" in table and "1 not run or not started" in table
 
 
 def test_an_arguments_table_names_a_program_by_its_main_or_its_folder():
@@ -134,3 +134,29 @@ def test_a_relative_run_folder_is_the_unpacked_ones(tmp_path):
     assert run_folder_of(tmp_path, {"dir": "p/main", "run_cwd": "/nowhere/p"}) == tmp_path / "p/main"
     assert run_folder_of(tmp_path, {"dir": "p/main", "run_cwd": ""}) == tmp_path / "p/main"
     assert run_folder_of(tmp_path, {"dir": "p/main", "run_cwd": str(tmp_path)}) == tmp_path
+
+
+def test_the_gpu_run_goes_in_chunks_under_a_budget_and_picks_up_where_it_stopped(tmp_path):
+    """bench/migrate_run_chunks.py (the GPU script's driver): a budget that ends after the first
+    chunk leaves the others listed as "not run"; the next call runs only those and keeps the first
+    chunk's rows."""
+    from migrate.dropin.run import run_folder
+
+    chunks = _bench("migrate_run_chunks")
+    dest = _fake_build(tmp_path)
+    seen = []
+
+    def runner(dest_, args, programs, timeout, jobs=1):
+        seen.append(sorted(programs))
+        return run_folder(dest_, args, programs, timeout, jobs=jobs)
+
+    first = chunks.run_chunks(dest, tmp_path / "res", 30, 2, 1, budget=0, runner=runner)
+    assert seen == [["plain/main.cu"]]
+    assert [r["status"] for r in first["programs"]] == ["equal", "not run", "not run"]
+    assert first["summary"]["equal"] == 1 and first["summary"]["error"] == 2
+    second = chunks.run_chunks(dest, tmp_path / "res", 30, 2, 5, budget=100, runner=runner)
+    assert seen[1:] == [["broken/main.cu", "reads/main.cu"]]
+    assert [r["status"] for r in second["programs"]] == ["equal", "equal", "not built"]
+    on_disk = json.loads((tmp_path / "res" / "pool_migrate_run.json").read_text())
+    assert on_disk["summary"] == second["summary"] and on_disk["summary"]["equal"] == 2
+    assert "2 of 3 programs equal" in _bench("migrate_run_table").table(on_disk)
