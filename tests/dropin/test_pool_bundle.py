@@ -96,7 +96,8 @@ def test_a_packed_build_runs_where_it_is_unpacked(tmp_path):
     assert result["summary"]["launches_migrated"] == 3 and result["summary"]["launches_original"] == 1
 
     table = _bench("migrate_run_table").table(json.loads((there / "run.json").read_text()))
-    assert "2 of 3 programs equal (2 of them with migrated launches; 0 mismatch, 0 timed out, 1 not built" in table
+    assert ("2 of 3 programs equal (2 of them with migrated launches, 0 whose original exits non-zero; 0 mismatch, "
+            "0 timed out, 1 not built") in table
     assert "launches: 3 migrated, 1 original" in table
 
 
@@ -107,13 +108,18 @@ def test_the_run_table_shows_a_mismatch_and_its_stderr(tmp_path):
                                                      "actual": "s = 1.5"}]},
                       "original": {"stderr": ""},
                       "rebuilt": {"stderr": "boom\ncuda2tile: total 4 launches migrated, 0 original"}},
-                     {"program": "b/main.cu", "status": "error", "message": "PermissionError: rebuilt"}],
-        "summary": {"programs": 2, "equal": 0, "mismatch": 1, "timeout": 0, "not_built": 0, "error": 1,
+                     {"program": "b/main.cu", "status": "error", "message": "PermissionError: rebuilt"},
+                     {"program": "c/main.cu", "status": "equal", "launches": {"migrated": 1, "original": 0},
+                      "comparison": {"mismatches": []}, "original": {"status": 1, "stderr": "cannot open input.txt"},
+                      "rebuilt": {"status": 1, "stderr": "cannot open input.txt"}}],
+        "summary": {"programs": 3, "equal": 1, "mismatch": 1, "timeout": 0, "not_built": 0, "error": 1,
                     "launches_migrated": 4, "launches_original": 0}})
     assert "number 1.0 != 1.5 (line 3: 's = 1.0' vs 's = 1.5')" in table
     assert "rebuilt stderr: boom" in table
     assert "PermissionError: rebuilt" in table
-    assert "0 of 2 programs equal" in table and "1 not run or not started" in table
+    assert "both exit 1: the original fails here too" in table and "original stderr: cannot open input.txt" in table
+    assert "1 of 3 programs equal (1 of them with migrated launches, 1 whose original exits non-zero" in table
+    assert "1 not run or not started" in table
 
 
 def test_an_arguments_table_names_a_program_by_its_main_or_its_folder():
