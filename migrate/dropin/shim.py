@@ -131,8 +131,11 @@ def shim_text(kernel: str, params_text: str, param_names: list[str], variants: l
     if kernel in param_names:  # a parameter named as its kernel hides it in the shim: launched by a pointer
         launched = f"c2t_kernel_{kernel}"
         lines.append(f"static const auto {launched} = &{kernel};")
+    params = params_text.strip()
+    if "//" in params.rsplit("\n", 1)[-1]:  # a comment after the last parameter: the ')' on a line of its own
+        params += "\n"
     lines.append(f"static void {launch_name(kernel)}(dim3 c2t_grid, dim3 c2t_block, size_t c2t_shared, "
-                 f"cudaStream_t c2t_stream{', ' if params_text.strip() else ''}{params_text.strip()}) {{")
+                 f"cudaStream_t c2t_stream{', ' if params else ''}{params}) {{")
     for v in variants:
         lines.append(f"  if ({_condition(v)}) {{")
         lines.append(f"    static int c2t_ready = {v.prefix}_init();")

@@ -3,7 +3,8 @@ pool's first builds failed: a kernel with a parameter of its own name (its shim 
 original through a pointer) and dynamic shared memory sized at run time under a constant grid and
 block (the launcher's default of 0 shared bytes is not trusted: the geometry is recorded), and a
 kernel that nvcc accepts only with the program's own --expt-relaxed-constexpr (its
-compile_commands.json entry's flags that change what nvcc builds are kept)."""
+compile_commands.json entry's flags that change what nvcc builds are kept), and a parameter list
+ending in a comment."""
 from __future__ import annotations
 
 import json
@@ -27,7 +28,7 @@ def built(tmp_path_factory):
     out, dest, src = root / "out", root / "build", root / "src"
     shutil.copytree(FIXTURES / "dropin_more", src)
     flags = {"relaxed/clamp.cu": "-Xcompiler -Wall -arch=sm_60 --expt-relaxed-constexpr -O3",
-             "clash/offset.cu": "", "dynshared/partial.cu": ""}
+             "clash/offset.cu": "", "dynshared/partial.cu": "", "comments/axpy.cu": ""}
     (src / "compile_commands.json").write_text(json.dumps([
         {"directory": str(src / Path(f).parent), "file": Path(f).name,
          "command": f"nvcc -std=c++17 {extra} -c {Path(f).name} -o {Path(f).stem}.o"} for f, extra in flags.items()]))
@@ -89,3 +90,12 @@ def test_kept_flags():
     assert kept_flags(args) == ["-Xcompiler", "-fopenmp", "--expt-relaxed-constexpr", "-O3", "-rdc=true",
                                 "--use_fast_math"]
     assert kept_flags([]) == []
+
+
+def test_a_parameter_list_ending_in_a_comment(built):
+    dest, progs = built
+    prog = progs["comments/axpy.cu"]
+    assert prog["status"] == "built", prog.get("rebuilt")
+    assert _kernel(prog, "axpy")["runs"] == "migrated"
+    rebuilt = (dest / prog["dir"] / "src" / "axpy.cu").read_text()
+    assert "                     int n  // elements\n) {\n  if (c2t_grid.x == 16u" in rebuilt
