@@ -169,14 +169,14 @@ def pack(build_dir: Path, dest: Path) -> dict:
 
 
 def _build_shard(py: str, out: Path, dest: Path, table_file: Path, args, todo: list[str]) -> None:
-    """``migrate build`` of ``todo`` into ``dest``, 8 programs a command (build.json keeps the
-    rows of the commands before)."""
-    for i in range(0, len(todo), 8):
-        print(f"building {', '.join(todo[i:i + 8])}", flush=True)
+    """``migrate build`` of ``todo`` into ``dest``, ``args.batch`` programs a command (build.json
+    keeps the rows of the commands before: a build stopped loses its command's programs only)."""
+    for i in range(0, len(todo), args.batch):
+        print(f"building {', '.join(todo[i:i + args.batch])}", flush=True)
         subprocess.run([py, "-m", "migrate", "build", str(out), "-o", str(dest), "--record", "cpu",
                         "--record-timeout", str(args.record_timeout), "--args-table", str(table_file),
                         "--jobs", str(max(1, args.jobs // args.shards)),
-                        *(x for m in todo[i:i + 8] for x in ("--program", m))], cwd=REPO)
+                        *(x for m in todo[i:i + args.batch] for x in ("--program", m))], cwd=REPO)
 
 
 def merge(dirs: list[Path]) -> None:
@@ -219,6 +219,7 @@ def main(argv=None) -> int:
                          "runs on one core)")
     ap.add_argument("--record-timeout", type=float, default=40.0)
     ap.add_argument("--pack", type=Path, default=REPO / "build" / "dropin_gpu" / "pool_dropin.tar.xz")
+    ap.add_argument("--batch", type=int, default=4, help="programs per migrate build command")
     ap.add_argument("--retry", action="store_true",
                     help="build again the programs that failed or run no migrated kernel (the others are kept)")
     ap.add_argument("--table-only", action="store_true", help="print the table of WORK/build/build.json and pack it")
