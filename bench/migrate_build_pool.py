@@ -37,6 +37,13 @@ SOURCE_NAMES = {"Makefile", "makefile", "CMakeLists.txt", "LICENSE", "README", "
 DATA_BUDGET = 1 << 20
 
 
+LIST_HEADER = """\
+# Real-code pool programs whose drop-in build (bench/migrate_build_pool.py) built here with at
+# least one kernel running migrated code: all their kernels migrated (tile/portable/simt, no
+# template), run arguments from the Makefile naming no file. One pool folder a line.
+"""
+
+
 def read_list(path: Path) -> list[str]:
     """The program names of a list file (one a line; '#' starts a comment)."""
     names = []
@@ -222,6 +229,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=4, help="programs per migrate build command")
     ap.add_argument("--retry", action="store_true",
                     help="build again the programs that failed or run no migrated kernel (the others are kept)")
+    ap.add_argument("--write-list", type=Path, default=None,
+                    help="write the programs built with a kernel running migrated code to this list file")
     ap.add_argument("--table-only", action="store_true", help="print the table of WORK/build/build.json and pack it")
     args = ap.parse_args(argv)
     py = sys.executable
@@ -255,6 +264,11 @@ def main(argv=None) -> int:
     text = table(build)
     (args.work / "build_table.txt").write_text(text + "\n")
     print(text)
+    if args.write_list:
+        good = sorted({Path(p["program"]).parts[0] for p in build["programs"]
+                       if p.get("status") == "built" and p.get("summary", {}).get("migrated")})
+        args.write_list.write_text(LIST_HEADER + "\n".join(good) + "\n")
+        print(f"\n{len(good)} programs written to {args.write_list}")
     if args.pack:
         sizes = pack(build_dir, args.pack)
         print(f"\npacked {sizes['programs']} built programs ({sizes['data_programs']} with data files) into "
