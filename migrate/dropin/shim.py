@@ -132,7 +132,8 @@ def shim_text(kernel: str, params_text: str, param_names: list[str], variants: l
         launched = f"c2t_kernel_{kernel}"
         lines.append(f"static const auto {launched} = &{kernel};")
     params = params_text.strip()
-    if "//" in params.rsplit("\n", 1)[-1]:  # a comment after the last parameter: the ')' on a line of its own
+    last = params.rsplit("\n", 1)[-1]
+    if "//" in last or last.lstrip().startswith("#"):  # a comment or an #endif last: the ')' on a line of its own
         params += "\n"
     lines.append(f"static void {launch_name(kernel)}(dim3 c2t_grid, dim3 c2t_block, size_t c2t_shared, "
                  f"cudaStream_t c2t_stream{', ' if params else ''}{params}) {{")

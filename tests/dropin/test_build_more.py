@@ -99,3 +99,13 @@ def test_a_parameter_list_ending_in_a_comment(built):
     assert _kernel(prog, "axpy")["runs"] == "migrated"
     rebuilt = (dest / prog["dir"] / "src" / "axpy.cu").read_text()
     assert "                     int n  // elements\n) {\n  if (c2t_grid.x == 16u" in rebuilt
+
+
+def test_a_parameter_list_ending_in_a_directive_closes_on_its_own_line():
+    """pad's and sc's kernels end their parameter list with an ``#endif``."""
+    from migrate.dropin.shim import shim_text
+
+    params = "int n, float* y\n#ifdef EXTRA\n    , int* more\n#endif"
+    text = shim_text("k", params, ["n", "y"], [])
+    assert "#ifdef EXTRA\n    , int* more\n#endif\n) {\n" in text
+    assert "cudaStream_t c2t_stream, int n, float* y) {" in shim_text("k", "int n, float* y", ["n", "y"], [])
