@@ -22,6 +22,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import os
+import re
 import shlex
 from pathlib import Path
 
@@ -112,6 +113,12 @@ def _split(args: str) -> list[str]:
         return shlex.split(args)
     except ValueError:
         return args.split()
+
+
+def _has_directive(launch) -> bool:
+    """Whether a launch's configuration or arguments hold a preprocessor directive line (pad's
+    ``#ifdef DYNAMIC_PARTITION`` around an argument): its text cannot be moved into a call."""
+    return any(re.search(r"(^|\n)\s*#", text) for text in (*launch.config, launch.args))
 
 
 def _ident(text: str) -> str:
@@ -328,6 +335,10 @@ class ProgramBuild:
                 elif found[1].template:
                     entry["rewritten"] = False
                     entry["why"] = "launched with template arguments"
+                elif _has_directive(found[1]):
+                    entry["rewritten"] = False
+                    entry["why"] = ("a preprocessor directive inside its launch (#ifdef around an argument): "
+                                    "it runs the original")
                 else:
                     f, lt = found
                     taken[f].add(lt.start)

@@ -109,3 +109,18 @@ def test_a_parameter_list_ending_in_a_directive_closes_on_its_own_line():
     text = shim_text("k", params, ["n", "y"], [])
     assert "#ifdef EXTRA\n    , int* more\n#endif\n) {\n" in text
     assert "cudaStream_t c2t_stream, int n, float* y) {" in shim_text("k", "int n, float* y", ["n", "y"], [])
+
+
+def test_a_launch_with_a_directive_inside_is_left_to_the_original():
+    """pad's launch wraps its shared bytes and an argument in #ifdef: its text cannot move into
+    a shim's call (migrate build leaves that launch as it is, with the reason)."""
+    from migrate.dropin import sites
+    from migrate.dropin.build import _has_directive
+
+    text = ("void run(float* y, int n, int* w) {\n"
+            "    pad<<<8, 256\n#ifdef DYN\n        , 64\n#endif\n        >>>(y, n\n#ifdef DYN\n        , w\n#endif\n"
+            "        );\n"
+            "    pad<<<8, 256>>>(y, n);\n}\n")
+    first, second = sites.launch_at(text, "pad", 2), sites.launch_at(text, "pad", 11)
+    assert first is not None and _has_directive(first)
+    assert second is not None and not _has_directive(second)
