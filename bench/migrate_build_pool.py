@@ -8,7 +8,7 @@ nvcc must be on PATH.
 
     python bench/migrate_build_pool.py [--pool build/realworld] [--work /tmp/c2t_build_pool]
         [--list bench/pool_dropin_programs.txt] [--jobs 2] [--shards 2] [--record-timeout 40]
-        [--pack build/dropin_gpu/pool_dropin.tar.xz] [--retry] [--table-only]
+        [--pack build/dropin_gpu/pool_dropin.tar.xz] [--retry] [--write-list FILE] [--pack-all] [--table-only]
 
 WORK/out is the conversion, WORK/build the build (kept: a second run builds only what is
 missing from WORK/build/build.json). On the GPU machine: bash bench/gpu_migrate_run_pool.sh.
@@ -140,10 +140,11 @@ def _stripped(path: Path, scratch: Path) -> Path:
     return copy if subprocess.run([strip, "-s", str(copy)], capture_output=True).returncode == 0 else path
 
 
-def pack(build_dir: Path, dest: Path) -> dict:
+def pack(build_dir: Path, dest: Path, migrated_only: bool = True) -> dict:
     """Write ``dest`` (tar.xz): build.json with relative paths and per built program its
-    executables, build.sh and data files (``<dir>/run/``, its run folder there). Returns what it
-    holds."""
+    executables, build.sh and data files (``<dir>/run/``, its run folder there); with
+    ``migrated_only``, only the programs built with a kernel running migrated code (the others'
+    run would compare the original with itself). Returns what it holds."""
     import tempfile
 
     build = json.loads((build_dir / "build.json").read_text())
@@ -151,6 +152,8 @@ def pack(build_dir: Path, dest: Path) -> dict:
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch, tarfile.open(dest, "w:xz", preset=9) as tar:
         for row in build["programs"]:
+            if migrated_only and not (row.get("status") == "built" and row.get("summary", {}).get("migrated")):
+                continue
             row = dict(row)
             folder = build_dir / row["dir"]
             cwd = Path(row["run_cwd"]) if row.get("run_cwd") else None
@@ -169,7 +172,10 @@ def pack(build_dir: Path, dest: Path) -> dict:
                     for f in files:
                         tar.add(f, f"{row['dir']}/run/{f.relative_to(cwd)}")
             rows.append(row)
-        packed = {**build, "output": "", "programs": rows}
+        packed = {**build, "output": "", "programs": rows,
+                  "summary": {**build.get("summary", {}), "programs": len(rows),
+                              "built": sum(r.get("status") == "built" for r in rows),
+                              "failed": sum(r.get("status") != "built" for r in rows)}}
         _add_bytes(tar, "build.json", (json.dumps(packed, indent=1) + "\n").encode())
     sizes["bytes"] = dest.stat().st_size
     return sizes
@@ -231,6 +237,8 @@ def main(argv=None) -> int:
                     help="build again the programs that failed or run no migrated kernel (the others are kept)")
     ap.add_argument("--write-list", type=Path, default=None,
                     help="write the programs built with a kernel running migrated code to this list file")
+    ap.add_argument("--pack-all", action="store_true",
+                    help="pack every program built, not only those with a kernel running migrated code")
     ap.add_argument("--table-only", action="store_true", help="print the table of WORK/build/build.json and pack it")
     args = ap.parse_args(argv)
     py = sys.executable
@@ -270,7 +278,7 @@ def main(argv=None) -> int:
         args.write_list.write_text(LIST_HEADER + "\n".join(good) + "\n")
         print(f"\n{len(good)} programs written to {args.write_list}")
     if args.pack:
-        sizes = pack(build_dir, args.pack)
+        sizes = pack(build_dir, args.pack, migrated_only=not args.pack_all)
         print(f"\npacked {sizes['programs']} built programs ({sizes['data_programs']} with data files) into "
               f"{args.pack}: {sizes['bytes'] / 1e6:.2f} MB")
     return 0

@@ -74,7 +74,7 @@ def test_a_packed_build_runs_where_it_is_unpacked(tmp_path):
     pool = _bench("migrate_build_pool")
     dest = _fake_build(tmp_path)
     bundle = tmp_path / "bundle.tar.xz"
-    sizes = pool.pack(dest, bundle)
+    sizes = pool.pack(dest, bundle, migrated_only=False)
     assert sizes["programs"] == 2 and sizes["data_programs"] == 1
     with tarfile.open(bundle) as tar:
         names = set(tar.getnames())
@@ -166,3 +166,18 @@ def test_the_gpu_run_goes_in_chunks_under_a_budget_and_picks_up_where_it_stopped
     on_disk = json.loads((tmp_path / "res" / "pool_migrate_run.json").read_text())
     assert on_disk["summary"] == second["summary"] and on_disk["summary"]["equal"] == 2
     assert "2 of 3 programs equal" in _bench("migrate_run_table").table(on_disk)
+
+
+def test_a_bundle_holds_only_the_programs_running_migrated_kernels(tmp_path):
+    pool = _bench("migrate_build_pool")
+    dest = _fake_build(tmp_path)
+    build = json.loads((dest / "build.json").read_text())
+    build["programs"][0]["summary"] = {**build["programs"][0]["summary"], "migrated": 0}  # plain: none migrated
+    (dest / "build.json").write_text(json.dumps(build))
+    bundle = tmp_path / "bundle.tar.xz"
+    assert pool.pack(dest, bundle)["programs"] == 1
+    with tarfile.open(bundle) as tar:
+        packed = json.loads(tar.extractfile("build.json").read())
+        assert not any(n.startswith("plain/") for n in tar.getnames())
+    assert [r["program"] for r in packed["programs"]] == ["reads/main.cu"]
+    assert packed["summary"]["programs"] == 1 and packed["summary"]["built"] == 1
