@@ -172,12 +172,17 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the arguments of the recording run (default: the program's own from report.json)")
     build.add_argument("--record-timeout", type=float, default=300.0, metavar="S",
                        help="stop a recording run after S seconds (its launches recorded by then count)")
+    build.add_argument("--args-table", metavar="FILE", default=None,
+                       help="a JSON object of each program's run arguments (keys: a main's path, with or without "
+                            "its suffix, or its first folder): the recording run and `migrate run` use them")
 
     run = sub.add_parser("run", help="on a GPU: run each rebuilt program and its original with the same arguments "
                                      "and compare exit status, output and verdicts (`migrate run DIR -- ARGS`)")
     run.add_argument("dest", metavar="DIR", help="the folder `migrate build` wrote (or OUT, when DIR is OUT-build)")
     run.add_argument("--program", action="append", default=None, metavar="MAIN", help="run only this program")
     run.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds each executable may run")
+    run.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                     help="programs run at once (default 1; each runs its original, then its rebuilt executable)")
     run.add_argument("--json", metavar="FILE", help="also write the results to FILE (DIR/run.json is always written)")
 
     explain = sub.add_parser("explain", help="explain a diagnostic code")
@@ -283,6 +288,18 @@ def cmd_build(args) -> int:
         import shlex
         run_args = shlex.split(args.run)
 
+    table = None
+    if args.args_table:
+        import json
+        try:
+            table = json.loads(Path(args.args_table).read_text())
+        except (OSError, ValueError) as exc:
+            print(f"migrate build: cannot read {args.args_table}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not isinstance(table, dict):
+            print(f"migrate build: {args.args_table} is not a JSON object of program -> arguments", file=sys.stderr)
+            return EXIT_USAGE
+
     def show(row):
         s = row.get("summary", {})
         print(f"{row['program']:48s} {row.get('status', '?'):24s} kernels {s.get('migrated', 0)}/{s.get('kernels', 0)} "
@@ -291,7 +308,8 @@ def cmd_build(args) -> int:
 
     result = build_folder(out, dest, arch=args.arch, jobs=args.jobs,
                           traces_dir=Path(args.traces) if args.traces else None, only=only, progress=show,
-                          record_on=args.record, run_args=run_args, record_timeout=args.record_timeout)
+                          record_on=args.record, run_args=run_args, record_timeout=args.record_timeout,
+                          args_table=table)
     s = result["summary"]
     print(f"{s['built']} of {s['programs']} programs built; {s['kernels_migrated']} of {s['kernels']} kernels run "
           f"migrated code ({dest / 'build.json'})")
@@ -324,7 +342,8 @@ def cmd_run(args) -> int:
         print(f"{row['program']:48s} {row['status']:10s} launches {launches.get('migrated', 0)} migrated "
               f"{launches.get('original', 0)} original {why}", flush=True)
 
-    result = run_folder(dest, args.program_args, set(args.program or ()) or None, args.timeout, progress=show)
+    result = run_folder(dest, args.program_args, set(args.program or ()) or None, args.timeout, progress=show,
+                        jobs=args.jobs)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
     s = result["summary"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import os
+import re
 import shlex
 from pathlib import Path
 
@@ -74,9 +75,50 @@ def _compile_variant(v, obj: Path, arch: str) -> tuple[bool, str]:
     return _run(nvcc.localize_command(obj, listed))
 
 
+_COMPDB: dict = {}
+
+
+def _compile_commands(folder: str) -> dict:
+    """absolute source path -> its compile command's arguments, of ``folder/compile_commands.json``
+    (read once; {} where it cannot be read)."""
+    if folder not in _COMPDB:
+        table = {}
+        try:
+            entries = json.loads((Path(folder) / "compile_commands.json").read_text())
+        except (OSError, ValueError):
+            entries = []
+        for e in entries if isinstance(entries, list) else []:
+            if not isinstance(e, dict) or "file" not in e:
+                continue
+            try:
+                args = e.get("arguments") or shlex.split(e.get("command", ""))
+            except ValueError:
+                continue
+            source = Path(e["file"])
+            if not source.is_absolute():
+                source = Path(e.get("directory", folder)) / source
+            table[str(source.resolve())] = list(args)
+        _COMPDB[folder] = table
+    return _COMPDB[folder]
+
+
 def _is_template(k: dict) -> bool:
     """Whether a report.json kernel row is a kernel template (instances or template launches)."""
     return bool(k.get("template_instances")) or any(l.get("template_args") for l in k.get("launches", []))
+
+
+def _split(args: str) -> list[str]:
+    """A command line's words (a Makefile's quoting that the shell would reject: its words)."""
+    try:
+        return shlex.split(args)
+    except ValueError:
+        return args.split()
+
+
+def _has_directive(launch) -> bool:
+    """Whether a launch's configuration or arguments hold a preprocessor directive line (pad's
+    ``#ifdef DYNAMIC_PARTITION`` around an argument): its text cannot be moved into a call."""
+    return any(re.search(r"(^|\n)\s*#", text) for text in (*launch.config, launch.args))
 
 
 def _ident(text: str) -> str:
@@ -151,7 +193,16 @@ class ProgramBuild:
                 seen_d.add(d)
                 uniq_d.append(d)
         return nvcc.program_flags(per_file.get("std") or build.get("std"), include_dirs, uniq_d,
-                                  per_file.get("extra_args", []))
+                                  per_file.get("extra_args", [])) + nvcc.kept_flags(self._compile_args())
+
+    def _compile_args(self) -> list[str]:
+        """The arguments of the main unit's own compile command (the compile_commands.json the
+        conversion read, ``-p``): [] where there is none."""
+        folder = self.report.get("build", {}).get("compile_commands")
+        if not folder:
+            return []
+        entries = _compile_commands(str(folder))
+        return entries.get(str(self._original_source(self.prog["main"]).resolve()), [])
 
     # -- the kernels --------------------------------------------------------------------------
     def _kernel_rows(self) -> list[dict]:
@@ -177,7 +228,7 @@ class ProgramBuild:
                 module = self._module(k["file"])
             except Exception:  # noqa: BLE001 - reported when the kernels are lowered
                 continue
-            if geometry.launcher_default(module, k["kernel"]) is None:
+            if not geometry.default_trusted(geometry.launcher_default(module, k["kernel"]), k.get("launches", [])):
                 return True
         return False
 
@@ -202,7 +253,7 @@ class ProgramBuild:
             except Exception as exc:  # noqa: BLE001 - a module that does not import: that kernel runs the original
                 row["why_original"] = f"its module {entry.get('output')} does not load: {type(exc).__name__}: {exc}"
                 continue
-            shapes = geometry.geometries(module, k["kernel"], self.traces)
+            shapes = geometry.geometries(module, k["kernel"], self.traces, k.get("launches", []))
             if not shapes:
                 row["why_original"] = ("no launch geometry known at build time (the launch sites give no constant "
                                        "and no recorded run names one): pass --traces or --record cpu")
@@ -284,6 +335,10 @@ class ProgramBuild:
                 elif found[1].template:
                     entry["rewritten"] = False
                     entry["why"] = "launched with template arguments"
+                elif _has_directive(found[1]):
+                    entry["rewritten"] = False
+                    entry["why"] = ("a preprocessor directive inside its launch (#ifdef around an argument): "
+                                    "it runs the original")
                 else:
                     f, lt = found
                     taken[f].add(lt.start)
@@ -355,15 +410,19 @@ class ProgramBuild:
         return self.row
 
 
-#: launches recorded per kernel by ``--record cpu`` (their geometries are what the build needs)
-RECORD_LIMIT = 4
-#: bytes a geometry recording may write (a launch past them is listed without its geometry)
-RECORD_BUDGET = 256 << 20
+#: distinct geometries of one kernel that ``--record cpu`` builds variants for (its first ones)
+RECORD_GEOMETRIES = 4
+#: bytes a geometry recording may write (it writes none: its launches are listed, not recorded)
+RECORD_BUDGET = 1 << 20
 
 
 def record_geometries(out_dir: Path, report: dict, prog: dict, dest: Path, args: list[str], timeout: float) -> tuple:
-    """(kernel -> geometries, how the run went): the program's own run on the CPU executor,
-    recording the first launches of each kernel (:mod:`migrate.runtime.traces`)."""
+    """(kernel -> geometries, how the run went): the program's own run on the CPU executor, each
+    launch's geometry listed and no kernel run (:mod:`migrate.runtime.traces` with no launch
+    recorded and the others fast-forwarded past): only the host code runs, so that a program
+    whose kernels take minutes on the CPU still names its geometries in seconds. A host that
+    reads what a kernel wrote sees the bytes before it; the geometries it launches from them
+    may differ from a real run's (those launches run the original kernel)."""
     from migrate.runtime.build import BuildError
     from migrate.runtime.cuda_cpu import compile_cpu
     from migrate.runtime.traces import record
@@ -382,10 +441,26 @@ def record_geometries(out_dir: Path, report: dict, prog: dict, dest: Path, args:
         return {}, "no main() to run"
     trace_dir = pb.dest / "traces"
     cwd = sources[0].parent / ((prog.get("run") or {}).get("cwd", "") or ".")
-    rec = record(lib, args, trace_dir, limit=RECORD_LIMIT, timeout=timeout, cwd=cwd, budget=RECORD_BUDGET,
+    rec = record(lib, args, trace_dir, limit=0, timeout=timeout, cwd=cwd, budget=RECORD_BUDGET,
                  packed=False, fast_forward=True)
     (trace_dir / "data.bin").unlink(missing_ok=True)  # the geometries are in the manifest
-    return geometry.recorded(trace_dir), f"ran on the CPU executor (status {rec.status})"
+    shapes = {name: rows[:RECORD_GEOMETRIES] for name, rows in geometry.recorded(trace_dir).items()}
+    how = "ended" if rec.status is not None else f"stopped after {timeout:g} s"
+    return shapes, (f"its host code ran on the CPU executor, kernels skipped ({how}, status {rec.status}): "
+                    f"{sum(map(len, shapes.values()))} geometries of {len(shapes)} kernels")
+
+
+def table_args(prog: dict, table: dict | None) -> str | None:
+    """A program's arguments in an arguments table (``migrate build --args-table``: a JSON object
+    whose keys are a main's path, with or without its suffix, or the first folder of that path, as
+    a pool of programs names them): None where the table does not name it."""
+    if not table:
+        return None
+    main = str(prog.get("main", ""))
+    for key in (main, str(program_dir(prog)), Path(main).parts[0] if Path(main).parts else ""):
+        if key and isinstance(table.get(key), str):
+            return table[key]
+    return None
 
 
 def main_programs(report: dict) -> list[dict]:
@@ -395,8 +470,9 @@ def main_programs(report: dict) -> list[dict]:
 
 def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2, traces_dir: Path | None = None,
                  only: set | None = None, progress=None, record_on: str | None = None, run_args=None,
-                 record_timeout: float = 300.0) -> dict:
-    """Build every program of ``out_dir`` into ``dest`` and write ``dest/build.json``."""
+                 record_timeout: float = 300.0, args_table: dict | None = None) -> dict:
+    """Build every program of ``out_dir`` into ``dest`` and write ``dest/build.json``. A program
+    that ``args_table`` names (:func:`table_args`) records and runs with those arguments."""
     from migrate.runtime.checker import trace_stem
 
     report = json.loads((out_dir / "report.json").read_text())
@@ -405,6 +481,7 @@ def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2,
         for prog in main_programs(report):
             if only and prog["main"] not in only and str(program_dir(prog)) not in only:
                 continue
+            own_args = table_args(prog, args_table)
             stem = trace_stem(prog)
             tdir = (traces_dir / stem) if traces_dir is not None else (out_dir / "traces" / stem)
             traces = geometry.recorded(tdir)
@@ -413,7 +490,8 @@ def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2,
             if record_on == "cpu" and not traces and not pb.needs_recording():
                 recorded_how = "not run: every migrated kernel's launch sites give its geometry"
             elif record_on == "cpu":
-                args = run_args if run_args is not None else shlex.split((prog.get("run") or {}).get("args", ""))
+                args = run_args if run_args is not None else _split(own_args) if own_args is not None else \
+                    _split((prog.get("run") or {}).get("args", ""))
                 try:
                     more, recorded_how = record_geometries(out_dir, report, prog, dest, list(args), record_timeout)
                 except Exception as exc:  # noqa: BLE001 - no recording: the launchers' defaults still build
@@ -428,6 +506,8 @@ def build_folder(out_dir: Path, dest: Path, arch: str = "sm_90a", jobs: int = 2,
                 row.update(status="error", error=f"internal error: {type(exc).__name__}: {exc}")
             if recorded_how is not None:
                 row["recorded"] = recorded_how
+            if own_args is not None:
+                row["run_args"] = own_args
             rows.append(row)
             if progress is not None:
                 progress(row)

@@ -57,10 +57,29 @@ def recorded(trace_dir: Path) -> dict[str, list[tuple]]:
     return out
 
 
-def geometries(module, kernel: str, traces: dict | None) -> list[tuple]:
-    """The geometries to build ``kernel`` for: its recorded launches', then its launcher's default."""
+def default_trusted(default, launches: list[dict]) -> bool:
+    """Whether a launcher's default geometry (:func:`launcher_default`) can stand for a kernel's
+    launches (report.json's ``launches``): not where its shared bytes are 0 and a launch passes
+    shared bytes that are not a constant (the 0 is the launcher's fallback, not what the program
+    launches with: a recorded run says)."""
+    if default is None:
+        return False
+    if default[2]:
+        return True
+    for launch in launches:
+        shared = launch.get("shared_bytes")
+        if shared is not None and not re.fullmatch(r"\s*\(?\s*\d+[uUlL]*\s*\)?\s*", str(shared)):
+            return False
+    return True
+
+
+def geometries(module, kernel: str, traces: dict | None, launches: list[dict] | None = None) -> list[tuple]:
+    """The geometries to build ``kernel`` for: its recorded launches', then its launcher's default
+    (where :func:`default_trusted` for its ``launches``)."""
     out = list((traces or {}).get(kernel, ()))
     default = launcher_default(module, kernel)
+    if not default_trusted(default, launches or []):
+        default = None
     if default is not None and default not in out:
         out.append(default)
     return out

@@ -48,6 +48,48 @@ def variant_command(source, obj, arch: str, fast_math: bool = False) -> list[str
             *([FAST_MATH_FLAG] if fast_math else []), "-c", str(source), "-o", str(obj)]
 
 
+#: flags of a program's own compile command (its compile_commands.json entry) that both of its
+#: drop-in executables keep: what makes nvcc accept the code (relaxed constexpr, extended lambdas),
+#: link it (relocatable device code) or changes its numbers (fast math, flush to zero) and the host
+#: code's optimisation; not the target, the output or the warnings
+KEPT_FLAGS = frozenset({
+    "--expt-relaxed-constexpr", "-expt-relaxed-constexpr", "--extended-lambda", "-extended-lambda",
+    "--expt-extended-lambda", "-expt-extended-lambda", "-rdc=true", "--relocatable-device-code=true", "-dc",
+    "-use_fast_math", "--use_fast_math", "-ftz=true", "-ftz=false", "--ftz=true", "--ftz=false",
+    "-prec-div=false", "-prec-div=true", "-prec-sqrt=false", "-prec-sqrt=true", "-fmad=false", "--fmad=false",
+    "-O1", "-O2", "-O3",
+})
+#: -Xcompiler values kept (the host code's OpenMP, which the link needs too)
+KEPT_HOST_FLAGS = frozenset({"-fopenmp"})
+
+
+def kept_flags(args) -> list[str]:
+    """The flags of a compile command's arguments (``nvcc ... -c main.cu -o main.o``, split) that
+    :data:`KEPT_FLAGS` and :data:`KEPT_HOST_FLAGS` keep, in order, each once; ``-dc`` kept as
+    ``-rdc=true`` (the drop-in command compiles and links at once)."""
+    out = []
+    args = list(args)
+    i = 0
+    while i < len(args):
+        a = args[i]
+        host = None
+        if a in ("-Xcompiler", "--compiler-options") and i + 1 < len(args):
+            host, i = args[i + 1], i + 1
+        elif a.startswith(("-Xcompiler=", "--compiler-options=")):
+            host = a.split("=", 1)[1]
+        if host is not None:
+            for value in host.split(","):
+                flag = ["-Xcompiler", value.strip()]
+                if value.strip() in KEPT_HOST_FLAGS and value.strip() not in out:
+                    out += flag
+        elif a in KEPT_FLAGS:
+            a = "-rdc=true" if a in ("-dc", "--relocatable-device-code=true") else a
+            if a not in out:
+                out.append(a)
+        i += 1
+    return out
+
+
 def program_flags(std: str | None, include_dirs, defines, extra_args=()) -> list[str]:
     """The flags the program's own units build with (from report.json's build flags)."""
     flags = [f"-std={std}"] if std else []

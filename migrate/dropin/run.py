@@ -4,6 +4,7 @@ and compare their exit status, standard output and verdicts (:mod:`.compare_outp
 program's stderr says how many launches ran migrated code. Writes ``DIR/run.json``."""
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import shlex
 import time
@@ -24,6 +25,19 @@ def _execute(exe: Path, args: list[str], cwd: Path, timeout: float) -> dict:
     return {"status": status, "stdout": out, "stderr": err, "seconds": round(time.perf_counter() - start, 3)}
 
 
+def run_folder_of(dest: Path, row: dict) -> Path:
+    """Where a program runs: its own folder (its data files), ``run_cwd`` as build.json has it (a
+    relative one is relative to DIR, as a packed build names it), where this machine has it; else
+    its build folder."""
+    base = dest / row["dir"]
+    if not row.get("run_cwd"):
+        return base
+    cwd = Path(row["run_cwd"])
+    if not cwd.is_absolute():
+        cwd = dest / cwd
+    return cwd if cwd.is_dir() else base
+
+
 def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -> dict:
     """One program of build.json run both ways and compared."""
     base = dest / row["dir"]
@@ -34,10 +48,7 @@ def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -
     if args is None:
         args = shlex.split(row.get("run_args") or "")
     result["args"] = list(args)
-    # the program's own folder (its data files), where this machine has it; else its build folder
-    cwd = Path(row.get("run_cwd") or base)
-    if not cwd.is_dir():
-        cwd = base
+    cwd = run_folder_of(dest, row)
     original = _execute(base / "original", list(args), cwd, timeout)
     rebuilt = _execute(base / "rebuilt", list(args), cwd, timeout)
     tolerance = row.get("tolerance") or "fp32"
@@ -55,21 +66,36 @@ def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -
     return result
 
 
+def _run_safely(dest: Path, row: dict, args, timeout: float) -> dict:
+    """:func:`run_program`, an executable that cannot start (missing, not executable here) being
+    that program's row: the other programs go on."""
+    try:
+        return run_program(dest, row, args, timeout)
+    except OSError as exc:
+        return {"program": row["program"], "dir": row["dir"], "status": "error",
+                "message": f"{type(exc).__name__}: {exc}"}
+
+
 def run_folder(dest: Path, args: list[str] | None, programs: set | None = None, timeout: float = 300.0,
-               progress=None) -> dict:
+               progress=None, jobs: int = 1) -> dict:
+    """Every program of ``dest/build.json`` (or those ``programs`` names) run both ways; ``jobs``
+    programs at once (each its original, then its rebuilt executable): the rows stay in
+    build.json's order."""
     built = json.loads((dest / "build.json").read_text())
+    todo = [row for row in built.get("programs", [])
+            if not programs or row["program"] in programs or row["dir"] in programs]
     rows = []
-    for row in built.get("programs", []):
-        if programs and row["program"] not in programs and row["dir"] not in programs:
-            continue
-        res = run_program(dest, row, args, timeout)
-        rows.append(res)
-        if progress is not None:
-            progress(res)
+    with cf.ThreadPoolExecutor(max(1, jobs)) as pool:
+        futures = [pool.submit(_run_safely, dest, row, args, timeout) for row in todo]
+        for fut in cf.as_completed(futures):
+            if progress is not None:
+                progress(fut.result())
+        rows = [fut.result() for fut in futures]
     summary = {"programs": len(rows), "equal": sum(r["status"] == "equal" for r in rows),
                "mismatch": sum(r["status"] == "mismatch" for r in rows),
                "timeout": sum(r["status"] == "timeout" for r in rows),
                "not_built": sum(r["status"] == "not built" for r in rows),
+               "error": sum(r["status"] == "error" for r in rows),
                "launches_migrated": sum(r.get("launches", {}).get("migrated", 0) for r in rows),
                "launches_original": sum(r.get("launches", {}).get("original", 0) for r in rows)}
     out = {"tool": "cuda2tile", "build": str(dest), "programs": rows, "summary": summary}

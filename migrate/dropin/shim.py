@@ -127,8 +127,16 @@ def shim_text(kernel: str, params_text: str, param_names: list[str], variants: l
         lines += [f'extern "C" int {v.prefix}_init(void);',
                   f'extern "C" int {v.prefix}_call({types});',
                   f'extern "C" const char* {v.prefix}_get_last_error(void);']
+    launched = kernel
+    if kernel in param_names:  # a parameter named as its kernel hides it in the shim: launched by a pointer
+        launched = f"c2t_kernel_{kernel}"
+        lines.append(f"static const auto {launched} = &{kernel};")
+    params = params_text.strip()
+    last = params.rsplit("\n", 1)[-1]
+    if "//" in last or last.lstrip().startswith("#"):  # a comment or an #endif last: the ')' on a line of its own
+        params += "\n"
     lines.append(f"static void {launch_name(kernel)}(dim3 c2t_grid, dim3 c2t_block, size_t c2t_shared, "
-                 f"cudaStream_t c2t_stream{', ' if params_text.strip() else ''}{params_text.strip()}) {{")
+                 f"cudaStream_t c2t_stream{', ' if params else ''}{params}) {{")
     for v in variants:
         lines.append(f"  if ({_condition(v)}) {{")
         lines.append(f"    static int c2t_ready = {v.prefix}_init();")
@@ -149,7 +157,7 @@ def shim_text(kernel: str, params_text: str, param_names: list[str], variants: l
         lines.append(f'    c2t_dropin_failed("{kernel}", {v.prefix}_get_last_error());')
         lines.append("  }")
     lines.append(f'  c2t_dropin_count("{kernel}", 0);')
-    lines.append(f"  {kernel}<<<c2t_grid, c2t_block, c2t_shared, c2t_stream>>>({', '.join(param_names)});")
+    lines.append(f"  {launched}<<<c2t_grid, c2t_block, c2t_shared, c2t_stream>>>({', '.join(param_names)});")
     lines.append("}")
     lines.append(f"// ---- end of the shim of {kernel} ----\n")
     return "\n".join(lines)

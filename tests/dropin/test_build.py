@@ -134,32 +134,29 @@ def test_usage_errors(tmp_path, built, capsys):
         assert "needs a CUDA GPU" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("limit, budget, kept, skipped", [(4, 1, 0, ["budget", "budget"]),
-                                                          (1, 256 << 20, 1, [None, "fast-forward"])])
-def test_geometries_come_from_a_recording_past_its_budget_and_its_fast_forward(tmp_path, monkeypatch, limit,
-                                                                                budget, kept, skipped):
-    """A launch whose bytes do not fit the trace budget is listed without them, with its geometry
-    (accuracy's 327 MB launches); a launch fast-forwarded past (after its kernel's recorded ones)
-    at a new geometry is listed with it too (a timing loop over sizes), and traces.read leaves
-    that line out: enough for the build."""
+def test_geometries_come_from_the_host_code_alone(tmp_path):
+    """--record cpu runs the program's host code on the CPU executor and lists each launch's
+    geometry without running the kernel (a fast-forward past every launch): six launches of a
+    kernel that would take minutes on the CPU name their geometries in seconds, the first four
+    distinct ones kept (RECORD_GEOMETRIES); no launch's bytes are recorded."""
     import json as _json
+    import time
 
     from migrate.cli import main
     from migrate.dropin import build
     from migrate.runtime.traces import read
 
     out = tmp_path / "out"
-    assert main(["convert", str(FIXTURES / "dropin" / "two_geometries"), "-o", str(out), "-q", "--jobs", "1"]) == 0
+    assert main(["convert", str(FIXTURES / "dropin_record" / "sizes"), "-o", str(out), "-q", "--jobs", "1"]) == 0
     report = _json.loads((out / "report.json").read_text())
-    monkeypatch.setattr(build, "RECORD_BUDGET", budget)
-    monkeypatch.setattr(build, "RECORD_LIMIT", limit)
     (prog,) = report["programs"]
-    shapes, how = build.record_geometries(out, report, prog, tmp_path / "build", [], 120)
-    assert "ran on the CPU executor (status 0)" == how
-    assert shapes == {"addOne": [((20, 1, 1), (256, 1, 1), 0), ((11, 1, 1), (64, 1, 1), 0)]}
+    start = time.monotonic()
+    shapes, how = build.record_geometries(out, report, prog, tmp_path / "build", ["2000000000"], 600)
+    assert "kernels skipped (ended, status 0)" in how and "4 geometries of 1 kernels" in how, how
+    assert shapes == {"spin": [((n, 1, 1), (b, 1, 1), 0) for n, b in ((2048, 32), (1024, 64), (512, 128),
+                                                                        (256, 256))]}
     traces = tmp_path / "build" / build.program_dir(prog) / "traces"
     lines = [_json.loads(line) for line in (traces / "manifest.jsonl").read_text().splitlines()]
-    assert [d.get("skipped") for d in lines] == skipped
-    # (the recorded launch's bytes were dropped with data.bin: read() stops there)
-    assert not any("fast-forward" in launch.skipped for launch in read(traces))
-    assert len(read(traces)) == (2 if kept == 0 else 0)
+    assert [d.get("skipped") for d in lines] == ["fast-forward"] * 6
+    assert read(traces) == []
+    assert time.monotonic() - start < 300  # the build of the CPU executor's program, not 6 * 2e9 rounds

@@ -45,7 +45,7 @@ def test_run_compares_each_program_and_counts_its_launches(tmp_path):
     assert "exit status" in whys and "verdict" in whys and any(w.startswith("number 1.0 != 1.5") for w in whys)
     assert d["launches"]["original"] == 1
     assert rows["broken.cu"]["status"] == "not built"
-    assert result["summary"] == {"programs": 3, "equal": 1, "mismatch": 1, "timeout": 0, "not_built": 1,
+    assert result["summary"] == {"programs": 3, "equal": 1, "mismatch": 1, "timeout": 0, "not_built": 1, "error": 0,
                                  "launches_migrated": 3, "launches_original": 1}
     assert json.loads((dest / "run.json").read_text())["summary"] == result["summary"]
 
