@@ -40,6 +40,7 @@ def run_folder_of(dest: Path, row: dict) -> Path:
 
 def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -> dict:
     """One program of build.json run both ways and compared."""
+    dest = Path(dest).absolute()  # the executables run in another folder: a relative DIR would not name them
     base = dest / row["dir"]
     result = {"program": row["program"], "dir": row["dir"]}
     if row.get("status") != "built":

@@ -58,3 +58,21 @@ def test_a_program_past_its_time_is_reported(tmp_path):
     (dest / "build.json").write_text(json.dumps({"programs": [slow]}))
     result = run_folder(dest, None, timeout=1)
     assert result["programs"][0]["status"] == "timeout"
+
+
+def test_a_relative_build_folder_runs_its_executables_from_the_programs_run_folder(tmp_path, monkeypatch):
+    """DIR given relative to the working folder (as bench/gpu_migrate_run.sh passes it) while each
+    program runs in its own run folder: the executables are still found (H200 run of 2026-12-06:
+    every corpus program failed with FileNotFoundError)."""
+    from migrate.dropin.run import run_folder
+
+    dest = tmp_path / "build"
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "input.txt").write_text("42\n")
+    row = _program(dest, "reads", 'cat input.txt\n', 'cat input.txt\n', run_cwd=str(data))
+    (dest / "build.json").write_text(json.dumps({"programs": [row]}))
+    monkeypatch.chdir(tmp_path)
+    result = run_folder(type(dest)("build"), None)
+    assert result["programs"][0]["status"] == "equal", result["programs"][0]
+    assert result["programs"][0]["original"]["stdout_tail"] == "42\n"
