@@ -45,7 +45,8 @@ def form_skip(form: str | None, device: str, reason: str = "", lockstep: bool = 
     if form == "unsupported":
         return f"not migrated: {reason}" if reason else "not migrated"
     if form == "hybrid" and device == "cpu":
-        return ("hybrid: runs only on a GPU (the kernel is kept as its CUDA behind the migrated launcher; "
+        why = f", not migrated: {reason}" if reason else ""
+        return (f"hybrid: runs only on a GPU (the kernel is kept as its CUDA behind the migrated launcher{why}; "
                 "it has no CPU form); check it with --device cuda")
     if form == "simt" and device == "cpu":
         return ("not checkable on CPU: thread-level (simt) TileLang runs on GPUs only "
