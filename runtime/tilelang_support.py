@@ -827,19 +827,24 @@ def arguments(sig: Signature, args, symbols=None, template=None, device=None) ->
             out.append(_shaped(tensor, name, shapes[name], scalars) if name in shapes else tensor)
         else:
             out.append(value)
-    symbols = symbols or {}
-    state = dict(sig.state)
     for name, dtype, elements in sig.symbols:
-        if name not in symbols and name in state:
-            symbols = {**symbols, name: device_global(sig, name, dtype, elements, state[name], device)}
-        if name not in symbols:
-            raise LaunchError(f"{sig.name} reads __constant__ '{name}': pass its {elements} values "
-                              "in symbols={...}")
-        tensor = _as_tensor(symbols[name], name, device)
-        if tensor.numel() < elements:
-            raise LaunchError(f"symbol '{name}' needs {elements} values, got {tensor.numel()}")
-        out.append(tensor[:elements].contiguous())
+        out.append(_symbol_values(sig, symbols, name, dtype, elements, device).contiguous())
     return out
+
+
+def _symbol_values(sig: Signature, symbols, name: str, dtype: str, elements: int, device, exact_dtype: bool = False):
+    """The first ``elements`` values of ``__constant__``/``__device__`` symbol ``name``: the
+    caller's (``symbols``), else the module's kept ``__device__`` state; ``exact_dtype`` where the
+    kernel reads them as bytes (a hybrid kernel's entry)."""
+    if not (symbols and name in symbols) and name in dict(sig.state):
+        return device_global(sig, name, dtype, elements, dict(sig.state)[name], device)[:elements]
+    if not symbols or name not in symbols:
+        raise LaunchError(f"{sig.name} reads __constant__ '{name}': pass its {elements} values in symbols={{...}}")
+    tensor = _as_tensor(symbols[name], name, device)
+    if exact_dtype and str(tensor.dtype).removeprefix("torch.") != dtype or tensor.numel() < elements:
+        got = f"{tensor.numel()} of {tensor.dtype}" if exact_dtype else f"{tensor.numel()}"
+        raise LaunchError(f"symbol '{name}' needs {elements} values{' of ' + dtype if exact_dtype else ''}, got {got}")
+    return tensor[:elements]
 
 
 # -- the hybrid form: a kernel kept as its CUDA ------------------------------------------------------
@@ -1025,18 +1030,8 @@ def hybrid_arguments(sig: Signature, args, device=None, template=None, symbols=N
         blob[offset:offset + size] = raw
     if sig.hybrid:
         out.append(torch.tensor(list(blob), dtype=torch.uint8, device=device or "cpu"))
-    symbols, state = symbols or {}, dict(sig.state)
     for name, dtype, elements in sig.symbols:
-        if name not in symbols and name in state:
-            symbols = {**symbols, name: device_global(sig, name, dtype, elements, state[name], device)}
-        if name not in symbols:
-            raise LaunchError(f"{sig.name} reads __constant__ '{name}': pass its {elements} values "
-                              "in symbols={...}")
-        tensor = _as_tensor(symbols[name], name, device)
-        if str(tensor.dtype).removeprefix("torch.") != dtype or tensor.numel() < elements:
-            raise LaunchError(f"symbol '{name}' needs {elements} values of {dtype}, got {tensor.numel()} of "
-                              f"{tensor.dtype}")
-        out.append(tensor[:elements].view(torch.uint8))
+        out.append(_symbol_values(sig, symbols, name, dtype, elements, device, exact_dtype=True).view(torch.uint8))
     return out
 
 
