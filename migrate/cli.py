@@ -352,6 +352,19 @@ def cmd_run(args) -> int:
     return EXIT_OK if s["equal"] == s["programs"] and s["programs"] else EXIT_INCOMPLETE
 
 
+def _torch_sees_gpu(err, instead: str) -> bool:
+    """Whether torch sees a CUDA GPU (the timing runs through it); else says so on ``err`` with
+    what to run ``instead``."""
+    try:
+        import torch
+        has_gpu = torch.cuda.is_available()
+    except ImportError:
+        has_gpu = False
+    if not has_gpu:
+        err.print(f"migrate bench: needs a CUDA GPU (torch sees none); {instead}")
+    return has_gpu
+
+
 def cmd_bench(args) -> int:
     """``migrate bench --from OUT``: exit 0 when every kernel was timed, 1 when some could not
     be, 2 on usage or setup errors (no GPU, not an output folder)."""
@@ -380,14 +393,7 @@ def cmd_bench(args) -> int:
         return EXIT_USAGE
     if args.traces and args.device == "cpu":
         return _bench_traces(args, out_dir, out, err)
-    try:
-        import torch
-        has_gpu = torch.cuda.is_available()
-    except ImportError:
-        has_gpu = False
-    if not has_gpu:
-        err.print("migrate bench: needs a CUDA GPU (torch sees none); `migrate check --device cpu` "
-                  "checks equality without one")
+    if not _torch_sees_gpu(err, "`migrate check --device cpu` checks equality without one"):
         return EXIT_USAGE
     if args.traces:
         return _bench_traces(args, out_dir, out, err)
@@ -630,14 +636,7 @@ def cmd_bench_onnx(args, out, err) -> int:
     except BenchError as exc:
         err.print(f"migrate bench: {exc}", markup=False)
         return EXIT_USAGE
-    try:
-        import torch
-        has_gpu = torch.cuda.is_available()
-    except ImportError:
-        has_gpu = False
-    if not has_gpu:
-        err.print("migrate bench: needs a CUDA GPU (torch sees none); `migrate onnx --check cpu` checks "
-                  "the model without one")
+    if not _torch_sees_gpu(err, "`migrate onnx --check cpu` checks the model without one"):
         return EXIT_USAGE
 
     def show(r):
