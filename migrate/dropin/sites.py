@@ -10,7 +10,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from ..runtime.source import mask_source
+from ..runtime.source import RewriteError, mask_source, match_forward
 
 _OPEN, _CLOSE = "([{", ")]}"
 
@@ -45,7 +45,10 @@ def _code(code: str, i: int):
 
 def matching(code: str, i: int) -> int:
     """The offset of the bracket closing the one at ``i`` of ``code`` (-1 when unbalanced)."""
-    return next((k for k, c, depth in _code(code, i) if c in _CLOSE and depth == 1), -1)
+    try:
+        return match_forward(code, i) - 1
+    except RewriteError:
+        return -1
 
 
 def split_top(text: str, code: str, sep: str = ",") -> list[str]:
