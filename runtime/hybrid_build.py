@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+from .tilelang_support import HYBRID_NVCC_FLAGS
+
 #: an nvcc (EDG front end) error: ``/path/x.cu(47): error: identifier "y" is undefined``
 _NVCC_ERROR = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?:catastrophic )?error[^:]*: (?P<message>.+)$", re.M)
 #: a host compiler or preprocessor error: ``x.cu:12:10: fatal error: y.h: No such file or directory``
@@ -76,8 +78,9 @@ def build(sig, arch: str = "sm_90a", template=None) -> str | None:
 UNINSTANTIATED = "uninstantiated:"
 #: what marks the end of a hybrid kernel's body copy in its module's CUDA text (migrate.emit.hybrid)
 _ENTRY_COMMENT = "\n// the entry T.CUDASourceCodeKernel launches"
-#: nvcc's options besides the module's: TileLang's standard, the constexpr and lambda extensions
-_NVCC = ("-std=c++20", "--expt-relaxed-constexpr", "--extended-lambda", "-w")
+#: nvcc's options besides the module's: TileLang's standard, every hybrid kernel's own options
+#: (the constexpr and lambda extensions), no warnings
+_NVCC = ("-std=c++20", *HYBRID_NVCC_FLAGS, "-w")
 
 
 def _include(sig) -> str | None:
