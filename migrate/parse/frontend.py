@@ -21,6 +21,7 @@ from ..ir.span import Span
 from . import clang as cl
 from . import lambdas
 from . import header_search
+from . import host_only
 from ..ir import model as m
 from ..ir.names import fresh
 from .build import ModelBuilder, SourceText, cursor_file, explicit_template_args, convert_type, function_model_name, \
@@ -179,6 +180,9 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
         return ParsedFile(path, _empty_unit(path), bag.items)
 
     context = _context_source(path, options.context, options.outer_contexts)
+    host = _host_only(path, data, options, context, bag)
+    if host is not None:
+        return host
     found: list[str] = []
     tu = _parse_with_missing_headers(path, options, bag, context, found)
     if tu is None:
@@ -210,6 +214,23 @@ def _parse(path: str, options: ParseOptions) -> ParsedFile:
             best, best_units = again, list(units)
     text = with_units(data.decode("utf-8", "replace"), best_units)
     return _with_var_template_values(path, options, text, _with_instance_copies(path, options, text, best))
+
+
+def _host_only(path: str, data: bytes, options: ParseOptions, context, bag: DiagnosticBag) -> ParsedFile | None:
+    """``path`` as a file of host code only, not parsed, where it cannot define a kernel
+    (:mod:`.host_only`), with the program's folders its includes reach found as a parse finds
+    them (M1008); None where it may define one."""
+    if any(a.startswith(("-include", "-imacros")) for a in options.extra_args):
+        return None
+    _missing, searched, texts = _scan_includes(path, context, options)
+    if texts is None or host_only.may_define_kernels(data.decode("utf-8", "replace"), texts,
+                                                     tuple(options.defines) + tuple(options.extra_args)):
+        return None
+    _note_searched(bag, searched, context)
+    bag.add("M1003", Span.point(path), "no __global__ kernels in this file")
+    parsed = ParsedFile(path, _empty_unit(path), bag.items)
+    parsed.found_include_dirs = tuple(dict.fromkeys(str(f) for f, _file, _line in searched.values()))
+    return parsed
 
 
 def _with_var_template_values(path: str, options: ParseOptions, text: str, parsed: ParsedFile,
@@ -448,6 +469,13 @@ _STUBS_RESOLVED = cl.STUB_INCLUDE_DIR.resolve()
 
 
 def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[str, str], dict[str, tuple]]:
+    """:func:`_scan_includes`'s missing and searched headers."""
+    missing, searched, _texts = _scan_includes(path, context, options)
+    return missing, searched
+
+
+def _scan_includes(path: str, context, options: ParseOptions
+                   ) -> tuple[dict[str, str], dict[str, tuple], list[str] | None]:
     """Virtual path -> header for each ``#include`` of ``path`` (of its context, and of the local
     headers they reach) that neither the includer's folder, nor a -I folder, nor the stubs, nor the
     program's own folders (:mod:`.header_search`) hold: both the path beside the includer and the
@@ -455,9 +483,10 @@ def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[s
     header -> (the program's folder that holds it, to be searched as a -I folder, the file that
     includes it, the line of its ``#include``). Empty where the
     search cannot be told for sure (other include flags, ``__has_include``, which an empty
-    stand-in would answer wrongly)."""
+    stand-in would answer wrongly). Third: the texts of the files read (the includer's lines
+    too), or None where the scan did not reach every file the unit may include."""
     if any(a.startswith(("-I", "-isystem", "-iquote", "-idirafter", "--include")) for a in options.extra_args):
-        return {}, {}
+        return {}, {}, None
     folders = [Path(d) for d in options.include_dirs] + [cl.STUB_INCLUDE_DIR]
     out: dict[str, str] = {}
     searched: dict[str, tuple] = {}
@@ -465,6 +494,7 @@ def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[s
     if context:
         todo.append((Path(context[0]), context[1]))
     seen: set[str] = set()
+    texts: list[str] | None = []
     while todo and len(seen) < _SCAN_LIMIT:
         file, text = todo.pop()
         if str(file) in seen:
@@ -474,9 +504,12 @@ def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[s
             try:
                 text = file.read_text(errors="replace")
             except OSError:
+                texts = None  # (clang may read what this scan cannot)
                 continue
         if "__has_include" in text:
-            return {}, {}
+            return {}, {}, None
+        if texts is not None:
+            texts.append(text)
         for match in _INCLUDE.finditer(text):
             header = match.group(2).strip()
             # an <angled> include that lies beside the includer: clang includes it all the same
@@ -505,7 +538,7 @@ def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[s
             for virtual in ((file.parent / header).resolve(), cl.STUB_INCLUDE_DIR / header):
                 if not virtual.exists():  # never in place of a file that is there
                     out[str(virtual)] = header
-    return out, searched
+    return out, searched, (texts if not todo else None)
 
 
 def _report_predicted(tu, predicted: dict[str, str], path: str, context, bag: DiagnosticBag) -> None:
@@ -534,6 +567,18 @@ def _report_predicted(tu, predicted: dict[str, str], path: str, context, bag: Di
         bag.add("M1005", span, f"header '{header}' not found; read as empty (pass its folder with -I)")
 
 
+def _note_searched(bag: DiagnosticBag, searched: dict[str, tuple], context) -> None:
+    """M1008 for each header found in the program's folders (:func:`_scan_includes`), but those
+    the includer's own lines include (its conversion reports them)."""
+    for header, (folder, file, line) in searched.items():
+        if context and str(file) == context[0]:
+            continue
+        shown = os.path.relpath(folder, file.parent)
+        bag.add("M1008", Span.point(str(file), line),
+                f"header '{header}' is not beside its includer nor in a -I folder: read from "
+                f"'{shown}', the program's folder that holds it (pass -I to choose another)")
+
+
 def _parse_with_missing_headers(path: str, options: ParseOptions, bag: DiagnosticBag, context=None,
                                 found: list[str] | None = None, own: str | None = None):
     """Parse; a missing #include is read as an empty file (M1005) and parsing retried. With a
@@ -551,13 +596,7 @@ def _parse_with_missing_headers(path: str, options: ParseOptions, bag: Diagnosti
         options = dataclasses.replace(options, include_dirs=options.include_dirs + folders)
         if found is not None:
             found.extend(folders)
-        for header, (folder, file, line) in searched.items():
-            if context and str(file) == context[0]:
-                continue  # the includer's own header: its conversion reports it
-            shown = os.path.relpath(folder, file.parent)
-            bag.add("M1008", Span.point(str(file), line),
-                    f"header '{header}' is not beside its includer nor in a -I folder: read from "
-                    f"'{shown}', the program's folder that holds it (pass -I to choose another)")
+        _note_searched(bag, searched, context)
     args = options.clang_args()
     for virtual in predicted:
         unsaved[virtual] = ""
