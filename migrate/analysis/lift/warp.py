@@ -44,6 +44,18 @@ def lift_warp_trees(regions, ctx: WarpLift) -> tuple:
     """``regions`` with every block reduction built from warp trees replaced by a BlockReduce."""
     rs = list(regions)
     out: list = []
+    suffix: list[frozenset] = []  # suffix[j]: the names of rs[j:], made again when rs changes
+
+    def names_after(j: int) -> frozenset:
+        if len(suffix) != len(rs) + 1:
+            acc = frozenset()
+            suffix[:] = [acc]
+            for x in reversed(rs):
+                acc = acc | _names((x,))
+                suffix.append(acc)
+            suffix.reverse()
+        return suffix[j + 1]
+
     i = 0
     while i < len(rs):
         r = rs[i]
@@ -57,7 +69,7 @@ def lift_warp_trees(regions, ctx: WarpLift) -> tuple:
             continue
         if tree is None:
             outer = ctx.later
-            ctx.later = outer | _names(rs[i + 1:])
+            ctx.later = outer | names_after(i)
             if isinstance(r, UniformIf) and r.predicate is None:
                 r = dataclasses.replace(r, then=lift_warp_trees(r.then, ctx), other=lift_warp_trees(r.other, ctx))
             elif isinstance(r, UniformLoop):
@@ -75,6 +87,7 @@ def lift_warp_trees(regions, ctx: WarpLift) -> tuple:
             out.append(uniform)
         known = set(ctx.consumed)
         reduce, used, rest = _block_reduce(before, tree, rs, i, ctx)
+        suffix.clear()  # (it may rewrite what follows in place)
         out.append(reduce)
         ctx.found.append(reduce)
         i += used
