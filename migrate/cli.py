@@ -139,9 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     onnx = sub.add_parser("onnx", help="convert an ONNX model into TileLang kernels and a Model class")
     onnx.add_argument("model", metavar="MODEL.onnx", help="the ONNX model (dimensions declared by name stay symbolic)")
     onnx.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder")
-    onnx.add_argument("--check", choices=("cpu",), default=None,
-                      help="run the converted model on TileLang's CPU target and compare it with "
-                           "onnxruntime, per output and per fused group")
+    onnx.add_argument("--check", choices=("cpu", "cuda"), default=None,
+                      help="run the converted model on TileLang's CPU target (cpu) or on the GPU (cuda) "
+                           "and compare it with onnxruntime on the CPU, per output and per fused group")
     onnx.add_argument("--inputs", metavar="FILE.npz",
                       help="the check's inputs (one array per graph input, by name); default: seeded random")
     onnx.add_argument("--allow-tf32", action="store_true",
@@ -352,7 +352,7 @@ def cmd_run(args) -> int:
     return EXIT_OK if s["equal"] == s["programs"] and s["programs"] else EXIT_INCOMPLETE
 
 
-def _torch_sees_gpu(err, instead: str) -> bool:
+def _torch_sees_gpu(err, instead: str, command: str = "migrate bench") -> bool:
     """Whether torch sees a CUDA GPU (the timing runs through it); else says so on ``err`` with
     what to run ``instead``."""
     try:
@@ -361,7 +361,7 @@ def _torch_sees_gpu(err, instead: str) -> bool:
     except ImportError:
         has_gpu = False
     if not has_gpu:
-        err.print(f"migrate bench: needs a CUDA GPU (torch sees none); {instead}")
+        err.print(f"{command}: needs a CUDA GPU (torch sees none); {instead}")
     return has_gpu
 
 
@@ -695,6 +695,12 @@ def cmd_onnx(args) -> int:
         print("migrate onnx: --check needs onnxruntime: pip install onnxruntime (or 'cuda2tile[onnx]')",
               file=sys.stderr)
         return EXIT_USAGE
+    from rich.console import Console
+
+    if args.check == "cuda" and not _torch_sees_gpu(Console(stderr=True, highlight=False, soft_wrap=True),
+                                                    "--check cpu checks the model on TileLang's C target",
+                                                    "migrate onnx --check cuda"):
+        return EXIT_USAGE
     from .outdir import Manifest, OutputError, overlap
 
     out = Path(args.out)
@@ -724,7 +730,8 @@ def cmd_onnx(args) -> int:
         if s.get("specialised"):
             line += f" ({s['specialised']} of the kernels specialised per value)"
     if res.check is not None:
-        line += f"; check on the CPU against onnxruntime: {'pass' if res.check['passed'] else 'FAIL'}"
+        where = "CPU" if res.check.get("target") == "c" else "GPU"
+        line += f"; check on the {where} against onnxruntime: {'pass' if res.check['passed'] else 'FAIL'}"
     print(line + (f" -> {res.module}" if res.module else ""))
     clean = res.ok and not s["fallback"] and (res.check is None or res.check["passed"]) and res.module
     return EXIT_OK if clean else EXIT_INCOMPLETE

@@ -1,5 +1,5 @@
-"""Step 5, the check: run the converted model on TileLang's CPU target and onnxruntime (CPU) on the
-same inputs and compare, per group and per output, under dtype-aware tolerances
+"""Step 5, the check: run the converted model on TileLang's CPU target (``--check cpu``) or on the
+GPU (``--check cuda``) and onnxruntime (CPU) on the same inputs and compare, per group and per output, under dtype-aware tolerances
 (:mod:`migrate.runtime.compare`).
 
 Inputs are the user's ``.npz`` or seeded random values (normal floats, integers 1..5, random
@@ -120,10 +120,12 @@ def poisoned_empty(shape, dtype):
 
 
 def run(graph: Graph, groups: list[Group], kernels: dict[str, Kernel], module_path: Path,
-        given: dict | None = None, seed: int = 0) -> dict:
-    """The check's record (report.json ``check``)."""
+        given: dict | None = None, seed: int = 0, target: str = "c") -> dict:
+    """The check's record (report.json ``check``): the model run on TileLang's C target
+    (``target="c"``) or on the GPU (``"cuda"``, its outputs poisoned there too)."""
     mod = load_module(module_path)
-    model = mod.Model(target="c", alloc=poisoned_empty)
+    alloc = poisoned_empty if target == "c" else (lambda shape, dtype: poisoned_empty(shape, dtype).to("cuda"))
+    model = mod.Model(target=target, alloc=alloc)
     runs = [_compare(graph, groups, kernels, model, given, seed, dims) for dims in sizes(graph, given)]
     first_bad = next((r["first_failing_group"] for r in runs if r["first_failing_group"]), None)
     out = dict(runs[0])
@@ -142,7 +144,8 @@ def _compare(graph, groups, kernels, model, given, seed, dims) -> dict:
     wanted = [t for g in groups for t in g.outputs]
     expected = reference(graph.path, wanted, inputs)
     trace: dict = {}
-    model(*[torch.from_numpy(np.ascontiguousarray(inputs[i.name])) for i in graph.inputs], trace=trace)
+    model(*[torch.from_numpy(np.ascontiguousarray(inputs[i.name])).to(model.device) for i in graph.inputs],
+          trace=trace)
     tol_of: dict[str, str] = {}
     records, first_bad = [], None
     for g in groups:
@@ -170,6 +173,6 @@ def _compare(graph, groups, kernels, model, given, seed, dims) -> dict:
                 if dims:
                     first_bad["dims"] = dict(dims)
     outputs = [r for r in records if r["graph_output"]]
-    return {"target": "c", "reference": "onnxruntime", "seed": None if given is not None else seed,
+    return {"target": model.target, "reference": "onnxruntime", "seed": None if given is not None else seed,
             "passed": first_bad is None, "first_failing_group": first_bad,
             "outputs": outputs, "groups": records, "dims": dict(dims), "compiled": len(model.compiled)}

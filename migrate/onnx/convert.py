@@ -83,9 +83,10 @@ def convert(model_path: str | Path, out_dir: str | Path, *, allow_tf32: bool = F
         n = exc.group.nodes[0]
         bag.add("M5004", n.span, f"node '{n.name}' ({n.op_type}): {exc.group.fallback}")
         return _finish(res, out_dir, model_path)
-    if check == "cpu":
+    if check in ("cpu", "cuda"):
         try:
-            res.check = check_step.run(graph, res.groups, res.kernels, res.module, inputs)
+            res.check = check_step.run(graph, res.groups, res.kernels, res.module, inputs,
+                                       target="c" if check == "cpu" else "cuda")
         except check_step.InputsMismatch as exc:
             bag.add("M5007", Span.point(str(model_path)), str(exc))
         except ImportError as exc:

@@ -95,6 +95,32 @@ def test_cli_check_with_user_inputs(tmp_path):
     assert [d["code"] for d in rep["diagnostics"]] == ["M5007"]
 
 
+def _gpu() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(_gpu(), reason="checks the answer where torch sees no GPU")
+def test_cli_check_cuda_without_a_gpu_is_a_setup_error(tmp_path, capsys):
+    from migrate.cli import main
+
+    path = _save(models.mlp(), tmp_path, "mlp")
+    assert main(["onnx", str(path), "-o", str(tmp_path / "out"), "--check", "cuda", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--check cuda" in err and "needs a CUDA GPU" in err and "--check cpu" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not _gpu(), reason="needs a CUDA GPU")
+def test_cli_check_cuda_runs_the_model_on_the_gpu(tmp_path):
+    from migrate.cli import main
+
+    path = _save(models.mlp(), tmp_path, "mlp")
+    assert main(["onnx", str(path), "-o", str(tmp_path / "out"), "--check", "cuda", "-q"]) == 0
+    check = json.loads((tmp_path / "out" / "report.json").read_text())["check"]
+    assert check["target"] == "cuda" and check["passed"] and check["groups"]
+
+
 def test_unclaimed_op_runs_as_a_reported_torch_fallback(tmp_path):
     f = np.float32
     model = models.make(
