@@ -908,7 +908,11 @@ class ExprPrinter:
             raise EmitError(f"'{e.callee}' reads an element of type {held} as {pointee} (its "
                             "address is cast): no TileLang form", e.span)
         signed64 = name in ("atomicMax", "atomicMin") and (held if recast else pointee) == "int64"
-        if (name not in ops and name != "atomicSub") or signed64 or unsigned64:
+        # a system-scope atomic (host / peer-device coherence: atomicSystemWide's host adds to the
+        # same managed word while the kernel runs) goes through the table's helper, which calls
+        # the CUDA one: TileLang's atomics are device scope (updates were lost on the H100)
+        system = e.callee.endswith("_system")
+        if (name not in ops and name != "atomicSub") or signed64 or unsigned64 or system:
             # (T.atomic_max/min on int64 does not compile with nvcc in TileLang 0.1.15, and its
             # atomic_ref would compare as unsigned long long: the table's helper on long long;
             # T.atomic_add on uint64 passes uint64_t* where CUDA takes unsigned long long*: the
