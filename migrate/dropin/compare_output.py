@@ -1,6 +1,7 @@
 """Comparing the standard output of the original and the rebuilt program: line by line, the
-numbers within a tolerance class, the rest of each line exactly; lines that report time or
-speed ignored; the program's own verdicts (PASS/FAIL lines) and exit statuses compared apart.
+numbers within a tolerance class, the rest of each line exactly; lines that report time, speed
+or the process's memory ignored, and the program's own path (``argv[0]``) read alike; the
+program's own verdicts (PASS/FAIL lines) and exit statuses compared apart.
 
 A float printed on both sides passes when ``|a - e| <= atol + rtol * |e|`` (the class's rtol,
 atol its ``atol_scale`` times the largest float the original printed), or when the two differ by
@@ -18,6 +19,10 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!
 _TIME = re.compile("|".join(TIME_LIKE), re.IGNORECASE)
 _VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, VERDICT_WORDS), key=len, reverse=True)) + r")\b")
 _DROPIN = re.compile(r"^cuda2tile: (.+?) (\d+) launches migrated, (\d+) original$")
+
+#: what a program's own path reads as in both outputs (the original and the rebuilt executable
+#: have different paths, which a program that prints its ``argv[0]`` shows)
+PROGRAM = "<program>"
 
 #: (rtol, atol_scale) per class, as runtime.compare states them
 _CLASSES = {"exact": (0.0, 0.0), "fp32": (1e-5, 1e-6), "fp32_accum": (1e-4, 1e-5), "fp64": (1e-12, 1e-13),
@@ -126,9 +131,13 @@ def _split(line: str) -> tuple[list[str], list[str]]:
 
 
 def compare_outputs(expected: str, actual: str, tolerance: str = "fp32", status=(0, 0),
-                    keep: int = 10) -> OutputComparison:
+                    keep: int = 10, programs: tuple[str, str] | None = None) -> OutputComparison:
     """Compare the original's stdout ``expected`` with the rebuilt's ``actual`` (see the module doc);
-    ``status``: the two exit statuses."""
+    ``status``: the two exit statuses; ``programs``: the two executables' paths, which a program
+    printing its own ``argv[0]`` shows (each read as ``<program>``)."""
+    if programs is not None:
+        expected = expected.replace(programs[0], PROGRAM)
+        actual = actual.replace(programs[1], PROGRAM)
     rtol, atol_scale = _CLASSES.get(tolerance, _CLASSES["fp32"])
     res = OutputComparison(tolerance=tolerance, exit_status=tuple(status),
                            verdicts=(verdicts(expected), verdicts(actual)))

@@ -9,6 +9,11 @@ TIME_LIKE = (
     r"[GMT]FLOP", r"\bflops\b", r"\bbandwidth\b", r"\bthroughput\b", r"\bspeed-?up\b", r"\bperf(ormance)?\b",
     r"\bduration\b", r"\bruntime\b", r"\brate\b", r"\bcycles\b", r"\bclocks?\b", r"\bMlups\b", r"\bGUPS\b",
     r"\bfps\b", r"\bits/s\b", r"\bops/s\b", r"\bkernel exec", r"\bdevice\s*:", r"\bgpu\s*:", r"\bdevice name\b",
+    # (seen on pool programs, 2026-12-07: rsbench "Lookups/s", keccaktreehash "CPU speed : .. kB/s",
+    # su3 "GByte/s" and "Approximate memory usage = .. MiB" (the process's, larger once TileLang is
+    # linked in), lavaMD "0.35 s" alone on its line)
+    r"\b\w*(bytes?|B|ups|ops|items|elements|keys|rays|samples)/s\b", r"\bspeed\b", r"\bmemory usage\b",
+    r"\d\s?s\s*$",
 )
 
 #: words that state the program's own verdict (matched as whole words); the first on a line decides

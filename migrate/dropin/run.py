@@ -53,7 +53,8 @@ def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -
     original = _execute(base / "original", list(args), cwd, timeout)
     rebuilt = _execute(base / "rebuilt", list(args), cwd, timeout)
     tolerance = row.get("tolerance") or "fp32"
-    cmp = compare_outputs(original["stdout"], rebuilt["stdout"], tolerance, (original["status"], rebuilt["status"]))
+    cmp = compare_outputs(original["stdout"], rebuilt["stdout"], tolerance, (original["status"], rebuilt["status"]),
+                          programs=(str(base / "original"), str(base / "rebuilt")))
     counts = dropin_counts(rebuilt["stderr"])
     total = counts.pop("total", (0, 0))
     result.update(status="equal" if cmp.equal else "mismatch", comparison=cmp.as_dict(),

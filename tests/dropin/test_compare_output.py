@@ -86,9 +86,28 @@ def test_nan_and_inf():
     ("Throughput = 1.2 GFLOP/s", True),
     ("sum = 42", False),
     ("PASS", False),
+    # the forms pool programs printed on the H100 (2026-12-07)
+    ("Lookups/s:             5,704,697", True),
+    ("CPU speed : 50522.46 kB/s ", True),
+    ("Total GByte/s (GPU memory)  = 181.065", True),
+    ("Approximate memory usage = 746.992 MiB", True),
+    ("0.346953004599 s", True),
+    ("mean_vars: 2.733828    var_vars: 0.19089", False),
+    ("Number of sites = 16^4", False),
+    ("3 samples", False),
 ])
 def test_time_like_lines(line, timed):
     assert is_time_like(line) is timed
+
+
+def test_a_program_printing_its_own_path_reads_alike():
+    """binomial and p2p print ``[argv[0]] - Starting...``: the original's and the rebuilt's paths
+    differ, nothing else does."""
+    a, b = "/tmp/x/prog/original", "/tmp/x/prog/rebuilt"
+    expected, actual = f"[{a}] - Starting...\nsum = 3\n", f"[{b}] - Starting...\nsum = 3\n"
+    assert not compare_outputs(expected, actual).equal
+    assert compare_outputs(expected, actual, programs=(a, b)).equal
+    assert not compare_outputs(expected, actual.replace("sum = 3", "sum = 4"), programs=(a, b)).equal
 
 
 def test_verdict_words():
