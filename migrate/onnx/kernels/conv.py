@@ -92,7 +92,11 @@ def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         defaults = ", block_m=32, block_n=32, threads=128"
     prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
                "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
-               "loop = T.grid if target == \"c\" else T.Parallel"]
+               "loop = T.grid if target == \"c\" else T.Parallel",
+               # the C target takes one dynamic shared buffer at most; on CUDA the tiles' TMA loads
+               # need the dynamic buffer's alignment (static arrays are 16-byte aligned: the
+               # transformer's GEMMs faulted on the H100 with a misaligned address)
+               "shared_scope = \"shared\" if target == \"c\" else \"shared.dyn\""]
     what = " → ".join(f"{n.op_type} '{n.name}'" for n in group.nodes)
     doc = (f"Convolution {what} as an implicit GEMM: {P} output pixels × {Co} channels, each a sum over "
            f"{Cg}×{KH}×{KW} taps (stride {sh}×{sw}, padding {ph}×{pw}, dilation {dh}×{dw}, {groups} group(s)).")
@@ -111,8 +115,8 @@ def _tiled(X, Wk, x, wt, acc_t, name, P, Co, taps, dims, ih, iw, pixel) -> list[
     return [
         f"        with T.Kernel(T.ceildiv({Co}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
         f"            acc = alloc((block_m, block_n), T.{acc_t})",
-        f"            a_s = T.alloc_shared((block_m, block_k), T.{x.dtype}, scope=\"shared\")",
-        f"            b_s = T.alloc_shared((block_k, block_n), T.{wt.dtype}, scope=\"shared\")",
+        f"            a_s = T.alloc_shared((block_m, block_k), T.{x.dtype}, scope=shared_scope)",
+        f"            b_s = T.alloc_shared((block_k, block_n), T.{wt.dtype}, scope=shared_scope)",
         "            T.clear(acc)",
         f"            for ko in T.Pipelined(T.ceildiv({taps}, block_k), num_stages=stages):  "
         f"# Conv '{name}': the {taps} taps in slices of block_k",

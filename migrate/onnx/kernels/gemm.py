@@ -81,8 +81,8 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
              f"{A}[{lead(za)}by * block_m:(by + 1) * block_m, ko * block_k:(ko + 1) * block_k]")
     b_src = (f"{B}[{lead(zb)}bx * block_n:(bx + 1) * block_n, ko * block_k:(ko + 1) * block_k]" if tb else
              f"{B}[{lead(zb)}ko * block_k:(ko + 1) * block_k, bx * block_n:(bx + 1) * block_n]")
-    body += [f"            a_s = T.alloc_shared({a_tile}, T.{dtype}, scope=\"shared\")",
-             f"            b_s = T.alloc_shared({b_tile}, T.{dtype}, scope=\"shared\")",
+    body += [f"            a_s = T.alloc_shared({a_tile}, T.{dtype}, scope=shared_scope)",
+             f"            b_s = T.alloc_shared({b_tile}, T.{dtype}, scope=shared_scope)",
              "            T.clear(acc)",
              f"            for ko in T.Pipelined(T.ceildiv({K}, block_k), num_stages=stages):  "
              f"# {head.op_type} '{head.name}': K in slices of block_k",
@@ -103,7 +103,11 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
              f"                if row < {M} and col < {N}:"] + epi
     prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
                "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
-               "loop = T.grid if target == \"c\" else T.Parallel"]
+               "loop = T.grid if target == \"c\" else T.Parallel",
+               # the C target takes one dynamic shared buffer at most; on CUDA the tiles' TMA loads
+               # need the dynamic buffer's alignment (static arrays are 16-byte aligned: the
+               # transformer's GEMMs faulted on the H100 with a misaligned address)
+               "shared_scope = \"shared\" if target == \"c\" else \"shared.dyn\""]
     # half types: 128x128 tiles (32 KiB of static shared memory at 2 stages); tf32 keeps 64x64 (float
     # tiles twice the bytes), exact fp32 128x128 over a block_k of 16
     if tensor_cores and dtype != "float32":
