@@ -145,7 +145,10 @@ def parse_file(path: str | Path, options: ParseOptions = ParseOptions()) -> Pars
     """Parse ``path`` and model its kernels; every problem becomes a diagnostic."""
     start = time.perf_counter()
     path = str(path)
-    result = _parse(path, options)
+    try:
+        result = _parse(path, options)
+    finally:
+        _SCANS.clear()
     result.seconds = time.perf_counter() - start
     # how nvcc would build the file: a kernel kept as CUDA (the hybrid form) is compiled so
     outermost = (options.outer_contexts or ((options.context,) if options.context else ((None, 0),)))[0]
@@ -222,7 +225,7 @@ def _host_only(path: str, data: bytes, options: ParseOptions, context, bag: Diag
     them (M1008); None where it may define one."""
     if any(a.startswith(("-include", "-imacros")) for a in options.extra_args):
         return None
-    _missing, searched, texts = _scan_includes(path, context, options)
+    _missing, searched, texts = _scan(path, context, options)
     if texts is None or host_only.may_define_kernels(data.decode("utf-8", "replace"), texts,
                                                      tuple(options.defines) + tuple(options.extra_args)):
         return None
@@ -468,10 +471,18 @@ _SCAN_LIMIT = 256  # local headers read for their #includes, per file
 _STUBS_RESOLVED = cl.STUB_INCLUDE_DIR.resolve()
 
 
-def _missing_includes(path: str, context, options: ParseOptions) -> tuple[dict[str, str], dict[str, tuple]]:
-    """:func:`_scan_includes`'s missing and searched headers."""
-    missing, searched, _texts = _scan_includes(path, context, options)
-    return missing, searched
+#: the include scans of the file :func:`parse_file` is parsing (cleared after it): the host-only
+#: test and each of its parses (with instance copies, variable-template probes or other units
+#: appended: the same includes) ask the same scan
+_SCANS: dict = {}
+
+
+def _scan(path: str, context, options: ParseOptions):
+    """:func:`_scan_includes`, made once per (path, context, options) in a parse."""
+    key = (path, context, options)
+    if key not in _SCANS:
+        _SCANS[key] = _scan_includes(path, context, options)
+    return _SCANS[key]
 
 
 def _scan_includes(path: str, context, options: ParseOptions
@@ -542,7 +553,7 @@ def _scan_includes(path: str, context, options: ParseOptions
 
 
 def _report_predicted(tu, predicted: dict[str, str], path: str, context, bag: DiagnosticBag) -> None:
-    """M1005 for the predicted missing headers (:func:`_missing_includes`) the unit included, at
+    """M1005 for the predicted missing headers (:func:`_scan_includes`) the unit included, at
     the header's name in the ``#include`` (where clang reports a missing one)."""
     if not predicted:
         return
@@ -590,7 +601,7 @@ def _parse_with_missing_headers(path: str, options: ParseOptions, bag: Diagnosti
         unsaved[path] = own
     # headers no folder holds, found before parsing (clang stops at the first one it misses, and
     # each would cost a parse more); those clang then includes are reported as it would have
-    predicted, searched = _missing_includes(path, context, options)
+    predicted, searched, _texts = _scan(path, context, options)
     if searched:
         folders = tuple(dict.fromkeys(str(f) for f, _file, _line in searched.values()))
         options = dataclasses.replace(options, include_dirs=options.include_dirs + folders)

@@ -172,7 +172,7 @@ def test_missing_angle_header_is_read_as_empty_and_parsed_past(tmp_path, monkeyp
     """`#include <lib/x.cuh>` of a library that is not there (cub, thrust in the pool), with the
     folder given as a relative -I as users type it: read as empty like a quoted one, so the
     kernels after it are parsed, and the file is parsed once: the missing headers are found before
-    parsing (parse.frontend._missing_includes), not by parsing again per missing header."""
+    parsing (parse.frontend._scan_includes), not by parsing again per missing header."""
     from migrate.parse import clang as cl
     calls = []
     real = cl.parse
