@@ -80,25 +80,15 @@ _COMPDB: dict = {}
 
 def _compile_commands(folder: str) -> dict:
     """absolute source path -> its compile command's arguments, of ``folder/compile_commands.json``
-    (read once; {} where it cannot be read)."""
+    as the conversion read it (``-p``: :func:`migrate.parse.compdb.commands`; read once, {} where
+    it cannot be read)."""
+    from ..parse.compdb import CompDbError, commands
+
     if folder not in _COMPDB:
-        table = {}
         try:
-            entries = json.loads((Path(folder) / "compile_commands.json").read_text())
-        except (OSError, ValueError):
-            entries = []
-        for e in entries if isinstance(entries, list) else []:
-            if not isinstance(e, dict) or "file" not in e:
-                continue
-            try:
-                args = e.get("arguments") or shlex.split(e.get("command", ""))
-            except ValueError:
-                continue
-            source = Path(e["file"])
-            if not source.is_absolute():
-                source = Path(e.get("directory", folder)) / source
-            table[str(source.resolve())] = list(args)
-        _COMPDB[folder] = table
+            _COMPDB[folder] = {source: args for source, (args, _workdir) in commands(folder).items()}
+        except (CompDbError, ValueError):
+            _COMPDB[folder] = {}
     return _COMPDB[folder]
 
 

@@ -28,6 +28,13 @@ class FileFlags:
 
 def load(directory: str | Path) -> dict[str, FileFlags]:
     """Map each absolute source path in ``DIR/compile_commands.json`` to its parse flags."""
+    return {source: parse_flags(args[1:] if args else [], workdir)
+            for source, (args, workdir) in commands(directory).items()}
+
+
+def commands(directory: str | Path) -> dict[str, tuple[list[str], Path]]:
+    """Each absolute source path in ``DIR/compile_commands.json`` -> (its compile command's
+    arguments, the folder it runs in); :class:`CompDbError` where the file cannot be read as one."""
     path = Path(directory) / "compile_commands.json"
     try:
         entries = json.loads(path.read_text())
@@ -46,7 +53,7 @@ def load(directory: str | Path) -> dict[str, FileFlags]:
         source = Path(entry["file"])
         if not source.is_absolute():
             source = workdir / source
-        table[str(source.resolve())] = parse_flags(args[1:] if args else [], workdir)
+        table[str(source.resolve())] = (list(args), workdir)
     return table
 
 
