@@ -152,6 +152,32 @@ def match_forward(masked: str, start: int) -> int:
     raise RewriteError("unterminated bracket", _line_of(masked, start))
 
 
+#: the closer of each bracket :func:`split_top_level` may count
+_PAIRS = {"<": ">", "(": ")", "[": "]", "{": "}"}
+
+
+def split_top_level(text: str, brackets: str = "<([{") -> list[str]:
+    """``text`` (a template's parameters or arguments) split at the commas outside the
+    ``brackets`` (openers; each counted with its closer), each part stripped; a blank last part
+    is left out."""
+    opens, closes = set(brackets), {_PAIRS[b] for b in brackets}
+    out, depth, current = [], 0, []
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append("".join(current).strip())
+            current = []
+            continue
+        if ch in opens:
+            depth += 1
+        elif ch in closes:
+            depth -= 1
+        current.append(ch)
+    last = "".join(current).strip()
+    if last:
+        out.append(last)
+    return out
+
+
 def _match_angle_back(masked: str, close: int) -> int:
     """Index of the '<' matching the '>' at ``close`` (template arguments), or -1."""
     depth, paren = 0, 0

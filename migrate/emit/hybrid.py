@@ -39,7 +39,7 @@ from ..dtypes import BY_NAME, TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.loops import Form
 from ..ir.names import template_param_name
-from ..runtime.source import RewriteError, mask_source, match_forward
+from ..runtime.source import RewriteError, mask_source, match_forward, split_top_level
 from .kernel import EmitError, KernelOutput, initial_values
 from .printer import Line
 from .signature import Signature
@@ -216,14 +216,20 @@ def spelled_params(fn: m.Function, params: tuple, code: str, open_types: dict | 
     return tuple(out)
 
 
+def _program_state(unit: m.TranslationUnit) -> dict:
+    """name -> global of the unit's globals a wrapper compiled apart cannot hold itself: the
+    ``__device__`` and ``__managed__`` ones and the ``__constant__`` ones with no initialiser."""
+    return {g.name: g for g in unit.globals
+            if g.storage in ("device", "managed") or g.storage == "constant" and g.init is None}
+
+
 def host_filled_global(fn: m.Function, unit: m.TranslationUnit, callees, text: str | None = None) -> str | None:
     """The first global the kernel or a device function it calls names that a wrapper cannot
     give it: a ``__constant__`` without an initialiser (the program's host code fills it,
     cudaMemcpyToSymbol), a ``__device__`` or ``__managed__`` variable (state the host sets or
     other kernels share, which each wrapper, compiled apart, would hold its own copy of). With
     ``text`` (the kernel's definition, where clang's model of it is incomplete), a name it spells too."""
-    names = {g.name: g for g in unit.globals
-             if g.storage in ("device", "managed") or g.storage == "constant" and g.init is None}
+    names = _program_state(unit)
     if not names:
         return None
     if text is not None:
@@ -246,8 +252,7 @@ def held_globals(fn: m.Function, unit: m.TranslationUnit, callees) -> tuple | No
     pointer: :func:`symbol_parameters`, as a migrated kernel takes them: ``symbols={...}``, a
     ``__device__`` one kept between launches): each an array of a dtype or one value, read by the
     kernel's own body, no device function it calls; None where one is not so."""
-    names = {g.name: g for g in unit.globals
-             if g.storage in ("device", "managed") or g.storage == "constant" and g.init is None}
+    names = _program_state(unit)
     used = []
     for f in (fn, *callees):
         for node in m.walk(f.body) if f.body is not None else ():
@@ -381,7 +386,7 @@ def template_header(text: str) -> tuple[HeaderParam, ...]:
     else:
         return ()
     out = []
-    for part in _split_top(inner):
+    for part in split_top_level(inner):
         spelled, _eq, default = part.partition("=")
         spelled = " ".join(spelled.split())
         pack = "..." in spelled
@@ -397,20 +402,6 @@ def template_header(text: str) -> tuple[HeaderParam, ...]:
         out.append(HeaderParam(words[-1], kind, " ".join(default.split()) or None if _eq else None, pack))
     return tuple(out)
 
-
-def _split_top(text: str) -> list[str]:
-    """``text`` split at the commas outside brackets."""
-    out, depth, current = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            out.append(current)
-            current = ""
-            continue
-        depth += {"<": 1, "(": 1, "[": 1, "{": 1, ">": -1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
-        current += ch
-    if current.strip():
-        out.append(current)
-    return out
 
 
 # -- the CUDA text ---------------------------------------------------------------------------------
@@ -491,14 +482,10 @@ def specialisation_copies(own: m.Function) -> str:
         rest = re.match(r"\s*(?:__launch_bounds__\s*\([^)]*\)\s*)?([{;])", code[close:])
         if rest is None or rest.group(1) == ";":
             continue  # a declaration
-        brace = close + rest.start(1)
-        depth = 0
-        for end in range(brace, len(code)):
-            depth += {"{": 1, "}": -1}.get(code[end], 0)
-            if depth == 0:
-                break
-        else:  # (the loop ends at the closing brace)
-            raise NotHybrid("an explicit specialisation's braces do not balance")
+        try:
+            end = match_forward(code, close + rest.start(1)) - 1  # its body's closing brace
+        except RewriteError:
+            raise NotHybrid("an explicit specialisation's braces do not balance") from None
         copy, _bounds = body_copy(re.sub(r"^template\s*<\s*>", "", text[found.start():end + 1]), own.name,
                                   BODY_PREFIX + own.name, head=r"\s*<")
         line = text.count("\n", 0, found.start()) + 1

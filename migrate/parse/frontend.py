@@ -22,6 +22,7 @@ from . import clang as cl
 from . import lambdas
 from . import header_search
 from . import host_only
+from ..runtime.source import split_top_level
 from ..ir import model as m
 from ..ir.names import fresh
 from .build import ModelBuilder, SourceText, cursor_file, explicit_template_args, convert_type, function_model_name, \
@@ -1124,7 +1125,7 @@ class UnitBuilder:
             cursor = self.functions.get(match.group(1))
             if cursor is not None and cursor.kind == K.FUNCTION_TEMPLATE and self._cuda_kind(cursor) == "global":
                 line = text.count("\n", 0, match.start()) + 1
-                found.append((match.group(1), tuple(" ".join(a.split()) for a in _split_args(match.group(2))),
+                found.append((match.group(1), tuple(" ".join(a.split()) for a in split_top_level(match.group(2), "<(")),
                               Span(self.path, line, 1, line, 1)))
         instances: dict[str, list[m.Instantiation]] = {}
         for kernel, args, span in found:
@@ -1142,24 +1143,6 @@ _EXPLICIT_INSTANCE = re.compile(r"^[ \t]*template[ \t]+(?:__global__[ \t]+)?void
 def _usr(cursor: ci.Cursor) -> str:
     """The key a function's model name is registered under: its USR, a lambda's place."""
     return lambdas.key(cursor) if cursor.kind == K.LAMBDA_EXPR else cursor.get_usr()
-
-
-def _split_args(text: str) -> list[str]:
-    """Template arguments split at the commas outside brackets."""
-    out, depth, current = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            out.append(current.strip())
-            current = ""
-            continue
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        current += ch
-    if current.strip():
-        out.append(current.strip())
-    return out
 
 
 def _dim3_value(cursor: ci.Cursor, depth: int = 0):
