@@ -41,12 +41,17 @@ def _kernel(prog, name):
     return next(k for k in prog["kernels"] if k["kernel"] == name)
 
 
-def test_a_parameter_named_as_its_kernel(built):
+def _rebuilt_source(built, program: str, kernel: str, source: str) -> str:
+    """The rebuilt copy of ``source`` of ``program``, which built with ``kernel`` running migrated."""
     dest, progs = built
-    prog = progs["clash/offset.cu"]
+    prog = progs[program]
     assert prog["status"] == "built", prog.get("rebuilt")
-    assert _kernel(prog, "offset")["runs"] == "migrated"
-    rebuilt = (dest / prog["dir"] / "src" / "offset.cu").read_text()
+    assert _kernel(prog, kernel)["runs"] == "migrated"
+    return (dest / prog["dir"] / "src" / source).read_text()
+
+
+def test_a_parameter_named_as_its_kernel(built):
+    rebuilt = _rebuilt_source(built, "clash/offset.cu", "offset", "offset.cu")
     assert "static const auto c2t_kernel_offset = &offset;" in rebuilt
     assert "  c2t_kernel_offset<<<c2t_grid, c2t_block, c2t_shared, c2t_stream>>>(y, x, offset, n);" in rebuilt
 
@@ -93,11 +98,7 @@ def test_kept_flags():
 
 
 def test_a_parameter_list_ending_in_a_comment(built):
-    dest, progs = built
-    prog = progs["comments/axpy.cu"]
-    assert prog["status"] == "built", prog.get("rebuilt")
-    assert _kernel(prog, "axpy")["runs"] == "migrated"
-    rebuilt = (dest / prog["dir"] / "src" / "axpy.cu").read_text()
+    rebuilt = _rebuilt_source(built, "comments/axpy.cu", "axpy", "axpy.cu")
     assert "                     int n  // elements\n) {\n  if (c2t_grid.x == 16u" in rebuilt
 
 
