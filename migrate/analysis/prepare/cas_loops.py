@@ -17,13 +17,20 @@ does; a call of such a function becomes ``atomicMax(addr, value)`` (``T.atomic_m
 order of updates CUDA leaves as open as the loop's. The function's loads, casts and bit
 reinterpretations (a view of the float buffer as integers, which no TileLang form has) go with it.
 Anything else in the function (another store, a second CAS) keeps it as it is.
+
+The first shape reads before it writes: a value that does not improve on the one held makes no
+atomic at all, which is what keeps such a kernel fast when most threads lose (michalewicz: a
+minimum over millions of points). A call of it whose result is not used keeps that read:
+``{ v = value; if (v > *addr) atomicMax(addr, v); }`` (the held value only ever grows, so a
+value the read finds no larger could not have changed it; a plain variable needs no copy).
 """
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import model as m
-from ...ir.visit import Transformer
+from ...ir import names
+from ...ir.visit import Transformer, expand_statements
 
 #: reinterpretations between a float and the integer of its bits, read through as the same value
 BITS = ("__int_as_float", "__uint_as_float", "__float_as_int", "__float_as_uint", "__longlong_as_double",
@@ -96,24 +103,31 @@ class _Shape:
 
 def cas_loop_op(fn: m.Function) -> str | None:
     """``atomicMax``, ``atomicMin`` or ``atomicAdd`` when ``fn`` is such a loop; None otherwise."""
+    found = _cas_loop(fn)
+    return found[0] if found is not None else None
+
+
+def _cas_loop(fn: m.Function) -> tuple[str, bool] | None:
+    """(the atomic ``fn`` computes, whether it reads the held value before any CAS)."""
     if len(fn.params) != 2 or fn.body is None or not isinstance(fn.params[0].type, m.Pointer) \
             or not isinstance(fn.params[1].type, m.Scalar) or fn.params[0].type.pointee != fn.params[1].type:
         return None
     shape = _Shape(fn)
-    op = None
+    op, reads_first = None, False
     for st in fn.body.stmts:
         if isinstance(st, m.DeclStmt) and all(shape.decl(d) for d in st.decls):
             continue
         if isinstance(st, (m.While, m.DoWhile)) and op is None:
             shape.bits.update(d.name for n in m.walk(st.body) if isinstance(n, m.DeclStmt) for d in n.decls)
             op = _while(st, shape) if isinstance(st, m.While) else _do_while(st, shape)
+            reads_first = isinstance(st, m.While)
             if op is None:
                 return None
             continue
         if isinstance(st, m.Return) and op is not None and (st.value is None or _ref(st.value, shape.bits)):
             continue
         return None
-    return op
+    return (op, reads_first) if op is not None else None
 
 
 def _while(loop: m.While, shape: _Shape) -> str | None:
@@ -192,11 +206,43 @@ class _Calls(Transformer):
         return m.Call(op, node.args, "atomic", (), node.type, node.span)
 
 
+#: the comparison that lets a read-first loop's value through
+_IMPROVES = {"atomicMax": ">", "atomicMin": "<"}
+
+
+def _guarded(fn: m.Function, read_first: dict[str, str]):
+    """The statement-level calls of read-first loops as ``{ v = value; if (v > *addr) call(addr, v); }``."""
+    taken = names.unit_names(m.TranslationUnit("", (fn,), (), (), ())) if read_first else set()
+
+    def split(st: m.ExprStmt):
+        call = st.expr
+        if not (isinstance(call, m.Call) and call.kind == "device" and call.callee in read_first
+                and len(call.args) == 2):
+            return None
+        op = read_first[call.callee]
+        addr, value = call.args
+        held = addr.operand if isinstance(addr, m.Unary) and addr.op == "&" else \
+            m.Unary("*", addr, False, value.type, addr.span)
+        guard = [] if isinstance(value, m.Ref) else \
+            [m.DeclStmt((m.VarDecl(names.fresh("improving", taken), value.type, "local", False, value, st.span),),
+                        st.span)]
+        v = value if not guard else m.Ref(guard[0].decls[0].name, "local", value.type, value.span)
+        return [*guard,
+                m.If(m.Binary(_IMPROVES[op], v, held, m.Scalar("bool"), st.span),
+                     m.ExprStmt(dataclasses.replace(call, args=(addr, v)), st.span), None, st.span)]
+    return split
+
+
 def cas_loop_atomics(fn: m.Function, device: dict[str, m.Function]) -> m.Function:
     """``fn`` with each call of a CAS-loop device function as the atomic it computes."""
-    ops = {name: op for name, f in device.items() for op in (cas_loop_op(f),) if op is not None}
-    if not ops or fn.body is None:
+    found = {name: loop for name, f in device.items() for loop in (_cas_loop(f),) if loop is not None}
+    if not found or fn.body is None:
         return fn
-    body = _Calls(ops).transform(fn.body)
+    ops = {name: op for name, (op, _) in found.items()}
+    read_first = {name: op for name, (op, first) in found.items() if first and op in _IMPROVES}
+    body = fn.body
+    if read_first:
+        body = expand_statements(body, _guarded(fn, read_first))
+    body = _Calls(ops).transform(body)
     left = {n.callee for n in m.walk(body) if isinstance(n, m.Call) and n.kind == "device"}
     return dataclasses.replace(fn, body=body, calls=tuple(c for c in fn.calls if c not in ops or c in left))

@@ -57,6 +57,7 @@ __global__ void extremes(const float* __restrict__ x, float* __restrict__ hi, fl
   atomic_max(&hi[i % 4], v);
   atomicMinFloat(&lo[i % 4], v);
   atomicAddDouble(total, (double)(int)(x[i] * 64.0f));
+  atomic_max(&hi[(i + 1) % 4], x[i] - 0.25f);
 }
 """
 
@@ -99,3 +100,32 @@ def test_a_kernel_calling_them_converts_and_checks_equal(tmp_path):
     assert k["check"]["status"] == "pass", k["check"]
     text = (out / "k.py").read_text()
     assert "T.atomic_max(" in text and "T.atomic_min(" in text and "T.atomic_add(" in text
+
+
+def test_the_read_first_loop_keeps_its_read(tmp_path):
+    """The while shape makes no atomic for a value that does not improve on the one held (what
+    keeps michalewicz's minimum over millions of points fast): its calls stay behind that read, a
+    value that is an expression computed once; the do-while shape always swaps, so its calls do not."""
+    out, (k,) = converted(tmp_path, LOOPS, SPEC)
+    text = (out / "k.py").read_text()
+    lines = [line.split("#")[0].strip() for line in text.splitlines()]
+    at = lines.index("T.atomic_max(hi[i % 4], v)")
+    assert lines[at - 1] == "if v > hi[i % 4]:", lines[at - 3:at + 1]
+    at = lines.index("T.atomic_max(hi[(i + 1) % 4], improving)")
+    assert lines[at - 2:at] == ["improving = x[i] - 0.25", "if improving > hi[(i + 1) % 4]:"]
+    at = lines.index("T.atomic_min(lo[i % 4], v)")
+    assert not lines[at - 1].startswith("if ")
+    assert k["check"]["status"] == "pass", k["check"]
+
+
+def test_a_used_result_is_the_plain_atomic(tmp_path):
+    """``old = atomic_max(...)`` needs the value held before whatever it compares: no guard."""
+    source = LOOPS.replace("__device__ __forceinline__ void atomic_max", "__device__ __forceinline__ float atomic_max") \
+        .replace("      break;\n  }\n}", "      break;\n  }\n  return __uint_as_float(ret);\n}") \
+        .replace("  atomic_max(&hi[i % 4], v);", "  float was = atomic_max(&hi[i % 4], v);\n  lo[(i + 2) % 4] = was > 9.0f ? 0.0f : lo[(i + 2) % 4];")
+    assert "float was" in source and "return __uint_as_float(ret);" in source
+    device = _device(tmp_path, source.replace("#include <cuda_runtime.h>\n", ""))
+    assert cas_loop_op(device["atomic_max"]) == "atomicMax"
+    out, (k,) = converted(tmp_path, source, SPEC)
+    text = (out / "k.py").read_text()
+    assert "T.atomic_max(hi[i % 4], v" in text and "if v > hi[i % 4]" not in text
