@@ -24,23 +24,6 @@ if [ ! -f "$BUILD/build.json" ]; then
   echo "converted and built here in $(( $(date +%s) - start )) s: $(tail -1 "$RES/dropin_build.txt")"
 fi
 start=$(date +%s)
-python -m migrate run "$BUILD" --timeout ${RUN_TIMEOUT:-120} --json "$RES/migrate_run.json" > "$RES/migrate_run.txt" 2>&1
+python -m migrate run "$BUILD" --timeout ${RUN_TIMEOUT:-120} $([ "${RUN_CONTROL:-1}" = 1 ] && echo --control) --json "$RES/migrate_run.json" > "$RES/migrate_run.txt" 2>&1
 echo "migrate run exit $? after $(( $(date +%s) - start )) s"
-python - "$RES/migrate_run.json" <<'PY' | tee "$RES/migrate_run_table.txt"
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(f"{'program':46s} {'status':10s} {'migrated':>8s} {'original':>8s}  why")
-for p in r["programs"]:
-    l = p.get("launches", {})
-    why = "; ".join(f"{m.get('why')} (line {m.get('line')}: {str(m.get('expected'))[:40]!r} vs {str(m.get('actual'))[:40]!r})"
-                    for m in p.get("comparison", {}).get("mismatches", [])[:2])
-    print(f"{p['program']:46s} {p['status']:10s} {l.get('migrated', 0):>8d} {l.get('original', 0):>8d}  {why[:160]}")
-    if p["status"] != "equal":
-        for side in ("original", "rebuilt"):
-            err = (p.get(side) or {}).get("stderr", "").strip().splitlines()
-            if err:
-                print(f"    {side} stderr: {err[-1][:150]}")
-s = r["summary"]
-print(f"\n{s['equal']} of {s['programs']} programs equal ({s['mismatch']} mismatch, {s['timeout']} timed out, "
-      f"{s['not_built']} not built); launches: {s['launches_migrated']} migrated, {s['launches_original']} original")
-PY
+python bench/migrate_run_table.py "$RES/migrate_run.json" | tee "$RES/migrate_run_table.txt"

@@ -12,7 +12,9 @@
 # unpacked into $DEST (default /tmp/pool_dropin). RUN_TIMEOUT (default 45) bounds each
 # executable's run, RUN_JOBS (default 4) the programs run at once, RUN_BUDGET (default 480) the
 # seconds after which no chunk of programs starts: a second call on the same warm machine runs
-# the programs the first left out and keeps its results.
+# the programs the first left out and keeps its results. RUN_CONTROL=1 (the default) runs each
+# original a second time (migrate run --control): lines that vary run to run in the original
+# itself are listed, not held against the rebuilt program; RUN_CONTROL=0 skips it.
 set -uo pipefail
 BUNDLE=${1:-build/dropin_gpu/pool_dropin.tar.xz}
 DEST=${DEST:-/tmp/pool_dropin}
@@ -21,4 +23,4 @@ nvidia-smi -L > /dev/null 2>&1 || { echo "no GPU visible: the comparison needs o
 mkdir -p "$DEST"
 [ -f "$DEST/build.json" ] || tar xJf "$BUNDLE" -C "$DEST" || { echo "cannot unpack $BUNDLE"; exit 2; }
 python bench/migrate_run_chunks.py "$DEST" "$RES" --timeout "${RUN_TIMEOUT:-45}" --jobs "${RUN_JOBS:-4}" \
-  --budget "${RUN_BUDGET:-480}"
+  --budget "${RUN_BUDGET:-480}" $([ "${RUN_CONTROL:-1}" = 1 ] && echo --control)

@@ -33,11 +33,13 @@ def summary(rows: list[dict]) -> dict:
             "timeout": sum(r["status"] == "timeout" for r in rows),
             "not_built": sum(r["status"] == "not built" for r in rows),
             "error": sum(r["status"] in ("error", "not run") for r in rows),
+            "varying": sum(r.get("comparison", {}).get("lines_varying", 0) > 0 for r in rows),
             "launches_migrated": sum(r.get("launches", {}).get("migrated", 0) for r in rows),
             "launches_original": sum(r.get("launches", {}).get("original", 0) for r in rows)}
 
 
-def run_chunks(dest: Path, res: Path, timeout: float, jobs: int, chunk: int, budget: float, runner=None) -> dict:
+def run_chunks(dest: Path, res: Path, timeout: float, jobs: int, chunk: int, budget: float, runner=None,
+               control: bool = False) -> dict:
     """Every program of DEST/build.json run (``runner``: migrate.dropin.run.run_folder), ``chunk``
     programs a call, until ``budget`` seconds have passed; the merged result."""
     if runner is None:
@@ -55,7 +57,7 @@ def run_chunks(dest: Path, res: Path, timeout: float, jobs: int, chunk: int, bud
         if i and time.monotonic() - start > budget:  # (each call runs one chunk at least)
             break
         part = todo[i:i + chunk]
-        result = runner(dest, None, set(part), timeout, jobs=jobs)
+        result = runner(dest, None, set(part), timeout, jobs=jobs, **({"control": True} if control else {}))
         (done_dir / f"chunk-{len(list(done_dir.glob('chunk-*.json'))):03d}.json").write_text(
             json.dumps(result["programs"]) + "\n")
         for r in result["programs"]:
@@ -79,8 +81,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=4, help="programs run at once")
     ap.add_argument("--chunk", type=int, default=8, help="programs per chunk")
     ap.add_argument("--budget", type=float, default=480.0, help="no chunk starts after this many seconds")
+    ap.add_argument("--control", action="store_true", help="each original a second time (migrate run --control)")
     args = ap.parse_args(argv)
-    out = run_chunks(args.dest, args.res, args.timeout, args.jobs, args.chunk, args.budget)
+    out = run_chunks(args.dest, args.res, args.timeout, args.jobs, args.chunk, args.budget, control=args.control)
     text = _table_module().table(out)
     (args.res / "pool_migrate_run_table.txt").write_text(text + "\n")
     print(text)

@@ -19,6 +19,12 @@ def table(r: dict) -> str:
         if not why and p.get("status") in ("not built", "error", "not run"):
             why = str(p.get("message", ""))
         code = (p.get("original") or {}).get("status")
+        varying = p.get("comparison", {}).get("varying", [])
+        if varying:
+            vary = "varies in the original: " + "; ".join(
+                f"line {v.get('line')}: {str(v.get('expected'))[:30]!r} then {str(v.get('control'))[:30]!r}"
+                for v in varying[:2])
+            why = f"{why}; {vary}" if why else vary
         if p.get("status") == "equal" and code not in (0, None):
             why = f"both exit {code}: the original fails here too ({why})" if why else \
                 f"both exit {code}: the original fails here too"
@@ -38,7 +44,9 @@ def table(r: dict) -> str:
                f"{failing} whose original exits non-zero; "
                f"{s['mismatch']} mismatch, {s['timeout']} timed out, {s['not_built']} not built, "
                f"{s.get('error', 0)} not run or not started); launches: {s['launches_migrated']} migrated, "
-               f"{s['launches_original']} original")
+               f"{s['launches_original']} original"
+               + (f"; {s['varying']} with lines that vary run to run in the original (control run)"
+                  if s.get("varying") else ""))
     return "\n".join(out)
 
 

@@ -183,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds each executable may run")
     run.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                      help="programs run at once (default 1; each runs its original, then its rebuilt executable)")
+    run.add_argument("--control", action="store_true",
+                     help="run each original a second time: lines its two runs print differently vary run to run "
+                          "(atomics' order, races, clocks) and are not held against the rebuilt program (counted "
+                          "as varying)")
     run.add_argument("--json", metavar="FILE", help="also write the results to FILE (DIR/run.json is always written)")
 
     explain = sub.add_parser("explain", help="explain a diagnostic code")
@@ -343,12 +347,13 @@ def cmd_run(args) -> int:
               f"{launches.get('original', 0)} original {why}", flush=True)
 
     result = run_folder(dest, args.program_args, set(args.program or ()) or None, args.timeout, progress=show,
-                        jobs=args.jobs)
+                        jobs=args.jobs, control=args.control)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
     s = result["summary"]
     print(f"{s['equal']} of {s['programs']} programs equal ({s['mismatch']} mismatch, {s['timeout']} timed out, "
-          f"{s['not_built']} not built); {s['launches_migrated']} launches migrated, {s['launches_original']} original")
+          f"{s['not_built']} not built); {s['launches_migrated']} launches migrated, {s['launches_original']} original"
+          + (f"; {s['varying']} with lines that vary run to run in the original" if args.control else ""))
     return EXIT_OK if s["equal"] == s["programs"] and s["programs"] else EXIT_INCOMPLETE
 
 

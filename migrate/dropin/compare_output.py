@@ -6,6 +6,10 @@ program's own verdicts (PASS/FAIL lines) and exit statuses compared apart.
 A float printed on both sides passes when ``|a - e| <= atol + rtol * |e|`` (the class's rtol,
 atol its ``atol_scale`` times the largest float the original printed), or when the two differ by
 at most one unit of the last digit printed (``%.2f`` rounds); integers compare exactly.
+
+With a control (the original run a second time), a line on which the original's own two runs
+differ varies run to run (the order of its atomics, a race it tolerates, a clock it prints): it is
+not held against the rebuilt program, and is counted and listed as varying.
 """
 from __future__ import annotations
 
@@ -38,11 +42,16 @@ class OutputComparison:
     lines_compared: int = 0
     lines_ignored: int = 0
     mismatches: list = field(default_factory=list)  # {"line", "expected", "actual", "why"}, the first few
+    #: with a control run: the original's lines its second run printed differently ({"line",
+    #: "expected", "control", "actual"}, the first few) and how many
+    varying: list = field(default_factory=list)
+    lines_varying: int = 0
 
     def as_dict(self) -> dict:
         return {"equal": self.equal, "tolerance": self.tolerance, "exit_status": list(self.exit_status),
                 "verdicts": [list(v) for v in self.verdicts], "lines_compared": self.lines_compared,
-                "lines_ignored": self.lines_ignored, "mismatches": self.mismatches}
+                "lines_ignored": self.lines_ignored, "mismatches": self.mismatches,
+                "lines_varying": self.lines_varying, "varying": self.varying}
 
 
 def tolerance_class(kernels: list[dict]) -> str:
@@ -130,14 +139,34 @@ def _split(line: str) -> tuple[list[str], list[str]]:
     return texts, numbers
 
 
+def _kept(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of the lines compared: not empty, not reporting time."""
+    return [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if not is_time_like(ln) and ln.strip()]
+
+
+def _line_differs(le: str, la: str, rtol: float, atol: float, tolerance: str) -> str | None:
+    """Why line ``la`` differs from ``le`` (None when equal)."""
+    te, ne = _split(le)
+    ta, na = _split(la)
+    if te != ta or len(ne) != len(na):
+        return "text"
+    for e, a in zip(ne, na):
+        if not _numbers_equal(e, a, rtol, atol):
+            return f"number {e} != {a} ({tolerance})"
+    return None
+
+
 def compare_outputs(expected: str, actual: str, tolerance: str = "fp32", status=(0, 0),
-                    keep: int = 10, programs: tuple[str, str] | None = None) -> OutputComparison:
+                    keep: int = 10, programs: tuple[str, str] | None = None,
+                    control: str | None = None) -> OutputComparison:
     """Compare the original's stdout ``expected`` with the rebuilt's ``actual`` (see the module doc);
     ``status``: the two exit statuses; ``programs``: the two executables' paths, which a program
-    printing its own ``argv[0]`` shows (each read as ``<program>``)."""
+    printing its own ``argv[0]`` shows (each read as ``<program>``); ``control``: the original's
+    stdout from a second run (the same executable), whose differing lines vary run to run."""
     if programs is not None:
         expected = expected.replace(programs[0], PROGRAM)
         actual = actual.replace(programs[1], PROGRAM)
+        control = control.replace(programs[0], PROGRAM) if control is not None else None
     rtol, atol_scale = _CLASSES.get(tolerance, _CLASSES["fp32"])
     res = OutputComparison(tolerance=tolerance, exit_status=tuple(status),
                            verdicts=(verdicts(expected), verdicts(actual)))
@@ -148,30 +177,28 @@ def compare_outputs(expected: str, actual: str, tolerance: str = "fp32", status=
         res.equal = False
         res.mismatches.append({"line": None, "expected": list(res.verdicts[0]), "actual": list(res.verdicts[1]),
                                "why": "verdict"})
-    e_lines = [(i + 1, ln) for i, ln in enumerate(expected.splitlines())]
-    a_lines = [(i + 1, ln) for i, ln in enumerate(actual.splitlines())]
-    e_kept = [(i, ln) for i, ln in e_lines if not is_time_like(ln) and ln.strip()]
-    a_kept = [(i, ln) for i, ln in a_lines if not is_time_like(ln) and ln.strip()]
-    res.lines_ignored = len(e_lines) - len(e_kept)
+    e_kept, a_kept = _kept(expected), _kept(actual)
+    res.lines_ignored = sum(1 for _ in expected.splitlines()) - len(e_kept)
     floats = [abs(_value(t)) for _i, ln in e_kept for t in _split(ln)[1] if not _is_integer(t)]
     scale = max([f for f in floats if math.isfinite(f)], default=0.0)
     atol = atol_scale * scale
+    # the original's lines its own second run printed otherwise (paired in order, as the rebuilt's)
+    varies = {}
+    if control is not None:
+        varies = {ie: lc for (ie, le), (_ic, lc) in zip(e_kept, _kept(control))
+                  if _line_differs(le, lc, rtol, atol, tolerance)}
     if len(e_kept) != len(a_kept):
         res.equal = False
         res.mismatches.append({"line": None, "expected": len(e_kept), "actual": len(a_kept),
                                "why": "number of lines compared"})
     for (ie, le), (_ia, la) in zip(e_kept, a_kept):
+        if ie in varies and _split(le)[0] == _split(la)[0]:  # its numbers vary; its words must not
+            res.lines_varying += 1
+            if len(res.varying) < keep:
+                res.varying.append({"line": ie, "expected": le, "control": varies[ie], "actual": la})
+            continue
         res.lines_compared += 1
-        te, ne = _split(le)
-        ta, na = _split(la)
-        why = None
-        if te != ta or len(ne) != len(na):
-            why = "text"
-        else:
-            for e, a in zip(ne, na):
-                if not _numbers_equal(e, a, rtol, atol):
-                    why = f"number {e} != {a} ({tolerance})"
-                    break
+        why = _line_differs(le, la, rtol, atol, tolerance)
         if why:
             res.equal = False
             if len(res.mismatches) < keep:

@@ -1,7 +1,9 @@
 """``migrate run DIR [-- ARGS]``: on a GPU, run each program's original and rebuilt executable
 (``migrate build``'s DIR) with the same arguments (ARGS, else the program's own from report.json)
 and compare their exit status, standard output and verdicts (:mod:`.compare_output`); the rebuilt
-program's stderr says how many launches ran migrated code. Writes ``DIR/run.json``."""
+program's stderr says how many launches ran migrated code. With ``--control`` the original runs a
+second time, after the rebuilt one: lines its two runs print differently vary run to run and are
+not held against the rebuilt program. Writes ``DIR/run.json``."""
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -38,8 +40,9 @@ def run_folder_of(dest: Path, row: dict) -> Path:
     return cwd if cwd.is_dir() else base
 
 
-def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -> dict:
-    """One program of build.json run both ways and compared."""
+def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float, control: bool = False) -> dict:
+    """One program of build.json run both ways and compared (``control``: the original a second
+    time, last)."""
     dest = Path(dest).absolute()  # the executables run in another folder: a relative DIR would not name them
     base = dest / row["dir"]
     result = {"program": row["program"], "dir": row["dir"]}
@@ -52,15 +55,22 @@ def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -
     cwd = run_folder_of(dest, row)
     original = _execute(base / "original", list(args), cwd, timeout)
     rebuilt = _execute(base / "rebuilt", list(args), cwd, timeout)
+    again = _execute(base / "original", list(args), cwd, timeout) if control and original["status"] is not None \
+        else None
     tolerance = row.get("tolerance") or "fp32"
     cmp = compare_outputs(original["stdout"], rebuilt["stdout"], tolerance, (original["status"], rebuilt["status"]),
-                          programs=(str(base / "original"), str(base / "rebuilt")))
+                          programs=(str(base / "original"), str(base / "rebuilt")),
+                          control=again["stdout"] if again is not None and again["status"] == original["status"]
+                          else None)
     counts = dropin_counts(rebuilt["stderr"])
     total = counts.pop("total", (0, 0))
     result.update(status="equal" if cmp.equal else "mismatch", comparison=cmp.as_dict(),
                   launches={"migrated": total[0], "original": total[1], "by_kernel": counts},
                   original={k: v for k, v in original.items() if k != "stdout"} | {"stdout_tail": original["stdout"][-2000:]},
                   rebuilt={k: v for k, v in rebuilt.items() if k != "stdout"} | {"stdout_tail": rebuilt["stdout"][-2000:]})
+    if again is not None:
+        result["control"] = {k: v for k, v in again.items() if k not in ("stdout", "stderr")} | \
+            {"lines_varying": cmp.lines_varying}
     if original["status"] is None or rebuilt["status"] is None:
         result["status"] = "timeout"
     for side in ("original", "rebuilt"):
@@ -68,27 +78,27 @@ def run_program(dest: Path, row: dict, args: list[str] | None, timeout: float) -
     return result
 
 
-def _run_safely(dest: Path, row: dict, args, timeout: float) -> dict:
+def _run_safely(dest: Path, row: dict, args, timeout: float, control: bool = False) -> dict:
     """:func:`run_program`, an executable that cannot start (missing, not executable here) being
     that program's row: the other programs go on."""
     try:
-        return run_program(dest, row, args, timeout)
+        return run_program(dest, row, args, timeout, control)
     except OSError as exc:
         return {"program": row["program"], "dir": row["dir"], "status": "error",
                 "message": f"{type(exc).__name__}: {exc}"}
 
 
 def run_folder(dest: Path, args: list[str] | None, programs: set | None = None, timeout: float = 300.0,
-               progress=None, jobs: int = 1) -> dict:
+               progress=None, jobs: int = 1, control: bool = False) -> dict:
     """Every program of ``dest/build.json`` (or those ``programs`` names) run both ways; ``jobs``
-    programs at once (each its original, then its rebuilt executable): the rows stay in
-    build.json's order."""
+    programs at once (each its original, then its rebuilt executable, then with ``control`` its
+    original again): the rows stay in build.json's order."""
     built = json.loads((dest / "build.json").read_text())
     todo = [row for row in built.get("programs", [])
             if not programs or row["program"] in programs or row["dir"] in programs]
     rows = []
     with cf.ThreadPoolExecutor(max(1, jobs)) as pool:
-        futures = [pool.submit(_run_safely, dest, row, args, timeout) for row in todo]
+        futures = [pool.submit(_run_safely, dest, row, args, timeout, control) for row in todo]
         for fut in cf.as_completed(futures):
             if progress is not None:
                 progress(fut.result())
@@ -98,6 +108,7 @@ def run_folder(dest: Path, args: list[str] | None, programs: set | None = None, 
                "timeout": sum(r["status"] == "timeout" for r in rows),
                "not_built": sum(r["status"] == "not built" for r in rows),
                "error": sum(r["status"] == "error" for r in rows),
+               "varying": sum(r.get("comparison", {}).get("lines_varying", 0) > 0 for r in rows),
                "launches_migrated": sum(r.get("launches", {}).get("migrated", 0) for r in rows),
                "launches_original": sum(r.get("launches", {}).get("original", 0) for r in rows)}
     out = {"tool": "cuda2tile", "build": str(dest), "programs": rows, "summary": summary}

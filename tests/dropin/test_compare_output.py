@@ -129,3 +129,19 @@ def test_the_tolerance_class_is_the_loosest_of_the_kernels():
     assert tolerance_class([ints, f32]) == "fp32_accum"
     assert tolerance_class([f32, half]) == "fp16"
     assert tolerance_class([{"tolerance": "tf32", "params": []}, f32]) == "tf32"
+
+
+def test_a_control_run_marks_the_lines_that_vary_in_the_original():
+    """The original's second run printed line 2 otherwise: that line is not compared (its words
+    still are); line 3, the same in both of the original's runs, is."""
+    original = "n = 4\nboxes 246760 of 300000\nsum = 1.5\nPASS\n"
+    control = "n = 4\nboxes 242224 of 300000\nsum = 1.5\nPASS\n"
+    res = compare_outputs(original, "n = 4\nboxes 239001 of 300000\nsum = 1.5\nPASS\n", control=control)
+    assert res.equal and res.lines_varying == 1 and res.lines_compared == 3
+    assert res.varying == [{"line": 2, "expected": "boxes 246760 of 300000", "control": "boxes 242224 of 300000",
+                            "actual": "boxes 239001 of 300000"}]
+    res = compare_outputs(original, "n = 4\nboxes 239001 of 300000\nsum = 1.75\nPASS\n", control=control)
+    assert not res.equal and [m["line"] for m in res.mismatches] == [3]
+    res = compare_outputs(original, "n = 4\nkeys 239001 of 300000\nsum = 1.5\nPASS\n", control=control)
+    assert not res.equal and res.mismatches[0]["why"] == "text" and res.lines_varying == 0
+    assert not compare_outputs(original, "n = 4\nboxes 239001 of 300000\nsum = 1.5\nPASS\n").equal

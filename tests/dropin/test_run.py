@@ -46,7 +46,7 @@ def test_run_compares_each_program_and_counts_its_launches(tmp_path):
     assert d["launches"]["original"] == 1
     assert rows["broken.cu"]["status"] == "not built"
     assert result["summary"] == {"programs": 3, "equal": 1, "mismatch": 1, "timeout": 0, "not_built": 1, "error": 0,
-                                 "launches_migrated": 3, "launches_original": 1}
+                                 "varying": 0, "launches_migrated": 3, "launches_original": 1}
     assert json.loads((dest / "run.json").read_text())["summary"] == result["summary"]
 
 
@@ -76,3 +76,34 @@ def test_a_relative_build_folder_runs_its_executables_from_the_programs_run_fold
     result = run_folder(type(dest)("build"), None)
     assert result["programs"][0]["status"] == "equal", result["programs"][0]
     assert result["programs"][0]["original"]["stdout_tail"] == "42\n"
+
+
+def test_a_control_run_tells_lines_that_vary_in_the_original_itself(tmp_path):
+    """``--control``: the original runs again after the rebuilt program; a line its two runs print
+    differently (here a count that grows each run, as boxes appended by atomics or a race's
+    outcome would differ) is not held against the rebuilt program but listed; a line that does
+    not vary is still compared, and without the control the same outputs are a mismatch."""
+    from migrate.dropin.run import run_folder
+
+    dest = tmp_path / "build"
+    count = tmp_path / "count"
+    original = (f'n=$(cat {count} 2>/dev/null || echo 0); n=$((n + 3)); echo $n > {count}\n'
+                'echo "boxes = $n"; echo "sum = 2.5"; echo PASS\n')
+    varies = _program(dest, "varies", original, 'echo "boxes = 11"; echo "sum = 2.5"; echo PASS\n')
+    wrong = _program(dest, "wrong", original.replace(str(count), str(count) + "2"),
+                     'echo "boxes = 11"; echo "sum = 2.75"; echo PASS\n')
+    (dest / "build.json").write_text(json.dumps({"programs": [varies, wrong]}))
+    result = run_folder(dest, None, control=True)
+    rows = {r["program"]: r for r in result["programs"]}
+    v = rows["varies.cu"]
+    assert v["status"] == "equal", v
+    assert v["comparison"]["lines_varying"] == 1 and v["comparison"]["lines_compared"] == 2
+    assert v["comparison"]["varying"] == [{"line": 1, "expected": "boxes = 3", "control": "boxes = 6",
+                                           "actual": "boxes = 11"}]
+    assert v["control"]["status"] == 0 and v["control"]["lines_varying"] == 1
+    w = rows["wrong.cu"]
+    assert w["status"] == "mismatch" and [m["line"] for m in w["comparison"]["mismatches"]] == [2]
+    assert result["summary"]["varying"] == 2 and result["summary"]["equal"] == 1
+    again = run_folder(dest, None)  # no control: the varying line is a mismatch
+    assert {r["program"]: r["status"] for r in again["programs"]} == {"varies.cu": "mismatch", "wrong.cu": "mismatch"}
+    assert "control" not in again["programs"][0]
