@@ -20,7 +20,7 @@ import numpy as np
 
 from ..runtime.compare import compare_arrays
 from ..runtime.inputs import poison_array
-from .dims import Dim, substitute
+from .dims import Dim, Floor, substitute
 from .graph import Graph
 from .group import Group
 from .kernels import Kernel
@@ -71,7 +71,26 @@ def sizes(graph: Graph, given: dict | None) -> list[dict]:
     if given is not None:
         return [{d: int(np.asarray(given[graph.inputs[i].name]).shape[axis]) for d, (i, axis) in graph.dims.items()
                  if graph.inputs[i].name in given}]
-    return [{d: v + k for k, d in enumerate(graph.dims)} for v in SIZES]
+    out, base = [], 0
+    for v in SIZES:
+        base = max(v, base + 1)
+        while not _windows_fit(graph, {d: base + k for k, d in enumerate(graph.dims)}) and base < 256:
+            base += 1   # an image too small for a convolution's or pool's window: a larger one
+        out.append({d: base + k for k, d in enumerate(graph.dims)})
+    return out
+
+
+def _windows_fit(graph: Graph, values: dict) -> bool:
+    """Whether every derived extent is at least 1 at ``values`` and every strided window count
+    (:class:`~.dims.Floor`) counts windows that fit (its numerator not negative)."""
+    values = dict(values)
+    for d, e in graph.derived.items():
+        if isinstance(e, Floor) and substitute(e.num, values) < 0:
+            return False
+        values[d] = substitute(e, values)
+        if values[d] < 1:
+            return False
+    return True
 
 
 def load_module(path: Path):

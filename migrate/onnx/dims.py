@@ -127,6 +127,52 @@ class Dim:
     __repr__ = __str__
 
 
+class Floor:
+    """``num // den + add``: the count of a strided window's places along a declared extent
+    (``(H - 1) // 2 + 1``), which no polynomial spells. It is the definition of a derived extent
+    (the graph names it, and kernels take that name), never an extent of a shape itself."""
+    __slots__ = ("num", "den", "add")
+
+    def __init__(self, num, den: int, add: int = 0):
+        self.num, self.den, self.add = num, int(den), int(add)
+
+    @property
+    def names(self) -> set[str]:
+        return self.num.names if isinstance(self.num, Dim) else set()
+
+    def __add__(self, other):
+        if isinstance(other, int):
+            return Floor(self.num, self.den, self.add + other)
+        raise NeedsValue(f"{self} + {other}")
+
+    __radd__ = __add__
+
+    def __eq__(self, other):
+        return isinstance(other, Floor) and str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+    def __str__(self):
+        tail = f" + {self.add}" if self.add > 0 else f" - {-self.add}" if self.add < 0 else ""
+        return f"({self.num} // {self.den}{tail})"
+
+    __repr__ = __str__
+
+
+def window_count(n, size: int, stride: int, begin: int = 0, end: int = 0):
+    """How many windows of ``size`` places, ``stride`` apart, fit in ``n`` padded by ``begin`` and
+    ``end`` (ONNX Conv and pools, floor rounding): an int, a Dim where the division is exact, else
+    a :class:`Floor`."""
+    room = n + begin + end - size
+    if not isinstance(room, Dim):
+        return room // stride + 1
+    try:
+        return room // stride + 1
+    except NeedsValue:
+        return Floor(room, stride, 1)
+
+
 def is_sym(value) -> bool:
     return isinstance(value, Dim)
 
@@ -149,6 +195,8 @@ def substitute(value, values: dict):
     """``value`` (an int, a Dim or a tuple of them) with the names in ``values`` replaced by ints."""
     if isinstance(value, tuple):
         return tuple(substitute(v, values) for v in value)
+    if isinstance(value, Floor):
+        return substitute(value.num, values) // value.den + value.add
     if not isinstance(value, Dim):
         return value
     total = 0

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..diagnostics import DiagnosticBag
 from ..ir.span import Span
-from .dims import Dim, NeedsValue, symbols
+from .dims import Dim, Floor, NeedsValue, symbols, window_count
 from .names import RESERVED
 
 #: ONNX element types this slice handles -> the dtype name used by numpy, torch and TileLang
@@ -69,9 +69,10 @@ class Graph:
     infos: dict[str, TensorInfo] = field(default_factory=dict)
     #: declared dimension name -> (input index, axis) where the Model reads its value
     dims: dict[str, tuple[int, int]] = field(default_factory=dict)
-    #: derived dimension name -> its expression of declared ones (a sum, ``seq - 1``: kernels take it
-    #: as an extent of its own, so that every extent is a product of names and numbers)
-    derived: dict[str, Dim] = field(default_factory=dict)
+    #: derived dimension name -> its expression of declared ones (a sum, ``seq - 1``; a strided
+    #: window count, ``(H - 1) // 2 + 1``): kernels take it as an extent of its own, so that every
+    #: extent is a product of names and numbers
+    derived: dict[str, Dim | Floor] = field(default_factory=dict)
 
     def info(self, name: str) -> TensorInfo:
         return self.infos[name]
@@ -261,7 +262,56 @@ def infer_shape(node: Node, shapes: list, constants: dict):
     if op == "MatMul" and len(shapes) == 2 and shapes[1] is not None and min(len(shapes[0]), len(shapes[1])) >= 2:
         a, b = shapes
         return broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
+    if op == "Concat" and all(s is not None for s in shapes):
+        axis = node.attrs.get("axis", 0) % len(shapes[0])
+        out = list(shapes[0])
+        out[axis] = sum((s[axis] for s in shapes[1:]), shapes[0][axis])
+        return tuple(out)
+    if op in ("Conv", "MaxPool", "AveragePool") and len(shapes[0]) >= 3:
+        return _window_shape(node, shapes)
     return None
+
+
+def _window_shape(node: Node, shapes: list):
+    """A Conv's or pool's output shape (N, C or M, spatial extents...) with declared spatial
+    extents: per axis the windows that fit (``H + 2 - 3 + 1``; ``(H - 1) // 2 + 1`` with a stride,
+    a :class:`~.dims.Floor`), auto_pad SAME as ``ceil(H / stride)``; None where the count needs a
+    rule not written here (ceil_mode, a weight of unknown shape)."""
+    x = shapes[0]
+    rank = len(x) - 2
+    if node.attrs.get("ceil_mode", 0):
+        return None
+    if node.op_type == "Conv":
+        if len(shapes) < 2 or shapes[1] is None or len(shapes[1]) != len(x):
+            return None
+        kernel, channels = list(shapes[1][2:]), shapes[1][0]
+    else:
+        kernel, channels = list(node.attrs.get("kernel_shape", [])), x[1]
+    if len(kernel) != rank or any(isinstance(k, Dim) for k in kernel):
+        return None
+    strides = node.attrs.get("strides", [1] * rank)
+    dilations = node.attrs.get("dilations", [1] * rank)
+    pads = node.attrs.get("pads", [0] * (2 * rank))
+    auto = node.attrs.get("auto_pad", "NOTSET")
+    out = [x[0], channels]
+    for d in range(rank):
+        n, s = x[2 + d], strides[d]
+        if auto in ("SAME_UPPER", "SAME_LOWER"):   # ceil(n / s) places, whatever the window
+            out.append(_ceil_div(n, s))
+            continue
+        size = (kernel[d] - 1) * dilations[d] + 1
+        begin, end = (0, 0) if auto == "VALID" else (pads[d], pads[rank + d])
+        out.append(window_count(n, size, s, begin, end))
+    return tuple(out)
+
+
+def _ceil_div(n, s: int):
+    if not isinstance(n, Dim):
+        return -(-n // s)
+    try:
+        return (n + s - 1) // s
+    except NeedsValue:
+        return Floor(n + s - 1, s)
 
 
 def _slice_shape(node: Node, x_shape: tuple, constants: dict):
@@ -300,15 +350,23 @@ def _name_unknowns(nodes: list[Node], infos: dict, constants: dict, taken: set[s
     the nodes that make them compute from the declared ones, in every tensor's shape. A sum
     (``seq - 1``) becomes a derived name (``seq_minus_1``); returns those."""
     found: dict[str, object] = {}
-    derived: dict[str, Dim] = {}
+    derived: dict[str, Dim | Floor] = {}
 
     def named(b):
-        if not isinstance(b, Dim) or len(b.terms) == 1:
+        if not isinstance(b, (Dim, Floor)) or isinstance(b, Dim) and len(b.terms) == 1:
             return b
         for k, v in derived.items():
             if v == b:
                 return Dim.named(k)
-        text = str(b).strip("()").replace(" - ", "_minus_").replace(" + ", "_plus_").replace(" * ", "_x_")
+        if isinstance(b, Floor):   # a strided window count: the extent it divides, numbered (H_1, H_2)
+            base = min(b.names, key=len) if b.names else "dim"
+            base = re.sub(r"_\d+$", "", base) if base in derived else base
+            n = 1
+            while _dim_name(f"{base}_{n}", taken) != f"{base}_{n}" or f"{base}_{n}" in derived:
+                n += 1
+            text = f"{base}_{n}"
+        else:
+            text = str(b).strip("()").replace(" - ", "_minus_").replace(" + ", "_plus_").replace(" * ", "_x_")
         name = _dim_name(text, taken)
         taken.add(name)
         derived[name] = b

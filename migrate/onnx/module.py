@@ -115,8 +115,18 @@ def _prep(graph: Graph, ins: list[str]) -> list[str]:
     if graph.dims:
         prep.append("        # the extents the model declares by name, read from the inputs' shapes")
         prep += [f"        {d} = {ins[i]}.shape[{axis}]" for d, (i, axis) in graph.dims.items()]
-        prep += [f"        {d} = {str(e).strip('()')}  # derived" for d, e in graph.derived.items()]
+        prep += [f"        {d} = {_unwrapped(str(e))}  # derived" for d, e in graph.derived.items()]
     return prep
+
+
+def _unwrapped(text: str) -> str:
+    """``text`` without the parentheses around all of it (``(seq - 1)`` -> ``seq - 1``)."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and i < len(text) - 1:
+            return text
+    return text[1:-1] if text.startswith("(") else text
 
 
 def _eager_class(graph: Graph, groups, names, stem) -> str:

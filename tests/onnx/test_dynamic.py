@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from migrate.onnx import check as check_step  # noqa: E402
 from migrate.onnx.convert import convert  # noqa: E402
-from migrate.onnx.dims import Dim, NeedsValue, factors, substitute  # noqa: E402
+from migrate.onnx.dims import Dim, Floor, NeedsValue, factors, substitute, window_count  # noqa: E402
 from migrate.runtime.compare import compare_arrays  # noqa: E402
 
 from . import models  # noqa: E402
@@ -210,3 +210,72 @@ def test_convolution_with_a_batch_dim(tmp_path, group, stride):
     text = res.module.read_text()
     assert ("a_s[i, kk] = T.if_then_else(" in text) == (group == 1)
     assert "T.ceildiv((batch * " in text and len(res.check["sizes"]) == 2
+
+
+def test_window_counts_of_declared_extents():
+    """A strided window count along a declared extent is a Floor (no polynomial spells it); an
+    unstrided one, or one whose division is exact, stays a Dim; numbers stay numbers."""
+    h = Dim.named("H")
+    assert window_count(h, 3, 1, 1, 1) == h and window_count(h * 2, 2, 2) == h
+    half = window_count(h, 3, 2, 1, 1)
+    assert isinstance(half, Floor) and str(half) == "((H - 1) // 2 + 1)" and half.names == {"H"}
+    assert [substitute(half, {"H": v}) for v in (5, 6, 7)] == [3, 3, 4]
+    assert window_count(7, 3, 2, 1, 1) == 4
+
+
+def _conv_pool(stride, seed=5):
+    """Conv 3x3 (pad 1, ``stride``) → Relu → MaxPool 2x2 stride 2 on (batch, 3, H, W)."""
+    rng = np.random.default_rng(seed)
+    f = np.float32
+    nodes = [helper.make_node("Conv", ["x", "w", "cb"], ["c"], name="conv", kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1], strides=[stride, stride]),
+             helper.make_node("Relu", ["c"], ["r"], name="act"),
+             helper.make_node("MaxPool", ["r"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2])]
+    return models.make(nodes, [("x", TensorProto.FLOAT, ["batch", 3, "H", "W"])],
+                       [("y", TensorProto.FLOAT, ["batch", 6, None, None])],
+                       [("w", rng.standard_normal((6, 3, 3, 3)).astype(f)), ("cb", rng.standard_normal(6).astype(f))],
+                       name="conv_pool")
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_convolution_and_pool_on_declared_image_sizes(tmp_path, stride):
+    """Declared H and W (they were refused with M5002): each window count is a derived extent
+    (``H_1 = ((H - 1) // 2 + 1)``) the Model computes from the input's shape and the kernels take
+    as T.dynamic, so one compiled kernel per group serves every image size, equal to onnxruntime."""
+    path = _save(_conv_pool(stride), tmp_path, "cp")
+    res = convert(path, tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert not res.special and all(n["fallback"] is False for n in res.report["nodes"])
+    want = {"H_1": "((H - 2) // 2 + 1)", "W_1": "((W - 2) // 2 + 1)"} if stride == 1 else \
+        {"H_1": "((H - 1) // 2 + 1)", "W_1": "((W - 1) // 2 + 1)", "H_2": "((H_1 - 2) // 2 + 1)",
+         "W_2": "((W_1 - 2) // 2 + 1)"}
+    assert res.report["derived"] == want
+    text = res.module.read_text()
+    assert ("H_1 = (H - 1) // 2 + 1  # derived" if stride == 2 else "H_1 = (H - 2) // 2 + 1  # derived") in text
+    # the check's image sizes fit the windows (H = 2 would leave the stride-2 pool nothing to cover)
+    assert all(min(s["dims"]["H"], s["dims"]["W"]) >= (3 if stride == 2 else 2) for s in res.check["sizes"])
+    n = len(res.kernels)
+    assert _run_both(path, res.module, [(2, 3, 8, 8), (3, 3, 11, 9), (1, 3, 16, 5)]) == [n, n, n]
+
+
+def test_resnet_block_on_declared_image_sizes(tmp_path):
+    model = _declare(models.resnet_block(), {"x": {0: "batch", 2: "H", 3: "W"}, "logits": {0: "batch"}})
+    res = convert(_save(model, tmp_path, "res"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert set(res.report["dims"]) == {"batch", "H", "W"} and not res.special
+    assert all(n["fallback"] is False for n in res.report["nodes"])
+
+
+def test_concat_along_a_declared_extent(tmp_path):
+    """Concat of (batch, seq, 16) and (batch, mem, 16) along axis 1: the output's extent is the
+    derived ``mem_plus_seq``; the element's input is chosen against the declared ``seq``."""
+    nodes = [helper.make_node("Concat", ["a", "b"], ["c"], name="cat", axis=1),
+             helper.make_node("Relu", ["c"], ["y"], name="act")]
+    model = models.make(nodes, [("a", TensorProto.FLOAT, ["batch", "seq", 16]),
+                                ("b", TensorProto.FLOAT, ["batch", "mem", 16])],
+                        [("y", TensorProto.FLOAT, ["batch", None, 16])], name="cat")
+    res = convert(_save(model, tmp_path, "cat"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert res.report["derived"] == {"mem_plus_seq": "(mem + seq)"} and not res.special
+    assert len(res.check["sizes"]) == 2 and all(s["passed"] for s in res.check["sizes"])
+    assert "T.if_then_else(" in res.module.read_text()

@@ -152,16 +152,13 @@ def declared_views(params: list[Param]) -> dict[str, tuple]:
         for p in params:
             if p.name in out:
                 continue
-            split = None
-            for k, d in enumerate(p.view):
-                f = factors(d)
-                if f is not None and sym in d.names:
-                    split = p.view[:k] + f + p.view[k + 1:]
-                    break
-            if split is not None:
-                out[p.name] = split
-                bare |= {next(iter(x.names)) for x in split if isinstance(x, Dim)}
-                break
+            if not any(sym in d.names and factors(d) is not None for d in p.view if isinstance(d, Dim)):
+                continue
+            # every product of the view as its factors (``(batch * 4, H * W)`` as ``(batch, 4, H, W)``)
+            split = tuple(x for d in p.view for x in (factors(d) or (d,)))
+            out[p.name] = split
+            bare |= {str(x) for x in split if isinstance(x, Dim) and str(x) in x.names}
+            break
     return out
 
 
