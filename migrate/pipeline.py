@@ -53,6 +53,7 @@ from .analysis.lift.tile_loops import NotTileLoop, plan_tile_loops
 from .analysis.lift.typed_views import retype_sole_views, view_refusal
 from .analysis.lift.xor_exchanges import plan_xor_exchanges
 from .analysis.phases import NotPortable, contains_barrier, plan_portable, plan_simt
+from .analysis.recomputed_values import recompute_thread_values
 from .analysis.prepare.block_votes import lower_block_votes
 from .analysis.prepare.builtin_aliases import propagate_builtin_aliases
 from .analysis.prepare.cas_loops import cas_loop_atomics
@@ -571,6 +572,8 @@ class KernelPipeline:
                     done = self.print_lifted(prepared, lifted, callees)
                     done.diagnostics += steps
                     return done
+            if kplan.form == Form.PORTABLE:  # its per-thread indices in registers, not shared arrays
+                kplan = recompute_thread_values(kplan)
             self.printer.print(out, kplan, callees, prepared)
             out.diagnostics += steps
             if out.form == Form.SIMT:  # every thread-level kernel says why (a fallback, below, says its own)
