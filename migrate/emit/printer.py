@@ -696,7 +696,30 @@ class ExprPrinter:
             lhs, rhs = (_signed_source(x, target.dtype, self.tir_dtype) for x in (inner.lhs, inner.rhs))
             return (f"{self._typed_operand(lhs, target.dtype, p, True)} - "
                     f"{self._typed_operand(rhs, target.dtype, p + 1, True)}"), p
+        if isinstance(target, m.Scalar) and isinstance(inner, m.Binary) and inner.op in ("+", "*") and \
+                (scalar_name(inner.type), target.dtype) in (("uint32", "int32"), ("uint64", "int64")) and \
+                _scaled_difference(inner):
+            # `(int)((blockIdx.x - 1) * blockDim.x + threadIdx.x)`: the unsigned form's constant
+            # (2**32 - 1) times a launch constant folds to one no int32 holds when TVM moves the
+            # cast inside (convolution1D's halo index); the same sums and products in the signed
+            # type have the same bits
+            return self._signed_tree(inner, target.dtype, 0)
         return f"T.Cast({dtype_of(target, self.scope)}, {self.expr(inner)[0]})", _PREC["atom"]
+
+    def _signed_tree(self, e: m.Expr, dtype: str, prec: int) -> tuple[str, int]:
+        """An unsigned tree of ``+``, ``-`` and ``*`` printed in the signed ``dtype`` of its width:
+        each leaf read as ``dtype`` (a small literal as itself), the same bits modulo 2**N."""
+        unsigned = "uint32" if dtype == "int32" else "uint64"
+        if isinstance(e, m.Binary) and e.op in ("+", "-", "*") and scalar_name(e.type) == unsigned:
+            p = _PREC[e.op]
+            lhs = self._signed_tree(e.lhs, dtype, p)[0]
+            rhs = self._signed_tree(e.rhs, dtype, p + 1)[0]
+            text = f"{lhs} {e.op} {rhs}"
+            return (f"({text})", _PREC["atom"]) if p < prec else (text, p)
+        k = _int_literal(e)
+        if k is not None and 0 <= k < 2 ** 31:
+            return str(k), _PREC["atom"]
+        return self._typed_operand(_signed_source(e, dtype, self.tir_dtype), dtype, prec, True), prec
 
     def e_Index(self, e: m.Index):
         base, indices = e, []
@@ -1657,6 +1680,13 @@ def _by_instance(table, keys, default: str | None = None) -> str:
     entries = ", ".join(f"{json.dumps(k[0]) if len(k) == 1 else repr(tuple(k))}: {v}" for k, v in table)
     look = f"str({keys[0]})" if len(keys) == 1 else "(" + ", ".join(f"str({k})" for k in keys) + ",)"
     return f"{{{entries}}}.get({look}, {default})" if default is not None else f"{{{entries}}}[{look}]"
+
+
+def _scaled_difference(e) -> bool:
+    """Whether ``e`` multiplies an unsigned difference of a constant (``(x - 1) * n``)."""
+    return any(isinstance(n, m.Binary) and n.op == "*" and any(
+        isinstance(x, m.Binary) and x.op == "-" and (_int_literal(x.rhs) or 0) > 0 for x in (n.lhs, n.rhs))
+        for n in m.walk(e))
 
 
 def _wraps(e) -> bool:

@@ -110,3 +110,35 @@ def test_a_negative_constant_cast_to_unsigned_wraps_and_lowers_for_cuda(tmp_path
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert "4294967176" in lower_sm90(mod.KERNELS["rebias"], (2, 1, 1), (64, 1, 1))
+
+
+# convolution1D's left halo: `int halo_left = (blockIdx.x - 1) * blockDim.x + threadIdx.x;` is
+# unsigned arithmetic cast to int. Printed as the unsigned sum `bx + (2**32 - 1)` times the
+# launch's block size, TVM folded the constant to 4294967232 inside the int32 cast and refused to
+# build it for the GPU ("Literal value 4294967232 exceeds maximum of int32"); the CPU target
+# built it. The same sums and products in int32 have the same bits.
+HALO = """
+__global__ void halo(const float* __restrict__ in, float* __restrict__ out, int n) {
+  __shared__ float tile[66];
+  int halo_left = (blockIdx.x - 1) * blockDim.x + threadIdx.x;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  tile[threadIdx.x + 1] = i < n ? in[i] : 0.0f;
+  if (threadIdx.x == blockDim.x - 1)
+    tile[0] = halo_left < 0 ? 0.0f : in[halo_left];
+  __syncthreads();
+  if (i < n) out[i] = tile[threadIdx.x] + tile[threadIdx.x + 1];
+}
+"""
+
+
+def test_a_scaled_unsigned_difference_cast_to_int_lowers_for_cuda(tmp_path):
+    spec = spec_kernel("halo", (4, 1, 1), (64, 1, 1), "fp32", spec_buffer("in", "float32", 256, "in", -1.0, 1.0),
+                       spec_buffer("out", "float32", 256, "out"), spec_scalar("n", "int32", 256))
+    out, (k,) = converted(tmp_path, HALO, spec)
+    assert k["check"]["status"] == "pass", k
+    text = (out / "k.py").read_text()
+    assert "halo_left = (bx - 1) * block_x + tx" in text, text
+    spec_ = importlib.util.spec_from_file_location("k_halo", out / "k.py")
+    mod = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(mod)
+    assert "__global__" in lower_sm90(mod.KERNELS["halo"], (4, 1, 1), (64, 1, 1))
