@@ -8,6 +8,10 @@
 #               (bench/gpu_migrate_run_pool.sh; carry build/dropin_gpu/pool_dropin.tar.xz)
 #   corpus-run  issue 16: the same for the corpus programs (bench/gpu_migrate_run.sh; carry
 #               build/dropin_gpu/corpus_dropin.tar.xz)
+#   pool-rerun  issue 16: only the pool programs named in RERUN (comma-separated main files, as
+#               build.json names them) with `migrate run --control`, RUN_TIMEOUT (90) s a run,
+#               RUN_JOBS (14) at once: those a change touched or an earlier run did not judge
+#               equal (carry build/dropin_gpu/pool_dropin.tar.xz)
 #   onnx        issue 18: the transformer block (and ResNet block) against PyTorch eager
 #               (bench/gpu_onnx.sh; carry build/onnx_stage)
 #   time        issue 17: original against migrated at the programs' own sizes
@@ -23,7 +27,7 @@ STEPS=${STEPS:-"hybrid pool-run onnx"}
 RES=${OUT:-build/gpu_results}
 mkdir -p "$RES"
 . bench/gpu_env.sh > /dev/null
-declare -A DEFAULT=([hybrid]=100 [pool_run]=260 [corpus_run]=200 [onnx]=300 [time]=420)
+declare -A DEFAULT=([hybrid]=100 [pool_run]=260 [corpus_run]=200 [onnx]=300 [time]=420 [pool_rerun]=300)
 rows=()
 for step in $STEPS; do
   key=${step//-/_}
@@ -36,6 +40,12 @@ for step in $STEPS; do
     pool-run) RUN_BUDGET=$((limit * 3 / 4)) RUN_TIMEOUT=${RUN_TIMEOUT:-45} RUN_JOBS=${RUN_JOBS:-8} \
                 timeout "$limit" bash bench/gpu_migrate_run_pool.sh build/dropin_gpu/pool_dropin.tar.xz ;;
     corpus-run) OUT="$RES/corpus_dropin" timeout "$limit" bash bench/gpu_migrate_run.sh build/dropin_gpu/corpus_dropin ;;
+    pool-rerun) dest=${DEST:-/tmp/pool_dropin}; mkdir -p "$dest"
+                [ -f "$dest/build.json" ] || tar xJf build/dropin_gpu/pool_dropin.tar.xz -C "$dest"
+                picks=(); for p in ${RERUN//,/ }; do picks+=(--program "$p"); done
+                timeout "$limit" python -m migrate run "$dest" --control --timeout "${RUN_TIMEOUT:-90}" \
+                  --jobs "${RUN_JOBS:-14}" "${picks[@]}" --json "$RES/pool_rerun.json"
+                python bench/migrate_run_table.py "$RES/pool_rerun.json" | tee "$RES/pool_rerun_table.txt" ;;
     onnx) MODELS=${MODELS:-"transformer:float16 transformer:float32"} timeout "$limit" bash bench/gpu_onnx.sh ;;
     time) STEPS=time TIME_FROM=${TIME_FROM:-bench/results/2026-12-06h-gpu-pool/gpu_record.json} TIME_RUN_MAX=3 \
             TIME_BUDGET=$((limit - 20)) TIME_ROUNDS=20 JOBS=12 timeout "$limit" bash bench/gpu_realworld.sh ;;
