@@ -62,11 +62,19 @@ def _fuse_phases(seq):
 
 
 def _reverse(loop):
-    """``loop`` with its iterations last to first."""
+    """``loop`` with its iterations last to first. Over ``0 .. 2**k - 1`` (a block's threads) the
+    thread is ``var ^ last``: the same order, which TVM's simplifier leaves alone (it rewrote
+    ``(last - var + 255) % 256`` wrongly on the C target: ``floormod(510 - i, 256)`` as 0 at
+    i = 0, where a recomputed thread index met a reversed loop)."""
     from tvm import tirx
 
     last = loop.min + loop.extent - 1
-    body = tirx.stmt_functor.substitute(loop.body, {loop.loop_var: last - (loop.loop_var - loop.min)})
+    n = loop.extent.value if isinstance(loop.extent, tirx.IntImm) else None
+    if n is not None and n & (n - 1) == 0 and isinstance(loop.min, tirx.IntImm) and loop.min.value == 0:
+        turned = tirx.bitwise_xor(loop.loop_var, tirx.IntImm(loop.loop_var.dtype, n - 1))
+    else:
+        turned = last - (loop.loop_var - loop.min)
+    body = tirx.stmt_functor.substitute(loop.body, {loop.loop_var: turned})
     return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body, loop.thread_binding, loop.annotations)
 
 

@@ -75,7 +75,7 @@ def test_every_statement_carries_its_cuda_line(tmp_path):
     assert statements and all(re.search(r"# L\d+$", ln) or "T.alloc_var" in ln or "T.alloc_shared" in ln
                                for ln in statements), statements
     cuda = (CORPUS / "reduction" / "block_sum.cu").read_text().splitlines()
-    line = int(re.search(r"sdata\[tid\[tx\]\] = sdata\[tid\[tx\]\] \+ sdata\[.*# L(\d+)", text).group(1))
+    line = int(re.search(r"sdata\[tid\] = sdata\[tid\] \+ sdata\[.*# L(\d+)", text).group(1))
     assert "sdata[tid] += sdata[tid + s]" in cuda[line - 1]
 
 

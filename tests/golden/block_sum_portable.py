@@ -30,28 +30,29 @@ def make_blockReduceSum(grid, block, shared_bytes=0, BLOCK_SIZE=None, target="cu
         with T.Kernel(grid_x, threads=block_x) as bx:  # L23
             n = T.Cast(T.uint32, n_arg)  # L23
             sdata = T.alloc_shared((BLOCK_SIZE,), T.float32, scope="shared")  # L26
-            tid = T.alloc_shared((block_x,), T.uint32, scope="shared")  # L28
             s = T.alloc_var(T.uint32)  # L37
             for tx in T.Parallel(block_x):  # L26
-                tid[tx] = T.Cast(T.uint32, tx)  # L28
-                i = T.Cast(T.uint32, bx * (BLOCK_SIZE * 2)) + tid[tx]  # L29
+                tid = T.Cast(T.uint32, tx)  # L28
+                i = T.Cast(T.uint32, bx * (BLOCK_SIZE * 2)) + tid  # L29
                 sum_ = T.alloc_var(T.float32)  # L31
                 sum_ = T.float32(0.0)  # L31
                 if T.Cast(T.int64, i) < T.Cast(T.int64, n):  # L32
                     sum_ = in_[i]  # L32
                 if T.Cast(T.int64, i + BLOCK_SIZE) < T.Cast(T.int64, n):  # L33
                     sum_ = sum_ + in_[i + BLOCK_SIZE]  # L33
-                sdata[tid[tx]] = sum_  # L34
+                sdata[tid] = sum_  # L34
             T.sync_threads()  # L35
             s = block_x // 2  # L37
             while T.Cast(T.int64, s) > 0:  # L37
                 for tx in T.Parallel(block_x):  # L38
-                    if T.Cast(T.int64, tid[tx]) < T.Cast(T.int64, s):  # L38
-                        sdata[tid[tx]] = sdata[tid[tx]] + sdata[tid[tx] + s]  # L39
+                    tid = T.Cast(T.uint32, tx)  # L28
+                    if T.Cast(T.int64, tid) < T.Cast(T.int64, s):  # L38
+                        sdata[tid] = sdata[tid] + sdata[tid + s]  # L39
                 T.sync_threads()  # L41
                 s = s >> 1  # L37
             for tx in T.Parallel(block_x):  # L44
-                if T.Cast(T.int64, tid[tx]) == 0:  # L44
+                tid = T.Cast(T.uint32, tx)  # L28
+                if T.Cast(T.int64, tid) == 0:  # L44
                     partial[bx] = T.Cast(T.float32, sdata[0])  # L45
     return blockReduceSum
 

@@ -164,7 +164,7 @@ def test_views_known_per_instance_or_per_shape_convert_and_replay_equal(tmp_path
     assert "T.if_then_else(src_buf == 0, a[src_off], b[src_off])" in text  # the source chosen per element
     assert "c_weights[start + i % 16]" in text  # the table's window: its offset
     assert "cx_flat = T.view(cx, (256,), T.uint32)" in text  # the row pointer's flat view
-    assert "cx_flat[r[tx] // 2 * 64 + (t[tx] + 2 * 32)]" in text  # past the row's end: the next row
+    assert "cx_flat[r // 2 * 64 + (t + 2 * 32)]" in text  # past the row's end: the next row
     assert "s_mem_float32 = T.view(s_mem, (96,), T.float32)" in text  # carve<float>; carve<int> reads s_mem
 
 
@@ -179,8 +179,8 @@ def test_a_wrong_row_in_the_flat_view_fails_the_replay(tmp_path):
     assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
     module = out / "views.py"
     text = module.read_text()
-    wrong = text.replace("y[bx * block_x + tx] = cx_flat[r[tx] * 64 + 32 + t[tx]]",
-                         "y[bx * block_x + tx] = cx_flat[(r[tx] + 1) % 4 * 64 + 32 + t[tx]]")
+    wrong = text.replace("y[bx * block_x + tx] = cx_flat[r * 64 + 32 + t]",
+                         "y[bx * block_x + tx] = cx_flat[(r + 1) % 4 * 64 + 32 + t]")
     assert wrong != text
     module.write_text(wrong)
     assert main(["check", "--from", str(out), "--run", "5"]) == 1
@@ -261,7 +261,7 @@ def test_row_pointers_read_at_constants_index_their_rows_and_replay_equal(tmp_pa
     assert "d[1] = b[1 * 8 + 1] * xv[1] + b[1 * 8 + 6] * xv[6] - b[1 * 8]" in text
     assert "T.reshape(B, (2 * 8,))" in text
     assert "y[i * 3 + 2] = B[1, 2] * B[1, 0] + B[1, 7]" in text  # a thread's own array: its row
-    assert "tile_[w[tx], 0] * T.Cast(T.float32, t[tx]) + tile_[w[tx], 31]" in text  # no flat view needed
+    assert "tile_[w, 0] * T.Cast(T.float32, t) + tile_[w, 31]" in text  # no flat view needed
     assert "T.view" not in text
 
 
