@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir import model as m
-from ..ir.loops import Exchange, KernelPlan, Phase, UniformIf, UniformLoop
+from ..ir.loops import Exchange, KernelPlan, Phase, UniformIf, UniformLoop, walk_regions
 from .facts.locals import assignment_counts
 
 #: the builtins every phase sees with the same value
@@ -85,7 +85,7 @@ def recompute_thread_values(kplan: KernelPlan) -> KernelPlan:
                 and _cheap(d.init, set(known), params):
             known[d.name] = (d, phase)
     exchanged = set()
-    for region in _all_regions(kplan.regions):
+    for region in walk_regions(kplan.regions):
         if isinstance(region, Exchange):
             exchanged |= _reads(m.Block((m.ExprStmt(region.value, region.span),) + tuple(
                 m.ExprStmt(e, region.span) for e in (region.lane, region.width) if e is not None), region.span),
@@ -128,12 +128,3 @@ def recompute_thread_values(kplan: KernelPlan) -> KernelPlan:
     for name in targets:
         variables[name] = dataclasses.replace(variables[name], placement="phase")
     return dataclasses.replace(kplan, regions=walk(kplan.regions), vars=variables)
-
-
-def _all_regions(regions):
-    for r in regions:
-        yield r
-        if isinstance(r, UniformLoop):
-            yield from _all_regions(r.body)
-        elif isinstance(r, UniformIf):
-            yield from _all_regions(r.then + r.other)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
+from tests.analysis.support import converted, module_of, spec_buffer, spec_kernel, spec_scalar
 from tests.lowering import lower_sm90
 
 KERNEL = """
@@ -138,7 +138,4 @@ def test_a_scaled_unsigned_difference_cast_to_int_lowers_for_cuda(tmp_path):
     assert k["check"]["status"] == "pass", k
     text = (out / "k.py").read_text()
     assert "halo_left = (bx - 1) * block_x + tx" in text, text
-    spec_ = importlib.util.spec_from_file_location("k_halo", out / "k.py")
-    mod = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(mod)
-    assert "__global__" in lower_sm90(mod.KERNELS["halo"], (4, 1, 1), (64, 1, 1))
+    assert "__global__" in lower_sm90(module_of(out / "k.py").KERNELS["halo"], (4, 1, 1), (64, 1, 1))
