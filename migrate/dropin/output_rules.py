@@ -14,6 +14,8 @@ TIME_LIKE = (
     # linked in), lavaMD "0.35 s" alone on its line)
     r"\b\w*(bytes?|B|ups|ops|items|elements|keys|rays|samples)/s\b", r"\bspeed\b", r"\bmemory usage\b",
     r"\d\s?s\s*$",
+    # a clock time of day (lebesgue prints the date and time it starts and ends)
+    r"\b\d{1,2}:\d{2}:\d{2}\b",
 )
 
 #: words that state the program's own verdict (matched as whole words); the first on a line decides

@@ -145,3 +145,21 @@ def test_a_control_run_marks_the_lines_that_vary_in_the_original():
     res = compare_outputs(original, "n = 4\nkeys 239001 of 300000\nsum = 1.5\nPASS\n", control=control)
     assert not res.equal and res.mismatches[0]["why"] == "text" and res.lines_varying == 0
     assert not compare_outputs(original, "n = 4\nboxes 239001 of 300000\nsum = 1.5\nPASS\n").equal
+
+
+def test_a_varying_number_far_outside_the_originals_own_spread_is_a_mismatch():
+    """pns on the H100 (2026-12-07): the original printed 2.723135 and 2.722208 in its two runs, the
+    rebuilt program 1.990033: a difference, not the original's own variation. A clock time of day
+    is a time line (lebesgue prints when it starts and ends)."""
+    original = "petri N=22\nmean_vars: 2.723135    var_vars: 0.186738\n"
+    control = "petri N=22\nmean_vars: 2.722208    var_vars: 0.187952\n"
+    res = compare_outputs(original, "petri N=22\nmean_vars: 1.990033    var_vars: 0.038796\n", control=control)
+    assert not res.equal and res.lines_varying == 0
+    assert res.mismatches[0]["why"] == "number 1.990033 outside the original's own range (2.723135 and 2.722208 " \
+                                       "in its two runs)"
+    res = compare_outputs(original, "petri N=22\nmean_vars: 2.722900    var_vars: 0.187100\n", control=control)
+    assert res.equal and res.lines_varying == 1
+    # the number the two runs agree on (22) is compared as ever
+    assert not compare_outputs(original, "petri N=23\nmean_vars: 2.722900    var_vars: 0.187100\n",
+                               control=control).equal
+    assert is_time_like("07 December 2026 03:49:15 AM") and not is_time_like("ratio 3:4")

@@ -89,21 +89,27 @@ def test_a_control_run_tells_lines_that_vary_in_the_original_itself(tmp_path):
     count = tmp_path / "count"
     original = (f'n=$(cat {count} 2>/dev/null || echo 0); n=$((n + 3)); echo $n > {count}\n'
                 'echo "boxes = $n"; echo "sum = 2.5"; echo PASS\n')
-    varies = _program(dest, "varies", original, 'echo "boxes = 11"; echo "sum = 2.5"; echo PASS\n')
+    varies = _program(dest, "varies", original, 'echo "boxes = 5"; echo "sum = 2.5"; echo PASS\n')
     wrong = _program(dest, "wrong", original.replace(str(count), str(count) + "2"),
-                     'echo "boxes = 11"; echo "sum = 2.75"; echo PASS\n')
-    (dest / "build.json").write_text(json.dumps({"programs": [varies, wrong]}))
+                     'echo "boxes = 5"; echo "sum = 2.75"; echo PASS\n')
+    far = _program(dest, "far", original.replace(str(count), str(count) + "3"),
+                   'echo "boxes = 11"; echo "sum = 2.5"; echo PASS\n')
+    (dest / "build.json").write_text(json.dumps({"programs": [varies, wrong, far]}))
     result = run_folder(dest, None, control=True)
     rows = {r["program"]: r for r in result["programs"]}
     v = rows["varies.cu"]
     assert v["status"] == "equal", v
     assert v["comparison"]["lines_varying"] == 1 and v["comparison"]["lines_compared"] == 2
     assert v["comparison"]["varying"] == [{"line": 1, "expected": "boxes = 3", "control": "boxes = 6",
-                                           "actual": "boxes = 11"}]
+                                           "actual": "boxes = 5"}]
     assert v["control"]["status"] == 0 and v["control"]["lines_varying"] == 1
     w = rows["wrong.cu"]
     assert w["status"] == "mismatch" and [m["line"] for m in w["comparison"]["mismatches"]] == [2]
     assert result["summary"]["varying"] == 2 and result["summary"]["equal"] == 1
+    # 11 lies past what the original itself varies by (3 and 6, widened by 3 each side)
+    f = rows["far.cu"]
+    assert f["status"] == "mismatch" and "outside the original's own range" in f["comparison"]["mismatches"][0]["why"]
     again = run_folder(dest, None)  # no control: the varying line is a mismatch
-    assert {r["program"]: r["status"] for r in again["programs"]} == {"varies.cu": "mismatch", "wrong.cu": "mismatch"}
+    assert {r["program"]: r["status"] for r in again["programs"]} == \
+        {"varies.cu": "mismatch", "wrong.cu": "mismatch", "far.cu": "mismatch"}
     assert "control" not in again["programs"][0]
