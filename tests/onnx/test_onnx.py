@@ -251,3 +251,22 @@ def test_tensor_names_that_clash_as_python_names(tmp_path):
         [("x:0", TensorProto.FLOAT, [3, 5])], [("y", TensorProto.FLOAT, [3, 5])], name="clash")
     res = convert(_save(model, tmp_path, "clash"), tmp_path / "out", check="cpu")
     assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics]
+
+
+def test_softmax_in_one_pass_over_masked_rows(tmp_path):
+    """The softmax kernel keeps a running maximum and sum (one read of the row, then one to
+    write): rows of 96 in chunks of 64 whose first chunk is all -inf (an attention mask over the
+    first 70 places) and rows whose maximum arrives late, equal to onnxruntime."""
+    x = np.random.default_rng(21).standard_normal((6, 96)).astype(np.float32)
+    x[:2, :70] = -np.inf
+    x[2:4, 80:] += 12.0   # the maximum in the second chunk: the first chunk's sum is rescaled
+    model = models.make([helper.make_node("Add", ["x", "m"], ["xm"], name="mask"),
+                         helper.make_node("Softmax", ["xm"], ["y"], name="sm", axis=-1)],
+                        [("x", TensorProto.FLOAT, [6, 96])], [("y", TensorProto.FLOAT, [6, 96])],
+                        [("m", np.where(np.isinf(x), -np.inf, 0.0).astype(np.float32))], name="masked")
+    res = convert(_save(model, tmp_path, "masked"), tmp_path / "out", check="cpu",
+                  inputs={"x": np.where(np.isinf(x), 0.0, x).astype(np.float32)})
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    text = res.module.read_text()
+    assert "T.reduce_max(chunk, chunk_max, dim=1, clear=True)" in text
+    assert text.count("for ko in T.serial(") == 2, text

@@ -105,23 +105,32 @@ def emit_softmax(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         f"        with T.Kernel(T.ceildiv({O}, block_m), threads=threads) as bx:",
         f"            row_max = alloc((block_m,), T.{acc_t})",
         f"            row_sum = alloc((block_m,), T.{acc_t})",
+        f"            chunk_max = alloc((block_m,), T.{acc_t})",
+        f"            chunk_sum = alloc((block_m,), T.{acc_t})",
         f"            chunk = alloc((block_m, block_k), T.{acc_t})",
         f"            T.fill(row_max, {ninf})",
         f"            T.fill(row_sum, {zero})",
-        f"            for ko in T.serial({chunks}):  # Softmax '{node.name}' axis {axis}: the row's maximum",
+        f"            for ko in T.serial({chunks}):  # Softmax '{node.name}' axis {axis}: the running maximum "
+        "and the sum of exp(x - max), rescaled as the maximum grows (one read)",
     ] + loop_head + [
         f"                    chunk[i, j] = T.if_then_else(o < {O} and c < {A}, {xe}, {ninf})",
-        "                T.reduce_max(chunk, row_max, dim=1, clear=False)",
-        f"            for ko in T.serial({chunks}):  # the sum of exp(x - max)",
-    ] + loop_head + [
-        f"                    chunk[i, j] = T.if_then_else(o < {O} and c < {A}, T.exp({xe} - row_max[i]), {zero})",
-        "                T.reduce_sum(chunk, row_sum, dim=1, clear=False)",
+        "                T.reduce_max(chunk, chunk_max, dim=1, clear=True)",
+        "                for i in loop(block_m):",
+        "                    chunk_max[i] = T.max(chunk_max[i], row_max[i])",
+        "                for i, j in loop(block_m, block_k):  # (a -inf element adds nothing, even to a row of -inf so far)",
+        f"                    chunk[i, j] = T.if_then_else(chunk[i, j] == {ninf}, {zero}, T.exp(chunk[i, j] - chunk_max[i]))",
+        "                T.reduce_sum(chunk, chunk_sum, dim=1, clear=True)",
+        "                for i in loop(block_m):",
+        "                    row_sum[i] = T.if_then_else(row_max[i] == chunk_max[i], row_sum[i], "
+        "row_sum[i] * T.exp(row_max[i] - chunk_max[i])) + chunk_sum[i]",
+        "                    row_max[i] = chunk_max[i]",
         f"            for ko in T.serial({chunks}):  # exp(x - max) / sum",
     ] + loop_head + [
         f"                    if o < {O} and c < {A}:",
         f"                        {subscript(Y, index)} = {cast_to(f'T.exp({xe} - row_max[i]) / row_sum[i]', acc_t, y.dtype)}",
     ]
-    doc = f"Softmax '{node.name}': {O} rows of {A} elements, three passes over chunks of block_k (max, sum, write)."
+    doc = (f"Softmax '{node.name}': {O} rows of {A} elements in chunks of block_k: one pass for the running "
+           "maximum and sum (online softmax), one to write.")
     src = factory(group.name, doc, b.params, body, f", block_m=8, block_k={pow2(A, 64)}, threads=128", _ROW_PRELUDE)
     return Kernel(group, group.name, src, b.params, tolerance_class(y.dtype, True), f"softmax {O}×{A}")
 
