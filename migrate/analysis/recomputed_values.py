@@ -70,26 +70,21 @@ def recompute_thread_values(kplan: KernelPlan) -> KernelPlan:
         return kplan
     counts = assignment_counts(fn.body)
     params = {p.name for p in fn.params if isinstance(p.type, m.Scalar) and counts.get(p.name, 0) == 0}
-    # the top-level declarations, in order: name -> (declaration, the phase declaring it)
-    order: list[tuple[m.VarDecl, int]] = []
+    # the recomputable top-level declarations, in order: name -> declaration
+    known: dict[str, m.VarDecl] = {}
     for region in kplan.regions:
-        if isinstance(region, Phase):
-            for st in region.stmts:
-                if isinstance(st, m.DeclStmt):
-                    order += [(d, region.index) for d in st.decls]
-    known: dict[str, tuple[m.VarDecl, int]] = {}
-    for d, phase in order:
-        vp = kplan.vars.get(d.name)
-        if vp is not None and vp.single_assignment and vp.placement in ("thread_array", "phase", "kernel_var") \
-                and isinstance(d.type, m.Scalar) and d.storage == "local" and d.init is not None \
-                and _cheap(d.init, set(known), params):
-            known[d.name] = (d, phase)
+        for st in region.stmts if isinstance(region, Phase) else ():
+            for d in st.decls if isinstance(st, m.DeclStmt) else ():
+                vp = kplan.vars.get(d.name)
+                if vp is not None and vp.single_assignment and vp.placement in ("thread_array", "phase", "kernel_var") \
+                        and isinstance(d.type, m.Scalar) and d.storage == "local" and d.init is not None \
+                        and _cheap(d.init, set(known), params):
+                    known[d.name] = d
     exchanged = set()
     for region in walk_regions(kplan.regions):
         if isinstance(region, Exchange):
-            exchanged |= _reads(m.Block((m.ExprStmt(region.value, region.span),) + tuple(
-                m.ExprStmt(e, region.span) for e in (region.lane, region.width) if e is not None), region.span),
-                set(known))
+            for e in (region.value, region.lane, region.width):
+                exchanged |= _reads(e, set(known)) if e is not None else set()
     targets = {n for n in known if kplan.vars[n].placement == "thread_array" and n not in exchanged
                and n not in kplan.flags}   # a branch's flag is read as an array by the phases it guards
     if not targets:
@@ -97,7 +92,7 @@ def recompute_thread_values(kplan: KernelPlan) -> KernelPlan:
     needs = {}  # name -> the recomputable names its value reads, itself included, in declaration order
     for name in known:
         deps = {name}
-        for r in _reads(known[name][0].init, set(known)):
+        for r in _reads(known[name].init, set(known)):
             deps |= needs[r]
         needs[name] = deps
     position = {name: k for k, name in enumerate(known)}
@@ -109,7 +104,7 @@ def recompute_thread_values(kplan: KernelPlan) -> KernelPlan:
             return region
         wanted = sorted(set().union(*(needs[n] for n in read)) - declared, key=position.get)
         wanted = [n for n in wanted if n in targets or kplan.vars[n].placement == "phase"]
-        decls = tuple(m.DeclStmt((known[n][0],), known[n][0].span) for n in wanted)
+        decls = tuple(m.DeclStmt((known[n],), known[n].span) for n in wanted)
         return dataclasses.replace(region, stmts=decls + tuple(region.stmts))
 
     def walk(regions) -> tuple:

@@ -212,7 +212,7 @@ _IMPROVES = {"atomicMax": ">", "atomicMin": "<"}
 
 def _guarded(fn: m.Function, read_first: dict[str, str]):
     """The statement-level calls of read-first loops as ``{ v = value; if (v > *addr) call(addr, v); }``."""
-    taken = names.unit_names(m.TranslationUnit("", (fn,), (), (), ())) if read_first else set()
+    taken = names.unit_names(m.TranslationUnit("", (fn,), (), (), ()))
 
     def split(st: m.ExprStmt):
         call = st.expr

@@ -181,6 +181,16 @@ def as_float(n, dtype: str) -> str:
     return literal(n, dtype) if not isinstance(n, Dim) else f"T.Cast(T.{dtype}, {n})"
 
 
+#: the factory prelude of kernels that accumulate in registers (GEMM, convolution, pool)
+ACCUMULATOR_PRELUDE = ("# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
+                       "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
+                       "loop = T.grid if target == \"c\" else T.Parallel")
+#: with shared tiles: the C target takes one dynamic shared buffer at most; on CUDA the tiles' TMA
+#: loads need the dynamic buffer's alignment (static arrays are 16-byte aligned: the transformer's
+#: GEMMs faulted on the H100 with a misaligned address)
+TILED_PRELUDE = ACCUMULATOR_PRELUDE + ("shared_scope = \"shared\" if target == \"c\" else \"shared.dyn\"",)
+
+
 def factory(name: str, doc: str, params: list[Param], body: list[str], defaults: str, prelude=()) -> str:
     syms = kernel_symbols(params)
     declared = declared_views(params)

@@ -7,7 +7,8 @@ from ..graph import Graph, Node
 from ..group import Group
 from ..indexing import subscript
 from ..ops import literal
-from .base import (Body, Kernel, Options, accum_dtype, cast_to, compute_dtype, factory, ordered,
+from .base import (ACCUMULATOR_PRELUDE, TILED_PRELUDE, Body, Kernel, Options, accum_dtype, cast_to,
+                   compute_dtype, factory, ordered,
                    tolerance_class)
 
 
@@ -90,13 +91,7 @@ def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
             "                oc = bx * block_n + j",
         ] + [ln[4:] for ln in pixel] + [f"                if p < {P} and oc < {Co}:"] + epi
         defaults = ", block_m=32, block_n=32, threads=128"
-    prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
-               "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
-               "loop = T.grid if target == \"c\" else T.Parallel",
-               # the C target takes one dynamic shared buffer at most; on CUDA the tiles' TMA loads
-               # need the dynamic buffer's alignment (static arrays are 16-byte aligned: the
-               # transformer's GEMMs faulted on the H100 with a misaligned address)
-               "shared_scope = \"shared\" if target == \"c\" else \"shared.dyn\""]
+    prelude = TILED_PRELUDE
     what = " → ".join(f"{n.op_type} '{n.name}'" for n in group.nodes)
     doc = (f"Convolution {what} as an implicit GEMM: {P} output pixels × {Co} channels, each a sum over "
            f"{Cg}×{KH}×{KW} taps (stride {sh}×{sw}, padding {ph}×{pw}, dilation {dh}×{dw}, {groups} group(s)).")
@@ -196,9 +191,7 @@ def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         f"                if p < {P} and oc < {C}:",
         f"                    {Y}[img, oc, oh, ow] = {cast_to(value, acc_t, y.dtype)}",
     ]
-    prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
-               "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
-               "loop = T.grid if target == \"c\" else T.Parallel"]
+    prelude = ACCUMULATOR_PRELUDE
     doc = (f"{head.op_type} '{head.name}': {P} output pixels × {C} channels, windows {KH}×{KW} "
            f"(stride {sh}×{sw}, padding {ph}×{pw}, dilation {dh}×{dw}).")
     src = factory(group.name, doc, b.params, body, ", block_m=32, block_n=32, threads=128", prelude)

@@ -7,7 +7,7 @@ from ..graph import Graph
 from ..group import Group
 from ..indexing import broadcast_index, broadcast_shapes, prod, unravel
 from ..ops import literal
-from .base import (Body, Kernel, Options, accum_dtype, cast_to, compute_dtype, factory, ordered,
+from .base import (TILED_PRELUDE, Body, Kernel, Options, accum_dtype, cast_to, compute_dtype, factory, ordered,
                    tolerance_class)
 
 
@@ -101,13 +101,7 @@ def emit_matmul(group: Group, graph: Graph, names, opts: Options) -> Kernel:
              "                row = by * block_m + i",
              "                col = bx * block_n + j",
              f"                if row < {M} and col < {N}:"] + epi
-    prelude = ["# CPU (target \"c\"): accumulators are local buffers walked serially; CUDA: fragments",
-               "alloc = T.alloc_local if target == \"c\" else T.alloc_fragment",
-               "loop = T.grid if target == \"c\" else T.Parallel",
-               # the C target takes one dynamic shared buffer at most; on CUDA the tiles' TMA loads
-               # need the dynamic buffer's alignment (static arrays are 16-byte aligned: the
-               # transformer's GEMMs faulted on the H100 with a misaligned address)
-               "shared_scope = \"shared\" if target == \"c\" else \"shared.dyn\""]
+    prelude = TILED_PRELUDE
     # half types: 128x128 tiles (32 KiB of static shared memory at 2 stages); tf32 keeps 64x64 (float
     # tiles twice the bytes), exact fp32 128x128 over a block_k of 16
     if tensor_cores and dtype != "float32":
