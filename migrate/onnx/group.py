@@ -3,14 +3,17 @@
 A ``map`` node (elementwise) joins the most recent group when that group is a map or a GEMM (its
 epilogue), computes an output of the same shape, and takes one of its inputs from that group:
 chains like ``MatMul → Add → Relu`` or the ``Div → Erf → Add → Mul → Mul`` GELU pattern become
-one kernel. Every other node starts a group of its own kind. A node without a TileLang form
-(:mod:`.claim`) becomes a ``torch`` group, carrying its reason. A group's outputs are the tensors
+one kernel. An attention pattern (:mod:`.attention`: scores, scale, Softmax, context and the
+transposes around them) is one ``attention`` group, placed where its last node is. Every other
+node starts a group of its own kind. A node without a TileLang form (:mod:`.claim`) becomes a
+``torch`` group, carrying its reason. A group's outputs are the tensors
 it computes that a later group or the graph's outputs read; the rest stay in registers.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import attention
 from .claim import why_not
 from .graph import Graph, Node
 from .ops import OPS
@@ -21,14 +24,17 @@ HOSTS = ("map", "matmul", "conv", "transpose", "concat", "slice", "gather")  # k
 @dataclass
 class Group:
     index: int
-    kind: str                   # map, matmul, reduce, softmax, layernorm, transpose, view, torch
+    kind: str                   # map, matmul, reduce, softmax, layernorm, transpose, attention, view, torch
     nodes: list[Node]
     fallback: str | None = None
+    pattern: attention.Attention | None = None     # an attention group's pattern
     outputs: list[str] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
+        if self.kind == "attention":
+            return f"k{self.index}_attention"
         head = self.nodes[0].op_type.lower()
         tail = "_".join(n.op_type.lower() for n in self.nodes[1:3])
         return f"k{self.index}_{head}" + (f"_{tail}" if tail else "") + ("_etc" if len(self.nodes) > 3 else "")
@@ -41,7 +47,17 @@ class Group:
 def group(graph: Graph) -> list[Group]:
     groups: list[Group] = []
     made_by: dict[str, Group] = {}
+    patterns = attention.find(graph)
+    member = {n.index for a in patterns for n in a.nodes}
+    ends = {a.last.index: a for a in patterns}
     for node in graph.nodes:
+        if node.index in member:
+            a = ends.get(node.index)
+            if a is not None:
+                groups.append(Group(len(groups), "attention", list(a.nodes), pattern=a))
+                for n in a.nodes:
+                    made_by.update({t: groups[-1] for t in n.outputs if t})
+            continue
         reason = why_not(node, graph)
         kind = "torch" if reason else OPS[node.op_type].kind
         last = groups[-1] if groups else None

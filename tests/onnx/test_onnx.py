@@ -53,7 +53,11 @@ def test_attention_block_every_node_in_tilelang(tmp_path):
     assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
     assert _in_tilelang(res.report)
     kinds = {g.kind for g in res.groups}
-    assert {"layernorm", "matmul", "transpose", "softmax", "view", "reduce", "map"} <= kinds
+    assert {"layernorm", "matmul", "attention", "view", "reduce", "map"} <= kinds
+    # scores, scale, Softmax and context in one kernel, the key transpose read through
+    att = next(g for g in res.groups if g.kind == "attention")
+    assert [n.name for n in att.nodes] == ["k_t", "scores", "scale", "softmax", "context"]
+    assert att.inputs[:3] == ["q", "k", "v"] and att.outputs == ["ctx"]
     # every group's intermediate was compared, not only the output
     assert len(res.check["groups"]) == sum(len(g.outputs) for g in res.groups)
 

@@ -18,6 +18,7 @@ tf32) unless ``allow_tf32``; float16/bfloat16 (and float32 with ``allow_tf32``) 
 """
 from __future__ import annotations
 
+from .attention import emit_attention
 from .base import RESERVED, Kernel, Options, Param, compute_dtype, py_name, py_names
 from .conv import emit_conv, emit_pool
 from .gemm import emit_matmul
@@ -38,4 +39,5 @@ EMITTERS = {
     "reduce": emit_reduce,
     "softmax": emit_softmax,
     "layernorm": emit_layernorm,
+    "attention": emit_attention,
 }

@@ -1,0 +1,145 @@
+"""Step 2b: attention patterns, which become one fused kernel each (flash attention).
+
+The pattern is the one exporters write for scaled dot-product attention::
+
+    scores = MatMul(Q, Kt)            Q (..., Sq, D), Kt (..., D, Sk)
+    [scaled = Mul/Div(scores, c)]     c a scalar constant
+    probs = Softmax(scaled, axis=-1)
+    ctx = MatMul(probs, V)            V (..., Sk, Dv)
+
+with the same batch dimensions on Q, Kt and V, a head size D (and Dv) that is a number, and
+every intermediate read by the next node alone (none a graph output). A ``Transpose`` whose only
+reader is the pattern (Q, Kt, V from ``(batch, seq, heads, dim)`` activations) or whose only
+input is its result (``ctx`` back to that layout) joins it: the kernel reads and writes the
+tensors on the far side of the transposes through their axes, and those copies vanish.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .claim import why_not
+from .dims import Dim
+from .graph import Graph, Node
+
+#: the element types the fused kernel computes (half types on tensor cores, the rest exactly)
+DTYPES = ("float16", "bfloat16", "float32", "float64")
+MAX_HEAD = 256
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A tensor the kernel reads or writes, and for each logical axis of the pattern's matrix
+    (batch axes, then rows, then columns) the axis of ``tensor`` that holds it."""
+    tensor: str
+    axes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Attention:
+    q: Operand
+    k: Operand           # logical (..., D, Sk): the second operand of the scores product
+    v: Operand
+    out: Operand
+    scale: float
+    scores: Node
+    softmax: Node
+    context: Node
+    nodes: tuple[Node, ...]     # every node of the pattern, in graph order
+
+    @property
+    def last(self) -> Node:
+        return self.nodes[-1]
+
+
+def _only_reader(graph: Graph, tensor: str, node: Node, outputs: set[str]) -> bool:
+    return tensor not in outputs and [n.index for n in graph.consumers(tensor)] == [node.index]
+
+
+def _producer(graph: Graph, tensor: str) -> Node | None:
+    return next((n for n in graph.nodes if tensor in n.outputs), None)
+
+
+def _scalar(graph: Graph, tensor: str) -> float | None:
+    c = graph.constants.get(tensor)
+    return float(c.reshape(-1)[0]) if c is not None and c.size == 1 else None
+
+
+def _read_through(graph: Graph, tensor: str, reader: Node, outputs: set[str], taken: list[Node]) -> Operand:
+    """``tensor`` as the pattern reads it: through a Transpose that only the pattern reads."""
+    rank = len(graph.info(tensor).shape)
+    t = _producer(graph, tensor)
+    if t is not None and t.op_type == "Transpose" and _only_reader(graph, tensor, reader, outputs) \
+            and why_not(t, graph) is None:
+        perm = tuple(t.attrs.get("perm", range(rank - 1, -1, -1)))
+        taken.append(t)
+        return Operand(t.inputs[0], perm)
+    return Operand(tensor, tuple(range(rank)))
+
+
+def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
+    probs = softmax.outputs[0]
+    shape = graph.info(probs).shape
+    rank = len(shape)
+    if rank < 3 or softmax.attrs.get("axis", -1 if graph.opset >= 13 else 1) % rank != rank - 1:
+        return None
+    readers = graph.consumers(probs)
+    if probs in outputs or len(readers) != 1 or readers[0].op_type != "MatMul" or readers[0].inputs[0] != probs:
+        return None
+    context = readers[0]
+    scale, scaled = 1.0, softmax.inputs[0]
+    made = _producer(graph, scaled)
+    if made is not None and made.op_type in ("Mul", "Div"):
+        if not _only_reader(graph, scaled, softmax, outputs):
+            return None
+        a, b = made.inputs
+        if made.op_type == "Div" and _scalar(graph, b) not in (None, 0.0):
+            scale, scores_t = 1.0 / _scalar(graph, b), a
+        elif made.op_type == "Mul" and _scalar(graph, b) is not None:
+            scale, scores_t = _scalar(graph, b), a
+        elif made.op_type == "Mul" and _scalar(graph, a) is not None:
+            scale, scores_t = _scalar(graph, a), b
+        else:
+            return None
+        scaler = [made]
+    else:
+        scores_t, scaler = scaled, []
+    scores = _producer(graph, scores_t)
+    if scores is None or scores.op_type != "MatMul" or not _only_reader(graph, scores_t, scaler[0] if scaler else softmax, outputs):
+        return None
+    q_t, k_t, v_t = scores.inputs[0], scores.inputs[1], context.inputs[1]
+    out_t = context.outputs[0]
+    q, k, v, o = (graph.info(t) for t in (q_t, k_t, v_t, out_t))
+    if not all(len(i.shape) == rank for i in (q, k, v, o)) or len({q.dtype, k.dtype, v.dtype, o.dtype}) != 1:
+        return None
+    if q.dtype not in DTYPES or any(why_not(n, graph) for n in [scores, *scaler, softmax, context]):
+        return None
+    batch = q.shape[:-2]
+    if k.shape[:-2] != batch or v.shape[:-2] != batch:
+        return None
+    D, Dv = q.shape[-1], v.shape[-1]
+    if any(isinstance(d, Dim) or d > MAX_HEAD for d in (D, Dv)) or k.shape[-2] != D or v.shape[-2] != k.shape[-1]:
+        return None
+    taken: list[Node] = []
+    qo = _read_through(graph, q_t, scores, outputs, taken)
+    ko = _read_through(graph, k_t, scores, outputs, taken) if k_t != q_t else Operand(k_t, tuple(range(rank)))
+    vo = _read_through(graph, v_t, context, outputs, taken) if v_t not in (q_t, k_t) else Operand(v_t, tuple(range(rank)))
+    oo = Operand(out_t, tuple(range(rank)))
+    after = graph.consumers(out_t)
+    if out_t not in outputs and len(after) == 1 and after[0].op_type == "Transpose" and why_not(after[0], graph) is None:
+        perm = tuple(after[0].attrs.get("perm", range(rank - 1, -1, -1)))
+        oo = Operand(after[0].outputs[0], tuple(perm.index(i) for i in range(rank)))
+        taken.append(after[0])
+    nodes = tuple(sorted([*taken, scores, *scaler, softmax, context], key=lambda n: n.index))
+    return Attention(qo, ko, vo, oo, scale, scores, softmax, context, nodes)
+
+
+def find(graph: Graph) -> list[Attention]:
+    """Every attention pattern of ``graph`` (disjoint: one softmax each)."""
+    outputs = {o.name for o in graph.outputs}
+    found = []
+    for node in graph.nodes:
+        if node.op_type == "Softmax":
+            a = _match(graph, node, outputs)
+            if a is not None:
+                found.append(a)
+    return found
