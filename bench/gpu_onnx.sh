@@ -4,7 +4,7 @@
 # (bench/onnx_models.py), converted by `migrate onnx` (dynamic batch/seq: one kernel per group for
 # every size), then `migrate bench --onnx`: the TileLang Model against PyTorch eager running the
 # same graph, end to end and per fused group (GB/s, TFLOP/s), outputs compared with eager and with
-# onnxruntime (CPU) at the full size. fp32 GEMMs are exact fp32 on both sides (no tf32) unless
+# onnxruntime (CPU) at the full size; tile sizes tuned first (TUNE). fp32 GEMMs are exact fp32 on both sides (no tf32) unless
 # ALLOW_TF32=1, which converts with --allow-tf32 and turns tf32 on in torch too.
 #
 # Two ways to run it:
@@ -22,6 +22,9 @@ MODELS=${MODELS:-"transformer:float32 transformer:float16 resnet:float32"}
 STAGE=build/onnx_stage
 tf32=${ALLOW_TF32:-0}
 convert_flags=$([ "$tf32" = 1 ] && echo --allow-tf32)
+# TUNE=1 (the default): `migrate bench --tune` first times a few tile sizes per GEMM and attention
+# kernel on the model's inputs and keeps the fastest equal one (OUT/<model>.tiles.json); TUNE=0: defaults
+tune=$([ "${TUNE:-1}" = 1 ] && echo --tune)
 
 build_and_convert() {   # $1 model, $2 dtype, $3 folder, $4 check flag
   python3 bench/onnx_models.py build --model "$1" --dtype "$2" -o "$3.onnx" || return 1
@@ -67,7 +70,7 @@ for spec in $MODELS; do
   m=${spec%%:*}; d=${spec##*:}; f="$root/${m}_$d"
   if [ "$m" = transformer ]; then dims="--dim batch=8 --dim seq=512"; else dims="--dim batch=8"; fi
   echo "== bench $m $d ($dims)"
-  timeout 280 python3 -m migrate bench --onnx "$f" $dims --reps 10 --rounds 7 \
+  timeout 280 python3 -m migrate bench --onnx "$f" $dims --reps 10 --rounds 7 $tune \
     --json "$RES/onnx_${m}_$d.json" > "$RES/onnx_${m}_$d.txt" 2>&1
   echo "bench exit $?"; cat "$RES/onnx_${m}_$d.txt" | grep -v "TileLang:"
 done

@@ -120,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--tune", action="store_true",
                        help="also search each tile-form kernel's tile sizes, threads and pipeline depths "
                             "(its search space) with TileLang's autotuner, check the fastest against "
-                            "the original and report it")
+                            "the original and report it; with --onnx: a few tile sizes per GEMM, convolution "
+                            "and attention kernel on the model's own inputs, the fastest whose outputs equal the "
+                            "default's kept in OUT/<model>.tiles.json, which the Model then uses")
     bench.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                        help="build the kernels in N processes before timing them one at a time")
     bench.add_argument("--budget", type=float, default=1e9, metavar="SECONDS",
@@ -652,8 +654,16 @@ def cmd_bench_onnx(args, out, err) -> int:
         sp = f" x{r.speedup:5.2f}" if r.speedup else ""
         out.print(f"{r.kernel:34s} {r.kind:10s} {ms(r.tilelang_ms)} ms {ms(r.eager_ms)} ms{sp}{bw}{tf}", markup=False)
 
+    def tuned(kernel, rec):
+        cfg = ", ".join(f"{k}={v}" for k, v in rec["config"].items())
+        failed = sum(1 for r in rec["tried"] if "error" in r or r.get("equal") is False)
+        before = f"{rec['default_ms']:.4f}" if rec["default_ms"] is not None else "-"
+        out.print(f"tuned {kernel}: {cfg} ({before} -> {rec['best_ms']:.4f} ms; {len(rec['tried'])} tried"
+                  + (f", {failed} refused or unequal" if failed else "") + ")", markup=False)
+
     try:
-        res = bench_onnx(args.onnx_dir, dims, reps=args.reps, rounds=args.rounds, seed=args.seed, on_row=show)
+        res = bench_onnx(args.onnx_dir, dims, reps=args.reps, rounds=args.rounds, seed=args.seed, on_row=show,
+                         tune=args.tune, on_tuned=tuned)
     except BenchError as exc:
         err.print(f"migrate bench: {exc}", markup=False)
         return EXIT_USAGE

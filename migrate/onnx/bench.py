@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..runtime.bench import device_peaks
 from ..runtime.compare import compare_arrays
+from . import tune as tune_step
 from .check import ORDER, load_module, to_numpy
 
 
@@ -178,7 +179,7 @@ def _agree(expected: list, got: list, names: list[str], dtypes: list[str], cls: 
 
 
 def bench_onnx(out_dir: str | Path, dims: dict, *, target: str = "cuda", reps: int = 20, rounds: int = 7,
-               seed: int = 0, reference: bool = True, on_row=None) -> dict:
+               seed: int = 0, reference: bool = True, on_row=None, tune: bool = False, on_tuned=None) -> dict:
     """Time ``OUT``'s Model against its Eager baseline; the record ``migrate bench --onnx`` prints."""
     import torch
 
@@ -200,6 +201,14 @@ def bench_onnx(out_dir: str | Path, dims: dict, *, target: str = "cuda", reps: i
     inputs = make_inputs(report, values, device, seed)
     model, eager = mod.Model(target=target), mod.Eager(device=device)
     clock = _Clock(target)
+    tuned = None
+    if tune:
+        tuned = tune_step.tune(model, mod, report, inputs, clock, target=target)
+        path = tune_step.save(out_dir, Path(report["module"]).stem, tuned, name, values)
+        for kernel, rec in tuned.items():
+            if on_tuned is not None:
+                on_tuned(kernel, rec)
+        model = mod.Model(target=target, tiles={k: v["config"] for k, v in tuned.items()})
 
     outs = [model(*inputs)]
     base = [eager(*inputs)]
@@ -256,6 +265,7 @@ def bench_onnx(out_dir: str | Path, dims: dict, *, target: str = "cuda", reps: i
         "end_to_end": {"tilelang_ms": tl, "eager_ms": ea, "speedup": ea / tl if tl else None,
                        "samples": {"tilelang": t_calls, "eager": e_calls}},
         "agreement": agreement,
+        **({"tuning": {"file": str(path), "kernels": tuned}} if tune else {}),
         "groups": [asdict(r) for r in rows],
     }
 

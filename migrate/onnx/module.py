@@ -50,6 +50,7 @@ Each fused group of ONNX nodes is one TileLang kernel: `make_<kernel>(target)` r
 torch tensors (`Model(target="c")` on the CPU); its constants are in {stem}.npz beside this file.
 Nodes without a TileLang form yet run in torch, marked `fallback` here and in report.json.
 """
+import json
 from pathlib import Path
 
 import numpy as np
@@ -228,19 +229,26 @@ def _model_class(graph: Graph, groups, kernels, names, stem, special) -> str:
     inputs = {tuple(i.name for i in graph.inputs)!r}
     outputs = {tuple(o.name for o in graph.outputs)!r}
 
-    def __init__(self, target="cuda", device=None, alloc=None):
-        """``alloc(shape, dtype)`` makes the groups' outputs (default: torch.empty on ``device``)."""
+    def __init__(self, target="cuda", device=None, alloc=None, tiles=None):
+        """``alloc(shape, dtype)`` makes the groups' outputs (default: torch.empty on ``device``);
+        ``tiles`` maps a kernel to its tile sizes (default on CUDA: {stem + ".tiles.json"} beside
+        this file when `migrate bench --onnx --tune` wrote one; else each factory's own)."""
         self.target = target
         self.device = torch.device(device or ("cpu" if target == "c" else "cuda"))
         weights = np.load(Path(__file__).with_name({stem + ".npz"!r}))
         self.weights = {{k: torch.from_numpy(weights[k]).to(self.device) for k in weights.files}}
         self.compiled = {{}}
         self.alloc = alloc or (lambda shape, dtype: torch.empty(shape, dtype=dtype, device=self.device))
+        tuned = Path(__file__).with_name({stem + ".tiles.json"!r})
+        if tiles is None and target != "c" and tuned.is_file():
+            tiles = json.loads(tuned.read_text())["kernels"]
+        self.tiles = tiles or {{}}
 
     def kernel(self, name):
         """The compiled kernel of group ``name`` (compiled on first use, cached by TileLang)."""
         if name not in self.compiled:
-            self.compiled[name] = compile_for(KERNELS[name](target=self.target), self.target)
+            make = KERNELS[name](target=self.target, **self.tiles.get(name, {{}}))
+            self.compiled[name] = compile_for(make, self.target)
         return self.compiled[name]
 
 {_SPECIALISED_METHOD if special else ""}

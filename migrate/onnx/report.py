@@ -30,7 +30,7 @@ def _nbytes(info):
 
 def _work(g: Group, graph: Graph | None) -> dict:
     """The least bytes a group moves (each input read once, each output written once) and its
-    multiply-add FLOPs (GEMM and convolution groups), as expressions of the declared dimensions:
+    multiply-add FLOPs (GEMM, convolution and attention groups), as expressions of the declared dimensions:
     ``migrate bench --onnx`` turns its times into GB/s and TFLOP/s with them."""
     if graph is None or g.kind in ("view", "torch"):
         return {}
@@ -40,7 +40,11 @@ def _work(g: Group, graph: Graph | None) -> dict:
     head = g.nodes[0]
     flops = 0
     out = graph.info(head.outputs[0])
-    if head.op_type in ("MatMul", "Gemm"):
+    if g.kind == "attention":    # the two products: scores (Sq × Sk × D), context (Sq × Dv × Sk)
+        pat = g.pattern
+        scores, ctx = graph.info(pat.scores.outputs[0]), graph.info(pat.context.outputs[0])
+        flops = 2 * scores.numel * graph.info(pat.scores.inputs[0]).shape[-1] + 2 * ctx.numel * scores.shape[-1]
+    elif head.op_type in ("MatMul", "Gemm"):
         a = graph.info(head.inputs[0]).shape
         k = a[-1] if not (head.op_type == "Gemm" and head.attrs.get("transA", 0)) else a[-2]
         flops = 2 * out.numel * k

@@ -57,7 +57,7 @@ def test_attention_block_every_node_in_tilelang(tmp_path):
     # scores, scale, Softmax and context in one kernel, the key transpose read through
     att = next(g for g in res.groups if g.kind == "attention")
     assert [n.name for n in att.nodes] == ["k_t", "scores", "scale", "softmax", "context"]
-    assert att.inputs[:3] == ["q", "k", "v"] and att.outputs == ["ctx"]
+    assert set(att.inputs) == {"q", "k", "v", "scale"} and att.outputs == ["ctx"]
     # every group's intermediate was compared, not only the output
     assert len(res.check["groups"]) == sum(len(g.outputs) for g in res.groups)
 
@@ -207,7 +207,7 @@ def test_resnet_block_every_node_in_tilelang(tmp_path):
 
 
 def test_every_kernel_kind_lowers_for_sm90a(tmp_path):
-    """One kernel of each kind (layernorm, transpose, reduce, softmax, conv, pool, map) lowers to CUDA
+    """One kernel of each kind (layernorm, transpose, reduce, softmax, conv, pool, map, attention) lowers to CUDA
     for sm_90a without a GPU, as the Model compiles it for target "cuda"."""
     import tilelang  # noqa: F401  (before tvm)
     import tvm
@@ -216,8 +216,11 @@ def test_every_kernel_kind_lowers_for_sm90a(tmp_path):
 
     tgt = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
     seen = set()
+    rows = models.make([helper.make_node("Transpose", ["x"], ["xt"], name="t", perm=[1, 0]),
+                        helper.make_node("Softmax", ["xt"], ["y"], name="sm", axis=-1)],
+                       [("x", TensorProto.FLOAT, [6, 10])], [("y", TensorProto.FLOAT, [10, 6])], name="rows")
     for name, model in (("attn", models.attention_block()), ("resnet", models.resnet_block()),
-                        ("pools", models.pools())):
+                        ("pools", models.pools()), ("rows", rows)):
         res = convert(_save(model, tmp_path, name), tmp_path / name)
         mod = check_step.load_module(res.module)
         for g in res.groups:
@@ -226,7 +229,7 @@ def test_every_kernel_kind_lowers_for_sm90a(tmp_path):
                 with tgt:
                     art = tilelang.lower(mod.KERNELS[g.name](target="cuda"), target=tgt)
                 assert "__global__" in art.kernel_source, g.name
-    assert seen == {"layernorm", "transpose", "softmax", "reduce", "map", "conv", "pool"}
+    assert seen == {"layernorm", "transpose", "softmax", "reduce", "map", "conv", "pool", "attention"}
 
 
 
