@@ -12,6 +12,8 @@
 #               build.json names them) with `migrate run --control`, RUN_TIMEOUT (90) s a run,
 #               RUN_JOBS (14) at once: those a change touched or an earlier run did not judge
 #               equal (carry build/dropin_gpu/pool_dropin.tar.xz)
+#   pns-probe   issue 16: pns's original built three ways and its drop-in pair, side by side
+#               (bench/pns_race_probe.sh; carry build/pns_probe and the pool bundle)
 #   onnx        issue 18: the transformer block (and ResNet block) against PyTorch eager
 #               (bench/gpu_onnx.sh; carry build/onnx_stage)
 #   time        issue 17: original against migrated at the programs' own sizes
@@ -27,7 +29,7 @@ STEPS=${STEPS:-"hybrid pool-run onnx"}
 RES=${OUT:-build/gpu_results}
 mkdir -p "$RES"
 . bench/gpu_env.sh > /dev/null
-declare -A DEFAULT=([hybrid]=100 [pool_run]=260 [corpus_run]=200 [onnx]=300 [time]=420 [pool_rerun]=300)
+declare -A DEFAULT=([hybrid]=100 [pool_run]=260 [corpus_run]=200 [onnx]=300 [time]=420 [pool_rerun]=300 [pns_probe]=150)
 rows=()
 for step in $STEPS; do
   key=${step//-/_}
@@ -46,6 +48,7 @@ for step in $STEPS; do
                 timeout "$limit" python -m migrate run "$dest" --control --timeout "${RUN_TIMEOUT:-90}" \
                   --jobs "${RUN_JOBS:-14}" "${picks[@]}" --json "$RES/pool_rerun.json"
                 python bench/migrate_run_table.py "$RES/pool_rerun.json" | tee "$RES/pool_rerun_table.txt" ;;
+    pns-probe) timeout "$limit" bash bench/pns_race_probe.sh ;;
     onnx) MODELS=${MODELS:-"transformer:float16 transformer:float32"} timeout "$limit" bash bench/gpu_onnx.sh ;;
     time) STEPS=time TIME_FROM=${TIME_FROM:-bench/results/2026-12-06h-gpu-pool/gpu_record.json} TIME_RUN_MAX=3 \
             TIME_BUDGET=$((limit - 20)) TIME_ROUNDS=20 JOBS=12 timeout "$limit" bash bench/gpu_realworld.sh ;;
