@@ -45,6 +45,19 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     q_src, q_rows = at(pat.q, "bx * block_m:(bx + 1) * block_m", f"0:{D}")
     k_src, k_rows = at(pat.k, f"0:{D}", "ko * block_n:(ko + 1) * block_n")
     v_src, v_rows = at(pat.v, "ko * block_n:(ko + 1) * block_n", f"0:{Dv}")
+    # CUDA cores read the K tile along its keys and the V tile along Dv (threads side by side in
+    # shared memory): without tensor cores a tile held the other way is transposed as it is loaded
+    k_load = v_load = None
+    if not tensor_cores and not k_rows:
+        k_el, _ = at(pat.k, "d", "ko * block_n + j")
+        k_load = [f"                for j, d in loop(block_n, {D}):  # the keys' rows, read along d",
+                  f"                    k_s[d, j] = T.if_then_else(ko * block_n + j < {Sk}, {k_el}, {literal(0, dtype)})"]
+        k_rows = True
+    if not tensor_cores and not v_rows:
+        v_el, _ = at(pat.v, "ko * block_n + n", "j")
+        v_load = [f"                for j, n in loop({Dv}, block_n):",
+                  f"                    v_s[n, j] = T.if_then_else(ko * block_n + n < {Sk}, {v_el}, {literal(0, dtype)})"]
+        v_rows = True
     # log2(e) folded into the scale: exp(c * s - m) = exp2(c log2(e) * s - m')
     c2 = literal(pat.scale * math.log2(math.e), acc_t)
     ninf = literal(float("-inf"), acc_t)
@@ -68,7 +81,7 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
              "            T.fill(row_sum, 0)",
              f"            T.fill(row_max, {ninf})",
              f"            for ko in T.Pipelined(T.ceildiv({Sk}, block_n), num_stages=stages):  # {where}: keys in blocks of block_n",
-             f"                T.copy({k_src}, k_s)"]
+             *(k_load or [f"                T.copy({k_src}, k_s)"])]
     if tensor_cores:
         body += ["                T.clear(s)",
                  f"                T.gemm(q_s, k_s, s, transpose_A={not q_rows}, transpose_B={not k_rows}, policy=policy)  # {s}"]
@@ -94,7 +107,7 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
              f"                for i, j in loop(block_m, {Dv}):",
              "                    o[i, j] *= rescale[i]",
              "                T.copy(s, p)",
-             f"                T.copy({v_src}, v_s)"]
+             *(v_load or [f"                T.copy({v_src}, v_s)"])]
     if tensor_cores:
         body += [f"                T.gemm(p, v_s, o, transpose_B={not v_rows}, policy=policy)  # {ctx}"]
     else:
