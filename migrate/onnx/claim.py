@@ -68,8 +68,9 @@ def why_not(node: Node, graph: Graph) -> str | None:
             return f"{node.op_type} of other than 2-D images (NCHW) is not tiled in this slice"
         if len([o for o in node.outputs if o]) > 1:
             return "MaxPool's Indices output"
-        if node.attrs.get("ceil_mode", 0):
-            return f"{node.op_type} with ceil_mode"
+        if (node.attrs.get("ceil_mode", 0) and node.attrs.get("count_include_pad", 0)
+                and node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID")):
+            return f"{node.op_type} with ceil_mode, count_include_pad and auto_pad {node.attrs['auto_pad']}"
     if rule.kind == "slice" and any(t not in graph.constants for t in node.inputs[1:] if t):
         return "Slice with starts, ends, axes or steps computed at run time"
     if rule.kind == "gather" and graph.info(node.inputs[1]).dtype not in ("int32", "int64"):

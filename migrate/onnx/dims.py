@@ -160,13 +160,18 @@ class Floor:
     __repr__ = __str__
 
 
-def window_count(n, size: int, stride: int, begin: int = 0, end: int = 0):
+def window_count(n, size: int, stride: int, begin: int = 0, end: int = 0, ceil: bool = False):
     """How many windows of ``size`` places, ``stride`` apart, fit in ``n`` padded by ``begin`` and
-    ``end`` (ONNX Conv and pools, floor rounding): an int, a Dim where the division is exact, else
-    a :class:`Floor`."""
-    room = n + begin + end - size
+    ``end`` (ONNX Conv and pools; ``ceil``: a pool's ceil_mode, a last partial window counted
+    unless it would start in the end padding): an int, a Dim where the division is exact, else a
+    :class:`Floor`. Raises NeedsValue for ceil_mode along a declared extent where that last rule
+    could apply (``end + stride > size``: no one expression counts for every value)."""
+    room = n + begin + end - size + (stride - 1 if ceil else 0)
     if not isinstance(room, Dim):
-        return room // stride + 1
+        count = room // stride + 1
+        return count - 1 if ceil and (count - 1) * stride >= n + begin else count
+    if ceil and end + stride > size:
+        raise NeedsValue(f"a ceil_mode window count along {n} (padding {end}, stride {stride}, window {size})")
     try:
         return room // stride + 1
     except NeedsValue:

@@ -276,11 +276,10 @@ def _window_shape(node: Node, shapes: list):
     """A Conv's or pool's output shape (N, C or M, spatial extents...) with declared spatial
     extents: per axis the windows that fit (``H + 2 - 3 + 1``; ``(H - 1) // 2 + 1`` with a stride,
     a :class:`~.dims.Floor`), auto_pad SAME as ``ceil(H / stride)``; None where the count needs a
-    rule not written here (ceil_mode, a weight of unknown shape)."""
+    rule not written here (a ceil_mode count that depends on the value, a weight of unknown shape)."""
     x = shapes[0]
     rank = len(x) - 2
-    if node.attrs.get("ceil_mode", 0):
-        return None
+    ceil = bool(node.attrs.get("ceil_mode", 0))
     if node.op_type == "Conv":
         if len(shapes) < 2 or shapes[1] is None or len(shapes[1]) != len(x):
             return None
@@ -301,7 +300,10 @@ def _window_shape(node: Node, shapes: list):
             continue
         size = (kernel[d] - 1) * dilations[d] + 1
         begin, end = (0, 0) if auto == "VALID" else (pads[d], pads[rank + d])
-        out.append(window_count(n, size, s, begin, end))
+        try:
+            out.append(window_count(n, size, s, begin, end, ceil))
+        except NeedsValue:
+            return None
     return tuple(out)
 
 

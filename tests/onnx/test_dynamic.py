@@ -279,3 +279,22 @@ def test_concat_along_a_declared_extent(tmp_path):
     assert res.report["derived"] == {"mem_plus_seq": "(mem + seq)"} and not res.special
     assert len(res.check["sizes"]) == 2 and all(s["passed"] for s in res.check["sizes"])
     assert "T.if_then_else(" in res.module.read_text()
+
+
+@pytest.mark.parametrize("op, attrs", [
+    ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+    ("AveragePool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1], count_include_pad=1)),
+    ("AveragePool", dict(kernel_shape=[2, 2], strides=[2, 2], count_include_pad=0)),
+])
+def test_ceil_mode_pools_on_declared_image_sizes(tmp_path, op, attrs):
+    """ceil_mode counts a last partial window; along a declared extent that is one expression
+    whenever the window cannot start in the end padding (here: ``(H + 1) // 2 + 1``, ...). With
+    count_include_pad the partial window divides by its taps inside the padded image. Odd and even
+    sizes, against onnxruntime."""
+    model = models.make([helper.make_node(op, ["x"], ["y"], name="pool", ceil_mode=1, **attrs)],
+                        [("x", TensorProto.FLOAT, ["batch", 3, "H", "W"])],
+                        [("y", TensorProto.FLOAT, ["batch", 3, None, None])], name="ceilpool")
+    res = convert(_save(model, tmp_path, "ceilpool"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert [g.kind for g in res.groups] == ["pool"] and not res.special
+    assert _run_both(_save(model, tmp_path, "ceilpool"), res.module, [(2, 3, 7, 8), (1, 3, 8, 5)]) == [1, 1]
