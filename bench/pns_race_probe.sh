@@ -15,9 +15,11 @@ set -uo pipefail
 RES=${OUT:-build/gpu_results}
 mkdir -p "$RES"
 ARGS=${PNS_ARGS:-"22 100000 200000"}
-DEST=${DEST:-/tmp/pool_dropin}
+# the pair goes to a folder of its own: a partial unpack into the pool run's folder (its
+# build.json) made the pool-run step after it skip the unpacking (2026-12-07, 41 programs lost)
+DEST=${PNS_DEST:-/tmp/pns_pair}
 if [ ! -x "$DEST/pns/main/rebuilt" ] && [ -f build/dropin_gpu/pool_dropin.tar.xz ]; then
-  mkdir -p "$DEST" && tar xJf build/dropin_gpu/pool_dropin.tar.xz -C "$DEST" pns build.json 2>/dev/null
+  mkdir -p "$DEST" && tar xJf build/dropin_gpu/pool_dropin.tar.xz -C "$DEST" pns 2>/dev/null
 fi
 for exe in build/pns_probe/pns_O3 build/pns_probe/pns_ptxO0 build/pns_probe/pns_G \
            "$DEST/pns/main/original" "$DEST/pns/main/rebuilt"; do
