@@ -140,19 +140,24 @@ class _Clock:
 
             torch.cuda.synchronize()
 
+    def per_call(self, fn, reps: int, rounds: int) -> list[float]:
+        """The ms per call of ``fn`` in each of ``rounds`` rounds of ``reps`` calls."""
+        out = []
+        for _ in range(rounds):
+            a = self.mark()
+            for _ in range(reps):
+                fn()
+            b = self.mark()
+            out.append(self.ms(a, b) / reps)
+        return out
+
 
 def time_model(model, inputs, clock: _Clock, reps: int, rounds: int) -> tuple[list[float], dict[str, list[float]]]:
     """(per-call ms of each round, per-group ms of each round)."""
     for _ in range(2):
         model(*inputs)                       # compiles on the first call
     clock.sync()
-    calls = []
-    for _ in range(rounds):
-        a = clock.mark()
-        for _ in range(reps):
-            model(*inputs)
-        b = clock.mark()
-        calls.append(clock.ms(a, b) / reps)
+    calls = clock.per_call(lambda: model(*inputs), reps, rounds)
     groups: dict[str, list[float]] = {}
     for _ in range(rounds):
         marks = [("", clock.mark())]

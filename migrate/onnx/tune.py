@@ -160,14 +160,7 @@ def tune(model, module, report: dict, inputs, clock, *, reps: int = 10, rounds: 
                     if not row["equal"]:
                         row["message"] = next(c.message for c in checks if not c.passed)
                         continue
-                times = []
-                for _ in range(rounds):
-                    a = clock.mark()
-                    for _ in range(reps):
-                        k(*call)
-                    b = clock.mark()
-                    times.append(clock.ms(a, b) / reps)
-                row["ms"] = statistics.median(times)
+                row["ms"] = statistics.median(clock.per_call(lambda: k(*call), reps, rounds))
             except Exception as exc:   # refused at compile or launch: recorded, skipped
                 row["error"] = f"{type(exc).__name__}: {str(exc).strip()[-300:]}"
             if want is None:           # the default itself failed: nothing to compare against
