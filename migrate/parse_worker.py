@@ -32,6 +32,20 @@ def _near_memory_limit() -> bool:
 
 
 def parse_one(common, run: dict) -> dict:
+    import os
+    folder = os.environ.get("C2T_PROFILE")
+    if not folder:
+        return _parse_one(common, run)
+    import cProfile
+    import uuid
+    prof = cProfile.Profile()
+    try:
+        return prof.runcall(_parse_one, common, run)
+    finally:
+        prof.dump_stats(os.path.join(folder, f"{uuid.uuid4().hex}.prof"))
+
+
+def _parse_one(common, run: dict) -> dict:
     from .convert import _parse_job
 
     parsed = _parse_job(run["key"], run["options"])

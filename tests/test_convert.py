@@ -260,3 +260,24 @@ def test_parse_workers_derive_the_spec_tables_of_a_file_without_a_spec(tmp_path)
     assert tables == cv.spec_tables(parse_file(files[0].path, ParseOptions()), here[0])
     assert [t["name"] for t in tables] == ["scale"] and tables[0]["grid"] == [4, 1, 1]
     assert {k.kernel: bool(k.spec_missing) for k in kernels} == {"scale": False, "unused": True}
+
+
+def test_parse_workers_write_a_profile_per_file_when_asked(tmp_path, monkeypatch):
+    """C2T_PROFILE=DIR: each worker run (parse, analysis, emission of one file) leaves a cProfile
+    dump in DIR, which pstats reads and merges (how BENCHMARKS.md's conversion profiles are made)."""
+    import pstats
+
+    from migrate import convert as cv
+    from migrate.parse.frontend import ParseOptions
+
+    prof = tmp_path / "prof"
+    prof.mkdir()
+    monkeypatch.setenv("C2T_PROFILE", str(prof))
+    files = cv.discover([str(CORPUS / "elementwise")], Path("/nonexistent-out"), [])
+    converted: dict = {}
+    cv.parse_all(files, lambda p: ParseOptions(), 1, convert={"keep_original": False, "lift": True,
+                                                               "allow_tf32": False}, converted=converted)
+    dumps = sorted(prof.glob("*.prof"))
+    assert len(dumps) == len(files) == len(converted)
+    stats = pstats.Stats(*map(str, dumps))
+    assert any(fn[2] == "convert_file" for fn in stats.stats)
