@@ -4,7 +4,8 @@ The pattern is the one exporters write for scaled dot-product attention::
 
     scores = MatMul(Q, Kt)            Q (..., Sq, D), Kt (..., D, Sk)
     [scaled = Mul/Div(scores, c)]     c a scalar constant
-    probs = Softmax(scaled, axis=-1)
+    [masked = Add(scaled, mask)]      mask broadcast to the scores (an attention mask)
+    probs = Softmax(masked, axis=-1)
     ctx = MatMul(probs, V)            V (..., Sk, Dv)
 
 with the same batch dimensions on Q, Kt and V, a head size D (and Dv) that is a number, and
@@ -45,6 +46,7 @@ class Attention:
     softmax: Node
     context: Node
     nodes: tuple[Node, ...]     # every node of the pattern, in graph order
+    mask: str | None = None     # a tensor added to the scaled scores (broadcast), or None
 
     @property
     def last(self) -> Node:
@@ -76,6 +78,32 @@ def _read_through(graph: Graph, tensor: str, reader: Node, outputs: set[str], ta
     return Operand(tensor, tuple(range(rank)))
 
 
+def _scores_chain(graph: Graph, t: str, reader: Node, outputs: set[str]):
+    """``t`` as ``MatMul`` [then ``Mul``/``Div`` by a scalar], each result read by the next node
+    alone: (the MatMul, the scale, [the scaling node]), or None."""
+    if not _only_reader(graph, t, reader, outputs):
+        return None
+    made = _producer(graph, t)
+    scale, scaler = 1.0, []
+    if made is not None and made.op_type in ("Mul", "Div"):
+        a, b = made.inputs
+        if made.op_type == "Div" and _scalar(graph, b) not in (None, 0.0):
+            scale, t = 1.0 / _scalar(graph, b), a
+        elif made.op_type == "Mul" and _scalar(graph, b) is not None:
+            scale, t = _scalar(graph, b), a
+        elif made.op_type == "Mul" and _scalar(graph, a) is not None:
+            scale, t = _scalar(graph, a), b
+        else:
+            return None
+        if not _only_reader(graph, t, made, outputs):
+            return None
+        scaler = [made]
+        made = _producer(graph, t)
+    if made is None or made.op_type != "MatMul":
+        return None
+    return made, scale, scaler
+
+
 def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
     probs = softmax.outputs[0]
     shape = graph.info(probs).shape
@@ -86,33 +114,36 @@ def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
     if probs in outputs or len(readers) != 1 or readers[0].op_type != "MatMul" or readers[0].inputs[0] != probs:
         return None
     context = readers[0]
-    scale, scaled = 1.0, softmax.inputs[0]
-    made = _producer(graph, scaled)
-    if made is not None and made.op_type in ("Mul", "Div"):
-        if not _only_reader(graph, scaled, softmax, outputs):
+    # back from the Softmax: [Add(·, mask)] after [Mul/Div by a scalar] after the scores MatMul
+    t, reader, mask, masker = softmax.inputs[0], softmax, None, []
+    made = _producer(graph, t)
+    if made is not None and made.op_type == "Add":
+        if not _only_reader(graph, t, softmax, outputs):
             return None
-        a, b = made.inputs
-        if made.op_type == "Div" and _scalar(graph, b) not in (None, 0.0):
-            scale, scores_t = 1.0 / _scalar(graph, b), a
-        elif made.op_type == "Mul" and _scalar(graph, b) is not None:
-            scale, scores_t = _scalar(graph, b), a
-        elif made.op_type == "Mul" and _scalar(graph, a) is not None:
-            scale, scores_t = _scalar(graph, a), b
+        for side, other in ((0, 1), (1, 0)):   # the side the scores come from; the other is the mask
+            if _scores_chain(graph, made.inputs[side], made, outputs) is not None:
+                t, mask = made.inputs[side], made.inputs[other]
+                break
         else:
             return None
-        scaler = [made]
-    else:
-        scores_t, scaler = scaled, []
-    scores = _producer(graph, scores_t)
-    if scores is None or scores.op_type != "MatMul" or not _only_reader(graph, scores_t, scaler[0] if scaler else softmax, outputs):
+        reader, masker = made, [made]
+    chain = _scores_chain(graph, t, reader, outputs)
+    if chain is None:
         return None
+    scores, scale, scaler = chain
     q_t, k_t, v_t = scores.inputs[0], scores.inputs[1], context.inputs[1]
     out_t = context.outputs[0]
     q, k, v, o = (graph.info(t) for t in (q_t, k_t, v_t, out_t))
     if not all(len(i.shape) == rank for i in (q, k, v, o)) or len({q.dtype, k.dtype, v.dtype, o.dtype}) != 1:
         return None
-    if q.dtype not in DTYPES or any(why_not(n, graph) for n in [scores, *scaler, softmax, context]):
+    if q.dtype not in DTYPES or any(why_not(n, graph) for n in [scores, *scaler, *masker, softmax, context]):
         return None
+    if mask is not None:   # added to every score: broadcast to them, of their type
+        m = graph.info(mask)
+        s_shape = graph.info(scores.outputs[0]).shape
+        if m.dtype != q.dtype or len(m.shape) > rank or any(
+                d != 1 and d != e for d, e in zip(m.shape[::-1], s_shape[::-1])):
+            return None
     batch = q.shape[:-2]
     if k.shape[:-2] != batch or v.shape[:-2] != batch:
         return None
@@ -129,8 +160,8 @@ def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
         perm = tuple(after[0].attrs.get("perm", range(rank - 1, -1, -1)))
         oo = Operand(after[0].outputs[0], tuple(perm.index(i) for i in range(rank)))
         taken.append(after[0])
-    nodes = tuple(sorted([*taken, scores, *scaler, softmax, context], key=lambda n: n.index))
-    return Attention(qo, ko, vo, oo, scale, scores, softmax, context, nodes)
+    nodes = tuple(sorted([*taken, scores, *scaler, *masker, softmax, context], key=lambda n: n.index))
+    return Attention(qo, ko, vo, oo, scale, scores, softmax, context, nodes, mask)
 
 
 def find(graph: Graph) -> list[Attention]:

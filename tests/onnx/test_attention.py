@@ -25,10 +25,12 @@ ELEM = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}
 
 
 def _heads(dtype="float32", heads=2, dim=8, q_perm=(0, 2, 1, 3), k_perm=(0, 2, 3, 1), v_perm=(0, 2, 1, 3),
-           out_perm=(0, 2, 1, 3), scale=("Mul", 0.35), extra_output=None):
+           out_perm=(0, 2, 1, 3), scale=("Mul", 0.35), extra_output=None, mask=None):
     """Multi-head attention over (batch, seq, heads, dim) inputs as exporters write it: each of Q,
     K, V transposed to its operand layout, the scores scaled, Softmax, context, transposed back.
-    A perm of None leaves that tensor as the graph gives it (already in operand layout)."""
+    A perm of None leaves that tensor as the graph gives it (already in operand layout). ``mask``:
+    the shape of an additive mask input (``"computed"``: (batch, 1, 1, seq) made in the graph
+    as ``(1 - m) * -10000`` from a 0/1 input, as BERT exports write it)."""
     e = ELEM[dtype]
     n = helper.make_node
     nodes, inputs = [], []
@@ -54,6 +56,15 @@ def _heads(dtype="float32", heads=2, dim=8, q_perm=(0, 2, 1, 3), k_perm=(0, 2, 3
         nodes.append(n(op, ["s0", "c"], ["s1"], name="scale"))
         inits.append(("c", np.array(c, dtype)))
         scores = "s1"
+    if mask == "computed":
+        inputs.append(("m", e, ["batch", 1, 1, "seq"]))
+        inits += [("one", np.array(1, dtype)), ("big", np.array(-10000, dtype))]
+        nodes += [n("Sub", ["one", "m"], ["m1"], name="invert"), n("Mul", ["m1", "big"], ["mask"], name="to_bias")]
+    elif mask is not None:
+        inputs.append(("mask", e, list(mask)))
+    if mask is not None:
+        nodes.append(n("Add", [scores, "mask"], ["s2"], name="masked"))
+        scores = "s2"
     nodes += [n("Softmax", [scores], ["p"], name="softmax", axis=-1), n("MatMul", ["p", v], ["ctx"], name="context")]
     ctx = ["batch", heads, "seq", dim]
     outputs = [("y", e, ctx if out_perm is None else [ctx[i] for i in out_perm])]
@@ -123,7 +134,8 @@ def test_half_kernels_lower_for_sm90a_in_every_orientation(tmp_path):
     from migrate.onnx import check as check_step
 
     tgt = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
-    for i, layout in enumerate([dict(), dict(q_perm=(0, 2, 3, 1), k_perm=None, v_perm=(0, 1, 3, 2))]):
+    for i, layout in enumerate([dict(), dict(q_perm=(0, 2, 3, 1), k_perm=None, v_perm=(0, 1, 3, 2)),
+                                dict(mask=["batch", 1, 1, "seq"])]):
         res = convert(_save(_heads("float16", dim=64, **layout), tmp_path, f"h{i}"), tmp_path / f"out{i}")
         mod = check_step.load_module(res.module)
         with tgt:
@@ -183,3 +195,17 @@ def test_a_wrong_configuration_is_refused_by_the_comparison(tmp_path, monkeypatc
     assert rows[16]["equal"] is False and "ms" not in rows[16] and rows[16]["message"]
     assert rows[32]["equal"] is True and "ms" in rows[32]
     assert tuned["k0_attention"]["config"]["block_m"] in (64, 32)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("mask", [["batch", 1, 1, "seq"], ["batch", 2, "seq", "seq"], "computed"])
+def test_an_additive_mask_joins_the_pattern(tmp_path, dtype, mask):
+    """Softmax(scores · c + mask): the mask (one row per batch entry broadcast over heads and
+    queries, a full one, or one the graph computes with a Mul of its own) is added inside the
+    kernel; equal to onnxruntime at ragged lengths."""
+    res = convert(_save(_heads(dtype, mask=mask), tmp_path), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    att = next(g for g in res.groups if g.kind == "attention")
+    assert "masked" in [n.name for n in att.nodes] and att.pattern.mask == "mask"
+    assert "to_bias" not in [n.name for n in att.nodes]   # the mask's own Mul is not the scale
+    assert att.pattern.scale == pytest.approx(0.35, rel=1e-3)

@@ -12,7 +12,7 @@ import math
 from ..dims import many
 from ..graph import Graph
 from ..group import Group
-from ..indexing import prod, unravel
+from ..indexing import broadcast_index, prod, subscript, unravel
 from ..ops import literal
 from .base import TILED_PRELUDE, Body, Kernel, Options, accum_dtype, cast_to, factory, tolerance_class
 
@@ -92,9 +92,20 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
                  f"                for d in T.serial({D}):  # {s}: exact {dtype} multiply-adds",
                  "                    for i, j in loop(block_m, block_n):",
                  f"                        s[i, j] += {cast_to(qe, dtype, acc_t)} * {cast_to(ke, dtype, acc_t)}"]
-    body += ["                for i, j in loop(block_m, block_n):  # the scale (times log2(e)); keys past the end weigh nothing",
-             f"                    s[i, j] = T.if_then_else(ko * block_n + j < {Sk}, s[i, j] * {c2}, {ninf})",
-             f"                T.reduce_max(s, block_max, dim=1, clear=True)  # {sm}: online, the maximum so far",
+    if pat.mask is None:
+        body += ["                for i, j in loop(block_m, block_n):  # the scale (times log2(e)); keys past the end weigh nothing",
+                 f"                    s[i, j] = T.if_then_else(ko * block_n + j < {Sk}, s[i, j] * {c2}, {ninf})"]
+    else:   # the mask added to the scaled scores (times log2(e)), read where the element exists
+        m = graph.info(pat.mask)
+        scores_shape = graph.info(pat.scores.outputs[0]).shape
+        m_el = subscript(b.param(pat.mask, m.shape),
+                         broadcast_index(m.shape, scores_shape, bz + ["bx * block_m + i", "ko * block_n + j"]))
+        add = next(n for n in pat.nodes if n.op_type == "Add")
+        body += [f"                for i, j in loop(block_m, block_n):  # the scale, then {add.op_type} '{add.name}' (times log2(e)); "
+                 "keys past the end weigh nothing",
+                 f"                    s[i, j] = T.if_then_else(ko * block_n + j < {Sk} and bx * block_m + i < {Sq}, "
+                 f"s[i, j] * {c2} + {cast_to(m_el, m.dtype, acc_t)} * {literal(math.log2(math.e), acc_t)}, {ninf})"]
+    body += [f"                T.reduce_max(s, block_max, dim=1, clear=True)  # {sm}: online, the maximum so far",
              "                for i in loop(block_m):",
              "                    block_max[i] = T.max(block_max[i], row_max[i])",
              "                    rescale[i] = T.exp2(row_max[i] - block_max[i])",
