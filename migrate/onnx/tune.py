@@ -50,10 +50,11 @@ CANDIDATES = {
         dict(block_m=64, block_n=128, stages=2, threads=128),
         dict(block_m=128, block_n=128, stages=2, threads=256),
     ],
-    ("attention", "exact"): [
-        dict(block_m=32, block_n=64, stages=1, threads=256),
-        dict(block_m=64, block_n=32, stages=1, threads=128),
-        dict(block_m=128, block_n=64, stages=1, threads=256),
+    ("attention", "exact"): [   # one row per thread (threads = block_m): see kernels/attention.py
+        dict(block_m=64, block_n=32, stages=1, threads=64),
+        dict(block_m=128, block_n=64, stages=1, threads=128),
+        dict(block_m=64, block_n=64, stages=1, threads=64),
+        dict(block_m=128, block_n=32, stages=2, threads=128),
     ],
 }
 
