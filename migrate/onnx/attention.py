@@ -8,7 +8,8 @@ The pattern is the one exporters write for scaled dot-product attention::
     probs = Softmax(masked, axis=-1)
     ctx = MatMul(probs, V)            V (..., Sk, Dv)
 
-with the same batch dimensions on Q, Kt and V, a head size D (and Dv) that is a number, and
+with the batch dimensions of Q on Kt and V (or 1 there: one K/V head shared by all, multi-query
+attention), a head size D (and Dv) that is a number, and
 every intermediate read by the next node alone (none a graph output). A ``Transpose`` whose only
 reader is the pattern (Q, Kt, V from ``(batch, seq, heads, dim)`` activations) or whose only
 input is its result (``ctx`` back to that layout) joins it: the kernel reads and writes the
@@ -144,8 +145,8 @@ def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
         if m.dtype != q.dtype or len(m.shape) > rank or any(
                 d != 1 and d != e for d, e in zip(m.shape[::-1], s_shape[::-1])):
             return None
-    batch = q.shape[:-2]
-    if k.shape[:-2] != batch or v.shape[:-2] != batch:
+    batch = q.shape[:-2]   # K and V may have one head for all (multi-query attention): broadcast
+    if any(d != e and d != 1 for t in (k, v) for d, e in zip(t.shape[:-2], batch)) or o.shape[:-2] != batch:
         return None
     D, Dv = q.shape[-1], v.shape[-1]
     if any(isinstance(d, Dim) or d > MAX_HEAD for d in (D, Dv)) or k.shape[-2] != D or v.shape[-2] != k.shape[-1]:

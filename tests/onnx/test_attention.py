@@ -25,7 +25,7 @@ ELEM = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}
 
 
 def _heads(dtype="float32", heads=2, dim=8, q_perm=(0, 2, 1, 3), k_perm=(0, 2, 3, 1), v_perm=(0, 2, 1, 3),
-           out_perm=(0, 2, 1, 3), scale=("Mul", 0.35), extra_output=None, mask=None):
+           out_perm=(0, 2, 1, 3), scale=("Mul", 0.35), extra_output=None, mask=None, kv_heads=None):
     """Multi-head attention over (batch, seq, heads, dim) inputs as exporters write it: each of Q,
     K, V transposed to its operand layout, the scores scaled, Softmax, context, transposed back.
     A perm of None leaves that tensor as the graph gives it (already in operand layout). ``mask``:
@@ -46,8 +46,9 @@ def _heads(dtype="float32", heads=2, dim=8, q_perm=(0, 2, 1, 3), k_perm=(0, 2, 3
         return name + "_t"
 
     q = operand("q", q_perm, ["batch", heads, "seq", dim])
-    k = operand("k", k_perm, ["batch", heads, dim, "seq"])
-    v = operand("v", v_perm, ["batch", heads, "seq", dim])
+    kv = heads if kv_heads is None else kv_heads
+    k = operand("k", k_perm, ["batch", kv, dim, "seq"])
+    v = operand("v", v_perm, ["batch", kv, "seq", dim])
     nodes.append(n("MatMul", [q, k], ["s0"], name="scores"))
     inits = []
     scores = "s0"
@@ -209,3 +210,15 @@ def test_an_additive_mask_joins_the_pattern(tmp_path, dtype, mask):
     assert "masked" in [n.name for n in att.nodes] and att.pattern.mask == "mask"
     assert "to_bias" not in [n.name for n in att.nodes]   # the mask's own Mul is not the scale
     assert att.pattern.scale == pytest.approx(0.35, rel=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_one_key_value_head_for_all_query_heads(tmp_path, dtype):
+    """Multi-query attention: K and V with one head, broadcast by the MatMuls over Q's three; the
+    kernel reads head 0 of them for every query head; equal to onnxruntime."""
+    model = _heads(dtype, heads=3, kv_heads=1, k_perm=None, v_perm=None, mask=["batch", 1, 1, "seq"])
+    res = convert(_save(model, tmp_path), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert [g.kind for g in res.groups][0] == "attention"
+    text = res.module.read_text()
+    assert "k[bz // 3, 0, " in text or "k[bz // 3, 0," in text, text[text.index("T.copy(k"):][:200]

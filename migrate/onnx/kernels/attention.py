@@ -36,8 +36,9 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         """``op``'s element (or region) at logical (batch, rows, cols), and whether its rows axis
         comes before its columns axis in the tensor (the tile's orientation)."""
         idx = [""] * len(op.axes)
+        extents = graph.info(op.tensor).shape
         for i, ax in enumerate(op.axes[:-2]):
-            idx[ax] = bz[i]
+            idx[ax] = "0" if extents[ax] == 1 else bz[i]   # a batch axis broadcast (one K/V head)
         idx[op.axes[-2]], idx[op.axes[-1]] = rows, cols
         name = b.param(op.tensor, graph.info(op.tensor).shape)
         return f"{name}[{', '.join(idx)}]", op.axes[-2] < op.axes[-1]
