@@ -314,6 +314,7 @@ class Signature:
     form: str = "portable"
     source: str = ""
     pass_configs: tuple = ()  # (key, value) TileLang pass options the kernel is compiled with
+    gpu_pass_configs: tuple = ()  # (key, value) pass options added where it is compiled for a GPU
     tune: dict | None = None  # tile form: factory keyword -> candidate values for autotuning
     # tile form: (buffer, (extent, ...)) for buffers the kernel takes as row-major arrays; each
     # extent names the scalar parameter that gives it, None the whole rows the buffer holds
@@ -679,10 +680,12 @@ def prim_func(sig: Signature, grid, block, shared_bytes: int = 0, template=None,
                            **template_kwargs(sig, template), **options)
     finally:
         cuda_math.set_target(previous)  # and the module's default is the caller's again
+    gpu = dict(sig.gpu_pass_configs) if side == "cuda" else {}
     if not sizes:
-        return func, dict(sig.pass_configs)
+        return func, {**dict(sig.pass_configs), **gpu}
     params = {p.name: p for p in func.params}
-    return func.specialize({params[name]: value for name, value in sizes.items()}), dict(sig.static_pass_configs)
+    return (func.specialize({params[name]: value for name, value in sizes.items()}),
+            {**dict(sig.static_pass_configs), **gpu})
 
 
 def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target=None,

@@ -65,7 +65,8 @@ class _Launch:
 
     @property
     def pass_configs(self) -> dict:
-        return dict(self.sig.static_pass_configs if self.sizes else self.sig.pass_configs)
+        return {**dict(self.sig.static_pass_configs if self.sizes else self.sig.pass_configs),
+                **dict(self.sig.gpu_pass_configs)}   # the autotuner compiles for the GPU
 
 
 def tunable_program(launch: _Launch, keys):

@@ -117,8 +117,10 @@ REDUCESUMATOMIC = Signature(
     form="portable",
     source="warp_reduce_sum.cu",
     # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
-    # may place inside loops whose trip count differs between threads (a deadlock on the GPU)
+    # may place inside loops whose trip count differs between threads (a deadlock on the GPU); on
+    # GPUs, as in CUDA, buffer accesses are not bounds-checked
     pass_configs=(("tl.disable_thread_storage_sync", True),),
+    gpu_pass_configs=(("tl.disable_safe_memory_legalize", True),),
 )
 
 
