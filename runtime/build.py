@@ -203,9 +203,11 @@ def _writable(root: Path) -> Path:
     """``root`` if it can be created and written, else a per-user folder under the temp dir."""
     try:
         root.mkdir(parents=True, exist_ok=True)
-        probe = root / f".probe-{os.getpid()}"
+        # one probe per thread: threads of one process building at once (the CPU executor's
+        # concurrent builds) each removed the other's probe and fell back to the temp folder
+        probe = root / f".probe-{os.getpid()}-{threading.get_ident()}"
         probe.write_text("")
-        probe.unlink()
+        probe.unlink(missing_ok=True)
         return root
     except OSError:
         alt = Path(tempfile.gettempdir()) / f"cuda2tile-cache-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
