@@ -58,10 +58,6 @@ def _only_reader(graph: Graph, tensor: str, node: Node, outputs: set[str]) -> bo
     return tensor not in outputs and [n.index for n in graph.consumers(tensor)] == [node.index]
 
 
-def _producer(graph: Graph, tensor: str) -> Node | None:
-    return next((n for n in graph.nodes if tensor in n.outputs), None)
-
-
 def _scalar(graph: Graph, tensor: str) -> float | None:
     c = graph.constants.get(tensor)
     return float(c.reshape(-1)[0]) if c is not None and c.size == 1 else None
@@ -70,7 +66,7 @@ def _scalar(graph: Graph, tensor: str) -> float | None:
 def _read_through(graph: Graph, tensor: str, reader: Node, outputs: set[str], taken: list[Node]) -> Operand:
     """``tensor`` as the pattern reads it: through a Transpose that only the pattern reads."""
     rank = len(graph.info(tensor).shape)
-    t = _producer(graph, tensor)
+    t = graph.producer(tensor)
     if t is not None and t.op_type == "Transpose" and _only_reader(graph, tensor, reader, outputs) \
             and why_not(t, graph) is None:
         perm = tuple(t.attrs.get("perm", range(rank - 1, -1, -1)))
@@ -84,7 +80,7 @@ def _scores_chain(graph: Graph, t: str, reader: Node, outputs: set[str]):
     alone: (the MatMul, the scale, [the scaling node]), or None."""
     if not _only_reader(graph, t, reader, outputs):
         return None
-    made = _producer(graph, t)
+    made = graph.producer(t)
     scale, scaler = 1.0, []
     if made is not None and made.op_type in ("Mul", "Div"):
         a, b = made.inputs
@@ -99,7 +95,7 @@ def _scores_chain(graph: Graph, t: str, reader: Node, outputs: set[str]):
         if not _only_reader(graph, t, made, outputs):
             return None
         scaler = [made]
-        made = _producer(graph, t)
+        made = graph.producer(t)
     if made is None or made.op_type != "MatMul":
         return None
     return made, scale, scaler
@@ -116,19 +112,18 @@ def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
         return None
     context = readers[0]
     # back from the Softmax: [Add(·, mask)] after [Mul/Div by a scalar] after the scores MatMul
-    t, reader, mask, masker = softmax.inputs[0], softmax, None, []
-    made = _producer(graph, t)
+    mask, masker = None, []
+    made = graph.producer(softmax.inputs[0])
     if made is not None and made.op_type == "Add":
-        if not _only_reader(graph, t, softmax, outputs):
+        if not _only_reader(graph, softmax.inputs[0], softmax, outputs):
             return None
-        for side, other in ((0, 1), (1, 0)):   # the side the scores come from; the other is the mask
-            if _scores_chain(graph, made.inputs[side], made, outputs) is not None:
-                t, mask = made.inputs[side], made.inputs[other]
+        for side in (0, 1):   # the side the scores come from; the other is the mask
+            chain = _scores_chain(graph, made.inputs[side], made, outputs)
+            if chain is not None:
+                mask, masker = made.inputs[1 - side], [made]
                 break
-        else:
-            return None
-        reader, masker = made, [made]
-    chain = _scores_chain(graph, t, reader, outputs)
+    else:
+        chain = _scores_chain(graph, softmax.inputs[0], softmax, outputs)
     if chain is None:
         return None
     scores, scale, scaler = chain

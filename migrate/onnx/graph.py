@@ -80,6 +80,9 @@ class Graph:
     def consumers(self, tensor: str) -> list[Node]:
         return [n for n in self.nodes if tensor in n.inputs]
 
+    def producer(self, tensor: str) -> Node | None:
+        return next((n for n in self.nodes if tensor in n.outputs), None)
+
 
 class ImportFailed(Exception):
     """The model cannot be converted at all (the bag holds the reason)."""

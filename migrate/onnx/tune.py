@@ -16,7 +16,7 @@ import statistics
 from pathlib import Path
 
 from ..runtime.compare import compare_arrays
-from .check import to_numpy
+from .check import poisoned_empty, to_numpy
 
 #: per group kind and element class, the configurations tried (factory keyword arguments) besides
 #: the factory's default; keys a factory does not take are dropped
@@ -96,13 +96,9 @@ def capture(model, inputs) -> dict[str, tuple]:
 
 
 def _poison(tensors) -> None:
-    import torch
-
+    """The check's poison pattern (:func:`.check.poisoned_empty`) into each tensor."""
     for t in tensors:
-        if t.dtype.is_floating_point:
-            t.fill_(float("nan"))
-        else:
-            t.fill_(torch.iinfo(t.dtype).max)
+        t.copy_(poisoned_empty(tuple(t.shape), t.dtype))
 
 
 def _compile_all(make, configs: list[dict], target: str, compile_for, jobs: int) -> list:

@@ -40,7 +40,7 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         for i, ax in enumerate(op.axes[:-2]):
             idx[ax] = "0" if extents[ax] == 1 else bz[i]   # a batch axis broadcast (one K/V head)
         idx[op.axes[-2]], idx[op.axes[-1]] = rows, cols
-        name = b.param(op.tensor, graph.info(op.tensor).shape)
+        name = b.param(op.tensor, extents)
         return f"{name}[{', '.join(idx)}]", op.axes[-2] < op.axes[-1]
 
     q_src, q_rows = at(pat.q, "bx * block_m:(bx + 1) * block_m", f"0:{D}")

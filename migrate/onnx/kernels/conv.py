@@ -160,27 +160,29 @@ def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     iw = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"ow * {sw} - {pw} + kw * {dw}")
     pixel = [f"                img = p // {Ho * Wo}", f"                oh = p // {Wo} % {Ho}", f"                ow = p % {Wo}"]
     load = cast_to(f"{X}[img, oc, ih, iw]", x.dtype, acc_t)
+    # an average divides by its taps inside the image (count_include_pad=0), by the window's size,
+    # or, with ceil_mode and count_include_pad, by its taps inside the padded image (a last window
+    # may reach past the end padding)
     count_pad = bool(head.attrs.get("count_include_pad", 0))
-    # ceil_mode: a last window may reach past the end padding; with count_include_pad it divides
-    # by its taps inside the padded image, not by the window's size
-    pad_taps = count_pad and bool(head.attrs.get("ceil_mode", 0))
-    if pad_taps:
+    image_taps = not is_max and not count_pad
+    padded = None
+    if not is_max and count_pad and head.attrs.get("ceil_mode", 0):
         pads = head.attrs.get("pads", [0, 0, 0, 0]) if head.attrs.get("auto_pad", "NOTSET") == "NOTSET" else [0, 0, 0, 0]
-        inside = f"-{ph} <= ih and ih < {H} + {pads[2]} and -{pw} <= iw and iw < {W} + {pads[3]}"
+        padded = f"-{ph} <= ih and ih < {H} + {pads[2]} and -{pw} <= iw and iw < {W} + {pads[3]}"
+    taps = image_taps or padded is not None
     if is_max:
         update = [f"                        acc[i, j] = T.max(acc[i, j], {load})"]
         start = f"            T.fill(acc, {literal(float('-inf'), acc_t)})"
         value = "acc[i, j]"
     else:
-        update = [f"                        acc[i, j] += {load}"] + ([] if count_pad else
-                                                                   ["                        taps[i, j] += 1"])
-        start = "            T.clear(acc)" + ("" if count_pad else "\n            T.clear(taps)")
-        value = f"acc[i, j] / {literal(KH * KW, acc_t)}" if count_pad and not pad_taps else "acc[i, j] / taps[i, j]"
-        start += "\n            T.clear(taps)" if pad_taps else ""
+        update = [f"                        acc[i, j] += {load}"] + (["                        taps[i, j] += 1"]
+                                                                   if image_taps else [])
+        start = "            T.clear(acc)" + ("\n            T.clear(taps)" if taps else "")
+        value = "acc[i, j] / taps[i, j]" if taps else f"acc[i, j] / {literal(KH * KW, acc_t)}"
     body = [
         f"        with T.Kernel(T.ceildiv({C}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
         f"            acc = alloc((block_m, block_n), T.{acc_t})",
-    ] + ([] if is_max or (count_pad and not pad_taps) else [f"            taps = alloc((block_m, block_n), T.{acc_t})"]) + [
+    ] + ([f"            taps = alloc((block_m, block_n), T.{acc_t})"] if taps else []) + [
         start,
         f"            for kh, kw in T.grid({KH}, {KW}):  # {head.op_type} '{head.name}': the window's taps",
         "                for i, j in loop(block_m, block_n):",
@@ -190,8 +192,8 @@ def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         f"                    ih = {ih}",
         f"                    iw = {iw}",
         f"                    if p < {P} and oc < {C} and 0 <= ih and ih < {H} and 0 <= iw and iw < {W}:",
-    ] + update + ([f"                    if p < {P} and oc < {C} and {inside}:  # a tap of the padded image",
-                   "                        taps[i, j] += 1"] if pad_taps else []) + [
+    ] + update + ([f"                    if p < {P} and oc < {C} and {padded}:  # a tap of the padded image",
+                   "                        taps[i, j] += 1"] if padded else []) + [
         "            for i, j in loop(block_m, block_n):",
         "                p = by * block_m + i",
         "                oc = bx * block_n + j",
