@@ -148,28 +148,17 @@ def _kept(text: str) -> list[tuple[int, str]]:
     return [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if not is_time_like(ln) and ln.strip()]
 
 
-def _line_differs(le: str, la: str, rtol: float, atol: float, tolerance: str) -> str | None:
-    """Why line ``la`` differs from ``le`` (None when equal)."""
+def _line_differs(le: str, la: str, rtol: float, atol: float, tolerance: str, lc: str | None = None) -> str | None:
+    """Why line ``la`` differs from ``le`` (None when equal). With ``lc``, the line as the
+    original printed it in its control run: a number its two runs print differently must lie
+    within their spread (between the two values, widened by their difference), not equal ``le``'s."""
     te, ne = _split(le)
     ta, na = _split(la)
-    if te != ta or len(ne) != len(na):
-        return "text"
-    for e, a in zip(ne, na):
-        if not _numbers_equal(e, a, rtol, atol):
-            return f"number {e} != {a} ({tolerance})"
-    return None
-
-
-def _varying_line_differs(le: str, lc: str, la: str, rtol: float, atol: float, tolerance: str) -> str | None:
-    """Why ``la`` differs from a line the original printed as ``le`` and, run again, as ``lc``
-    (None when its words match and each number lies where the original's own two runs allow)."""
-    te, ne = _split(le)
-    tc, nc = _split(lc)
-    ta, na = _split(la)
+    tc, nc = _split(lc) if lc is not None else (te, ne)
     if te != ta or len(ne) != len(na) or tc != te or len(nc) != len(ne):
         return "text"
     for e, c, a in zip(ne, nc, na):
-        if _numbers_equal(e, c, rtol, atol):
+        if lc is None or _numbers_equal(e, c, rtol, atol):
             if not _numbers_equal(e, a, rtol, atol):
                 return f"number {e} != {a} ({tolerance})"
             continue
@@ -216,15 +205,12 @@ def compare_outputs(expected: str, actual: str, tolerance: str = "fp32", status=
         res.mismatches.append({"line": None, "expected": len(e_kept), "actual": len(a_kept),
                                "why": "number of lines compared"})
     for (ie, le), (_ia, la) in zip(e_kept, a_kept):
-        if ie in varies:
-            why = _varying_line_differs(le, varies[ie], la, rtol, atol, tolerance)
-            if why is None:
-                res.lines_varying += 1
-                if len(res.varying) < keep:
-                    res.varying.append({"line": ie, "expected": le, "control": varies[ie], "actual": la})
-                continue
-        else:
-            why = _line_differs(le, la, rtol, atol, tolerance)
+        why = _line_differs(le, la, rtol, atol, tolerance, varies.get(ie))
+        if ie in varies and why is None:
+            res.lines_varying += 1
+            if len(res.varying) < keep:
+                res.varying.append({"line": ie, "expected": le, "control": varies[ie], "actual": la})
+            continue
         res.lines_compared += 1
         if why:
             res.equal = False
