@@ -59,13 +59,22 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         v_load = [f"                for j, n in loop({Dv}, block_n):",
                   f"                    v_s[n, j] = T.if_then_else(ko * block_n + n < {Sk}, {v_el}, {literal(0, dtype)})"]
         v_rows = True
+    # without tensor cores each thread walks one row of Q and of the probabilities in shared
+    # memory: a row-major tile of D (or block_n) columns puts every thread of a warp on one bank,
+    # so those tiles get one column of padding and are filled element by element
+    q_load = None
+    q_cols = D if tensor_cores or not q_rows else f"{D} + 1"
+    if not tensor_cores and q_rows:
+        q_el, _ = at(pat.q, "bx * block_m + i", "d")
+        q_load = [f"            for i, d in loop(block_m, {D}):  # Q's rows, one column of padding",
+                  f"                q_s[i, d] = T.if_then_else(bx * block_m + i < {Sq}, {q_el}, {literal(0, dtype)})"]
     # log2(e) folded into the scale: exp(c * s - m) = exp2(c log2(e) * s - m')
     c2 = literal(pat.scale * math.log2(math.e), acc_t)
     ninf = literal(float("-inf"), acc_t)
     where = " → ".join(f"{n.op_type} '{n.name}'" for n in pat.nodes)
     s, sm, ctx = (f"{n.op_type} '{n.name}'" for n in (pat.scores, pat.softmax, pat.context))
     body = [f"        with T.Kernel(T.ceildiv({Sq}, block_m), {prod(batch)}, threads=threads) as (bx, bz):",
-            f"            q_s = T.alloc_shared({tile(q_rows, 'block_m', D)}, T.{dtype}, scope=shared_scope)",
+            f"            q_s = T.alloc_shared({tile(q_rows, 'block_m', q_cols)}, T.{dtype}, scope=shared_scope)",
             f"            k_s = T.alloc_shared({tile(k_rows, D, 'block_n')}, T.{dtype}, scope=shared_scope)",
             f"            v_s = T.alloc_shared({tile(v_rows, 'block_n', Dv)}, T.{dtype}, scope=shared_scope)",
             f"            s = alloc((block_m, block_n), T.{acc_t})",
@@ -76,8 +85,8 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
             f"            row_sum = alloc((block_m,), T.{acc_t})",
             f"            block_sum = alloc((block_m,), T.{acc_t})"]
     body += ([f"            p = alloc((block_m, block_n), T.{dtype})"] if tensor_cores else
-             [f"            p = T.alloc_shared((block_m, block_n), T.{acc_t}, scope=shared_scope)"])
-    body += [f"            T.copy({q_src}, q_s)",
+             [f"            p = T.alloc_shared((block_m, block_n + 1), T.{acc_t}, scope=shared_scope)"])
+    body += [*(q_load or [f"            T.copy({q_src}, q_s)"]),
              "            T.fill(o, 0)",
              "            T.fill(row_sum, 0)",
              f"            T.fill(row_max, {ninf})",
@@ -118,7 +127,9 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
              "                    row_sum[i] = row_sum[i] * rescale[i] + block_sum[i]",
              f"                for i, j in loop(block_m, {Dv}):",
              "                    o[i, j] *= rescale[i]",
-             "                T.copy(s, p)",
+             *(["                T.copy(s, p)"] if tensor_cores else
+               ["                for i, j in loop(block_m, block_n):  # the probabilities, one column of padding",
+                "                    p[i, j] = s[i, j]"]),
              *(v_load or [f"                T.copy({v_src}, v_s)"])]
     if tensor_cores:
         body += [f"                T.gemm(p, v_s, o, transpose_B={not v_rows}, policy=policy)  # {ctx}"]
