@@ -64,8 +64,8 @@ def why_not(node: Node, graph: Graph) -> str | None:
         if len(infos) > 2 and infos[2].shape != (infos[1].shape[0],):
             return "Conv with a bias of unusual shape"
     if rule.kind == "pool":
-        if len(infos[0].shape) != 4:
-            return f"{node.op_type} of other than 2-D images (NCHW) is not tiled in this slice"
+        if len(infos[0].shape) not in (3, 4, 5):
+            return f"{node.op_type} of other than 1-, 2- or 3-D images (NCW, NCHW, NCDHW) is not tiled in this slice"
         if len([o for o in node.outputs if o]) > 1:
             return "MaxPool's Indices output"
         if (node.attrs.get("ceil_mode", 0) and node.attrs.get("count_include_pad", 0)

@@ -298,3 +298,31 @@ def test_ceil_mode_pools_on_declared_image_sizes(tmp_path, op, attrs):
     assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
     assert [g.kind for g in res.groups] == ["pool"] and not res.special
     assert _run_both(_save(model, tmp_path, "ceilpool"), res.module, [(2, 3, 7, 8), (1, 3, 8, 5)]) == [1, 1]
+
+
+@pytest.mark.parametrize("op, attrs, dims, sizes", [
+    ("MaxPool", dict(kernel_shape=[3], strides=[2], pads=[1, 0], dilations=[2]), ["batch", 3, "L"],
+     [(2, 3, 13), (1, 3, 8)]),
+    ("AveragePool", dict(kernel_shape=[2], strides=[1], pads=[1, 1], count_include_pad=0), ["batch", 3, "L"],
+     [(2, 3, 9), (1, 3, 4)]),
+    ("MaxPool", dict(kernel_shape=[2, 3, 2], strides=[1, 2, 2], pads=[0, 1, 1, 1, 1, 0], dilations=[2, 1, 1]),
+     ["batch", 2, "D", "H", "W"], [(2, 2, 6, 7, 5), (1, 2, 5, 9, 8)]),
+    ("AveragePool", dict(kernel_shape=[2, 2, 3], strides=[2, 1, 2], pads=[1, 0, 1, 0, 1, 1], dilations=[1, 2, 1],
+                         count_include_pad=1, ceil_mode=1), ["batch", 2, "D", "H", "W"],
+     [(2, 2, 5, 6, 7), (1, 2, 8, 5, 6)]),
+    ("AveragePool", dict(kernel_shape=[3, 2, 2], pads=[1, 1, 0, 1, 1, 1], count_include_pad=0), ["batch", 2, "D", "H", "W"],
+     [(1, 2, 4, 5, 6)]),
+])
+def test_pools_over_one_and_three_spatial_axes(tmp_path, op, attrs, dims, sizes):
+    """MaxPool and AveragePool of 1-D (NCW) and 3-D (NCDHW) inputs are TileLang pool kernels
+    like the 2-D ones (strides, dilations, begin and end padding, count_include_pad, ceil_mode),
+    at declared sizes, against onnxruntime."""
+    model = models.make([helper.make_node(op, ["x"], ["y"], name="pool", **attrs)],
+                        [("x", TensorProto.FLOAT, dims)],
+                        [("y", TensorProto.FLOAT, [dims[0], dims[1]] + [None] * (len(dims) - 2))], name="pool",
+                        opset=19)   # AveragePool has dilations from opset 19
+    res = convert(_save(model, tmp_path, "pool"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert [g.kind for g in res.groups] == ["pool"] and not res.special
+    assert all(n["fallback"] is False for n in res.report["nodes"])
+    assert _run_both(_save(model, tmp_path, "pool"), res.module, sizes) == [1] * len(sizes)

@@ -1,6 +1,8 @@
 """Conv as an implicit GEMM (output pixels × output channels) with the group's epilogue."""
 from __future__ import annotations
 
+import functools
+import operator
 import re
 
 from ..graph import Graph, Node
@@ -14,22 +16,25 @@ from .base import (ACCUMULATOR_PRELUDE, TILED_PRELUDE, Body, Kernel, Options, ac
 
 # -- Conv: an implicit GEMM, output pixels × output channels, exact serial reduction ----------------
 
-def conv_pads(node: Node, x_shape, w_shape, y_shape) -> tuple[int, int]:
-    """The (top, left) padding of a 2-D Conv, auto_pad resolved."""
+def window_pads(node: Node, x_shape, kernel, y_shape) -> tuple[list, list]:
+    """The padding before and after each spatial axis of a Conv or pool with windows of
+    ``kernel`` places per axis, auto_pad resolved."""
+    rank = len(kernel)
     auto = node.attrs.get("auto_pad", "NOTSET")
-    strides = node.attrs.get("strides", [1, 1])
-    dil = node.attrs.get("dilations", [1, 1])
+    if auto == "VALID":
+        return [0] * rank, [0] * rank
     if auto in ("SAME_UPPER", "SAME_LOWER"):
-        begin = []
-        for d in range(2):
-            k = (w_shape[2 + d] - 1) * dil[d] + 1
+        strides = node.attrs.get("strides", [1] * rank)
+        dil = node.attrs.get("dilations", [1] * rank)
+        begin, end = [], []
+        for d in range(rank):
+            k = (kernel[d] - 1) * dil[d] + 1
             total = max((y_shape[2 + d] - 1) * strides[d] + k - x_shape[2 + d], 0)
             begin.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
-        return begin[0], begin[1]
-    if auto == "VALID":
-        return 0, 0
-    pads = node.attrs.get("pads", [0, 0, 0, 0])
-    return pads[0], pads[1]
+            end.append(total - begin[-1])
+        return begin, end
+    pads = node.attrs.get("pads", [0] * (2 * rank))
+    return list(pads[:rank]), list(pads[rank:])
 
 
 def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
@@ -41,7 +46,7 @@ def emit_conv(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     groups = head.attrs.get("group", 1)
     sh, sw = head.attrs.get("strides", [1, 1])
     dh, dw = head.attrs.get("dilations", [1, 1])
-    ph, pw = conv_pads(head, x.shape, wt.shape, y.shape)
+    (ph, pw), _ = window_pads(head, x.shape, wt.shape[2:], y.shape)
     P = N * Ho * Wo
     acc_t, cd = accum_dtype(x.dtype), compute_dtype(y.dtype)
     b = Body(graph, names)
@@ -140,26 +145,34 @@ def _tiled(X, Wk, x, wt, acc_t, name, P, Co, taps, dims, ih, iw, pixel) -> list[
 
 
 def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
-    """MaxPool / AveragePool: the window of each output pixel and channel combined in a tile
-    accumulator, as a convolution's taps are (no weights)."""
+    """MaxPool / AveragePool over 1, 2 or 3 spatial axes: the window of each output pixel and
+    channel combined in a tile accumulator, as a convolution's taps are (no weights)."""
     head = group.nodes[0]
     x, y = graph.info(head.inputs[0]), graph.info(head.outputs[0])
-    N, C, H, W = x.shape
-    _, _, Ho, Wo = y.shape
-    KH, KW = head.attrs["kernel_shape"]
-    sh, sw = head.attrs.get("strides", [1, 1])
-    dh, dw = head.attrs.get("dilations", [1, 1])
-    ph, pw = conv_pads(head, x.shape, (C, 1, KH, KW), y.shape)
-    P = N * Ho * Wo
+    N, C, *S = x.shape
+    So = y.shape[2:]
+    K = list(head.attrs["kernel_shape"])
+    rank = len(K)
+    strides = head.attrs.get("strides", [1] * rank)
+    dil = head.attrs.get("dilations", [1] * rank)
+    begin, end = window_pads(head, x.shape, K, y.shape)
+    axes = "dhw"[-rank:]   # loop names per spatial axis: o<a> output, k<a> tap, i<a> input
+    P = functools.reduce(operator.mul, [N, *So])
     acc_t = accum_dtype(x.dtype)
     is_max = head.op_type == "MaxPool"
     b = Body(graph, names)
     X = b.param(x.name, x.shape)
     Y = b.param(y.name, y.shape)
-    ih = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"oh * {sh} - {ph} + kh * {dh}")
-    iw = re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"ow * {sw} - {pw} + kw * {dw}")
-    pixel = [f"                img = p // {Ho * Wo}", f"                oh = p // {Wo} % {Ho}", f"                ow = p % {Wo}"]
-    load = cast_to(f"{X}[img, oc, ih, iw]", x.dtype, acc_t)
+    inputs = [(f"i{a}", re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"o{a} * {strides[d]} - {begin[d]} + k{a} * {dil[d]}"))
+              for d, a in enumerate(axes)]
+    pixel = [f"                img = p // {functools.reduce(operator.mul, So)}"]
+    for d, a in enumerate(axes):
+        inner = functools.reduce(operator.mul, So[d + 1:], 1)
+        pixel.append(f"                o{a} = p // {inner} % {So[d]}" if d < rank - 1 else f"                o{a} = p % {So[d]}")
+    spatial_in = ", ".join(f"i{a}" for a in axes)
+    spatial_out = ", ".join(f"o{a}" for a in axes)
+    load = cast_to(f"{X}[img, oc, {spatial_in}]", x.dtype, acc_t)
+    inside = " and ".join(f"0 <= i{a} and i{a} < {S[d]}" for d, a in enumerate(axes))
     # an average divides by its taps inside the image (count_include_pad=0), by the window's size,
     # or, with ceil_mode and count_include_pad, by its taps inside the padded image (a last window
     # may reach past the end padding)
@@ -167,8 +180,7 @@ def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     image_taps = not is_max and not count_pad
     padded = None
     if not is_max and count_pad and head.attrs.get("ceil_mode", 0):
-        pads = head.attrs.get("pads", [0, 0, 0, 0]) if head.attrs.get("auto_pad", "NOTSET") == "NOTSET" else [0, 0, 0, 0]
-        padded = f"-{ph} <= ih and ih < {H} + {pads[2]} and -{pw} <= iw and iw < {W} + {pads[3]}"
+        padded = " and ".join(f"-{begin[d]} <= i{a} and i{a} < {S[d]} + {end[d]}" for d, a in enumerate(axes))
     taps = image_taps or padded is not None
     if is_max:
         update = [f"                        acc[i, j] = T.max(acc[i, j], {load})"]
@@ -178,20 +190,18 @@ def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         update = [f"                        acc[i, j] += {load}"] + (["                        taps[i, j] += 1"]
                                                                    if image_taps else [])
         start = "            T.clear(acc)" + ("\n            T.clear(taps)" if taps else "")
-        value = "acc[i, j] / taps[i, j]" if taps else f"acc[i, j] / {literal(KH * KW, acc_t)}"
+        value = "acc[i, j] / taps[i, j]" if taps else f"acc[i, j] / {literal(functools.reduce(operator.mul, K), acc_t)}"
     body = [
         f"        with T.Kernel(T.ceildiv({C}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
         f"            acc = alloc((block_m, block_n), T.{acc_t})",
     ] + ([f"            taps = alloc((block_m, block_n), T.{acc_t})"] if taps else []) + [
         start,
-        f"            for kh, kw in T.grid({KH}, {KW}):  # {head.op_type} '{head.name}': the window's taps",
+        f"            for {', '.join(f'k{a}' for a in axes)} in T.grid({', '.join(map(str, K))}):  # {head.op_type} '{head.name}': the window's taps",
         "                for i, j in loop(block_m, block_n):",
         "                    p = by * block_m + i",
         "                    oc = bx * block_n + j",
-    ] + ["    " + ln for ln in pixel] + [
-        f"                    ih = {ih}",
-        f"                    iw = {iw}",
-        f"                    if p < {P} and oc < {C} and 0 <= ih and ih < {H} and 0 <= iw and iw < {W}:",
+    ] + ["    " + ln for ln in pixel] + [f"                    {name} = {expr}" for name, expr in inputs] + [
+        f"                    if p < {P} and oc < {C} and {inside}:",
     ] + update + ([f"                    if p < {P} and oc < {C} and {padded}:  # a tap of the padded image",
                    "                        taps[i, j] += 1"] if padded else []) + [
         "            for i, j in loop(block_m, block_n):",
@@ -199,10 +209,10 @@ def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         "                oc = bx * block_n + j",
     ] + pixel + [
         f"                if p < {P} and oc < {C}:",
-        f"                    {Y}[img, oc, oh, ow] = {cast_to(value, acc_t, y.dtype)}",
+        f"                    {Y}[img, oc, {spatial_out}] = {cast_to(value, acc_t, y.dtype)}",
     ]
     prelude = ACCUMULATOR_PRELUDE
-    doc = (f"{head.op_type} '{head.name}': {P} output pixels × {C} channels, windows {KH}×{KW} "
-           f"(stride {sh}×{sw}, padding {ph}×{pw}, dilation {dh}×{dw}).")
+    doc = (f"{head.op_type} '{head.name}': {P} output pixels × {C} channels, windows {'×'.join(map(str, K))} "
+           f"(stride {'×'.join(map(str, strides))}, padding {'×'.join(map(str, begin))}, dilation {'×'.join(map(str, dil))}).")
     src = factory(group.name, doc, b.params, body, ", block_m=32, block_n=32, threads=128", prelude)
     return Kernel(group, group.name, src, b.params, tolerance_class(y.dtype, not is_max), f"pool {P}×{C}")
