@@ -4,7 +4,9 @@ The pattern is the one exporters write for scaled dot-product attention::
 
     scores = MatMul(Q, Kt)            Q (..., Sq, D), Kt (..., D, Sk)
     [scaled = Mul/Div(scores, c)]     c a scalar constant
-    [masked = Add(scaled, mask)]      mask broadcast to the scores (an attention mask)
+    [kept = Where(cond, scaled, f)]   cond boolean, broadcast to the scores; f a scalar constant
+                                      (either side: masked_fill's Where(cond, f, scaled) too)
+    [masked = Add(kept, mask)]        mask broadcast to the scores (an attention mask)
     probs = Softmax(masked, axis=-1)
     ctx = MatMul(probs, V)            V (..., Sk, Dv)
 
@@ -37,6 +39,16 @@ class Operand:
 
 
 @dataclass(frozen=True)
+class Where:
+    """``Where(cond, scores, fill)`` (``keep``: the scores where ``cond`` holds) or
+    ``Where(cond, fill, scores)`` (the scores where it does not)."""
+    node: Node
+    cond: str
+    fill: float
+    keep: bool
+
+
+@dataclass(frozen=True)
 class Attention:
     q: Operand
     k: Operand           # logical (..., D, Sk): the second operand of the scores product
@@ -48,6 +60,7 @@ class Attention:
     context: Node
     nodes: tuple[Node, ...]     # every node of the pattern, in graph order
     mask: str | None = None     # a tensor added to the scaled scores (broadcast), or None
+    where: Where | None = None  # scores replaced by a constant where a condition says
 
     @property
     def last(self) -> Node:
@@ -76,11 +89,26 @@ def _read_through(graph: Graph, tensor: str, reader: Node, outputs: set[str], ta
 
 
 def _scores_chain(graph: Graph, t: str, reader: Node, outputs: set[str]):
-    """``t`` as ``MatMul`` [then ``Mul``/``Div`` by a scalar], each result read by the next node
-    alone: (the MatMul, the scale, [the scaling node]), or None."""
+    """``t`` as ``MatMul`` [then ``Mul``/``Div`` by a scalar] [then ``Where`` with a scalar],
+    each result read by the next node alone: (the MatMul, the scale, [the scaling node], the
+    Where or None), or None."""
     if not _only_reader(graph, t, reader, outputs):
         return None
     made = graph.producer(t)
+    where = None
+    if made is not None and made.op_type == "Where":
+        cond, a, b = made.inputs
+        if graph.info(cond).dtype != "bool" or len(graph.info(cond).shape) > len(graph.info(t).shape):
+            return None
+        if _scalar(graph, b) is not None and _scalar(graph, a) is None:
+            where, t = Where(made, cond, _scalar(graph, b), True), a
+        elif _scalar(graph, a) is not None and _scalar(graph, b) is None:
+            where, t = Where(made, cond, _scalar(graph, a), False), b
+        else:
+            return None
+        if not _only_reader(graph, t, made, outputs):
+            return None
+        made = graph.producer(t)
     scale, scaler = 1.0, []
     if made is not None and made.op_type in ("Mul", "Div"):
         a, b = made.inputs
@@ -98,7 +126,7 @@ def _scores_chain(graph: Graph, t: str, reader: Node, outputs: set[str]):
         made = graph.producer(t)
     if made is None or made.op_type != "MatMul":
         return None
-    return made, scale, scaler
+    return made, scale, scaler, where
 
 
 def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
@@ -126,7 +154,12 @@ def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
         chain = _scores_chain(graph, softmax.inputs[0], softmax, outputs)
     if chain is None:
         return None
-    scores, scale, scaler = chain
+    scores, scale, scaler, where = chain
+    if where is not None:   # the condition broadcast to the scores
+        c_shape, s_shape = graph.info(where.cond).shape, graph.info(scores.outputs[0]).shape
+        if any(d != 1 and d != e for d, e in zip(c_shape[::-1], s_shape[::-1])):
+            return None
+        scaler = scaler + [where.node]
     q_t, k_t, v_t = scores.inputs[0], scores.inputs[1], context.inputs[1]
     out_t = context.outputs[0]
     q, k, v, o = (graph.info(t) for t in (q_t, k_t, v_t, out_t))
@@ -157,7 +190,7 @@ def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
         oo = Operand(after[0].outputs[0], tuple(perm.index(i) for i in range(rank)))
         taken.append(after[0])
     nodes = tuple(sorted([*taken, scores, *scaler, *masker, softmax, context], key=lambda n: n.index))
-    return Attention(qo, ko, vo, oo, scale, scores, softmax, context, nodes, mask)
+    return Attention(qo, ko, vo, oo, scale, scores, softmax, context, nodes, mask, where)
 
 
 def find(graph: Graph) -> list[Attention]:

@@ -25,12 +25,14 @@ ELEM = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}
 
 
 def _heads(dtype="float32", heads=2, dim=8, q_perm=(0, 2, 1, 3), k_perm=(0, 2, 3, 1), v_perm=(0, 2, 1, 3),
-           out_perm=(0, 2, 1, 3), scale=("Mul", 0.35), extra_output=None, mask=None, kv_heads=None):
+           out_perm=(0, 2, 1, 3), scale=("Mul", 0.35), extra_output=None, mask=None, kv_heads=None, where=None):
     """Multi-head attention over (batch, seq, heads, dim) inputs as exporters write it: each of Q,
     K, V transposed to its operand layout, the scores scaled, Softmax, context, transposed back.
     A perm of None leaves that tensor as the graph gives it (already in operand layout). ``mask``:
     the shape of an additive mask input (``"computed"``: (batch, 1, 1, seq) made in the graph
-    as ``(1 - m) * -10000`` from a 0/1 input, as BERT exports write it)."""
+    as ``(1 - m) * -10000`` from a 0/1 input, as BERT exports write it). ``where``: (keep, fill):
+    the scaled scores replaced by the constant ``fill`` where a boolean (batch, 1, 1, seq) input
+    ``cond`` is false (keep) or true (not keep: masked_fill), before the mask."""
     e = ELEM[dtype]
     n = helper.make_node
     nodes, inputs = [], []
@@ -57,6 +59,12 @@ def _heads(dtype="float32", heads=2, dim=8, q_perm=(0, 2, 1, 3), k_perm=(0, 2, 3
         nodes.append(n(op, ["s0", "c"], ["s1"], name="scale"))
         inits.append(("c", np.array(c, dtype)))
         scores = "s1"
+    if where is not None:
+        keep, fill = where
+        inputs.append(("cond", TensorProto.BOOL, ["batch", 1, 1, "seq"]))
+        inits.append(("fill", np.array(fill, dtype)))
+        nodes.append(n("Where", ["cond", scores, "fill"] if keep else ["cond", "fill", scores], ["s_w"], name="kept"))
+        scores = "s_w"
     if mask == "computed":
         inputs.append(("m", e, ["batch", 1, 1, "seq"]))
         inits += [("one", np.array(1, dtype)), ("big", np.array(-10000, dtype))]
@@ -222,3 +230,25 @@ def test_one_key_value_head_for_all_query_heads(tmp_path, dtype):
     assert [g.kind for g in res.groups][0] == "attention"
     text = res.module.read_text()
     assert "k[bz // 3, 0, " in text or "k[bz // 3, 0," in text, text[text.index("T.copy(k"):][:200]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("where, mask", [
+    ((True, -1e4), None),                         # Where(cond, scores, -1e4)
+    ((False, "lowest"), None),                    # masked_fill: Where(cond, lowest, scores)
+    ((True, "lowest"), ["batch", 1, 1, "seq"]),   # then an additive mask
+])
+def test_a_where_mask_joins_the_pattern(tmp_path, dtype, where, mask):
+    """Scores replaced by a constant where a boolean condition (broadcast over heads and queries)
+    says, as masked_fill exports write it, before an optional additive mask. The fill may be the
+    type's lowest value: times log2(e) it is held at that value, so that a row whose every key is
+    masked (frequent at the check's lengths 2 and 5 with random conditions) is the uniform
+    softmax the graph gives. Equal to onnxruntime."""
+    keep, fill = where
+    fill = float(np.finfo(dtype).min) if fill == "lowest" else fill
+    res = convert(_save(_heads(dtype, where=(keep, fill), mask=mask), tmp_path), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    att = next(g for g in res.groups if g.kind == "attention")
+    assert [g.kind for g in res.groups] == ["attention"]
+    assert "kept" in [n.name for n in att.nodes] and att.pattern.where.keep == keep
+    assert att.pattern.where.fill == pytest.approx(fill) and att.pattern.mask == ("mask" if mask else None)

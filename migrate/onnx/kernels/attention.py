@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..dims import many
 from ..graph import Graph
 from ..group import Group
 from ..indexing import broadcast_index, prod, subscript, unravel
 from ..ops import literal
 from .base import TILED_PRELUDE, Body, Kernel, Options, accum_dtype, cast_to, factory, tolerance_class
+
+
+def _finite(value: float, dtype: str) -> float:
+    """``value`` held in ``dtype``: a constant beyond its range (a -3.4e38 fill times log2(e))
+    is its largest finite value of that sign, so that a row masked whole still divides evenly
+    (the softmax of equal scores), as it does in the graph."""
+    big = float(np.finfo(dtype).max)
+    return value if math.isinf(value) or abs(value) <= big else math.copysign(big, value)
 
 
 def tile(rows_first: bool, rows, cols) -> str:
@@ -102,19 +112,27 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
                  f"                for d in T.serial({D}):  # {s}: exact {dtype} multiply-adds",
                  "                    for i, j in loop(block_m, block_n):",
                  f"                        s[i, j] += {cast_to(qe, dtype, acc_t)} * {cast_to(ke, dtype, acc_t)}"]
-    if pat.mask is None:
-        body += ["                for i, j in loop(block_m, block_n):  # the scale (times log2(e)); keys past the end weigh nothing",
-                 f"                    s[i, j] = T.if_then_else(ko * block_n + j < {Sk}, s[i, j] * {c2}, {ninf})"]
-    else:   # the mask added to the scaled scores (times log2(e)), read where the element exists
+    # the scale (times log2(e)), then the Where's constant where its condition says, then the
+    # mask (times log2(e)), each read where the element exists; keys past the end weigh nothing
+    scores_shape = graph.info(pat.scores.outputs[0]).shape
+    at_score = bz + ["bx * block_m + i", "ko * block_n + j"]
+    value, steps = f"s[i, j] * {c2}", []
+    if pat.where is not None:
+        w = pat.where
+        c = graph.info(w.cond)
+        cond = subscript(b.param(w.cond, c.shape), broadcast_index(c.shape, scores_shape, at_score))
+        fill = literal(_finite(w.fill * math.log2(math.e), acc_t), acc_t)
+        value = f"T.if_then_else({cond}, {value}, {fill})" if w.keep else f"T.if_then_else({cond}, {fill}, {value})"
+        steps.append(w.node)
+    if pat.mask is not None:
         m = graph.info(pat.mask)
-        scores_shape = graph.info(pat.scores.outputs[0]).shape
-        m_el = subscript(b.param(pat.mask, m.shape),
-                         broadcast_index(m.shape, scores_shape, bz + ["bx * block_m + i", "ko * block_n + j"]))
-        add = next(n for n in pat.nodes if n.op_type == "Add")
-        body += [f"                for i, j in loop(block_m, block_n):  # the scale, then {add.op_type} '{add.name}' (times log2(e)); "
-                 "keys past the end weigh nothing",
-                 f"                    s[i, j] = T.if_then_else(ko * block_n + j < {Sk} and bx * block_m + i < {Sq}, "
-                 f"s[i, j] * {c2} + {cast_to(m_el, m.dtype, acc_t)} * {literal(math.log2(math.e), acc_t)}, {ninf})"]
+        m_el = subscript(b.param(pat.mask, m.shape), broadcast_index(m.shape, scores_shape, at_score))
+        value = f"{value} + {cast_to(m_el, m.dtype, acc_t)} * {literal(math.log2(math.e), acc_t)}"
+        steps.append(next(n for n in pat.nodes if n.op_type == "Add"))
+    guard = f"ko * block_n + j < {Sk}" + (f" and bx * block_m + i < {Sq}" if steps else "")
+    what = ("the scale, then " + ", then ".join(f"{n.op_type} '{n.name}'" for n in steps)) if steps else "the scale"
+    body += [f"                for i, j in loop(block_m, block_n):  # {what} (times log2(e)); keys past the end weigh nothing",
+             f"                    s[i, j] = T.if_then_else({guard}, {value}, {ninf})"]
     body += [f"                T.reduce_max(s, block_max, dim=1, clear=True)  # {sm}: online, the maximum so far",
              "                for i in loop(block_m):",
              "                    block_max[i] = T.max(block_max[i], row_max[i])",
