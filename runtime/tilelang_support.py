@@ -661,6 +661,37 @@ def tuned_key(sig: Signature, grid, block, shared_bytes=0, template=None, sizes=
             tuple(sorted(template_kwargs(sig, template).items())), tuple(sorted((sizes or {}).items())))
 
 
+#: the device kernels (TileLang names them ``<prim_func>_kernel``) of portable and simt kernels,
+#: which mirror their CUDA kernel thread for thread: their CUDA gets ``__launch_bounds__(threads)``
+#: alone, as nvcc compiles a kernel that declares none. TileLang writes ``(threads, 1)``, and told
+#: that one block per SM will do, ptxas spends registers freely: amgmk's relax took 80 registers
+#: against its original's 32 (a third of the threads resident on a gather-bound loop).
+_CUDA_BOUNDS: set[str] = set()
+_BOUNDS_RE = re.compile(r"__launch_bounds__\((\d+), 1\)(\s+)(\w+)\(")
+_postproc_installed = [False]
+
+
+def _mirror_cuda_bounds(func) -> None:
+    """Have ``func``'s CUDA declare ``__launch_bounds__(threads)`` without a minimum of blocks
+    (a TileLang CUDA post-processing callback, installed once; one registered before runs first)."""
+    _CUDA_BOUNDS.add(str(func.attrs["global_symbol"]) + "_kernel")
+    if _postproc_installed[0]:
+        return
+    import tilelang
+    import tvm_ffi
+
+    previous = tvm_ffi.get_global_func("tilelang_callback_cuda_postproc", allow_missing=True)
+
+    def postproc(code, target):
+        if previous is not None:
+            code = str(previous(code, target))
+        return _BOUNDS_RE.sub(lambda m: f"__launch_bounds__({m[1]}){m[2]}{m[3]}(" if m[3] in _CUDA_BOUNDS else m[0],
+                              code)
+
+    tilelang.register_cuda_postproc(postproc)
+    _postproc_installed[0] = True
+
+
 def prim_func(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target: str = "cuda",
               options=None, sizes=None):
     """(``sig``'s ``T.prim_func`` for one launch configuration, the pass options it compiles with):
@@ -681,6 +712,8 @@ def prim_func(sig: Signature, grid, block, shared_bytes: int = 0, template=None,
     finally:
         cuda_math.set_target(previous)  # and the module's default is the caller's again
     gpu = dict(sig.gpu_pass_configs) if side == "cuda" else {}
+    if side == "cuda" and sig.form in ("portable", "simt"):
+        _mirror_cuda_bounds(func)
     if not sizes:
         return func, {**dict(sig.pass_configs), **gpu}
     params = {p.name: p for p in func.params}
