@@ -267,7 +267,7 @@ def infer_shape(node: Node, shapes: list, constants: dict, values: dict | None =
     if op in ("Reshape", "Flatten"):
         return view_shape(node, shapes[0], constants, values)
     if op in SHAPED_BY:
-        return SHAPED_BY[op](node, shapes, [values.get(t) if t else None for t in node.inputs])
+        return SHAPED_BY[op](node, shapes, [_value(t, constants, values) for t in node.inputs])
     if op in ("BatchNormalization", "Softmax", "LayerNormalization", "Cast", "Identity") or \
             (rule is not None and rule.kind == "map" and len(shapes) == 1):
         return shapes[0]
@@ -289,6 +289,16 @@ def infer_shape(node: Node, shapes: list, constants: dict, values: dict | None =
     if op in ("Conv", "MaxPool", "AveragePool") and len(shapes[0]) >= 3:
         return _window_shape(node, shapes)
     return None
+
+
+def _value(tensor: str, constants: dict, values: dict):
+    """An integer input's elements (a shape value, or a small constant), or None."""
+    if tensor in values:
+        return values[tensor]
+    c = constants.get(tensor)
+    if c is None or c.dtype.kind not in "iu" or c.size > shape_values.MAX_ELEMENTS:
+        return None
+    return tuple(int(v) for v in c.reshape(-1))
 
 
 def _range_length(start, limit, delta):
