@@ -136,7 +136,10 @@ def evaluate(node, ctx: Context) -> bool:
     data = [t for t in node.inputs if t]
     if node.op_type not in ROOTS and not any(t in ctx.values for t in data):
         return False   # constants only: not a function of shapes (left as the graph has it)
-    out = rule(node, [ctx.value(t) if t else None for t in node.inputs], ctx)
+    try:
+        out = rule(node, [ctx.value(t) if t else None for t in node.inputs], ctx)
+    except (IndexError, ValueError, TypeError):   # an index past the end, a step of 0: left to run
+        return False
     if out is None:
         return False
     t = node.outputs[0]
