@@ -16,6 +16,11 @@ every intermediate read by the next node alone (none a graph output). A ``Transp
 reader is the pattern (Q, Kt, V from ``(batch, seq, heads, dim)`` activations) or whose only
 input is its result (``ctx`` back to that layout) joins it: the kernel reads and writes the
 tensors on the far side of the transposes through their axes, and those copies vanish.
+
+Grouped-query attention: K and V with fewer heads, each repeated ``rep`` times as HF's
+``repeat_kv`` writes it, ``Reshape(Expand(Unsqueeze(kv, a)))`` ((b, kv, s, d) → (b, kv, 1, s, d)
+→ (b, kv, rep, s, d) → (b, kv·rep, s, d)), with a Transpose before and after, are read through
+all of them: the kernel reads head ``h`` of the original at ``h // rep`` and the copies vanish too.
 """
 from __future__ import annotations
 
@@ -36,6 +41,9 @@ class Operand:
     (batch axes, then rows, then columns) the axis of ``tensor`` that holds it."""
     tensor: str
     axes: tuple[int, ...]
+    #: per logical axis, how many consecutive indices read one element of ``tensor`` (a K/V head
+    #: repeated for grouped-query attention); empty: none repeated
+    repeat: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,16 +84,66 @@ def _scalar(graph: Graph, tensor: str) -> float | None:
     return float(c.reshape(-1)[0]) if c is not None and c.size == 1 else None
 
 
-def _read_through(graph: Graph, tensor: str, reader: Node, outputs: set[str], taken: list[Node]) -> Operand:
-    """``tensor`` as the pattern reads it: through a Transpose that only the pattern reads."""
-    rank = len(graph.info(tensor).shape)
+def _transpose(graph: Graph, tensor: str, reader: Node, outputs: set[str]):
+    """The Transpose making ``tensor`` that only ``reader`` reads, and its perm; or None."""
     t = graph.producer(tensor)
     if t is not None and t.op_type == "Transpose" and _only_reader(graph, tensor, reader, outputs) \
             and why_not(t, graph) is None:
-        perm = tuple(t.attrs.get("perm", range(rank - 1, -1, -1)))
-        taken.append(t)
-        return Operand(t.inputs[0], perm)
-    return Operand(tensor, tuple(range(rank)))
+        rank = len(graph.info(tensor).shape)
+        return t, tuple(t.attrs.get("perm", range(rank - 1, -1, -1)))
+    return None
+
+
+def _repeat(graph: Graph, tensor: str, reader: Node, outputs: set[str]):
+    """HF's repeat_kv making ``tensor``: ``Reshape(Expand(Unsqueeze(kv, a)))`` that repeats each
+    element along axis ``a - 1`` of ``kv`` ``rep`` times (each result read by the next node alone).
+    Returns (kv, that axis, rep, the three nodes) or None."""
+    r = graph.producer(tensor)
+    if r is None or r.op_type != "Reshape" or not _only_reader(graph, tensor, reader, outputs):
+        return None
+    e = graph.producer(r.inputs[0])
+    if e is None or e.op_type != "Expand" or not _only_reader(graph, r.inputs[0], r, outputs) or why_not(e, graph):
+        return None
+    u = graph.producer(e.inputs[0])
+    if u is None or u.op_type != "Unsqueeze" or not _only_reader(graph, e.inputs[0], e, outputs):
+        return None
+    kv, made = graph.info(u.inputs[0]).shape, graph.info(u.outputs[0]).shape
+    expanded, out = graph.info(e.outputs[0]).shape, graph.info(tensor).shape
+    if len(made) != len(kv) + 1 or len(out) != len(kv):
+        return None
+    a = next((i for i in range(len(made)) if made[:i] + made[i + 1:] == kv and made[i] == 1), None)
+    if a is None or a == 0 or len(expanded) != len(made):
+        return None
+    rep = expanded[a]
+    if isinstance(rep, Dim) or expanded[:a] + expanded[a + 1:] != kv or \
+            out != kv[:a - 1] + (kv[a - 1] * rep,) + kv[a:]:
+        return None
+    return u.inputs[0], a - 1, rep, [u, e, r]
+
+
+def _read_through(graph: Graph, tensor: str, reader: Node, outputs: set[str], taken: list[Node]) -> Operand:
+    """``tensor`` as the pattern reads it: through a Transpose that only the pattern reads, then
+    a repeat of K/V heads (:func:`_repeat`), then another Transpose, as far as each is there."""
+    rank = len(graph.info(tensor).shape)
+    axes, repeat, took = tuple(range(rank)), [1] * rank, []
+    found = _transpose(graph, tensor, reader, outputs)
+    if found is not None:
+        t, perm = found
+        axes, tensor, reader = tuple(perm[a] for a in axes), t.inputs[0], t
+        took.append(t)
+    rep = _repeat(graph, tensor, reader, outputs)
+    if rep is not None and rep[1] in axes[:-2]:   # a batch axis (heads) of the pattern
+        tensor, axis, n, nodes = rep
+        repeat[axes.index(axis)] = n
+        reader = nodes[0]
+        took += nodes
+        found = _transpose(graph, tensor, reader, outputs)
+        if found is not None:
+            t, perm = found
+            axes, tensor = tuple(perm[a] for a in axes), t.inputs[0]
+            took.append(t)
+    taken += took
+    return Operand(tensor, axes, tuple(repeat) if any(r != 1 for r in repeat) else ())
 
 
 def _scores_chain(graph: Graph, t: str, reader: Node, outputs: set[str]):

@@ -150,6 +150,35 @@ def _gather(n, a, g):
     return f"{a[0]}.index_select({axis}, {idx})"   # reshaped to the output's shape by torch_expr
 
 
+def _shape(n, a, g):
+    rank = len(g.info(n.inputs[0]).shape)
+    start, end = n.attrs.get("start", 0), n.attrs.get("end", rank)
+    return f"torch.tensor({a[0]}.shape[{start}:{end}], dtype=torch.int64, device={a[0]}.device)"
+
+
+def _value_text(g: Graph, tensor: str, arg: str) -> str:
+    """A 0-d or 1-d integer input as Python text: its value where the conversion knows it (a
+    constant; a shape value, whose names are the Model's locals), else read from the tensor."""
+    if tensor in g.constants:
+        v = g.constants[tensor].reshape(-1).tolist()
+    elif tensor in g.values:
+        v = list(g.values[tensor])
+    else:
+        return f"{arg}.tolist()"
+    return repr(v[0]) if not g.info(tensor).shape else "(" + "".join(f"{x}, " for x in v) + ")"
+
+
+def _constant_of_shape(n, a, g):
+    value = n.attrs.get("value")
+    fill = value.reshape(-1)[0].item() if value is not None else 0.0
+    return f"torch.full({g.info(n.outputs[0]).shape!r}, {fill!r}, device=dev)"
+
+
+def _range(n, a, g):
+    start, limit, delta = (_value_text(g, t, x) for t, x in zip(n.inputs, a))
+    return f"torch.arange({start}, {limit}, {delta}, device=dev)"
+
+
 #: op type -> torch spelling; None from a function: this node's attributes are not handled
 TORCH: dict = {
     "Add": lambda n, a, g: f"{a[0]} + {a[1]}",
@@ -192,6 +221,14 @@ TORCH: dict = {
     "Reciprocal": lambda n, a, g: f"torch.reciprocal({a[0]})",
     "Slice": _slice,
     "Gather": _gather,
+    "Shape": _shape,
+    "Size": lambda n, a, g: f"torch.tensor({a[0]}.numel(), dtype=torch.int64, device={a[0]}.device)",
+    # the ops whose output's shape is an input's value: that shape is the output's, which the
+    # conversion knows (a constant, or an expression of the declared extents)
+    "Expand": lambda n, a, g: f"{a[0]}.broadcast_to({g.info(n.outputs[0]).shape!r})",
+    "Tile": lambda n, a, g: f"{a[0]}.repeat({_value_text(g, n.inputs[1], a[1])})",
+    "ConstantOfShape": _constant_of_shape,
+    "Range": _range,
     # views: the input, given the output's shape by torch_expr
     "Reshape": lambda n, a, g: a[0],
     "Flatten": lambda n, a, g: a[0],

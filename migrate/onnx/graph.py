@@ -24,6 +24,7 @@ import numpy as np
 
 from ..diagnostics import DiagnosticBag
 from ..ir.span import Span
+from . import shape_values
 from .dims import Dim, Floor, NeedsValue, symbols, window_count
 from .names import RESERVED
 
@@ -73,6 +74,11 @@ class Graph:
     #: window count, ``(H - 1) // 2 + 1``): kernels take it as an extent of its own, so that every
     #: extent is a product of names and numbers
     derived: dict[str, Dim | Floor] = field(default_factory=dict)
+    #: tensors the graph computes from shapes whose value holds a declared name (:mod:`.shape_values`):
+    #: per tensor its elements (ints and Dims); those of ints only are in ``constants``
+    values: dict[str, tuple] = field(default_factory=dict)
+    #: the nodes that computed shape values nothing needs at run time (no kernel; not in ``nodes``)
+    shape_nodes: list[Node] = field(default_factory=list)
 
     def info(self, name: str) -> TensorInfo:
         return self.infos[name]
@@ -185,7 +191,8 @@ def load(path: str | Path, bag: DiagnosticBag) -> Graph:
                 bag.add("M5002", n.span, f"shape inference gave no shape for '{t}', output of node '{n.name}'")
     if bag.errors():
         raise ImportFailed("shapes")
-    derived = _name_unknowns(nodes, infos, constants, taken)
+    values: dict[str, tuple] = {}
+    derived = _name_unknowns(nodes, infos, constants, taken, values)
     for name, info in infos.items():
         unknown = sorted(s for s in symbols(info.shape) if s.startswith(UNKNOWN))
         if unknown:
@@ -195,8 +202,11 @@ def load(path: str | Path, bag: DiagnosticBag) -> Graph:
         raise ImportFailed("shapes")
     inputs = [infos[vi.name] for vi in real_inputs]
     outputs = [infos[vi.name] for vi in g.output]
-    return Graph(g.name or path.stem, str(path), opset, nodes, inputs, outputs, constants, infos,
-                 dict(sorted(where.items())), derived)
+    symbolic = {t: v for t, v in values.items() if t not in constants}
+    drop = shape_values.unused(nodes, set(values), {o.name for o in outputs}, set(symbolic))
+    return Graph(g.name or path.stem, str(path), opset, [n for n in nodes if n.index not in drop], inputs, outputs,
+                 constants, infos, dict(sorted(where.items())), derived, symbolic,
+                 [n for n in nodes if n.index in drop])
 
 
 def _dim_name(param: str, taken: set[str]) -> str:
@@ -211,11 +221,14 @@ def _dim_name(param: str, taken: set[str]) -> str:
     return name
 
 
-def view_shape(node: Node, x_shape: tuple, constants: dict):
-    """The output shape of a view node computed from its input's (declared names kept), or None."""
+def view_shape(node: Node, x_shape: tuple, constants: dict, values: dict | None = None):
+    """The output shape of a view node computed from its input's (declared names kept), or None.
+    A Reshape's target is a constant or a shape value (``values``)."""
     rank = len(x_shape)
-    if node.op_type == "Reshape" and len(node.inputs) > 1 and node.inputs[1] in constants:
-        target = [int(v) for v in constants[node.inputs[1]].reshape(-1)]
+    values = values or {}
+    if node.op_type == "Reshape" and len(node.inputs) > 1 and (node.inputs[1] in constants or node.inputs[1] in values):
+        target = [int(v) for v in constants[node.inputs[1]].reshape(-1)] if node.inputs[1] in constants else \
+            list(values[node.inputs[1]])
         allow_zero = node.attrs.get("allowzero", 0)
         out = [x_shape[k] if v == 0 and not allow_zero else v for k, v in enumerate(target)]
         if -1 in out:
@@ -239,19 +252,22 @@ def view_shape(node: Node, x_shape: tuple, constants: dict):
     return None
 
 
-def infer_shape(node: Node, shapes: list, constants: dict):
+def infer_shape(node: Node, shapes: list, constants: dict, values: dict | None = None):
     """The output shape of ``node`` from its inputs' ``shapes`` (declared names kept) for the ops whose
-    output extents a declared one can reach: views, elementwise maps, rows, MatMul, Transpose; else
-    None."""
+    output extents a declared one can reach: views, elementwise maps, rows, MatMul, Transpose, and
+    the ops whose shape is an input's value (``values``: shape values and constants); else None."""
     from .indexing import broadcast_shapes
     from .ops import OPS
 
     op = node.op_type
     rule = OPS.get(op)
+    values = values or {}
     if not shapes or shapes[0] is None:
         return None
     if op in ("Reshape", "Flatten"):
-        return view_shape(node, shapes[0], constants)
+        return view_shape(node, shapes[0], constants, values)
+    if op in SHAPED_BY:
+        return SHAPED_BY[op](node, shapes, [_value(t, constants, values) for t in node.inputs])
     if op in ("BatchNormalization", "Softmax", "LayerNormalization", "Cast", "Identity") or \
             (rule is not None and rule.kind == "map" and len(shapes) == 1):
         return shapes[0]
@@ -273,6 +289,43 @@ def infer_shape(node: Node, shapes: list, constants: dict):
     if op in ("Conv", "MaxPool", "AveragePool") and len(shapes[0]) >= 3:
         return _window_shape(node, shapes)
     return None
+
+
+def _value(tensor: str, constants: dict, values: dict):
+    """An integer input's elements (a shape value, or a small constant), or None."""
+    if tensor in values:
+        return values[tensor]
+    c = constants.get(tensor)
+    if c is None or c.dtype.kind not in "iu" or c.size > shape_values.MAX_ELEMENTS:
+        return None
+    return tuple(int(v) for v in c.reshape(-1))
+
+
+def _range_length(start, limit, delta):
+    """How many elements ``Range(start, limit, delta)`` makes: ``ceil((limit - start) / delta)``,
+    along a declared extent only with ``delta`` 1."""
+    if isinstance(limit - start, Dim):
+        if delta != 1:
+            raise NeedsValue(f"a Range from {start} to {limit} by {delta}")
+        return limit - start
+    return max(0, -(-(limit - start) // delta))
+
+
+#: op type -> its output shape from its inputs' shapes and values (each a tuple or None), for the
+#: ops whose output shape is the value of an input (a shape the graph computes)
+SHAPED_BY = {
+    "Expand": lambda n, s, v: None if v[1] is None else _broadcast(s[0], v[1]),
+    "ConstantOfShape": lambda n, s, v: v[0],
+    "Tile": lambda n, s, v: None if v[1] is None or len(v[1]) != len(s[0]) else
+    tuple(d * r for d, r in zip(s[0], v[1])),
+    "Range": lambda n, s, v: None if any(x is None for x in v[:3]) else (_range_length(v[0][0], v[1][0], v[2][0]),),
+}
+
+
+def _broadcast(*shapes):
+    from .indexing import broadcast_shapes
+
+    return broadcast_shapes(*shapes)
 
 
 def _window_shape(node: Node, shapes: list):
@@ -350,10 +403,12 @@ def _slice_shape(node: Node, x_shape: tuple, constants: dict):
     return tuple(out)
 
 
-def _name_unknowns(nodes: list[Node], infos: dict, constants: dict, taken: set[str]) -> dict[str, Dim]:
+def _name_unknowns(nodes: list[Node], infos: dict, constants: dict, taken: set[str], values: dict) -> dict[str, Dim]:
     """Replace the placeholders of dimensions shape inference did not name (or named itself) by what
     the nodes that make them compute from the declared ones, in every tensor's shape. A sum
-    (``seq - 1``) becomes a derived name (``seq_minus_1``); returns those."""
+    (``seq - 1``) becomes a derived name (``seq_minus_1``); returns those. On the way, the tensors
+    computed from shapes get their values (:mod:`.shape_values`: into ``values``, and those of ints
+    only into ``constants`` too)."""
     found: dict[str, object] = {}
     derived: dict[str, Dim | Floor] = {}
 
@@ -385,13 +440,19 @@ def _name_unknowns(nodes: list[Node], infos: dict, constants: dict, taken: set[s
     def sub(shape):
         return tuple(found.get(placeholder(d), d) if placeholder(d) else d for d in shape)
 
+    def known(tensor):   # the shape so far, None while a placeholder is left in it
+        shape = sub(infos[tensor].shape) if tensor in infos else None
+        return None if shape is None or any(placeholder(d) for d in shape) else shape
+
+    ctx = shape_values.Context(known, lambda t: infos[t].dtype if t in infos else None, constants, values)
     for n in nodes:
+        shape_values.evaluate(n, ctx)
         outs = [t for t in n.outputs if t in infos]
         if not outs or not any(placeholder(d) for d in infos[outs[0]].shape):
             continue
         shapes = [sub(infos[t].shape) if t in infos else None for t in n.inputs if t]
         try:
-            shape = infer_shape(n, shapes, constants)
+            shape = infer_shape(n, shapes, constants, values)
         except NeedsValue:
             shape = None
         inferred = infos[outs[0]].shape

@@ -79,8 +79,8 @@ def group(graph: Graph) -> list[Group]:
         g.outputs = [t for t in made if t in read_later or t in graph_outputs]
         seen: list[str] = []
         for n in g.nodes:
-            for t in n.inputs:
-                if t and t not in inside and t not in seen:
+            for t in n.inputs:   # a shape value whose nodes were dropped is no tensor at run time
+                if t and t not in inside and t not in seen and not (t in graph.values and graph.producer(t) is None):
                     seen.append(t)
         g.inputs = seen
     return groups

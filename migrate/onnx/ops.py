@@ -94,6 +94,8 @@ class OpRule:
     bool_inputs: tuple[int, ...] = ()
     #: input positions that are per-channel vectors of an NCHW input (indexed by the channel)
     channel_inputs: tuple[int, ...] = ()
+    #: input positions the kernel does not read (a shape, which the output's shape already says)
+    shape_inputs: tuple[int, ...] = ()
 
 
 def _e(expr, dtypes=None):
@@ -124,6 +126,8 @@ OPS: dict[str, OpRule] = {
     "Cast": _e(lambda a, d: _cast(a[0], d.ins[0], d.out)),
     "BatchNormalization": OpRule("map", _batchnorm, FLOATS, channel_inputs=(1, 2, 3, 4)),
     "Where": OpRule("map", lambda a, d: f"T.if_then_else({a[0]}, {a[1]}, {a[2]})", bool_inputs=(0,)),
+    # a broadcast copy: the input read broadcast to the output's shape, as every map reads its inputs
+    "Expand": OpRule("map", lambda a, d: a[0], shape_inputs=(1,)),
     # -- GEMM tiles with an elementwise epilogue ---------------------------------------------------
     "MatMul": OpRule("matmul", dtypes=FLOATS + ("int32", "int64")),
     "Gemm": OpRule("matmul", dtypes=FLOATS + ("int32", "int64")),

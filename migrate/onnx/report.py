@@ -1,7 +1,8 @@
 """Step 6, the report: ``OUT/report.json`` of an ONNX conversion, in the style of ``convert``'s
 (:mod:`migrate.reports.core`): tool, version, output, summary, then the model's ``groups`` (one
 kernel each) and ``nodes`` (per ONNX node: name, op_type, the kernel it went into, ``fallback``:
-false or the reason), the diagnostics and the check's record.
+false or the reason; kernel ``shape`` for a node that computed a shape at conversion time and
+needs no kernel, :mod:`.shape_values`), the diagnostics and the check's record.
 """
 from __future__ import annotations
 
@@ -58,11 +59,16 @@ def report_dict(graph: Graph | None, groups: list[Group], kernels: dict[str, Ker
                 module: str | None, diagnostics, check: dict | None, model_path: str, special=None) -> dict:
     special = special or {}
     nodes = []
+    shape_nodes = list(graph.shape_nodes) if graph is not None else []
     for g in groups:
+        while shape_nodes and shape_nodes[0].index < g.nodes[0].index:   # in graph order, among the groups
+            n = shape_nodes.pop(0)
+            nodes.append({"name": n.name, "op_type": n.op_type, "kernel": "shape", "fallback": False})
         for n in g.nodes:
             kernel = g.name if g.name in kernels or g.name in special else ("view" if g.kind == "view" else None)
             nodes.append({"name": n.name, "op_type": n.op_type, "kernel": kernel,
                           "fallback": g.fallback if g.kind == "torch" else False})
+    nodes += [{"name": n.name, "op_type": n.op_type, "kernel": "shape", "fallback": False} for n in shape_nodes]
     diags = [d.to_json() for d in diagnostics]
     fallback = [n for n in nodes if n["fallback"]]
     return {
@@ -76,8 +82,10 @@ def report_dict(graph: Graph | None, groups: list[Group], kernels: dict[str, Ker
             "nodes": len(nodes),
             "kernels": len(kernels) + len(special),
             "specialised": len(special),
-            "nodes_in_tilelang": sum(1 for n in nodes if n["kernel"] and n["kernel"] != "view"),
+            "nodes_in_tilelang": sum(1 for n in nodes if n["kernel"] and n["kernel"] not in ("view", "shape")),
             "views": sum(1 for n in nodes if n["kernel"] == "view"),
+            **({"shape_nodes": sum(1 for n in nodes if n["kernel"] == "shape")} if graph is not None
+               and graph.shape_nodes else {}),
             "fallback": len(fallback),
             "fallback_ops": dict(sorted(Counter(n["op_type"] for n in fallback).items())),
             "diagnostics": dict(sorted(Counter(d["code"] for d in diags).items())),

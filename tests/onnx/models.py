@@ -137,3 +137,35 @@ def pools(n=2, c=8, hw=16):
                  helper.make_node("AveragePool", ["y"], ["z"], name="avgpool", kernel_shape=[2, 2])],
                 [("x", TensorProto.FLOAT, [n, c, hw, hw])], [("z", TensorProto.FLOAT, [n, c, (hw - 1) // 2, (hw - 1) // 2])],
                 name="pools")
+
+
+def gqa(dtype="float32", batch=2, seq=16, heads=4, kv_heads=2, dim=8, scale=0.35):
+    """Grouped-query attention as HF exports it: Q, K, V as (batch, seq, heads, dim) activations
+    transposed to (batch, heads, seq, dim); K and V with ``kv_heads`` heads repeated to ``heads``
+    by repeat_kv (Unsqueeze at axis 2, Expand to the Unsqueeze's shape times [1, 1, rep, 1, 1]
+    computed with Shape → Mul, Reshape to [0, heads, -1, dim]); K transposed to (dim, seq), scaled
+    scores, Softmax, context, transposed back. ``batch``/``seq`` may be names (dim_param)."""
+    e = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}[dtype]
+    n = helper.make_node
+    rep = heads // kv_heads
+
+    def repeat_kv(x):
+        return [n("Transpose", [x], [f"{x}_t0"], name=f"{x}_t0", perm=[0, 2, 1, 3]),
+                n("Unsqueeze", [f"{x}_t0", "ax2"], [f"{x}_u"], name=f"{x}_u"),
+                n("Shape", [f"{x}_u"], [f"{x}_shape"], name=f"{x}_shape"),
+                n("Mul", [f"{x}_shape", "rep_vec"], [f"{x}_eshape"], name=f"{x}_eshape"),
+                n("Expand", [f"{x}_u", f"{x}_eshape"], [f"{x}_e"], name=f"{x}_e"),
+                n("Reshape", [f"{x}_e", "kv_rs"], [f"{x}_r"], name=f"{x}_r")]
+
+    nodes = [n("Transpose", ["q"], ["q_t"], name="q_t", perm=[0, 2, 1, 3]), *repeat_kv("k"),
+             n("Transpose", ["k_r"], ["k_tt"], name="k_tt", perm=[0, 1, 3, 2]), *repeat_kv("v"),
+             n("MatMul", ["q_t", "k_tt"], ["s0"], name="scores"),
+             n("Mul", ["s0", "c"], ["s1"], name="scale"),
+             n("Softmax", ["s1"], ["p"], name="softmax", axis=-1),
+             n("MatMul", ["p", "v_r"], ["ctx"], name="context"),
+             n("Transpose", ["ctx"], ["y"], name="ctx_t", perm=[0, 2, 1, 3])]
+    inits = [("ax2", np.array([2], np.int64)), ("rep_vec", np.array([1, 1, rep, 1, 1], np.int64)),
+             ("kv_rs", np.array([0, heads, -1, dim], np.int64)), ("c", np.array(scale, dtype))]
+    return make(nodes, [("q", e, [batch, seq, heads, dim]), ("k", e, [batch, seq, kv_heads, dim]),
+                        ("v", e, [batch, seq, kv_heads, dim])],
+                [("y", e, [batch, seq, heads, dim])], inits, name="gqa")

@@ -20,7 +20,7 @@ CLAIMED = ("Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Sqrt", "Exp", "Log"
            "Sigmoid", "Tanh", "Erf", "Gelu", "Max", "Min", "Identity", "Cast", "Where", "MatMul", "Gemm", "ReduceSum",
            "ReduceMean", "ReduceMax", "Softmax", "LayerNormalization", "Transpose", "Reshape", "Flatten",
            "Squeeze", "Unsqueeze", "Conv", "BatchNormalization", "GlobalAveragePool",
-           "MaxPool", "AveragePool", "Concat", "Slice", "Gather")
+           "MaxPool", "AveragePool", "Concat", "Slice", "Gather", "Expand")
 
 
 #: generator modules not named after their operator

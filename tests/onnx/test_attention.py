@@ -252,3 +252,26 @@ def test_a_where_mask_joins_the_pattern(tmp_path, dtype, where, mask):
     assert [g.kind for g in res.groups] == ["attention"]
     assert "kept" in [n.name for n in att.nodes] and att.pattern.where.keep == keep
     assert att.pattern.where.fill == pytest.approx(fill) and att.pattern.mask == ("mask" if mask else None)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("batch, seq", [(2, 9), ("batch", "seq")])
+def test_grouped_query_heads_read_through_repeat_kv(tmp_path, dtype, batch, seq):
+    """Grouped-query attention (4 query heads, 2 K/V heads) with HF's repeat_kv: the Transposes,
+    Unsqueeze, Expand and Reshape of K and V join the fused kernel, which reads K/V head h // 2 of
+    the inputs; the Shape → Mul computing the Expand's shape are shape nodes (no kernel). Static and
+    with declared batch/seq (one compiled kernel for both of the check's sizes); equal to onnxruntime."""
+    res = convert(_save(models.gqa(dtype, batch=batch, seq=seq), tmp_path, "gqa"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert [g.kind for g in res.groups] == ["attention"]
+    att = res.groups[0]
+    assert att.pattern.k == attention.Operand("k", (0, 2, 3, 1), (1, 2, 1, 1))
+    assert att.pattern.v == attention.Operand("v", (0, 2, 1, 3), (1, 2, 1, 1))
+    kinds = {n["name"]: n["kernel"] for n in res.report["nodes"]}
+    assert {k for k, v in kinds.items() if v == "shape"} == {"k_shape", "k_eshape", "v_shape", "v_eshape"}
+    assert set(kinds.values()) == {"k0_attention", "shape"} and len(kinds) == 19
+    assert res.report["summary"]["nodes_in_tilelang"] == 15 and res.report["summary"]["shape_nodes"] == 4
+    text = res.module.read_text()
+    assert "(bz % 4) // 2" in text and "k_e = self.alloc" not in text
+    if batch == "batch":
+        assert [s["compiled"] for s in res.check["sizes"]] == [1, 1]

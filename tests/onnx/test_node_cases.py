@@ -31,6 +31,7 @@ REPRESENTATIVE = [
     ("AveragePool", "test_averagepool_2d_pads"),
     ("Reshape", "test_reshape_negative_extended_dims"),
     ("Concat", "test_concat_3d_axis_negative_2"),
+    ("Expand", "test_expand_dim_changed"),
 ]
 
 

@@ -48,7 +48,8 @@ def emit_attention(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         idx = [""] * len(op.axes)
         extents = graph.info(op.tensor).shape
         for i, ax in enumerate(op.axes[:-2]):
-            idx[ax] = "0" if extents[ax] == 1 else bz[i]   # a batch axis broadcast (one K/V head)
+            rep = op.repeat[i] if op.repeat else 1   # a K/V head serving rep query heads (grouped-query)
+            idx[ax] = "0" if extents[ax] == 1 else bz[i] if rep == 1 else f"({bz[i]}) // {rep}"
         idx[op.axes[-2]], idx[op.axes[-1]] = rows, cols
         name = b.param(op.tensor, extents)
         return f"{name}[{', '.join(idx)}]", op.axes[-2] < op.axes[-1]

@@ -103,8 +103,8 @@ class Body:
     def chain(self, nodes: list[Node], out_shape, out_index, canonical, indent: str) -> list[str]:
         lines = []
         for n in nodes:
-            chans = OPS[n.op_type].channel_inputs
-            args = [self.read(t, out_shape, out_index, canonical, k in chans) if t else "None"
+            chans, unread = OPS[n.op_type].channel_inputs, OPS[n.op_type].shape_inputs
+            args = [self.read(t, out_shape, out_index, canonical, k in chans) if t and k not in unread else "None"
                     for k, t in enumerate(n.inputs)]
             out = n.outputs[0]
             real = self.graph.info(out).dtype
