@@ -14,6 +14,8 @@ TIME_LIKE = (
     # linked in), lavaMD "0.35 s" alone on its line)
     r"\b\w*(bytes?|B|ups|ops|items|elements|keys|rays|samples)/s\b", r"\bspeed\b", r"\bmemory usage\b",
     r"\d\s?s\s*$",
+    # rtm8's elapsed wall time "dt = 0.646979" (its own t1 - t0)
+    r"^\s*dt\s*=",
     # a clock time of day (lebesgue prints the date and time it starts and ends)
     r"\b\d{1,2}:\d{2}:\d{2}\b",
 )

@@ -95,6 +95,8 @@ def test_nan_and_inf():
     ("mean_vars: 2.733828    var_vars: 0.19089", False),
     ("Number of sites = 16^4", False),
     ("3 samples", False),
+    ("dt = 0.646979", True),          # rtm8's wall time (H100, 2026-12-07)
+    ("ndt = 4", False),
 ])
 def test_time_like_lines(line, timed):
     assert is_time_like(line) is timed
