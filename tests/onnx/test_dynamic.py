@@ -326,3 +326,16 @@ def test_pools_over_one_and_three_spatial_axes(tmp_path, op, attrs, dims, sizes)
     assert [g.kind for g in res.groups] == ["pool"] and not res.special
     assert all(n["fallback"] is False for n in res.report["nodes"])
     assert _run_both(_save(model, tmp_path, "pool"), res.module, sizes) == [1] * len(sizes)
+
+
+def test_a_product_view_before_the_tensor_that_holds_its_names_whole(tmp_path):
+    """Add of (batch, seq, 8) and a (batch, seq, 1) per-token value: the map's first operand is
+    viewed as (batch * seq, 8) and comes before the one that holds batch and seq whole; TVM binds
+    arguments in order and cannot solve the product, so that operand is declared with its factors
+    (it failed to compile: "unable to solve variables (batch, seq)")."""
+    model = models.make([helper.make_node("Add", ["x", "m"], ["y"], name="add")],
+                        [("x", TensorProto.FLOAT, ["batch", "seq", 8]), ("m", TensorProto.FLOAT, ["batch", "seq", 1])],
+                        [("y", TensorProto.FLOAT, ["batch", "seq", 8])], name="tok")
+    res = convert(_save(model, tmp_path, "tok"), tmp_path / "out", check="cpu")
+    assert res.ok and res.check["passed"], [str(d) for d in res.diagnostics] + [res.check]
+    assert "x_dims: T.Tensor((batch, seq, 8)" in res.module.read_text()

@@ -141,24 +141,22 @@ def kernel_symbols(params: list[Param]) -> list[str]:
 def declared_views(params: list[Param]) -> dict[str, tuple]:
     """Per parameter name, the shape the kernel declares it with when that differs from its view.
 
-    A ``T.dynamic`` extent is bound from the shape of an argument where it is a whole dimension.
-    A name that every view folds into a product (``(batch * 512, 768)``) gets one parameter declared
-    with the product's factors (``(batch, 512, 768)``), which the kernel reshapes to its view."""
+    A ``T.dynamic`` extent is bound from the shape of an argument where it is a whole dimension;
+    TVM binds the arguments in order and cannot solve a product for its factors. A parameter whose
+    view folds a name not bound by an earlier one into a product (``(batch * 512, 768)``) is
+    declared with the product's factors (``(batch, 512, 768)``), which the kernel reshapes to its
+    view: the first such parameter for each name, unless an earlier one holds it whole."""
     out: dict[str, tuple] = {}
-    bare = {next(iter(d.names)) for p in params for d in p.view if isinstance(d, Dim) and str(d) in d.names}
-    for sym in kernel_symbols(params):
-        if sym in bare:
-            continue
-        for p in params:
-            if p.name in out:
-                continue
-            if not any(sym in d.names and factors(d) is not None for d in p.view if isinstance(d, Dim)):
-                continue
+    bound: set[str] = set()
+    for p in params:
+        folded = [d for d in p.view if isinstance(d, Dim) and str(d) not in d.names and factors(d) is not None]
+        if any(set(d.names) - bound for d in folded):
             # every product of the view as its factors (``(batch * 4, H * W)`` as ``(batch, 4, H, W)``)
             split = tuple(x for d in p.view for x in (factors(d) or (d,)))
             out[p.name] = split
-            bare |= {str(x) for x in split if isinstance(x, Dim) and str(x) in x.names}
-            break
+            bound |= {str(x) for x in split if isinstance(x, Dim) and str(x) in x.names}
+        else:
+            bound |= {str(d) for d in p.view if isinstance(d, Dim) and str(d) in d.names}
     return out
 
 
