@@ -275,3 +275,22 @@ def test_grouped_query_heads_read_through_repeat_kv(tmp_path, dtype, batch, seq)
     assert "(bz % 4) // 2" in text and "k_e = self.alloc" not in text
     if batch == "batch":
         assert [s["compiled"] for s in res.check["sizes"]] == [1, 1]
+
+
+def test_grouped_query_kernel_lowers_for_sm90a(tmp_path):
+    """fp16 grouped-query attention (8 query heads on 2 K/V heads, declared batch and seq) lowers
+    for sm_90a with K and V loaded by TMA from the original (un-repeated) tensors at head h // 4."""
+    import tilelang  # noqa: F401  (before tvm)
+    import tvm
+
+    from migrate.onnx import check as check_step
+
+    model = models.gqa("float16", batch="batch", seq="seq", dim=64, heads=8, kv_heads=2)
+    res = convert(_save(model, tmp_path, "gqa"), tmp_path / "out")
+    assert [g.kind for g in res.groups] == ["attention"]
+    mod = check_step.load_module(res.module)
+    with tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}) as tgt:
+        src = tilelang.lower(mod.KERNELS[res.groups[0].name](target="cuda"), target=tgt).kernel_source
+    loads = [ln for ln in src.split("\n") if "tma_load(" in ln]
+    assert any("k_desc" in ln and ">> 2)" in ln for ln in loads), loads
+    assert any("v_desc" in ln and ">> 2)" in ln for ln in loads), loads
