@@ -678,9 +678,9 @@ def _mirror_cuda_bounds(func) -> None:
     if _postproc_installed[0]:
         return
     import tilelang
-    import tvm_ffi
+    import tvm
 
-    previous = tvm_ffi.get_global_func("tilelang_callback_cuda_postproc", allow_missing=True)
+    previous = tvm.get_global_func("tilelang_callback_cuda_postproc", allow_missing=True)
 
     def postproc(code, target):
         if previous is not None:
