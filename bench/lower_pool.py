@@ -1,7 +1,7 @@
 """Lower every converted kernel of a ``migrate convert`` output to CUDA (sm_90a), with no GPU:
 the build errors the H200 would find (TVM or TileLang refusing the migrated kernel), found here.
 
-    python bench/lower_pool.py --out OUT [--only a,b] [--jobs 2] [--nvcc] [--json F]
+    python bench/lower_pool.py --out OUT [--only a,b] [--jobs 2] [--nvcc | --ptxas] [--json F]
 
 Each kernel is lowered as ``runtime.tilelang_support.compile_kernel`` would build it for the GPU
 (the factory at a launch configuration, the signature's pass options, the runtime's pass fixes),
@@ -14,6 +14,12 @@ enum's first constant, ``int`` for a type named like an index and ``float`` for 
 
 Prints kernels by outcome and the failures grouped by their last message line; ``--json`` keeps
 one row per kernel.
+
+``--ptxas`` (issue 17: occupancy without a GPU): each lowered kernel's CUDA is compiled to PTX and
+assembled by ptxas for sm_90a as written (TileLang's ``__launch_bounds__(threads, 1)``; portable and
+simt kernels already without the minimum) and without the minimum of blocks per SM, and each
+program's own CUDA files with their build flags (arch sm_90a): per kernel the registers and spill
+bytes of the three, and a table of the kernels that take more registers than their original.
 """
 from __future__ import annotations
 
@@ -88,7 +94,84 @@ def _small_values(sig, template):
     return [value if kind == "type" else "1" for (_, kind), value in zip(sig.template, template)]
 
 
-def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
+TL_ROOT = None
+
+
+def _ptxas(ptx: str) -> dict:
+    """(registers, spill store bytes) ptxas reports for a PTX text's kernels (the most of them)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "k.ptx"
+        path.write_text(ptx)
+        proc = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(path), "-o", str(Path(tmp) / "k.cubin")],
+                              capture_output=True, text=True)
+    text = proc.stdout + proc.stderr
+    regs = [int(x) for x in re.findall(r"Used (\d+) registers", text)]
+    spills = [int(x) for x in re.findall(r"(\d+) bytes spill stores", text)]
+    return {"regs": max(regs) if regs else None, "spill": max(spills) if spills else 0}
+
+
+def registers(source: str) -> dict:
+    """The registers and spills of a lowered kernel's CUDA: as written, and with no minimum of
+    blocks per SM (``.minnctapersm`` dropped from the PTX)."""
+    import tempfile
+
+    import tilelang
+
+    root = Path(tilelang.__file__).parent
+    with tempfile.TemporaryDirectory() as tmp:
+        cu, ptx = Path(tmp) / "k.cu", Path(tmp) / "k.ptx"
+        cu.write_text(source)
+        proc = subprocess.run(["nvcc", "-arch=sm_90a", "-ptx", "-O3", "-std=c++17", f"-I{root / 'src'}",
+                               f"-I{root / '3rdparty' / 'cutlass' / 'include'}", str(cu), "-o", str(ptx)],
+                              capture_output=True, text=True)
+        if proc.returncode:
+            return {"ptxas": "nvcc: " + (proc.stderr.strip().splitlines() or ["?"])[-1][:200]}
+        text = ptx.read_text()
+    written = _ptxas(text)
+    plain = _ptxas("\n".join(ln for ln in text.splitlines() if ".minnctapersm" not in ln))
+    return {"regs": written["regs"], "spill": written["spill"], "regs_plain": plain["regs"],
+            "spill_plain": plain["spill"], "min_blocks": ".minnctapersm" in text}
+
+
+def original_registers(pool: Path, programs: set[str]) -> dict:
+    """{(program, kernel name): (most registers over its instances, most spill bytes)} of the
+    programs' own CUDA files, compiled as their build commands say but for sm_90a."""
+    commands = json.loads((pool / "compile_commands.json").read_text())
+    out: dict = {}
+    for c in commands:
+        prog = Path(c["file"]).relative_to(pool).parts[0]
+        if prog not in programs or not c["file"].endswith(".cu"):
+            continue
+        words = [w for w in c["command"].split() if not w.startswith(("-arch", "--gpu-architecture", "-gencode"))
+                 and w not in ("-c",)]
+        words = [w for w in words if w != "-o"]
+        cmd = [words[0], "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", "/dev/null", c["file"]] + \
+            [w for w in words[1:] if w.startswith(("-I", "-D", "-std", "--std", "-O", "-Xcompiler", "-f"))]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=c["directory"])
+        entry = None
+        for line in (proc.stdout + proc.stderr).splitlines():
+            m = re.search(r"Compiling entry function '([^']+)'", line)
+            if m:
+                mangled = m.group(1)
+                z = re.match(r"_Z(\d+)", mangled)
+                entry = mangled[len(z.group(0)):len(z.group(0)) + int(z.group(1))] if z else mangled
+                continue
+            m = re.search(r"Used (\d+) registers", line)
+            if m and entry:
+                key = (prog, entry)
+                regs, spill = out.get(key, (0, 0))
+                out[key] = (max(regs, int(m.group(1))), spill)
+            m = re.search(r"(\d+) bytes spill stores", line)
+            if m and entry:
+                key = (prog, entry)
+                regs, spill = out.get(key, (0, 0))
+                out[key] = (regs, max(spill, int(m.group(1))))
+    return out
+
+
+def lower_module(module_path: str, rows_json: str, nvcc: bool, ptxas: bool = False) -> list[dict]:
     """Worker: lower each kernel of one module (runs in a subprocess)."""
     import importlib.util
     import inspect
@@ -153,8 +236,10 @@ def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
         try:
             func = func.with_attr("cuda2tile_pass_fixes", ts.PASS_FIXES)
             with tvm.transform.PassContext(config=configs), target:
-                tilelang.lower(func, target=target, enable_device_compile=nvcc)
+                art = tilelang.lower(func, target=target, enable_device_compile=nvcc)
             row["status"] = "ok"
+            if ptxas:
+                row.update(registers(art.kernel_source))
         except Exception as exc:  # noqa: BLE001
             last = [line for line in str(exc).strip().splitlines() if line.strip()]
             row["status"] = "build"
@@ -164,9 +249,10 @@ def lower_module(module_path: str, rows_json: str, nvcc: bool) -> list[dict]:
     return out
 
 
-def _run_one(module: Path, rows: dict, nvcc: bool, timeout: float) -> list[dict]:
+def _run_one(module: Path, rows: dict, nvcc: bool, timeout: float, ptxas: bool = False) -> list[dict]:
     # the rows go through stdin: a module of many kernels' launches passes the limit of one argument
-    cmd = [sys.executable, __file__, "--worker", str(module), "--rows", "-"] + (["--nvcc"] if nvcc else [])
+    cmd = [sys.executable, __file__, "--worker", str(module), "--rows", "-"] + (["--nvcc"] if nvcc else []) + \
+        (["--ptxas"] if ptxas else [])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO, input=json.dumps(rows))
     except subprocess.TimeoutExpired:
@@ -187,6 +273,29 @@ def _group(message: str) -> str:
     return re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", message)[:160]
 
 
+def _register_table(results: list[dict], originals: dict) -> None:
+    """Per kernel with an original: registers as lowered, without the minimum of blocks, and the
+    original's; then counts by form."""
+    print(f"{'kernel':52s} {'form':9s} {'regs':>5s} {'plain':>6s} {'orig':>5s}  spills (lowered/plain/orig)")
+    by_form = collections.defaultdict(collections.Counter)
+    for r in sorted(results, key=lambda r: (r["file"], r["kernel"])):
+        if r.get("regs") is None:
+            continue
+        orig = originals.get((r["file"].split("/")[0], r["kernel"]))
+        r["orig_regs"], r["orig_spill"] = orig if orig else (None, None)
+        if orig is None:
+            continue
+        c = by_form[r["form"]]
+        c["kernels"] += 1
+        c["more than the original"] += r["regs"] > orig[0]
+        c["more, none without the minimum"] += r["regs"] > orig[0] and r["regs_plain"] <= orig[0]
+        c["spills without the minimum (not as lowered)"] += r["spill_plain"] > 0 and r["spill"] == 0
+        print(f"{r['file'].split('/')[0] + ':' + r['kernel']:52.52s} {r['form']:9s} {r['regs']:5d} {r['regs_plain']:6d} "
+              f"{orig[0]:5d}  {r['spill']}/{r['spill_plain']}/{orig[1]}")
+    for form, c in sorted(by_form.items()):
+        print(f"{form}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path)
@@ -194,13 +303,15 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--nvcc", action="store_true", help="also compile the generated CUDA with nvcc")
+    ap.add_argument("--ptxas", action="store_true", help="registers and spills against the originals' (module doc)")
+    ap.add_argument("--pool", type=Path, default=REPO / "build" / "realworld", help="the originals (--ptxas)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--rows", default="{}", help=argparse.SUPPRESS)  # "-": read from stdin
     args = ap.parse_args(argv)
     if args.worker:
         rows = sys.stdin.read() if args.rows == "-" else args.rows
-        print(json.dumps(lower_module(args.worker, rows, args.nvcc)))
+        print(json.dumps(lower_module(args.worker, rows, args.nvcc, args.ptxas)))
         return 0
     if args.out is None:
         ap.error("--out is required")
@@ -219,7 +330,8 @@ def main(argv=None) -> int:
     results = []
     start = time.time()
     with cf.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = {pool.submit(_run_one, m, rows, args.nvcc, args.timeout): m for m, rows in by_module.items()}
+        futures = {pool.submit(_run_one, m, rows, args.nvcc, args.timeout, args.ptxas): m
+                   for m, rows in by_module.items()}
         for fut in cf.as_completed(futures):
             m = futures[fut]
             for row in fut.result():
@@ -235,6 +347,8 @@ def main(argv=None) -> int:
     for (status, message), names in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         print(f"{len(names):4d}  {status:8s} {message}")
         print(f"      {', '.join(sorted(names)[:8])}{' ...' if len(names) > 8 else ''}")
+    if args.ptxas:
+        _register_table(results, original_registers(args.pool, {r["file"].split("/")[0] for r in results}))
     if args.json:
         args.json.write_text(json.dumps({"rows": sorted(results, key=lambda r: (r["file"], r["kernel"]))}, indent=1))
     return 0
