@@ -1333,7 +1333,8 @@ class StmtPrinter:
         target = self.expr.e_Ref(m.Ref(d.name, "local", d.type, d.span))[0]
         if placement == "phase":
             single = self.scope_single(d.name)
-            if single and d.init is not None and not (self.scope.keep_divisions and _divides(d.init)):
+            if single and d.init is not None and not (self.scope.keep_divisions and _divides(d.init)
+                                                      and _int_literal(d.init) is None):
                 self.values[d.name] = d.init
                 self.emit(f"{d.name} = {self.expr.named(d.init, self._value(d.init, d.type))}", d.span)
                 return
@@ -1471,7 +1472,7 @@ class StmtPrinter:
         self.chains -= 1
 
     def s_For(self, s: m.For):
-        canon = canonical_loop(s, self.scope)
+        canon = canonical_loop(s, self.scope, self.values)
         if canon is not None and (canon[3] == "1" and self._varies(s.init.decls[0].init)
                                   or self._varies(s.init.decls[0].init, s.cond.rhs)
                                   and any(isinstance(n, m.For) for n in m.walk(s.body))):
@@ -1491,8 +1492,13 @@ class StmtPrinter:
             args = f"{start}, {stop}" + (f", {step}" if step != "1" else "")
             if start == "0" and step == "1":
                 args = stop
-            self.emit(f"for {var} in {loop}({args}):", s.span)
+            unsigned = scalar_name(s.init.decls[0].type) == "uint32"
+            self.emit(f"for {var + '_n' if unsigned else var} in {loop}({args}):", s.span)
             self.loop_stack.append("serial")
+            if unsigned:   # the C variable: the count as its unsigned value
+                self.indent += 1
+                self.emit(f"{var} = T.Cast(T.uint32, {var}_n)", s.span)
+                self.indent -= 1
             self.body(s.body)
             self.loop_stack.pop()
             return
@@ -1741,13 +1747,21 @@ def _value_template_extent(text: str, scope: Scope) -> str | None:
     return "(" + re.sub(r"\( | \)", lambda x: x.group(0).strip(), " ".join(out)) + ")"
 
 
-def canonical_loop(s: m.For, scope: Scope):
+def canonical_loop(s: m.For, scope: Scope, values: dict | None = None):
     """(var, start, stop, step) texts when ``s`` is ``for (int v = a; v < b; v += c)`` with
-    ``v`` an int32 the body never assigns; None otherwise."""
+    ``v`` an int32 the body never assigns; None otherwise. With ``values`` (the locals printed as
+    values: name -> initialiser), also ``for (unsigned v = a; v < b; ...)`` whose start and bound
+    are constants below 2**31 (``i < pack_size`` with ``const unsigned pack_size = 16 /
+    sizeof(T)``): the loop counts in int32 and the caller binds ``v`` as its uint32 value."""
     if not isinstance(s.init, m.DeclStmt) or len(s.init.decls) != 1:
         return None
     d = s.init.decls[0]
-    if scalar_name(d.type) != "int32" or d.init is None or s.cond is None or s.step is None:
+    if d.init is None or s.cond is None or s.step is None:
+        return None
+    if scalar_name(d.type) != "int32" and not (values is not None and scalar_name(d.type) == "uint32"
+                                                and _small_constant(d.init, values) is not None
+                                                and isinstance(s.cond, m.Binary)
+                                                and _small_constant(s.cond.rhs, values) is not None):
         return None
     if scope.placements.get(d.name, "phase") not in ("phase", "kernel_var"):
         return None
@@ -1784,6 +1798,11 @@ def canonical_loop(s: m.For, scope: Scope):
                 return None
     printer = ExprPrinter(scope)
     stop_expr = cond.rhs
+    if scalar_name(d.type) == "uint32":   # constants (above): counted as int32 literals
+        start, stop = str(_small_constant(d.init, values)), str(_small_constant(stop_expr, values))
+        if cond.op == "<=":
+            stop = str(int(stop) + 1)
+        return var, start, stop, str(inc)
     if scalar_name(stop_expr.type) not in ("int32",) or scalar_name(d.init.type) not in ("int32",):
         return None
     start = printer(d.init)
@@ -1791,6 +1810,17 @@ def canonical_loop(s: m.For, scope: Scope):
     if cond.op == "<=":
         stop = f"{printer.sub(stop_expr, _PREC['+'])} + 1"
     return var, start, stop, str(inc)
+
+
+def _small_constant(e: m.Expr, values: dict) -> int | None:
+    """The value of ``e`` when it is an integer constant in [0, 2**31) (``values``: a local
+    printed as a value stands for its initialiser), else None."""
+    while isinstance(e, m.Cast):
+        e = e.operand
+    if isinstance(e, m.Ref) and e.name in values:
+        e = values[e.name]
+    value = _int_literal(e)
+    return value if value is not None and 0 <= value < 2 ** 31 else None
 
 
 def _divides(e: m.Expr) -> bool:

@@ -205,6 +205,8 @@ def _const(e, names, block):
             e.target.dtype.startswith(("float", "bfloat")) else v
     if isinstance(e, (m.IntLit, m.FloatLit)):
         return e.value
+    if isinstance(e, m.SizeOf) and isinstance(e.value, int):   # sizeof(float): 4, known when parsed
+        return e.value
     if isinstance(e, m.Builtin):
         if e.var == "warpSize":
             return WARP_SIZE
