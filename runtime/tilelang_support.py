@@ -671,10 +671,26 @@ _BOUNDS_RE = re.compile(r"__launch_bounds__\((\d+), 1\)(\s+)(\w+)\(")
 _postproc_installed = [False]
 
 
-def _mirror_cuda_bounds(func) -> None:
-    """Have ``func``'s CUDA declare ``__launch_bounds__(threads)`` without a minimum of blocks
-    (a TileLang CUDA post-processing callback, installed once; one registered before runs first)."""
-    _CUDA_BOUNDS.add(str(func.attrs["global_symbol"]) + "_kernel")
+def _plain_bounds(sig: Signature) -> bool:
+    """Whether ``sig``'s CUDA declares ``__launch_bounds__(threads)`` alone: portable and simt
+    kernels; ``C2T_LAUNCH_BOUNDS=plain`` every kernel, ``=tilelang`` none (TileLang's ``(threads,
+    1)`` everywhere: the two sides of a timing comparison)."""
+    import os
+
+    mode = os.environ.get("C2T_LAUNCH_BOUNDS", "auto")
+    return mode == "plain" or (mode != "tilelang" and sig.form in ("portable", "simt"))
+
+
+def _mirror_cuda_bounds(func, plain: bool) -> None:
+    """Have ``func``'s CUDA declare ``__launch_bounds__(threads)`` without a minimum of blocks, or
+    (``plain`` false) TileLang's own (a TileLang CUDA post-processing callback, installed once;
+    one registered before runs first). The kernel is known by its name: the latest compiled
+    under a name decides."""
+    name = str(func.attrs["global_symbol"]) + "_kernel"
+    if not plain:
+        _CUDA_BOUNDS.discard(name)
+        return
+    _CUDA_BOUNDS.add(name)
     if _postproc_installed[0]:
         return
     import tilelang
@@ -712,8 +728,8 @@ def prim_func(sig: Signature, grid, block, shared_bytes: int = 0, template=None,
     finally:
         cuda_math.set_target(previous)  # and the module's default is the caller's again
     gpu = dict(sig.gpu_pass_configs) if side == "cuda" else {}
-    if side == "cuda" and sig.form in ("portable", "simt"):
-        _mirror_cuda_bounds(func)
+    if side == "cuda":
+        _mirror_cuda_bounds(func, _plain_bounds(sig))
     if not sizes:
         return func, {**dict(sig.pass_configs), **gpu}
     params = {p.name: p for p in func.params}

@@ -8,6 +8,7 @@ TileLang's ``(threads, 1)`` ptxas gave relax 80 registers against its original's
 from __future__ import annotations
 
 import importlib.util
+import re
 
 from tests.analysis.support import converted, spec_buffer, spec_kernel, spec_scalar
 from tests.lowering import lower_sm90
@@ -83,3 +84,23 @@ def test_only_kernels_that_mirror_their_cuda_drop_the_minimum_of_blocks(tmp_path
     spec.loader.exec_module(mod)
     source = lower_sm90(mod.KERNELS["sweep_map"], (1, 1, 1), (64, 1, 1))
     assert "__launch_bounds__(64, 1) sweep_map_kernel(" in source, source[source.index("__global__"):][:300]
+
+
+def test_the_launch_bounds_switch(tmp_path, monkeypatch):
+    """C2T_LAUNCH_BOUNDS=plain gives every kernel ``__launch_bounds__(threads)``, =tilelang none
+    (a timing comparison's two sides)."""
+    out, (k,) = converted(tmp_path, MAP, SPEC.replace('name = "sweep"', 'name = "sweep_map"'))
+    spec = importlib.util.spec_from_file_location("k_sweep_map2", out / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setenv("C2T_LAUNCH_BOUNDS", "plain")
+    source = lower_sm90(mod.KERNELS["sweep_map"], (1, 1, 1), (64, 1, 1))
+    assert re.search(r"__launch_bounds__\(\d+\) sweep_map_kernel\(", source), source[source.index("__global__"):][:300]
+    (tmp_path / "p").mkdir()
+    out2, _ = converted(tmp_path / "p", KERNEL, SPEC)
+    spec = importlib.util.spec_from_file_location("k_sweep2", out2 / "k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setenv("C2T_LAUNCH_BOUNDS", "tilelang")
+    source = lower_sm90(mod.KERNELS["sweep"], (1, 1, 1), (128, 1, 1))
+    assert "__launch_bounds__(128, 1) sweep_kernel(" in source, source[source.index("__global__"):][:300]
