@@ -1,13 +1,11 @@
 """Conv as an implicit GEMM (output pixels × output channels) with the group's epilogue."""
 from __future__ import annotations
 
-import functools
-import operator
 import re
 
 from ..graph import Graph, Node
 from ..group import Group
-from ..indexing import subscript
+from ..indexing import prod, subscript
 from ..ops import literal
 from .base import (ACCUMULATOR_PRELUDE, TILED_PRELUDE, Body, Kernel, Options, accum_dtype, cast_to,
                    compute_dtype, factory, ordered,
@@ -157,7 +155,7 @@ def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     dil = head.attrs.get("dilations", [1] * rank)
     begin, end = window_pads(head, x.shape, K, y.shape)
     axes = "dhw"[-rank:]   # loop names per spatial axis: o<a> output, k<a> tap, i<a> input
-    P = functools.reduce(operator.mul, [N, *So])
+    P = prod([N, *So])
     acc_t = accum_dtype(x.dtype)
     is_max = head.op_type == "MaxPool"
     b = Body(graph, names)
@@ -165,9 +163,9 @@ def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
     Y = b.param(y.name, y.shape)
     inputs = [(f"i{a}", re.sub(r" \* 1(?!\d)| - 0(?!\d)", "", f"o{a} * {strides[d]} - {begin[d]} + k{a} * {dil[d]}"))
               for d, a in enumerate(axes)]
-    pixel = [f"                img = p // {functools.reduce(operator.mul, So)}"]
+    pixel = [f"                img = p // {prod(So)}"]
     for d, a in enumerate(axes):
-        inner = functools.reduce(operator.mul, So[d + 1:], 1)
+        inner = prod(So[d + 1:])
         pixel.append(f"                o{a} = p // {inner} % {So[d]}" if d < rank - 1 else f"                o{a} = p % {So[d]}")
     spatial_in = ", ".join(f"i{a}" for a in axes)
     spatial_out = ", ".join(f"o{a}" for a in axes)
@@ -190,7 +188,7 @@ def emit_pool(group: Group, graph: Graph, names, opts: Options) -> Kernel:
         update = [f"                        acc[i, j] += {load}"] + (["                        taps[i, j] += 1"]
                                                                    if image_taps else [])
         start = "            T.clear(acc)" + ("\n            T.clear(taps)" if taps else "")
-        value = "acc[i, j] / taps[i, j]" if taps else f"acc[i, j] / {literal(functools.reduce(operator.mul, K), acc_t)}"
+        value = "acc[i, j] / taps[i, j]" if taps else f"acc[i, j] / {literal(prod(K), acc_t)}"
     body = [
         f"        with T.Kernel(T.ceildiv({C}, block_n), T.ceildiv({P}, block_m), threads=threads) as (bx, by):",
         f"            acc = alloc((block_m, block_n), T.{acc_t})",
