@@ -727,14 +727,20 @@ def prim_func(sig: Signature, grid, block, shared_bytes: int = 0, template=None,
                            **template_kwargs(sig, template), **options)
     finally:
         cuda_math.set_target(previous)  # and the module's default is the caller's again
-    gpu = dict(sig.gpu_pass_configs) if side == "cuda" else {}
     if side == "cuda":
         _mirror_cuda_bounds(func, _plain_bounds(sig))
+    configs = pass_configs(sig, side, bool(sizes))
     if not sizes:
-        return func, {**dict(sig.pass_configs), **gpu}
+        return func, configs
     params = {p.name: p for p in func.params}
-    return (func.specialize({params[name]: value for name, value in sizes.items()}),
-            {**dict(sig.static_pass_configs), **gpu})
+    return func.specialize({params[name]: value for name, value in sizes.items()}), configs
+
+
+def pass_configs(sig: Signature, side: str, sized: bool) -> dict:
+    """The TileLang pass options ``sig`` compiles with on ``side`` ("c" or "cuda"): those of a
+    compilation at constant sizes when ``sized``, with the GPU's own added on "cuda"."""
+    base = dict(sig.static_pass_configs if sized else sig.pass_configs)
+    return {**base, **dict(sig.gpu_pass_configs)} if side == "cuda" else base
 
 
 def compile_kernel(sig: Signature, grid, block, shared_bytes: int = 0, template=None, target=None,

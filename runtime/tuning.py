@@ -22,8 +22,8 @@ import inspect
 import itertools
 from dataclasses import dataclass, field
 
-from .tilelang_support import (Signature, TUNED, arguments, dims, prim_func, static_sizes, tuned_key,
-                               without_static)
+from .tilelang_support import (Signature, TUNED, arguments, dims, pass_configs, prim_func, static_sizes,
+                               tuned_key, without_static)
 
 
 class TuneError(Exception):
@@ -65,8 +65,7 @@ class _Launch:
 
     @property
     def pass_configs(self) -> dict:
-        return {**dict(self.sig.static_pass_configs if self.sizes else self.sig.pass_configs),
-                **dict(self.sig.gpu_pass_configs)}   # the autotuner compiles for the GPU
+        return pass_configs(self.sig, "cuda", bool(self.sizes))   # the autotuner compiles for the GPU
 
 
 def tunable_program(launch: _Launch, keys):
