@@ -144,9 +144,7 @@ def original_registers(pool: Path, programs: set[str]) -> dict:
         prog = Path(c["file"]).relative_to(pool).parts[0]
         if prog not in programs or not c["file"].endswith(".cu"):
             continue
-        words = [w for w in c["command"].split() if not w.startswith(("-arch", "--gpu-architecture", "-gencode"))
-                 and w not in ("-c",)]
-        words = [w for w in words if w != "-o"]
+        words = c["command"].split()   # the compiler, then only the flags that shape the code
         cmd = [words[0], "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", "/dev/null", c["file"]] + \
             [w for w in words[1:] if w.startswith(("-I", "-D", "-std", "--std", "-O", "-Xcompiler", "-f"))]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=c["directory"])
@@ -158,16 +156,12 @@ def original_registers(pool: Path, programs: set[str]) -> dict:
                 z = re.match(r"_Z(\d+)", mangled)
                 entry = mangled[len(z.group(0)):len(z.group(0)) + int(z.group(1))] if z else mangled
                 continue
-            m = re.search(r"Used (\d+) registers", line)
-            if m and entry:
-                key = (prog, entry)
-                regs, spill = out.get(key, (0, 0))
-                out[key] = (max(regs, int(m.group(1))), spill)
-            m = re.search(r"(\d+) bytes spill stores", line)
-            if m and entry:
-                key = (prog, entry)
-                regs, spill = out.get(key, (0, 0))
-                out[key] = (regs, max(spill, int(m.group(1))))
+            regs = re.search(r"Used (\d+) registers", line)
+            spill = re.search(r"(\d+) bytes spill stores", line)
+            if entry and (regs or spill):   # the most over the kernel's instances
+                most = out.get((prog, entry), (0, 0))
+                out[(prog, entry)] = (max(most[0], int(regs.group(1)) if regs else 0),
+                                      max(most[1], int(spill.group(1)) if spill else 0))
     return out
 
 
