@@ -1814,13 +1814,9 @@ def canonical_loop(s: m.For, scope: Scope, values: dict | None = None):
 
 def _small_constant(e: m.Expr, values: dict) -> int | None:
     """The value of ``e`` when it is an integer constant in [0, 2**31) (``values``: a local
-    printed as a value stands for its initialiser), else None."""
-    while isinstance(e, m.Cast):
-        e = e.operand
-    if isinstance(e, m.Ref) and e.name in values:
-        e = values[e.name]
-    value = _int_literal(e)
-    return value if value is not None and 0 <= value < 2 ** 31 else None
+    printed as a value stands for its initialiser; casts convert as C's do), else None."""
+    value = const_value(e, values)
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 31 else None
 
 
 def _divides(e: m.Expr) -> bool:

@@ -50,3 +50,10 @@ def test_unsigned_counted_loop_over_a_constant_pack(tmp_path):
     sig = mod.KERNELS["scale_packs"]
     source = lower_sm90(sig.instances[0][2] if sig.instances else sig, (3, 1, 1), (128, 1, 1))
     assert "__global__" in source and "while" not in source
+
+
+def test_the_constant_bound_converts_as_c_does(tmp_path):
+    """A bound written through a narrowing cast counts what C counts: ``(unsigned char)260`` is 4."""
+    source = KERNEL.replace("i < pack_size", "i < (unsigned char)(256 + pack_size)")
+    out, _ = converted(tmp_path, source, SPEC)
+    assert "for i_n in T.unroll(4):" in (out / "k.py").read_text()
