@@ -60,15 +60,18 @@ def report_dict(graph: Graph | None, groups: list[Group], kernels: dict[str, Ker
     special = special or {}
     nodes = []
     shape_nodes = list(graph.shape_nodes) if graph is not None else []
+
+    def shape_row(n):
+        return {"name": n.name, "op_type": n.op_type, "kernel": "shape", "fallback": False}
+
     for g in groups:
         while shape_nodes and shape_nodes[0].index < g.nodes[0].index:   # in graph order, among the groups
-            n = shape_nodes.pop(0)
-            nodes.append({"name": n.name, "op_type": n.op_type, "kernel": "shape", "fallback": False})
+            nodes.append(shape_row(shape_nodes.pop(0)))
         for n in g.nodes:
             kernel = g.name if g.name in kernels or g.name in special else ("view" if g.kind == "view" else None)
             nodes.append({"name": n.name, "op_type": n.op_type, "kernel": kernel,
                           "fallback": g.fallback if g.kind == "torch" else False})
-    nodes += [{"name": n.name, "op_type": n.op_type, "kernel": "shape", "fallback": False} for n in shape_nodes]
+    nodes += [shape_row(n) for n in shape_nodes]
     diags = [d.to_json() for d in diagnostics]
     fallback = [n for n in nodes if n["fallback"]]
     return {
