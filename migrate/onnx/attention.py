@@ -121,6 +121,11 @@ def _repeat(graph: Graph, tensor: str, reader: Node, outputs: set[str]):
     return u.inputs[0], a - 1, rep, [u, e, r]
 
 
+def _broadcasts_to(shape, target) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` unchanged (numpy's rules: trailing axes equal or 1)."""
+    return len(shape) <= len(target) and all(d == 1 or d == e for d, e in zip(shape[::-1], target[::-1]))
+
+
 def _read_through(graph: Graph, tensor: str, reader: Node, outputs: set[str], taken: list[Node]) -> Operand:
     """``tensor`` as the pattern reads it: through a Transpose that only the pattern reads, then
     a repeat of K/V heads (:func:`_repeat`), then another Transpose, as far as each is there."""
@@ -156,7 +161,7 @@ def _scores_chain(graph: Graph, t: str, reader: Node, outputs: set[str]):
     where = None
     if made is not None and made.op_type == "Where":
         cond, a, b = made.inputs
-        if graph.info(cond).dtype != "bool" or len(graph.info(cond).shape) > len(graph.info(t).shape):
+        if graph.info(cond).dtype != "bool":
             return None
         if _scalar(graph, b) is not None and _scalar(graph, a) is None:
             where, t = Where(made, cond, _scalar(graph, b), True), a
@@ -214,8 +219,7 @@ def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
         return None
     scores, scale, scaler, where = chain
     if where is not None:   # the condition broadcast to the scores
-        c_shape, s_shape = graph.info(where.cond).shape, graph.info(scores.outputs[0]).shape
-        if any(d != 1 and d != e for d, e in zip(c_shape[::-1], s_shape[::-1])):
+        if not _broadcasts_to(graph.info(where.cond).shape, graph.info(scores.outputs[0]).shape):
             return None
         scaler = scaler + [where.node]
     q_t, k_t, v_t = scores.inputs[0], scores.inputs[1], context.inputs[1]
@@ -227,9 +231,7 @@ def _match(graph: Graph, softmax: Node, outputs: set[str]) -> Attention | None:
         return None
     if mask is not None:   # added to every score: broadcast to them, of their type
         m = graph.info(mask)
-        s_shape = graph.info(scores.outputs[0]).shape
-        if m.dtype != q.dtype or len(m.shape) > rank or any(
-                d != 1 and d != e for d, e in zip(m.shape[::-1], s_shape[::-1])):
+        if m.dtype != q.dtype or not _broadcasts_to(m.shape, graph.info(scores.outputs[0]).shape):
             return None
     batch = q.shape[:-2]   # K and V may have one head for all (multi-query attention): broadcast
     if any(d != e and d != 1 for t in (k, v) for d, e in zip(t.shape[:-2], batch)) or o.shape[:-2] != batch:
