@@ -31,8 +31,8 @@ from .default_args import with_default_arguments
 from .host_instances import DependentLaunch, HostInstances, host_methods
 from .member_types import TemplateNames, member_type_params
 from . import var_templates
-from .instance_copies import (MAX_INSTANCES, SUFFIX, adopt, instance_names, instance_text, needs_copy, probe_text,
-                              probed_values, specialisation_of, specialisation_text,
+from .instance_copies import (MAX_INSTANCES, SUFFIX, NamedOtherwise, adopt, instance_names, instance_text,
+                              needs_copy, probe_text, probed_values, specialisation_of, specialisation_text,
                               wants_instances, with_copies, arguments as instance_arguments)
 from .other_units import defining_units, missing_functions, with_units
 
@@ -330,14 +330,21 @@ def _with_instance_copies(path: str, options: ParseOptions, text: str, parsed: P
         return parsed
     probes_in = str(Path(path).resolve()) if context else path
     values = probed_values(tu, probes_in, cl.evaluate, cursor_file) if groups else {}
-    again = UnitBuilder(path, tu, bag, context[0] if context else None, own=own,
-                        context_text=context[1] if context else None).build()
-    again.found_include_dirs = parsed.found_include_dirs
     for name, wanted in expected.items():
         if not _specialised_as_written(wanted, values, parsed.specialisations[name]):
             del groups[name], kernels[name]
-    adopted, replaced = adopt(parsed, again, starts, kernels, after, groups, values, origins)
-    return adopted if replaced else parsed
+    # the copies alone are modelled (the rest of the file is as its first parse has it); where
+    # that names a function other than the first parse did (two methods of one name, met in
+    # another order), the whole file is modelled again, in the first parse's order
+    for only in (frozenset(starts), None):
+        again = UnitBuilder(path, tu, DiagnosticBag(list(bag.items)), context[0] if context else None, own=own,
+                            context_text=context[1] if context else None).build(only)
+        try:
+            adopted, replaced = adopt(parsed, again, starts, kernels, after, groups, values, origins)
+        except NamedOtherwise:
+            continue
+        return adopted if replaced else parsed
+    return parsed
 
 
 def _specialised_as_written(wanted: dict[str, tuple | None], values: dict[str, dict[int, object]],
@@ -795,15 +802,19 @@ class UnitBuilder:
         return None
 
     # -- model -------------------------------------------------------------------------------
-    def build(self) -> ParsedFile:
+    def build(self, only: frozenset | None = None) -> ParsedFile:
+        """The file's model: its kernels and the device functions they call, its globals and
+        launch sites. With ``only`` (kernel names), just those kernels and what they call are
+        modelled, and no launch site is read (an instance copy's parse: :func:`_with_instance_copies`)."""
         self._collect()
         self._clang_diagnostics()
-        launches = self._launch_sites()
-        instances = self._instances(launches)
+        launches = self._launch_sites() if only is None else []
+        instances = self._instances(launches) if only is None else {}
 
         kernels, device_fns = [], {}
         pending = [c for c in self.functions.values()
-                   if self._cuda_kind(c) == "global" and self._is_main(c)]
+                   if self._cuda_kind(c) == "global" and self._is_main(c)
+                   and (only is None or self.model_names.get(_usr(c), c.spelling) in only)]
         pending.sort(key=lambda c: (c.extent.start.line, c.extent.start.column))
         built: dict[str, m.Function] = {}
         queue = list(pending)
@@ -835,7 +846,7 @@ class UnitBuilder:
             tuple(self._global(c) for c in self.globals)
             + tuple(self._global(c, name, written) for name, (c, written) in self.device_specialisations.items()),
             tuple(launches))
-        if not kernels:
+        if not kernels and only is None:
             self.bag.add("M1003", Span.point(self.path), "no __global__ kernels in this file")
         parsed = ParsedFile(self.path, unit, self.bag.items, specialised_kernels=specialised,
                             specialisations={self.model_names.get(_usr(c), c.spelling): self._specialisations(c)

@@ -382,19 +382,28 @@ def with_copies(text: str, copies: dict[str, tuple[str, str]], namespaces: dict[
     return out, starts, after
 
 
+class NamedOtherwise(Exception):
+    """The copies' model gives a name the file's first model gave one function to another
+    (:func:`adopt`): two methods of one name met in another order."""
+
+
 def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function], appended_from: int,
           groups: dict[str, list[tuple[str, m.Instantiation]]] | None = None,
           values: dict[str, dict[int, object]] | None = None, origins: dict[str, int] | None = None):
-    """``again`` (the file parsed with the copies) with each copy that parsed cleanly standing
-    for its kernel, lines mapped back: a one-instance template's copy (``<kernel>__c2t_instance``)
-    replaces it; the copies of a template of several instances (``groups``: kernel -> (copy name,
-    instance) each) become its :attr:`~migrate.ir.model.Function.instances`, with the instance's
-    factory values (``values``, :func:`probed_values`), where every one of them compiles (an
-    instance may hold a construct the model refuses: it is reported so). Copies with errors are
-    dropped, and so are the diagnostics in the appended text; a copy's own
-    diagnostics are kept under its name (a one-instance template's: under the kernel's), at the
-    template's lines (a copy of an explicit specialisation's text, ``origins``: copy name -> the
-    line it was copied from, at that line). Returns the ParsedFile and the kernels replaced."""
+    """``original`` (the file's first parse) with each copy of ``again`` (the file parsed with the
+    copies, its model holding the copies and what they call, or the whole file) that parsed
+    cleanly standing for its kernel, lines mapped back: a one-instance template's copy
+    (``<kernel>__c2t_instance``) replaces it; the copies of a template of several instances
+    (``groups``: kernel -> (copy name, instance) each) become its
+    :attr:`~migrate.ir.model.Function.instances`, with the instance's factory values (``values``,
+    :func:`probed_values`), where every one of them compiles (an instance may hold a construct the
+    model refuses: it is reported so). The device functions and globals the copies reach are
+    added to the original's, and so are the diagnostics of ``again`` outside the appended text
+    that the original lacks; copies with errors are dropped; a copy's own diagnostics are kept
+    under its name (a one-instance template's: under the kernel's), at the template's lines (a
+    copy of an explicit specialisation's text, ``origins``: copy name -> the line it was copied
+    from, at that line). Returns the ParsedFile and the kernels replaced; raises
+    :class:`NamedOtherwise` where ``again`` names a function of the original's other than it does."""
     path = _resolved(original.path)
     groups, values, origins = groups or {}, values or {}, origins or {}
     replaced = {}
@@ -406,8 +415,6 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
         return _shifted(by_name[copy_name], path, appended_from, starts[copy_name] - origin)
 
     for name, template in kernels.items():
-        if name not in by_name:
-            continue
         if name in groups:
             copies = groups[name]
             # a copy that does not compile drops the template's; one with a construct the model
@@ -426,7 +433,7 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
                     instantiations=(dataclasses.replace(inst, values=tuple(got[j] for j in range(len(params)))),)))
                 copy_of[c] = c
             else:
-                replaced[name] = dataclasses.replace(by_name[name], instances=tuple(own))
+                replaced[name] = dataclasses.replace(template, instances=tuple(own))
             continue
         copy = name + SUFFIX
         if copy not in by_name or again.kernel_errors(copy):
@@ -434,18 +441,24 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
         replaced[name] = dataclasses.replace(moved(copy, name), name=name, instantiations=template.instantiations,
                                              span=template.span)
         copy_of[copy] = name
-    kept = []
-    for k in again.unit.kernels:
-        if k.name in starts:  # a copy
-            continue
-        kept.append(replaced.get(k.name, k))
-    unit = dataclasses.replace(again.unit, kernels=tuple(kept))
+    unit = original.unit
+    held = {f.name: f for f in unit.device_functions}
+    for f in again.unit.device_functions:
+        if f.name in held and held[f.name].span != f.span:
+            raise NamedOtherwise(f.name)
+    device = unit.device_functions + tuple(f for f in again.unit.device_functions if f.name not in held)
+    known = {g.name for g in unit.globals}
+    unit = dataclasses.replace(
+        unit, kernels=tuple(replaced.get(k.name, k) for k in unit.kernels),
+        device_functions=tuple(sorted(device, key=lambda f: (f.span.file, f.span.line))),
+        globals=unit.globals + tuple(g for g in again.unit.globals if g.name not in known))
 
     def ours(d):  # not in the appended copies
         return not (d.span.file and _resolved(d.span.file) == path and d.span.line >= appended_from)
 
-    diagnostics = [d for d in again.diagnostics if ours(d)]
-    by_kernel = {name: [d for d in ds if ours(d)] for name, ds in again.by_kernel.items() if name not in starts}
+    had = set(original.diagnostics)
+    diagnostics = list(original.diagnostics) + [d for d in again.diagnostics if ours(d) and d not in had]
+    by_kernel = dict(original.by_kernel)
     kernel_of = {c: k for k, cs in groups.items() for c, _i in cs}
     for copy, name in copy_of.items():  # a copy's own diagnostics (its warnings), at the template's lines
         template = kernels[kernel_of.get(copy, name)]
@@ -453,7 +466,10 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
                            for d in again.by_kernel.get(copy, [])]
         if copy not in kernel_of:  # an instance's are reported with its template's (migrate.pipeline)
             diagnostics += by_kernel[name]
-    parsed = dataclasses.replace(again, unit=unit, diagnostics=diagnostics, by_kernel=by_kernel)
+    namespaces = {**original.kernel_namespaces,
+                  **{c: ns for c, ns in again.kernel_namespaces.items() if c not in original.kernel_namespaces}}
+    parsed = dataclasses.replace(original, unit=unit, diagnostics=diagnostics, by_kernel=by_kernel,
+                                 kernel_namespaces=namespaces)
     return parsed, replaced
 
 

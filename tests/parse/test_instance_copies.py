@@ -158,3 +158,58 @@ def test_diagnostics_never_show_the_name_of_a_templates_copy():
     assert _COPY_SUFFIX == SUFFIX
     d = make("M3001", Span.point("k.cu", 3), f"vector expression of type 'packed{SUFFIX}_Pack' has no lane form")
     assert d.message == "vector expression of type 'packed_Pack' has no lane form"
+
+
+#: a struct's overloaded static methods, one called by a plain kernel, the other by a template's
+#: one instance: the copy's parse meets them in another order than the file's first parse did
+OVERLOADS = """#include <cuda_runtime.h>
+
+struct Acc {
+  __device__ static float apply(int v) { return v * 2.0f + 3.0f; }
+  __device__ static float apply(float v) { return v * 0.5f - 1.0f; }
+};
+
+__global__ void ints(const int* __restrict__ in, float* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = Acc::apply(in[i]);
+}
+
+template <typename Op>
+__global__ void typed(const float* __restrict__ in, float* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = Op::apply(in[i]);
+}
+
+int main() {
+  const int n = 500;
+  int* ki; float *kf, *y;
+  cudaMalloc(&ki, n * sizeof(int));
+  cudaMalloc(&kf, n * sizeof(float));
+  cudaMalloc(&y, n * sizeof(float));
+  ints<<<(n + 127) / 128, 128>>>(ki, y, n);
+  typed<Acc><<<(n + 127) / 128, 128>>>(kf, y, n);
+  cudaDeviceSynchronize();
+  return 0;
+}
+"""
+
+
+def test_overloads_met_in_another_order_by_the_copy_keep_their_own_bodies(tmp_path):
+    (tmp_path / "k.cu").write_text(OVERLOADS)
+    parsed = parse_file(tmp_path / "k.cu")
+    kernels = {k.name: k for k in parsed.unit.kernels}
+    device = {f.name: f.span.line for f in parsed.unit.device_functions}
+    assert device[kernels["ints"].calls[0]] == 4 and device[kernels["typed"].calls[0]] == 5
+    pytest.importorskip("tilelang")
+    out = program_converted(tmp_path, OVERLOADS, "k.cu", status=1)  # the generic model's M1209 stays
+    mod = module_of(out / "k.py")
+    n = 500
+    rng = np.random.default_rng(11)
+    ki = rng.integers(-50, 50, n).astype(np.int32)
+    kf = rng.uniform(-4.0, 4.0, n).astype(np.float32)
+    y = np.full(n, np.nan, np.float32)
+    mod.ints(ki, y, n, grid=(n + 127) // 128, block=128, target="c")
+    np.testing.assert_allclose(y, ki * 2.0 + 3.0, rtol=1e-6, atol=0)
+    y = np.full(n, np.nan, np.float32)
+    mod.typed(kf, y, n, grid=(n + 127) // 128, block=128, target="c")
+    np.testing.assert_allclose(y, kf * np.float32(0.5) - np.float32(1.0), rtol=1e-6, atol=1e-6)
