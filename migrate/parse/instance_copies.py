@@ -399,7 +399,8 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
     :func:`probed_values`), where every one of them compiles (an instance may hold a construct the
     model refuses: it is reported so). The device functions and globals the copies reach are
     added to the original's, and so are the diagnostics of ``again`` outside the appended text
-    that the original lacks; copies with errors are dropped; a copy's own diagnostics are kept
+    that the original lacks, while those of a replaced template's own lines are dropped (its
+    copy's stand for them); copies with errors are dropped; a copy's own diagnostics are kept
     under its name (a one-instance template's: under the kernel's), at the template's lines (a
     copy of an explicit specialisation's text, ``origins``: copy name -> the line it was copied
     from, at that line). Returns the ParsedFile and the kernels replaced; raises
@@ -457,7 +458,11 @@ def adopt(original, again, starts: dict[str, int], kernels: dict[str, m.Function
         return not (d.span.file and _resolved(d.span.file) == path and d.span.line >= appended_from)
 
     had = set(original.diagnostics)
-    diagnostics = list(original.diagnostics) + [d for d in again.diagnostics if ours(d) and d not in had]
+    # a one-instance template's copy stands for it: what the template's own lines gave is gone
+    stale = {d for name in replaced if name not in groups for d in original.by_kernel.get(name, ())
+             if kernels[name].span.contains(d.span.file, d.span.line, d.span.col)}
+    diagnostics = [d for d in original.diagnostics if d not in stale] \
+        + [d for d in again.diagnostics if ours(d) and d not in had]
     by_kernel = dict(original.by_kernel)
     kernel_of = {c: k for k, cs in groups.items() for c, _i in cs}
     for copy, name in copy_of.items():  # a copy's own diagnostics (its warnings), at the template's lines
