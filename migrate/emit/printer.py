@@ -10,6 +10,7 @@ emitter turns it into a diagnostic and a different form, never into wrong code.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from contextlib import contextmanager
@@ -18,12 +19,13 @@ from dataclasses import dataclass, field, replace
 from .. import dtypes as _dtypes
 from ..analysis.facts.bounds import nonneg
 from ..analysis.facts.calls import reads_memory
+from ..analysis.facts.vector_lanes import lane_copies
 from ..compat.catalog import CACHED_LOADS
 from ..compat.externs import FENCES
 from ..ir import model as m
 from ..ir.exprs import assigned_names, const_value, has_continue, pure, strip_casts
 from ..ir.loops import NoTileLangForm
-from ..ir.names import CHAIN_FLAGS, LOOP_FLAGS, TEST_FLAGS, template_param_name
+from ..ir.names import CHAIN_FLAGS, LANE_VAR, LOOP_FLAGS, TEST_FLAGS, template_param_name
 from ..ir.span import Span
 from ..ir.switches import switch_cases
 
@@ -47,6 +49,7 @@ _CMP = {"<", "<=", ">", ">=", "==", "!="}
 _FLOAT32_MAX = 3.4028234663852886e38
 _INT = _dtypes.INTEGERS
 _UNSIGNED = _dtypes.UNSIGNED
+_INT32 = m.Scalar("int32")
 
 
 def _method_call(e: m.MethodCall) -> EmitError:
@@ -1238,18 +1241,53 @@ class StmtPrinter:
 
     def block(self, stmts) -> None:
         before = len(self.lines)
+        self.stmts(stmts)
+        if len(self.lines) == before:
+            self.emit("pass", None)
+
+    def stmts(self, stmts, divisions: bool = True) -> None:
+        """``stmts`` in order: runs of kept divisions as values (with ``divisions``), a vector's
+        lanes copied whole as one vectorised loop, each other statement as itself."""
         stmts = list(stmts)
         i = 0
         while i < len(stmts):
-            run = self._kept_divisions(stmts, i)
+            run = self._kept_divisions(stmts, i) if divisions else 0
             if run:
                 self._static_values(stmts[i:i + run])
                 i += run
                 continue
+            lanes = stmts[i].lanes if isinstance(stmts[i], m.ExprStmt) else None
+            if lanes and lane_copies(stmts[i:i + lanes]) and all(s.lanes == lanes for s in stmts[i:i + lanes]):
+                self._lane_loop(stmts[i], lanes)
+                i += lanes
+                continue
             self.stmt(stmts[i])
             i += 1
-        if len(self.lines) == before:
-            self.emit("pass", None)
+
+    def _lane_loop(self, first: m.ExprStmt, lanes: int) -> None:
+        """The ``lanes`` copies from ``first`` on, the lanes of a vector the CUDA copied whole in
+        one access aligned to its size (``ExprStmt.lanes``), as one loop TileLang vectorises: each
+        index ``x`` of the first lane written ``(x / lanes) * lanes`` (the same number: TileLang
+        then proves the alignment and makes one 8- or 16-byte access, as the CUDA did)."""
+        span = first.span
+        lane = m.Ref(LANE_VAR, "local", _INT32, span)
+        n = m.IntLit(lanes, str(lanes), _INT32, span)
+
+        def at_lane(e: m.Index) -> m.Index:
+            if isinstance(e.index, m.IntLit) and e.index.value == 0:
+                return dataclasses.replace(e, index=lane)
+            t = e.index.type if isinstance(e.index.type, m.Scalar) else _INT32
+            start = m.Binary("*", m.Binary("/", e.index, dataclasses.replace(n, type=t), t, span),
+                             dataclasses.replace(n, type=t), t, span)
+            return dataclasses.replace(e, index=m.Binary("+", start, lane, t, span))
+
+        a = first.expr
+        self.emit(f"for {LANE_VAR} in T.vectorized({lanes}):", span)
+        self.indent += 1
+        self.loop_stack.append("serial")
+        self.s_ExprStmt(m.ExprStmt(dataclasses.replace(a, target=at_lane(a.target), value=at_lane(a.value)), span))
+        self.loop_stack.pop()
+        self.indent -= 1
 
     def _kept_division(self, s) -> bool:
         """A declaration whose value divides, kept in a cell (``keep_divisions``)."""
@@ -1301,8 +1339,7 @@ class StmtPrinter:
         pass
 
     def s_Block(self, s: m.Block):
-        for x in s.stmts:
-            self.stmt(x)
+        self.stmts(s.stmts, divisions=False)
 
     def s_DeclStmt(self, s: m.DeclStmt):
         for d in s.decls:
@@ -1475,7 +1512,8 @@ class StmtPrinter:
         canon = canonical_loop(s, self.scope, self.values)
         if canon is not None and (canon[3] == "1" and self._varies(s.init.decls[0].init)
                                   or self._varies(s.init.decls[0].init, s.cond.rhs)
-                                  and any(isinstance(n, m.For) for n in m.walk(s.body))):
+                                  and any(isinstance(n, m.For) or isinstance(n, m.ExprStmt) and n.lanes
+                                          for n in m.walk(s.body))):
             # TileLang (LowerTileOp) binds a counted loop's range for the T.Parallel loop around it
             # and again once that loop is mapped onto the threads; a range that differs between
             # the threads then reads differently, and when another counted loop is nested inside,

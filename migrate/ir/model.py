@@ -344,6 +344,9 @@ class DeclStmt:
 class ExprStmt:
     expr: Expr
     span: Span
+    #: a lane of a whole vector of this many lanes that the CUDA copied in one access, aligned to
+    #: its size (analysis.prepare.lane_copies): the printer makes the run one vector access again
+    lanes: Optional[int] = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,8 @@ RESERVED = frozenset({
     "x_test", "x_test1", "x_test2", "x_test3",
     # the flags of long else-if chains written flat (emit.printer.StmtPrinter.s_If)
     "x_taken", "x_taken1", "x_taken2", "x_taken3",
+    # the variable of a vector's lane loop (emit.printer.StmtPrinter.block)
+    "x_lane",
 })
 
 #: The flag of a do-while or endless loop at each depth of such loops (TileLang refuses a
@@ -35,6 +37,9 @@ TEST_FLAGS = ("x_test", "x_test1", "x_test2", "x_test3")
 #: The flag of a long else-if chain written flat (a branch was taken), at each depth of such
 #: chains (emit.printer.StmtPrinter.s_If), reserved above.
 CHAIN_FLAGS = ("x_taken", "x_taken1", "x_taken2", "x_taken3")
+
+#: The variable of the loop over the lanes of a vector copied whole (emit.printer), reserved above.
+LANE_VAR = "x_lane"
 
 
 #: Names the factories bind before the prim_func: a scalar parameter so named cannot also be a

@@ -33,6 +33,7 @@ from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
 from ...ir.visit import Transformer
+from ..facts.vector_lanes import lane_copies
 from .vector_bits import retype_bit_containers
 
 LANES = ("x", "y", "z", "w")
@@ -1075,6 +1076,15 @@ class _Scalarizer:
         v = _vec(vec.type)
         return v is not None and _packed(v, i) and not (isinstance(vec, m.Ref) and vec.name in self.locals)
 
+    def copy(self, target, value, v: m.Vector, span) -> list:
+        """``target = value`` of the vector type ``v``, lane by lane; the lanes of a whole 8- or
+        16-byte vector copied between arrays marked as such (``ExprStmt.lanes``:
+        :mod:`..facts.vector_lanes`), for the printer to make them one access again."""
+        lanes = [self.store(target, i, self.lane(value, i), "=", span) for i in range(v.lanes)]
+        if self.pending or not lane_copies(lanes):
+            return lanes
+        return [dataclasses.replace(s, lanes=len(lanes)) for s in lanes]
+
     def store(self, target, i: int, value, op: str, span) -> m.ExprStmt:
         """``target``'s lane ``i`` ``op`` ``value`` as a statement; a record lane held with others in
         one word is written through its word."""
@@ -1243,8 +1253,7 @@ class _Scalarizer:
                     out.append(m.DeclStmt((m.VarDecl(d.name, self.held[d.name], d.storage, False, None, d.span),),
                                           d.span))
                     target = m.Ref(d.name, "local", v, d.span)
-                    out += [self.store(target, i, self.lane(value, i), "=", d.span)
-                            for i in range(v.lanes)] if value is not None else []
+                    out += self.copy(target, value, v, d.span) if value is not None else []
                     continue
                 if v is not None:
                     self.locals[d.name] = v
@@ -1298,7 +1307,7 @@ class _Scalarizer:
                 # each lane updated with its own (the target read once a lane, as CUDA does)
                 return [self.store(a.target, i, self.lane_or_scalar(a.value, i), a.op, s.span)
                         for i in range(v.lanes)]
-            return [self.store(a.target, i, self.lane(a.value, i), "=", s.span) for i in range(v.lanes)]
+            return self.copy(a.target, a.value, v, s.span)
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Assign):
             branches = self.local_field_store(s)
             if branches is not None:

@@ -1,0 +1,93 @@
+"""16-byte packs, the way LLM kernels move half-precision rows (``uint4 p =
+reinterpret_cast<const uint4*>(row)[k]``, its eight halves worked on, the pack stored back whole),
+stay one access each: the lane copies are one ``T.vectorized`` loop whose buffer index is spelled
+as the multiple of 8 it is, so that TileLang makes one 16-byte load and store (``uint4``) as the
+CUDA did. Checked: the module's text, its run on the CPU against numpy, and the sm_90a CUDA
+TileLang writes for it (no GPU needed)."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tests.analysis.support import module_of, program_converted
+
+PROGRAM = """#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+
+__global__ void scale_packs(__half* __restrict__ out, const __half* __restrict__ in, float s, int rows, int cols) {
+  const unsigned pack = 16 / sizeof(__half);
+  unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned per_row = cols / pack;
+  if (g >= rows * per_row) return;
+  unsigned r = g / per_row, k = g % per_row;
+  const __half* row = in + r * cols;
+  __half* orow = out + r * cols;
+  uint4 p = reinterpret_cast<const uint4*>(row)[k];
+  uint4 o;
+  #pragma unroll
+  for (unsigned j = 0; j < pack; ++j) {
+    float v = __half2float(reinterpret_cast<const __half*>(&p)[j]);
+    reinterpret_cast<__half*>(&o)[j] = __float2half(v * s + 1.0f);
+  }
+  reinterpret_cast<uint4*>(orow)[k] = o;
+}
+
+__global__ void copy_pairs(float2* __restrict__ dst, const float* __restrict__ src, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = reinterpret_cast<const float2*>(src)[i];
+}
+
+int main() {
+  const int rows = 64, cols = 136;
+  __half *a, *b;
+  cudaMalloc(&a, rows * cols * sizeof(__half));
+  cudaMalloc(&b, rows * cols * sizeof(__half));
+  scale_packs<<<(rows * cols / 8 + 127) / 128, 128>>>(b, a, 0.5f, rows, cols);
+  float2* d; float* s;
+  cudaMalloc(&d, 300 * sizeof(float2));
+  cudaMalloc(&s, 600 * sizeof(float));
+  copy_pairs<<<3, 128>>>(d, s, 300);
+  cudaDeviceSynchronize();
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    pytest.importorskip("tilelang")
+    return program_converted(tmp_path_factory.mktemp("packs"), PROGRAM, "k.cu")
+
+
+def test_a_pack_is_one_vectorised_loop_on_an_aligned_index(converted):
+    text = (converted / "k.py").read_text()
+    # the load and the store of the pack: one loop over its eight lanes each, indexed from a multiple of 8
+    assert len(re.findall(r"for x_lane in T\.vectorized\(8\):", text)) >= 2
+    assert re.search(r"p\[x_lane\] = in_\[.*// 8 \* 8\)? \+ x_lane\]", text)
+    assert re.search(r"out\[.*// 8 \* 8\)? \+ x_lane\] = o\[x_lane\]", text)
+    assert not re.search(r"p\[[1-7]\] = ", text)  # no lane-by-lane copy left
+
+
+def test_the_packs_run_on_the_cpu(converted):
+    mod = module_of(converted / "k.py")
+    rows, cols = 64, 136
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-3.0, 3.0, rows * cols).astype(np.float16)
+    b = np.full(rows * cols, np.nan, np.float16)
+    mod.scale_packs(b, a, 0.5, rows, cols, grid=(rows * cols // 8 + 127) // 128, block=128, target="c")
+    want = (a.astype(np.float32) * np.float32(0.5) + np.float32(1.0)).astype(np.float16)
+    np.testing.assert_array_equal(b, want)
+    src = rng.uniform(-1.0, 1.0, 600).astype(np.float32)
+    dst = np.full(600, np.nan, np.float32)
+    mod.copy_pairs(dst, src, 300, grid=3, block=128, target="c")
+    np.testing.assert_array_equal(dst, src)
+
+
+def test_the_packs_are_16_byte_accesses_on_sm90(converted):
+    from tests.lowering import lower_sm90
+    mod = module_of(converted / "k.py")
+    source = lower_sm90(mod.KERNELS["scale_packs"], (9, 1, 1), (128, 1, 1))
+    # one 16-byte load of the row's pack and one store of the result's
+    assert len(re.findall(r"\*\(uint4\*\)\((in_|out) \+", source)) >= 2, source
