@@ -91,3 +91,42 @@ def test_the_packs_are_16_byte_accesses_on_sm90(converted):
     source = lower_sm90(mod.KERNELS["scale_packs"], (9, 1, 1), (128, 1, 1))
     # one 16-byte load of the row's pack and one store of the result's
     assert len(re.findall(r"\*\(uint4\*\)\((in_|out) \+", source)) >= 2, source
+
+
+#: packs staged into shared memory by a loop whose start is the thread's row (the way a matcher
+#: stages its points): a loop around a lane loop that TileLang cannot bind per thread
+STAGED = """#include <cuda_runtime.h>
+
+__global__ void rotate_rows(float4* __restrict__ out, const float4* __restrict__ in) {
+  __shared__ float4 buf[16 * 9];
+  int ty = threadIdx.y, tx = threadIdx.x;
+  for (int j = ty; j < 16; j += 16)
+    buf[j * 9 + tx] = in[(blockIdx.x * 16 + j) * 8 + tx];
+  __syncthreads();
+  out[(blockIdx.x * 16 + ty) * 8 + tx] = buf[((ty + 1) % 16) * 9 + tx];
+}
+
+int main() {
+  float4 *a, *b;
+  cudaMalloc(&a, 4 * 16 * 8 * sizeof(float4));
+  cudaMalloc(&b, 4 * 16 * 8 * sizeof(float4));
+  rotate_rows<<<4, dim3(8, 16)>>>(b, a);
+  cudaDeviceSynchronize();
+  return 0;
+}
+"""
+
+
+def test_a_lane_loop_inside_a_loop_started_per_thread_lowers_and_runs(tmp_path):
+    pytest.importorskip("tilelang")
+    from tests.lowering import lower_sm90
+    out = program_converted(tmp_path, STAGED, "k.cu")
+    text = (out / "k.py").read_text()
+    assert "while j < 16:" in text and text.count("for x_lane in T.vectorized(4):") >= 2
+    mod = module_of(out / "k.py")
+    source = lower_sm90(mod.KERNELS["rotate_rows"], (4, 1, 1), (8, 16, 1))  # failed to lower as a T.serial loop
+    assert re.search(r"\*\(float4\*\)\(", source) or re.search(r"\*\(uint4\*\)\(", source), source
+    a = np.random.default_rng(9).uniform(-5.0, 5.0, (4, 16, 8, 4)).astype(np.float32)
+    b = np.full_like(a, np.nan)
+    mod.rotate_rows(b.reshape(-1), a.reshape(-1), grid=4, block=(8, 16), target="c")
+    np.testing.assert_array_equal(b, np.roll(a, -1, axis=1))
