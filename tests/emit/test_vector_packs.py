@@ -130,3 +130,38 @@ def test_a_lane_loop_inside_a_loop_started_per_thread_lowers_and_runs(tmp_path):
     b = np.full_like(a, np.nan)
     mod.rotate_rows(b.reshape(-1), a.reshape(-1), grid=4, block=(8, 16), target="c")
     np.testing.assert_array_equal(b, np.roll(a, -1, axis=1))
+
+
+#: a vector built of scalars (make_float4 of four loads from an odd start) and stored whole: only
+#: the store is a vector access, so the loads stay lane by lane (spelling their index as a multiple
+#: of 4 would read the wrong elements)
+BUILT = """#include <cuda_runtime.h>
+
+__global__ void gather_shifted(float4* __restrict__ out, const float* __restrict__ a, int n) {
+  int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < n) {
+    int i = 4 * k + 1;
+    out[k] = make_float4(a[i], a[i + 1], a[i + 2], a[i + 3]);
+  }
+}
+
+int main() {
+  float4* o; float* a;
+  cudaMalloc(&o, 200 * sizeof(float4));
+  cudaMalloc(&a, 804 * sizeof(float));
+  gather_shifted<<<2, 128>>>(o, a, 200);
+  cudaDeviceSynchronize();
+  return 0;
+}
+"""
+
+
+def test_a_vector_built_of_scalars_is_no_whole_access(tmp_path):
+    pytest.importorskip("tilelang")
+    out = program_converted(tmp_path, BUILT, "k.cu")
+    assert "x_lane" not in (out / "k.py").read_text()
+    mod = module_of(out / "k.py")
+    a = np.random.default_rng(4).uniform(-1.0, 1.0, 804).astype(np.float32)
+    o = np.full(800, np.nan, np.float32)
+    mod.gather_shifted(o, a, 200, grid=2, block=128, target="c")
+    np.testing.assert_array_equal(o, a[1:801])

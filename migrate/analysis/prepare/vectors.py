@@ -404,6 +404,13 @@ def _pointer_steps(body, name: str) -> bool | None:
     return True
 
 
+def _vector_place(e) -> bool:
+    """Whether ``e`` names a vector in memory (a variable, an element of a vector array or view,
+    a field, ``*p`` of a vector pointer): an access the CUDA makes whole, aligned to its size."""
+    e = strip_implicit_casts(e)
+    return isinstance(e, (m.Ref, m.Index, m.Member)) or isinstance(e, m.Unary) and e.op == "*"
+
+
 class _Scalarizer:
     def __init__(self, fn: m.Function) -> None:
         self.body_of = fn.body
@@ -1081,8 +1088,8 @@ class _Scalarizer:
         16-byte vector copied between arrays marked as such (``ExprStmt.lanes``:
         :mod:`..facts.vector_lanes`), for the printer to make them one access again."""
         lanes = [self.store(target, i, self.lane(value, i), "=", span) for i in range(v.lanes)]
-        if self.pending or not lane_copies(lanes):
-            return lanes
+        if self.pending or not (_vector_place(target) and _vector_place(value)) or not lane_copies(lanes):
+            return lanes  # (a vector built of scalars, make_float4(a[i], ...), promises no alignment)
         return [dataclasses.replace(s, lanes=len(lanes)) for s in lanes]
 
     def store(self, target, i: int, value, op: str, span) -> m.ExprStmt:
