@@ -10,7 +10,6 @@ emitter turns it into a diagnostic and a different form, never into wrong code.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from contextlib import contextmanager
@@ -1257,8 +1256,9 @@ class StmtPrinter:
                 i += run
                 continue
             lanes = stmts[i].lanes if isinstance(stmts[i], m.ExprStmt) else None
-            if lanes and lane_copies(stmts[i:i + lanes]) and all(s.lanes == lanes for s in stmts[i:i + lanes]):
-                self._lane_loop(stmts[i], lanes)
+            run = stmts[i:i + lanes] if lanes else []
+            if len(run) == lanes and all(getattr(s, "lanes", None) == lanes for s in run) and lane_copies(run):
+                self._lane_loop(stmts[i], lanes)   # (a run a pass cut short prints lane by lane)
                 i += lanes
                 continue
             self.stmt(stmts[i])
@@ -1271,21 +1271,20 @@ class StmtPrinter:
         then proves the alignment and makes one 8- or 16-byte access, as the CUDA did)."""
         span = first.span
         lane = m.Ref(LANE_VAR, "local", _INT32, span)
-        n = m.IntLit(lanes, str(lanes), _INT32, span)
 
         def at_lane(e: m.Index) -> m.Index:
             if isinstance(e.index, m.IntLit) and e.index.value == 0:
-                return dataclasses.replace(e, index=lane)
+                return replace(e, index=lane)
             t = e.index.type if isinstance(e.index.type, m.Scalar) else _INT32
-            start = m.Binary("*", m.Binary("/", e.index, dataclasses.replace(n, type=t), t, span),
-                             dataclasses.replace(n, type=t), t, span)
-            return dataclasses.replace(e, index=m.Binary("+", start, lane, t, span))
+            n = m.IntLit(lanes, str(lanes), t, span)
+            start = m.Binary("*", m.Binary("/", e.index, n, t, span), n, t, span)
+            return replace(e, index=m.Binary("+", start, lane, t, span))
 
         a = first.expr
         self.emit(f"for {LANE_VAR} in T.vectorized({lanes}):", span)
         self.indent += 1
         self.loop_stack.append("serial")
-        self.s_ExprStmt(m.ExprStmt(dataclasses.replace(a, target=at_lane(a.target), value=at_lane(a.value)), span))
+        self.s_ExprStmt(m.ExprStmt(replace(a, target=at_lane(a.target), value=at_lane(a.value)), span))
         self.loop_stack.pop()
         self.indent -= 1
 

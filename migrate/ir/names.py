@@ -22,7 +22,7 @@ RESERVED = frozenset({
     "x_test", "x_test1", "x_test2", "x_test3",
     # the flags of long else-if chains written flat (emit.printer.StmtPrinter.s_If)
     "x_taken", "x_taken1", "x_taken2", "x_taken3",
-    # the variable of a vector's lane loop (emit.printer.StmtPrinter.block)
+    # the variable of a vector's lane loop (emit.printer.StmtPrinter._lane_loop)
     "x_lane",
 })
 

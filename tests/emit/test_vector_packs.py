@@ -165,3 +165,34 @@ def test_a_vector_built_of_scalars_is_no_whole_access(tmp_path):
     o = np.full(800, np.nan, np.float32)
     mod.gather_shifted(o, a, 200, grid=2, block=128, target="c")
     np.testing.assert_array_equal(o, a[1:801])
+
+
+def _marked_pack(count: int):
+    """Lane copies ``p[j] = row[8 * k + j]`` of eight halves marked as one whole vector, the first
+    ``count`` of them (a pass may leave fewer than it marked)."""
+    from migrate.ir import model as m
+    from migrate.ir.span import Span
+    span = Span.point("k.cu", 3)
+    half, i32 = m.Scalar("float16"), m.Scalar("int32")
+    p = m.Ref("p", "local", m.Array(half, 8), span)
+    row = m.Ref("row", "param", m.Pointer(half, True), span)
+    k = m.Ref("k", "param", i32, span)
+
+    def lit(v):
+        return m.IntLit(v, str(v), i32, span)
+    return [m.ExprStmt(m.Assign("=", m.Index(p, lit(j), half, span),
+                                m.Index(row, m.Binary("+", m.Binary("*", k, lit(8), i32, span), lit(j), i32, span),
+                                        half, span), half, span), span, lanes=8) for j in range(count)]
+
+
+def test_the_printer_prints_a_whole_marked_run_as_one_loop_and_a_cut_one_lane_by_lane():
+    from migrate.emit.printer import Scope, StmtPrinter
+    printer = StmtPrinter(Scope(simt=True, buffers={"row"}))
+    printer.block(_marked_pack(8))
+    text = "\n".join(ln.text for ln in printer.lines)
+    # the first lane's index as the multiple of 8 it is (a signed index divides as C does: truncdiv)
+    assert "for x_lane in T.vectorized(8):" in text and "T.truncdiv(k * 8 + 0, 8) * 8 + x_lane]" in text, text
+    printer = StmtPrinter(Scope(simt=True, buffers={"row"}))
+    printer.block(_marked_pack(4))   # 4 halves are 8 bytes, yet the vector marked was 16
+    text = "\n".join(ln.text for ln in printer.lines)
+    assert "x_lane" not in text and text.count("p[") == 4, text
