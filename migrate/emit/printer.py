@@ -18,13 +18,13 @@ from dataclasses import dataclass, field, replace
 from .. import dtypes as _dtypes
 from ..analysis.facts.bounds import nonneg
 from ..analysis.facts.calls import reads_memory
-from ..analysis.facts.vector_lanes import lane_copies
+from ..analysis.facts.vector_lanes import lane_adds, lane_copies
 from ..compat.catalog import CACHED_LOADS
 from ..compat.externs import FENCES
 from ..ir import model as m
 from ..ir.exprs import assigned_names, const_value, has_continue, pure, strip_casts
 from ..ir.loops import NoTileLangForm
-from ..ir.names import CHAIN_FLAGS, LANE_VAR, LOOP_FLAGS, TEST_FLAGS, template_param_name
+from ..ir.names import CHAIN_FLAGS, LANE_VAR, LOOP_FLAGS, PACK_VAR, TEST_FLAGS, template_param_name
 from ..ir.span import Span
 from ..ir.switches import switch_cases
 
@@ -1257,10 +1257,15 @@ class StmtPrinter:
                 continue
             lanes = stmts[i].lanes if isinstance(stmts[i], m.ExprStmt) else None
             run = stmts[i:i + lanes] if lanes else []
-            if len(run) == lanes and all(getattr(s, "lanes", None) == lanes for s in run) and lane_copies(run):
-                self._lane_loop(stmts[i], lanes)   # (a run a pass cut short prints lane by lane)
-                i += lanes
-                continue
+            if len(run) == lanes and all(getattr(s, "lanes", None) == lanes for s in run):
+                if lane_copies(run):  # (a run a pass cut short prints lane by lane)
+                    self._lane_loop(stmts[i], lanes)
+                    i += lanes
+                    continue
+                if lane_adds(run):
+                    self._paired_add(run)
+                    i += lanes
+                    continue
             self.stmt(stmts[i])
             i += 1
 
@@ -1287,6 +1292,17 @@ class StmtPrinter:
         self.s_ExprStmt(m.ExprStmt(replace(a, target=at_lane(a.target), value=at_lane(a.value)), span))
         self.loop_stack.pop()
         self.indent -= 1
+
+    def _paired_add(self, run: list) -> None:
+        """The two lane adds of a ``__half2`` that the CUDA added in one 32-bit atomic
+        (``ExprStmt.lanes``, :func:`lane_adds`), as one again: ``T.atomic_addx2`` takes its
+        values from a two-element local (on CUDA, ``atomicAdd`` on the element's address read as
+        a ``half2*``)."""
+        span = run[0].span
+        self.emit(f"{PACK_VAR} = T.alloc_local((2,), T.float16)", span)
+        for j, s in enumerate(run):
+            self.emit(f"{PACK_VAR}[{j}] = {self.expr(s.expr.args[1])}", span)
+        self.emit(f"T.atomic_addx2({self.expr.bare(run[0].expr.args[0].operand)}, {PACK_VAR}[0])", span)
 
     def _kept_division(self, s) -> bool:
         """A declaration whose value divides, kept in a cell (``keep_divisions``)."""

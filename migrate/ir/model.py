@@ -344,9 +344,9 @@ class DeclStmt:
 class ExprStmt:
     expr: Expr
     span: Span
-    #: a lane of a whole vector of this many lanes that the CUDA copied in one access, aligned to
-    #: its size (marked by analysis.prepare.vectors where analysis.facts.vector_lanes holds): the
-    #: printer makes the run one vector access again
+    #: a lane of a whole vector of this many lanes that the CUDA copied (or added atomically) in
+    #: one access, aligned to its size (marked by analysis.prepare.vectors where
+    #: analysis.facts.vector_lanes holds): the printer makes the run one vector access again
     lanes: Optional[int] = None
 
 

@@ -24,6 +24,8 @@ RESERVED = frozenset({
     "x_taken", "x_taken1", "x_taken2", "x_taken3",
     # the variable of a vector's lane loop (emit.printer.StmtPrinter._lane_loop)
     "x_lane",
+    # the local of a __half2's paired atomic add (emit.printer.StmtPrinter._paired_add)
+    "x_pack",
 })
 
 #: The flag of a do-while or endless loop at each depth of such loops (TileLang refuses a
@@ -40,6 +42,9 @@ CHAIN_FLAGS = ("x_taken", "x_taken1", "x_taken2", "x_taken3")
 
 #: The variable of the loop over the lanes of a vector copied whole (emit.printer), reserved above.
 LANE_VAR = "x_lane"
+
+#: The two-element local of a ``__half2``'s lanes added in one atomic (emit.printer), reserved above.
+PACK_VAR = "x_pack"
 
 
 #: Names the factories bind before the prim_func: a scalar parameter so named cannot also be a

@@ -8,6 +8,10 @@ Scalarised (:mod:`migrate.analysis.prepare.vectors`), such a copy is one stateme
 is aligned. The scalariser marks these statements (``ExprStmt.lanes``) where
 :func:`lane_copies` holds, and the printer writes a marked run that still holds it as one
 vectorised loop over the lanes, each index spelled as the multiple of the lane count it is.
+
+The same holds for an ``atomicAdd`` on a ``__half2``: one 32-bit atomic in the CUDA, two 16-bit
+ones on the same word once scalarised (26x slower on an H100, f16atomic). The scalariser marks the
+two lane adds where :func:`lane_adds` holds, and the printer makes them one ``T.atomic_addx2``.
 """
 from __future__ import annotations
 
@@ -57,3 +61,35 @@ def lane_copies(stmts) -> bool:
                and src.base.name == first_src.base.name
                and _offset(first_dst.index, dst.index) == j and _offset(first_src.index, src.index) == j
                for j, (dst, src) in enumerate(pairs))
+
+
+#: the callees whose lane adds of a ``__half2`` are made one paired atomic again (a system-scope
+#: one goes through the compat table's helper, lane by lane)
+PAIRED_ADDS = ("atomicAdd", "atomicAdd_block")
+
+
+def _added(s) -> m.Index | None:
+    """The element ``a[x]`` that ``s``, ``atomicAdd(&a[x], v);`` with its old value unused, adds
+    to, where it is a float16 element of an array."""
+    call = s.expr if isinstance(s, m.ExprStmt) else None
+    if not isinstance(call, m.Call) or call.callee not in PAIRED_ADDS or len(call.args) != 2:
+        return None
+    address = call.args[0]
+    if not (isinstance(address, m.Unary) and address.op == "&"):
+        return None
+    element = _element(address.operand)
+    if element is None or element.type.dtype != "float16" or call.args[1].type != element.type:
+        return None
+    return element
+
+
+def lane_adds(stmts) -> bool:
+    """Whether ``stmts`` are ``atomicAdd(&a[x + j], v_j)`` for ``j`` = 0, 1: the two float16 lanes
+    of one ``__half2`` added atomically to consecutive elements of one array, ``x`` even where the
+    CUDA's ``__half2`` address was aligned (the printer's ``T.atomic_addx2`` reads its first
+    element's address as a ``half2*``: only the scalariser, which saw that address, marks them)."""
+    if len(stmts) != 2:
+        return False
+    first, second = (_added(s) for s in stmts)
+    return (first is not None and second is not None and first.base.name == second.base.name
+            and _offset(first.index, second.index) == 1)

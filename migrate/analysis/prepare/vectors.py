@@ -33,7 +33,7 @@ from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
 from ...ir.visit import Transformer
-from ..facts.vector_lanes import lane_copies
+from ..facts.vector_lanes import lane_adds, lane_copies
 from .vector_bits import retype_bit_containers
 
 LANES = ("x", "y", "z", "w")
@@ -1124,7 +1124,9 @@ class _Scalarizer:
 
     def lane_atomics(self, call: m.Call, span) -> list:
         """``atomicAdd(&h2[i], v)`` of a vector, its old value unused: one atomic add per lane (CUDA
-        makes each lane's add atomic, not the vector's: the same)."""
+        makes each lane's add atomic, not the vector's: the same). The two lanes of a ``__half2``
+        element of an array are marked (``ExprStmt.lanes``) for the printer to add them in one
+        32-bit atomic, as the CUDA does (:func:`..facts.vector_lanes.lane_adds`)."""
         address = strip_implicit_casts(call.args[0])
         v = _vec(call.args[1].type)
         if isinstance(address, m.Unary) and address.op == "&":
@@ -1142,6 +1144,8 @@ class _Scalarizer:
             pointer = m.Unary("&", place, False, m.Pointer(dtype), span)
             value = self.lane(call.args[1], i)
             out.append(m.ExprStmt(dataclasses.replace(call, args=(pointer, value), type=dtype), span))
+        if lane_adds(out):  # the two halves of a __half2 in memory: one 32-bit atomic again
+            return [dataclasses.replace(s, lanes=len(out)) for s in out]
         return out
 
     # -- statements --------------------------------------------------------------------------------
