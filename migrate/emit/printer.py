@@ -83,6 +83,9 @@ class Scope:
     thread_vars: dict[str, str] = field(default_factory=dict)  # 'x' -> 'tx' (portable) or bound names
     global_vars: dict[str, str] = field(default_factory=dict)  # 'x' -> 'gx' (tile form: element index)
     thread_index: str = ""  # how a thread array is indexed in a phase, e.g. "ty, tx"
+    # per-thread values kept across barriers that the phase being printed holds in registers:
+    # name -> the register (emit.portable.RegionPrinter.phase_body)
+    registers: dict[str, str] = field(default_factory=dict)
     block_vars: dict[str, str] = field(default_factory=dict)  # 'x' -> 'bx'
     placements: dict[str, str] = field(default_factory=dict)  # local name -> placement
     type_params: dict[str, str] = field(default_factory=dict)  # template type name -> python name
@@ -312,6 +315,8 @@ class ExprPrinter:
                                     "(only a device function called as a statement takes it)", e.span)
                 if not s.thread_index:
                     raise EmitError(f"per-thread value '{e.name}' used outside a phase", e.span)
+                if e.name in s.registers:
+                    return s.registers[e.name], _PREC["atom"]
                 return f"{e.name}[{s.thread_index}]", _PREC["atom"]
             return e.name, _PREC["atom"]
         if e.kind == "template":  # the factory's parameter (``bx_`` for a value parameter ``bx``)
