@@ -129,6 +129,32 @@ class RegionPrinter:
         template = not vote and isinstance(r.value.type, m.TemplateType)  # its buffer is of the instance's T
         dtype = "int32" if vote else r.value.type.name if template else scalar_name(r.value.type)
         buf = f"xch_{dtype}"
+        native = r.op in _SHUFFLES and list(tdims) == ["x"]
+        if native:
+            # on CUDA the shuffle itself: a phase's T.Parallel iteration over a row of threads is
+            # its thread (TileLang binds it to threadIdx.x, and a shuffle's operand is no access
+            # it would vectorise), so lane and warp are the CUDA's (dpid's twenty float shuffles
+            # through the shared buffer were forty barriers, 3.6x slower than the CUDA on the
+            # H100). Every thread shuffles, over the whole warp, into a variable (not a bound
+            # value, which TileLang would move into the guard), and only the threads the guards
+            # keep take the result: a CUDA thread that returned has left its warp, while here it
+            # only skips the guarded code, and a shuffle that waited for it would never end.
+            # Only the CPU target, which has no warps, exchanges through the shared buffer.
+            printer.emit('if target == "cuda":', r.span)
+            printer.indent += 1
+            self.parallel(printer, r.span)
+            width = f", width={e.coerce(r.width, 'int32')}" if r.width is not None else ""
+            of = scope.type_params.get(dtype, f"T.{dtype}") if template else f"T.{dtype}"
+            printer.emit(f"x_src = T.alloc_var({of})", r.span)
+            printer.emit(f"x_src = {_SHUFFLES[r.op]}({e.coerce(r.value, None if template else dtype)}, "
+                         f"{_lane_operand(r.lane, e)}{width})", r.span)
+            if guards:
+                printer.emit(f"if {' and '.join(guards)}:", r.span)
+                printer.indent += 1
+            printer.emit(f"{e(r.target)} = x_src", r.span)
+            printer.indent -= 3 if guards else 2
+            printer.emit("else:", r.span)
+            printer.indent += 1
         self.parallel(printer, r.span)
         value = f"T.if_then_else({e.cond(r.value)}, 1, 0)" if vote else e.coerce(r.value, None if template else dtype)
         printer.emit(f"{buf}[{lin}] = {value}", r.span)
@@ -160,6 +186,8 @@ class RegionPrinter:
             printer.emit(f"{target} = x_acc", r.span)
         self.end_parallel(printer, guards)
         printer.emit("T.sync_threads()", r.span)
+        if native:
+            printer.indent -= 1
 
     def uniform_loop(self, r: UniformLoop, printer: StmtPrinter, scope: Scope, guards=()) -> None:
         if r.kind == "for":
@@ -211,6 +239,9 @@ def _lane_operand(lane: m.Expr, e) -> str:
         return str(lit.value)
     return e.coerce(lane, "int32")
 
+
+#: the shuffles an exchange makes with the CUDA's own warp on the CUDA target
+_SHUFFLES = {"shfl": "T.shfl_sync", "shfl_down": "T.shfl_down", "shfl_up": "T.shfl_up", "shfl_xor": "T.shfl_xor"}
 
 #: Where a shuffle reads from (an index into the exchange buffer) and when that source is valid
 #: (else the lane keeps its own value, as CUDA does), for thread ``lin`` with lane ``x_lane``.

@@ -85,4 +85,5 @@ def test_the_held_sums_lower_for_sm90(converted):
     from tests.lowering import lower_sm90
     mod = module_of(converted / "k.py")
     source = lower_sm90(mod.KERNELS["patch_means"], (10, 1, 1), (128, 1, 1))
-    assert "__syncthreads()" in source
+    # the loop adds to a register (a shared load and store a step before)
+    assert re.search(r"s_x_r = \(s_x_r \+", source), source
