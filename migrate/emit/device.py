@@ -17,6 +17,7 @@ from ..analysis.facts.bounds import nonneg_locals
 from ..analysis.facts.calls import one_expression_functions
 from ..compat.catalog import CACHED_LOADS
 from ..ir import model as m
+from ..ir.exprs import reused_names
 from ..ir.loops import DIMS, KernelPlan
 from ..ir.names import template_param_name
 from .printer import EmitError, Line, Scope, StmtPrinter, dtype_of
@@ -37,6 +38,7 @@ def emit_device_function(fn: m.Function, kplan: KernelPlan, result: m.Ref | None
     scope.block_vars = {d: f"b{d}" for d in DIMS}
     scope.placements = {n: "phase" for n in kplan.vars}
     scope.single = {n for n, vp in kplan.vars.items() if vp.single_assignment}
+    scope.reused = reused_names(fn.body) if fn.body else set()
     if plain:  # values its straight-line reassignments declared (pipeline: analysis.prepare.renaming)
         for d in (n for n in m.walk(fn.body) if isinstance(n, m.VarDecl) and n.name not in kplan.vars):
             scope.placements[d.name] = "phase"

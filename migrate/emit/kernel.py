@@ -21,6 +21,7 @@ from ..analysis.facts.reread_branches import reread_branch
 from ..diagnostics import Diagnostic
 from ..dtypes import TEMPLATE_SPELLINGS
 from ..ir import model as m
+from ..ir.exprs import reused_names
 from ..ir.loops import DIMS, BlockScan, Form, GemmPlan, KernelPlan, TileMap, UniformIf, UniformLoop
 from ..ir.names import template_param_name, unit_names
 from .device import expression_functions, pointer_params
@@ -158,6 +159,7 @@ class KernelPrinter:
             scope.block_vars.setdefault(d, "0")
         scope.placements = {name: plan.placement for name, plan in kplan.vars.items()}
         scope.single = {name for name, plan in kplan.vars.items() if plan.single_assignment}
+        scope.reused = reused_names(kplan.fn.body) if kplan.fn.body else set()
         scope.type_params = {t.name: template_param_name(t.name) for t in fn.template_params if t.kind == "type"}
         scope.value_params = {t.name for t in fn.template_params if t.kind == "value"}
         scope.buffers = {p.name for p in fn.params if isinstance(p.type, m.Pointer)}

@@ -103,6 +103,8 @@ class Scope:
     # parameters may differ between the phase's threads
     params_vary: bool = False
     single: set[str] = field(default_factory=set)  # locals assigned exactly once, at declaration
+    # locals read twice or more, or in a loop (ir.exprs.reused_names); None: not known (all are)
+    reused: set[str] | None = None
     # tile form, elements that run loops: single-assignment integer divisions are kept as
     # variables (TileLang inlines a let into every use, and recomputed 64-bit divisions inside a
     # convolution's loops ran 8x slower than the CUDA on the H200, 2026-11-29)
@@ -1392,13 +1394,16 @@ class StmtPrinter:
             single = self.scope_single(d.name)
             if single and d.init is not None and not (self.scope.keep_divisions and _divides(d.init)
                                                       and _int_literal(d.init) is None) \
-                    and not _computes_functions(d.init):
+                    and not (_computes_functions(d.init) and self._reused(d.name)):
                 self.values[d.name] = d.init
                 self.emit(f"{d.name} = {self.expr.named(d.init, self._value(d.init, d.type))}", d.span)
                 return
             self.emit(f"{d.name} = T.alloc_var({dtype})", d.span)
         if d.init is not None:
             self.emit(f"{target} = {self._value(d.init, d.type)}", d.span)
+
+    def _reused(self, name: str) -> bool:
+        return self.scope.reused is None or name in self.scope.reused
 
     def scope_single(self, name: str) -> bool:
         return name in self.scope.single
@@ -1878,19 +1883,35 @@ def _small_constant(e: m.Expr, values: dict) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 31 else None
 
 
-#: math functions as cheap as an operator (a value bound to one is inlined like any other)
-_CHEAP_MATH = frozenset({"fabs", "fabsf", "abs", "labs", "llabs", "min", "max", "fmin", "fminf", "fmax", "fmaxf",
-                         "umin", "umax", "llmin", "llmax", "ullmin", "ullmax", "floor", "floorf", "ceil", "ceilf",
-                         "trunc", "truncf", "rint", "rintf", "round", "roundf", "copysign", "copysignf",
-                         "__habs", "__hmin", "__hmax", "signbit", "isnan", "isinf", "isfinite"})
+#: math functions that cost much more than an operator, named without the ``__``/``h``/``h2``
+#: prefix and ``f`` suffix of their CUDA variants (``__expf``, ``hexp``, ``powf``): a value bound to
+#: one is computed once (bit counts, rounding, conversions and fma are as cheap as an operator)
+_COSTLY_MATH = frozenset({
+    "sqrt", "rsqrt", "cbrt", "rcbrt", "pow", "powi", "exp", "exp2", "exp10", "expm1", "log", "log2",
+    "log10", "log1p", "logb", "sin", "cos", "tan", "sincos", "sinpi", "cospi", "sincospi", "asin", "acos",
+    "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
+    "erfcinv", "erfcx", "normcdf", "normcdfinv", "lgamma", "tgamma", "hypot", "rhypot", "norm3d",
+    "rnorm3d", "norm4d", "rnorm4d", "fmod", "remainder", "remquo", "j0", "j1", "jn", "y0", "y1", "yn",
+    "cyl_bessel_i0", "cyl_bessel_i1", "ldexp", "frexp", "modf", "fdivide", "rcp",
+})
+
+
+def _costly_math(callee: str) -> bool:
+    name = callee.removeprefix("__").removeprefix("h2").removeprefix("h")
+    return name in _COSTLY_MATH or name.removesuffix("f") in _COSTLY_MATH \
+        or name.removesuffix("_rn").removesuffix("f") in _COSTLY_MATH
 
 
 def _computes_functions(e: m.Expr) -> bool:
     """Whether ``e`` calls a math function that costs more than an operator (``pow``, ``exp``,
-    ``sqrt``, ...). A value bound to it is kept in a variable: TileLang inlines a bound value into
-    each use, and cooling's rates (``pow``, ``exp`` and ``sqrt`` of a temperature, read in a
-    20-step loop) were recomputed at every read, 2.8x slower than the CUDA on the H100."""
-    return any(isinstance(n, m.Call) and n.kind == "math" and n.callee not in _CHEAP_MATH for n in m.walk(e))
+    ``sqrt``, ...) or a device function (which may call one: s3d's ``LOG(x)`` wraps ``log``). A
+    value bound to it and read more than once is kept in a variable: TileLang inlines a bound
+    value into each use, and
+    cooling's rates (``pow``, ``exp`` and ``sqrt`` of a temperature, read in a 20-step loop) were
+    recomputed at every read, 2.8x slower than the CUDA on the H100 (s3d's ``ALOGT = LOG(TEMP)``,
+    read in a hundred rates, up to 6x)."""
+    return any(isinstance(n, m.Call) and (n.kind == "math" and _costly_math(n.callee) or n.kind == "device")
+               for n in m.walk(e))
 
 
 def _divides(e: m.Expr) -> bool:

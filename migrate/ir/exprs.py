@@ -102,6 +102,22 @@ def assigned_names(node) -> set[str]:
     return out
 
 
+def reused_names(node) -> set[str]:
+    """The names ``node`` reads at least twice, a read inside a loop that does not declare the
+    name counting as two (a value computed once and read so is worth keeping in a variable)."""
+    counts: dict[str, int] = {}
+    stack = [(node, None)]  # (node, the names its innermost enclosing loop declares, or None)
+    while stack:
+        n, inner = stack.pop()
+        if isinstance(n, m.Ref):
+            weight = 2 if inner is not None and n.name not in inner else 1
+            counts[n.name] = counts.get(n.name, 0) + weight
+        if isinstance(n, (m.For, m.While, m.DoWhile)):
+            inner = {d.name for d in m.walk(n) if isinstance(d, m.VarDecl)}
+        stack.extend((child, inner) for child in m.children(n))
+    return {name for name, k in counts.items() if k > 1}
+
+
 def changed_names(node) -> set[str]:
     """The locals ``node`` declares, assigns, increments or takes the address of."""
     out = assigned_names(node) | {n.name for n in m.walk(node) if isinstance(n, m.VarDecl)}
