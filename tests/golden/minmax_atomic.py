@@ -207,6 +207,7 @@ def make_argmaxPacked(grid, block, shared_bytes=0, target="cuda"):  # L111
                 i = T.alloc_var(T.int64)  # L114
                 i = T.Cast(T.int64, bx * block_x + lane)  # L114
                 while i < T.Cast(T.int64, n):  # L114
+                    k = T.alloc_var(T.uint64)  # L115
                     k = T.Cast(T.uint64, orderedFloatBits(T.reinterpret(in_[i], 'uint32'))) << 32 | T.Cast(T.uint64, T.uint32(4294967295) - T.Cast(T.uint32, i))  # L115
                     key = T.if_then_else(T.Cast(T.int64, k ^ T.uint64(0x8000000000000000)) > T.Cast(T.int64, key ^ T.uint64(0x8000000000000000)), k, key)  # L118
                     i = i + block_x * grid_x  # L114

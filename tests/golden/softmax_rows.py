@@ -188,6 +188,7 @@ def make_log_softmax_rows(grid, block, shared_bytes=0, target="cuda", static_siz
                             c_2 = c_2 + block_x  # L99
                     s_red_lanes[lane] = local_sum  # L98
                 T.reduce_sum(s_red_lanes, s_red_total, dim=0)  # L98
+                log_sum = T.alloc_var(T.float32)  # L108
                 log_sum = T.log(s_red_total[0])  # L108
                 for lane in lane_loop(block_x):  # L108
                     if row_steps:  # L110

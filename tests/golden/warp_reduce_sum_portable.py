@@ -45,25 +45,34 @@ def make_reduceSumAtomic(grid, block, shared_bytes=0, target="cuda"):  # L38
             warpReduceSum_4_offset = T.alloc_var(T.int32)  # L32
             shfl_down_2 = T.alloc_shared((block_x,), T.float32, scope="shared")  # L33
             for tx in T.Parallel(block_x):  # L40
-                sum_[tx] = T.float32(0.0)  # L42
+                sum__r = T.alloc_var(T.float32)  # L40
+                sum__r = sum_[tx]  # L40
+                sum__r = T.float32(0.0)  # L42
                 stride = block_x * grid_x  # L43
                 i = T.alloc_var(T.uint64)  # L44
                 i = T.Cast(T.uint64, bx) * block_x + T.Cast(T.uint64, tx)  # L44
                 while T.Cast(T.int64, i ^ T.uint64(0x8000000000000000)) < T.Cast(T.int64, n ^ T.uint64(0x8000000000000000)):  # L44
-                    sum_[tx] = sum_[tx] + in_[i]  # L45
+                    sum__r = sum__r + in_[i]  # L45
                     i = i + stride  # L44
                 lane_[tx] = tx % 32  # L48
                 warp[tx] = tx // 32  # L49
-                warpReduceSum_2_v[tx] = sum_[tx]  # L51
+                warpReduceSum_2_v[tx] = sum__r  # L51
+                sum_[tx] = sum__r  # L40
             warpReduceSum_2_offset = 32 // 2  # L32
             while warpReduceSum_2_offset > 0:  # L32
-                for tx in T.Parallel(block_x):  # L33
-                    xch_float32[tx] = warpReduceSum_2_v[tx]  # L33
-                T.sync_threads()  # L33
-                for tx in T.Parallel(block_x):  # L33
-                    x_lane = (tx) % 32  # L33
-                    shfl_down_1[tx] = T.if_then_else(x_lane % 32 + warpReduceSum_2_offset < 32 and tx + warpReduceSum_2_offset < block_x, xch_float32[tx + warpReduceSum_2_offset], xch_float32[tx])  # L33
-                T.sync_threads()  # L33
+                if target == "cuda":  # L33
+                    for tx in T.Parallel(block_x):  # L33
+                        x_src = T.alloc_var(T.float32)  # L33
+                        x_src = T.shfl_down(warpReduceSum_2_v[tx], warpReduceSum_2_offset)  # L33
+                        shfl_down_1[tx] = x_src  # L33
+                else:  # L33
+                    for tx in T.Parallel(block_x):  # L33
+                        xch_float32[tx] = warpReduceSum_2_v[tx]  # L33
+                    T.sync_threads()  # L33
+                    for tx in T.Parallel(block_x):  # L33
+                        x_lane = (tx) % 32  # L33
+                        shfl_down_1[tx] = T.if_then_else(x_lane % 32 + warpReduceSum_2_offset < 32 and tx + warpReduceSum_2_offset < block_x, xch_float32[tx + warpReduceSum_2_offset], xch_float32[tx])  # L33
+                    T.sync_threads()  # L33
                 for tx in T.Parallel(block_x):  # L33
                     warpReduceSum_2_v[tx] = warpReduceSum_2_v[tx] + shfl_down_1[tx]  # L33
                 warpReduceSum_2_offset = warpReduceSum_2_offset >> 1  # L32
@@ -83,14 +92,21 @@ def make_reduceSumAtomic(grid, block, shared_bytes=0, target="cuda"):  # L38
                     warpReduceSum_4_v[tx] = sum_[tx]  # L60
             warpReduceSum_4_offset = 32 // 2  # L32
             while warpReduceSum_4_offset > 0:  # L32
-                for tx in T.Parallel(block_x):  # L33
-                    xch_float32[tx] = warpReduceSum_4_v[tx]  # L33
-                T.sync_threads()  # L33
-                for tx in T.Parallel(block_x):  # L33
-                    if cond_L58[tx]:  # L33
-                        x_lane = (tx) % 32  # L33
-                        shfl_down_2[tx] = T.if_then_else(x_lane % 32 + warpReduceSum_4_offset < 32 and tx + warpReduceSum_4_offset < block_x, xch_float32[tx + warpReduceSum_4_offset], xch_float32[tx])  # L33
-                T.sync_threads()  # L33
+                if target == "cuda":  # L33
+                    for tx in T.Parallel(block_x):  # L33
+                        x_src = T.alloc_var(T.float32)  # L33
+                        x_src = T.shfl_down(warpReduceSum_4_v[tx], warpReduceSum_4_offset)  # L33
+                        if cond_L58[tx]:  # L33
+                            shfl_down_2[tx] = x_src  # L33
+                else:  # L33
+                    for tx in T.Parallel(block_x):  # L33
+                        xch_float32[tx] = warpReduceSum_4_v[tx]  # L33
+                    T.sync_threads()  # L33
+                    for tx in T.Parallel(block_x):  # L33
+                        if cond_L58[tx]:  # L33
+                            x_lane = (tx) % 32  # L33
+                            shfl_down_2[tx] = T.if_then_else(x_lane % 32 + warpReduceSum_4_offset < 32 and tx + warpReduceSum_4_offset < block_x, xch_float32[tx + warpReduceSum_4_offset], xch_float32[tx])  # L33
+                    T.sync_threads()  # L33
                 for tx in T.Parallel(block_x):  # L33
                     if cond_L58[tx]:  # L33
                         warpReduceSum_4_v[tx] = warpReduceSum_4_v[tx] + shfl_down_2[tx]  # L33
