@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from .. import dtypes as _dtypes
 from ..analysis.facts.bounds import nonneg
 from ..analysis.facts.calls import reads_memory
-from ..analysis.facts.vector_lanes import lane_adds, lane_copies
+from ..analysis.facts.vector_lanes import lane_adds, lane_copies, lane_loads, lane_stores
 from ..compat.catalog import CACHED_LOADS
 from ..compat.externs import FENCES
 from ..ir import model as m
@@ -1262,11 +1262,19 @@ class StmtPrinter:
                 self._static_values(stmts[i:i + run])
                 i += run
                 continue
-            lanes = stmts[i].lanes if isinstance(stmts[i], m.ExprStmt) else None
+            lanes = stmts[i].lanes if isinstance(stmts[i], (m.ExprStmt, m.DeclStmt)) else None
             run = stmts[i:i + lanes] if lanes else []
             if len(run) == lanes and all(getattr(s, "lanes", None) == lanes for s in run):
-                if lane_copies(run):  # (a run a pass cut short prints lane by lane)
+                if all(getattr(s, "whole_value", False) for s in run) and lane_copies(run):  # (cut short: by lane)
                     self._lane_loop(stmts[i], lanes)
+                    i += lanes
+                    continue
+                if lane_stores(run):
+                    self._packed_store(run)
+                    i += lanes
+                    continue
+                if lane_loads(run):
+                    self._packed_load(run)
                     i += lanes
                     continue
                 if lane_adds(run):
@@ -1299,6 +1307,35 @@ class StmtPrinter:
         self.s_ExprStmt(m.ExprStmt(replace(a, target=at_lane(a.target), value=at_lane(a.value)), span))
         self.loop_stack.pop()
         self.indent -= 1
+
+    def _packed_store(self, run: list) -> None:
+        """The lanes of a vector built of values (``d[i] = {ox, oy, oz, 0.f}``) stored whole, as
+        the CUDA did: the values into a local pack first (C++ builds the vector before it stores
+        it), then one vectorised loop stores the pack (:meth:`_lane_loop`)."""
+        first = run[0].expr
+        span = run[0].span
+        dtype = dtype_of(first.target.type, self.scope)
+        self.emit(f"{PACK_VAR} = T.alloc_local(({len(run)},), {dtype})", span)
+        for j, s in enumerate(run):
+            self.emit(f"{PACK_VAR}[{j}] = {self._value(s.expr.value, first.target.type)}", span)
+        pack = m.Ref(PACK_VAR, "local", m.Array(first.target.type, len(run)), span)
+        copy = replace(first, value=m.Index(pack, m.IntLit(0, "0", _INT32, span), first.target.type, span))
+        self._lane_loop(m.ExprStmt(copy, span), len(run))
+
+    def _packed_load(self, run: list) -> None:
+        """The lanes of a vector the CUDA loaded whole into a local (``const float4 p = d[i]``):
+        one vectorised loop loads them into a local pack (:meth:`_lane_loop`), then each lane's
+        local is declared with its element of the pack."""
+        first = run[0].decls[0]
+        span = run[0].span
+        self.emit(f"{PACK_VAR} = T.alloc_local(({len(run)},), {dtype_of(first.type, self.scope)})", span)
+        pack = m.Ref(PACK_VAR, "local", m.Array(first.type, len(run)), span)
+
+        def lane(j: int) -> m.Index:
+            return m.Index(pack, m.IntLit(j, str(j), _INT32, span), first.type, span)
+        self._lane_loop(m.ExprStmt(m.Assign("=", lane(0), first.init, first.type, span), span), len(run))
+        for j, s in enumerate(run):
+            self.decl(replace(s.decls[0], init=lane(j)))
 
     def _paired_add(self, run: list) -> None:
         """The two lane adds of a ``__half2`` that the CUDA added in one 32-bit atomic

@@ -338,6 +338,9 @@ class VarDecl:
 class DeclStmt:
     decls: tuple[VarDecl, ...]
     span: Span
+    #: a lane of a whole vector of this many lanes that the CUDA loaded in one access into a local
+    #: (``const float4 p = d[i]``), as ExprStmt.lanes: the printer loads the run whole again
+    lanes: Optional[int] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +351,9 @@ class ExprStmt:
     #: one access, aligned to its size (marked by analysis.prepare.vectors where
     #: analysis.facts.vector_lanes holds): the printer makes the run one vector access again
     lanes: Optional[int] = None
+    #: with ``lanes``: whether the values are the lanes of a whole vector in memory too (a copy,
+    #: loaded whole), not values built otherwise (``d[i] = {ox, oy, oz, 0.f}``: only its store is)
+    whole_value: bool = True
 
 
 @dataclass(frozen=True, slots=True)

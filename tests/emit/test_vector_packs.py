@@ -133,8 +133,8 @@ def test_a_lane_loop_inside_a_loop_started_per_thread_lowers_and_runs(tmp_path):
 
 
 #: a vector built of scalars (make_float4 of four loads from an odd start) and stored whole: only
-#: the store is a vector access, so the loads stay lane by lane (spelling their index as a multiple
-#: of 4 would read the wrong elements)
+#: the store is a vector access (its values packed first), so the loads stay lane by lane
+#: (spelling their index as a multiple of 4 would read the wrong elements)
 BUILT = """#include <cuda_runtime.h>
 
 __global__ void gather_shifted(float4* __restrict__ out, const float* __restrict__ a, int n) {
@@ -156,11 +156,16 @@ int main() {
 """
 
 
-def test_a_vector_built_of_scalars_is_no_whole_access(tmp_path):
+def test_a_vector_built_of_scalars_is_stored_whole_and_loaded_lane_by_lane(tmp_path):
     pytest.importorskip("tilelang")
+    from tests.lowering import lower_sm90
     out = program_converted(tmp_path, BUILT, "k.cu")
-    assert "x_lane" not in (out / "k.py").read_text()
+    text = (out / "k.py").read_text()
+    assert re.search(r"x_pack\[1\] = a\[i \+ 1\]", text), text       # the loads as they are
+    assert re.search(r"out\[.*// 4 \* 4 \+ x_lane\] = x_pack\[x_lane\]", text), text   # one store
     mod = module_of(out / "k.py")
+    source = lower_sm90(mod.KERNELS["gather_shifted"], (2, 1, 1), (128, 1, 1))
+    assert re.search(r"\*\(float4\*\)\(out \+", source), source
     a = np.random.default_rng(4).uniform(-1.0, 1.0, 804).astype(np.float32)
     o = np.full(800, np.nan, np.float32)
     mod.gather_shifted(o, a, 200, grid=2, block=128, target="c")
@@ -196,3 +201,45 @@ def test_the_printer_prints_a_whole_marked_run_as_one_loop_and_a_cut_one_lane_by
     printer.block(_marked_pack(4))   # 4 halves are 8 bytes, yet the vector marked was 16
     text = "\n".join(ln.text for ln in printer.lines)
     assert "x_lane" not in text and text.count("p[") == 4, text
+
+
+#: a particle read whole into a local and written back whole, built of its new fields (the way
+#: rodrigues rotates its float4 points): one 16-byte load and one 16-byte store, as in the CUDA
+ROTATE = """#include <cuda_runtime.h>
+
+__global__ void spin(int n, float c, float s, float4* d) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float4 p = d[i];
+  d[i] = {c * p.x - s * p.y, s * p.x + c * p.y, p.z, p.w + 1.0f};
+}
+
+int main() {
+  float4* d;
+  cudaMalloc(&d, 1000 * sizeof(float4));
+  spin<<<4, 256>>>(1000, 0.6f, 0.8f, d);
+  cudaDeviceSynchronize();
+  return 0;
+}
+"""
+
+
+def test_a_vector_local_is_loaded_and_stored_whole(tmp_path):
+    pytest.importorskip("tilelang")
+    from tests.lowering import lower_sm90
+    out = program_converted(tmp_path, ROTATE, "k.cu")
+    text = (out / "k.py").read_text()
+    assert re.search(r"x_pack\[x_lane\] = d\[.*// 4 \* 4 \+ x_lane\]", text), text
+    assert re.search(r"p_y = x_pack\[1\]", text), text
+    mod = module_of(out / "k.py")
+    source = lower_sm90(mod.KERNELS["spin"], (4, 1, 1), (256, 1, 1))
+    assert re.search(r"= \*\(float4\*\)\(d \+", source) and re.search(r"\*\(float4\*\)\(d \+[^;]*\) = ", source), source
+    d = np.random.default_rng(15).uniform(-2.0, 2.0, (1000, 4)).astype(np.float32)
+    want = d.astype(np.float64).copy()
+    x, y = want[:, 0].copy(), want[:, 1].copy()
+    c, s = np.float32(0.6), np.float32(0.8)
+    want[:, 0] = c * x - s * y
+    want[:, 1] = s * x + c * y
+    want[:, 3] += 1.0
+    mod.spin(1000, 0.6, 0.8, d.reshape(-1), grid=4, block=256, target="c")
+    np.testing.assert_allclose(d, want, rtol=1e-6, atol=1e-6)   # float32 products, a rounding each

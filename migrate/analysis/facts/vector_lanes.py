@@ -63,6 +63,48 @@ def lane_copies(stmts) -> bool:
                for j, (dst, src) in enumerate(pairs))
 
 
+
+def lane_stores(stmts) -> bool:
+    """Whether ``stmts`` are ``a[x + j] = v_j`` for ``j`` = 0, 1, ... in order: one array
+    element of one scalar type stored each, to the same array, their ``len(stmts)`` lanes
+    :data:`WHOLE_BYTES` in all, whatever the values (a vector built of scalars, ``d[i] = {ox, oy,
+    oz, 0.f}``, stored whole where the CUDA's vector element promises the alignment)."""
+    n = len(stmts)
+    if n < 2:
+        return False
+    targets = []
+    for s in stmts:
+        a = s.expr if isinstance(s, m.ExprStmt) else None
+        if not isinstance(a, m.Assign) or a.op != "=":
+            return False
+        dst = _element(a.target)
+        if dst is None:
+            return False
+        targets.append(dst)
+    first = targets[0]
+    if dtypes.SIZES.get(first.type.dtype, 0) * n not in WHOLE_BYTES:
+        return False
+    return all(dst.type == first.type and dst.base.name == first.base.name and _offset(first.index, dst.index) == j
+               for j, dst in enumerate(targets))
+
+
+
+def lane_loads(stmts) -> bool:
+    """Whether ``stmts`` declare one scalar local each, valued ``a[x + j]`` for ``j`` = 0, 1, ...
+    in order: contiguous elements of one array of one scalar type, :data:`WHOLE_BYTES` in all
+    (the lanes of ``const float4 p = d[i]``)."""
+    n = len(stmts)
+    if n < 2 or not all(isinstance(s, m.DeclStmt) and len(s.decls) == 1 for s in stmts):
+        return False
+    sources = [_element(s.decls[0].init) for s in stmts]
+    first = sources[0]
+    if first is None or dtypes.SIZES.get(first.type.dtype, 0) * n not in WHOLE_BYTES:
+        return False
+    return all(src is not None and src.type == first.type and src.base.name == first.base.name
+               and s.decls[0].type == first.type and _offset(first.index, src.index) == j
+               for j, (s, src) in enumerate(zip(stmts, sources)))
+
+
 #: the callees whose lane adds of a ``__half2`` are made one paired atomic again (a system-scope
 #: one goes through the compat table's helper, lane by lane)
 PAIRED_ADDS = ("atomicAdd", "atomicAdd_block")

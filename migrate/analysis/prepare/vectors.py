@@ -33,7 +33,7 @@ from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
 from ...ir.visit import Transformer
-from ..facts.vector_lanes import lane_adds, lane_copies
+from ..facts.vector_lanes import lane_adds, lane_copies, lane_loads, lane_stores
 from .vector_bits import retype_bit_containers
 
 LANES = ("x", "y", "z", "w")
@@ -1088,9 +1088,14 @@ class _Scalarizer:
         16-byte vector copied between arrays marked as such (``ExprStmt.lanes``:
         :mod:`..facts.vector_lanes`), for the printer to make them one access again."""
         lanes = [self.store(target, i, self.lane(value, i), "=", span) for i in range(v.lanes)]
-        if self.pending or not (_vector_place(target) and _vector_place(value)) or not lane_copies(lanes):
-            return lanes  # (a vector built of scalars, make_float4(a[i], ...), promises no alignment)
-        return [dataclasses.replace(s, lanes=len(lanes)) for s in lanes]
+        if self.pending or not _vector_place(target):
+            return lanes
+        whole = _vector_place(value) and lane_copies(lanes)
+        if whole or lane_stores(lanes):
+            # (a vector built of scalars, make_float4(a[i], ...), promises no alignment of its
+            # loads: only its store is whole, the printer packing the values first)
+            return [dataclasses.replace(s, lanes=len(lanes), whole_value=whole) for s in lanes]
+        return lanes
 
     def store(self, target, i: int, value, op: str, span) -> m.ExprStmt:
         """``target``'s lane ``i`` ``op`` ``value`` as a statement; a record lane held with others in
@@ -1274,10 +1279,16 @@ class _Scalarizer:
                     if value is None and v.initialised:
                         raise VectorError(f"a local '{d.name}' of '{v}' declared without a value: its constructor "
                                           "or default member initialisers would give its fields values", d.span)
+                    decls = []
                     for i in range(v.lanes):
                         init = self.lane(value, i) if value is not None else None
-                        out.append(m.DeclStmt((m.VarDecl(lane_local(d.name, v, i), m.Scalar(lane_dtype(v, i)),
-                                                         d.storage, d.const, init, d.span),), d.span))
+                        decls.append(m.DeclStmt((m.VarDecl(lane_local(d.name, v, i), m.Scalar(lane_dtype(v, i)),
+                                                           d.storage, d.const, init, d.span),), d.span))
+                    if not self.pending and value is not None and _vector_place(value) and lane_loads(decls):
+                        # a vector loaded whole from memory (const float4 p = d[i]): its lanes marked
+                        # for the printer to load them in one access again (..facts.vector_lanes)
+                        decls = [dataclasses.replace(x, lanes=len(decls)) for x in decls]
+                    out.extend(decls)
                 elif _array_vec(d.type) is not None:
                     out.append(self.array_decl(d))
                 elif isinstance(d.type, m.Pointer) and _vec(d.type.pointee):
