@@ -1265,7 +1265,8 @@ class StmtPrinter:
             lanes = stmts[i].lanes if isinstance(stmts[i], (m.ExprStmt, m.DeclStmt)) else None
             run = stmts[i:i + lanes] if lanes else []
             if len(run) == lanes and all(getattr(s, "lanes", None) == lanes for s in run):
-                if all(getattr(s, "whole_value", False) for s in run) and lane_copies(run):  # (cut short: by lane)
+                copied = not any(getattr(s, "built_values", True) for s in run)  # both sides whole vectors
+                if copied and lane_copies(run):  # (a run a pass cut short prints lane by lane)
                     self._lane_loop(stmts[i], lanes)
                     i += lanes
                     continue

@@ -351,9 +351,9 @@ class ExprStmt:
     #: one access, aligned to its size (marked by analysis.prepare.vectors where
     #: analysis.facts.vector_lanes holds): the printer makes the run one vector access again
     lanes: Optional[int] = None
-    #: with ``lanes``: whether the values are the lanes of a whole vector in memory too (a copy,
-    #: loaded whole), not values built otherwise (``d[i] = {ox, oy, oz, 0.f}``: only its store is)
-    whole_value: bool = True
+    #: with ``lanes``: True where the values are built otherwise (``d[i] = {ox, oy, oz, 0.f}``:
+    #: only the store is a whole vector), None where they are a whole vector in memory too (a copy)
+    built_values: Optional[bool] = None
 
 
 @dataclass(frozen=True, slots=True)

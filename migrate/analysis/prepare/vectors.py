@@ -1094,7 +1094,7 @@ class _Scalarizer:
         if whole or lane_stores(lanes):
             # (a vector built of scalars, make_float4(a[i], ...), promises no alignment of its
             # loads: only its store is whole, the printer packing the values first)
-            return [dataclasses.replace(s, lanes=len(lanes), whole_value=whole) for s in lanes]
+            return [dataclasses.replace(s, lanes=len(lanes), built_values=None if whole else True) for s in lanes]
         return lanes
 
     def store(self, target, i: int, value, op: str, span) -> m.ExprStmt:
