@@ -1264,26 +1264,27 @@ class StmtPrinter:
                 continue
             lanes = stmts[i].lanes if isinstance(stmts[i], (m.ExprStmt, m.DeclStmt)) else None
             run = stmts[i:i + lanes] if lanes else []
-            if len(run) == lanes and all(getattr(s, "lanes", None) == lanes for s in run):
-                copied = not any(getattr(s, "built_values", True) for s in run)  # both sides whole vectors
-                if copied and lane_copies(run):  # (a run a pass cut short prints lane by lane)
-                    self._lane_loop(stmts[i], lanes)
-                    i += lanes
-                    continue
-                if lane_stores(run):
-                    self._packed_store(run)
-                    i += lanes
-                    continue
-                if lane_loads(run):
-                    self._packed_load(run)
-                    i += lanes
-                    continue
-                if lane_adds(run):
-                    self._paired_add(run)
-                    i += lanes
-                    continue
+            if len(run) == lanes and all(getattr(s, "lanes", None) == lanes for s in run) and self._whole(run):
+                i += lanes
+                continue
             self.stmt(stmts[i])
             i += 1
+
+    def _whole(self, run: list) -> bool:
+        """A complete run of marked lanes (``lanes``) printed as the one vector access the CUDA
+        made, where the fact it was marked for still holds (a run a pass changed prints lane by
+        lane); False, printing nothing, where none does."""
+        if not any(getattr(s, "built_values", True) for s in run) and lane_copies(run):  # both sides whole
+            self._lane_loop(run[0], len(run))
+        elif lane_stores(run):
+            self._packed_store(run)
+        elif lane_loads(run):
+            self._packed_load(run)
+        elif lane_adds(run):
+            self._paired_add(run)
+        else:
+            return False
+        return True
 
     def _lane_loop(self, first: m.ExprStmt, lanes: int) -> None:
         """The ``lanes`` copies from ``first`` on, the lanes of a vector the CUDA copied whole in
@@ -1314,26 +1315,17 @@ class StmtPrinter:
         the CUDA did: the values into a local pack first (C++ builds the vector before it stores
         it), then one vectorised loop stores the pack (:meth:`_lane_loop`)."""
         first = run[0].expr
-        span = run[0].span
-        dtype = dtype_of(first.target.type, self.scope)
-        self.emit(f"{PACK_VAR} = T.alloc_local(({len(run)},), {dtype})", span)
+        lane = self._pack(first.target.type, len(run), run[0].span)
         for j, s in enumerate(run):
-            self.emit(f"{PACK_VAR}[{j}] = {self._value(s.expr.value, first.target.type)}", span)
-        pack = m.Ref(PACK_VAR, "local", m.Array(first.target.type, len(run)), span)
-        copy = replace(first, value=m.Index(pack, m.IntLit(0, "0", _INT32, span), first.target.type, span))
-        self._lane_loop(m.ExprStmt(copy, span), len(run))
+            self.emit(f"{PACK_VAR}[{j}] = {self._value(s.expr.value, first.target.type)}", s.span)
+        self._lane_loop(m.ExprStmt(replace(first, value=lane(0)), run[0].span), len(run))
 
     def _packed_load(self, run: list) -> None:
         """The lanes of a vector the CUDA loaded whole into a local (``const float4 p = d[i]``):
         one vectorised loop loads them into a local pack (:meth:`_lane_loop`), then each lane's
         local is declared with its element of the pack."""
-        first = run[0].decls[0]
-        span = run[0].span
-        self.emit(f"{PACK_VAR} = T.alloc_local(({len(run)},), {dtype_of(first.type, self.scope)})", span)
-        pack = m.Ref(PACK_VAR, "local", m.Array(first.type, len(run)), span)
-
-        def lane(j: int) -> m.Index:
-            return m.Index(pack, m.IntLit(j, str(j), _INT32, span), first.type, span)
+        first, span = run[0].decls[0], run[0].span
+        lane = self._pack(first.type, len(run), span)
         self._lane_loop(m.ExprStmt(m.Assign("=", lane(0), first.init, first.type, span), span), len(run))
         for j, s in enumerate(run):
             self.decl(replace(s.decls[0], init=lane(j)))
@@ -1344,10 +1336,17 @@ class StmtPrinter:
         values from a two-element local (on CUDA, ``atomicAdd`` on the element's address read as
         a ``half2*``)."""
         span = run[0].span
-        self.emit(f"{PACK_VAR} = T.alloc_local((2,), T.float16)", span)
+        self._pack(run[0].expr.type, 2, span)
         for j, s in enumerate(run):
             self.emit(f"{PACK_VAR}[{j}] = {self.expr(s.expr.args[1])}", span)
         self.emit(f"T.atomic_addx2({self.expr.bare(run[0].expr.args[0].operand)}, {PACK_VAR}[0])", span)
+
+    def _pack(self, ctype: m.CType, lanes: int, span: Span):
+        """Declare the local pack of a vector's ``lanes`` lanes of ``ctype``; the function giving
+        its element ``j``."""
+        self.emit(f"{PACK_VAR} = T.alloc_local(({lanes},), {dtype_of(ctype, self.scope)})", span)
+        pack = m.Ref(PACK_VAR, "local", m.Array(ctype, lanes), span)
+        return lambda j: m.Index(pack, m.IntLit(j, str(j), _INT32, span), ctype, span)
 
     def _kept_division(self, s) -> bool:
         """A declaration whose value divides, kept in a cell (``keep_divisions``)."""
@@ -1936,18 +1935,16 @@ _COSTLY_MATH = frozenset({
 
 def _costly_math(callee: str) -> bool:
     name = callee.removeprefix("__").removeprefix("h2").removeprefix("h")
-    return name in _COSTLY_MATH or name.removesuffix("f") in _COSTLY_MATH \
-        or name.removesuffix("_rn").removesuffix("f") in _COSTLY_MATH
+    return name in _COSTLY_MATH or name.removesuffix("f") in _COSTLY_MATH
 
 
 def _computes_functions(e: m.Expr) -> bool:
     """Whether ``e`` calls a math function that costs more than an operator (``pow``, ``exp``,
     ``sqrt``, ...) or a device function (which may call one: s3d's ``LOG(x)`` wraps ``log``). A
     value bound to it and read more than once is kept in a variable: TileLang inlines a bound
-    value into each use, and
-    cooling's rates (``pow``, ``exp`` and ``sqrt`` of a temperature, read in a 20-step loop) were
-    recomputed at every read, 2.8x slower than the CUDA on the H100 (s3d's ``ALOGT = LOG(TEMP)``,
-    read in a hundred rates, up to 6x)."""
+    value into each use, and cooling's rates (``pow``, ``exp`` and ``sqrt`` of a temperature,
+    read in a 20-step loop) were recomputed at every read, 2.8x slower than the CUDA on the H100
+    (s3d's ``ALOGT = LOG(TEMP)``, read in a hundred rates, up to 6x)."""
     return any(isinstance(n, m.Call) and (n.kind == "math" and _costly_math(n.callee) or n.kind == "device")
                for n in m.walk(e))
 

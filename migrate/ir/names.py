@@ -24,7 +24,7 @@ RESERVED = frozenset({
     "x_taken", "x_taken1", "x_taken2", "x_taken3",
     # the variable of a vector's lane loop (emit.printer.StmtPrinter._lane_loop)
     "x_lane",
-    # the local of a __half2's paired atomic add (emit.printer.StmtPrinter._paired_add)
+    # the local pack of a vector loaded, stored or added atomically whole (emit.printer.StmtPrinter._pack)
     "x_pack",
 })
 
@@ -43,7 +43,7 @@ CHAIN_FLAGS = ("x_taken", "x_taken1", "x_taken2", "x_taken3")
 #: The variable of the loop over the lanes of a vector copied whole (emit.printer), reserved above.
 LANE_VAR = "x_lane"
 
-#: The two-element local of a ``__half2``'s lanes added in one atomic (emit.printer), reserved above.
+#: The local pack of a vector's lanes loaded, stored or added atomically whole (emit.printer), reserved above.
 PACK_VAR = "x_pack"
 
 

@@ -38,30 +38,38 @@ def _offset(a: m.Expr, b: m.Expr) -> int | None:
     return fb[1] - fa[1]
 
 
+def _contiguous(elements, sizes=WHOLE_BYTES) -> bool:
+    """Whether ``elements`` are ``a[x + j]`` for ``j`` = 0, 1, ... in order: at least two plain
+    elements of one array, of one scalar type, one of ``sizes`` bytes in all."""
+    if len(elements) < 2 or any(e is None for e in elements):
+        return False
+    first = elements[0]
+    if dtypes.SIZES.get(first.type.dtype, 0) * len(elements) not in sizes:
+        return False
+    return all(e.type == first.type and e.base.name == first.base.name and _offset(first.index, e.index) == j
+               for j, e in enumerate(elements))
+
+
+def _assignments(stmts) -> list | None:
+    """The plain assignments ``stmts`` are, one each, or None where one is something else."""
+    out = []
+    for s in stmts:
+        a = s.expr if isinstance(s, m.ExprStmt) else None
+        if not isinstance(a, m.Assign) or a.op != "=":
+            return None
+        out.append(a)
+    return out
+
+
 def lane_copies(stmts) -> bool:
     """Whether ``stmts`` are ``a[x + j] = b[y + j]`` for ``j`` = 0, 1, ... in order: one array
     element of one scalar type copied each, to and from the same two arrays, their ``len(stmts)``
     lanes :data:`WHOLE_BYTES` in all."""
-    n = len(stmts)
-    if n < 2:
+    assigns = _assignments(stmts)
+    if assigns is None:
         return False
-    pairs = []
-    for s in stmts:
-        a = s.expr if isinstance(s, m.ExprStmt) else None
-        if not isinstance(a, m.Assign) or a.op != "=":
-            return False
-        dst, src = _element(a.target), _element(a.value)
-        if dst is None or src is None or dst.type != src.type:
-            return False
-        pairs.append((dst, src))
-    first_dst, first_src = pairs[0]
-    if dtypes.SIZES.get(first_dst.type.dtype, 0) * n not in WHOLE_BYTES:
-        return False
-    return all(dst.type == first_dst.type and dst.base.name == first_dst.base.name
-               and src.base.name == first_src.base.name
-               and _offset(first_dst.index, dst.index) == j and _offset(first_src.index, src.index) == j
-               for j, (dst, src) in enumerate(pairs))
-
+    targets, values = [_element(a.target) for a in assigns], [_element(a.value) for a in assigns]
+    return _contiguous(targets) and _contiguous(values) and targets[0].type == values[0].type
 
 
 def lane_stores(stmts) -> bool:
@@ -69,40 +77,18 @@ def lane_stores(stmts) -> bool:
     element of one scalar type stored each, to the same array, their ``len(stmts)`` lanes
     :data:`WHOLE_BYTES` in all, whatever the values (a vector built of scalars, ``d[i] = {ox, oy,
     oz, 0.f}``, stored whole where the CUDA's vector element promises the alignment)."""
-    n = len(stmts)
-    if n < 2:
-        return False
-    targets = []
-    for s in stmts:
-        a = s.expr if isinstance(s, m.ExprStmt) else None
-        if not isinstance(a, m.Assign) or a.op != "=":
-            return False
-        dst = _element(a.target)
-        if dst is None:
-            return False
-        targets.append(dst)
-    first = targets[0]
-    if dtypes.SIZES.get(first.type.dtype, 0) * n not in WHOLE_BYTES:
-        return False
-    return all(dst.type == first.type and dst.base.name == first.base.name and _offset(first.index, dst.index) == j
-               for j, dst in enumerate(targets))
-
+    assigns = _assignments(stmts)
+    return assigns is not None and _contiguous([_element(a.target) for a in assigns])
 
 
 def lane_loads(stmts) -> bool:
     """Whether ``stmts`` declare one scalar local each, valued ``a[x + j]`` for ``j`` = 0, 1, ...
     in order: contiguous elements of one array of one scalar type, :data:`WHOLE_BYTES` in all
     (the lanes of ``const float4 p = d[i]``)."""
-    n = len(stmts)
-    if n < 2 or not all(isinstance(s, m.DeclStmt) and len(s.decls) == 1 for s in stmts):
+    if not all(isinstance(s, m.DeclStmt) and len(s.decls) == 1 for s in stmts):
         return False
     sources = [_element(s.decls[0].init) for s in stmts]
-    first = sources[0]
-    if first is None or dtypes.SIZES.get(first.type.dtype, 0) * n not in WHOLE_BYTES:
-        return False
-    return all(src is not None and src.type == first.type and src.base.name == first.base.name
-               and s.decls[0].type == first.type and _offset(first.index, src.index) == j
-               for j, (s, src) in enumerate(zip(stmts, sources)))
+    return _contiguous(sources) and all(s.decls[0].type == sources[0].type for s in stmts)
 
 
 #: the callees whose lane adds of a ``__half2`` are made one paired atomic again (a system-scope
@@ -130,8 +116,4 @@ def lane_adds(stmts) -> bool:
     of one ``__half2`` added atomically to consecutive elements of one array, ``x`` even where the
     CUDA's ``__half2`` address was aligned (the printer's ``T.atomic_addx2`` reads its first
     element's address as a ``half2*``: only the scalariser, which saw that address, marks them)."""
-    if len(stmts) != 2:
-        return False
-    first, second = (_added(s) for s in stmts)
-    return (first is not None and second is not None and first.base.name == second.base.name
-            and _offset(first.index, second.index) == 1)
+    return len(stmts) == 2 and _contiguous([_added(s) for s in stmts], sizes=(4,))
