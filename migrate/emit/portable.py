@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..ir import model as m
-from ..ir.exprs import assigned_names, strip_casts
+from ..ir.exprs import changed_names, strip_casts
 from ..ir.loops import (Barrier, BlockReduce, BlockScan, Exchange, LaneExchange, LanePhase, Phase, SimtBody, UniformIf,
                         UniformLoop)
 from .lane_exchange import print_lane_exchange
@@ -113,8 +113,7 @@ class RegionPrinter:
             printer.block(r.stmts)
         finally:
             scope.registers = {}
-        written = {x for st in r.stmts for x in assigned_names(st)} | {d.name for st in r.stmts
-                                                                      for d in getattr(st, "decls", ())}
+        written = set().union(*(changed_names(st) for st in r.stmts))
         for name in held:
             if name in written:
                 printer.emit(f"{name}[{scope.thread_index}] = {registers[name]}", r.span)
