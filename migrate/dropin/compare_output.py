@@ -5,7 +5,10 @@ program's own verdicts (PASS/FAIL lines) and exit statuses compared apart.
 
 A float printed on both sides passes when ``|a - e| <= atol + rtol * |e|`` (the class's rtol,
 atol its ``atol_scale`` times the largest float the original printed), or when the two differ by
-at most one unit of the last digit printed (``%.2f`` rounds); integers compare exactly.
+at most one unit of the last digit printed (``%.2f`` rounds); integers compare exactly. A line
+that prints an error or difference (``output_rules.ERROR_LIKE``) takes at least the class's rtol
+as its atol: its number is a distance in the data's units, and a rounding near zero is not
+relative to itself.
 
 With a control (the original run a second time), a line on which the original's own two runs
 differ varies run to run (the order of its atomics, a race it tolerates, a clock it prints): its
@@ -21,10 +24,11 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .output_rules import CLASS_BY_DTYPE, CLASS_ORDER, TIME_LIKE, VERDICT_WORDS
+from .output_rules import CLASS_BY_DTYPE, CLASS_ORDER, ERROR_LIKE, TIME_LIKE, VERDICT_WORDS
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)|(?<!\w)[-+]?(?:nan|inf|NaN|Inf|INF|NAN)(?!\w)")
 _TIME = re.compile("|".join(TIME_LIKE), re.IGNORECASE)
+_ERROR = re.compile("|".join(ERROR_LIKE), re.IGNORECASE)
 _VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, VERDICT_WORDS), key=len, reverse=True)) + r")\b")
 _DROPIN = re.compile(r"^cuda2tile: (.+?) (\d+) launches migrated, (\d+) original$")
 
@@ -152,6 +156,8 @@ def _line_differs(le: str, la: str, rtol: float, atol: float, tolerance: str, lc
     """Why line ``la`` differs from ``le`` (None when equal). With ``lc``, the line as the
     original printed it in its control run: a number its two runs print differently must lie
     within their spread (between the two values, widened by their difference), not equal ``le``'s."""
+    if _ERROR.search(le):  # a distance between results, in the data's units (output_rules.ERROR_LIKE)
+        atol = max(atol, rtol)
     te, ne = _split(le)
     ta, na = _split(la)
     tc, nc = _split(lc) if lc is not None else (te, ne)

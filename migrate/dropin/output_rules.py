@@ -18,6 +18,18 @@ TIME_LIKE = (
     r"^\s*dt\s*=",
     # a clock time of day (lebesgue prints the date and time it starts and ends)
     r"\b\d{1,2}:\d{2}:\d{2}\b",
+    # how much of its streams' copies and kernels overlapped, a share of its timings (base64e,
+    # 2026-12-07: "Avg Overlap = 27.1 %" then 33.6 %, the program passing both times)
+    r"\boverlap\b.*%",
+)
+
+#: a line matching one of these (case-insensitive) prints a distance between two results (the
+#: program's largest difference from its own reference): its floats are in the units of the data,
+#: not of themselves, and compare within the class's rtol as an absolute bound (data of order one)
+#: instead of relative to the printed error, which a rounding near zero cannot meet (stencil1d,
+#: 2026-12-07: "max abs error 3.57628e-07" rebuilt against 2.38419e-07, one float32 ulp at 2)
+ERROR_LIKE = (
+    r"\berr(or)?s?\b", r"\bdiff(erence)?s?\b", r"\bresiduals?\b", r"\bdeviations?\b", r"\bdiscrepanc(y|ies)\b",
 )
 
 #: words that state the program's own verdict (matched as whole words); the first on a line decides

@@ -61,6 +61,21 @@ def test_small_errors_are_judged_against_the_outputs_scale():
     assert not compare_outputs(a, b, "exact").equal
 
 
+def test_an_error_line_alone_is_judged_in_the_datas_units():
+    # stencil1d prints only its largest difference from its CPU reference (H100, 2026-12-07):
+    # float32 ulps of values near 2, 1.5 of them rebuilt against 1 originally
+    a = "stencil1d5pt max abs error 2.38419e-07\n"
+    b = "stencil1d5pt max abs error 3.57628e-07\n"
+    assert compare_outputs(a, b, "fp32").equal
+    # a wrong kernel's error is far outside the class's rtol
+    assert not compare_outputs(a, "stencil1d5pt max abs error 0.25\n", "fp32").equal
+    assert not compare_outputs(a, "stencil1d5pt max abs error 3.1e-05\n", "fp32").equal
+    # a value that is not an error keeps the relative rule, and counts of errors compare exactly
+    assert not compare_outputs("mean 2.38419e-07\n", "mean 3.57628e-07\n", "fp32").equal
+    assert not compare_outputs("errors: 0\n", "errors: 3\n", "fp32").equal
+    assert not compare_outputs(a, b, "exact").equal
+
+
 def test_verdicts_and_exit_statuses_are_compared():
     res = compare_outputs("Test PASSED\n", "Test FAILED\n", "fp32")
     assert not res.equal and any(m["why"] == "verdict" for m in res.mismatches)
@@ -97,6 +112,9 @@ def test_nan_and_inf():
     ("3 samples", False),
     ("dt = 0.646979", True),          # rtm8's wall time (H100, 2026-12-07)
     ("ndt = 4", False),
+    # base64e's overlap of its streams, a share of its timings (H100, 2026-12-07)
+    ("  Measured and (Acceptable) Avg Overlap\t= 27.1 % (0.0 %)  -> Measured Overlap is Acceptable", True),
+    ("overlap count 12", False),
 ])
 def test_time_like_lines(line, timed):
     assert is_time_like(line) is timed
