@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .tilelang_support import fit_tile
+
 __all__ = ["Plan", "plan", "unreached", "BRANCHES", "MAX_EXTRA_RUNS"]
 
 #: extra runs of the migrated kernel per spec (each is one compile of the C target)
@@ -105,7 +107,7 @@ def plan(module: str | Path, kernel) -> Plan | None:
         return None
     cond = re.match(r"\s*if (.*):(?:\s+# L\d+)?\s*$", lines[full_at - 1])
     out = Plan(branches={"full tile": first_line + full_at - 1, "last tile": first_line + last_at - 1})
-    fit = re.search(r"^\s*((?:tile_[xyz], )+)= fit_tile\(tile, \(([^)]*)\)\)", body, re.M)
+    fit = re.search(r"^\s*((?:tile_[xyz], )+)= fit_tile\(tile, \(([^)]*)\)(, threads if fill else 0)?\)", body, re.M)
     default = re.search(r"\btile=\(([\d, ]+)\)", lines[0])
     threads = re.search(r"\bthreads=(\d+)", lines[0])
     if cond is None or fit is None or default is None:
@@ -157,7 +159,11 @@ def plan(module: str | Path, kernel) -> Plan | None:
                 got.add(f"last tile, partial along {d} only")
         return got
 
-    fitted = tuple(_fit(t, e) for t, e in zip(default_tile, fit_extents))
+    # the default run's tile as the factory fits it (fit_tile, filling the GPU where the module
+    # asks); the coverage runs ask for their tiles with fill=False, which are only fitted
+    fills = fit.group(3) is not None
+    fill_threads = int(threads.group(1)) if fills and threads else 0
+    fitted = fit_tile(default_tile, fit_extents, fill_threads)
     out.runs.append((None, fitted, sorted(cases(fitted))))
     missing = set(out.cases) - set(out.runs[0][2])
     # powers of two from the extent's own (one tile: no full tile where the domain is shorter)
@@ -180,7 +186,7 @@ def plan(module: str | Path, kernel) -> Plan | None:
                 best, best_gain = tile, gain
         if best is None:
             break
-        opts = {"tile": best}
+        opts = {"tile": best, **({"fill": False} if fills else {})}
         if per_thread:
             opts["threads"] = max(1, min(int(threads.group(1)), _prod(best) // per_thread))
         out.runs.append((opts, best, sorted(cases(best))))

@@ -517,9 +517,18 @@ def fill_blocks(block_threads: int, gpu: dict = FILL_GPU) -> int:
     return gpu["sms"] * per_sm
 
 
-def fit_tile(tile, extents) -> tuple:
+def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU) -> tuple:
     """``tile`` (slowest dimension first) with each size cut to the smallest power of two that
-    covers its extent, where the extent is known and smaller: a 1-row domain gets 1-row tiles."""
+    covers its extent, where the extent is known and smaller: a 1-row domain gets 1-row tiles.
+
+    With ``fill`` (the threads of a block; given for a factory's default tile, not for one asked
+    for), the tile is then halved, its slowest dimension longer than one first, while its grid
+    would run fewer threads than fill every SM of ``gpu`` (``sms * threads_per_sm``) and it holds
+    more elements than ``fill``: a domain too small to give each thread several elements and still
+    fill the GPU gets one element per thread, as the CUDA launched it. (s3d's ratt kernels map
+    131072 elements: the default tile of 1024 made 128 blocks of 8 warps, fewer blocks than an
+    H100 has SMs, where the CUDA runs 1024 blocks of 128 threads.) Where an extent is not known
+    (a grid-stride loop's run-time n) the tile is only fitted."""
     out = []
     for size, extent in zip(tile, extents):
         size = int(size)
@@ -529,7 +538,26 @@ def fit_tile(tile, extents) -> tuple:
                 fit *= 2
             size = min(size, fit)
         out.append(size)
+    if fill and all(e is not None for e in extents):
+        want = gpu["sms"] * gpu["threads_per_sm"]
+
+        def running(t):
+            blocks = 1
+            for size, extent in zip(t, extents):
+                blocks *= -(-int(extent) // size)
+            return blocks * min(fill, _elements(t))
+
+        while _elements(out) > fill and running(out) < want:
+            d = next(i for i, size in enumerate(out) if size > 1)
+            out[d] //= 2
     return tuple(out)
+
+
+def _elements(tile) -> int:
+    n = 1
+    for size in tile:
+        n *= int(size)
+    return n
 
 
 def dims(value) -> tuple[int, int, int]:

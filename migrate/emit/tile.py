@@ -71,7 +71,8 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     static = tile_map.static
     scope.static_switch = bool(static)
     printer.header(fn, "tile", tdims, bdims, scope, add,
-                   tune=f", tile={tile_default!r}, threads={DEFAULT_THREADS}" + (", static_sizes=None" if static else ""),
+                   tune=f", tile={tile_default!r}, threads={DEFAULT_THREADS}" + ("" if tile_map.square else ", fill=True") +
+                        (", static_sizes=None" if static else ""),
                    summary=f"\n\n    A map over the {rank}-D element domain in tiles of `tile` "
                            f"({', '.join(slow_first)}) elements, `threads` threads each." +
                            (f"\n    static_sizes: the values of {', '.join(static)} when the launcher compiles "
@@ -90,8 +91,13 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
             extent[d] = f"extent_{d}"
             add(1, f"extent_{d} = grid_{d} * block_{d}  # one element per CUDA thread", scope.tag(fn.span))
     static = [extent[d] for d in slow_first]
+    # fill: the default tile shrinks, down to one element per thread, where its grid would not
+    # fill the GPU (runtime.tilelang_support.fit_tile; not where the extent is a run-time value, a
+    # grid-stride loop's n); a tile asked for (coverage runs, fill=False) is only fitted. The
+    # square tile of a staged transpose stays square.
     add(1, f"{', '.join(f'tile_{d}' for d in slow_first)}, = fit_tile(tile, "
-           f"({', '.join(e if e.startswith('extent_') else 'None' for e in static)},))")
+           f"({', '.join(e if e.startswith('extent_') else 'None' for e in static)},)"
+           + ("" if tile_map.square else ", threads if fill else 0") + ")")
     add(1, f"threads = min(threads, {' * '.join(f'tile_{d}' for d in slow_first)})")
     params, rebinds = printer.parameters(fn, scope, callees)
     add(1, "")

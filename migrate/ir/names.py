@@ -13,7 +13,7 @@ RESERVED = frozenset({
     "x_lane", "x_acc", "x_src", "result_",
     # the tile form's element indices, tile sizes and domain
     "gx", "gy", "gz", "ix", "iy", "iz", "tile", "tile_x", "tile_y", "tile_z", "threads",
-    "extent_x", "extent_y", "extent_z", "fit_tile",
+    "extent_x", "extent_y", "extent_z", "fit_tile", "fill",
     # the lanes of lifted reductions
     "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
     # the flags of do-while and endless loops (emit.printer.StmtPrinter.open_flag_loop)

@@ -155,7 +155,7 @@ def blockScanExclusiveBlelloch(*args, grid, block=128, shared_bytes=0, template=
 # its elements are independent: a map over tiles of its element domain
 
 
-def make_addBlockOffsets(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256):  # L117
+def make_addBlockOffsets(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256, fill=True):  # L117
     """TileLang (tile) for CUDA kernel `addBlockOffsets`; grid/block as in `addBlockOffsets<<<grid, block, shared_bytes>>>`.
 
     A map over the 1-D element domain in tiles of `tile` (x) elements, `threads` threads each."""
@@ -165,7 +165,7 @@ def make_addBlockOffsets(grid, block, shared_bytes=0, target="cuda", tile=(1024,
     assert grid_y == 1 and grid_z == 1, "addBlockOffsets indexes blocks in x only"
     data_len = T.dynamic("data_len")
     blockOffsets_len = T.dynamic("blockOffsets_len")
-    tile_x, = fit_tile(tile, (None,))
+    tile_x, = fit_tile(tile, (None,), threads if fill else 0)
     threads = min(threads, tile_x)
 
     @T.prim_func

@@ -16,7 +16,7 @@ from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 # its elements are independent: a map over tiles of its element domain
 
 
-def make_conv2d_nchw(grid, block, shared_bytes=0, target="cuda", tile=(256,), threads=256, static_sizes=None):  # L38
+def make_conv2d_nchw(grid, block, shared_bytes=0, target="cuda", tile=(256,), threads=256, fill=True, static_sizes=None):  # L38
     """TileLang (tile) for CUDA kernel `conv2d_nchw`; grid/block as in `conv2d_nchw<<<grid, block, shared_bytes>>>`.
 
     A map over the 1-D element domain in tiles of `tile` (x) elements, `threads` threads each.
@@ -32,7 +32,7 @@ def make_conv2d_nchw(grid, block, shared_bytes=0, target="cuda", tile=(256,), th
     C, H, W, R, S = T.dynamic("C, H, W, R, S")  # scalar parameters that are also buffer extents
     static = static_sizes is not None and target == "cuda"  # constant sizes: int32 index math
     extent_x = grid_x * block_x  # one element per CUDA thread  # L38
-    tile_x, = fit_tile(tile, (extent_x,))
+    tile_x, = fit_tile(tile, (extent_x,), threads if fill else 0)
     threads = min(threads, tile_x)
 
     @T.prim_func

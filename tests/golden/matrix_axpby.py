@@ -16,7 +16,7 @@ from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 # its elements are independent: a map over tiles of its element domain
 
 
-def make_matrixAxpby(grid, block, shared_bytes=0, target="cuda", tile=(8, 128), threads=256):  # L25
+def make_matrixAxpby(grid, block, shared_bytes=0, target="cuda", tile=(8, 128), threads=256, fill=True):  # L25
     """TileLang (tile) for CUDA kernel `matrixAxpby`; grid/block as in `matrixAxpby<<<grid, block, shared_bytes>>>`.
 
     A map over the 2-D element domain in tiles of `tile` (y, x) elements, `threads` threads each."""
@@ -27,7 +27,7 @@ def make_matrixAxpby(grid, block, shared_bytes=0, target="cuda", tile=(8, 128), 
     rows, cols = T.dynamic("rows, cols")  # scalar parameters that are also buffer extents
     extent_x = grid_x * block_x  # one element per CUDA thread  # L25
     extent_y = grid_y * block_y  # one element per CUDA thread  # L25
-    tile_y, tile_x, = fit_tile(tile, (extent_y, extent_x,))
+    tile_y, tile_x, = fit_tile(tile, (extent_y, extent_x,), threads if fill else 0)
     threads = min(threads, tile_y * tile_x)
 
     @T.prim_func

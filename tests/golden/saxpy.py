@@ -16,7 +16,7 @@ from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 # its elements are independent: a map over tiles of its element domain
 
 
-def make_saxpy(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256):  # L25
+def make_saxpy(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256, fill=True):  # L25
     """TileLang (tile) for CUDA kernel `saxpy`; grid/block as in `saxpy<<<grid, block, shared_bytes>>>`.
 
     A map over the 1-D element domain in tiles of `tile` (x) elements, `threads` threads each."""
@@ -26,7 +26,7 @@ def make_saxpy(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads
     assert grid_y == 1 and grid_z == 1, "saxpy indexes blocks in x only"
     x_len = T.dynamic("x_len")
     y_len = T.dynamic("y_len")
-    tile_x, = fit_tile(tile, (None,))
+    tile_x, = fit_tile(tile, (None,), threads if fill else 0)
     threads = min(threads, tile_x)
 
     @T.prim_func

@@ -21,7 +21,7 @@ def loadOrZero(p, i, n):  # L32
 # its elements are independent: a map over tiles of its element domain
 
 
-def make_stencil1d5pt(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256):  # L37
+def make_stencil1d5pt(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256, fill=True):  # L37
     """TileLang (tile) for CUDA kernel `stencil1d5pt`; grid/block as in `stencil1d5pt<<<grid, block, shared_bytes>>>`.
 
     A map over the 1-D element domain in tiles of `tile` (x) elements, `threads` threads each."""
@@ -33,7 +33,7 @@ def make_stencil1d5pt(grid, block, shared_bytes=0, target="cuda", tile=(1024,), 
     out_len = T.dynamic("out_len")
     assert block_x == 256, "stencil1d5pt spells blockDim.x as 256: launch it with that block size"  # L37
     extent_x = grid_x * block_x  # one element per CUDA thread  # L37
-    tile_x, = fit_tile(tile, (extent_x,))
+    tile_x, = fit_tile(tile, (extent_x,), threads if fill else 0)
     threads = min(threads, tile_x)
 
     @T.prim_func

@@ -16,7 +16,7 @@ from migrate.runtime.tilelang_support import Signature, fit_tile, launch
 # its elements are independent: a map over tiles of its element domain
 
 
-def make_vectorAdd(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256):  # L23
+def make_vectorAdd(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256, fill=True):  # L23
     """TileLang (tile) for CUDA kernel `vectorAdd`; grid/block as in `vectorAdd<<<grid, block, shared_bytes>>>`.
 
     A map over the 1-D element domain in tiles of `tile` (x) elements, `threads` threads each."""
@@ -28,7 +28,7 @@ def make_vectorAdd(grid, block, shared_bytes=0, target="cuda", tile=(1024,), thr
     b_len = T.dynamic("b_len")
     c_len = T.dynamic("c_len")
     extent_x = grid_x * block_x  # one element per CUDA thread  # L23
-    tile_x, = fit_tile(tile, (extent_x,))
+    tile_x, = fit_tile(tile, (extent_x,), threads if fill else 0)
     threads = min(threads, tile_x)
 
     @T.prim_func
