@@ -1935,6 +1935,9 @@ _COSTLY_MATH = frozenset({
 
 def _costly_math(callee: str) -> bool:
     name = callee.removeprefix("__").removeprefix("h2").removeprefix("h")
+    rounded = re.sub(r"_r[nzud]$", "", name)
+    if rounded != name:  # a rounding-mode variant (__fsqrt_rn, __drcp_rz, __fdiv_rn): f/d, the function
+        return rounded[1:] in _COSTLY_MATH or rounded[1:] == "div"
     return name in _COSTLY_MATH or name.removesuffix("f") in _COSTLY_MATH
 
 

@@ -46,11 +46,21 @@ __global__ void rates(const float* __restrict__ t, float* __restrict__ rf, int n
   rf[2 * num + i] = expf(1.1f + 2.4f * alogt);
 }
 
+// correctly rounded square root and reciprocal, read twice each
+__global__ void rounded(const float* __restrict__ x, float* __restrict__ out, int num) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float r = __fsqrt_rn(x[i]);
+  const float q = __frcp_rn(x[i] + 1.0f);
+  out[i] = r * 3.0f + q;
+  out[num + i] = r - q * 2.0f;
+}
+
 int main() {
   float *tf, *rf;
   cudaMalloc(&tf, 512 * sizeof(float));
   cudaMalloc(&rf, 3 * 512 * sizeof(float));
   rates<<<2, 256>>>(tf, rf, 512);
+  rounded<<<1, 256>>>(tf, rf, 256);
   double *t, *o;
   cudaMalloc(&t, 1000 * sizeof(double));
   cudaMalloc(&o, 1000 * sizeof(double));
@@ -121,3 +131,17 @@ def test_a_value_of_a_device_function_is_computed_once(converted):
     # at most one log per copy of the element's code in the module (inlined: three each)
     copies = len(re.findall(r"= LOG\(", text))
     assert 1 <= len(re.findall(r"\blogf?\(|__logf\(", source)) <= copies, source
+
+
+def test_correctly_rounded_math_is_computed_once(converted):
+    # __fsqrt_rn, __frcp_rn: the rounding-mode variants of sqrt and rcp are as costly
+    text = (converted / "k.py").read_text()
+    assert re.search(r"\br = T\.alloc_var\(T\.float32\)", text), text
+    assert re.search(r"\bq = T\.alloc_var\(T\.float32\)", text), text
+    mod = module_of(converted / "k.py")
+    x = np.random.default_rng(15).uniform(0.5, 4.0, 256).astype(np.float32)
+    out = np.full(512, np.nan, np.float32)
+    mod.rounded(x, out, 256, grid=1, block=256, target="c")
+    r = np.sqrt(x)
+    q = np.float32(1.0) / (x + np.float32(1.0))
+    np.testing.assert_allclose(out, np.concatenate([r * np.float32(3.0) + q, r - q * np.float32(2.0)]), rtol=1e-6)
