@@ -525,9 +525,9 @@ def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU) -> tuple:
     for), the tile is then halved, its slowest dimension longer than one first, while its grid
     would run fewer threads than fill every SM of ``gpu`` (``sms * threads_per_sm``) and it holds
     more elements than ``fill``: a domain too small to give each thread several elements and still
-    fill the GPU gets one element per thread, as the CUDA launched it. (s3d's ratt kernels map
-    131072 elements: the default tile of 1024 made 128 blocks of 8 warps, fewer blocks than an
-    H100 has SMs, where the CUDA runs 1024 blocks of 128 threads.) Where an extent is not known
+    fill the GPU gets one element per thread, as the CUDA launched it. (s3d's rate kernels map
+    13 824 elements at the program's own size: the default tile of 1024 made 14 blocks of 8 warps
+    for an H100's 132 SMs, where the CUDA runs 108 blocks of 128 threads.) Where an extent is not known
     (a grid-stride loop's run-time n) the tile is only fitted."""
     out = []
     for size, extent in zip(tile, extents):
