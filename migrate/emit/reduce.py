@@ -50,10 +50,6 @@ def reduce_header(kplan: KernelPlan, scope, add) -> None:
         if r.bounded:
             add(1, f'assert block_x <= {size}, "the CUDA tree over \'{r.shared}\' folds at most {size} threads"',
                 scope.tag(r.span))
-            # TileLang 0.1.15's T.reduce on GPUs is an XOR butterfly over a power-of-two count of
-            # threads (224 did not build on the H100); the C target takes any count
-            add(1, 'assert target != "cuda" or block_x & (block_x - 1) == 0, '
-                   '"TileLang\'s block reduction on GPUs needs a power-of-two block"')
         else:
             add(1, f'assert block_x == {size}, "the CUDA tree over \'{r.shared}\' spans {size} threads"',
                 scope.tag(r.span))
@@ -61,6 +57,15 @@ def reduce_header(kplan: KernelPlan, scope, add) -> None:
     add(1, "# thread-local buffers on the CPU target (whose T.reduce takes local buffers only)")
     add(1, 'lane_loop = T.Parallel if target == "cuda" else T.serial')
     add(1, 'alloc_lanes = T.alloc_fragment if target == "cuda" else T.alloc_local')
+    if any(r.bounded and not r.per_warp for r in _reductions(kplan.regions)):
+        # TileLang 0.1.15's T.reduce on GPUs is an XOR butterfly over a power-of-two count of
+        # threads (a block of 224 did not build on the H100): a bounded tree on another block has
+        # its lanes added in order by one thread, through shared cells (on every target, so that
+        # the CPU check runs the code the GPU runs)
+        add(1, "serial_total = block_x & (block_x - 1) != 0")
+        add(1, "serial_cells = block_x if serial_total else 1")
+        add(1, 'alloc_total = (lambda shape, dtype: T.alloc_shared(shape, dtype, scope="shared")) if serial_total '
+               'else alloc_lanes')
     if any(r.per_warp for r in _reductions(kplan.regions)):
         add(1, 'lane_grid = T.Parallel if target == "cuda" else T.grid  # (warp, lane) pairs')
 
@@ -73,9 +78,13 @@ def reduce_allocations(regions, scope, add) -> None:
         seen.add(r.shared)
         dtype = dtype_of(r.dtype, scope)
         lanes, totals = ("block_x // 32, 32", "block_x // 32") if r.per_warp else ("block_x", "1")
+        serial = r.bounded and not r.per_warp
         for name in (r.shared, r.pair_name) if r.pair_name else (r.shared,):
             add(3, f"{name}_lanes = alloc_lanes(({lanes},), {dtype})", scope.tag(r.span))
-            add(3, f"{name}_total = alloc_lanes(({totals},), {dtype})", scope.tag(r.span))
+            add(3, f"{name}_total = {'alloc_total' if serial else 'alloc_lanes'}(({totals},), {dtype})",
+                scope.tag(r.span))
+            if serial:
+                add(3, f'{name}_cells = T.alloc_shared((serial_cells,), {dtype}, scope="shared")', scope.tag(r.span))
 
 
 def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
@@ -88,7 +97,10 @@ def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
         printer.block(r.before)
     printer.emit(f"{r.shared}_lanes[lane] = {printer.expr.coerce(r.value, scalar_name(r.dtype))}", r.span)
     printer.indent -= 1
-    printer.emit(f"{REDUCTIONS[r.op].tile_reduce}({r.shared}_lanes, {r.shared}_total, dim=0)", r.span)
+    if r.bounded:
+        _print_serial_total(r, printer)
+    else:
+        printer.emit(f"{REDUCTIONS[r.op].tile_reduce}({r.shared}_lanes, {r.shared}_total, dim=0)", r.span)
     # what the block did after the tree: values every thread computes alike at block level, the
     # stores once (as CUDA's thread 0 did)
     group: list = []
@@ -108,6 +120,28 @@ def print_block_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:
             flush()
             printer.block((st,))
     flush()
+
+
+_COMBINE = {"sum": "{a} + {b}", "max": "T.max({a}, {b})", "min": "T.min({a}, {b})"}
+
+
+def _print_serial_total(r: BlockReduce, printer: StmtPrinter) -> None:
+    """A bounded tree's total: ``T.reduce`` on a power-of-two block, else one thread adds the
+    lanes in order through shared cells (reduce_header's ``serial_total``)."""
+    s = r.shared
+    printer.emit("if serial_total:  # a block of other than a power of two: one thread adds the lanes", r.span)
+    printer.indent += 1
+    printer.emit("for lane in lane_loop(block_x):", r.span)
+    printer.emit(f"    {s}_cells[lane] = {s}_lanes[lane]", r.span)
+    printer.emit("T.sync_threads()", r.span)
+    printer.emit("for _ in T.Parallel(1):", r.span)
+    printer.emit(f"    {s}_total[0] = {s}_cells[0]", r.span)
+    printer.emit("    for x_cell in T.serial(1, block_x):", r.span)
+    printer.emit(f"        {s}_total[0] = " + _COMBINE[r.op].format(a=f"{s}_total[0]", b=f"{s}_cells[x_cell]"), r.span)
+    printer.emit("T.sync_threads()", r.span)
+    printer.indent -= 1
+    printer.emit("else:", r.span)
+    printer.emit(f"    {REDUCTIONS[r.op].tile_reduce}({s}_lanes, {s}_total, dim=0)", r.span)
 
 
 def _print_warp_reduce(r: BlockReduce, printer: StmtPrinter, scope) -> None:

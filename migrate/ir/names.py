@@ -14,8 +14,11 @@ RESERVED = frozenset({
     # the tile form's element indices, tile sizes and domain
     "gx", "gy", "gz", "ix", "iy", "iz", "tile", "tile_x", "tile_y", "tile_z", "threads",
     "extent_x", "extent_y", "extent_z", "fit_tile", "fill",
+    # the portable form's per-thread values (emit.kernel.per_thread_scalars)
+    "alloc_thread", "thread_scope",
     # the lanes of lifted reductions
     "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
+    "serial_total", "serial_cells", "alloc_total", "x_cell",
     # the flags of do-while and endless loops (emit.printer.StmtPrinter.open_flag_loop)
     "x_loop", "x_loop1", "x_loop2", "x_loop3",
     # the flags of loops whose condition calls a device function's macro (emit.printer)
