@@ -182,7 +182,10 @@ def test_locals_thread_0_computes_for_shared_scalars_move_out_and_agree_on_cpu(t
     k = kernels["quant"]
     assert k["form"] == "tile" and k["check"]["status"] == "pass", (k["check"], note(k))
     body = factory(text, "quant")
-    assert "T.reduce_max" in body and "T.reduce_min" in body and "alloc_shared" not in body, body
+    # the tree's shared array is gone; shared cells serve only a block that is no power of two
+    # (emit.reduce: bounded trees add their lanes in order there)
+    shared = [line for line in body.splitlines() if "alloc_shared" in line and "serial" not in line]
+    assert "T.reduce_max" in body and "T.reduce_min" in body and not shared, body
 
 
 def test_locals_thread_0_computes_for_shared_scalars_agree_with_numpy(tmp_path):
