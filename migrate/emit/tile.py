@@ -67,6 +67,8 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     # keeps neighbouring threads on neighbouring vectors (axpy_float4: 1.11x with four)
     wide = any(isinstance(getattr(n, "type", None), m.Vector) for n in nodes)
     tile_default = SQUARE_TILE if tile_map.square else (LOOPED_TILES if looped or wide else DEFAULT_TILES)[rank]
+    if tile_map.y_major:  # elements y-fastest: the long side of the tile is y
+        tile_default = tuple(reversed(tile_default))
     scope.keep_divisions = looped
     static = tile_map.static
     scope.static_switch = bool(static)
@@ -123,7 +125,10 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     for d in slow_first:
         ends = [extent[d]] + [e0.coerce(b, "int32") for b in tile_map.bounds.get(d, ())]
         full += [f"b{d} * tile_{d} + tile_{d} <= {e}" for e in ends]
-    loop = f"for {', '.join(f'i{d}' for d in slow_first)} in T.Parallel({', '.join(f'tile_{d}' for d in slow_first)}):"
+    # TileLang gives a T.Parallel's last index to neighbouring threads: x, or y where the stores
+    # follow y (TileMap.y_major)
+    order = ["x", "y"] if tile_map.y_major else slow_first
+    loop = f"for {', '.join(f'i{d}' for d in order)} in T.Parallel({', '.join(f'tile_{d}' for d in order)}):"
     index = [f"g{d} = b{d} * tile_{d} + i{d}" for d in slow_first]
     store = _single_store(tile_map.stmts) if tile_map.square else None
     if store is not None:

@@ -194,6 +194,9 @@ class TileMap:
     span: Span
     block_sizes: dict = field(default_factory=dict)
     square: bool = False  # an access is strided along x: square tiles (see lift.map.strided_in_x)
+    #: True where every store moves by one element along y and by more along x (lift.map.stores_follow_y):
+    #: the elements run y-fastest, so that a warp's stores are contiguous (None: x-fastest)
+    y_major: bool | None = None
     #: elements per CUDA thread along a dimension (register micro-tiles, see analysis.lift.micro_tiles):
     #: the domain is ``gridDim * blockDim * per_thread`` and ``block_sizes`` count elements
     per_thread: dict = field(default_factory=dict)

@@ -636,6 +636,56 @@ def strided_in_x(stmts) -> bool:
     return False
 
 
+def stores_follow_y(stmts) -> bool:
+    """Whether every store to a buffer parameter moves by one element when y does and by a stride
+    when x does (nms: ``bitmap[i * MAX_DETECTIONS + j]``, i the x and j the y element): a sum
+    whose terms that depend on x are products with a factor that does not (and is not 1), and
+    whose terms that depend on y are not products and do not depend on x. Such a map runs its
+    elements y-fastest (TileMap.y_major), so that a warp stores one contiguous run instead of one
+    element in each of 32 rows; its loads of x-indexed data then read one place per warp."""
+    deps = element_dependence(stmts)
+    found = False
+    for st in stmts:
+        for n in m.walk(st):
+            target = m.store_target(n)
+            target = strip_casts(target) if target is not None else None
+            if not isinstance(target, m.Index) or _base_buffer(target.base) is None:
+                continue
+            terms = _sum_terms(target.index)
+            x_terms = [t for t in terms if "x" in _dims_of(t, deps)]
+            y_terms = [t for t in terms if "y" in _dims_of(t, deps)]
+            if not x_terms or not y_terms or any("x" in _dims_of(t, deps) for t in y_terms):
+                return False
+            if not all(_strided(t, deps) for t in x_terms) or any(_product(t) for t in y_terms):
+                return False
+            found = True
+    return found
+
+
+def _sum_terms(e) -> list:
+    e = strip_casts(e)
+    if isinstance(e, m.Binary) and e.op in ("+", "-"):
+        return _sum_terms(e.lhs) + _sum_terms(e.rhs)
+    return [e]
+
+
+def _product(e) -> bool:
+    e = strip_casts(e)
+    return isinstance(e, m.Binary) and e.op in ("*", "<<")
+
+
+def _strided(e, deps) -> bool:
+    """``a * K`` (or ``a << s``) with K free of the domain's dimensions and not the literal 1."""
+    e = strip_casts(e)
+    if not _product(e):
+        return False
+    for a, k in ((e.lhs, e.rhs), (e.rhs, e.lhs)) if e.op == "*" else ((e.lhs, e.rhs),):
+        k = strip_casts(k)
+        if _dims_of(a, deps) and not _dims_of(k, deps) and not (isinstance(k, m.IntLit) and k.value in (0, 1)):
+            return True
+    return False
+
+
 def normalise_flat_grid(fn: m.Function) -> tuple[m.Function, dict]:
     """A 1-D block kernel that numbers its threads across a 2-D grid row by row
     (``#define THREADID (((gridDim.x)*(blockIdx.y) + (blockIdx.x))*(blockDim.x) + (threadIdx.x))``):
@@ -764,6 +814,7 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], th
     aliases = _aliases_of_global(stmts, set().union(*(assigned_names(s) for s in stmts)) if stmts else set())
     bounds = tail_bounds(stmts, aliases)
     square = len(dims) == 2 and strided_in_x(stmts)
+    y_major = True if sorted(dims) == ["x", "y"] and not square and stores_follow_y(stmts) else None
     lanes, rest = 0, ()
     # CUDA vector lanes fold into a lane dimension (one wide access per element) where the
     # buffers cannot alias: lanes run on other threads than the CUDA element's
@@ -773,7 +824,7 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], th
         lanes, stmts, rest = lane_form
     body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts) + tuple(rest), fn.body.span))
     tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes, square=square,
-                   lanes=lanes, rest=tuple(rest), races=races)
+                   lanes=lanes, rest=tuple(rest), races=races, y_major=y_major)
     variables = place_variables(body_fn, (tile,), set(), portable=False)
     return KernelPlan(body_fn, "tile", (tile,), variables, kplan.aliases)
 
