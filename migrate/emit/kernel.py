@@ -201,6 +201,11 @@ class KernelPrinter:
             (lane_exchange_header if exchanges else scan_header if scans else reduce_header)(kplan, scope, add)
             if kplan.rows is not None:
                 row_header(kplan, scope, add)
+        if per_thread_scalars(kplan):
+            add(1, "# a thread's own values kept across barriers: registers on GPUs (a fragment, one element per")
+            add(1, "# thread), a shared array on the CPU target, whose phases run as loops over the threads")
+            add(1, 'alloc_thread, thread_scope = (T.alloc_fragment, "local.fragment") if target == "cuda" else '
+                   '(T.alloc_shared, "shared")')
         params, rebinds = self.parameters(fn, scope, callees)
         add(1, "")
         add(1, "@T.prim_func")
@@ -373,6 +378,7 @@ class KernelPrinter:
             of = scope.type_params[dtype] if dtype in scope.type_params else f"T.{dtype}"
             add(3, f'xch_{dtype} = T.alloc_shared(({nthreads},), {of}, scope="shared")')
         views = [vp.decl for vp in kplan.vars.values() if vp.placement == "shared" and isinstance(vp.decl.init, m.Ref)]
+        thread_values = per_thread_scalars(kplan)
         for name, vp in kplan.vars.items():
             d = vp.decl
             if vp.placement == "shared" and isinstance(d.init, m.Ref):
@@ -397,6 +403,9 @@ class KernelPrinter:
                 shape += "," if "," not in shape else ""
                 add(3, f"{name} = alloc_lanes(({shape}), {dtype_of(m.element_type(d.type), scope)})",
                     scope.tag(d.span))
+            elif vp.placement == "thread_array" and name in thread_values:
+                add(3, f"{name} = alloc_thread(({', '.join(thread_shape)},), {dtype_of(d.type, scope)}, "
+                       "scope=thread_scope)", scope.tag(d.span))
             elif vp.placement == "thread_array":
                 extra = array_shape(d.type, scope) if isinstance(d.type, m.Array) else []
                 shape = ", ".join(thread_shape + extra)
@@ -564,3 +573,14 @@ def _shim_calls(f: m.Function) -> set[str]:
                 continue
             out |= probe.shim_calls
     return out
+
+
+def per_thread_scalars(kplan: KernelPlan) -> set[str]:
+    """The portable form's per-thread scalars kept across its barriers (placement ``thread_array``,
+    not an array of their own): every access indexes them by the thread, inside a phase's loop over
+    the threads, so on GPUs a fragment holds each in its thread's registers (dpid's float4 shuffle
+    temporaries took 28 KB of shared memory per block of 128 threads as shared arrays)."""
+    if kplan.form != "portable":
+        return set()
+    return {name for name, vp in kplan.vars.items()
+            if vp.placement == "thread_array" and not isinstance(vp.decl.type, m.Array)}

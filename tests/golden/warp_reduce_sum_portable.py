@@ -24,6 +24,9 @@ def make_reduceSumAtomic(grid, block, shared_bytes=0, target="cuda"):  # L38
     assert grid_y == 1 and grid_z == 1, "reduceSumAtomic indexes blocks in x only"
     in__len = T.dynamic("in__len")
     result_len = T.dynamic("result_len")
+    # a thread's own values kept across barriers: registers on GPUs (a fragment, one element per
+    # thread), a shared array on the CPU target, whose phases run as loops over the threads
+    alloc_thread, thread_scope = (T.alloc_fragment, "local.fragment") if target == "cuda" else (T.alloc_shared, "shared")
 
     @T.prim_func
     def reduceSumAtomic(in_: T.Tensor((in__len,), T.float32), result: T.Tensor((result_len,), T.float32), n_arg: T.int64):
@@ -31,19 +34,19 @@ def make_reduceSumAtomic(grid, block, shared_bytes=0, target="cuda"):  # L38
             n = T.Cast(T.uint64, n_arg)  # L38
             xch_float32 = T.alloc_shared((block_x,), T.float32, scope="shared")
             warpSums = T.alloc_shared((32,), T.float32, scope="shared")  # L40
-            sum_ = T.alloc_shared((block_x,), T.float32, scope="shared")  # L42
-            lane_ = T.alloc_shared((block_x,), T.int32, scope="shared")  # L48
-            warp = T.alloc_shared((block_x,), T.int32, scope="shared")  # L49
-            warpReduceSum_ret_1 = T.alloc_shared((block_x,), T.float32, scope="shared")  # L51
-            warpReduceSum_2_v = T.alloc_shared((block_x,), T.float32, scope="shared")  # L51
+            sum_ = alloc_thread((block_x,), T.float32, scope=thread_scope)  # L42
+            lane_ = alloc_thread((block_x,), T.int32, scope=thread_scope)  # L48
+            warp = alloc_thread((block_x,), T.int32, scope=thread_scope)  # L49
+            warpReduceSum_ret_1 = alloc_thread((block_x,), T.float32, scope=thread_scope)  # L51
+            warpReduceSum_2_v = alloc_thread((block_x,), T.float32, scope=thread_scope)  # L51
             warpReduceSum_2_offset = T.alloc_var(T.int32)  # L32
-            shfl_down_1 = T.alloc_shared((block_x,), T.float32, scope="shared")  # L33
+            shfl_down_1 = alloc_thread((block_x,), T.float32, scope=thread_scope)  # L33
             numWarps = T.alloc_var(T.int32)  # L57
-            cond_L58 = T.alloc_shared((block_x,), T.bool, scope="shared")  # L58
-            warpReduceSum_ret_3 = T.alloc_shared((block_x,), T.float32, scope="shared")  # L60
-            warpReduceSum_4_v = T.alloc_shared((block_x,), T.float32, scope="shared")  # L60
+            cond_L58 = alloc_thread((block_x,), T.bool, scope=thread_scope)  # L58
+            warpReduceSum_ret_3 = alloc_thread((block_x,), T.float32, scope=thread_scope)  # L60
+            warpReduceSum_4_v = alloc_thread((block_x,), T.float32, scope=thread_scope)  # L60
             warpReduceSum_4_offset = T.alloc_var(T.int32)  # L32
-            shfl_down_2 = T.alloc_shared((block_x,), T.float32, scope="shared")  # L33
+            shfl_down_2 = alloc_thread((block_x,), T.float32, scope=thread_scope)  # L33
             for tx in T.Parallel(block_x):  # L40
                 sum__r = T.alloc_var(T.float32)  # L40
                 sum__r = sum_[tx]  # L40
