@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+from tests.analysis.lift.support import factory
 from tests.analysis.support import module_of, program_converted
 
 PROGRAM = """#include <cuda_runtime.h>
@@ -55,15 +56,11 @@ def converted(tmp_path_factory):
     return program_converted(tmp_path_factory.mktemp("y_major"), PROGRAM, "k.cu")
 
 
-def _factory(text: str, name: str) -> str:
-    return text[text.index(f"def make_{name}("):text.index(f"{name.upper()} = Signature(")]
-
-
 def test_stores_along_y_run_y_fastest(converted):
     text = (converted / "k.py").read_text()
-    over = _factory(text, "overlaps")
+    over = factory(text, "overlaps")
     assert "tile=(128, 8)" in over and "for ix, iy in T.Parallel(tile_x, tile_y):" in over, over
-    plain = _factory(text, "scale2d")
+    plain = factory(text, "scale2d")
     assert "tile=(8, 128)" in plain and "for iy, ix in T.Parallel(tile_y, tile_x):" in plain, plain
 
 
