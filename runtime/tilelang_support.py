@@ -25,6 +25,7 @@ This module imports neither libclang nor the frontend.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -545,19 +546,12 @@ def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU) -> tuple:
             blocks = 1
             for size, extent in zip(t, extents):
                 blocks *= -(-int(extent) // size)
-            return blocks * min(fill, _elements(t))
+            return blocks * min(fill, math.prod(t))
 
-        while _elements(out) > fill and running(out) < want:
+        while math.prod(out) > fill and running(out) < want:
             d = next(i for i, size in enumerate(out) if size > 1)
             out[d] //= 2
     return tuple(out)
-
-
-def _elements(tile) -> int:
-    n = 1
-    for size in tile:
-        n *= int(size)
-    return n
 
 
 def dims(value) -> tuple[int, int, int]:
