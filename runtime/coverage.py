@@ -172,7 +172,7 @@ def plan(module: str | Path, kernel) -> Plan | None:
     # C target write past a half2 kernel's output: TileLang's DecoupleTypeCast, corrected by
     # tilelang_support._patch_nested_guards); a domain of a power of two gets its last-tile branch
     # from the run with no full tile
-    choices = [[p >> k for k in range(0, 24) if p >> k >= 1] for p in (_fit(1 << 62, e) for e in extents)]
+    choices = [[p >> k for k in range(0, 24) if p >> k >= 1] for p in fit_tile((1 << 62,) * len(extents), extents)]
     shape = [math.log2(t) for t in fitted]
     candidates = sorted((t for t in itertools.product(*choices) if _prod(t) <= max(_prod(fitted), _prod(default_tile))),
                         key=lambda t: (-_prod(t), sum(abs(math.log2(v) - w) for v, w in zip(t, shape))))
@@ -192,16 +192,6 @@ def plan(module: str | Path, kernel) -> Plan | None:
         out.runs.append((opts, best, sorted(cases(best))))
         missing -= best_gain
     return out
-
-
-def _fit(size: int, extent: int | None) -> int:
-    """fit_tile's cut of one tile size: the smallest power of two that covers the extent."""
-    if extent is None:
-        return int(size)
-    fit = 1
-    while fit < extent:
-        fit *= 2
-    return min(int(size), fit)
 
 
 def _prod(values) -> int:
