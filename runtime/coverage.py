@@ -107,7 +107,7 @@ def plan(module: str | Path, kernel) -> Plan | None:
         return None
     cond = re.match(r"\s*if (.*):(?:\s+# L\d+)?\s*$", lines[full_at - 1])
     out = Plan(branches={"full tile": first_line + full_at - 1, "last tile": first_line + last_at - 1})
-    fit = re.search(r"^\s*((?:tile_[xyz], )+)= fit_tile\(tile, \(([^)]*)\)(, threads if fill else 0)?\)", body, re.M)
+    fit = re.search(r"^\s*((?:tile_[xyz], )+)= fit_tile\(tile, \(([^)]*)\)(, threads if fill else 0)?(?:, fast=(\d+))?\)", body, re.M)
     default = re.search(r"\btile=\(([\d, ]+)\)", lines[0])
     threads = re.search(r"\bthreads=(\d+)", lines[0])
     if cond is None or fit is None or default is None:
@@ -163,7 +163,7 @@ def plan(module: str | Path, kernel) -> Plan | None:
     # asks); the coverage runs ask for their tiles with fill=False, which are only fitted
     fills = fit.group(3) is not None
     fill_threads = int(threads.group(1)) if fills and threads else 0
-    fitted = fit_tile(default_tile, fit_extents, fill_threads)
+    fitted = fit_tile(default_tile, fit_extents, fill_threads, fast=int(fit.group(4) or -1))
     out.runs.append((None, fitted, sorted(cases(fitted))))
     missing = set(out.cases) - set(out.runs[0][2])
     # powers of two from the extent's own (one tile: no full tile where the domain is shorter)

@@ -518,7 +518,7 @@ def fill_blocks(block_threads: int, gpu: dict = FILL_GPU) -> int:
     return gpu["sms"] * per_sm
 
 
-def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU) -> tuple:
+def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU, fast: int = -1) -> tuple:
     """``tile`` (slowest dimension first) with each size cut to the smallest power of two that
     covers its extent, where the extent is known and smaller: a 1-row domain gets 1-row tiles.
 
@@ -529,7 +529,9 @@ def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU) -> tuple:
     fill the GPU gets one element per thread, as the CUDA launched it. (s3d's rate kernels map
     13 824 elements at the program's own size: the default tile of 1024 made 14 blocks of 8 warps
     for an H100's 132 SMs, where the CUDA runs 108 blocks of 128 threads.) Where an extent is not known
-    (a grid-stride loop's run-time n) the tile is only fitted."""
+    (a grid-stride loop's run-time n) the tile is only fitted. ``fast`` is the dimension whose
+    elements are contiguous in memory (the last, unless a map runs y-fastest); it is halved last,
+    so that a warp's accesses stay one run."""
     out = []
     for size, extent in zip(tile, extents):
         size = int(size)
@@ -549,7 +551,9 @@ def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU) -> tuple:
             return blocks * min(fill, math.prod(t))
 
         while math.prod(out) > fill and running(out) < want:
-            d = next(i for i, size in enumerate(out) if size > 1)
+            fast_d = fast % len(out)
+            order = [i for i in range(len(out)) if i != fast_d] + [fast_d]
+            d = next(i for i in order if out[i] > 1)
             out[d] //= 2
     return tuple(out)
 

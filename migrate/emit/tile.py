@@ -99,7 +99,8 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     # square tile of a staged transpose stays square.
     add(1, f"{', '.join(f'tile_{d}' for d in slow_first)}, = fit_tile(tile, "
            f"({', '.join(e if e.startswith('extent_') else 'None' for e in static)},)"
-           + ("" if tile_map.square else ", threads if fill else 0") + ")")
+           + ("" if tile_map.square else ", threads if fill else 0")
+           + (", fast=0" if tile_map.y_major and not tile_map.square else "") + ")")
     add(1, f"threads = min(threads, {' * '.join(f'tile_{d}' for d in slow_first)})")
     params, rebinds = printer.parameters(fn, scope, callees)
     add(1, "")

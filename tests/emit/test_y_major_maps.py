@@ -60,7 +60,10 @@ def test_stores_along_y_run_y_fastest(converted):
     text = (converted / "k.py").read_text()
     over = factory(text, "overlaps")
     assert "tile=(128, 8)" in over and "for ix, iy in T.Parallel(tile_x, tile_y):" in over, over
+    # filling the GPU halves x (the slow side) first: the contiguous y runs stay whole
+    assert re.search(r"= fit_tile\(tile, \([^)]*\), threads if fill else 0, fast=0\)", over), over
     plain = factory(text, "scale2d")
+    assert "fast=" not in plain, plain
     assert "tile=(8, 128)" in plain and "for iy, ix in T.Parallel(tile_y, tile_x):" in plain, plain
 
 

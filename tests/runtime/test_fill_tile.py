@@ -48,6 +48,10 @@ def test_fill_shrinks_a_small_domain_to_one_element_per_thread():
     # 2-D: the slowest dimension first, never below one element per thread
     assert fit_tile((8, 128), (512, 512), 256) == (2, 128)
     assert fit_tile((8, 128), (4096, 4096), 256) == (8, 128)
+    # a map that runs y-fastest names its contiguous dimension (the first): halved last, so a
+    # warp's stores stay one run of 128 (nms's 1000 x 1000 bitmap)
+    assert fit_tile((128, 8), (1000, 1000), 128, fast=0) == (128, 2)
+    assert fit_tile((128, 8), (1000, 1000), 128) == (32, 8)
     # without fill, or with an unknown extent, only fitted
     assert fit_tile((1024,), (131072,)) == (1024,)
     assert fit_tile((1024,), (None,), 256) == (1024,)
