@@ -502,6 +502,28 @@ EXTERNS_LIST += [_ext(f"c2t_{name}", "int32", [], "return 0;", f"{name}(); retur
 #: called as a statement wherever the fence stands
 FENCES = {name: f"c2t_{name}" for name in ("__threadfence", "__threadfence_block", "__threadfence_system")}
 
+# volatile bytes: CUDA's `volatile unsigned char*` access is one byte load or store; the relaxed
+# atomics that stand for other volatile global accesses (emit.printer) have no 8-bit store in
+# libcu++, which emulates it with a 32-bit compare-and-swap loop (mis's findmins ran 1.9x slower)
+_VOLATILE_NOTE = ("a volatile access: the executor compiles the CUDA's own volatile loads and stores; "
+                  "fibers run one at a time, so nothing else is needed there")
+_VOLATILE_SHORT = {"uint8": "u8", "int8": "i8"}
+EXTERNS_LIST += [
+    helper
+    for dt, short in _VOLATILE_SHORT.items()
+    for helper in (
+        _ext(f"c2t_volatile_load_{short}", dt, [f"{dt}*"],
+             f"return *(volatile {C_TYPES[dt]}*)x;", f"return *(volatile {CUDA_TYPES[dt]}*)x;",
+             note=_VOLATILE_NOTE),
+        _ext(f"c2t_volatile_store_{short}", "int32", [f"{dt}*", dt],
+             f"*(volatile {C_TYPES[dt]}*)x = y; return 0;", f"*(volatile {CUDA_TYPES[dt]}*)x = y; return 0;",
+             note=_VOLATILE_NOTE))
+]
+
+#: element dtype -> (load helper, store helper) for volatile global memory of one byte
+VOLATILE_BYTES = {dt: (f"c2t_volatile_load_{short}", f"c2t_volatile_store_{short}")
+                  for dt, short in _VOLATILE_SHORT.items()}
+
 EXTERNS: dict[str, Extern] = {}
 for _e in EXTERNS_LIST:
     if _e.name in EXTERNS:

@@ -20,7 +20,7 @@ from ..analysis.facts.bounds import nonneg
 from ..analysis.facts.calls import reads_memory
 from ..analysis.facts.vector_lanes import lane_adds, lane_copies, lane_loads, lane_stores
 from ..compat.catalog import CACHED_LOADS
-from ..compat.externs import FENCES
+from ..compat.externs import FENCES, VOLATILE_BYTES
 from ..ir import model as m
 from ..ir.exprs import assigned_names, const_value, has_continue, pure, strip_casts
 from ..ir.loops import NoTileLangForm
@@ -751,6 +751,8 @@ class ExprPrinter:
         if not self.bare_index and self.volatile_global(e):
             # a plain load may be served from the SM's L1, stale where another block wrote it
             # (bh's tree summation spins on volatile cells that other blocks fill)
+            if self.volatile_byte(e):
+                return f"cuda_math.volatile_load({text})", _PREC["atom"]
             return f'T.atomic_load({text}, "relaxed")', _PREC["atom"]
         return text, _PREC["atom"]
 
@@ -764,6 +766,17 @@ class ExprPrinter:
             base = base.base
         return isinstance(base, m.Ref) and base.kind in ("param", "global") \
             and getattr(base.type, "volatile", False)
+
+    def volatile_byte(self, e: m.Index) -> bool:
+        """Whether ``e``, a volatile global element, is one byte: accessed through
+        ``cuda_math.volatile_load``/``volatile_store`` (the CUDA's byte access on GPUs, where a
+        relaxed atomic byte store is a 32-bit compare-and-swap loop), whose helpers join the
+        kernel's prelude."""
+        helpers = VOLATILE_BYTES.get(getattr(getattr(e, "type", None), "dtype", None))
+        if helpers is None:
+            return False
+        self.scope.shim_calls.update(helpers)
+        return True
 
     def bare(self, e: m.Expr) -> str:
         """``e`` printed as an element to store to or take the address of (no volatile load)."""
@@ -1500,6 +1513,9 @@ class StmtPrinter:
     def _store(self, target: m.Expr, value: str, span: Span) -> None:
         """``target = value``; to volatile global memory a relaxed atomic store (e_Index)."""
         if self.expr.volatile_global(target):
+            if self.expr.volatile_byte(target):
+                self.emit(f"cuda_math.volatile_store({self.expr.bare(target)}, {value})", span)
+                return
             self.emit(f'T.atomic_store({self.expr.bare(target)}, {value}, "relaxed")', span)
         else:
             self.emit(f"{self.expr(target)} = {value}", span)
