@@ -22,5 +22,13 @@ def signature_name(kernel: str) -> str:
 _ENV.filters["signature_name"] = signature_name
 
 
+def _keep_binds() -> str:
+    from .signature import KEEP_BINDS
+    return f'("{KEEP_BINDS[0]}", {KEEP_BINDS[1]!r})'
+
+
+_ENV.globals["keep_binds"] = _keep_binds()
+
+
 def render(template: str, **context) -> str:
     return _ENV.get_template(template).render(**context)

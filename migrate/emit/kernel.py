@@ -33,7 +33,7 @@ from .printer import (EmitError, ExprPrinter, Line, Scope, StmtPrinter, array_sh
                       needs_prelude, scalar_name)
 from .reduce import (free_grid_header, reduce_allocations, reduce_header, row_allocations, row_header, row_signature,
                      scan_allocations, scan_header)
-from .signature import Signature
+from .signature import KEEP_BINDS, Signature
 from .tile import tile_factory, tune_space
 from .views import declare_views, element_bytes
 
@@ -140,7 +140,7 @@ class KernelPrinter:
                     sig, specialize=region.static, specialize_when="None",
                     specialize_why=("its divisions by them fold and its index math stays int32 "
                                     "(at run-time sizes TileLang widens it to int64)"),
-                    static_pass_configs=(("tl.disable_safe_memory_legalize", True),))
+                    static_pass_configs=(("tl.disable_safe_memory_legalize", True), KEEP_BINDS))
             return sig
         if plan.rows is not None:
             return dataclasses.replace(sig, **row_signature(plan.rows))

@@ -15,6 +15,7 @@ from ..analysis.lift.base import REDUCTIONS
 from ..ir import model as m
 from ..ir.loops import MAX_ROW_LENGTH, MAX_ROW_STEPS, BlockReduce, BlockScan, KernelPlan, Phase, UniformIf, UniformLoop
 from .printer import ExprPrinter, StmtPrinter, dtype_of, scalar_name
+from .signature import KEEP_BINDS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,7 +244,7 @@ def row_signature(rows) -> dict:
             "specialize_note": (f"on GPUs, for rows of at most {MAX_ROW_LENGTH} elements, {rows.limit} is compiled as a "
                                 "constant (one kernel\n    # per length): the lanes' strided loops unroll" +
                                 (" and the row stays in registers" if rows.caches else "")),
-            "static_pass_configs": (("tl.disable_safe_memory_legalize", True),)}
+            "static_pass_configs": (("tl.disable_safe_memory_legalize", True), KEEP_BINDS)}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 
+#: the TileLang pass option every kernel but a tiled GEMM compiles with (the module template's
+#: ``pass_configs``, and the static ones of kernels compiled at constant sizes): a value bound once
+#: under a guard stays one value; TileLang's IfStmtBinding would paste a bound load into each of its
+#: uses (cooling's element, read once and used 46 times: 106 registers against the CUDA's 74)
+KEEP_BINDS = ("tl.if_stmt_binding_inline_replayable_binds", False)
+
+
 @dataclass(frozen=True)
 class Signature:
     name: str

@@ -66,8 +66,9 @@ BLOCKSCANINCLUSIVEHS = Signature(
     form="tile",
     source="block_scan.cu",
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
-    # bounds-checked (the checks would stop vectorisation)
-    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+    # bounds-checked (the checks would stop vectorisation); a value bound once under a guard stays
+    # one value (TileLang would paste its load into every use)
+    pass_configs=(("tl.disable_safe_memory_legalize", True), ("tl.if_stmt_binding_inline_replayable_binds", False)),
 )
 
 
@@ -139,8 +140,9 @@ BLOCKSCANEXCLUSIVEBLELLOCH = Signature(
     form="tile",
     source="block_scan.cu",
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
-    # bounds-checked (the checks would stop vectorisation)
-    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+    # bounds-checked (the checks would stop vectorisation); a value bound once under a guard stays
+    # one value (TileLang would paste its load into every use)
+    pass_configs=(("tl.disable_safe_memory_legalize", True), ("tl.if_stmt_binding_inline_replayable_binds", False)),
 )
 
 
@@ -210,8 +212,9 @@ ADDBLOCKOFFSETS = Signature(
     # the tile sizes and thread counts `migrate bench --tune` tries
     tune={"threads": [128, 256, 512], "tile": [[512], [1024], [2048], [4096]]},
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
-    # bounds-checked (the checks would stop vectorisation)
-    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+    # bounds-checked (the checks would stop vectorisation); a value bound once under a guard stays
+    # one value (TileLang would paste its load into every use)
+    pass_configs=(("tl.disable_safe_memory_legalize", True), ("tl.if_stmt_binding_inline_replayable_binds", False)),
 )
 
 

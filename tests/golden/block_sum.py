@@ -64,8 +64,9 @@ BLOCKREDUCESUM = Signature(
     form="tile",
     source="block_sum.cu",
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
-    # bounds-checked (the checks would stop vectorisation)
-    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+    # bounds-checked (the checks would stop vectorisation); a value bound once under a guard stays
+    # one value (TileLang would paste its load into every use)
+    pass_configs=(("tl.disable_safe_memory_legalize", True), ("tl.if_stmt_binding_inline_replayable_binds", False)),
 )
 
 

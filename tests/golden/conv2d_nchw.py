@@ -147,10 +147,11 @@ CONV2D_NCHW = Signature(
     # its divisions by them fold and its index math stays int32 (at run-time sizes TileLang widens it to int64)
     specialize=('N', 'C', 'H', 'W', 'K', 'R', 'S', 'stride', 'pad', 'P', 'Q'),
     specialize_when=None,
-    static_pass_configs=(('tl.disable_safe_memory_legalize', True),),
+    static_pass_configs=(('tl.disable_safe_memory_legalize', True), ('tl.if_stmt_binding_inline_replayable_binds', False)),
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
-    # bounds-checked (the checks would stop vectorisation)
-    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+    # bounds-checked (the checks would stop vectorisation); a value bound once under a guard stays
+    # one value (TileLang would paste its load into every use)
+    pass_configs=(("tl.disable_safe_memory_legalize", True), ("tl.if_stmt_binding_inline_replayable_binds", False)),
 )
 
 

@@ -117,10 +117,11 @@ SOFTMAX_ONLINE_WARP = Signature(
     # per length): the lanes' strided loops unroll and the row stays in registers
     specialize=('cols',),
     specialize_when=lambda s: s['cols'] <= 8192,
-    static_pass_configs=(('tl.disable_safe_memory_legalize', True),),
+    static_pass_configs=(('tl.disable_safe_memory_legalize', True), ('tl.if_stmt_binding_inline_replayable_binds', False)),
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
-    # bounds-checked (the checks would stop vectorisation)
-    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+    # bounds-checked (the checks would stop vectorisation); a value bound once under a guard stays
+    # one value (TileLang would paste its load into every use)
+    pass_configs=(("tl.disable_safe_memory_legalize", True), ("tl.if_stmt_binding_inline_replayable_binds", False)),
 )
 
 

@@ -74,8 +74,9 @@ TRANSPOSENAIVE = Signature(
     # the tile sizes and thread counts `migrate bench --tune` tries
     tune={"threads": [128, 256], "tile": [[4, 128], [8, 128], [16, 64], [32, 32], [4, 256]]},
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
-    # bounds-checked (the checks would stop vectorisation)
-    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+    # bounds-checked (the checks would stop vectorisation); a value bound once under a guard stays
+    # one value (TileLang would paste its load into every use)
+    pass_configs=(("tl.disable_safe_memory_legalize", True), ("tl.if_stmt_binding_inline_replayable_binds", False)),
 )
 
 
@@ -145,8 +146,9 @@ TRANSPOSETILED = Signature(
     # the tile sizes and thread counts `migrate bench --tune` tries
     tune={"threads": [128, 256], "tile": [[4, 128], [8, 128], [16, 64], [32, 32], [4, 256]]},
     # tile form: TileLang places the barriers its tiles need; as in CUDA, buffer accesses are not
-    # bounds-checked (the checks would stop vectorisation)
-    pass_configs=(("tl.disable_safe_memory_legalize", True),),
+    # bounds-checked (the checks would stop vectorisation); a value bound once under a guard stays
+    # one value (TileLang would paste its load into every use)
+    pass_configs=(("tl.disable_safe_memory_legalize", True), ("tl.if_stmt_binding_inline_replayable_binds", False)),
 )
 
 

@@ -137,8 +137,9 @@ REDUCESUMATOMIC = Signature(
     source="warp_reduce_sum.cu",
     # every barrier of the CUDA kernel is written out; TileLang must not add its own, which it
     # may place inside loops whose trip count differs between threads (a deadlock on the GPU); on
-    # GPUs, as in CUDA, buffer accesses are not bounds-checked
-    pass_configs=(("tl.disable_thread_storage_sync", True),),
+    # GPUs, as in CUDA, buffer accesses are not bounds-checked; a value bound once under a guard
+    # stays one value (TileLang would paste its load into every use)
+    pass_configs=(("tl.disable_thread_storage_sync", True), ("tl.if_stmt_binding_inline_replayable_binds", False)),
     gpu_pass_configs=(("tl.disable_safe_memory_legalize", True),),
 )
 
