@@ -62,7 +62,10 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
         lines.append(Line(indent, text, origin))
 
     nodes = [n for st in tile_map.stmts for n in m.walk(st)]
-    looped = any(isinstance(n, (m.For, m.While, m.DoWhile)) for n in nodes)
+    # a loop in a device function the element calls counts too (cooling's 20-step convergence
+    # loop inside its rate function: four elements a thread took 106 registers)
+    looped = any(isinstance(n, (m.For, m.While, m.DoWhile))
+                 for n in nodes + [n for c in callees if c.body is not None for n in m.walk(c.body)])
     # an element that is a CUDA vector (float4, half2) is already a wide access: one per thread
     # keeps neighbouring threads on neighbouring vectors (axpy_float4: 1.11x with four)
     wide = any(isinstance(getattr(n, "type", None), m.Vector) for n in nodes)

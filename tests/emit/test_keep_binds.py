@@ -4,7 +4,11 @@ With it on, TileLang's IfStmtBinding pastes a bound load (a device function's ar
 ``rate_of(temp[i], ...)``) into each of its uses under the tile's guard; cooling's element, read
 once and used 46 times, took its kernel from the CUDA's 74 registers to 106 (2 blocks of 256 an SM
 against 3; 1.23x slower on an H100). Checked: the module's text, its CPU run against numpy, and
-the sm_90a CUDA TileLang writes (one load of the element per tile branch; no GPU here)."""
+the sm_90a CUDA TileLang writes (one load of the element per tile branch; no GPU here).
+
+An element that loops, in the kernel or in a device function it calls (cooling's convergence loop
+in its rate function), runs one element per thread by default, as the CUDA launched it: two
+elements a thread kept cooling at 82 registers, two blocks an SM where the CUDA runs three."""
 from __future__ import annotations
 
 import re
@@ -31,10 +35,23 @@ __global__ void rates(const double* __restrict__ temp, double* __restrict__ out,
   if (i < n) out[i] = rate_of(temp[i], with_lines);
 }
 
+// a fixed-point iteration in a device function: each element loops
+__device__ double settle_at(double t, int steps) {
+  double x = t;
+  for (int k = 0; k < steps; k++) x = 0.5 * (x + t / x);
+  return x;
+}
+
+__global__ void settle(const double* __restrict__ temp, double* __restrict__ out, int steps, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = settle_at(temp[i], steps);
+}
+
 int main() {
   double *t, *o;
   cudaMalloc(&t, 1000 * sizeof(double)); cudaMalloc(&o, 1000 * sizeof(double));
   rates<<<4, 256>>>(t, o, 1, 1000);
+  settle<<<4, 256>>>(t, o, 20, 1000);
   cudaDeviceSynchronize();
   return 0;
 }
@@ -51,6 +68,21 @@ def test_the_kernel_keeps_its_binds(converted):
     text = (converted / "k.py").read_text()
     assert "# -- rates: tile" in text, text
     assert re.search(r'pass_configs=\(.*\("tl\.if_stmt_binding_inline_replayable_binds", False\)\)', text), text
+
+
+def test_an_element_that_loops_in_a_device_function_runs_alone_in_its_thread(converted):
+    text = (converted / "k.py").read_text()
+    assert re.search(r"def make_settle\(.*tile=\(256,\), threads=256", text), text
+    assert re.search(r"def make_rates\(.*tile=\(1024,\), threads=256", text), text
+    mod = module_of(converted / "k.py")
+    t = np.random.default_rng(4).uniform(1.0, 1.0e6, 1024)
+    out = np.full(1024, np.nan)
+    mod.settle(t, out, 20, 1000, grid=4, block=256, target="c")
+    want = t[:1000].copy()
+    for _ in range(20):
+        want = 0.5 * (want + t[:1000] / want)
+    np.testing.assert_allclose(out[:1000], want, rtol=1e-14)
+    assert np.isnan(out[1000:]).all()
 
 
 def _want(t: np.ndarray, with_lines: int) -> np.ndarray:
