@@ -366,7 +366,8 @@ PREPARE = (
                            "as params.vps[idx][i] (analysis.prepare.field_pointers)",
          lambda fn, device, portable: field_pointers(fn)),
     Pass("block votes", "__syncthreads_count / _and / _or as barriers around a __shared__ counter that the "
-                        "threads whose predicate holds add one to (analysis.prepare.block_votes)",
+                        "threads whose predicate holds add one to, beside the CUDA's own vote that GPUs run "
+                        "where every thread runs it (analysis.prepare.block_votes)",
          _cub(lower_block_votes)),
     Pass("struct parameters", "a struct holding pointers passed by value (cartesian g with double *x, *y) as "
                               "one parameter per field: g.x is the buffer g_x (analysis.prepare.struct_params)",

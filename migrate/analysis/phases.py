@@ -11,6 +11,7 @@ form (a barrier under thread-dependent control flow, a warp-synchronous operatio
 from __future__ import annotations
 
 from ..ir import model as m
+from ..ir.exprs import is_block_vote, is_native_votes
 from ..ir.loops import Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, UniformIf, UniformLoop, VarPlan
 from .facts.divergence import depends_on_thread, thread_dependent_names
 from .facts.locals import assignment_counts
@@ -349,6 +350,9 @@ def plan_portable(fn: m.Function) -> KernelPlan:
     """The portable plan of a (rewritten) kernel, or :class:`NotPortable`."""
     if fn.body is None:
         raise NotPortable("kernel has no body")
+    # a vote in the native branch of one lowered to the counter (analysis.prepare.block_votes)
+    native = {id(n) for s in m.walk(fn.body) if isinstance(s, m.If) and is_native_votes(s.cond)
+              for n in m.walk(s.then) if is_block_vote(n)}
     for node in m.walk(fn.body):
         if isinstance(node, m.Call) and node.kind == "warp" and node.callee not in EXCHANGES:
             raise NotPortable(f"warp-level operation '{node.callee}' (line {node.span.line})")
@@ -356,7 +360,7 @@ def plan_portable(fn: m.Function) -> KernelPlan:
             raise NotPortable(f"cooperative groups '{node.callee}' (line {node.span.line})")
         if isinstance(node, m.MethodCall):
             raise NotPortable(f"method call '.{node.method}()' (line {node.span.line})")
-        if isinstance(node, m.Call) and node.callee.startswith("__syncthreads_"):
+        if isinstance(node, m.Call) and node.callee.startswith("__syncthreads_") and id(node) not in native:
             raise NotPortable(f"'{node.callee}' returns a block-wide value (line {node.span.line})")
     dependent = thread_dependent_names(fn)
     splitter = _Splitter(dependent)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..ir import model as m
-from ..ir.exprs import changed_names, strip_casts
+from ..ir.exprs import changed_names, is_block_vote, is_native_votes, strip_casts
 from ..ir.loops import (Barrier, BlockReduce, BlockScan, Exchange, LaneExchange, LanePhase, Phase, SimtBody, UniformIf,
                         UniformLoop)
 from .lane_exchange import print_lane_exchange
@@ -78,6 +78,8 @@ class RegionPrinter:
                 printer.emit("T.sync_threads()", r.span)
             elif isinstance(r, SimtBody):
                 printer.block(r.stmts)
+            elif isinstance(r, UniformIf) and is_native_votes(r.cond) and not self.native_vote(r, guards):
+                self.regions(r.other, printer, scope, guards)  # the vote through the counter
             elif isinstance(r, UniformIf):
                 printer.emit(f"if {printer.expr.cond(r.cond)}:", r.span)
                 printer.indent += 1
@@ -90,6 +92,22 @@ class RegionPrinter:
                     printer.indent -= 1
             elif isinstance(r, UniformLoop):
                 self.uniform_loop(r, printer, scope, guards)
+
+    def native_vote(self, r: UniformIf, guards) -> bool:
+        """Whether a block vote's native branch (analysis.prepare.block_votes) may run on GPUs:
+        every thread of the block runs its one statement once. A phase's ``T.Parallel`` over
+        the block's threads, or the tile form's lanes of a 1-D block, gives each thread one CUDA
+        thread; a predicate (a thread that returned, a thread-dependent branch) would leave
+        threads out of the barrier, which then never completes. Elsewhere the counter votes."""
+        if guards or len(r.then) != 1 or not isinstance(r.then[0], (Phase, LanePhase)):
+            return False
+        if self.form == "tile" and (list(self.tdims) != ["x"] or self.flags):
+            return False
+        stmts = [st for st in r.then[0].stmts if not isinstance(st, m.Empty)]
+        if len(stmts) != 1 or not isinstance(stmts[0], m.ExprStmt):
+            return False
+        e = stmts[0].expr
+        return is_block_vote(e.value if isinstance(e, m.Assign) and isinstance(e.target, m.Ref) else e)
 
     def phase_body(self, r: Phase, printer: StmtPrinter, scope: Scope) -> None:
         """A phase's statements, each per-thread value kept across barriers (a shared array

@@ -22,7 +22,7 @@ from ..analysis.facts.vector_lanes import lane_adds, lane_copies, lane_loads, la
 from ..compat.catalog import CACHED_LOADS
 from ..compat.externs import FENCES, VOLATILE_BYTES
 from ..ir import model as m
-from ..ir.exprs import assigned_names, const_value, has_continue, pure, strip_casts
+from ..ir.exprs import assigned_names, const_value, has_continue, is_block_vote, is_native_votes, pure, strip_casts
 from ..ir.loops import NoTileLangForm
 from ..ir.names import CHAIN_FLAGS, LANE_VAR, LOOP_FLAGS, PACK_VAR, TEST_FLAGS, template_param_name
 from ..ir.span import Span
@@ -872,6 +872,11 @@ class ExprPrinter:
         if e.kind == "sync" and name in FENCES:  # a statement of the thread, in a phase too
             self.scope.shim_calls.add(name)
             return f'T.call_extern("int32", "{FENCES[name]}")', _PREC["atom"]
+        if is_native_votes(e):  # the native branch of a block vote (analysis.prepare.block_votes)
+            return 'target == "cuda"', _PREC["cmp"]
+        if is_block_vote(e) and e.kind == "sync":
+            # the CUDA's own vote, one BAR.RED: every thread of the block runs it (emit.portable)
+            return f'T.call_extern("int32", "{name}", {self.coerce(e.args[0], "int32")})', _PREC["atom"]
         if e.kind == "sync":
             if not self.scope.simt:
                 raise EmitError(f"'{name}' inside a phase", e.span)

@@ -16,6 +16,23 @@ from . import model as m
 #: threads in a warp (``warpSize``)
 WARP_SIZE = 32
 
+#: CUDA's block-wide votes (analysis.prepare.block_votes)
+BLOCK_VOTES = ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
+#: the callee of the block-uniform test that picks the native vote over the counter
+#: (analysis.prepare.block_votes; the emitters print it, emit.portable)
+NATIVE_VOTES = "__c2t_native_block_votes"
+
+
+def is_block_vote(e) -> bool:
+    """``e`` is a block-wide vote ``__syncthreads_and(p)`` (_or, _count): one value in every thread."""
+    return isinstance(e, m.Call) and e.callee in BLOCK_VOTES and len(e.args) == 1
+
+
+def is_native_votes(e) -> bool:
+    """``e`` is the test of a vote's native branch (analysis.prepare.block_votes)."""
+    return isinstance(e, m.Call) and e.callee == NATIVE_VOTES
+
+
 def _is_int(t) -> bool:
     return isinstance(t, m.Scalar) and t.dtype in dtypes.INTEGERS
 

@@ -7,6 +7,7 @@ thread-dependent loop keeps the kernel at thread level.
 from __future__ import annotations
 
 from ...ir import model as m
+from ...ir.exprs import is_block_vote
 
 
 #: id(body) -> (body, its thread-dependent names), for the bodies asked most recently: the phase
@@ -54,7 +55,8 @@ def _thread_dependent_names(body: m.Block | None) -> set[str]:
         if isinstance(node, m.Assign):
             name = target_name(node.target)
             if name:
-                record(name, node.value, guards)
+                # a block vote's result is the block's (analysis.prepare.block_votes)
+                record(name, _UNIFORM if is_block_vote(node.value) else node.value, guards)
                 if isinstance(node.target, m.Index):
                     record(name, node.target.index, guards)
         if isinstance(node, m.Unary) and node.op in ("++", "--"):
@@ -109,6 +111,9 @@ def _thread_dependent_names(body: m.Block | None) -> set[str]:
                 dependent.add(name)
                 changed = True
     return dependent
+
+
+_UNIFORM = m.IntLit(0, "0", m.Scalar("int32"), None)
 
 
 def _reads_thread(expr) -> tuple[bool, frozenset]:

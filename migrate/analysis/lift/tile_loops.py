@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import changed_names, strip_casts
+from ...ir.exprs import changed_names, is_block_vote, strip_casts
 from ...ir.loops import Barrier, Exchange, KernelPlan, LanePhase, Phase, UniformIf, UniformLoop, walk_regions
 from ..facts.calls import with_effects
 from ..facts.divergence import thread_dependent_names
@@ -103,6 +103,13 @@ def plan_tile_loops(fn: m.Function, kplan: KernelPlan, tdims, callees=()) -> Ker
     return KernelPlan(fn, "tile", regions, variables, kplan.aliases, flat_width=width)
 
 
+def _sets_vote(st) -> bool:
+    """``st`` is ``n = __syncthreads_and(p)`` (_or, _count), a native vote's statement: ``n`` is
+    the block's value though the lanes set it (each thread runs its lane: emit.portable)."""
+    return isinstance(st, m.ExprStmt) and isinstance(st.expr, m.Assign) and isinstance(st.expr.target, m.Ref) \
+        and is_block_vote(st.expr.value)
+
+
 def _flat(fn: m.Function, callees) -> tuple:
     """A kernel of a 2-D block over the block's lanes ``L``, the thread ``(x, y)`` lane ``x + W * y``
     for the launch's width ``W`` (:mod:`.flat_block`; exact for every launch, as the factory counts
@@ -157,6 +164,8 @@ class _Lifter:
             return []
         block, stmts = self.hoist(stmts, guarded=bool(flags))
         for st in stmts:
+            if not flags and _sets_vote(st):
+                continue  # a block vote's result: every lane gets the block's (prepare.block_votes)
             for n in _assigned_refs(st):
                 if self.placement(n.name) == "kernel_var":
                     raise NotTileLoop(f"'{n.name}', a value the block's loops or branches read, is set at line "

@@ -13,15 +13,28 @@ with ``votes`` a ``__shared__ int`` of the kernel and ``rank`` the thread's rank
 the vote is seen after it, as CUDA promises); the last lets the counter be reset by the next vote.
 A vote is hoisted before the statement that uses its value (the inliner's mechanism), so it may
 stand in an initialiser, an assignment or an if's condition, not in a loop header.
+
+That counter is the CPU target's vote (and the GPU's where a TileLang thread may run several
+CUDA threads): on GPUs the vote is the CUDA's own, one ``BAR.RED`` where the counter costs three
+barriers, a shared store, a shared atomic and a load per vote (nms's ``reduce_nms_bitmap``, 32
+votes in a loop, ran 1.12x slower than its CUDA). The vote stands as
+
+    if (NATIVE_VOTES) { int n = __syncthreads_and(p); } else { <the counter, above> }
+
+``NATIVE_VOTES`` (:func:`native_votes`) a block-uniform test the emitters print as
+``target == "cuda"`` where every thread of the block runs the vote's statement (emit.portable:
+each thread one CUDA thread, no thread left out by a predicate) and as false elsewhere; the vote
+is itself the barrier, and its result the same in every thread (facts.divergence).
 """
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import model as m
+from ...ir.exprs import BLOCK_VOTES, NATIVE_VOTES
 from .inline import Inliner
 
-VOTES = ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
+VOTES = BLOCK_VOTES
 I32 = m.Scalar("int32")
 U32 = m.Scalar("uint32")
 BOOL = m.Scalar("bool")
@@ -41,6 +54,11 @@ def _sync(span) -> m.ExprStmt:
 
 def _assign(target, value, span) -> m.ExprStmt:
     return m.ExprStmt(m.Assign("=", target, value, target.type, span), span)
+
+
+def native_votes(span) -> m.Call:
+    """The block-uniform test of the native vote's branch (module docstring)."""
+    return m.Call(NATIVE_VOTES, (), "sync", (), BOOL, span)
 
 
 class _Votes(Inliner):
@@ -92,7 +110,9 @@ class _Votes(Inliner):
                 value = votes
             out.append(_assign(result, value, span))
         out.append(_sync(span))
-        return out
+        vote = m.Call(call.callee, (call.args[0],), "sync", (), I32, span)
+        native = _assign(result, vote, span) if result is not None else m.ExprStmt(vote, span)
+        return [m.If(native_votes(span), m.Block((native,), span), m.Block(tuple(out), span), span)]
 
 
 def uses_votes(fn: m.Function) -> bool:

@@ -40,11 +40,12 @@ SPEC = (spec_kernel("votes", (6, 1, 1), (64, 1, 1), "exact",
 def test_block_votes_count_the_threads_whose_predicate_holds(tmp_path):
     out, kernels = converted(tmp_path, VOTES, SPEC)
     # the count of a 1-D block is a block sum through atomicAdd on a shared scalar, lifted
-    # (analysis.lift.shared_atomics); the 2-D block's stays in phases
-    forms = {"votes": "tile", "tiles": "portable"}
+    # (analysis.lift.shared_atomics); the 2-D block's vote, a branch between the native vote and
+    # the counter's barriers, runs as one row of lanes (analysis.lift.tile_loops, flat_block)
+    forms = {"votes": "tile", "tiles": "tile"}
     for k in kernels:
         assert k["form"] == forms[k["kernel"]] and k["check"]["status"] == "pass", (k["kernel"], k["reason"], k["check"])
     text = (out / "k.py").read_text()
     assert "block_votes" in text
     # the vote adds no dimension to a kernel that indexes its block in x only
-    assert "threads=block_x)" in text and "threads=block_x * block_y)" in text
+    assert "threads=block_x)" in text and "block_x, block_y = block_x * block_y, 1" in text
