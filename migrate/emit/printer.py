@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from .. import dtypes as _dtypes
 from ..analysis.facts.bounds import nonneg
 from ..analysis.facts.calls import reads_memory
-from ..analysis.facts.vector_lanes import lane_adds, lane_copies, lane_loads, lane_stores
+from ..analysis.facts.vector_lanes import lane_adds, lane_copies, lane_loads, lane_stores, unwidened
 from ..compat.catalog import CACHED_LOADS
 from ..compat.externs import FENCES, VOLATILE_BYTES
 from ..ir import model as m
@@ -1315,6 +1315,7 @@ class StmtPrinter:
         def at_lane(e: m.Index) -> m.Index:
             if isinstance(e.index, m.IntLit) and e.index.value == 0:
                 return replace(e, index=lane)
+            e = replace(e, index=unwidened(e.index))  # one address: the element index in its own type
             t = e.index.type if isinstance(e.index.type, m.Scalar) else _INT32
             n = m.IntLit(lanes, str(lanes), t, span)
             start = m.Binary("*", m.Binary("/", e.index, n, t, span), n, t, span)

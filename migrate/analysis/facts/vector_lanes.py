@@ -12,6 +12,10 @@ vectorised loop over the lanes, each index spelled as the multiple of the lane c
 The same holds for an ``atomicAdd`` on a ``__half2``: one 32-bit atomic in the CUDA, two 16-bit
 ones on the same word once scalarised (26x slower on an H100, f16atomic). The scalariser marks the
 two lane adds where :func:`lane_adds` holds, and the printer makes them one ``T.atomic_addx2``.
+
+A lane of a global buffer read or written on its own (``input[pixel_at].y``) has its unsigned
+element index converted to int64 before it is scaled (:func:`widened`); a run of lanes accessed
+whole, one address for them all, keeps the index in its own type (:func:`unwidened`).
 """
 from __future__ import annotations
 
@@ -21,6 +25,79 @@ from .affine import linear_form
 
 #: the sizes, in bytes, of the vector accesses kept whole (the GPU's 8- and 16-byte loads and stores)
 WHOLE_BYTES = (8, 16)
+
+_WIDE = m.Scalar("int64")
+
+
+def _unsigned_narrow(t) -> bool:
+    return isinstance(t, m.Scalar) and t.dtype.startswith("uint") and dtypes.SIZES.get(t.dtype, 8) < 8
+
+
+def widened(vectors: m.Expr, wrapping: frozenset = frozenset()) -> m.Expr:
+    """The element index of a lane of a global buffer of vectors (``input[pixel_at].y`` of a
+    ``uchar3*``), converted to int64 before the scalariser scales it by the lane count where it
+    is unsigned and narrower: C adds it to the pointer in 64 bits, and so may the compiler add
+    the lane (one wide address, then ``[R+0]``, ``[R+1]``, ``[R+2]``). Scaled in uint32,
+    ``pixel_at * 3 + 1`` may wrap, so nvcc makes each lane's address on its own (dpid 1.13-1.16x
+    slower on an H100), and past 2**32 scalars it wraps where C does not. A signed index keeps
+    its type: its overflow is undefined, which lets nvcc add the lanes already; a constant one
+    too. So does one that subtracts (``(px - 1) + (py - 1) * w`` under ``px > 0 && py > 0``):
+    TVM bounds an unsigned sum as if it never wrapped, ``px + 4294967295`` from 4294967295 up,
+    so that in 64 bits the index would be proven past the buffer's end and its guarded read
+    dropped (the C target's bounds checks); so does one reading a local in ``wrapping``
+    (:func:`wrapping_locals`: ``xl = x - 1``). The conversion is an implicit one (C's pointer
+    arithmetic), which :func:`unwidened` drops again."""
+    if not _unsigned_narrow(vectors.type) or isinstance(vectors, m.IntLit) \
+            or isinstance(vectors, m.Cast) and isinstance(vectors.operand, m.IntLit) \
+            or _may_wrap_down(vectors, wrapping):
+        return vectors
+    return m.Cast(_WIDE, vectors, "implicit", _WIDE, vectors.span)
+
+
+def _may_wrap_down(e: m.Expr, wrapping=frozenset()) -> bool:
+    """Whether ``e`` subtracts or negates, holds a constant outside int32 (``-1u``) or reads a
+    local in ``wrapping``."""
+    return any(isinstance(n, m.Binary) and n.op == "-" or isinstance(n, m.Unary) and n.op in ("-", "~", "--")
+               or isinstance(n, m.IntLit) and not 0 <= n.value < 2 ** 31
+               or isinstance(n, m.Ref) and n.name in wrapping for n in m.walk(e))
+
+
+def wrapping_locals(body) -> frozenset:
+    """The locals of ``body`` some value given them may wrap below zero (:func:`_may_wrap_down`:
+    ``x - 1``, ``i -= s``, ``i--``), itself or through another such local."""
+    values: dict[str, list] = {}
+    down = set()
+    for n in m.walk(body):
+        if isinstance(n, m.VarDecl) and n.init is not None:
+            values.setdefault(n.name, []).append(n.init)
+        elif isinstance(n, m.Assign) and isinstance(n.target, m.Ref):
+            values.setdefault(n.target.name, []).append(n.value)
+            if n.op == "-=":
+                down.add(n.target.name)
+        elif isinstance(n, m.Unary) and n.op == "--" and isinstance(n.operand, m.Ref):
+            down.add(n.operand.name)
+    while True:
+        more = {name for name, vs in values.items() if name not in down
+                and any(_may_wrap_down(v, frozenset(down)) for v in vs)}
+        if not more:
+            return frozenset(down)
+        down |= more
+
+
+def unwidened(index: m.Expr) -> m.Expr:
+    """``index``, a lane's place ``E * L + k``, without the int64 conversion :func:`widened` gave
+    ``E`` (the index in ``E``'s own type, as before it): for the lanes of one vector accessed
+    whole (a vectorised lane loop, a folded lane dimension), whose one address the conversion
+    does not make cheaper; any other ``index`` as it is."""
+    if not (isinstance(index, m.Binary) and index.op == "+" and isinstance(index.lhs, m.Binary)
+            and index.lhs.op == "*"):
+        return index
+    scaled = index.lhs
+    e = scaled.lhs
+    if not (isinstance(e, m.Cast) and e.style == "implicit" and e.target == _WIDE and _unsigned_narrow(e.operand.type)):
+        return index
+    narrow = m.Binary("*", e.operand, scaled.rhs, e.operand.type, scaled.span)
+    return m.Binary("+", narrow, index.rhs, index.rhs.type, index.span)
 
 
 def _element(e) -> m.Index | None:

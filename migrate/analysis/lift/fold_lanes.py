@@ -27,6 +27,7 @@ from ...ir import model as m
 from ...ir.loops import LANE
 from ...ir.exprs import reads_no_memory
 from ...ir.visit import Transformer
+from ..facts.vector_lanes import unwidened
 from ..prepare.vectors import LANES
 
 
@@ -86,8 +87,9 @@ class _Lane(Transformer):
             self.mixed = True
         self.hits += 1
         span = node.rhs.span
-        if self.to is None:
+        if self.to is None:  # one access for the lanes: the element index in its own type
             lane = m.Ref(LANE, "local", m.Scalar("int32"), span)
+            node = unwidened(node)
         else:
             lane = m.IntLit(self.to, str(self.to), node.rhs.type, span)
         return dataclasses.replace(node, rhs=lane)

@@ -3,7 +3,9 @@
 TileLang kernels here work on flat scalar buffers, so every vector value becomes its lanes:
 
 - a ``float4*`` parameter becomes a ``float*`` buffer of four times as many elements (the
-  launcher and the spec already count scalars): ``x[i].y`` → ``x[4*i + 1]``;
+  launcher and the spec already count scalars): ``x[i].y`` → ``x[4*i + 1]``; an unsigned 32-bit
+  ``i`` is converted to int64 first, as C's pointer arithmetic does (``x[(int64)i*4 + 1]``: one
+  address for the lanes on the GPU; :func:`~migrate.analysis.facts.vector_lanes.widened`);
 - ``reinterpret_cast<const float4*>(a)`` of a scalar buffer is a view: ``v4[i].z`` → ``a[4*i + 2]``;
   the other way, ``(float*) v2`` of a ``float2`` buffer is its scalar buffer, lanes in order;
 - a vector local ``float4 v`` becomes ``v_x, v_y, v_z, v_w``; assigning a vector assigns each lane;
@@ -33,7 +35,7 @@ from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
 from ...ir.visit import Transformer
-from ..facts.vector_lanes import lane_adds, lane_copies, lane_loads, lane_stores
+from ..facts.vector_lanes import lane_adds, lane_copies, lane_loads, lane_stores, widened, wrapping_locals
 from .vector_bits import retype_bit_containers
 
 LANES = ("x", "y", "z", "w")
@@ -219,9 +221,23 @@ def _int(value: int, span: Span) -> m.IntLit:
 
 
 def _add(a: m.Expr | None, b: m.Expr, span: Span) -> m.Expr:
+    """``a + b`` in ``b``'s type; in int64 where ``a`` is a lane's place in 64 bits (a lane or a
+    field's element added to it)."""
     if a is None:
         return b
-    return m.Binary("+", a, b, b.type, span)
+    return m.Binary("+", a, b, _WIDE if _wide_place(a) else b.type, span)
+
+
+_WIDE = m.Scalar("int64")
+
+
+def _wide_place(e: m.Expr) -> bool:
+    """Whether ``e`` is a sum holding an element index that :func:`widened` made int64, scaled:
+    ``(int64)E * L``."""
+    if isinstance(e, m.Binary) and e.op == "+":
+        return _wide_place(e.lhs) or _wide_place(e.rhs)
+    return isinstance(e, m.Binary) and e.op == "*" and isinstance(e.lhs, m.Cast) and e.lhs.style == "implicit" \
+        and e.lhs.target == _WIDE
 
 
 def _equals(index: m.Expr, k: int, span: Span) -> m.Expr:
@@ -251,10 +267,15 @@ class _View:
             out = m.Index(out, index, out.type.element, span)
         return out
 
-    def first_lane(self, index: m.Expr | None, span: Span) -> m.Expr | None:
+    def first_lane(self, index: m.Expr | None, span: Span, element: frozenset | None = None) -> m.Expr | None:
         """Where vector ``index`` of the view (its start with None) begins in the scalar buffer:
-        ``start + (offset + index) * lanes``; None for the buffer's own first element."""
+        ``start + (offset + index) * lanes``; None for the buffer's own first element. For an
+        element read or written lane by lane (``element``: the locals that may wrap below zero),
+        an unsigned 32-bit index into a global buffer is scaled in 64 bits
+        (:func:`~migrate.analysis.facts.vector_lanes.widened`)."""
         vectors = _add(self.offset, index, span) if index is not None else self.offset
+        if element is not None and vectors is not None and self.kind == "param" and self.lanes > 1:
+            vectors = widened(vectors, element)
         at = _mul(vectors, self.lanes, span) if vectors is not None else None
         if self.start is not None:
             at = _add(self.start, at, span) if at is not None else self.start
@@ -414,6 +435,7 @@ def _vector_place(e) -> bool:
 class _Scalarizer:
     def __init__(self, fn: m.Function) -> None:
         self.body_of = fn.body
+        self.wrapping = wrapping_locals(fn.body)  # (unsigned element indices kept narrow: facts.vector_lanes.widened)
         self.pending: list[m.DeclStmt] = []  # record words read by the statement being scalarised
         self.counter = 0
         self.written = {r.name for t in (m.store_targets(fn.body) if fn.body else ())
@@ -490,7 +512,8 @@ class _Scalarizer:
             v = _vec(e.type) or (view.vec if view is not None and view.vec is not None
                                  and view.lanes == stride(view.vec) else None)
             if view is not None:  # (the index may read a struct's field: input[x + y * p.iWidth])
-                index = _add(view.first_lane(self.scalar(e.index), span), _int(_word(v, i) if v else i, span), span)
+                index = _add(view.first_lane(self.scalar(e.index), span, element=self.wrapping),
+                             _int(_word(v, i) if v else i, span), span)
                 word = m.Index(view.ref(span), index, view.scalar, span)
                 return unpack(self.word_local(word), v, i) if v is not None and _packed(v, i) and not raw else word
             array = self.array_of(e.base)
