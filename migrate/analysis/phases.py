@@ -15,6 +15,7 @@ from ..ir.loops import Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, U
 from .facts.divergence import depends_on_thread, thread_dependent_names
 from .facts.locals import assignment_counts
 from .prepare.inline import EXCHANGES
+from .prepare.lockstep_steps import is_lockstep_barrier
 
 
 class NotPortable(Exception):
@@ -135,7 +136,8 @@ class _Splitter:
             elif _is_barrier_stmt(s):
                 if isinstance(s.expr, m.Call) and s.expr.callee == "__syncwarp" and s.expr.args:
                     pass  # a masked warp barrier in uniform code: a block barrier is stronger
-                regions.append(Barrier(s.span))
+                # a lockstep step's barrier orders a warp's own threads (warps exchange nothing there)
+                regions.append(Barrier(s.span, warp=is_lockstep_barrier(s.expr)))
             elif isinstance(s, m.Block):
                 for inner in self.split(s.stmts):
                     if isinstance(inner, Phase) and regions and isinstance(regions[-1], Phase) \
