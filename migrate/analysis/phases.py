@@ -3,7 +3,8 @@
 This is the loop-fission translation of SIMT code: each stretch between ``__syncthreads()``
 becomes a :class:`~migrate.ir.loops.Phase` (a ``T.Parallel`` over the block's threads); loops and
 branches that enclose barriers must be uniform (the same in every thread) and stay outside the
-phases. A local value that crosses a barrier is kept per thread in a shared array.
+phases. A local value that crosses a barrier is kept per thread in a shared array (a small local
+array used at constant indices only, as one local per element: prepare.array_elements).
 
 :func:`plan_portable` raises :class:`NotPortable` with the reason when the kernel cannot take this
 form (a barrier under thread-dependent control flow, a warp-synchronous operation, ...).
@@ -15,6 +16,7 @@ from ..ir.loops import Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, U
 from .facts.divergence import depends_on_thread, thread_dependent_names
 from .facts.locals import assignment_counts
 from .prepare.inline import EXCHANGES
+from .prepare.array_elements import array_elements, constant_element_arrays
 from .prepare.lockstep_steps import is_lockstep_barrier
 
 
@@ -364,6 +366,12 @@ def plan_portable(fn: m.Function) -> KernelPlan:
     splitter = _Splitter(dependent)
     regions = splitter.split(fn.body.stmts)
     plans = place_variables(fn, regions, dependent, portable=True)
+    # a thread's array kept across barriers, used at constant indices only: one local per element,
+    # each then a per-thread scalar (registers on GPUs), not a shared row per thread
+    arrays = constant_element_arrays(fn, {name for name, vp in plans.items() if vp.placement == "thread_array"
+                                          and isinstance(vp.type, m.Array)})
+    if arrays:
+        return plan_portable(array_elements(fn, arrays))
     for name in splitter.flags:
         plans[name] = VarPlan(name, m.Scalar("bool"), "thread_array", True,
                               next(d for d in splitter.flag_decls if d.name == name))
