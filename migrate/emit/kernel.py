@@ -22,7 +22,8 @@ from ..diagnostics import Diagnostic
 from ..dtypes import TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.exprs import reused_names
-from ..ir.loops import DIMS, Barrier, BlockScan, Form, GemmPlan, KernelPlan, TileMap, UniformIf, UniformLoop, walk_regions
+from ..ir.loops import (DIMS, Barrier, BlockScan, Form, GemmPlan, KernelPlan, TileMap, UniformIf, UniformLoop,
+                        walk_regions)
 from ..ir.names import template_param_name, unit_names
 from .device import expression_functions, pointer_params
 from .portable import RegionPrinter
