@@ -3,7 +3,8 @@
 This is the loop-fission translation of SIMT code: each stretch between ``__syncthreads()``
 becomes a :class:`~migrate.ir.loops.Phase` (a ``T.Parallel`` over the block's threads); loops and
 branches that enclose barriers must be uniform (the same in every thread) and stay outside the
-phases. A local value that crosses a barrier is kept per thread in a shared array.
+phases. A local value that crosses a barrier is kept per thread in a shared array (a small local
+array used at constant indices only, as one local per element: prepare.array_elements).
 
 :func:`plan_portable` raises :class:`NotPortable` with the reason when the kernel cannot take this
 form (a barrier under thread-dependent control flow, a warp-synchronous operation, ...).
@@ -16,6 +17,8 @@ from ..ir.loops import Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, U
 from .facts.divergence import depends_on_thread, thread_dependent_names
 from .facts.locals import assignment_counts
 from .prepare.inline import EXCHANGES
+from .prepare.array_elements import array_elements, constant_element_arrays
+from .prepare.lockstep_steps import is_lockstep_barrier
 
 
 class NotPortable(Exception):
@@ -136,7 +139,8 @@ class _Splitter:
             elif _is_barrier_stmt(s):
                 if isinstance(s.expr, m.Call) and s.expr.callee == "__syncwarp" and s.expr.args:
                     pass  # a masked warp barrier in uniform code: a block barrier is stronger
-                regions.append(Barrier(s.span))
+                # a lockstep step's barrier orders a warp's own threads (warps exchange nothing there)
+                regions.append(Barrier(s.span, warp=is_lockstep_barrier(s.expr)))
             elif isinstance(s, m.Block):
                 for inner in self.split(s.stmts):
                     if isinstance(inner, Phase) and regions and isinstance(regions[-1], Phase) \
@@ -366,6 +370,12 @@ def plan_portable(fn: m.Function) -> KernelPlan:
     splitter = _Splitter(dependent)
     regions = splitter.split(fn.body.stmts)
     plans = place_variables(fn, regions, dependent, portable=True)
+    # a thread's array kept across barriers, used at constant indices only: one local per element,
+    # each then a per-thread scalar (registers on GPUs), not a shared row per thread
+    arrays = constant_element_arrays(fn, {name for name, vp in plans.items() if vp.placement == "thread_array"
+                                          and isinstance(vp.type, m.Array)})
+    if arrays:
+        return plan_portable(array_elements(fn, arrays))
     for name in splitter.flags:
         plans[name] = VarPlan(name, m.Scalar("bool"), "thread_array", True,
                               next(d for d in splitter.flag_decls if d.name == name))

@@ -22,7 +22,8 @@ from ..diagnostics import Diagnostic
 from ..dtypes import TEMPLATE_SPELLINGS
 from ..ir import model as m
 from ..ir.exprs import reused_names
-from ..ir.loops import DIMS, BlockScan, Form, GemmPlan, KernelPlan, TileMap, UniformIf, UniformLoop
+from ..ir.loops import (DIMS, Barrier, BlockScan, Form, GemmPlan, KernelPlan, TileMap, UniformIf, UniformLoop,
+                        walk_regions)
 from ..ir.names import template_param_name, unit_names
 from .device import expression_functions, pointer_params
 from .portable import RegionPrinter
@@ -206,6 +207,12 @@ class KernelPrinter:
             add(1, "# thread), a shared array on the CPU target, whose phases run as loops over the threads")
             add(1, 'alloc_thread, thread_scope = (T.alloc_fragment, "local.fragment") if target == "cuda" else '
                    '(T.alloc_shared, "shared")')
+        if warp_barriers(kplan):
+            threads = " * ".join(f"block_{d}" for d in tdims) or "1"
+            threads = f"({threads})" if "*" in threads else threads
+            add(1, "# the barriers of warp-synchronous code's lockstep steps order the threads of each warp:")
+            add(1, "# on GPUs a warp's own barrier where each phase's thread is the CUDA's and warps are whole")
+            add(1, f'sync_step = T.sync_warp if target == "cuda" and {threads} % 32 == 0 else T.sync_threads')
         params, rebinds = self.parameters(fn, scope, callees)
         add(1, "")
         add(1, "@T.prim_func")
@@ -584,3 +591,18 @@ def per_thread_scalars(kplan: KernelPlan) -> set[str]:
         return set()
     return {name for name, vp in kplan.vars.items()
             if vp.placement == "thread_array" and not isinstance(vp.decl.type, m.Array)}
+
+
+def warp_barriers(kplan: KernelPlan) -> bool:
+    """Whether the portable plan has barriers of lockstep steps (``Barrier.warp``), which it prints
+    as ``sync_step()``: ``T.sync_warp`` on GPUs, where a warp's own order is what CUDA's lockstep
+    gave (the steps exchange values only inside a warp, analysis.prepare.lockstep_steps), and
+    where it is that: every thread reaches each barrier of the portable form (uniform control
+    flow, thread-dependent branches as predicated phases); each ``T.Parallel`` iteration over the
+    block's threads is its thread, in the CUDA's order of ``threadIdx`` (one iteration per thread,
+    which TileLang binds to the thread in order; the threads are the launch's block, the dims the
+    kernel does not index asserted to be 1), so a CUDA warp's threads are one warp here; and the
+    block's warps are whole (a block of a multiple of 32 threads, tested in the factory; otherwise
+    the block's barrier). The CPU target's phases are loops over the threads: the block's
+    barrier. The tile form's lanes are not the CUDA's threads: its barriers stay the block's."""
+    return kplan.form == "portable" and any(isinstance(r, Barrier) and r.warp for r in walk_regions(kplan.regions))

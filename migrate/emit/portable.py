@@ -4,7 +4,9 @@ reductions and scans between uniform phases.
 
 Each portable phase is one ``T.Parallel`` loop over the block's threads; a thread-dependent
 branch around barriers predicates the phases inside it; a warp shuffle or vote is an exchange
-through a shared buffer between two barriers.
+through a shared buffer between two barriers. A barrier of warp-synchronous code's lockstep steps
+(``Barrier.warp``) is ``sync_step()``: on GPUs a warp's, where the phases' threads are the CUDA's
+(kernel.warp_barriers).
 """
 from __future__ import annotations
 
@@ -75,7 +77,8 @@ class RegionPrinter:
                 if r.other:
                     self.regions(r.other, printer, scope, guards + (f"not {flag}",))
             elif isinstance(r, Barrier):
-                printer.emit("T.sync_threads()", r.span)
+                # a lockstep step's barrier: sync_step (the factory's, kernel.warp_barriers)
+                printer.emit("sync_step()" if r.warp and self.form == "portable" else "T.sync_threads()", r.span)
             elif isinstance(r, SimtBody):
                 printer.block(r.stmts)
             elif isinstance(r, UniformIf) and is_native_votes(r.cond) and not self.native_vote(r, guards):

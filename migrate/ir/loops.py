@@ -6,7 +6,8 @@ A :class:`KernelPlan` is a kernel in one :class:`Form`: its (prepared) function,
 
 - :class:`Phase` — statements every thread of the block runs, one ``T.Parallel`` loop over the
   block's threads (the stretch of CUDA code between two barriers);
-- :class:`Barrier` — a block-wide ``__syncthreads()``;
+- :class:`Barrier` — a block-wide ``__syncthreads()`` (``warp``: one that only orders the threads of
+  each warp, a step of warp-synchronous code; see the class);
 - :class:`UniformLoop` / :class:`UniformIf` — control flow that is the same in every thread of the
   block and encloses barriers; its body is again a sequence of regions;
 - :class:`Exchange` — a warp shuffle or vote through shared memory;
@@ -118,7 +119,11 @@ class Phase:
 
 @dataclass(frozen=True, slots=True)
 class Barrier:
+    """A barrier every thread of the block reaches. ``warp``: a lockstep step's barrier
+    (analysis.prepare.lockstep_steps), between threads that exchange values only inside their
+    warp, as CUDA ran them in lockstep: the portable form may order each warp alone there."""
     span: Span
+    warp: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,8 @@ RESERVED = frozenset({
     "extent_x", "extent_y", "extent_z", "fit_tile", "fill",
     # the portable form's per-thread values (emit.kernel.per_thread_scalars)
     "alloc_thread", "thread_scope",
+    # the barrier of warp-synchronous code's lockstep steps (emit.kernel.warp_barriers)
+    "sync_step",
     # the lanes of lifted reductions
     "lane", "lane_loop", "alloc_lanes", "lane_grid", "lane_w", "lane_l",
     "serial_total", "serial_cells", "alloc_total", "x_cell",

@@ -24,7 +24,9 @@ uniform bounds, :class:`_Apart`), and a kernel whose steps would then sit under 
 only some threads run, or in thread-level code, is refused.
 
 The barriers are block-wide where CUDA synchronised a warp: the same order for the warp's own
-elements (warps of a block exchange nothing here: CUDA would race if they did).
+elements (warps of a block exchange nothing here: CUDA would race if they did). They carry
+:data:`MARK`, which the phase split keeps (``Barrier.warp``): the portable form orders only each
+warp there on GPUs (emit.kernel.warp_barriers).
 """
 from __future__ import annotations
 
