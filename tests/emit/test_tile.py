@@ -137,7 +137,7 @@ def test_convolution_sizes_are_compiled_as_constants_and_its_index_math_stays_in
     assert re.search(r"if static:.*\n\s+q = T.truncmod\(idx, Q\)", body)
     assert re.search(r"else:.*\n\s+q = T.alloc_var\(T.int32\)", body)
     assert "specialize=('N', 'C', 'H', 'W', 'K', 'R', 'S')," in text
-    assert "static_pass_configs=(('tl.disable_safe_memory_legalize', True),)," in text
+    assert "static_pass_configs=(('tl.disable_safe_memory_legalize', True), ('tl.if_stmt_binding_inline_replayable_binds', False))," in text
     module = tmp_path / "out" / "k.py"
     sizes = {"N": 2, "C": 3, "H": 10, "W": 10, "K": 4, "R": 3, "S": 3}
     dynamic = _cuda_source(module, "conv", (6, 1, 1), (128, 1, 1), None)
