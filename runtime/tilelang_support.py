@@ -227,7 +227,8 @@ def _unsigned_selects(func):
 
 def _unsigned_equalities(func):
     """``func`` with each ``if`` statement's test of an unsigned value against a constant
-    (``prev == 0xffffffffu``, ``!=`` too, inside ``&&``/``||``) written ``(prev ^ C) == 0``: the same
+    (``prev == 0xffffffffu``, ``!=`` too, inside ``&&``/``||``; or against a variable, which may hold
+    the constant bound once) written ``(prev ^ C) == 0``: the same
     truth (``a == C`` exactly where ``a ^ C`` is 0), which the region detector does not solve (see
     :func:`_patch_unsigned_selects`)."""
     from tvm import tirx
@@ -237,6 +238,11 @@ def _unsigned_equalities(func):
             if isinstance(c, tirx.IntImm) and str(c.dtype).startswith("uint") and c.value != 0 \
                     and not isinstance(a, tirx.IntImm):
                 return type(node)(tirx.bitwise_xor(a, c), tirx.const(0, c.dtype))
+        # the constant bound to a variable, which kernels keep (emit.signature.KEEP_BINDS): an
+        # unsigned value against a variable
+        if str(node.a.dtype).startswith("uint") and not isinstance(node.a, tirx.IntImm) \
+                and not isinstance(node.b, tirx.IntImm) and (isinstance(node.a, tirx.Var) or isinstance(node.b, tirx.Var)):
+            return type(node)(tirx.bitwise_xor(node.a, node.b), tirx.const(0, node.a.dtype))
         return None
 
     def rewrite(node):
