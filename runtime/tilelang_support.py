@@ -234,15 +234,12 @@ def _unsigned_equalities(func):
     from tvm import tirx
 
     def compare(node):
+        # the other side a nonzero constant, or a variable (which may hold the constant: kernels
+        # keep their binds, emit.signature.KEEP_BINDS); the side that is no constant first
         for a, c in ((node.a, node.b), (node.b, node.a)):
-            if isinstance(c, tirx.IntImm) and str(c.dtype).startswith("uint") and c.value != 0 \
-                    and not isinstance(a, tirx.IntImm):
+            if str(c.dtype).startswith("uint") and not isinstance(a, tirx.IntImm) \
+                    and (isinstance(c, tirx.IntImm) and c.value != 0 or isinstance(c, tirx.Var)):
                 return type(node)(tirx.bitwise_xor(a, c), tirx.const(0, c.dtype))
-        # the constant bound to a variable, which kernels keep (emit.signature.KEEP_BINDS): an
-        # unsigned value against a variable
-        if str(node.a.dtype).startswith("uint") and not isinstance(node.a, tirx.IntImm) \
-                and not isinstance(node.b, tirx.IntImm) and (isinstance(node.a, tirx.Var) or isinstance(node.b, tirx.Var)):
-            return type(node)(tirx.bitwise_xor(node.a, node.b), tirx.const(0, node.a.dtype))
         return None
 
     def rewrite(node):
@@ -556,9 +553,9 @@ def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU, fast: int = -1)
                 blocks *= -(-int(extent) // size)
             return blocks * min(fill, math.prod(t))
 
+        fast_d = fast % len(out)
+        order = [i for i in range(len(out)) if i != fast_d] + [fast_d]
         while math.prod(out) > fill and running(out) < want:
-            fast_d = fast % len(out)
-            order = [i for i in range(len(out)) if i != fast_d] + [fast_d]
             d = next(i for i in order if out[i] > 1)
             out[d] //= 2
     return tuple(out)

@@ -207,12 +207,12 @@ class KernelPrinter:
             add(1, "# thread), a shared array on the CPU target, whose phases run as loops over the threads")
             add(1, 'alloc_thread, thread_scope = (T.alloc_fragment, "local.fragment") if target == "cuda" else '
                    '(T.alloc_shared, "shared")')
+        block_threads = " * ".join(f"block_{d}" for d in tdims)
         if warp_barriers(kplan):
-            threads = " * ".join(f"block_{d}" for d in tdims) or "1"
-            threads = f"({threads})" if "*" in threads else threads
+            whole = f"({block_threads})" if "*" in block_threads else block_threads or "1"
             add(1, "# the barriers of warp-synchronous code's lockstep steps order the threads of each warp:")
             add(1, "# on GPUs a warp's own barrier where each phase's thread is the CUDA's and warps are whole")
-            add(1, f'sync_step = T.sync_warp if target == "cuda" and {threads} % 32 == 0 else T.sync_threads')
+            add(1, f'sync_step = T.sync_warp if target == "cuda" and {whole} % 32 == 0 else T.sync_threads')
         params, rebinds = self.parameters(fn, scope, callees)
         add(1, "")
         add(1, "@T.prim_func")
@@ -222,7 +222,7 @@ class KernelPrinter:
         if len(bdims) > 1:
             block_vars = f"({block_vars})"
         if kplan.form in ("portable", "tile"):
-            threads = " * ".join(f"block_{d}" for d in tdims)
+            threads = block_threads
         else:
             threads = f"({', '.join(f'block_{d}' for d in DIMS)})"
         kernel_at = len(lines)

@@ -26,7 +26,8 @@ from .affine import linear_form
 #: the sizes, in bytes, of the vector accesses kept whole (the GPU's 8- and 16-byte loads and stores)
 WHOLE_BYTES = (8, 16)
 
-_WIDE = m.Scalar("int64")
+#: the type :func:`widened` converts an element index to
+WIDE = m.Scalar("int64")
 
 
 def _unsigned_narrow(t) -> bool:
@@ -51,7 +52,13 @@ def widened(vectors: m.Expr, wrapping: frozenset = frozenset()) -> m.Expr:
             or isinstance(vectors, m.Cast) and isinstance(vectors.operand, m.IntLit) \
             or _may_wrap_down(vectors, wrapping):
         return vectors
-    return m.Cast(_WIDE, vectors, "implicit", _WIDE, vectors.span)
+    return m.Cast(WIDE, vectors, "implicit", WIDE, vectors.span)
+
+
+def is_widened(e: m.Expr) -> bool:
+    """``e`` is an element index :func:`widened` converted (an implicit int64 cast of a narrower
+    unsigned value)."""
+    return isinstance(e, m.Cast) and e.style == "implicit" and e.target == WIDE and _unsigned_narrow(e.operand.type)
 
 
 def _may_wrap_down(e: m.Expr, wrapping=frozenset()) -> bool:
@@ -94,7 +101,7 @@ def unwidened(index: m.Expr) -> m.Expr:
         return index
     scaled = index.lhs
     e = scaled.lhs
-    if not (isinstance(e, m.Cast) and e.style == "implicit" and e.target == _WIDE and _unsigned_narrow(e.operand.type)):
+    if not is_widened(e):
         return index
     narrow = m.Binary("*", e.operand, scaled.rhs, e.operand.type, scaled.span)
     return m.Binary("+", narrow, index.rhs, index.rhs.type, index.span)

@@ -35,7 +35,7 @@ from ...ir.exprs import pure, strip_implicit_casts
 from ...ir.names import fresh
 from ...ir.span import Span
 from ...ir.visit import Transformer
-from ..facts.vector_lanes import lane_adds, lane_copies, lane_loads, lane_stores, widened, wrapping_locals
+from ..facts.vector_lanes import WIDE, is_widened, lane_adds, lane_copies, lane_loads, lane_stores, widened, wrapping_locals
 from .vector_bits import retype_bit_containers
 
 LANES = ("x", "y", "z", "w")
@@ -225,10 +225,7 @@ def _add(a: m.Expr | None, b: m.Expr, span: Span) -> m.Expr:
     field's element added to it)."""
     if a is None:
         return b
-    return m.Binary("+", a, b, _WIDE if _wide_place(a) else b.type, span)
-
-
-_WIDE = m.Scalar("int64")
+    return m.Binary("+", a, b, WIDE if _wide_place(a) else b.type, span)
 
 
 def _wide_place(e: m.Expr) -> bool:
@@ -236,8 +233,7 @@ def _wide_place(e: m.Expr) -> bool:
     ``(int64)E * L``."""
     if isinstance(e, m.Binary) and e.op == "+":
         return _wide_place(e.lhs) or _wide_place(e.rhs)
-    return isinstance(e, m.Binary) and e.op == "*" and isinstance(e.lhs, m.Cast) and e.lhs.style == "implicit" \
-        and e.lhs.target == _WIDE
+    return isinstance(e, m.Binary) and e.op == "*" and is_widened(e.lhs)
 
 
 def _equals(index: m.Expr, k: int, span: Span) -> m.Expr:
