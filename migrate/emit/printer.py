@@ -10,7 +10,9 @@ emitter turns it into a diagnostic and a different form, never into wrong code.
 """
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -40,6 +42,8 @@ class EmitError(NoTileLangForm):
 
 #: dtype -> TileLang dtype expression (a view of migrate.dtypes)
 DTYPES = _dtypes.TILELANG
+#: the most elements an initialiser list leaves out that get a store each (more: a loop)
+ZERO_STORES = 8
 
 _PREC = {"or": 2, "and": 3, "not": 4, "cmp": 5, "|": 6, "^": 7, "&": 8, "<<": 9, ">>": 9,
          "+": 10, "-": 10, "*": 11, "/": 11, "//": 11, "%": 11, "unary": 12, "atom": 16}
@@ -1468,14 +1472,43 @@ class StmtPrinter:
         return self.expr.coerce(value, scalar_name(target_type))
 
     def _init_list(self, d: m.VarDecl, init: m.InitList, prefix: list[str]) -> None:
+        """The elements ``init`` lists, then zero for those it leaves out: C++ value-initialises
+        them (``int pre[45] = {0}`` is 45 zeros; a local array has no zeros of its own)."""
         for i, item in enumerate(init.items):
             if isinstance(item, m.InitList):
                 self._init_list(d, item, prefix + [str(i)])
                 continue
-            idx = prefix + [str(i)]
-            if self.scope.placements.get(d.name) == "thread_array":
-                idx = [self.scope.thread_index] + idx
-            self.emit(f"{d.name}[{', '.join(idx)}] = {self.expr(item)}", d.span)
+            self.emit(f"{d.name}[{', '.join(self._element_index(d, prefix + [str(i)]))}] = {self.expr(item)}",
+                      d.span)
+        shape = array_shape(d.type, self.scope)[len(prefix):]
+        given = len(init.items)
+        if shape and not (shape[0].isdigit() and int(shape[0]) <= given):
+            self._zero_rest(d, prefix, given, shape)
+
+    def _element_index(self, d: m.VarDecl, idx: list[str]) -> list[str]:
+        return [self.scope.thread_index] + idx if self.scope.placements.get(d.name) == "thread_array" else idx
+
+    def _zero_rest(self, d: m.VarDecl, prefix: list[str], start: int, shape: list[str]) -> None:
+        """Zero into ``d[prefix..., start:, ...]``: the elements an initialiser list leaves out,
+        a store each where they are few, else loops."""
+        element = m.element_type(d.type)
+        if not isinstance(element, m.Scalar):
+            raise EmitError(f"array '{d.name}' of '{element}' partly initialised", d.span)
+        zero = self._value(m.IntLit(0, "0", m.Scalar("int32"), d.span), element)
+        sizes = [int(x) - (start if j == 0 else 0) if x.isdigit() else None for j, x in enumerate(shape)]
+        if None not in sizes and math.prod(sizes) <= ZERO_STORES:
+            for rest in itertools.product(*(range(n) for n in sizes)):
+                idx = [str(start + rest[0])] + [str(k) for k in rest[1:]]
+                self.emit(f"{d.name}[{', '.join(self._element_index(d, prefix + idx))}] = {zero}", d.span)
+            return
+        names = [f"zero_{j}_" for j in range(len(shape))]
+        for j, (name, extent) in enumerate(zip(names, shape)):
+            count = extent if j or not start else f"{extent} - {start}" if not extent.isdigit() else str(int(extent) - start)
+            self.emit(f"for {name} in T.serial({count}):", d.span)
+            self.indent += 1
+        idx = [f"{start} + {names[0]}" if start else names[0]] + names[1:]
+        self.emit(f"{d.name}[{', '.join(self._element_index(d, prefix + idx))}] = {zero}", d.span)
+        self.indent -= len(shape)
 
     def s_ExprStmt(self, s: m.ExprStmt):
         e = s.expr
