@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--pool", default=REPO / "build" / "realworld", type=Path)
-    ap.add_argument("--dest", default=REPO / "build" / "gpu_pool", type=Path)
+    ap.add_argument("--dest", default=REPO / "build" / "gpu_pool", type=lambda p: Path(p).resolve())
     ap.add_argument("--only", default="", help="comma-separated pool folders (e.g. the programs a change converted)")
     args = ap.parse_args(argv)
     only = {x for x in args.only.split(",") if x}
