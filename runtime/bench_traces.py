@@ -264,12 +264,15 @@ def bench_traces(out_dir: Path, report: dict, traces_dir: Path, *, device: str =
     peaks = device_peaks(name)
     target = "cuda" if device == "cuda" else "c"
     rows, started = [], time.time()
+    lost = None  # the launch after which the CUDA context is unusable (a sticky error)
     if jobs > 1:
         _prebuild_all(out_dir, report, traces_dir, kernels, jobs, target)
     for program, file, module, form, L, timing in _work(out_dir, report, traces_dir, kernels):
         row = TraceRow(program, file, L.name, L.number, form, "skipped", seq=L.seq)
         try:
-            if L.skipped:
+            if lost is not None:
+                row.message = f"not run: the CUDA context was lost at {lost} (a sticky error fails every later launch)"
+            elif L.skipped:
                 row.message = f"launch {L.number} was not recorded ({L.skipped})"
             elif timing is None:
                 row.message = "the original was not timed (record on the GPU with C2T_TIME_ROUNDS set)"
@@ -283,10 +286,25 @@ def bench_traces(out_dir: Path, report: dict, traces_dir: Path, *, device: str =
         except Exception as exc:  # the migrated kernel did not build or run: this launch's error
             row.status = "error"
             row.message = f"the migrated kernel did not run: {type(exc).__name__}: {str(exc)[:300]}"
+            if _context_lost(device):
+                lost = f"{program}:{L.name}@{L.number}"
         rows.append(row)
         if on_row is not None:
             on_row(row)
     return rows, name
+
+
+def _context_lost(device: str) -> bool:
+    """Whether the CUDA context took a sticky error (an illegal address, a trap): then every later
+    launch of this process fails with that error, whatever its kernel, and is not its own fault."""
+    if device != "cuda":
+        return False
+    import torch
+    try:
+        torch.cuda.synchronize()
+        return torch.ones(1, device="cuda").add_(1).item() != 2.0
+    except Exception:  # (torch's AcceleratorError and RuntimeError alike)
+        return True
 
 
 def _judge_and_time(row: TraceRow, prepared, timing: dict, *, device: str, rounds, warmup: int, budget_ms: float,

@@ -157,6 +157,31 @@ def test_a_migrated_kernel_that_differs_is_counted_wrong(converted, tmp_path):
     assert summary(rows)["fast_0"] == 0.5
 
 
+@needs_cxx
+def test_after_a_sticky_error_the_later_launches_are_not_charged_to_their_kernels(converted, tmp_path, monkeypatch):
+    """On a GPU one kernel's illegal address leaves the context unusable: every later launch of the
+    process fails with that error (an H100 run charged 48 kernels with bn's fault). The launches
+    after it are skipped, naming the launch that lost the context."""
+    from migrate.runtime import bench_traces as bt
+
+    copy = tmp_path / "out"
+    shutil.copytree(converted, copy)
+    module = copy / "record_sizes.py"
+    text = module.read_text()
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("def make_scale("))
+    broken = "".join(lines[:at + 1] + ["    raise RuntimeError('illegal address')\n"] + lines[at + 1:])
+    assert broken != text
+    module.write_text(broken)
+    monkeypatch.setattr(bt, "_context_lost", lambda device: True)  # as torch finds it after such a fault
+    rows, _ = bt.bench_traces(copy, json.loads((copy / "report.json").read_text()), copy / "traces", device="cpu",
+                              rounds=1)
+    first, *later = rows
+    assert (first.kernel, first.status) == ("scale", "error") and "illegal address" in first.message
+    assert later and all(r.status == "skipped" and "lost at record_sizes:scale@0" in r.message for r in later)
+    assert summary(rows)["judged"] == 1
+
+
 def test_bench_traces_needs_a_gpu_and_a_folder(tmp_path, capsys):
     torch = pytest.importorskip("torch")
     (tmp_path / "report.json").write_text(json.dumps({"files": [], "kernels": [], "programs": []}))
