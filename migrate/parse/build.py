@@ -113,9 +113,12 @@ def method_model_name(definition: ci.Cursor, functions: dict[str, ci.Cursor], mo
 _FILE, _LINE, _COL = ci.c_object_p(), ctypes.c_uint(), ctypes.c_uint()
 _WHERE = (ctypes.byref(_FILE), ctypes.byref(_LINE), ctypes.byref(_COL), None)
 _FILE_KEY = ctypes.c_void_p.from_address(ctypes.addressof(_FILE))  # the handle read as a number
-#: the unit whose file names are kept, and its file handles' names: a handle is a pointer into
-#: its unit, which another unit may reuse once this one is gone (the unit is held meanwhile)
-_FILE_NAMES: list = [None, {}]
+#: the unit whose tables are kept, and its tables: its file handles' names (:func:`_place`), the
+#: places of its raw source locations (:func:`span_of`) and the kinds of its variables
+#: (:func:`_var_kind`). A handle or a declaration is a pointer into its unit and a raw location an
+#: offset into its source manager, which another unit may reuse once this one is gone (the unit
+#: is held meanwhile)
+_UNIT_TABLES: list = [None, {}, {}, {}]
 
 
 def _place(location, names: dict | None) -> tuple[str | None, int, int]:
@@ -151,12 +154,20 @@ def _file_offset(location, names: dict | None) -> tuple[str | None, int]:
     return name, _OFFSET.value
 
 
-def _unit_file_names(cursor: ci.Cursor) -> dict | None:
-    """The file names kept for ``cursor``'s unit (:data:`_FILE_NAMES`), None where it has none."""
+def _unit_tables(cursor: ci.Cursor) -> list | None:
+    """The tables kept for ``cursor``'s unit (:data:`_UNIT_TABLES`), None where it has none."""
     tu = getattr(cursor, "_tu", None)
-    if tu is not None and _FILE_NAMES[0] is not tu:
-        _FILE_NAMES[:] = [tu, {}]
-    return _FILE_NAMES[1] if tu is not None else None
+    if tu is None:
+        return None
+    if _UNIT_TABLES[0] is not tu:
+        _UNIT_TABLES[:] = [tu, {}, {}, {}]
+    return _UNIT_TABLES
+
+
+def _unit_file_names(cursor: ci.Cursor) -> dict | None:
+    """The file names kept for ``cursor``'s unit, None where it has none."""
+    tables = _unit_tables(cursor)
+    return tables[1] if tables is not None else None
 
 
 def cursor_file(cursor: ci.Cursor) -> str | None:
@@ -165,11 +176,25 @@ def cursor_file(cursor: ci.Cursor) -> str | None:
 
 
 def span_of(cursor: ci.Cursor) -> Span:
+    """The cursor's extent in its file (its location where the extent has no file). The place of
+    each raw location is kept per unit: an expression's extent begins where its first operand's
+    does and its implicit conversions' extents are its own (half the places are asked again)."""
     lib = ci.conf.lib
-    names = _unit_file_names(cursor)
+    tables = _unit_tables(cursor)
+    names = tables[1] if tables is not None else None
     extent = lib.clang_getCursorExtent(cursor)
-    file, line, col = _place(lib.clang_getRangeStart(extent), names)
-    end_file, end_line, end_col = _place(lib.clang_getRangeEnd(extent), names)
+    if tables is None:
+        file, line, col = _place(lib.clang_getRangeStart(extent), None)
+        end_file, end_line, end_col = _place(lib.clang_getRangeEnd(extent), None)
+    else:
+        places = tables[2]
+        start = places.get(extent.begin_int_data)
+        if start is None:
+            start = places[extent.begin_int_data] = _place(lib.clang_getRangeStart(extent), names)
+        end = places.get(extent.end_int_data)
+        if end is None:
+            end = places[extent.end_int_data] = _place(lib.clang_getRangeEnd(extent), names)
+        (file, line, col), (end_file, end_line, end_col) = start, end
     if file is None:
         file, line, col = _place(lib.clang_getCursorLocation(cursor), names)
         file = file or ""
@@ -1086,9 +1111,10 @@ class ModelBuilder:
         if ref.kind == K.VAR_DECL and name in BUILTIN_VARS and cl.is_prelude_file(
                 ref.location.file.name if ref.location.file else None):
             return m.Builtin(name, None, ctype, span)
-        if ref.kind == K.PARM_DECL or ref.kind == K.VAR_DECL and ref.get_usr() in self.captured:
+        # (a USR is three libclang calls: asked only in a lambda, or where the function defines one)
+        if ref.kind == K.PARM_DECL or ref.kind == K.VAR_DECL and self.captured and ref.get_usr() in self.captured:
             return m.Ref(name, "param", ctype, span)
-        if ref.kind == K.VAR_DECL and ref.get_usr() in self.lambdas:
+        if ref.kind == K.VAR_DECL and self.lambdas and ref.get_usr() in self.lambdas:
             return self.unsupported_expr(cursor, "M1206", f"the lambda '{name}' used other than by calling it "
                                                           "is not modelled")
         if ref.kind == K.VAR_DECL:
@@ -2125,6 +2151,21 @@ def _is_device_table(var: ci.Cursor) -> bool:
 
 
 def _var_kind(ref: ci.Cursor) -> str:
+    """Where the variable ``ref`` lives (``shared``, ``constant``, ``global``, ``host`` or
+    ``local``), kept per declaration in its unit's tables: a function reads its locals again and
+    again, and each answer is a walk of the declaration's children. (A declaration cursor's kind
+    and first two data name it in its unit.)"""
+    tables = _unit_tables(ref)
+    if tables is None:
+        return _var_kind_of(ref)
+    key = (ref._kind_id, ref.data[0], ref.data[1])
+    kind = tables[3].get(key)
+    if kind is None:
+        kind = tables[3][key] = _var_kind_of(ref)
+    return kind
+
+
+def _var_kind_of(ref: ci.Cursor) -> str:
     attrs = {c.kind for c in ref.get_children()}
     if K.CUDASHARED_ATTR in attrs:
         return "shared"

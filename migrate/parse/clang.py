@@ -240,6 +240,20 @@ _COLLECT = _VISITOR(_collect)
 
 ci.Cursor.get_children = _children
 
+
+class _Kinds(dict):
+    """Cursor kind id -> CursorKind, as ``CursorKind.from_id`` gives it (which raises for an id
+    the bindings do not know)."""
+
+    def __missing__(self, kind_id: int):
+        return ci.CursorKind.from_id(kind_id)
+
+
+_CURSOR_KINDS = _Kinds((k.value, k) for k in ci.CursorKind.get_all_kinds())
+#: ``Cursor.kind`` read from a table: the bindings' property calls ``from_id``, which checks the
+#: id against its list each time (the model builder asks a kind five million times in a pool)
+ci.Cursor.kind = property(lambda self: _CURSOR_KINDS[self._kind_id], doc=ci.Cursor.kind.__doc__)
+
 _CALL_EXPR = ci.CursorKind.CALL_EXPR.value
 
 
