@@ -780,6 +780,7 @@ def cmd_convert(args) -> int:
     if out_dir.exists() and not out_dir.is_dir():
         err.print(f"migrate: error: output {args.out} exists and is not a folder")
         return EXIT_USAGE
+    cv.start_workers()  # while the files are found and read for their includers
     try:
         files = cv.discover(args.paths, out_dir, args.exclude)
     except cv.UsageError as exc:

@@ -147,6 +147,26 @@ def worker_env(env: dict | None = None) -> dict:
     return env
 
 
+def start_server(module: str, env: dict | None = None, startup: float = 300.0) -> None:
+    """Start ``module``'s fork server (:mod:`.forkserver`) now, in a thread, for a later
+    ``run_batch(module, ..., fork=True)`` with the same environment (its variables of
+    ``forkserver.PER_CALL`` aside): the server's imports then take the caller's time in between
+    instead of delaying the first run. That batch waits for a server still starting, and starts
+    one itself where this one did not start."""
+    import threading
+
+    from . import forkserver
+    if not forkserver.enabled():
+        return
+
+    def start() -> None:
+        try:
+            forkserver._server(module, worker_env(env), startup)
+        except (OSError, KeyboardInterrupt):  # no server, or migrate is stopping: the batch decides
+            pass
+    threading.Thread(target=start, name=f"fork server of {module}", daemon=True).start()
+
+
 def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memory: int | None = None,
               env: dict | None = None, startup: float = 300.0, on_result=None, poll: float = 0.05,
               wrapper=(), claims: str | None = None, fork: bool = False) -> dict:
