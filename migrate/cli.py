@@ -780,6 +780,7 @@ def cmd_convert(args) -> int:
     if out_dir.exists() and not out_dir.is_dir():
         err.print(f"migrate: error: output {args.out} exists and is not a folder")
         return EXIT_USAGE
+    cv.start_workers()  # while the files are found and read for their includers
     try:
         files = cv.discover(args.paths, out_dir, args.exclude)
     except cv.UsageError as exc:
@@ -846,6 +847,15 @@ def cmd_convert(args) -> int:
     converted: dict = {}  # a conversion's analysis and emission run in the parse workers too
     settings = None if args.examine else {"keep_original": args.keep_original_code, "lift": not args.no_lift,
                                           "allow_tf32": args.allow_tf32}
+    programs_found = None
+    if not args.examine:  # the programs depend on the files alone: found while the workers parse
+        from concurrent.futures import ThreadPoolExecutor
+
+        from .programs import find_programs
+        side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="programs")
+        programs_found = side.submit(find_programs, [(src.path, str(src.rel)) for src in files], args.compdb,
+                                     include_dirs=args.include_dirs)
+        side.shutdown(wait=False)  # its one task runs on; an interrupted parse does not wait for it
     parsed = _parse_with_progress(cv, files, options_for, jobs, out, args.timeout, settings, converted,
                                   lean=not args.check and not args.verify_hybrid)
     suppress = _suppressor(args)
@@ -877,7 +887,6 @@ def cmd_convert(args) -> int:
         results.append(cv.FileResult(src, str(rel_out), kernels, file_diags, pf.seconds,
                                      cv.count_lines(src.path), text.count("\n"), original, spec))
 
-    from .programs import find_programs
     base_dir = files[0].path.parents[len(files[0].rel.parts) - 1] if files else Path.cwd()
     # the program's folders that held headers no -I folder did (M1008), per converted file
     found_dirs = {str(src.rel): parsed[src.path].found_include_dirs for src in files}
@@ -890,7 +899,7 @@ def cmd_convert(args) -> int:
         return dataclasses.replace(options, include_dirs=options.include_dirs + tuple(dict.fromkeys(extra)))
 
     programs = []
-    for prog in find_programs([(src.path, str(src.rel)) for src in files], args.compdb, include_dirs=args.include_dirs):
+    for prog in programs_found.result():
         item = prog.to_json(base_dir)
         # the build's flags of its main unit, so a later check builds the same program
         flags = built_with(prog.main, prog.files)

@@ -302,6 +302,18 @@ def analyse(parsed: ParsedFile, display: str) -> tuple[list[KernelResult], list[
     return kernels, parsed.file_diagnostics()
 
 
+#: the module the parse workers run
+PARSE_WORKER = "migrate.parse_worker"
+
+
+def start_workers() -> None:
+    """Start the parse workers' fork server in the background: its imports (half a second of a
+    core) overlap what the caller does before :func:`parse_all` (finding the files, their
+    includers) instead of delaying the first file."""
+    from .runtime.batch import start_server
+    start_server(PARSE_WORKER)
+
+
 def preload() -> None:
     """Import what parsing and converting a file use (libclang, the analysis, the emitter): a
     parse worker does it before its first file's time starts (``migrate.parse_worker``)."""
@@ -400,27 +412,27 @@ def parse_all(files: list[SourceFile], options_for, jobs: int, on_done=None, *, 
         if on_done:
             on_done(src)
 
-    def batch(part: list[SourceFile], claims: str | None = None):
-        runs = [{"key": str(src.path), "options": options_for(src.path),
-                 **({"convert": convert, "display": str(src.rel), "lean": lean} if convert is not None else {})}
-                for src in part]
-        run_batch("migrate.parse_worker", None, runs, timeout=timeout, max_memory=max_memory,
+    def batch(runs: list[dict], claims: str | None = None):
+        run_batch(PARSE_WORKER, None, runs, timeout=timeout, max_memory=max_memory,
                   startup=max(timeout, 120.0), on_result=done, claims=claims, fork=True, env=env)
 
     from .parse.clang import SHARED_PCH_ENV
     jobs = max(1, min(jobs, len(files)))
+    # every worker goes down one list, largest files first, each taking the next file no other
+    # has taken: they finish together, whichever files turn out slow
+    ordered = files if jobs == 1 else sorted(files, key=_size, reverse=True)
+    runs = [{"key": str(src.path), "options": options_for(src.path),
+             **({"convert": convert, "display": str(src.rel), "lean": lean} if convert is not None else {})}
+            for src in ordered]
     # the workers share the preludes they precompile (one per set of flags: parse.clang)
     with tempfile.TemporaryDirectory(prefix="c2t-pch-") as pch:
         env = {**os.environ, SHARED_PCH_ENV: pch}
         if jobs == 1:
-            batch(files)
+            batch(runs)
             return results
-        # every worker goes down one list, largest files first, each taking the next file no other
-        # has taken: they finish together, whichever files turn out slow
-        ordered = sorted(files, key=_size, reverse=True)
         with tempfile.TemporaryDirectory(prefix="c2t-claims-") as claims, \
                 ThreadPoolExecutor(max_workers=jobs) as pool:
-            list(pool.map(lambda _: batch(ordered, claims), range(jobs)))
+            list(pool.map(lambda _: batch(runs, claims), range(jobs)))
     return results
 
 

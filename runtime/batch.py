@@ -1,10 +1,12 @@
 """Jobs run one after another in a worker process that is started again after a crash or a hang.
 
 The worker (``python -m MODULE JOB RESULT``, its ``main`` calling :func:`serve`) reads the pickle
-``{"common": ..., "runs": [{"key": ..., ...}, ...]}`` from JOB and rewrites RESULT (a pickle
-``{key: marker}``) around every run: ``{"status": "started"}`` before it, ``{"status": "done",
+``{"common": ..., "runs": [{"key": ..., ...}, ...]}`` from JOB and appends to RESULT a marker
+``(key, marker)`` around every run: ``{"status": "started"}`` before it, ``{"status": "done",
 "file": F}`` after, the run's entry pickled in F (so the parent reads each entry once).
-:func:`run_batch` polls RESULT: a run still started after ``timeout`` seconds is killed with the
+:func:`run_batch` polls RESULT, reading only the markers added since its last look (a batch of a
+thousand runs would otherwise cost the parent a second of CPU per minute re-reading the
+markers of the runs done): a run still started after ``timeout`` seconds is killed with the
 worker's whole process group (status ``timeout``); a worker that dies costs only the run it was
 on (status ``crash`` with the signal, or ``memory`` when an allocation was refused under
 ``max_memory``); a new worker then takes the runs left. Imports only the standard library and
@@ -36,6 +38,43 @@ def _save(path: str, results: dict) -> None:
     os.replace(tmp, path)
 
 
+def _append(log, key, marker: dict) -> None:
+    """One marker at the end of RESULT (``log``, unbuffered): the length of its pickle, then the
+    pickle, so that a reader can tell a marker still being written (or cut short by a crash)."""
+    data = pickle.dumps((key, marker))
+    data = len(data).to_bytes(4, "little") + data
+    while data:
+        data = data[log.write(data):]
+
+
+class _Markers:
+    """RESULT read as the worker appends to it: :meth:`new` gives the markers added since the
+    previous call, leaving a marker not yet written whole for the next."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset = path, 0
+
+    def new(self) -> list[tuple]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return []
+        found, at = [], 0
+        while at + 4 <= len(data):
+            end = at + 4 + int.from_bytes(data[at:at + 4], "little")
+            if end > len(data):
+                break
+            try:
+                found.append(pickle.loads(data[at + 4:end]))
+            except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
+                pass
+            at = end
+        self.offset += at
+        return found
+
+
 def _load(path: Path) -> dict:
     try:
         with open(path, "rb") as f:
@@ -62,25 +101,21 @@ def serve(argv: list[str], handle) -> int:
     job_path, result_path = argv
     with open(job_path, "rb") as f:
         job = pickle.load(f)
-    results: dict = {}
     claims = job.get("claims")
-    for i, run in enumerate(job["runs"]):
-        if claims is not None and not _claim(claims, run["key"]):
-            results[run["key"]] = {"status": TAKEN}
-            continue
-        results[run["key"]] = {"status": STARTED}
-        _save(result_path, results)
-        try:
-            entry = handle(job.get("common"), run)
-        except MemoryError:
-            entry = {"status": "memory", "message": "an allocation was refused (MemoryError)"}
-        if entry.get("status") == "error" and limits.out_of_memory(1, entry.get("message", "")):
-            entry = {"status": "memory", "message": f"ran out of memory ({entry['message'][-300:]})"}
-        _save(f"{result_path}.{i}", entry)
-        results[run["key"]] = {"status": DONE, "file": f"{result_path}.{i}"}
-        _save(result_path, results)
-    if claims is not None:
-        _save(result_path, results)  # the runs taken after the last one done here
+    with open(result_path, "ab", buffering=0) as log:
+        for i, run in enumerate(job["runs"]):
+            if claims is not None and not _claim(claims, run["key"]):
+                _append(log, run["key"], {"status": TAKEN})
+                continue
+            _append(log, run["key"], {"status": STARTED})
+            try:
+                entry = handle(job.get("common"), run)
+            except MemoryError:
+                entry = {"status": "memory", "message": "an allocation was refused (MemoryError)"}
+            if entry.get("status") == "error" and limits.out_of_memory(1, entry.get("message", "")):
+                entry = {"status": "memory", "message": f"ran out of memory ({entry['message'][-300:]})"}
+            _save(f"{result_path}.{i}", entry)
+            _append(log, run["key"], {"status": DONE, "file": f"{result_path}.{i}"})
     return 0
 
 
@@ -112,6 +147,26 @@ def worker_env(env: dict | None = None) -> dict:
     return env
 
 
+def start_server(module: str, env: dict | None = None, startup: float = 300.0) -> None:
+    """Start ``module``'s fork server (:mod:`.forkserver`) now, in a thread, for a later
+    ``run_batch(module, ..., fork=True)`` with the same environment (its variables of
+    ``forkserver.PER_CALL`` aside): the server's imports then take the caller's time in between
+    instead of delaying the first run. That batch waits for a server still starting, and starts
+    one itself where this one did not start."""
+    import threading
+
+    from . import forkserver
+    if not forkserver.enabled():
+        return
+
+    def start() -> None:
+        try:
+            forkserver._server(module, worker_env(env), startup)
+        except (OSError, KeyboardInterrupt):  # no server, or migrate is stopping: the batch decides
+            pass
+    threading.Thread(target=start, name=f"fork server of {module}", daemon=True).start()
+
+
 def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memory: int | None = None,
               env: dict | None = None, startup: float = 300.0, on_result=None, poll: float = 0.05,
               wrapper=(), claims: str | None = None, fork: bool = False) -> dict:
@@ -138,17 +193,27 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
             job.write_bytes(pickle.dumps({"common": common, "runs": remaining, "claims": claims}))
             proc = _start(module, [str(job), str(result)], log, env=env, max_memory=max_memory, wrapper=wrapper,
                           fork=fork, startup=startup)
+            markers = _Markers(result)
+            started = None  # the run the worker is on: started, not done
+
+            def read() -> None:
+                nonlocal started
+                for key, marker in markers.new():
+                    status = marker.get("status")
+                    if status == DONE and key not in results:
+                        put(key, _entry(marker))
+                    elif status == TAKEN:
+                        taken.add(key)
+                    if status == STARTED:
+                        started = key
+                    elif key == started:
+                        started = None
+
             current, since, timed_out = None, time.monotonic(), False
             try:
                 while True:
                     rc = proc.poll()
-                    seen = _load(result)
-                    for key, marker in seen.items():
-                        if marker.get("status") == DONE and key not in results:
-                            put(key, _entry(marker))
-                        elif marker.get("status") == TAKEN:
-                            taken.add(key)
-                    started = next((k for k, e in seen.items() if e.get("status") == STARTED), None)
+                    read()
                     if started != current:
                         current, since = started, time.monotonic()
                     if rc is not None:
@@ -162,11 +227,7 @@ def run_batch(module: str, common, runs: list[dict], *, timeout: float, max_memo
                 limits.stop(proc)
                 raise
             limits.done(proc)
-            for key, marker in _load(result).items():  # the last entries written before it ended
-                if marker.get("status") == DONE and key not in results:
-                    put(key, _entry(marker))
-                elif marker.get("status") == TAKEN:
-                    taken.add(key)
+            read()  # the last markers written before it ended
             if current is not None and current in results:
                 current = None
             stderr = _tail(log)

@@ -231,6 +231,40 @@ def test_parse_workers_also_convert_and_give_what_the_parent_would():
         assert [d.code for d in diags] == [d.code for d in here[1]]
 
 
+def test_the_parse_workers_fork_server_started_early_is_the_one_parse_all_forks_from(monkeypatch):
+    """``start_workers`` starts the parse workers' fork server in the background (``migrate
+    convert`` calls it before finding the files); ``parse_all`` then forks its workers from that
+    server rather than starting another (same module, same environment)."""
+    import time
+
+    from migrate import convert as cv
+    from migrate.parse.frontend import ParseOptions
+    from migrate.runtime import forkserver
+
+    monkeypatch.setenv("CUDA2TILE_FORK_SERVER", "1")
+    forkserver.close_all()
+    started = []
+
+    class Counted(forkserver._Server):
+        def __init__(self, module, env, startup):
+            started.append(module)
+            super().__init__(module, env, startup)
+
+    monkeypatch.setattr(forkserver, "_Server", Counted)
+    try:
+        cv.start_workers()
+        deadline = time.monotonic() + 60
+        while not any(key[0] == cv.PARSE_WORKER for key in forkserver._servers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started == [cv.PARSE_WORKER]
+        files = cv.discover([str(CORPUS / "elementwise")], Path("/nonexistent-out"), [])
+        parsed = cv.parse_all(files, lambda p: ParseOptions(), 2)
+        assert set(parsed) == {f.path for f in files}
+        assert started == [cv.PARSE_WORKER]
+    finally:
+        forkserver.close_all()
+
+
 def test_parse_workers_derive_the_spec_tables_of_a_file_without_a_spec(tmp_path):
     """Without a spec beside the source, the workers also derive its spec tables from the launch
     sites (the same tables as in this process), and a kernel they cannot cover gets

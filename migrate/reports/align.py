@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-TAG = re.compile(r"  # (?:(?P<file>[^\s#:]+):)?L(?P<line>\d+)$")
 KERNEL_HEADER = re.compile(r"^# -- (?P<name>\w+): (?P<form>\w+) -*$")
 MACRO_DEF = re.compile(r"^def (?P<name>\w+)\(")
 SECTION_END = re.compile(r"^(KERNELS = \{|@T\.macro$|# -- \w+: \w+ -*$)")
@@ -25,25 +24,31 @@ _CONTEXT_ABOVE = 8  # at most this many comment lines right above a kernel are s
 
 @dataclass
 class ModuleMap:
-    """Where each kernel's section and each ``@T.macro`` lies in a module (1-based, inclusive)."""
+    """Where each kernel's section and each ``@T.macro`` lies in a module (1-based, inclusive),
+    and each line's provenance tag (``tags[i]``: :func:`tag_of` line ``i + 1``), read once for
+    all the kernels of the module."""
     lines: list[str]
     kernels: dict[str, tuple[int, int]] = field(default_factory=dict)
     macros: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tags: list[int | None] = field(default_factory=list)
 
 
 def tag_of(line: str) -> int | None:
     """The CUDA line of a TileLang line's provenance tag (main file only), or None."""
-    m = TAG.search(line)
-    if m is None or m.group("file"):
+    # the tag ends the line and holds no blank, so it follows the line's last "  # L" (a tag of
+    # another file's line, "  # f.cuh:L<n>", leaves no number there); a plain string search, as
+    # most lines are read once for each of the module's kernels
+    if not line[-1:].isdecimal():
         return None
-    return int(m.group("line"))
+    _, tag, number = line.rpartition("  # L")
+    return int(number) if tag and number.isdecimal() else None
 
 
 def map_module(text: str) -> ModuleMap:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    mod = ModuleMap(lines)
+    mod = ModuleMap(lines, tags=[tag_of(line) for line in lines])
     starts: list[tuple[str, str, int]] = []
     for i, line in enumerate(lines, 1):
         m = KERNEL_HEADER.match(line)
@@ -138,12 +143,13 @@ def cuda_extent(lines: list[str], start: int) -> tuple[int, int]:
 def _macros_used(mod: ModuleMap, section: tuple[int, int]) -> list[str]:
     """The ``@T.macro`` names called from ``section``, transitively, in module order."""
     used: set[str] = set()
-    todo = [section]
+    todo = [section] if mod.macros else []
     while todo:
         a, b = todo.pop()
         text = "\n".join(mod.lines[a - 1:b])
         for name, rng in mod.macros.items():
-            if name not in used and re.search(rf"(?<![\w.]){re.escape(name)}\(", text):
+            # the plain substring first: most names are not in most sections
+            if name not in used and name + "(" in text and re.search(rf"(?<![\w.]){re.escape(name)}\(", text):
                 used.add(name)
                 todo.append(rng)
     return [name for name in mod.macros if name in used]
@@ -152,13 +158,14 @@ def _macros_used(mod: ModuleMap, section: tuple[int, int]) -> list[str]:
 def _split(mod: ModuleMap, rng: tuple[int, int]):
     """(lines before the first tag, {cuda line: tilelang lines}, lines after the last tag)."""
     a, b = rng
-    tagged = [t for t in range(a, b + 1) if tag_of(mod.lines[t - 1]) is not None]
+    tags = mod.tags
+    tagged = [t for t in range(a, b + 1) if tags[t - 1] is not None]
     if not tagged:
         return list(range(a, b + 1)), {}, []
     groups: dict[int, list[int]] = {}
     current = None
     for t in range(tagged[0], tagged[-1] + 1):
-        line = tag_of(mod.lines[t - 1])
+        line = tags[t - 1]
         if line is not None:
             current = line
         groups.setdefault(current, []).append(t)
@@ -205,8 +212,9 @@ def align_kernel(cuda_lines: list[str], mod: ModuleMap, name: str, line: int, so
         top.extend(_strip_blank(mod, pro))
         add_groups(g)
         bottom = _strip_blank(mod, epi)
+    extents = list(ranges)  # each tagged line outside them is a range of its own
     for k in groups:
-        if not any(a <= k <= b for a, b, _ in ranges):
+        if not any(a <= k <= b for a, b, _ in extents):
             ranges.append((k, k, ""))
 
     ranges.sort()
@@ -231,7 +239,7 @@ def align_kernel(cuda_lines: list[str], mod: ModuleMap, name: str, line: int, so
             ts = groups.get(n, [])
             # untagged lines that precede the group's first tagged line (a macro's decorator)
             # go above it, so that the tagged line stands beside its CUDA line
-            lead = next((j for j, t in enumerate(ts) if tag_of(mod.lines[t - 1]) == n), 0)
+            lead = next((j for j, t in enumerate(ts) if mod.tags[t - 1] == n), 0)
             rows.extend([0, t] for t in ts[:lead])
             rows.append([n, ts[lead] if ts else 0])
             rows.extend([0, t] for t in ts[lead + 1:])

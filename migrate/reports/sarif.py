@@ -49,12 +49,15 @@ def sarif_dict(data: dict, root: Path | None = None) -> dict:
             "properties": {"tags": ["cuda2tile", c[:2] + "xxx"]},
         })
     results = []
+    artifacts: dict[str, dict] = {}  # a file's location, resolved once for all its diagnostics
     for f, k, d in all_diagnostics(data):
         region = {"startLine": max(1, int(d.get("line") or 1))}
         if d.get("col"):
             region["startColumn"] = max(1, int(d["col"]))
-        location = {"physicalLocation": {"artifactLocation": _artifact(d.get("file") or f["source"], root),
-                                         "region": region}}
+        path = d.get("file") or f["source"]
+        if path not in artifacts:
+            artifacts[path] = _artifact(path, root)
+        location = {"physicalLocation": {"artifactLocation": dict(artifacts[path]), "region": region}}
         if k is not None:
             location["logicalLocations"] = [{"name": k["kernel"], "kind": "function"}]
         result = {

@@ -73,6 +73,17 @@ def test_tag_of_reads_main_file_tags_only():
     assert tag_of("    x = 1  # L12") == 12
     assert tag_of("    x = 1  # other.cuh:L12") is None
     assert tag_of("    x = '# L12'") is None
+    # the tag is the end of the line: only the last "  # " counts, and a number must follow its L
+    assert tag_of("    x = '  # L3'  # L12") == 12
+    assert tag_of("    x = '  # L3'  # f.cuh:L12") is None
+    assert tag_of("    x = 1  # L12 ") is None
+    assert tag_of("    x = 1  # L") is None
+    assert tag_of("    x = 1  # Lx12") is None
+
+
+def test_module_map_tags_each_line():
+    mod = map_module(MODULE)
+    assert mod.tags == [tag_of(line) for line in mod.lines]
 
 
 def test_module_map_finds_kernel_and_macro_sections():
