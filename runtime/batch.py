@@ -161,7 +161,7 @@ def start_server(module: str, env: dict | None = None, startup: float = 300.0) -
 
     def start() -> None:
         try:
-            forkserver._server(module, worker_env(env), startup)
+            forkserver.start(module, worker_env(env), startup)
         except (OSError, KeyboardInterrupt):  # no server, or migrate is stopping: the batch decides
             pass
     threading.Thread(target=start, name=f"fork server of {module}", daemon=True).start()

@@ -247,6 +247,12 @@ _servers: dict[tuple, _Server] = {}
 _servers_lock = threading.Lock()
 
 
+def start(module: str, env: dict, startup: float) -> None:
+    """Start ``module``'s server for ``env`` now (the caller's own time, a thread of its own), so
+    that a later fork finds it running: :func:`batch.start_server`."""
+    _server(module, env, startup)
+
+
 def _server(module: str, env: dict, startup: float) -> _Server:
     key = (module, sys.executable, tuple(sorted((k, v) for k, v in env.items() if k not in PER_CALL)))
     with _servers_lock:
