@@ -646,7 +646,11 @@ def _children_function(cls: type, reverse: bool = False):
 
 
 def _is_node(value) -> bool:
-    cls = type(value)
+    answer = _IS_NODE.get(type(value))
+    return _is_node_class(type(value)) if answer is None else answer
+
+
+def _is_node_class(cls: type) -> bool:
     answer = _IS_NODE.get(cls)
     if answer is None:
         answer = _IS_NODE[cls] = hasattr(cls, "__dataclass_fields__") and not issubclass(cls, (Span,) + _TYPES)
@@ -736,6 +740,18 @@ def elements(t: CType) -> int | None:
 def _preorder(node) -> list:
     """``node`` and everything under it, in pre-order."""
     out = []
+    fn = _APPEND.get(type(node))
+    if fn is None:
+        fn = _append_function(type(node))
+    try:
+        fn(node, out)
+    except RecursionError:  # a tree deeper than Python's frames go: a stack of its own
+        return _preorder_by_stack(node)
+    return out
+
+
+def _preorder_by_stack(node) -> list:
+    out = []
     stack = [node]
     pop, append, push = stack.pop, out.append, _PUSH
     while stack:
@@ -746,6 +762,53 @@ def _preorder(node) -> list:
             fn = _children_function(type(current), reverse=True)
         fn(current, stack)
     return out
+
+
+#: class -> a function appending a value's pre-order to a list (_append_code): a node's generated
+#: one, _append_items for a tuple, _append_nothing for any other value
+_APPEND: dict = {}
+
+
+def _append_code(cls: type) -> str:
+    """The source of ``cls``'s function ``_f(node, out)``: ``node`` appended, then the pre-order of
+    each value of its fields that may hold nodes, through the function of the value's class (one
+    call per node: the walks recurse, which costs less than a stack of their own; no model tree
+    is nearly as deep as Python's frames go)."""
+    lines = ["def _f(node, out):", "    out.append(node)"]
+    for name in _child_fields(cls):
+        lines += [f"    v = node.{name}",
+                  "    f = _append.get(type(v))",
+                  "    if f is None:",
+                  "        f = _append_function(type(v))",
+                  "    f(v, out)"]
+    return "\n".join(lines) + "\n"
+
+
+def _append_function(cls: type):
+    if issubclass(cls, tuple):
+        fn = _append_items
+    elif not _is_node_class(cls):
+        fn = _append_nothing
+    else:
+        scope = {"_append": _APPEND, "_append_function": _append_function}
+        exec(_append_code(cls), scope)
+        fn = scope["_f"]
+    _APPEND[cls] = fn
+    return fn
+
+
+def _append_items(items, out) -> None:
+    """The pre-order of each node of a tuple field (a tuple in it holds no child: children)."""
+    for x in items:
+        f = _APPEND.get(type(x))
+        if f is None:
+            f = _append_function(type(x))
+        if f is not _append_items:
+            f(x, out)
+
+
+def _append_nothing(value, out) -> None:
+    pass
 
 
 #: id(node) -> (node, its pre-order list), for the trees walked most recently: nodes are immutable

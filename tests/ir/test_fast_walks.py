@@ -185,3 +185,18 @@ def test_transform_rebuilds_what_the_plain_definition_does(tmp_path):
     new = _Rename().transform(odd)
     assert new == _reference_transform(_Rename(), odd) and new != odd and new.note == "n"
     assert _Rename().transform(_Pairs(((fn.params[0], 3),))) == _Pairs(((fn.params[0], 3),))
+
+
+def test_walk_of_a_tree_deeper_than_the_recursion_limit(tmp_path):
+    import sys
+    fn = unit(tmp_path, SOURCE).kernels[0]
+    i = e = [n for n in m.walk(fn.body) if isinstance(n, m.Ref)][0]
+    for k in range(sys.getrecursionlimit() + 100):  # -(-(... + i) + i)
+        e = m.Unary("-", e, False, e.type, e.span) if k % 2 else m.Binary("+", e, i, e.type, e.span)
+    deep = m.ExprStmt(e, e.span)
+    order, stack = [], [deep]  # the pre-order, by a stack of its own
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(reversed(_reference_children(node)))
+    assert [id(n) for n in m.walk(deep)] == [id(n) for n in order]
