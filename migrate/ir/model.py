@@ -660,18 +660,70 @@ def _is_node_class(cls: type) -> bool:
 def map_children(node, fn):
     """``node`` rebuilt with ``fn`` applied to each direct child node (types and spans kept);
     ``node`` itself when nothing changed."""
-    changes = {}
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, tuple) and value and _is_node(value[0]):
-            new = tuple(fn(v) for v in value)
-            if any(a is not b for a, b in zip(new, value)):
-                changes[name] = new
-        elif _is_node(value):
-            new = fn(value)
-            if new is not value:
-                changes[name] = new
-    return replace(node, **changes) if changes else node
+    f = _MAPS.get(type(node))
+    if f is None:
+        f = _map_function(type(node))
+    return f(node, fn)
+
+
+_MAPS: dict = {}  # node class -> its map_children function (_map_code)
+
+
+def _map_code(cls: type) -> str:
+    """The source of ``cls``'s map_children function ``_f(node, fn)``: ``fn`` applied to each
+    field's node, or to each item of a tuple whose first item is a node, and the node rebuilt
+    when one changed (_rebuild_code)."""
+    names = _child_fields(cls)
+    lines = ["def _f(node, fn):"]
+    for i, name in enumerate(names):
+        lines += [f"    x{i} = node.{name}",
+                  f"    if isinstance(x{i}, tuple):",
+                  f"        y{i} = _map_items(x{i}, fn) if x{i} and _is_node(x{i}[0]) else x{i}",
+                  "    else:",
+                  f"        y{i} = fn(x{i}) if _is_node(x{i}) else x{i}"]
+    return "\n".join(lines + _rebuild_code(cls, names)) + "\n"
+
+
+def _map_function(cls: type):
+    names = _child_fields(cls)  # (raises for what is no dataclass, as fields() does)
+    if not names:
+        fn = _same
+    else:
+        scope = {"_is_node": _is_node, "_map_items": _map_items, "_cls": cls, "_replace": replace}
+        exec(_map_code(cls), scope)
+        fn = scope["_f"]
+    _MAPS[cls] = fn
+    return fn
+
+
+def _map_items(items: tuple, fn) -> tuple:
+    new = tuple([fn(v) for v in items])
+    for a, b in zip(new, items):
+        if a is not b:
+            return new
+    return items
+
+
+def _same(node, fn):
+    return node
+
+
+def _rebuild_code(cls: type, names) -> list[str]:
+    """The lines that end a generated function of ``cls`` whose new values of the fields
+    ``names`` are in ``y0``, ``y1``, ... (the old ones in ``x0``, ...): ``node`` rebuilt from them
+    when one is another object (through the constructor, ``_cls``, as dataclasses.replace does but
+    without its look at every field at every call), else ``node``. A class whose constructor does
+    not take every field in order goes through dataclasses.replace (``_replace``)."""
+    every = fields(cls)
+    lines = ["    if " + " or ".join(f"y{i} is not x{i}" for i in range(len(names))) + ":"]
+    if all(f.init and not f.kw_only for f in every):
+        args = ", ".join(f"y{names.index(f.name)}" if f.name in names else f"node.{f.name}" for f in every)
+        lines.append(f"        return _cls({args})")
+    else:  # init=False or keyword-only fields: what changed, through dataclasses.replace
+        lines.append("        changes = {}")
+        lines += [f"        if y{i} is not x{i}: changes[{name!r}] = y{i}" for i, name in enumerate(names)]
+        lines.append("        return _replace(node, **changes)")
+    return lines + ["    return node"]
 
 
 def access_root(e, through=None) -> "Ref | None":

@@ -87,29 +87,16 @@ def _value_kind(value):
 def _inside_code(cls: type) -> str:
     """The source of ``cls``'s function ``_f(node, transform)``: each field that may hold nodes
     (model._child_fields) transformed where it holds a node or a non-empty tuple, and the node
-    rebuilt from them when one changed (through the constructor, as dataclasses.replace does,
-    but without its look at every field at every call)."""
+    rebuilt when one changed (model._rebuild_code)."""
     names = m._child_fields(cls)
-    every = dataclasses.fields(cls)
-    plain = all(f.init and not f.kw_only for f in every)
     lines = ["def _f(node, transform):"]
     for i, name in enumerate(names):
         lines += [f"    x{i} = node.{name}",
-                  f"    k = _kinds.get(x{i}.__class__, 0)",
+                  f"    k = _kinds.get(type(x{i}), 0)",
                   "    if k == 0:",
                   f"        k = _value_kind(x{i})",
                   f"    y{i} = transform(x{i}) if k is _NODE or k is _TUPLE and x{i} else x{i}"]
-    changed = " or ".join(f"y{i} is not x{i}" for i in range(len(names)))
-    lines.append(f"    if {changed}:")
-    if plain:
-        args = ", ".join(f"y{names.index(f.name)}" if f.name in names else f"node.{f.name}" for f in every)
-        lines.append(f"        return _cls({args})")
-    else:  # init=False or keyword-only fields: dataclasses.replace with what changed
-        lines.append("        changes = {}")
-        lines += [f"        if y{i} is not x{i}: changes[{name!r}] = y{i}" for i, name in enumerate(names)]
-        lines.append("        return _replace(node, **changes)")
-    lines.append("    return node")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + m._rebuild_code(cls, names)) + "\n"
 
 
 def _inside_function(cls: type):

@@ -185,6 +185,14 @@ def test_transform_rebuilds_what_the_plain_definition_does(tmp_path):
     new = _Rename().transform(odd)
     assert new == _reference_transform(_Rename(), odd) and new != odd and new.note == "n"
     assert _Rename().transform(_Pairs(((fn.params[0], 3),))) == _Pairs(((fn.params[0], 3),))
+    # map_children rebuilds the same way: a tuple of nodes item by item, the node only where one changed
+    call = next(n for n in m.walk(fn.body) if isinstance(n, m.Call) and n.args)
+    def prime(c):  # every variable renamed
+        return m.Ref(c.name + "'", c.kind, c.type, c.span) if isinstance(c, m.Ref) else m.map_children(c, prime)
+    assert m.map_children(call, prime) == dataclasses.replace(call, args=tuple(prime(a) for a in call.args)) != call
+    assert m.map_children(call, lambda c: c) is call
+    flat = _Pairs(tuple(refs[:3]), note="n")
+    assert m.map_children(flat, lambda c: _Rename().transform(c)) == _reference_transform(_Rename(), flat)
 
 
 def test_walk_of_a_tree_deeper_than_the_recursion_limit(tmp_path):
