@@ -18,12 +18,12 @@ class Transformer:
         # what to do with a value of each class, worked out once per transformer class and value
         # class (_step) and kept in the transformer class itself (passes make classes of their
         # own per call): the function that transforms its children (None for what is no node nor
-        # tuple) and the name of its leave_ method
+        # tuple) and the name of its leave_ method (None where it has none)
         kind = type(self)
         plan = kind.__dict__.get("_plan")
         if plan is None:
-            plan = _plan(kind)
-        step = plan.get(node.__class__)
+            plan = kind._plan = {}
+        step = plan.get(type(node))
         if step is None:
             step = _step(plan, kind, node)
         inside, leave = step
@@ -32,21 +32,8 @@ class Transformer:
         node = inside(node, self.transform)
         if leave is None:
             return node
-        if leave is _ASK:
-            leave = getattr(self, f"leave_{type(node).__name__}", None)
-            return leave(node) if leave is not None else node
-        return getattr(self, leave)(node)
-
-
-_ASK = object()  # a leave_ method looked for at every node (a class that makes attributes as asked)
-
-
-def _plan(kind: type) -> dict:
-    plan = {}
-    # a class that makes attributes as they are asked (__getattr__) is asked every time
-    plan[_ASK] = hasattr(kind, "__getattr__") or kind.__getattribute__ is not object.__getattribute__
-    kind._plan = plan
-    return plan
+        method = getattr(self, leave, None)
+        return method(node) if method is not None else node
 
 
 def _step(plan: dict, kind: type, value) -> tuple:
@@ -57,8 +44,9 @@ def _step(plan: dict, kind: type, value) -> tuple:
         step = (None, None)
     else:
         name = f"leave_{cls.__name__}"
-        leave = _ASK if plan[_ASK] else name if getattr(kind, name, None) is not None else None
-        step = (_inside_function(cls), leave)
+        # a class that makes attributes as they are asked (__getattr__) is asked at every node
+        asks = hasattr(kind, "__getattr__") or kind.__getattribute__ is not object.__getattribute__
+        step = (_inside_function(cls), name if asks or getattr(kind, name, None) is not None else None)
     plan[cls] = step
     return step
 
@@ -74,7 +62,9 @@ def _inside_tuple(items, transform):
 
 
 _INSIDE: dict = {}  # node class -> the function that transforms its children (_inside_code)
-_VALUE_KINDS: dict = {}  # class -> _NODE, _TUPLE or None: what transform looks inside of
+#: class -> what transform looks inside of: _NODE, _TUPLE or None (neither); a class not yet
+#: seen (get's default 0) is classified by _value_kind
+_VALUE_KINDS: dict = {}
 _NODE, _TUPLE = 1, 2
 
 

@@ -130,6 +130,14 @@ def test_transformers_find_their_leave_methods_per_class(tmp_path):
         assert {n.value for n in m.walk(zeroed) if isinstance(n, m.IntLit)} == {0}
     assert Count().transform(body) is body  # the subclass's methods stay its own
 
+    class Asked(Transformer):  # leave_ methods made as they are asked
+        def __getattr__(self, name):
+            if name == "leave_IntLit":
+                return lambda node: dataclasses.replace(node, value=7)
+            raise AttributeError(name)
+
+    assert {n.value for n in m.walk(Asked().transform(body)) if isinstance(n, m.IntLit)} == {7}
+
 
 def _reference_transform(t, node):
     """Transformer.transform as it was defined: every field but span and type transformed,
