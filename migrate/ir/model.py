@@ -646,7 +646,11 @@ def _children_function(cls: type, reverse: bool = False):
 
 
 def _is_node(value) -> bool:
-    cls = type(value)
+    answer = _IS_NODE.get(type(value))
+    return _is_node_class(type(value)) if answer is None else answer
+
+
+def _is_node_class(cls: type) -> bool:
     answer = _IS_NODE.get(cls)
     if answer is None:
         answer = _IS_NODE[cls] = hasattr(cls, "__dataclass_fields__") and not issubclass(cls, (Span,) + _TYPES)
@@ -656,18 +660,70 @@ def _is_node(value) -> bool:
 def map_children(node, fn):
     """``node`` rebuilt with ``fn`` applied to each direct child node (types and spans kept);
     ``node`` itself when nothing changed."""
-    changes = {}
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, tuple) and value and _is_node(value[0]):
-            new = tuple(fn(v) for v in value)
-            if any(a is not b for a, b in zip(new, value)):
-                changes[name] = new
-        elif _is_node(value):
-            new = fn(value)
-            if new is not value:
-                changes[name] = new
-    return replace(node, **changes) if changes else node
+    f = _MAPS.get(type(node))
+    if f is None:
+        f = _map_function(type(node))
+    return f(node, fn)
+
+
+_MAPS: dict = {}  # node class -> its map_children function (_map_code)
+
+
+def _map_code(cls: type) -> str:
+    """The source of ``cls``'s map_children function ``_f(node, fn)``: ``fn`` applied to each
+    field's node, or to each item of a tuple whose first item is a node, and the node rebuilt
+    when one changed (_rebuild_code)."""
+    names = _child_fields(cls)
+    lines = ["def _f(node, fn):"]
+    for i, name in enumerate(names):
+        lines += [f"    x{i} = node.{name}",
+                  f"    if isinstance(x{i}, tuple):",
+                  f"        y{i} = _map_items(x{i}, fn) if x{i} and _is_node(x{i}[0]) else x{i}",
+                  "    else:",
+                  f"        y{i} = fn(x{i}) if _is_node(x{i}) else x{i}"]
+    return "\n".join(lines + _rebuild_code(cls, names)) + "\n"
+
+
+def _map_function(cls: type):
+    names = _child_fields(cls)  # (raises for what is no dataclass, as fields() does)
+    if not names:
+        fn = _same
+    else:
+        scope = {"_is_node": _is_node, "_map_items": _map_items, "_cls": cls, "_replace": replace}
+        exec(_map_code(cls), scope)
+        fn = scope["_f"]
+    _MAPS[cls] = fn
+    return fn
+
+
+def _map_items(items: tuple, fn) -> tuple:
+    new = tuple([fn(v) for v in items])
+    for a, b in zip(new, items):
+        if a is not b:
+            return new
+    return items
+
+
+def _same(node, fn):
+    return node
+
+
+def _rebuild_code(cls: type, names) -> list[str]:
+    """The lines that end a generated function of ``cls`` whose new values of the fields
+    ``names`` are in ``y0``, ``y1``, ... (the old ones in ``x0``, ...): ``node`` rebuilt from them
+    when one is another object (through the constructor, ``_cls``, as dataclasses.replace does but
+    without its look at every field at every call), else ``node``. A class whose constructor does
+    not take every field in order goes through dataclasses.replace (``_replace``)."""
+    every = fields(cls)
+    lines = ["    if " + " or ".join(f"y{i} is not x{i}" for i in range(len(names))) + ":"]
+    if all(f.init and not f.kw_only for f in every):
+        args = ", ".join(f"y{names.index(f.name)}" if f.name in names else f"node.{f.name}" for f in every)
+        lines.append(f"        return _cls({args})")
+    else:  # init=False or keyword-only fields: what changed, through dataclasses.replace
+        lines.append("        changes = {}")
+        lines += [f"        if y{i} is not x{i}: changes[{name!r}] = y{i}" for i, name in enumerate(names)]
+        lines.append("        return _replace(node, **changes)")
+    return lines + ["    return node"]
 
 
 def access_root(e, through=None) -> "Ref | None":
@@ -736,6 +792,18 @@ def elements(t: CType) -> int | None:
 def _preorder(node) -> list:
     """``node`` and everything under it, in pre-order."""
     out = []
+    fn = _APPEND.get(type(node))
+    if fn is None:
+        fn = _append_function(type(node))
+    try:
+        fn(node, out)
+    except RecursionError:  # a tree deeper than Python's frames go: a stack of its own
+        return _preorder_by_stack(node)
+    return out
+
+
+def _preorder_by_stack(node) -> list:
+    out = []
     stack = [node]
     pop, append, push = stack.pop, out.append, _PUSH
     while stack:
@@ -746,6 +814,53 @@ def _preorder(node) -> list:
             fn = _children_function(type(current), reverse=True)
         fn(current, stack)
     return out
+
+
+#: class -> a function appending a value's pre-order to a list (_append_code): a node's generated
+#: one, _append_items for a tuple, _append_nothing for any other value
+_APPEND: dict = {}
+
+
+def _append_code(cls: type) -> str:
+    """The source of ``cls``'s function ``_f(node, out)``: ``node`` appended, then the pre-order of
+    each value of its fields that may hold nodes, through the function of the value's class (one
+    call per node: the walks recurse, which costs less than a stack of their own; no model tree
+    is nearly as deep as Python's frames go)."""
+    lines = ["def _f(node, out):", "    out.append(node)"]
+    for name in _child_fields(cls):
+        lines += [f"    v = node.{name}",
+                  "    f = _append.get(type(v))",
+                  "    if f is None:",
+                  "        f = _append_function(type(v))",
+                  "    f(v, out)"]
+    return "\n".join(lines) + "\n"
+
+
+def _append_function(cls: type):
+    if issubclass(cls, tuple):
+        fn = _append_items
+    elif not _is_node_class(cls):
+        fn = _append_nothing
+    else:
+        scope = {"_append": _APPEND, "_append_function": _append_function}
+        exec(_append_code(cls), scope)
+        fn = scope["_f"]
+    _APPEND[cls] = fn
+    return fn
+
+
+def _append_items(items, out) -> None:
+    """The pre-order of each node of a tuple field (a tuple in it holds no child: children)."""
+    for x in items:
+        f = _APPEND.get(type(x))
+        if f is None:
+            f = _append_function(type(x))
+        if f is not _append_items:
+            f(x, out)
+
+
+def _append_nothing(value, out) -> None:
+    pass
 
 
 #: id(node) -> (node, its pre-order list), for the trees walked most recently: nodes are immutable

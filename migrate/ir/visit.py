@@ -15,47 +15,96 @@ class Transformer:
     whose children changed is returned as it is (the same object)."""
 
     def transform(self, node):
-        if isinstance(node, tuple):  # the same tuple when no item changed: unchanged subtrees stay shared
-            items = tuple([self.transform(n) for n in node])
-            return node if all(a is b for a, b in zip(items, node)) else items
-        cls = type(node)
-        known = _IS_NODE.get(cls)
-        if not (known or known is None and m._is_node(node)):
+        # what to do with a value of each class, worked out once per transformer class and value
+        # class (_step) and kept in the transformer class itself (passes make classes of their
+        # own per call): the function that transforms its children (None for what is no node nor
+        # tuple) and the name of its leave_ method (None where it has none)
+        kind = type(self)
+        plan = kind.__dict__.get("_plan")
+        if plan is None:
+            plan = kind._plan = {}
+        step = plan.get(type(node))
+        if step is None:
+            step = _step(plan, kind, node)
+        inside, leave = step
+        if inside is None:
             return node
-        changes = None
-        for name in m._child_fields(cls):  # every field but span and type
-            value = getattr(node, name)
-            kind = type(value)
-            if kind is tuple or isinstance(value, tuple) or _IS_NODE.get(kind) \
-                    or kind not in _IS_NODE and m._is_node(value):
-                new = self.transform(value)
-                if new is not value:
-                    if changes is None:
-                        changes = {}
-                    changes[name] = new
-        if changes:
-            node = dataclasses.replace(node, **changes)
-        # the leave_ method of the node's class, looked for once per transformer class and node
-        # class (most have none, and a failed lookup costs more than the rest of a visit); kept
-        # in the transformer class itself (passes make classes of their own per call)
-        leaves = type(self).__dict__.get("_leave_names")
-        if leaves is None:
-            kind = type(self)
-            # a class that makes attributes as they are asked (__getattr__) is asked every time
-            dynamic = hasattr(kind, "__getattr__") or kind.__getattribute__ is not object.__getattribute__
-            leaves = kind._leave_names = False if dynamic else {}
-        if leaves is False:
-            leave = getattr(self, f"leave_{cls.__name__}", None)
-            return leave(node) if leave is not None else node
-        leave = leaves.get(cls, _UNKNOWN)
-        if leave is _UNKNOWN:
-            name = f"leave_{cls.__name__}"
-            leave = leaves[cls] = name if getattr(type(self), name, None) is not None else None
-        return getattr(self, leave)(node) if leave is not None else node
+        node = inside(node, self.transform)
+        if leave is None:
+            return node
+        method = getattr(self, leave, None)
+        return method(node) if method is not None else node
 
 
-_IS_NODE = m._IS_NODE  # node class -> whether it is a model node (filled by model._is_node)
-_UNKNOWN = object()
+def _step(plan: dict, kind: type, value) -> tuple:
+    cls = type(value)
+    if isinstance(value, tuple):
+        step = (_inside_tuple, None)
+    elif not m._is_node(value):
+        step = (None, None)
+    else:
+        name = f"leave_{cls.__name__}"
+        # a class that makes attributes as they are asked (__getattr__) is asked at every node
+        asks = hasattr(kind, "__getattr__") or kind.__getattribute__ is not object.__getattribute__
+        step = (_inside_function(cls), name if asks or getattr(kind, name, None) is not None else None)
+    plan[cls] = step
+    return step
+
+
+def _inside_tuple(items, transform):
+    """``items`` transformed one by one; the same tuple when no item changed (unchanged subtrees
+    stay shared)."""
+    new = [transform(n) for n in items]
+    for a, b in zip(new, items):
+        if a is not b:
+            return tuple(new)
+    return items
+
+
+_INSIDE: dict = {}  # node class -> the function that transforms its children (_inside_code)
+#: class -> what transform looks inside of: _NODE, _TUPLE or None (neither); a class not yet
+#: seen (get's default 0) is classified by _value_kind
+_VALUE_KINDS: dict = {}
+_NODE, _TUPLE = 1, 2
+
+
+def _value_kind(value):
+    cls = type(value)
+    kind = _VALUE_KINDS[cls] = _TUPLE if isinstance(value, tuple) else _NODE if m._is_node(value) else None
+    return kind
+
+
+def _inside_code(cls: type) -> str:
+    """The source of ``cls``'s function ``_f(node, transform)``: each field that may hold nodes
+    (model._child_fields) transformed where it holds a node or a non-empty tuple, and the node
+    rebuilt when one changed (model._rebuild_code)."""
+    names = m._child_fields(cls)
+    lines = ["def _f(node, transform):"]
+    for i, name in enumerate(names):
+        lines += [f"    x{i} = node.{name}",
+                  f"    k = _kinds.get(type(x{i}), 0)",
+                  "    if k == 0:",
+                  f"        k = _value_kind(x{i})",
+                  f"    y{i} = transform(x{i}) if k is _NODE or k is _TUPLE and x{i} else x{i}"]
+    return "\n".join(lines + m._rebuild_code(cls, names)) + "\n"
+
+
+def _inside_function(cls: type):
+    fn = _INSIDE.get(cls)
+    if fn is None:
+        if not m._child_fields(cls):  # a leaf: a name, a literal
+            fn = _leaf
+        else:
+            scope = {"_kinds": _VALUE_KINDS, "_value_kind": _value_kind, "_NODE": _NODE, "_TUPLE": _TUPLE,
+                     "_cls": cls, "_replace": dataclasses.replace}
+            exec(_inside_code(cls), scope)
+            fn = scope["_f"]
+        _INSIDE[cls] = fn
+    return fn
+
+
+def _leaf(node, transform):
+    return node
 
 
 def expand_statements(s, split, every: bool = False):

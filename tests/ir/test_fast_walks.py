@@ -129,3 +129,90 @@ def test_transformers_find_their_leave_methods_per_class(tmp_path):
         zeroed = local_zero().transform(body)
         assert {n.value for n in m.walk(zeroed) if isinstance(n, m.IntLit)} == {0}
     assert Count().transform(body) is body  # the subclass's methods stay its own
+
+    class Asked(Transformer):  # leave_ methods made as they are asked
+        def __getattr__(self, name):
+            if name == "leave_IntLit":
+                return lambda node: dataclasses.replace(node, value=7)
+            raise AttributeError(name)
+
+    assert {n.value for n in m.walk(Asked().transform(body)) if isinstance(n, m.IntLit)} == {7}
+
+
+def _reference_transform(t, node):
+    """Transformer.transform as it was defined: every field but span and type transformed,
+    tuples item by item, the node rebuilt by dataclasses.replace, then its leave_ method."""
+    if isinstance(node, tuple):
+        items = tuple(_reference_transform(t, n) for n in node)
+        return node if all(a is b for a, b in zip(items, node)) else items
+    if not m._is_node(node):
+        return node
+    changes = {}
+    for f in dataclasses.fields(node):
+        if f.name in ("span", "type"):
+            continue
+        value = getattr(node, f.name)
+        new = _reference_transform(t, value)
+        if new is not value:
+            changes[f.name] = new
+    if changes:
+        node = dataclasses.replace(node, **changes)
+    leave = getattr(t, f"leave_{type(node).__name__}", None)
+    return leave(node) if leave is not None else node
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pairs:
+    """A node of no model class: nodes in nested tuples, a keyword-only field and one the
+    constructor does not take (the generated rebuild leaves such a class to dataclasses.replace)."""
+    pairs: tuple
+    note: str = dataclasses.field(default="", kw_only=True)
+    made: int = dataclasses.field(default=0, init=False)
+
+
+class _Rename(Transformer):
+    def leave_Ref(self, node):
+        return dataclasses.replace(node, name=node.name + "_") if node.name in ("i", "acc") else node
+
+    def leave_VarDecl(self, node):
+        return dataclasses.replace(node, name=node.name + "_") if node.name == "j" else node
+
+
+def test_transform_rebuilds_what_the_plain_definition_does(tmp_path):
+    u = unit(tmp_path, SOURCE)
+    fn = u.kernels[0]
+    out = _Rename().transform(fn)
+    assert out == _reference_transform(_Rename(), fn) and out != fn
+    # what no rename reaches is shared, not copied
+    for old, new in zip(fn.params, out.params):
+        assert old is new
+    assert out.body.stmts[0] is fn.body.stmts[0]  # __shared__ float s[64]
+    # nodes in nested tuples, and a class the generated rebuild does not make
+    refs = [n for n in m.walk(fn.body) if isinstance(n, m.Ref)]
+    odd = _Pairs(((refs[0], refs[1]), (refs[2], "x")), note="n")
+    new = _Rename().transform(odd)
+    assert new == _reference_transform(_Rename(), odd) and new != odd and new.note == "n"
+    assert _Rename().transform(_Pairs(((fn.params[0], 3),))) == _Pairs(((fn.params[0], 3),))
+    # map_children rebuilds the same way: a tuple of nodes item by item, the node only where one changed
+    call = next(n for n in m.walk(fn.body) if isinstance(n, m.Call) and n.args)
+    def prime(c):  # every variable renamed
+        return m.Ref(c.name + "'", c.kind, c.type, c.span) if isinstance(c, m.Ref) else m.map_children(c, prime)
+    assert m.map_children(call, prime) == dataclasses.replace(call, args=tuple(prime(a) for a in call.args)) != call
+    assert m.map_children(call, lambda c: c) is call
+    flat = _Pairs(tuple(refs[:3]), note="n")
+    assert m.map_children(flat, lambda c: _Rename().transform(c)) == _reference_transform(_Rename(), flat)
+
+
+def test_walk_of_a_tree_deeper_than_the_recursion_limit(tmp_path):
+    import sys
+    fn = unit(tmp_path, SOURCE).kernels[0]
+    i = e = [n for n in m.walk(fn.body) if isinstance(n, m.Ref)][0]
+    for k in range(sys.getrecursionlimit() + 100):  # -(-(... + i) + i)
+        e = m.Unary("-", e, False, e.type, e.span) if k % 2 else m.Binary("+", e, i, e.type, e.span)
+    deep = m.ExprStmt(e, e.span)
+    order, stack = [], [deep]  # the pre-order, by a stack of its own
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(reversed(_reference_children(node)))
+    assert [id(n) for n in m.walk(deep)] == [id(n) for n in order]
