@@ -25,37 +25,15 @@ def atom_key(e) -> str:
     return m.key(e)
 
 
-def linear_form(e, memo: dict | None = None) -> tuple[dict[str, tuple[int, m.Expr]], int] | None:
-    """({key: (coefficient, atom)}, constant), or None for a non-integer expression.
-
-    ``memo`` (a dict the caller keeps for one tree) holds the form of every subexpression read, for
-    a pass that asks of each node of the tree: a chain of n additions is then read once, not once
-    per addition. It maps id(node) -> (node, form), the node held so that its id stays its own."""
-    form = _linear_form(e, memo)
-    if memo is None or form is None:
-        return form
-    return dict(form[0]), form[1]  # (the caller may change its terms: not the memo's)
-
-
-def _linear_form(e, memo: dict | None):
-    if memo is not None:
-        hit = memo.get(id(e))
-        if hit is not None and hit[0] is e:
-            return hit[1]
-        form = _form_of(e, memo)
-        memo[id(e)] = (e, form)
-        return form
-    return _form_of(e, None)
-
-
-def _form_of(e, memo: dict | None):
+def linear_form(e) -> tuple[dict[str, tuple[int, m.Expr]], int] | None:
+    """({key: (coefficient, atom)}, constant), or None for a non-integer expression."""
     e = strip_int_casts(e)
     if isinstance(e, m.IntLit):
         return {}, e.value
     if not _is_int(e.type) and not isinstance(e, m.Builtin):
         return None
     if isinstance(e, m.Binary) and e.op in ("+", "-"):
-        lhs, rhs = _linear_form(e.lhs, memo), _linear_form(e.rhs, memo)
+        lhs, rhs = linear_form(e.lhs), linear_form(e.rhs)
         if lhs is None or rhs is None:
             return {atom_key(e): (1, e)}, 0
         sign = 1 if e.op == "+" else -1
@@ -67,7 +45,7 @@ def _form_of(e, memo: dict | None):
         terms = {k: v for k, v in terms.items() if v[0] != 0}
         return _merge_divmod(terms, const)
     if isinstance(e, m.Binary) and e.op == "*":
-        lhs, rhs = _linear_form(e.lhs, memo), _linear_form(e.rhs, memo)
+        lhs, rhs = linear_form(e.lhs), linear_form(e.rhs)
         if lhs is not None and rhs is not None:
             if not lhs[0]:
                 return {k: (c * lhs[1], a) for k, (c, a) in rhs[0].items() if c * lhs[1]}, lhs[1] * rhs[1]
@@ -75,7 +53,7 @@ def _form_of(e, memo: dict | None):
                 return {k: (c * rhs[1], a) for k, (c, a) in lhs[0].items() if c * rhs[1]}, lhs[1] * rhs[1]
         return {atom_key(e): (1, e)}, 0
     if isinstance(e, m.Unary) and e.op == "-" and not e.postfix:
-        inner = _linear_form(e.operand, memo)
+        inner = linear_form(e.operand)
         if inner is not None:
             return {k: (-c, a) for k, (c, a) in inner[0].items()}, -inner[1]
     return {atom_key(e): (1, e)}, 0

@@ -104,9 +104,8 @@ def _form_pairs(form) -> list[tuple[str, int | None, str, str]]:
 
 
 class _Fold(Transformer):
-    def __init__(self, sizes: dict[str, int], forms: dict) -> None:
+    def __init__(self, sizes: dict[str, int]) -> None:
         self.sizes = sizes  # dims whose block size the kernel spells as a constant
-        self.forms = forms  # the affine forms read so far (linear_form's memo): each sum is read once
 
     def leave_Binary(self, node: m.Binary):
         found = global_index_dim(node)
@@ -117,7 +116,7 @@ class _Fold(Transformer):
             return global_builtin(d, node)
         if node.op not in ("+", "-") or not _int_type(node.type):
             return node
-        form = linear_form(node, self.forms)
+        form = linear_form(node)
         if form is None:
             return node
         terms, const = form
@@ -136,18 +135,16 @@ def _int_type(t) -> bool:
     return isinstance(t, m.Scalar) and t.dtype.startswith(("int", "uint"))
 
 
-def assumed_block_sizes(fn: m.Function, forms: dict | None = None) -> dict[str, int]:
+def assumed_block_sizes(fn: m.Function) -> dict[str, int]:
     """Block sizes the kernel spells as constants (``blockIdx.x * TILE + threadIdx.x``): d -> C,
-    for the dims where every such idiom uses the same C and ``blockDim.d`` is not read.
-    ``forms``: the memo of :func:`~..facts.affine.linear_form` to fill (every sum of the body is read)."""
-    forms = {} if forms is None else forms
+    for the dims where every such idiom uses the same C and ``blockDim.d`` is not read."""
     sizes: dict[str, set] = {}
     for n in m.walk(fn.body) if fn.body else ():
         found = global_index_dim(n) if isinstance(n, m.Binary) else None
         if found and found[1] is not None:
             sizes.setdefault(found[0], set()).add(found[1])
         elif isinstance(n, m.Binary) and n.op in ("+", "-") and _int_type(n.type):
-            form = linear_form(n, forms)
+            form = linear_form(n)
             for d, size, _kb, _kt in (_form_pairs(form) if form is not None else ()):
                 if size is not None:
                     sizes.setdefault(d, set()).add(size)
@@ -175,9 +172,8 @@ def fold_global_indices(fn: m.Function) -> tuple[m.Function, dict[str, int]]:
     if fn.body is None:
         return fn, {}
     used_before = builtin_uses(fn)
-    forms: dict = {}  # (the body's sums, read by both)
-    sizes = assumed_block_sizes(fn, forms)
-    fn = _Fold(sizes, forms).transform(fn)
+    sizes = assumed_block_sizes(fn)
+    fn = _Fold(sizes).transform(fn)
     used = builtin_uses(fn)
     table = {}
     for d in DIMS:
