@@ -41,7 +41,7 @@ from .analysis.lift.block_scalars import block_scalars
 from .analysis.lift.forward_shared import forward_shared
 from .analysis.lift.free_grid import plan_free_grid
 from .analysis.lift.gemm import finish_layout, layout, plan_gemm
-from .analysis.lift.map import plan_map, static_sizes
+from .analysis.lift.map import map_elements, plan_elements, plan_map, static_sizes
 from .analysis.lift.micro_tiles import expand_micro_tiles
 from .analysis.lift.private_shared import privatise_shared
 from .analysis.lift.reduce import plan_block_reduce, reduction_kinds
@@ -665,8 +665,10 @@ class KernelPipeline:
         passes gave), or (None, None) with a note on ``out`` for a micro-tiled kernel that is not
         a GEMM."""
         micro = None  # register micro-tiles as elements (analysis.lift.micro_tiles)
+        elements = None  # the kernel's elements, whose stores the race rule checks again (below)
         try:
-            return plan_map(prepared, kplan, callees, threads=False), []
+            elements = map_elements(prepared, kplan, callees)
+            return plan_elements(elements, threads=False), []
         except NotLiftable as not_map:
             tplan, reasons = None, [not_map]
         try:  # shared arrays each thread keeps as its own scratch, as the element's local arrays
@@ -691,7 +693,7 @@ class KernelPipeline:
                 return None, None
         if tplan is None and isinstance(reasons[0], MayRace):
             try:  # the stores not proven apart, each element one CUDA thread: CUDA's race rule (M3006)
-                return plan_map(prepared, kplan, callees, threads=True), []
+                return plan_elements(elements, threads=True), []  # (a MayRace comes from their check)
             except MayRace:
                 pass  # elements that are not CUDA threads (a grid-stride loop): the proof stays the rule
             except NotLiftable as not_on_race_rule:

@@ -32,23 +32,26 @@ def thread_dependent_names(fn: m.Function) -> set[str]:
 
 
 def _thread_dependent_names(body: m.Block | None) -> set[str]:
-    assigned: list[tuple[str, m.Expr, tuple[m.Expr, ...]]] = []
+    # (name, value, guards) of each assignment; a guard is (condition, names declared under its
+    # statement): a variable declared inside a branch is only ever seen by the threads that take
+    # it, so the branch does not make it differ. A statement's set of names is filled as the visit
+    # goes through it (one walk, not one per nested statement), so guards are applied once the
+    # visit is done.
+    assigned: list[tuple[str, m.Expr, tuple[tuple[m.Expr, set], ...]]] = []
 
     def target_name(e):
         while isinstance(e, (m.Index, m.Member)):
             e = e.base
         return e.name if isinstance(e, m.Ref) and e.kind == "local" else None
 
-    # A guard is (condition, names declared under it): a variable declared inside a branch is
-    # only ever seen by the threads that take it, so the branch does not make it differ.
-    def declared(node) -> frozenset:
-        return frozenset(n.name for n in m.walk(node) if isinstance(n, m.VarDecl))
-
     def record(name, value, guards):
-        assigned.append((name, value, tuple(c for c, inside in guards if name not in inside)))
+        assigned.append((name, value, guards))
 
-    def visit(node, guards: tuple):
-        if isinstance(node, m.VarDecl):
+    def visit(node, guards: tuple, declared: set):
+        """``declared``: the names declared under the innermost statement that ``node`` is in and
+        that guards (a branch, a loop, a switch; the whole body at the top)."""
+        if isinstance(node, m.VarDecl):  # (declarations are statements: no expression holds one)
+            declared.add(node.name)
             if node.init is not None:
                 record(node.name, node.init, guards)
             return
@@ -64,28 +67,36 @@ def _thread_dependent_names(body: m.Block | None) -> set[str]:
             if name:
                 record(name, node.operand, guards)
         if isinstance(node, m.If):
-            visit(node.cond, guards)
-            inner = guards + ((node.cond, declared(node)),)
-            visit(node.then, inner)
+            inside: set = set()
+            visit(node.cond, guards, inside)
+            inner = guards + ((node.cond, inside),)
+            visit(node.then, inner, inside)
             if node.other is not None:
-                visit(node.other, inner)
+                visit(node.other, inner, inside)
+            declared |= inside
             return
         if isinstance(node, (m.For, m.While, m.DoWhile)):
+            inside = set()
             if isinstance(node, m.For) and node.init is not None:
-                visit(node.init, guards)
-            inner = guards + (((node.cond, declared(node)),) if node.cond is not None else ())
+                visit(node.init, guards, inside)
+            inner = guards + (((node.cond, inside),) if node.cond is not None else ())
             if isinstance(node, m.For) and node.step is not None:
-                visit(node.step, inner)
-            visit(node.body, inner)
+                visit(node.step, inner, inside)
+            visit(node.body, inner, inside)
+            declared |= inside
             return
         if isinstance(node, m.Switch):
-            visit(node.body, guards + ((node.cond, declared(node)),))
+            inside = set()
+            visit(node.body, guards + ((node.cond, inside),), inside)
+            declared |= inside
             return
         for child in m.children(node):
-            visit(child, guards)
+            visit(child, guards, declared)
 
     if body is not None:
-        visit(body, ())
+        visit(body, (), set())
+    assigned = [(name, value, tuple(c for c, inside in guards if name not in inside))
+                for name, value, guards in assigned]
     # each value and guard read once (_reads_thread): depends_on_thread(e, dependent) is its own
     # reading of the thread, or a name it reads among the dependent ones
     summaries: dict[int, tuple[bool, frozenset]] = {}

@@ -783,10 +783,32 @@ def without_closing_barriers(fn: m.Function, kplan: KernelPlan) -> tuple[m.Funct
         return fn, kplan
 
 
+@dataclasses.dataclass(frozen=True)
+class Elements:
+    """A kernel's statements as the elements of a map (:func:`map_elements`), before their stores
+    are checked: what :func:`plan_elements` needs, so that the check can be made again on CUDA's
+    race rule without folding the kernel again."""
+
+    fn: m.Function  # the kernel (without the barriers that end it)
+    aliases: object  # its portable plan's pointer aliases
+    folded: m.Function  # its thread indices as element indices (fold_elements)
+    stmts: tuple
+    block_sizes: dict
+    extents: dict
+    one_each: bool  # each element is one CUDA thread
+    dims: tuple  # the domain's dimensions, x first
+
+
 def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], threads: bool = True) -> KernelPlan:
     """The tile-form plan of a prepared kernel whose portable plan is ``kplan``. ``threads``:
     the kernel's threads are its own (not register micro-tiles expanded into elements), so that
     stores the lift cannot prove apart are left to CUDA's race rule (:func:`check_stores`)."""
+    return plan_elements(map_elements(fn, kplan, device_fns), threads)
+
+
+def map_elements(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function]) -> Elements:
+    """The first half of :func:`plan_map`: the kernel's elements, or :class:`NotLiftable` where it
+    has barriers, shared memory, warp operations or stores to no place."""
     fn, kplan = without_closing_barriers(fn, kplan)
     if kplan.form != "portable" or len(kplan.regions) != 1 or not isinstance(kplan.regions[0], Phase):
         raise NotLiftable("it has barriers or warp operations")
@@ -810,7 +832,14 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], th
             raise NotLiftable(f"the store at line {n.span.line} goes to '{root.name}', which the CUDA declares const")
     folded, stmts, block_sizes, extents, one_each = fold_elements(fn)
     dims = domain_dims(m.Block(stmts, fn.span))
-    races = check_stores(stmts, dims, threads=threads and one_each)
+    return Elements(fn, kplan.aliases, folded, tuple(stmts), block_sizes, extents, one_each, tuple(dims))
+
+
+def plan_elements(elements: Elements, threads: bool = True) -> KernelPlan:
+    """The second half of :func:`plan_map` (``threads`` as there): the elements' stores checked,
+    their tail bounds and lanes found, the map's plan built."""
+    fn, folded, stmts, dims = elements.fn, elements.folded, elements.stmts, list(elements.dims)
+    races = check_stores(stmts, dims, threads=threads and elements.one_each)
     aliases = _aliases_of_global(stmts, set().union(*(assigned_names(s) for s in stmts)) if stmts else set())
     bounds = tail_bounds(stmts, aliases)
     square = len(dims) == 2 and strided_in_x(stmts)
@@ -823,10 +852,10 @@ def plan_map(fn: m.Function, kplan: KernelPlan, device_fns: list[m.Function], th
     if lane_form is not None:
         lanes, stmts, rest = lane_form
     body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts) + tuple(rest), fn.body.span))
-    tile = TileMap(tuple(stmts), tuple(dims), extents, bounds, fn.span, block_sizes, square=square,
+    tile = TileMap(tuple(stmts), tuple(dims), elements.extents, bounds, fn.span, elements.block_sizes, square=square,
                    lanes=lanes, rest=tuple(rest), races=races, y_major=y_major)
     variables = place_variables(body_fn, (tile,), set(), portable=False)
-    return KernelPlan(body_fn, "tile", (tile,), variables, kplan.aliases)
+    return KernelPlan(body_fn, "tile", (tile,), variables, elements.aliases)
 
 
 def static_sizes(fn: m.Function, tile_map: TileMap, single: set[str]) -> tuple[str, ...]:
