@@ -1501,14 +1501,11 @@ class StmtPrinter:
                 idx = [str(start + rest[0])] + [str(k) for k in rest[1:]]
                 self.emit(f"{d.name}[{', '.join(self._element_index(d, prefix + idx))}] = {zero}", d.span)
             return
-        names = [f"zero_{j}_" for j in range(len(shape))]
-        for j, (name, extent) in enumerate(zip(names, shape)):
-            count = extent if j or not start else f"{extent} - {start}" if not extent.isdigit() else str(int(extent) - start)
-            self.emit(f"for {name} in T.serial({count}):", d.span)
-            self.indent += 1
-        idx = [f"{start} + {names[0]}" if start else names[0]] + names[1:]
-        self.emit(f"{d.name}[{', '.join(self._element_index(d, prefix + idx))}] = {zero}", d.span)
-        self.indent -= len(shape)
+        counts = [str(n) if n is not None else f"{x} - {start}" if j == 0 and start else x
+                  for j, (n, x) in enumerate(zip(sizes, shape))]
+        with self._loops(counts, "zero", d.span) as names:
+            idx = [f"{start} + {names[0]}" if start else names[0]] + names[1:]
+            self.emit(f"{d.name}[{', '.join(self._element_index(d, prefix + idx))}] = {zero}", d.span)
 
     def s_ExprStmt(self, s: m.ExprStmt):
         e = s.expr
@@ -1579,13 +1576,20 @@ class StmtPrinter:
 
     def _copy_thread_array(self, target: str, source: str, shape: list[str], span: Span) -> None:
         """``target`` = ``source`` element by element (each a format string of the indices)."""
-        names = [f"row_{i}_" for i in range(len(shape))]
-        for name, extent in zip(names, shape):
-            self.emit(f"for {name} in T.serial({extent}):", span)
+        with self._loops(shape, "row", span) as names:
+            index = ", ".join(names)
+            self.emit(f"{target.format(index)} = {source.format(index)}", span)
+
+    @contextmanager
+    def _loops(self, counts: list[str], stem: str, span: Span):
+        """A nest of ``T.serial`` loops of ``counts`` iterations, outermost first, whose variables
+        (``{stem}_0_``, ...) it gives; what is emitted inside is their body."""
+        names = [f"{stem}_{i}_" for i in range(len(counts))]
+        for name, count in zip(names, counts):
+            self.emit(f"for {name} in T.serial({count}):", span)
             self.indent += 1
-        index = ", ".join(names)
-        self.emit(f"{target.format(index)} = {source.format(index)}", span)
-        self.indent -= len(shape)
+        yield names
+        self.indent -= len(counts)
 
     def s_If(self, s: m.If):
         branches, last = _else_if_chain(s)

@@ -697,6 +697,8 @@ def _map_function(cls: type):
 
 
 def _map_items(items: tuple, fn) -> tuple:
+    """``fn`` of each item; ``items`` itself when no item changed (unchanged subtrees stay shared;
+    visit.Transformer's tuples too)."""
     new = tuple([fn(v) for v in items])
     for a, b in zip(new, items):
         if a is not b:
@@ -705,6 +707,7 @@ def _map_items(items: tuple, fn) -> tuple:
 
 
 def _same(node, fn):
+    """A leaf's map (a name, a literal): nothing under it to change."""
     return node
 
 

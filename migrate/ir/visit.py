@@ -39,7 +39,7 @@ class Transformer:
 def _step(plan: dict, kind: type, value) -> tuple:
     cls = type(value)
     if isinstance(value, tuple):
-        step = (_inside_tuple, None)
+        step = (m._map_items, None)  # the same tuple when no item changed: unchanged subtrees stay shared
     elif not m._is_node(value):
         step = (None, None)
     else:
@@ -49,16 +49,6 @@ def _step(plan: dict, kind: type, value) -> tuple:
         step = (_inside_function(cls), name if asks or getattr(kind, name, None) is not None else None)
     plan[cls] = step
     return step
-
-
-def _inside_tuple(items, transform):
-    """``items`` transformed one by one; the same tuple when no item changed (unchanged subtrees
-    stay shared)."""
-    new = [transform(n) for n in items]
-    for a, b in zip(new, items):
-        if a is not b:
-            return tuple(new)
-    return items
 
 
 _INSIDE: dict = {}  # node class -> the function that transforms its children (_inside_code)
@@ -85,7 +75,7 @@ def _inside_code(cls: type) -> str:
                   f"    k = _kinds.get(type(x{i}), 0)",
                   "    if k == 0:",
                   f"        k = _value_kind(x{i})",
-                  f"    y{i} = transform(x{i}) if k is _NODE or k is _TUPLE and x{i} else x{i}"]
+                  f"    y{i} = transform(x{i}) if k == _NODE or k == _TUPLE and x{i} else x{i}"]
     return "\n".join(lines + m._rebuild_code(cls, names)) + "\n"
 
 
@@ -93,7 +83,7 @@ def _inside_function(cls: type):
     fn = _INSIDE.get(cls)
     if fn is None:
         if not m._child_fields(cls):  # a leaf: a name, a literal
-            fn = _leaf
+            fn = m._same
         else:
             scope = {"_kinds": _VALUE_KINDS, "_value_kind": _value_kind, "_NODE": _NODE, "_TUPLE": _TUPLE,
                      "_cls": cls, "_replace": dataclasses.replace}
@@ -101,10 +91,6 @@ def _inside_function(cls: type):
             fn = scope["_f"]
         _INSIDE[cls] = fn
     return fn
-
-
-def _leaf(node, transform):
-    return node
 
 
 def expand_statements(s, split, every: bool = False):
