@@ -12,6 +12,12 @@ spelled out:
 
     T step = min(s[tid], s[tid + 32]); __syncthreads(); s[tid] = step; __syncthreads();
 
+A store whose value reads none of that memory (``l_V[i * 33] = d_Src[i * stride]``) needs no
+temporary: ``__syncthreads(); l_V[i * 33] = d_Src[i * stride]; __syncthreads();``. A loop whose
+body then starts and ends with a step's barrier keeps one before it instead of one at the start
+of every iteration, and a step's barrier with nothing between it and the one before that touches
+the exchanged memory is dropped.
+
 (:func:`lockstep_steps`, before inlining, on the function that exchanges: the kernel, or the
 device function in the unit's table, where every kernel that calls it gets the same steps). A
 branch that only some threads take and that now holds such barriers, ``if (tid < 32) {...}``, is
@@ -89,6 +95,13 @@ def _steps(fn: m.Function, watched: set[str]) -> m.Function:
             value = m.Binary(e.op[0], target, m.IntLit(1, "1", m.Scalar("int32"), e.span), target.type, e.span)
         else:
             return None
+        if e.op == "=" and pure(value) and not any(element(n) for n in m.walk(value)) \
+                and not any(element(n) for n in m.walk(target) if n is not target):
+            # the value reads no memory the threads exchange (``l_V[i * 33] = src[i * stride]``):
+            # every thread may compute it where it stores it, after the step's first barrier (which
+            # orders earlier reads of the element before the store), with no temporary; the
+            # barriers of consecutive such steps are one
+            return [_barrier(s.span), s, _barrier(s.span)]
         name = fresh("step", taken)
         ctype = target.type
         step = m.Ref(name, "local", ctype, s.span)
@@ -101,7 +114,49 @@ def _steps(fn: m.Function, watched: set[str]) -> m.Function:
     def own_spans(s):
         return [(s.span, "")] if id(s) in inside else []
 
-    return dataclasses.replace(fn, body=expand_statements(fn.body, split, every=True))
+    def hoist(s):
+        # a loop whose body starts and ends with a step's barrier: the leading one of every
+        # iteration but the first follows the trailing one of the iteration before, with nothing
+        # between that reads or writes memory (the loop's own condition and step read none the
+        # threads exchange): one barrier before the loop orders the first iteration's
+        if not isinstance(s, (m.For, m.While)) or not isinstance(s.body, m.Block) or len(s.body.stmts) < 3:
+            return None
+        first, last = s.body.stmts[0], s.body.stmts[-1]
+        if not (_is_barrier_stmt(first) and _is_barrier_stmt(last)):
+            return None
+        heads = (getattr(s, "init", None), s.cond, getattr(s, "step", None))
+        if any(element(n) or isinstance(n, (m.Call, m.MethodCall)) for x in heads if x is not None for n in m.walk(x)):
+            return None
+        return [first, dataclasses.replace(s, body=dataclasses.replace(s.body, stmts=s.body.stmts[1:]))]
+
+    def touches(x) -> bool:
+        return any(element(n) or isinstance(n, m.MethodCall) or isinstance(n, m.Call) and n.kind not in ("math", "conversion")
+                   for n in m.walk(x))
+
+    def merged(b):
+        # a step's barrier after another with nothing between that touches the memory the threads
+        # exchange (``idx += 32`` between ``s[idx] = 0`` and ``s[idx] = v``) orders nothing more
+        if not isinstance(b, m.Block):
+            return None
+        out, quiet = [], False
+        for x in b.stmts:
+            if _is_barrier_stmt(x):
+                if quiet:
+                    continue
+                quiet = True
+            elif touches(x):
+                quiet = False
+            out.append(x)
+        return [dataclasses.replace(b, stmts=tuple(out))]
+
+    body = expand_statements(fn.body, split, every=True)
+    body = expand_statements(body, hoist, every=True)
+    body = expand_statements(body, merged, every=True)
+    return dataclasses.replace(fn, body=merged(body)[0] if isinstance(body, m.Block) else body)
+
+
+def _is_barrier_stmt(s) -> bool:
+    return isinstance(s, m.ExprStmt) and is_lockstep_barrier(s.expr)
 
 
 def _own_element_loops(body, element) -> set:

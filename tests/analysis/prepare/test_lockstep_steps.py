@@ -252,3 +252,36 @@ def test_steps_in_a_kernel_kept_at_thread_level_are_refused(tmp_path):
     assert k["form"] in ("hybrid", "unsupported")
     assert k["reason"].startswith("warp-synchronous code: its lockstep steps would put barriers in thread-level"), \
         k["reason"]
+
+
+def test_a_store_of_a_value_read_from_elsewhere_is_one_barrier_an_iteration(tmp_path):
+    """``v[i * (B + 1)] = src[...]`` reads no memory the threads exchange: each thread computes the
+    value where it stores it (no per-thread temporary, no barrier between the read and the write),
+    and the barrier that would start every iteration is the one that ended the iteration before:
+    one barrier before the loop, one after each store (dct8x8's loads: 16 warp barriers a loop
+    before, 9 now). The CPU run above still transposes every tile."""
+    out, (k,) = converted(tmp_path, TRANSPOSE)
+    text = (out / "k.py").read_text()
+    lines = text.splitlines()
+    loop = next(n for n, line in enumerate(lines) if line.strip().startswith("while "))
+    assert lines[loop - 2].strip().startswith("sync_step()"), "\n".join(lines[loop - 3:loop + 1])
+    body = []
+    for line in lines[loop + 1:]:
+        if len(line) - len(line.lstrip()) <= len(lines[loop]) - len(lines[loop].lstrip()):
+            break
+        body.append(line.strip())
+    assert sum(line.startswith("sync_step()") for line in body) == 1, "\n".join(body)
+    assert not any(line.startswith("step") for line in body), "\n".join(body)
+    assert "t[g * 8 * (8 + 1) + m + i * (8 + 1)] = src[base + i * 8 + m]" in text
+
+
+def test_stores_with_no_exchange_between_them_share_their_barrier(tmp_path):
+    """``sData[idx] = 0; idx += WARP_SIZE; sData[idx] = val;``: nothing between the first store's
+    barrier and the second's touches the shared array, so one barrier orders both (the CPU run of
+    test_warp_scans_are_the_blocks_exclusive_ranks checks the ranks)."""
+    out, (k,) = converted(tmp_path, SCAN)
+    lines = [line.strip() for line in (out / "k.py").read_text().splitlines()]
+    zero = next(n for n, line in enumerate(lines) if line.endswith("= T.uint32(0)  # L7") and line.startswith("s["))
+    val = next(n for n, line in enumerate(lines) if n > zero and line.startswith("s[") and "# L9" in line)
+    between = lines[zero + 1:val]
+    assert sum(line.startswith("sync_step()") for line in between) == 1, "\n".join(lines[zero:val + 1])
