@@ -13,7 +13,8 @@ refused). And nvcc keeps a thread's array in registers only where every index is
 loops are unrolled, else in local memory. So an array is a fragment row where, in every phase,
 each access indexes it the same way, by a constant or by the variable of one counted loop of that
 phase with constant bounds inside the array (unrolled by nvcc); never whole, never an element's
-address, never in a warp exchange. Arrays used at constant indices only are split into scalars
+address, never in a warp exchange, never with an initialiser (printed as a store per element,
+each at its own index). Arrays used at constant indices only are split into scalars
 before this (prepare.array_elements); an array used otherwise keeps its shared row.
 """
 from __future__ import annotations
@@ -31,8 +32,9 @@ def fragment_rows(kplan: KernelPlan) -> set[str]:
     fragment rows on GPUs (module docstring)."""
     if kplan.form != "portable":
         return set()
+    # (an initialiser list is printed as a store per element: one index each, refused)
     out = {name for name, vp in kplan.vars.items()
-           if vp.placement == "thread_array" and _small_row(vp.decl.type)}
+           if vp.placement == "thread_array" and vp.decl.init is None and _small_row(vp.decl.type)}
     for r in walk_regions(kplan.regions):
         if not out:
             break

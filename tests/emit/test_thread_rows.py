@@ -80,6 +80,20 @@ __global__ void scaled_pairs(const float* __restrict__ x, const float* __restric
   }
 }
 
+// a thread's offsets with their initial values, kept across the barriers: stored at four indices
+__global__ void ring_sums(const int* __restrict__ x, int* __restrict__ y, int n) {
+  int off[ITEMS] = {0, 3, 5, 9};
+  __shared__ int hist[16];
+  if (threadIdx.x < 16) hist[threadIdx.x] = 0;
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(&hist[x[i] & 15], 1);
+  __syncthreads();
+  int t = 0;
+  for (int j = 0; j < ITEMS; j++) t += hist[(threadIdx.x + off[j]) & 15];
+  if (i < n) y[i] = t;
+}
+
 int main() {
   float *edges, *x, *sums, *s, *y, *z;
   unsigned char* out;
@@ -92,6 +106,7 @@ int main() {
   cudaMalloc(&z, 3 * 64 * ITEMS * sizeof(float));
   bucketize<256><<<3, 64>>>(edges, x, out, sums, 1000);
   scaled_pairs<<<3, 64>>>(x, s, y, z, 1000);
+  ring_sums<<<4, 256>>>((int*)x, (int*)y, 1000);
   cudaDeviceSynchronize();
   return 0;
 }
@@ -128,6 +143,13 @@ def test_an_array_each_tile_writes_whole_is_the_phase_own(converted):
 def test_an_array_indexed_two_ways_in_a_phase_keeps_its_shared_row(converted):
     text = _kernel_text((converted / "k.py").read_text(), "scaled_pairs")
     assert 'w = T.alloc_shared((block_x, 4,), T.float32, scope="shared")' in text, text
+
+
+def test_an_array_with_initial_values_keeps_its_shared_row(converted):
+    # its initialiser is a store per element, each at its own index: no fragment can take it
+    text = _kernel_text((converted / "k.py").read_text(), "ring_sums")
+    assert "(portable)" in text, text
+    assert 'off = T.alloc_shared((block_x, 4,), T.int32, scope="shared")' in text, text
 
 
 def _buckets(edges: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -172,6 +194,17 @@ def test_the_cpu_run_matches_numpy(converted):
     np.testing.assert_array_equal(z[:n], x + per)
     assert np.isnan(y[n:]).all() and np.isnan(z[n:]).all()
 
+    keys = rng.integers(0, 1000, n).astype(np.int32)
+    got = np.full(n + 24, -1, np.int32)
+    mod.ring_sums(keys, got, n, grid=4, block=256)
+    want = np.empty(n, np.int64)
+    for b in range(4):
+        hist = np.bincount(keys[b * 256:(b + 1) * 256] & 15, minlength=16)
+        for t in range(min(256, n - b * 256)):
+            want[b * 256 + t] = sum(hist[(t + o) & 15] for o in (0, 3, 5, 9))
+    np.testing.assert_array_equal(got[:n], want)
+    assert (got[n:] == -1).all()
+
 
 def test_the_cuda_keeps_the_items_in_registers(converted):
     from tests.lowering import lower_sm90
@@ -181,3 +214,5 @@ def test_the_cuda_keeps_the_items_in_registers(converted):
     assert re.findall(r"__shared__[^;]*?(\w+)\[", source) == ["edges"], source
     assert re.search(r"\bfloat v\[4\];", source) and re.search(r"\bfloat acc\[4\];", source), source
     assert re.search(r"\buchar q\[4\];", source), source
+    # an array with initial values keeps its shared row, which TileLang builds
+    assert "off[" in lower_sm90(mod.KERNELS["ring_sums"], (4, 1, 1), (256, 1, 1))
