@@ -84,6 +84,7 @@ from .analysis.prepare.bit_copies import bit_copies
 from .analysis.prepare.cub_adjacent import lower_cub_adjacent
 from .analysis.prepare.cub_moves import lower_cub_moves
 from .analysis.prepare.cub_scans import lower_cub_scans
+from .analysis.prepare.iteration_arrays import iteration_arrays
 from .analysis.prepare.late_init import late_initialisations
 from .analysis.prepare.lockstep_steps import (barriers_out_of_branches, is_lockstep_barrier, lockstep_steps,
                                               stranded_barrier)
@@ -399,6 +400,11 @@ PREPARE = (
     Pass("moving pointers", "a pointer the body steps (src += row * pitch; ++p) becomes an integer offset into "
                             "its buffer, each access an index (analysis.prepare.moving_pointers)",
          lambda fn, device, portable: moving_pointers(fn)),
+    Pass("iteration arrays", "a thread's array that each iteration of a loop around barriers writes whole before "
+                             "reading it (q[j] = f(v[j]) for every j) is declared in that iteration: a local of "
+                             "the phase that uses it, not a row per thread kept across the barriers "
+                             "(analysis.prepare.iteration_arrays)",
+         lambda fn, device, portable: iteration_arrays(fn) if portable else fn),
 )
 
 #: how many of the first :data:`PREPARE` passes device functions get too (:func:`one_statement_each`):

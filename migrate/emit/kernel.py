@@ -18,6 +18,7 @@ from ..analysis.facts.bounds import nonneg_locals
 from ..analysis.facts.builtins import builtin_dims, used_dims
 from ..analysis.facts.calls import callees_of, with_effects, with_loads
 from ..analysis.facts.reread_branches import reread_branch
+from ..analysis.fragment_rows import fragment_rows
 from ..diagnostics import Diagnostic
 from ..dtypes import TEMPLATE_SPELLINGS
 from ..ir import model as m
@@ -202,7 +203,7 @@ class KernelPrinter:
             (lane_exchange_header if exchanges else scan_header if scans else reduce_header)(kplan, scope, add)
             if kplan.rows is not None:
                 row_header(kplan, scope, add)
-        if per_thread_scalars(kplan):
+        if per_thread_scalars(kplan) or fragment_rows(kplan):
             add(1, "# a thread's own values kept across barriers: registers on GPUs (a fragment, one element per")
             add(1, "# thread), a shared array on the CPU target, whose phases run as loops over the threads")
             add(1, 'alloc_thread, thread_scope = (T.alloc_fragment, "local.fragment") if target == "cuda" else '
@@ -386,6 +387,7 @@ class KernelPrinter:
             add(3, f'xch_{dtype} = T.alloc_shared(({nthreads},), {of}, scope="shared")')
         views = [vp.decl for vp in kplan.vars.values() if vp.placement == "shared" and isinstance(vp.decl.init, m.Ref)]
         thread_values = per_thread_scalars(kplan)
+        thread_rows = fragment_rows(kplan)
         for name, vp in kplan.vars.items():
             d = vp.decl
             if vp.placement == "shared" and isinstance(d.init, m.Ref):
@@ -412,6 +414,11 @@ class KernelPrinter:
                     scope.tag(d.span))
             elif vp.placement == "thread_array" and name in thread_values:
                 add(3, f"{name} = alloc_thread(({', '.join(thread_shape)},), {dtype_of(d.type, scope)}, "
+                       "scope=thread_scope)", scope.tag(d.span))
+            elif vp.placement == "thread_array" and name in thread_rows:
+                # a thread's row indexed one way in each phase: registers on GPUs (analysis.fragment_rows)
+                shape = ", ".join(thread_shape + array_shape(d.type, scope))
+                add(3, f"{name} = alloc_thread(({shape},), {dtype_of(m.element_type(d.type), scope)}, "
                        "scope=thread_scope)", scope.tag(d.span))
             elif vp.placement == "thread_array":
                 extra = array_shape(d.type, scope) if isinstance(d.type, m.Array) else []

@@ -7,8 +7,9 @@ per thread (``T.alloc_shared((block_x, 3))``): each access a shared load or stor
 held the elements in registers (split's ``scan4``: 4 more LDS and 3 more STS per iteration of its
 loop, 1536 more bytes of shared memory per block). Its elements as locals are per-thread scalars,
 which the portable form keeps in registers on GPUs (emit.kernel.per_thread_scalars: a fragment
-per scalar; a fragment of a row per thread cannot be indexed ``[tx, k]``, TileLang's layout
-inference refuses it). :mod:`..phases` asks this of the arrays it places per thread.
+per scalar; a fragment of a row per thread takes one index per parallel loop in TileLang's layout
+inference, ``[tx, 0]`` and ``[tx, 1]`` in one phase are refused: analysis.fragment_rows holds
+those indexed one way per phase). :mod:`..phases` asks this of the arrays it places per thread.
 """
 from __future__ import annotations
 
