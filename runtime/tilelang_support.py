@@ -521,6 +521,11 @@ def fill_blocks(block_threads: int, gpu: dict = FILL_GPU) -> int:
     return gpu["sms"] * per_sm
 
 
+#: The fewest elements (threads) :func:`fit_tile` halves a default tile to where its grid is too
+#: small to give every SM a block: four warps.
+SMALLEST_SPREAD_TILE = 128
+
+
 def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU, fast: int = -1) -> tuple:
     """``tile`` (slowest dimension first) with each size cut to the smallest power of two that
     covers its extent, where the extent is known and smaller: a 1-row domain gets 1-row tiles.
@@ -531,7 +536,9 @@ def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU, fast: int = -1)
     more elements than ``fill``: a domain too small to give each thread several elements and still
     fill the GPU gets one element per thread, as the CUDA launched it. (s3d's rate kernels map
     13 824 elements at the program's own size: the default tile of 1024 made 14 blocks of 8 warps
-    for an H100's 132 SMs, where the CUDA runs 108 blocks of 128 threads.) Where an extent is not known
+    for an H100's 132 SMs, where the CUDA runs 108 blocks of 128 threads.) Where even then its
+    blocks are too few for the SMs, it is halved again while twice its blocks still find an SM
+    each, down to :data:`SMALLEST_SPREAD_TILE` elements (s3d: 256 -> 128, 108 blocks). Where an extent is not known
     (a grid-stride loop's run-time n) the tile is only fitted. ``fast`` is the dimension whose
     elements are contiguous in memory (the last, unless a map runs y-fastest); it is halved last,
     so that a warp's accesses stay one run. With ``fill``, a fast dimension whose whole extent is
@@ -549,11 +556,14 @@ def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU, fast: int = -1)
     if fill and all(e is not None for e in extents):
         want = gpu["sms"] * gpu["threads_per_sm"]
 
-        def running(t):
-            blocks = 1
+        def blocks(t):
+            count = 1
             for size, extent in zip(t, extents):
-                blocks *= -(-int(extent) // size)
-            return blocks * min(fill, math.prod(t))
+                count *= -(-int(extent) // size)
+            return count
+
+        def running(t):
+            return blocks(t) * min(fill, math.prod(t))
 
         fast_d = fast % len(out)
         order = [i for i in range(len(out)) if i != fast_d] + [fast_d]
@@ -572,6 +582,14 @@ def fit_tile(tile, extents, fill: int = 0, gpu: dict = FILL_GPU, fast: int = -1)
             elements = math.prod(trial)
             if elements <= fill or elements % fill == 0:
                 out = trial
+        # one element a thread and still too few blocks for every SM to hold one: halved while
+        # its blocks, doubled, still find an SM each (each SM then holds half the elements it
+        # did), down to 128 elements (four warps) a tile. s3d's rate kernels map 13 824 elements:
+        # 54 blocks of 256 left 78 of an H100's 132 SMs idle (ratt_kernel 1.14x the CUDA's time,
+        # which runs 108 blocks of 128 threads)
+        while 2 * blocks(out) <= gpu["sms"] and math.prod(out) // 2 >= SMALLEST_SPREAD_TILE:
+            d = next(i for i in order if out[i] > 1)
+            out[d] //= 2
     return tuple(out)
 
 

@@ -21,10 +21,12 @@ from .views import declare_views
 #: Default tile per domain rank (slowest dimension first) and threads per tile: 4 elements per
 #: thread along x, so a full tile's contiguous accesses vectorise to 128-bit.
 DEFAULT_TILES = {1: (1024,), 2: (8, 128), 3: (1, 8, 128)}
-#: Tiles of maps whose element runs a loop (a dot product, a convolution window) or moves a CUDA
-#: vector type: one element per thread, as in the CUDA launch; four per thread ran 2-11x slower on
+#: Tiles of maps whose element runs a loop (a dot product, a convolution window), moves a CUDA
+#: vector type or has no access that moves by one element along x (TileMap.narrow: nothing to
+#: vectorise): one element per thread, as in the CUDA launch; four per thread ran 2-11x slower on
 #: the H200 (2026-11-29), the elements' loops one after another in each thread instead of across
-#: threads.
+#: threads, and distort's guarded bilinear reads 1.34x on an H100 (40 registers, not 30, each
+#: thread's four elements kept apart by their guards).
 LOOPED_TILES = {1: (256,), 2: (2, 128), 3: (1, 2, 128)}
 DEFAULT_THREADS = 256
 #: 2-D maps with an access strided along x (a transpose) take square tiles.
@@ -69,7 +71,7 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     # an element that is a CUDA vector (float4, half2) is already a wide access: one per thread
     # keeps neighbouring threads on neighbouring vectors (axpy_float4: 1.11x with four)
     wide = any(isinstance(getattr(n, "type", None), m.Vector) for n in nodes)
-    tile_default = SQUARE_TILE if tile_map.square else (LOOPED_TILES if looped or wide else DEFAULT_TILES)[rank]
+    tile_default = SQUARE_TILE if tile_map.square else (LOOPED_TILES if looped or wide or tile_map.narrow else DEFAULT_TILES)[rank]
     if tile_map.y_major:  # elements y-fastest: the long side of the tile is y
         tile_default = tuple(reversed(tile_default))
     scope.keep_divisions = looped

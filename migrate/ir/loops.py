@@ -199,6 +199,10 @@ class TileMap:
     span: Span
     block_sizes: dict = field(default_factory=dict)
     square: bool = False  # an access is strided along x: square tiles (see lift.map.strided_in_x)
+    #: True where no global access moves by one element along x (lift.map.no_unit_stride_in_x):
+    #: none that several elements a thread would widen, so one element a thread, as the CUDA runs
+    #: them (None: a default tile of several elements a thread)
+    narrow: bool | None = None
     #: True where every store moves by one element along y and by more along x (lift.map.stores_follow_y):
     #: the elements run y-fastest, so that a warp's stores are contiguous (None: x-fastest)
     y_major: bool | None = None

@@ -623,17 +623,67 @@ def same_element(a, b) -> bool:
 
 def strided_in_x(stmts) -> bool:
     """Whether some global access moves by more than one element when x does (``out[col * rows
-    + row]``): such maps get square tiles, so both sides of the access stay partly contiguous."""
-    deps = element_dependence(stmts)
+    + row]``): such maps get square tiles, so both sides of the access stay partly contiguous.
+    A factor that depends on x only through data (a place computed from a load or a float value:
+    ``img[(int)floorf(r) * cols + c]``, a gather) is no stride: no tile shape makes it
+    contiguous (distort's bilinear read made its map square, four elements a thread)."""
+    deps = coordinate_dependence(stmts)
     for st in stmts:
         for n in m.walk(st):
             if isinstance(n, m.Index) and _base_buffer(n.base) is not None:
                 for sub in m.walk(n.index):
                     if isinstance(sub, m.Binary) and sub.op == "*" and (
-                            "x" in _dims_of(sub.lhs, deps) and not isinstance(strip_casts(sub.rhs), m.IntLit)
-                            or "x" in _dims_of(sub.rhs, deps) and not isinstance(strip_casts(sub.lhs), m.IntLit)):
+                            "x" in _coordinate_dims(sub.lhs, deps) and not isinstance(strip_casts(sub.rhs), m.IntLit)
+                            or "x" in _coordinate_dims(sub.rhs, deps) and not isinstance(strip_casts(sub.lhs), m.IntLit)):
                         return True
     return False
+
+
+def _data(e) -> bool:
+    """Whether ``e`` reads memory, calls a function or computes in floating point: a value of
+    data, not an integer coordinate."""
+    return any(isinstance(n, (m.Index, m.Call, m.Member)) or isinstance(getattr(n, "type", None), m.Scalar)
+               and n.type.dtype.startswith(("float", "bfloat")) for n in m.walk(e))
+
+
+def coordinate_dependence(stmts) -> dict[str, set[str]]:
+    """:func:`element_dependence` through integer coordinates only: a local assigned a value of
+    data (:func:`_data`) depends on no dimension here."""
+    assigned = [(name, value) for name, value in _local_assignments(stmts) if not _data(value)]
+    deps: dict[str, set[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, value in assigned:
+            new = _dims_of(value, deps) - deps.get(name, set())
+            if new:
+                deps.setdefault(name, set()).update(new)
+                changed = True
+    return deps
+
+
+def _coordinate_dims(e, deps) -> set[str]:
+    return set() if _data(e) else _dims_of(e, deps)
+
+
+def no_unit_stride_in_x(stmts) -> bool:
+    """Whether no global access of the elements moves by one element when x does, so that none
+    is one that a thread's several neighbouring elements would widen: each access is the same
+    for every x (``prop->width``), strided (``dst[(row * cols + col) * 3 + 1]``, a CUDA vector's
+    lane; ``a * K`` with K free of the domain and not 1) or a gather (its x-dependent part holds
+    a load or a float value). An access of any other shape (``a[row * cols + col]``, a shift, a
+    division) answers False."""
+    deps = element_dependence(stmts)
+    found = False
+    for st in stmts:
+        for n in m.walk(st):
+            if not (isinstance(n, m.Index) and _base_buffer(n.base) is not None):
+                continue
+            found = True
+            for term in _sum_terms(n.index):
+                if "x" in _dims_of(term, deps) and not _strided(term, deps) and not _data(term):
+                    return False
+    return found
 
 
 def stores_follow_y(stmts) -> bool:
@@ -852,8 +902,10 @@ def plan_elements(elements: Elements, threads: bool = True) -> KernelPlan:
     if lane_form is not None:
         lanes, stmts, rest = lane_form
     body_fn = dataclasses.replace(folded, body=m.Block(tuple(stmts) + tuple(rest), fn.body.span))
+    # (a map run y-fastest has stores contiguous along y, and lanes folded back are one wide access)
+    narrow = True if not lanes and not square and not y_major and no_unit_stride_in_x(tuple(stmts) + tuple(rest)) else None
     tile = TileMap(tuple(stmts), tuple(dims), elements.extents, bounds, fn.span, elements.block_sizes, square=square,
-                   lanes=lanes, rest=tuple(rest), races=races, y_major=y_major)
+                   lanes=lanes, rest=tuple(rest), races=races, y_major=y_major, narrow=narrow)
     variables = place_variables(body_fn, (tile,), set(), portable=False)
     return KernelPlan(body_fn, "tile", (tile,), variables, elements.aliases)
 
