@@ -13,7 +13,8 @@ enum's first constant, ``int`` for a type named like an index and ``float`` for 
 128 for a value (1 for a bool). One subprocess per program (a hang costs only that program).
 
 Prints kernels by outcome and the failures grouped by their last message line; ``--json`` keeps
-one row per kernel.
+one row per kernel. With ``LOWER_SOURCES=DIR`` in the environment, each lowered kernel's CUDA is
+kept as ``DIR/<program>__<kernel>.cu``.
 
 ``--ptxas`` (issue 17: occupancy without a GPU): each lowered kernel's CUDA is compiled to PTX and
 assembled by ptxas for sm_90a as written (TileLang's ``__launch_bounds__(threads, 1)``; portable and
@@ -27,6 +28,7 @@ import argparse
 import collections
 import concurrent.futures as cf
 import json
+import os
 import re
 import subprocess
 import sys
@@ -232,6 +234,10 @@ def lower_module(module_path: str, rows_json: str, nvcc: bool, ptxas: bool = Fal
             with tvm.transform.PassContext(config=configs), target:
                 art = tilelang.lower(func, target=target, enable_device_compile=nvcc)
             row["status"] = "ok"
+            if os.environ.get("LOWER_SOURCES"):  # keep the CUDA for reading (module doc)
+                keep = Path(os.environ["LOWER_SOURCES"]) / f"{Path(module_path).parent.name}__{row['kernel']}.cu"
+                keep.parent.mkdir(parents=True, exist_ok=True)
+                keep.write_text(art.kernel_source)
             if ptxas:
                 row.update(registers(art.kernel_source))
         except Exception as exc:  # noqa: BLE001
