@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ..ir import model as m
+from ..ir.exprs import conjuncts
 from ..ir.loops import LANE, KernelPlan, TileMap
 from .printer import Line, StmtPrinter, dtype_of, needs_prelude
 from .views import declare_views
@@ -47,6 +48,42 @@ def _opaque_calls(shim) -> list:
     return cuda_math.gpu_call_helpers(shim)
 
 
+def scalar_element(tile_map: TileMap) -> bool:
+    """Whether TileLang 0.1.15 runs the map's element as scalar code even in a full tile: inside
+    the CUDA tail guard (which a full tile drops), a branch (``if``, ``switch``) or a local
+    assigned after its declaration (a ``T.alloc_var``). TileLang then vectorises none of its
+    accesses and gives each thread its elements one after another, ``threadIdx.x`` apart: several
+    elements a thread gain nothing and cost registers, and nvcc, given the unrolled copies, kept
+    less of each: zeropoint's ``zero_point`` at four a thread took 64 registers against the CUDA's
+    38, and 6 double divisions and 3.75 loads an element against 3 and 2 (1.14x the CUDA's time on
+    an H100); at one a thread, 38, 3 and 2. Such an element takes one a thread, as the CUDA ran it
+    (``LOOPED_TILES``). A branch of values (``c ? a : b``) is left to the default tile."""
+    bounds = {m.dump(b) for bs in tile_map.bounds.values() for b in bs}
+
+    def guard(s) -> bool:  # if (i < n): each conjunct a tail bound
+        return isinstance(s, m.If) and s.other is None and bool(bounds) and all(
+            isinstance(c, m.Binary) and (c.op == "<" and m.dump(c.rhs) in bounds or c.op == ">" and m.dump(c.lhs) in bounds)
+            for c in conjuncts(s.cond))
+
+    stmts = list(tile_map.stmts)
+    while True:
+        rest = [s for s in stmts if not isinstance(s, (m.DeclStmt, m.Empty))]
+        if len(rest) != 1 or not guard(rest[0]):
+            break
+        then = rest[0].then
+        stmts = [s for s in stmts if s is not rest[0]] + list(then.stmts if isinstance(then, m.Block) else (then,))
+    for n in (n for s in stmts for n in m.walk(s)):
+        if isinstance(n, (m.If, m.Switch)):
+            return True
+        if isinstance(n, m.Assign) and isinstance(n.target, m.Ref) and n.target.kind == "local":
+            return True
+        if isinstance(n, m.Unary) and n.op in ("++", "--") and isinstance(n.operand, m.Ref) and n.operand.kind == "local":
+            return True
+        if isinstance(n, m.VarDecl) and n.init is None and isinstance(n.type, m.Scalar):
+            return True
+    return False
+
+
 def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line]:
     """The factory of a :class:`TileMap` plan; ``tdims``/``bdims`` are the thread and block
     dimensions the CUDA kernel indexes (its launch asserts)."""
@@ -71,7 +108,9 @@ def tile_factory(printer, kplan: KernelPlan, callees, tdims, bdims) -> list[Line
     # an element that is a CUDA vector (float4, half2) is already a wide access: one per thread
     # keeps neighbouring threads on neighbouring vectors (axpy_float4: 1.11x with four)
     wide = any(isinstance(getattr(n, "type", None), m.Vector) for n in nodes)
-    tile_default = SQUARE_TILE if tile_map.square else (LOOPED_TILES if looped or wide or tile_map.narrow else DEFAULT_TILES)[rank]
+    scalar = not tile_map.lanes and scalar_element(tile_map)
+    tile_default = SQUARE_TILE if tile_map.square else \
+        (LOOPED_TILES if looped or wide or scalar or tile_map.narrow else DEFAULT_TILES)[rank]
     if tile_map.y_major:  # elements y-fastest: the long side of the tile is y
         tile_default = tuple(reversed(tile_default))
     scope.keep_divisions = looped

@@ -157,7 +157,7 @@ def blockScanExclusiveBlelloch(*args, grid, block=128, shared_bytes=0, template=
 # its elements are independent: a map over tiles of its element domain
 
 
-def make_addBlockOffsets(grid, block, shared_bytes=0, target="cuda", tile=(1024,), threads=256, fill=True):  # L117
+def make_addBlockOffsets(grid, block, shared_bytes=0, target="cuda", tile=(256,), threads=256, fill=True):  # L117
     """TileLang (tile) for CUDA kernel `addBlockOffsets`; grid/block as in `addBlockOffsets<<<grid, block, shared_bytes>>>`.
 
     A map over the 1-D element domain in tiles of `tile` (x) elements, `threads` threads each."""

@@ -432,7 +432,7 @@ class _Scalarizer:
     def __init__(self, fn: m.Function) -> None:
         self.body_of = fn.body
         self.wrapping = wrapping_locals(fn.body)  # (unsigned element indices kept narrow: facts.vector_lanes.widened)
-        self.pending: list[m.DeclStmt] = []  # record words read by the statement being scalarised
+        self.pending: list = []  # record words and complex parts the statement being scalarised reads
         self.counter = 0
         self.written = {r.name for t in (m.store_targets(fn.body) if fn.body else ())
                         for r in (m.access_root(t),) if r is not None} | \
@@ -648,7 +648,14 @@ class _Scalarizer:
     def complex_scalar(self, e: m.Call) -> m.Expr:
         """``cuCrealf``, ``cuCimagf``, ``cuCabsf`` (and their double forms) of a complex value, as
         cuComplex.h computes them (``cuCabsf``: ``v * sqrt(1 + (w/v)^2)`` of the larger and smaller
-        magnitude, ``v + w`` where ``v`` is 0 or either is past the largest finite value)."""
+        magnitude, ``v + w`` where ``v`` is 0 or either is past the largest finite value).
+
+        ``cuCabsf``'s magnitudes and its scaled value are computed before the statement into
+        variables (:meth:`complex_cell`), as cuComplex.h computes them, and only the choice
+        between ``v + w`` and the scaled value is left in the expression: held in bound values,
+        TileLang pasted the magnitudes' conditionals into each use and the scaled value into a
+        branch of its own, and nvcc no longer saw one division and one square root a call
+        (complex's ``ref_complex_float``: 9 divisions a thread against the CUDA's 7)."""
         what, span = _COMPLEX_SCALAR[e.callee], e.span
         if what in (0, 1):
             return self.lane(e.args[0], what)
@@ -659,17 +666,49 @@ class _Scalarizer:
         a = self.complex_temp(m.Call(fabs, (self.complex_part(e.args[0], 0),), "math", (), t, span))
         c = self.complex_temp(m.Call(fabs, (self.complex_part(e.args[0], 1),), "math", (), t, span))
         bigger = m.Binary(">", a, c, m.Scalar("bool"), span)
-        v = self.complex_temp(m.Ternary(bigger, a, c, t, span))
-        w = self.complex_temp(m.Ternary(bigger, c, a, t, span))
-        q = m.Binary("/", w, v, t, span)
+        v = self.complex_cell(m.Ternary(bigger, a, c, t, span))
+        w = self.complex_cell(m.Ternary(bigger, c, a, t, span))
         one = m.FloatLit(1.0, "1.0", t, span)
-        root = m.Call(sqrt, (m.Binary("+", one, m.Binary("*", q, q, t, span), t, span),), "math", (), t, span)
-        scaled = m.Binary("*", v, root, t, span)
+        scaled = self.complex_cell(m.Binary("/", w, v, t, span))  # t = w / v;
+        self.complex_set(scaled, m.Binary("+", one, m.Binary("*", scaled, scaled, t, span), t, span))  # 1 + t * t
+        self.complex_set(scaled, m.Binary("*", v, m.Call(sqrt, (scaled,), "math", (), t, span), t, span))
         zero = m.FloatLit(0.0, "0.0", t, span)
         edge = m.Binary("||", m.Binary("||", m.Binary("==", v, zero, m.Scalar("bool"), span),
                                        m.Binary(">", v, top, m.Scalar("bool"), span), m.Scalar("bool"), span),
                         m.Binary(">", w, top, m.Scalar("bool"), span), m.Scalar("bool"), span)
         return m.Ternary(edge, m.Binary("+", v, w, t, span), scaled, t, span)
+
+    def complex_cell(self, value: m.Expr) -> m.Ref:
+        """A variable declared before the statement and assigned ``value`` (printed as a
+        ``T.alloc_var``, which TileLang keeps: a bound value it pastes into each use, a
+        conditional there becoming a branch). ``value`` reads only locals held already."""
+        self.counter += 1
+        name = fresh(f"complex_{self.counter}", self.taken)
+        self.taken.add(name)
+        self.complex_held.add(name)
+        self.pending.append(m.DeclStmt((m.VarDecl(name, value.type, "local", False, None, value.span),), value.span))
+        ref = m.Ref(name, "local", value.type, value.span)
+        self.complex_set(ref, value)
+        return ref
+
+    def complex_set(self, cell: m.Ref, value: m.Expr) -> None:
+        """``cell = value;`` before the statement."""
+        self.pending.append(m.ExprStmt(m.Assign("=", cell, value, cell.type, value.span), value.span))
+
+    def mark(self) -> tuple[int, int]:
+        """Where the statement's locals stand (:meth:`rewind`)."""
+        return len(self.pending), self.counter
+
+    def rewind(self, mark: tuple[int, int]) -> None:
+        """Forget the locals declared for the statement since ``mark``: a value scalarised once more
+        declares them again (a second set, never read, was left before the statement)."""
+        for st in self.pending[mark[0]:]:
+            if isinstance(st, m.DeclStmt):
+                for d in st.decls:
+                    self.taken.discard(d.name)
+                    self.complex_held.discard(d.name)
+        del self.pending[mark[0]:]
+        self.counter = mark[1]
 
     def complex_part(self, e, k: int) -> m.Expr:
         """Lane ``k`` of a complex operand, held in a local where the function reads it more than once."""
@@ -1229,7 +1268,7 @@ class _Scalarizer:
         finally:
             self.pending = saved
         if words and isinstance(s, (m.For, m.While, m.DoWhile)) and any(
-                d.decls[0].name in self.complex_held for d in words):
+                isinstance(d, m.DeclStmt) and d.decls[0].name in self.complex_held for d in words):
             raise VectorError("a cuComplex.h function in a loop header (its parts are held in locals before the "
                               "statement)", s.span)
         if words and isinstance(s, (m.For, m.While, m.DoWhile)):
@@ -1354,13 +1393,15 @@ class _Scalarizer:
             if branches is not None:
                 return branches
             if not _vec(s.expr.target.type):  # v.c[i].real += x on a local record: a branch per lane
-                branches = self.path_store(s.expr.target, None, self.scalar(s.expr.value), s.expr.op, s.span)
+                mark = self.mark()
+                value = self.scalar(s.expr.value)
+                branches = self.path_store(s.expr.target, None, value, s.expr.op, s.span)
                 if branches is not None:
                     return [branches]
                 place = self.path_place(s.expr.target)  # r[i].c[k].real = x: the word the indices reach
                 if place is not None:
-                    return [m.ExprStmt(dataclasses.replace(s.expr, target=place, value=self.scalar(s.expr.value)),
-                                       s.span)]
+                    return [m.ExprStmt(dataclasses.replace(s.expr, target=place, value=value), s.span)]
+                self.rewind(mark)  # the value is scalarised again with its target below
         if isinstance(s, m.ExprStmt) and isinstance(s.expr, m.Unary) and s.expr.op in ("++", "--"):
             one = m.IntLit(1, "1", m.Scalar("int32"), s.span)
             branches = self.path_store(s.expr.operand, None, one, "+=" if s.expr.op == "++" else "-=", s.span)
