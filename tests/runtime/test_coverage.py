@@ -88,9 +88,10 @@ def check_json(out, tmp_path):
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    """n = 240 elements in one block of 256 threads: the module's tile (1024, cut to 256) holds
-    the whole domain, so the spec's own run has no full tile."""
-    return converted(tmp_path_factory.mktemp("small"), spec(240, 100, 256))
+    """n = 100 elements in one block of 128 threads: the module's tile (256, one element a thread
+    as the CUDA's branching element runs, cut to the 128 the launch covers) holds the whole
+    domain, so the spec's own run has no full tile."""
+    return converted(tmp_path_factory.mktemp("small"), spec(100, 50, 128))
 
 
 def test_both_branches_run_and_are_reported(small, tmp_path):
@@ -98,7 +99,7 @@ def test_both_branches_run_and_are_reported(small, tmp_path):
     assert status == 0 and c["status"] == "pass", c
     by = {e["branch"]: e for e in c["coverage"]}
     assert by["full tile"]["ran"] and by["last tile"]["ran"] and by["no full tile"]["ran"]
-    assert by["last tile"]["tile"] == [256] and by["full tile"]["tile"] != [256]
+    assert by["last tile"]["tile"] == [128] and by["full tile"]["tile"] != [128]
     text = (small / "head.py").read_text().splitlines()
     assert "if bx * tile_x + tile_x <=" in text[by["full tile"]["line"] - 1]
     assert text[by["last tile"]["line"] - 1].strip().startswith("else:")
@@ -106,7 +107,7 @@ def test_both_branches_run_and_are_reported(small, tmp_path):
 
 
 def test_full_tile_mutant_is_caught_only_with_the_added_tiles(small, tmp_path):
-    """The guard `i < k` mutated to `i <= k` in the full-tile branch changes y[100]; the spec's
+    """The guard `i < k` mutated to `i <= k` in the full-tile branch changes y[50]; the spec's
     own run never takes that branch, so only the added tile run sees it."""
     out = tmp_path / "out"
     shutil.copytree(small, out)
@@ -120,7 +121,7 @@ def test_full_tile_mutant_is_caught_only_with_the_added_tiles(small, tmp_path):
 
     status, c = check_json(out, tmp_path)
     assert status == 1 and c["status"] == "fail", c
-    assert c["first_mismatch"]["buffer"] == "y" and c["first_mismatch"]["index"] == 100
+    assert c["first_mismatch"]["buffer"] == "y" and c["first_mismatch"]["index"] == 50
     assert c["message"].startswith("with tile [") and "full tile" in c["message"]
 
 

@@ -101,8 +101,9 @@ def test_small_domain_runs_on_cpu_against_numpy(module):
     t = rng.uniform(0.5, 2.0, n).astype(np.float32)
     eg = rng.uniform(0.5, 2.0, 3 * n).astype(np.float32)
     rb = np.full(2 * n, np.nan, dtype=np.float32)
-    # 32 blocks of 128: the default tile of 1024 shrinks to 256 elements (one per thread), 16 tiles
-    assert _tile(mod.make_rate((n // 128, 1, 1), (128, 1, 1), target="c")) == 256
+    # 32 blocks of 128: the default tile of 1024 shrinks to 256 elements (one per thread), 16 tiles,
+    # then to the CUDA's 128 (32 tiles, each still an SM of its own: test_small_grid_tiles.py)
+    assert _tile(mod.make_rate((n // 128, 1, 1), (128, 1, 1), target="c")) == 128
     mod.rate(t, eg, rb, 1.5, n, grid=n // 128, block=128, target="c")
     temp = t * np.float32(1.5)
     want = np.concatenate([eg[:n] * eg[n:2 * n] / temp, eg[2 * n:] / (eg[:n] * temp)])
@@ -146,7 +147,8 @@ def test_coverage_plan_follows_the_filled_default_tile(module, tmp_path):
     (tmp_path / "rate.toml").write_text(spec_text)
     (kernel,) = load_spec(tmp_path / "rate.toml")
     got = plan(path, kernel)
-    # 12288 elements: the default run's tile is the filled one (256), not 1024
-    assert got.runs[0][0] is None and tuple(got.runs[0][1]) == (256,)
+    # 12288 elements: the default run's tile is the filled one (256, then halved to 128 while 96
+    # tiles still find an SM each), not 1024
+    assert got.runs[0][0] is None and tuple(got.runs[0][1]) == (128,)
     for opts, _tile, _cases in got.runs[1:]:
         assert opts["fill"] is False
