@@ -820,12 +820,29 @@ def cmd_convert(args) -> int:
                         std=args.std or "c++17", max_file_size=args.max_file_size)
 
     parts = includers([src.path for src in files])  # kernels.cu #included by main.cu: parsed in its place
+    resolved: dict[str, str] = {}  # a path as given -> resolved (a file's is asked several times)
+
+    def real(path) -> str:
+        name = os.fspath(path)
+        hit = resolved.get(name)
+        if hit is None:
+            hit = resolved[name] = str(Path(path).resolve())
+        return hit
+
     # the folder given on the command line that holds each file: a header a file's includes miss
     # is looked for in the program's folders inside it, never above (parse.header_search)
-    roots = {str(src.path.resolve()): str(src.path.resolve().parents[len(src.rel.parts) - 1]) for src in files}
+    roots = {real(src.path): str(Path(real(src.path)).parents[len(src.rel.parts) - 1]) for src in files}
+    known: dict[tuple, ParseOptions] = {}  # (path, seen) -> options_for's answer (frozen: shared)
 
     def options_for(path: Path, seen: frozenset = frozenset()) -> ParseOptions:
-        key = str(Path(path).resolve())
+        memo = (os.fspath(path), seen)
+        hit = known.get(memo)
+        if hit is None:
+            hit = known[memo] = _options_for(path, seen)
+        return hit
+
+    def _options_for(path: Path, seen: frozenset) -> ParseOptions:
+        key = real(path)
         context = parts.get(key) if key not in seen else None  # headers that include each other: stop
         if context is not None:
             outer = options_for(Path(context[0]), seen | {key})
@@ -833,7 +850,7 @@ def cmd_convert(args) -> int:
             # lines above work.cu and work.cu's lines above kernel.cu
             chain = outer.outer_contexts + ((outer.context,) if outer.context else ())
             return dataclasses.replace(outer, context=context, outer_contexts=chain)
-        flags = compdb.get(str(path.resolve()))
+        flags = compdb.get(key)
         if flags is None:
             return dataclasses.replace(base, root=roots.get(key))
         return ParseOptions(include_dirs=base.include_dirs + flags.include_dirs,

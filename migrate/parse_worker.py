@@ -12,6 +12,7 @@ running out of memory (M4014) rather than as a compile error.
 """
 from __future__ import annotations
 
+import gc
 import sys
 
 from .convert import preload  # libclang and the analysis; also what a fork server calls
@@ -32,6 +33,14 @@ def _near_memory_limit() -> bool:
 
 
 def parse_one(common, run: dict) -> dict:
+    from .ir.model import forget_walks
+    try:
+        return _profiled(common, run)
+    finally:
+        forget_walks()  # the next file's trees are its own: this one's need no walks kept
+
+
+def _profiled(common, run: dict) -> dict:
     import os
     folder = os.environ.get("C2T_PROFILE")
     if not folder:
@@ -80,6 +89,12 @@ def main(argv: list[str]) -> int:
     from migrate.runtime.batch import serve
 
     preload()
+    # what the imports made lives as long as the worker: kept out of its garbage collections
+    # (every full one would traverse it again)
+    gc.freeze()
+    # a file's model and analysis allocate millions of objects that their counts free, few in
+    # cycles: a young collection every 5000 allocations instead of 700 (memory barely moves)
+    gc.set_threshold(5000, 10, 10)
     return serve(argv, parse_one)
 
 

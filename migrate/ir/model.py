@@ -889,6 +889,15 @@ def walk(node):
     return iter(nodes)
 
 
+def forget_walks() -> None:
+    """Drop the kept pre-order walks and keys (:func:`walk`, :func:`key`): a parse worker does it
+    between files, whose trees are never walked again; kept, they would hold up to the limit's
+    nodes of earlier files alive for every full garbage collection to traverse."""
+    _WALKS.clear()
+    _walks_held[0] = 0
+    _KEYS.clear()
+
+
 def dump(node, indent: int = 0, spans: bool = False) -> str:
     """A deterministic, indented rendering of a model node, for golden tests and debugging."""
     pad = "  " * indent
