@@ -301,7 +301,11 @@ def _local_assignments(stmts) -> list[tuple[str, m.Expr]]:
 
 def element_dependence(stmts) -> dict[str, set[str]]:
     """For each local, the domain dimensions its value depends on (a fixpoint over assignments)."""
-    assigned = _local_assignments(stmts)
+    return _dependence(_local_assignments(stmts))
+
+
+def _dependence(assigned) -> dict[str, set[str]]:
+    """The fixpoint of ``(name, value)`` assignments: each name's dimensions, through the others'."""
     deps: dict[str, set[str]] = {}
     changed = True
     while changed:
@@ -649,17 +653,7 @@ def _data(e) -> bool:
 def coordinate_dependence(stmts) -> dict[str, set[str]]:
     """:func:`element_dependence` through integer coordinates only: a local assigned a value of
     data (:func:`_data`) depends on no dimension here."""
-    assigned = [(name, value) for name, value in _local_assignments(stmts) if not _data(value)]
-    deps: dict[str, set[str]] = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, value in assigned:
-            new = _dims_of(value, deps) - deps.get(name, set())
-            if new:
-                deps.setdefault(name, set()).update(new)
-                changed = True
-    return deps
+    return _dependence([(name, value) for name, value in _local_assignments(stmts) if not _data(value)])
 
 
 def _coordinate_dims(e, deps) -> set[str]:
