@@ -20,7 +20,7 @@ before this (prepare.array_elements); an array used otherwise keeps its shared r
 from __future__ import annotations
 
 from ..ir import model as m
-from ..ir.exprs import const_value, strip_casts
+from ..ir.exprs import const_value, counted_range, strip_casts
 from ..ir.loops import Exchange, KernelPlan, Phase, walk_regions
 
 #: the most elements of a thread's row held in registers
@@ -94,26 +94,7 @@ def _index_key(index, phase, decls, loops, extent):
 
 
 def _counted_within(loop: m.For, var: str, extent: int) -> bool:
-    """``for (int var = a; var < b; var++)`` (or ``<=``, ``++var``, ``var += 1``) with constant
-    ``0 <= a`` and ``b`` at most ``extent``, whose body never assigns ``var``."""
-    d = loop.init.decls[0]
-    start = const_value(d.init) if d.init is not None else None
-    cond = strip_casts(loop.cond) if loop.cond is not None else None
-    if not (isinstance(start, int) and isinstance(cond, m.Binary) and cond.op in ("<", "<=")
-            and isinstance(strip_casts(cond.lhs), m.Ref) and strip_casts(cond.lhs).name == var):
-        return False
-    stop = const_value(cond.rhs)
-    if not isinstance(stop, int) or start < 0 or (stop + 1 if cond.op == "<=" else stop) > extent:
-        return False
-    step = loop.step
-    unit = isinstance(step, m.Unary) and step.op == "++" and isinstance(step.operand, m.Ref) \
-        and step.operand.name == var or isinstance(step, m.Assign) and step.op == "+=" \
-        and isinstance(step.target, m.Ref) and step.target.name == var and const_value(step.value) == 1
-    if not unit:
-        return False
-    for n in m.walk(loop.body):
-        if isinstance(n, m.Assign) and isinstance(n.target, m.Ref) and n.target.name == var \
-                or isinstance(n, m.Unary) and n.op in ("++", "--") and isinstance(n.operand, m.Ref) \
-                and n.operand.name == var:
-            return False
-    return True
+    """``for (int var = a; var < b; var++)`` (ir.exprs.counted_range) with ``0 <= a`` and ``b`` at
+    most ``extent``."""
+    counted = counted_range(loop)
+    return counted is not None and counted[0] == var and counted[1] >= 0 and counted[2] <= extent

@@ -16,30 +16,13 @@ from ..ir.exprs import is_block_vote, is_native_votes
 from ..ir.loops import Barrier, Exchange, KernelPlan, Phase, Region, SimtBody, UniformIf, UniformLoop, VarPlan
 from .facts.divergence import depends_on_thread, thread_dependent_names
 from .facts.locals import assignment_counts
-from .prepare.inline import EXCHANGES
+from .prepare.inline import EXCHANGES, contains_barrier, is_barrier_call, is_exchange_call
 from .prepare.array_elements import array_elements, constant_element_arrays
 from .prepare.lockstep_steps import is_lockstep_barrier
 
 
 class NotPortable(Exception):
     pass
-
-
-def is_barrier_call(node) -> bool:
-    if isinstance(node, m.Call) and node.callee in ("__syncthreads", "__syncwarp"):
-        return True
-    if isinstance(node, m.MethodCall) and node.method == "sync" and not node.args:
-        return True
-    return False
-
-
-def is_exchange_call(node) -> bool:
-    return isinstance(node, m.Call) and node.callee in EXCHANGES
-
-
-def contains_barrier(stmt) -> bool:
-    """A barrier, or a warp exchange (which the portable form turns into barriers)."""
-    return any(is_barrier_call(n) or is_exchange_call(n) for n in m.walk(stmt))
 
 
 def _exchange_parts(stmt):

@@ -279,6 +279,27 @@ def is_ref(e, name: str) -> bool:
     return isinstance(e, m.Ref) and e.name == name
 
 
+def counted_range(loop) -> tuple[str, int, int] | None:
+    """``(var, a, b)`` of ``for (int var = a; var < b; var++)`` (or ``var <= b - 1``, ``++var``,
+    ``var += 1``) with constant ``a`` and ``b`` and a body that never assigns ``var``; else None."""
+    if not (isinstance(loop, m.For) and isinstance(loop.init, m.DeclStmt) and len(loop.init.decls) == 1):
+        return None
+    d = loop.init.decls[0]
+    var = d.name
+    start = const_value(d.init) if d.init is not None else None
+    cond = strip_casts(loop.cond) if loop.cond is not None else None
+    if not (isinstance(start, int) and isinstance(cond, m.Binary) and cond.op in ("<", "<=") and is_ref(cond.lhs, var)):
+        return None
+    stop = const_value(cond.rhs)
+    step = loop.step
+    if not isinstance(stop, int) or not (
+            isinstance(step, m.Unary) and step.op == "++" and is_ref(step.operand, var)
+            or isinstance(step, m.Assign) and step.op == "+=" and is_ref(step.target, var)
+            and const_value(step.value) == 1) or var in assigned_names(loop.body):
+        return None
+    return var, start, stop + 1 if cond.op == "<=" else stop
+
+
 def factors(e) -> list:
     """The factors of a product chain ``a * b * c`` (through casts)."""
     e = strip_casts(e)

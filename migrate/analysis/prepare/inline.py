@@ -606,6 +606,24 @@ EXCHANGES = {"__shfl_sync": "shfl", "__shfl_up_sync": "shfl_up", "__shfl_down_sy
              "__all_sync": "all"}
 
 
+def is_barrier_call(node) -> bool:
+    if isinstance(node, m.Call) and node.callee in ("__syncthreads", "__syncwarp"):
+        return True
+    if isinstance(node, m.MethodCall) and node.method == "sync" and not node.args:
+        return True
+    return False
+
+
+def is_exchange_call(node) -> bool:
+    return isinstance(node, m.Call) and node.callee in EXCHANGES
+
+
+def contains_barrier(stmt) -> bool:
+    """A barrier, or a warp exchange (which the portable form turns into barriers): where
+    analysis.phases splits a kernel."""
+    return any(is_barrier_call(n) or is_exchange_call(n) for n in m.walk(stmt))
+
+
 class _WarpHoister(Inliner):
     """Moves every exchangeable warp call into a statement of its own: ``T t = __shfl...(...)``."""
 

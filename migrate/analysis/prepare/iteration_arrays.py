@@ -22,18 +22,10 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import model as m
-from ...ir.exprs import const_value, strip_casts
-from .inline import EXCHANGES
+from ...ir.exprs import counted_range, is_ref
+from .inline import contains_barrier
 
 _LOOPS = (m.For, m.While, m.DoWhile)
-
-
-def contains_barrier(node) -> bool:
-    """A barrier (a block vote too), or a warp exchange, which the portable form splits at, as
-    analysis.phases does."""
-    return any(isinstance(n, m.Call) and (n.callee.startswith("__syncthreads") or n.callee == "__syncwarp"
-                                          or n.callee in EXCHANGES)
-               or isinstance(n, m.MethodCall) and n.method == "sync" and not n.args for n in m.walk(node))
 
 
 def iteration_arrays(fn: m.Function) -> m.Function:
@@ -138,38 +130,21 @@ def _writes_whole(s, name: str) -> bool:
     """``s`` is ``for (int k = 0; k < N; k++) { ... name[k] = v; ... }`` over the whole array of
     extent ``N``, storing ``name[k]`` at the top of its body, naming the array nowhere else, and
     running every iteration to its end."""
-    if not (isinstance(s, m.For) and isinstance(s.init, m.DeclStmt) and len(s.init.decls) == 1
-            and isinstance(s.body, m.Block)):
+    counted = counted_range(s)
+    if counted is None or not isinstance(s.body, m.Block) or counted[1:] != (0, _extent(s, name)):
         return False
-    d = s.init.decls[0]
-    k = d.name
-    if const_value(d.init) != 0 if d.init is not None else True:
-        return False
-    cond = strip_casts(s.cond) if s.cond is not None else None
-    if not (isinstance(cond, m.Binary) and cond.op in ("<", "<=") and _is(cond.lhs, k)):
-        return False
-    stop = const_value(cond.rhs)
-    extent = _extent(s, name)
-    if not isinstance(stop, int) or (stop + 1 if cond.op == "<=" else stop) != extent:
-        return False
-    step = s.step
-    if not (isinstance(step, m.Unary) and step.op == "++" and _is(step.operand, k)
-            or isinstance(step, m.Assign) and step.op == "+=" and _is(step.target, k) and const_value(step.value) == 1):
-        return False
+    k = counted[0]
     stores = set()
     for x in s.body.stmts:
         if isinstance(x, m.ExprStmt) and isinstance(x.expr, m.Assign) and x.expr.op == "=" \
-                and isinstance(x.expr.target, m.Index) and _is(x.expr.target.base, name) \
-                and _is(x.expr.target.index, k) and not _names(x.expr.value, name):
+                and isinstance(x.expr.target, m.Index) and is_ref(x.expr.target.base, name) \
+                and is_ref(x.expr.target.index, k) and not _names(x.expr.value, name):
             stores.add(id(x.expr.target.base))
     if not stores:
         return False
     for n in m.walk(s.body):
         if isinstance(n, m.Ref) and n.name == name and id(n) not in stores:
             return False  # read, or stored elsewhere than at the top
-        if isinstance(n, m.Assign) and _is(n.target, k) or isinstance(n, m.Unary) and n.op in ("++", "--") \
-                and _is(n.operand, k):
-            return False
         if isinstance(n, m.Return):
             return False
     return not _leaves(s.body)
@@ -190,11 +165,6 @@ def _leaves(node) -> bool:
     if isinstance(node, m.Case):
         return _leaves(node.body)
     return False
-
-
-def _is(e, name: str) -> bool:
-    e = strip_casts(e)
-    return isinstance(e, m.Ref) and e.name == name
 
 
 def _extent(s, name: str):
