@@ -16,6 +16,7 @@ import gc
 import sys
 
 from .convert import preload  # libclang and the analysis; also what a fork server calls
+from .ir.model import forget_walks
 
 
 def _near_memory_limit() -> bool:
@@ -33,7 +34,6 @@ def _near_memory_limit() -> bool:
 
 
 def parse_one(common, run: dict) -> dict:
-    from .ir.model import forget_walks
     try:
         return _profiled(common, run)
     finally:
